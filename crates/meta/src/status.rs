@@ -1,0 +1,349 @@
+//! `Status` errors in upstream form: one [`ApiError`] type that every layer can return and the
+//! server writes out unchanged.
+
+use std::fmt;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ListMeta, Status, StatusCause, StatusDetails};
+
+use crate::field::FieldError;
+
+/// The upstream `StatusReason` values Capstan returns, each with its HTTP code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    /// 400: the request itself is malformed.
+    BadRequest,
+    /// 401: no valid credentials.
+    Unauthorized,
+    /// 403: the user may not do this.
+    Forbidden,
+    /// 404: no such object or path.
+    NotFound,
+    /// 405: the verb is not served on this path.
+    MethodNotAllowed,
+    /// 406: no acceptable representation.
+    NotAcceptable,
+    /// 409: the object exists already.
+    AlreadyExists,
+    /// 409: a concurrent change won.
+    Conflict,
+    /// 410: the requested history is gone (compacted).
+    Expired,
+    /// 410: the resource is gone.
+    Gone,
+    /// 413: the body is too large.
+    RequestEntityTooLarge,
+    /// 415: the body's media type is not understood.
+    UnsupportedMediaType,
+    /// 422: the object failed validation.
+    Invalid,
+    /// 429: try again later.
+    TooManyRequests,
+    /// 500: a bug or a storage failure.
+    InternalError,
+    /// 504: the server could not answer in time.
+    Timeout,
+    /// 504 (with Retry-After): the server could not answer in time; retry.
+    ServerTimeout,
+    /// 503: the server cannot serve this now.
+    ServiceUnavailable,
+}
+
+impl Reason {
+    /// The HTTP status code upstream uses for this reason.
+    pub fn code(self) -> u16 {
+        match self {
+            Self::BadRequest => 400,
+            Self::Unauthorized => 401,
+            Self::Forbidden => 403,
+            Self::NotFound => 404,
+            Self::MethodNotAllowed => 405,
+            Self::NotAcceptable => 406,
+            Self::AlreadyExists | Self::Conflict => 409,
+            Self::Expired | Self::Gone => 410,
+            Self::RequestEntityTooLarge => 413,
+            Self::UnsupportedMediaType => 415,
+            Self::Invalid => 422,
+            Self::TooManyRequests => 429,
+            Self::InternalError => 500,
+            Self::ServiceUnavailable => 503,
+            Self::Timeout | Self::ServerTimeout => 504,
+        }
+    }
+
+    /// The upstream reason string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::BadRequest => "BadRequest",
+            Self::Unauthorized => "Unauthorized",
+            Self::Forbidden => "Forbidden",
+            Self::NotFound => "NotFound",
+            Self::MethodNotAllowed => "MethodNotAllowed",
+            Self::NotAcceptable => "NotAcceptable",
+            Self::AlreadyExists => "AlreadyExists",
+            Self::Conflict => "Conflict",
+            Self::Expired => "Expired",
+            Self::Gone => "Gone",
+            Self::RequestEntityTooLarge => "RequestEntityTooLarge",
+            Self::UnsupportedMediaType => "UnsupportedMediaType",
+            Self::Invalid => "Invalid",
+            Self::TooManyRequests => "TooManyRequests",
+            Self::InternalError => "InternalError",
+            Self::ServiceUnavailable => "ServiceUnavailable",
+            Self::Timeout => "Timeout",
+            Self::ServerTimeout => "ServerTimeout",
+        }
+    }
+}
+
+/// A group and resource, as named in error messages (`storageclasses.storage.k8s.io`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct GroupResource {
+    /// The API group; empty for the core group.
+    pub group: String,
+    /// The plural resource name.
+    pub resource: String,
+}
+
+impl GroupResource {
+    /// Builds a group-resource pair.
+    pub fn new(group: impl Into<String>, resource: impl Into<String>) -> Self {
+        Self { group: group.into(), resource: resource.into() }
+    }
+}
+
+impl fmt::Display for GroupResource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.group.is_empty() {
+            f.write_str(&self.resource)
+        } else {
+            write!(f, "{}.{}", self.resource, self.group)
+        }
+    }
+}
+
+/// An error that reaches the client as an upstream `Status` object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApiError {
+    /// The reason, which also fixes the HTTP code.
+    pub reason: Reason,
+    /// The human-readable message.
+    pub message: String,
+    /// Name, group, kind, uid and causes, when known.
+    pub details: Option<StatusDetails>,
+    /// Seconds after which the client may retry (`Retry-After`), for 429 and 504.
+    pub retry_after_seconds: Option<i32>,
+}
+
+impl std::error::Error for ApiError {}
+
+impl fmt::Display for ApiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({}): {}", self.reason.as_str(), self.reason.code(), self.message)
+    }
+}
+
+fn details(name: &str, gr: &GroupResource) -> StatusDetails {
+    StatusDetails {
+        name: (!name.is_empty()).then(|| name.to_string()),
+        group: (!gr.group.is_empty()).then(|| gr.group.clone()),
+        kind: Some(gr.resource.clone()),
+        ..Default::default()
+    }
+}
+
+impl ApiError {
+    /// An error with a reason and message and no details.
+    pub fn new(reason: Reason, message: impl Into<String>) -> Self {
+        Self { reason, message: message.into(), details: None, retry_after_seconds: None }
+    }
+
+    /// 400 BadRequest.
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(Reason::BadRequest, message)
+    }
+
+    /// 500 InternalError, for failures that are not the client's.
+    pub fn internal(message: impl fmt::Display) -> Self {
+        let mut err = Self::new(
+            Reason::InternalError,
+            format!("Internal error occurred: {message}"),
+        );
+        err.details = Some(StatusDetails {
+            causes: Some(vec![StatusCause { message: Some(message.to_string()), ..Default::default() }]),
+            ..Default::default()
+        });
+        err
+    }
+
+    /// 404 for an object that does not exist.
+    pub fn not_found(gr: &GroupResource, name: &str) -> Self {
+        let mut err = Self::new(Reason::NotFound, format!("{gr} \"{name}\" not found"));
+        err.details = Some(details(name, gr));
+        err
+    }
+
+    /// 404 for a path the server does not serve.
+    pub fn path_not_found() -> Self {
+        let mut err = Self::new(Reason::NotFound, "the server could not find the requested resource");
+        err.details = Some(StatusDetails::default());
+        err
+    }
+
+    /// 409 AlreadyExists.
+    pub fn already_exists(gr: &GroupResource, name: &str) -> Self {
+        let mut err = Self::new(Reason::AlreadyExists, format!("{gr} \"{name}\" already exists"));
+        err.details = Some(details(name, gr));
+        err
+    }
+
+    /// 409 Conflict: the object changed since the client read it.
+    pub fn conflict(gr: &GroupResource, name: &str, why: &str) -> Self {
+        let mut err = Self::new(
+            Reason::Conflict,
+            format!("Operation cannot be fulfilled on {gr} \"{name}\": {why}"),
+        );
+        err.details = Some(details(name, gr));
+        err
+    }
+
+    /// The message upstream uses for an optimistic-concurrency conflict.
+    pub const MODIFIED: &'static str =
+        "the object has been modified; please apply your changes to the latest version and try again";
+
+    /// 422 Invalid, with one cause per field error. `kind` is the object's kind and `group`
+    /// its API group (`StorageClass.storage.k8s.io "x" is invalid: ...`).
+    pub fn invalid(group: &str, kind: &str, name: &str, errors: &[FieldError]) -> Self {
+        let qualified = if group.is_empty() { kind.to_string() } else { format!("{kind}.{group}") };
+        let listed: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        let summary = match listed.len() {
+            0 => String::new(),
+            1 => listed[0].clone(),
+            _ => format!("[{}]", listed.join(", ")),
+        };
+        let mut err = Self::new(Reason::Invalid, format!("{qualified} \"{name}\" is invalid: {summary}"));
+        err.details = Some(StatusDetails {
+            name: (!name.is_empty()).then(|| name.to_string()),
+            group: (!group.is_empty()).then(|| group.to_string()),
+            kind: Some(kind.to_string()),
+            causes: Some(errors.iter().map(FieldError::to_cause).collect()),
+            ..Default::default()
+        });
+        err
+    }
+
+    /// 405 for a verb the path does not serve.
+    pub fn method_not_allowed() -> Self {
+        let mut err = Self::new(
+            Reason::MethodNotAllowed,
+            "the server does not allow this method on the requested resource",
+        );
+        err.details = Some(StatusDetails::default());
+        err
+    }
+
+    /// 413 for a body over `limit` bytes.
+    pub fn too_large(limit: usize) -> Self {
+        Self::new(Reason::RequestEntityTooLarge, format!("Request entity too large: limit is {limit}"))
+    }
+
+    /// 415 for a body media type the server does not decode here.
+    pub fn unsupported_media_type(got: &str, accepted: &[&str]) -> Self {
+        Self::new(
+            Reason::UnsupportedMediaType,
+            format!(
+                "the body of the request was in an unknown format ({got}) - accepted media types include: {}",
+                accepted.join(", ")
+            ),
+        )
+    }
+
+    /// 406 when no acceptable representation exists.
+    pub fn not_acceptable(offered: &[&str]) -> Self {
+        Self::new(
+            Reason::NotAcceptable,
+            format!("only the following media types are accepted: {}", offered.join(", ")),
+        )
+    }
+
+    /// 401.
+    pub fn unauthorized() -> Self {
+        Self::new(Reason::Unauthorized, "Unauthorized")
+    }
+
+    /// 403, with upstream's message shape.
+    pub fn forbidden(user: &str, verb: &str, gr: &GroupResource, name: &str, namespace: &str, why: &str) -> Self {
+        let mut msg = format!("{gr} ");
+        if !name.is_empty() {
+            msg.push_str(&format!("\"{name}\" "));
+        }
+        msg = format!("{msg}is forbidden: User \"{user}\" cannot {verb} resource \"{}\"", gr.resource);
+        if !gr.group.is_empty() {
+            msg.push_str(&format!(" in API group \"{}\"", gr.group));
+        } else {
+            msg.push_str(" in API group \"\"");
+        }
+        if namespace.is_empty() {
+            msg.push_str(" at the cluster scope");
+        } else {
+            msg.push_str(&format!(" in the namespace \"{namespace}\""));
+        }
+        if !why.is_empty() {
+            msg.push_str(&format!(": {why}"));
+        }
+        let mut err = Self::new(Reason::Forbidden, msg);
+        err.details = Some(details(name, gr));
+        err
+    }
+
+    /// The HTTP status code.
+    pub fn code(&self) -> u16 {
+        self.reason.code()
+    }
+
+    /// The upstream `Status` object for this error.
+    pub fn to_status(&self) -> Status {
+        Status {
+            code: Some(i32::from(self.code())),
+            details: self.details.clone(),
+            message: Some(self.message.clone()),
+            metadata: ListMeta::default(),
+            reason: Some(self.reason.as_str().to_string()),
+            status: Some("Failure".to_string()),
+        }
+    }
+}
+
+/// A `Status` of success, as deletecollection returns it.
+pub fn success() -> Status {
+    Status { status: Some("Success".to_string()), ..Default::default() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn not_found_names_group_resource() {
+        let gr = GroupResource::new("storage.k8s.io", "storageclasses");
+        let status = ApiError::not_found(&gr, "fast").to_status();
+        assert_eq!(status.message.as_deref(), Some("storageclasses.storage.k8s.io \"fast\" not found"));
+        assert_eq!(status.code, Some(404));
+        let json = serde_json::to_value(&status).unwrap();
+        assert_eq!(json["kind"], "Status");
+        assert_eq!(json["apiVersion"], "v1");
+        assert_eq!(json["status"], "Failure");
+        assert_eq!(json["details"]["kind"], "storageclasses");
+    }
+
+    #[test]
+    fn invalid_lists_every_cause() {
+        let errs = vec![
+            FieldError::required("provisioner", ""),
+            FieldError::not_supported("reclaimPolicy", "Keep", &["Delete", "Retain"]),
+        ];
+        let e = ApiError::invalid("storage.k8s.io", "StorageClass", "x", &errs);
+        assert_eq!(e.code(), 422);
+        assert!(e.message.starts_with("StorageClass.storage.k8s.io \"x\" is invalid: [provisioner: Required value, "));
+        assert_eq!(e.details.unwrap().causes.unwrap().len(), 2);
+    }
+}
