@@ -1,0 +1,68 @@
+use thiserror::Error;
+
+use crate::store::KeyValue;
+
+/// What a [`Store`](crate::Store) operation can fail with.
+#[derive(Debug, Error)]
+pub enum Error {
+    /// The key does not exist.
+    #[error("key {key:?} not found")]
+    NotFound {
+        /// The key.
+        key: String,
+    },
+    /// A create found the key present.
+    #[error("key {key:?} already exists")]
+    AlreadyExists {
+        /// The key.
+        key: String,
+    },
+    /// A guarded write found another revision than expected; `current` is what is there now.
+    #[error("key {key:?} was modified (now at revision {})", current.mod_revision.0)]
+    Conflict {
+        /// The key.
+        key: String,
+        /// The current value and its revisions.
+        current: Box<KeyValue>,
+    },
+    /// The requested revision is older than the retained history.
+    #[error("revision {requested} has been compacted (oldest available is {compacted})")]
+    Compacted {
+        /// The revision asked for.
+        requested: u64,
+        /// The compaction revision.
+        compacted: u64,
+    },
+    /// The requested revision is newer than the store's current revision.
+    #[error("revision {requested} is newer than the current revision {current}")]
+    FutureRevision {
+        /// The revision asked for.
+        requested: u64,
+        /// The current revision.
+        current: u64,
+    },
+    /// A watcher fell too far behind the stream of changes and must start again.
+    #[error("watcher fell behind by {missed} batches of events")]
+    WatchLagged {
+        /// How many batches were dropped.
+        missed: u64,
+    },
+    /// The store is shut down.
+    #[error("the store is closed")]
+    Closed,
+    /// The embedded database failed.
+    #[error("embedded database: {0}")]
+    Database(#[source] Box<redb::Error>),
+    /// Stored data does not decode.
+    #[error("corrupt stored data: {0}")]
+    Corrupt(String),
+}
+
+impl<E: Into<redb::Error>> From<E> for Error {
+    fn from(err: E) -> Self {
+        Error::Database(Box::new(err.into()))
+    }
+}
+
+/// Result with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,124 @@
+use std::fmt;
+use std::pin::Pin;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use futures_util::Stream;
+
+use crate::error::Result;
+
+/// A position in the store's history. Revisions increase by one with every write and are
+/// never reused; 0 means "before any write".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Revision(pub u64);
+
+impl fmt::Display for Revision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// A key with its value and the revisions that created and last modified it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyValue {
+    /// The key.
+    pub key: String,
+    /// The value bytes.
+    pub value: Bytes,
+    /// The revision of the write that created the key.
+    pub create_revision: Revision,
+    /// The revision of the last write to the key (for a delete event, the deletion).
+    pub mod_revision: Revision,
+}
+
+/// What happened to a key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventKind {
+    /// Created or updated.
+    Put,
+    /// Deleted.
+    Delete,
+}
+
+/// One change, as a watch delivers it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    /// Put or delete.
+    pub kind: EventKind,
+    /// The new value for a put; the last value before deletion for a delete. `mod_revision`
+    /// is the revision of this change either way.
+    pub kv: KeyValue,
+}
+
+impl Event {
+    /// Whether this put created the key (as opposed to updating it).
+    pub fn is_create(&self) -> bool {
+        self.kind == EventKind::Put && self.kv.create_revision == self.kv.mod_revision
+    }
+}
+
+/// A range read: keys starting with `prefix`, from `start` (inclusive) on, in key order.
+#[derive(Debug, Clone, Default)]
+pub struct ListRequest<'a> {
+    /// Only keys with this prefix.
+    pub prefix: &'a str,
+    /// Start at this key (inclusive) instead of the first key of the prefix.
+    pub start: Option<&'a str>,
+    /// At most this many items; 0 means no limit.
+    pub limit: usize,
+    /// Read the state at this revision instead of the current one.
+    pub revision: Option<Revision>,
+}
+
+/// The answer to a range read.
+#[derive(Debug, Clone, Default)]
+pub struct ListResponse {
+    /// The items, in key order.
+    pub items: Vec<KeyValue>,
+    /// The revision the read was served at.
+    pub revision: Revision,
+    /// Whether more items remain after the last one returned.
+    pub more: bool,
+}
+
+/// A stream of changes, in revision order. It ends with an error when the watcher can not be
+/// kept up to date (for example [`Error::WatchLagged`](crate::Error::WatchLagged)).
+pub type WatchStream = Pin<Box<dyn Stream<Item = Result<Event>> + Send>>;
+
+/// A versioned key-value store. Implementations are shared between tasks and must be cheap
+/// to call concurrently.
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// The current value of `key` (or `None`) and the revision the read was served at.
+    async fn get(&self, key: &str) -> Result<(Option<KeyValue>, Revision)>;
+
+    /// A range read, at the current revision or at `request.revision`. Fails with
+    /// `Compacted` for a revision older than the history, `FutureRevision` for one newer
+    /// than the store.
+    async fn list(&self, request: ListRequest<'_>) -> Result<ListResponse>;
+
+    /// Writes `key` if it does not exist. Fails with `AlreadyExists` otherwise.
+    async fn create(&self, key: &str, value: Bytes) -> Result<KeyValue>;
+
+    /// Replaces `key` if its last modification is `expected`. Fails with `NotFound`, or with
+    /// `Conflict` carrying the current value.
+    async fn update(&self, key: &str, value: Bytes, expected: Revision) -> Result<KeyValue>;
+
+    /// Deletes `key` (if `expected` is given, only if it was last modified then). Returns the
+    /// last value, with `mod_revision` set to the deletion's revision. Fails with `NotFound`
+    /// or `Conflict`.
+    async fn delete(&self, key: &str, expected: Option<Revision>) -> Result<KeyValue>;
+
+    /// The revision of the last committed write.
+    async fn current_revision(&self) -> Result<Revision>;
+
+    /// The changes to keys with `prefix` after revision `from`, first from history, then live.
+    /// Fails with `Compacted` when `from` is older than the history.
+    async fn watch(&self, prefix: &str, from: Revision) -> Result<WatchStream>;
+
+    /// Drops the history at and before `revision` that no read at a later revision needs.
+    async fn compact(&self, revision: Revision) -> Result<()>;
+
+    /// The oldest revision that reads and watches can still start after.
+    async fn compacted_revision(&self) -> Result<Revision>;
+}
