@@ -12,6 +12,7 @@ pub mod field;
 pub mod fields;
 pub mod labels;
 pub mod names;
+pub mod resource;
 pub mod status;
 pub mod time;
 pub mod validation;
@@ -20,6 +21,7 @@ pub use error::{Error, Result};
 pub use field::{FieldError, FieldErrorKind, FieldErrors};
 pub use fields::FieldSelector;
 pub use labels::LabelSelector;
+pub use resource::{ApiObject, ResourceDescriptor, Strategy};
 pub use status::{ApiError, GroupResource, Reason};
 
 /// The upstream apimachinery types (`meta/v1`), shared by every crate.

@@ -1,0 +1,129 @@
+//! What a resource is to the server: its descriptor (names, scope, verbs) and its strategy
+//! (defaulting, validation, update rules). Adding a resource type is one registration of a
+//! [`Strategy`]; routes, discovery, OpenAPI, storage keys and codecs follow from it.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::field::FieldErrors;
+use crate::validation;
+
+/// The verbs a collection of this resource serves.
+pub const STANDARD_VERBS: &[&str] =
+    &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
+
+/// Names, scope and verbs of a served resource, as discovery and routing need them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceDescriptor {
+    /// API group; empty for the core group.
+    pub group: String,
+    /// API version, e.g. `v1`.
+    pub version: String,
+    /// Kind, e.g. `StorageClass`.
+    pub kind: String,
+    /// Plural resource name used in paths, e.g. `storageclasses`.
+    pub resource: String,
+    /// Singular name, e.g. `storageclass`.
+    pub singular: String,
+    /// Short names kubectl accepts, e.g. `sc`.
+    pub short_names: Vec<String>,
+    /// Categories (e.g. `all`) for kubectl.
+    pub categories: Vec<String>,
+    /// Whether objects live in namespaces.
+    pub namespaced: bool,
+    /// Served verbs.
+    pub verbs: Vec<String>,
+    /// Fields usable in field selectors besides `metadata.name` and `metadata.namespace`.
+    pub selectable_fields: Vec<String>,
+}
+
+impl ResourceDescriptor {
+    /// `group/version`, or `version` alone for the core group.
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() { self.version.clone() } else { format!("{}/{}", self.group, self.version) }
+    }
+
+    /// The kind of the list, e.g. `StorageClassList`.
+    pub fn list_kind(&self) -> String {
+        format!("{}List", self.kind)
+    }
+
+    /// The group and resource, for error messages.
+    pub fn group_resource(&self) -> crate::GroupResource {
+        crate::GroupResource::new(self.group.clone(), self.resource.clone())
+    }
+
+    /// Whether `verb` is served.
+    pub fn serves(&self, verb: &str) -> bool {
+        self.verbs.iter().any(|v| v == verb)
+    }
+}
+
+/// The typed object a strategy handles: an upstream resource type with standard metadata.
+pub trait ApiObject:
+    k8s_openapi::Resource
+    + k8s_openapi::Metadata<Ty = ObjectMeta>
+    + Serialize
+    + DeserializeOwned
+    + Clone
+    + PartialEq
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<T> ApiObject for T where
+    T: k8s_openapi::Resource
+        + k8s_openapi::Metadata<Ty = ObjectMeta>
+        + Serialize
+        + DeserializeOwned
+        + Clone
+        + PartialEq
+        + Send
+        + Sync
+        + 'static
+{
+}
+
+/// How the generic store treats one resource type. Every method has the upstream meaning of
+/// the same-named strategy hook; the defaults suit most types.
+pub trait Strategy: Send + Sync + 'static {
+    /// The typed object.
+    type Object: ApiObject;
+
+    /// Names, scope and verbs.
+    fn descriptor(&self) -> ResourceDescriptor;
+
+    /// Fills defaults, as upstream does when it decodes any write (create, update, patch).
+    fn default(&self, _obj: &mut Self::Object) {}
+
+    /// Clears or sets fields on create (e.g. status) before validation.
+    fn prepare_for_create(&self, _obj: &mut Self::Object) {}
+
+    /// Carries over or resets fields on update (e.g. status) before validation.
+    fn prepare_for_update(&self, _new: &mut Self::Object, _old: &Self::Object) {}
+
+    /// Checks a new object (metadata is checked by the store).
+    fn validate(&self, obj: &Self::Object) -> FieldErrors;
+
+    /// Checks an update: the new object itself and what may not change.
+    fn validate_update(&self, new: &Self::Object, old: &Self::Object) -> FieldErrors;
+
+    /// The rule object names must follow.
+    fn name_rule(&self) -> fn(&str) -> Vec<String> {
+        validation::dns1123_subdomain
+    }
+
+    /// Whether PUT of a missing object creates it.
+    fn allow_create_on_update(&self) -> bool {
+        false
+    }
+
+    /// The value of a selectable field beyond `metadata.name`/`metadata.namespace`, or `None`
+    /// when the field is not selectable.
+    fn field(&self, _obj: &Self::Object, _field: &str) -> Option<String> {
+        None
+    }
+}
