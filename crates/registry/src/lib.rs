@@ -1,1 +1,23 @@
-//! placeholder
+//! Capstan's generic REST store: every served resource is a [`GenericStore`] over the
+//! [`Store`](capstan_storage::Store) trait, shaped by its [`Strategy`](capstan_meta::Strategy).
+//!
+//! It owns the request semantics that do not depend on HTTP: decoding and checking bodies,
+//! metadata stamping (uid, creationTimestamp, generateName), validation, optimistic
+//! concurrency, patches, two-phase deletion, label and field selection, chunked lists and
+//! resourceVersion rules. The server turns requests into calls on [`RestStorage`] and writes
+//! out what comes back; the [`Registry`] is the set of served resources.
+
+mod codec;
+mod error;
+mod generic;
+pub mod options;
+pub mod patch;
+mod registry;
+mod rest;
+
+pub use error::{Error, Result};
+pub use generic::GenericStore;
+pub use options::{DeleteOptions, FieldValidation, GetOptions, ListOptions, WriteOptions};
+pub use patch::PatchType;
+pub use registry::Registry;
+pub use rest::{Encoded, RestStorage};

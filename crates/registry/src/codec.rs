@@ -1,0 +1,200 @@
+//! Decoding request bodies into typed objects (with upstream checks of apiVersion and kind
+//! and of unknown fields) and encoding objects and lists.
+
+use capstan_meta::{ApiError, ResourceDescriptor};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+
+use crate::options::FieldValidation;
+
+#[derive(Deserialize)]
+struct TypePeek {
+    #[serde(rename = "apiVersion")]
+    api_version: Option<String>,
+    kind: Option<String>,
+}
+
+fn format_path(path: &serde_ignored::Path<'_>, out: &mut String) {
+    use serde_ignored::Path;
+    match path {
+        Path::Root => {}
+        Path::Seq { parent, index } => {
+            format_path(parent, out);
+            out.push_str(&format!("[{index}]"));
+        }
+        Path::Map { parent, key } => {
+            format_path(parent, out);
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(key);
+        }
+        Path::Some { parent } | Path::NewtypeStruct { parent } | Path::NewtypeVariant { parent } => {
+            format_path(parent, out)
+        }
+    }
+}
+
+/// Checks that a body's `apiVersion` and `kind`, when present, are those of the resource.
+pub(crate) fn check_type(body: &[u8], d: &ResourceDescriptor) -> Result<(), ApiError> {
+    let peek: TypePeek = serde_json::from_slice(body).map_err(|e| {
+        ApiError::bad_request(format!("the request body is not a valid JSON object: {e}"))
+    })?;
+    let want_version = d.api_version();
+    if let Some(v) = peek.api_version.as_deref().filter(|v| !v.is_empty()) {
+        if v != want_version {
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({v}) does not match the expected API version ({want_version})"
+            )));
+        }
+    }
+    if let Some(k) = peek.kind.as_deref().filter(|k| !k.is_empty()) {
+        if k != d.kind {
+            return Err(ApiError::bad_request(format!(
+                "the kind in the data ({k}) does not match the expected kind ({})",
+                d.kind
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Decodes `body` as the resource's object type. Unknown fields become warnings or, with
+/// `Strict`, a 400; type errors are a 400 naming the kind.
+pub(crate) fn decode<T: DeserializeOwned>(
+    body: &[u8],
+    d: &ResourceDescriptor,
+    validation: FieldValidation,
+) -> Result<(T, Vec<String>), ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::bad_request("the body of the request was empty"));
+    }
+    check_type(body, d)?;
+    let mut unknown = Vec::new();
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let obj: T = serde_ignored::deserialize(&mut de, |path| {
+        let mut s = String::new();
+        format_path(&path, &mut s);
+        unknown.push(s);
+    })
+    .and_then(|obj| de.end().map(|()| obj))
+    .map_err(|e| cannot_handle(d, e))?;
+    unknown_fields(unknown, validation).map(|w| (obj, w))
+}
+
+/// Decodes a JSON value (a patched object) like [`decode`].
+pub(crate) fn decode_value<T: DeserializeOwned>(
+    value: serde_json::Value,
+    d: &ResourceDescriptor,
+    validation: FieldValidation,
+) -> Result<(T, Vec<String>), ApiError> {
+    let mut unknown = Vec::new();
+    let obj: T = serde_ignored::deserialize(value, |path| {
+        let mut s = String::new();
+        format_path(&path, &mut s);
+        unknown.push(s);
+    })
+    .map_err(|e| cannot_handle(d, e))?;
+    unknown_fields(unknown, validation).map(|w| (obj, w))
+}
+
+fn cannot_handle(d: &ResourceDescriptor, e: serde_json::Error) -> ApiError {
+    ApiError::bad_request(format!(
+        "{} in version \"{}\" cannot be handled as a {}: {e}",
+        d.kind, d.version, d.kind
+    ))
+}
+
+fn unknown_fields(unknown: Vec<String>, validation: FieldValidation) -> Result<Vec<String>, ApiError> {
+    if unknown.is_empty() {
+        return Ok(Vec::new());
+    }
+    let messages: Vec<String> = unknown.iter().map(|p| format!("unknown field \"{p}\"")).collect();
+    match validation {
+        FieldValidation::Ignore => Ok(Vec::new()),
+        FieldValidation::Warn => Ok(messages),
+        FieldValidation::Strict => {
+            Err(ApiError::bad_request(format!("strict decoding error: {}", messages.join(", "))))
+        }
+    }
+}
+
+/// Writes a list body: `{"kind":…,"apiVersion":…,"metadata":{…},"items":[…]}` from items
+/// already encoded.
+pub(crate) fn encode_list(d: &ResourceDescriptor, resource_version: &str, continue_token: Option<&str>, items: &[Vec<u8>]) -> Vec<u8> {
+    let size: usize = items.iter().map(|i| i.len() + 1).sum();
+    let mut out = Vec::with_capacity(size + 160);
+    out.extend_from_slice(b"{\"kind\":");
+    push_json_str(&mut out, &d.list_kind());
+    out.extend_from_slice(b",\"apiVersion\":");
+    push_json_str(&mut out, &d.api_version());
+    out.extend_from_slice(b",\"metadata\":{\"resourceVersion\":");
+    push_json_str(&mut out, resource_version);
+    if let Some(token) = continue_token {
+        out.extend_from_slice(b",\"continue\":");
+        push_json_str(&mut out, token);
+    }
+    out.extend_from_slice(b"},\"items\":[");
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(item);
+    }
+    out.extend_from_slice(b"]}");
+    out
+}
+
+fn push_json_str(out: &mut Vec<u8>, s: &str) {
+    // Serializing a &str into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *out, s);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use capstan_meta::Strategy;
+    use k8s_openapi::api::storage::v1::StorageClass;
+
+    fn desc() -> ResourceDescriptor {
+        capstan_api::StorageClassStrategy.descriptor()
+    }
+
+    #[test]
+    fn unknown_fields_by_mode() {
+        let body = br#"{"metadata":{"name":"a","bogus":1},"provisioner":"p","extra":{"x":1},"allowedTopologies":[{"oops":1}]}"#;
+        let (_, warnings) = decode::<StorageClass>(body, &desc(), FieldValidation::Warn).unwrap();
+        assert_eq!(
+            warnings,
+            [r#"unknown field "metadata.bogus""#, r#"unknown field "extra""#, r#"unknown field "allowedTopologies[0].oops""#]
+        );
+        assert!(decode::<StorageClass>(body, &desc(), FieldValidation::Ignore).unwrap().1.is_empty());
+        let err = decode::<StorageClass>(body, &desc(), FieldValidation::Strict).unwrap_err();
+        assert_eq!(err.code(), 400);
+        assert!(err.message.starts_with("strict decoding error: unknown field"));
+    }
+
+    #[test]
+    fn type_and_syntax_errors() {
+        let cases: [&[u8]; 5] = [
+            b"{not json",
+            br#"{"apiVersion":"v1","kind":"StorageClass"}"#,
+            br#"{"apiVersion":"storage.k8s.io/v1","kind":"Pod"}"#,
+            br#"{"provisioner":5}"#,
+            b"{} trailing",
+        ];
+        for body in cases {
+            let err = decode::<StorageClass>(body, &desc(), FieldValidation::Warn).unwrap_err();
+            assert_eq!(err.code(), 400, "{}", String::from_utf8_lossy(body));
+        }
+    }
+
+    #[test]
+    fn list_encoding_is_valid_json() {
+        let list = encode_list(&desc(), "7", Some("tok\"en"), &[b"{\"a\":1}".to_vec(), b"{}".to_vec()]);
+        let v: serde_json::Value = serde_json::from_slice(&list).unwrap();
+        assert_eq!(v["kind"], "StorageClassList");
+        assert_eq!(v["metadata"]["continue"], "tok\"en");
+        assert_eq!(v["items"].as_array().unwrap().len(), 2);
+    }
+}

@@ -1,0 +1,549 @@
+//! The generic store: one implementation of every verb, for every resource, shaped by its
+//! strategy.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use capstan_meta::v1::ObjectMeta;
+use capstan_meta::{ApiError, FieldError, GroupResource, Reason, ResourceDescriptor, Strategy, names, time, validation};
+use capstan_storage::{KeyValue, ListRequest, Revision, Store};
+use k8s_openapi::Metadata;
+
+use crate::codec::{self, decode, decode_value};
+use crate::error::{Error, Result};
+use crate::options::{
+    ContinueToken, DeleteOptions, GetOptions, ListOptions, ResourceVersionMatch, WriteOptions, parse_resource_version,
+    resource_version,
+};
+use crate::patch::{self, PatchType};
+use crate::rest::{Encoded, ResponseStatus, RestStorage};
+
+/// How many times a write that lost a race is retried before the client gets a 409.
+const MAX_RETRIES: usize = 16;
+/// How many names are tried for one `generateName` before giving up.
+const GENERATE_NAME_ATTEMPTS: usize = 8;
+
+/// The REST store of one resource type over the shared [`Store`].
+pub struct GenericStore<S: Strategy> {
+    strategy: S,
+    descriptor: ResourceDescriptor,
+    gr: GroupResource,
+    store: Arc<dyn Store>,
+    prefix: String,
+    schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
+}
+
+enum Attempt<T> {
+    Done(T),
+    Retry,
+}
+
+impl<S> GenericStore<S>
+where
+    S: Strategy,
+    S::Object: schemars::JsonSchema,
+{
+    /// A store for `strategy`'s resource, with keys under `<registry_prefix>/<resource>/`.
+    pub fn new(strategy: S, store: Arc<dyn Store>, registry_prefix: &str) -> Self {
+        let descriptor = strategy.descriptor();
+        let prefix = format!("{}/{}/", registry_prefix.trim_end_matches('/'), descriptor.resource);
+        Self {
+            gr: descriptor.group_resource(),
+            descriptor,
+            strategy,
+            store,
+            prefix,
+            schema: |g| g.subschema_for::<S::Object>(),
+        }
+    }
+}
+
+fn meta_name(meta: &ObjectMeta) -> &str {
+    meta.name.as_deref().unwrap_or("")
+}
+
+impl<S: Strategy> GenericStore<S> {
+    fn key(&self, namespace: &str, name: &str) -> String {
+        if self.descriptor.namespaced {
+            format!("{}{namespace}/{name}", self.prefix)
+        } else {
+            format!("{}{name}", self.prefix)
+        }
+    }
+
+    fn collection_prefix(&self, namespace: &str) -> String {
+        if self.descriptor.namespaced && !namespace.is_empty() {
+            format!("{}{namespace}/", self.prefix)
+        } else {
+            self.prefix.clone()
+        }
+    }
+
+    fn storage_error(&self, err: capstan_storage::Error, name: &str) -> Error {
+        use capstan_storage::Error as E;
+        match err {
+            E::NotFound { .. } => ApiError::not_found(&self.gr, name).into(),
+            E::AlreadyExists { .. } => ApiError::already_exists(&self.gr, name).into(),
+            E::Conflict { .. } => ApiError::conflict(&self.gr, name, ApiError::MODIFIED).into(),
+            E::Compacted { requested, compacted } => ApiError::new(
+                Reason::Expired,
+                format!("too old resource version: {requested} ({compacted})"),
+            )
+            .into(),
+            E::FutureRevision { requested, current } => too_large(requested, current).into(),
+            other => Error::Storage(other),
+        }
+    }
+
+    fn decode_stored(&self, kv: &KeyValue) -> Result<S::Object> {
+        let mut obj: S::Object = serde_json::from_slice(&kv.value)
+            .map_err(|source| Error::Decode { key: kv.key.clone(), source })?;
+        obj.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
+        Ok(obj)
+    }
+
+    /// The stored form: the object without its resourceVersion (the revision is the version).
+    fn encode_stored(&self, obj: &mut S::Object) -> Result<Bytes> {
+        let rv = obj.metadata_mut().resource_version.take();
+        let out = serde_json::to_vec(obj).map_err(Error::Encode);
+        obj.metadata_mut().resource_version = rv;
+        out.map(Bytes::from)
+    }
+
+    fn encode(&self, obj: &S::Object, warnings: Vec<String>, status: ResponseStatus) -> Result<Encoded> {
+        let body = serde_json::to_vec(obj).map_err(Error::Encode)?;
+        Ok(Encoded { body: body.into(), warnings, status })
+    }
+
+    fn invalid(&self, name: &str, errors: &[FieldError]) -> Error {
+        ApiError::invalid(&self.descriptor.group, &self.descriptor.kind, name, errors).into()
+    }
+
+    fn field_value(&self, obj: &S::Object, field: &str) -> Option<String> {
+        let meta = obj.metadata();
+        match field {
+            "metadata.name" => Some(meta.name.clone().unwrap_or_default()),
+            "metadata.namespace" => Some(meta.namespace.clone().unwrap_or_default()),
+            other => self.strategy.field(obj, other),
+        }
+    }
+
+    fn check_field_selector(&self, options: &ListOptions) -> Result<()> {
+        for r in &options.field_selector.requirements {
+            let known = matches!(r.field.as_str(), "metadata.name" | "metadata.namespace")
+                || self.descriptor.selectable_fields.iter().any(|f| *f == r.field);
+            if !known {
+                return Err(ApiError::bad_request(format!("field label not supported: {}", r.field)).into());
+            }
+        }
+        Ok(())
+    }
+
+    fn matches(&self, obj: &S::Object, options: &ListOptions) -> bool {
+        options.label_selector.matches(obj.metadata().labels.as_ref())
+            && options.field_selector.matches(|f| self.field_value(obj, f))
+    }
+
+    /// Sets the namespace of a new object from the request, as upstream does: filled in
+    /// when absent, cleared for cluster-scoped resources, a 400 when it differs.
+    fn settle_namespace(&self, meta: &mut ObjectMeta, namespace: &str) -> Result<()> {
+        if !self.descriptor.namespaced {
+            meta.namespace = None;
+            return Ok(());
+        }
+        match meta.namespace.as_deref() {
+            None | Some("") => meta.namespace = Some(namespace.to_string()),
+            Some(ns) if ns == namespace => {}
+            Some(_) => {
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                )
+                .into());
+            }
+        }
+        Ok(())
+    }
+
+    async fn current(&self, namespace: &str, name: &str) -> Result<KeyValue> {
+        let (kv, _) = self.store.get(&self.key(namespace, name)).await?;
+        kv.ok_or_else(|| ApiError::not_found(&self.gr, name).into())
+    }
+
+    /// The shared tail of update and patch: system fields, checks, the guarded write.
+    #[allow(clippy::too_many_arguments)]
+    async fn write_update(
+        &self,
+        current: &KeyValue,
+        old: &S::Object,
+        mut new: S::Object,
+        explicit_version: bool,
+        warnings: Vec<String>,
+        options: &WriteOptions,
+    ) -> Result<Attempt<Encoded>> {
+        let name = meta_name(old.metadata()).to_string();
+        self.strategy.default(&mut new);
+        let old_meta = old.metadata();
+        let mut errors = Vec::new();
+        {
+            let meta = new.metadata_mut();
+            match meta.uid.as_deref() {
+                None | Some("") => meta.uid = old_meta.uid.clone(),
+                Some(uid) if Some(uid) != old_meta.uid.as_deref() => {
+                    errors.push(FieldError::invalid("metadata.uid", uid, "field is immutable"));
+                }
+                Some(_) => {}
+            }
+            meta.creation_timestamp = old_meta.creation_timestamp.clone();
+            meta.deletion_timestamp = old_meta.deletion_timestamp.clone();
+            meta.deletion_grace_period_seconds = old_meta.deletion_grace_period_seconds;
+            let given = meta.resource_version.take().unwrap_or_default();
+            if !given.is_empty() && Some(given.as_str()) != old_meta.resource_version.as_deref() {
+                return Err(ApiError::conflict(&self.gr, &name, ApiError::MODIFIED).into());
+            }
+            if old_meta.deletion_timestamp.is_some() {
+                let before: Vec<&String> = old_meta.finalizers.iter().flatten().collect();
+                if meta.finalizers.iter().flatten().any(|f| !before.contains(&f)) {
+                    errors.push(FieldError::forbidden(
+                        "metadata.finalizers",
+                        "no new finalizers can be added if the object is being deleted",
+                    ));
+                }
+            }
+        }
+        self.strategy.prepare_for_update(&mut new, old);
+        errors.extend(validation::object_meta(new.metadata(), self.descriptor.namespaced, self.strategy.name_rule()));
+        errors.extend(validation::object_meta_update(new.metadata(), old_meta));
+        errors.extend(self.strategy.validate_update(&new, old));
+        if !errors.is_empty() {
+            return Err(self.invalid(&name, &errors));
+        }
+        let key = current.key.as_str();
+        let lost_race = |err: capstan_storage::Error| -> Result<Attempt<Encoded>> {
+            match err {
+                capstan_storage::Error::Conflict { .. } if !explicit_version => Ok(Attempt::Retry),
+                other => Err(self.storage_error(other, &name)),
+            }
+        };
+        // Deleting and no finalizer left: the update completes the deletion.
+        let finalizers_left = new.metadata().finalizers.as_ref().is_some_and(|f| !f.is_empty());
+        if new.metadata().deletion_timestamp.is_some() && !finalizers_left {
+            if options.dry_run {
+                new.metadata_mut().resource_version = old_meta.resource_version.clone();
+                return self.encode(&new, warnings, ResponseStatus::Ok).map(Attempt::Done);
+            }
+            return match self.store.delete(key, Some(current.mod_revision)).await {
+                Ok(kv) => {
+                    new.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
+                    self.encode(&new, warnings, ResponseStatus::Ok).map(Attempt::Done)
+                }
+                Err(err) => lost_race(err),
+            };
+        }
+        let bytes = self.encode_stored(&mut new)?;
+        if bytes == current.value || options.dry_run {
+            // Nothing changed (no write, no new version), or a dry run.
+            new.metadata_mut().resource_version = old_meta.resource_version.clone();
+            return self.encode(&new, warnings, ResponseStatus::Ok).map(Attempt::Done);
+        }
+        match self.store.update(key, bytes, current.mod_revision).await {
+            Ok(kv) => {
+                new.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
+                self.encode(&new, warnings, ResponseStatus::Ok).map(Attempt::Done)
+            }
+            Err(err) => lost_race(err),
+        }
+    }
+
+    async fn create_object(&self, namespace: &str, mut obj: S::Object, warnings: Vec<String>, options: &WriteOptions) -> Result<Encoded> {
+        self.settle_namespace(obj.metadata_mut(), namespace)?;
+        self.strategy.default(&mut obj);
+        {
+            let meta = obj.metadata_mut();
+            meta.uid = Some(names::uid());
+            meta.creation_timestamp = Some(time::now());
+            meta.resource_version = None;
+            meta.deletion_timestamp = None;
+            meta.deletion_grace_period_seconds = None;
+        }
+        self.strategy.prepare_for_create(&mut obj);
+        let generate = obj.metadata().generate_name.clone().filter(|g| !g.is_empty());
+        let generated = meta_name(obj.metadata()).is_empty() && generate.is_some();
+        let attempts = if generated { GENERATE_NAME_ATTEMPTS } else { 1 };
+        for attempt in 0..attempts {
+            if generated {
+                let prefix = generate.as_deref().unwrap_or_default();
+                obj.metadata_mut().name = Some(names::generate(prefix));
+            }
+            let name = meta_name(obj.metadata()).to_string();
+            let mut errors =
+                validation::object_meta(obj.metadata(), self.descriptor.namespaced, self.strategy.name_rule());
+            errors.extend(self.strategy.validate(&obj));
+            if !errors.is_empty() {
+                return Err(self.invalid(&name, &errors));
+            }
+            if options.dry_run {
+                return self.encode(&obj, warnings, ResponseStatus::Created);
+            }
+            let key = self.key(namespace, &name);
+            let bytes = self.encode_stored(&mut obj)?;
+            match self.store.create(&key, bytes).await {
+                Ok(kv) => {
+                    obj.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
+                    return self.encode(&obj, warnings, ResponseStatus::Created);
+                }
+                Err(capstan_storage::Error::AlreadyExists { .. }) if generated && attempt + 1 < attempts => continue,
+                Err(err) => return Err(self.storage_error(err, &name)),
+            }
+        }
+        unreachable!("the last attempt returns")
+    }
+
+    async fn delete_one(&self, namespace: &str, name: &str, options: &DeleteOptions) -> Result<Encoded> {
+        for _ in 0..MAX_RETRIES {
+            let current = self.current(namespace, name).await?;
+            let mut obj = self.decode_stored(&current)?;
+            let meta = obj.metadata();
+            if let Some(uid) = &options.precondition_uid {
+                if meta.uid.as_deref() != Some(uid.as_str()) {
+                    let why = format!(
+                        "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                        meta.uid.as_deref().unwrap_or("")
+                    );
+                    return Err(ApiError::conflict(&self.gr, name, &why).into());
+                }
+            }
+            if let Some(rv) = &options.precondition_resource_version {
+                if meta.resource_version.as_deref() != Some(rv.as_str()) {
+                    let why = format!(
+                        "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
+                        meta.resource_version.as_deref().unwrap_or("")
+                    );
+                    return Err(ApiError::conflict(&self.gr, name, &why).into());
+                }
+            }
+            let has_finalizers = meta.finalizers.as_ref().is_some_and(|f| !f.is_empty());
+            if has_finalizers {
+                // Phase one: mark for deletion; the object goes when its last finalizer does.
+                if meta.deletion_timestamp.is_some() {
+                    return self.encode(&obj, Vec::new(), ResponseStatus::Accepted);
+                }
+                let m = obj.metadata_mut();
+                m.deletion_timestamp = Some(time::now());
+                m.deletion_grace_period_seconds = Some(0);
+                if options.dry_run {
+                    return self.encode(&obj, Vec::new(), ResponseStatus::Accepted);
+                }
+                let bytes = self.encode_stored(&mut obj)?;
+                match self.store.update(&current.key, bytes, current.mod_revision).await {
+                    Ok(kv) => {
+                        obj.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
+                        return self.encode(&obj, Vec::new(), ResponseStatus::Accepted);
+                    }
+                    Err(capstan_storage::Error::Conflict { .. }) => continue,
+                    Err(err) => return Err(self.storage_error(err, name)),
+                }
+            }
+            if options.dry_run {
+                return self.encode(&obj, Vec::new(), ResponseStatus::Ok);
+            }
+            match self.store.delete(&current.key, Some(current.mod_revision)).await {
+                Ok(kv) => {
+                    obj.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
+                    return self.encode(&obj, Vec::new(), ResponseStatus::Ok);
+                }
+                Err(capstan_storage::Error::Conflict { .. }) => continue,
+                Err(err) => return Err(self.storage_error(err, name)),
+            }
+        }
+        Err(ApiError::conflict(&self.gr, name, ApiError::MODIFIED).into())
+    }
+
+    /// Which revision a list reads at and where it starts, by the rules of resourceVersion,
+    /// resourceVersionMatch, limit and continue.
+    async fn list_start(&self, prefix: &str, options: &ListOptions) -> Result<(Option<Revision>, String)> {
+        if let Some(token) = &options.continue_token {
+            return Ok((Some(Revision(token.rv as u64)), format!("{prefix}{}", token.start)));
+        }
+        let requested = parse_resource_version(&options.resource_version)?;
+        let revision = match (requested, options.resource_version_match) {
+            (None, _) => None,
+            (Some(Revision(0)), _) => None,
+            (Some(rev), Some(ResourceVersionMatch::Exact)) => Some(rev),
+            (Some(rev), None) if options.limit > 0 => Some(rev),
+            (Some(rev), _) => {
+                let current = self.store.current_revision().await?;
+                if rev > current {
+                    return Err(too_large(rev.0, current.0).into());
+                }
+                None
+            }
+        };
+        Ok((revision, prefix.to_string()))
+    }
+}
+
+fn too_large(requested: u64, current: u64) -> ApiError {
+    let mut err = ApiError::new(
+        Reason::Timeout,
+        format!("Too large resource version: {requested}, current: {current}"),
+    );
+    err.retry_after_seconds = Some(1);
+    err
+}
+
+#[async_trait]
+impl<S: Strategy> RestStorage for GenericStore<S> {
+    fn descriptor(&self) -> &ResourceDescriptor {
+        &self.descriptor
+    }
+
+    fn schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        (self.schema)(generator)
+    }
+
+    async fn get(&self, namespace: &str, name: &str, options: &GetOptions) -> Result<Encoded> {
+        if let (Some(rev), false) = (options.resource_version, options.any_version) {
+            let current = self.store.current_revision().await?;
+            if rev > current {
+                return Err(too_large(rev.0, current.0).into());
+            }
+        }
+        let kv = self.current(namespace, name).await?;
+        let obj = self.decode_stored(&kv)?;
+        self.encode(&obj, Vec::new(), ResponseStatus::Ok)
+    }
+
+    async fn list(&self, namespace: &str, options: &ListOptions) -> Result<Encoded> {
+        self.check_field_selector(options)?;
+        let prefix = self.collection_prefix(namespace);
+        let (mut revision, mut start) = self.list_start(&prefix, options).await?;
+        let mut items = Vec::new();
+        let mut next: Option<String> = None;
+        let fetch = if options.limit > 0 { options.limit.max(64) } else { 0 };
+        let list_revision = loop {
+            let resp = self
+                .store
+                .list(ListRequest { prefix: &prefix, start: Some(&start), limit: fetch, revision })
+                .await
+                .map_err(|err| match err {
+                    capstan_storage::Error::Compacted { .. } if options.continue_token.is_some() => ApiError::new(
+                        Reason::Expired,
+                        "The provided continue parameter is too old to display a consistent list result. \
+                         Start a new list without the continue parameter.",
+                    )
+                    .into(),
+                    other => self.storage_error(other, ""),
+                })?;
+            revision = Some(resp.revision);
+            let mut filled = false;
+            for (i, kv) in resp.items.iter().enumerate() {
+                let obj = self.decode_stored(kv)?;
+                if !self.matches(&obj, options) {
+                    continue;
+                }
+                items.push(serde_json::to_vec(&obj).map_err(Error::Encode)?);
+                if options.limit > 0 && items.len() == options.limit {
+                    if i + 1 < resp.items.len() || resp.more {
+                        next = Some(format!("{}\u{0}", &kv.key[prefix.len()..]));
+                    }
+                    filled = true;
+                    break;
+                }
+            }
+            match resp.items.last() {
+                Some(last) if !filled && resp.more => start = format!("{}\u{0}", last.key),
+                _ => break resp.revision,
+            }
+        };
+        let rv = resource_version(list_revision);
+        let token = next.map(|start| ContinueToken::new(list_revision, start).encode());
+        let body = codec::encode_list(&self.descriptor, &rv, token.as_deref(), &items);
+        Ok(Encoded { body: body.into(), warnings: Vec::new(), status: ResponseStatus::Ok })
+    }
+
+    async fn create(&self, namespace: &str, body: &[u8], options: &WriteOptions) -> Result<Encoded> {
+        let (obj, warnings) = decode::<S::Object>(body, &self.descriptor, options.field_validation)?;
+        self.create_object(namespace, obj, warnings, options).await
+    }
+
+    async fn update(&self, namespace: &str, name: &str, body: &[u8], options: &WriteOptions) -> Result<Encoded> {
+        let (mut new, warnings) = decode::<S::Object>(body, &self.descriptor, options.field_validation)?;
+        let body_name = meta_name(new.metadata());
+        if body_name != name {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({body_name}) does not match the name on the URL ({name})"
+            ))
+            .into());
+        }
+        self.settle_namespace(new.metadata_mut(), namespace)?;
+        let explicit = new.metadata().resource_version.as_deref().is_some_and(|v| !v.is_empty());
+        for _ in 0..MAX_RETRIES {
+            let (current, _) = self.store.get(&self.key(namespace, name)).await?;
+            let Some(current) = current else {
+                if self.strategy.allow_create_on_update() {
+                    return self.create_object(namespace, new, warnings, options).await;
+                }
+                return Err(ApiError::not_found(&self.gr, name).into());
+            };
+            let old = self.decode_stored(&current)?;
+            match self.write_update(&current, &old, new.clone(), explicit, warnings.clone(), options).await? {
+                Attempt::Done(out) => return Ok(out),
+                Attempt::Retry => continue,
+            }
+        }
+        Err(ApiError::conflict(&self.gr, name, ApiError::MODIFIED).into())
+    }
+
+    async fn patch(
+        &self,
+        namespace: &str,
+        name: &str,
+        patch_type: PatchType,
+        body: &[u8],
+        options: &WriteOptions,
+    ) -> Result<Encoded> {
+        let explicit = body.windows(17).any(|w| w == b"\"resourceVersion\"");
+        for _ in 0..MAX_RETRIES {
+            let current = self.current(namespace, name).await?;
+            let old = self.decode_stored(&current)?;
+            let mut doc = serde_json::to_value(&old).map_err(Error::Encode)?;
+            patch::apply(patch_type, &mut doc, body)?;
+            codec::check_type(&serde_json::to_vec(&doc).map_err(Error::Encode)?, &self.descriptor)?;
+            let (new, warnings) = decode_value::<S::Object>(doc, &self.descriptor, options.field_validation)?;
+            match self.write_update(&current, &old, new, explicit, warnings, options).await? {
+                Attempt::Done(out) => return Ok(out),
+                Attempt::Retry => continue,
+            }
+        }
+        Err(ApiError::conflict(&self.gr, name, ApiError::MODIFIED).into())
+    }
+
+    async fn delete(&self, namespace: &str, name: &str, options: &DeleteOptions) -> Result<Encoded> {
+        self.delete_one(namespace, name, options).await
+    }
+
+    async fn delete_collection(&self, namespace: &str, list: &ListOptions, options: &DeleteOptions) -> Result<Encoded> {
+        self.check_field_selector(list)?;
+        let prefix = self.collection_prefix(namespace);
+        let resp = self.store.list(ListRequest { prefix: &prefix, ..Default::default() }).await?;
+        for kv in &resp.items {
+            let obj = self.decode_stored(kv)?;
+            if !self.matches(&obj, list) {
+                continue;
+            }
+            let meta = obj.metadata();
+            let ns = meta.namespace.as_deref().unwrap_or(namespace);
+            match self.delete_one(ns, meta_name(meta), options).await {
+                Ok(_) => {}
+                Err(Error::Api(e)) if e.reason == Reason::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let body = serde_json::to_vec(&capstan_meta::status::success()).map_err(Error::Encode)?;
+        Ok(Encoded { body: body.into(), warnings: Vec::new(), status: ResponseStatus::Ok })
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,75 @@
+use async_trait::async_trait;
+use bytes::Bytes;
+use capstan_meta::ResourceDescriptor;
+
+use crate::error::Result;
+use crate::options::{DeleteOptions, GetOptions, ListOptions, WriteOptions};
+use crate::patch::PatchType;
+
+/// A response body (JSON) with the warnings to send along (`Warning` headers).
+#[derive(Debug, Clone, Default)]
+pub struct Encoded {
+    /// The JSON body.
+    pub body: Bytes,
+    /// Warnings for the client, e.g. unknown fields dropped from a body.
+    pub warnings: Vec<String>,
+    /// Whether the request created the object (201) or, for deletes, only started the
+    /// deletion (202).
+    pub status: ResponseStatus,
+}
+
+/// Which success code a response carries.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ResponseStatus {
+    /// 200.
+    #[default]
+    Ok,
+    /// 201.
+    Created,
+    /// 202.
+    Accepted,
+}
+
+/// The operations of one served resource, independent of HTTP. `namespace` is empty for
+/// cluster-scoped resources and for lists across all namespaces.
+#[async_trait]
+pub trait RestStorage: Send + Sync + 'static {
+    /// Names, scope and verbs.
+    fn descriptor(&self) -> &ResourceDescriptor;
+
+    /// The JSON schema of the object type (upstream definition names), for OpenAPI.
+    fn schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema;
+
+    /// Reads one object.
+    async fn get(&self, namespace: &str, name: &str, options: &GetOptions) -> Result<Encoded>;
+
+    /// Reads a collection (one chunk of it when `limit` is set).
+    async fn list(&self, namespace: &str, options: &ListOptions) -> Result<Encoded>;
+
+    /// Creates an object from a JSON body.
+    async fn create(&self, namespace: &str, body: &[u8], options: &WriteOptions) -> Result<Encoded>;
+
+    /// Replaces an object with a JSON body.
+    async fn update(&self, namespace: &str, name: &str, body: &[u8], options: &WriteOptions) -> Result<Encoded>;
+
+    /// Patches an object.
+    async fn patch(
+        &self,
+        namespace: &str,
+        name: &str,
+        patch_type: PatchType,
+        body: &[u8],
+        options: &WriteOptions,
+    ) -> Result<Encoded>;
+
+    /// Deletes an object (or starts its deletion when finalizers remain).
+    async fn delete(&self, namespace: &str, name: &str, options: &DeleteOptions) -> Result<Encoded>;
+
+    /// Deletes every object the list options select; answers a `Status`.
+    async fn delete_collection(
+        &self,
+        namespace: &str,
+        list: &ListOptions,
+        options: &DeleteOptions,
+    ) -> Result<Encoded>;
+}
