@@ -1,1 +1,144 @@
-fn main() {}
+//! `capstan-apiserver`: parses options, starts logging, and runs the server.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{ArgAction, Parser};
+
+/// A Kubernetes-compatible API server on an embedded, crash-safe store.
+#[derive(Debug, Parser)]
+#[command(name = "capstan-apiserver", version, about, long_about = None)]
+struct Options {
+    /// Address to serve HTTPS on; 0.0.0.0 or :: means all interfaces.
+    #[arg(long, default_value = "0.0.0.0", help_heading = "Secure serving")]
+    bind_address: IpAddr,
+
+    /// Port to serve HTTPS on (0 picks a free port).
+    #[arg(long, default_value_t = 6443, help_heading = "Secure serving")]
+    secure_port: u16,
+
+    /// x509 certificate for HTTPS (CA certificates appended after the server's). Without it
+    /// and --tls-private-key-file, a self-signed CA and certificate are generated into
+    /// --cert-dir and reused on later starts.
+    #[arg(long, help_heading = "Secure serving")]
+    tls_cert_file: Option<PathBuf>,
+
+    /// Private key matching --tls-cert-file.
+    #[arg(long, help_heading = "Secure serving")]
+    tls_private_key_file: Option<PathBuf>,
+
+    /// Directory of the generated TLS pair; ignored when --tls-cert-file and
+    /// --tls-private-key-file are given.
+    #[arg(long, default_value = "/var/run/kubernetes", help_heading = "Secure serving")]
+    cert_dir: PathBuf,
+
+    /// Directory of the embedded store (used whenever no etcd servers are configured).
+    #[arg(long, default_value = "/var/lib/capstan", help_heading = "Storage")]
+    data_dir: PathBuf,
+
+    /// Prefix of every storage key.
+    #[arg(long, default_value = "/registry", help_heading = "Storage")]
+    etcd_prefix: String,
+
+    /// How often history older than this interval is compacted away (e.g. 5m0s); 0 disables.
+    #[arg(long, default_value = "5m0s", value_parser = parse_duration, help_heading = "Storage")]
+    etcd_compaction_interval: Duration,
+
+    /// File of bearer tokens, CSV lines: token,user,uid,"group1,group2".
+    #[arg(long, help_heading = "Authentication")]
+    token_auth_file: Option<PathBuf>,
+
+    /// Admit requests without credentials as system:anonymous (group
+    /// system:unauthenticated). Requests with invalid credentials are refused regardless.
+    #[arg(long, default_value_t = true, action = ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true", help_heading = "Authentication")]
+    anonymous_auth: bool,
+
+    /// Ordered, comma-separated authorization modes: AlwaysAllow, AlwaysDeny. Members of
+    /// system:masters are always allowed.
+    #[arg(long, default_value = "AlwaysAllow", value_delimiter = ',', help_heading = "Authorization")]
+    authorization_mode: Vec<String>,
+
+    /// At start, generate an admin token (group system:masters) and write a kubeconfig
+    /// using it (server URL, serving CA, token) to this path.
+    #[arg(long, help_heading = "Capstan")]
+    write_admin_kubeconfig: Option<PathBuf>,
+
+    /// Log verbosity: 0-1 info, 2-4 debug, 5 and up trace. RUST_LOG overrides it.
+    #[arg(short = 'v', long = "v", default_value_t = 0, help_heading = "Logging")]
+    verbosity: u8,
+}
+
+fn parse_duration(value: &str) -> Result<Duration, String> {
+    if value == "0" {
+        return Ok(Duration::ZERO);
+    }
+    humantime::parse_duration(value).map_err(|e| format!("invalid duration {value:?}: {e}"))
+}
+
+fn init_logging(verbosity: u8) {
+    let level = match verbosity {
+        0..=1 => "info",
+        2..=4 => "debug",
+        _ => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+}
+
+fn main() -> ExitCode {
+    let options = Options::parse();
+    init_logging(options.verbosity);
+    let mut config = capstan_server::ServerConfig::new(&options.data_dir);
+    config.bind_address = options.bind_address;
+    config.secure_port = options.secure_port;
+    config.cert_dir = options.cert_dir;
+    config.tls_cert_file = options.tls_cert_file;
+    config.tls_private_key_file = options.tls_private_key_file;
+    config.storage_prefix = options.etcd_prefix;
+    config.compaction_interval = options.etcd_compaction_interval;
+    config.token_auth_file = options.token_auth_file;
+    config.anonymous_auth = options.anonymous_auth;
+    config.authorization_modes = options.authorization_mode;
+    config.admin_kubeconfig = options.write_admin_kubeconfig;
+
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(err) => {
+            eprintln!("capstan-apiserver: starting the runtime: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(capstan_server::run(config)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("capstan-apiserver: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_style_options() {
+        let o = Options::try_parse_from([
+            "capstan-apiserver",
+            "--anonymous-auth=false",
+            "--authorization-mode=AlwaysDeny,AlwaysAllow",
+            "--etcd-compaction-interval=2m0s",
+        ])
+        .unwrap();
+        assert!(!o.anonymous_auth);
+        assert_eq!(o.authorization_mode, ["AlwaysDeny", "AlwaysAllow"]);
+        assert_eq!(o.etcd_compaction_interval, Duration::from_secs(120));
+        assert!(Options::try_parse_from(["capstan-apiserver", "--anonymous-auth"]).unwrap().anonymous_auth);
+        assert!(Options::try_parse_from(["capstan-apiserver", "--secure-port=http"]).is_err());
+        assert_eq!(parse_duration("0").unwrap(), Duration::ZERO);
+    }
+}

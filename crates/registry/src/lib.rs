@@ -20,4 +20,4 @@ pub use generic::GenericStore;
 pub use options::{DeleteOptions, FieldValidation, GetOptions, ListOptions, WriteOptions};
 pub use patch::PatchType;
 pub use registry::Registry;
-pub use rest::{Encoded, RestStorage};
+pub use rest::{Encoded, ResponseStatus, RestStorage};

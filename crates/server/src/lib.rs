@@ -1,1 +1,28 @@
-//! placeholder
+//! Capstan's HTTP serving: HTTPS with HTTP/1.1 and HTTP/2, the filter chain (request info,
+//! authentication, authorization), routing from resource descriptors, discovery, OpenAPI
+//! and the handlers that call the registry.
+//!
+//! [`start`] builds everything from a [`ServerConfig`] and serves until
+//! [`RunningServer::shutdown`]; [`run`] does the same until SIGINT or SIGTERM. This is the only
+//! crate that knows HTTP.
+
+mod config;
+mod discovery;
+mod error;
+mod filters;
+mod handler;
+mod kubeconfig;
+mod openapi;
+mod query;
+mod request_info;
+mod response;
+mod server;
+mod tls;
+
+pub use config::ServerConfig;
+pub use error::{Error, Result};
+pub use request_info::RequestInfo;
+pub use server::{RunningServer, run, start};
+
+/// The Kubernetes version whose API Capstan serves.
+pub const KUBERNETES_VERSION: (u32, u32, u32) = (1, 33, 0);

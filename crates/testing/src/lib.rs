@@ -1,1 +1,102 @@
-//! placeholder
+//! Start a real Capstan API server inside your own tests, in one call: on `127.0.0.1:0`,
+//! with a temporary store and certificate, and an admin token. No binaries to download.
+//!
+//! ```no_run
+//! # async fn demo() {
+//! let server = capstan_testing::TestServer::start().await;
+//! let client = server.client().await; // a kube::Client authenticated as admin
+//! # }
+//! ```
+
+use std::net::{IpAddr, Ipv4Addr};
+
+use capstan_server::{RunningServer, ServerConfig};
+
+/// A running API server whose data lives in a temporary directory, removed on drop.
+pub struct TestServer {
+    server: Option<RunningServer>,
+    dir: tempfile::TempDir,
+}
+
+impl TestServer {
+    /// Starts a server with the default configuration.
+    ///
+    /// # Panics
+    /// When the server can not start (a test failure).
+    pub async fn start() -> Self {
+        Self::start_with(|_| {}).await
+    }
+
+    /// Starts a server after `configure` adjusts its configuration (the data directory,
+    /// address and admin token are already set).
+    ///
+    /// # Panics
+    /// When the server can not start (a test failure).
+    pub async fn start_with(configure: impl FnOnce(&mut ServerConfig)) -> Self {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let mut config = ServerConfig::new(dir.path());
+        config.bind_address = IpAddr::V4(Ipv4Addr::LOCALHOST);
+        config.secure_port = 0;
+        config.admin_token = true;
+        configure(&mut config);
+        let server = capstan_server::start(config).await.expect("the test server starts");
+        Self { server: Some(server), dir }
+    }
+
+    fn running(&self) -> &RunningServer {
+        self.server.as_ref().expect("the server is running")
+    }
+
+    /// The `https://127.0.0.1:<port>` URL.
+    pub fn url(&self) -> String {
+        self.running().url()
+    }
+
+    /// The CA certificate to trust (PEM).
+    pub fn ca_pem(&self) -> &str {
+        self.running().ca_pem()
+    }
+
+    /// The admin bearer token (group `system:masters`).
+    pub fn token(&self) -> &str {
+        self.running().admin_token().expect("test servers have an admin token")
+    }
+
+    /// A kubeconfig (JSON) for the admin user.
+    pub fn kubeconfig(&self) -> String {
+        self.running().admin_kubeconfig().expect("test servers have an admin token")
+    }
+
+    /// Writes the admin kubeconfig into the server's temporary directory and returns its path
+    /// (for kubectl's `--kubeconfig`).
+    pub fn kubeconfig_path(&self) -> std::path::PathBuf {
+        let path = self.dir.path().join("admin.kubeconfig");
+        std::fs::write(&path, self.kubeconfig()).expect("writing the kubeconfig");
+        path
+    }
+
+    /// The server's data directory.
+    pub fn data_dir(&self) -> &std::path::Path {
+        self.dir.path()
+    }
+
+    /// A `kube::Client` authenticated as admin.
+    ///
+    /// # Panics
+    /// When the kubeconfig is rejected by kube (a test failure).
+    #[cfg(feature = "kube")]
+    pub async fn client(&self) -> kube::Client {
+        let kubeconfig = kube::config::Kubeconfig::from_yaml(&self.kubeconfig()).expect("a valid kubeconfig");
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+            .await
+            .expect("a usable kubeconfig");
+        kube::Client::try_from(config).expect("a kube client")
+    }
+
+    /// Stops the server gracefully (dropping it also stops it, abruptly).
+    pub async fn stop(mut self) {
+        if let Some(server) = self.server.take() {
+            server.shutdown().await;
+        }
+    }
+}

@@ -1,0 +1,60 @@
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Everything the server needs to start, as the binary's options produce it.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Address to listen on (`--bind-address`).
+    pub bind_address: IpAddr,
+    /// Port to listen on (`--secure-port`); 0 picks a free port.
+    pub secure_port: u16,
+    /// Directory of the embedded store (`--data-dir`).
+    pub data_dir: PathBuf,
+    /// Prefix of all storage keys (`--etcd-prefix`).
+    pub storage_prefix: String,
+    /// How often old history is compacted away (`--etcd-compaction-interval`); zero disables.
+    pub compaction_interval: Duration,
+    /// Serving certificate (`--tls-cert-file`), with `tls_private_key_file`.
+    pub tls_cert_file: Option<PathBuf>,
+    /// Serving key (`--tls-private-key-file`).
+    pub tls_private_key_file: Option<PathBuf>,
+    /// Where a self-signed pair is generated and kept (`--cert-dir`).
+    pub cert_dir: PathBuf,
+    /// Bearer tokens file (`--token-auth-file`).
+    pub token_auth_file: Option<PathBuf>,
+    /// Admit requests without credentials as `system:anonymous` (`--anonymous-auth`).
+    pub anonymous_auth: bool,
+    /// Authorization modes in order (`--authorization-mode`).
+    pub authorization_modes: Vec<String>,
+    /// Write an admin kubeconfig here at start (`--write-admin-kubeconfig`).
+    pub admin_kubeconfig: Option<PathBuf>,
+    /// Generate an admin token (implied by `admin_kubeconfig`).
+    pub admin_token: bool,
+    /// Largest accepted request body.
+    pub max_request_body_bytes: usize,
+}
+
+impl ServerConfig {
+    /// The upstream defaults, with the store under `data_dir` and certificates in
+    /// `data_dir/pki` unless set otherwise.
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        let data_dir = data_dir.into();
+        Self {
+            bind_address: IpAddr::from([0, 0, 0, 0]),
+            secure_port: 6443,
+            cert_dir: data_dir.join("pki"),
+            data_dir,
+            storage_prefix: "/registry".into(),
+            compaction_interval: Duration::from_secs(300),
+            tls_cert_file: None,
+            tls_private_key_file: None,
+            token_auth_file: None,
+            anonymous_auth: true,
+            authorization_modes: vec!["AlwaysAllow".into()],
+            admin_kubeconfig: None,
+            admin_token: false,
+            max_request_body_bytes: 3 * 1024 * 1024,
+        }
+    }
+}

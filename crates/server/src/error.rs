@@ -1,0 +1,40 @@
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+/// Why the server could not start.
+#[derive(Debug, Error)]
+pub enum Error {
+    /// A file could not be read or written.
+    #[error("{what} {path}: {source}")]
+    File {
+        /// What the file is for.
+        what: &'static str,
+        /// The path.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Certificates or keys are unusable.
+    #[error("TLS: {0}")]
+    Tls(String),
+    /// The listening socket could not be opened.
+    #[error("binding {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The storage could not be opened.
+    #[error("storage: {0}")]
+    Storage(#[from] capstan_storage::Error),
+    /// Authentication or authorization configuration is invalid.
+    #[error(transparent)]
+    Auth(#[from] capstan_auth::Error),
+}
+
+/// Result with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

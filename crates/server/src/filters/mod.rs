@@ -1,0 +1,48 @@
+//! The filter chain in front of the handlers: tower layers, each passing what it learns to
+//! the next as a typed request extension. [`chain`] is the one place that orders them.
+
+mod authentication;
+mod authorization;
+mod panic;
+mod request_info;
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use capstan_auth::authn::AuthenticatorChain;
+use capstan_auth::authz::AuthorizerChain;
+use http::{Request, Response};
+use hyper::body::Incoming;
+use tower::util::BoxCloneSyncService;
+use tower::{Service, ServiceBuilder};
+
+pub use authentication::AuthenticationLayer;
+pub use authorization::AuthorizationLayer;
+pub use panic::CatchPanicLayer;
+pub use request_info::RequestInfoLayer;
+
+use crate::response::Body;
+
+/// The service every connection serves.
+pub type ApiService = BoxCloneSyncService<Request<Incoming>, Response<Body>, Infallible>;
+
+/// Wraps `handler` in the filters, outermost first.
+pub fn chain<S>(handler: S, authn: Arc<AuthenticatorChain>, authz: Arc<AuthorizerChain>) -> ApiService
+where
+    S: Service<Request<Incoming>, Response = Response<Body>, Error = Infallible> + Clone + Send + Sync + 'static,
+    S::Future: Send + 'static,
+{
+    let service = ServiceBuilder::new()
+        // Outermost, so that a panic anywhere below becomes a 500 Status, not a dropped
+        // connection.
+        .layer(CatchPanicLayer)
+        // Parses what the request is about once; everything below reads the extension.
+        .layer(RequestInfoLayer)
+        // Who is asking: 401 before any work is done for an unknown caller. Audit and
+        // fairness limits will sit between this and authorization.
+        .layer(AuthenticationLayer::new(authn))
+        // May they: 403 before the request reaches a handler.
+        .layer(AuthorizationLayer::new(authz))
+        .service(handler);
+    BoxCloneSyncService::new(service)
+}

@@ -1,0 +1,256 @@
+//! The innermost service: routes a request (already authenticated and authorized) to
+//! discovery, OpenAPI, health or a resource's [`RestStorage`], and writes the answer.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use capstan_meta::ApiError;
+use capstan_registry::options::{ListQuery, parse_dry_run};
+use capstan_registry::{
+    DeleteOptions, Encoded, FieldValidation, GetOptions, ListOptions, PatchType, Registry, ResponseStatus, RestStorage,
+    WriteOptions,
+};
+use http::{HeaderMap, Method, Request, Response, StatusCode, header};
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+
+use crate::discovery::Discovery;
+use crate::openapi::OpenApi;
+use crate::request_info::RequestInfo;
+use crate::response::{self, Body};
+
+/// What the handlers share.
+pub struct State {
+    /// The served resources.
+    pub registry: Registry,
+    /// Discovery documents.
+    pub discovery: Discovery,
+    /// OpenAPI documents.
+    pub openapi: OpenApi,
+    /// Largest accepted request body.
+    pub max_body: usize,
+}
+
+/// Serves one request.
+pub async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Body>, Infallible> {
+    let info = match req.extensions().get::<RequestInfo>() {
+        Some(info) => info.clone(),
+        None => RequestInfo::parse(req.method(), req.uri().path(), req.uri().query()),
+    };
+    let pretty = wants_pretty(&info, req.headers());
+    let result = if info.is_resource_request {
+        resource(&state, &info, req, pretty).await
+    } else {
+        non_resource(&state, &info, req.method(), req.headers(), pretty)
+    };
+    Ok(result.unwrap_or_else(|e| response::error(&e)))
+}
+
+/// `pretty=true`, or a human's tool (curl, wget, a browser) that did not ask otherwise.
+fn wants_pretty(info: &RequestInfo, headers: &HeaderMap) -> bool {
+    match info.query.get("pretty") {
+        Some(v) => matches!(v, "true" | "1" | ""),
+        None => headers
+            .get(header::USER_AGENT)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|ua| ua.starts_with("curl") || ua.starts_with("Wget") || ua.starts_with("Mozilla/")),
+    }
+}
+
+/// Whether the client accepts plain JSON (the only representation served so far).
+fn negotiate(headers: &HeaderMap) -> Result<(), ApiError> {
+    let Some(accept) = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()) else { return Ok(()) };
+    if accept.trim().is_empty() {
+        return Ok(());
+    }
+    let acceptable = accept.split(',').any(|entry| {
+        let mut parts = entry.split(';').map(str::trim);
+        let media = parts.next().unwrap_or("").to_ascii_lowercase();
+        let plain = parts.all(|p| {
+            let key = p.split('=').next().unwrap_or("").trim().to_ascii_lowercase();
+            !matches!(key.as_str(), "as" | "g" | "v" | "stream")
+        });
+        plain && matches!(media.as_str(), "application/json" | "application/*" | "*/*")
+    });
+    if acceptable { Ok(()) } else { Err(ApiError::not_acceptable(&["application/json"])) }
+}
+
+fn non_resource(
+    state: &State,
+    info: &RequestInfo,
+    method: &Method,
+    headers: &HeaderMap,
+    pretty: bool,
+) -> Result<Response<Body>, ApiError> {
+    let path = info.path.as_str();
+    let document = match path.trim_end_matches('/') {
+        "/healthz" | "/livez" | "/readyz" | "/healthz/ping" | "/livez/ping" | "/readyz/ping" => {
+            return if method == Method::GET || method == Method::HEAD {
+                Ok(response::text(StatusCode::OK, "ok"))
+            } else {
+                Err(ApiError::method_not_allowed())
+            };
+        }
+        p if p.starts_with("/openapi/v3") => state.openapi.get(p),
+        p => state.discovery.get(p),
+    };
+    let Some(document) = document else { return Err(ApiError::path_not_found()) };
+    if method != Method::GET && method != Method::HEAD {
+        return Err(ApiError::method_not_allowed());
+    }
+    negotiate(headers)?;
+    Ok(response::json(StatusCode::OK, document, pretty))
+}
+
+async fn read_body(req: Request<Incoming>, max: usize) -> Result<Bytes, ApiError> {
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > max) {
+        return Err(ApiError::too_large(max));
+    }
+    match Limited::new(req.into_body(), max).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(ApiError::too_large(max)),
+        Err(e) => Err(ApiError::bad_request(format!("reading the request body failed: {e}"))),
+    }
+}
+
+fn content_type(headers: &HeaderMap) -> String {
+    headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_string()
+}
+
+fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
+    let ct = content_type(headers);
+    let essence = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    if essence.is_empty() || essence == "application/json" {
+        Ok(())
+    } else {
+        Err(ApiError::unsupported_media_type(&ct, &["application/json"]))
+    }
+}
+
+fn write_options(info: &RequestInfo) -> Result<WriteOptions, ApiError> {
+    Ok(WriteOptions {
+        dry_run: parse_dry_run(&info.query.all("dryRun"))?,
+        field_manager: info.query.get("fieldManager").map(str::to_string),
+        field_validation: FieldValidation::parse(info.query.get("fieldValidation"))?,
+    })
+}
+
+fn list_options(info: &RequestInfo) -> Result<ListOptions, ApiError> {
+    let q = &info.query;
+    ListOptions::parse(&ListQuery {
+        label_selector: q.get("labelSelector"),
+        field_selector: q.get("fieldSelector"),
+        limit: q.get("limit"),
+        continue_token: q.get("continue"),
+        resource_version: q.get("resourceVersion"),
+        resource_version_match: q.get("resourceVersionMatch"),
+    })
+}
+
+fn respond(encoded: Encoded, pretty: bool) -> Response<Body> {
+    let status = match encoded.status {
+        ResponseStatus::Ok => StatusCode::OK,
+        ResponseStatus::Created => StatusCode::CREATED,
+        ResponseStatus::Accepted => StatusCode::ACCEPTED,
+    };
+    let mut resp = response::json(status, encoded.body, pretty);
+    response::add_warnings(&mut resp, &encoded.warnings);
+    resp
+}
+
+fn lookup<'a>(registry: &'a Registry, info: &RequestInfo) -> Result<&'a Arc<dyn RestStorage>, ApiError> {
+    let storage = registry
+        .get(&info.api_group, &info.api_version, &info.resource)
+        .ok_or_else(ApiError::path_not_found)?;
+    let d = storage.descriptor();
+    let scoped_wrong = if d.namespaced {
+        info.namespace.is_empty() && !matches!(info.verb.as_str(), "list" | "watch")
+    } else {
+        !info.namespace.is_empty()
+    };
+    if !info.subresource.is_empty() || scoped_wrong {
+        return Err(ApiError::path_not_found());
+    }
+    Ok(storage)
+}
+
+async fn resource(
+    state: &State,
+    info: &RequestInfo,
+    req: Request<Incoming>,
+    pretty: bool,
+) -> Result<Response<Body>, ApiError> {
+    let storage = lookup(&state.registry, info)?;
+    if !storage.descriptor().serves(&info.verb) || info.verb == "watch" {
+        return Err(ApiError::method_not_allowed());
+    }
+    negotiate(req.headers())?;
+    let ns = info.namespace.as_str();
+    let name = info.name.as_str();
+    let q = &info.query;
+    let encoded = match info.verb.as_str() {
+        "get" => storage.get(ns, name, &GetOptions::parse(q.get("resourceVersion"))?).await?,
+        "list" => storage.list(ns, &list_options(info)?).await?,
+        "create" | "update" => {
+            if info.verb == "create" && !name.is_empty() {
+                return Err(ApiError::method_not_allowed());
+            }
+            require_json(req.headers())?;
+            let options = write_options(info)?;
+            let body = read_body(req, state.max_body).await?;
+            if info.verb == "create" {
+                storage.create(ns, &body, &options).await?
+            } else {
+                storage.update(ns, name, &body, &options).await?
+            }
+        }
+        "patch" => {
+            let ct = content_type(req.headers());
+            let patch_type = PatchType::from_content_type(&ct)
+                .ok_or_else(|| ApiError::unsupported_media_type(&ct, PatchType::MEDIA_TYPES))?;
+            let options = write_options(info)?;
+            let body = read_body(req, state.max_body).await?;
+            storage.patch(ns, name, patch_type, &body, &options).await?
+        }
+        "delete" | "deletecollection" => {
+            let list = if info.verb == "deletecollection" { Some(list_options(info)?) } else { None };
+            let dry_run = q.all("dryRun");
+            let grace = q.get("gracePeriodSeconds").map(str::to_string);
+            let propagation = q.get("propagationPolicy").map(str::to_string);
+            let body = read_body(req, state.max_body).await?;
+            let options = DeleteOptions::parse(&body, &dry_run, grace.as_deref(), propagation.as_deref())?;
+            match list {
+                Some(list) => storage.delete_collection(ns, &list, &options).await?,
+                None => storage.delete(ns, name, &options).await?,
+            }
+        }
+        _ => return Err(ApiError::method_not_allowed()),
+    };
+    Ok(respond(encoded, pretty))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accept(v: &str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(header::ACCEPT, v.parse().unwrap());
+        h
+    }
+
+    #[test]
+    fn negotiation_falls_back_to_json() {
+        assert!(negotiate(&HeaderMap::new()).is_ok());
+        assert!(negotiate(&accept("application/json;as=Table;v=v1;g=meta.k8s.io,application/json")).is_ok());
+        assert!(negotiate(&accept("*/*")).is_ok());
+        assert_eq!(negotiate(&accept("application/vnd.kubernetes.protobuf")).unwrap_err().code(), 406);
+        assert_eq!(negotiate(&accept("application/json;as=Table;v=v1;g=meta.k8s.io")).unwrap_err().code(), 406);
+    }
+}

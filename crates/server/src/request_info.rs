@@ -1,0 +1,130 @@
+//! What a request is about, from its method, path and query alone (upstream's RequestInfo).
+
+use http::Method;
+
+use crate::query::Query;
+
+/// The parsed meaning of a request, attached to it as an extension by the first filter.
+#[derive(Debug, Clone, Default)]
+pub struct RequestInfo {
+    /// Whether the path names an API resource (`/api/v1/...`, `/apis/g/v/...`).
+    pub is_resource_request: bool,
+    /// The request path.
+    pub path: String,
+    /// The verb: get, list, watch, create, update, patch, delete, deletecollection; for
+    /// other requests the lower-case method.
+    pub verb: String,
+    /// `api` or `apis` for API paths.
+    pub api_prefix: String,
+    /// API group ("" for core).
+    pub api_group: String,
+    /// API version.
+    pub api_version: String,
+    /// Namespace from the path.
+    pub namespace: String,
+    /// Plural resource.
+    pub resource: String,
+    /// Subresource.
+    pub subresource: String,
+    /// Object name.
+    pub name: String,
+    /// Path segments after the subresource (proxy paths); a non-empty value is unroutable.
+    pub extra: Vec<String>,
+    /// The decoded query.
+    pub query: Query,
+}
+
+impl RequestInfo {
+    /// Parses the request line.
+    pub fn parse(method: &Method, path: &str, raw_query: Option<&str>) -> Self {
+        let query = Query::parse(raw_query);
+        let mut info = Self { path: path.to_string(), verb: method.as_str().to_ascii_lowercase(), query, ..Default::default() };
+        let segments: Vec<&str> = path.trim_matches('/').split('/').filter(|s| !s.is_empty()).collect();
+        let (prefix, rest) = match segments.split_first() {
+            Some((p, rest)) if *p == "api" || *p == "apis" => (*p, rest),
+            _ => return info,
+        };
+        let (group, version, rest) = match (prefix, rest) {
+            ("api", [version, rest @ ..]) => ("", *version, rest),
+            ("apis", [group, version, rest @ ..]) => (*group, *version, rest),
+            _ => return info,
+        };
+        info.api_prefix = prefix.to_string();
+        info.api_group = group.to_string();
+        info.api_version = version.to_string();
+        info.is_resource_request = true;
+        let mut parts: &[&str] = rest;
+        if let ["namespaces", ns, more @ ..] = parts {
+            if more.is_empty() {
+                // /namespaces/{name} is the namespace object itself.
+                info.resource = "namespaces".into();
+                info.name = ns.to_string();
+                parts = &[];
+            } else {
+                info.namespace = ns.to_string();
+                parts = more;
+            }
+        }
+        match parts {
+            [] => {}
+            [resource] => info.resource = resource.to_string(),
+            [resource, name] => {
+                info.resource = resource.to_string();
+                info.name = name.to_string();
+            }
+            [resource, name, sub, extra @ ..] => {
+                info.resource = resource.to_string();
+                info.name = name.to_string();
+                info.subresource = sub.to_string();
+                info.extra = extra.iter().map(|s| s.to_string()).collect();
+            }
+        }
+        if info.resource.is_empty() {
+            // Discovery of a group version.
+            info.is_resource_request = false;
+            return info;
+        }
+        let named = !info.name.is_empty();
+        info.verb = match (method.as_str(), named) {
+            ("GET" | "HEAD", _) if info.query.flag("watch") => "watch",
+            ("GET" | "HEAD", true) => "get",
+            ("GET" | "HEAD", false) => "list",
+            ("POST", _) => "create",
+            ("PUT", _) => "update",
+            ("PATCH", _) => "patch",
+            ("DELETE", true) => "delete",
+            ("DELETE", false) => "deletecollection",
+            (other, _) => return Self { verb: other.to_ascii_lowercase(), ..info },
+        }
+        .to_string();
+        info
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resource_paths() {
+        let i = RequestInfo::parse(&Method::GET, "/apis/storage.k8s.io/v1/storageclasses", Some("watch=true"));
+        assert_eq!((i.api_group.as_str(), i.resource.as_str(), i.verb.as_str()), ("storage.k8s.io", "storageclasses", "watch"));
+        let i = RequestInfo::parse(&Method::DELETE, "/api/v1/namespaces/ns1/pods/p1", None);
+        assert_eq!((i.namespace.as_str(), i.resource.as_str(), i.name.as_str(), i.verb.as_str()), ("ns1", "pods", "p1", "delete"));
+        let i = RequestInfo::parse(&Method::GET, "/api/v1/namespaces/ns1", None);
+        assert_eq!((i.resource.as_str(), i.name.as_str(), i.verb.as_str()), ("namespaces", "ns1", "get"));
+        let i = RequestInfo::parse(&Method::POST, "/api/v1/namespaces/ns1/pods/p1/binding", None);
+        assert_eq!((i.subresource.as_str(), i.verb.as_str()), ("binding", "create"));
+        let i = RequestInfo::parse(&Method::DELETE, "/apis/storage.k8s.io/v1/storageclasses", None);
+        assert_eq!(i.verb, "deletecollection");
+    }
+
+    #[test]
+    fn non_resource_paths() {
+        for p in ["/version", "/apis", "/apis/storage.k8s.io", "/apis/storage.k8s.io/v1", "/healthz"] {
+            let i = RequestInfo::parse(&Method::GET, p, None);
+            assert!(!i.is_resource_request, "{p}");
+            assert_eq!(i.verb, "get");
+        }
+    }
+}

@@ -1,0 +1,68 @@
+//! Building responses: JSON bodies, `Status` errors, pretty printing, warnings.
+
+use std::convert::Infallible;
+
+use bytes::Bytes;
+use capstan_meta::ApiError;
+use http::{HeaderValue, Response, StatusCode, header};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
+
+/// The response body type of every handler (streaming bodies fit too).
+pub type Body = BoxBody<Bytes, Infallible>;
+
+/// A complete body.
+pub fn full(bytes: impl Into<Bytes>) -> Body {
+    Full::new(bytes.into()).boxed()
+}
+
+/// Re-indents a JSON body for `pretty=true`; the body is returned unchanged if it is not
+/// JSON.
+pub fn prettify(body: Bytes) -> Bytes {
+    match serde_json::from_slice::<serde_json::Value>(&body) {
+        Ok(v) => {
+            let mut out = serde_json::to_vec_pretty(&v).unwrap_or_else(|_| body.to_vec());
+            out.push(b'\n');
+            out.into()
+        }
+        Err(_) => body,
+    }
+}
+
+/// A JSON response with `status`.
+pub fn json(status: StatusCode, body: Bytes, pretty: bool) -> Response<Body> {
+    let body = if pretty { prettify(body) } else { body };
+    let mut resp = Response::new(full(body));
+    *resp.status_mut() = status;
+    resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    resp
+}
+
+/// The `Status` response of an error, with `Retry-After` when the error carries one.
+pub fn error(err: &ApiError) -> Response<Body> {
+    let body = serde_json::to_vec(&err.to_status()).unwrap_or_default();
+    let status = StatusCode::from_u16(err.code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut resp = json(status, body.into(), false);
+    if let Some(secs) = err.retry_after_seconds {
+        resp.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    }
+    resp
+}
+
+/// Adds `Warning: 299 - "…"` headers, as upstream sends warnings.
+pub fn add_warnings(resp: &mut Response<Body>, warnings: &[String]) {
+    for w in warnings {
+        let escaped = w.replace('\\', "\\\\").replace('"', "\\\"");
+        if let Ok(v) = HeaderValue::from_str(&format!("299 - \"{escaped}\"")) {
+            resp.headers_mut().append(header::WARNING, v);
+        }
+    }
+}
+
+/// A plain-text response (health checks).
+pub fn text(status: StatusCode, body: &'static str) -> Response<Body> {
+    let mut resp = Response::new(full(Bytes::from_static(body.as_bytes())));
+    *resp.status_mut() = status;
+    resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    resp
+}

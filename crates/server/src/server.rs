@@ -1,0 +1,245 @@
+//! Assembling the server from its configuration, the accept loop, and graceful shutdown.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use capstan_api::StorageClassStrategy;
+use capstan_auth::UserInfo;
+use capstan_auth::authn::{Authenticator, AuthenticatorChain, StaticTokens};
+use capstan_auth::authz::AuthorizerChain;
+use capstan_registry::Registry;
+use capstan_storage::{EmbeddedStore, EmbeddedStoreConfig, Store, spawn_compactor};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use hyper_util::service::TowerToHyperService;
+use rand::Rng;
+use tokio::net::TcpListener;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+use tracing::{debug, info, warn};
+
+use crate::config::ServerConfig;
+use crate::discovery::Discovery;
+use crate::error::{Error, Result};
+use crate::filters::{self, ApiService};
+use crate::handler::{self, State};
+use crate::openapi::OpenApi;
+use crate::{kubeconfig, tls};
+
+/// How long in-flight requests may take to finish after shutdown begins.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A server that is accepting connections.
+pub struct RunningServer {
+    local_addr: SocketAddr,
+    ca_pem: String,
+    admin_token: Option<String>,
+    shutdown: watch::Sender<bool>,
+    accept_loop: JoinHandle<()>,
+    compactor: Option<JoinHandle<()>>,
+}
+
+impl RunningServer {
+    /// The address the server listens on (the real port when configured with 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// An `https://` URL clients on this machine can use.
+    pub fn url(&self) -> String {
+        let ip = match self.local_addr.ip() {
+            ip if ip.is_unspecified() && ip.is_ipv4() => IpAddr::from([127, 0, 0, 1]),
+            ip if ip.is_unspecified() => IpAddr::from(std::net::Ipv6Addr::LOCALHOST),
+            ip => ip,
+        };
+        match ip {
+            IpAddr::V4(v4) => format!("https://{v4}:{}", self.local_addr.port()),
+            IpAddr::V6(v6) => format!("https://[{v6}]:{}", self.local_addr.port()),
+        }
+    }
+
+    /// The certificate clients should trust (PEM).
+    pub fn ca_pem(&self) -> &str {
+        &self.ca_pem
+    }
+
+    /// The generated admin token (group `system:masters`), when one was asked for.
+    pub fn admin_token(&self) -> Option<&str> {
+        self.admin_token.as_deref()
+    }
+
+    /// A kubeconfig for the admin user (requires an admin token).
+    pub fn admin_kubeconfig(&self) -> Option<String> {
+        self.admin_token.as_deref().map(|t| kubeconfig::render(&self.url(), &self.ca_pem, t))
+    }
+
+    /// Stops accepting, lets in-flight requests finish, and closes the store.
+    pub async fn shutdown(self) {
+        let _ = self.shutdown.send(true);
+        if let Some(c) = &self.compactor {
+            c.abort();
+        }
+        let _ = self.accept_loop.await;
+    }
+}
+
+fn random_token() -> String {
+    use base64::Engine;
+    let bytes: [u8; 32] = rand::rng().random();
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// Opens the store, builds the registry and the filter chain, binds the port and starts
+/// serving in the background.
+pub async fn start(config: ServerConfig) -> Result<RunningServer> {
+    let db_path = config.data_dir.join("capstan.redb");
+    let store = tokio::task::spawn_blocking(move || EmbeddedStore::open(EmbeddedStoreConfig::new(db_path)))
+        .await
+        .map_err(|e| Error::Tls(format!("opening the store panicked: {e}")))??;
+    let store: Arc<dyn Store> = Arc::new(store);
+    let compactor = (!config.compaction_interval.is_zero()).then(|| spawn_compactor(store.clone(), config.compaction_interval));
+
+    let mut registry = Registry::new(store, &config.storage_prefix);
+    registry.register(StorageClassStrategy);
+
+    let bind = SocketAddr::new(config.bind_address, config.secure_port);
+    let listener = TcpListener::bind(bind).await.map_err(|source| Error::Bind { addr: bind.to_string(), source })?;
+    let local_addr = listener.local_addr().map_err(|source| Error::Bind { addr: bind.to_string(), source })?;
+
+    let mut hosts = Vec::new();
+    if !config.bind_address.is_unspecified() {
+        hosts.push(config.bind_address.to_string());
+    }
+    if let Ok(name) = std::fs::read_to_string("/etc/hostname") {
+        let name = name.trim();
+        if !name.is_empty() {
+            hosts.push(name.to_string());
+        }
+    }
+    let cert = tls::load_or_generate(
+        config.tls_cert_file.as_deref(),
+        config.tls_private_key_file.as_deref(),
+        &config.cert_dir,
+        &hosts,
+    )?;
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls::server_config(&cert)?));
+
+    let mut tokens = match &config.token_auth_file {
+        Some(path) => StaticTokens::load(path)?,
+        None => StaticTokens::new(),
+    };
+    let admin_token = (config.admin_token || config.admin_kubeconfig.is_some()).then(random_token);
+    if let Some(token) = &admin_token {
+        tokens.insert(
+            token.clone(),
+            UserInfo { name: "capstan-admin".into(), groups: vec![UserInfo::MASTERS.into()], ..Default::default() },
+        );
+    }
+    let authenticators: Vec<Arc<dyn Authenticator>> = if tokens.is_empty() { vec![] } else { vec![Arc::new(tokens)] };
+    let authn = Arc::new(AuthenticatorChain::new(authenticators, config.anonymous_auth));
+    let authz = Arc::new(AuthorizerChain::from_modes(&config.authorization_modes)?);
+
+    let advertised = if config.bind_address.is_unspecified() {
+        format!("127.0.0.1:{}", local_addr.port())
+    } else {
+        local_addr.to_string()
+    };
+    let state = Arc::new(State {
+        discovery: Discovery::build(&registry, &advertised),
+        openapi: OpenApi::build(&registry),
+        registry,
+        max_body: config.max_request_body_bytes,
+    });
+    let handler = tower::service_fn(move |req| handler::handle(state.clone(), req));
+    let service = filters::chain(handler, authn, authz);
+
+    let (shutdown, shutdown_rx) = watch::channel(false);
+    let running_url = RunningServer {
+        local_addr,
+        ca_pem: cert.ca_pem.clone(),
+        admin_token: admin_token.clone(),
+        shutdown,
+        accept_loop: tokio::spawn(accept_loop(listener, acceptor, service, shutdown_rx)),
+        compactor,
+    };
+    if let Some(path) = &config.admin_kubeconfig {
+        if let Some(contents) = running_url.admin_kubeconfig() {
+            kubeconfig::write(path, &contents)?;
+            info!(path = %path.display(), "wrote the admin kubeconfig");
+        }
+    }
+    info!(address = %local_addr, "serving");
+    Ok(running_url)
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    acceptor: tokio_rustls::TlsAcceptor,
+    service: ApiService,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let builder = Arc::new(auto::Builder::new(TokioExecutor::new()));
+    // Every connection task holds a sender; when all are gone, the drain is complete.
+    let (alive, mut drained) = mpsc::channel::<()>(1);
+    loop {
+        let (tcp, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(pair) => pair,
+                Err(err) => {
+                    warn!(%err, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = shutdown.changed() => break,
+        };
+        let _ = tcp.set_nodelay(true);
+        let acceptor = acceptor.clone();
+        let service = service.clone();
+        let builder = builder.clone();
+        let mut shutdown = shutdown.clone();
+        let alive = alive.clone();
+        tokio::spawn(async move {
+            let _alive = alive;
+            let tls = match acceptor.accept(tcp).await {
+                Ok(tls) => tls,
+                Err(err) => {
+                    debug!(%peer, %err, "TLS handshake failed");
+                    return;
+                }
+            };
+            let conn = builder.serve_connection_with_upgrades(TokioIo::new(tls), TowerToHyperService::new(service));
+            tokio::pin!(conn);
+            tokio::select! {
+                res = conn.as_mut() => {
+                    if let Err(err) = res {
+                        debug!(%peer, %err, "connection ended with an error");
+                    }
+                }
+                _ = shutdown.changed() => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = conn.await;
+                }
+            }
+        });
+    }
+    drop(listener);
+    drop(alive);
+    if tokio::time::timeout(DRAIN_TIMEOUT, drained.recv()).await.is_err() {
+        warn!("in-flight requests did not finish in time; closing anyway");
+    }
+}
+
+/// Starts the server and serves until SIGINT or SIGTERM, then shuts down gracefully.
+pub async fn run(config: ServerConfig) -> Result<()> {
+    let server = start(config).await?;
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(|source| Error::Bind { addr: "SIGTERM handler".into(), source })?;
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => info!("interrupted; shutting down"),
+        _ = term.recv() => info!("terminated; shutting down"),
+    }
+    server.shutdown().await;
+    Ok(())
+}

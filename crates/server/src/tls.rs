@@ -1,0 +1,169 @@
+//! The serving certificate: loaded from files, or a self-signed CA and serving pair
+//! generated once into the certificate directory and reused on every start.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+
+use crate::error::{Error, Result};
+
+/// PEM material of the serving certificate.
+#[derive(Debug, Clone)]
+pub struct ServingCert {
+    /// The certificate chain (serving certificate first).
+    pub chain_pem: String,
+    /// The private key.
+    pub key_pem: String,
+    /// The certificate clients should trust: the last certificate of the chain.
+    pub ca_pem: String,
+}
+
+fn read(what: &'static str, path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).map_err(|source| Error::File { what, path: path.into(), source })
+}
+
+fn write(what: &'static str, path: &Path, contents: &str, mode: u32) -> Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let err = |source| Error::File { what, path: path.into(), source };
+    let tmp = path.with_extension("tmp");
+    let mut f = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(mode).open(&tmp).map_err(err)?;
+    f.write_all(contents.as_bytes()).map_err(err)?;
+    f.sync_all().map_err(err)?;
+    std::fs::rename(&tmp, path).map_err(err)
+}
+
+fn last_cert_pem(chain_pem: &str) -> Result<String> {
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(chain_pem.as_bytes())
+        .collect::<Result<_, _>>()
+        .map_err(|e| Error::Tls(format!("parsing certificates: {e}")))?;
+    let last = certs.last().ok_or_else(|| Error::Tls("the certificate file holds no certificate".into()))?;
+    Ok(pem_encode("CERTIFICATE", last.as_ref()))
+}
+
+fn pem_encode(label: &str, der: &[u8]) -> String {
+    use base64::Engine;
+    let b64 = base64::engine::general_purpose::STANDARD.encode(der);
+    let mut out = format!("-----BEGIN {label}-----\n");
+    for chunk in b64.as_bytes().chunks(64) {
+        out.push_str(std::str::from_utf8(chunk).unwrap_or_default());
+        out.push('\n');
+    }
+    out.push_str(&format!("-----END {label}-----\n"));
+    out
+}
+
+/// Loads the configured pair, or the one in `cert_dir`, generating it there on first start.
+/// `hosts` are extra names and addresses the generated certificate covers.
+pub fn load_or_generate(
+    cert_file: Option<&Path>,
+    key_file: Option<&Path>,
+    cert_dir: &Path,
+    hosts: &[String],
+) -> Result<ServingCert> {
+    match (cert_file, key_file) {
+        (Some(cert), Some(key)) => {
+            let chain_pem = read("reading --tls-cert-file", cert)?;
+            let key_pem = read("reading --tls-private-key-file", key)?;
+            Ok(ServingCert { ca_pem: last_cert_pem(&chain_pem)?, chain_pem, key_pem })
+        }
+        (Some(_), None) | (None, Some(_)) => {
+            Err(Error::Tls("--tls-cert-file and --tls-private-key-file must be given together".into()))
+        }
+        (None, None) => {
+            let cert_path: PathBuf = cert_dir.join("apiserver.crt");
+            let key_path: PathBuf = cert_dir.join("apiserver.key");
+            if cert_path.exists() && key_path.exists() {
+                let chain_pem = read("reading generated certificate", &cert_path)?;
+                let key_pem = read("reading generated key", &key_path)?;
+                return Ok(ServingCert { ca_pem: last_cert_pem(&chain_pem)?, chain_pem, key_pem });
+            }
+            let generated = generate(hosts)?;
+            std::fs::create_dir_all(cert_dir)
+                .map_err(|source| Error::File { what: "creating --cert-dir", path: cert_dir.into(), source })?;
+            write("writing generated key", &key_path, &generated.key_pem, 0o600)?;
+            write("writing generated certificate", &cert_path, &generated.chain_pem, 0o644)?;
+            Ok(generated)
+        }
+    }
+}
+
+/// A new CA and a serving certificate it signs, for localhost and `hosts`.
+fn generate(hosts: &[String]) -> Result<ServingCert> {
+    use rcgen::{BasicConstraints, CertificateParams, DistinguishedName, DnType, IsCa, KeyPair, KeyUsagePurpose};
+    let tls = |e: rcgen::Error| Error::Tls(format!("generating a self-signed certificate: {e}"));
+    let now = time_now();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).map_err(tls)?;
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
+    let mut dn = DistinguishedName::new();
+    dn.push(DnType::CommonName, format!("capstan-ca@{now}"));
+    ca_params.distinguished_name = dn;
+    let ca_key = KeyPair::generate().map_err(tls)?;
+    let ca_cert = ca_params.self_signed(&ca_key).map_err(tls)?;
+    let issuer = rcgen::Issuer::new(ca_params, ca_key);
+
+    let mut names = vec![
+        "localhost".to_string(),
+        "127.0.0.1".to_string(),
+        "::1".to_string(),
+        "kubernetes".to_string(),
+        "kubernetes.default".to_string(),
+        "kubernetes.default.svc".to_string(),
+    ];
+    for h in hosts {
+        if !names.contains(h) {
+            names.push(h.clone());
+        }
+    }
+    let mut params = CertificateParams::new(names).map_err(tls)?;
+    let mut dn = DistinguishedName::new();
+    dn.push(DnType::CommonName, format!("capstan-apiserver@{now}"));
+    params.distinguished_name = dn;
+    params.key_usages = vec![KeyUsagePurpose::DigitalSignature, KeyUsagePurpose::KeyEncipherment];
+    params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ServerAuth];
+    let key = KeyPair::generate().map_err(tls)?;
+    let cert = params.signed_by(&key, &issuer).map_err(tls)?;
+    let ca_pem = ca_cert.pem();
+    Ok(ServingCert { chain_pem: format!("{}{}", cert.pem(), ca_pem), key_pem: key.serialize_pem(), ca_pem })
+}
+
+fn time_now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+/// The rustls configuration: TLS 1.2 and 1.3, ALPN `h2` then `http/1.1`.
+pub fn server_config(cert: &ServingCert) -> Result<rustls::ServerConfig> {
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(cert.chain_pem.as_bytes())
+        .collect::<Result<_, _>>()
+        .map_err(|e| Error::Tls(format!("parsing the certificate: {e}")))?;
+    let key = PrivateKeyDer::from_pem_slice(cert.key_pem.as_bytes())
+        .map_err(|e| Error::Tls(format!("parsing the private key: {e}")))?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| Error::Tls(e.to_string()))?
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .map_err(|e| Error::Tls(format!("the certificate and key do not form a usable pair: {e}")))?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(config)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_pair_is_reused() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = load_or_generate(None, None, dir.path(), &["example.test".into()]).unwrap();
+        let second = load_or_generate(None, None, dir.path(), &[]).unwrap();
+        assert_eq!(first.chain_pem, second.chain_pem);
+        assert_ne!(first.ca_pem, first.chain_pem);
+        server_config(&first).unwrap();
+        assert!(load_or_generate(Some(Path::new("/x")), None, dir.path(), &[]).is_err());
+    }
+}
