@@ -1,1 +1,132 @@
-//! e2e
+//! Helpers for end-to-end tests: a raw HTTPS client for the edge cases typed clients refuse
+//! to send, and a kubectl runner.
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{HeaderMap, Method, Request, StatusCode};
+use http_body_util::{BodyExt, Full};
+use hyper_util::rt::TokioIo;
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, ServerName};
+
+/// A response: status, headers and body.
+#[derive(Debug)]
+pub struct RawResponse {
+    /// Status code.
+    pub status: StatusCode,
+    /// Headers.
+    pub headers: HeaderMap,
+    /// Body bytes.
+    pub body: Bytes,
+}
+
+impl RawResponse {
+    /// The body as JSON (panics when it is not).
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("body is not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
+    }
+}
+
+/// A minimal HTTPS client: one HTTP/1.1 connection per request, trusting one CA.
+#[derive(Clone)]
+pub struct RawClient {
+    host: String,
+    port: u16,
+    connector: tokio_rustls::TlsConnector,
+    token: Option<String>,
+}
+
+/// The TLS client configuration trusting `ca_pem`, offering `alpn`.
+pub fn tls_config(ca_pem: &str, alpn: &[&[u8]]) -> rustls::ClientConfig {
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
+        roots.add(cert.expect("a PEM certificate")).expect("a usable CA certificate");
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("TLS versions")
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+    config
+}
+
+impl RawClient {
+    /// A client for `url` (`https://host:port`) trusting `ca_pem`, sending `token` if given.
+    pub fn new(url: &str, ca_pem: &str, token: Option<&str>) -> Self {
+        let authority = url.strip_prefix("https://").expect("an https URL");
+        let (host, port) = authority.rsplit_once(':').expect("host:port");
+        Self {
+            host: host.trim_matches(['[', ']']).to_string(),
+            port: port.parse().expect("a port"),
+            connector: tokio_rustls::TlsConnector::from(Arc::new(tls_config(ca_pem, &[b"http/1.1"]))),
+            token: token.map(str::to_string),
+        }
+    }
+
+    /// The same client with another bearer token (or none).
+    pub fn with_token(&self, token: Option<&str>) -> Self {
+        Self { token: token.map(str::to_string), ..self.clone() }
+    }
+
+    /// Sends one request.
+    pub async fn request(&self, method: Method, path: &str, headers: &[(&str, &str)], body: Vec<u8>) -> RawResponse {
+        let tcp = tokio::net::TcpStream::connect((self.host.as_str(), self.port)).await.expect("connect");
+        let name = ServerName::try_from(self.host.clone()).expect("a server name");
+        let tls = self.connector.connect(name, tcp).await.expect("TLS handshake");
+        let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls)).await.expect("HTTP handshake");
+        tokio::spawn(conn);
+        let mut req = Request::builder().method(method).uri(path).header("host", format!("{}:{}", self.host, self.port));
+        if let Some(token) = &self.token {
+            req = req.header("authorization", format!("Bearer {token}"));
+        }
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let req = req.body(Full::new(Bytes::from(body))).expect("a request");
+        let resp = sender.send_request(req).await.expect("a response");
+        let (parts, body) = resp.into_parts();
+        let body = body.collect().await.expect("the body").to_bytes();
+        RawResponse { status: parts.status, headers: parts.headers, body }
+    }
+
+    /// GET `path`.
+    pub async fn get(&self, path: &str) -> RawResponse {
+        self.request(Method::GET, path, &[], Vec::new()).await
+    }
+
+    /// Sends a JSON body with `method`.
+    pub async fn send_json(&self, method: Method, path: &str, body: &serde_json::Value) -> RawResponse {
+        let bytes = serde_json::to_vec(body).expect("JSON");
+        self.request(method, path, &[("content-type", "application/json")], bytes).await
+    }
+}
+
+/// Runs kubectl with `kubeconfig` and a private cache directory; returns (success, stdout,
+/// stderr). Fails the test with a clear message when kubectl is not installed.
+pub fn kubectl(kubeconfig: &Path, args: &[&str]) -> (bool, String, String) {
+    kubectl_with_env(kubeconfig, args, &[])
+}
+
+/// [`kubectl`] with extra environment variables (e.g. `EDITOR`).
+pub fn kubectl_with_env(kubeconfig: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
+    let cache = kubeconfig.with_file_name("kubectl-cache");
+    let mut cmd = Command::new("kubectl");
+    cmd.arg("--kubeconfig").arg(kubeconfig).arg("--cache-dir").arg(&cache).args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap_or_else(|e| {
+        panic!("running kubectl failed ({e}); install it (Debian: apt-get install kubernetes-client) or use the README's test command")
+    });
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}

@@ -187,7 +187,12 @@ async fn resource(
     pretty: bool,
 ) -> Result<Response<Body>, ApiError> {
     let storage = lookup(&state.registry, info)?;
-    if !storage.descriptor().serves(&info.verb) || info.verb == "watch" {
+    let misplaced = match info.verb.as_str() {
+        "create" => !info.name.is_empty(),
+        "update" | "patch" => info.name.is_empty(),
+        _ => false,
+    };
+    if misplaced || !storage.descriptor().serves(&info.verb) || info.verb == "watch" {
         return Err(ApiError::method_not_allowed());
     }
     negotiate(req.headers())?;
@@ -198,9 +203,6 @@ async fn resource(
         "get" => storage.get(ns, name, &GetOptions::parse(q.get("resourceVersion"))?).await?,
         "list" => storage.list(ns, &list_options(info)?).await?,
         "create" | "update" => {
-            if info.verb == "create" && !name.is_empty() {
-                return Err(ApiError::method_not_allowed());
-            }
             require_json(req.headers())?;
             let options = write_options(info)?;
             let body = read_body(req, state.max_body).await?;

@@ -1,0 +1,17 @@
+//! End-to-end tests against real in-process servers (capstan-testing), driven by the kube
+//! client, kubectl and raw HTTPS.
+
+mod auth;
+mod bad_input;
+mod kube_client;
+mod kubectl;
+
+use capstan_e2e::RawClient;
+use capstan_testing::TestServer;
+
+/// A raw client authenticated as admin.
+fn admin(server: &TestServer) -> RawClient {
+    RawClient::new(&server.url(), server.ca_pem(), Some(server.token()))
+}
+
+const SC: &str = "/apis/storage.k8s.io/v1/storageclasses";
