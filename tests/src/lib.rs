@@ -74,12 +74,24 @@ impl RawClient {
         Self { token: token.map(str::to_string), ..self.clone() }
     }
 
-    /// Sends one request.
+    /// Sends one request; panics when the server can not be reached.
     pub async fn request(&self, method: Method, path: &str, headers: &[(&str, &str)], body: Vec<u8>) -> RawResponse {
-        let tcp = tokio::net::TcpStream::connect((self.host.as_str(), self.port)).await.expect("connect");
-        let name = ServerName::try_from(self.host.clone()).expect("a server name");
-        let tls = self.connector.connect(name, tcp).await.expect("TLS handshake");
-        let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls)).await.expect("HTTP handshake");
+        self.try_request(method, path, headers, body).await.unwrap_or_else(|e| panic!("request failed: {e}"))
+    }
+
+    /// Sends one request; an error when the connection fails (e.g. the server died).
+    pub async fn try_request(
+        &self,
+        method: Method,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Vec<u8>,
+    ) -> Result<RawResponse, String> {
+        let tcp = tokio::net::TcpStream::connect((self.host.as_str(), self.port)).await.map_err(|e| format!("connect: {e}"))?;
+        let name = ServerName::try_from(self.host.clone()).map_err(|e| e.to_string())?;
+        let tls = self.connector.connect(name, tcp).await.map_err(|e| format!("TLS: {e}"))?;
+        let (mut sender, conn) =
+            hyper::client::conn::http1::handshake(TokioIo::new(tls)).await.map_err(|e| format!("HTTP: {e}"))?;
         tokio::spawn(conn);
         let mut req = Request::builder().method(method).uri(path).header("host", format!("{}:{}", self.host, self.port));
         if let Some(token) = &self.token {
@@ -88,11 +100,11 @@ impl RawClient {
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
-        let req = req.body(Full::new(Bytes::from(body))).expect("a request");
-        let resp = sender.send_request(req).await.expect("a response");
+        let req = req.body(Full::new(Bytes::from(body))).map_err(|e| e.to_string())?;
+        let resp = sender.send_request(req).await.map_err(|e| format!("send: {e}"))?;
         let (parts, body) = resp.into_parts();
-        let body = body.collect().await.expect("the body").to_bytes();
-        RawResponse { status: parts.status, headers: parts.headers, body }
+        let body = body.collect().await.map_err(|e| format!("body: {e}"))?.to_bytes();
+        Ok(RawResponse { status: parts.status, headers: parts.headers, body })
     }
 
     /// GET `path`.

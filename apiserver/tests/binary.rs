@@ -1,0 +1,148 @@
+//! The real `capstan-apiserver` binary: start-up, the admin kubeconfig, and crash safety.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use capstan_e2e::RawClient;
+use tokio::sync::Mutex;
+
+const SC: &str = "/apis/storage.k8s.io/v1/storageclasses";
+
+struct Daemon {
+    child: Child,
+    url: String,
+    client: RawClient,
+}
+
+/// Starts the binary on a free port with its data in `data`, and waits until it serves.
+fn start(data: &Path) -> Daemon {
+    let kubeconfig = data.join("admin.kubeconfig");
+    let _ = std::fs::remove_file(&kubeconfig);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_capstan-apiserver"))
+        .args(["--bind-address", "127.0.0.1", "--secure-port", "0"])
+        .arg("--data-dir")
+        .arg(data)
+        .arg("--cert-dir")
+        .arg(data.join("pki"))
+        .arg("--write-admin-kubeconfig")
+        .arg(&kubeconfig)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    // The log line "serving address=127.0.0.1:PORT" names the port.
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let mut address = None;
+    for line in stderr.by_ref() {
+        let line = line.expect("a log line");
+        if let Some(rest) = line.split("address=").nth(1) {
+            if line.contains("serving") {
+                address = Some(rest.split_whitespace().next().expect("an address").to_string());
+                break;
+            }
+        }
+    }
+    let address = address.expect("the server logs its address");
+    // Keep draining the log so that the server never writes into a closed pipe.
+    std::thread::spawn(move || stderr.for_each(drop));
+    let config: serde_json::Value = serde_json::from_slice(&std::fs::read(&kubeconfig).expect("the kubeconfig")).unwrap();
+    let token = config["users"][0]["user"]["token"].as_str().expect("a token");
+    let ca = config["clusters"][0]["cluster"]["certificate-authority-data"].as_str().expect("a CA");
+    let ca = base64_decode(ca);
+    let url = format!("https://{address}");
+    assert_eq!(config["clusters"][0]["cluster"]["server"], url.as_str());
+    Daemon { client: RawClient::new(&url, &ca, Some(token)), url, child }
+}
+
+fn base64_decode(s: &str) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut bits = 0u32;
+    let mut n = 0;
+    let mut out = Vec::new();
+    for c in s.bytes().filter(|c| *c != b'=') {
+        let v = ALPHABET.iter().position(|a| *a == c).expect("base64") as u32;
+        bits = (bits << 6) | v;
+        n += 6;
+        if n >= 8 {
+            n -= 8;
+            out.push((bits >> n) as u8);
+            bits &= (1 << n) - 1;
+        }
+    }
+    String::from_utf8(out).expect("PEM text")
+}
+
+fn sc(name: &str) -> serde_json::Value {
+    serde_json::json!({"metadata": {"name": name}, "provisioner": "example.com/p"})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_acknowledged_create_survives_sigkill() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut daemon = start(dir.path());
+    assert!(daemon.url.starts_with("https://127.0.0.1:"));
+
+    let acknowledged = Arc::new(Mutex::new(Vec::<String>::new()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut writers = Vec::new();
+    for w in 0..16 {
+        let client = daemon.client.clone();
+        let acknowledged = acknowledged.clone();
+        let stop = stop.clone();
+        writers.push(tokio::spawn(async move {
+            let mut i = 0;
+            while !stop.load(Ordering::Relaxed) {
+                let name = format!("w{w}-{i}");
+                i += 1;
+                let body = serde_json::to_vec(&sc(&name)).unwrap();
+                let sent = client.try_request(http::Method::POST, SC, &[("content-type", "application/json")], body);
+                match tokio::time::timeout(Duration::from_secs(10), sent).await {
+                    Ok(Ok(resp)) if resp.status == 201 => acknowledged.lock().await.push(name),
+                    Ok(Ok(resp)) => panic!("create failed before the crash: {}", resp.status),
+                    // Refused, reset or stuck once the server is killed.
+                    _ => break,
+                }
+            }
+        }));
+    }
+    // Kill in the middle of the burst, once a good number of creates are acknowledged.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while acknowledged.lock().await.len() < 300 {
+        assert!(Instant::now() < deadline, "creates are not being acknowledged");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    daemon.child.kill().expect("SIGKILL");
+    daemon.child.wait().unwrap();
+    stop.store(true, Ordering::Relaxed);
+    for w in writers {
+        let _ = w.await;
+    }
+    let acknowledged = acknowledged.lock().await.clone();
+
+    let mut restarted = start(dir.path());
+    let list = restarted.client.get(SC).await.json();
+    let present: std::collections::HashSet<&str> =
+        list["items"].as_array().unwrap().iter().map(|i| i["metadata"]["name"].as_str().unwrap()).collect();
+    let lost: Vec<&String> = acknowledged.iter().filter(|n| !present.contains(n.as_str())).collect();
+    assert!(lost.is_empty(), "{} of {} acknowledged creates were lost: {:?}", lost.len(), acknowledged.len(), &lost[..lost.len().min(10)]);
+    // The restarted server keeps the same CA (the generated pair is reused).
+    let _ = restarted.child.kill();
+    let _ = restarted.child.wait();
+}
+
+#[test]
+fn bad_options_fail_the_start_with_one_clear_line() {
+    let out = Command::new(env!("CARGO_BIN_EXE_capstan-apiserver"))
+        .args(["--authorization-mode", "Telepathy", "--secure-port", "0", "--data-dir"])
+        .arg(tempfile::tempdir().unwrap().path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unknown authorization mode \"Telepathy\""), "{err}");
+    let out = Command::new(env!("CARGO_BIN_EXE_capstan-apiserver")).arg("--secure-port=x").output().unwrap();
+    assert!(!out.status.success());
+}
