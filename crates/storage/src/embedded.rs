@@ -9,13 +9,16 @@
 //!
 //! Writers send their operation to the writer thread and wait. The thread takes every
 //! operation that is waiting (up to a batch limit), applies them in one write transaction,
-//! commits it with one fsync, publishes the events, and only then answers each writer. So an
-//! acknowledged write is on disk, and concurrent writers share the cost of the sync.
+//! appends their effects to the write-ahead log with one `fdatasync` (see [`crate::wal`]),
+//! commits the transaction, publishes the events, and only then answers each writer. So an
+//! acknowledged write is on disk, and concurrent writers share the cost of the sync. A
+//! durable checkpoint of the database every few seconds lets the log start over.
 
 use std::collections::{BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -25,6 +28,7 @@ use tracing::{error, info};
 
 use crate::error::{Error, Result};
 use crate::store::{Event, EventKind, KeyValue, ListRequest, ListResponse, Revision, Store, WatchStream};
+use crate::wal::Wal;
 
 const KV: TableDefinition<&str, (u64, u64, &[u8])> = TableDefinition::new("kv");
 const LOG: TableDefinition<u64, (&str, u8, u64, &[u8])> = TableDefinition::new("log");
@@ -39,18 +43,28 @@ const DELETE: u8 = 1;
 /// Tuning of the embedded store.
 #[derive(Debug, Clone)]
 pub struct EmbeddedStoreConfig {
-    /// The database file.
+    /// The database file; the write-ahead log sits beside it with the extension `wal`.
     pub path: PathBuf,
     /// Most operations committed in one transaction.
     pub max_batch: usize,
     /// How many committed batches a watcher may fall behind before it is dropped.
     pub watch_buffer: usize,
+    /// Checkpoint when the log has grown this large.
+    pub checkpoint_bytes: u64,
+    /// Checkpoint at least this often while writes come in.
+    pub checkpoint_interval: Duration,
 }
 
 impl EmbeddedStoreConfig {
     /// Defaults for a database file at `path`.
     pub fn new(path: impl AsRef<Path>) -> Self {
-        Self { path: path.as_ref().to_path_buf(), max_batch: 512, watch_buffer: 4096 }
+        Self {
+            path: path.as_ref().to_path_buf(),
+            max_batch: 512,
+            watch_buffer: 4096,
+            checkpoint_bytes: 64 << 20,
+            checkpoint_interval: Duration::from_secs(10),
+        }
     }
 }
 
@@ -99,7 +113,7 @@ impl EmbeddedStore {
         }
         let db = Database::create(&config.path)?;
         let txn = db.begin_write()?;
-        let (revision, compacted) = {
+        let (mut revision, compacted) = {
             txn.open_table(KV)?;
             txn.open_table(LOG)?;
             txn.open_table(HIST)?;
@@ -109,6 +123,24 @@ impl EmbeddedStore {
             (rev, compacted)
         };
         txn.commit()?;
+        // Bring the database up to the last acknowledged write.
+        let mut wal = Wal::open(&config.path.with_extension("wal"))?;
+        let batches = wal.replay(Revision(revision))?;
+        if !batches.is_empty() {
+            let mut txn = db.begin_write()?;
+            txn.set_durability(Durability::Immediate)?;
+            {
+                let mut tables = Tables::open(&txn)?;
+                for event in batches.iter().flatten() {
+                    tables.apply(event)?;
+                    revision = event.kv.mod_revision.0;
+                }
+                tables.meta.insert(META_REVISION, revision)?;
+            }
+            txn.commit()?;
+            info!(batches = batches.len(), revision, "replayed the write-ahead log");
+        }
+        wal.reset();
         info!(path = %config.path.display(), revision, compacted, "embedded store opened");
         let (events, _) = broadcast::channel(config.watch_buffer);
         let shared = Arc::new(Shared {
@@ -119,10 +151,17 @@ impl EmbeddedStore {
         });
         let (tx, rx) = mpsc::channel(config.max_batch * 4);
         let writer_shared = shared.clone();
-        let max_batch = config.max_batch;
+        let writer = Writer {
+            shared: writer_shared,
+            wal,
+            max_batch: config.max_batch,
+            checkpoint_bytes: config.checkpoint_bytes,
+            checkpoint_interval: config.checkpoint_interval,
+            last_checkpoint: Instant::now(),
+        };
         let thread = std::thread::Builder::new()
             .name("capstan-store-writer".into())
-            .spawn(move || writer_loop(writer_shared, rx, max_batch))
+            .spawn(move || writer.run(rx))
             .map_err(|e| Error::Corrupt(format!("spawning the writer thread: {e}")))?;
         Ok(Self { shared, writer: Some(tx), thread: Some(thread) })
     }
@@ -135,159 +174,208 @@ impl EmbeddedStore {
     }
 }
 
-fn writer_loop(shared: Arc<Shared>, mut rx: mpsc::Receiver<Request>, max_batch: usize) {
-    let mut batch = Vec::with_capacity(max_batch);
-    while let Some(first) = rx.blocking_recv() {
-        batch.push(first);
-        while batch.len() < max_batch {
-            match rx.try_recv() {
-                Ok(req) => batch.push(req),
-                Err(_) => break,
+/// The writer thread's state.
+struct Writer {
+    shared: Arc<Shared>,
+    wal: Wal,
+    max_batch: usize,
+    checkpoint_bytes: u64,
+    checkpoint_interval: Duration,
+    last_checkpoint: Instant,
+}
+
+/// The four tables, open in one write transaction.
+struct Tables<'t> {
+    kv: redb::Table<'t, &'static str, (u64, u64, &'static [u8])>,
+    log: redb::Table<'t, u64, (&'static str, u8, u64, &'static [u8])>,
+    hist: redb::Table<'t, (&'static str, u64), ()>,
+    meta: redb::Table<'t, &'static str, u64>,
+}
+
+impl<'t> Tables<'t> {
+    fn open(txn: &'t redb::WriteTransaction) -> Result<Self> {
+        Ok(Self { kv: txn.open_table(KV)?, log: txn.open_table(LOG)?, hist: txn.open_table(HIST)?, meta: txn.open_table(META)? })
+    }
+
+    fn current(&self, key: &str) -> Result<Option<KeyValue>> {
+        Ok(self.kv.get(key)?.map(|g| {
+            let (c, m, v) = g.value();
+            KeyValue {
+                key: key.to_string(),
+                value: Bytes::copy_from_slice(v),
+                create_revision: Revision(c),
+                mod_revision: Revision(m),
+            }
+        }))
+    }
+
+    /// Writes one change: the live path and log replay share this.
+    fn apply(&mut self, event: &Event) -> Result<()> {
+        let kv = &event.kv;
+        let (rev, create, key, value) = (kv.mod_revision.0, kv.create_revision.0, kv.key.as_str(), kv.value.as_ref());
+        match event.kind {
+            EventKind::Put => {
+                self.kv.insert(key, (create, rev, value))?;
+                self.log.insert(rev, (key, PUT, create, value))?;
+            }
+            EventKind::Delete => {
+                self.kv.remove(key)?;
+                self.log.insert(rev, (key, DELETE, create, value))?;
             }
         }
-        let start = shared.revision.load(Ordering::Acquire);
-        match commit_batch(&shared, &batch, start) {
-            Ok((results, events, revision, compacted)) => {
-                shared.revision.store(revision, Ordering::Release);
-                shared.compacted.store(compacted, Ordering::Release);
-                if !events.is_empty() {
-                    let _ = shared.events.send(events.into());
-                }
-                for (req, result) in batch.drain(..).zip(results) {
-                    let _ = req.reply.send(result);
+        self.hist.insert((key, rev), ())?;
+        Ok(())
+    }
+}
+
+impl Writer {
+    fn run(mut self, mut rx: mpsc::Receiver<Request>) {
+        let mut batch = Vec::with_capacity(self.max_batch);
+        while let Some(first) = rx.blocking_recv() {
+            batch.push(first);
+            while batch.len() < self.max_batch {
+                match rx.try_recv() {
+                    Ok(req) => batch.push(req),
+                    Err(_) => break,
                 }
             }
-            Err(err) => {
-                error!(%err, "embedded store commit failed; the batch is rejected");
-                let msg = err.to_string();
-                for req in batch.drain(..) {
-                    let _ = req.reply.send(Err(Error::Corrupt(format!("commit failed: {msg}"))));
+            let start = self.shared.revision.load(Ordering::Acquire);
+            match self.commit_batch(&batch, start) {
+                Ok((results, events, revision, compacted)) => {
+                    self.shared.revision.store(revision, Ordering::Release);
+                    self.shared.compacted.store(compacted, Ordering::Release);
+                    if !events.is_empty() {
+                        let _ = self.shared.events.send(events.into());
+                    }
+                    for (req, result) in batch.drain(..).zip(results) {
+                        let _ = req.reply.send(result);
+                    }
                 }
+                Err(err) => {
+                    error!(%err, "embedded store commit failed; the batch is rejected");
+                    let msg = err.to_string();
+                    for req in batch.drain(..) {
+                        let _ = req.reply.send(Err(Error::Corrupt(format!("commit failed: {msg}"))));
+                    }
+                }
+            }
+            let due = self.last_checkpoint.elapsed() >= self.checkpoint_interval && self.wal.len() > 0;
+            if due || self.wal.len() >= self.checkpoint_bytes {
+                self.checkpoint();
             }
         }
+        self.checkpoint();
+    }
+
+    /// Makes every commit so far durable in the database, so the log can start over.
+    fn checkpoint(&mut self) {
+        let result = (|| -> Result<()> {
+            let mut txn = self.shared.db.begin_write()?;
+            txn.set_durability(Durability::Immediate)?;
+            txn.commit()?;
+            Ok(())
+        })();
+        match result {
+            Ok(()) => {
+                self.wal.reset();
+                self.last_checkpoint = Instant::now();
+            }
+            // The log keeps growing and stays authoritative; try again after the next batch.
+            Err(err) => error!(%err, "checkpoint failed"),
+        }
+    }
+
+    fn commit_batch(&mut self, batch: &[Request], start: u64) -> Result<BatchOutcome> {
+        let shared = &self.shared;
+        let mut txn = shared.db.begin_write()?;
+        let compacting = batch.iter().any(|r| matches!(r.op, Op::Compact { .. }));
+        // The log makes ordinary batches durable; compactions are rare and commit durably.
+        txn.set_durability(if compacting { Durability::Immediate } else { Durability::None })?;
+        let mut results = Vec::with_capacity(batch.len());
+        let mut events = Vec::new();
+        let mut rev = start;
+        let mut compacted = shared.compacted.load(Ordering::Acquire);
+        {
+            let mut t = Tables::open(&txn)?;
+            for req in batch {
+                let event = match &req.op {
+                    Op::Create { key, value } => match t.current(key)? {
+                        Some(_) => Err(Error::AlreadyExists { key: key.clone() }),
+                        None => Ok(Event {
+                            kind: EventKind::Put,
+                            kv: KeyValue {
+                                key: key.clone(),
+                                value: value.clone(),
+                                create_revision: Revision(rev + 1),
+                                mod_revision: Revision(rev + 1),
+                            },
+                        }),
+                    },
+                    Op::Update { key, value, expected } => match t.current(key)? {
+                        None => Err(Error::NotFound { key: key.clone() }),
+                        Some(cur) if cur.mod_revision != *expected => {
+                            Err(Error::Conflict { key: key.clone(), current: Box::new(cur) })
+                        }
+                        Some(cur) => Ok(Event {
+                            kind: EventKind::Put,
+                            kv: KeyValue {
+                                key: key.clone(),
+                                value: value.clone(),
+                                create_revision: cur.create_revision,
+                                mod_revision: Revision(rev + 1),
+                            },
+                        }),
+                    },
+                    Op::Delete { key, expected } => match t.current(key)? {
+                        None => Err(Error::NotFound { key: key.clone() }),
+                        Some(cur) if expected.is_some_and(|e| e != cur.mod_revision) => {
+                            Err(Error::Conflict { key: key.clone(), current: Box::new(cur) })
+                        }
+                        Some(cur) => Ok(Event {
+                            kind: EventKind::Delete,
+                            kv: KeyValue { mod_revision: Revision(rev + 1), ..cur },
+                        }),
+                    },
+                    Op::Compact { revision } => {
+                        let outcome = if revision.0 > rev {
+                            Err(Error::FutureRevision { requested: revision.0, current: rev })
+                        } else {
+                            if revision.0 > compacted {
+                                compact_range(&mut t.log, &mut t.hist, compacted, revision.0)?;
+                                compacted = revision.0;
+                                t.meta.insert(META_COMPACTED, compacted)?;
+                            }
+                            Ok(None)
+                        };
+                        results.push(outcome);
+                        continue;
+                    }
+                };
+                results.push(match event {
+                    Ok(event) => {
+                        t.apply(&event)?;
+                        rev += 1;
+                        let kv = event.kv.clone();
+                        events.push(event);
+                        Ok(Some(kv))
+                    }
+                    Err(err) => Err(err),
+                });
+            }
+            if rev != start {
+                t.meta.insert(META_REVISION, rev)?;
+            }
+        }
+        if !events.is_empty() {
+            // Durable before anyone is answered; on failure the transaction is dropped.
+            self.wal.append(&events)?;
+        }
+        txn.commit()?;
+        Ok((results, events, rev, compacted))
     }
 }
 
 type BatchOutcome = (Vec<Result<Option<KeyValue>>>, Vec<Event>, u64, u64);
-
-fn commit_batch(shared: &Shared, batch: &[Request], start: u64) -> Result<BatchOutcome> {
-    let mut txn = shared.db.begin_write()?;
-    txn.set_durability(Durability::Immediate)?;
-    let mut results = Vec::with_capacity(batch.len());
-    let mut events = Vec::new();
-    let mut rev = start;
-    let mut compacted = shared.compacted.load(Ordering::Acquire);
-    {
-        let mut kv = txn.open_table(KV)?;
-        let mut log = txn.open_table(LOG)?;
-        let mut hist = txn.open_table(HIST)?;
-        let mut meta = txn.open_table(META)?;
-        for req in batch {
-            let result = match &req.op {
-                Op::Create { key, value } => {
-                    if kv.get(key.as_str())?.is_some() {
-                        Err(Error::AlreadyExists { key: key.clone() })
-                    } else {
-                        rev += 1;
-                        kv.insert(key.as_str(), (rev, rev, value.as_ref()))?;
-                        log.insert(rev, (key.as_str(), PUT, rev, value.as_ref()))?;
-                        hist.insert((key.as_str(), rev), ())?;
-                        let out = KeyValue {
-                            key: key.clone(),
-                            value: value.clone(),
-                            create_revision: Revision(rev),
-                            mod_revision: Revision(rev),
-                        };
-                        events.push(Event { kind: EventKind::Put, kv: out.clone() });
-                        Ok(Some(out))
-                    }
-                }
-                Op::Update { key, value, expected } => {
-                    let current = kv.get(key.as_str())?.map(|g| {
-                        let (c, m, v) = g.value();
-                        (c, m, Bytes::copy_from_slice(v))
-                    });
-                    match current {
-                        None => Err(Error::NotFound { key: key.clone() }),
-                        Some((c, m, v)) if m != expected.0 => Err(Error::Conflict {
-                            key: key.clone(),
-                            current: Box::new(KeyValue {
-                                key: key.clone(),
-                                value: v,
-                                create_revision: Revision(c),
-                                mod_revision: Revision(m),
-                            }),
-                        }),
-                        Some((c, _, _)) => {
-                            rev += 1;
-                            kv.insert(key.as_str(), (c, rev, value.as_ref()))?;
-                            log.insert(rev, (key.as_str(), PUT, c, value.as_ref()))?;
-                            hist.insert((key.as_str(), rev), ())?;
-                            let out = KeyValue {
-                                key: key.clone(),
-                                value: value.clone(),
-                                create_revision: Revision(c),
-                                mod_revision: Revision(rev),
-                            };
-                            events.push(Event { kind: EventKind::Put, kv: out.clone() });
-                            Ok(Some(out))
-                        }
-                    }
-                }
-                Op::Delete { key, expected } => {
-                    let current = kv.get(key.as_str())?.map(|g| {
-                        let (c, m, v) = g.value();
-                        (c, m, Bytes::copy_from_slice(v))
-                    });
-                    match current {
-                        None => Err(Error::NotFound { key: key.clone() }),
-                        Some((c, m, v)) if expected.is_some_and(|e| e.0 != m) => Err(Error::Conflict {
-                            key: key.clone(),
-                            current: Box::new(KeyValue {
-                                key: key.clone(),
-                                value: v,
-                                create_revision: Revision(c),
-                                mod_revision: Revision(m),
-                            }),
-                        }),
-                        Some((c, _, v)) => {
-                            rev += 1;
-                            kv.remove(key.as_str())?;
-                            log.insert(rev, (key.as_str(), DELETE, c, v.as_ref()))?;
-                            hist.insert((key.as_str(), rev), ())?;
-                            let out = KeyValue {
-                                key: key.clone(),
-                                value: v,
-                                create_revision: Revision(c),
-                                mod_revision: Revision(rev),
-                            };
-                            events.push(Event { kind: EventKind::Delete, kv: out.clone() });
-                            Ok(Some(out))
-                        }
-                    }
-                }
-                Op::Compact { revision } => {
-                    if revision.0 > rev {
-                        Err(Error::FutureRevision { requested: revision.0, current: rev })
-                    } else if revision.0 <= compacted {
-                        Ok(None)
-                    } else {
-                        compact_range(&mut log, &mut hist, compacted, revision.0)?;
-                        compacted = revision.0;
-                        meta.insert(META_COMPACTED, compacted)?;
-                        Ok(None)
-                    }
-                }
-            };
-            results.push(result);
-        }
-        if rev != start {
-            meta.insert(META_REVISION, rev)?;
-        }
-    }
-    txn.commit()?;
-    Ok((results, events, rev, compacted))
-}
 
 /// Removes history entries in `(from, to]` that no read after `to` needs: for each key touched
 /// there, every revision but the last at or before `to`, and that one too if it is a delete.

@@ -14,6 +14,7 @@ pub mod conformance;
 mod embedded;
 mod error;
 mod store;
+mod wal;
 
 pub use compactor::spawn_compactor;
 pub use embedded::{EmbeddedStore, EmbeddedStoreConfig};

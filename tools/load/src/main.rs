@@ -1,1 +1,273 @@
-fn main() {}
+//! `capstan-load`: drives a running API server with concurrent clients and reports
+//! throughput and latency percentiles of StorageClass create, get, update and full list.
+//!
+//! It reads the server URL, CA and token from a kubeconfig (e.g. the one
+//! `capstan-apiserver --write-admin-kubeconfig` writes). Each client has its own TLS
+//! connection (HTTP/2 unless `--http1`). Objects it creates carry the label
+//! `capstan-load=<run>` and are deleted at the end.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use bytes::Bytes;
+use clap::Parser;
+use http::{Method, Request, StatusCode};
+use http_body_util::{BodyExt, Full};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, ServerName};
+
+const SC: &str = "/apis/storage.k8s.io/v1/storageclasses";
+
+/// Load harness for Kubernetes-compatible API servers.
+#[derive(Debug, Parser)]
+struct Options {
+    /// Kubeconfig with the server URL, its CA and a bearer token.
+    #[arg(long)]
+    kubeconfig: std::path::PathBuf,
+    /// Client counts to measure, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,16,64")]
+    clients: Vec<usize>,
+    /// Operations to measure, in order, comma-separated: create, get, update, list.
+    #[arg(long, value_delimiter = ',', default_value = "create,get,update,list")]
+    ops: Vec<String>,
+    /// How long each measurement runs.
+    #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
+    duration: Duration,
+    /// Use HTTP/1.1 instead of HTTP/2.
+    #[arg(long)]
+    http1: bool,
+}
+
+struct Target {
+    host: String,
+    port: u16,
+    token: String,
+    connector: tokio_rustls::TlsConnector,
+    http1: bool,
+}
+
+enum Conn {
+    H1(hyper::client::conn::http1::SendRequest<Full<Bytes>>),
+    H2(hyper::client::conn::http2::SendRequest<Full<Bytes>>),
+}
+
+impl Target {
+    fn from_kubeconfig(path: &std::path::Path, http1: bool) -> Result<Self, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+        let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("the kubeconfig is not JSON: {e}"))?;
+        let cluster = &doc["clusters"][0]["cluster"];
+        let server = cluster["server"].as_str().ok_or("no server in the kubeconfig")?;
+        let ca = cluster["certificate-authority-data"].as_str().ok_or("no certificate-authority-data")?;
+        let ca = base64::engine::general_purpose::STANDARD.decode(ca).map_err(|e| e.to_string())?;
+        let token = doc["users"][0]["user"]["token"].as_str().ok_or("no token in the kubeconfig")?.to_string();
+        let authority = server.strip_prefix("https://").ok_or("the server URL is not https")?;
+        let (host, port) = authority.rsplit_once(':').ok_or("the server URL has no port")?;
+        let mut roots = rustls::RootCertStore::empty();
+        for cert in CertificateDer::pem_slice_iter(&ca) {
+            roots.add(cert.map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+        }
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| e.to_string())?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        config.alpn_protocols = if http1 { vec![b"http/1.1".to_vec()] } else { vec![b"h2".to_vec()] };
+        Ok(Self {
+            host: host.trim_matches(['[', ']']).to_string(),
+            port: port.parse().map_err(|_| "bad port")?,
+            token,
+            connector: tokio_rustls::TlsConnector::from(Arc::new(config)),
+            http1,
+        })
+    }
+
+    async fn connect(&self) -> Result<Conn, String> {
+        let tcp = tokio::net::TcpStream::connect((self.host.as_str(), self.port)).await.map_err(|e| e.to_string())?;
+        tcp.set_nodelay(true).map_err(|e| e.to_string())?;
+        let name = ServerName::try_from(self.host.clone()).map_err(|e| e.to_string())?;
+        let tls = self.connector.connect(name, tcp).await.map_err(|e| e.to_string())?;
+        let io = TokioIo::new(tls);
+        if self.http1 {
+            let (send, conn) = hyper::client::conn::http1::handshake(io).await.map_err(|e| e.to_string())?;
+            tokio::spawn(conn);
+            Ok(Conn::H1(send))
+        } else {
+            let (send, conn) =
+                hyper::client::conn::http2::handshake(TokioExecutor::new(), io).await.map_err(|e| e.to_string())?;
+            tokio::spawn(conn);
+            Ok(Conn::H2(send))
+        }
+    }
+
+    fn request(&self, method: Method, path: &str, body: Option<Vec<u8>>) -> Request<Full<Bytes>> {
+        let mut b = Request::builder()
+            .method(method)
+            .uri(format!("https://{}:{}{path}", self.host, self.port))
+            .header("authorization", format!("Bearer {}", self.token))
+            .header("accept", "application/json");
+        if body.is_some() {
+            b = b.header("content-type", "application/json");
+        }
+        b.body(Full::new(body.map(Bytes::from).unwrap_or_default())).expect("a valid request")
+    }
+}
+
+impl Conn {
+    async fn send(&mut self, req: Request<Full<Bytes>>) -> Result<(StatusCode, Bytes), String> {
+        let resp = match self {
+            Conn::H1(s) => {
+                s.ready().await.map_err(|e| e.to_string())?;
+                s.send_request(req).await
+            }
+            Conn::H2(s) => {
+                s.ready().await.map_err(|e| e.to_string())?;
+                s.send_request(req).await
+            }
+        }
+        .map_err(|e| e.to_string())?;
+        let status = resp.status();
+        let body = resp.into_body().collect().await.map_err(|e| e.to_string())?.to_bytes();
+        Ok((status, body))
+    }
+}
+
+fn object(run: &str, name: &str, generation: u64) -> Vec<u8> {
+    serde_json::to_vec(&serde_json::json!({
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": name, "labels": {"capstan-load": run, "generation": generation.to_string()}},
+        "provisioner": "example.com/load",
+        "parameters": {"type": "ssd", "iops": "3000"},
+    }))
+    .expect("JSON")
+}
+
+struct Outcome {
+    latencies: Vec<Duration>,
+    errors: usize,
+    elapsed: Duration,
+}
+
+/// Runs `clients` workers for `duration`; worker `w` gets the names it owns.
+async fn measure(target: &Arc<Target>, op: &str, clients: usize, duration: Duration, run: &str, owned: &[Vec<String>]) -> Outcome {
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for w in 0..clients {
+        let target = target.clone();
+        let op = op.to_string();
+        let run = run.to_string();
+        let mine = owned.get(w).cloned().unwrap_or_default();
+        tasks.push(tokio::spawn(async move {
+            let mut conn = target.connect().await.expect("connecting to the server");
+            let mut latencies = Vec::new();
+            let mut errors = 0;
+            let mut created = Vec::new();
+            let mut i = 0u64;
+            while start.elapsed() < duration {
+                let (req, expect) = match op.as_str() {
+                    "create" => {
+                        let name = format!("load-{run}-{clients}-{w}-{i}");
+                        let body = object(&run, &name, 0);
+                        created.push(name);
+                        (target.request(Method::POST, SC, Some(body)), StatusCode::CREATED)
+                    }
+                    "get" if !mine.is_empty() => {
+                        let name = &mine[i as usize % mine.len()];
+                        (target.request(Method::GET, &format!("{SC}/{name}"), None), StatusCode::OK)
+                    }
+                    "update" if !mine.is_empty() => {
+                        let name = &mine[i as usize % mine.len()];
+                        let body = object(&run, name, i + 1);
+                        (target.request(Method::PUT, &format!("{SC}/{name}"), Some(body)), StatusCode::OK)
+                    }
+                    "list" => (target.request(Method::GET, SC, None), StatusCode::OK),
+                    _ => break,
+                };
+                i += 1;
+                let t = Instant::now();
+                match conn.send(req).await {
+                    Ok((status, _)) if status == expect => latencies.push(t.elapsed()),
+                    _ => errors += 1,
+                }
+            }
+            (latencies, errors, created)
+        }));
+    }
+    let mut latencies = Vec::new();
+    let mut errors = 0;
+    for t in tasks {
+        let (l, e, _) = t.await.expect("a worker");
+        latencies.extend(l);
+        errors += e;
+    }
+    Outcome { latencies, errors, elapsed: start.elapsed() }
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[idx.min(sorted.len() - 1)]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2}", d.as_secs_f64() * 1000.0)
+}
+
+async fn existing_names(target: &Target, run: &str) -> Vec<String> {
+    let mut conn = target.connect().await.expect("connecting");
+    let req = target.request(Method::GET, &format!("{SC}?labelSelector=capstan-load%3D{run}"), None);
+    let (_, body) = conn.send(req).await.expect("listing");
+    let list: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+    list["items"]
+        .as_array()
+        .map(|items| items.iter().filter_map(|i| i["metadata"]["name"].as_str().map(str::to_string)).collect())
+        .unwrap_or_default()
+}
+
+#[tokio::main]
+async fn main() {
+    let options = Options::parse();
+    let target = match Target::from_kubeconfig(&options.kubeconfig, options.http1) {
+        Ok(t) => Arc::new(t),
+        Err(e) => {
+            eprintln!("capstan-load: {e}");
+            std::process::exit(2);
+        }
+    };
+    let run = format!("{}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_secs());
+    println!("| operation | clients | requests | errors | ops/s | p50 ms | p90 ms | p99 ms | max ms |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for &clients in &options.clients {
+        for op in &options.ops {
+            let names = existing_names(&target, &run).await;
+            // Each worker gets a disjoint share of the objects, so updates never conflict.
+            let mut owned = vec![Vec::new(); clients];
+            for (i, n) in names.into_iter().enumerate() {
+                owned[i % clients].push(n);
+            }
+            let mut out = measure(&target, op, clients, options.duration, &run, &owned).await;
+            out.latencies.sort();
+            let n = out.latencies.len();
+            let label = if op == "list" { format!("list ({} items)", owned.iter().map(Vec::len).sum::<usize>()) } else { op.clone() };
+            println!(
+                "| {label} | {clients} | {n} | {} | {:.0} | {} | {} | {} | {} |",
+                out.errors,
+                n as f64 / out.elapsed.as_secs_f64(),
+                ms(percentile(&out.latencies, 0.5)),
+                ms(percentile(&out.latencies, 0.9)),
+                ms(percentile(&out.latencies, 0.99)),
+                ms(out.latencies.last().copied().unwrap_or_default()),
+            );
+        }
+    }
+    let mut conn = target.connect().await.expect("connecting");
+    let cleanup = target.request(Method::DELETE, &format!("{SC}?labelSelector=capstan-load%3D{run}"), None);
+    if let Err(e) = conn.send(cleanup).await {
+        eprintln!("capstan-load: cleanup failed: {e}");
+    }
+}
