@@ -17,6 +17,7 @@ use hyper::body::Incoming;
 
 use crate::discovery::Discovery;
 use crate::openapi::OpenApi;
+use crate::openapi_v2::{self, OpenApiV2};
 use crate::request_info::RequestInfo;
 use crate::response::{self, Body};
 
@@ -26,8 +27,10 @@ pub struct State {
     pub registry: Registry,
     /// Discovery documents.
     pub discovery: Discovery,
-    /// OpenAPI documents.
+    /// OpenAPI v3 documents.
     pub openapi: OpenApi,
+    /// The OpenAPI v2 document.
+    pub openapi_v2: OpenApiV2,
     /// Largest accepted request body.
     pub max_body: usize,
 }
@@ -92,6 +95,12 @@ fn non_resource(
                 Err(ApiError::method_not_allowed())
             };
         }
+        "/openapi/v2" => {
+            if method != Method::GET && method != Method::HEAD {
+                return Err(ApiError::method_not_allowed());
+            }
+            return openapi_v2_response(&state.openapi_v2, headers, pretty);
+        }
         p if p.starts_with("/openapi/v3") => state.openapi.get(p),
         p => state.discovery.get(p),
     };
@@ -101,6 +110,22 @@ fn non_resource(
     }
     negotiate(headers)?;
     Ok(response::json(StatusCode::OK, document, pretty))
+}
+
+/// `/openapi/v2` in protobuf when asked for, else JSON.
+fn openapi_v2_response(doc: &OpenApiV2, headers: &HeaderMap, pretty: bool) -> Result<Response<Body>, ApiError> {
+    let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let wants_protobuf = accept.split(',').any(|entry| {
+        let media = entry.split(';').next().unwrap_or("").trim();
+        media.starts_with("application/com.github.proto-openapi.spec.v2")
+    });
+    if wants_protobuf {
+        let mut resp = Response::new(response::full(doc.protobuf.clone()));
+        resp.headers_mut().insert(header::CONTENT_TYPE, http::HeaderValue::from_static(openapi_v2::PROTOBUF));
+        return Ok(resp);
+    }
+    negotiate(headers)?;
+    Ok(response::json(StatusCode::OK, doc.json.clone(), pretty))
 }
 
 async fn read_body(req: Request<Incoming>, max: usize) -> Result<Bytes, ApiError> {

@@ -13,6 +13,7 @@ mod filters;
 mod handler;
 mod kubeconfig;
 mod openapi;
+mod openapi_v2;
 mod query;
 mod request_info;
 mod response;

@@ -25,6 +25,7 @@ use crate::error::{Error, Result};
 use crate::filters::{self, ApiService};
 use crate::handler::{self, State};
 use crate::openapi::OpenApi;
+use crate::openapi_v2::OpenApiV2;
 use crate::{kubeconfig, tls};
 
 /// How long in-flight requests may take to finish after shutdown begins.
@@ -148,6 +149,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     let state = Arc::new(State {
         discovery: Discovery::build(&registry, &advertised),
         openapi: OpenApi::build(&registry),
+        openapi_v2: OpenApiV2::build(&registry),
         registry,
         max_body: config.max_request_body_bytes,
     });

@@ -63,7 +63,7 @@ impl EmbeddedStoreConfig {
             max_batch: 512,
             watch_buffer: 4096,
             checkpoint_bytes: 64 << 20,
-            checkpoint_interval: Duration::from_secs(10),
+            checkpoint_interval: Duration::from_secs(1),
         }
     }
 }
