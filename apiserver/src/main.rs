@@ -31,7 +31,11 @@ struct Options {
 
     /// Directory of the generated TLS pair; ignored when --tls-cert-file and
     /// --tls-private-key-file are given.
-    #[arg(long, default_value = "/var/run/kubernetes", help_heading = "Secure serving")]
+    #[arg(
+        long,
+        default_value = "/var/run/kubernetes",
+        help_heading = "Secure serving"
+    )]
     cert_dir: PathBuf,
 
     /// Directory of the embedded store (used whenever no etcd servers are configured).
@@ -58,7 +62,12 @@ struct Options {
 
     /// Ordered, comma-separated authorization modes: AlwaysAllow, AlwaysDeny. Members of
     /// system:masters are always allowed.
-    #[arg(long, default_value = "AlwaysAllow", value_delimiter = ',', help_heading = "Authorization")]
+    #[arg(
+        long,
+        default_value = "AlwaysAllow",
+        value_delimiter = ',',
+        help_heading = "Authorization"
+    )]
     authorization_mode: Vec<String>,
 
     /// At start, generate an admin token (group system:masters) and write a kubeconfig
@@ -87,7 +96,11 @@ fn init_logging(verbosity: u8) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    tracing_subscriber::fmt().with_env_filter(filter).with_ansi(ansi).with_writer(std::io::stderr).init();
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(ansi)
+        .with_writer(std::io::stderr)
+        .init();
 }
 
 fn main() -> ExitCode {
@@ -106,7 +119,10 @@ fn main() -> ExitCode {
     config.authorization_modes = options.authorization_mode;
     config.admin_kubeconfig = options.write_admin_kubeconfig;
 
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(err) => {
             eprintln!("capstan-apiserver: starting the runtime: {err}");
@@ -138,7 +154,11 @@ mod tests {
         assert!(!o.anonymous_auth);
         assert_eq!(o.authorization_mode, ["AlwaysDeny", "AlwaysAllow"]);
         assert_eq!(o.etcd_compaction_interval, Duration::from_secs(120));
-        assert!(Options::try_parse_from(["capstan-apiserver", "--anonymous-auth"]).unwrap().anonymous_auth);
+        assert!(
+            Options::try_parse_from(["capstan-apiserver", "--anonymous-auth"])
+                .unwrap()
+                .anonymous_auth
+        );
         assert!(Options::try_parse_from(["capstan-apiserver", "--secure-port=http"]).is_err());
         assert_eq!(parse_duration("0").unwrap(), Duration::ZERO);
     }

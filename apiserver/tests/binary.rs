@@ -38,23 +38,37 @@ fn start(data: &Path) -> Daemon {
     let mut address = None;
     for line in stderr.by_ref() {
         let line = line.expect("a log line");
-        if let Some(rest) = line.split("address=").nth(1) {
-            if line.contains("serving") {
-                address = Some(rest.split_whitespace().next().expect("an address").to_string());
-                break;
-            }
+        if let Some(rest) = line.split("address=").nth(1)
+            && line.contains("serving")
+        {
+            address = Some(
+                rest.split_whitespace()
+                    .next()
+                    .expect("an address")
+                    .to_string(),
+            );
+            break;
         }
     }
     let address = address.expect("the server logs its address");
     // Keep draining the log so that the server never writes into a closed pipe.
     std::thread::spawn(move || stderr.for_each(drop));
-    let config: serde_json::Value = serde_json::from_slice(&std::fs::read(&kubeconfig).expect("the kubeconfig")).unwrap();
-    let token = config["users"][0]["user"]["token"].as_str().expect("a token");
-    let ca = config["clusters"][0]["cluster"]["certificate-authority-data"].as_str().expect("a CA");
+    let config: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&kubeconfig).expect("the kubeconfig")).unwrap();
+    let token = config["users"][0]["user"]["token"]
+        .as_str()
+        .expect("a token");
+    let ca = config["clusters"][0]["cluster"]["certificate-authority-data"]
+        .as_str()
+        .expect("a CA");
     let ca = base64_decode(ca);
     let url = format!("https://{address}");
     assert_eq!(config["clusters"][0]["cluster"]["server"], url.as_str());
-    Daemon { client: RawClient::new(&url, &ca, Some(token)), url, child }
+    Daemon {
+        client: RawClient::new(&url, &ca, Some(token)),
+        url,
+        child,
+    }
 }
 
 fn base64_decode(s: &str) -> String {
@@ -98,7 +112,12 @@ async fn every_acknowledged_create_survives_sigkill() {
                 let name = format!("w{w}-{i}");
                 i += 1;
                 let body = serde_json::to_vec(&sc(&name)).unwrap();
-                let sent = client.try_request(http::Method::POST, SC, &[("content-type", "application/json")], body);
+                let sent = client.try_request(
+                    http::Method::POST,
+                    SC,
+                    &[("content-type", "application/json")],
+                    body,
+                );
                 match tokio::time::timeout(Duration::from_secs(10), sent).await {
                     Ok(Ok(resp)) if resp.status == 201 => acknowledged.lock().await.push(name),
                     Ok(Ok(resp)) => panic!("create failed before the crash: {}", resp.status),
@@ -111,7 +130,10 @@ async fn every_acknowledged_create_survives_sigkill() {
     // Kill in the middle of the burst, once a good number of creates are acknowledged.
     let deadline = Instant::now() + Duration::from_secs(60);
     while acknowledged.lock().await.len() < 300 {
-        assert!(Instant::now() < deadline, "creates are not being acknowledged");
+        assert!(
+            Instant::now() < deadline,
+            "creates are not being acknowledged"
+        );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     daemon.child.kill().expect("SIGKILL");
@@ -124,10 +146,23 @@ async fn every_acknowledged_create_survives_sigkill() {
 
     let mut restarted = start(dir.path());
     let list = restarted.client.get(SC).await.json();
-    let present: std::collections::HashSet<&str> =
-        list["items"].as_array().unwrap().iter().map(|i| i["metadata"]["name"].as_str().unwrap()).collect();
-    let lost: Vec<&String> = acknowledged.iter().filter(|n| !present.contains(n.as_str())).collect();
-    assert!(lost.is_empty(), "{} of {} acknowledged creates were lost: {:?}", lost.len(), acknowledged.len(), &lost[..lost.len().min(10)]);
+    let present: std::collections::HashSet<&str> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["metadata"]["name"].as_str().unwrap())
+        .collect();
+    let lost: Vec<&String> = acknowledged
+        .iter()
+        .filter(|n| !present.contains(n.as_str()))
+        .collect();
+    assert!(
+        lost.is_empty(),
+        "{} of {} acknowledged creates were lost: {:?}",
+        lost.len(),
+        acknowledged.len(),
+        &lost[..lost.len().min(10)]
+    );
     // The restarted server keeps the same CA (the generated pair is reused).
     let _ = restarted.child.kill();
     let _ = restarted.child.wait();
@@ -136,13 +171,25 @@ async fn every_acknowledged_create_survives_sigkill() {
 #[test]
 fn bad_options_fail_the_start_with_one_clear_line() {
     let out = Command::new(env!("CARGO_BIN_EXE_capstan-apiserver"))
-        .args(["--authorization-mode", "Telepathy", "--secure-port", "0", "--data-dir"])
+        .args([
+            "--authorization-mode",
+            "Telepathy",
+            "--secure-port",
+            "0",
+            "--data-dir",
+        ])
         .arg(tempfile::tempdir().unwrap().path())
         .output()
         .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("unknown authorization mode \"Telepathy\""), "{err}");
-    let out = Command::new(env!("CARGO_BIN_EXE_capstan-apiserver")).arg("--secure-port=x").output().unwrap();
+    assert!(
+        err.contains("unknown authorization mode \"Telepathy\""),
+        "{err}"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_capstan-apiserver"))
+        .arg("--secure-port=x")
+        .output()
+        .unwrap();
     assert!(!out.status.success());
 }

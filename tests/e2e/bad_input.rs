@@ -12,7 +12,12 @@ fn sc(name: &str) -> serde_json::Value {
 }
 
 fn assert_status(resp: &capstan_e2e::RawResponse, code: u16, reason: &str) -> serde_json::Value {
-    assert_eq!(resp.status.as_u16(), code, "{}", String::from_utf8_lossy(&resp.body));
+    assert_eq!(
+        resp.status.as_u16(),
+        code,
+        "{}",
+        String::from_utf8_lossy(&resp.body)
+    );
     let status = resp.json();
     assert_eq!(status["kind"], "Status");
     assert_eq!(status["apiVersion"], "v1");
@@ -29,20 +34,42 @@ async fn each_bad_request_has_its_status() {
     let c = admin(&server);
     let json_ct = [("content-type", "application/json")];
 
-    let r = c.request(Method::POST, SC, &json_ct, b"{\"metadata\": ".to_vec()).await;
+    let r = c
+        .request(Method::POST, SC, &json_ct, b"{\"metadata\": ".to_vec())
+        .await;
     assert_status(&r, 400, "BadRequest");
 
     let mut wrong_kind = sc("x");
     wrong_kind["apiVersion"] = json!("v1");
     wrong_kind["kind"] = json!("Pod");
-    assert_status(&c.send_json(Method::POST, SC, &wrong_kind).await, 400, "BadRequest");
+    assert_status(
+        &c.send_json(Method::POST, SC, &wrong_kind).await,
+        400,
+        "BadRequest",
+    );
 
-    assert_eq!(c.send_json(Method::POST, SC, &sc("named")).await.status, 201);
-    let r = c.send_json(Method::PUT, &format!("{SC}/other"), &sc("named")).await;
+    assert_eq!(
+        c.send_json(Method::POST, SC, &sc("named")).await.status,
+        201
+    );
+    let r = c
+        .send_json(Method::PUT, &format!("{SC}/other"), &sc("named"))
+        .await;
     let s = assert_status(&r, 400, "BadRequest");
-    assert!(s["message"].as_str().unwrap().contains("does not match the name on the URL"));
+    assert!(
+        s["message"]
+            .as_str()
+            .unwrap()
+            .contains("does not match the name on the URL")
+    );
 
-    let r = c.send_json(Method::POST, SC, &json!({"metadata": {}, "provisioner": "p"})).await;
+    let r = c
+        .send_json(
+            Method::POST,
+            SC,
+            &json!({"metadata": {}, "provisioner": "p"}),
+        )
+        .await;
     let s = assert_status(&r, 422, "Invalid");
     assert_eq!(s["details"]["causes"][0]["field"], "metadata.name");
     assert_eq!(s["details"]["causes"][0]["reason"], "FieldValueRequired");
@@ -50,42 +77,124 @@ async fn each_bad_request_has_its_status() {
     let mut invalid = sc("Bad_Name");
     invalid["reclaimPolicy"] = json!("Recycle");
     invalid["provisioner"] = json!("");
-    let s = assert_status(&c.send_json(Method::POST, SC, &invalid).await, 422, "Invalid");
-    let fields: Vec<&str> = s["details"]["causes"].as_array().unwrap().iter().map(|c| c["field"].as_str().unwrap()).collect();
+    let s = assert_status(
+        &c.send_json(Method::POST, SC, &invalid).await,
+        422,
+        "Invalid",
+    );
+    let fields: Vec<&str> = s["details"]["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["field"].as_str().unwrap())
+        .collect();
     assert_eq!(fields, ["metadata.name", "provisioner", "reclaimPolicy"]);
     assert_eq!(s["details"]["kind"], "StorageClass");
     assert_eq!(s["details"]["group"], "storage.k8s.io");
 
     let mut big = sc("big");
     big["metadata"]["annotations"] = json!({"x": "y".repeat(3 * 1024 * 1024)});
-    assert_status(&c.send_json(Method::POST, SC, &big).await, 413, "RequestEntityTooLarge");
+    assert_status(
+        &c.send_json(Method::POST, SC, &big).await,
+        413,
+        "RequestEntityTooLarge",
+    );
 
-    assert_status(&c.get("/apis/nope.example.com/v1/things").await, 404, "NotFound");
+    assert_status(
+        &c.get("/apis/nope.example.com/v1/things").await,
+        404,
+        "NotFound",
+    );
     assert_status(&c.get(&format!("{SC}/missing")).await, 404, "NotFound");
     assert_status(&c.get(&format!("{SC}/named/status")).await, 404, "NotFound");
-    assert_status(&c.send_json(Method::POST, &format!("{SC}/named"), &sc("named")).await, 405, "MethodNotAllowed");
-    assert_status(&c.send_json(Method::PUT, SC, &sc("named")).await, 405, "MethodNotAllowed");
-    assert_status(&c.request(Method::OPTIONS, SC, &[], Vec::new()).await, 405, "MethodNotAllowed");
+    assert_status(
+        &c.send_json(Method::POST, &format!("{SC}/named"), &sc("named"))
+            .await,
+        405,
+        "MethodNotAllowed",
+    );
+    assert_status(
+        &c.send_json(Method::PUT, SC, &sc("named")).await,
+        405,
+        "MethodNotAllowed",
+    );
+    assert_status(
+        &c.request(Method::OPTIONS, SC, &[], Vec::new()).await,
+        405,
+        "MethodNotAllowed",
+    );
 
-    let r = c.request(Method::PATCH, &format!("{SC}/named"), &[("content-type", "text/plain")], b"{}".to_vec()).await;
+    let r = c
+        .request(
+            Method::PATCH,
+            &format!("{SC}/named"),
+            &[("content-type", "text/plain")],
+            b"{}".to_vec(),
+        )
+        .await;
     assert_status(&r, 415, "UnsupportedMediaType");
-    let r = c.request(Method::POST, SC, &[("content-type", "application/xml")], b"<x/>".to_vec()).await;
+    let r = c
+        .request(
+            Method::POST,
+            SC,
+            &[("content-type", "application/xml")],
+            b"<x/>".to_vec(),
+        )
+        .await;
     assert_status(&r, 415, "UnsupportedMediaType");
-    let r = c.request(Method::GET, SC, &[("accept", "application/vnd.kubernetes.protobuf")], Vec::new()).await;
+    let r = c
+        .request(
+            Method::GET,
+            SC,
+            &[("accept", "application/vnd.kubernetes.protobuf")],
+            Vec::new(),
+        )
+        .await;
     assert_status(&r, 406, "NotAcceptable");
 
-    assert_status(&c.get(&format!("{SC}?labelSelector=tier+in+gold")).await, 400, "BadRequest");
-    assert_status(&c.get(&format!("{SC}?fieldSelector=spec.nope%3D1")).await, 400, "BadRequest");
-    assert_status(&c.get(&format!("{SC}?resourceVersion=abc")).await, 400, "BadRequest");
-    assert_status(&c.get(&format!("{SC}?resourceVersionMatch=Exact")).await, 422, "Invalid");
+    assert_status(
+        &c.get(&format!("{SC}?labelSelector=tier+in+gold")).await,
+        400,
+        "BadRequest",
+    );
+    assert_status(
+        &c.get(&format!("{SC}?fieldSelector=spec.nope%3D1")).await,
+        400,
+        "BadRequest",
+    );
+    assert_status(
+        &c.get(&format!("{SC}?resourceVersion=abc")).await,
+        400,
+        "BadRequest",
+    );
+    assert_status(
+        &c.get(&format!("{SC}?resourceVersionMatch=Exact")).await,
+        422,
+        "Invalid",
+    );
 
     let path = format!("{SC}/named");
     let merge = [("content-type", "application/merge-patch+json")];
-    let old_rv = c.get(&path).await.json()["metadata"]["resourceVersion"].as_str().unwrap().to_string();
-    let r = c.request(Method::PATCH, &path, &merge, br#"{"mountOptions":["ro"]}"#.to_vec()).await;
+    let old_rv = c.get(&path).await.json()["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let r = c
+        .request(
+            Method::PATCH,
+            &path,
+            &merge,
+            br#"{"mountOptions":["ro"]}"#.to_vec(),
+        )
+        .await;
     assert_eq!(r.status, 200);
     let stale = format!(r#"{{"metadata":{{"resourceVersion":"{old_rv}"}},"mountOptions":["rw"]}}"#);
-    assert_status(&c.request(Method::PATCH, &path, &merge, stale.into_bytes()).await, 409, "Conflict");
+    assert_status(
+        &c.request(Method::PATCH, &path, &merge, stale.into_bytes())
+            .await,
+        409,
+        "Conflict",
+    );
     let r = c.send_json(Method::POST, SC, &sc("named")).await;
     let s = assert_status(&r, 409, "AlreadyExists");
     assert_eq!(s["details"]["name"], "named");
@@ -95,11 +204,30 @@ async fn each_bad_request_has_its_status() {
     extra["bogus"] = json!(1);
     let r = c.send_json(Method::POST, SC, &extra).await;
     assert_eq!(r.status, 201);
-    let warning = r.headers.get("warning").expect("a Warning header").to_str().unwrap();
+    let warning = r
+        .headers
+        .get("warning")
+        .expect("a Warning header")
+        .to_str()
+        .unwrap();
     assert_eq!(warning, r#"299 - "unknown field \"bogus\"""#);
     extra["metadata"]["name"] = json!("extra2");
-    assert_status(&c.send_json(Method::POST, &format!("{SC}?fieldValidation=Strict"), &extra).await, 400, "BadRequest");
-    assert_status(&c.send_json(Method::POST, &format!("{SC}?dryRun=Maybe"), &sc("d")).await, 400, "BadRequest");
+    assert_status(
+        &c.send_json(
+            Method::POST,
+            &format!("{SC}?fieldValidation=Strict"),
+            &extra,
+        )
+        .await,
+        400,
+        "BadRequest",
+    );
+    assert_status(
+        &c.send_json(Method::POST, &format!("{SC}?dryRun=Maybe"), &sc("d"))
+            .await,
+        400,
+        "BadRequest",
+    );
 }
 
 #[tokio::test]
@@ -119,17 +247,48 @@ async fn garbage_never_breaks_the_server() {
         b"{\"a\":".repeat(10_000),
     ];
     for body in &bodies {
-        for (method, path) in [(Method::POST, SC.to_string()), (Method::PUT, format!("{SC}/x"))] {
-            let r = c.request(method, &path, &[("content-type", "application/json")], body.clone()).await;
-            assert!(r.status.is_client_error(), "{} for {:?}", r.status, String::from_utf8_lossy(body));
+        for (method, path) in [
+            (Method::POST, SC.to_string()),
+            (Method::PUT, format!("{SC}/x")),
+        ] {
+            let r = c
+                .request(
+                    method,
+                    &path,
+                    &[("content-type", "application/json")],
+                    body.clone(),
+                )
+                .await;
+            assert!(
+                r.status.is_client_error(),
+                "{} for {:?}",
+                r.status,
+                String::from_utf8_lossy(body)
+            );
             assert_eq!(r.json()["kind"], "Status");
         }
-        for ct in ["application/merge-patch+json", "application/json-patch+json", "application/strategic-merge-patch+json"] {
-            let r = c.request(Method::PATCH, &format!("{SC}/x"), &[("content-type", ct)], body.clone()).await;
+        for ct in [
+            "application/merge-patch+json",
+            "application/json-patch+json",
+            "application/strategic-merge-patch+json",
+        ] {
+            let r = c
+                .request(
+                    Method::PATCH,
+                    &format!("{SC}/x"),
+                    &[("content-type", ct)],
+                    body.clone(),
+                )
+                .await;
             assert!(r.status.is_client_error(), "{} for {ct}", r.status);
         }
     }
-    for path in ["/apis/storage.k8s.io/v1/storageclasses/%ff%fe", "/api/v1/../../etc/passwd", "/apis//v1", &format!("{SC}?limit=-1&continue=%%%")] {
+    for path in [
+        "/apis/storage.k8s.io/v1/storageclasses/%ff%fe",
+        "/api/v1/../../etc/passwd",
+        "/apis//v1",
+        &format!("{SC}?limit=-1&continue=%%%"),
+    ] {
         let r = c.get(path).await;
         assert!(r.status.as_u16() < 500, "{path}: {}", r.status);
     }

@@ -5,12 +5,17 @@ use std::collections::BTreeMap;
 use capstan_testing::TestServer;
 use k8s_openapi::api::core::v1::{TopologySelectorLabelRequirement, TopologySelectorTerm};
 use k8s_openapi::api::storage::v1::StorageClass;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ManagedFieldsEntry, ObjectMeta, OwnerReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
+    ManagedFieldsEntry, ObjectMeta, OwnerReference,
+};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 
 fn storage_class(name: &str) -> StorageClass {
     StorageClass {
-        metadata: ObjectMeta { name: Some(name.into()), ..Default::default() },
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            ..Default::default()
+        },
         provisioner: "example.com/fast".into(),
         ..Default::default()
     }
@@ -72,14 +77,24 @@ async fn typed_crud_round_trips_every_field() {
     // Replace with a stale resourceVersion: 409.
     let mut stale = got.clone();
     stale.allow_volume_expansion = Some(false);
-    api.replace("full", &PostParams::default(), &stale).await.unwrap();
-    let (code, reason) = api_status(api.replace("full", &PostParams::default(), &stale).await.unwrap_err());
+    api.replace("full", &PostParams::default(), &stale)
+        .await
+        .unwrap();
+    let (code, reason) = api_status(
+        api.replace("full", &PostParams::default(), &stale)
+            .await
+            .unwrap_err(),
+    );
     assert_eq!((code, reason.as_str()), (409, "Conflict"));
 
     // Immutable fields: 422.
     let mut changed = api.get("full").await.unwrap();
     changed.provisioner = "example.com/other".into();
-    let (code, reason) = api_status(api.replace("full", &PostParams::default(), &changed).await.unwrap_err());
+    let (code, reason) = api_status(
+        api.replace("full", &PostParams::default(), &changed)
+            .await
+            .unwrap_err(),
+    );
     assert_eq!((code, reason.as_str()), (422, "Invalid"));
 
     // Delete with a finalizer only marks the object; removing the finalizer removes it.
@@ -87,7 +102,9 @@ async fn typed_crud_round_trips_every_field() {
     let marked = api.get("full").await.unwrap();
     assert!(marked.metadata.deletion_timestamp.is_some());
     let patch = serde_json::json!({"metadata": {"finalizers": null}});
-    api.patch("full", &PatchParams::default(), &Patch::Merge(&patch)).await.unwrap();
+    api.patch("full", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
     let (code, _) = api_status(api.get("full").await.unwrap_err());
     assert_eq!(code, 404);
 }
@@ -101,39 +118,80 @@ async fn list_select_patch_and_delete() {
         sc.metadata.labels = Some(BTreeMap::from([("tier".into(), tier.into())]));
         api.create(&PostParams::default(), &sc).await.unwrap();
     }
-    let gold = api.list(&ListParams::default().labels("tier=gold")).await.unwrap();
-    let names: Vec<_> = gold.items.iter().map(|s| s.metadata.name.clone().unwrap()).collect();
+    let gold = api
+        .list(&ListParams::default().labels("tier=gold"))
+        .await
+        .unwrap();
+    let names: Vec<_> = gold
+        .items
+        .iter()
+        .map(|s| s.metadata.name.clone().unwrap())
+        .collect();
     assert_eq!(names, ["a", "c"]);
     assert!(gold.metadata.resource_version.is_some());
-    let by_field = api.list(&ListParams::default().fields("metadata.name!=a")).await.unwrap();
+    let by_field = api
+        .list(&ListParams::default().fields("metadata.name!=a"))
+        .await
+        .unwrap();
     assert_eq!(by_field.items.len(), 2);
     let page = api.list(&ListParams::default().limit(2)).await.unwrap();
     assert_eq!(page.items.len(), 2);
     let token = page.metadata.continue_.clone().expect("a continue token");
-    let rest = api.list(&ListParams::default().limit(2).continue_token(&token)).await.unwrap();
+    let rest = api
+        .list(&ListParams::default().limit(2).continue_token(&token))
+        .await
+        .unwrap();
     assert_eq!(rest.items.len(), 1);
 
     let patch = serde_json::json!({"metadata": {"labels": {"tier": "bronze"}}});
-    let patched = api.patch("b", &PatchParams::default(), &Patch::Strategic(&patch)).await.unwrap();
+    let patched = api
+        .patch("b", &PatchParams::default(), &Patch::Strategic(&patch))
+        .await
+        .unwrap();
     assert_eq!(patched.metadata.labels.unwrap()["tier"], "bronze");
     let generated = api
-        .create(&PostParams::default(), &StorageClass {
-            metadata: ObjectMeta { generate_name: Some("gen-".into()), ..Default::default() },
-            provisioner: "p".into(),
-            ..Default::default()
-        })
+        .create(
+            &PostParams::default(),
+            &StorageClass {
+                metadata: ObjectMeta {
+                    generate_name: Some("gen-".into()),
+                    ..Default::default()
+                },
+                provisioner: "p".into(),
+                ..Default::default()
+            },
+        )
         .await
         .unwrap();
     assert!(generated.metadata.name.unwrap().starts_with("gen-"));
 
-    let dry = PostParams { dry_run: true, ..Default::default() };
+    let dry = PostParams {
+        dry_run: true,
+        ..Default::default()
+    };
     api.create(&dry, &storage_class("dry")).await.unwrap();
-    assert_eq!(api_status(api.get("dry").await.unwrap_err()).0, 404, "dry run persists nothing");
+    assert_eq!(
+        api_status(api.get("dry").await.unwrap_err()).0,
+        404,
+        "dry run persists nothing"
+    );
 
     let gone = api.delete("a", &DeleteParams::default()).await.unwrap();
     assert!(gone.is_left(), "delete returns the object");
-    api.delete_collection(&DeleteParams::default(), &ListParams::default().labels("tier=gold")).await.unwrap();
-    let left: Vec<_> = api.list(&ListParams::default()).await.unwrap().items.into_iter().map(|s| s.metadata.name.unwrap()).collect();
+    api.delete_collection(
+        &DeleteParams::default(),
+        &ListParams::default().labels("tier=gold"),
+    )
+    .await
+    .unwrap();
+    let left: Vec<_> = api
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|s| s.metadata.name.unwrap())
+        .collect();
     assert_eq!(left.len(), 2, "{left:?}");
     assert!(left.contains(&"b".to_string()));
     let version = server.client().await.apiserver_version().await.unwrap();

@@ -26,8 +26,12 @@ pub struct RawResponse {
 impl RawResponse {
     /// The body as JSON (panics when it is not).
     pub fn json(&self) -> serde_json::Value {
-        serde_json::from_slice(&self.body)
-            .unwrap_or_else(|e| panic!("body is not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
+            panic!(
+                "body is not JSON ({e}): {}",
+                String::from_utf8_lossy(&self.body)
+            )
+        })
     }
 }
 
@@ -44,7 +48,9 @@ pub struct RawClient {
 pub fn tls_config(ca_pem: &str, alpn: &[&[u8]]) -> rustls::ClientConfig {
     let mut roots = rustls::RootCertStore::empty();
     for cert in CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
-        roots.add(cert.expect("a PEM certificate")).expect("a usable CA certificate");
+        roots
+            .add(cert.expect("a PEM certificate"))
+            .expect("a usable CA certificate");
     }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut config = rustls::ClientConfig::builder_with_provider(provider)
@@ -64,19 +70,33 @@ impl RawClient {
         Self {
             host: host.trim_matches(['[', ']']).to_string(),
             port: port.parse().expect("a port"),
-            connector: tokio_rustls::TlsConnector::from(Arc::new(tls_config(ca_pem, &[b"http/1.1"]))),
+            connector: tokio_rustls::TlsConnector::from(Arc::new(tls_config(
+                ca_pem,
+                &[b"http/1.1"],
+            ))),
             token: token.map(str::to_string),
         }
     }
 
     /// The same client with another bearer token (or none).
     pub fn with_token(&self, token: Option<&str>) -> Self {
-        Self { token: token.map(str::to_string), ..self.clone() }
+        Self {
+            token: token.map(str::to_string),
+            ..self.clone()
+        }
     }
 
     /// Sends one request; panics when the server can not be reached.
-    pub async fn request(&self, method: Method, path: &str, headers: &[(&str, &str)], body: Vec<u8>) -> RawResponse {
-        self.try_request(method, path, headers, body).await.unwrap_or_else(|e| panic!("request failed: {e}"))
+    pub async fn request(
+        &self,
+        method: Method,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Vec<u8>,
+    ) -> RawResponse {
+        self.try_request(method, path, headers, body)
+            .await
+            .unwrap_or_else(|e| panic!("request failed: {e}"))
     }
 
     /// Sends one request; an error when the connection fails (e.g. the server died).
@@ -87,24 +107,47 @@ impl RawClient {
         headers: &[(&str, &str)],
         body: Vec<u8>,
     ) -> Result<RawResponse, String> {
-        let tcp = tokio::net::TcpStream::connect((self.host.as_str(), self.port)).await.map_err(|e| format!("connect: {e}"))?;
+        let tcp = tokio::net::TcpStream::connect((self.host.as_str(), self.port))
+            .await
+            .map_err(|e| format!("connect: {e}"))?;
         let name = ServerName::try_from(self.host.clone()).map_err(|e| e.to_string())?;
-        let tls = self.connector.connect(name, tcp).await.map_err(|e| format!("TLS: {e}"))?;
-        let (mut sender, conn) =
-            hyper::client::conn::http1::handshake(TokioIo::new(tls)).await.map_err(|e| format!("HTTP: {e}"))?;
+        let tls = self
+            .connector
+            .connect(name, tcp)
+            .await
+            .map_err(|e| format!("TLS: {e}"))?;
+        let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
+            .await
+            .map_err(|e| format!("HTTP: {e}"))?;
         tokio::spawn(conn);
-        let mut req = Request::builder().method(method).uri(path).header("host", format!("{}:{}", self.host, self.port));
+        let mut req = Request::builder()
+            .method(method)
+            .uri(path)
+            .header("host", format!("{}:{}", self.host, self.port));
         if let Some(token) = &self.token {
             req = req.header("authorization", format!("Bearer {token}"));
         }
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
-        let req = req.body(Full::new(Bytes::from(body))).map_err(|e| e.to_string())?;
-        let resp = sender.send_request(req).await.map_err(|e| format!("send: {e}"))?;
+        let req = req
+            .body(Full::new(Bytes::from(body)))
+            .map_err(|e| e.to_string())?;
+        let resp = sender
+            .send_request(req)
+            .await
+            .map_err(|e| format!("send: {e}"))?;
         let (parts, body) = resp.into_parts();
-        let body = body.collect().await.map_err(|e| format!("body: {e}"))?.to_bytes();
-        Ok(RawResponse { status: parts.status, headers: parts.headers, body })
+        let body = body
+            .collect()
+            .await
+            .map_err(|e| format!("body: {e}"))?
+            .to_bytes();
+        Ok(RawResponse {
+            status: parts.status,
+            headers: parts.headers,
+            body,
+        })
     }
 
     /// GET `path`.
@@ -113,9 +156,15 @@ impl RawClient {
     }
 
     /// Sends a JSON body with `method`.
-    pub async fn send_json(&self, method: Method, path: &str, body: &serde_json::Value) -> RawResponse {
+    pub async fn send_json(
+        &self,
+        method: Method,
+        path: &str,
+        body: &serde_json::Value,
+    ) -> RawResponse {
         let bytes = serde_json::to_vec(body).expect("JSON");
-        self.request(method, path, &[("content-type", "application/json")], bytes).await
+        self.request(method, path, &[("content-type", "application/json")], bytes)
+            .await
     }
 }
 
@@ -126,10 +175,18 @@ pub fn kubectl(kubeconfig: &Path, args: &[&str]) -> (bool, String, String) {
 }
 
 /// [`kubectl`] with extra environment variables (e.g. `EDITOR`).
-pub fn kubectl_with_env(kubeconfig: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
+pub fn kubectl_with_env(
+    kubeconfig: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (bool, String, String) {
     let cache = kubeconfig.with_file_name("kubectl-cache");
     let mut cmd = Command::new("kubectl");
-    cmd.arg("--kubeconfig").arg(kubeconfig).arg("--cache-dir").arg(&cache).args(args);
+    cmd.arg("--kubeconfig")
+        .arg(kubeconfig)
+        .arg("--cache-dir")
+        .arg(&cache)
+        .args(args);
     for (k, v) in env {
         cmd.env(k, v);
     }

@@ -39,7 +39,8 @@ impl Strategy for StorageClassStrategy {
 
     fn default(&self, sc: &mut StorageClass) {
         sc.reclaim_policy.get_or_insert_with(|| "Delete".into());
-        sc.volume_binding_mode.get_or_insert_with(|| "Immediate".into());
+        sc.volume_binding_mode
+            .get_or_insert_with(|| "Immediate".into());
     }
 
     fn validate(&self, sc: &StorageClass) -> FieldErrors {
@@ -50,16 +51,20 @@ impl Strategy for StorageClassStrategy {
         }
         match sc.reclaim_policy.as_deref() {
             None => errs.push(FieldError::required("reclaimPolicy", "")),
-            Some(p) if !RECLAIM_POLICIES.contains(&p) => {
-                errs.push(FieldError::not_supported("reclaimPolicy", p, RECLAIM_POLICIES))
-            }
+            Some(p) if !RECLAIM_POLICIES.contains(&p) => errs.push(FieldError::not_supported(
+                "reclaimPolicy",
+                p,
+                RECLAIM_POLICIES,
+            )),
             Some(_) => {}
         }
         match sc.volume_binding_mode.as_deref() {
             None => errs.push(FieldError::required("volumeBindingMode", "")),
-            Some(m) if !BINDING_MODES.contains(&m) => {
-                errs.push(FieldError::not_supported("volumeBindingMode", m, BINDING_MODES))
-            }
+            Some(m) if !BINDING_MODES.contains(&m) => errs.push(FieldError::not_supported(
+                "volumeBindingMode",
+                m,
+                BINDING_MODES,
+            )),
             Some(_) => {}
         }
         if let Some(terms) = &sc.allowed_topologies {
@@ -70,14 +75,24 @@ impl Strategy for StorageClassStrategy {
 
     fn validate_update(&self, new: &StorageClass, old: &StorageClass) -> FieldErrors {
         let mut errs = self.validate(new);
-        if new.parameters.clone().unwrap_or_default() != old.parameters.clone().unwrap_or_default() {
-            errs.push(FieldError::forbidden("parameters", "updates to parameters are forbidden."));
+        if new.parameters.clone().unwrap_or_default() != old.parameters.clone().unwrap_or_default()
+        {
+            errs.push(FieldError::forbidden(
+                "parameters",
+                "updates to parameters are forbidden.",
+            ));
         }
         if new.provisioner != old.provisioner {
-            errs.push(FieldError::forbidden("provisioner", "updates to provisioner are forbidden."));
+            errs.push(FieldError::forbidden(
+                "provisioner",
+                "updates to provisioner are forbidden.",
+            ));
         }
         if new.reclaim_policy != old.reclaim_policy {
-            errs.push(FieldError::forbidden("reclaimPolicy", "updates to reclaimPolicy are forbidden."));
+            errs.push(FieldError::forbidden(
+                "reclaimPolicy",
+                "updates to reclaimPolicy are forbidden.",
+            ));
         }
         if new.volume_binding_mode != old.volume_binding_mode {
             errs.push(FieldError::invalid(
@@ -139,7 +154,10 @@ fn validate_allowed_topologies(terms: &[TopologySelectorTerm], errs: &mut FieldE
             }
         }
         if seen.contains(&by_key) {
-            errs.push(FieldError::duplicate(format!("{term_path}.matchLabelExpressions"), ""));
+            errs.push(FieldError::duplicate(
+                format!("{term_path}.matchLabelExpressions"),
+                "",
+            ));
         }
         seen.push(by_key);
     }
@@ -156,7 +174,9 @@ mod tests {
     }
 
     fn fields(errs: &FieldErrors) -> Vec<String> {
-        errs.iter().map(|e| format!("{}:{}", e.field, e.kind.reason())).collect()
+        errs.iter()
+            .map(|e| format!("{}:{}", e.field, e.kind.reason()))
+            .collect()
     }
 
     #[test]
@@ -196,16 +216,24 @@ mod tests {
             assert!(got.contains(&want.to_string()), "missing {want} in {got:?}");
         }
         let missing = sc(serde_json::json!({"metadata": {"name": "a"}}));
-        assert_eq!(fields(&StorageClassStrategy.validate(&missing)), ["provisioner:FieldValueRequired"]);
+        assert_eq!(
+            fields(&StorageClassStrategy.validate(&missing)),
+            ["provisioner:FieldValueRequired"]
+        );
     }
 
     #[test]
     fn immutable_fields() {
-        let old = sc(serde_json::json!({"metadata": {"name": "a"}, "provisioner": "x.io/y", "parameters": {"t": "1"}}));
+        let old = sc(
+            serde_json::json!({"metadata": {"name": "a"}, "provisioner": "x.io/y", "parameters": {"t": "1"}}),
+        );
         let mut new = old.clone();
         new.allow_volume_expansion = Some(true);
         new.mount_options = Some(vec!["ro".into()]);
-        assert!(StorageClassStrategy.validate_update(&new, &old).is_empty(), "mutable fields may change");
+        assert!(
+            StorageClassStrategy.validate_update(&new, &old).is_empty(),
+            "mutable fields may change"
+        );
         new.provisioner = "x.io/z".into();
         new.parameters = None;
         new.reclaim_policy = Some("Retain".into());

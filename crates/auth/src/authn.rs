@@ -21,7 +21,9 @@ pub struct Credentials<'a> {
 impl<'a> Credentials<'a> {
     /// Credentials with a bearer token.
     pub fn bearer(token: &'a str) -> Self {
-        Self { bearer_token: Some(token) }
+        Self {
+            bearer_token: Some(token),
+        }
     }
 
     /// Whether the request carries any credential at all.
@@ -79,8 +81,15 @@ impl StaticTokens {
     /// Loads the upstream token file: CSV lines `token,user,uid[,"group1,group2"]`; further
     /// columns are ignored; blank lines are skipped.
     pub fn load(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|source| Error::TokenFileRead { path: path.into(), source })?;
-        Self::parse(&text).map_err(|(line, reason)| Error::TokenFileLine { path: path.into(), line, reason })
+        let text = std::fs::read_to_string(path).map_err(|source| Error::TokenFileRead {
+            path: path.into(),
+            source,
+        })?;
+        Self::parse(&text).map_err(|(line, reason)| Error::TokenFileLine {
+            path: path.into(),
+            line,
+            reason,
+        })
     }
 
     /// Parses token file text; errors carry the 1-based line number.
@@ -93,7 +102,13 @@ impl StaticTokens {
             }
             let fields = split_csv(line).map_err(|e| (line_no, e))?;
             if fields.len() < 3 {
-                return Err((line_no, format!("expected at least 3 columns (token,user,uid), found {}", fields.len())));
+                return Err((
+                    line_no,
+                    format!(
+                        "expected at least 3 columns (token,user,uid), found {}",
+                        fields.len()
+                    ),
+                ));
             }
             let token = fields[0].trim();
             if token.is_empty() {
@@ -101,11 +116,22 @@ impl StaticTokens {
             }
             let groups = fields
                 .get(3)
-                .map(|g| g.split(',').map(str::trim).filter(|g| !g.is_empty()).map(String::from).collect())
+                .map(|g| {
+                    g.split(',')
+                        .map(str::trim)
+                        .filter(|g| !g.is_empty())
+                        .map(String::from)
+                        .collect()
+                })
                 .unwrap_or_default();
             out.insert(
                 token,
-                UserInfo { name: fields[1].clone(), uid: fields[2].clone(), groups, ..Default::default() },
+                UserInfo {
+                    name: fields[1].clone(),
+                    uid: fields[2].clone(),
+                    groups,
+                    ..Default::default()
+                },
             );
         }
         Ok(out)
@@ -165,11 +191,17 @@ pub struct AuthenticatorChain {
 impl AuthenticatorChain {
     /// A chain; `anonymous` admits requests without credentials as `system:anonymous`.
     pub fn new(authenticators: Vec<Arc<dyn Authenticator>>, anonymous: bool) -> Self {
-        Self { authenticators, anonymous }
+        Self {
+            authenticators,
+            anonymous,
+        }
     }
 
     /// The user of a request, or the reason it is refused (401).
-    pub async fn authenticate(&self, credentials: &Credentials<'_>) -> std::result::Result<UserInfo, String> {
+    pub async fn authenticate(
+        &self,
+        credentials: &Credentials<'_>,
+    ) -> std::result::Result<UserInfo, String> {
         let mut rejection = None;
         for a in &self.authenticators {
             match a.authenticate(credentials).await {
@@ -190,7 +222,11 @@ impl AuthenticatorChain {
         if !credentials.is_empty() {
             return Err("no authenticator accepts the credentials".into());
         }
-        if self.anonymous { Ok(UserInfo::anonymous()) } else { Err("anonymous requests are not allowed".into()) }
+        if self.anonymous {
+            Ok(UserInfo::anonymous())
+        } else {
+            Err("anonymous requests are not allowed".into())
+        }
     }
 }
 
@@ -200,7 +236,10 @@ mod tests {
 
     #[test]
     fn parses_the_upstream_csv() {
-        let tokens = StaticTokens::parse("t1,alice,u1,\"dev,ops\"\n\nt2,bob,u2\nt3,\"carol, c\",u3,,extra\n").unwrap();
+        let tokens = StaticTokens::parse(
+            "t1,alice,u1,\"dev,ops\"\n\nt2,bob,u2\nt3,\"carol, c\",u3,,extra\n",
+        )
+        .unwrap();
         assert_eq!(tokens.len(), 3);
         assert_eq!(tokens.users["t1"].groups, ["dev", "ops"]);
         assert!(tokens.users["t2"].groups.is_empty());
@@ -213,10 +252,22 @@ mod tests {
     async fn chain_rules() {
         let tokens = StaticTokens::parse("good,alice,u1,dev").unwrap();
         let chain = AuthenticatorChain::new(vec![Arc::new(tokens.clone())], true);
-        let alice = chain.authenticate(&Credentials::bearer("good")).await.unwrap();
+        let alice = chain
+            .authenticate(&Credentials::bearer("good"))
+            .await
+            .unwrap();
         assert_eq!(alice.groups, ["dev", UserInfo::AUTHENTICATED]);
-        assert!(chain.authenticate(&Credentials::bearer("bad")).await.is_err(), "invalid token is 401 even with anonymous");
-        assert_eq!(chain.authenticate(&Credentials::default()).await.unwrap(), UserInfo::anonymous());
+        assert!(
+            chain
+                .authenticate(&Credentials::bearer("bad"))
+                .await
+                .is_err(),
+            "invalid token is 401 even with anonymous"
+        );
+        assert_eq!(
+            chain.authenticate(&Credentials::default()).await.unwrap(),
+            UserInfo::anonymous()
+        );
         let closed = AuthenticatorChain::new(vec![Arc::new(tokens)], false);
         assert!(closed.authenticate(&Credentials::default()).await.is_err());
     }

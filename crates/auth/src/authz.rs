@@ -140,7 +140,11 @@ mod tests {
 
     fn attrs(groups: &[&str]) -> Attributes {
         Attributes {
-            user: UserInfo { name: "u".into(), groups: groups.iter().map(|g| g.to_string()).collect(), ..Default::default() },
+            user: UserInfo {
+                name: "u".into(),
+                groups: groups.iter().map(|g| g.to_string()).collect(),
+                ..Default::default()
+            },
             verb: "get".into(),
             ..Default::default()
         }
@@ -151,11 +155,23 @@ mod tests {
         let allow = AuthorizerChain::from_modes(&["AlwaysAllow".into()]).unwrap();
         assert!(allow.authorize(&attrs(&[])).await.is_ok());
         let deny = AuthorizerChain::from_modes(&["AlwaysDeny".into()]).unwrap();
-        assert_eq!(deny.authorize(&attrs(&[])).await.unwrap_err(), "Everything is forbidden.");
-        assert!(deny.authorize(&attrs(&[UserInfo::MASTERS])).await.is_ok(), "system:masters is always allowed");
-        let both = AuthorizerChain::from_modes(&["AlwaysDeny".into(), "AlwaysAllow".into()]).unwrap();
-        assert!(both.authorize(&attrs(&[])).await.is_ok(), "a later mode may allow");
+        assert_eq!(
+            deny.authorize(&attrs(&[])).await.unwrap_err(),
+            "Everything is forbidden."
+        );
+        assert!(
+            deny.authorize(&attrs(&[UserInfo::MASTERS])).await.is_ok(),
+            "system:masters is always allowed"
+        );
+        let both =
+            AuthorizerChain::from_modes(&["AlwaysDeny".into(), "AlwaysAllow".into()]).unwrap();
+        assert!(
+            both.authorize(&attrs(&[])).await.is_ok(),
+            "a later mode may allow"
+        );
         assert!(AuthorizerChain::from_modes(&["RBAC2".into()]).is_err());
-        assert!(AuthorizerChain::from_modes(&["AlwaysAllow".into(), "AlwaysAllow".into()]).is_err());
+        assert!(
+            AuthorizerChain::from_modes(&["AlwaysAllow".into(), "AlwaysAllow".into()]).is_err()
+        );
     }
 }

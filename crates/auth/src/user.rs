@@ -25,7 +25,11 @@ impl UserInfo {
 
     /// The anonymous user.
     pub fn anonymous() -> Self {
-        Self { name: Self::ANONYMOUS.into(), groups: vec![Self::UNAUTHENTICATED.into()], ..Default::default() }
+        Self {
+            name: Self::ANONYMOUS.into(),
+            groups: vec![Self::UNAUTHENTICATED.into()],
+            ..Default::default()
+        }
     }
 
     /// Whether the user is in `group`.

@@ -58,7 +58,12 @@ fn quoted(value: &str) -> String {
 impl FieldError {
     /// A required field is missing.
     pub fn required(field: impl Into<String>, detail: impl Into<String>) -> Self {
-        Self { kind: FieldErrorKind::Required, field: field.into(), value: None, detail: detail.into() }
+        Self {
+            kind: FieldErrorKind::Required,
+            field: field.into(),
+            value: None,
+            detail: detail.into(),
+        }
     }
 
     /// A string value is invalid.
@@ -72,8 +77,17 @@ impl FieldError {
     }
 
     /// A value of another type (already rendered) is invalid.
-    pub fn invalid_raw(field: impl Into<String>, value: impl Into<String>, detail: impl Into<String>) -> Self {
-        Self { kind: FieldErrorKind::Invalid, field: field.into(), value: Some(value.into()), detail: detail.into() }
+    pub fn invalid_raw(
+        field: impl Into<String>,
+        value: impl Into<String>,
+        detail: impl Into<String>,
+    ) -> Self {
+        Self {
+            kind: FieldErrorKind::Invalid,
+            field: field.into(),
+            value: Some(value.into()),
+            detail: detail.into(),
+        }
     }
 
     /// A value is not one of `supported`.
@@ -89,12 +103,22 @@ impl FieldError {
 
     /// A value (or a change of it) is not allowed.
     pub fn forbidden(field: impl Into<String>, detail: impl Into<String>) -> Self {
-        Self { kind: FieldErrorKind::Forbidden, field: field.into(), value: None, detail: detail.into() }
+        Self {
+            kind: FieldErrorKind::Forbidden,
+            field: field.into(),
+            value: None,
+            detail: detail.into(),
+        }
     }
 
     /// A value repeats one that must be unique.
     pub fn duplicate(field: impl Into<String>, value: &str) -> Self {
-        Self { kind: FieldErrorKind::Duplicate, field: field.into(), value: Some(quoted(value)), detail: String::new() }
+        Self {
+            kind: FieldErrorKind::Duplicate,
+            field: field.into(),
+            value: Some(quoted(value)),
+            detail: String::new(),
+        }
     }
 
     /// A value is longer than `max` bytes.
@@ -156,7 +180,13 @@ mod tests {
             e.to_string(),
             r#"reclaimPolicy: Unsupported value: "Keep": supported values: "Delete", "Retain""#
         );
-        assert_eq!(FieldError::required("provisioner", "").to_string(), "provisioner: Required value");
-        assert_eq!(e.to_cause().reason.as_deref(), Some("FieldValueNotSupported"));
+        assert_eq!(
+            FieldError::required("provisioner", "").to_string(),
+            "provisioner: Required value"
+        );
+        assert_eq!(
+            e.to_cause().reason.as_deref(),
+            Some("FieldValueNotSupported")
+        );
     }
 }

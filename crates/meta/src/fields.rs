@@ -55,13 +55,13 @@ fn unescape(s: &str, selector: &str) -> Result<String> {
                     return Err(Error::InvalidFieldSelector {
                         selector: selector.to_string(),
                         reason: format!("invalid escape sequence '\\{e}'"),
-                    })
+                    });
                 }
                 None => {
                     return Err(Error::InvalidFieldSelector {
                         selector: selector.to_string(),
                         reason: "unterminated escape sequence".to_string(),
-                    })
+                    });
                 }
             }
         } else {
@@ -106,7 +106,9 @@ impl FieldSelector {
                 }
             }
             let Some((at, len, negated)) = found else {
-                return Err(bad(&format!("invalid selector: '{term}'; can't understand '{term}'")));
+                return Err(bad(&format!(
+                    "invalid selector: '{term}'; can't understand '{term}'"
+                )));
             };
             let field = term[..at].trim();
             if field.is_empty() {
@@ -151,7 +153,11 @@ mod tests {
             _ => None,
         };
         assert!(s.matches(lookup));
-        assert!(!FieldSelector::parse("metadata.name==slow").unwrap().matches(lookup));
+        assert!(
+            !FieldSelector::parse("metadata.name==slow")
+                .unwrap()
+                .matches(lookup)
+        );
         let escaped = FieldSelector::parse(r"metadata.name=a\,b").unwrap();
         assert_eq!(escaped.requirements[0].value, "a,b");
     }

@@ -134,7 +134,9 @@ fn lex(input: &str) -> Result<Vec<Token>> {
 }
 
 fn invalid(reason: impl Into<String>) -> Error {
-    Error::InvalidLabelSelector { reason: reason.into() }
+    Error::InvalidLabelSelector {
+        reason: reason.into(),
+    }
 }
 
 struct Parser {
@@ -162,14 +164,19 @@ impl Parser {
                 }
                 Ok(w)
             }
-            other => Err(invalid(format!("expected a label key, found {}", describe(other.as_ref())))),
+            other => Err(invalid(format!(
+                "expected a label key, found {}",
+                describe(other.as_ref())
+            ))),
         }
     }
 
     fn value(&mut self) -> Result<String> {
         match self.peek() {
             Some(Token::Word(_)) => {
-                let Some(Token::Word(w)) = self.next() else { unreachable!() };
+                let Some(Token::Word(w)) = self.next() else {
+                    unreachable!()
+                };
                 if let Some(e) = validation::label_value(&w).first() {
                     return Err(invalid(format!("value {w:?}: {e}")));
                 }
@@ -177,7 +184,10 @@ impl Parser {
             }
             // An empty value: `a=` or `a in (,x)`.
             Some(Token::Comma | Token::Close) | None => Ok(String::new()),
-            other => Err(invalid(format!("expected a label value, found {}", describe(other)))),
+            other => Err(invalid(format!(
+                "expected a label value, found {}",
+                describe(other)
+            ))),
         }
     }
 
@@ -190,15 +200,27 @@ impl Parser {
             match self.next() {
                 Some(Token::Comma) => values.push(self.value()?),
                 Some(Token::Close) => return Ok(values),
-                other => return Err(invalid(format!("expected ',' or ')', found {}", describe(other.as_ref())))),
+                other => {
+                    return Err(invalid(format!(
+                        "expected ',' or ')', found {}",
+                        describe(other.as_ref())
+                    )));
+                }
             }
         }
     }
 
     fn integer(&mut self) -> Result<i64> {
         match self.next() {
-            Some(Token::Word(w)) => w.parse().map_err(|_| invalid(format!("for 'Gt', 'Lt' operators, the value must be an integer, found {w:?}"))),
-            other => Err(invalid(format!("expected an integer, found {}", describe(other.as_ref())))),
+            Some(Token::Word(w)) => w.parse().map_err(|_| {
+                invalid(format!(
+                    "for 'Gt', 'Lt' operators, the value must be an integer, found {w:?}"
+                ))
+            }),
+            other => Err(invalid(format!(
+                "expected an integer, found {}",
+                describe(other.as_ref())
+            ))),
         }
     }
 
@@ -206,7 +228,10 @@ impl Parser {
         if self.peek() == Some(&Token::Bang) {
             self.next();
             let key = self.key()?;
-            return Ok(Requirement { key, op: Operator::DoesNotExist });
+            return Ok(Requirement {
+                key,
+                op: Operator::DoesNotExist,
+            });
         }
         let key = self.key()?;
         let op = match self.peek() {
@@ -235,7 +260,12 @@ impl Parser {
                 self.next();
                 Operator::NotIn(self.set()?)
             }
-            other => return Err(invalid(format!("found {}, expected: in, notin, =, ==, !=, gt, lt", describe(other)))),
+            other => {
+                return Err(invalid(format!(
+                    "found {}, expected: in, notin, =, ==, !=, gt, lt",
+                    describe(other)
+                )));
+            }
         };
         Ok(Requirement { key, op })
     }
@@ -260,7 +290,10 @@ fn describe(token: Option<&Token>) -> String {
 impl LabelSelector {
     /// Parses the upstream string form; the empty string is the selector that matches all.
     pub fn parse(input: &str) -> Result<Self> {
-        let mut parser = Parser { tokens: lex(input)?, pos: 0 };
+        let mut parser = Parser {
+            tokens: lex(input)?,
+            pos: 0,
+        };
         let mut requirements = Vec::new();
         if parser.peek().is_none() {
             return Ok(Self::default());
@@ -270,7 +303,12 @@ impl LabelSelector {
             match parser.next() {
                 None => break,
                 Some(Token::Comma) => continue,
-                other => return Err(invalid(format!("expected ',' between requirements, found {}", describe(other.as_ref())))),
+                other => {
+                    return Err(invalid(format!(
+                        "expected ',' between requirements, found {}",
+                        describe(other.as_ref())
+                    )));
+                }
             }
         }
         Ok(Self { requirements })
@@ -292,21 +330,45 @@ mod tests {
     use super::*;
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
     fn every_operator() {
         let l = labels(&[("tier", "fast"), ("zone", "a"), ("size", "10")]);
         let yes = [
-            "", "tier=fast", "tier==fast", "tier!=slow", "missing!=x", "tier in (fast, slow)",
-            "zone notin (b,c)", "missing notin (a)", "tier", "!missing", "size>5", "size<11",
-            "tier=fast,zone=a", " tier = fast , zone in ( a ) ",
+            "",
+            "tier=fast",
+            "tier==fast",
+            "tier!=slow",
+            "missing!=x",
+            "tier in (fast, slow)",
+            "zone notin (b,c)",
+            "missing notin (a)",
+            "tier",
+            "!missing",
+            "size>5",
+            "size<11",
+            "tier=fast,zone=a",
+            " tier = fast , zone in ( a ) ",
         ];
         for s in yes {
             assert!(LabelSelector::parse(s).unwrap().matches(Some(&l)), "{s}");
         }
-        let no = ["tier=slow", "tier!=fast", "tier in (slow)", "zone notin (a)", "missing", "!tier", "size>10", "missing>1", "tier=fast,zone=b"];
+        let no = [
+            "tier=slow",
+            "tier!=fast",
+            "tier in (slow)",
+            "zone notin (a)",
+            "missing",
+            "!tier",
+            "size>10",
+            "missing>1",
+            "tier=fast,zone=b",
+        ];
         for s in no {
             assert!(!LabelSelector::parse(s).unwrap().matches(Some(&l)), "{s}");
         }
@@ -315,7 +377,18 @@ mod tests {
 
     #[test]
     fn malformed_selectors_are_errors() {
-        for s in ["tier in fast", "tier in (a", "=x", "a b", "bad key=1", "a=b=c", "a>x", "a=@@", "a,", "x notin"] {
+        for s in [
+            "tier in fast",
+            "tier in (a",
+            "=x",
+            "a b",
+            "bad key=1",
+            "a=b=c",
+            "a>x",
+            "a=@@",
+            "a,",
+            "x notin",
+        ] {
             assert!(LabelSelector::parse(s).is_err(), "{s}");
         }
     }

@@ -10,8 +10,16 @@ use crate::field::FieldErrors;
 use crate::validation;
 
 /// The verbs a collection of this resource serves.
-pub const STANDARD_VERBS: &[&str] =
-    &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
+pub const STANDARD_VERBS: &[&str] = &[
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
 
 /// Names, scope and verbs of a served resource, as discovery and routing need them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,7 +49,11 @@ pub struct ResourceDescriptor {
 impl ResourceDescriptor {
     /// `group/version`, or `version` alone for the core group.
     pub fn api_version(&self) -> String {
-        if self.group.is_empty() { self.version.clone() } else { format!("{}/{}", self.group, self.version) }
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
     }
 
     /// The kind of the list, e.g. `StorageClassList`.

@@ -3,7 +3,9 @@
 
 use std::fmt;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ListMeta, Status, StatusCause, StatusDetails};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
+    ListMeta, Status, StatusCause, StatusDetails,
+};
 
 use crate::field::FieldError;
 
@@ -107,7 +109,10 @@ pub struct GroupResource {
 impl GroupResource {
     /// Builds a group-resource pair.
     pub fn new(group: impl Into<String>, resource: impl Into<String>) -> Self {
-        Self { group: group.into(), resource: resource.into() }
+        Self {
+            group: group.into(),
+            resource: resource.into(),
+        }
     }
 }
 
@@ -128,8 +133,8 @@ pub struct ApiError {
     pub reason: Reason,
     /// The human-readable message.
     pub message: String,
-    /// Name, group, kind, uid and causes, when known.
-    pub details: Option<StatusDetails>,
+    /// Name, group, kind, uid and causes, when known (boxed: errors travel in `Result`s).
+    pub details: Option<Box<StatusDetails>>,
     /// Seconds after which the client may retry (`Retry-After`), for 429 and 504.
     pub retry_after_seconds: Option<i32>,
 }
@@ -138,7 +143,13 @@ impl std::error::Error for ApiError {}
 
 impl fmt::Display for ApiError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({}): {}", self.reason.as_str(), self.reason.code(), self.message)
+        write!(
+            f,
+            "{} ({}): {}",
+            self.reason.as_str(),
+            self.reason.code(),
+            self.message
+        )
     }
 }
 
@@ -154,7 +165,12 @@ fn details(name: &str, gr: &GroupResource) -> StatusDetails {
 impl ApiError {
     /// An error with a reason and message and no details.
     pub fn new(reason: Reason, message: impl Into<String>) -> Self {
-        Self { reason, message: message.into(), details: None, retry_after_seconds: None }
+        Self {
+            reason,
+            message: message.into(),
+            details: None,
+            retry_after_seconds: None,
+        }
     }
 
     /// 400 BadRequest.
@@ -168,31 +184,40 @@ impl ApiError {
             Reason::InternalError,
             format!("Internal error occurred: {message}"),
         );
-        err.details = Some(StatusDetails {
-            causes: Some(vec![StatusCause { message: Some(message.to_string()), ..Default::default() }]),
+        err.details = Some(Box::new(StatusDetails {
+            causes: Some(vec![StatusCause {
+                message: Some(message.to_string()),
+                ..Default::default()
+            }]),
             ..Default::default()
-        });
+        }));
         err
     }
 
     /// 404 for an object that does not exist.
     pub fn not_found(gr: &GroupResource, name: &str) -> Self {
         let mut err = Self::new(Reason::NotFound, format!("{gr} \"{name}\" not found"));
-        err.details = Some(details(name, gr));
+        err.details = Some(Box::new(details(name, gr)));
         err
     }
 
     /// 404 for a path the server does not serve.
     pub fn path_not_found() -> Self {
-        let mut err = Self::new(Reason::NotFound, "the server could not find the requested resource");
-        err.details = Some(StatusDetails::default());
+        let mut err = Self::new(
+            Reason::NotFound,
+            "the server could not find the requested resource",
+        );
+        err.details = Some(Box::default());
         err
     }
 
     /// 409 AlreadyExists.
     pub fn already_exists(gr: &GroupResource, name: &str) -> Self {
-        let mut err = Self::new(Reason::AlreadyExists, format!("{gr} \"{name}\" already exists"));
-        err.details = Some(details(name, gr));
+        let mut err = Self::new(
+            Reason::AlreadyExists,
+            format!("{gr} \"{name}\" already exists"),
+        );
+        err.details = Some(Box::new(details(name, gr)));
         err
     }
 
@@ -202,32 +227,38 @@ impl ApiError {
             Reason::Conflict,
             format!("Operation cannot be fulfilled on {gr} \"{name}\": {why}"),
         );
-        err.details = Some(details(name, gr));
+        err.details = Some(Box::new(details(name, gr)));
         err
     }
 
     /// The message upstream uses for an optimistic-concurrency conflict.
-    pub const MODIFIED: &'static str =
-        "the object has been modified; please apply your changes to the latest version and try again";
+    pub const MODIFIED: &'static str = "the object has been modified; please apply your changes to the latest version and try again";
 
     /// 422 Invalid, with one cause per field error. `kind` is the object's kind and `group`
     /// its API group (`StorageClass.storage.k8s.io "x" is invalid: ...`).
     pub fn invalid(group: &str, kind: &str, name: &str, errors: &[FieldError]) -> Self {
-        let qualified = if group.is_empty() { kind.to_string() } else { format!("{kind}.{group}") };
+        let qualified = if group.is_empty() {
+            kind.to_string()
+        } else {
+            format!("{kind}.{group}")
+        };
         let listed: Vec<String> = errors.iter().map(ToString::to_string).collect();
         let summary = match listed.len() {
             0 => String::new(),
             1 => listed[0].clone(),
             _ => format!("[{}]", listed.join(", ")),
         };
-        let mut err = Self::new(Reason::Invalid, format!("{qualified} \"{name}\" is invalid: {summary}"));
-        err.details = Some(StatusDetails {
+        let mut err = Self::new(
+            Reason::Invalid,
+            format!("{qualified} \"{name}\" is invalid: {summary}"),
+        );
+        err.details = Some(Box::new(StatusDetails {
             name: (!name.is_empty()).then(|| name.to_string()),
             group: (!group.is_empty()).then(|| group.to_string()),
             kind: Some(kind.to_string()),
             causes: Some(errors.iter().map(FieldError::to_cause).collect()),
             ..Default::default()
-        });
+        }));
         err
     }
 
@@ -237,13 +268,16 @@ impl ApiError {
             Reason::MethodNotAllowed,
             "the server does not allow this method on the requested resource",
         );
-        err.details = Some(StatusDetails::default());
+        err.details = Some(Box::default());
         err
     }
 
     /// 413 for a body over `limit` bytes.
     pub fn too_large(limit: usize) -> Self {
-        Self::new(Reason::RequestEntityTooLarge, format!("Request entity too large: limit is {limit}"))
+        Self::new(
+            Reason::RequestEntityTooLarge,
+            format!("Request entity too large: limit is {limit}"),
+        )
     }
 
     /// 415 for a body media type the server does not decode here.
@@ -261,7 +295,10 @@ impl ApiError {
     pub fn not_acceptable(offered: &[&str]) -> Self {
         Self::new(
             Reason::NotAcceptable,
-            format!("only the following media types are accepted: {}", offered.join(", ")),
+            format!(
+                "only the following media types are accepted: {}",
+                offered.join(", ")
+            ),
         )
     }
 
@@ -271,12 +308,22 @@ impl ApiError {
     }
 
     /// 403, with upstream's message shape.
-    pub fn forbidden(user: &str, verb: &str, gr: &GroupResource, name: &str, namespace: &str, why: &str) -> Self {
+    pub fn forbidden(
+        user: &str,
+        verb: &str,
+        gr: &GroupResource,
+        name: &str,
+        namespace: &str,
+        why: &str,
+    ) -> Self {
         let mut msg = format!("{gr} ");
         if !name.is_empty() {
             msg.push_str(&format!("\"{name}\" "));
         }
-        msg = format!("{msg}is forbidden: User \"{user}\" cannot {verb} resource \"{}\"", gr.resource);
+        msg = format!(
+            "{msg}is forbidden: User \"{user}\" cannot {verb} resource \"{}\"",
+            gr.resource
+        );
         if !gr.group.is_empty() {
             msg.push_str(&format!(" in API group \"{}\"", gr.group));
         } else {
@@ -291,7 +338,7 @@ impl ApiError {
             msg.push_str(&format!(": {why}"));
         }
         let mut err = Self::new(Reason::Forbidden, msg);
-        err.details = Some(details(name, gr));
+        err.details = Some(Box::new(details(name, gr)));
         err
     }
 
@@ -304,7 +351,7 @@ impl ApiError {
     pub fn to_status(&self) -> Status {
         Status {
             code: Some(i32::from(self.code())),
-            details: self.details.clone(),
+            details: self.details.as_deref().cloned(),
             message: Some(self.message.clone()),
             metadata: ListMeta::default(),
             reason: Some(self.reason.as_str().to_string()),
@@ -315,7 +362,10 @@ impl ApiError {
 
 /// A `Status` of success, as deletecollection returns it.
 pub fn success() -> Status {
-    Status { status: Some("Success".to_string()), ..Default::default() }
+    Status {
+        status: Some("Success".to_string()),
+        ..Default::default()
+    }
 }
 
 #[cfg(test)]
@@ -326,7 +376,10 @@ mod tests {
     fn not_found_names_group_resource() {
         let gr = GroupResource::new("storage.k8s.io", "storageclasses");
         let status = ApiError::not_found(&gr, "fast").to_status();
-        assert_eq!(status.message.as_deref(), Some("storageclasses.storage.k8s.io \"fast\" not found"));
+        assert_eq!(
+            status.message.as_deref(),
+            Some("storageclasses.storage.k8s.io \"fast\" not found")
+        );
         assert_eq!(status.code, Some(404));
         let json = serde_json::to_value(&status).unwrap();
         assert_eq!(json["kind"], "Status");
@@ -343,7 +396,9 @@ mod tests {
         ];
         let e = ApiError::invalid("storage.k8s.io", "StorageClass", "x", &errs);
         assert_eq!(e.code(), 422);
-        assert!(e.message.starts_with("StorageClass.storage.k8s.io \"x\" is invalid: [provisioner: Required value, "));
+        assert!(e.message.starts_with(
+            "StorageClass.storage.k8s.io \"x\" is invalid: [provisioner: Required value, "
+        ));
         assert_eq!(e.details.unwrap().causes.unwrap().len(), 2);
     }
 }

@@ -24,7 +24,8 @@ fn is_label_part(s: &str) -> bool {
     let b = s.as_bytes();
     !b.is_empty()
         && b.len() <= DNS1123_LABEL_MAX
-        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
         && b[0] != b'-'
         && b[b.len() - 1] != b'-'
 }
@@ -33,7 +34,9 @@ fn is_label_part(s: &str) -> bool {
 pub fn dns1123_label(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if value.len() > DNS1123_LABEL_MAX {
-        errs.push(format!("must be no more than {DNS1123_LABEL_MAX} characters"));
+        errs.push(format!(
+            "must be no more than {DNS1123_LABEL_MAX} characters"
+        ));
     }
     if !is_label_part(&value[..value.len().min(DNS1123_LABEL_MAX)]) || value.is_empty() {
         errs.push(LABEL_MSG.to_string());
@@ -45,13 +48,16 @@ pub fn dns1123_label(value: &str) -> Vec<String> {
 pub fn dns1123_subdomain(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if value.len() > DNS1123_SUBDOMAIN_MAX {
-        errs.push(format!("must be no more than {DNS1123_SUBDOMAIN_MAX} characters"));
+        errs.push(format!(
+            "must be no more than {DNS1123_SUBDOMAIN_MAX} characters"
+        ));
     }
     let ok = !value.is_empty()
         && value.split('.').all(|part| {
             let b = part.as_bytes();
             !b.is_empty()
-                && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+                && b.iter()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
                 && b[0] != b'-'
                 && b[b.len() - 1] != b'-'
         });
@@ -64,7 +70,8 @@ pub fn dns1123_subdomain(value: &str) -> Vec<String> {
 fn is_qualified_part(s: &str) -> bool {
     let b = s.as_bytes();
     !b.is_empty()
-        && b.iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
         && b[0].is_ascii_alphanumeric()
         && b[b.len() - 1].is_ascii_alphanumeric()
 }
@@ -81,14 +88,20 @@ pub fn qualified_name(value: &str) -> Vec<String> {
         if prefix.is_empty() {
             errs.push("prefix part must be non-empty".to_string());
         } else {
-            errs.extend(dns1123_subdomain(prefix).into_iter().map(|m| format!("prefix part {m}")));
+            errs.extend(
+                dns1123_subdomain(prefix)
+                    .into_iter()
+                    .map(|m| format!("prefix part {m}")),
+            );
         }
     }
     if name.is_empty() {
         errs.push("name part must be non-empty".to_string());
     } else {
         if name.len() > QUALIFIED_NAME_MAX {
-            errs.push(format!("name part must be no more than {QUALIFIED_NAME_MAX} characters"));
+            errs.push(format!(
+                "name part must be no more than {QUALIFIED_NAME_MAX} characters"
+            ));
         }
         if !is_qualified_part(name) {
             errs.push(QUALIFIED_MSG.to_string());
@@ -106,7 +119,9 @@ pub fn qualified_name(value: &str) -> Vec<String> {
 pub fn label_value(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if value.len() > QUALIFIED_NAME_MAX {
-        errs.push(format!("must be no more than {QUALIFIED_NAME_MAX} characters"));
+        errs.push(format!(
+            "must be no more than {QUALIFIED_NAME_MAX} characters"
+        ));
     }
     if !value.is_empty() && !is_qualified_part(value) {
         errs.push(LABEL_VALUE_MSG.to_string());
@@ -125,20 +140,32 @@ pub fn labels(path: &str, labels: &BTreeMap<String, String>) -> FieldErrors {
     let mut out = Vec::new();
     for (key, value) in labels {
         push_all(&mut out, path, key, qualified_name(key));
-        push_all(&mut out, &format!("{path}[{key}]"), value, label_value(value));
+        push_all(
+            &mut out,
+            &format!("{path}[{key}]"),
+            value,
+            label_value(value),
+        );
     }
     out
 }
 
 /// Validates the metadata of an object being created or updated. `namespaced` says whether
 /// the resource lives in namespaces; `name_rule` checks the name (e.g. [`dns1123_subdomain`]).
-pub fn object_meta(meta: &ObjectMeta, namespaced: bool, name_rule: fn(&str) -> Vec<String>) -> FieldErrors {
+pub fn object_meta(
+    meta: &ObjectMeta,
+    namespaced: bool,
+    name_rule: fn(&str) -> Vec<String>,
+) -> FieldErrors {
     let mut out = Vec::new();
     let name = meta.name.as_deref().unwrap_or("");
     let generate = meta.generate_name.as_deref().unwrap_or("");
     if name.is_empty() {
         if generate.is_empty() {
-            out.push(FieldError::required("metadata.name", "name or generateName is required"));
+            out.push(FieldError::required(
+                "metadata.name",
+                "name or generateName is required",
+            ));
         }
     } else {
         push_all(&mut out, "metadata.name", name, name_rule(name));
@@ -146,18 +173,35 @@ pub fn object_meta(meta: &ObjectMeta, namespaced: bool, name_rule: fn(&str) -> V
     if !generate.is_empty() {
         // The generated name is the prefix plus a suffix, so the prefix may end with '-'.
         let trimmed = generate.trim_end_matches('-');
-        let probe = if trimmed.is_empty() { "a".to_string() } else { format!("{trimmed}a") };
-        push_all(&mut out, "metadata.generateName", generate, name_rule(&probe));
+        let probe = if trimmed.is_empty() {
+            "a".to_string()
+        } else {
+            format!("{trimmed}a")
+        };
+        push_all(
+            &mut out,
+            "metadata.generateName",
+            generate,
+            name_rule(&probe),
+        );
     }
     let namespace = meta.namespace.as_deref().unwrap_or("");
     if namespaced {
         if namespace.is_empty() {
             out.push(FieldError::required("metadata.namespace", ""));
         } else {
-            push_all(&mut out, "metadata.namespace", namespace, dns1123_label(namespace));
+            push_all(
+                &mut out,
+                "metadata.namespace",
+                namespace,
+                dns1123_label(namespace),
+            );
         }
     } else if !namespace.is_empty() {
-        out.push(FieldError::forbidden("metadata.namespace", "not allowed on this type"));
+        out.push(FieldError::forbidden(
+            "metadata.namespace",
+            "not allowed on this type",
+        ));
     }
     if let Some(l) = &meta.labels {
         out.extend(labels("metadata.labels", l));
@@ -165,11 +209,19 @@ pub fn object_meta(meta: &ObjectMeta, namespaced: bool, name_rule: fn(&str) -> V
     if let Some(annotations) = &meta.annotations {
         let mut total = 0;
         for (key, value) in annotations {
-            push_all(&mut out, "metadata.annotations", key, qualified_name(&key.to_ascii_lowercase()));
+            push_all(
+                &mut out,
+                "metadata.annotations",
+                key,
+                qualified_name(&key.to_ascii_lowercase()),
+            );
             total += key.len() + value.len();
         }
         if total > ANNOTATIONS_MAX_BYTES {
-            out.push(FieldError::too_long("metadata.annotations", ANNOTATIONS_MAX_BYTES));
+            out.push(FieldError::too_long(
+                "metadata.annotations",
+                ANNOTATIONS_MAX_BYTES,
+            ));
         }
     }
     if let Some(finalizers) = &meta.finalizers {
@@ -177,7 +229,9 @@ pub fn object_meta(meta: &ObjectMeta, namespaced: bool, name_rule: fn(&str) -> V
         for (i, f) in finalizers.iter().enumerate() {
             let path = format!("metadata.finalizers[{i}]");
             push_all(&mut out, &path, f, qualified_name(f));
-            if !f.contains('/') && !matches!(f.as_str(), "kubernetes" | "orphan" | "foregroundDeletion") {
+            if !f.contains('/')
+                && !matches!(f.as_str(), "kubernetes" | "orphan" | "foregroundDeletion")
+            {
                 out.push(FieldError::invalid(
                     &path,
                     f,
@@ -194,16 +248,32 @@ pub fn object_meta(meta: &ObjectMeta, namespaced: bool, name_rule: fn(&str) -> V
         for (i, o) in owners.iter().enumerate() {
             let path = format!("metadata.ownerReferences[{i}]");
             if o.api_version.is_empty() {
-                out.push(FieldError::invalid(format!("{path}.apiVersion"), "", "version must not be empty"));
+                out.push(FieldError::invalid(
+                    format!("{path}.apiVersion"),
+                    "",
+                    "version must not be empty",
+                ));
             }
             if o.kind.is_empty() {
-                out.push(FieldError::invalid(format!("{path}.kind"), "", "kind must not be empty"));
+                out.push(FieldError::invalid(
+                    format!("{path}.kind"),
+                    "",
+                    "kind must not be empty",
+                ));
             }
             if o.name.is_empty() {
-                out.push(FieldError::invalid(format!("{path}.name"), "", "name must not be empty"));
+                out.push(FieldError::invalid(
+                    format!("{path}.name"),
+                    "",
+                    "name must not be empty",
+                ));
             }
             if o.uid.is_empty() {
-                out.push(FieldError::invalid(format!("{path}.uid"), "", "uid must not be empty"));
+                out.push(FieldError::invalid(
+                    format!("{path}.uid"),
+                    "",
+                    "uid must not be empty",
+                ));
             }
             if o.controller == Some(true) {
                 controllers += 1;
@@ -271,8 +341,14 @@ mod tests {
     fn metadata_requires_a_name() {
         let errs = object_meta(&ObjectMeta::default(), false, dns1123_subdomain);
         assert_eq!(errs.len(), 1);
-        assert_eq!(errs[0].to_string(), "metadata.name: Required value: name or generateName is required");
-        let generated = ObjectMeta { generate_name: Some("fast-".into()), ..Default::default() };
+        assert_eq!(
+            errs[0].to_string(),
+            "metadata.name: Required value: name or generateName is required"
+        );
+        let generated = ObjectMeta {
+            generate_name: Some("fast-".into()),
+            ..Default::default()
+        };
         assert!(object_meta(&generated, false, dns1123_subdomain).is_empty());
     }
 
@@ -281,7 +357,11 @@ mod tests {
         let meta = ObjectMeta {
             name: Some("x".into()),
             labels: Some([("bad key".to_string(), "v".to_string())].into()),
-            finalizers: Some(vec!["custom".into(), "example.com/f".into(), "example.com/f".into()]),
+            finalizers: Some(vec![
+                "custom".into(),
+                "example.com/f".into(),
+                "example.com/f".into(),
+            ]),
             ..Default::default()
         };
         let errs = object_meta(&meta, false, dns1123_subdomain);

@@ -29,9 +29,9 @@ fn format_path(path: &serde_ignored::Path<'_>, out: &mut String) {
             }
             out.push_str(key);
         }
-        Path::Some { parent } | Path::NewtypeStruct { parent } | Path::NewtypeVariant { parent } => {
-            format_path(parent, out)
-        }
+        Path::Some { parent }
+        | Path::NewtypeStruct { parent }
+        | Path::NewtypeVariant { parent } => format_path(parent, out),
     }
 }
 
@@ -41,20 +41,20 @@ pub(crate) fn check_type(body: &[u8], d: &ResourceDescriptor) -> Result<(), ApiE
         ApiError::bad_request(format!("the request body is not a valid JSON object: {e}"))
     })?;
     let want_version = d.api_version();
-    if let Some(v) = peek.api_version.as_deref().filter(|v| !v.is_empty()) {
-        if v != want_version {
-            return Err(ApiError::bad_request(format!(
-                "the API version in the data ({v}) does not match the expected API version ({want_version})"
-            )));
-        }
+    if let Some(v) = peek.api_version.as_deref().filter(|v| !v.is_empty())
+        && v != want_version
+    {
+        return Err(ApiError::bad_request(format!(
+            "the API version in the data ({v}) does not match the expected API version ({want_version})"
+        )));
     }
-    if let Some(k) = peek.kind.as_deref().filter(|k| !k.is_empty()) {
-        if k != d.kind {
-            return Err(ApiError::bad_request(format!(
-                "the kind in the data ({k}) does not match the expected kind ({})",
-                d.kind
-            )));
-        }
+    if let Some(k) = peek.kind.as_deref().filter(|k| !k.is_empty())
+        && k != d.kind
+    {
+        return Err(ApiError::bad_request(format!(
+            "the kind in the data ({k}) does not match the expected kind ({})",
+            d.kind
+        )));
     }
     Ok(())
 }
@@ -105,23 +105,35 @@ fn cannot_handle(d: &ResourceDescriptor, e: serde_json::Error) -> ApiError {
     ))
 }
 
-fn unknown_fields(unknown: Vec<String>, validation: FieldValidation) -> Result<Vec<String>, ApiError> {
+fn unknown_fields(
+    unknown: Vec<String>,
+    validation: FieldValidation,
+) -> Result<Vec<String>, ApiError> {
     if unknown.is_empty() {
         return Ok(Vec::new());
     }
-    let messages: Vec<String> = unknown.iter().map(|p| format!("unknown field \"{p}\"")).collect();
+    let messages: Vec<String> = unknown
+        .iter()
+        .map(|p| format!("unknown field \"{p}\""))
+        .collect();
     match validation {
         FieldValidation::Ignore => Ok(Vec::new()),
         FieldValidation::Warn => Ok(messages),
-        FieldValidation::Strict => {
-            Err(ApiError::bad_request(format!("strict decoding error: {}", messages.join(", "))))
-        }
+        FieldValidation::Strict => Err(ApiError::bad_request(format!(
+            "strict decoding error: {}",
+            messages.join(", ")
+        ))),
     }
 }
 
 /// Writes a list body: `{"kind":…,"apiVersion":…,"metadata":{…},"items":[…]}` from items
 /// already encoded.
-pub(crate) fn encode_list(d: &ResourceDescriptor, resource_version: &str, continue_token: Option<&str>, items: &[Vec<u8>]) -> Vec<u8> {
+pub(crate) fn encode_list(
+    d: &ResourceDescriptor,
+    resource_version: &str,
+    continue_token: Option<&str>,
+    items: &[Vec<u8>],
+) -> Vec<u8> {
     let size: usize = items.iter().map(|i| i.len() + 1).sum();
     let mut out = Vec::with_capacity(size + 160);
     out.extend_from_slice(b"{\"kind\":");
@@ -166,12 +178,24 @@ mod tests {
         let (_, warnings) = decode::<StorageClass>(body, &desc(), FieldValidation::Warn).unwrap();
         assert_eq!(
             warnings,
-            [r#"unknown field "metadata.bogus""#, r#"unknown field "extra""#, r#"unknown field "allowedTopologies[0].oops""#]
+            [
+                r#"unknown field "metadata.bogus""#,
+                r#"unknown field "extra""#,
+                r#"unknown field "allowedTopologies[0].oops""#
+            ]
         );
-        assert!(decode::<StorageClass>(body, &desc(), FieldValidation::Ignore).unwrap().1.is_empty());
+        assert!(
+            decode::<StorageClass>(body, &desc(), FieldValidation::Ignore)
+                .unwrap()
+                .1
+                .is_empty()
+        );
         let err = decode::<StorageClass>(body, &desc(), FieldValidation::Strict).unwrap_err();
         assert_eq!(err.code(), 400);
-        assert!(err.message.starts_with("strict decoding error: unknown field"));
+        assert!(
+            err.message
+                .starts_with("strict decoding error: unknown field")
+        );
     }
 
     #[test]
@@ -191,7 +215,12 @@ mod tests {
 
     #[test]
     fn list_encoding_is_valid_json() {
-        let list = encode_list(&desc(), "7", Some("tok\"en"), &[b"{\"a\":1}".to_vec(), b"{}".to_vec()]);
+        let list = encode_list(
+            &desc(),
+            "7",
+            Some("tok\"en"),
+            &[b"{\"a\":1}".to_vec(), b"{}".to_vec()],
+        );
         let v: serde_json::Value = serde_json::from_slice(&list).unwrap();
         assert_eq!(v["kind"], "StorageClassList");
         assert_eq!(v["metadata"]["continue"], "tok\"en");

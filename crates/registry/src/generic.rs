@@ -6,15 +6,18 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use bytes::Bytes;
 use capstan_meta::v1::ObjectMeta;
-use capstan_meta::{ApiError, FieldError, GroupResource, Reason, ResourceDescriptor, Strategy, names, time, validation};
+use capstan_meta::{
+    ApiError, FieldError, GroupResource, Reason, ResourceDescriptor, Strategy, names, time,
+    validation,
+};
 use capstan_storage::{KeyValue, ListRequest, Revision, Store};
 use k8s_openapi::Metadata;
 
 use crate::codec::{self, decode, decode_value};
 use crate::error::{Error, Result};
 use crate::options::{
-    ContinueToken, DeleteOptions, GetOptions, ListOptions, ResourceVersionMatch, WriteOptions, parse_resource_version,
-    resource_version,
+    ContinueToken, DeleteOptions, GetOptions, ListOptions, ResourceVersionMatch, WriteOptions,
+    parse_resource_version, resource_version,
 };
 use crate::patch::{self, PatchType};
 use crate::rest::{Encoded, ResponseStatus, RestStorage};
@@ -47,7 +50,11 @@ where
     /// A store for `strategy`'s resource, with keys under `<registry_prefix>/<resource>/`.
     pub fn new(strategy: S, store: Arc<dyn Store>, registry_prefix: &str) -> Self {
         let descriptor = strategy.descriptor();
-        let prefix = format!("{}/{}/", registry_prefix.trim_end_matches('/'), descriptor.resource);
+        let prefix = format!(
+            "{}/{}/",
+            registry_prefix.trim_end_matches('/'),
+            descriptor.resource
+        );
         Self {
             gr: descriptor.group_resource(),
             descriptor,
@@ -86,7 +93,10 @@ impl<S: Strategy> GenericStore<S> {
             E::NotFound { .. } => ApiError::not_found(&self.gr, name).into(),
             E::AlreadyExists { .. } => ApiError::already_exists(&self.gr, name).into(),
             E::Conflict { .. } => ApiError::conflict(&self.gr, name, ApiError::MODIFIED).into(),
-            E::Compacted { requested, compacted } => ApiError::new(
+            E::Compacted {
+                requested,
+                compacted,
+            } => ApiError::new(
                 Reason::Expired,
                 format!("too old resource version: {requested} ({compacted})"),
             )
@@ -97,8 +107,11 @@ impl<S: Strategy> GenericStore<S> {
     }
 
     fn decode_stored(&self, kv: &KeyValue) -> Result<S::Object> {
-        let mut obj: S::Object = serde_json::from_slice(&kv.value)
-            .map_err(|source| Error::Decode { key: kv.key.clone(), source })?;
+        let mut obj: S::Object =
+            serde_json::from_slice(&kv.value).map_err(|source| Error::Decode {
+                key: kv.key.clone(),
+                source,
+            })?;
         obj.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
         Ok(obj)
     }
@@ -111,9 +124,18 @@ impl<S: Strategy> GenericStore<S> {
         out.map(Bytes::from)
     }
 
-    fn encode(&self, obj: &S::Object, warnings: Vec<String>, status: ResponseStatus) -> Result<Encoded> {
+    fn encode(
+        &self,
+        obj: &S::Object,
+        warnings: Vec<String>,
+        status: ResponseStatus,
+    ) -> Result<Encoded> {
         let body = serde_json::to_vec(obj).map_err(Error::Encode)?;
-        Ok(Encoded { body: body.into(), warnings, status })
+        Ok(Encoded {
+            body: body.into(),
+            warnings,
+            status,
+        })
     }
 
     fn invalid(&self, name: &str, errors: &[FieldError]) -> Error {
@@ -132,16 +154,22 @@ impl<S: Strategy> GenericStore<S> {
     fn check_field_selector(&self, options: &ListOptions) -> Result<()> {
         for r in &options.field_selector.requirements {
             let known = matches!(r.field.as_str(), "metadata.name" | "metadata.namespace")
-                || self.descriptor.selectable_fields.iter().any(|f| *f == r.field);
+                || self.descriptor.selectable_fields.contains(&r.field);
             if !known {
-                return Err(ApiError::bad_request(format!("field label not supported: {}", r.field)).into());
+                return Err(ApiError::bad_request(format!(
+                    "field label not supported: {}",
+                    r.field
+                ))
+                .into());
             }
         }
         Ok(())
     }
 
     fn matches(&self, obj: &S::Object, options: &ListOptions) -> bool {
-        options.label_selector.matches(obj.metadata().labels.as_ref())
+        options
+            .label_selector
+            .matches(obj.metadata().labels.as_ref())
             && options.field_selector.matches(|f| self.field_value(obj, f))
     }
 
@@ -190,7 +218,11 @@ impl<S: Strategy> GenericStore<S> {
             match meta.uid.as_deref() {
                 None | Some("") => meta.uid = old_meta.uid.clone(),
                 Some(uid) if Some(uid) != old_meta.uid.as_deref() => {
-                    errors.push(FieldError::invalid("metadata.uid", uid, "field is immutable"));
+                    errors.push(FieldError::invalid(
+                        "metadata.uid",
+                        uid,
+                        "field is immutable",
+                    ));
                 }
                 Some(_) => {}
             }
@@ -203,7 +235,12 @@ impl<S: Strategy> GenericStore<S> {
             }
             if old_meta.deletion_timestamp.is_some() {
                 let before: Vec<&String> = old_meta.finalizers.iter().flatten().collect();
-                if meta.finalizers.iter().flatten().any(|f| !before.contains(&f)) {
+                if meta
+                    .finalizers
+                    .iter()
+                    .flatten()
+                    .any(|f| !before.contains(&f))
+                {
                     errors.push(FieldError::forbidden(
                         "metadata.finalizers",
                         "no new finalizers can be added if the object is being deleted",
@@ -212,7 +249,11 @@ impl<S: Strategy> GenericStore<S> {
             }
         }
         self.strategy.prepare_for_update(&mut new, old);
-        errors.extend(validation::object_meta(new.metadata(), self.descriptor.namespaced, self.strategy.name_rule()));
+        errors.extend(validation::object_meta(
+            new.metadata(),
+            self.descriptor.namespaced,
+            self.strategy.name_rule(),
+        ));
         errors.extend(validation::object_meta_update(new.metadata(), old_meta));
         errors.extend(self.strategy.validate_update(&new, old));
         if !errors.is_empty() {
@@ -226,16 +267,23 @@ impl<S: Strategy> GenericStore<S> {
             }
         };
         // Deleting and no finalizer left: the update completes the deletion.
-        let finalizers_left = new.metadata().finalizers.as_ref().is_some_and(|f| !f.is_empty());
+        let finalizers_left = new
+            .metadata()
+            .finalizers
+            .as_ref()
+            .is_some_and(|f| !f.is_empty());
         if new.metadata().deletion_timestamp.is_some() && !finalizers_left {
             if options.dry_run {
                 new.metadata_mut().resource_version = old_meta.resource_version.clone();
-                return self.encode(&new, warnings, ResponseStatus::Ok).map(Attempt::Done);
+                return self
+                    .encode(&new, warnings, ResponseStatus::Ok)
+                    .map(Attempt::Done);
             }
             return match self.store.delete(key, Some(current.mod_revision)).await {
                 Ok(kv) => {
                     new.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
-                    self.encode(&new, warnings, ResponseStatus::Ok).map(Attempt::Done)
+                    self.encode(&new, warnings, ResponseStatus::Ok)
+                        .map(Attempt::Done)
                 }
                 Err(err) => lost_race(err),
             };
@@ -244,18 +292,27 @@ impl<S: Strategy> GenericStore<S> {
         if bytes == current.value || options.dry_run {
             // Nothing changed (no write, no new version), or a dry run.
             new.metadata_mut().resource_version = old_meta.resource_version.clone();
-            return self.encode(&new, warnings, ResponseStatus::Ok).map(Attempt::Done);
+            return self
+                .encode(&new, warnings, ResponseStatus::Ok)
+                .map(Attempt::Done);
         }
         match self.store.update(key, bytes, current.mod_revision).await {
             Ok(kv) => {
                 new.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
-                self.encode(&new, warnings, ResponseStatus::Ok).map(Attempt::Done)
+                self.encode(&new, warnings, ResponseStatus::Ok)
+                    .map(Attempt::Done)
             }
             Err(err) => lost_race(err),
         }
     }
 
-    async fn create_object(&self, namespace: &str, mut obj: S::Object, warnings: Vec<String>, options: &WriteOptions) -> Result<Encoded> {
+    async fn create_object(
+        &self,
+        namespace: &str,
+        mut obj: S::Object,
+        warnings: Vec<String>,
+        options: &WriteOptions,
+    ) -> Result<Encoded> {
         self.settle_namespace(obj.metadata_mut(), namespace)?;
         self.strategy.default(&mut obj);
         {
@@ -267,7 +324,11 @@ impl<S: Strategy> GenericStore<S> {
             meta.deletion_grace_period_seconds = None;
         }
         self.strategy.prepare_for_create(&mut obj);
-        let generate = obj.metadata().generate_name.clone().filter(|g| !g.is_empty());
+        let generate = obj
+            .metadata()
+            .generate_name
+            .clone()
+            .filter(|g| !g.is_empty());
         let generated = meta_name(obj.metadata()).is_empty() && generate.is_some();
         let attempts = if generated { GENERATE_NAME_ATTEMPTS } else { 1 };
         for attempt in 0..attempts {
@@ -276,8 +337,11 @@ impl<S: Strategy> GenericStore<S> {
                 obj.metadata_mut().name = Some(names::generate(prefix));
             }
             let name = meta_name(obj.metadata()).to_string();
-            let mut errors =
-                validation::object_meta(obj.metadata(), self.descriptor.namespaced, self.strategy.name_rule());
+            let mut errors = validation::object_meta(
+                obj.metadata(),
+                self.descriptor.namespaced,
+                self.strategy.name_rule(),
+            );
             errors.extend(self.strategy.validate(&obj));
             if !errors.is_empty() {
                 return Err(self.invalid(&name, &errors));
@@ -292,35 +356,44 @@ impl<S: Strategy> GenericStore<S> {
                     obj.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
                     return self.encode(&obj, warnings, ResponseStatus::Created);
                 }
-                Err(capstan_storage::Error::AlreadyExists { .. }) if generated && attempt + 1 < attempts => continue,
+                Err(capstan_storage::Error::AlreadyExists { .. })
+                    if generated && attempt + 1 < attempts =>
+                {
+                    continue;
+                }
                 Err(err) => return Err(self.storage_error(err, &name)),
             }
         }
         unreachable!("the last attempt returns")
     }
 
-    async fn delete_one(&self, namespace: &str, name: &str, options: &DeleteOptions) -> Result<Encoded> {
+    async fn delete_one(
+        &self,
+        namespace: &str,
+        name: &str,
+        options: &DeleteOptions,
+    ) -> Result<Encoded> {
         for _ in 0..MAX_RETRIES {
             let current = self.current(namespace, name).await?;
             let mut obj = self.decode_stored(&current)?;
             let meta = obj.metadata();
-            if let Some(uid) = &options.precondition_uid {
-                if meta.uid.as_deref() != Some(uid.as_str()) {
-                    let why = format!(
-                        "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
-                        meta.uid.as_deref().unwrap_or("")
-                    );
-                    return Err(ApiError::conflict(&self.gr, name, &why).into());
-                }
+            if let Some(uid) = &options.precondition_uid
+                && meta.uid.as_deref() != Some(uid.as_str())
+            {
+                let why = format!(
+                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                    meta.uid.as_deref().unwrap_or("")
+                );
+                return Err(ApiError::conflict(&self.gr, name, &why).into());
             }
-            if let Some(rv) = &options.precondition_resource_version {
-                if meta.resource_version.as_deref() != Some(rv.as_str()) {
-                    let why = format!(
-                        "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
-                        meta.resource_version.as_deref().unwrap_or("")
-                    );
-                    return Err(ApiError::conflict(&self.gr, name, &why).into());
-                }
+            if let Some(rv) = &options.precondition_resource_version
+                && meta.resource_version.as_deref() != Some(rv.as_str())
+            {
+                let why = format!(
+                    "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
+                    meta.resource_version.as_deref().unwrap_or("")
+                );
+                return Err(ApiError::conflict(&self.gr, name, &why).into());
             }
             let has_finalizers = meta.finalizers.as_ref().is_some_and(|f| !f.is_empty());
             if has_finalizers {
@@ -335,9 +408,14 @@ impl<S: Strategy> GenericStore<S> {
                     return self.encode(&obj, Vec::new(), ResponseStatus::Accepted);
                 }
                 let bytes = self.encode_stored(&mut obj)?;
-                match self.store.update(&current.key, bytes, current.mod_revision).await {
+                match self
+                    .store
+                    .update(&current.key, bytes, current.mod_revision)
+                    .await
+                {
                     Ok(kv) => {
-                        obj.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
+                        obj.metadata_mut().resource_version =
+                            Some(resource_version(kv.mod_revision));
                         return self.encode(&obj, Vec::new(), ResponseStatus::Accepted);
                     }
                     Err(capstan_storage::Error::Conflict { .. }) => continue,
@@ -347,7 +425,11 @@ impl<S: Strategy> GenericStore<S> {
             if options.dry_run {
                 return self.encode(&obj, Vec::new(), ResponseStatus::Ok);
             }
-            match self.store.delete(&current.key, Some(current.mod_revision)).await {
+            match self
+                .store
+                .delete(&current.key, Some(current.mod_revision))
+                .await
+            {
                 Ok(kv) => {
                     obj.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
                     return self.encode(&obj, Vec::new(), ResponseStatus::Ok);
@@ -361,9 +443,16 @@ impl<S: Strategy> GenericStore<S> {
 
     /// Which revision a list reads at and where it starts, by the rules of resourceVersion,
     /// resourceVersionMatch, limit and continue.
-    async fn list_start(&self, prefix: &str, options: &ListOptions) -> Result<(Option<Revision>, String)> {
+    async fn list_start(
+        &self,
+        prefix: &str,
+        options: &ListOptions,
+    ) -> Result<(Option<Revision>, String)> {
         if let Some(token) = &options.continue_token {
-            return Ok((Some(Revision(token.rv as u64)), format!("{prefix}{}", token.start)));
+            return Ok((
+                Some(Revision(token.rv as u64)),
+                format!("{prefix}{}", token.start),
+            ));
         }
         let requested = parse_resource_version(&options.resource_version)?;
         let revision = match (requested, options.resource_version_match) {
@@ -420,7 +509,11 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
         let (mut revision, mut start) = self.list_start(&prefix, options).await?;
         let mut items = Vec::new();
         let mut next: Option<String> = None;
-        let fetch = if options.limit > 0 { options.limit.max(64) } else { 0 };
+        let fetch = if options.limit > 0 {
+            options.limit.max(64)
+        } else {
+            0
+        };
         let list_revision = loop {
             let resp = self
                 .store
@@ -459,16 +552,33 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
         let rv = resource_version(list_revision);
         let token = next.map(|start| ContinueToken::new(list_revision, start).encode());
         let body = codec::encode_list(&self.descriptor, &rv, token.as_deref(), &items);
-        Ok(Encoded { body: body.into(), warnings: Vec::new(), status: ResponseStatus::Ok })
+        Ok(Encoded {
+            body: body.into(),
+            warnings: Vec::new(),
+            status: ResponseStatus::Ok,
+        })
     }
 
-    async fn create(&self, namespace: &str, body: &[u8], options: &WriteOptions) -> Result<Encoded> {
-        let (obj, warnings) = decode::<S::Object>(body, &self.descriptor, options.field_validation)?;
+    async fn create(
+        &self,
+        namespace: &str,
+        body: &[u8],
+        options: &WriteOptions,
+    ) -> Result<Encoded> {
+        let (obj, warnings) =
+            decode::<S::Object>(body, &self.descriptor, options.field_validation)?;
         self.create_object(namespace, obj, warnings, options).await
     }
 
-    async fn update(&self, namespace: &str, name: &str, body: &[u8], options: &WriteOptions) -> Result<Encoded> {
-        let (mut new, warnings) = decode::<S::Object>(body, &self.descriptor, options.field_validation)?;
+    async fn update(
+        &self,
+        namespace: &str,
+        name: &str,
+        body: &[u8],
+        options: &WriteOptions,
+    ) -> Result<Encoded> {
+        let (mut new, warnings) =
+            decode::<S::Object>(body, &self.descriptor, options.field_validation)?;
         let body_name = meta_name(new.metadata());
         if body_name != name {
             return Err(ApiError::bad_request(format!(
@@ -477,7 +587,11 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
             .into());
         }
         self.settle_namespace(new.metadata_mut(), namespace)?;
-        let explicit = new.metadata().resource_version.as_deref().is_some_and(|v| !v.is_empty());
+        let explicit = new
+            .metadata()
+            .resource_version
+            .as_deref()
+            .is_some_and(|v| !v.is_empty());
         for _ in 0..MAX_RETRIES {
             let (current, _) = self.store.get(&self.key(namespace, name)).await?;
             let Some(current) = current else {
@@ -487,7 +601,17 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
                 return Err(ApiError::not_found(&self.gr, name).into());
             };
             let old = self.decode_stored(&current)?;
-            match self.write_update(&current, &old, new.clone(), explicit, warnings.clone(), options).await? {
+            match self
+                .write_update(
+                    &current,
+                    &old,
+                    new.clone(),
+                    explicit,
+                    warnings.clone(),
+                    options,
+                )
+                .await?
+            {
                 Attempt::Done(out) => return Ok(out),
                 Attempt::Retry => continue,
             }
@@ -509,9 +633,16 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
             let old = self.decode_stored(&current)?;
             let mut doc = serde_json::to_value(&old).map_err(Error::Encode)?;
             patch::apply(patch_type, &mut doc, body)?;
-            codec::check_type(&serde_json::to_vec(&doc).map_err(Error::Encode)?, &self.descriptor)?;
-            let (new, warnings) = decode_value::<S::Object>(doc, &self.descriptor, options.field_validation)?;
-            match self.write_update(&current, &old, new, explicit, warnings, options).await? {
+            codec::check_type(
+                &serde_json::to_vec(&doc).map_err(Error::Encode)?,
+                &self.descriptor,
+            )?;
+            let (new, warnings) =
+                decode_value::<S::Object>(doc, &self.descriptor, options.field_validation)?;
+            match self
+                .write_update(&current, &old, new, explicit, warnings, options)
+                .await?
+            {
                 Attempt::Done(out) => return Ok(out),
                 Attempt::Retry => continue,
             }
@@ -519,14 +650,30 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
         Err(ApiError::conflict(&self.gr, name, ApiError::MODIFIED).into())
     }
 
-    async fn delete(&self, namespace: &str, name: &str, options: &DeleteOptions) -> Result<Encoded> {
+    async fn delete(
+        &self,
+        namespace: &str,
+        name: &str,
+        options: &DeleteOptions,
+    ) -> Result<Encoded> {
         self.delete_one(namespace, name, options).await
     }
 
-    async fn delete_collection(&self, namespace: &str, list: &ListOptions, options: &DeleteOptions) -> Result<Encoded> {
+    async fn delete_collection(
+        &self,
+        namespace: &str,
+        list: &ListOptions,
+        options: &DeleteOptions,
+    ) -> Result<Encoded> {
         self.check_field_selector(list)?;
         let prefix = self.collection_prefix(namespace);
-        let resp = self.store.list(ListRequest { prefix: &prefix, ..Default::default() }).await?;
+        let resp = self
+            .store
+            .list(ListRequest {
+                prefix: &prefix,
+                ..Default::default()
+            })
+            .await?;
         for kv in &resp.items {
             let obj = self.decode_stored(kv)?;
             if !self.matches(&obj, list) {
@@ -541,7 +688,11 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
             }
         }
         let body = serde_json::to_vec(&capstan_meta::status::success()).map_err(Error::Encode)?;
-        Ok(Encoded { body: body.into(), warnings: Vec::new(), status: ResponseStatus::Ok })
+        Ok(Encoded {
+            body: body.into(),
+            warnings: Vec::new(),
+            status: ResponseStatus::Ok,
+        })
     }
 }
 

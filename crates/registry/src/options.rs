@@ -19,7 +19,11 @@ pub fn parse_resource_version(value: &str) -> Result<Option<Revision>, ApiError>
     value
         .parse::<u64>()
         .map(|v| Some(Revision(v)))
-        .map_err(|_| ApiError::bad_request(format!("invalid resource version {value:?}: not a resource version this server issued")))
+        .map_err(|_| {
+            ApiError::bad_request(format!(
+                "invalid resource version {value:?}: not a resource version this server issued"
+            ))
+        })
 }
 
 /// How unknown or duplicate fields in a body are treated (`fieldValidation`).
@@ -77,7 +81,10 @@ impl GetOptions {
     /// From the `resourceVersion` query value.
     pub fn parse(resource_version: Option<&str>) -> Result<Self, ApiError> {
         let raw = resource_version.unwrap_or("");
-        Ok(Self { any_version: raw == "0", resource_version: parse_resource_version(raw)? })
+        Ok(Self {
+            any_version: raw == "0",
+            resource_version: parse_resource_version(raw)?,
+        })
     }
 }
 
@@ -141,7 +148,11 @@ impl ListOptions {
             raw => match raw.parse::<i64>() {
                 Ok(n) if n > 0 => n as usize,
                 Ok(_) => 0,
-                Err(_) => return Err(ApiError::bad_request(format!("invalid limit {raw:?}: not an integer"))),
+                Err(_) => {
+                    return Err(ApiError::bad_request(format!(
+                        "invalid limit {raw:?}: not an integer"
+                    )));
+                }
             },
         };
         let resource_version = q.resource_version.unwrap_or("").to_string();
@@ -183,9 +194,18 @@ impl ListOptions {
             }
         }
         if continue_token.is_some() && !resource_version.is_empty() && resource_version != "0" {
-            return Err(ApiError::bad_request("specifying resource version is not allowed when using continue"));
+            return Err(ApiError::bad_request(
+                "specifying resource version is not allowed when using continue",
+            ));
         }
-        Ok(Self { label_selector, field_selector, limit, continue_token, resource_version, resource_version_match })
+        Ok(Self {
+            label_selector,
+            field_selector,
+            limit,
+            continue_token,
+            resource_version,
+            resource_version_match,
+        })
     }
 }
 
@@ -204,7 +224,11 @@ pub struct ContinueToken {
 impl ContinueToken {
     /// A token for `start` at `revision`.
     pub fn new(revision: Revision, start: String) -> Self {
-        Self { v: "meta.k8s.io/v1".into(), rv: revision.0 as i64, start }
+        Self {
+            v: "meta.k8s.io/v1".into(),
+            rv: revision.0 as i64,
+            start,
+        }
     }
 
     /// The string sent to clients.
@@ -220,7 +244,11 @@ impl ContinueToken {
             .decode(raw.trim_end_matches('='))
             .map_err(|_| bad())?;
         let token: Self = serde_json::from_slice(&bytes).map_err(|_| bad())?;
-        if token.v != "meta.k8s.io/v1" || token.rv <= 0 || token.start.starts_with('/') || token.start.contains("..") {
+        if token.v != "meta.k8s.io/v1"
+            || token.rv <= 0
+            || token.start.starts_with('/')
+            || token.start.contains("..")
+        {
             return Err(bad());
         }
         Ok(token)
@@ -266,15 +294,23 @@ impl DeleteOptions {
             grace_period_seconds: match grace_period_seconds {
                 None | Some("") => None,
                 Some(raw) => Some(raw.parse().map_err(|_| {
-                    ApiError::bad_request(format!("invalid gracePeriodSeconds {raw:?}: not an integer"))
+                    ApiError::bad_request(format!(
+                        "invalid gracePeriodSeconds {raw:?}: not an integer"
+                    ))
                 })?),
             },
-            propagation_policy: propagation_policy.filter(|p| !p.is_empty()).map(str::to_string),
+            propagation_policy: propagation_policy
+                .filter(|p| !p.is_empty())
+                .map(str::to_string),
             ..Default::default()
         };
         if !body.iter().all(u8::is_ascii_whitespace) {
-            let parsed: capstan_meta::v1::DeleteOptions = serde_json::from_slice(body)
-                .map_err(|e| ApiError::bad_request(format!("the body of a delete must be DeleteOptions: {e}")))?;
+            let parsed: capstan_meta::v1::DeleteOptions =
+                serde_json::from_slice(body).map_err(|e| {
+                    ApiError::bad_request(format!(
+                        "the body of a delete must be DeleteOptions: {e}"
+                    ))
+                })?;
             if let Some(values) = &parsed.dry_run {
                 let refs: Vec<&str> = values.iter().map(String::as_str).collect();
                 out.dry_run |= parse_dry_run(&refs)?;
@@ -290,11 +326,15 @@ impl DeleteOptions {
                 out.precondition_resource_version = pre.resource_version;
             }
         }
-        if let Some(p) = &out.propagation_policy {
-            if !matches!(p.as_str(), "Orphan" | "Background" | "Foreground") {
-                let e = FieldError::not_supported("propagationPolicy", p, &["Foreground", "Background", "Orphan"]);
-                return Err(ApiError::invalid("meta.k8s.io", "DeleteOptions", "", &[e]));
-            }
+        if let Some(p) = &out.propagation_policy
+            && !matches!(p.as_str(), "Orphan" | "Background" | "Foreground")
+        {
+            let e = FieldError::not_supported(
+                "propagationPolicy",
+                p,
+                &["Foreground", "Background", "Orphan"],
+            );
+            return Err(ApiError::invalid("meta.k8s.io", "DeleteOptions", "", &[e]));
         }
         Ok(out)
     }
@@ -312,29 +352,97 @@ mod tests {
     fn continue_tokens_round_trip() {
         let t = ContinueToken::new(Revision(42), "fast\u{0}".into());
         assert_eq!(ContinueToken::decode(&t.encode()).unwrap(), t);
-        assert_eq!(ContinueToken::decode("not a token").unwrap_err().code(), 400);
+        assert_eq!(
+            ContinueToken::decode("not a token").unwrap_err().code(),
+            400
+        );
     }
 
     #[test]
     fn invalid_combinations() {
         let token = ContinueToken::new(Revision(3), "a".into()).encode();
         let cases = [
-            (ListQuery { resource_version_match: Some("Exact"), ..Default::default() }, 422),
-            (ListQuery { resource_version_match: Some("NotOlderThan"), ..Default::default() }, 422),
-            (ListQuery { resource_version: Some("0"), resource_version_match: Some("Exact"), ..Default::default() }, 422),
-            (ListQuery { resource_version: Some("5"), resource_version_match: Some("Sometime"), ..Default::default() }, 422),
-            (ListQuery { resource_version: Some("5"), continue_token: Some(&token), limit: Some("1"), ..Default::default() }, 400),
-            (ListQuery { resource_version: Some("abc"), ..Default::default() }, 400),
-            (ListQuery { label_selector: Some("a in b"), ..Default::default() }, 400),
-            (ListQuery { field_selector: Some("nonsense"), ..Default::default() }, 400),
-            (ListQuery { limit: Some("ten"), ..Default::default() }, 400),
+            (
+                ListQuery {
+                    resource_version_match: Some("Exact"),
+                    ..Default::default()
+                },
+                422,
+            ),
+            (
+                ListQuery {
+                    resource_version_match: Some("NotOlderThan"),
+                    ..Default::default()
+                },
+                422,
+            ),
+            (
+                ListQuery {
+                    resource_version: Some("0"),
+                    resource_version_match: Some("Exact"),
+                    ..Default::default()
+                },
+                422,
+            ),
+            (
+                ListQuery {
+                    resource_version: Some("5"),
+                    resource_version_match: Some("Sometime"),
+                    ..Default::default()
+                },
+                422,
+            ),
+            (
+                ListQuery {
+                    resource_version: Some("5"),
+                    continue_token: Some(&token),
+                    limit: Some("1"),
+                    ..Default::default()
+                },
+                400,
+            ),
+            (
+                ListQuery {
+                    resource_version: Some("abc"),
+                    ..Default::default()
+                },
+                400,
+            ),
+            (
+                ListQuery {
+                    label_selector: Some("a in b"),
+                    ..Default::default()
+                },
+                400,
+            ),
+            (
+                ListQuery {
+                    field_selector: Some("nonsense"),
+                    ..Default::default()
+                },
+                400,
+            ),
+            (
+                ListQuery {
+                    limit: Some("ten"),
+                    ..Default::default()
+                },
+                400,
+            ),
         ];
         for (q, code) in cases {
             let dbg = format!("{q:?}");
             assert_eq!(list(q).unwrap_err().code(), code, "{dbg}");
         }
         // rv=0 with a continue token is tolerated (treated as the token's version).
-        assert!(list(ListQuery { resource_version: Some("0"), continue_token: Some(&token), ..Default::default() }).is_ok());
+        assert!(
+            list(ListQuery {
+                resource_version: Some("0"),
+                continue_token: Some(&token),
+                ..Default::default()
+            })
+            .is_ok()
+        );
     }
 
     #[test]
@@ -350,6 +458,11 @@ mod tests {
         let o = DeleteOptions::parse(body, &[], None, None).unwrap();
         assert!(o.dry_run);
         assert_eq!(o.precondition_uid.as_deref(), Some("u1"));
-        assert_eq!(DeleteOptions::parse(b"", &[], None, Some("Sideways")).unwrap_err().code(), 422);
+        assert_eq!(
+            DeleteOptions::parse(b"", &[], None, Some("Sideways"))
+                .unwrap_err()
+                .code(),
+            422
+        );
     }
 }

@@ -61,10 +61,13 @@ pub fn apply(kind: PatchType, doc: &mut Value, patch: &[u8]) -> Result<(), ApiEr
             Ok(())
         }
         PatchType::Strategic => {
-            let p: Value = serde_json::from_slice(patch)
-                .map_err(|e| ApiError::bad_request(format!("the strategic merge patch is malformed: {e}")))?;
+            let p: Value = serde_json::from_slice(patch).map_err(|e| {
+                ApiError::bad_request(format!("the strategic merge patch is malformed: {e}"))
+            })?;
             let Value::Object(p) = p else {
-                return Err(ApiError::bad_request("a strategic merge patch must be a JSON object"));
+                return Err(ApiError::bad_request(
+                    "a strategic merge patch must be a JSON object",
+                ));
             };
             let Value::Object(target) = doc else {
                 return Err(unprocessable("the object to patch is not a JSON object"));
@@ -80,7 +83,10 @@ const DELETE_FROM_PRIMITIVE: &str = "$deleteFromPrimitiveList/";
 const SET_ELEMENT_ORDER: &str = "$setElementOrder/";
 
 /// Merges `patch` into `target` with strategic-merge semantics for maps.
-fn strategic_merge(target: &mut Map<String, Value>, mut patch: Map<String, Value>) -> Result<(), ApiError> {
+fn strategic_merge(
+    target: &mut Map<String, Value>,
+    mut patch: Map<String, Value>,
+) -> Result<(), ApiError> {
     match patch.remove(DIRECTIVE) {
         None => {}
         Some(Value::String(d)) if d == "merge" => {}
@@ -101,11 +107,17 @@ fn strategic_merge(target: &mut Map<String, Value>, mut patch: Map<String, Value
             keys.into_iter()
                 .map(|k| match k {
                     Value::String(s) => Ok(s),
-                    other => Err(unprocessable(format!("$retainKeys must list strings, found {other}"))),
+                    other => Err(unprocessable(format!(
+                        "$retainKeys must list strings, found {other}"
+                    ))),
                 })
                 .collect::<Result<Vec<_>, _>>()?,
         ),
-        Some(other) => return Err(unprocessable(format!("$retainKeys must be a list, found {other}"))),
+        Some(other) => {
+            return Err(unprocessable(format!(
+                "$retainKeys must be a list, found {other}"
+            )));
+        }
     };
     for (key, value) in patch {
         if key.starts_with(SET_ELEMENT_ORDER) {
@@ -183,14 +195,29 @@ mod tests {
         let doc = json!({"a": 1, "b": [1, 2]});
         let out = run(PatchType::Json, doc.clone(), json!([{"op": "test", "path": "/a", "value": 1}, {"op": "add", "path": "/b/-", "value": 3}])).unwrap();
         assert_eq!(out, json!({"a": 1, "b": [1, 2, 3]}));
-        let err = run(PatchType::Json, doc, json!([{"op": "test", "path": "/a", "value": 2}])).unwrap_err();
+        let err = run(
+            PatchType::Json,
+            doc,
+            json!([{"op": "test", "path": "/a", "value": 2}]),
+        )
+        .unwrap_err();
         assert_eq!(err.code(), 422);
-        assert_eq!(run(PatchType::Json, json!({}), json!({"op": "nope"})).unwrap_err().code(), 400);
+        assert_eq!(
+            run(PatchType::Json, json!({}), json!({"op": "nope"}))
+                .unwrap_err()
+                .code(),
+            400
+        );
     }
 
     #[test]
     fn merge_patch_removes_nulls() {
-        let out = run(PatchType::Merge, json!({"a": {"x": 1, "y": 2}, "l": [1]}), json!({"a": {"x": null, "z": 3}, "l": [2]})).unwrap();
+        let out = run(
+            PatchType::Merge,
+            json!({"a": {"x": 1, "y": 2}, "l": [1]}),
+            json!({"a": {"x": null, "z": 3}, "l": [2]}),
+        )
+        .unwrap();
         assert_eq!(out, json!({"a": {"y": 2, "z": 3}, "l": [2]}));
     }
 
@@ -212,14 +239,34 @@ mod tests {
             out,
             json!({"metadata": {"labels": {"b": "2", "c": "3"}, "annotations": {"y": "2"}}, "mountOptions": ["ro", "hard"], "parameters": {"q": "2", "r": "3"}})
         );
-        let deleted = run(PatchType::Strategic, json!({"m": {"a": 1}, "k": 1}), json!({"m": {"$patch": "delete"}})).unwrap();
+        let deleted = run(
+            PatchType::Strategic,
+            json!({"m": {"a": 1}, "k": 1}),
+            json!({"m": {"$patch": "delete"}}),
+        )
+        .unwrap();
         assert_eq!(deleted, json!({"k": 1}));
-        assert_eq!(run(PatchType::Strategic, json!({}), json!({"$patch": "explode"})).unwrap_err().code(), 422);
+        assert_eq!(
+            run(
+                PatchType::Strategic,
+                json!({}),
+                json!({"$patch": "explode"})
+            )
+            .unwrap_err()
+            .code(),
+            422
+        );
     }
 
     #[test]
     fn content_types() {
-        assert_eq!(PatchType::from_content_type("application/merge-patch+json; charset=utf-8"), Some(PatchType::Merge));
-        assert_eq!(PatchType::from_content_type("application/apply-patch+yaml"), None);
+        assert_eq!(
+            PatchType::from_content_type("application/merge-patch+json; charset=utf-8"),
+            Some(PatchType::Merge)
+        );
+        assert_eq!(
+            PatchType::from_content_type("application/apply-patch+yaml"),
+            None
+        );
     }
 }

@@ -16,7 +16,11 @@ pub struct Registry {
 impl Registry {
     /// An empty registry over `store`, with storage keys under `prefix` (e.g. `/registry`).
     pub fn new(store: Arc<dyn Store>, prefix: &str) -> Self {
-        Self { store, prefix: prefix.trim_end_matches('/').to_string(), resources: Vec::new() }
+        Self {
+            store,
+            prefix: prefix.trim_end_matches('/').to_string(),
+            resources: Vec::new(),
+        }
     }
 
     /// Serves the resource of `strategy` through a [`GenericStore`].
@@ -58,7 +62,9 @@ impl Registry {
         let mut out: Vec<(String, Vec<String>)> = Vec::new();
         for d in self.descriptors() {
             match out.iter_mut().find(|(g, _)| *g == d.group) {
-                Some((_, versions)) if !versions.contains(&d.version) => versions.push(d.version.clone()),
+                Some((_, versions)) if !versions.contains(&d.version) => {
+                    versions.push(d.version.clone())
+                }
                 Some(_) => {}
                 None => out.push((d.group.clone(), vec![d.version.clone()])),
             }

@@ -47,10 +47,17 @@ pub trait RestStorage: Send + Sync + 'static {
     async fn list(&self, namespace: &str, options: &ListOptions) -> Result<Encoded>;
 
     /// Creates an object from a JSON body.
-    async fn create(&self, namespace: &str, body: &[u8], options: &WriteOptions) -> Result<Encoded>;
+    async fn create(&self, namespace: &str, body: &[u8], options: &WriteOptions)
+    -> Result<Encoded>;
 
     /// Replaces an object with a JSON body.
-    async fn update(&self, namespace: &str, name: &str, body: &[u8], options: &WriteOptions) -> Result<Encoded>;
+    async fn update(
+        &self,
+        namespace: &str,
+        name: &str,
+        body: &[u8],
+        options: &WriteOptions,
+    ) -> Result<Encoded>;
 
     /// Patches an object.
     async fn patch(
@@ -63,7 +70,8 @@ pub trait RestStorage: Send + Sync + 'static {
     ) -> Result<Encoded>;
 
     /// Deletes an object (or starts its deletion when finalizers remain).
-    async fn delete(&self, namespace: &str, name: &str, options: &DeleteOptions) -> Result<Encoded>;
+    async fn delete(&self, namespace: &str, name: &str, options: &DeleteOptions)
+    -> Result<Encoded>;
 
     /// Deletes every object the list options select; answers a `Status`.
     async fn delete_collection(

@@ -31,11 +31,18 @@ impl Discovery {
         }];
         // The core group is listed only when it serves something: an empty group version
         // makes client discovery fail.
-        let core_versions: Vec<String> =
-            registry.groups().into_iter().find(|(g, _)| g.is_empty()).map(|(_, v)| v).unwrap_or_default();
+        let core_versions: Vec<String> = registry
+            .groups()
+            .into_iter()
+            .find(|(g, _)| g.is_empty())
+            .map(|(_, v)| v)
+            .unwrap_or_default();
         documents.insert(
             "/api".to_string(),
-            to_bytes(&APIVersions { server_address_by_client_cidrs: addresses.clone(), versions: core_versions }),
+            to_bytes(&APIVersions {
+                server_address_by_client_cidrs: addresses.clone(),
+                versions: core_versions,
+            }),
         );
         let mut groups = Vec::new();
         let mut group_versions: Vec<(String, String)> = Vec::new();
@@ -50,7 +57,10 @@ impl Discovery {
             }
             let entries: Vec<GroupVersionForDiscovery> = versions
                 .iter()
-                .map(|v| GroupVersionForDiscovery { group_version: format!("{group}/{v}"), version: v.clone() })
+                .map(|v| GroupVersionForDiscovery {
+                    group_version: format!("{group}/{v}"),
+                    version: v.clone(),
+                })
                 .collect();
             let api_group = APIGroup {
                 name: group.clone(),
@@ -82,9 +92,18 @@ impl Discovery {
             let (path, gv) = if group.is_empty() {
                 (format!("/api/{version}"), version.clone())
             } else {
-                (format!("/apis/{group}/{version}"), format!("{group}/{version}"))
+                (
+                    format!("/apis/{group}/{version}"),
+                    format!("{group}/{version}"),
+                )
             };
-            documents.insert(path, to_bytes(&APIResourceList { group_version: gv, resources }));
+            documents.insert(
+                path,
+                to_bytes(&APIResourceList {
+                    group_version: gv,
+                    resources,
+                }),
+            );
         }
         let (major, minor, patch) = KUBERNETES_VERSION;
         let version = serde_json::json!({

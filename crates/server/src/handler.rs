@@ -8,8 +8,8 @@ use bytes::Bytes;
 use capstan_meta::ApiError;
 use capstan_registry::options::{ListQuery, parse_dry_run};
 use capstan_registry::{
-    DeleteOptions, Encoded, FieldValidation, GetOptions, ListOptions, PatchType, Registry, ResponseStatus, RestStorage,
-    WriteOptions,
+    DeleteOptions, Encoded, FieldValidation, GetOptions, ListOptions, PatchType, Registry,
+    ResponseStatus, RestStorage, WriteOptions,
 };
 use http::{HeaderMap, Method, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Limited};
@@ -36,7 +36,10 @@ pub struct State {
 }
 
 /// Serves one request.
-pub async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Body>, Infallible> {
+pub async fn handle(
+    state: Arc<State>,
+    req: Request<Incoming>,
+) -> Result<Response<Body>, Infallible> {
     let info = match req.extensions().get::<RequestInfo>() {
         Some(info) => info.clone(),
         None => RequestInfo::parse(req.method(), req.uri().path(), req.uri().query()),
@@ -57,13 +60,17 @@ fn wants_pretty(info: &RequestInfo, headers: &HeaderMap) -> bool {
         None => headers
             .get(header::USER_AGENT)
             .and_then(|v| v.to_str().ok())
-            .is_some_and(|ua| ua.starts_with("curl") || ua.starts_with("Wget") || ua.starts_with("Mozilla/")),
+            .is_some_and(|ua| {
+                ua.starts_with("curl") || ua.starts_with("Wget") || ua.starts_with("Mozilla/")
+            }),
     }
 }
 
 /// Whether the client accepts plain JSON (the only representation served so far).
 fn negotiate(headers: &HeaderMap) -> Result<(), ApiError> {
-    let Some(accept) = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()) else { return Ok(()) };
+    let Some(accept) = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()) else {
+        return Ok(());
+    };
     if accept.trim().is_empty() {
         return Ok(());
     }
@@ -71,12 +78,21 @@ fn negotiate(headers: &HeaderMap) -> Result<(), ApiError> {
         let mut parts = entry.split(';').map(str::trim);
         let media = parts.next().unwrap_or("").to_ascii_lowercase();
         let plain = parts.all(|p| {
-            let key = p.split('=').next().unwrap_or("").trim().to_ascii_lowercase();
+            let key = p
+                .split('=')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
             !matches!(key.as_str(), "as" | "g" | "v" | "stream")
         });
         plain && matches!(media.as_str(), "application/json" | "application/*" | "*/*")
     });
-    if acceptable { Ok(()) } else { Err(ApiError::not_acceptable(&["application/json"])) }
+    if acceptable {
+        Ok(())
+    } else {
+        Err(ApiError::not_acceptable(&["application/json"]))
+    }
 }
 
 fn non_resource(
@@ -104,7 +120,9 @@ fn non_resource(
         p if p.starts_with("/openapi/v3") => state.openapi.get(p),
         p => state.discovery.get(p),
     };
-    let Some(document) = document else { return Err(ApiError::path_not_found()) };
+    let Some(document) = document else {
+        return Err(ApiError::path_not_found());
+    };
     if method != Method::GET && method != Method::HEAD {
         return Err(ApiError::method_not_allowed());
     }
@@ -113,15 +131,25 @@ fn non_resource(
 }
 
 /// `/openapi/v2` in protobuf when asked for, else JSON.
-fn openapi_v2_response(doc: &OpenApiV2, headers: &HeaderMap, pretty: bool) -> Result<Response<Body>, ApiError> {
-    let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("");
+fn openapi_v2_response(
+    doc: &OpenApiV2,
+    headers: &HeaderMap,
+    pretty: bool,
+) -> Result<Response<Body>, ApiError> {
+    let accept = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
     let wants_protobuf = accept.split(',').any(|entry| {
         let media = entry.split(';').next().unwrap_or("").trim();
         media.starts_with("application/com.github.proto-openapi.spec.v2")
     });
     if wants_protobuf {
         let mut resp = Response::new(response::full(doc.protobuf.clone()));
-        resp.headers_mut().insert(header::CONTENT_TYPE, http::HeaderValue::from_static(openapi_v2::PROTOBUF));
+        resp.headers_mut().insert(
+            header::CONTENT_TYPE,
+            http::HeaderValue::from_static(openapi_v2::PROTOBUF),
+        );
         return Ok(resp);
     }
     negotiate(headers)?;
@@ -140,17 +168,28 @@ async fn read_body(req: Request<Incoming>, max: usize) -> Result<Bytes, ApiError
     match Limited::new(req.into_body(), max).collect().await {
         Ok(collected) => Ok(collected.to_bytes()),
         Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(ApiError::too_large(max)),
-        Err(e) => Err(ApiError::bad_request(format!("reading the request body failed: {e}"))),
+        Err(e) => Err(ApiError::bad_request(format!(
+            "reading the request body failed: {e}"
+        ))),
     }
 }
 
 fn content_type(headers: &HeaderMap) -> String {
-    headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_string()
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string()
 }
 
 fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
     let ct = content_type(headers);
-    let essence = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let essence = ct
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
     if essence.is_empty() || essence == "application/json" {
         Ok(())
     } else {
@@ -189,7 +228,10 @@ fn respond(encoded: Encoded, pretty: bool) -> Response<Body> {
     resp
 }
 
-fn lookup<'a>(registry: &'a Registry, info: &RequestInfo) -> Result<&'a Arc<dyn RestStorage>, ApiError> {
+fn lookup<'a>(
+    registry: &'a Registry,
+    info: &RequestInfo,
+) -> Result<&'a Arc<dyn RestStorage>, ApiError> {
     let storage = registry
         .get(&info.api_group, &info.api_version, &info.resource)
         .ok_or_else(ApiError::path_not_found)?;
@@ -225,7 +267,11 @@ async fn resource(
     let name = info.name.as_str();
     let q = &info.query;
     let encoded = match info.verb.as_str() {
-        "get" => storage.get(ns, name, &GetOptions::parse(q.get("resourceVersion"))?).await?,
+        "get" => {
+            storage
+                .get(ns, name, &GetOptions::parse(q.get("resourceVersion"))?)
+                .await?
+        }
         "list" => storage.list(ns, &list_options(info)?).await?,
         "create" | "update" => {
             require_json(req.headers())?;
@@ -246,12 +292,17 @@ async fn resource(
             storage.patch(ns, name, patch_type, &body, &options).await?
         }
         "delete" | "deletecollection" => {
-            let list = if info.verb == "deletecollection" { Some(list_options(info)?) } else { None };
+            let list = if info.verb == "deletecollection" {
+                Some(list_options(info)?)
+            } else {
+                None
+            };
             let dry_run = q.all("dryRun");
             let grace = q.get("gracePeriodSeconds").map(str::to_string);
             let propagation = q.get("propagationPolicy").map(str::to_string);
             let body = read_body(req, state.max_body).await?;
-            let options = DeleteOptions::parse(&body, &dry_run, grace.as_deref(), propagation.as_deref())?;
+            let options =
+                DeleteOptions::parse(&body, &dry_run, grace.as_deref(), propagation.as_deref())?;
             match list {
                 Some(list) => storage.delete_collection(ns, &list, &options).await?,
                 None => storage.delete(ns, name, &options).await?,
@@ -275,9 +326,24 @@ mod tests {
     #[test]
     fn negotiation_falls_back_to_json() {
         assert!(negotiate(&HeaderMap::new()).is_ok());
-        assert!(negotiate(&accept("application/json;as=Table;v=v1;g=meta.k8s.io,application/json")).is_ok());
+        assert!(
+            negotiate(&accept(
+                "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+            ))
+            .is_ok()
+        );
         assert!(negotiate(&accept("*/*")).is_ok());
-        assert_eq!(negotiate(&accept("application/vnd.kubernetes.protobuf")).unwrap_err().code(), 406);
-        assert_eq!(negotiate(&accept("application/json;as=Table;v=v1;g=meta.k8s.io")).unwrap_err().code(), 406);
+        assert_eq!(
+            negotiate(&accept("application/vnd.kubernetes.protobuf"))
+                .unwrap_err()
+                .code(),
+            406
+        );
+        assert_eq!(
+            negotiate(&accept("application/json;as=Table;v=v1;g=meta.k8s.io"))
+                .unwrap_err()
+                .code(),
+            406
+        );
     }
 }

@@ -27,11 +27,21 @@ pub fn render(server: &str, ca_pem: &str, token: &str) -> String {
 pub fn write(path: &Path, contents: &str) -> Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
-    let err = |source| Error::File { what: "writing --write-admin-kubeconfig", path: path.into(), source };
+    let err = |source| Error::File {
+        what: "writing --write-admin-kubeconfig",
+        path: path.into(),
+        source,
+    };
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(err)?;
     }
-    let mut f = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(path).map_err(err)?;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(err)?;
     f.write_all(contents.as_bytes()).map_err(err)?;
     f.sync_all().map_err(err)
 }

@@ -35,30 +35,70 @@ fn query_param(name: &str, kind: &str, description: &str) -> Value {
 
 fn write_params() -> Vec<Value> {
     vec![
-        query_param("dryRun", "string", "When present, indicates that modifications should not be persisted. Valid value: All."),
-        query_param("fieldManager", "string", "A name associated with the actor or entity that is making these changes."),
-        query_param("fieldValidation", "string", "How the server treats unknown or duplicate fields in the body: Ignore, Warn (default) or Strict."),
+        query_param(
+            "dryRun",
+            "string",
+            "When present, indicates that modifications should not be persisted. Valid value: All.",
+        ),
+        query_param(
+            "fieldManager",
+            "string",
+            "A name associated with the actor or entity that is making these changes.",
+        ),
+        query_param(
+            "fieldValidation",
+            "string",
+            "How the server treats unknown or duplicate fields in the body: Ignore, Warn (default) or Strict.",
+        ),
     ]
 }
 
 fn list_params() -> Vec<Value> {
     vec![
-        query_param("allowWatchBookmarks", "boolean", "Requests watch events with type BOOKMARK."),
-        query_param("continue", "string", "The continue token of the previous chunk of a chunked list."),
+        query_param(
+            "allowWatchBookmarks",
+            "boolean",
+            "Requests watch events with type BOOKMARK.",
+        ),
+        query_param(
+            "continue",
+            "string",
+            "The continue token of the previous chunk of a chunked list.",
+        ),
         query_param("fieldSelector", "string", "Restricts the list by fields."),
         query_param("labelSelector", "string", "Restricts the list by labels."),
         query_param("limit", "integer", "The maximum number of items to return."),
-        query_param("resourceVersion", "string", "Constrains which resource versions the request may be served from."),
-        query_param("resourceVersionMatch", "string", "How resourceVersion is applied: Exact or NotOlderThan."),
-        query_param("sendInitialEvents", "boolean", "Whether a watch starts with synthetic events for the current state."),
-        query_param("timeoutSeconds", "integer", "Timeout of the list or watch call."),
+        query_param(
+            "resourceVersion",
+            "string",
+            "Constrains which resource versions the request may be served from.",
+        ),
+        query_param(
+            "resourceVersionMatch",
+            "string",
+            "How resourceVersion is applied: Exact or NotOlderThan.",
+        ),
+        query_param(
+            "sendInitialEvents",
+            "boolean",
+            "Whether a watch starts with synthetic events for the current state.",
+        ),
+        query_param(
+            "timeoutSeconds",
+            "integer",
+            "Timeout of the list or watch call.",
+        ),
         query_param("watch", "boolean", "Watch for changes instead of listing."),
     ]
 }
 
 fn op_name(verb: &str, d: &ResourceDescriptor, namespaced: bool, collection: bool) -> String {
     let group = d.group.split('.').next().unwrap_or("");
-    let mut group_word = if group.is_empty() { "Core".to_string() } else { capitalize(group) };
+    let mut group_word = if group.is_empty() {
+        "Core".to_string()
+    } else {
+        capitalize(group)
+    };
     group_word.push_str(&capitalize(&d.version));
     let scope = if namespaced { "Namespaced" } else { "" };
     let coll = if collection { "Collection" } else { "" };
@@ -76,7 +116,10 @@ fn capitalize(s: &str) -> String {
 fn content(schema_ref: &str, types: &[&str]) -> Value {
     let mut m = Map::new();
     for t in types {
-        m.insert(t.to_string(), json!({"schema": {"$ref": format!("{REF_PREFIX}{schema_ref}")}}));
+        m.insert(
+            t.to_string(),
+            json!({"schema": {"$ref": format!("{REF_PREFIX}{schema_ref}")}}),
+        );
     }
     Value::Object(m)
 }
@@ -90,16 +133,34 @@ fn response(schema_ref: &str, codes: &[&str]) -> Value {
     Value::Object(m)
 }
 
-fn paths_for(d: &ResourceDescriptor, kind_ref: &str, list_ref: &str, paths: &mut Map<String, Value>) {
+fn paths_for(
+    d: &ResourceDescriptor,
+    kind_ref: &str,
+    list_ref: &str,
+    paths: &mut Map<String, Value>,
+) {
     let gvk = json!({"group": d.group, "version": d.version, "kind": d.kind});
-    let base = if d.group.is_empty() { format!("/api/{}", d.version) } else { format!("/apis/{}/{}", d.group, d.version) };
-    let scoped_base = if d.namespaced { format!("{base}/namespaces/{{namespace}}") } else { base.clone() };
-    let mut common = vec![query_param("pretty", "string", "If 'true', the output is pretty printed.")];
+    let base = if d.group.is_empty() {
+        format!("/api/{}", d.version)
+    } else {
+        format!("/apis/{}/{}", d.group, d.version)
+    };
+    let scoped_base = if d.namespaced {
+        format!("{base}/namespaces/{{namespace}}")
+    } else {
+        base.clone()
+    };
+    let mut common = vec![query_param(
+        "pretty",
+        "string",
+        "If 'true', the output is pretty printed.",
+    )];
     if d.namespaced {
         common.push(json!({"name": "namespace", "in": "path", "required": true, "description": "object name and auth scope", "schema": {"type": "string", "uniqueItems": true}}));
     }
     let status_ref = "io.k8s.apimachinery.pkg.apis.meta.v1.Status";
-    let delete_body = json!({"content": content("io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions", &["*/*"])});
+    let delete_body =
+        json!({"content": content("io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions", &["*/*"])});
     let json_types = ["application/json", "application/yaml"];
     let patch_types = [
         "application/json-patch+json",
@@ -108,7 +169,12 @@ fn paths_for(d: &ResourceDescriptor, kind_ref: &str, list_ref: &str, paths: &mut
         "application/apply-patch+yaml",
     ];
     let ns = d.namespaced;
-    let op = |verb: &str, action: &str, coll: bool, params: Vec<Value>, body: Option<Value>, resp: Value| {
+    let op = |verb: &str,
+              action: &str,
+              coll: bool,
+              params: Vec<Value>,
+              body: Option<Value>,
+              resp: Value| {
         let mut o = json!({
             "tags": [format!("{}_{}", if d.group.is_empty() { "core" } else { d.group.split('.').next().unwrap_or("") }, d.version)],
             "description": format!("{verb} {}", d.kind),
@@ -124,48 +190,173 @@ fn paths_for(d: &ResourceDescriptor, kind_ref: &str, list_ref: &str, paths: &mut
         o
     };
     let mut collection = Map::new();
-    collection.insert("get".into(), op("list", "list", false, list_params(), None, response(list_ref, &["200"])));
+    collection.insert(
+        "get".into(),
+        op(
+            "list",
+            "list",
+            false,
+            list_params(),
+            None,
+            response(list_ref, &["200"]),
+        ),
+    );
     let create_body = json!({"required": true, "content": content(kind_ref, &json_types)});
-    collection.insert("post".into(), op("create", "post", false, write_params(), Some(create_body), response(kind_ref, &["200", "201", "202"])));
+    collection.insert(
+        "post".into(),
+        op(
+            "create",
+            "post",
+            false,
+            write_params(),
+            Some(create_body),
+            response(kind_ref, &["200", "201", "202"]),
+        ),
+    );
     let mut dc_params = list_params();
     dc_params.extend([
-        query_param("dryRun", "string", "When present, indicates that modifications should not be persisted."),
-        query_param("gracePeriodSeconds", "integer", "The duration in seconds before the object should be deleted."),
-        query_param("propagationPolicy", "string", "Whether and how garbage collection will be performed."),
+        query_param(
+            "dryRun",
+            "string",
+            "When present, indicates that modifications should not be persisted.",
+        ),
+        query_param(
+            "gracePeriodSeconds",
+            "integer",
+            "The duration in seconds before the object should be deleted.",
+        ),
+        query_param(
+            "propagationPolicy",
+            "string",
+            "Whether and how garbage collection will be performed.",
+        ),
     ]);
-    collection.insert("delete".into(), op("delete", "deletecollection", true, dc_params, Some(delete_body.clone()), response(status_ref, &["200"])));
+    collection.insert(
+        "delete".into(),
+        op(
+            "delete",
+            "deletecollection",
+            true,
+            dc_params,
+            Some(delete_body.clone()),
+            response(status_ref, &["200"]),
+        ),
+    );
     collection.insert("parameters".into(), Value::Array(common.clone()));
-    paths.insert(format!("{scoped_base}/{}", d.resource), Value::Object(collection));
+    paths.insert(
+        format!("{scoped_base}/{}", d.resource),
+        Value::Object(collection),
+    );
 
     let mut item = Map::new();
-    item.insert("get".into(), op("read", "get", false, vec![], None, response(kind_ref, &["200"])));
+    item.insert(
+        "get".into(),
+        op(
+            "read",
+            "get",
+            false,
+            vec![],
+            None,
+            response(kind_ref, &["200"]),
+        ),
+    );
     let replace_body = json!({"required": true, "content": content(kind_ref, &json_types)});
-    item.insert("put".into(), op("replace", "put", false, write_params(), Some(replace_body), response(kind_ref, &["200", "201"])));
+    item.insert(
+        "put".into(),
+        op(
+            "replace",
+            "put",
+            false,
+            write_params(),
+            Some(replace_body),
+            response(kind_ref, &["200", "201"]),
+        ),
+    );
     let mut patch_params = write_params();
-    patch_params.push(query_param("force", "boolean", "Force is going to \"force\" Apply requests."));
+    patch_params.push(query_param(
+        "force",
+        "boolean",
+        "Force is going to \"force\" Apply requests.",
+    ));
     let patch_body = json!({"required": true, "content": content("io.k8s.apimachinery.pkg.apis.meta.v1.Patch", &patch_types)});
-    item.insert("patch".into(), op("patch", "patch", false, patch_params, Some(patch_body), response(kind_ref, &["200", "201"])));
+    item.insert(
+        "patch".into(),
+        op(
+            "patch",
+            "patch",
+            false,
+            patch_params,
+            Some(patch_body),
+            response(kind_ref, &["200", "201"]),
+        ),
+    );
     let del_params = vec![
-        query_param("dryRun", "string", "When present, indicates that modifications should not be persisted."),
-        query_param("gracePeriodSeconds", "integer", "The duration in seconds before the object should be deleted."),
-        query_param("propagationPolicy", "string", "Whether and how garbage collection will be performed."),
+        query_param(
+            "dryRun",
+            "string",
+            "When present, indicates that modifications should not be persisted.",
+        ),
+        query_param(
+            "gracePeriodSeconds",
+            "integer",
+            "The duration in seconds before the object should be deleted.",
+        ),
+        query_param(
+            "propagationPolicy",
+            "string",
+            "Whether and how garbage collection will be performed.",
+        ),
     ];
-    item.insert("delete".into(), op("delete", "delete", false, del_params, Some(delete_body), response(kind_ref, &["200", "202"])));
+    item.insert(
+        "delete".into(),
+        op(
+            "delete",
+            "delete",
+            false,
+            del_params,
+            Some(delete_body),
+            response(kind_ref, &["200", "202"]),
+        ),
+    );
     let mut item_params = common.clone();
     item_params.push(json!({"name": "name", "in": "path", "required": true, "description": format!("name of the {}", d.kind), "schema": {"type": "string", "uniqueItems": true}}));
     item.insert("parameters".into(), Value::Array(item_params));
-    paths.insert(format!("{scoped_base}/{}/{{name}}", d.resource), Value::Object(item));
+    paths.insert(
+        format!("{scoped_base}/{}/{{name}}", d.resource),
+        Value::Object(item),
+    );
 
     if d.namespaced {
         let mut all = Map::new();
-        all.insert("get".into(), op("list", "list", false, list_params(), None, response(list_ref, &["200"])));
-        all.insert("parameters".into(), json!([query_param("pretty", "string", "If 'true', the output is pretty printed.")]));
+        all.insert(
+            "get".into(),
+            op(
+                "list",
+                "list",
+                false,
+                list_params(),
+                None,
+                response(list_ref, &["200"]),
+            ),
+        );
+        all.insert(
+            "parameters".into(),
+            json!([query_param(
+                "pretty",
+                "string",
+                "If 'true', the output is pretty printed."
+            )]),
+        );
         paths.insert(format!("{base}/{}", d.resource), Value::Object(all));
     }
 }
 
 fn ref_name(schema: &schemars::Schema) -> Option<String> {
-    schema.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix(REF_PREFIX)).map(str::to_string)
+    schema
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix(REF_PREFIX))
+        .map(str::to_string)
 }
 
 fn set_gvk(schemas: &mut Map<String, Value>, name: &str, gvks: Value) {
@@ -194,7 +385,9 @@ impl OpenApi {
                         continue;
                     }
                     let kind_schema = storage.schema(&mut generator);
-                    let Some(kind_ref) = ref_name(&kind_schema) else { continue };
+                    let Some(kind_ref) = ref_name(&kind_schema) else {
+                        continue;
+                    };
                     let list_ref = format!("{kind_ref}List");
                     extra_schemas.insert(
                         list_ref.clone(),
@@ -214,17 +407,26 @@ impl OpenApi {
                     paths_for(d, &kind_ref, &list_ref, &mut paths);
                     kinds.push((kind_ref, d.clone()));
                 }
-                let mut schemas: Map<String, Value> = generator.take_definitions(true).into_iter().collect();
+                let mut schemas: Map<String, Value> =
+                    generator.take_definitions(true).into_iter().collect();
                 schemas.extend(extra_schemas);
                 schemas.insert(
                     "io.k8s.apimachinery.pkg.apis.meta.v1.Patch".into(),
                     json!({"description": "Patch is provided to give a concrete name and type to the Kubernetes PATCH request body.", "type": "object"}),
                 );
                 for (name, d) in &kinds {
-                    set_gvk(&mut schemas, name, json!([{"group": d.group, "kind": d.kind, "version": d.version}]));
+                    set_gvk(
+                        &mut schemas,
+                        name,
+                        json!([{"group": d.group, "kind": d.kind, "version": d.version}]),
+                    );
                 }
                 if let Some(name) = ref_name(&status_ref) {
-                    set_gvk(&mut schemas, &name, json!([{"group": "", "kind": "Status", "version": "v1"}]));
+                    set_gvk(
+                        &mut schemas,
+                        &name,
+                        json!([{"group": "", "kind": "Status", "version": "v1"}]),
+                    );
                 }
                 let doc = json!({
                     "openapi": "3.0.0",
@@ -232,21 +434,38 @@ impl OpenApi {
                     "paths": paths,
                     "components": {"schemas": schemas},
                 });
-                let key = if group.is_empty() { format!("api/{version}") } else { format!("apis/{group}/{version}") };
-                docs.insert(key, Bytes::from(serde_json::to_vec(&doc).unwrap_or_default()));
+                let key = if group.is_empty() {
+                    format!("api/{version}")
+                } else {
+                    format!("apis/{group}/{version}")
+                };
+                docs.insert(
+                    key,
+                    Bytes::from(serde_json::to_vec(&doc).unwrap_or_default()),
+                );
             }
         }
         let mut index = Map::new();
         for (key, doc) in &docs {
-            index.insert(key.clone(), json!({"serverRelativeURL": format!("/openapi/v3/{key}?hash={}", hash_hex(doc))}));
+            index.insert(
+                key.clone(),
+                json!({"serverRelativeURL": format!("/openapi/v3/{key}?hash={}", hash_hex(doc))}),
+            );
         }
         let index = Bytes::from(serde_json::to_vec(&json!({"paths": index})).unwrap_or_default());
-        Self { index, documents: docs }
+        Self {
+            index,
+            documents: docs,
+        }
     }
 
     /// The document at `path` (`/openapi/v3` or `/openapi/v3/<group version>`).
     pub fn get(&self, path: &str) -> Option<Bytes> {
         let rest = path.strip_prefix("/openapi/v3")?.trim_matches('/');
-        if rest.is_empty() { Some(self.index.clone()) } else { self.documents.get(rest).cloned() }
+        if rest.is_empty() {
+            Some(self.index.clone())
+        } else {
+            self.documents.get(rest).cloned()
+        }
     }
 }

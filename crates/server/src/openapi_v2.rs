@@ -31,13 +31,18 @@ impl OpenApiV2 {
         let mut kinds = Vec::new();
         for storage in registry.resources() {
             let schema = storage.schema(&mut generator);
-            if let Some(name) = schema.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/definitions/")) {
+            if let Some(name) = schema
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix("#/definitions/"))
+            {
                 kinds.push((name.to_string(), storage.descriptor().clone()));
             }
         }
         generator.subschema_for::<capstan_meta::v1::Status>();
         generator.subschema_for::<capstan_meta::v1::DeleteOptions>();
-        let mut definitions: Map<String, Value> = generator.take_definitions(true).into_iter().collect();
+        let mut definitions: Map<String, Value> =
+            generator.take_definitions(true).into_iter().collect();
         for (name, d) in &kinds {
             if let Some(Value::Object(def)) = definitions.get_mut(name) {
                 def.insert(
@@ -69,7 +74,10 @@ impl OpenApiV2 {
                 });
             }
         });
-        Self { json: Bytes::from(serde_json::to_vec(&doc).unwrap_or_default()), protobuf: Bytes::from(pb.buf) }
+        Self {
+            json: Bytes::from(serde_json::to_vec(&doc).unwrap_or_default()),
+            protobuf: Bytes::from(pb.buf),
+        }
     }
 }
 
@@ -150,7 +158,12 @@ fn write_schema(w: &mut Writer, schema: &Value) {
             w.double(field, v);
         }
     }
-    for (key, field) in [("exclusiveMaximum", 8), ("exclusiveMinimum", 10), ("uniqueItems", 16), ("readOnly", 27)] {
+    for (key, field) in [
+        ("exclusiveMaximum", 8),
+        ("exclusiveMinimum", 10),
+        ("uniqueItems", 16),
+        ("readOnly", 27),
+    ] {
         if let Some(v) = s.get(key).and_then(Value::as_bool) {
             w.boolean(field, v);
         }
@@ -168,12 +181,22 @@ fn write_schema(w: &mut Writer, schema: &Value) {
         }
     }
     str_field(w, "pattern", 13);
-    for r in s.get("required").and_then(Value::as_array).into_iter().flatten() {
+    for r in s
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         if let Some(r) = r.as_str() {
             w.string(19, r);
         }
     }
-    for e in s.get("enum").and_then(Value::as_array).into_iter().flatten() {
+    for e in s
+        .get("enum")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         w.any(20, e);
     }
     match s.get("additionalProperties") {
@@ -191,7 +214,9 @@ fn write_schema(w: &mut Writer, schema: &Value) {
         _ => {}
     }
     match s.get("items") {
-        Some(v @ Value::Object(_)) => w.message(23, |items| items.message(1, |x| write_schema(x, v))),
+        Some(v @ Value::Object(_)) => {
+            w.message(23, |items| items.message(1, |x| write_schema(x, v)))
+        }
         Some(Value::Array(vs)) => w.message(23, |items| {
             for v in vs {
                 items.message(1, |x| write_schema(x, v));
@@ -199,7 +224,12 @@ fn write_schema(w: &mut Writer, schema: &Value) {
         }),
         _ => {}
     }
-    for v in s.get("allOf").and_then(Value::as_array).into_iter().flatten() {
+    for v in s
+        .get("allOf")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         w.message(24, |x| write_schema(x, v));
     }
     if let Some(Value::Object(props)) = s.get("properties") {

@@ -47,12 +47,19 @@ impl Query {
 
     /// The first value of `key`.
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+        self.pairs
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
     }
 
     /// Every value of `key`.
     pub fn all(&self, key: &str) -> Vec<&str> {
-        self.pairs.iter().filter(|(k, _)| k == key).map(|(_, v)| v.as_str()).collect()
+        self.pairs
+            .iter()
+            .filter(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+            .collect()
     }
 
     /// Whether `key` is set to a true boolean (`true`, `1`, or present without value).
@@ -67,7 +74,9 @@ mod tests {
 
     #[test]
     fn decodes() {
-        let q = Query::parse(Some("labelSelector=tier%3Dfast%2Czone+in+(a)&watch=1&dryRun=All&dryRun=&x"));
+        let q = Query::parse(Some(
+            "labelSelector=tier%3Dfast%2Czone+in+(a)&watch=1&dryRun=All&dryRun=&x",
+        ));
         assert_eq!(q.get("labelSelector"), Some("tier=fast,zone in (a)"));
         assert!(q.flag("watch"));
         assert!(q.flag("x"));

@@ -38,8 +38,17 @@ impl RequestInfo {
     /// Parses the request line.
     pub fn parse(method: &Method, path: &str, raw_query: Option<&str>) -> Self {
         let query = Query::parse(raw_query);
-        let mut info = Self { path: path.to_string(), verb: method.as_str().to_ascii_lowercase(), query, ..Default::default() };
-        let segments: Vec<&str> = path.trim_matches('/').split('/').filter(|s| !s.is_empty()).collect();
+        let mut info = Self {
+            path: path.to_string(),
+            verb: method.as_str().to_ascii_lowercase(),
+            query,
+            ..Default::default()
+        };
+        let segments: Vec<&str> = path
+            .trim_matches('/')
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .collect();
         let (prefix, rest) = match segments.split_first() {
             Some((p, rest)) if *p == "api" || *p == "apis" => (*p, rest),
             _ => return info,
@@ -94,7 +103,12 @@ impl RequestInfo {
             ("PATCH", _) => "patch",
             ("DELETE", true) => "delete",
             ("DELETE", false) => "deletecollection",
-            (other, _) => return Self { verb: other.to_ascii_lowercase(), ..info },
+            (other, _) => {
+                return Self {
+                    verb: other.to_ascii_lowercase(),
+                    ..info
+                };
+            }
         }
         .to_string();
         info
@@ -107,21 +121,56 @@ mod tests {
 
     #[test]
     fn resource_paths() {
-        let i = RequestInfo::parse(&Method::GET, "/apis/storage.k8s.io/v1/storageclasses", Some("watch=true"));
-        assert_eq!((i.api_group.as_str(), i.resource.as_str(), i.verb.as_str()), ("storage.k8s.io", "storageclasses", "watch"));
+        let i = RequestInfo::parse(
+            &Method::GET,
+            "/apis/storage.k8s.io/v1/storageclasses",
+            Some("watch=true"),
+        );
+        assert_eq!(
+            (i.api_group.as_str(), i.resource.as_str(), i.verb.as_str()),
+            ("storage.k8s.io", "storageclasses", "watch")
+        );
         let i = RequestInfo::parse(&Method::DELETE, "/api/v1/namespaces/ns1/pods/p1", None);
-        assert_eq!((i.namespace.as_str(), i.resource.as_str(), i.name.as_str(), i.verb.as_str()), ("ns1", "pods", "p1", "delete"));
+        assert_eq!(
+            (
+                i.namespace.as_str(),
+                i.resource.as_str(),
+                i.name.as_str(),
+                i.verb.as_str()
+            ),
+            ("ns1", "pods", "p1", "delete")
+        );
         let i = RequestInfo::parse(&Method::GET, "/api/v1/namespaces/ns1", None);
-        assert_eq!((i.resource.as_str(), i.name.as_str(), i.verb.as_str()), ("namespaces", "ns1", "get"));
-        let i = RequestInfo::parse(&Method::POST, "/api/v1/namespaces/ns1/pods/p1/binding", None);
-        assert_eq!((i.subresource.as_str(), i.verb.as_str()), ("binding", "create"));
-        let i = RequestInfo::parse(&Method::DELETE, "/apis/storage.k8s.io/v1/storageclasses", None);
+        assert_eq!(
+            (i.resource.as_str(), i.name.as_str(), i.verb.as_str()),
+            ("namespaces", "ns1", "get")
+        );
+        let i = RequestInfo::parse(
+            &Method::POST,
+            "/api/v1/namespaces/ns1/pods/p1/binding",
+            None,
+        );
+        assert_eq!(
+            (i.subresource.as_str(), i.verb.as_str()),
+            ("binding", "create")
+        );
+        let i = RequestInfo::parse(
+            &Method::DELETE,
+            "/apis/storage.k8s.io/v1/storageclasses",
+            None,
+        );
         assert_eq!(i.verb, "deletecollection");
     }
 
     #[test]
     fn non_resource_paths() {
-        for p in ["/version", "/apis", "/apis/storage.k8s.io", "/apis/storage.k8s.io/v1", "/healthz"] {
+        for p in [
+            "/version",
+            "/apis",
+            "/apis/storage.k8s.io",
+            "/apis/storage.k8s.io/v1",
+            "/healthz",
+        ] {
             let i = RequestInfo::parse(&Method::GET, p, None);
             assert!(!i.is_resource_request, "{p}");
             assert_eq!(i.verb, "get");

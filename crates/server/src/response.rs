@@ -34,7 +34,10 @@ pub fn json(status: StatusCode, body: Bytes, pretty: bool) -> Response<Body> {
     let body = if pretty { prettify(body) } else { body };
     let mut resp = Response::new(full(body));
     *resp.status_mut() = status;
-    resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     resp
 }
 
@@ -44,7 +47,8 @@ pub fn error(err: &ApiError) -> Response<Body> {
     let status = StatusCode::from_u16(err.code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut resp = json(status, body.into(), false);
     if let Some(secs) = err.retry_after_seconds {
-        resp.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        resp.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(secs));
     }
     resp
 }
@@ -63,6 +67,9 @@ pub fn add_warnings(resp: &mut Response<Body>, warnings: &[String]) {
 pub fn text(status: StatusCode, body: &'static str) -> Response<Body> {
     let mut resp = Response::new(full(Bytes::from_static(body.as_bytes())));
     *resp.status_mut() = status;
-    resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
     resp
 }

@@ -72,7 +72,9 @@ impl RunningServer {
 
     /// A kubeconfig for the admin user (requires an admin token).
     pub fn admin_kubeconfig(&self) -> Option<String> {
-        self.admin_token.as_deref().map(|t| kubeconfig::render(&self.url(), &self.ca_pem, t))
+        self.admin_token
+            .as_deref()
+            .map(|t| kubeconfig::render(&self.url(), &self.ca_pem, t))
     }
 
     /// Stops accepting, lets in-flight requests finish, and closes the store.
@@ -95,18 +97,28 @@ fn random_token() -> String {
 /// serving in the background.
 pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     let db_path = config.data_dir.join("capstan.redb");
-    let store = tokio::task::spawn_blocking(move || EmbeddedStore::open(EmbeddedStoreConfig::new(db_path)))
-        .await
-        .map_err(|e| Error::Tls(format!("opening the store panicked: {e}")))??;
+    let store =
+        tokio::task::spawn_blocking(move || EmbeddedStore::open(EmbeddedStoreConfig::new(db_path)))
+            .await
+            .map_err(|e| Error::Tls(format!("opening the store panicked: {e}")))??;
     let store: Arc<dyn Store> = Arc::new(store);
-    let compactor = (!config.compaction_interval.is_zero()).then(|| spawn_compactor(store.clone(), config.compaction_interval));
+    let compactor = (!config.compaction_interval.is_zero())
+        .then(|| spawn_compactor(store.clone(), config.compaction_interval));
 
     let mut registry = Registry::new(store, &config.storage_prefix);
     registry.register(StorageClassStrategy);
 
     let bind = SocketAddr::new(config.bind_address, config.secure_port);
-    let listener = TcpListener::bind(bind).await.map_err(|source| Error::Bind { addr: bind.to_string(), source })?;
-    let local_addr = listener.local_addr().map_err(|source| Error::Bind { addr: bind.to_string(), source })?;
+    let listener = TcpListener::bind(bind)
+        .await
+        .map_err(|source| Error::Bind {
+            addr: bind.to_string(),
+            source,
+        })?;
+    let local_addr = listener.local_addr().map_err(|source| Error::Bind {
+        addr: bind.to_string(),
+        source,
+    })?;
 
     let mut hosts = Vec::new();
     if !config.bind_address.is_unspecified() {
@@ -134,11 +146,22 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     if let Some(token) = &admin_token {
         tokens.insert(
             token.clone(),
-            UserInfo { name: "capstan-admin".into(), groups: vec![UserInfo::MASTERS.into()], ..Default::default() },
+            UserInfo {
+                name: "capstan-admin".into(),
+                groups: vec![UserInfo::MASTERS.into()],
+                ..Default::default()
+            },
         );
     }
-    let authenticators: Vec<Arc<dyn Authenticator>> = if tokens.is_empty() { vec![] } else { vec![Arc::new(tokens)] };
-    let authn = Arc::new(AuthenticatorChain::new(authenticators, config.anonymous_auth));
+    let authenticators: Vec<Arc<dyn Authenticator>> = if tokens.is_empty() {
+        vec![]
+    } else {
+        vec![Arc::new(tokens)]
+    };
+    let authn = Arc::new(AuthenticatorChain::new(
+        authenticators,
+        config.anonymous_auth,
+    ));
     let authz = Arc::new(AuthorizerChain::from_modes(&config.authorization_modes)?);
 
     let advertised = if config.bind_address.is_unspecified() {
@@ -165,11 +188,11 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         accept_loop: tokio::spawn(accept_loop(listener, acceptor, service, shutdown_rx)),
         compactor,
     };
-    if let Some(path) = &config.admin_kubeconfig {
-        if let Some(contents) = running_url.admin_kubeconfig() {
-            kubeconfig::write(path, &contents)?;
-            info!(path = %path.display(), "wrote the admin kubeconfig");
-        }
+    if let Some(path) = &config.admin_kubeconfig
+        && let Some(contents) = running_url.admin_kubeconfig()
+    {
+        kubeconfig::write(path, &contents)?;
+        info!(path = %path.display(), "wrote the admin kubeconfig");
     }
     info!(address = %local_addr, "serving");
     Ok(running_url)
@@ -211,7 +234,10 @@ async fn accept_loop(
                     return;
                 }
             };
-            let conn = builder.serve_connection_with_upgrades(TokioIo::new(tls), TowerToHyperService::new(service));
+            let conn = builder.serve_connection_with_upgrades(
+                TokioIo::new(tls),
+                TowerToHyperService::new(service),
+            );
             tokio::pin!(conn);
             tokio::select! {
                 res = conn.as_mut() => {
@@ -228,7 +254,10 @@ async fn accept_loop(
     }
     drop(listener);
     drop(alive);
-    if tokio::time::timeout(DRAIN_TIMEOUT, drained.recv()).await.is_err() {
+    if tokio::time::timeout(DRAIN_TIMEOUT, drained.recv())
+        .await
+        .is_err()
+    {
         warn!("in-flight requests did not finish in time; closing anyway");
     }
 }
@@ -237,7 +266,10 @@ async fn accept_loop(
 pub async fn run(config: ServerConfig) -> Result<()> {
     let server = start(config).await?;
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .map_err(|source| Error::Bind { addr: "SIGTERM handler".into(), source })?;
+        .map_err(|source| Error::Bind {
+            addr: "SIGTERM handler".into(),
+            source,
+        })?;
     tokio::select! {
         _ = tokio::signal::ctrl_c() => info!("interrupted; shutting down"),
         _ = term.recv() => info!("terminated; shutting down"),

@@ -21,15 +21,29 @@ pub struct ServingCert {
 }
 
 fn read(what: &'static str, path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|source| Error::File { what, path: path.into(), source })
+    std::fs::read_to_string(path).map_err(|source| Error::File {
+        what,
+        path: path.into(),
+        source,
+    })
 }
 
 fn write(what: &'static str, path: &Path, contents: &str, mode: u32) -> Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
-    let err = |source| Error::File { what, path: path.into(), source };
+    let err = |source| Error::File {
+        what,
+        path: path.into(),
+        source,
+    };
     let tmp = path.with_extension("tmp");
-    let mut f = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(mode).open(&tmp).map_err(err)?;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(mode)
+        .open(&tmp)
+        .map_err(err)?;
     f.write_all(contents.as_bytes()).map_err(err)?;
     f.sync_all().map_err(err)?;
     std::fs::rename(&tmp, path).map_err(err)
@@ -39,7 +53,9 @@ fn last_cert_pem(chain_pem: &str) -> Result<String> {
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(chain_pem.as_bytes())
         .collect::<Result<_, _>>()
         .map_err(|e| Error::Tls(format!("parsing certificates: {e}")))?;
-    let last = certs.last().ok_or_else(|| Error::Tls("the certificate file holds no certificate".into()))?;
+    let last = certs
+        .last()
+        .ok_or_else(|| Error::Tls("the certificate file holds no certificate".into()))?;
     Ok(pem_encode("CERTIFICATE", last.as_ref()))
 }
 
@@ -67,24 +83,45 @@ pub fn load_or_generate(
         (Some(cert), Some(key)) => {
             let chain_pem = read("reading --tls-cert-file", cert)?;
             let key_pem = read("reading --tls-private-key-file", key)?;
-            Ok(ServingCert { ca_pem: last_cert_pem(&chain_pem)?, chain_pem, key_pem })
+            Ok(ServingCert {
+                ca_pem: last_cert_pem(&chain_pem)?,
+                chain_pem,
+                key_pem,
+            })
         }
-        (Some(_), None) | (None, Some(_)) => {
-            Err(Error::Tls("--tls-cert-file and --tls-private-key-file must be given together".into()))
-        }
+        (Some(_), None) | (None, Some(_)) => Err(Error::Tls(
+            "--tls-cert-file and --tls-private-key-file must be given together".into(),
+        )),
         (None, None) => {
             let cert_path: PathBuf = cert_dir.join("apiserver.crt");
             let key_path: PathBuf = cert_dir.join("apiserver.key");
             if cert_path.exists() && key_path.exists() {
                 let chain_pem = read("reading generated certificate", &cert_path)?;
                 let key_pem = read("reading generated key", &key_path)?;
-                return Ok(ServingCert { ca_pem: last_cert_pem(&chain_pem)?, chain_pem, key_pem });
+                return Ok(ServingCert {
+                    ca_pem: last_cert_pem(&chain_pem)?,
+                    chain_pem,
+                    key_pem,
+                });
             }
             let generated = generate(hosts)?;
-            std::fs::create_dir_all(cert_dir)
-                .map_err(|source| Error::File { what: "creating --cert-dir", path: cert_dir.into(), source })?;
-            write("writing generated key", &key_path, &generated.key_pem, 0o600)?;
-            write("writing generated certificate", &cert_path, &generated.chain_pem, 0o644)?;
+            std::fs::create_dir_all(cert_dir).map_err(|source| Error::File {
+                what: "creating --cert-dir",
+                path: cert_dir.into(),
+                source,
+            })?;
+            write(
+                "writing generated key",
+                &key_path,
+                &generated.key_pem,
+                0o600,
+            )?;
+            write(
+                "writing generated certificate",
+                &cert_path,
+                &generated.chain_pem,
+                0o644,
+            )?;
             Ok(generated)
         }
     }
@@ -92,12 +129,19 @@ pub fn load_or_generate(
 
 /// A new CA and a serving certificate it signs, for localhost and `hosts`.
 fn generate(hosts: &[String]) -> Result<ServingCert> {
-    use rcgen::{BasicConstraints, CertificateParams, DistinguishedName, DnType, IsCa, KeyPair, KeyUsagePurpose};
+    use rcgen::{
+        BasicConstraints, CertificateParams, DistinguishedName, DnType, IsCa, KeyPair,
+        KeyUsagePurpose,
+    };
     let tls = |e: rcgen::Error| Error::Tls(format!("generating a self-signed certificate: {e}"));
     let now = time_now();
     let mut ca_params = CertificateParams::new(Vec::<String>::new()).map_err(tls)?;
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
+    ca_params.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
     let mut dn = DistinguishedName::new();
     dn.push(DnType::CommonName, format!("capstan-ca@{now}"));
     ca_params.distinguished_name = dn;
@@ -122,23 +166,34 @@ fn generate(hosts: &[String]) -> Result<ServingCert> {
     let mut dn = DistinguishedName::new();
     dn.push(DnType::CommonName, format!("capstan-apiserver@{now}"));
     params.distinguished_name = dn;
-    params.key_usages = vec![KeyUsagePurpose::DigitalSignature, KeyUsagePurpose::KeyEncipherment];
+    params.key_usages = vec![
+        KeyUsagePurpose::DigitalSignature,
+        KeyUsagePurpose::KeyEncipherment,
+    ];
     params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ServerAuth];
     let key = KeyPair::generate().map_err(tls)?;
     let cert = params.signed_by(&key, &issuer).map_err(tls)?;
     let ca_pem = ca_cert.pem();
-    Ok(ServingCert { chain_pem: format!("{}{}", cert.pem(), ca_pem), key_pem: key.serialize_pem(), ca_pem })
+    Ok(ServingCert {
+        chain_pem: format!("{}{}", cert.pem(), ca_pem),
+        key_pem: key.serialize_pem(),
+        ca_pem,
+    })
 }
 
 fn time_now() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
 /// The rustls configuration: TLS 1.2 and 1.3, ALPN `h2` then `http/1.1`.
 pub fn server_config(cert: &ServingCert) -> Result<rustls::ServerConfig> {
-    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(cert.chain_pem.as_bytes())
-        .collect::<Result<_, _>>()
-        .map_err(|e| Error::Tls(format!("parsing the certificate: {e}")))?;
+    let chain: Vec<CertificateDer<'static>> =
+        CertificateDer::pem_slice_iter(cert.chain_pem.as_bytes())
+            .collect::<Result<_, _>>()
+            .map_err(|e| Error::Tls(format!("parsing the certificate: {e}")))?;
     let key = PrivateKeyDer::from_pem_slice(cert.key_pem.as_bytes())
         .map_err(|e| Error::Tls(format!("parsing the private key: {e}")))?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -147,7 +202,11 @@ pub fn server_config(cert: &ServingCert) -> Result<rustls::ServerConfig> {
         .map_err(|e| Error::Tls(e.to_string()))?
         .with_no_client_auth()
         .with_single_cert(chain, key)
-        .map_err(|e| Error::Tls(format!("the certificate and key do not form a usable pair: {e}")))?;
+        .map_err(|e| {
+            Error::Tls(format!(
+                "the certificate and key do not form a usable pair: {e}"
+            ))
+        })?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(config)
 }

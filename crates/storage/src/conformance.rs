@@ -42,15 +42,24 @@ pub async fn create_get_and_already_exists(store: &dyn Store) {
     let (got, rev) = store.get("/cgae/a").await.unwrap();
     assert_eq!(got.unwrap(), kv);
     assert!(rev >= kv.mod_revision);
-    assert!(matches!(store.create("/cgae/a", b("two")).await, Err(Error::AlreadyExists { .. })));
+    assert!(matches!(
+        store.create("/cgae/a", b("two")).await,
+        Err(Error::AlreadyExists { .. })
+    ));
     assert!(store.get("/cgae/missing").await.unwrap().0.is_none());
-    assert_eq!(store.current_revision().await.unwrap(), kv.mod_revision.max(rev));
+    assert_eq!(
+        store.current_revision().await.unwrap(),
+        kv.mod_revision.max(rev)
+    );
 }
 
 /// Updates succeed only at the expected revision; a conflict reports the current value.
 pub async fn guarded_update(store: &dyn Store) {
     let created = store.create("/gu/a", b("v1")).await.unwrap();
-    let updated = store.update("/gu/a", b("v2"), created.mod_revision).await.unwrap();
+    let updated = store
+        .update("/gu/a", b("v2"), created.mod_revision)
+        .await
+        .unwrap();
     assert!(updated.mod_revision > created.mod_revision);
     assert_eq!(updated.create_revision, created.create_revision);
     match store.update("/gu/a", b("v3"), created.mod_revision).await {
@@ -60,7 +69,10 @@ pub async fn guarded_update(store: &dyn Store) {
         }
         other => panic!("expected a conflict, got {other:?}"),
     }
-    assert!(matches!(store.update("/gu/missing", b("x"), Revision(1)).await, Err(Error::NotFound { .. })));
+    assert!(matches!(
+        store.update("/gu/missing", b("x"), Revision(1)).await,
+        Err(Error::NotFound { .. })
+    ));
     assert_eq!(store.get("/gu/a").await.unwrap().0.unwrap().value, b("v2"));
 }
 
@@ -68,14 +80,22 @@ pub async fn guarded_update(store: &dyn Store) {
 pub async fn guarded_delete(store: &dyn Store) {
     let created = store.create("/gd/a", b("v1")).await.unwrap();
     assert!(matches!(
-        store.delete("/gd/a", Some(Revision(created.mod_revision.0 + 1000))).await,
+        store
+            .delete("/gd/a", Some(Revision(created.mod_revision.0 + 1000)))
+            .await,
         Err(Error::Conflict { .. })
     ));
-    let deleted = store.delete("/gd/a", Some(created.mod_revision)).await.unwrap();
+    let deleted = store
+        .delete("/gd/a", Some(created.mod_revision))
+        .await
+        .unwrap();
     assert_eq!(deleted.value, b("v1"));
     assert!(deleted.mod_revision > created.mod_revision);
     assert!(store.get("/gd/a").await.unwrap().0.is_none());
-    assert!(matches!(store.delete("/gd/a", None).await, Err(Error::NotFound { .. })));
+    assert!(matches!(
+        store.delete("/gd/a", None).await,
+        Err(Error::NotFound { .. })
+    ));
     // The key can be created again, with a new create revision.
     let again = store.create("/gd/a", b("v2")).await.unwrap();
     assert!(again.create_revision > deleted.mod_revision);
@@ -87,15 +107,33 @@ pub async fn list_with_prefix_limit_and_start(store: &dyn Store) {
         store.create(&format!("/lp/x/{k}"), b(k)).await.unwrap();
     }
     store.create("/lp/xy", b("outside")).await.unwrap();
-    let all = store.list(ListRequest { prefix: "/lp/x/", ..Default::default() }).await.unwrap();
+    let all = store
+        .list(ListRequest {
+            prefix: "/lp/x/",
+            ..Default::default()
+        })
+        .await
+        .unwrap();
     let keys: Vec<_> = all.items.iter().map(|kv| kv.key.as_str()).collect();
     assert_eq!(keys, ["/lp/x/a", "/lp/x/b", "/lp/x/c", "/lp/x/d"]);
     assert!(!all.more);
-    let page = store.list(ListRequest { prefix: "/lp/x/", limit: 2, ..Default::default() }).await.unwrap();
+    let page = store
+        .list(ListRequest {
+            prefix: "/lp/x/",
+            limit: 2,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
     assert_eq!(page.items.len(), 2);
     assert!(page.more);
     let rest = store
-        .list(ListRequest { prefix: "/lp/x/", start: Some("/lp/x/c"), limit: 2, revision: Some(page.revision) })
+        .list(ListRequest {
+            prefix: "/lp/x/",
+            start: Some("/lp/x/c"),
+            limit: 2,
+            revision: Some(page.revision),
+        })
         .await
         .unwrap();
     let keys: Vec<_> = rest.items.iter().map(|kv| kv.key.as_str()).collect();
@@ -109,30 +147,65 @@ pub async fn list_at_older_revision(store: &dyn Store) {
     let a = store.create("/lo/a", b("a1")).await.unwrap();
     let bkv = store.create("/lo/b", b("b1")).await.unwrap();
     let then = bkv.mod_revision;
-    store.update("/lo/a", b("a2"), a.mod_revision).await.unwrap();
+    store
+        .update("/lo/a", b("a2"), a.mod_revision)
+        .await
+        .unwrap();
     store.delete("/lo/b", None).await.unwrap();
     store.create("/lo/c", b("c1")).await.unwrap();
 
-    let old = store.list(ListRequest { prefix: "/lo/", revision: Some(then), ..Default::default() }).await.unwrap();
-    let got: Vec<_> = old.items.iter().map(|kv| (kv.key.as_str(), kv.value.clone())).collect();
+    let old = store
+        .list(ListRequest {
+            prefix: "/lo/",
+            revision: Some(then),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let got: Vec<_> = old
+        .items
+        .iter()
+        .map(|kv| (kv.key.as_str(), kv.value.clone()))
+        .collect();
     assert_eq!(got, [("/lo/a", b("a1")), ("/lo/b", b("b1"))]);
     assert_eq!(old.revision, then);
     assert_eq!(old.items[0].mod_revision, a.mod_revision);
 
     let paged = store
-        .list(ListRequest { prefix: "/lo/", revision: Some(then), limit: 1, ..Default::default() })
+        .list(ListRequest {
+            prefix: "/lo/",
+            revision: Some(then),
+            limit: 1,
+            ..Default::default()
+        })
         .await
         .unwrap();
     assert_eq!(paged.items.len(), 1);
     assert!(paged.more);
 
-    let now = store.list(ListRequest { prefix: "/lo/", ..Default::default() }).await.unwrap();
-    let got: Vec<_> = now.items.iter().map(|kv| (kv.key.as_str(), kv.value.clone())).collect();
+    let now = store
+        .list(ListRequest {
+            prefix: "/lo/",
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let got: Vec<_> = now
+        .items
+        .iter()
+        .map(|kv| (kv.key.as_str(), kv.value.clone()))
+        .collect();
     assert_eq!(got, [("/lo/a", b("a2")), ("/lo/c", b("c1"))]);
 
     let future = Revision(now.revision.0 + 1000);
     assert!(matches!(
-        store.list(ListRequest { prefix: "/lo/", revision: Some(future), ..Default::default() }).await,
+        store
+            .list(ListRequest {
+                prefix: "/lo/",
+                revision: Some(future),
+                ..Default::default()
+            })
+            .await,
         Err(Error::FutureRevision { .. })
     ));
 }
@@ -140,11 +213,17 @@ pub async fn list_at_older_revision(store: &dyn Store) {
 /// A watch replays history after its start revision, then delivers live changes, in order.
 pub async fn watch_history_then_live(store: &dyn Store) {
     let first = store.create("/wh/a", b("1")).await.unwrap();
-    let second = store.update("/wh/a", b("2"), first.mod_revision).await.unwrap();
+    let second = store
+        .update("/wh/a", b("2"), first.mod_revision)
+        .await
+        .unwrap();
     store.create("/other/x", b("not watched")).await.unwrap();
     let mut stream = store.watch("/wh/", first.mod_revision).await.unwrap();
     let ev = next_event(&mut stream).await;
-    assert_eq!((ev.kind, ev.kv.value.clone(), ev.kv.mod_revision), (EventKind::Put, b("2"), second.mod_revision));
+    assert_eq!(
+        (ev.kind, ev.kv.value.clone(), ev.kv.mod_revision),
+        (EventKind::Put, b("2"), second.mod_revision)
+    );
     assert!(!ev.is_create());
 
     let third = store.create("/wh/b", b("3")).await.unwrap();
@@ -163,22 +242,48 @@ pub async fn watch_history_then_live(store: &dyn Store) {
 /// Compaction keeps what later reads need and refuses reads before it.
 pub async fn compaction(store: &dyn Store) {
     let a = store.create("/cp/a", b("a1")).await.unwrap();
-    let a2 = store.update("/cp/a", b("a2"), a.mod_revision).await.unwrap();
+    let a2 = store
+        .update("/cp/a", b("a2"), a.mod_revision)
+        .await
+        .unwrap();
     let gone = store.create("/cp/gone", b("g")).await.unwrap();
     store.delete("/cp/gone", None).await.unwrap();
     let mark = store.create("/cp/b", b("b1")).await.unwrap().mod_revision;
-    store.update("/cp/a", b("a3"), a2.mod_revision).await.unwrap();
+    store
+        .update("/cp/a", b("a3"), a2.mod_revision)
+        .await
+        .unwrap();
 
     store.compact(mark).await.unwrap();
     assert_eq!(store.compacted_revision().await.unwrap(), mark);
     assert!(matches!(
-        store.list(ListRequest { prefix: "/cp/", revision: Some(gone.mod_revision), ..Default::default() }).await,
+        store
+            .list(ListRequest {
+                prefix: "/cp/",
+                revision: Some(gone.mod_revision),
+                ..Default::default()
+            })
+            .await,
         Err(Error::Compacted { .. })
     ));
-    assert!(matches!(store.watch("/cp/", gone.mod_revision).await, Err(Error::Compacted { .. })));
+    assert!(matches!(
+        store.watch("/cp/", gone.mod_revision).await,
+        Err(Error::Compacted { .. })
+    ));
     // The state at the compaction revision is still readable.
-    let at = store.list(ListRequest { prefix: "/cp/", revision: Some(mark), ..Default::default() }).await.unwrap();
-    let got: Vec<_> = at.items.iter().map(|kv| (kv.key.as_str(), kv.value.clone())).collect();
+    let at = store
+        .list(ListRequest {
+            prefix: "/cp/",
+            revision: Some(mark),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let got: Vec<_> = at
+        .items
+        .iter()
+        .map(|kv| (kv.key.as_str(), kv.value.clone()))
+        .collect();
     assert_eq!(got, [("/cp/a", b("a2")), ("/cp/b", b("b1"))]);
     // A watch from the compaction revision sees the later change.
     let mut stream = store.watch("/cp/", mark).await.unwrap();

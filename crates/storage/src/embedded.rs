@@ -27,7 +27,9 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use tracing::{error, info};
 
 use crate::error::{Error, Result};
-use crate::store::{Event, EventKind, KeyValue, ListRequest, ListResponse, Revision, Store, WatchStream};
+use crate::store::{
+    Event, EventKind, KeyValue, ListRequest, ListResponse, Revision, Store, WatchStream,
+};
 use crate::wal::Wal;
 
 const KV: TableDefinition<&str, (u64, u64, &[u8])> = TableDefinition::new("kv");
@@ -69,10 +71,22 @@ impl EmbeddedStoreConfig {
 }
 
 enum Op {
-    Create { key: String, value: Bytes },
-    Update { key: String, value: Bytes, expected: Revision },
-    Delete { key: String, expected: Option<Revision> },
-    Compact { revision: Revision },
+    Create {
+        key: String,
+        value: Bytes,
+    },
+    Update {
+        key: String,
+        value: Bytes,
+        expected: Revision,
+    },
+    Delete {
+        key: String,
+        expected: Option<Revision>,
+    },
+    Compact {
+        revision: Revision,
+    },
 }
 
 struct Request {
@@ -109,7 +123,8 @@ impl EmbeddedStore {
     /// Opens (or creates) the database at `config.path` and starts its writer thread.
     pub fn open(config: EmbeddedStoreConfig) -> Result<Self> {
         if let Some(parent) = config.path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| Error::Corrupt(format!("creating {}: {e}", parent.display())))?;
+            std::fs::create_dir_all(parent)
+                .map_err(|e| Error::Corrupt(format!("creating {}: {e}", parent.display())))?;
         }
         let db = Database::create(&config.path)?;
         let txn = db.begin_write()?;
@@ -138,7 +153,10 @@ impl EmbeddedStore {
                 tables.meta.insert(META_REVISION, revision)?;
             }
             txn.commit()?;
-            info!(batches = batches.len(), revision, "replayed the write-ahead log");
+            info!(
+                batches = batches.len(),
+                revision, "replayed the write-ahead log"
+            );
         }
         wal.reset();
         info!(path = %config.path.display(), revision, compacted, "embedded store opened");
@@ -163,13 +181,20 @@ impl EmbeddedStore {
             .name("capstan-store-writer".into())
             .spawn(move || writer.run(rx))
             .map_err(|e| Error::Corrupt(format!("spawning the writer thread: {e}")))?;
-        Ok(Self { shared, writer: Some(tx), thread: Some(thread) })
+        Ok(Self {
+            shared,
+            writer: Some(tx),
+            thread: Some(thread),
+        })
     }
 
     async fn submit(&self, op: Op) -> Result<Option<KeyValue>> {
         let (reply, rx) = oneshot::channel();
         let writer = self.writer.as_ref().ok_or(Error::Closed)?;
-        writer.send(Request { op, reply }).await.map_err(|_| Error::Closed)?;
+        writer
+            .send(Request { op, reply })
+            .await
+            .map_err(|_| Error::Closed)?;
         rx.await.map_err(|_| Error::Closed)?
     }
 }
@@ -194,7 +219,12 @@ struct Tables<'t> {
 
 impl<'t> Tables<'t> {
     fn open(txn: &'t redb::WriteTransaction) -> Result<Self> {
-        Ok(Self { kv: txn.open_table(KV)?, log: txn.open_table(LOG)?, hist: txn.open_table(HIST)?, meta: txn.open_table(META)? })
+        Ok(Self {
+            kv: txn.open_table(KV)?,
+            log: txn.open_table(LOG)?,
+            hist: txn.open_table(HIST)?,
+            meta: txn.open_table(META)?,
+        })
     }
 
     fn current(&self, key: &str) -> Result<Option<KeyValue>> {
@@ -212,7 +242,12 @@ impl<'t> Tables<'t> {
     /// Writes one change: the live path and log replay share this.
     fn apply(&mut self, event: &Event) -> Result<()> {
         let kv = &event.kv;
-        let (rev, create, key, value) = (kv.mod_revision.0, kv.create_revision.0, kv.key.as_str(), kv.value.as_ref());
+        let (rev, create, key, value) = (
+            kv.mod_revision.0,
+            kv.create_revision.0,
+            kv.key.as_str(),
+            kv.value.as_ref(),
+        );
         match event.kind {
             EventKind::Put => {
                 self.kv.insert(key, (create, rev, value))?;
@@ -255,11 +290,14 @@ impl Writer {
                     error!(%err, "embedded store commit failed; the batch is rejected");
                     let msg = err.to_string();
                     for req in batch.drain(..) {
-                        let _ = req.reply.send(Err(Error::Corrupt(format!("commit failed: {msg}"))));
+                        let _ = req
+                            .reply
+                            .send(Err(Error::Corrupt(format!("commit failed: {msg}"))));
                     }
                 }
             }
-            let due = self.last_checkpoint.elapsed() >= self.checkpoint_interval && self.wal.len() > 0;
+            let due =
+                self.last_checkpoint.elapsed() >= self.checkpoint_interval && self.wal.len() > 0;
             if due || self.wal.len() >= self.checkpoint_bytes {
                 self.checkpoint();
             }
@@ -290,7 +328,11 @@ impl Writer {
         let mut txn = shared.db.begin_write()?;
         let compacting = batch.iter().any(|r| matches!(r.op, Op::Compact { .. }));
         // The log makes ordinary batches durable; compactions are rare and commit durably.
-        txn.set_durability(if compacting { Durability::Immediate } else { Durability::None })?;
+        txn.set_durability(if compacting {
+            Durability::Immediate
+        } else {
+            Durability::None
+        })?;
         let mut results = Vec::with_capacity(batch.len());
         let mut events = Vec::new();
         let mut rev = start;
@@ -311,11 +353,16 @@ impl Writer {
                             },
                         }),
                     },
-                    Op::Update { key, value, expected } => match t.current(key)? {
+                    Op::Update {
+                        key,
+                        value,
+                        expected,
+                    } => match t.current(key)? {
                         None => Err(Error::NotFound { key: key.clone() }),
-                        Some(cur) if cur.mod_revision != *expected => {
-                            Err(Error::Conflict { key: key.clone(), current: Box::new(cur) })
-                        }
+                        Some(cur) if cur.mod_revision != *expected => Err(Error::Conflict {
+                            key: key.clone(),
+                            current: Box::new(cur),
+                        }),
                         Some(cur) => Ok(Event {
                             kind: EventKind::Put,
                             kv: KeyValue {
@@ -329,16 +376,25 @@ impl Writer {
                     Op::Delete { key, expected } => match t.current(key)? {
                         None => Err(Error::NotFound { key: key.clone() }),
                         Some(cur) if expected.is_some_and(|e| e != cur.mod_revision) => {
-                            Err(Error::Conflict { key: key.clone(), current: Box::new(cur) })
+                            Err(Error::Conflict {
+                                key: key.clone(),
+                                current: Box::new(cur),
+                            })
                         }
                         Some(cur) => Ok(Event {
                             kind: EventKind::Delete,
-                            kv: KeyValue { mod_revision: Revision(rev + 1), ..cur },
+                            kv: KeyValue {
+                                mod_revision: Revision(rev + 1),
+                                ..cur
+                            },
                         }),
                     },
                     Op::Compact { revision } => {
                         let outcome = if revision.0 > rev {
-                            Err(Error::FutureRevision { requested: revision.0, current: rev })
+                            Err(Error::FutureRevision {
+                                requested: revision.0,
+                                current: rev,
+                            })
                         } else {
                             if revision.0 > compacted {
                                 compact_range(&mut t.log, &mut t.hist, compacted, revision.0)?;
@@ -395,7 +451,9 @@ fn compact_range(
             .range((key.as_str(), 0)..=(key.as_str(), to))?
             .map(|e| e.map(|(k, _)| k.value().1))
             .collect::<Result<_, _>>()?;
-        let Some((&last, older)) = revs.split_last() else { continue };
+        let Some((&last, older)) = revs.split_last() else {
+            continue;
+        };
         for &r in older {
             hist.remove((key.as_str(), r))?;
             log.remove(r)?;
@@ -419,10 +477,10 @@ impl EmbeddedStore {
     fn list_current(&self, req: &ListRequest<'_>) -> Result<ListResponse> {
         let txn = self.shared.db.begin_read()?;
         let (revision, compacted) = read_revision(&txn.open_table(META)?)?;
-        if let Some(at) = req.revision {
-            if at.0 != revision {
-                return self.list_at(req, at.0, revision, compacted, &txn);
-            }
+        if let Some(at) = req.revision
+            && at.0 != revision
+        {
+            return self.list_at(req, at.0, revision, compacted, &txn);
         }
         let kv = txn.open_table(KV)?;
         let start = req.start.filter(|s| *s > req.prefix).unwrap_or(req.prefix);
@@ -446,7 +504,11 @@ impl EmbeddedStore {
                 mod_revision: Revision(m),
             });
         }
-        Ok(ListResponse { items, revision: Revision(revision), more })
+        Ok(ListResponse {
+            items,
+            revision: Revision(revision),
+            more,
+        })
     }
 
     fn list_at(
@@ -458,10 +520,16 @@ impl EmbeddedStore {
         txn: &redb::ReadTransaction,
     ) -> Result<ListResponse> {
         if at > current {
-            return Err(Error::FutureRevision { requested: at, current });
+            return Err(Error::FutureRevision {
+                requested: at,
+                current,
+            });
         }
         if at < compacted {
-            return Err(Error::Compacted { requested: at, compacted });
+            return Err(Error::Compacted {
+                requested: at,
+                compacted,
+            });
         }
         let hist = txn.open_table(HIST)?;
         let log = txn.open_table(LOG)?;
@@ -472,17 +540,17 @@ impl EmbeddedStore {
         let mut current_key: Option<String> = None;
         let mut best: Option<u64> = None;
         let emit = |key: &str, best: Option<u64>, items: &mut Vec<KeyValue>| -> Result<()> {
-            if let Some(r) = best {
-                if let Some(g) = log.get(r)? {
-                    let (_, kind, c, value) = g.value();
-                    if kind == PUT {
-                        items.push(KeyValue {
-                            key: key.to_string(),
-                            value: Bytes::copy_from_slice(value),
-                            create_revision: Revision(c),
-                            mod_revision: Revision(r),
-                        });
-                    }
+            if let Some(r) = best
+                && let Some(g) = log.get(r)?
+            {
+                let (_, kind, c, value) = g.value();
+                if kind == PUT {
+                    items.push(KeyValue {
+                        key: key.to_string(),
+                        value: Bytes::copy_from_slice(value),
+                        create_revision: Revision(c),
+                        mod_revision: Revision(r),
+                    });
                 }
             }
             Ok(())
@@ -507,23 +575,30 @@ impl EmbeddedStore {
                 best = Some(r);
             }
         }
-        if let Some(prev) = current_key.take() {
-            if req.limit == 0 || items.len() <= req.limit {
-                emit(&prev, best, &mut items)?;
-            }
+        if let Some(prev) = current_key.take()
+            && (req.limit == 0 || items.len() <= req.limit)
+        {
+            emit(&prev, best, &mut items)?;
         }
         if req.limit > 0 && items.len() > req.limit {
             items.truncate(req.limit);
             more = true;
         }
-        Ok(ListResponse { items, revision: Revision(at), more })
+        Ok(ListResponse {
+            items,
+            revision: Revision(at),
+            more,
+        })
     }
 
     fn history_since(&self, prefix: &str, from: u64) -> Result<(Vec<Event>, u64)> {
         let txn = self.shared.db.begin_read()?;
         let (revision, compacted) = read_revision(&txn.open_table(META)?)?;
         if from < compacted {
-            return Err(Error::Compacted { requested: from, compacted });
+            return Err(Error::Compacted {
+                requested: from,
+                compacted,
+            });
         }
         let log = txn.open_table(LOG)?;
         let mut events = Vec::new();
@@ -532,7 +607,11 @@ impl EmbeddedStore {
             let (key, kind, c, value) = v.value();
             if key.starts_with(prefix) {
                 events.push(Event {
-                    kind: if kind == PUT { EventKind::Put } else { EventKind::Delete },
+                    kind: if kind == PUT {
+                        EventKind::Put
+                    } else {
+                        EventKind::Delete
+                    },
                     kv: KeyValue {
                         key: key.to_string(),
                         value: Bytes::copy_from_slice(value),
@@ -581,15 +660,34 @@ impl Store for EmbeddedStore {
     }
 
     async fn create(&self, key: &str, value: Bytes) -> Result<KeyValue> {
-        map_write(self.submit(Op::Create { key: key.to_string(), value }).await)
+        map_write(
+            self.submit(Op::Create {
+                key: key.to_string(),
+                value,
+            })
+            .await,
+        )
     }
 
     async fn update(&self, key: &str, value: Bytes, expected: Revision) -> Result<KeyValue> {
-        map_write(self.submit(Op::Update { key: key.to_string(), value, expected }).await)
+        map_write(
+            self.submit(Op::Update {
+                key: key.to_string(),
+                value,
+                expected,
+            })
+            .await,
+        )
     }
 
     async fn delete(&self, key: &str, expected: Option<Revision>) -> Result<KeyValue> {
-        map_write(self.submit(Op::Delete { key: key.to_string(), expected }).await)
+        map_write(
+            self.submit(Op::Delete {
+                key: key.to_string(),
+                expected,
+            })
+            .await,
+        )
     }
 
     async fn current_revision(&self) -> Result<Revision> {
@@ -600,8 +698,17 @@ impl Store for EmbeddedStore {
         // Subscribe before reading history so that no commit falls between the two.
         let live = self.shared.events.subscribe();
         let (history, last) = self.history_since(prefix, from.0)?;
-        let last = history.last().map_or(last, |e| e.kv.mod_revision.0).max(last);
-        let state = WatchState { pending: history.into(), live, prefix: prefix.to_string(), last, done: false };
+        let last = history
+            .last()
+            .map_or(last, |e| e.kv.mod_revision.0)
+            .max(last);
+        let state = WatchState {
+            pending: history.into(),
+            live,
+            prefix: prefix.to_string(),
+            last,
+            done: false,
+        };
         let stream = futures_util::stream::unfold(state, |mut st| async move {
             loop {
                 if st.done {
@@ -664,7 +771,10 @@ mod tests {
         for i in 0..200 {
             let store = store.clone();
             tasks.push(tokio::spawn(async move {
-                store.create(&format!("/c/{i:03}"), Bytes::from(vec![b'x'; 64])).await.unwrap()
+                store
+                    .create(&format!("/c/{i:03}"), Bytes::from(vec![b'x'; 64]))
+                    .await
+                    .unwrap()
             }));
         }
         let mut revs = BTreeSet::new();
@@ -687,7 +797,10 @@ mod tests {
         let store = open(&dir);
         assert_eq!(store.current_revision().await.unwrap(), Revision(3));
         assert!(store.get("/a").await.unwrap().0.is_none());
-        assert_eq!(store.get("/b").await.unwrap().0.unwrap().value, Bytes::from_static(b"2"));
+        assert_eq!(
+            store.get("/b").await.unwrap().0.unwrap().value,
+            Bytes::from_static(b"2")
+        );
         let next = store.create("/c", Bytes::from_static(b"3")).await.unwrap();
         assert_eq!(next.mod_revision, Revision(4));
     }

@@ -19,4 +19,6 @@ mod wal;
 pub use compactor::spawn_compactor;
 pub use embedded::{EmbeddedStore, EmbeddedStoreConfig};
 pub use error::{Error, Result};
-pub use store::{Event, EventKind, KeyValue, ListRequest, ListResponse, Revision, Store, WatchStream};
+pub use store::{
+    Event, EventKind, KeyValue, ListRequest, ListResponse, Revision, Store, WatchStream,
+};

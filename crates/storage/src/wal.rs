@@ -45,9 +45,19 @@ fn io(what: &str, err: std::io::Error) -> Error {
 impl Wal {
     /// Opens (or creates) the log at `path`, positioned at the start.
     pub fn open(path: &Path) -> Result<Self> {
-        let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path).map_err(|e| io("open", e))?;
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| io("open", e))?;
         let capacity = file.metadata().map_err(|e| io("stat", e))?.len();
-        Ok(Self { file, offset: 0, capacity })
+        Ok(Self {
+            file,
+            offset: 0,
+            capacity,
+        })
     }
 
     /// Bytes written since the last [`reset`](Self::reset).
@@ -66,15 +76,24 @@ impl Wal {
         }
         let target = needed.div_ceil(GROWTH) * GROWTH;
         let zeros = vec![0u8; (target - self.capacity) as usize];
-        self.file.write_all_at(&zeros, self.capacity).map_err(|e| io("zero-fill", e))?;
-        self.file.sync_all().map_err(|e| io("sync after growth", e))?;
+        self.file
+            .write_all_at(&zeros, self.capacity)
+            .map_err(|e| io("zero-fill", e))?;
+        self.file
+            .sync_all()
+            .map_err(|e| io("sync after growth", e))?;
         self.capacity = target;
         Ok(())
     }
 
     /// Appends the effects of one batch and syncs them.
     pub fn append(&mut self, events: &[Event]) -> Result<()> {
-        let mut payload = Vec::with_capacity(4 + events.iter().map(|e| 29 + e.kv.key.len() + e.kv.value.len()).sum::<usize>());
+        let mut payload = Vec::with_capacity(
+            4 + events
+                .iter()
+                .map(|e| 29 + e.kv.key.len() + e.kv.value.len())
+                .sum::<usize>(),
+        );
         payload.extend_from_slice(&(events.len() as u32).to_le_bytes());
         for e in events {
             payload.push(match e.kind {
@@ -95,7 +114,9 @@ impl Wal {
         record.extend_from_slice(&payload);
         // Keep zeros after the record, so that replay stops there.
         self.grow_to(self.offset + record.len() as u64 + HEADER as u64)?;
-        self.file.write_all_at(&record, self.offset).map_err(|e| io("write", e))?;
+        self.file
+            .write_all_at(&record, self.offset)
+            .map_err(|e| io("write", e))?;
         self.file.sync_data().map_err(|e| io("sync", e))?;
         self.offset += record.len() as u64;
         Ok(())
@@ -118,11 +139,20 @@ impl Wal {
                 break;
             }
             let mut payload = vec![0u8; len as usize];
-            if self.file.read_exact_at(&mut payload, offset + HEADER as u64).is_err() || crc32fast::hash(&payload) != crc {
+            if self
+                .file
+                .read_exact_at(&mut payload, offset + HEADER as u64)
+                .is_err()
+                || crc32fast::hash(&payload) != crc
+            {
                 break;
             }
-            let Some(events) = decode(&payload) else { break };
-            let (Some(first), Some(last)) = (events.first(), events.last()) else { break };
+            let Some(events) = decode(&payload) else {
+                break;
+            };
+            let (Some(first), Some(last)) = (events.first(), events.last()) else {
+                break;
+            };
             let (first, last) = (first.kv.mod_revision.0, last.kv.mod_revision.0);
             if last < expected {
                 // Already durable in the database.
@@ -147,8 +177,10 @@ fn decode(mut p: &[u8]) -> Option<Vec<Event>> {
         *p = tail;
         Some(head)
     }
-    let u32_ = |p: &mut &[u8]| take(p, 4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")));
-    let u64_ = |p: &mut &[u8]| take(p, 8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
+    let u32_ =
+        |p: &mut &[u8]| take(p, 4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")));
+    let u64_ =
+        |p: &mut &[u8]| take(p, 8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
     let count = u32_(&mut p)?;
     let mut events = Vec::with_capacity(count as usize);
     for _ in 0..count {
@@ -165,7 +197,12 @@ fn decode(mut p: &[u8]) -> Option<Vec<Event>> {
         let value = Bytes::copy_from_slice(take(&mut p, vlen)?);
         events.push(Event {
             kind,
-            kv: KeyValue { key, value, create_revision: Revision(create), mod_revision: Revision(rev) },
+            kv: KeyValue {
+                key,
+                value,
+                create_revision: Revision(create),
+                mod_revision: Revision(rev),
+            },
         });
     }
     p.is_empty().then_some(events)
@@ -178,7 +215,12 @@ mod tests {
     fn put(rev: u64, key: &str) -> Event {
         Event {
             kind: EventKind::Put,
-            kv: KeyValue { key: key.into(), value: Bytes::from_static(b"v"), create_revision: Revision(rev), mod_revision: Revision(rev) },
+            kv: KeyValue {
+                key: key.into(),
+                value: Bytes::from_static(b"v"),
+                create_revision: Revision(rev),
+                mod_revision: Revision(rev),
+            },
         }
     }
 
@@ -195,7 +237,9 @@ mod tests {
         assert_eq!(wal.replay(Revision(2)).unwrap().len(), 2);
         assert_eq!(wal.replay(Revision(4)).unwrap().len(), 0);
         // A torn last record is ignored.
-        wal.file.write_all_at(&[0xff; 4], end + HEADER as u64 + 2).unwrap();
+        wal.file
+            .write_all_at(&[0xff; 4], end + HEADER as u64 + 2)
+            .unwrap();
         let again = Wal::open(&path).unwrap();
         let batches = again.replay(Revision(0)).unwrap();
         assert_eq!(batches.len(), 2);

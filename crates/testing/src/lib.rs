@@ -39,8 +39,13 @@ impl TestServer {
         config.secure_port = 0;
         config.admin_token = true;
         configure(&mut config);
-        let server = capstan_server::start(config).await.expect("the test server starts");
-        Self { server: Some(server), dir }
+        let server = capstan_server::start(config)
+            .await
+            .expect("the test server starts");
+        Self {
+            server: Some(server),
+            dir,
+        }
     }
 
     fn running(&self) -> &RunningServer {
@@ -59,12 +64,16 @@ impl TestServer {
 
     /// The admin bearer token (group `system:masters`).
     pub fn token(&self) -> &str {
-        self.running().admin_token().expect("test servers have an admin token")
+        self.running()
+            .admin_token()
+            .expect("test servers have an admin token")
     }
 
     /// A kubeconfig (JSON) for the admin user.
     pub fn kubeconfig(&self) -> String {
-        self.running().admin_kubeconfig().expect("test servers have an admin token")
+        self.running()
+            .admin_kubeconfig()
+            .expect("test servers have an admin token")
     }
 
     /// Writes the admin kubeconfig into the server's temporary directory and returns its path
@@ -86,7 +95,8 @@ impl TestServer {
     /// When the kubeconfig is rejected by kube (a test failure).
     #[cfg(feature = "kube")]
     pub async fn client(&self) -> kube::Client {
-        let kubeconfig = kube::config::Kubeconfig::from_yaml(&self.kubeconfig()).expect("a valid kubeconfig");
+        let kubeconfig =
+            kube::config::Kubeconfig::from_yaml(&self.kubeconfig()).expect("a valid kubeconfig");
         let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
             .await
             .expect("a usable kubeconfig");

@@ -55,18 +55,35 @@ enum Conn {
 
 impl Target {
     fn from_kubeconfig(path: &std::path::Path, http1: bool) -> Result<Self, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
-        let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("the kubeconfig is not JSON: {e}"))?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("reading {}: {e}", path.display()))?;
+        let doc: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| format!("the kubeconfig is not JSON: {e}"))?;
         let cluster = &doc["clusters"][0]["cluster"];
-        let server = cluster["server"].as_str().ok_or("no server in the kubeconfig")?;
-        let ca = cluster["certificate-authority-data"].as_str().ok_or("no certificate-authority-data")?;
-        let ca = base64::engine::general_purpose::STANDARD.decode(ca).map_err(|e| e.to_string())?;
-        let token = doc["users"][0]["user"]["token"].as_str().ok_or("no token in the kubeconfig")?.to_string();
-        let authority = server.strip_prefix("https://").ok_or("the server URL is not https")?;
-        let (host, port) = authority.rsplit_once(':').ok_or("the server URL has no port")?;
+        let server = cluster["server"]
+            .as_str()
+            .ok_or("no server in the kubeconfig")?;
+        let ca = cluster["certificate-authority-data"]
+            .as_str()
+            .ok_or("no certificate-authority-data")?;
+        let ca = base64::engine::general_purpose::STANDARD
+            .decode(ca)
+            .map_err(|e| e.to_string())?;
+        let token = doc["users"][0]["user"]["token"]
+            .as_str()
+            .ok_or("no token in the kubeconfig")?
+            .to_string();
+        let authority = server
+            .strip_prefix("https://")
+            .ok_or("the server URL is not https")?;
+        let (host, port) = authority
+            .rsplit_once(':')
+            .ok_or("the server URL has no port")?;
         let mut roots = rustls::RootCertStore::empty();
         for cert in CertificateDer::pem_slice_iter(&ca) {
-            roots.add(cert.map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+            roots
+                .add(cert.map_err(|e| e.to_string())?)
+                .map_err(|e| e.to_string())?;
         }
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let mut config = rustls::ClientConfig::builder_with_provider(provider)
@@ -74,7 +91,11 @@ impl Target {
             .map_err(|e| e.to_string())?
             .with_root_certificates(roots)
             .with_no_client_auth();
-        config.alpn_protocols = if http1 { vec![b"http/1.1".to_vec()] } else { vec![b"h2".to_vec()] };
+        config.alpn_protocols = if http1 {
+            vec![b"http/1.1".to_vec()]
+        } else {
+            vec![b"h2".to_vec()]
+        };
         Ok(Self {
             host: host.trim_matches(['[', ']']).to_string(),
             port: port.parse().map_err(|_| "bad port")?,
@@ -85,18 +106,27 @@ impl Target {
     }
 
     async fn connect(&self) -> Result<Conn, String> {
-        let tcp = tokio::net::TcpStream::connect((self.host.as_str(), self.port)).await.map_err(|e| e.to_string())?;
+        let tcp = tokio::net::TcpStream::connect((self.host.as_str(), self.port))
+            .await
+            .map_err(|e| e.to_string())?;
         tcp.set_nodelay(true).map_err(|e| e.to_string())?;
         let name = ServerName::try_from(self.host.clone()).map_err(|e| e.to_string())?;
-        let tls = self.connector.connect(name, tcp).await.map_err(|e| e.to_string())?;
+        let tls = self
+            .connector
+            .connect(name, tcp)
+            .await
+            .map_err(|e| e.to_string())?;
         let io = TokioIo::new(tls);
         if self.http1 {
-            let (send, conn) = hyper::client::conn::http1::handshake(io).await.map_err(|e| e.to_string())?;
+            let (send, conn) = hyper::client::conn::http1::handshake(io)
+                .await
+                .map_err(|e| e.to_string())?;
             tokio::spawn(conn);
             Ok(Conn::H1(send))
         } else {
-            let (send, conn) =
-                hyper::client::conn::http2::handshake(TokioExecutor::new(), io).await.map_err(|e| e.to_string())?;
+            let (send, conn) = hyper::client::conn::http2::handshake(TokioExecutor::new(), io)
+                .await
+                .map_err(|e| e.to_string())?;
             tokio::spawn(conn);
             Ok(Conn::H2(send))
         }
@@ -111,7 +141,8 @@ impl Target {
         if body.is_some() {
             b = b.header("content-type", "application/json");
         }
-        b.body(Full::new(body.map(Bytes::from).unwrap_or_default())).expect("a valid request")
+        b.body(Full::new(body.map(Bytes::from).unwrap_or_default()))
+            .expect("a valid request")
     }
 }
 
@@ -129,7 +160,12 @@ impl Conn {
         }
         .map_err(|e| e.to_string())?;
         let status = resp.status();
-        let body = resp.into_body().collect().await.map_err(|e| e.to_string())?.to_bytes();
+        let body = resp
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| e.to_string())?
+            .to_bytes();
         Ok((status, body))
     }
 }
@@ -152,7 +188,14 @@ struct Outcome {
 }
 
 /// Runs `clients` workers for `duration`; worker `w` gets the names it owns.
-async fn measure(target: &Arc<Target>, op: &str, clients: usize, duration: Duration, run: &str, owned: &[Vec<String>]) -> Outcome {
+async fn measure(
+    target: &Arc<Target>,
+    op: &str,
+    clients: usize,
+    duration: Duration,
+    run: &str,
+    owned: &[Vec<String>],
+) -> Outcome {
     let start = Instant::now();
     let mut tasks = Vec::new();
     for w in 0..clients {
@@ -172,16 +215,25 @@ async fn measure(target: &Arc<Target>, op: &str, clients: usize, duration: Durat
                         let name = format!("load-{run}-{clients}-{w}-{i}");
                         let body = object(&run, &name, 0);
                         created.push(name);
-                        (target.request(Method::POST, SC, Some(body)), StatusCode::CREATED)
+                        (
+                            target.request(Method::POST, SC, Some(body)),
+                            StatusCode::CREATED,
+                        )
                     }
                     "get" if !mine.is_empty() => {
                         let name = &mine[i as usize % mine.len()];
-                        (target.request(Method::GET, &format!("{SC}/{name}"), None), StatusCode::OK)
+                        (
+                            target.request(Method::GET, &format!("{SC}/{name}"), None),
+                            StatusCode::OK,
+                        )
                     }
                     "update" if !mine.is_empty() => {
                         let name = &mine[i as usize % mine.len()];
                         let body = object(&run, name, i + 1);
-                        (target.request(Method::PUT, &format!("{SC}/{name}"), Some(body)), StatusCode::OK)
+                        (
+                            target.request(Method::PUT, &format!("{SC}/{name}"), Some(body)),
+                            StatusCode::OK,
+                        )
                     }
                     "list" => (target.request(Method::GET, SC, None), StatusCode::OK),
                     _ => break,
@@ -203,7 +255,11 @@ async fn measure(target: &Arc<Target>, op: &str, clients: usize, duration: Durat
         latencies.extend(l);
         errors += e;
     }
-    Outcome { latencies, errors, elapsed: start.elapsed() }
+    Outcome {
+        latencies,
+        errors,
+        elapsed: start.elapsed(),
+    }
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -220,12 +276,21 @@ fn ms(d: Duration) -> String {
 
 async fn existing_names(target: &Target, run: &str) -> Vec<String> {
     let mut conn = target.connect().await.expect("connecting");
-    let req = target.request(Method::GET, &format!("{SC}?labelSelector=capstan-load%3D{run}"), None);
+    let req = target.request(
+        Method::GET,
+        &format!("{SC}?labelSelector=capstan-load%3D{run}"),
+        None,
+    );
     let (_, body) = conn.send(req).await.expect("listing");
     let list: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
     list["items"]
         .as_array()
-        .map(|items| items.iter().filter_map(|i| i["metadata"]["name"].as_str().map(str::to_string)).collect())
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|i| i["metadata"]["name"].as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -239,8 +304,16 @@ async fn main() {
             std::process::exit(2);
         }
     };
-    let run = format!("{}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_secs());
-    println!("| operation | clients | requests | errors | ops/s | p50 ms | p90 ms | p99 ms | max ms |");
+    let run = format!(
+        "{}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs()
+    );
+    println!(
+        "| operation | clients | requests | errors | ops/s | p50 ms | p90 ms | p99 ms | max ms |"
+    );
     println!("|---|---|---|---|---|---|---|---|---|");
     for &clients in &options.clients {
         for op in &options.ops {
@@ -253,7 +326,11 @@ async fn main() {
             let mut out = measure(&target, op, clients, options.duration, &run, &owned).await;
             out.latencies.sort();
             let n = out.latencies.len();
-            let label = if op == "list" { format!("list ({} items)", owned.iter().map(Vec::len).sum::<usize>()) } else { op.clone() };
+            let label = if op == "list" {
+                format!("list ({} items)", owned.iter().map(Vec::len).sum::<usize>())
+            } else {
+                op.clone()
+            };
             println!(
                 "| {label} | {clients} | {n} | {} | {:.0} | {} | {} | {} | {} |",
                 out.errors,
@@ -266,7 +343,11 @@ async fn main() {
         }
     }
     let mut conn = target.connect().await.expect("connecting");
-    let cleanup = target.request(Method::DELETE, &format!("{SC}?labelSelector=capstan-load%3D{run}"), None);
+    let cleanup = target.request(
+        Method::DELETE,
+        &format!("{SC}?labelSelector=capstan-load%3D{run}"),
+        None,
+    );
     if let Err(e) = conn.send(cleanup).await {
         eprintln!("capstan-load: cleanup failed: {e}");
     }

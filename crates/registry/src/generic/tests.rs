@@ -15,7 +15,10 @@ struct Fixture {
 fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let store = EmbeddedStore::open(EmbeddedStoreConfig::new(dir.path().join("db"))).unwrap();
-    Fixture { sc: GenericStore::new(StorageClassStrategy, Arc::new(store), "/registry"), _dir: dir }
+    Fixture {
+        sc: GenericStore::new(StorageClassStrategy, Arc::new(store), "/registry"),
+        _dir: dir,
+    }
 }
 
 fn body(v: Value) -> Vec<u8> {
@@ -27,7 +30,9 @@ fn json_of(e: &Encoded) -> Value {
 }
 
 fn sc(name: &str) -> Vec<u8> {
-    body(json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": name}, "provisioner": "example.com/p"}))
+    body(
+        json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": name}, "provisioner": "example.com/p"}),
+    )
 }
 
 fn code(err: Error) -> u16 {
@@ -41,18 +46,32 @@ fn list(q: ListQuery<'_>) -> ListOptions {
 #[tokio::test]
 async fn create_stamps_metadata_and_defaults() {
     let f = fixture();
-    let out = f.sc.create("", &sc("fast"), &WriteOptions::default()).await.unwrap();
+    let out =
+        f.sc.create("", &sc("fast"), &WriteOptions::default())
+            .await
+            .unwrap();
     assert_eq!(out.status, ResponseStatus::Created);
     let v = json_of(&out);
     assert_eq!(v["reclaimPolicy"], "Delete");
     assert_eq!(v["volumeBindingMode"], "Immediate");
     assert_eq!(v["metadata"]["uid"].as_str().unwrap().len(), 36);
-    assert!(v["metadata"]["creationTimestamp"].as_str().unwrap().ends_with('Z'));
-    let rv = v["metadata"]["resourceVersion"].as_str().unwrap().to_string();
+    assert!(
+        v["metadata"]["creationTimestamp"]
+            .as_str()
+            .unwrap()
+            .ends_with('Z')
+    );
+    let rv = v["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let got = json_of(&f.sc.get("", "fast", &GetOptions::default()).await.unwrap());
     assert_eq!(got, v);
     assert_eq!(got["metadata"]["resourceVersion"], rv.as_str());
-    let err = f.sc.create("", &sc("fast"), &WriteOptions::default()).await.unwrap_err();
+    let err =
+        f.sc.create("", &sc("fast"), &WriteOptions::default())
+            .await
+            .unwrap_err();
     assert_eq!(code(err), 409);
 }
 
@@ -63,86 +82,278 @@ async fn generate_name_and_dry_run() {
     let v = json_of(&f.sc.create("", &b, &WriteOptions::default()).await.unwrap());
     let name = v["metadata"]["name"].as_str().unwrap();
     assert!(name.starts_with("gen-") && name.len() == 9, "{name}");
-    let dry = WriteOptions { dry_run: true, ..Default::default() };
+    let dry = WriteOptions {
+        dry_run: true,
+        ..Default::default()
+    };
     f.sc.create("", &sc("ghost"), &dry).await.unwrap();
-    assert_eq!(code(f.sc.get("", "ghost", &GetOptions::default()).await.unwrap_err()), 404);
+    assert_eq!(
+        code(
+            f.sc.get("", "ghost", &GetOptions::default())
+                .await
+                .unwrap_err()
+        ),
+        404
+    );
     let missing = body(json!({"metadata": {}, "provisioner": "p"}));
-    assert_eq!(code(f.sc.create("", &missing, &WriteOptions::default()).await.unwrap_err()), 422);
+    assert_eq!(
+        code(
+            f.sc.create("", &missing, &WriteOptions::default())
+                .await
+                .unwrap_err()
+        ),
+        422
+    );
 }
 
 #[tokio::test]
 async fn update_conflicts_and_immutable_fields() {
     let f = fixture();
-    let created = json_of(&f.sc.create("", &sc("a"), &WriteOptions::default()).await.unwrap());
+    let created = json_of(
+        &f.sc
+            .create("", &sc("a"), &WriteOptions::default())
+            .await
+            .unwrap(),
+    );
     let mut next = created.clone();
     next["allowVolumeExpansion"] = json!(true);
-    let updated = json_of(&f.sc.update("", "a", &body(next.clone()), &WriteOptions::default()).await.unwrap());
-    assert_ne!(updated["metadata"]["resourceVersion"], created["metadata"]["resourceVersion"]);
+    let updated = json_of(
+        &f.sc
+            .update("", "a", &body(next.clone()), &WriteOptions::default())
+            .await
+            .unwrap(),
+    );
+    assert_ne!(
+        updated["metadata"]["resourceVersion"],
+        created["metadata"]["resourceVersion"]
+    );
     assert_eq!(updated["metadata"]["uid"], created["metadata"]["uid"]);
     // The same stale version again: conflict.
-    assert_eq!(code(f.sc.update("", "a", &body(next.clone()), &WriteOptions::default()).await.unwrap_err()), 409);
+    assert_eq!(
+        code(
+            f.sc.update("", "a", &body(next.clone()), &WriteOptions::default())
+                .await
+                .unwrap_err()
+        ),
+        409
+    );
     // Without a version: unconditional.
     let mut unconditional = next.clone();
-    unconditional["metadata"].as_object_mut().unwrap().remove("resourceVersion");
+    unconditional["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("resourceVersion");
     unconditional["mountOptions"] = json!(["ro"]);
-    f.sc.update("", "a", &body(unconditional.clone()), &WriteOptions::default()).await.unwrap();
+    f.sc.update(
+        "",
+        "a",
+        &body(unconditional.clone()),
+        &WriteOptions::default(),
+    )
+    .await
+    .unwrap();
     // A no-op update keeps the version.
     let current = json_of(&f.sc.get("", "a", &GetOptions::default()).await.unwrap());
-    let same = json_of(&f.sc.update("", "a", &body(current.clone()), &WriteOptions::default()).await.unwrap());
-    assert_eq!(same["metadata"]["resourceVersion"], current["metadata"]["resourceVersion"]);
+    let same = json_of(
+        &f.sc
+            .update("", "a", &body(current.clone()), &WriteOptions::default())
+            .await
+            .unwrap(),
+    );
+    assert_eq!(
+        same["metadata"]["resourceVersion"],
+        current["metadata"]["resourceVersion"]
+    );
     let mut changed = current.clone();
     changed["provisioner"] = json!("other.io/p");
-    assert_eq!(code(f.sc.update("", "a", &body(changed), &WriteOptions::default()).await.unwrap_err()), 422);
-    assert_eq!(code(f.sc.update("", "b", &body(current.clone()), &WriteOptions::default()).await.unwrap_err()), 400);
-    assert_eq!(code(f.sc.update("", "missing", &sc("missing"), &WriteOptions::default()).await.unwrap_err()), 404);
+    assert_eq!(
+        code(
+            f.sc.update("", "a", &body(changed), &WriteOptions::default())
+                .await
+                .unwrap_err()
+        ),
+        422
+    );
+    assert_eq!(
+        code(
+            f.sc.update("", "b", &body(current.clone()), &WriteOptions::default())
+                .await
+                .unwrap_err()
+        ),
+        400
+    );
+    assert_eq!(
+        code(
+            f.sc.update("", "missing", &sc("missing"), &WriteOptions::default())
+                .await
+                .unwrap_err()
+        ),
+        404
+    );
 }
 
 #[tokio::test]
 async fn patches() {
     let f = fixture();
-    f.sc.create("", &sc("p"), &WriteOptions::default()).await.unwrap();
+    f.sc.create("", &sc("p"), &WriteOptions::default())
+        .await
+        .unwrap();
     let o = WriteOptions::default();
-    let v = json_of(&f.sc.patch("", "p", PatchType::Merge, br#"{"metadata":{"labels":{"tier":"fast"}}}"#, &o).await.unwrap());
+    let v = json_of(
+        &f.sc
+            .patch(
+                "",
+                "p",
+                PatchType::Merge,
+                br#"{"metadata":{"labels":{"tier":"fast"}}}"#,
+                &o,
+            )
+            .await
+            .unwrap(),
+    );
     assert_eq!(v["metadata"]["labels"]["tier"], "fast");
-    let v = json_of(&f.sc.patch("", "p", PatchType::Json, br#"[{"op":"add","path":"/mountOptions","value":["ro"]}]"#, &o).await.unwrap());
+    let v = json_of(
+        &f.sc
+            .patch(
+                "",
+                "p",
+                PatchType::Json,
+                br#"[{"op":"add","path":"/mountOptions","value":["ro"]}]"#,
+                &o,
+            )
+            .await
+            .unwrap(),
+    );
     assert_eq!(v["mountOptions"], json!(["ro"]));
-    let v = json_of(&f.sc.patch("", "p", PatchType::Strategic, br#"{"metadata":{"labels":{"tier":null}}}"#, &o).await.unwrap());
+    let v = json_of(
+        &f.sc
+            .patch(
+                "",
+                "p",
+                PatchType::Strategic,
+                br#"{"metadata":{"labels":{"tier":null}}}"#,
+                &o,
+            )
+            .await
+            .unwrap(),
+    );
     assert!(v["metadata"].get("labels").is_none() || v["metadata"]["labels"].get("tier").is_none());
     let stale = br#"{"metadata":{"resourceVersion":"1"},"allowVolumeExpansion":true}"#;
-    assert_eq!(code(f.sc.patch("", "p", PatchType::Merge, stale, &o).await.unwrap_err()), 409);
-    assert_eq!(code(f.sc.patch("", "p", PatchType::Merge, br#"{"reclaimPolicy":"Retain"}"#, &o).await.unwrap_err()), 422);
-    assert_eq!(code(f.sc.patch("", "p", PatchType::Merge, br#"{"kind":"Pod"}"#, &o).await.unwrap_err()), 400);
-    assert_eq!(code(f.sc.patch("", "nope", PatchType::Merge, b"{}", &o).await.unwrap_err()), 404);
+    assert_eq!(
+        code(
+            f.sc.patch("", "p", PatchType::Merge, stale, &o)
+                .await
+                .unwrap_err()
+        ),
+        409
+    );
+    assert_eq!(
+        code(
+            f.sc.patch(
+                "",
+                "p",
+                PatchType::Merge,
+                br#"{"reclaimPolicy":"Retain"}"#,
+                &o
+            )
+            .await
+            .unwrap_err()
+        ),
+        422
+    );
+    assert_eq!(
+        code(
+            f.sc.patch("", "p", PatchType::Merge, br#"{"kind":"Pod"}"#, &o)
+                .await
+                .unwrap_err()
+        ),
+        400
+    );
+    assert_eq!(
+        code(
+            f.sc.patch("", "nope", PatchType::Merge, b"{}", &o)
+                .await
+                .unwrap_err()
+        ),
+        404
+    );
 }
 
 #[tokio::test]
 async fn finalizers_hold_deletion_until_removed() {
     let f = fixture();
-    let b = body(json!({"metadata": {"name": "held", "finalizers": ["example.com/hold"]}, "provisioner": "p"}));
+    let b = body(
+        json!({"metadata": {"name": "held", "finalizers": ["example.com/hold"]}, "provisioner": "p"}),
+    );
     f.sc.create("", &b, &WriteOptions::default()).await.unwrap();
-    let out = f.sc.delete("", "held", &DeleteOptions::default()).await.unwrap();
+    let out =
+        f.sc.delete("", "held", &DeleteOptions::default())
+            .await
+            .unwrap();
     assert_eq!(out.status, ResponseStatus::Accepted);
     let v = json_of(&out);
     assert!(v["metadata"]["deletionTimestamp"].is_string());
     // Still there; no finalizer may be added now.
     let add = br#"{"metadata":{"finalizers":["example.com/hold","example.com/more"]}}"#;
-    assert_eq!(code(f.sc.patch("", "held", PatchType::Merge, add, &WriteOptions::default()).await.unwrap_err()), 422);
-    f.sc.patch("", "held", PatchType::Merge, br#"{"metadata":{"finalizers":null}}"#, &WriteOptions::default()).await.unwrap();
-    assert_eq!(code(f.sc.get("", "held", &GetOptions::default()).await.unwrap_err()), 404);
+    assert_eq!(
+        code(
+            f.sc.patch("", "held", PatchType::Merge, add, &WriteOptions::default())
+                .await
+                .unwrap_err()
+        ),
+        422
+    );
+    f.sc.patch(
+        "",
+        "held",
+        PatchType::Merge,
+        br#"{"metadata":{"finalizers":null}}"#,
+        &WriteOptions::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        code(
+            f.sc.get("", "held", &GetOptions::default())
+                .await
+                .unwrap_err()
+        ),
+        404
+    );
 }
 
 #[tokio::test]
 async fn delete_preconditions_and_dry_run() {
     let f = fixture();
-    f.sc.create("", &sc("d"), &WriteOptions::default()).await.unwrap();
-    let wrong = DeleteOptions { precondition_uid: Some("nope".into()), ..Default::default() };
+    f.sc.create("", &sc("d"), &WriteOptions::default())
+        .await
+        .unwrap();
+    let wrong = DeleteOptions {
+        precondition_uid: Some("nope".into()),
+        ..Default::default()
+    };
     assert_eq!(code(f.sc.delete("", "d", &wrong).await.unwrap_err()), 409);
-    let dry = DeleteOptions { dry_run: true, ..Default::default() };
+    let dry = DeleteOptions {
+        dry_run: true,
+        ..Default::default()
+    };
     f.sc.delete("", "d", &dry).await.unwrap();
     f.sc.get("", "d", &GetOptions::default()).await.unwrap();
-    let deleted = json_of(&f.sc.delete("", "d", &DeleteOptions::default()).await.unwrap());
+    let deleted = json_of(
+        &f.sc
+            .delete("", "d", &DeleteOptions::default())
+            .await
+            .unwrap(),
+    );
     assert_eq!(deleted["metadata"]["name"], "d");
-    assert_eq!(code(f.sc.delete("", "d", &DeleteOptions::default()).await.unwrap_err()), 404);
+    assert_eq!(
+        code(
+            f.sc.delete("", "d", &DeleteOptions::default())
+                .await
+                .unwrap_err()
+        ),
+        404
+    );
 }
 
 #[tokio::test]
@@ -150,26 +361,100 @@ async fn chunked_lists_with_selectors() {
     let f = fixture();
     for i in 0..10 {
         let tier = if i % 2 == 0 { "even" } else { "odd" };
-        let b = body(json!({"metadata": {"name": format!("sc-{i}"), "labels": {"tier": tier}}, "provisioner": "p"}));
+        let b = body(
+            json!({"metadata": {"name": format!("sc-{i}"), "labels": {"tier": tier}}, "provisioner": "p"}),
+        );
         f.sc.create("", &b, &WriteOptions::default()).await.unwrap();
     }
-    let first = json_of(&f.sc.list("", &list(ListQuery { limit: Some("3"), label_selector: Some("tier=even"), ..Default::default() })).await.unwrap());
-    let names: Vec<_> = first["items"].as_array().unwrap().iter().map(|i| i["metadata"]["name"].as_str().unwrap().to_string()).collect();
+    let first = json_of(
+        &f.sc
+            .list(
+                "",
+                &list(ListQuery {
+                    limit: Some("3"),
+                    label_selector: Some("tier=even"),
+                    ..Default::default()
+                }),
+            )
+            .await
+            .unwrap(),
+    );
+    let names: Vec<_> = first["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["metadata"]["name"].as_str().unwrap().to_string())
+        .collect();
     assert_eq!(names, ["sc-0", "sc-2", "sc-4"]);
     let token = first["metadata"]["continue"].as_str().unwrap().to_string();
-    let rv = first["metadata"]["resourceVersion"].as_str().unwrap().to_string();
+    let rv = first["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
     // A change between chunks is not visible in later chunks.
-    f.sc.delete("", "sc-6", &DeleteOptions::default()).await.unwrap();
-    let second = json_of(&f.sc.list("", &list(ListQuery { limit: Some("3"), label_selector: Some("tier=even"), continue_token: Some(&token), ..Default::default() })).await.unwrap());
-    let names: Vec<_> = second["items"].as_array().unwrap().iter().map(|i| i["metadata"]["name"].as_str().unwrap().to_string()).collect();
+    f.sc.delete("", "sc-6", &DeleteOptions::default())
+        .await
+        .unwrap();
+    let second = json_of(
+        &f.sc
+            .list(
+                "",
+                &list(ListQuery {
+                    limit: Some("3"),
+                    label_selector: Some("tier=even"),
+                    continue_token: Some(&token),
+                    ..Default::default()
+                }),
+            )
+            .await
+            .unwrap(),
+    );
+    let names: Vec<_> = second["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["metadata"]["name"].as_str().unwrap().to_string())
+        .collect();
     assert_eq!(names, ["sc-6", "sc-8"]);
     assert_eq!(second["metadata"]["resourceVersion"], rv.as_str());
     assert!(second["metadata"].get("continue").is_none());
-    let by_name = json_of(&f.sc.list("", &list(ListQuery { field_selector: Some("metadata.name=sc-3"), ..Default::default() })).await.unwrap());
+    let by_name = json_of(
+        &f.sc
+            .list(
+                "",
+                &list(ListQuery {
+                    field_selector: Some("metadata.name=sc-3"),
+                    ..Default::default()
+                }),
+            )
+            .await
+            .unwrap(),
+    );
     assert_eq!(by_name["items"].as_array().unwrap().len(), 1);
-    let bad = f.sc.list("", &list(ListQuery { field_selector: Some("spec.x=1"), ..Default::default() })).await.unwrap_err();
+    let bad =
+        f.sc.list(
+            "",
+            &list(ListQuery {
+                field_selector: Some("spec.x=1"),
+                ..Default::default()
+            }),
+        )
+        .await
+        .unwrap_err();
     assert_eq!(code(bad), 400);
-    let status = json_of(&f.sc.delete_collection("", &list(ListQuery { label_selector: Some("tier=odd"), ..Default::default() }), &DeleteOptions::default()).await.unwrap());
+    let status = json_of(
+        &f.sc
+            .delete_collection(
+                "",
+                &list(ListQuery {
+                    label_selector: Some("tier=odd"),
+                    ..Default::default()
+                }),
+                &DeleteOptions::default(),
+            )
+            .await
+            .unwrap(),
+    );
     assert_eq!(status["status"], "Success");
     let rest = json_of(&f.sc.list("", &ListOptions::default()).await.unwrap());
     assert_eq!(rest["items"].as_array().unwrap().len(), 4);
@@ -178,7 +463,11 @@ async fn chunked_lists_with_selectors() {
 #[tokio::test]
 async fn too_large_resource_version() {
     let f = fixture();
-    let err = ApiError::from(f.sc.get("", "x", &GetOptions::parse(Some("999999")).unwrap()).await.unwrap_err());
+    let err = ApiError::from(
+        f.sc.get("", "x", &GetOptions::parse(Some("999999")).unwrap())
+            .await
+            .unwrap_err(),
+    );
     assert_eq!((err.code(), err.retry_after_seconds), (504, Some(1)));
     assert!(err.message.starts_with("Too large resource version"));
 }

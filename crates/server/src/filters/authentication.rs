@@ -28,7 +28,10 @@ impl<S> Layer<S> for AuthenticationLayer {
     type Service = Authentication<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        Authentication { inner, chain: self.chain.clone() }
+        Authentication {
+            inner,
+            chain: self.chain.clone(),
+        }
     }
 }
 
@@ -42,7 +45,10 @@ pub struct Authentication<S> {
 fn bearer_token<B>(req: &Request<B>) -> Option<&str> {
     let value = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = value.split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim()).filter(|t| !t.is_empty())
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim())
+        .filter(|t| !t.is_empty())
 }
 
 impl<S, B> Service<Request<B>> for Authentication<S>

@@ -30,7 +30,10 @@ impl<S> Layer<S> for AuthorizationLayer {
     type Service = Authorization<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        Authorization { inner, chain: self.chain.clone() }
+        Authorization {
+            inner,
+            chain: self.chain.clone(),
+        }
     }
 }
 
@@ -63,9 +66,19 @@ fn forbidden(attrs: &Attributes, why: &str) -> ApiError {
             resource = format!("{resource}/{}", attrs.subresource);
         }
         let gr = GroupResource::new(attrs.api_group.clone(), resource);
-        ApiError::forbidden(&attrs.user.name, &attrs.verb, &gr, &attrs.name, &attrs.namespace, why)
+        ApiError::forbidden(
+            &attrs.user.name,
+            &attrs.verb,
+            &gr,
+            &attrs.name,
+            &attrs.namespace,
+            why,
+        )
     } else {
-        let mut msg = format!("forbidden: User \"{}\" cannot {} path \"{}\"", attrs.user.name, attrs.verb, attrs.path);
+        let mut msg = format!(
+            "forbidden: User \"{}\" cannot {} path \"{}\"",
+            attrs.user.name, attrs.verb, attrs.path
+        );
         if !why.is_empty() {
             msg.push_str(&format!(": {why}"));
         }
@@ -91,9 +104,13 @@ where
         let inner = self.inner.clone();
         let chain = self.chain.clone();
         Box::pin(async move {
-            let (Some(user), Some(info)) = (req.extensions().get::<UserInfo>(), req.extensions().get::<RequestInfo>())
-            else {
-                return Ok(response::error(&ApiError::internal("the request reached authorization unauthenticated")));
+            let (Some(user), Some(info)) = (
+                req.extensions().get::<UserInfo>(),
+                req.extensions().get::<RequestInfo>(),
+            ) else {
+                return Ok(response::error(&ApiError::internal(
+                    "the request reached authorization unauthenticated",
+                )));
             };
             let attrs = attributes(user.clone(), info);
             match chain.authorize(&attrs).await {

@@ -27,9 +27,17 @@ use crate::response::Body;
 pub type ApiService = BoxCloneSyncService<Request<Incoming>, Response<Body>, Infallible>;
 
 /// Wraps `handler` in the filters, outermost first.
-pub fn chain<S>(handler: S, authn: Arc<AuthenticatorChain>, authz: Arc<AuthorizerChain>) -> ApiService
+pub fn chain<S>(
+    handler: S,
+    authn: Arc<AuthenticatorChain>,
+    authz: Arc<AuthorizerChain>,
+) -> ApiService
 where
-    S: Service<Request<Incoming>, Response = Response<Body>, Error = Infallible> + Clone + Send + Sync + 'static,
+    S: Service<Request<Incoming>, Response = Response<Body>, Error = Infallible>
+        + Clone
+        + Send
+        + Sync
+        + 'static,
     S::Future: Send + 'static,
 {
     let service = ServiceBuilder::new()

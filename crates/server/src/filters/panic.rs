@@ -55,7 +55,9 @@ where
                         .or_else(|| panic.downcast_ref::<String>().cloned())
                         .unwrap_or_else(|| "unknown panic".into());
                     tracing::error!(%path, panic = %what, "handler panicked");
-                    Ok(response::error(&ApiError::internal(format!("the server panicked serving {path}"))))
+                    Ok(response::error(&ApiError::internal(format!(
+                        "the server panicked serving {path}"
+                    ))))
                 }
             }
         })
