@@ -1,0 +1,64 @@
+//! Embedded store: durable creates with one writer and with many concurrent writers (group
+//! commit), and point reads. `cargo bench -p capstan-storage`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use capstan_storage::{EmbeddedStore, EmbeddedStoreConfig, Store};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+
+fn value() -> Bytes {
+    Bytes::from(vec![b'x'; 400])
+}
+
+fn bench(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(EmbeddedStore::open(EmbeddedStoreConfig::new(dir.path().join("db"))).unwrap());
+    let counter = Arc::new(AtomicU64::new(0));
+
+    let mut group = c.benchmark_group("embedded_create");
+    group.measurement_time(Duration::from_secs(5));
+    for writers in [1u64, 16, 64] {
+        group.throughput(Throughput::Elements(writers));
+        group.bench_function(format!("{writers}_concurrent"), |b| {
+            b.to_async(&rt).iter_custom(|iters| {
+                let store = store.clone();
+                let counter = counter.clone();
+                async move {
+                    let start = Instant::now();
+                    let mut tasks = Vec::new();
+                    for _ in 0..writers {
+                        let store = store.clone();
+                        let counter = counter.clone();
+                        tasks.push(tokio::spawn(async move {
+                            for _ in 0..iters {
+                                let n = counter.fetch_add(1, Ordering::Relaxed);
+                                store.create(&format!("/registry/storageclasses/sc-{n}"), value()).await.unwrap();
+                            }
+                        }));
+                    }
+                    for t in tasks {
+                        t.await.unwrap();
+                    }
+                    start.elapsed()
+                }
+            })
+        });
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("embedded_get");
+    group.bench_function("point_read", |b| {
+        b.to_async(&rt).iter(|| {
+            let store = store.clone();
+            async move { store.get("/registry/storageclasses/sc-1").await.unwrap() }
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
