@@ -204,7 +204,14 @@ async fn accept_loop(
     service: ApiService,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let builder = Arc::new(auto::Builder::new(TokioExecutor::new()));
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    // Large windows: request and response bodies flow without waiting for WINDOW_UPDATEs.
+    builder
+        .http2()
+        .initial_stream_window_size(1 << 20)
+        .initial_connection_window_size(16 << 20)
+        .max_concurrent_streams(1000);
+    let builder = Arc::new(builder);
     // Every connection task holds a sender; when all are gone, the drain is complete.
     let (alive, mut drained) = mpsc::channel::<()>(1);
     loop {
