@@ -40,15 +40,40 @@ pub(crate) fn check_type(body: &[u8], d: &ResourceDescriptor) -> Result<(), ApiE
     let peek: TypePeek = serde_json::from_slice(body).map_err(|e| {
         ApiError::bad_request(format!("the request body is not a valid JSON object: {e}"))
     })?;
+    check_type_meta(peek.api_version.as_deref(), peek.kind.as_deref(), d)
+}
+
+/// [`check_type`] for a document already parsed (a patched object).
+pub(crate) fn check_type_value(
+    doc: &serde_json::Value,
+    d: &ResourceDescriptor,
+) -> Result<(), ApiError> {
+    let field = |name: &str| -> Result<Option<&str>, ApiError> {
+        match doc.get(name) {
+            None | Some(serde_json::Value::Null) => Ok(None),
+            Some(serde_json::Value::String(s)) => Ok(Some(s)),
+            Some(other) => Err(ApiError::bad_request(format!(
+                "{name} must be a string, found {other}"
+            ))),
+        }
+    };
+    check_type_meta(field("apiVersion")?, field("kind")?, d)
+}
+
+fn check_type_meta(
+    api_version: Option<&str>,
+    kind: Option<&str>,
+    d: &ResourceDescriptor,
+) -> Result<(), ApiError> {
     let want_version = d.api_version();
-    if let Some(v) = peek.api_version.as_deref().filter(|v| !v.is_empty())
+    if let Some(v) = api_version.filter(|v| !v.is_empty())
         && v != want_version
     {
         return Err(ApiError::bad_request(format!(
             "the API version in the data ({v}) does not match the expected API version ({want_version})"
         )));
     }
-    if let Some(k) = peek.kind.as_deref().filter(|k| !k.is_empty())
+    if let Some(k) = kind.filter(|k| !k.is_empty())
         && k != d.kind
     {
         return Err(ApiError::bad_request(format!(

@@ -627,16 +627,13 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
         body: &[u8],
         options: &WriteOptions,
     ) -> Result<Encoded> {
-        let explicit = body.windows(17).any(|w| w == b"\"resourceVersion\"");
+        let explicit = patch::sets_resource_version(patch_type, body);
         for _ in 0..MAX_RETRIES {
             let current = self.current(namespace, name).await?;
             let old = self.decode_stored(&current)?;
             let mut doc = serde_json::to_value(&old).map_err(Error::Encode)?;
             patch::apply(patch_type, &mut doc, body)?;
-            codec::check_type(
-                &serde_json::to_vec(&doc).map_err(Error::Encode)?,
-                &self.descriptor,
-            )?;
+            codec::check_type_value(&doc, &self.descriptor)?;
             let (new, warnings) =
                 decode_value::<S::Object>(doc, &self.descriptor, options.field_validation)?;
             match self

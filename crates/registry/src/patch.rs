@@ -77,6 +77,25 @@ pub fn apply(kind: PatchType, doc: &mut Value, patch: &[u8]) -> Result<(), ApiEr
     }
 }
 
+/// Whether the patch itself sets `metadata.resourceVersion` (a precondition: such a patch is
+/// not retried when it loses a race). A malformed patch says no; applying it will say why.
+pub fn sets_resource_version(kind: PatchType, patch: &[u8]) -> bool {
+    let Ok(p) = serde_json::from_slice::<Value>(patch) else {
+        return false;
+    };
+    match kind {
+        PatchType::Json => p.as_array().is_some_and(|ops| {
+            ops.iter().any(|op| {
+                op.get("path").and_then(Value::as_str) == Some("/metadata/resourceVersion")
+            })
+        }),
+        PatchType::Merge | PatchType::Strategic => p
+            .get("metadata")
+            .and_then(|m| m.get("resourceVersion"))
+            .is_some_and(|v| !v.is_null()),
+    }
+}
+
 const DIRECTIVE: &str = "$patch";
 const RETAIN_KEYS: &str = "$retainKeys";
 const DELETE_FROM_PRIMITIVE: &str = "$deleteFromPrimitiveList/";
@@ -256,6 +275,23 @@ mod tests {
             .code(),
             422
         );
+    }
+
+    #[test]
+    fn resource_version_preconditions() {
+        assert!(sets_resource_version(
+            PatchType::Merge,
+            br#"{"metadata":{"resourceVersion":"5"}}"#
+        ));
+        assert!(!sets_resource_version(
+            PatchType::Merge,
+            br#"{"metadata":{"annotations":{"resourceVersion":"x"}}}"#
+        ));
+        assert!(sets_resource_version(
+            PatchType::Json,
+            br#"[{"op":"replace","path":"/metadata/resourceVersion","value":"5"}]"#
+        ));
+        assert!(!sets_resource_version(PatchType::Strategic, b"not json"));
     }
 
     #[test]

@@ -31,6 +31,9 @@ pub enum Error {
     /// The storage could not be opened.
     #[error("storage: {0}")]
     Storage(#[from] capstan_storage::Error),
+    /// A start-up step failed for another reason.
+    #[error("starting: {0}")]
+    Startup(String),
     /// Authentication or authorization configuration is invalid.
     #[error(transparent)]
     Auth(#[from] capstan_auth::Error),

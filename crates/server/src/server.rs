@@ -100,7 +100,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     let store =
         tokio::task::spawn_blocking(move || EmbeddedStore::open(EmbeddedStoreConfig::new(db_path)))
             .await
-            .map_err(|e| Error::Tls(format!("opening the store panicked: {e}")))??;
+            .map_err(|e| Error::Startup(format!("opening the store panicked: {e}")))??;
     let store: Arc<dyn Store> = Arc::new(store);
     let compactor = (!config.compaction_interval.is_zero())
         .then(|| spawn_compactor(store.clone(), config.compaction_interval));
@@ -273,10 +273,7 @@ async fn accept_loop(
 pub async fn run(config: ServerConfig) -> Result<()> {
     let server = start(config).await?;
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .map_err(|source| Error::Bind {
-            addr: "SIGTERM handler".into(),
-            source,
-        })?;
+        .map_err(|e| Error::Startup(format!("installing the SIGTERM handler: {e}")))?;
     tokio::select! {
         _ = tokio::signal::ctrl_c() => info!("interrupted; shutting down"),
         _ = term.recv() => info!("terminated; shutting down"),

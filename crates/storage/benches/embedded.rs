@@ -14,9 +14,13 @@ fn value() -> Bytes {
 }
 
 fn bench(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(EmbeddedStore::open(EmbeddedStoreConfig::new(dir.path().join("db"))).unwrap());
+    let store =
+        Arc::new(EmbeddedStore::open(EmbeddedStoreConfig::new(dir.path().join("db"))).unwrap());
     let counter = Arc::new(AtomicU64::new(0));
 
     let mut group = c.benchmark_group("embedded_create");
@@ -36,7 +40,10 @@ fn bench(c: &mut Criterion) {
                         tasks.push(tokio::spawn(async move {
                             for _ in 0..iters {
                                 let n = counter.fetch_add(1, Ordering::Relaxed);
-                                store.create(&format!("/registry/storageclasses/sc-{n}"), value()).await.unwrap();
+                                store
+                                    .create(&format!("/registry/storageclasses/sc-{n}"), value())
+                                    .await
+                                    .unwrap();
                             }
                         }));
                     }
