@@ -15,6 +15,7 @@ const SC: &str = "/apis/storage.k8s.io/v1/storageclasses";
 struct Daemon {
     child: Child,
     url: String,
+    ca: String,
     client: RawClient,
 }
 
@@ -67,6 +68,7 @@ fn start(data: &Path) -> Daemon {
     Daemon {
         client: RawClient::new(&url, &ca, Some(token)),
         url,
+        ca,
         child,
     }
 }
@@ -163,7 +165,10 @@ async fn every_acknowledged_create_survives_sigkill() {
         acknowledged.len(),
         &lost[..lost.len().min(10)]
     );
-    // The restarted server keeps the same CA (the generated pair is reused).
+    assert_eq!(
+        restarted.ca, daemon.ca,
+        "the generated certificate is reused on restart"
+    );
     let _ = restarted.child.kill();
     let _ = restarted.child.wait();
 }

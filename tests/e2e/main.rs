@@ -6,6 +6,7 @@ mod bad_input;
 mod discovery;
 mod kube_client;
 mod kubectl;
+mod serving;
 
 use capstan_e2e::RawClient;
 use capstan_testing::TestServer;

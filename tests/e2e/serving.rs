@@ -1,0 +1,70 @@
+//! HTTPS serving: ALPN, HTTP/2, and certificates given as files.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use capstan_e2e::{RawClient, tls_config};
+use capstan_testing::TestServer;
+use http_body_util::{BodyExt, Empty};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use rustls_pki_types::ServerName;
+
+use crate::SC;
+
+#[tokio::test]
+async fn http2_is_negotiated_by_alpn() {
+    let server = TestServer::start().await;
+    let addr = server.url().trim_start_matches("https://").to_string();
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(tls_config(
+        server.ca_pem(),
+        &[b"h2", b"http/1.1"],
+    )));
+    let tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let tls = connector
+        .connect(ServerName::try_from("127.0.0.1").unwrap(), tcp)
+        .await
+        .unwrap();
+    assert_eq!(tls.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
+    let (mut send, conn) =
+        hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(tls))
+            .await
+            .unwrap();
+    tokio::spawn(conn);
+    // Several streams on one connection.
+    for _ in 0..3 {
+        let req = http::Request::get(format!("https://{addr}{SC}"))
+            .header("authorization", format!("Bearer {}", server.token()))
+            .body(Empty::<Bytes>::new())
+            .unwrap();
+        let resp = send.send_request(req).await.unwrap();
+        assert_eq!(resp.version(), http::Version::HTTP_2);
+        assert_eq!(resp.status(), 200);
+        let body = resp.into_body().collect().await.unwrap().to_bytes();
+        let list: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(list["kind"], "StorageClassList");
+    }
+}
+
+#[tokio::test]
+async fn certificate_files_are_served() {
+    // The first server generates a pair; the second is given it as files.
+    let first = TestServer::start().await;
+    let pki = first.data_dir().join("pki");
+    let (cert, key) = (pki.join("apiserver.crt"), pki.join("apiserver.key"));
+    assert!(
+        cert.exists() && key.exists(),
+        "the generated pair is kept in --cert-dir"
+    );
+    let second = TestServer::start_with(move |c| {
+        c.tls_cert_file = Some(cert);
+        c.tls_private_key_file = Some(key);
+    })
+    .await;
+    assert_eq!(second.ca_pem(), first.ca_pem());
+    let client = RawClient::new(&second.url(), first.ca_pem(), Some(second.token()));
+    assert_eq!(client.get(SC).await.status, 200);
+    assert!(
+        !second.data_dir().join("pki").exists(),
+        "nothing is generated when files are given"
+    );
+}
