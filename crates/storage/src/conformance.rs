@@ -18,6 +18,7 @@ pub async fn run_all(store: &dyn Store) {
     list_with_prefix_limit_and_start(store).await;
     list_at_older_revision(store).await;
     watch_history_then_live(store).await;
+    watch_reports_progress(store).await;
     compaction(store).await;
 }
 
@@ -25,12 +26,18 @@ fn b(s: &str) -> Bytes {
     Bytes::copy_from_slice(s.as_bytes())
 }
 
+/// The next change, skipping progress notifications.
 async fn next_event(stream: &mut WatchStream) -> crate::Event {
-    tokio::time::timeout(Duration::from_secs(10), stream.next())
-        .await
-        .expect("a watch event within 10 s")
-        .expect("the stream is open")
-        .expect("no watch error")
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(10), stream.next())
+            .await
+            .expect("a watch event within 10 s")
+            .expect("the stream is open")
+            .expect("no watch error");
+        if ev.kind != EventKind::Progress {
+            return ev;
+        }
+    }
 }
 
 /// Create, get, and a second create of the same key.
@@ -237,6 +244,20 @@ pub async fn watch_history_then_live(store: &dyn Store) {
     assert_eq!(ev.kind, EventKind::Delete);
     assert_eq!(ev.kv.value, b("2"), "a delete event carries the last value");
     assert_eq!(ev.kv.mod_revision, deleted.mod_revision);
+}
+
+/// Writes elsewhere advance a quiet watch with progress notifications.
+pub async fn watch_reports_progress(store: &dyn Store) {
+    let start = store.current_revision().await.unwrap();
+    let mut stream = store.watch("/quiet/", start).await.unwrap();
+    let other = store.create("/noisy/a", b("x")).await.unwrap();
+    let ev = tokio::time::timeout(Duration::from_secs(10), stream.next())
+        .await
+        .expect("progress within 10 s")
+        .expect("open")
+        .expect("no error");
+    assert_eq!(ev.kind, EventKind::Progress);
+    assert_eq!(ev.kv.mod_revision, other.mod_revision);
 }
 
 /// Compaction keeps what later reads need and refuses reads before it.

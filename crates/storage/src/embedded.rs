@@ -257,6 +257,7 @@ impl<'t> Tables<'t> {
                 self.kv.remove(key)?;
                 self.log.insert(rev, (key, DELETE, create, value))?;
             }
+            EventKind::Progress => return Ok(()),
         }
         self.hist.insert((key, rev), ())?;
         Ok(())
@@ -719,13 +720,18 @@ impl Store for EmbeddedStore {
                 }
                 match st.live.recv().await {
                     Ok(batch) => {
+                        let before = st.pending.len();
                         for ev in batch.iter() {
                             if ev.kv.mod_revision.0 > st.last && ev.kv.key.starts_with(&st.prefix) {
                                 st.pending.push_back(ev.clone());
                             }
                         }
                         if let Some(ev) = batch.last() {
-                            st.last = st.last.max(ev.kv.mod_revision.0);
+                            let last = ev.kv.mod_revision.0;
+                            if st.pending.len() == before && last > st.last {
+                                st.pending.push_back(Event::progress(Revision(last)));
+                            }
+                            st.last = st.last.max(last);
                         }
                     }
                     Err(broadcast::error::RecvError::Lagged(missed)) => {

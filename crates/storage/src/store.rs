@@ -38,6 +38,9 @@ pub enum EventKind {
     Put,
     /// Deleted.
     Delete,
+    /// No change to a watched key, but every change up to `kv.mod_revision` has been
+    /// delivered (etcd's progress notification). `kv.key` and `kv.value` are empty.
+    Progress,
 }
 
 /// One change, as a watch delivers it.
@@ -51,6 +54,19 @@ pub struct Event {
 }
 
 impl Event {
+    /// A progress notification at `revision`.
+    pub fn progress(revision: Revision) -> Self {
+        Self {
+            kind: EventKind::Progress,
+            kv: KeyValue {
+                key: String::new(),
+                value: Bytes::new(),
+                create_revision: Revision(0),
+                mod_revision: revision,
+            },
+        }
+    }
+
     /// Whether this put created the key (as opposed to updating it).
     pub fn is_create(&self) -> bool {
         self.kind == EventKind::Put && self.kv.create_revision == self.kv.mod_revision
@@ -112,7 +128,8 @@ pub trait Store: Send + Sync + 'static {
     /// The revision of the last committed write.
     async fn current_revision(&self) -> Result<Revision>;
 
-    /// The changes to keys with `prefix` after revision `from`, first from history, then live.
+    /// The changes to keys with `prefix` after revision `from`, first from history, then live,
+    /// interleaved with `Progress` events when writes to other keys advance the revision.
     /// Fails with `Compacted` when `from` is older than the history.
     async fn watch(&self, prefix: &str, from: Revision) -> Result<WatchStream>;
 

@@ -99,6 +99,8 @@ impl Wal {
             payload.push(match e.kind {
                 EventKind::Put => 0,
                 EventKind::Delete => 1,
+                // Never logged: batches carry changes only.
+                EventKind::Progress => 2,
             });
             payload.extend_from_slice(&e.kv.mod_revision.0.to_le_bytes());
             payload.extend_from_slice(&e.kv.create_revision.0.to_le_bytes());

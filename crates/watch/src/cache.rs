@@ -1,0 +1,400 @@
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use bytes::Bytes;
+use capstan_storage::{EventKind, KeyValue, ListRequest, Revision, Store};
+use futures_util::StreamExt;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+use tracing::{debug, warn};
+
+use crate::error::{Error, Result};
+
+/// One object as the cache keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CachedObject {
+    /// The storage key.
+    pub key: String,
+    /// The revision of the object's last change (its resourceVersion).
+    pub revision: Revision,
+    /// The object as the API serves it, resourceVersion included.
+    pub json: Bytes,
+    /// Its labels.
+    pub labels: BTreeMap<String, String>,
+    /// Its selectable fields (`metadata.name`, `metadata.namespace`, ...).
+    pub fields: BTreeMap<String, String>,
+}
+
+/// Turns a stored value into a [`CachedObject`] (the registry knows the type).
+pub type Decode = Arc<dyn Fn(&KeyValue) -> std::result::Result<CachedObject, String> + Send + Sync>;
+
+/// Whether an object is selected (label and field selectors).
+pub type Filter = Arc<dyn Fn(&CachedObject) -> bool + Send + Sync>;
+
+/// The type of a watch event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventType {
+    /// Created, or started to match.
+    Added,
+    /// Updated and still matching.
+    Modified,
+    /// Deleted, or stopped matching.
+    Deleted,
+}
+
+impl EventType {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Added => "ADDED",
+            Self::Modified => "MODIFIED",
+            Self::Deleted => "DELETED",
+        }
+    }
+}
+
+/// An event as one watcher sees it.
+#[derive(Debug, Clone)]
+pub struct WatchEvent {
+    /// Its type for this watcher (selectors turn updates into additions or deletions).
+    pub kind: EventType,
+    /// The object: the new state, or the last state for a deletion.
+    pub object: Arc<CachedObject>,
+}
+
+/// One change in the window.
+#[derive(Debug)]
+struct Change {
+    revision: u64,
+    deleted: bool,
+    object: Arc<CachedObject>,
+    previous: Option<Arc<CachedObject>>,
+}
+
+impl Change {
+    /// What this change means to a watcher with `filter`.
+    fn for_watcher(&self, filter: &Filter) -> Option<WatchEvent> {
+        let now = !self.deleted && filter(&self.object);
+        let before = self.previous.as_ref().is_some_and(|p| filter(p));
+        let kind = match (self.deleted, before, now) {
+            (true, _, _) => filter(&self.object).then_some(EventType::Deleted)?,
+            (false, false, true) => EventType::Added,
+            (false, true, true) => EventType::Modified,
+            (false, true, false) => EventType::Deleted,
+            (false, false, false) => return None,
+        };
+        Some(WatchEvent {
+            kind,
+            object: self.object.clone(),
+        })
+    }
+}
+
+/// Sizes of the cache.
+#[derive(Debug, Clone)]
+pub struct WatchCacheConfig {
+    /// Events kept for watches that resume from a resourceVersion (`--default-watch-cache-size`).
+    pub window: usize,
+    /// Events a watcher may have queued before it is dropped as too slow.
+    pub watcher_queue: usize,
+}
+
+impl Default for WatchCacheConfig {
+    fn default() -> Self {
+        Self {
+            window: 100,
+            watcher_queue: 1024,
+        }
+    }
+}
+
+struct Watcher {
+    prefix: String,
+    filter: Filter,
+    after: u64,
+    tx: mpsc::Sender<WatchEvent>,
+}
+
+#[derive(Default)]
+struct State {
+    ready: bool,
+    objects: BTreeMap<String, Arc<CachedObject>>,
+    revision: u64,
+    /// Every change after `oldest` is in `window`.
+    oldest: u64,
+    window: VecDeque<Arc<Change>>,
+    watchers: Vec<Watcher>,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    revision: watch::Sender<u64>,
+    config: WatchCacheConfig,
+}
+
+/// A started watch: the events to send first (synthetic additions or replayed history), then
+/// everything that arrives on `events`. When `events` ends, the watcher was too slow or the
+/// cache restarted; the client should resume from the last revision it saw.
+pub struct Watch {
+    /// Events to send before the live ones.
+    pub initial: Vec<WatchEvent>,
+    /// Live events.
+    pub events: mpsc::Receiver<WatchEvent>,
+    /// The revision the watch started at.
+    pub revision: Revision,
+}
+
+/// The cache of one resource (all keys under one prefix).
+pub struct WatchCache {
+    shared: Arc<Shared>,
+    task: JoinHandle<()>,
+}
+
+impl Drop for WatchCache {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+fn lock(shared: &Shared) -> MutexGuard<'_, State> {
+    shared
+        .state
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl WatchCache {
+    /// Starts filling the cache with the keys under `prefix` and following their changes.
+    pub fn start(
+        store: Arc<dyn Store>,
+        prefix: String,
+        decode: Decode,
+        config: WatchCacheConfig,
+    ) -> Self {
+        let (revision, _) = watch::channel(0);
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State::default()),
+            revision,
+            config,
+        });
+        let task = tokio::spawn(run(store, prefix, decode, shared.clone()));
+        Self { shared, task }
+    }
+
+    /// The revision the cache has caught up to.
+    pub fn revision(&self) -> Revision {
+        Revision(*self.shared.revision.borrow())
+    }
+
+    /// Waits until the cache has caught up to `revision`, at most `timeout`.
+    pub async fn wait_for(&self, revision: Revision, timeout: Duration) -> Result<()> {
+        let mut rx = self.shared.revision.subscribe();
+        let reached = tokio::time::timeout(timeout, rx.wait_for(|r| *r >= revision.0))
+            .await
+            .map(|r| r.is_ok());
+        match reached {
+            Ok(true) if lock(&self.shared).ready => Ok(()),
+            Ok(true) => Err(Error::NotReady),
+            _ => Err(Error::TooLarge {
+                requested: revision.0,
+                current: *rx.borrow(),
+            }),
+        }
+    }
+
+    /// The selected objects under `prefix`, in key order, and the revision they are at.
+    pub fn list(
+        &self,
+        prefix: &str,
+        filter: &Filter,
+    ) -> Result<(Vec<Arc<CachedObject>>, Revision)> {
+        let state = lock(&self.shared);
+        if !state.ready {
+            return Err(Error::NotReady);
+        }
+        let items = state
+            .objects
+            .range(prefix.to_string()..)
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .filter(|(_, o)| filter(o))
+            .map(|(_, o)| o.clone())
+            .collect();
+        Ok((items, Revision(state.revision)))
+    }
+
+    /// Starts a watch of the selected keys under `prefix`. Without `from`, it begins with an
+    /// addition for every selected object; with `from`, it replays the changes after it (an
+    /// [`Error::Expired`] when they are no longer in the window).
+    pub fn watch(&self, prefix: &str, from: Option<Revision>, filter: Filter) -> Result<Watch> {
+        let mut state = lock(&self.shared);
+        if !state.ready {
+            return Err(Error::NotReady);
+        }
+        let mut initial = Vec::new();
+        let after = match from {
+            None => {
+                for (_, o) in state
+                    .objects
+                    .range(prefix.to_string()..)
+                    .take_while(|(k, _)| k.starts_with(prefix))
+                {
+                    if filter(o) {
+                        initial.push(WatchEvent {
+                            kind: EventType::Added,
+                            object: o.clone(),
+                        });
+                    }
+                }
+                state.revision
+            }
+            Some(Revision(from)) => {
+                if from < state.oldest {
+                    return Err(Error::Expired {
+                        requested: from,
+                        oldest: state.oldest,
+                    });
+                }
+                for change in state
+                    .window
+                    .iter()
+                    .filter(|c| c.revision > from && c.object.key.starts_with(prefix))
+                {
+                    initial.extend(change.for_watcher(&filter));
+                }
+                from.max(state.revision)
+            }
+        };
+        let (tx, events) = mpsc::channel(self.shared.config.watcher_queue);
+        let revision = Revision(state.revision.max(from.map_or(0, |r| r.0)));
+        state.watchers.push(Watcher {
+            prefix: prefix.to_string(),
+            filter,
+            after,
+            tx,
+        });
+        Ok(Watch {
+            initial,
+            events,
+            revision,
+        })
+    }
+
+    /// Number of watchers registered.
+    pub fn watchers(&self) -> usize {
+        lock(&self.shared).watchers.len()
+    }
+}
+
+/// Loads the state, then follows the store's watch; starts over when the watch fails.
+async fn run(store: Arc<dyn Store>, prefix: String, decode: Decode, shared: Arc<Shared>) {
+    let mut backoff = Duration::from_millis(100);
+    loop {
+        match follow(&store, &prefix, &decode, &shared).await {
+            Ok(()) => backoff = Duration::from_millis(100),
+            Err(err) => {
+                warn!(%prefix, %err, "watch cache: reloading");
+                backoff = (backoff * 2).min(Duration::from_secs(5));
+            }
+        }
+        {
+            let mut state = lock(&shared);
+            state.ready = false;
+            // Dropping the senders ends every watch; clients resume or relist.
+            state.watchers.clear();
+        }
+        tokio::time::sleep(backoff).await;
+    }
+}
+
+async fn follow(
+    store: &Arc<dyn Store>,
+    prefix: &str,
+    decode: &Decode,
+    shared: &Shared,
+) -> capstan_storage::Result<()> {
+    let listed = store
+        .list(ListRequest {
+            prefix,
+            ..Default::default()
+        })
+        .await?;
+    let mut objects = BTreeMap::new();
+    for kv in &listed.items {
+        match decode(kv) {
+            Ok(o) => {
+                objects.insert(kv.key.clone(), Arc::new(o));
+            }
+            Err(err) => {
+                warn!(key = %kv.key, %err, "watch cache: skipping an object that does not decode")
+            }
+        }
+    }
+    let start = listed.revision.0;
+    let mut stream = store.watch(prefix, listed.revision).await?;
+    {
+        let mut state = lock(shared);
+        *state = State {
+            ready: true,
+            objects,
+            revision: start,
+            oldest: start,
+            window: VecDeque::new(),
+            watchers: Vec::new(),
+        };
+    }
+    shared.revision.send_replace(start);
+    debug!(%prefix, revision = start, "watch cache loaded");
+    while let Some(item) = stream.next().await {
+        let event = item?;
+        let revision = event.kv.mod_revision.0;
+        let mut state = lock(shared);
+        if event.kind != EventKind::Progress {
+            let deleted = event.kind == EventKind::Delete;
+            let object = match decode(&event.kv) {
+                Ok(mut o) => {
+                    o.revision = Revision(revision);
+                    Arc::new(o)
+                }
+                Err(err) => {
+                    warn!(key = %event.kv.key, %err, "watch cache: skipping a change that does not decode");
+                    continue;
+                }
+            };
+            let previous = if deleted {
+                state.objects.remove(&event.kv.key)
+            } else {
+                state.objects.insert(event.kv.key.clone(), object.clone())
+            };
+            let change = Arc::new(Change {
+                revision,
+                deleted,
+                object,
+                previous,
+            });
+            state.watchers.retain(|w| {
+                if revision <= w.after || !change.object.key.starts_with(&w.prefix) {
+                    return !w.tx.is_closed();
+                }
+                match change.for_watcher(&w.filter) {
+                    None => true,
+                    // A full queue drops the watcher: it must not hold up the others.
+                    Some(ev) => w.tx.try_send(ev).is_ok(),
+                }
+            });
+            state.window.push_back(change);
+            while state.window.len() > shared.config.window {
+                if let Some(old) = state.window.pop_front() {
+                    state.oldest = old.revision;
+                }
+            }
+        }
+        state.revision = state.revision.max(revision);
+        drop(state);
+        shared.revision.send_replace(revision);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,232 @@
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use capstan_storage::{EmbeddedStore, EmbeddedStoreConfig, Store};
+
+use super::*;
+
+/// Values are `label=value` strings; the object keeps them as its only label.
+fn decode() -> Decode {
+    Arc::new(|kv: &KeyValue| {
+        let text = std::str::from_utf8(&kv.value).map_err(|e| e.to_string())?;
+        let (k, v) = text.split_once('=').ok_or("not k=v")?;
+        Ok(CachedObject {
+            key: kv.key.clone(),
+            revision: kv.mod_revision,
+            json: kv.value.clone(),
+            labels: BTreeMap::from([(k.to_string(), v.to_string())]),
+            fields: BTreeMap::new(),
+        })
+    })
+}
+
+fn all() -> Filter {
+    Arc::new(|_| true)
+}
+
+fn tier(value: &'static str) -> Filter {
+    Arc::new(move |o| o.labels.get("tier").map(String::as_str) == Some(value))
+}
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    store: Arc<dyn Store>,
+    cache: WatchCache,
+}
+
+async fn fixture(config: WatchCacheConfig) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> =
+        Arc::new(EmbeddedStore::open(EmbeddedStoreConfig::new(dir.path().join("db"))).unwrap());
+    store
+        .create("/r/a", Bytes::from_static(b"tier=gold"))
+        .await
+        .unwrap();
+    let cache = WatchCache::start(store.clone(), "/r/".into(), decode(), config);
+    let now = store.current_revision().await.unwrap();
+    cache.wait_for(now, Duration::from_secs(10)).await.unwrap();
+    Fixture {
+        _dir: dir,
+        store,
+        cache,
+    }
+}
+
+async fn next(w: &mut Watch) -> WatchEvent {
+    tokio::time::timeout(Duration::from_secs(10), w.events.recv())
+        .await
+        .expect("an event in time")
+        .expect("open")
+}
+
+fn kinds(events: &[WatchEvent]) -> Vec<(EventType, String)> {
+    events
+        .iter()
+        .map(|e| (e.kind, e.object.key.clone()))
+        .collect()
+}
+
+#[tokio::test]
+async fn lists_and_follows_changes() {
+    let f = fixture(WatchCacheConfig::default()).await;
+    let b = f
+        .store
+        .create("/r/b", Bytes::from_static(b"tier=silver"))
+        .await
+        .unwrap();
+    f.store
+        .create("/other/x", Bytes::from_static(b"tier=gold"))
+        .await
+        .unwrap();
+    f.cache
+        .wait_for(b.mod_revision, Duration::from_secs(10))
+        .await
+        .unwrap();
+    let (items, rev) = f.cache.list("/r/", &all()).unwrap();
+    assert_eq!(
+        items.iter().map(|o| o.key.as_str()).collect::<Vec<_>>(),
+        ["/r/a", "/r/b"]
+    );
+    assert!(rev >= b.mod_revision);
+    let (gold, _) = f.cache.list("/r/", &tier("gold")).unwrap();
+    assert_eq!(gold.len(), 1);
+    // A write elsewhere advances the cache (progress) without changing its objects.
+    let elsewhere = f
+        .store
+        .create("/other/y", Bytes::from_static(b"tier=x"))
+        .await
+        .unwrap();
+    f.cache
+        .wait_for(elsewhere.mod_revision, Duration::from_secs(10))
+        .await
+        .unwrap();
+    let err = f
+        .cache
+        .wait_for(
+            Revision(elsewhere.mod_revision.0 + 100),
+            Duration::from_millis(50),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::TooLarge { .. }));
+}
+
+#[tokio::test]
+async fn watch_from_now_from_a_revision_and_too_old() {
+    let f = fixture(WatchCacheConfig {
+        window: 3,
+        watcher_queue: 64,
+    })
+    .await;
+    let mut w = f.cache.watch("/r/", None, all()).unwrap();
+    assert_eq!(kinds(&w.initial), [(EventType::Added, "/r/a".to_string())]);
+    let start = w.revision;
+    let b = f
+        .store
+        .create("/r/b", Bytes::from_static(b"tier=gold"))
+        .await
+        .unwrap();
+    f.store
+        .update("/r/b", Bytes::from_static(b"tier=silver"), b.mod_revision)
+        .await
+        .unwrap();
+    f.store.delete("/r/a", None).await.unwrap();
+    let got: Vec<_> = [next(&mut w).await, next(&mut w).await, next(&mut w).await].to_vec();
+    assert_eq!(
+        kinds(&got),
+        [
+            (EventType::Added, "/r/b".into()),
+            (EventType::Modified, "/r/b".into()),
+            (EventType::Deleted, "/r/a".into())
+        ]
+    );
+    assert_eq!(
+        &got[2].object.json[..],
+        b"tier=gold",
+        "a deletion carries the last state"
+    );
+    // Resuming from the start replays the same three changes, without synthetic additions.
+    let resumed = f.cache.watch("/r/", Some(start), all()).unwrap();
+    assert_eq!(kinds(&resumed.initial), kinds(&got));
+    // Push the start out of the window: 410.
+    f.store
+        .create("/r/c", Bytes::from_static(b"tier=gold"))
+        .await
+        .unwrap();
+    let last = f
+        .store
+        .create("/r/d", Bytes::from_static(b"tier=gold"))
+        .await
+        .unwrap();
+    f.cache
+        .wait_for(last.mod_revision, Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert!(matches!(
+        f.cache.watch("/r/", Some(start), all()),
+        Err(Error::Expired { .. })
+    ));
+}
+
+#[tokio::test]
+async fn selectors_turn_updates_into_additions_and_deletions() {
+    let f = fixture(WatchCacheConfig::default()).await;
+    let mut gold = f.cache.watch("/r/", None, tier("gold")).unwrap();
+    assert_eq!(gold.initial.len(), 1);
+    let a = f.store.get("/r/a").await.unwrap().0.unwrap();
+    let moved_out = f
+        .store
+        .update("/r/a", Bytes::from_static(b"tier=silver"), a.mod_revision)
+        .await
+        .unwrap();
+    let ev = next(&mut gold).await;
+    assert_eq!(ev.kind, EventType::Deleted, "stops matching");
+    assert_eq!(&ev.object.json[..], b"tier=silver", "with the new state");
+    f.store
+        .update(
+            "/r/a",
+            Bytes::from_static(b"tier=gold"),
+            moved_out.mod_revision,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        next(&mut gold).await.kind,
+        EventType::Added,
+        "starts matching"
+    );
+}
+
+#[tokio::test]
+async fn a_slow_watcher_is_dropped_and_others_keep_up() {
+    let f = fixture(WatchCacheConfig {
+        window: 100,
+        watcher_queue: 2,
+    })
+    .await;
+    let slow = f.cache.watch("/r/", None, all()).unwrap();
+    let mut fast = f.cache.watch("/r/", None, all()).unwrap();
+    let Watch {
+        events: mut slow_events,
+        ..
+    } = slow;
+    for i in 0..10 {
+        f.store
+            .create(&format!("/r/n{i}"), Bytes::from_static(b"tier=x"))
+            .await
+            .unwrap();
+        assert_eq!(next(&mut fast).await.object.key, format!("/r/n{i}"));
+    }
+    // The slow one got what fit in its queue, then its stream ended.
+    let mut received = 0;
+    while tokio::time::timeout(Duration::from_secs(10), slow_events.recv())
+        .await
+        .unwrap()
+        .is_some()
+    {
+        received += 1;
+    }
+    assert_eq!(received, 2);
+    assert_eq!(f.cache.watchers(), 1);
+}
