@@ -68,3 +68,38 @@ async fn kubectl_manages_storage_classes() {
     .await
     .unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_watches_and_chunks() {
+    let server = TestServer::start().await;
+    let kc = server.kubeconfig_path();
+    let dir = server.data_dir().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        use std::io::{BufRead, BufReader};
+        let cache = kc.with_file_name("kubectl-cache");
+        let mut child = std::process::Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&kc)
+            .arg("--cache-dir")
+            .arg(&cache)
+            .args(["get", "sc", "--watch", "-o", "name"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("kubectl runs");
+        let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
+        for i in 0..5 {
+            let manifest = dir.join(format!("sc{i}.yaml"));
+            std::fs::write(&manifest, format!("apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata:\n  name: w{i}\nprovisioner: p\n")).unwrap();
+            ok(kubectl(&kc, &["create", "-f", manifest.to_str().unwrap()]));
+            let line = out.next().expect("a watch line").unwrap();
+            assert_eq!(line, format!("storageclass.storage.k8s.io/w{i}"));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        // Chunked listing: five objects in chunks of two.
+        let names = ok(kubectl(&kc, &["get", "sc", "--chunk-size=2", "-o", "name"]));
+        assert_eq!(names.lines().count(), 5, "{names}");
+    })
+    .await
+    .unwrap();
+}

@@ -7,6 +7,7 @@ mod discovery;
 mod kube_client;
 mod kubectl;
 mod serving;
+mod watch;
 
 use capstan_e2e::RawClient;
 use capstan_testing::TestServer;

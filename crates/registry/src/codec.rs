@@ -153,13 +153,13 @@ fn unknown_fields(
 
 /// Writes a list body: `{"kind":…,"apiVersion":…,"metadata":{…},"items":[…]}` from items
 /// already encoded.
-pub(crate) fn encode_list(
+pub(crate) fn encode_list<T: AsRef<[u8]>>(
     d: &ResourceDescriptor,
     resource_version: &str,
     continue_token: Option<&str>,
-    items: &[Vec<u8>],
+    items: &[T],
 ) -> Vec<u8> {
-    let size: usize = items.iter().map(|i| i.len() + 1).sum();
+    let size: usize = items.iter().map(|i| i.as_ref().len() + 1).sum();
     let mut out = Vec::with_capacity(size + 160);
     out.extend_from_slice(b"{\"kind\":");
     push_json_str(&mut out, &d.list_kind());
@@ -176,7 +176,7 @@ pub(crate) fn encode_list(
         if i > 0 {
             out.push(b',');
         }
-        out.extend_from_slice(item);
+        out.extend_from_slice(item.as_ref());
     }
     out.extend_from_slice(b"]}");
     out

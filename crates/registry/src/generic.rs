@@ -11,6 +11,7 @@ use capstan_meta::{
     validation,
 };
 use capstan_storage::{KeyValue, ListRequest, Revision, Store};
+use capstan_watch::{CachedObject, Decode, WatchCache, WatchCacheConfig};
 use k8s_openapi::Metadata;
 
 use crate::codec::{self, decode, decode_value};
@@ -20,21 +21,30 @@ use crate::options::{
     parse_resource_version, resource_version,
 };
 use crate::patch::{self, PatchType};
-use crate::rest::{Encoded, ResponseStatus, RestStorage};
+use crate::rest::{Encoded, ResponseStatus, RestStorage, WatchOptions};
+use crate::watching::{self, EventStream, StreamParams};
 
 /// How many times a write that lost a race is retried before the client gets a 409.
 const MAX_RETRIES: usize = 16;
 /// How many names are tried for one `generateName` before giving up.
 const GENERATE_NAME_ATTEMPTS: usize = 8;
+/// How long a read waits for a resourceVersion the server has not reached yet.
+const FRESHNESS_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+/// Events a watch served from storage may have queued before it is ended as too slow.
+const STORAGE_WATCH_QUEUE: usize = 1024;
 
 /// The REST store of one resource type over the shared [`Store`].
 pub struct GenericStore<S: Strategy> {
-    strategy: S,
+    strategy: Arc<S>,
     descriptor: ResourceDescriptor,
     gr: GroupResource,
     store: Arc<dyn Store>,
     prefix: String,
     schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
+    /// Stored value → cache entry (served JSON, labels, selectable fields).
+    decode: Decode,
+    /// Lists and watches are served from here when present.
+    cache: Option<WatchCache>,
 }
 
 enum Attempt<T> {
@@ -47,14 +57,28 @@ where
     S: Strategy,
     S::Object: schemars::JsonSchema,
 {
-    /// A store for `strategy`'s resource, with keys under `<registry_prefix>/<resource>/`.
-    pub fn new(strategy: S, store: Arc<dyn Store>, registry_prefix: &str) -> Self {
+    /// A store for `strategy`'s resource, with keys under `<registry_prefix>/<resource>/`;
+    /// with `cache`, lists and watches are served from a watch cache of that size.
+    pub fn new(
+        strategy: S,
+        store: Arc<dyn Store>,
+        registry_prefix: &str,
+        cache: Option<WatchCacheConfig>,
+    ) -> Self {
         let descriptor = strategy.descriptor();
         let prefix = format!(
             "{}/{}/",
             registry_prefix.trim_end_matches('/'),
             descriptor.resource
         );
+        let strategy = Arc::new(strategy);
+        let decode: Decode = {
+            let strategy = strategy.clone();
+            let fields = descriptor.selectable_fields.clone();
+            Arc::new(move |kv: &KeyValue| to_cached(&*strategy, &fields, kv))
+        };
+        let cache = cache
+            .map(|config| WatchCache::start(store.clone(), prefix.clone(), decode.clone(), config));
         Self {
             gr: descriptor.group_resource(),
             descriptor,
@@ -62,8 +86,44 @@ where
             store,
             prefix,
             schema: |g| g.subschema_for::<S::Object>(),
+            decode,
+            cache,
         }
     }
+}
+
+/// A stored object as the watch cache keeps it: the served JSON (with its resourceVersion),
+/// its labels and its selectable fields.
+fn to_cached<S: Strategy>(
+    strategy: &S,
+    fields: &[String],
+    kv: &KeyValue,
+) -> std::result::Result<CachedObject, String> {
+    let mut obj: S::Object = serde_json::from_slice(&kv.value).map_err(|e| e.to_string())?;
+    obj.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
+    let json = serde_json::to_vec(&obj).map_err(|e| e.to_string())?;
+    let meta = obj.metadata();
+    let mut selectable = std::collections::BTreeMap::new();
+    selectable.insert(
+        "metadata.name".to_string(),
+        meta.name.clone().unwrap_or_default(),
+    );
+    selectable.insert(
+        "metadata.namespace".to_string(),
+        meta.namespace.clone().unwrap_or_default(),
+    );
+    for f in fields {
+        if let Some(v) = strategy.field(&obj, f) {
+            selectable.insert(f.clone(), v);
+        }
+    }
+    Ok(CachedObject {
+        key: kv.key.clone(),
+        revision: kv.mod_revision,
+        json: json.into(),
+        labels: obj.metadata().labels.clone().unwrap_or_default(),
+        fields: selectable,
+    })
 }
 
 fn meta_name(meta: &ObjectMeta) -> &str {
@@ -461,14 +521,80 @@ impl<S: Strategy> GenericStore<S> {
             (Some(rev), Some(ResourceVersionMatch::Exact)) => Some(rev),
             (Some(rev), None) if options.limit > 0 => Some(rev),
             (Some(rev), _) => {
-                let current = self.store.current_revision().await?;
-                if rev > current {
-                    return Err(too_large(rev.0, current.0).into());
-                }
+                self.wait_for_store(rev).await?;
                 None
             }
         };
         Ok((revision, prefix.to_string()))
+    }
+
+    /// Waits (briefly) until storage has reached `revision`; 504 "Too large resource version"
+    /// otherwise.
+    async fn wait_for_store(&self, revision: Revision) -> Result<()> {
+        let deadline = tokio::time::Instant::now() + FRESHNESS_WAIT;
+        loop {
+            let current = self.store.current_revision().await?;
+            if current >= revision {
+                return Ok(());
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(too_large(revision.0, current.0).into());
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+
+    /// The list served from the watch cache, when the options allow it and the cache is ready.
+    async fn list_from_cache(
+        &self,
+        cache: &WatchCache,
+        prefix: &str,
+        options: &ListOptions,
+    ) -> Result<Option<Encoded>> {
+        if options.continue_token.is_some() {
+            return Ok(None);
+        }
+        let requested = parse_resource_version(&options.resource_version)?;
+        let at_least = match (requested, options.resource_version_match) {
+            // Most recent: a consistent read, once the cache has caught up with storage.
+            (None, _) if options.limit == 0 => self.store.current_revision().await?,
+            (Some(Revision(0)), _) => Revision(0),
+            (Some(rev), Some(ResourceVersionMatch::NotOlderThan)) => rev,
+            (Some(rev), None) if options.limit == 0 => rev,
+            _ => return Ok(None),
+        };
+        match cache.wait_for(at_least, FRESHNESS_WAIT).await {
+            Ok(()) => {}
+            Err(capstan_watch::Error::TooLarge { requested, current }) => {
+                return Err(too_large(requested, current).into());
+            }
+            Err(_) => return Ok(None),
+        }
+        let filter = watching::filter(options);
+        let Ok((items, revision)) = cache.list(prefix, &filter) else {
+            return Ok(None);
+        };
+        let (page, token) = if options.limit > 0 && items.len() > options.limit {
+            let next = &items[options.limit].key[prefix.len()..];
+            (
+                &items[..options.limit],
+                Some(ContinueToken::new(revision, next.to_string()).encode()),
+            )
+        } else {
+            (&items[..], None)
+        };
+        let jsons: Vec<&[u8]> = page.iter().map(|o| &o.json[..]).collect();
+        let body = codec::encode_list(
+            &self.descriptor,
+            &resource_version(revision),
+            token.as_deref(),
+            &jsons,
+        );
+        Ok(Some(Encoded {
+            body: body.into(),
+            warnings: Vec::new(),
+            status: ResponseStatus::Ok,
+        }))
     }
 }
 
@@ -493,10 +619,7 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
 
     async fn get(&self, namespace: &str, name: &str, options: &GetOptions) -> Result<Encoded> {
         if let (Some(rev), false) = (options.resource_version, options.any_version) {
-            let current = self.store.current_revision().await?;
-            if rev > current {
-                return Err(too_large(rev.0, current.0).into());
-            }
+            self.wait_for_store(rev).await?;
         }
         let kv = self.current(namespace, name).await?;
         let obj = self.decode_stored(&kv)?;
@@ -506,6 +629,11 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
     async fn list(&self, namespace: &str, options: &ListOptions) -> Result<Encoded> {
         self.check_field_selector(options)?;
         let prefix = self.collection_prefix(namespace);
+        if let Some(cache) = &self.cache
+            && let Some(listed) = self.list_from_cache(cache, &prefix, options).await?
+        {
+            return Ok(listed);
+        }
         let (mut revision, mut start) = self.list_start(&prefix, options).await?;
         let mut items = Vec::new();
         let mut next: Option<String> = None;
@@ -557,6 +685,72 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
             warnings: Vec::new(),
             status: ResponseStatus::Ok,
         })
+    }
+
+    async fn watch(&self, namespace: &str, options: &WatchOptions) -> Result<EventStream> {
+        self.check_field_selector(&options.list)?;
+        let prefix = self.collection_prefix(namespace);
+        let filter = watching::filter(&options.list);
+        let params = StreamParams {
+            descriptor: self.descriptor.clone(),
+            bookmarks: options.allow_bookmarks,
+            deadline: tokio::time::Instant::now() + options.timeout,
+        };
+        let error_stream = |err: ApiError| -> EventStream {
+            Box::pin(futures_util::stream::iter([watching::error_line(&err)]))
+        };
+        // Unset: state at the most recent revision first; "0": any state first; other:
+        // exactly the changes after it.
+        let from = match parse_resource_version(&options.list.resource_version)? {
+            None => {
+                let current = self.store.current_revision().await?;
+                if let Some(cache) = &self.cache {
+                    let _ = cache.wait_for(current, FRESHNESS_WAIT).await;
+                }
+                None
+            }
+            Some(Revision(0)) => None,
+            Some(rev) => Some(rev),
+        };
+        if let Some(cache) = &self.cache {
+            match cache.watch(&prefix, from, filter.clone()) {
+                Ok(w) => {
+                    return Ok(watching::line_stream(
+                        w.initial,
+                        w.events,
+                        cache.revision_receiver(),
+                        params,
+                    ));
+                }
+                Err(capstan_watch::Error::Expired { requested, oldest }) => {
+                    return Ok(error_stream(watching::expired(requested, oldest)));
+                }
+                // Not loaded yet: serve this watch from storage.
+                Err(_) => {}
+            }
+        }
+        if let Some(rev) = from {
+            self.wait_for_store(rev).await?;
+        }
+        match watching::storage_watch(
+            self.store.clone(),
+            prefix,
+            from,
+            filter,
+            self.decode.clone(),
+            STORAGE_WATCH_QUEUE,
+        )
+        .await
+        {
+            Ok((initial, events, progress)) => {
+                Ok(watching::line_stream(initial, events, progress, params))
+            }
+            Err(capstan_storage::Error::Compacted {
+                requested,
+                compacted,
+            }) => Ok(error_stream(watching::expired(requested, compacted))),
+            Err(err) => Err(self.storage_error(err, "")),
+        }
     }
 
     async fn create(

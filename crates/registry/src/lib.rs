@@ -14,10 +14,12 @@ pub mod options;
 pub mod patch;
 mod registry;
 mod rest;
+pub mod watching;
 
 pub use error::{Error, Result};
 pub use generic::GenericStore;
 pub use options::{DeleteOptions, FieldValidation, GetOptions, ListOptions, WriteOptions};
 pub use patch::PatchType;
-pub use registry::Registry;
-pub use rest::{Encoded, ResponseStatus, RestStorage};
+pub use registry::{Registry, RegistryConfig};
+pub use rest::{Encoded, ResponseStatus, RestStorage, WatchOptions};
+pub use watching::EventStream;

@@ -1,24 +1,52 @@
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use capstan_meta::{ResourceDescriptor, Strategy};
 use capstan_storage::Store;
+use capstan_watch::WatchCacheConfig;
 
 use crate::generic::GenericStore;
 use crate::rest::RestStorage;
 
+/// How the registry stores and caches resources.
+#[derive(Debug, Clone)]
+pub struct RegistryConfig {
+    /// Prefix of every storage key (`--etcd-prefix`).
+    pub prefix: String,
+    /// Serve lists and watches from a watch cache (`--watch-cache`).
+    pub watch_cache: bool,
+    /// Events kept per resource (`--default-watch-cache-size`).
+    pub default_watch_cache_size: usize,
+    /// Per-resource sizes, keyed `resource` (core) or `resource.group`
+    /// (`--watch-cache-sizes`); 0 turns the cache off for that resource.
+    pub watch_cache_sizes: HashMap<String, usize>,
+}
+
+impl Default for RegistryConfig {
+    fn default() -> Self {
+        Self {
+            prefix: "/registry".into(),
+            watch_cache: true,
+            default_watch_cache_size: 100,
+            watch_cache_sizes: HashMap::new(),
+        }
+    }
+}
+
 /// The set of served resources, looked up by group, version and plural name.
 pub struct Registry {
     store: Arc<dyn Store>,
-    prefix: String,
+    config: RegistryConfig,
     resources: Vec<Arc<dyn RestStorage>>,
 }
 
 impl Registry {
-    /// An empty registry over `store`, with storage keys under `prefix` (e.g. `/registry`).
-    pub fn new(store: Arc<dyn Store>, prefix: &str) -> Self {
+    /// An empty registry over `store`.
+    pub fn new(store: Arc<dyn Store>, mut config: RegistryConfig) -> Self {
+        config.prefix = config.prefix.trim_end_matches('/').to_string();
         Self {
             store,
-            prefix: prefix.trim_end_matches('/').to_string(),
+            config,
             resources: Vec::new(),
         }
     }
@@ -29,7 +57,23 @@ impl Registry {
         S: Strategy,
         S::Object: schemars::JsonSchema,
     {
-        let store = GenericStore::new(strategy, self.store.clone(), &self.prefix);
+        let d = strategy.descriptor();
+        let key = if d.group.is_empty() {
+            d.resource.clone()
+        } else {
+            format!("{}.{}", d.resource, d.group)
+        };
+        let size = self
+            .config
+            .watch_cache_sizes
+            .get(&key)
+            .copied()
+            .unwrap_or(self.config.default_watch_cache_size);
+        let cache = (self.config.watch_cache && size > 0).then(|| WatchCacheConfig {
+            window: size,
+            ..WatchCacheConfig::default()
+        });
+        let store = GenericStore::new(strategy, self.store.clone(), &self.config.prefix, cache);
         self.add(Arc::new(store));
     }
 

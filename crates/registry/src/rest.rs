@@ -5,6 +5,18 @@ use capstan_meta::ResourceDescriptor;
 use crate::error::Result;
 use crate::options::{DeleteOptions, GetOptions, ListOptions, WriteOptions};
 use crate::patch::PatchType;
+use crate::watching::EventStream;
+
+/// Options of a watch.
+#[derive(Debug, Clone)]
+pub struct WatchOptions {
+    /// Selectors and the resourceVersion to start from.
+    pub list: ListOptions,
+    /// `allowWatchBookmarks`.
+    pub allow_bookmarks: bool,
+    /// When the watch ends.
+    pub timeout: std::time::Duration,
+}
 
 /// A response body (JSON) with the warnings to send along (`Warning` headers).
 #[derive(Debug, Clone, Default)]
@@ -45,6 +57,11 @@ pub trait RestStorage: Send + Sync + 'static {
 
     /// Reads a collection (one chunk of it when `limit` is set).
     async fn list(&self, namespace: &str, options: &ListOptions) -> Result<Encoded>;
+
+    /// Watches a collection: a stream of event lines that ends at the timeout (or earlier,
+    /// when the watcher falls behind). Starting points older than the kept history produce a
+    /// single ERROR event (410 Expired), as upstream.
+    async fn watch(&self, namespace: &str, options: &WatchOptions) -> Result<EventStream>;
 
     /// Creates an object from a JSON body.
     async fn create(&self, namespace: &str, body: &[u8], options: &WriteOptions)

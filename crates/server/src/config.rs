@@ -33,6 +33,15 @@ pub struct ServerConfig {
     pub admin_token: bool,
     /// Largest accepted request body.
     pub max_request_body_bytes: usize,
+    /// Serve lists and watches from the watch cache (`--watch-cache`).
+    pub watch_cache: bool,
+    /// Events kept per resource for resuming watches (`--default-watch-cache-size`).
+    pub default_watch_cache_size: usize,
+    /// Per-resource sizes, keyed `resource[.group]` (`--watch-cache-sizes`).
+    pub watch_cache_sizes: std::collections::HashMap<String, usize>,
+    /// A watch without `timeoutSeconds` ends after a random time between this and twice this
+    /// (`--min-request-timeout`).
+    pub min_request_timeout: Duration,
 }
 
 impl ServerConfig {
@@ -55,6 +64,10 @@ impl ServerConfig {
             admin_kubeconfig: None,
             admin_token: false,
             max_request_body_bytes: 3 * 1024 * 1024,
+            watch_cache: true,
+            default_watch_cache_size: 100,
+            watch_cache_sizes: Default::default(),
+            min_request_timeout: Duration::from_secs(1800),
         }
     }
 }

@@ -9,7 +9,7 @@ use capstan_meta::ApiError;
 use capstan_registry::options::{ListQuery, parse_dry_run};
 use capstan_registry::{
     DeleteOptions, Encoded, FieldValidation, GetOptions, ListOptions, PatchType, Registry,
-    ResponseStatus, RestStorage, WriteOptions,
+    ResponseStatus, RestStorage, WatchOptions, WriteOptions,
 };
 use http::{HeaderMap, Method, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Limited};
@@ -33,6 +33,10 @@ pub struct State {
     pub openapi_v2: OpenApiV2,
     /// Largest accepted request body.
     pub max_body: usize,
+    /// Lower bound of a watch's duration when the client sets none.
+    pub min_request_timeout: std::time::Duration,
+    /// Fires when the server shuts down (ends watches).
+    pub shutdown: tokio::sync::watch::Receiver<bool>,
 }
 
 /// Serves one request.
@@ -217,6 +221,26 @@ fn list_options(info: &RequestInfo) -> Result<ListOptions, ApiError> {
     })
 }
 
+/// `timeoutSeconds`, or a random time between the minimum and twice it, so that clients that
+/// set none do not all reconnect at once.
+fn watch_timeout(
+    info: &RequestInfo,
+    min: std::time::Duration,
+) -> Result<std::time::Duration, ApiError> {
+    match info.query.get("timeoutSeconds").filter(|v| !v.is_empty()) {
+        Some(raw) => match raw.parse::<i64>() {
+            Ok(secs) if secs >= 0 => Ok(std::time::Duration::from_secs(secs as u64)),
+            _ => Err(ApiError::bad_request(format!(
+                "invalid timeoutSeconds {raw:?}: not a non-negative integer"
+            ))),
+        },
+        None => {
+            let factor: f64 = rand::Rng::random_range(&mut rand::rng(), 1.0..2.0);
+            Ok(min.mul_f64(factor))
+        }
+    }
+}
+
 fn respond(encoded: Encoded, pretty: bool) -> Response<Body> {
     let status = match encoded.status {
         ResponseStatus::Ok => StatusCode::OK,
@@ -259,7 +283,7 @@ async fn resource(
         "update" | "patch" => info.name.is_empty(),
         _ => false,
     };
-    if misplaced || !storage.descriptor().serves(&info.verb) || info.verb == "watch" {
+    if misplaced || !storage.descriptor().serves(&info.verb) {
         return Err(ApiError::method_not_allowed());
     }
     negotiate(req.headers())?;
@@ -273,6 +297,15 @@ async fn resource(
                 .await?
         }
         "list" => storage.list(ns, &list_options(info)?).await?,
+        "watch" => {
+            let options = WatchOptions {
+                list: list_options(info)?,
+                allow_bookmarks: q.flag("allowWatchBookmarks"),
+                timeout: watch_timeout(info, state.min_request_timeout)?,
+            };
+            let lines = storage.watch(ns, &options).await?;
+            return Ok(response::json_stream(lines, state.shutdown.clone()));
+        }
         "create" | "update" => {
             require_json(req.headers())?;
             let options = write_options(info)?;

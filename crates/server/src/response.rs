@@ -5,15 +5,15 @@ use std::convert::Infallible;
 use bytes::Bytes;
 use capstan_meta::ApiError;
 use http::{HeaderValue, Response, StatusCode, header};
-use http_body_util::combinators::BoxBody;
+use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
 
 /// The response body type of every handler (streaming bodies fit too).
-pub type Body = BoxBody<Bytes, Infallible>;
+pub type Body = UnsyncBoxBody<Bytes, Infallible>;
 
 /// A complete body.
 pub fn full(bytes: impl Into<Bytes>) -> Body {
-    Full::new(bytes.into()).boxed()
+    Full::new(bytes.into()).boxed_unsync()
 }
 
 /// Re-indents a JSON body for `pretty=true`; the body is returned unchanged if it is not
@@ -70,6 +70,27 @@ pub fn text(status: StatusCode, body: &'static str) -> Response<Body> {
     resp.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    resp
+}
+
+/// A streaming JSON response (watch): `lines` are written as they come, until the stream ends
+/// or `stop` fires (server shutdown).
+pub fn json_stream(
+    lines: capstan_registry::EventStream,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) -> Response<Body> {
+    use futures_util::StreamExt;
+    let stopped = async move {
+        let _ = stop.wait_for(|s| *s).await;
+    };
+    let frames = lines
+        .take_until(Box::pin(stopped))
+        .map(|line| Ok::<_, Infallible>(hyper::body::Frame::data(line)));
+    let mut resp = Response::new(http_body_util::StreamBody::new(frames).boxed_unsync());
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
     );
     resp
 }

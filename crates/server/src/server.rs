@@ -8,7 +8,7 @@ use capstan_api::StorageClassStrategy;
 use capstan_auth::UserInfo;
 use capstan_auth::authn::{Authenticator, AuthenticatorChain, StaticTokens};
 use capstan_auth::authz::AuthorizerChain;
-use capstan_registry::Registry;
+use capstan_registry::{Registry, RegistryConfig};
 use capstan_storage::{EmbeddedStore, EmbeddedStoreConfig, Store, spawn_compactor};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
@@ -105,7 +105,15 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     let compactor = (!config.compaction_interval.is_zero())
         .then(|| spawn_compactor(store.clone(), config.compaction_interval));
 
-    let mut registry = Registry::new(store, &config.storage_prefix);
+    let mut registry = Registry::new(
+        store,
+        RegistryConfig {
+            prefix: config.storage_prefix.clone(),
+            watch_cache: config.watch_cache,
+            default_watch_cache_size: config.default_watch_cache_size,
+            watch_cache_sizes: config.watch_cache_sizes.clone(),
+        },
+    );
     registry.register(StorageClassStrategy);
 
     let bind = SocketAddr::new(config.bind_address, config.secure_port);
@@ -169,17 +177,19 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     } else {
         local_addr.to_string()
     };
+    let (shutdown, shutdown_rx) = watch::channel(false);
     let state = Arc::new(State {
         discovery: Discovery::build(&registry, &advertised),
         openapi: OpenApi::build(&registry),
         openapi_v2: OpenApiV2::build(&registry),
         registry,
         max_body: config.max_request_body_bytes,
+        min_request_timeout: config.min_request_timeout,
+        shutdown: shutdown_rx.clone(),
     });
     let handler = tower::service_fn(move |req| handler::handle(state.clone(), req));
     let service = filters::chain(handler, authn, authz);
 
-    let (shutdown, shutdown_rx) = watch::channel(false);
     let running_url = RunningServer {
         local_addr,
         ca_pem: cert.ca_pem.clone(),

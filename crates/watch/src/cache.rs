@@ -75,20 +75,33 @@ struct Change {
 impl Change {
     /// What this change means to a watcher with `filter`.
     fn for_watcher(&self, filter: &Filter) -> Option<WatchEvent> {
-        let now = !self.deleted && filter(&self.object);
-        let before = self.previous.as_ref().is_some_and(|p| filter(p));
-        let kind = match (self.deleted, before, now) {
-            (true, _, _) => filter(&self.object).then_some(EventType::Deleted)?,
-            (false, false, true) => EventType::Added,
-            (false, true, true) => EventType::Modified,
-            (false, true, false) => EventType::Deleted,
-            (false, false, false) => return None,
-        };
-        Some(WatchEvent {
-            kind,
-            object: self.object.clone(),
-        })
+        classify(self.deleted, &self.object, self.previous.as_ref(), filter)
     }
+}
+
+/// What a change means to a watcher with `filter`, as upstream defines it: an update that
+/// makes an object match is an addition, one that makes it stop matching is a deletion (with
+/// the new state). `object` is the new state, or the last state for a deletion; `previous` the
+/// state before the change, if known.
+pub fn classify(
+    deleted: bool,
+    object: &Arc<CachedObject>,
+    previous: Option<&Arc<CachedObject>>,
+    filter: &Filter,
+) -> Option<WatchEvent> {
+    let now = !deleted && filter(object);
+    let before = previous.is_some_and(|p| filter(p));
+    let kind = match (deleted, before, now) {
+        (true, _, _) => filter(object).then_some(EventType::Deleted)?,
+        (false, false, true) => EventType::Added,
+        (false, true, true) => EventType::Modified,
+        (false, true, false) => EventType::Deleted,
+        (false, false, false) => return None,
+    };
+    Some(WatchEvent {
+        kind,
+        object: object.clone(),
+    })
 }
 
 /// Sizes of the cache.
@@ -278,6 +291,12 @@ impl WatchCache {
             events,
             revision,
         })
+    }
+
+    /// A receiver of the cache's revision: when it reads R and a watcher's queue is empty,
+    /// that watcher has been sent every change up to R.
+    pub fn revision_receiver(&self) -> watch::Receiver<u64> {
+        self.shared.revision.subscribe()
     }
 
     /// Number of watchers registered.

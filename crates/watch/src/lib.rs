@@ -13,5 +13,6 @@ mod error;
 
 pub use cache::{
     CachedObject, Decode, EventType, Filter, Watch, WatchCache, WatchCacheConfig, WatchEvent,
+    classify,
 };
 pub use error::{Error, Result};

@@ -16,7 +16,7 @@ fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let store = EmbeddedStore::open(EmbeddedStoreConfig::new(dir.path().join("db"))).unwrap();
     Fixture {
-        sc: GenericStore::new(StorageClassStrategy, Arc::new(store), "/registry"),
+        sc: GenericStore::new(StorageClassStrategy, Arc::new(store), "/registry", None),
         _dir: dir,
     }
 }

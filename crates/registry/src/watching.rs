@@ -1,0 +1,219 @@
+//! Watches and cached lists: turning objects into cache entries, selectors into filters,
+//! events into wire lines, and either source of changes (the watch cache, or storage when the
+//! cache is off) into one stream of lines with bookmarks and a deadline.
+
+use std::collections::{HashMap, VecDeque};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use capstan_meta::{ApiError, Reason, ResourceDescriptor};
+use capstan_storage::{EventKind, ListRequest, Revision, Store};
+use capstan_watch::{CachedObject, Decode, EventType, Filter, WatchEvent, classify};
+use futures_util::{Stream, StreamExt};
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+
+use crate::options::ListOptions;
+
+/// A watch response body: complete JSON lines (`{"type":…,"object":…}\n`).
+pub type EventStream = Pin<Box<dyn Stream<Item = Bytes> + Send>>;
+
+/// How long a watch waits between bookmarks (when asked for them).
+pub const BOOKMARK_INTERVAL: Duration = Duration::from_secs(10);
+
+/// The selectors of `options` as a filter over cache entries.
+pub(crate) fn filter(options: &ListOptions) -> Filter {
+    let labels = options.label_selector.clone();
+    let fields = options.field_selector.clone();
+    Arc::new(move |o: &CachedObject| {
+        labels.matches(Some(&o.labels)) && fields.matches(|f| o.fields.get(f).cloned())
+    })
+}
+
+/// One event line.
+pub(crate) fn event_line(kind: &str, object: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(object.len() + 32);
+    out.extend_from_slice(b"{\"type\":\"");
+    out.extend_from_slice(kind.as_bytes());
+    out.extend_from_slice(b"\",\"object\":");
+    out.extend_from_slice(object);
+    out.extend_from_slice(b"}\n");
+    out.into()
+}
+
+/// A BOOKMARK line: the object has only kind, apiVersion and metadata.resourceVersion.
+pub(crate) fn bookmark_line(d: &ResourceDescriptor, revision: u64) -> Bytes {
+    let object = serde_json::json!({
+        "kind": d.kind,
+        "apiVersion": d.api_version(),
+        "metadata": {"resourceVersion": revision.to_string()},
+    });
+    event_line("BOOKMARK", &serde_json::to_vec(&object).unwrap_or_default())
+}
+
+/// An ERROR line carrying a Status.
+pub(crate) fn error_line(err: &ApiError) -> Bytes {
+    event_line(
+        "ERROR",
+        &serde_json::to_vec(&err.to_status()).unwrap_or_default(),
+    )
+}
+
+/// 410 for a watch that starts before the kept history.
+pub(crate) fn expired(requested: u64, oldest: u64) -> ApiError {
+    ApiError::new(
+        Reason::Expired,
+        format!("too old resource version: {requested} ({oldest})"),
+    )
+}
+
+/// What the stream needs besides its source of events.
+pub(crate) struct StreamParams {
+    pub descriptor: ResourceDescriptor,
+    pub bookmarks: bool,
+    pub deadline: Instant,
+}
+
+struct StreamState {
+    pending: VecDeque<Bytes>,
+    events: mpsc::Receiver<WatchEvent>,
+    /// Every change up to this revision has been queued (see `WatchCache::revision_receiver`).
+    progress: watch::Receiver<u64>,
+    params: StreamParams,
+    next_bookmark: Instant,
+    finished: bool,
+}
+
+/// The lines of a watch: `initial` first, then live events, bookmarks every
+/// [`BOOKMARK_INTERVAL`] and one at the end when asked for, until the deadline or until the
+/// source ends (the watcher was too slow, or the source restarted).
+pub(crate) fn line_stream(
+    initial: Vec<WatchEvent>,
+    events: mpsc::Receiver<WatchEvent>,
+    progress: watch::Receiver<u64>,
+    params: StreamParams,
+) -> EventStream {
+    let pending = initial
+        .iter()
+        .map(|e| event_line(e.kind.as_str(), &e.object.json))
+        .collect();
+    let state = StreamState {
+        pending,
+        events,
+        progress,
+        next_bookmark: Instant::now() + BOOKMARK_INTERVAL,
+        params,
+        finished: false,
+    };
+    Box::pin(futures_util::stream::unfold(state, |mut st| async move {
+        loop {
+            if let Some(line) = st.pending.pop_front() {
+                return Some((line, st));
+            }
+            if st.finished {
+                return None;
+            }
+            let wake = if st.params.bookmarks {
+                st.next_bookmark.min(st.params.deadline)
+            } else {
+                st.params.deadline
+            };
+            tokio::select! {
+                ev = st.events.recv() => match ev {
+                    Some(ev) => return Some((event_line(ev.kind.as_str(), &ev.object.json), st)),
+                    None => st.finished = true,
+                },
+                _ = tokio::time::sleep_until(wake) => {
+                    let at_end = Instant::now() >= st.params.deadline;
+                    if st.params.bookmarks {
+                        // Read the revision first: if the queue is empty afterwards, every
+                        // change up to it has been sent.
+                        let revision = *st.progress.borrow();
+                        match st.events.try_recv() {
+                            Ok(ev) => st.pending.push_back(event_line(ev.kind.as_str(), &ev.object.json)),
+                            Err(_) if revision > 0 => st.pending.push_back(bookmark_line(&st.params.descriptor, revision)),
+                            Err(_) => {}
+                        }
+                        st.next_bookmark = Instant::now() + BOOKMARK_INTERVAL;
+                    }
+                    if at_end {
+                        st.finished = true;
+                    }
+                }
+            }
+        }
+    }))
+}
+
+/// A watch served from storage (the watch cache is off): the state at the start revision is
+/// read once, so that every change can be classified against the object's previous state.
+pub(crate) async fn storage_watch(
+    store: Arc<dyn Store>,
+    prefix: String,
+    from: Option<Revision>,
+    filter: Filter,
+    decode: Decode,
+    queue: usize,
+) -> Result<
+    (
+        Vec<WatchEvent>,
+        mpsc::Receiver<WatchEvent>,
+        watch::Receiver<u64>,
+    ),
+    capstan_storage::Error,
+> {
+    let listed = store
+        .list(ListRequest {
+            prefix: &prefix,
+            revision: from,
+            ..Default::default()
+        })
+        .await?;
+    let mut state: HashMap<String, Arc<CachedObject>> = HashMap::new();
+    let mut initial = Vec::new();
+    for kv in &listed.items {
+        let Ok(o) = decode(kv) else { continue };
+        let o = Arc::new(o);
+        if from.is_none() && filter(&o) {
+            initial.push(WatchEvent {
+                kind: EventType::Added,
+                object: o.clone(),
+            });
+        }
+        state.insert(kv.key.clone(), o);
+    }
+    let mut changes = store.watch(&prefix, listed.revision).await?;
+    let (tx, rx) = mpsc::channel(queue);
+    let (progress_tx, progress_rx) = watch::channel(listed.revision.0);
+    tokio::spawn(async move {
+        loop {
+            let ev = tokio::select! {
+                ev = changes.next() => match ev {
+                    Some(Ok(ev)) => ev,
+                    _ => return,
+                },
+                _ = tx.closed() => return,
+            };
+            let revision = ev.kv.mod_revision.0;
+            if ev.kind != EventKind::Progress {
+                let Ok(o) = decode(&ev.kv) else { continue };
+                let o = Arc::new(o);
+                let deleted = ev.kind == EventKind::Delete;
+                let previous = if deleted {
+                    state.remove(&ev.kv.key)
+                } else {
+                    state.insert(ev.kv.key.clone(), o.clone())
+                };
+                if let Some(out) = classify(deleted, &o, previous.as_ref(), &filter)
+                    && tx.try_send(out).is_err()
+                {
+                    return;
+                }
+            }
+            progress_tx.send_replace(revision);
+        }
+    });
+    Ok((initial, rx, progress_rx))
+}

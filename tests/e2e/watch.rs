@@ -1,0 +1,196 @@
+//! Watches: raw event streams, selectors, resume, 410, bookmarks, and the kube client.
+
+use std::time::Duration;
+
+use capstan_testing::TestServer;
+use futures_util::{StreamExt, TryStreamExt};
+use http::Method;
+use k8s_openapi::api::storage::v1::StorageClass;
+use kube::api::{
+    Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
+};
+use serde_json::json;
+
+use crate::{SC, admin};
+
+fn sc(name: &str, tier: &str) -> serde_json::Value {
+    json!({"metadata": {"name": name, "labels": {"tier": tier}}, "provisioner": "example.com/p"})
+}
+
+/// The event lines of a watch that ends by its timeout.
+async fn lines(c: &capstan_e2e::RawClient, query: &str) -> Vec<serde_json::Value> {
+    let resp = c.get(&format!("{SC}?watch=true&{query}")).await;
+    assert_eq!(resp.status, 200, "{}", String::from_utf8_lossy(&resp.body));
+    assert_eq!(resp.headers["content-type"], "application/json");
+    resp.body
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect()
+}
+
+fn summary(events: &[serde_json::Value]) -> Vec<(String, String)> {
+    events
+        .iter()
+        .map(|e| {
+            (
+                e["type"].as_str().unwrap().to_string(),
+                e["object"]["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn watch_semantics_over_raw_http() {
+    for cache in [true, false] {
+        let server = TestServer::start_with(|c| c.watch_cache = cache).await;
+        let c = admin(&server);
+        let a = c.send_json(Method::POST, SC, &sc("a", "gold")).await.json();
+        let start = a["metadata"]["resourceVersion"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        c.send_json(Method::POST, SC, &sc("b", "silver")).await;
+        let merge = [("content-type", "application/merge-patch+json")];
+        // a leaves gold, b joins it.
+        c.request(
+            Method::PATCH,
+            &format!("{SC}/a"),
+            &merge,
+            br#"{"metadata":{"labels":{"tier":"bronze"}}}"#.to_vec(),
+        )
+        .await;
+        c.request(
+            Method::PATCH,
+            &format!("{SC}/b"),
+            &merge,
+            br#"{"metadata":{"labels":{"tier":"gold"}}}"#.to_vec(),
+        )
+        .await;
+        c.request(Method::DELETE, &format!("{SC}/b"), &[], Vec::new())
+            .await;
+
+        // Unset resourceVersion: the current state as ADDED events.
+        let now = lines(&c, "timeoutSeconds=1").await;
+        assert_eq!(
+            summary(&now),
+            [("ADDED".into(), "a".into())],
+            "cache={cache}"
+        );
+        // From a version: exactly the changes after it, no synthetic events.
+        let all = lines(&c, &format!("resourceVersion={start}&timeoutSeconds=1")).await;
+        let expected: Vec<(String, String)> = [
+            ("ADDED", "b"),
+            ("MODIFIED", "a"),
+            ("MODIFIED", "b"),
+            ("DELETED", "b"),
+        ]
+        .iter()
+        .map(|(t, n)| (t.to_string(), n.to_string()))
+        .collect();
+        assert_eq!(summary(&all), expected, "cache={cache}");
+        // With a selector, updates that cross it become ADDED and DELETED.
+        let gold = lines(
+            &c,
+            &format!("resourceVersion={start}&timeoutSeconds=1&labelSelector=tier%3Dgold"),
+        )
+        .await;
+        let expected: Vec<(String, String)> = [("DELETED", "a"), ("ADDED", "b"), ("DELETED", "b")]
+            .iter()
+            .map(|(t, n)| (t.to_string(), n.to_string()))
+            .collect();
+        assert_eq!(summary(&gold), expected, "cache={cache}");
+        // Bookmarks: the last line before a timeout carries the current version only.
+        let marked = lines(
+            &c,
+            &format!("resourceVersion={start}&timeoutSeconds=1&allowWatchBookmarks=true"),
+        )
+        .await;
+        let last = marked.last().unwrap();
+        assert_eq!(last["type"], "BOOKMARK");
+        assert_eq!(last["object"]["kind"], "StorageClass");
+        assert!(
+            last["object"]["metadata"]["resourceVersion"]
+                .as_str()
+                .unwrap()
+                .parse::<u64>()
+                .unwrap()
+                >= 5
+        );
+        assert!(last["object"]["metadata"].get("name").is_none());
+    }
+}
+
+#[tokio::test]
+async fn watching_from_before_the_window_is_410() {
+    let server = TestServer::start_with(|c| c.default_watch_cache_size = 2).await;
+    let c = admin(&server);
+    for i in 0..5 {
+        c.send_json(Method::POST, SC, &sc(&format!("s{i}"), "x"))
+            .await;
+    }
+    let events = lines(&c, "resourceVersion=1&timeoutSeconds=1").await;
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0]["type"], "ERROR");
+    assert_eq!(events[0]["object"]["code"], 410);
+    assert_eq!(events[0]["object"]["reason"], "Expired");
+    // A list from the cache reports where to watch from.
+    let list = c.get(SC).await.json();
+    let rv = list["metadata"]["resourceVersion"].as_str().unwrap();
+    assert_eq!(list["items"].as_array().unwrap().len(), 5);
+    assert_eq!(rv, "5");
+    // A version beyond the server's is a 504 after a short wait.
+    let r = c
+        .get(&format!(
+            "{SC}?resourceVersion=999&resourceVersionMatch=NotOlderThan"
+        ))
+        .await;
+    assert_eq!(r.status, 504);
+    assert_eq!(r.headers["retry-after"], "1");
+}
+
+#[tokio::test]
+async fn kube_client_watches() {
+    let server = TestServer::start().await;
+    let api: Api<StorageClass> = Api::all(server.client().await);
+    let listed = api.list(&ListParams::default()).await.unwrap();
+    let rv = listed.metadata.resource_version.unwrap();
+    let mut stream = api
+        .watch(&WatchParams::default().timeout(10), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    let new: StorageClass = serde_json::from_value(sc("k", "gold")).unwrap();
+    api.create(&PostParams::default(), &new).await.unwrap();
+    let patch = json!({"metadata": {"labels": {"tier": "silver"}}});
+    api.patch("k", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    api.delete("k", &DeleteParams::default()).await.unwrap();
+    let mut seen = Vec::new();
+    while seen.len() < 3 {
+        let ev = tokio::time::timeout(Duration::from_secs(10), stream.try_next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        seen.push(match ev {
+            WatchEvent::Added(o) => ("ADDED", o.metadata.labels.unwrap()["tier"].clone()),
+            WatchEvent::Modified(o) => ("MODIFIED", o.metadata.labels.unwrap()["tier"].clone()),
+            WatchEvent::Deleted(o) => ("DELETED", o.metadata.labels.unwrap()["tier"].clone()),
+            other => panic!("unexpected {other:?}"),
+        });
+    }
+    assert_eq!(
+        seen,
+        [
+            ("ADDED", "gold".into()),
+            ("MODIFIED", "silver".into()),
+            ("DELETED", "silver".into())
+        ]
+    );
+}
