@@ -50,6 +50,26 @@ struct Options {
     #[arg(long, default_value = "5m0s", value_parser = parse_duration, help_heading = "Storage")]
     etcd_compaction_interval: Duration,
 
+    /// Serve lists and watches from an in-memory cache of each resource; false serves them
+    /// from storage.
+    #[arg(long, default_value_t = true, action = ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true", help_heading = "Watch cache")]
+    watch_cache: bool,
+
+    /// Changes kept per resource for watches that resume from a resourceVersion; 0 turns the
+    /// cache off for resources without their own size.
+    #[arg(long, default_value_t = 100, help_heading = "Watch cache")]
+    default_watch_cache_size: usize,
+
+    /// Per-resource cache sizes, comma-separated resource[.group]#size (0 turns the cache off
+    /// for that resource).
+    #[arg(long, value_delimiter = ',', value_parser = parse_cache_size, help_heading = "Watch cache")]
+    watch_cache_sizes: Vec<(String, usize)>,
+
+    /// A watch without timeoutSeconds ends after a random time between this and twice this.
+    #[arg(long, default_value_t = 1800, help_heading = "Limits")]
+    min_request_timeout: u64,
+
     /// File of bearer tokens, CSV lines: token,user,uid,"group1,group2".
     #[arg(long, help_heading = "Authentication")]
     token_auth_file: Option<PathBuf>,
@@ -87,6 +107,21 @@ fn parse_duration(value: &str) -> Result<Duration, String> {
     humantime::parse_duration(value).map_err(|e| format!("invalid duration {value:?}: {e}"))
 }
 
+fn parse_cache_size(value: &str) -> Result<(String, usize), String> {
+    let (resource, size) = value.split_once('#').ok_or_else(|| {
+        format!("invalid watch cache size {value:?}: expected resource[.group]#size")
+    })?;
+    if resource.is_empty() {
+        return Err(format!(
+            "invalid watch cache size {value:?}: the resource is empty"
+        ));
+    }
+    let size = size
+        .parse()
+        .map_err(|_| format!("invalid watch cache size {value:?}: {size:?} is not a size"))?;
+    Ok((resource.to_ascii_lowercase(), size))
+}
+
 fn init_logging(verbosity: u8) {
     let level = match verbosity {
         0..=1 => "info",
@@ -118,6 +153,10 @@ fn main() -> ExitCode {
     config.anonymous_auth = options.anonymous_auth;
     config.authorization_modes = options.authorization_mode;
     config.admin_kubeconfig = options.write_admin_kubeconfig;
+    config.watch_cache = options.watch_cache;
+    config.default_watch_cache_size = options.default_watch_cache_size;
+    config.watch_cache_sizes = options.watch_cache_sizes.into_iter().collect();
+    config.min_request_timeout = Duration::from_secs(options.min_request_timeout);
 
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -160,6 +199,23 @@ mod tests {
                 .anonymous_auth
         );
         assert!(Options::try_parse_from(["capstan-apiserver", "--secure-port=http"]).is_err());
+        let o = Options::try_parse_from([
+            "capstan-apiserver",
+            "--watch-cache=false",
+            "--watch-cache-sizes=storageclasses.storage.k8s.io#500,pods#0",
+        ])
+        .unwrap();
+        assert!(!o.watch_cache);
+        assert_eq!(
+            o.watch_cache_sizes,
+            [
+                ("storageclasses.storage.k8s.io".to_string(), 500),
+                ("pods".to_string(), 0)
+            ]
+        );
+        assert!(
+            Options::try_parse_from(["capstan-apiserver", "--watch-cache-sizes=pods"]).is_err()
+        );
         assert_eq!(parse_duration("0").unwrap(), Duration::ZERO);
     }
 }

@@ -38,6 +38,9 @@ struct Options {
     /// Use HTTP/1.1 instead of HTTP/2.
     #[arg(long)]
     http1: bool,
+    /// Keep the objects created (by default they are deleted at the end).
+    #[arg(long)]
+    keep: bool,
 }
 
 struct Target {
@@ -185,6 +188,8 @@ struct Outcome {
     latencies: Vec<Duration>,
     errors: usize,
     elapsed: Duration,
+    /// Items and bytes of one list response.
+    list_size: Option<(usize, usize)>,
 }
 
 /// Runs `clients` workers for `duration`; worker `w` gets the names it owns.
@@ -208,6 +213,7 @@ async fn measure(
             let mut latencies = Vec::new();
             let mut errors = 0;
             let mut created = Vec::new();
+            let mut list_size = None;
             let mut i = 0u64;
             while start.elapsed() < duration {
                 let (req, expect) = match op.as_str() {
@@ -241,24 +247,36 @@ async fn measure(
                 i += 1;
                 let t = Instant::now();
                 match conn.send(req).await {
-                    Ok((status, _)) if status == expect => latencies.push(t.elapsed()),
+                    Ok((status, body)) if status == expect => {
+                        latencies.push(t.elapsed());
+                        if op == "list" && list_size.is_none() {
+                            let items = serde_json::from_slice::<serde_json::Value>(&body)
+                                .ok()
+                                .and_then(|v| v["items"].as_array().map(Vec::len))
+                                .unwrap_or(0);
+                            list_size = Some((items, body.len()));
+                        }
+                    }
                     _ => errors += 1,
                 }
             }
-            (latencies, errors, created)
+            (latencies, errors, created, list_size)
         }));
     }
     let mut latencies = Vec::new();
     let mut errors = 0;
+    let mut list_size = None;
     for t in tasks {
-        let (l, e, _) = t.await.expect("a worker");
+        let (l, e, _, size) = t.await.expect("a worker");
         latencies.extend(l);
         errors += e;
+        list_size = list_size.or(size);
     }
     Outcome {
         latencies,
         errors,
         elapsed: start.elapsed(),
+        list_size,
     }
 }
 
@@ -326,10 +344,11 @@ async fn main() {
             let mut out = measure(&target, op, clients, options.duration, &run, &owned).await;
             out.latencies.sort();
             let n = out.latencies.len();
-            let label = if op == "list" {
-                format!("list ({} items)", owned.iter().map(Vec::len).sum::<usize>())
-            } else {
-                op.clone()
+            let label = match out.list_size {
+                Some((items, bytes)) => {
+                    format!("list ({items} items, {:.1} MB)", bytes as f64 / 1e6)
+                }
+                None => op.clone(),
             };
             println!(
                 "| {label} | {clients} | {n} | {} | {:.0} | {} | {} | {} | {} |",
@@ -341,6 +360,9 @@ async fn main() {
                 ms(out.latencies.last().copied().unwrap_or_default()),
             );
         }
+    }
+    if options.keep {
+        return;
     }
     let mut conn = target.connect().await.expect("connecting");
     let cleanup = target.request(
