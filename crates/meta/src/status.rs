@@ -137,6 +137,8 @@ pub struct ApiError {
     pub details: Option<Box<StatusDetails>>,
     /// Seconds after which the client may retry (`Retry-After`), for 429 and 504.
     pub retry_after_seconds: Option<i32>,
+    /// A continue token offered with a 410 for an expired one (`metadata.continue`).
+    pub continue_token: Option<String>,
 }
 
 impl std::error::Error for ApiError {}
@@ -170,6 +172,7 @@ impl ApiError {
             message: message.into(),
             details: None,
             retry_after_seconds: None,
+            continue_token: None,
         }
     }
 
@@ -353,7 +356,10 @@ impl ApiError {
             code: Some(i32::from(self.code())),
             details: self.details.as_deref().cloned(),
             message: Some(self.message.clone()),
-            metadata: ListMeta::default(),
+            metadata: ListMeta {
+                continue_: self.continue_token.clone(),
+                ..Default::default()
+            },
             reason: Some(self.reason.as_str().to_string()),
             status: Some("Failure".to_string()),
         }

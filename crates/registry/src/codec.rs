@@ -157,6 +157,7 @@ pub(crate) fn encode_list<T: AsRef<[u8]>>(
     d: &ResourceDescriptor,
     resource_version: &str,
     continue_token: Option<&str>,
+    remaining: Option<usize>,
     items: &[T],
 ) -> Vec<u8> {
     let size: usize = items.iter().map(|i| i.as_ref().len() + 1).sum();
@@ -170,6 +171,9 @@ pub(crate) fn encode_list<T: AsRef<[u8]>>(
     if let Some(token) = continue_token {
         out.extend_from_slice(b",\"continue\":");
         push_json_str(&mut out, token);
+    }
+    if let Some(n) = remaining {
+        out.extend_from_slice(format!(",\"remainingItemCount\":{n}").as_bytes());
     }
     out.extend_from_slice(b"},\"items\":[");
     for (i, item) in items.iter().enumerate() {
@@ -244,6 +248,7 @@ mod tests {
             &desc(),
             "7",
             Some("tok\"en"),
+            Some(3),
             &[b"{\"a\":1}".to_vec(), b"{}".to_vec()],
         );
         let v: serde_json::Value = serde_json::from_slice(&list).unwrap();

@@ -584,10 +584,16 @@ impl<S: Strategy> GenericStore<S> {
             (&items[..], None)
         };
         let jsons: Vec<&[u8]> = page.iter().map(|o| &o.json[..]).collect();
+        // Exact from the cache; reported without selectors only, as upstream.
+        let remaining = (token.is_some()
+            && options.label_selector.is_empty()
+            && options.field_selector.is_empty())
+        .then(|| items.len() - options.limit);
         let body = codec::encode_list(
             &self.descriptor,
             &resource_version(revision),
             token.as_deref(),
+            remaining,
             &jsons,
         );
         Ok(Some(Encoded {
@@ -645,17 +651,36 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
         let list_revision = loop {
             let resp = self
                 .store
-                .list(ListRequest { prefix: &prefix, start: Some(&start), limit: fetch, revision })
-                .await
-                .map_err(|err| match err {
-                    capstan_storage::Error::Compacted { .. } if options.continue_token.is_some() => ApiError::new(
+                .list(ListRequest {
+                    prefix: &prefix,
+                    start: Some(&start),
+                    limit: fetch,
+                    revision,
+                })
+                .await;
+            let resp = match resp {
+                Ok(resp) => resp,
+                Err(capstan_storage::Error::Compacted { .. })
+                    if options.continue_token.is_some() =>
+                {
+                    // Offer a token that continues from the same place at the current revision,
+                    // for clients that accept an inconsistent list (as upstream).
+                    let current = self.store.current_revision().await?;
+                    let relative = start
+                        .strip_prefix(prefix.as_str())
+                        .unwrap_or("")
+                        .to_string();
+                    let mut err = ApiError::new(
                         Reason::Expired,
                         "The provided continue parameter is too old to display a consistent list result. \
-                         Start a new list without the continue parameter.",
-                    )
-                    .into(),
-                    other => self.storage_error(other, ""),
-                })?;
+                         Start a new list without the continue parameter, or use the continue token in this \
+                         response to retrieve the remainder of the results (which may then be inconsistent).",
+                    );
+                    err.continue_token = Some(ContinueToken::new(current, relative).encode());
+                    return Err(err.into());
+                }
+                Err(other) => return Err(self.storage_error(other, "")),
+            };
             revision = Some(resp.revision);
             let mut filled = false;
             for (i, kv) in resp.items.iter().enumerate() {
@@ -679,7 +704,7 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
         };
         let rv = resource_version(list_revision);
         let token = next.map(|start| ContinueToken::new(list_revision, start).encode());
-        let body = codec::encode_list(&self.descriptor, &rv, token.as_deref(), &items);
+        let body = codec::encode_list(&self.descriptor, &rv, token.as_deref(), None, &items);
         Ok(Encoded {
             body: body.into(),
             warnings: Vec::new(),

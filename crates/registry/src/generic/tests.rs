@@ -1,7 +1,7 @@
 use std::sync::Arc;
 
 use capstan_api::StorageClassStrategy;
-use capstan_storage::{EmbeddedStore, EmbeddedStoreConfig};
+use capstan_storage::{EmbeddedStore, EmbeddedStoreConfig, Store};
 use serde_json::{Value, json};
 
 use super::*;
@@ -470,4 +470,137 @@ async fn too_large_resource_version() {
     );
     assert_eq!((err.code(), err.retry_after_seconds), (504, Some(1)));
     assert!(err.message.starts_with("Too large resource version"));
+}
+
+#[tokio::test]
+async fn an_expired_continue_token_offers_a_fresh_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> =
+        Arc::new(EmbeddedStore::open(EmbeddedStoreConfig::new(dir.path().join("db"))).unwrap());
+    let sc_store = GenericStore::new(StorageClassStrategy, store.clone(), "/registry", None);
+    for i in 0..5 {
+        sc_store
+            .create("", &sc(&format!("c{i}")), &WriteOptions::default())
+            .await
+            .unwrap();
+    }
+    let first = json_of(
+        &sc_store
+            .list(
+                "",
+                &list(ListQuery {
+                    limit: Some("2"),
+                    ..Default::default()
+                }),
+            )
+            .await
+            .unwrap(),
+    );
+    let token = first["metadata"]["continue"].as_str().unwrap().to_string();
+    sc_store
+        .delete("", "c0", &DeleteOptions::default())
+        .await
+        .unwrap();
+    store
+        .compact(store.current_revision().await.unwrap())
+        .await
+        .unwrap();
+    let err = ApiError::from(
+        sc_store
+            .list(
+                "",
+                &list(ListQuery {
+                    limit: Some("2"),
+                    continue_token: Some(&token),
+                    ..Default::default()
+                }),
+            )
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code(), 410);
+    let fresh = err.continue_token.clone().expect("a fresh token");
+    assert_eq!(
+        err.to_status().metadata.continue_.as_deref(),
+        Some(fresh.as_str())
+    );
+    let rest = json_of(
+        &sc_store
+            .list(
+                "",
+                &list(ListQuery {
+                    limit: Some("10"),
+                    continue_token: Some(&fresh),
+                    ..Default::default()
+                }),
+            )
+            .await
+            .unwrap(),
+    );
+    let names: Vec<_> = rest["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["metadata"]["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names, ["c2", "c3", "c4"]);
+}
+
+#[tokio::test]
+async fn cached_chunks_report_remaining_items() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> =
+        Arc::new(EmbeddedStore::open(EmbeddedStoreConfig::new(dir.path().join("db"))).unwrap());
+    let cached = GenericStore::new(
+        StorageClassStrategy,
+        store.clone(),
+        "/registry",
+        Some(Default::default()),
+    );
+    let mut last = Value::Null;
+    for i in 0..5 {
+        last = json_of(
+            &cached
+                .create("", &sc(&format!("r{i}")), &WriteOptions::default())
+                .await
+                .unwrap(),
+        );
+    }
+    let rv = last["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let query = ListQuery {
+        limit: Some("2"),
+        resource_version: Some(&rv),
+        resource_version_match: Some("NotOlderThan"),
+        ..Default::default()
+    };
+    let first = json_of(&cached.list("", &list(query)).await.unwrap());
+    assert_eq!(first["items"].as_array().unwrap().len(), 2);
+    assert_eq!(first["metadata"]["remainingItemCount"], 3);
+    let token = first["metadata"]["continue"].as_str().unwrap().to_string();
+    // Later chunks come from storage at the first chunk's revision.
+    cached
+        .create("", &sc("r9"), &WriteOptions::default())
+        .await
+        .unwrap();
+    let rest = json_of(
+        &cached
+            .list(
+                "",
+                &list(ListQuery {
+                    limit: Some("10"),
+                    continue_token: Some(&token),
+                    ..Default::default()
+                }),
+            )
+            .await
+            .unwrap(),
+    );
+    assert_eq!(rest["items"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        rest["metadata"]["resourceVersion"],
+        first["metadata"]["resourceVersion"]
+    );
 }
