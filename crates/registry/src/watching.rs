@@ -32,14 +32,22 @@ pub(crate) fn filter(options: &ListOptions) -> Filter {
     })
 }
 
-/// One event line.
-pub(crate) fn event_line(kind: &str, object: &[u8]) -> Bytes {
-    let mut out = Vec::with_capacity(object.len() + 32);
+/// Most bytes of queued events sent as one chunk.
+const MAX_CHUNK: usize = 64 * 1024;
+
+/// Appends one event line.
+fn push_event(out: &mut Vec<u8>, kind: &str, object: &[u8]) {
     out.extend_from_slice(b"{\"type\":\"");
     out.extend_from_slice(kind.as_bytes());
     out.extend_from_slice(b"\",\"object\":");
     out.extend_from_slice(object);
     out.extend_from_slice(b"}\n");
+}
+
+/// One event line.
+pub(crate) fn event_line(kind: &str, object: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(object.len() + 32);
+    push_event(&mut out, kind, object);
     out.into()
 }
 
@@ -122,7 +130,19 @@ pub(crate) fn line_stream(
             };
             tokio::select! {
                 ev = st.events.recv() => match ev {
-                    Some(ev) => return Some((event_line(ev.kind.as_str(), &ev.object.json), st)),
+                    Some(ev) => {
+                        // Events already queued go out in the same chunk: one write, one
+                        // frame, one wake-up for a burst instead of one per event.
+                        let mut chunk = Vec::with_capacity(ev.object.json.len() + 32);
+                        push_event(&mut chunk, ev.kind.as_str(), &ev.object.json);
+                        while chunk.len() < MAX_CHUNK {
+                            match st.events.try_recv() {
+                                Ok(ev) => push_event(&mut chunk, ev.kind.as_str(), &ev.object.json),
+                                Err(_) => break,
+                            }
+                        }
+                        return Some((chunk.into(), st));
+                    }
                     None => st.finished = true,
                 },
                 _ = tokio::time::sleep_until(wake) => {

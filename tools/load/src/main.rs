@@ -18,6 +18,8 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, ServerName};
 
+mod fanout;
+
 const SC: &str = "/apis/storage.k8s.io/v1/storageclasses";
 
 /// Load harness for Kubernetes-compatible API servers.
@@ -41,6 +43,16 @@ struct Options {
     /// Keep the objects created (by default they are deleted at the end).
     #[arg(long)]
     keep: bool,
+    /// Instead of the operations: this many watchers on one collection receive `--events`
+    /// creates (watch fan-out).
+    #[arg(long)]
+    watchers: Option<usize>,
+    /// Events of the fan-out run.
+    #[arg(long, default_value_t = 10_000)]
+    events: usize,
+    /// Connections the fan-out watchers share (HTTP/2 streams).
+    #[arg(long, default_value_t = 50)]
+    watch_connections: usize,
 }
 
 struct Target {
@@ -150,8 +162,12 @@ impl Target {
 }
 
 impl Conn {
-    async fn send(&mut self, req: Request<Full<Bytes>>) -> Result<(StatusCode, Bytes), String> {
-        let resp = match self {
+    /// Sends a request and returns the response with its body still streaming.
+    async fn open(
+        &mut self,
+        req: Request<Full<Bytes>>,
+    ) -> Result<http::Response<hyper::body::Incoming>, String> {
+        match self {
             Conn::H1(s) => {
                 s.ready().await.map_err(|e| e.to_string())?;
                 s.send_request(req).await
@@ -161,7 +177,11 @@ impl Conn {
                 s.send_request(req).await
             }
         }
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| e.to_string())
+    }
+
+    async fn send(&mut self, req: Request<Full<Bytes>>) -> Result<(StatusCode, Bytes), String> {
+        let resp = self.open(req).await?;
         let status = resp.status();
         let body = resp
             .into_body()
@@ -329,6 +349,17 @@ async fn main() {
             .unwrap_or_default()
             .as_secs()
     );
+    if let Some(watchers) = options.watchers {
+        let f = fanout::Fanout {
+            watchers,
+            events: options.events,
+            connections: options.watch_connections,
+            writers: 8,
+        };
+        fanout::run(&target, &run, f).await;
+        cleanup(&target, &run, options.keep).await;
+        return;
+    }
     println!(
         "| operation | clients | requests | errors | ops/s | p50 ms | p90 ms | p99 ms | max ms |"
     );
@@ -361,16 +392,21 @@ async fn main() {
             );
         }
     }
-    if options.keep {
+    cleanup(&target, &run, options.keep).await;
+}
+
+/// Deletes the run's objects unless asked to keep them.
+async fn cleanup(target: &Target, run: &str, keep: bool) {
+    if keep {
         return;
     }
     let mut conn = target.connect().await.expect("connecting");
-    let cleanup = target.request(
+    let req = target.request(
         Method::DELETE,
         &format!("{SC}?labelSelector=capstan-load%3D{run}"),
         None,
     );
-    if let Err(e) = conn.send(cleanup).await {
+    if let Err(e) = conn.send(req).await {
         eprintln!("capstan-load: cleanup failed: {e}");
     }
 }
