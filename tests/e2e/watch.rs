@@ -194,3 +194,179 @@ async fn kube_client_watches() {
         ]
     );
 }
+
+/// Polls `check` until it holds, failing after ten seconds.
+async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !check() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for: {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kube_reflector_stays_in_sync_through_changes_and_restarts() {
+    use kube::runtime::{WatchStreamExt, reflector, watcher};
+
+    let mut server = TestServer::start_with(|c| c.default_watch_cache_size = 3).await;
+    let api: Api<StorageClass> = Api::all(server.client().await);
+    let (reader, writer) = reflector::store();
+    let stream = reflector(
+        writer,
+        watcher(api.clone(), watcher::Config::default()).default_backoff(),
+    );
+    let follower = tokio::spawn(stream.for_each(|_| async {}));
+    let names = |r: &reflector::Store<StorageClass>| {
+        let mut n: Vec<String> = r
+            .state()
+            .iter()
+            .map(|s| s.metadata.name.clone().unwrap())
+            .collect();
+        n.sort();
+        n
+    };
+    let tier_of = |r: &reflector::Store<StorageClass>, name: &str| {
+        r.state()
+            .iter()
+            .find(|s| s.metadata.name.as_deref() == Some(name))
+            .and_then(|s| s.metadata.labels.clone())
+            .map(|l| l["tier"].clone())
+    };
+    let pp = PostParams::default();
+    for name in ["a", "b", "c"] {
+        api.create(&pp, &serde_json::from_value(sc(name, "gold")).unwrap())
+            .await
+            .unwrap();
+    }
+    let patch = json!({"metadata": {"labels": {"tier": "silver"}}});
+    api.patch("b", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    api.delete("a", &DeleteParams::default()).await.unwrap();
+    eventually("b and c, b silver", || {
+        names(&reader) == ["b", "c"] && tier_of(&reader, "b").as_deref() == Some("silver")
+    })
+    .await;
+
+    // A restart drops every watch, and the cache starts a new window: the watcher resumes or,
+    // when its version is gone (410), lists again.
+    server.restart().await;
+    api.create(&pp, &serde_json::from_value(sc("d", "gold")).unwrap())
+        .await
+        .unwrap();
+    api.delete("c", &DeleteParams::default()).await.unwrap();
+    for i in 0..6 {
+        let name = format!("e{i}");
+        api.create(&pp, &serde_json::from_value(sc(&name, "gold")).unwrap())
+            .await
+            .unwrap();
+        api.delete(&name, &DeleteParams::default()).await.unwrap();
+    }
+    eventually("b and d after the restart", || names(&reader) == ["b", "d"]).await;
+    follower.abort();
+}
+
+/// Random writes, and a watcher that keeps stopping and resuming from the last version it saw:
+/// it must see every change exactly once, in revision order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resumed_watches_miss_nothing_and_repeat_nothing() {
+    use rand::{Rng, SeedableRng};
+
+    let server = TestServer::start_with(|c| c.default_watch_cache_size = 1000).await;
+    let api: Api<StorageClass> = Api::all(server.client().await);
+    let start = api
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .metadata
+        .resource_version
+        .unwrap();
+    const OPS: usize = 300;
+    let seed: u64 = rand::rng().random();
+    let writes = {
+        let api = api.clone();
+        tokio::spawn(async move {
+            let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+            let mut live: Vec<String> = Vec::new();
+            let mut expected = Vec::new();
+            for i in 0..OPS {
+                let choice = rng.random_range(0..3);
+                let (kind, obj) = if live.is_empty() || (choice == 0 && live.len() < 8) {
+                    let name = format!("p{i}");
+                    live.push(name.clone());
+                    (
+                        "ADDED",
+                        api.create(
+                            &PostParams::default(),
+                            &serde_json::from_value(sc(&name, "gold")).unwrap(),
+                        )
+                        .await
+                        .unwrap(),
+                    )
+                } else if choice == 1 {
+                    let name = live[rng.random_range(0..live.len())].clone();
+                    let patch = json!({"metadata": {"labels": {"step": i.to_string()}}});
+                    (
+                        "MODIFIED",
+                        api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                            .await
+                            .unwrap(),
+                    )
+                } else {
+                    let name = live.swap_remove(rng.random_range(0..live.len()));
+                    (
+                        "DELETED",
+                        api.delete(&name, &DeleteParams::default())
+                            .await
+                            .unwrap()
+                            .left()
+                            .unwrap(),
+                    )
+                };
+                expected.push((
+                    kind,
+                    obj.metadata.name.unwrap(),
+                    obj.metadata.resource_version.unwrap(),
+                ));
+            }
+            expected
+        })
+    };
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 1);
+    let mut got = Vec::new();
+    let mut rv = start;
+    while got.len() < OPS {
+        let stop_after = rng.random_range(1..20);
+        let mut stream = api
+            .watch(&WatchParams::default().timeout(30), &rv)
+            .await
+            .unwrap()
+            .boxed();
+        let mut seen = 0;
+        while seen < stop_after && got.len() < OPS {
+            let ev = tokio::time::timeout(Duration::from_secs(20), stream.try_next())
+                .await
+                .expect("an event")
+                .unwrap()
+                .expect("open");
+            let (kind, obj) = match ev {
+                WatchEvent::Added(o) => ("ADDED", o),
+                WatchEvent::Modified(o) => ("MODIFIED", o),
+                WatchEvent::Deleted(o) => ("DELETED", o),
+                WatchEvent::Bookmark(b) => {
+                    rv = b.metadata.resource_version;
+                    continue;
+                }
+                WatchEvent::Error(e) => panic!("watch error (seed {seed}): {e:?}"),
+            };
+            rv = obj.metadata.resource_version.clone().unwrap();
+            got.push((kind, obj.metadata.name.unwrap(), rv.clone()));
+            seen += 1;
+        }
+    }
+    let expected = writes.await.unwrap();
+    assert_eq!(got, expected, "seed {seed}");
+}

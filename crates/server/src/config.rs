@@ -31,6 +31,8 @@ pub struct ServerConfig {
     pub admin_kubeconfig: Option<PathBuf>,
     /// Generate an admin token (implied by `admin_kubeconfig`).
     pub admin_token: bool,
+    /// Use this admin token instead of a random one (tests that restart a server keep theirs).
+    pub admin_token_value: Option<String>,
     /// Largest accepted request body.
     pub max_request_body_bytes: usize,
     /// Serve lists and watches from the watch cache (`--watch-cache`).
@@ -63,6 +65,7 @@ impl ServerConfig {
             authorization_modes: vec!["AlwaysAllow".into()],
             admin_kubeconfig: None,
             admin_token: false,
+            admin_token_value: None,
             max_request_body_bytes: 3 * 1024 * 1024,
             watch_cache: true,
             default_watch_cache_size: 100,

@@ -150,7 +150,12 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         Some(path) => StaticTokens::load(path)?,
         None => StaticTokens::new(),
     };
-    let admin_token = (config.admin_token || config.admin_kubeconfig.is_some()).then(random_token);
+    let admin_token = (config.admin_token || config.admin_kubeconfig.is_some()).then(|| {
+        config
+            .admin_token_value
+            .clone()
+            .unwrap_or_else(random_token)
+    });
     if let Some(token) = &admin_token {
         tokens.insert(
             token.clone(),

@@ -12,9 +12,17 @@ use std::net::{IpAddr, Ipv4Addr};
 
 use capstan_server::{RunningServer, ServerConfig};
 
+fn nanos() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0)
+}
+
 /// A running API server whose data lives in a temporary directory, removed on drop.
 pub struct TestServer {
     server: Option<RunningServer>,
+    config: ServerConfig,
     dir: tempfile::TempDir,
 }
 
@@ -38,13 +46,45 @@ impl TestServer {
         config.bind_address = IpAddr::V4(Ipv4Addr::LOCALHOST);
         config.secure_port = 0;
         config.admin_token = true;
+        config.admin_token_value = Some(format!(
+            "test-{}",
+            std::process::id() as u128 * 1_000_003 + nanos()
+        ));
         configure(&mut config);
-        let server = capstan_server::start(config)
+        let server = capstan_server::start(config.clone())
             .await
             .expect("the test server starts");
         Self {
             server: Some(server),
+            config,
             dir,
+        }
+    }
+
+    /// Stops the server gracefully and starts it again on the same port, data, certificate
+    /// and admin token, as a daemon restart would.
+    ///
+    /// # Panics
+    /// When the server can not start again within a few seconds (a test failure).
+    pub async fn restart(&mut self) {
+        let running = self.server.take().expect("the server is running");
+        let mut config = self.config.clone();
+        config.secure_port = running.local_addr().port();
+        running.shutdown().await;
+        // The store closes when its last user (cache tasks, in-flight work) lets go.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            match capstan_server::start(config.clone()).await {
+                Ok(server) => {
+                    self.server = Some(server);
+                    return;
+                }
+                Err(err) if std::time::Instant::now() < deadline => {
+                    let _ = err;
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                }
+                Err(err) => panic!("the test server does not start again: {err}"),
+            }
         }
     }
 
