@@ -3,6 +3,7 @@
 
 mod auth;
 mod bad_input;
+mod consistency;
 mod discovery;
 mod kube_client;
 mod kubectl;
