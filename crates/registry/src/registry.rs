@@ -115,9 +115,4 @@ impl Registry {
         }
         out
     }
-
-    /// The storage all resources share.
-    pub fn store(&self) -> &Arc<dyn Store> {
-        &self.store
-    }
 }

@@ -53,6 +53,26 @@ fn write_params() -> Vec<Value> {
     ]
 }
 
+fn delete_params() -> Vec<Value> {
+    vec![
+        query_param(
+            "dryRun",
+            "string",
+            "When present, indicates that modifications should not be persisted.",
+        ),
+        query_param(
+            "gracePeriodSeconds",
+            "integer",
+            "The duration in seconds before the object should be deleted.",
+        ),
+        query_param(
+            "propagationPolicy",
+            "string",
+            "Whether and how garbage collection will be performed.",
+        ),
+    ]
+}
+
 fn list_params() -> Vec<Value> {
     vec![
         query_param(
@@ -214,23 +234,7 @@ fn paths_for(
         ),
     );
     let mut dc_params = list_params();
-    dc_params.extend([
-        query_param(
-            "dryRun",
-            "string",
-            "When present, indicates that modifications should not be persisted.",
-        ),
-        query_param(
-            "gracePeriodSeconds",
-            "integer",
-            "The duration in seconds before the object should be deleted.",
-        ),
-        query_param(
-            "propagationPolicy",
-            "string",
-            "Whether and how garbage collection will be performed.",
-        ),
-    ]);
+    dc_params.extend(delete_params());
     collection.insert(
         "delete".into(),
         op(
@@ -290,23 +294,7 @@ fn paths_for(
             response(kind_ref, &["200", "201"]),
         ),
     );
-    let del_params = vec![
-        query_param(
-            "dryRun",
-            "string",
-            "When present, indicates that modifications should not be persisted.",
-        ),
-        query_param(
-            "gracePeriodSeconds",
-            "integer",
-            "The duration in seconds before the object should be deleted.",
-        ),
-        query_param(
-            "propagationPolicy",
-            "string",
-            "Whether and how garbage collection will be performed.",
-        ),
-    ];
+    let del_params = delete_params();
     item.insert(
         "delete".into(),
         op(

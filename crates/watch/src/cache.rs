@@ -371,10 +371,7 @@ async fn follow(
         if event.kind != EventKind::Progress {
             let deleted = event.kind == EventKind::Delete;
             let object = match decode(&event.kv) {
-                Ok(mut o) => {
-                    o.revision = Revision(revision);
-                    Arc::new(o)
-                }
+                Ok(o) => Arc::new(o),
                 Err(err) => {
                     warn!(key = %event.kv.key, %err, "watch cache: skipping a change that does not decode");
                     continue;

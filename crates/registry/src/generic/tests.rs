@@ -35,6 +35,16 @@ fn sc(name: &str) -> Vec<u8> {
     )
 }
 
+/// The names of a list's items, in order.
+fn item_names(list: &Value) -> Vec<String> {
+    list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["metadata"]["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
 fn code(err: Error) -> u16 {
     ApiError::from(err).code()
 }
@@ -379,12 +389,7 @@ async fn chunked_lists_with_selectors() {
             .await
             .unwrap(),
     );
-    let names: Vec<_> = first["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["metadata"]["name"].as_str().unwrap().to_string())
-        .collect();
+    let names = item_names(&first);
     assert_eq!(names, ["sc-0", "sc-2", "sc-4"]);
     let token = first["metadata"]["continue"].as_str().unwrap().to_string();
     let rv = first["metadata"]["resourceVersion"]
@@ -409,12 +414,7 @@ async fn chunked_lists_with_selectors() {
             .await
             .unwrap(),
     );
-    let names: Vec<_> = second["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["metadata"]["name"].as_str().unwrap().to_string())
-        .collect();
+    let names = item_names(&second);
     assert_eq!(names, ["sc-6", "sc-8"]);
     assert_eq!(second["metadata"]["resourceVersion"], rv.as_str());
     assert!(second["metadata"].get("continue").is_none());
@@ -537,12 +537,7 @@ async fn an_expired_continue_token_offers_a_fresh_one() {
             .await
             .unwrap(),
     );
-    let names: Vec<_> = rest["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["metadata"]["name"].as_str().unwrap().to_string())
-        .collect();
+    let names = item_names(&rest);
     assert_eq!(names, ["c2", "c3", "c4"]);
 }
 
