@@ -370,3 +370,79 @@ async fn resumed_watches_miss_nothing_and_repeat_nothing() {
     let expected = writes.await.unwrap();
     assert_eq!(got, expected, "seed {seed}");
 }
+
+/// A watcher that never reads is dropped once its queue fills, while a watcher that keeps up
+/// receives every event: the slow one neither stalls the others nor holds memory without
+/// bound.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watcher_that_never_reads_is_dropped_and_stalls_no_one() {
+    // 2,500 events of ~10 KB (25 MB) exceed what a stalled connection can absorb: the server's
+    // queue of 1,024 events, the kernel's send buffer (at most 4 MB by default) and a small
+    // receive buffer.
+    const OBJECTS: usize = 2500;
+    const BATCH: usize = 100;
+    let server = TestServer::start().await;
+    let raw = admin(&server);
+    let api: Api<StorageClass> = Api::all(server.client().await);
+    let rv = api
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .metadata
+        .resource_version
+        .unwrap();
+
+    let stalled = raw
+        .stalled_get(&format!("{SC}?watch=true&resourceVersion={rv}"), 8192)
+        .await;
+    let mut fast = api
+        .watch(&WatchParams::default(), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    let padding = "x".repeat(10_000);
+    let mut seen = 0;
+    for batch in 0..OBJECTS / BATCH {
+        let creates = (0..BATCH).map(|i| {
+            let api = api.clone();
+            let mut object = sc(&format!("slow-{batch}-{i}"), "gold");
+            object["metadata"]["annotations"] = json!({"padding": padding});
+            async move {
+                api.create(
+                    &PostParams::default(),
+                    &serde_json::from_value(object).unwrap(),
+                )
+                .await
+                .unwrap();
+            }
+        });
+        futures_util::future::join_all(creates).await;
+        // The fast watcher keeps up (it is never more than one batch behind).
+        while seen < (batch + 1) * BATCH {
+            let ev = tokio::time::timeout(Duration::from_secs(30), fast.try_next())
+                .await
+                .expect("the fast watcher stalled")
+                .unwrap()
+                .expect("the fast watcher's stream ended");
+            assert!(matches!(ev, WatchEvent::Added(_)), "{ev:?}");
+            seen += 1;
+        }
+    }
+
+    // The stalled watch was ended by the server before it carried every event.
+    let response = tokio::time::timeout(Duration::from_secs(60), capstan_e2e::read_to_end(stalled))
+        .await
+        .expect("the stalled watch was never closed");
+    let text = String::from_utf8_lossy(&response);
+    assert!(text.starts_with("HTTP/1.1 200"), "{}", &text[..200]);
+    let delivered = text.matches("{\"type\":\"ADDED\"").count();
+    assert!(
+        delivered > 0 && delivered < OBJECTS,
+        "the stalled watcher received {delivered} of {OBJECTS} events"
+    );
+    assert!(text.ends_with("0\r\n\r\n"), "the stream ends cleanly");
+
+    // The server goes on serving watches.
+    let listed = api.list(&ListParams::default().limit(1)).await.unwrap();
+    assert!(listed.metadata.remaining_item_count.unwrap_or(0) >= (OBJECTS - 1) as i64);
+}

@@ -150,6 +150,41 @@ impl RawClient {
         })
     }
 
+    /// Sends `GET path` with `Connection: close` on a connection whose receive buffer is
+    /// `recv_buffer` bytes, and returns the connection unread: a client that stops reading
+    /// (e.g. a slow watcher). Read it to the end with [`read_to_end`].
+    pub async fn stalled_get(&self, path: &str, recv_buffer: u32) -> StalledConnection {
+        let addr = tokio::net::lookup_host((self.host.as_str(), self.port))
+            .await
+            .expect("resolve")
+            .next()
+            .expect("an address");
+        let socket = if addr.is_ipv4() {
+            tokio::net::TcpSocket::new_v4()
+        } else {
+            tokio::net::TcpSocket::new_v6()
+        }
+        .expect("socket");
+        socket
+            .set_recv_buffer_size(recv_buffer)
+            .expect("receive buffer");
+        let tcp = socket.connect(addr).await.expect("connect");
+        let name = ServerName::try_from(self.host.clone()).expect("server name");
+        let mut tls = self.connector.connect(name, tcp).await.expect("TLS");
+        let mut head = format!(
+            "GET {path} HTTP/1.1\r\nhost: {}:{}\r\nconnection: close\r\n",
+            self.host, self.port
+        );
+        if let Some(token) = &self.token {
+            head.push_str(&format!("authorization: Bearer {token}\r\n"));
+        }
+        head.push_str("\r\n");
+        tokio::io::AsyncWriteExt::write_all(&mut tls, head.as_bytes())
+            .await
+            .expect("send");
+        StalledConnection(tls)
+    }
+
     /// GET `path`.
     pub async fn get(&self, path: &str) -> RawResponse {
         self.request(Method::GET, path, &[], Vec::new()).await
@@ -198,4 +233,17 @@ pub fn kubectl_with_env(
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+/// A connection whose response has not been read yet (see [`RawClient::stalled_get`]).
+pub struct StalledConnection(tokio_rustls::client::TlsStream<tokio::net::TcpStream>);
+
+/// Reads everything the server sends until it closes the connection: the raw response
+/// (status line, headers, and the body in its transfer encoding).
+pub async fn read_to_end(conn: StalledConnection) -> Vec<u8> {
+    let mut tls = conn.0;
+    let mut out = Vec::new();
+    // A peer that closes without TLS close_notify is still the end of the response here.
+    let _ = tokio::io::AsyncReadExt::read_to_end(&mut tls, &mut out).await;
+    out
 }

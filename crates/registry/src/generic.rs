@@ -556,8 +556,9 @@ impl<S: Strategy> GenericStore<S> {
         }
         let requested = parse_resource_version(&options.resource_version)?;
         let at_least = match (requested, options.resource_version_match) {
-            // Most recent: a consistent read, once the cache has caught up with storage.
-            (None, _) if options.limit == 0 => self.store.current_revision().await?,
+            // Most recent: a consistent read, once the cache has caught up with storage. A
+            // first page too (as upstream); later pages read storage at the page's revision.
+            (None, _) => self.store.current_revision().await?,
             (Some(Revision(0)), _) => Revision(0),
             (Some(rev), Some(ResourceVersionMatch::NotOlderThan)) => rev,
             (Some(rev), None) if options.limit == 0 => rev,
