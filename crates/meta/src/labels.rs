@@ -35,7 +35,11 @@ pub struct Requirement {
 impl Requirement {
     /// Whether `labels` satisfy this requirement.
     pub fn matches(&self, labels: Option<&BTreeMap<String, String>>) -> bool {
-        let value = labels.and_then(|l| l.get(&self.key));
+        self.matches_value(labels.and_then(|l| l.get(&self.key)).map(String::as_str))
+    }
+
+    /// Whether a label whose value is `value` (`None`: absent) satisfies this requirement.
+    pub fn matches_value(&self, value: Option<&str>) -> bool {
         match (&self.op, value) {
             (Operator::Exists, v) => v.is_some(),
             (Operator::DoesNotExist, v) => v.is_none(),
@@ -322,6 +326,13 @@ impl LabelSelector {
     /// Whether `labels` satisfy every requirement.
     pub fn matches(&self, labels: Option<&BTreeMap<String, String>>) -> bool {
         self.requirements.iter().all(|r| r.matches(labels))
+    }
+
+    /// Whether the labels `label` looks up satisfy every requirement.
+    pub fn matches_lookup<'a>(&self, label: impl Fn(&str) -> Option<&'a str>) -> bool {
+        self.requirements
+            .iter()
+            .all(|r| r.matches_value(label(&r.key)))
     }
 }
 

@@ -1,11 +1,13 @@
 //! Decoding request bodies into typed objects (with upstream checks of apiVersion and kind
 //! and of unknown fields) and encoding objects and lists.
 
+use bytes::Bytes;
 use capstan_meta::{ApiError, ResourceDescriptor};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use crate::options::FieldValidation;
+use crate::payload::Payload;
 
 #[derive(Deserialize)]
 struct TypePeek {
@@ -151,39 +153,34 @@ fn unknown_fields(
     }
 }
 
-/// Writes a list body: `{"kind":…,"apiVersion":…,"metadata":{…},"items":[…]}` from items
-/// already encoded.
-pub(crate) fn encode_list<T: AsRef<[u8]>>(
+/// A list body: `{"kind":…,"apiVersion":…,"metadata":{…},"items":[…]}` from items already
+/// encoded (they are not copied here; see [`Payload`]).
+pub(crate) fn encode_list(
     d: &ResourceDescriptor,
     resource_version: &str,
     continue_token: Option<&str>,
     remaining: Option<usize>,
-    items: &[T],
-) -> Vec<u8> {
-    let size: usize = items.iter().map(|i| i.as_ref().len() + 1).sum();
-    let mut out = Vec::with_capacity(size + 160);
-    out.extend_from_slice(b"{\"kind\":");
-    push_json_str(&mut out, &d.list_kind());
-    out.extend_from_slice(b",\"apiVersion\":");
-    push_json_str(&mut out, &d.api_version());
-    out.extend_from_slice(b",\"metadata\":{\"resourceVersion\":");
-    push_json_str(&mut out, resource_version);
+    items: Vec<Bytes>,
+) -> Payload {
+    let mut head = Vec::with_capacity(160);
+    head.extend_from_slice(b"{\"kind\":");
+    push_json_str(&mut head, &d.list_kind());
+    head.extend_from_slice(b",\"apiVersion\":");
+    push_json_str(&mut head, &d.api_version());
+    head.extend_from_slice(b",\"metadata\":{\"resourceVersion\":");
+    push_json_str(&mut head, resource_version);
     if let Some(token) = continue_token {
-        out.extend_from_slice(b",\"continue\":");
-        push_json_str(&mut out, token);
+        head.extend_from_slice(b",\"continue\":");
+        push_json_str(&mut head, token);
     }
     if let Some(n) = remaining {
-        out.extend_from_slice(format!(",\"remainingItemCount\":{n}").as_bytes());
+        head.extend_from_slice(format!(",\"remainingItemCount\":{n}").as_bytes());
     }
-    out.extend_from_slice(b"},\"items\":[");
-    for (i, item) in items.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        out.extend_from_slice(item.as_ref());
+    head.extend_from_slice(b"},\"items\":[");
+    Payload::List {
+        head: head.into(),
+        items,
     }
-    out.extend_from_slice(b"]}");
-    out
 }
 
 fn push_json_str(out: &mut Vec<u8>, s: &str) {
@@ -249,9 +246,9 @@ mod tests {
             "7",
             Some("tok\"en"),
             Some(3),
-            &[b"{\"a\":1}".to_vec(), b"{}".to_vec()],
+            vec![Bytes::from_static(b"{\"a\":1}"), Bytes::from_static(b"{}")],
         );
-        let v: serde_json::Value = serde_json::from_slice(&list).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&list.into_bytes()).unwrap();
         assert_eq!(v["kind"], "StorageClassList");
         assert_eq!(v["metadata"]["continue"], "tok\"en");
         assert_eq!(v["items"].as_array().unwrap().len(), 2);

@@ -101,28 +101,28 @@ fn to_cached<S: Strategy>(
 ) -> std::result::Result<CachedObject, String> {
     let mut obj: S::Object = serde_json::from_slice(&kv.value).map_err(|e| e.to_string())?;
     obj.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
-    let json = serde_json::to_vec(&obj).map_err(|e| e.to_string())?;
+    let mut json = serde_json::to_vec(&obj).map_err(|e| e.to_string())?;
+    // The cache keeps this for the object's lifetime: no spare capacity.
+    json.shrink_to_fit();
     let meta = obj.metadata();
-    let mut selectable = std::collections::BTreeMap::new();
-    selectable.insert(
-        "metadata.name".to_string(),
-        meta.name.clone().unwrap_or_default(),
-    );
-    selectable.insert(
-        "metadata.namespace".to_string(),
-        meta.namespace.clone().unwrap_or_default(),
-    );
+    let name = meta.name.clone().unwrap_or_default();
+    let namespace = meta.namespace.clone().unwrap_or_default();
+    let mut selectable = vec![
+        ("metadata.name".to_string(), name),
+        ("metadata.namespace".to_string(), namespace),
+    ];
     for f in fields {
         if let Some(v) = strategy.field(&obj, f) {
-            selectable.insert(f.clone(), v);
+            selectable.push((f.clone(), v));
         }
     }
+    let labels = meta.labels.iter().flatten().collect();
     Ok(CachedObject {
         key: kv.key.clone(),
         revision: kv.mod_revision,
         json: json.into(),
-        labels: obj.metadata().labels.clone().unwrap_or_default(),
-        fields: selectable,
+        labels,
+        fields: selectable.into_iter().collect(),
     })
 }
 
@@ -584,7 +584,7 @@ impl<S: Strategy> GenericStore<S> {
         } else {
             (&items[..], None)
         };
-        let jsons: Vec<&[u8]> = page.iter().map(|o| &o.json[..]).collect();
+        let jsons: Vec<Bytes> = page.iter().map(|o| o.json.clone()).collect();
         // Exact from the cache; reported without selectors only, as upstream.
         let remaining = (token.is_some()
             && options.label_selector.is_empty()
@@ -595,10 +595,10 @@ impl<S: Strategy> GenericStore<S> {
             &resource_version(revision),
             token.as_deref(),
             remaining,
-            &jsons,
+            jsons,
         );
         Ok(Some(Encoded {
-            body: body.into(),
+            body,
             warnings: Vec::new(),
             status: ResponseStatus::Ok,
         }))
@@ -689,7 +689,9 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
                 if !self.matches(&obj, options) {
                     continue;
                 }
-                items.push(serde_json::to_vec(&obj).map_err(Error::Encode)?);
+                items.push(Bytes::from(
+                    serde_json::to_vec(&obj).map_err(Error::Encode)?,
+                ));
                 if options.limit > 0 && items.len() == options.limit {
                     if i + 1 < resp.items.len() || resp.more {
                         next = Some(format!("{}\u{0}", &kv.key[prefix.len()..]));
@@ -705,9 +707,9 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
         };
         let rv = resource_version(list_revision);
         let token = next.map(|start| ContinueToken::new(list_revision, start).encode());
-        let body = codec::encode_list(&self.descriptor, &rv, token.as_deref(), None, &items);
+        let body = codec::encode_list(&self.descriptor, &rv, token.as_deref(), None, items);
         Ok(Encoded {
-            body: body.into(),
+            body,
             warnings: Vec::new(),
             status: ResponseStatus::Ok,
         })

@@ -1,10 +1,10 @@
 use async_trait::async_trait;
-use bytes::Bytes;
 use capstan_meta::ResourceDescriptor;
 
 use crate::error::Result;
 use crate::options::{DeleteOptions, GetOptions, ListOptions, WriteOptions};
 use crate::patch::PatchType;
+use crate::payload::Payload;
 use crate::watching::EventStream;
 
 /// Options of a watch.
@@ -22,7 +22,7 @@ pub struct WatchOptions {
 #[derive(Debug, Clone, Default)]
 pub struct Encoded {
     /// The JSON body.
-    pub body: Bytes,
+    pub body: Payload,
     /// Warnings for the client, e.g. unknown fields dropped from a body.
     pub warnings: Vec<String>,
     /// Whether the request created the object (201) or, for deletes, only started the

@@ -28,7 +28,8 @@ pub(crate) fn filter(options: &ListOptions) -> Filter {
     let labels = options.label_selector.clone();
     let fields = options.field_selector.clone();
     Arc::new(move |o: &CachedObject| {
-        labels.matches(Some(&o.labels)) && fields.matches(|f| o.fields.get(f).cloned())
+        labels.matches_lookup(|k| o.labels.get(k))
+            && fields.matches(|f| o.fields.get(f).map(str::to_string))
     })
 }
 

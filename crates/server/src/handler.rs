@@ -247,7 +247,7 @@ fn respond(encoded: Encoded, pretty: bool) -> Response<Body> {
         ResponseStatus::Created => StatusCode::CREATED,
         ResponseStatus::Accepted => StatusCode::ACCEPTED,
     };
-    let mut resp = response::json(status, encoded.body, pretty);
+    let mut resp = response::json_payload(status, encoded.body, pretty);
     response::add_warnings(&mut resp, &encoded.warnings);
     resp
 }

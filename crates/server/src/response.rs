@@ -4,6 +4,7 @@ use std::convert::Infallible;
 
 use bytes::Bytes;
 use capstan_meta::ApiError;
+use capstan_registry::Payload;
 use http::{HeaderValue, Response, StatusCode, header};
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
@@ -39,6 +40,60 @@ pub fn json(status: StatusCode, body: Bytes, pretty: bool) -> Response<Body> {
         HeaderValue::from_static("application/json"),
     );
     resp
+}
+
+/// Bytes per frame of a list sent in pieces.
+const LIST_CHUNK: usize = 64 * 1024;
+
+/// A JSON response with `status` from a payload: a list goes out in frames of about 64 KiB
+/// assembled as the connection takes them, with its exact Content-Length.
+pub fn json_payload(status: StatusCode, payload: Payload, pretty: bool) -> Response<Body> {
+    let payload = match payload {
+        Payload::Whole(body) => return json(status, body, pretty),
+        list if pretty => return json(status, list.into_bytes(), true),
+        list => list,
+    };
+    let body = PayloadBody {
+        remaining: payload.len() as u64,
+        chunks: payload.into_chunks(LIST_CHUNK),
+    };
+    let mut resp = Response::new(body.boxed_unsync());
+    *resp.status_mut() = status;
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    resp
+}
+
+/// A body of known length produced chunk by chunk.
+struct PayloadBody {
+    remaining: u64,
+    chunks: capstan_registry::payload::Chunks,
+}
+
+impl http_body::Body for PayloadBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Infallible>>> {
+        let next = self.chunks.next();
+        if let Some(chunk) = &next {
+            self.remaining = self.remaining.saturating_sub(chunk.len() as u64);
+        }
+        std::task::Poll::Ready(next.map(|c| Ok(http_body::Frame::data(c))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.remaining == 0
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        http_body::SizeHint::with_exact(self.remaining)
+    }
 }
 
 /// The `Status` response of an error, with `Retry-After` when the error carries one.

@@ -55,6 +55,9 @@ pub struct EmbeddedStoreConfig {
     pub checkpoint_bytes: u64,
     /// Checkpoint at least this often while writes come in.
     pub checkpoint_interval: Duration,
+    /// Memory for redb's page cache. Reads of current objects are mostly served by the watch
+    /// cache above, so this stays small (redb's own default is 1 GiB).
+    pub cache_bytes: usize,
 }
 
 impl EmbeddedStoreConfig {
@@ -66,6 +69,7 @@ impl EmbeddedStoreConfig {
             watch_buffer: 4096,
             checkpoint_bytes: 64 << 20,
             checkpoint_interval: Duration::from_secs(1),
+            cache_bytes: 64 << 20,
         }
     }
 }
@@ -126,7 +130,9 @@ impl EmbeddedStore {
             std::fs::create_dir_all(parent)
                 .map_err(|e| Error::Corrupt(format!("creating {}: {e}", parent.display())))?;
         }
-        let db = Database::create(&config.path)?;
+        let db = Database::builder()
+            .set_cache_size(config.cache_bytes)
+            .create(&config.path)?;
         let txn = db.begin_write()?;
         let (mut revision, compacted) = {
             txn.open_table(KV)?;

@@ -10,6 +10,7 @@ use tokio::task::JoinHandle;
 use tracing::{debug, warn};
 
 use crate::error::{Error, Result};
+use crate::pairs::Pairs;
 
 /// One object as the cache keeps it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,9 +22,9 @@ pub struct CachedObject {
     /// The object as the API serves it, resourceVersion included.
     pub json: Bytes,
     /// Its labels.
-    pub labels: BTreeMap<String, String>,
+    pub labels: Pairs,
     /// Its selectable fields (`metadata.name`, `metadata.namespace`, ...).
-    pub fields: BTreeMap<String, String>,
+    pub fields: Pairs,
 }
 
 /// Turns a stored value into a [`CachedObject`] (the registry knows the type).

@@ -10,9 +10,11 @@
 
 mod cache;
 mod error;
+mod pairs;
 
 pub use cache::{
     CachedObject, Decode, EventType, Filter, Watch, WatchCache, WatchCacheConfig, WatchEvent,
     classify,
 };
 pub use error::{Error, Result};
+pub use pairs::Pairs;

@@ -20,15 +20,17 @@ pub struct Fanout {
 }
 
 /// Extracts the send time (µs since the epoch of the run) from an ADDED line.
-fn sent_micros(line: &[u8]) -> Option<u64> {
-    const NEEDLE: &[u8] = b"\"capstan-load/sent\":\"";
-    let at = line.windows(NEEDLE.len()).position(|w| w == NEEDLE)? + NEEDLE.len();
+fn sent_micros(finder: &memchr::memmem::Finder<'_>, line: &[u8]) -> Option<u64> {
+    let at = finder.find(line)? + finder.needle().len();
     let digits = line[at..].iter().take_while(|b| b.is_ascii_digit()).count();
     std::str::from_utf8(&line[at..at + digits])
         .ok()?
         .parse()
         .ok()
 }
+
+/// What precedes the send time in an event line.
+const SENT_NEEDLE: &[u8] = b"\"capstan-load/sent\":\"";
 
 fn object(run: &str, name: &str, sent: u64) -> Vec<u8> {
     serde_json::to_vec(&serde_json::json!({
@@ -70,6 +72,7 @@ pub async fn run(target: &Arc<Target>, run: &str, f: Fanout) {
                 .expect("a watch");
             assert_eq!(resp.status(), StatusCode::OK, "the watch starts");
             ready.wait().await;
+            let finder = memchr::memmem::Finder::new(SENT_NEEDLE);
             let mut body = resp.into_body();
             let mut buf: Vec<u8> = Vec::new();
             let mut latencies = Vec::with_capacity(expected);
@@ -83,8 +86,8 @@ pub async fn run(target: &Arc<Target>, run: &str, f: Fanout) {
                 buf.extend_from_slice(&data);
                 let now = epoch.elapsed().as_micros() as u64;
                 let mut start = 0;
-                while let Some(end) = buf[start..].iter().position(|b| *b == b'\n') {
-                    if let Some(sent) = sent_micros(&buf[start..start + end]) {
+                while let Some(end) = memchr::memchr(b'\n', &buf[start..]) {
+                    if let Some(sent) = sent_micros(&finder, &buf[start..start + end]) {
                         latencies.push(now.saturating_sub(sent) as u32);
                     }
                     start += end + 1;

@@ -53,6 +53,10 @@ struct Options {
     /// Connections the fan-out watchers share (HTTP/2 streams).
     #[arg(long, default_value_t = 50)]
     watch_connections: usize,
+    /// Before measuring, create this many objects (16 clients; not measured), e.g. to list a
+    /// collection of a known size.
+    #[arg(long, default_value_t = 0)]
+    populate: usize,
 }
 
 struct Target {
@@ -360,6 +364,9 @@ async fn main() {
         cleanup(&target, &run, options.keep).await;
         return;
     }
+    if options.populate > 0 {
+        populate(&target, &run, options.populate).await;
+    }
     println!(
         "| operation | clients | requests | errors | ops/s | p50 ms | p90 ms | p99 ms | max ms |"
     );
@@ -393,6 +400,28 @@ async fn main() {
         }
     }
     cleanup(&target, &run, options.keep).await;
+}
+
+/// Creates `count` objects of the run with 16 clients.
+async fn populate(target: &Arc<Target>, run: &str, count: usize) {
+    const CLIENTS: usize = 16;
+    let mut tasks = Vec::new();
+    for w in 0..CLIENTS {
+        let target = target.clone();
+        let run = run.to_string();
+        tasks.push(tokio::spawn(async move {
+            let mut conn = target.connect().await.expect("connecting");
+            for i in (w..count).step_by(CLIENTS) {
+                let body = object(&run, &format!("populate-{run}-{i}"), 0);
+                let req = target.request(Method::POST, SC, Some(body));
+                let (status, _) = conn.send(req).await.expect("a create");
+                assert_eq!(status, StatusCode::CREATED, "populating");
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.expect("a populating client");
+    }
 }
 
 /// Deletes the run's objects unless asked to keep them.

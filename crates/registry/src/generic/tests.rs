@@ -26,7 +26,7 @@ fn body(v: Value) -> Vec<u8> {
 }
 
 fn json_of(e: &Encoded) -> Value {
-    serde_json::from_slice(&e.body).unwrap()
+    serde_json::from_slice(&e.body.clone().into_bytes()).unwrap()
 }
 
 fn sc(name: &str) -> Vec<u8> {

@@ -15,8 +15,8 @@ fn decode() -> Decode {
             key: kv.key.clone(),
             revision: kv.mod_revision,
             json: kv.value.clone(),
-            labels: BTreeMap::from([(k.to_string(), v.to_string())]),
-            fields: BTreeMap::new(),
+            labels: [(k, v)].into_iter().collect(),
+            fields: Pairs::default(),
         })
     })
 }
@@ -26,7 +26,7 @@ fn all() -> Filter {
 }
 
 fn tier(value: &'static str) -> Filter {
-    Arc::new(move |o| o.labels.get("tier").map(String::as_str) == Some(value))
+    Arc::new(move |o| o.labels.get("tier") == Some(value))
 }
 
 struct Fixture {
