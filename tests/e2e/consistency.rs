@@ -152,3 +152,122 @@ async fn list_and_get_follow_the_resource_version_tables() {
             .starts_with("Too large resource version")
     );
 }
+
+fn names(page: &Value) -> Vec<String> {
+    page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["metadata"]["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Paging one object at a time with a create and a delete between every two chunks: every
+/// chunk is at the first chunk's resourceVersion and together they are exactly the state at
+/// that version.
+#[tokio::test]
+async fn chunks_are_one_snapshot_under_concurrent_writes() {
+    let server = TestServer::start().await;
+    let c = admin(&server);
+    let sc = |name: String| json!({"metadata": {"name": name}, "provisioner": "p"});
+    for i in 0..20 {
+        let r = c.send_json(Method::POST, SC, &sc(format!("a{i:02}"))).await;
+        assert_eq!(r.status, 201);
+    }
+    let first = c.get(&format!("{SC}?limit=1")).await.json();
+    let snapshot = rv_of(&first);
+    let mut seen = names(&first);
+    let mut token = first["metadata"]["continue"].as_str().map(str::to_string);
+    let mut i = 0;
+    while let Some(t) = token {
+        // New names sort between the listed ones; deletions remove listed ones, some not yet
+        // paged through.
+        let r = c
+            .send_json(Method::POST, SC, &sc(format!("a{i:02}x")))
+            .await;
+        assert_eq!(r.status, 201);
+        let victim = format!("{SC}/a{:02}", 19 - i);
+        let r = c.request(Method::DELETE, &victim, &[], Vec::new()).await;
+        assert_eq!(r.status, 200);
+        i += 1;
+        let page = c.get(&format!("{SC}?limit=1&continue={t}")).await.json();
+        assert_eq!(
+            rv_of(&page),
+            snapshot,
+            "every chunk is at the list's version"
+        );
+        seen.extend(names(&page));
+        token = page["metadata"]["continue"]
+            .as_str()
+            .filter(|t| !t.is_empty())
+            .map(str::to_string);
+    }
+    let expected: Vec<String> = (0..20).map(|i| format!("a{i:02}")).collect();
+    assert_eq!(seen, expected);
+    let exact = c
+        .get(&format!(
+            "{SC}?resourceVersion={snapshot}&resourceVersionMatch=Exact"
+        ))
+        .await
+        .json();
+    assert_eq!(names(&exact), expected);
+}
+
+/// With compaction every second, a continue token's revision is compacted away: the next
+/// chunk is 410 Expired with a fresh token that continues (inconsistently) from the same
+/// place.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_continue_token_expires_with_compaction() {
+    let server =
+        TestServer::start_with(|c| c.compaction_interval = std::time::Duration::from_secs(1)).await;
+    let c = admin(&server);
+    for name in ["c1", "c2", "c3"] {
+        let r = c
+            .send_json(
+                Method::POST,
+                SC,
+                &json!({"metadata": {"name": name}, "provisioner": "p"}),
+            )
+            .await;
+        assert_eq!(r.status, 201);
+    }
+    let first = c.get(&format!("{SC}?limit=1")).await.json();
+    let listed_at = rv_of(&first);
+    let token = first["metadata"]["continue"].as_str().unwrap().to_string();
+    let r = c
+        .request(Method::DELETE, &format!("{SC}/c2"), &[], Vec::new())
+        .await;
+    assert_eq!(r.status, 200);
+    // Wait until the compactor has passed the list's revision (each pass compacts to what the
+    // previous pass saw); the exact read at that revision turns 410 then.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let r = c
+            .get(&format!(
+                "{SC}?resourceVersion={listed_at}&resourceVersionMatch=Exact"
+            ))
+            .await;
+        if r.status == 410 {
+            break;
+        }
+        assert_eq!(r.status, 200);
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never compacted past {listed_at}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    let expired = c.get(&format!("{SC}?limit=1&continue={token}")).await;
+    assert_eq!(expired.status, 410);
+    let status = expired.json();
+    assert_eq!(status["reason"], "Expired");
+    let fresh = status["metadata"]["continue"]
+        .as_str()
+        .expect("a fresh token");
+    let rest = c
+        .get(&format!("{SC}?limit=10&continue={fresh}"))
+        .await
+        .json();
+    assert_eq!(names(&rest), ["c3"], "c2 is gone, c1 was on the first page");
+    assert!(rv_of(&rest) > listed_at);
+}
