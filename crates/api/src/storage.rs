@@ -33,7 +33,7 @@ impl Strategy for StorageClassStrategy {
             categories: vec![],
             namespaced: false,
             verbs: STANDARD_VERBS.iter().map(|v| v.to_string()).collect(),
-            selectable_fields: vec![],
+            ..Default::default()
         }
     }
 

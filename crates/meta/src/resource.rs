@@ -22,7 +22,7 @@ pub const STANDARD_VERBS: &[&str] = &[
 ];
 
 /// Names, scope and verbs of a served resource, as discovery and routing need them.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceDescriptor {
     /// API group; empty for the core group.
     pub group: String,
@@ -32,6 +32,8 @@ pub struct ResourceDescriptor {
     pub kind: String,
     /// Plural resource name used in paths, e.g. `storageclasses`.
     pub resource: String,
+    /// The subresource (`status`, `binding`, ...), empty for the resource itself.
+    pub subresource: String,
     /// Singular name, e.g. `storageclass`.
     pub singular: String,
     /// Short names kubectl accepts, e.g. `sc`.
@@ -64,6 +66,28 @@ impl ResourceDescriptor {
     /// The group and resource, for error messages.
     pub fn group_resource(&self) -> crate::GroupResource {
         crate::GroupResource::new(self.group.clone(), self.resource.clone())
+    }
+
+    /// The name discovery lists: `pods`, or `pods/status` for a subresource.
+    pub fn path_name(&self) -> String {
+        if self.subresource.is_empty() {
+            self.resource.clone()
+        } else {
+            format!("{}/{}", self.resource, self.subresource)
+        }
+    }
+
+    /// The same resource's `subresource`, serving `verbs` with objects of `kind`.
+    pub fn subresource(&self, subresource: &str, kind: &str, verbs: &[&str]) -> Self {
+        Self {
+            subresource: subresource.into(),
+            kind: kind.into(),
+            verbs: verbs.iter().map(|v| v.to_string()).collect(),
+            short_names: Vec::new(),
+            categories: Vec::new(),
+            selectable_fields: Vec::new(),
+            ..self.clone()
+        }
     }
 
     /// Whether `verb` is served.
@@ -138,4 +162,37 @@ pub trait Strategy: Send + Sync + 'static {
     fn field(&self, _obj: &Self::Object, _field: &str) -> Option<String> {
         None
     }
+
+    /// Whether the type has a `status` subresource: writes to the resource keep the stored
+    /// status, and writes to `<resource>/status` change only the status.
+    fn has_status(&self) -> bool {
+        false
+    }
+
+    /// Copies the status of `from` into `to` (for the `status` subresource).
+    fn copy_status(&self, _to: &mut Self::Object, _from: &Self::Object) {}
+
+    /// The grace period of a delete (`requested` is the client's `gracePeriodSeconds`): a
+    /// positive value keeps the object, marked with a deletionTimestamp that many seconds
+    /// ahead, until something finishes it (upstream's graceful deletion of bound pods);
+    /// 0 deletes at once.
+    fn grace_period(&self, _obj: &Self::Object, _requested: Option<i64>) -> i64 {
+        0
+    }
+
+    /// Whether a deleted object must wait for its own finalization besides
+    /// `metadata.finalizers` (a namespace's `spec.finalizers`): it is kept, marked deleting,
+    /// until this turns false.
+    fn awaits_finalization(&self, _obj: &Self::Object) -> bool {
+        false
+    }
+
+    /// Why this object may not be deleted at all (a 403), e.g. the `default` namespace.
+    fn forbid_delete(&self, _obj: &Self::Object) -> Option<String> {
+        None
+    }
+
+    /// Changes made when deletion starts and the object is kept (a namespace turns
+    /// `Terminating`).
+    fn prepare_for_delete(&self, _obj: &mut Self::Object) {}
 }

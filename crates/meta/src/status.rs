@@ -345,6 +345,17 @@ impl ApiError {
         err
     }
 
+    /// 403 for a request a rule of the server refuses (not authorization):
+    /// `<resource> "<name>" is forbidden: <why>`.
+    pub fn forbidden_because(gr: &GroupResource, name: &str, why: &str) -> Self {
+        let mut err = Self::new(
+            Reason::Forbidden,
+            format!("{gr} \"{name}\" is forbidden: {why}"),
+        );
+        err.details = Some(Box::new(details(name, gr)));
+        err
+    }
+
     /// The HTTP status code.
     pub fn code(&self) -> u16 {
         self.reason.code()

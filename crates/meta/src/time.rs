@@ -8,3 +8,13 @@ pub fn now() -> Time {
     let secs = now.as_second();
     Time(jiff::Timestamp::from_second(secs).unwrap_or(now))
 }
+
+/// [`now`] plus `seconds` (e.g. a deletion deadline).
+pub fn seconds_from_now(seconds: i64) -> Time {
+    let now = now();
+    Time(
+        now.0
+            .checked_add(jiff::SignedDuration::from_secs(seconds))
+            .unwrap_or(now.0),
+    )
+}

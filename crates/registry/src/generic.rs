@@ -16,6 +16,7 @@ use k8s_openapi::Metadata;
 
 use crate::codec::{self, decode, decode_value};
 use crate::error::{Error, Result};
+use crate::namespaces::NamespaceGate;
 use crate::options::{
     ContinueToken, DeleteOptions, GetOptions, ListOptions, ResourceVersionMatch, WriteOptions,
     parse_resource_version, resource_version,
@@ -45,6 +46,15 @@ pub struct GenericStore<S: Strategy> {
     decode: Decode,
     /// Lists and watches are served from here when present.
     cache: Option<WatchCache>,
+    /// Checks that a namespace takes new objects (namespaced resources only).
+    namespaces: Option<Arc<dyn NamespaceGate>>,
+}
+
+/// What a write addresses: the resource, or its `status` subresource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Target {
+    Resource,
+    Status,
 }
 
 enum Attempt<T> {
@@ -88,7 +98,15 @@ where
             schema: |g| g.subschema_for::<S::Object>(),
             decode,
             cache,
+            namespaces: None,
         }
+    }
+
+    /// Creates in a namespace only when `gate` admits it (a missing namespace is 404, a
+    /// terminating one 403).
+    pub fn with_namespace_gate(mut self, gate: Arc<dyn NamespaceGate>) -> Self {
+        self.namespaces = Some(gate);
+        self
     }
 }
 
@@ -262,6 +280,7 @@ impl<S: Strategy> GenericStore<S> {
     #[allow(clippy::too_many_arguments)]
     async fn write_update(
         &self,
+        target: Target,
         current: &KeyValue,
         old: &S::Object,
         mut new: S::Object,
@@ -269,6 +288,15 @@ impl<S: Strategy> GenericStore<S> {
         warnings: Vec<String>,
         options: &WriteOptions,
     ) -> Result<Attempt<Encoded>> {
+        if target == Target::Status {
+            // Only the status changes; the rest stays as stored (the given resourceVersion
+            // still guards the write).
+            let given = new.metadata_mut().resource_version.take();
+            let mut merged = old.clone();
+            self.strategy.copy_status(&mut merged, &new);
+            merged.metadata_mut().resource_version = given;
+            new = merged;
+        }
         let name = meta_name(old.metadata()).to_string();
         self.strategy.default(&mut new);
         let old_meta = old.metadata();
@@ -308,6 +336,10 @@ impl<S: Strategy> GenericStore<S> {
                 }
             }
         }
+        if self.strategy.has_status() && target == Target::Resource {
+            // The status is written through `<resource>/status` only.
+            self.strategy.copy_status(&mut new, old);
+        }
         self.strategy.prepare_for_update(&mut new, old);
         errors.extend(validation::object_meta(
             new.metadata(),
@@ -326,13 +358,7 @@ impl<S: Strategy> GenericStore<S> {
                 other => Err(self.storage_error(other, &name)),
             }
         };
-        // Deleting and no finalizer left: the update completes the deletion.
-        let finalizers_left = new
-            .metadata()
-            .finalizers
-            .as_ref()
-            .is_some_and(|f| !f.is_empty());
-        if new.metadata().deletion_timestamp.is_some() && !finalizers_left {
+        if self.completes_deletion(old, &new) {
             if options.dry_run {
                 new.metadata_mut().resource_version = old_meta.resource_version.clone();
                 return self
@@ -366,6 +392,154 @@ impl<S: Strategy> GenericStore<S> {
         }
     }
 
+    /// PUT of the resource or of its status.
+    pub(crate) async fn update_target(
+        &self,
+        target: Target,
+        namespace: &str,
+        name: &str,
+        body: &[u8],
+        options: &WriteOptions,
+    ) -> Result<Encoded> {
+        let (mut new, warnings) =
+            decode::<S::Object>(body, &self.descriptor, options.field_validation)?;
+        let body_name = meta_name(new.metadata());
+        if body_name != name {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({body_name}) does not match the name on the URL ({name})"
+            ))
+            .into());
+        }
+        self.settle_namespace(new.metadata_mut(), namespace)?;
+        let explicit = new
+            .metadata()
+            .resource_version
+            .as_deref()
+            .is_some_and(|v| !v.is_empty());
+        for _ in 0..MAX_RETRIES {
+            let (current, _) = self.store.get(&self.key(namespace, name)).await?;
+            let Some(current) = current else {
+                if self.strategy.allow_create_on_update() && target == Target::Resource {
+                    return self.create_object(namespace, new, warnings, options).await;
+                }
+                return Err(ApiError::not_found(&self.gr, name).into());
+            };
+            let old = self.decode_stored(&current)?;
+            match self
+                .write_update(
+                    target,
+                    &current,
+                    &old,
+                    new.clone(),
+                    explicit,
+                    warnings.clone(),
+                    options,
+                )
+                .await?
+            {
+                Attempt::Done(out) => return Ok(out),
+                Attempt::Retry => continue,
+            }
+        }
+        Err(ApiError::conflict(&self.gr, name, ApiError::MODIFIED).into())
+    }
+
+    /// PATCH of the resource or of its status.
+    pub(crate) async fn patch_target(
+        &self,
+        target: Target,
+        namespace: &str,
+        name: &str,
+        patch_type: PatchType,
+        body: &[u8],
+        options: &WriteOptions,
+    ) -> Result<Encoded> {
+        let explicit = patch::sets_resource_version(patch_type, body);
+        for _ in 0..MAX_RETRIES {
+            let current = self.current(namespace, name).await?;
+            let old = self.decode_stored(&current)?;
+            let mut doc = serde_json::to_value(&old).map_err(Error::Encode)?;
+            patch::apply(patch_type, &mut doc, body)?;
+            codec::check_type_value(&doc, &self.descriptor)?;
+            let (new, warnings) =
+                decode_value::<S::Object>(doc, &self.descriptor, options.field_validation)?;
+            match self
+                .write_update(target, &current, &old, new, explicit, warnings, options)
+                .await?
+            {
+                Attempt::Done(out) => return Ok(out),
+                Attempt::Retry => continue,
+            }
+        }
+        Err(ApiError::conflict(&self.gr, name, ApiError::MODIFIED).into())
+    }
+
+    /// Whether writing `new` over `old` finishes a deletion: `old` was being deleted without
+    /// a pending grace period, and nothing is left to finalize (upstream deletes during the
+    /// update then).
+    fn completes_deletion(&self, old: &S::Object, new: &S::Object) -> bool {
+        let old_meta = old.metadata();
+        let finalizers_left = new
+            .metadata()
+            .finalizers
+            .as_ref()
+            .is_some_and(|f| !f.is_empty());
+        old_meta.deletion_timestamp.is_some()
+            && old_meta.deletion_grace_period_seconds.unwrap_or(0) == 0
+            && !finalizers_left
+            && !self.strategy.awaits_finalization(new)
+    }
+
+    /// Changes one object with `change` and writes it, retrying when the write loses a race.
+    /// No strategy hook runs: this is for the server's own writes that bypass the update
+    /// rules (a binding setting `spec.nodeName`, a namespace's finalize), as upstream's
+    /// guaranteed updates do. A change that leaves a deleted object with nothing to wait for
+    /// removes it.
+    pub async fn update_with<F>(
+        &self,
+        namespace: &str,
+        name: &str,
+        dry_run: bool,
+        mut change: F,
+    ) -> Result<S::Object>
+    where
+        F: FnMut(&mut S::Object) -> Result<()> + Send,
+    {
+        for _ in 0..MAX_RETRIES {
+            let current = self.current(namespace, name).await?;
+            let old = self.decode_stored(&current)?;
+            let mut new = old.clone();
+            change(&mut new)?;
+            if dry_run {
+                return Ok(new);
+            }
+            let written = if self.completes_deletion(&old, &new) {
+                self.store
+                    .delete(&current.key, Some(current.mod_revision))
+                    .await
+            } else {
+                let bytes = self.encode_stored(&mut new)?;
+                self.store
+                    .update(&current.key, bytes, current.mod_revision)
+                    .await
+            };
+            match written {
+                Ok(kv) => {
+                    new.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
+                    return Ok(new);
+                }
+                Err(capstan_storage::Error::Conflict { .. }) => continue,
+                Err(err) => return Err(self.storage_error(err, name)),
+            }
+        }
+        Err(ApiError::conflict(&self.gr, name, ApiError::MODIFIED).into())
+    }
+
+    /// The group and resource, for errors about this store's objects.
+    pub fn group_resource(&self) -> &GroupResource {
+        &self.gr
+    }
+
     async fn create_object(
         &self,
         namespace: &str,
@@ -374,6 +548,12 @@ impl<S: Strategy> GenericStore<S> {
         options: &WriteOptions,
     ) -> Result<Encoded> {
         self.settle_namespace(obj.metadata_mut(), namespace)?;
+        if let Some(gate) = &self.namespaces
+            && self.descriptor.namespaced
+        {
+            gate.admit_create(namespace, &self.gr, meta_name(obj.metadata()))
+                .await?;
+        }
         self.strategy.default(&mut obj);
         {
             let meta = obj.metadata_mut();
@@ -455,17 +635,43 @@ impl<S: Strategy> GenericStore<S> {
                 );
                 return Err(ApiError::conflict(&self.gr, name, &why).into());
             }
+            if let Some(reason) = self.strategy.forbid_delete(&obj) {
+                return Err(ApiError::forbidden_because(&self.gr, name, &reason).into());
+            }
             let has_finalizers = meta.finalizers.as_ref().is_some_and(|f| !f.is_empty());
-            if has_finalizers {
-                // Phase one: mark for deletion; the object goes when its last finalizer does.
-                if meta.deletion_timestamp.is_some() {
-                    return self.encode(&obj, Vec::new(), ResponseStatus::Accepted);
-                }
+            let finalizing = has_finalizers || self.strategy.awaits_finalization(&obj);
+            let grace = self
+                .strategy
+                .grace_period(&obj, options.grace_period_seconds)
+                .max(0);
+            // Not finished at once: 200 with the object, or 202 when the client asked for
+            // `orphanDependents: false` (upstream keeps 200 otherwise for compatibility).
+            let pending = if options.orphan_dependents == Some(false) {
+                ResponseStatus::Accepted
+            } else {
+                ResponseStatus::Ok
+            };
+            let deleting = meta.deletion_timestamp.is_some();
+            let shortens = deleting
+                && meta
+                    .deletion_grace_period_seconds
+                    .is_some_and(|current| grace < current);
+            let keep = finalizing || grace > 0;
+            if deleting && !shortens {
+                // Already marked: a repeated delete changes nothing.
+                return self.encode(&obj, Vec::new(), pending);
+            }
+            if keep {
+                // Phase one: mark for deletion; the object goes when its last finalizer does
+                // (or when whatever honours the grace period finishes it).
                 let m = obj.metadata_mut();
-                m.deletion_timestamp = Some(time::now());
-                m.deletion_grace_period_seconds = Some(0);
+                m.deletion_timestamp = Some(time::seconds_from_now(grace));
+                m.deletion_grace_period_seconds = Some(grace);
+                if !deleting {
+                    self.strategy.prepare_for_delete(&mut obj);
+                }
                 if options.dry_run {
-                    return self.encode(&obj, Vec::new(), ResponseStatus::Accepted);
+                    return self.encode(&obj, Vec::new(), pending);
                 }
                 let bytes = self.encode_stored(&mut obj)?;
                 match self
@@ -476,7 +682,7 @@ impl<S: Strategy> GenericStore<S> {
                     Ok(kv) => {
                         obj.metadata_mut().resource_version =
                             Some(resource_version(kv.mod_revision));
-                        return self.encode(&obj, Vec::new(), ResponseStatus::Accepted);
+                        return self.encode(&obj, Vec::new(), pending);
                     }
                     Err(capstan_storage::Error::Conflict { .. }) => continue,
                     Err(err) => return Err(self.storage_error(err, name)),
@@ -799,46 +1005,8 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
         body: &[u8],
         options: &WriteOptions,
     ) -> Result<Encoded> {
-        let (mut new, warnings) =
-            decode::<S::Object>(body, &self.descriptor, options.field_validation)?;
-        let body_name = meta_name(new.metadata());
-        if body_name != name {
-            return Err(ApiError::bad_request(format!(
-                "the name of the object ({body_name}) does not match the name on the URL ({name})"
-            ))
-            .into());
-        }
-        self.settle_namespace(new.metadata_mut(), namespace)?;
-        let explicit = new
-            .metadata()
-            .resource_version
-            .as_deref()
-            .is_some_and(|v| !v.is_empty());
-        for _ in 0..MAX_RETRIES {
-            let (current, _) = self.store.get(&self.key(namespace, name)).await?;
-            let Some(current) = current else {
-                if self.strategy.allow_create_on_update() {
-                    return self.create_object(namespace, new, warnings, options).await;
-                }
-                return Err(ApiError::not_found(&self.gr, name).into());
-            };
-            let old = self.decode_stored(&current)?;
-            match self
-                .write_update(
-                    &current,
-                    &old,
-                    new.clone(),
-                    explicit,
-                    warnings.clone(),
-                    options,
-                )
-                .await?
-            {
-                Attempt::Done(out) => return Ok(out),
-                Attempt::Retry => continue,
-            }
-        }
-        Err(ApiError::conflict(&self.gr, name, ApiError::MODIFIED).into())
+        self.update_target(Target::Resource, namespace, name, body, options)
+            .await
     }
 
     async fn patch(
@@ -849,24 +1017,8 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
         body: &[u8],
         options: &WriteOptions,
     ) -> Result<Encoded> {
-        let explicit = patch::sets_resource_version(patch_type, body);
-        for _ in 0..MAX_RETRIES {
-            let current = self.current(namespace, name).await?;
-            let old = self.decode_stored(&current)?;
-            let mut doc = serde_json::to_value(&old).map_err(Error::Encode)?;
-            patch::apply(patch_type, &mut doc, body)?;
-            codec::check_type_value(&doc, &self.descriptor)?;
-            let (new, warnings) =
-                decode_value::<S::Object>(doc, &self.descriptor, options.field_validation)?;
-            match self
-                .write_update(&current, &old, new, explicit, warnings, options)
-                .await?
-            {
-                Attempt::Done(out) => return Ok(out),
-                Attempt::Retry => continue,
-            }
-        }
-        Err(ApiError::conflict(&self.gr, name, ApiError::MODIFIED).into())
+        self.patch_target(Target::Resource, namespace, name, patch_type, body, options)
+            .await
     }
 
     async fn delete(

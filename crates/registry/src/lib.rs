@@ -10,11 +10,13 @@
 mod codec;
 mod error;
 mod generic;
+pub mod namespaces;
 pub mod options;
 pub mod patch;
 pub mod payload;
 mod registry;
 mod rest;
+pub mod subresources;
 pub mod watching;
 
 pub use error::{Error, Result};

@@ -279,6 +279,9 @@ pub struct DeleteOptions {
     pub grace_period_seconds: Option<i64>,
     /// `propagationPolicy`.
     pub propagation_policy: Option<String>,
+    /// The deprecated `orphanDependents` (body only); `false` turns the answer to a delete
+    /// that is not finished at once into 202, as upstream.
+    pub orphan_dependents: Option<bool>,
 }
 
 impl DeleteOptions {
@@ -321,6 +324,7 @@ impl DeleteOptions {
             if parsed.propagation_policy.is_some() {
                 out.propagation_policy = parsed.propagation_policy;
             }
+            out.orphan_dependents = parsed.orphan_dependents;
             if let Some(pre) = parsed.preconditions {
                 out.precondition_uid = pre.uid;
                 out.precondition_resource_version = pre.resource_version;

@@ -6,7 +6,9 @@ use capstan_storage::Store;
 use capstan_watch::WatchCacheConfig;
 
 use crate::generic::GenericStore;
+use crate::namespaces::StoredNamespaces;
 use crate::rest::RestStorage;
+use crate::subresources::StatusRest;
 
 /// How the registry stores and caches resources.
 #[derive(Debug, Clone)]
@@ -51,12 +53,15 @@ impl Registry {
         }
     }
 
-    /// Serves the resource of `strategy` through a [`GenericStore`].
-    pub fn register<S>(&mut self, strategy: S)
+    /// Serves the resource of `strategy` through a [`GenericStore`], with its `status`
+    /// subresource when the strategy has one; returns the store (for further subresources).
+    /// Namespaced resources create only in namespaces that exist and are not terminating.
+    pub fn register<S>(&mut self, strategy: S) -> Arc<GenericStore<S>>
     where
         S: Strategy,
         S::Object: schemars::JsonSchema,
     {
+        let has_status = strategy.has_status();
         let d = strategy.descriptor();
         let key = if d.group.is_empty() {
             d.resource.clone()
@@ -73,8 +78,19 @@ impl Registry {
             window: size,
             ..WatchCacheConfig::default()
         });
-        let store = GenericStore::new(strategy, self.store.clone(), &self.config.prefix, cache);
-        self.add(Arc::new(store));
+        let mut store = GenericStore::new(strategy, self.store.clone(), &self.config.prefix, cache);
+        if d.namespaced {
+            store = store.with_namespace_gate(Arc::new(StoredNamespaces::new(
+                self.store.clone(),
+                &self.config.prefix,
+            )));
+        }
+        let store = Arc::new(store);
+        self.add(store.clone());
+        if has_status {
+            self.add(Arc::new(StatusRest::new(store.clone())));
+        }
+        store
     }
 
     /// Serves a resource with its own [`RestStorage`].
@@ -82,12 +98,27 @@ impl Registry {
         self.resources.push(storage);
     }
 
-    /// The resource served at `group`/`version`/`resource`.
-    pub fn get(&self, group: &str, version: &str, resource: &str) -> Option<&Arc<dyn RestStorage>> {
+    /// The resource (with an empty `subresource`) or subresource served at
+    /// `group`/`version`/`resource`/`subresource`.
+    pub fn get(
+        &self,
+        group: &str,
+        version: &str,
+        resource: &str,
+        subresource: &str,
+    ) -> Option<&Arc<dyn RestStorage>> {
         self.resources.iter().find(|r| {
             let d = r.descriptor();
-            d.group == group && d.version == version && d.resource == resource
+            d.group == group
+                && d.version == version
+                && d.resource == resource
+                && d.subresource == subresource
         })
+    }
+
+    /// The store everything is kept in.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
     }
 
     /// Every served resource, in registration order.

@@ -42,8 +42,9 @@ pub enum ResponseStatus {
     Accepted,
 }
 
-/// The operations of one served resource, independent of HTTP. `namespace` is empty for
-/// cluster-scoped resources and for lists across all namespaces.
+/// The operations of one served resource (or subresource), independent of HTTP.
+/// `namespace` is empty for cluster-scoped resources and for lists across all namespaces. A
+/// verb the type does not implement answers 405, as do verbs its descriptor does not list.
 #[async_trait]
 pub trait RestStorage: Send + Sync + 'static {
     /// Names, scope and verbs.
@@ -53,48 +54,87 @@ pub trait RestStorage: Send + Sync + 'static {
     fn schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema;
 
     /// Reads one object.
-    async fn get(&self, namespace: &str, name: &str, options: &GetOptions) -> Result<Encoded>;
+    async fn get(&self, _namespace: &str, _name: &str, _options: &GetOptions) -> Result<Encoded> {
+        Err(not_allowed())
+    }
 
     /// Reads a collection (one chunk of it when `limit` is set).
-    async fn list(&self, namespace: &str, options: &ListOptions) -> Result<Encoded>;
+    async fn list(&self, _namespace: &str, _options: &ListOptions) -> Result<Encoded> {
+        Err(not_allowed())
+    }
 
     /// Watches a collection: a stream of event lines that ends at the timeout (or earlier,
     /// when the watcher falls behind). Starting points older than the kept history produce a
     /// single ERROR event (410 Expired), as upstream.
-    async fn watch(&self, namespace: &str, options: &WatchOptions) -> Result<EventStream>;
+    async fn watch(&self, _namespace: &str, _options: &WatchOptions) -> Result<EventStream> {
+        Err(not_allowed())
+    }
 
     /// Creates an object from a JSON body.
-    async fn create(&self, namespace: &str, body: &[u8], options: &WriteOptions)
-    -> Result<Encoded>;
+    async fn create(
+        &self,
+        _namespace: &str,
+        _body: &[u8],
+        _options: &WriteOptions,
+    ) -> Result<Encoded> {
+        Err(not_allowed())
+    }
+
+    /// Creates through a subresource of the object `name` (`POST pods/{name}/binding`).
+    async fn create_for(
+        &self,
+        _namespace: &str,
+        _name: &str,
+        _body: &[u8],
+        _options: &WriteOptions,
+    ) -> Result<Encoded> {
+        Err(not_allowed())
+    }
 
     /// Replaces an object with a JSON body.
     async fn update(
         &self,
-        namespace: &str,
-        name: &str,
-        body: &[u8],
-        options: &WriteOptions,
-    ) -> Result<Encoded>;
+        _namespace: &str,
+        _name: &str,
+        _body: &[u8],
+        _options: &WriteOptions,
+    ) -> Result<Encoded> {
+        Err(not_allowed())
+    }
 
     /// Patches an object.
     async fn patch(
         &self,
-        namespace: &str,
-        name: &str,
-        patch_type: PatchType,
-        body: &[u8],
-        options: &WriteOptions,
-    ) -> Result<Encoded>;
+        _namespace: &str,
+        _name: &str,
+        _patch_type: PatchType,
+        _body: &[u8],
+        _options: &WriteOptions,
+    ) -> Result<Encoded> {
+        Err(not_allowed())
+    }
 
     /// Deletes an object (or starts its deletion when finalizers remain).
-    async fn delete(&self, namespace: &str, name: &str, options: &DeleteOptions)
-    -> Result<Encoded>;
+    async fn delete(
+        &self,
+        _namespace: &str,
+        _name: &str,
+        _options: &DeleteOptions,
+    ) -> Result<Encoded> {
+        Err(not_allowed())
+    }
 
     /// Deletes every object the list options select; answers a `Status`.
     async fn delete_collection(
         &self,
-        namespace: &str,
-        list: &ListOptions,
-        options: &DeleteOptions,
-    ) -> Result<Encoded>;
+        _namespace: &str,
+        _list: &ListOptions,
+        _options: &DeleteOptions,
+    ) -> Result<Encoded> {
+        Err(not_allowed())
+    }
+}
+
+fn not_allowed() -> crate::Error {
+    capstan_meta::ApiError::method_not_allowed().into()
 }

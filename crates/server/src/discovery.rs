@@ -80,10 +80,14 @@ impl Discovery {
                     categories: (!d.categories.is_empty()).then(|| d.categories.clone()),
                     group: None,
                     kind: d.kind.clone(),
-                    name: d.resource.clone(),
+                    name: d.path_name(),
                     namespaced: d.namespaced,
                     short_names: (!d.short_names.is_empty()).then(|| d.short_names.clone()),
-                    singular_name: d.singular.clone(),
+                    singular_name: if d.subresource.is_empty() {
+                        d.singular.clone()
+                    } else {
+                        String::new()
+                    },
                     storage_version_hash: None,
                     verbs: d.verbs.clone(),
                     version: None,
@@ -105,6 +109,13 @@ impl Discovery {
                 }),
             );
         }
+        for (path, core) in [("/api", true), ("/apis", false)] {
+            let v2 = aggregated(registry, core);
+            let mut v2beta1 = v2.clone();
+            v2beta1["apiVersion"] = "apidiscovery.k8s.io/v2beta1".into();
+            documents.insert(format!("{AGGREGATED_V2}{path}"), to_bytes(&v2));
+            documents.insert(format!("{AGGREGATED_V2BETA1}{path}"), to_bytes(&v2beta1));
+        }
         let (major, minor, patch) = KUBERNETES_VERSION;
         let version = serde_json::json!({
             "major": major.to_string(),
@@ -125,6 +136,89 @@ impl Discovery {
     pub fn get(&self, path: &str) -> Option<Bytes> {
         self.documents.get(path.trim_end_matches('/')).cloned()
     }
+
+    /// The aggregated document (`/api` or `/apis`) in `version` (`v2` or `v2beta1`).
+    pub fn aggregated(&self, path: &str, version: &str) -> Option<Bytes> {
+        let prefix = match version {
+            "v2" => AGGREGATED_V2,
+            "v2beta1" => AGGREGATED_V2BETA1,
+            _ => return None,
+        };
+        self.documents
+            .get(&format!("{prefix}{}", path.trim_end_matches('/')))
+            .cloned()
+    }
+}
+
+const AGGREGATED_V2: &str = "aggregated-v2:";
+const AGGREGATED_V2BETA1: &str = "aggregated-v2beta1:";
+
+/// An `APIGroupDiscoveryList` (`apidiscovery.k8s.io`) of the core group (`core`) or of the
+/// named groups: every version with its resources and their subresources.
+fn aggregated(registry: &Registry, core: bool) -> serde_json::Value {
+    use serde_json::{Value, json};
+    let mut items = Vec::new();
+    for (group, versions) in registry.groups() {
+        if group.is_empty() != core {
+            continue;
+        }
+        let versions: Vec<Value> = versions
+            .iter()
+            .map(|version| {
+                let in_version: Vec<_> = registry
+                    .descriptors()
+                    .filter(|d| d.group == group && &d.version == version)
+                    .collect();
+                let resources: Vec<Value> = in_version
+                    .iter()
+                    .filter(|d| d.subresource.is_empty())
+                    .map(|d| {
+                        let subresources: Vec<Value> = in_version
+                            .iter()
+                            .filter(|s| s.resource == d.resource && !s.subresource.is_empty())
+                            .map(|s| {
+                                json!({
+                                    "subresource": s.subresource,
+                                    "responseKind": {"group": s.group, "version": s.version, "kind": s.kind},
+                                    "verbs": s.verbs,
+                                })
+                            })
+                            .collect();
+                        let mut r = json!({
+                            "resource": d.resource,
+                            "responseKind": {"group": d.group, "version": d.version, "kind": d.kind},
+                            "scope": if d.namespaced { "Namespaced" } else { "Cluster" },
+                            "singularResource": d.singular,
+                            "verbs": d.verbs,
+                        });
+                        if !d.short_names.is_empty() {
+                            r["shortNames"] = json!(d.short_names);
+                        }
+                        if !d.categories.is_empty() {
+                            r["categories"] = json!(d.categories);
+                        }
+                        if !subresources.is_empty() {
+                            r["subresources"] = Value::Array(subresources);
+                        }
+                        r
+                    })
+                    .collect();
+                json!({"version": version, "resources": resources, "freshness": "Current"})
+            })
+            .collect();
+        let metadata = if group.is_empty() {
+            json!({"creationTimestamp": null})
+        } else {
+            json!({"name": group, "creationTimestamp": null})
+        };
+        items.push(json!({"metadata": metadata, "versions": versions}));
+    }
+    json!({
+        "kind": "APIGroupDiscoveryList",
+        "apiVersion": "apidiscovery.k8s.io/v2",
+        "metadata": {},
+        "items": items,
+    })
 }
 
 fn go_arch() -> &'static str {

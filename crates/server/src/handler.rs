@@ -122,6 +122,22 @@ fn non_resource(
             return openapi_v2_response(&state.openapi_v2, headers, pretty);
         }
         p if p.starts_with("/openapi/v3") => state.openapi.get(p),
+        p @ ("/api" | "/apis") if method == Method::GET || method == Method::HEAD => {
+            if let Some(version) = aggregated_discovery_version(headers) {
+                let document = state.discovery.aggregated(p, version).unwrap_or_default();
+                let mut resp = response::json(StatusCode::OK, document, pretty);
+                let ct = format!(
+                    "application/json;g=apidiscovery.k8s.io;v={version};as=APIGroupDiscoveryList"
+                );
+                if let Ok(v) = http::HeaderValue::from_str(&ct) {
+                    resp.headers_mut().insert(header::CONTENT_TYPE, v);
+                }
+                resp.headers_mut()
+                    .insert(header::VARY, http::HeaderValue::from_static("Accept"));
+                return Ok(resp);
+            }
+            state.discovery.get(p)
+        }
         p => state.discovery.get(p),
     };
     let Some(document) = document else {
@@ -132,6 +148,41 @@ fn non_resource(
     }
     negotiate(headers)?;
     Ok(response::json(StatusCode::OK, document, pretty))
+}
+
+/// The aggregated discovery version (`v2`, `v2beta1`) when the client prefers it: the first
+/// Accept entry the server can serve decides.
+fn aggregated_discovery_version(headers: &HeaderMap) -> Option<&'static str> {
+    let accept = headers.get(header::ACCEPT)?.to_str().ok()?;
+    for entry in accept.split(',') {
+        let mut parts = entry.split(';').map(str::trim);
+        let media = parts.next().unwrap_or("").to_ascii_lowercase();
+        if !matches!(media.as_str(), "application/json" | "application/*" | "*/*") {
+            continue;
+        }
+        let params: Vec<(String, String)> = parts
+            .filter_map(|p| p.split_once('='))
+            .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+            .filter(|(k, _)| k != "q")
+            .collect();
+        if params.is_empty() {
+            return None;
+        }
+        let get = |key: &str| {
+            params
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.as_str())
+        };
+        if get("g") == Some("apidiscovery.k8s.io") && get("as") == Some("APIGroupDiscoveryList") {
+            match get("v") {
+                Some("v2") => return Some("v2"),
+                Some("v2beta1") => return Some("v2beta1"),
+                _ => {}
+            }
+        }
+    }
+    None
 }
 
 /// `/openapi/v2` in protobuf when asked for, else JSON.
@@ -257,7 +308,12 @@ fn lookup<'a>(
     info: &RequestInfo,
 ) -> Result<&'a Arc<dyn RestStorage>, ApiError> {
     let storage = registry
-        .get(&info.api_group, &info.api_version, &info.resource)
+        .get(
+            &info.api_group,
+            &info.api_version,
+            &info.resource,
+            &info.subresource,
+        )
         .ok_or_else(ApiError::path_not_found)?;
     let d = storage.descriptor();
     let scoped_wrong = if d.namespaced {
@@ -265,7 +321,7 @@ fn lookup<'a>(
     } else {
         !info.namespace.is_empty()
     };
-    if !info.subresource.is_empty() || scoped_wrong {
+    if scoped_wrong {
         return Err(ApiError::path_not_found());
     }
     Ok(storage)
@@ -279,7 +335,7 @@ async fn resource(
 ) -> Result<Response<Body>, ApiError> {
     let storage = lookup(&state.registry, info)?;
     let misplaced = match info.verb.as_str() {
-        "create" => !info.name.is_empty(),
+        "create" => !info.name.is_empty() && info.subresource.is_empty(),
         "update" | "patch" => info.name.is_empty(),
         _ => false,
     };
@@ -310,7 +366,9 @@ async fn resource(
             require_json(req.headers())?;
             let options = write_options(info)?;
             let body = read_body(req, state.max_body).await?;
-            if info.verb == "create" {
+            if info.verb == "create" && !info.subresource.is_empty() {
+                storage.create_for(ns, name, &body, &options).await?
+            } else if info.verb == "create" {
                 storage.create(ns, &body, &options).await?
             } else {
                 storage.update(ns, name, &body, &options).await?

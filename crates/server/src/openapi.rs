@@ -122,7 +122,12 @@ fn op_name(verb: &str, d: &ResourceDescriptor, namespaced: bool, collection: boo
     group_word.push_str(&capitalize(&d.version));
     let scope = if namespaced { "Namespaced" } else { "" };
     let coll = if collection { "Collection" } else { "" };
-    format!("{verb}{group_word}{coll}{scope}{}", d.kind)
+    let what = if d.subresource.is_empty() {
+        d.kind.clone()
+    } else {
+        format!("{}{}", capitalize(&d.singular), capitalize(&d.subresource))
+    };
+    format!("{verb}{group_word}{coll}{scope}{what}")
 }
 
 fn capitalize(s: &str) -> String {
@@ -247,10 +252,33 @@ fn paths_for(
         ),
     );
     collection.insert("parameters".into(), Value::Array(common.clone()));
-    paths.insert(
-        format!("{scoped_base}/{}", d.resource),
-        Value::Object(collection),
-    );
+    for (method, verb) in [
+        ("get", "list"),
+        ("post", "create"),
+        ("delete", "deletecollection"),
+    ] {
+        if !d.serves(verb) {
+            collection.remove(method);
+        }
+    }
+    let subresource = !d.subresource.is_empty();
+    let item_path = if subresource {
+        format!("{scoped_base}/{}/{{name}}/{}", d.resource, d.subresource)
+    } else {
+        format!("{scoped_base}/{}/{{name}}", d.resource)
+    };
+    let post = collection.remove("post");
+    if !subresource {
+        if let Some(post) = post.clone() {
+            collection.insert("post".into(), post);
+        }
+        if collection.len() > 1 {
+            paths.insert(
+                format!("{scoped_base}/{}", d.resource),
+                Value::Object(collection),
+            );
+        }
+    }
 
     let mut item = Map::new();
     item.insert(
@@ -309,12 +337,24 @@ fn paths_for(
     let mut item_params = common.clone();
     item_params.push(json!({"name": "name", "in": "path", "required": true, "description": format!("name of the {}", d.kind), "schema": {"type": "string", "uniqueItems": true}}));
     item.insert("parameters".into(), Value::Array(item_params));
-    paths.insert(
-        format!("{scoped_base}/{}/{{name}}", d.resource),
-        Value::Object(item),
-    );
+    for (method, verb) in [
+        ("get", "get"),
+        ("put", "update"),
+        ("patch", "patch"),
+        ("delete", "delete"),
+    ] {
+        if !d.serves(verb) {
+            item.remove(method);
+        }
+    }
+    if subresource && let Some(post) = post {
+        item.insert("post".into(), post);
+    }
+    if item.len() > 1 {
+        paths.insert(item_path, Value::Object(item));
+    }
 
-    if d.namespaced {
+    if d.namespaced && !subresource && d.serves("list") {
         let mut all = Map::new();
         all.insert(
             "get".into(),
@@ -377,7 +417,9 @@ impl OpenApi {
                         continue;
                     };
                     let list_ref = format!("{kind_ref}List");
-                    extra_schemas.insert(
+                    let listed = d.subresource.is_empty() && d.serves("list");
+                    if listed {
+                        extra_schemas.insert(
                         list_ref.clone(),
                         json!({
                             "description": format!("{}List is a list of {} objects.", d.kind, d.kind),
@@ -392,6 +434,7 @@ impl OpenApi {
                             "x-kubernetes-group-version-kind": [{"group": d.group, "kind": d.list_kind(), "version": d.version}],
                         }),
                     );
+                    }
                     paths_for(d, &kind_ref, &list_ref, &mut paths);
                     kinds.push((kind_ref, d.clone()));
                 }

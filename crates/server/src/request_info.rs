@@ -64,10 +64,12 @@ impl RequestInfo {
         info.is_resource_request = true;
         let mut parts: &[&str] = rest;
         if let ["namespaces", ns, more @ ..] = parts {
-            if more.is_empty() {
+            if matches!(more, [] | ["status" | "finalize"]) {
                 // /namespaces/{name} is the namespace object itself.
+                // /namespaces/{name}/status and /finalize are its subresources.
                 info.resource = "namespaces".into();
                 info.name = ns.to_string();
+                info.subresource = more.first().map(|s| s.to_string()).unwrap_or_default();
                 parts = &[];
             } else {
                 info.namespace = ns.to_string();

@@ -296,11 +296,18 @@ async fn finalizers_hold_deletion_until_removed() {
         json!({"metadata": {"name": "held", "finalizers": ["example.com/hold"]}, "provisioner": "p"}),
     );
     f.sc.create("", &b, &WriteOptions::default()).await.unwrap();
+    // 200 with the marked object, as upstream (202 only for `orphanDependents: false`).
     let out =
         f.sc.delete("", "held", &DeleteOptions::default())
             .await
             .unwrap();
-    assert_eq!(out.status, ResponseStatus::Accepted);
+    assert_eq!(out.status, ResponseStatus::Ok);
+    let again = DeleteOptions {
+        orphan_dependents: Some(false),
+        ..Default::default()
+    };
+    let repeated = f.sc.delete("", "held", &again).await.unwrap();
+    assert_eq!(repeated.status, ResponseStatus::Accepted);
     let v = json_of(&out);
     assert!(v["metadata"]["deletionTimestamp"].is_string());
     // Still there; no finalizer may be added now.

@@ -1,0 +1,339 @@
+//! Subresources served beside a resource: `status` (for every type that has one), and the two
+//! actions of the core group that write outside the update rules: a pod's `binding` (also
+//! served as the `bindings` resource) and a namespace's `finalize`.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use capstan_meta::resource::Strategy;
+use capstan_meta::v1::Status;
+use capstan_meta::{ApiError, FieldError, GroupResource, ResourceDescriptor};
+use k8s_openapi::Metadata;
+use k8s_openapi::api::core::v1::{Binding, Namespace, Pod, PodCondition};
+
+use crate::codec::decode;
+use crate::error::{Error, Result};
+use crate::generic::{GenericStore, Target};
+use crate::options::{GetOptions, WriteOptions};
+use crate::patch::PatchType;
+use crate::rest::{Encoded, ResponseStatus, RestStorage};
+
+/// `<resource>/status`: reads the object, writes only its status.
+pub struct StatusRest<S: Strategy> {
+    main: Arc<GenericStore<S>>,
+    descriptor: ResourceDescriptor,
+}
+
+impl<S> StatusRest<S>
+where
+    S: Strategy,
+    S::Object: schemars::JsonSchema,
+{
+    /// The status subresource of `main`.
+    pub fn new(main: Arc<GenericStore<S>>) -> Self {
+        let d = main.descriptor();
+        let descriptor = d.subresource("status", &d.kind, &["get", "patch", "update"]);
+        Self { main, descriptor }
+    }
+}
+
+#[async_trait]
+impl<S> RestStorage for StatusRest<S>
+where
+    S: Strategy,
+    S::Object: schemars::JsonSchema,
+{
+    fn descriptor(&self) -> &ResourceDescriptor {
+        &self.descriptor
+    }
+
+    fn schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        self.main.schema(generator)
+    }
+
+    async fn get(&self, namespace: &str, name: &str, options: &GetOptions) -> Result<Encoded> {
+        self.main.get(namespace, name, options).await
+    }
+
+    async fn update(
+        &self,
+        namespace: &str,
+        name: &str,
+        body: &[u8],
+        options: &WriteOptions,
+    ) -> Result<Encoded> {
+        self.main
+            .update_target(Target::Status, namespace, name, body, options)
+            .await
+    }
+
+    async fn patch(
+        &self,
+        namespace: &str,
+        name: &str,
+        patch_type: PatchType,
+        body: &[u8],
+        options: &WriteOptions,
+    ) -> Result<Encoded> {
+        self.main
+            .patch_target(Target::Status, namespace, name, patch_type, body, options)
+            .await
+    }
+}
+
+/// `POST pods/{name}/binding` and `POST bindings`: assigns a pod to a node, once.
+pub struct BindingRest<S: Strategy<Object = Pod>> {
+    pods: Arc<GenericStore<S>>,
+    descriptor: ResourceDescriptor,
+}
+
+impl<S> BindingRest<S>
+where
+    S: Strategy<Object = Pod>,
+{
+    /// The `pods/binding` subresource.
+    pub fn subresource(pods: Arc<GenericStore<S>>) -> Self {
+        let descriptor = pods
+            .descriptor()
+            .subresource("binding", "Binding", &["create"]);
+        Self { pods, descriptor }
+    }
+
+    /// The `bindings` resource (the same action, the pod named by the body).
+    pub fn resource(pods: Arc<GenericStore<S>>) -> Self {
+        let d = pods.descriptor();
+        let descriptor = ResourceDescriptor {
+            group: d.group.clone(),
+            version: d.version.clone(),
+            kind: "Binding".into(),
+            resource: "bindings".into(),
+            singular: "binding".into(),
+            namespaced: true,
+            verbs: vec!["create".into()],
+            ..Default::default()
+        };
+        Self { pods, descriptor }
+    }
+
+    async fn bind(
+        &self,
+        namespace: &str,
+        binding: Binding,
+        options: &WriteOptions,
+    ) -> Result<Encoded> {
+        let name = binding.metadata.name.clone().unwrap_or_default();
+        let mut errors = Vec::new();
+        if name.is_empty() {
+            errors.push(FieldError::required(
+                "metadata.name",
+                "name or generateName is required",
+            ));
+        }
+        let target = &binding.target;
+        if target.name.as_deref().unwrap_or("").is_empty() {
+            errors.push(FieldError::required("target.name", ""));
+        }
+        if let Some(kind) = target.kind.as_deref()
+            && !kind.is_empty()
+            && kind != "Node"
+        {
+            errors.push(FieldError::not_supported("target.kind", kind, &["Node"]));
+        }
+        if !errors.is_empty() {
+            return Err(ApiError::invalid("", "Binding", &name, &errors).into());
+        }
+        let node = target.name.clone().unwrap_or_default();
+        let gr = GroupResource::new("", "pods/binding");
+        let uid = binding.metadata.uid.clone().filter(|u| !u.is_empty());
+        let annotations = binding.metadata.annotations.clone().unwrap_or_default();
+        self.pods
+            .update_with(namespace, &name, options.dry_run, |pod| {
+                let conflict = |why: String| Error::from(ApiError::conflict(&gr, &name, &why));
+                let meta = pod.metadata();
+                if meta.deletion_timestamp.is_some() {
+                    return Err(conflict(format!(
+                        "pod {name} is being deleted, cannot be assigned to a host"
+                    )));
+                }
+                if let Some(uid) = &uid
+                    && meta.uid.as_ref() != Some(uid)
+                {
+                    return Err(conflict(format!(
+                        "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                        meta.uid.as_deref().unwrap_or("")
+                    )));
+                }
+                let spec = pod.spec.get_or_insert_with(Default::default);
+                if let Some(assigned) = spec.node_name.as_deref().filter(|n| !n.is_empty()) {
+                    return Err(conflict(format!(
+                        "pod {name} is already assigned to node \"{assigned}\""
+                    )));
+                }
+                spec.node_name = Some(node.clone());
+                if !annotations.is_empty() {
+                    let own = pod
+                        .metadata
+                        .annotations
+                        .get_or_insert_with(Default::default);
+                    own.extend(annotations.clone());
+                }
+                let status = pod.status.get_or_insert_with(Default::default);
+                let conditions = status.conditions.get_or_insert_with(Vec::new);
+                match conditions.iter_mut().find(|c| c.type_ == "PodScheduled") {
+                    Some(c) => {
+                        c.status = "True".into();
+                        c.reason = None;
+                        c.message = None;
+                    }
+                    None => conditions.push(PodCondition {
+                        type_: "PodScheduled".into(),
+                        status: "True".into(),
+                        ..Default::default()
+                    }),
+                }
+                Ok(())
+            })
+            .await?;
+        let status = Status {
+            status: Some("Success".into()),
+            code: Some(201),
+            ..Default::default()
+        };
+        Ok(Encoded {
+            body: serde_json::to_vec(&status).map_err(Error::Encode)?.into(),
+            warnings: Vec::new(),
+            status: ResponseStatus::Created,
+        })
+    }
+}
+
+#[async_trait]
+impl<S> RestStorage for BindingRest<S>
+where
+    S: Strategy<Object = Pod>,
+{
+    fn descriptor(&self) -> &ResourceDescriptor {
+        &self.descriptor
+    }
+
+    fn schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        generator.subschema_for::<Binding>()
+    }
+
+    async fn create(
+        &self,
+        namespace: &str,
+        body: &[u8],
+        options: &WriteOptions,
+    ) -> Result<Encoded> {
+        let (binding, _) = decode::<Binding>(body, &self.descriptor, options.field_validation)?;
+        self.bind(namespace, binding, options).await
+    }
+
+    async fn create_for(
+        &self,
+        namespace: &str,
+        name: &str,
+        body: &[u8],
+        options: &WriteOptions,
+    ) -> Result<Encoded> {
+        let (mut binding, _) = decode::<Binding>(body, &self.descriptor, options.field_validation)?;
+        match binding.metadata.name.as_deref() {
+            None | Some("") => binding.metadata.name = Some(name.to_string()),
+            Some(given) if given != name => {
+                return Err(ApiError::bad_request(
+                    "name in URL does not match name in Binding object",
+                )
+                .into());
+            }
+            Some(_) => {}
+        }
+        self.bind(namespace, binding, options).await
+    }
+}
+
+/// `PUT namespaces/{name}/finalize`: replaces `spec.finalizers`, the only way to change them.
+pub struct FinalizeRest<S: Strategy<Object = Namespace>> {
+    namespaces: Arc<GenericStore<S>>,
+    descriptor: ResourceDescriptor,
+}
+
+impl<S> FinalizeRest<S>
+where
+    S: Strategy<Object = Namespace>,
+{
+    /// The `namespaces/finalize` subresource.
+    pub fn new(namespaces: Arc<GenericStore<S>>) -> Self {
+        let descriptor = namespaces
+            .descriptor()
+            .subresource("finalize", "Namespace", &["update"]);
+        Self {
+            namespaces,
+            descriptor,
+        }
+    }
+}
+
+#[async_trait]
+impl<S> RestStorage for FinalizeRest<S>
+where
+    S: Strategy<Object = Namespace>,
+{
+    fn descriptor(&self) -> &ResourceDescriptor {
+        &self.descriptor
+    }
+
+    fn schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        generator.subschema_for::<Namespace>()
+    }
+
+    async fn update(
+        &self,
+        _namespace: &str,
+        name: &str,
+        body: &[u8],
+        options: &WriteOptions,
+    ) -> Result<Encoded> {
+        let (given, _) = decode::<Namespace>(body, &self.descriptor, options.field_validation)?;
+        let body_name = given.metadata.name.as_deref().unwrap_or("");
+        if body_name != name {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({body_name}) does not match the name on the URL ({name})"
+            ))
+            .into());
+        }
+        let finalizers = given.spec.and_then(|s| s.finalizers).unwrap_or_default();
+        let errors: Vec<FieldError> = finalizers
+            .iter()
+            .enumerate()
+            .flat_map(|(i, f)| {
+                capstan_meta::validation::qualified_name(f)
+                    .into_iter()
+                    .map(move |why| FieldError::invalid(format!("spec.finalizers[{i}]"), f, why))
+            })
+            .collect();
+        if !errors.is_empty() {
+            return Err(ApiError::invalid("", "Namespace", name, &errors).into());
+        }
+        let expected = given.metadata.resource_version.filter(|v| !v.is_empty());
+        let gr = self.namespaces.group_resource().clone();
+        let ns = self
+            .namespaces
+            .update_with("", name, options.dry_run, |ns| {
+                if let Some(rv) = &expected
+                    && ns.metadata.resource_version.as_ref() != Some(rv)
+                {
+                    return Err(ApiError::conflict(&gr, name, ApiError::MODIFIED).into());
+                }
+                ns.spec.get_or_insert_with(Default::default).finalizers =
+                    (!finalizers.is_empty()).then(|| finalizers.clone());
+                Ok(())
+            })
+            .await?;
+        Ok(Encoded {
+            body: serde_json::to_vec(&ns).map_err(Error::Encode)?.into(),
+            warnings: Vec::new(),
+            status: ResponseStatus::Ok,
+        })
+    }
+}
