@@ -70,6 +70,10 @@ struct Options {
     #[arg(long, default_value_t = 1800, help_heading = "Limits")]
     min_request_timeout: u64,
 
+    /// How long events are kept after their last activity.
+    #[arg(long, default_value = "1h0m0s", value_parser = parse_duration, help_heading = "Storage")]
+    event_ttl: Duration,
+
     /// File of bearer tokens, CSV lines: token,user,uid,"group1,group2".
     #[arg(long, help_heading = "Authentication")]
     token_auth_file: Option<PathBuf>,
@@ -157,6 +161,7 @@ fn main() -> ExitCode {
     config.default_watch_cache_size = options.default_watch_cache_size;
     config.watch_cache_sizes = options.watch_cache_sizes.into_iter().collect();
     config.min_request_timeout = Duration::from_secs(options.min_request_timeout);
+    config.event_ttl = options.event_ttl;
 
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -2,6 +2,21 @@
 //! upstream defaulting, validation and update rules over the `k8s-openapi` types. The server
 //! registers these strategies; nothing in the server knows a kind by name.
 
+pub mod coordination;
+pub mod core;
+mod describe;
+pub mod pod;
+pub mod policy;
+pub mod scheduling;
 pub mod storage;
 
-pub use storage::StorageClassStrategy;
+pub use coordination::LeaseStrategy;
+pub use core::{
+    ConfigMapStrategy, EventStrategy, NamespaceStrategy, NodeStrategy,
+    PersistentVolumeClaimStrategy, PersistentVolumeStrategy, SecretStrategy,
+    ServiceAccountStrategy,
+};
+pub use pod::PodStrategy;
+pub use policy::PodDisruptionBudgetStrategy;
+pub use scheduling::PriorityClassStrategy;
+pub use storage::{CsiNodeStrategy, StorageClassStrategy};

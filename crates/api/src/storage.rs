@@ -250,3 +250,53 @@ mod tests {
         );
     }
 }
+
+/// The strategy of `storage.k8s.io/v1` CSINode: cluster-scoped, one object per node naming
+/// its CSI drivers (and their volume limits).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct CsiNodeStrategy;
+
+impl Strategy for CsiNodeStrategy {
+    type Object = k8s_openapi::api::storage::v1::CSINode;
+
+    fn descriptor(&self) -> ResourceDescriptor {
+        crate::describe::Names {
+            group: "storage.k8s.io",
+            kind: "CSINode",
+            resource: "csinodes",
+            short_names: &[],
+            namespaced: false,
+        }
+        .v1()
+    }
+
+    fn validate(&self, node: &Self::Object) -> FieldErrors {
+        let mut errs = Vec::new();
+        let mut seen = BTreeSet::new();
+        for (i, d) in node.spec.drivers.iter().enumerate() {
+            let path = format!("spec.drivers[{i}]");
+            if d.name.is_empty() {
+                errs.push(FieldError::required(format!("{path}.name"), ""));
+            } else if !seen.insert(d.name.as_str()) {
+                errs.push(FieldError::duplicate(format!("{path}.name"), &d.name));
+            }
+            if d.node_id.is_empty() {
+                errs.push(FieldError::required(format!("{path}.nodeID"), ""));
+            }
+            if let Some(count) = d.allocatable.as_ref().and_then(|a| a.count)
+                && count < 0
+            {
+                errs.push(FieldError::invalid(
+                    format!("{path}.allocatable.count"),
+                    &count.to_string(),
+                    "must be greater than or equal to 0",
+                ));
+            }
+        }
+        errs
+    }
+
+    fn validate_update(&self, new: &Self::Object, _old: &Self::Object) -> FieldErrors {
+        self.validate(new)
+    }
+}

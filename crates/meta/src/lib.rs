@@ -12,6 +12,7 @@ pub mod field;
 pub mod fields;
 pub mod labels;
 pub mod names;
+pub mod quantity;
 pub mod resource;
 pub mod status;
 pub mod time;

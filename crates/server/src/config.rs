@@ -44,6 +44,8 @@ pub struct ServerConfig {
     /// A watch without `timeoutSeconds` ends after a random time between this and twice this
     /// (`--min-request-timeout`).
     pub min_request_timeout: Duration,
+    /// How long events are kept after their last activity (`--event-ttl`).
+    pub event_ttl: Duration,
 }
 
 impl ServerConfig {
@@ -71,6 +73,7 @@ impl ServerConfig {
             default_watch_cache_size: 100,
             watch_cache_sizes: Default::default(),
             min_request_timeout: Duration::from_secs(1800),
+            event_ttl: Duration::from_secs(3600),
         }
     }
 }

@@ -24,7 +24,7 @@ use crate::response::{self, Body};
 /// What the handlers share.
 pub struct State {
     /// The served resources.
-    pub registry: Registry,
+    pub registry: Arc<Registry>,
     /// Discovery documents.
     pub discovery: Discovery,
     /// OpenAPI v3 documents.

@@ -4,10 +4,11 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
-use capstan_api::StorageClassStrategy;
 use capstan_auth::UserInfo;
 use capstan_auth::authn::{Authenticator, AuthenticatorChain, StaticTokens};
 use capstan_auth::authz::AuthorizerChain;
+use capstan_controllers::{ControllerConfig, Controllers};
+use capstan_registry::builtin::{ensure_initial_objects, register_builtin};
 use capstan_registry::{Registry, RegistryConfig};
 use capstan_storage::{EmbeddedStore, EmbeddedStoreConfig, Store, spawn_compactor};
 use hyper_util::rt::{TokioExecutor, TokioIo};
@@ -39,6 +40,7 @@ pub struct RunningServer {
     shutdown: watch::Sender<bool>,
     accept_loop: JoinHandle<()>,
     compactor: Option<JoinHandle<()>>,
+    _controllers: Controllers,
 }
 
 impl RunningServer {
@@ -114,7 +116,18 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             watch_cache_sizes: config.watch_cache_sizes.clone(),
         },
     );
-    registry.register(StorageClassStrategy);
+    let builtin = register_builtin(&mut registry);
+    ensure_initial_objects(&registry)
+        .await
+        .map_err(|e| Error::Startup(format!("creating the initial objects: {e}")))?;
+    let registry = Arc::new(registry);
+    let controllers = Controllers::start(
+        registry.clone(),
+        &builtin,
+        ControllerConfig {
+            event_ttl: config.event_ttl,
+        },
+    );
 
     let bind = SocketAddr::new(config.bind_address, config.secure_port);
     let listener = TcpListener::bind(bind)
@@ -202,6 +215,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         shutdown,
         accept_loop: tokio::spawn(accept_loop(listener, acceptor, service, shutdown_rx)),
         compactor,
+        _controllers: controllers,
     };
     if let Some(path) = &config.admin_kubeconfig
         && let Some(contents) = running_url.admin_kubeconfig()

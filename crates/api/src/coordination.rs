@@ -1,0 +1,60 @@
+//! `coordination.k8s.io/v1`: Lease (leader election, node heartbeats).
+
+use capstan_meta::{FieldError, FieldErrors, ResourceDescriptor, Strategy};
+use k8s_openapi::api::coordination::v1::Lease;
+
+use crate::describe::Names;
+
+/// The strategy of Lease.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct LeaseStrategy;
+
+impl Strategy for LeaseStrategy {
+    type Object = Lease;
+
+    fn descriptor(&self) -> ResourceDescriptor {
+        Names {
+            group: "coordination.k8s.io",
+            kind: "Lease",
+            resource: "leases",
+            short_names: &[],
+            namespaced: true,
+        }
+        .v1()
+    }
+
+    fn validate(&self, lease: &Lease) -> FieldErrors {
+        let mut errs = Vec::new();
+        let spec = lease.spec.clone().unwrap_or_default();
+        for (field, value) in [
+            ("spec.leaseDurationSeconds", spec.lease_duration_seconds),
+            ("spec.leaseTransitions", spec.lease_transitions),
+        ] {
+            if let Some(v) = value
+                && v < 0
+            {
+                errs.push(FieldError::invalid(
+                    field,
+                    &v.to_string(),
+                    "must be greater than or equal to 0",
+                ));
+            }
+        }
+        if field_is_zero(spec.lease_duration_seconds) {
+            errs.push(FieldError::invalid(
+                "spec.leaseDurationSeconds",
+                "0",
+                "must be greater than 0",
+            ));
+        }
+        errs
+    }
+
+    fn validate_update(&self, new: &Lease, _old: &Lease) -> FieldErrors {
+        self.validate(new)
+    }
+}
+
+fn field_is_zero(v: Option<i32>) -> bool {
+    v == Some(0)
+}

@@ -1,0 +1,627 @@
+//! `v1` Pod: upstream defaulting, the validation users meet, the update rules, graceful
+//! deletion and the selectable fields.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use capstan_meta::{FieldError, FieldErrors, ResourceDescriptor, Strategy, quantity, validation};
+use k8s_openapi::api::core::v1::{Container, Pod, PodSpec, PodStatus, Probe, Toleration};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+
+use crate::describe::Names;
+
+/// Default grace period of a pod's deletion.
+pub const DEFAULT_GRACE_SECONDS: i64 = 30;
+/// The scheduler a pod is for unless it names another.
+pub const DEFAULT_SCHEDULER: &str = "default-scheduler";
+/// Built-in priority classes and their values.
+pub const SYSTEM_PRIORITY_CLASSES: &[(&str, i32)] = &[
+    ("system-node-critical", 2_000_001_000),
+    ("system-cluster-critical", 2_000_000_000),
+];
+/// Fields of a pod usable in field selectors.
+pub const POD_FIELDS: &[&str] = &[
+    "spec.nodeName",
+    "spec.restartPolicy",
+    "spec.schedulerName",
+    "spec.serviceAccountName",
+    "spec.hostNetwork",
+    "status.phase",
+    "status.podIP",
+    "status.podIPs",
+    "status.nominatedNodeName",
+];
+
+const RESTART_POLICIES: &[&str] = &["Always", "OnFailure", "Never"];
+const DNS_POLICIES: &[&str] = &["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"];
+const PROTOCOLS: &[&str] = &["TCP", "UDP", "SCTP"];
+const PULL_POLICIES: &[&str] = &["Always", "Never", "IfNotPresent"];
+
+/// The strategy of `v1` Pod.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PodStrategy;
+
+impl Strategy for PodStrategy {
+    type Object = Pod;
+
+    fn descriptor(&self) -> ResourceDescriptor {
+        let mut d = Names {
+            group: "",
+            kind: "Pod",
+            resource: "pods",
+            short_names: &["po"],
+            namespaced: true,
+        }
+        .v1();
+        d.categories = vec!["all".into()];
+        d.selectable_fields = POD_FIELDS.iter().map(|f| f.to_string()).collect();
+        d
+    }
+
+    fn default(&self, pod: &mut Pod) {
+        let spec = pod.spec.get_or_insert_with(Default::default);
+        default_spec(spec);
+    }
+
+    fn prepare_for_create(&self, pod: &mut Pod) {
+        let spec = pod.spec.get_or_insert_with(Default::default);
+        // What upstream's default admission plugins add to every new pod: the service
+        // account, the priority of its class, tolerations of not-ready and unreachable nodes.
+        if spec
+            .service_account_name
+            .as_deref()
+            .is_none_or(str::is_empty)
+        {
+            let sa = spec
+                .service_account
+                .clone()
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| "default".into());
+            spec.service_account_name = Some(sa);
+        }
+        spec.service_account = spec.service_account_name.clone();
+        if spec.priority.is_none() {
+            let class = spec.priority_class_name.as_deref().unwrap_or("");
+            spec.priority = Some(
+                SYSTEM_PRIORITY_CLASSES
+                    .iter()
+                    .find(|(name, _)| *name == class)
+                    .map_or(0, |(_, value)| *value),
+            );
+        }
+        spec.preemption_policy
+            .get_or_insert_with(|| "PreemptLowerPriority".into());
+        add_default_tolerations(spec);
+        let qos = qos_class(spec);
+        pod.status = Some(PodStatus {
+            phase: Some("Pending".into()),
+            qos_class: Some(qos.into()),
+            ..Default::default()
+        });
+    }
+
+    fn validate(&self, pod: &Pod) -> FieldErrors {
+        let mut errs = Vec::new();
+        match &pod.spec {
+            None => errs.push(FieldError::required("spec", "")),
+            Some(spec) => validate_spec(spec, &mut errs),
+        }
+        errs
+    }
+
+    fn validate_update(&self, new: &Pod, old: &Pod) -> FieldErrors {
+        let mut errs = self.validate(new);
+        let (Some(new_spec), Some(old_spec)) = (&new.spec, &old.spec) else {
+            return errs;
+        };
+        // Only images, activeDeadlineSeconds, added tolerations and removed scheduling gates
+        // may change.
+        let mut comparable = new_spec.clone();
+        for (c, o) in comparable.containers.iter_mut().zip(&old_spec.containers) {
+            c.image = o.image.clone();
+        }
+        for (c, o) in comparable
+            .init_containers
+            .iter_mut()
+            .flatten()
+            .zip(old_spec.init_containers.iter().flatten())
+        {
+            c.image = o.image.clone();
+        }
+        comparable.active_deadline_seconds = old_spec.active_deadline_seconds;
+        let old_tolerations = old_spec.tolerations.clone().unwrap_or_default();
+        let new_tolerations = new_spec.tolerations.clone().unwrap_or_default();
+        if old_tolerations.iter().all(|t| new_tolerations.contains(t)) {
+            comparable.tolerations = old_spec.tolerations.clone();
+        }
+        let old_gates = old_spec.scheduling_gates.clone().unwrap_or_default();
+        if new_spec
+            .scheduling_gates
+            .iter()
+            .flatten()
+            .all(|g| old_gates.contains(g))
+        {
+            comparable.scheduling_gates = old_spec.scheduling_gates.clone();
+        }
+        if new.metadata.deletion_timestamp.is_some() {
+            comparable.termination_grace_period_seconds = old_spec.termination_grace_period_seconds;
+        }
+        if &comparable != old_spec {
+            errs.push(FieldError::forbidden(
+                "spec",
+                "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)",
+            ));
+        }
+        errs
+    }
+
+    fn field(&self, pod: &Pod, field: &str) -> Option<String> {
+        let spec = pod.spec.as_ref();
+        let status = pod.status.as_ref();
+        let text = |v: Option<&String>| Some(v.cloned().unwrap_or_default());
+        match field {
+            "spec.nodeName" => text(spec.and_then(|s| s.node_name.as_ref())),
+            "spec.restartPolicy" => text(spec.and_then(|s| s.restart_policy.as_ref())),
+            "spec.schedulerName" => text(spec.and_then(|s| s.scheduler_name.as_ref())),
+            "spec.serviceAccountName" => text(spec.and_then(|s| s.service_account_name.as_ref())),
+            "spec.hostNetwork" => Some(
+                spec.and_then(|s| s.host_network)
+                    .unwrap_or(false)
+                    .to_string(),
+            ),
+            "status.phase" => text(status.and_then(|s| s.phase.as_ref())),
+            "status.podIP" => text(status.and_then(|s| s.pod_ip.as_ref())),
+            "status.podIPs" => Some(
+                status
+                    .and_then(|s| s.pod_ips.as_ref())
+                    .map(|ips| {
+                        ips.iter()
+                            .map(|ip| ip.ip.clone())
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    })
+                    .unwrap_or_default(),
+            ),
+            "status.nominatedNodeName" => text(status.and_then(|s| s.nominated_node_name.as_ref())),
+            _ => None,
+        }
+    }
+
+    fn has_status(&self) -> bool {
+        true
+    }
+
+    fn copy_status(&self, to: &mut Pod, from: &Pod) {
+        to.status = from.status.clone();
+    }
+
+    fn grace_period(&self, pod: &Pod, requested: Option<i64>) -> i64 {
+        let spec = pod.spec.as_ref();
+        let unbound = spec
+            .and_then(|s| s.node_name.as_deref())
+            .is_none_or(str::is_empty);
+        let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
+        if unbound || matches!(phase, Some("Succeeded" | "Failed")) {
+            return 0;
+        }
+        requested
+            .or_else(|| spec.and_then(|s| s.termination_grace_period_seconds))
+            .unwrap_or(DEFAULT_GRACE_SECONDS)
+            .max(0)
+    }
+}
+
+fn default_spec(spec: &mut PodSpec) {
+    spec.restart_policy.get_or_insert_with(|| "Always".into());
+    spec.dns_policy.get_or_insert_with(|| "ClusterFirst".into());
+    spec.termination_grace_period_seconds
+        .get_or_insert(DEFAULT_GRACE_SECONDS);
+    spec.security_context.get_or_insert_with(Default::default);
+    spec.scheduler_name
+        .get_or_insert_with(|| DEFAULT_SCHEDULER.into());
+    spec.enable_service_links.get_or_insert(true);
+    for c in spec.containers.iter_mut() {
+        default_container(c);
+    }
+    for c in spec.init_containers.iter_mut().flatten() {
+        default_container(c);
+    }
+    for v in spec.volumes.iter_mut().flatten() {
+        const MODE: i32 = 0o644;
+        if let Some(s) = v.secret.as_mut() {
+            s.default_mode.get_or_insert(MODE);
+        }
+        if let Some(c) = v.config_map.as_mut() {
+            c.default_mode.get_or_insert(MODE);
+        }
+        if let Some(p) = v.projected.as_mut() {
+            p.default_mode.get_or_insert(MODE);
+        }
+        if let Some(d) = v.downward_api.as_mut() {
+            d.default_mode.get_or_insert(MODE);
+        }
+        if let Some(h) = v.host_path.as_mut() {
+            h.type_.get_or_insert_with(String::new);
+        }
+    }
+}
+
+fn default_container(c: &mut Container) {
+    c.termination_message_path
+        .get_or_insert_with(|| "/dev/termination-log".into());
+    c.termination_message_policy
+        .get_or_insert_with(|| "File".into());
+    if c.image_pull_policy.is_none() {
+        let image = c.image.as_deref().unwrap_or("");
+        // The tag is what follows the last ':' after the last '/' (a registry port is not a tag).
+        let last = image.rsplit('/').next().unwrap_or(image);
+        let name = last.split('@').next().unwrap_or(last);
+        let tag = name.rsplit_once(':').map(|(_, t)| t);
+        let digest = last.contains('@');
+        let latest = !digest && matches!(tag, None | Some("latest"));
+        c.image_pull_policy = Some(if latest { "Always" } else { "IfNotPresent" }.into());
+    }
+    for p in c.ports.iter_mut().flatten() {
+        p.protocol.get_or_insert_with(|| "TCP".into());
+    }
+    if let Some(resources) = c.resources.as_mut()
+        && let Some(limits) = resources.limits.clone()
+    {
+        let requests = resources.requests.get_or_insert_with(BTreeMap::new);
+        for (name, value) in limits {
+            requests.entry(name).or_insert(value);
+        }
+    }
+    for probe in [
+        c.liveness_probe.as_mut(),
+        c.readiness_probe.as_mut(),
+        c.startup_probe.as_mut(),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        default_probe(probe);
+    }
+    for env in c.env.iter_mut().flatten() {
+        if let Some(field) = env.value_from.as_mut().and_then(|f| f.field_ref.as_mut()) {
+            field.api_version.get_or_insert_with(|| "v1".into());
+        }
+    }
+}
+
+fn default_probe(p: &mut Probe) {
+    p.timeout_seconds.get_or_insert(1);
+    p.period_seconds.get_or_insert(10);
+    p.success_threshold.get_or_insert(1);
+    p.failure_threshold.get_or_insert(3);
+    if let Some(http) = p.http_get.as_mut() {
+        http.scheme.get_or_insert_with(|| "HTTP".into());
+        http.path.get_or_insert_with(|| "/".into());
+    }
+}
+
+/// Tolerates `not-ready` and `unreachable` nodes for 300 s, unless the pod already says how
+/// (upstream's DefaultTolerationSeconds admission).
+fn add_default_tolerations(spec: &mut PodSpec) {
+    let tolerations = spec.tolerations.get_or_insert_with(Vec::new);
+    for key in [
+        "node.kubernetes.io/not-ready",
+        "node.kubernetes.io/unreachable",
+    ] {
+        let covered = tolerations.iter().any(|t| {
+            let effect_ok = t
+                .effect
+                .as_deref()
+                .is_none_or(|e| e.is_empty() || e == "NoExecute");
+            let key_ok = t.key.as_deref().is_none_or(|k| k.is_empty() || k == key);
+            effect_ok && key_ok && (t.key.is_some() || t.operator.as_deref() == Some("Exists"))
+        });
+        if !covered {
+            tolerations.push(Toleration {
+                key: Some(key.into()),
+                operator: Some("Exists".into()),
+                effect: Some("NoExecute".into()),
+                toleration_seconds: Some(300),
+                value: None,
+            });
+        }
+    }
+}
+
+/// Upstream's QoS class: Guaranteed when every container sets equal CPU and memory requests
+/// and limits, BestEffort when none sets any, Burstable otherwise.
+pub fn qos_class(spec: &PodSpec) -> &'static str {
+    let containers: Vec<&Container> = spec
+        .containers
+        .iter()
+        .chain(spec.init_containers.iter().flatten())
+        .collect();
+    let mut any = false;
+    let mut guaranteed = true;
+    for c in &containers {
+        let empty = BTreeMap::new();
+        let resources = c.resources.as_ref();
+        let requests = resources
+            .and_then(|r| r.requests.as_ref())
+            .unwrap_or(&empty);
+        let limits = resources.and_then(|r| r.limits.as_ref()).unwrap_or(&empty);
+        for name in ["cpu", "memory"] {
+            let nonzero = |m: &BTreeMap<String, Quantity>| {
+                m.get(name)
+                    .and_then(|q| quantity::parse(&q.0))
+                    .is_some_and(|v| v.0 != 0)
+            };
+            if nonzero(requests) || nonzero(limits) {
+                any = true;
+            }
+            let req = requests.get(name).and_then(|q| quantity::parse(&q.0));
+            let lim = limits.get(name).and_then(|q| quantity::parse(&q.0));
+            if lim.is_none() || req.is_some_and(|r| Some(r) != lim) {
+                guaranteed = false;
+            }
+        }
+    }
+    if !any {
+        "BestEffort"
+    } else if guaranteed {
+        "Guaranteed"
+    } else {
+        "Burstable"
+    }
+}
+
+fn validate_spec(spec: &PodSpec, errs: &mut FieldErrors) {
+    if spec.containers.is_empty() {
+        errs.push(FieldError::required("spec.containers", ""));
+    }
+    let mut names = BTreeSet::new();
+    let groups = [
+        (
+            "spec.initContainers",
+            spec.init_containers.as_deref().unwrap_or_default(),
+        ),
+        ("spec.containers", spec.containers.as_slice()),
+    ];
+    for (path, containers) in groups {
+        for (i, c) in containers.iter().enumerate() {
+            validate_container(&format!("{path}[{i}]"), c, &mut names, errs);
+        }
+    }
+    if let Some(p) = spec.restart_policy.as_deref()
+        && !RESTART_POLICIES.contains(&p)
+    {
+        errs.push(FieldError::not_supported(
+            "spec.restartPolicy",
+            p,
+            RESTART_POLICIES,
+        ));
+    }
+    if let Some(p) = spec.dns_policy.as_deref()
+        && !DNS_POLICIES.contains(&p)
+    {
+        errs.push(FieldError::not_supported("spec.dnsPolicy", p, DNS_POLICIES));
+    }
+    if let Some(g) = spec.termination_grace_period_seconds
+        && g < 0
+    {
+        errs.push(FieldError::invalid(
+            "spec.terminationGracePeriodSeconds",
+            &g.to_string(),
+            "must be greater than or equal to 0",
+        ));
+    }
+    if let Some(node) = spec.node_name.as_deref().filter(|n| !n.is_empty()) {
+        for why in validation::dns1123_subdomain(node) {
+            errs.push(FieldError::invalid("spec.nodeName", node, why));
+        }
+    }
+    let mut volumes = BTreeSet::new();
+    for (i, v) in spec.volumes.iter().flatten().enumerate() {
+        let path = format!("spec.volumes[{i}].name");
+        for why in validation::dns1123_label(&v.name) {
+            errs.push(FieldError::invalid(path.clone(), &v.name, why));
+        }
+        if !volumes.insert(v.name.as_str()) {
+            errs.push(FieldError::duplicate(path, &v.name));
+        }
+    }
+}
+
+fn validate_container<'a>(
+    path: &str,
+    c: &'a Container,
+    names: &mut BTreeSet<&'a str>,
+    errs: &mut FieldErrors,
+) {
+    if c.name.is_empty() {
+        errs.push(FieldError::required(format!("{path}.name"), ""));
+    } else {
+        for why in validation::dns1123_label(&c.name) {
+            errs.push(FieldError::invalid(format!("{path}.name"), &c.name, why));
+        }
+        if !names.insert(c.name.as_str()) {
+            errs.push(FieldError::duplicate(format!("{path}.name"), &c.name));
+        }
+    }
+    if c.image.as_deref().is_none_or(|i| i.trim().is_empty()) {
+        errs.push(FieldError::required(format!("{path}.image"), ""));
+    }
+    if let Some(p) = c.image_pull_policy.as_deref()
+        && !PULL_POLICIES.contains(&p)
+    {
+        errs.push(FieldError::not_supported(
+            format!("{path}.imagePullPolicy"),
+            p,
+            PULL_POLICIES,
+        ));
+    }
+    for (i, port) in c.ports.iter().flatten().enumerate() {
+        let p = format!("{path}.ports[{i}]");
+        if !(1..=65535).contains(&port.container_port) {
+            errs.push(FieldError::invalid(
+                format!("{p}.containerPort"),
+                &port.container_port.to_string(),
+                "must be between 1 and 65535, inclusive",
+            ));
+        }
+        if let Some(proto) = port.protocol.as_deref()
+            && !PROTOCOLS.contains(&proto)
+        {
+            errs.push(FieldError::not_supported(
+                format!("{p}.protocol"),
+                proto,
+                PROTOCOLS,
+            ));
+        }
+    }
+    if let Some(resources) = &c.resources {
+        let mut parsed = BTreeMap::new();
+        for (kind, map) in [
+            ("requests", &resources.requests),
+            ("limits", &resources.limits),
+        ] {
+            for (name, q) in map.iter().flatten() {
+                let field = format!("{path}.resources.{kind}[{name}]");
+                match quantity::parse(&q.0) {
+                    None => errs.push(FieldError::invalid(field, &q.0, quantity::QUANTITY_ERROR)),
+                    Some(v) if v.0 < 0 => errs.push(FieldError::invalid(
+                        field,
+                        &q.0,
+                        "must be greater than or equal to 0",
+                    )),
+                    Some(v) => {
+                        parsed.insert((kind, name.as_str()), (v, q.0.as_str()));
+                    }
+                }
+            }
+        }
+        for ((kind, name), (request, text)) in &parsed {
+            if *kind != "requests" {
+                continue;
+            }
+            if let Some((limit, limit_text)) = parsed.get(&("limits", name))
+                && request > limit
+            {
+                errs.push(FieldError::invalid(
+                    format!("{path}.resources.requests"),
+                    text,
+                    format!("must be less than or equal to {name} limit of {limit_text}"),
+                ));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod(value: serde_json::Value) -> Pod {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn defaults_follow_upstream() {
+        let mut p = pod(serde_json::json!({
+            "metadata": {"name": "p"},
+            "spec": {"containers": [
+                {"name": "a", "image": "nginx", "ports": [{"containerPort": 80}],
+                 "resources": {"limits": {"cpu": "1", "memory": "1Gi"}},
+                 "livenessProbe": {"httpGet": {"port": 80}}},
+                {"name": "b", "image": "registry:5000/app:1.2"},
+                {"name": "c", "image": "app@sha256:abc"}
+            ]}
+        }));
+        PodStrategy.default(&mut p);
+        PodStrategy.prepare_for_create(&mut p);
+        let spec = p.spec.as_ref().unwrap();
+        assert_eq!(spec.restart_policy.as_deref(), Some("Always"));
+        assert_eq!(spec.scheduler_name.as_deref(), Some(DEFAULT_SCHEDULER));
+        assert_eq!(spec.termination_grace_period_seconds, Some(30));
+        assert_eq!(spec.service_account_name.as_deref(), Some("default"));
+        assert_eq!(spec.priority, Some(0));
+        assert_eq!(spec.tolerations.as_ref().unwrap().len(), 2);
+        let pulls: Vec<_> = spec
+            .containers
+            .iter()
+            .map(|c| c.image_pull_policy.clone().unwrap())
+            .collect();
+        assert_eq!(pulls, ["Always", "IfNotPresent", "IfNotPresent"]);
+        let a = &spec.containers[0];
+        assert_eq!(
+            a.ports.as_ref().unwrap()[0].protocol.as_deref(),
+            Some("TCP")
+        );
+        let requests = a.resources.as_ref().unwrap().requests.as_ref().unwrap();
+        assert_eq!(requests["memory"].0, "1Gi");
+        let probe = a.liveness_probe.as_ref().unwrap();
+        assert_eq!(
+            (probe.period_seconds, probe.failure_threshold),
+            (Some(10), Some(3))
+        );
+        let status = p.status.as_ref().unwrap();
+        assert_eq!(status.phase.as_deref(), Some("Pending"));
+        // b and c have no resources: Burstable, not Guaranteed.
+        assert_eq!(status.qos_class.as_deref(), Some("Burstable"));
+    }
+
+    #[test]
+    fn validation_names_the_fields() {
+        let p = pod(serde_json::json!({
+            "metadata": {"name": "p"},
+            "spec": {"containers": [
+                {"name": "Bad_Name", "image": ""},
+                {"name": "x", "image": "i", "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "1", "memory": "lots"}}}
+            ], "restartPolicy": "Sometimes"}
+        }));
+        let fields: Vec<String> = PodStrategy
+            .validate(&p)
+            .iter()
+            .map(|e| e.field.clone())
+            .collect();
+        for expected in [
+            "spec.containers[0].name",
+            "spec.containers[0].image",
+            "spec.containers[1].resources.limits[memory]",
+            "spec.containers[1].resources.requests",
+            "spec.restartPolicy",
+        ] {
+            assert!(
+                fields.iter().any(|f| f == expected),
+                "{expected} in {fields:?}"
+            );
+        }
+        let empty = pod(serde_json::json!({"metadata": {"name": "p"}, "spec": {"containers": []}}));
+        assert_eq!(PodStrategy.validate(&empty)[0].field, "spec.containers");
+    }
+
+    #[test]
+    fn only_images_and_a_few_fields_may_change() {
+        let old = pod(
+            serde_json::json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "a", "image": "v1"}]}}),
+        );
+        let mut new = old.clone();
+        new.spec.as_mut().unwrap().containers[0].image = Some("v2".into());
+        new.spec.as_mut().unwrap().active_deadline_seconds = Some(10);
+        assert!(PodStrategy.validate_update(&new, &old).is_empty());
+        new.spec.as_mut().unwrap().node_name = Some("n1".into());
+        let errs = PodStrategy.validate_update(&new, &old);
+        assert_eq!(errs.len(), 1);
+        assert!(
+            errs[0]
+                .detail
+                .starts_with("pod updates may not change fields")
+        );
+    }
+
+    #[test]
+    fn grace_period_of_bound_and_unbound_pods() {
+        let mut p = pod(
+            serde_json::json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "a", "image": "i"}], "terminationGracePeriodSeconds": 45}}),
+        );
+        assert_eq!(PodStrategy.grace_period(&p, None), 0);
+        p.spec.as_mut().unwrap().node_name = Some("n1".into());
+        assert_eq!(PodStrategy.grace_period(&p, None), 45);
+        assert_eq!(PodStrategy.grace_period(&p, Some(0)), 0);
+        assert_eq!(PodStrategy.grace_period(&p, Some(5)), 5);
+    }
+}

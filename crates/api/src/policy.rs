@@ -1,0 +1,103 @@
+//! `policy/v1`: PodDisruptionBudget.
+
+use capstan_meta::{FieldError, FieldErrors, ResourceDescriptor, Strategy};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+use crate::describe::Names;
+
+/// The strategy of PodDisruptionBudget: `status` subresource; `minAvailable` and
+/// `maxUnavailable` are exclusive.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PodDisruptionBudgetStrategy;
+
+fn validate_int_or_percent(field: &str, v: &IntOrString, errs: &mut FieldErrors) {
+    match v {
+        IntOrString::Int(n) if *n < 0 => errs.push(FieldError::invalid(
+            field,
+            &n.to_string(),
+            "must be greater than or equal to 0",
+        )),
+        IntOrString::String(s) => {
+            let pct = s.strip_suffix('%').and_then(|n| n.parse::<i64>().ok());
+            match pct {
+                None => errs.push(FieldError::invalid(
+                    field,
+                    s,
+                    "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')",
+                )),
+                Some(p) if p > 100 => errs.push(FieldError::invalid(
+                    field,
+                    s,
+                    "must not be greater than 100%",
+                )),
+                Some(_) => {}
+            }
+        }
+        IntOrString::Int(_) => {}
+    }
+}
+
+impl Strategy for PodDisruptionBudgetStrategy {
+    type Object = PodDisruptionBudget;
+
+    fn descriptor(&self) -> ResourceDescriptor {
+        Names {
+            group: "policy",
+            kind: "PodDisruptionBudget",
+            resource: "poddisruptionbudgets",
+            short_names: &["pdb"],
+            namespaced: true,
+        }
+        .v1()
+    }
+
+    fn prepare_for_create(&self, pdb: &mut PodDisruptionBudget) {
+        pdb.status = None;
+    }
+
+    fn validate(&self, pdb: &PodDisruptionBudget) -> FieldErrors {
+        let mut errs = Vec::new();
+        let spec = pdb.spec.clone().unwrap_or_default();
+        if spec.min_available.is_some() && spec.max_unavailable.is_some() {
+            errs.push(FieldError::invalid(
+                "spec",
+                "",
+                "minAvailable and maxUnavailable cannot be both set",
+            ));
+        }
+        if let Some(v) = &spec.min_available {
+            validate_int_or_percent("spec.minAvailable", v, &mut errs);
+        }
+        if let Some(v) = &spec.max_unavailable {
+            validate_int_or_percent("spec.maxUnavailable", v, &mut errs);
+        }
+        let policies = ["IfHealthyBudget", "AlwaysAllow"];
+        if let Some(p) = spec.unhealthy_pod_eviction_policy.as_deref()
+            && !policies.contains(&p)
+        {
+            errs.push(FieldError::not_supported(
+                "spec.unhealthyPodEvictionPolicy",
+                p,
+                &policies,
+            ));
+        }
+        errs
+    }
+
+    fn validate_update(
+        &self,
+        new: &PodDisruptionBudget,
+        _old: &PodDisruptionBudget,
+    ) -> FieldErrors {
+        self.validate(new)
+    }
+
+    fn has_status(&self) -> bool {
+        true
+    }
+
+    fn copy_status(&self, to: &mut PodDisruptionBudget, from: &PodDisruptionBudget) {
+        to.status = from.status.clone();
+    }
+}

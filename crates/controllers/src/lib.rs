@@ -1,0 +1,64 @@
+//! Controllers that run inside the API server process, working from the watch cache through
+//! the same [`RestStorage`](capstan_registry::RestStorage) calls the HTTP handlers make:
+//!
+//! - **namespaces**: a deleted namespace's content is deleted, resource by resource; when
+//!   nothing is left, the `kubernetes` finalizer is removed and the namespace goes away. New
+//!   namespaces get a `default` ServiceAccount.
+//! - **events**: core events expire `--event-ttl` after their last activity.
+
+mod events;
+mod namespaces;
+mod watching;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use capstan_registry::Registry;
+use capstan_registry::builtin::Builtin;
+use tokio::task::JoinHandle;
+
+pub use events::expire_events;
+pub use namespaces::finalize_namespace;
+
+/// Settings of the controllers.
+#[derive(Debug, Clone)]
+pub struct ControllerConfig {
+    /// How long an event lives after its last activity (`--event-ttl`).
+    pub event_ttl: Duration,
+}
+
+impl Default for ControllerConfig {
+    fn default() -> Self {
+        Self {
+            event_ttl: Duration::from_secs(3600),
+        }
+    }
+}
+
+/// The running controllers; they stop when this is dropped.
+pub struct Controllers {
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Controllers {
+    /// Starts every controller.
+    pub fn start(registry: Arc<Registry>, builtin: &Builtin, config: ControllerConfig) -> Self {
+        let tasks = vec![
+            tokio::spawn(namespaces::run(
+                registry.clone(),
+                builtin.namespaces.clone(),
+                builtin.service_accounts.clone(),
+            )),
+            tokio::spawn(events::run(builtin.events.clone(), config.event_ttl)),
+        ];
+        Self { tasks }
+    }
+}
+
+impl Drop for Controllers {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}

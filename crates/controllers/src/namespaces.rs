@@ -1,0 +1,173 @@
+//! The namespace controller: deleting a namespace's content, finalizing it, and giving new
+//! namespaces a `default` ServiceAccount.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use capstan_api::core::NAMESPACE_FINALIZER;
+use capstan_api::{NamespaceStrategy, ServiceAccountStrategy};
+use capstan_meta::Reason;
+use capstan_registry::{
+    DeleteOptions, Error, GenericStore, ListOptions, Registry, RestStorage, WriteOptions,
+};
+use serde_json::Value;
+use tracing::{debug, warn};
+
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+use crate::watching::{Seen, follow};
+
+/// Longest wait between two passes over a terminating namespace's content.
+const MAX_RETRY: Duration = Duration::from_secs(5);
+
+pub(crate) async fn run(
+    registry: Arc<Registry>,
+    namespaces: Arc<GenericStore<NamespaceStrategy>>,
+    service_accounts: Arc<GenericStore<ServiceAccountStrategy>>,
+) {
+    let finalizing: Arc<Mutex<HashSet<String>>> = Arc::default();
+    let mut has_account: HashSet<String> = HashSet::new();
+    let (tx, mut seen) = mpsc::channel(256);
+    let source: Arc<dyn RestStorage> = namespaces.clone();
+    // Every task started here stops with this one (the set aborts them when dropped).
+    let mut tasks = JoinSet::new();
+    tasks.spawn(follow(source, tx));
+    while let Some(Seen {
+        object: ns,
+        deleted,
+    }) = seen.recv().await
+    {
+        let name = ns["metadata"]["name"].as_str().unwrap_or("").to_string();
+        if name.is_empty() {
+            continue;
+        }
+        if deleted {
+            has_account.remove(&name);
+            continue;
+        }
+        let terminating = !ns["metadata"]["deletionTimestamp"].is_null();
+        let ours = ns["spec"]["finalizers"]
+            .as_array()
+            .is_some_and(|f| f.iter().any(|f| f == NAMESPACE_FINALIZER));
+        if terminating {
+            let started = ours
+                && finalizing
+                    .lock()
+                    .map(|mut f| f.insert(name.clone()))
+                    .unwrap_or(false);
+            if started {
+                let registry = registry.clone();
+                let namespaces = namespaces.clone();
+                let finalizing = finalizing.clone();
+                tasks.spawn(async move {
+                    finalize_namespace(&registry, &namespaces, &name).await;
+                    if let Ok(mut f) = finalizing.lock() {
+                        f.remove(&name);
+                    }
+                });
+            }
+        } else if !has_account.contains(&name)
+            && ensure_default_account(&service_accounts, &name).await
+        {
+            has_account.insert(name);
+        }
+        // Reap finished finalizations.
+        while tasks.try_join_next().is_some() {}
+    }
+}
+
+/// Creates the namespace's `default` ServiceAccount unless it exists; false when that failed
+/// (it is tried again on the namespace's next change).
+async fn ensure_default_account(
+    service_accounts: &GenericStore<ServiceAccountStrategy>,
+    namespace: &str,
+) -> bool {
+    let body = br#"{"metadata":{"name":"default"}}"#;
+    match service_accounts
+        .create(namespace, body, &WriteOptions::default())
+        .await
+    {
+        Ok(_) => true,
+        Err(Error::Api(e)) if e.reason == Reason::AlreadyExists => true,
+        Err(err) => {
+            debug!(%err, namespace, "namespace controller: no default service account yet");
+            false
+        }
+    }
+}
+
+/// Deletes everything in `namespace`, pass after pass until nothing is left (objects may wait
+/// for their finalizers or grace periods), then removes the `kubernetes` finalizer, which
+/// removes the namespace.
+pub async fn finalize_namespace(
+    registry: &Registry,
+    namespaces: &GenericStore<NamespaceStrategy>,
+    namespace: &str,
+) {
+    let mut wait = Duration::from_millis(50);
+    loop {
+        let mut remaining = 0;
+        for storage in registry.resources() {
+            let d = storage.descriptor();
+            if !d.namespaced || !d.subresource.is_empty() || !d.serves("deletecollection") {
+                continue;
+            }
+            if let Err(err) = storage
+                .delete_collection(
+                    namespace,
+                    &ListOptions::default(),
+                    &DeleteOptions::default(),
+                )
+                .await
+            {
+                warn!(%err, namespace, resource = %d.resource, "namespace controller: deleting content failed");
+            }
+            remaining += count(&**storage, namespace).await;
+        }
+        if remaining == 0 {
+            break;
+        }
+        debug!(
+            namespace,
+            remaining, "namespace controller: waiting for content to go"
+        );
+        tokio::time::sleep(wait).await;
+        wait = (wait * 2).min(MAX_RETRY);
+    }
+    let finalized = namespaces
+        .update_with("", namespace, false, |ns| {
+            if let Some(finalizers) = ns.spec.as_mut().and_then(|s| s.finalizers.as_mut()) {
+                finalizers.retain(|f| f != NAMESPACE_FINALIZER);
+            }
+            Ok(())
+        })
+        .await;
+    match finalized {
+        Ok(_) => debug!(namespace, "namespace controller: finalized"),
+        Err(Error::Api(e)) if e.reason == Reason::NotFound => {}
+        Err(err) => warn!(%err, namespace, "namespace controller: finalizing failed"),
+    }
+}
+
+/// How many objects of `storage` are left in `namespace` (1 when that cannot be told).
+async fn count(storage: &dyn RestStorage, namespace: &str) -> usize {
+    let options = ListOptions {
+        limit: 1,
+        ..Default::default()
+    };
+    match storage.list(namespace, &options).await {
+        Ok(encoded) => {
+            let list: Value =
+                serde_json::from_slice(&encoded.body.into_bytes()).unwrap_or_default();
+            let items = list["items"].as_array().map_or(0, Vec::len);
+            let more = list["metadata"]["remainingItemCount"].as_u64().unwrap_or(0) as usize;
+            let continued = list["metadata"]["continue"]
+                .as_str()
+                .is_some_and(|c| !c.is_empty());
+            items + more.max(usize::from(continued && more == 0))
+        }
+        Err(_) => 1,
+    }
+}

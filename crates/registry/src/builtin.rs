@@ -1,0 +1,94 @@
+//! Every built-in resource, registered in one place, and the objects a cluster has from its
+//! first start.
+
+use std::sync::Arc;
+
+use capstan_api::{
+    ConfigMapStrategy, CsiNodeStrategy, EventStrategy, LeaseStrategy, NamespaceStrategy,
+    NodeStrategy, PersistentVolumeClaimStrategy, PersistentVolumeStrategy,
+    PodDisruptionBudgetStrategy, PodStrategy, PriorityClassStrategy, SecretStrategy,
+    ServiceAccountStrategy, StorageClassStrategy,
+};
+use capstan_meta::Reason;
+
+use crate::error::{Error, Result};
+use crate::generic::GenericStore;
+use crate::options::WriteOptions;
+use crate::registry::Registry;
+use crate::subresources::{BindingRest, FinalizeRest};
+
+/// The stores the server's own controllers work with.
+pub struct Builtin {
+    /// Namespaces (the namespace controller finalizes them).
+    pub namespaces: Arc<GenericStore<NamespaceStrategy>>,
+    /// Pods.
+    pub pods: Arc<GenericStore<PodStrategy>>,
+    /// Service accounts (a `default` one per namespace).
+    pub service_accounts: Arc<GenericStore<ServiceAccountStrategy>>,
+    /// Core events (expired after `--event-ttl`).
+    pub events: Arc<GenericStore<EventStrategy>>,
+}
+
+/// Registers every built-in resource with its subresources. Namespaces come first: the
+/// namespaced resources check them on create.
+pub fn register_builtin(registry: &mut Registry) -> Builtin {
+    let namespaces = registry.register(NamespaceStrategy);
+    registry.add(Arc::new(FinalizeRest::new(namespaces.clone())));
+    let pods = registry.register(PodStrategy);
+    registry.add(Arc::new(BindingRest::subresource(pods.clone())));
+    registry.add(Arc::new(BindingRest::resource(pods.clone())));
+    registry.register(NodeStrategy);
+    registry.register(ConfigMapStrategy);
+    registry.register(SecretStrategy);
+    let service_accounts = registry.register(ServiceAccountStrategy);
+    let events = registry.register(EventStrategy);
+    registry.register(PersistentVolumeStrategy);
+    registry.register(PersistentVolumeClaimStrategy);
+    registry.register(LeaseStrategy);
+    registry.register(StorageClassStrategy);
+    registry.register(CsiNodeStrategy);
+    registry.register(PriorityClassStrategy);
+    registry.register(PodDisruptionBudgetStrategy);
+    Builtin {
+        namespaces,
+        pods,
+        service_accounts,
+        events,
+    }
+}
+
+/// Creates what exists in every cluster unless it is there already: the `default`,
+/// `kube-system`, `kube-public` and `kube-node-lease` namespaces and the two system priority
+/// classes.
+pub async fn ensure_initial_objects(registry: &Registry) -> Result<()> {
+    let mut wanted: Vec<(&str, serde_json::Value)> = capstan_api::core::INITIAL_NAMESPACES
+        .iter()
+        .map(|name| {
+            (
+                "namespaces",
+                serde_json::json!({"metadata": {"name": name}}),
+            )
+        })
+        .collect();
+    for pc in capstan_api::scheduling::system_priority_classes() {
+        wanted.push((
+            "priorityclasses",
+            serde_json::to_value(pc).map_err(Error::Encode)?,
+        ));
+    }
+    for (resource, body) in wanted {
+        let Some(storage) = registry
+            .resources()
+            .find(|r| r.descriptor().resource == resource && r.descriptor().subresource.is_empty())
+        else {
+            continue;
+        };
+        let bytes = serde_json::to_vec(&body).map_err(Error::Encode)?;
+        match storage.create("", &bytes, &WriteOptions::default()).await {
+            Ok(_) => {}
+            Err(Error::Api(e)) if e.reason == Reason::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
