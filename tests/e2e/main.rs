@@ -4,6 +4,7 @@
 mod auth;
 mod bad_input;
 mod consistency;
+mod core;
 mod discovery;
 mod kube_client;
 mod kubectl;
