@@ -70,6 +70,10 @@ struct Options {
     #[arg(long, default_value_t = 1800, help_heading = "Limits")]
     min_request_timeout: u64,
 
+    /// Deletes a deletecollection call (and a namespace's cleanup) runs in parallel.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..), help_heading = "Limits")]
+    delete_collection_workers: u32,
+
     /// How long events are kept after their last activity.
     #[arg(long, default_value = "1h0m0s", value_parser = parse_duration, help_heading = "Storage")]
     event_ttl: Duration,
@@ -162,6 +166,7 @@ fn main() -> ExitCode {
     config.watch_cache_sizes = options.watch_cache_sizes.into_iter().collect();
     config.min_request_timeout = Duration::from_secs(options.min_request_timeout);
     config.event_ttl = options.event_ttl;
+    config.delete_collection_workers = options.delete_collection_workers as usize;
 
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -12,6 +12,7 @@ use capstan_meta::{
 };
 use capstan_storage::{KeyValue, ListRequest, Revision, Store};
 use capstan_watch::{CachedObject, Decode, WatchCache, WatchCacheConfig};
+use futures_util::StreamExt;
 use k8s_openapi::Metadata;
 
 use crate::codec::{self, decode, decode_value};
@@ -48,6 +49,8 @@ pub struct GenericStore<S: Strategy> {
     cache: Option<WatchCache>,
     /// Checks that a namespace takes new objects (namespaced resources only).
     namespaces: Option<Arc<dyn NamespaceGate>>,
+    /// Deletes a deletecollection runs at once (`--delete-collection-workers`).
+    delete_workers: usize,
 }
 
 /// What a write addresses: the resource, or its `status` subresource.
@@ -99,7 +102,14 @@ where
             decode,
             cache,
             namespaces: None,
+            delete_workers: 1,
         }
+    }
+
+    /// Runs up to `workers` deletes of a deletecollection at once.
+    pub fn with_delete_workers(mut self, workers: usize) -> Self {
+        self.delete_workers = workers.max(1);
+        self
     }
 
     /// Creates in a namespace only when `gate` admits it (a missing namespace is 404, a
@@ -1045,14 +1055,21 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
                 ..Default::default()
             })
             .await?;
+        let mut selected = Vec::new();
         for kv in &resp.items {
             let obj = self.decode_stored(kv)?;
             if !self.matches(&obj, list) {
                 continue;
             }
             let meta = obj.metadata();
-            let ns = meta.namespace.as_deref().unwrap_or(namespace);
-            match self.delete_one(ns, meta_name(meta), options).await {
+            let ns = meta.namespace.clone().unwrap_or_else(|| namespace.to_string());
+            selected.push((ns, meta_name(meta).to_string()));
+        }
+        let mut deletes = futures_util::stream::iter(selected)
+            .map(|(ns, name)| async move { self.delete_one(&ns, &name, options).await })
+            .buffer_unordered(self.delete_workers);
+        while let Some(outcome) = deletes.next().await {
+            match outcome {
                 Ok(_) => {}
                 Err(Error::Api(e)) if e.reason == Reason::NotFound => {}
                 Err(e) => return Err(e),

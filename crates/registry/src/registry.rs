@@ -22,6 +22,8 @@ pub struct RegistryConfig {
     /// Per-resource sizes, keyed `resource` (core) or `resource.group`
     /// (`--watch-cache-sizes`); 0 turns the cache off for that resource.
     pub watch_cache_sizes: HashMap<String, usize>,
+    /// Deletes one deletecollection runs at once (`--delete-collection-workers`).
+    pub delete_collection_workers: usize,
 }
 
 impl Default for RegistryConfig {
@@ -31,6 +33,7 @@ impl Default for RegistryConfig {
             watch_cache: true,
             default_watch_cache_size: 100,
             watch_cache_sizes: HashMap::new(),
+            delete_collection_workers: 1,
         }
     }
 }
@@ -78,7 +81,8 @@ impl Registry {
             window: size,
             ..WatchCacheConfig::default()
         });
-        let mut store = GenericStore::new(strategy, self.store.clone(), &self.config.prefix, cache);
+        let mut store = GenericStore::new(strategy, self.store.clone(), &self.config.prefix, cache)
+            .with_delete_workers(self.config.delete_collection_workers);
         if d.namespaced {
             store = store.with_namespace_gate(Arc::new(StoredNamespaces::new(
                 self.store.clone(),

@@ -46,6 +46,9 @@ pub struct ServerConfig {
     pub min_request_timeout: Duration,
     /// How long events are kept after their last activity (`--event-ttl`).
     pub event_ttl: Duration,
+    /// Deletes one deletecollection (and so a namespace's cleanup) runs at once
+    /// (`--delete-collection-workers`).
+    pub delete_collection_workers: usize,
 }
 
 impl ServerConfig {
@@ -74,6 +77,7 @@ impl ServerConfig {
             watch_cache_sizes: Default::default(),
             min_request_timeout: Duration::from_secs(1800),
             event_ttl: Duration::from_secs(3600),
+            delete_collection_workers: 1,
         }
     }
 }

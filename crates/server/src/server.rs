@@ -114,6 +114,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             watch_cache: config.watch_cache,
             default_watch_cache_size: config.default_watch_cache_size,
             watch_cache_sizes: config.watch_cache_sizes.clone(),
+            delete_collection_workers: config.delete_collection_workers,
         },
     );
     let builtin = register_builtin(&mut registry);

@@ -19,6 +19,7 @@ use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, ServerName};
 
 mod fanout;
+mod pods;
 
 const SC: &str = "/apis/storage.k8s.io/v1/storageclasses";
 
@@ -53,6 +54,14 @@ struct Options {
     /// Connections the fan-out watchers share (HTTP/2 streams).
     #[arg(long, default_value_t = 50)]
     watch_connections: usize,
+    /// Instead of the operations: create this many ~2 KB pods in a new namespace at the
+    /// largest `--clients` count, list them by `spec.nodeName` for `--duration`, then time the
+    /// deletion of a namespace holding `--namespace-objects` pods.
+    #[arg(long)]
+    pods: Option<usize>,
+    /// Pods in the namespace whose deletion the `--pods` run times.
+    #[arg(long, default_value_t = 5000)]
+    namespace_objects: usize,
     /// Before measuring, create this many objects (16 clients; not measured), e.g. to list a
     /// collection of a known size.
     #[arg(long, default_value_t = 0)]
@@ -362,6 +371,11 @@ async fn main() {
         };
         fanout::run(&target, &run, f).await;
         cleanup(&target, &run, options.keep).await;
+        return;
+    }
+    if let Some(count) = options.pods {
+        let clients = options.clients.iter().copied().max().unwrap_or(64);
+        pods::run(&target, &run, count, clients, options.duration, options.namespace_objects).await;
         return;
     }
     if options.populate > 0 {

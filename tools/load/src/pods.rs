@@ -1,0 +1,195 @@
+//! Pods at scale: creating realistic pods from many clients, listing them by node with a field
+//! selector, and deleting a namespace full of objects.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use http::{Method, StatusCode};
+
+use crate::{Target, ms, percentile};
+
+/// Nodes the created pods are spread over (set directly in `spec.nodeName`).
+const NODES: usize = 10;
+
+/// A pod manifest of about 2 KB, like those controllers create.
+fn pod(name: &str, node: Option<&str>) -> Vec<u8> {
+    let mut spec = serde_json::json!({
+        "containers": [{
+            "name": "app",
+            "image": "registry.example.com/team/app:1.27.3",
+            "args": ["--port=8080", "--log-level=info", "--config=/etc/app/config.yaml"],
+            "ports": [{"containerPort": 8080, "name": "http"}, {"containerPort": 9090, "name": "metrics"}],
+            "env": [
+                {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+                {"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
+                {"name": "GOMAXPROCS", "value": "2"}
+            ],
+            "resources": {"requests": {"cpu": "250m", "memory": "256Mi"}, "limits": {"cpu": "1", "memory": "512Mi"}},
+            "livenessProbe": {"httpGet": {"path": "/healthz", "port": 8080}, "initialDelaySeconds": 10},
+            "readinessProbe": {"httpGet": {"path": "/ready", "port": 8080}},
+            "volumeMounts": [{"name": "config", "mountPath": "/etc/app"}, {"name": "tmp", "mountPath": "/tmp"}],
+            "securityContext": {"runAsNonRoot": true, "allowPrivilegeEscalation": false, "capabilities": {"drop": ["ALL"]}}
+        }],
+        "volumes": [{"name": "config", "configMap": {"name": "app-config"}}, {"name": "tmp", "emptyDir": {}}],
+        "affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 100, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "load"}}, "topologyKey": "kubernetes.io/hostname"}}]}},
+        "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "load", "effect": "NoSchedule"}]
+    });
+    if let Some(node) = node {
+        spec["nodeName"] = node.into();
+    }
+    serde_json::to_vec(&serde_json::json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "labels": {"app": "load", "pod-template-hash": "5d8f7c9b6", "capstan-load": "pods"},
+            "annotations": {"example.com/owner": "capstan-load", "example.com/revision": "3"}
+        },
+        "spec": spec
+    }))
+    .expect("JSON")
+}
+
+async fn create_namespace(target: &Target, name: &str) {
+    let mut conn = target.connect().await.expect("connecting");
+    let body = serde_json::to_vec(&serde_json::json!({"metadata": {"name": name}})).expect("JSON");
+    let req = target.request(Method::POST, "/api/v1/namespaces", Some(body));
+    let (status, body) = conn.send(req).await.expect("creating the namespace");
+    assert_eq!(status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&body));
+}
+
+/// Creates `count` pods in `namespace` from `clients` connections; the latencies.
+async fn create_pods(
+    target: &Arc<Target>,
+    namespace: &str,
+    count: usize,
+    clients: usize,
+    bound: bool,
+) -> (Vec<Duration>, Duration) {
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for w in 0..clients {
+        let target = target.clone();
+        let namespace = namespace.to_string();
+        tasks.push(tokio::spawn(async move {
+            let mut conn = target.connect().await.expect("connecting");
+            let mut latencies = Vec::new();
+            let path = format!("/api/v1/namespaces/{namespace}/pods");
+            for i in (w..count).step_by(clients) {
+                let node = format!("node-{}", i % NODES);
+                let body = pod(&format!("pod-{i}"), bound.then_some(node.as_str()));
+                let t = Instant::now();
+                let (status, body) = conn
+                    .send(target.request(Method::POST, &path, Some(body)))
+                    .await
+                    .expect("a create");
+                assert_eq!(status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&body));
+                latencies.push(t.elapsed());
+            }
+            latencies
+        }));
+    }
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.expect("a client"));
+    }
+    all.sort();
+    (all, start.elapsed())
+}
+
+fn row(what: &str, clients: usize, latencies: &[Duration], elapsed: Duration) {
+    println!(
+        "| {what} | {clients} | {} | {:.0} | {} | {} | {} |",
+        latencies.len(),
+        latencies.len() as f64 / elapsed.as_secs_f64(),
+        ms(percentile(latencies, 0.5)),
+        ms(percentile(latencies, 0.99)),
+        ms(latencies.last().copied().unwrap_or_default()),
+    );
+}
+
+/// Runs the pod benchmarks and prints table rows.
+pub async fn run(target: &Arc<Target>, run: &str, pods: usize, clients: usize, duration: Duration, namespace_objects: usize) {
+    println!("| operation | clients | requests | ops/s | p50 ms | p99 ms | max ms |");
+    println!("|---|---|---|---|---|---|---|");
+    let ns = format!("load-{run}");
+    create_namespace(target, &ns).await;
+    let (latencies, elapsed) = create_pods(target, &ns, pods, clients, true).await;
+    row(&format!("create pod (~2 KB), {pods} in all"), clients, &latencies, elapsed);
+
+    // List one node's pods by field selector, one client, back to back.
+    let mut conn = target.connect().await.expect("connecting");
+    let mut latencies = Vec::new();
+    let start = Instant::now();
+    let mut items = 0;
+    let mut bytes = 0;
+    let mut i = 0usize;
+    while start.elapsed() < duration {
+        let path = format!("/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-{}", i % NODES);
+        i += 1;
+        let t = Instant::now();
+        let (status, body) = conn
+            .send(target.request(Method::GET, &path, None))
+            .await
+            .expect("a list");
+        latencies.push(t.elapsed());
+        assert_eq!(status, StatusCode::OK);
+        if i == 1 {
+            // Counted once: parsing megabytes of JSON would slow the loop, not the server.
+            let v: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+            items = v["items"].as_array().map_or(0, Vec::len);
+            bytes = body.len();
+        }
+    }
+    latencies.sort();
+    row(
+        &format!("list pods by spec.nodeName ({items} of {pods}, {:.1} MB)", bytes as f64 / 1e6),
+        1,
+        &latencies,
+        start.elapsed(),
+    );
+
+    // Forced deletion of the bound pods (no kubelet finishes graceful ones), then the
+    // namespace.
+    let req = target.request(
+        Method::DELETE,
+        &format!("/api/v1/namespaces/{ns}/pods?gracePeriodSeconds=0"),
+        None,
+    );
+    let t = Instant::now();
+    conn.send(req).await.expect("deleting the pods");
+    println!("| deletecollection of {pods} pods | 1 | 1 | — | {} | — | — |", ms(t.elapsed()));
+    delete_namespace(target, &ns).await;
+
+    // A namespace holding `namespace_objects` unbound pods, deleted as a whole.
+    let doomed = format!("load-{run}-doomed");
+    create_namespace(target, &doomed).await;
+    create_pods(target, &doomed, namespace_objects, clients, false).await;
+    let took = delete_namespace(target, &doomed).await;
+    println!(
+        "| delete namespace holding {namespace_objects} pods (until it is gone) | 1 | 1 | — | {} | — | — |",
+        ms(took)
+    );
+}
+
+/// Deletes a namespace and waits until it is gone; how long that took.
+async fn delete_namespace(target: &Target, name: &str) -> Duration {
+    let mut conn = target.connect().await.expect("connecting");
+    let path = format!("/api/v1/namespaces/{name}");
+    let start = Instant::now();
+    let (status, _) = conn
+        .send(target.request(Method::DELETE, &path, None))
+        .await
+        .expect("deleting the namespace");
+    assert!(status.is_success());
+    loop {
+        let (status, _) = conn
+            .send(target.request(Method::GET, &path, None))
+            .await
+            .expect("reading the namespace");
+        if status == StatusCode::NOT_FOUND {
+            return start.elapsed();
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
