@@ -1062,7 +1062,10 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
                 continue;
             }
             let meta = obj.metadata();
-            let ns = meta.namespace.clone().unwrap_or_else(|| namespace.to_string());
+            let ns = meta
+                .namespace
+                .clone()
+                .unwrap_or_else(|| namespace.to_string());
             selected.push((ns, meta_name(meta).to_string()));
         }
         let mut deletes = futures_util::stream::iter(selected)

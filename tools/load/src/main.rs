@@ -375,7 +375,15 @@ async fn main() {
     }
     if let Some(count) = options.pods {
         let clients = options.clients.iter().copied().max().unwrap_or(64);
-        pods::run(&target, &run, count, clients, options.duration, options.namespace_objects).await;
+        pods::run(
+            &target,
+            &run,
+            count,
+            clients,
+            options.duration,
+            options.namespace_objects,
+        )
+        .await;
         return;
     }
     if options.populate > 0 {

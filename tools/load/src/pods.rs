@@ -55,7 +55,12 @@ async fn create_namespace(target: &Target, name: &str) {
     let body = serde_json::to_vec(&serde_json::json!({"metadata": {"name": name}})).expect("JSON");
     let req = target.request(Method::POST, "/api/v1/namespaces", Some(body));
     let (status, body) = conn.send(req).await.expect("creating the namespace");
-    assert_eq!(status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&body));
+    assert_eq!(
+        status,
+        StatusCode::CREATED,
+        "{}",
+        String::from_utf8_lossy(&body)
+    );
 }
 
 /// Creates `count` pods in `namespace` from `clients` connections; the latencies.
@@ -83,7 +88,12 @@ async fn create_pods(
                     .send(target.request(Method::POST, &path, Some(body)))
                     .await
                     .expect("a create");
-                assert_eq!(status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&body));
+                assert_eq!(
+                    status,
+                    StatusCode::CREATED,
+                    "{}",
+                    String::from_utf8_lossy(&body)
+                );
                 latencies.push(t.elapsed());
             }
             latencies
@@ -109,13 +119,25 @@ fn row(what: &str, clients: usize, latencies: &[Duration], elapsed: Duration) {
 }
 
 /// Runs the pod benchmarks and prints table rows.
-pub async fn run(target: &Arc<Target>, run: &str, pods: usize, clients: usize, duration: Duration, namespace_objects: usize) {
+pub async fn run(
+    target: &Arc<Target>,
+    run: &str,
+    pods: usize,
+    clients: usize,
+    duration: Duration,
+    namespace_objects: usize,
+) {
     println!("| operation | clients | requests | ops/s | p50 ms | p99 ms | max ms |");
     println!("|---|---|---|---|---|---|---|");
     let ns = format!("load-{run}");
     create_namespace(target, &ns).await;
     let (latencies, elapsed) = create_pods(target, &ns, pods, clients, true).await;
-    row(&format!("create pod (~2 KB), {pods} in all"), clients, &latencies, elapsed);
+    row(
+        &format!("create pod (~2 KB), {pods} in all"),
+        clients,
+        &latencies,
+        elapsed,
+    );
 
     // List one node's pods by field selector, one client, back to back.
     let mut conn = target.connect().await.expect("connecting");
@@ -125,7 +147,10 @@ pub async fn run(target: &Arc<Target>, run: &str, pods: usize, clients: usize, d
     let mut bytes = 0;
     let mut i = 0usize;
     while start.elapsed() < duration {
-        let path = format!("/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-{}", i % NODES);
+        let path = format!(
+            "/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-{}",
+            i % NODES
+        );
         i += 1;
         let t = Instant::now();
         let (status, body) = conn
@@ -143,7 +168,10 @@ pub async fn run(target: &Arc<Target>, run: &str, pods: usize, clients: usize, d
     }
     latencies.sort();
     row(
-        &format!("list pods by spec.nodeName ({items} of {pods}, {:.1} MB)", bytes as f64 / 1e6),
+        &format!(
+            "list pods by spec.nodeName ({items} of {pods}, {:.1} MB)",
+            bytes as f64 / 1e6
+        ),
         1,
         &latencies,
         start.elapsed(),
@@ -158,7 +186,10 @@ pub async fn run(target: &Arc<Target>, run: &str, pods: usize, clients: usize, d
     );
     let t = Instant::now();
     conn.send(req).await.expect("deleting the pods");
-    println!("| deletecollection of {pods} pods | 1 | 1 | — | {} | — | — |", ms(t.elapsed()));
+    println!(
+        "| deletecollection of {pods} pods | 1 | 1 | — | {} | — | — |",
+        ms(t.elapsed())
+    );
     delete_namespace(target, &ns).await;
 
     // A namespace holding `namespace_objects` unbound pods, deleted as a whole.
