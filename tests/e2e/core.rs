@@ -115,19 +115,7 @@ async fn kubectl_runs_a_namespace_through_its_life() {
         }
         let wide = ok(kubectl(&kc2, &["get", "pods", "-n", "shop", "-o", "wide"]));
         assert!(wide.lines().any(|l| l.starts_with("web ")), "{wide}");
-        let unbound = ok(kubectl(
-            &kc2,
-            &[
-                "get",
-                "pods",
-                "-n",
-                "shop",
-                "--field-selector",
-                "spec.nodeName=",
-                "-o",
-                "name",
-            ],
-        ));
+        let unbound = unbound_in_shop(&kc2);
         assert_eq!(unbound.trim(), "pod/web");
         let events = ok(kubectl(
             &kc2,
@@ -195,19 +183,7 @@ async fn kubectl_runs_a_namespace_through_its_life() {
             ],
         ));
         assert_eq!(on_n1.trim(), "pod/web");
-        let unbound = ok(kubectl(
-            &kc2,
-            &[
-                "get",
-                "pods",
-                "-n",
-                "shop",
-                "--field-selector",
-                "spec.nodeName=",
-                "-o",
-                "name",
-            ],
-        ));
+        let unbound = unbound_in_shop(&kc2);
         assert_eq!(unbound.trim(), "");
         // A bound pod waits for its grace period; --force --grace-period=0 removes it now.
         ok(kubectl(
@@ -265,6 +241,21 @@ async fn kubectl_runs_a_namespace_through_its_life() {
         .await;
     assert_eq!(r.status, 404);
     assert_eq!(r.json()["message"], "namespaces \"shop\" not found");
+}
+
+/// The unbound pods of namespace `shop`, as `kubectl get -o name` prints them.
+fn unbound_in_shop(kc: &std::path::Path) -> String {
+    let args = [
+        "get",
+        "pods",
+        "-n",
+        "shop",
+        "--field-selector",
+        "spec.nodeName=",
+        "-o",
+        "name",
+    ];
+    ok(kubectl(kc, &args))
 }
 
 async fn eventually_gone(raw: &capstan_e2e::RawClient, path: &str) {

@@ -241,6 +241,27 @@ fn validate_data_keys<'a>(
     }
 }
 
+/// Once `immutable` is set it stays set, and none of `fields` (name, changed) may change.
+fn check_immutable(
+    old: Option<bool>,
+    new: Option<bool>,
+    fields: &[(&str, bool)],
+    errs: &mut FieldErrors,
+) {
+    if old != Some(true) {
+        return;
+    }
+    const WHY: &str = "field is immutable when `immutable` is set";
+    if new != Some(true) {
+        errs.push(FieldError::forbidden("immutable", WHY));
+    }
+    for (field, changed) in fields {
+        if *changed {
+            errs.push(FieldError::forbidden(*field, WHY));
+        }
+    }
+}
+
 /// `v1` ConfigMap.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct ConfigMapStrategy;
@@ -277,26 +298,15 @@ impl Strategy for ConfigMapStrategy {
 
     fn validate_update(&self, new: &ConfigMap, old: &ConfigMap) -> FieldErrors {
         let mut errs = self.validate(new);
-        if old.immutable == Some(true) {
-            if new.immutable != Some(true) {
-                errs.push(FieldError::forbidden(
-                    "immutable",
-                    "field is immutable when `immutable` is set",
-                ));
-            }
-            if new.data != old.data {
-                errs.push(FieldError::forbidden(
-                    "data",
-                    "field is immutable when `immutable` is set",
-                ));
-            }
-            if new.binary_data != old.binary_data {
-                errs.push(FieldError::forbidden(
-                    "binaryData",
-                    "field is immutable when `immutable` is set",
-                ));
-            }
-        }
+        check_immutable(
+            old.immutable,
+            new.immutable,
+            &[
+                ("data", new.data != old.data),
+                ("binaryData", new.binary_data != old.binary_data),
+            ],
+            &mut errs,
+        );
         errs
     }
 }
@@ -381,20 +391,12 @@ impl Strategy for SecretStrategy {
                 "field is immutable",
             ));
         }
-        if old.immutable == Some(true) {
-            if new.immutable != Some(true) {
-                errs.push(FieldError::forbidden(
-                    "immutable",
-                    "field is immutable when `immutable` is set",
-                ));
-            }
-            if new.data != old.data {
-                errs.push(FieldError::forbidden(
-                    "data",
-                    "field is immutable when `immutable` is set",
-                ));
-            }
-        }
+        check_immutable(
+            old.immutable,
+            new.immutable,
+            &[("data", new.data != old.data)],
+            &mut errs,
+        );
         errs
     }
 }
@@ -684,5 +686,52 @@ impl Strategy for PersistentVolumeClaimStrategy {
 
     fn copy_status(&self, to: &mut PersistentVolumeClaim, from: &PersistentVolumeClaim) {
         to.status = from.status.clone();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cm(v: serde_json::Value) -> ConfigMap {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn immutable_config_maps_keep_their_data_and_the_flag() {
+        let old = cm(
+            serde_json::json!({"metadata": {"name": "c"}, "data": {"a": "1"}, "immutable": true}),
+        );
+        assert!(ConfigMapStrategy.validate_update(&old, &old).is_empty());
+        let changed = cm(serde_json::json!({"metadata": {"name": "c"}, "data": {"a": "2"}}));
+        let fields: Vec<String> = ConfigMapStrategy
+            .validate_update(&changed, &old)
+            .into_iter()
+            .map(|e| e.field)
+            .collect();
+        assert_eq!(fields, ["immutable", "data"]);
+        let mutable = cm(serde_json::json!({"metadata": {"name": "c"}, "data": {"a": "1"}}));
+        assert!(
+            ConfigMapStrategy
+                .validate_update(&changed, &mutable)
+                .is_empty()
+        );
+        let bad_key =
+            cm(serde_json::json!({"metadata": {"name": "c"}, "data": {"a b": "1", "..": "x"}}));
+        assert_eq!(ConfigMapStrategy.validate(&bad_key).len(), 2);
+    }
+
+    #[test]
+    fn secrets_fold_string_data_and_require_their_type_keys() {
+        let mut s: Secret = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "s"}, "type": "kubernetes.io/tls", "stringData": {"tls.crt": "c"}
+        }))
+        .unwrap();
+        SecretStrategy.default(&mut s);
+        assert!(s.string_data.is_none());
+        assert_eq!(s.data.as_ref().unwrap()["tls.crt"].0, b"c");
+        let errs = SecretStrategy.validate(&s);
+        assert_eq!(errs.len(), 1);
+        assert_eq!(errs[0].field, "data[tls.key]");
     }
 }
