@@ -1,0 +1,387 @@
+//! The upstream protobuf schemas, loaded once into compact tables: every message with its
+//! fields in field-number order, their wire types, and the few types whose JSON form is not
+//! their message.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use protobuf::Message as _;
+use protobuf::descriptor::field_descriptor_proto::{Label, Type};
+use protobuf::descriptor::{DescriptorProto, FileDescriptorSet};
+
+/// The upstream schemas (the `generated.proto` of every API group) as a descriptor set,
+/// compiled by the build script.
+const DESCRIPTORS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/schemas.pb"));
+
+/// Types whose JSON form is not their message; the transcoder converts them explicitly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Special {
+    /// `meta/v1.Time`: an RFC 3339 string with seconds ↔ `{seconds, nanos}`.
+    Time,
+    /// `meta/v1.MicroTime`: an RFC 3339 string with microseconds ↔ `{seconds, nanos}`.
+    MicroTime,
+    /// `meta/v1.Duration`: a Go duration string ↔ nanoseconds.
+    Duration,
+    /// `util/intstr.IntOrString`: a number or a string ↔ `{type, intVal, strVal}`.
+    IntOrString,
+    /// `api/resource.Quantity`: a string ↔ `{string}`.
+    Quantity,
+    /// `runtime.RawExtension`: embedded JSON ↔ its bytes.
+    RawExtension,
+    /// `meta/v1.FieldsV1`: embedded JSON ↔ its bytes.
+    FieldsV1,
+}
+
+/// The scalar and message types a field can have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldType {
+    /// `double`.
+    Double,
+    /// `float`.
+    Float,
+    /// `int64`.
+    Int64,
+    /// `uint64`.
+    Uint64,
+    /// `int32`.
+    Int32,
+    /// `fixed64`.
+    Fixed64,
+    /// `fixed32`.
+    Fixed32,
+    /// `bool`.
+    Bool,
+    /// `string`.
+    String,
+    /// `bytes`.
+    Bytes,
+    /// `uint32`.
+    Uint32,
+    /// An enum (carried as its number).
+    Enum,
+    /// `sfixed32`.
+    Sfixed32,
+    /// `sfixed64`.
+    Sfixed64,
+    /// `sint32` (zig-zag).
+    Sint32,
+    /// `sint64` (zig-zag).
+    Sint64,
+    /// A message, by its index in the schema.
+    Message(usize),
+}
+
+impl FieldType {
+    /// The wire type of one value of this type.
+    pub fn wire_type(self) -> u8 {
+        match self {
+            FieldType::Double | FieldType::Fixed64 | FieldType::Sfixed64 => 1,
+            FieldType::Float | FieldType::Fixed32 | FieldType::Sfixed32 => 5,
+            FieldType::String | FieldType::Bytes | FieldType::Message(_) => 2,
+            _ => 0,
+        }
+    }
+}
+
+/// How a field holds its values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// One value.
+    Single,
+    /// A list.
+    Repeated,
+    /// A map whose entries are messages `{key = 1, value = 2}` of these types.
+    Map(FieldType, FieldType),
+}
+
+/// One field of a message.
+#[derive(Debug, Clone)]
+pub struct Field {
+    /// The field's name, which is also its JSON name.
+    pub name: String,
+    /// The field number.
+    pub number: u32,
+    /// The type of its values.
+    pub ty: FieldType,
+    /// Single, repeated or map.
+    pub shape: Shape,
+    /// A struct embedded inline in the JSON form (its fields sit in the parent object).
+    pub inline: bool,
+}
+
+/// One message type.
+#[derive(Debug, Clone)]
+pub struct Message {
+    /// The full name, e.g. `api.core.v1.Pod`.
+    pub name: String,
+    /// Its fields in field-number order.
+    pub fields: Vec<Field>,
+    /// Set for the types converted explicitly.
+    pub special: Option<Special>,
+}
+
+impl Message {
+    /// The field numbered `number`.
+    pub fn field(&self, number: u32) -> Option<&Field> {
+        self.fields
+            .binary_search_by_key(&number, |f| f.number)
+            .ok()
+            .map(|i| &self.fields[i])
+    }
+}
+
+/// Every known message.
+#[derive(Debug)]
+pub struct Schema {
+    messages: Vec<Message>,
+    by_name: HashMap<String, usize>,
+}
+
+/// Fields whose Go struct is embedded inline in the JSON form (`json:",inline"`) while the
+/// protobuf form names it. The schemas do not say so; these are the ones of the served and
+/// common groups (a test checks the served kinds against their OpenAPI schemas).
+const INLINE_FIELDS: &[(&str, &str)] = &[
+    ("api.core.v1.Volume", "volumeSource"),
+    ("api.core.v1.PersistentVolumeSpec", "persistentVolumeSource"),
+    ("api.core.v1.Probe", "handler"),
+    ("api.core.v1.EphemeralContainer", "ephemeralContainerCommon"),
+    ("api.core.v1.ConfigMapEnvSource", "localObjectReference"),
+    ("api.core.v1.ConfigMapKeySelector", "localObjectReference"),
+    ("api.core.v1.ConfigMapProjection", "localObjectReference"),
+    ("api.core.v1.ConfigMapVolumeSource", "localObjectReference"),
+    ("api.core.v1.SecretEnvSource", "localObjectReference"),
+    ("api.core.v1.SecretKeySelector", "localObjectReference"),
+    ("api.core.v1.SecretProjection", "localObjectReference"),
+    ("api.networking.v1.IngressRule", "ingressRuleValue"),
+    ("api.networking.v1beta1.IngressRule", "ingressRuleValue"),
+    ("api.extensions.v1beta1.IngressRule", "ingressRuleValue"),
+    (
+        "api.admissionregistration.v1.NamedRuleWithOperations",
+        "ruleWithOperations",
+    ),
+    ("api.admissionregistration.v1.RuleWithOperations", "rule"),
+    (
+        "api.admissionregistration.v1beta1.NamedRuleWithOperations",
+        "ruleWithOperations",
+    ),
+    (
+        "api.admissionregistration.v1beta1.RuleWithOperations",
+        "rule",
+    ),
+];
+
+impl Schema {
+    /// The schemas compiled into this crate, loaded on first use.
+    pub fn upstream() -> &'static Schema {
+        static SCHEMA: OnceLock<Schema> = OnceLock::new();
+        SCHEMA.get_or_init(|| {
+            Schema::from_descriptors(DESCRIPTORS).expect("the embedded descriptor set is valid")
+        })
+    }
+
+    /// Loads a serialized `FileDescriptorSet`.
+    pub fn from_descriptors(bytes: &[u8]) -> Result<Schema, String> {
+        let set = FileDescriptorSet::parse_from_bytes(bytes).map_err(|e| e.to_string())?;
+        let mut declared = Vec::new();
+        for file in &set.file {
+            let package = file.package();
+            for m in &file.message_type {
+                collect(package, m, &mut declared);
+            }
+        }
+        let by_name: HashMap<String, usize> = declared
+            .iter()
+            .enumerate()
+            .map(|(i, (name, _))| (name.clone(), i))
+            .collect();
+        let mut messages = Vec::with_capacity(declared.len());
+        for (name, proto) in &declared {
+            let mut fields = Vec::with_capacity(proto.field.len());
+            for f in &proto.field {
+                let ty = field_type(f, &by_name)?;
+                let shape = if f.label() != Label::LABEL_REPEATED {
+                    Shape::Single
+                } else if let FieldType::Message(i) = ty {
+                    match map_entry(&declared[i].1, &by_name)? {
+                        Some((k, v)) => Shape::Map(k, v),
+                        None => Shape::Repeated,
+                    }
+                } else {
+                    Shape::Repeated
+                };
+                fields.push(Field {
+                    name: f.name().to_string(),
+                    number: u32::try_from(f.number()).map_err(|_| "negative field number")?,
+                    ty,
+                    shape,
+                    inline: INLINE_FIELDS.contains(&(name.as_str(), f.name())),
+                });
+            }
+            fields.sort_by_key(|f| f.number);
+            messages.push(Message {
+                name: name.clone(),
+                fields,
+                special: special(name),
+            });
+        }
+        Ok(Schema { messages, by_name })
+    }
+
+    /// The message at `index`.
+    pub fn message(&self, index: usize) -> &Message {
+        &self.messages[index]
+    }
+
+    /// The index of the message with this full name.
+    pub fn index(&self, full_name: &str) -> Option<usize> {
+        self.by_name.get(full_name).copied()
+    }
+
+    /// The message of `kind` in `api_version` (`v1` Pod → `api.core.v1.Pod`; `meta.k8s.io`
+    /// kinds and the meta kinds every group version carries, such as Status, come from
+    /// apimachinery).
+    pub fn kind(&self, api_version: &str, kind: &str) -> Option<usize> {
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        let meta = |v: &str| format!("apimachinery.pkg.apis.meta.{v}.{kind}");
+        let candidates = match group {
+            "" => vec![format!("api.core.{version}.{kind}"), meta(version)],
+            "meta.k8s.io" => vec![meta(version), meta("v1")],
+            "apiextensions.k8s.io" => vec![format!(
+                "apiextensions_apiserver.pkg.apis.apiextensions.{version}.{kind}"
+            )],
+            "apiregistration.k8s.io" => vec![format!(
+                "kube_aggregator.pkg.apis.apiregistration.{version}.{kind}"
+            )],
+            "metrics.k8s.io" => vec![format!("metrics.pkg.apis.metrics.{version}.{kind}")],
+            "internal.apiserver.k8s.io" => {
+                vec![format!("api.apiserverinternal.{version}.{kind}")]
+            }
+            group => {
+                let short = group.split('.').next().unwrap_or(group);
+                vec![format!("api.{short}.{version}.{kind}"), meta("v1")]
+            }
+        };
+        candidates.iter().find_map(|name| self.index(name))
+    }
+}
+
+/// Every message declared in `m` (itself and its nested types), with full names.
+fn collect(prefix: &str, m: &DescriptorProto, out: &mut Vec<(String, DescriptorProto)>) {
+    let name = if prefix.is_empty() {
+        m.name().to_string()
+    } else {
+        format!("{prefix}.{}", m.name())
+    };
+    for nested in &m.nested_type {
+        collect(&name, nested, out);
+    }
+    out.push((name, m.clone()));
+}
+
+fn field_type(
+    f: &protobuf::descriptor::FieldDescriptorProto,
+    by_name: &HashMap<String, usize>,
+) -> Result<FieldType, String> {
+    Ok(match f.type_() {
+        Type::TYPE_DOUBLE => FieldType::Double,
+        Type::TYPE_FLOAT => FieldType::Float,
+        Type::TYPE_INT64 => FieldType::Int64,
+        Type::TYPE_UINT64 => FieldType::Uint64,
+        Type::TYPE_INT32 => FieldType::Int32,
+        Type::TYPE_FIXED64 => FieldType::Fixed64,
+        Type::TYPE_FIXED32 => FieldType::Fixed32,
+        Type::TYPE_BOOL => FieldType::Bool,
+        Type::TYPE_STRING => FieldType::String,
+        Type::TYPE_BYTES => FieldType::Bytes,
+        Type::TYPE_UINT32 => FieldType::Uint32,
+        Type::TYPE_ENUM => FieldType::Enum,
+        Type::TYPE_SFIXED32 => FieldType::Sfixed32,
+        Type::TYPE_SFIXED64 => FieldType::Sfixed64,
+        Type::TYPE_SINT32 => FieldType::Sint32,
+        Type::TYPE_SINT64 => FieldType::Sint64,
+        Type::TYPE_MESSAGE | Type::TYPE_GROUP => {
+            let name = f.type_name().trim_start_matches('.');
+            FieldType::Message(
+                *by_name
+                    .get(name)
+                    .ok_or_else(|| format!("unknown message type {name}"))?,
+            )
+        }
+    })
+}
+
+/// The key and value types of a map-entry message.
+fn map_entry(
+    m: &DescriptorProto,
+    by_name: &HashMap<String, usize>,
+) -> Result<Option<(FieldType, FieldType)>, String> {
+    if !m.options.map_entry() {
+        return Ok(None);
+    }
+    let typed = |n: i32| {
+        m.field
+            .iter()
+            .find(|f| f.number() == n)
+            .ok_or_else(|| format!("map entry {} lacks field {n}", m.name()))
+            .and_then(|f| field_type(f, by_name))
+    };
+    Ok(Some((typed(1)?, typed(2)?)))
+}
+
+fn special(name: &str) -> Option<Special> {
+    Some(match name {
+        "apimachinery.pkg.apis.meta.v1.Time" => Special::Time,
+        "apimachinery.pkg.apis.meta.v1.MicroTime" => Special::MicroTime,
+        "apimachinery.pkg.apis.meta.v1.Duration" => Special::Duration,
+        "apimachinery.pkg.apis.meta.v1.FieldsV1" => Special::FieldsV1,
+        "apimachinery.pkg.util.intstr.IntOrString" => Special::IntOrString,
+        "apimachinery.pkg.api.resource.Quantity" => Special::Quantity,
+        "apimachinery.pkg.runtime.RawExtension" => Special::RawExtension,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_resolve_to_their_messages() {
+        let s = Schema::upstream();
+        let name = |v: &str, k: &str| s.kind(v, k).map(|i| s.message(i).name.clone());
+        assert_eq!(name("v1", "Pod").as_deref(), Some("api.core.v1.Pod"));
+        assert_eq!(
+            name("v1", "Status").as_deref(),
+            Some("apimachinery.pkg.apis.meta.v1.Status")
+        );
+        assert_eq!(
+            name("storage.k8s.io/v1", "StorageClassList").as_deref(),
+            Some("api.storage.v1.StorageClassList")
+        );
+        assert_eq!(
+            name("meta.k8s.io/v1", "PartialObjectMetadataList").as_deref(),
+            Some("apimachinery.pkg.apis.meta.v1.PartialObjectMetadataList")
+        );
+        assert_eq!(name("example.com/v1", "Widget"), None);
+        let pod = s.message(s.kind("v1", "Pod").unwrap());
+        let numbers: Vec<(&str, u32)> = pod
+            .fields
+            .iter()
+            .map(|f| (f.name.as_str(), f.number))
+            .collect();
+        assert_eq!(numbers, [("metadata", 1), ("spec", 2), ("status", 3)]);
+        let meta = s.message(s.kind("meta.k8s.io/v1", "ObjectMeta").unwrap());
+        let labels = meta.fields.iter().find(|f| f.name == "labels").unwrap();
+        assert_eq!(labels.number, 11);
+        assert_eq!(
+            labels.shape,
+            Shape::Map(FieldType::String, FieldType::String)
+        );
+        let created = meta.field(8).unwrap();
+        assert_eq!(created.name, "creationTimestamp");
+        let FieldType::Message(time) = created.ty else {
+            panic!("creationTimestamp is a message")
+        };
+        assert_eq!(s.message(time).special, Some(Special::Time));
+    }
+}
