@@ -25,6 +25,7 @@ impl Names<'_> {
             short_names: self.short_names.iter().map(|s| s.to_string()).collect(),
             namespaced: self.namespaced,
             verbs: STANDARD_VERBS.iter().map(|v| v.to_string()).collect(),
+            columns: crate::printers::for_kind(self.group, self.kind),
             ..Default::default()
         }
     }

@@ -7,6 +7,7 @@ pub mod core;
 mod describe;
 pub mod pod;
 pub mod policy;
+pub mod printers;
 pub mod scheduling;
 pub mod storage;
 

@@ -33,6 +33,7 @@ impl Strategy for StorageClassStrategy {
             categories: vec![],
             namespaced: false,
             verbs: STANDARD_VERBS.iter().map(|v| v.to_string()).collect(),
+            columns: crate::printers::storage_classes(),
             ..Default::default()
         }
     }

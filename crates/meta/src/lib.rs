@@ -7,6 +7,7 @@
 //! ([`ApiError`]), field error lists ([`FieldError`]), name and metadata validation, label and
 //! field selectors, `generateName`, and the clock. It knows nothing of HTTP or storage.
 
+pub mod columns;
 mod error;
 pub mod field;
 pub mod fields;

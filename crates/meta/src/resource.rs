@@ -46,6 +46,8 @@ pub struct ResourceDescriptor {
     pub verbs: Vec<String>,
     /// Fields usable in field selectors besides `metadata.name` and `metadata.namespace`.
     pub selectable_fields: Vec<String>,
+    /// The columns of its Table; empty for the default table (Name, Created At).
+    pub columns: Vec<crate::columns::Column>,
 }
 
 impl ResourceDescriptor {
@@ -86,6 +88,7 @@ impl ResourceDescriptor {
             short_names: Vec::new(),
             categories: Vec::new(),
             selectable_fields: Vec::new(),
+            columns: Vec::new(),
             ..self.clone()
         }
     }

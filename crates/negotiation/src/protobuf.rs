@@ -7,9 +7,11 @@
 //! ([`Special`]) are converted explicitly. Integers are JSON numbers and bytes base64, as in
 //! the upstream JSON.
 //!
-//! Decoding treats an empty string and an empty `Time` as unset: Go clients write every
-//! non-pointer field, while their JSON omits the empty ones, so the decoded JSON is the one a
-//! Go client would have sent.
+//! Decoding treats an empty string, an empty `Time` and a zero `metadata.generation` as unset:
+//! Go clients write every non-pointer field, while their JSON omits the empty ones, so the
+//! decoded JSON is the one a Go client would have sent. Other zero numbers and `false` stay:
+//! for pointer fields (`replicas: 0`, `automountServiceAccountToken: false`) they mean
+//! something, and the schemas do not say which fields are pointers.
 
 use base64::Engine;
 use serde_json::{Map, Value};
@@ -470,6 +472,9 @@ impl<'s> Codec<'s> {
                         if let Value::Object(inner) = value {
                             obj.extend(inner);
                         }
+                        continue;
+                    }
+                    if field.zero_is_unset && value == 0 {
                         continue;
                     }
                     match value {

@@ -107,6 +107,8 @@ pub struct Field {
     pub shape: Shape,
     /// A struct embedded inline in the JSON form (its fields sit in the parent object).
     pub inline: bool,
+    /// A number whose zero means unset (Go writes it always, its JSON omits it).
+    pub zero_is_unset: bool,
 }
 
 /// One message type.
@@ -215,6 +217,8 @@ impl Schema {
                     ty,
                     shape,
                     inline: INLINE_FIELDS.contains(&(name.as_str(), f.name())),
+                    zero_is_unset: name == "apimachinery.pkg.apis.meta.v1.ObjectMeta"
+                        && f.name() == "generation",
                 });
             }
             fields.sort_by_key(|f| f.number);

@@ -6,9 +6,12 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use capstan_meta::ApiError;
+use capstan_negotiation::protobuf::Codec;
+use capstan_negotiation::table::IncludeObject;
+use capstan_negotiation::{Endpoint, Offer, Transform, media};
 use capstan_registry::options::{ListQuery, parse_dry_run};
 use capstan_registry::{
-    DeleteOptions, Encoded, FieldValidation, GetOptions, ListOptions, PatchType, Registry,
+    DeleteOptions, Encoded, FieldValidation, GetOptions, ListOptions, PatchType, Payload, Registry,
     ResponseStatus, RestStorage, WatchOptions, WriteOptions,
 };
 use http::{HeaderMap, Method, Request, Response, StatusCode, header};
@@ -18,6 +21,7 @@ use hyper::body::Incoming;
 use crate::discovery::Discovery;
 use crate::openapi::OpenApi;
 use crate::openapi_v2::{self, OpenApiV2};
+use crate::render::{self, Renderer};
 use crate::request_info::RequestInfo;
 use crate::response::{self, Body};
 
@@ -49,12 +53,16 @@ pub async fn handle(
         None => RequestInfo::parse(req.method(), req.uri().path(), req.uri().query()),
     };
     let pretty = wants_pretty(&info, req.headers());
+    let mut error_headers = HeaderMap::new();
+    if let Some(accept) = req.headers().get(header::ACCEPT) {
+        error_headers.insert(header::ACCEPT, accept.clone());
+    }
     let result = if info.is_resource_request {
         resource(&state, &info, req, pretty).await
     } else {
         non_resource(&state, &info, req.method(), req.headers(), pretty)
     };
-    Ok(result.unwrap_or_else(|e| response::error(&e)))
+    Ok(result.unwrap_or_else(|e| render::error(&e, &error_headers)))
 }
 
 /// `pretty=true`, or a human's tool (curl, wget, a browser) that did not ask otherwise.
@@ -70,33 +78,29 @@ fn wants_pretty(info: &RequestInfo, headers: &HeaderMap) -> bool {
     }
 }
 
-/// Whether the client accepts plain JSON (the only representation served so far).
-fn negotiate(headers: &HeaderMap) -> Result<(), ApiError> {
-    let Some(accept) = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()) else {
-        return Ok(());
+/// A discovery or OpenAPI document (JSON) in the representation the client accepts: JSON,
+/// YAML, or protobuf for the discovery kinds that have one.
+fn document(
+    document: Bytes,
+    headers: &HeaderMap,
+    pretty: bool,
+    protobuf: bool,
+) -> Result<Response<Body>, ApiError> {
+    let choice = media::negotiate(
+        render::accept(headers),
+        Offer {
+            endpoint: Endpoint::Document,
+            protobuf,
+        },
+    )?;
+    let renderer = Renderer {
+        choice,
+        endpoint: Endpoint::Document,
+        columns: Vec::new(),
+        include: IncludeObject::default(),
+        pretty,
     };
-    if accept.trim().is_empty() {
-        return Ok(());
-    }
-    let acceptable = accept.split(',').any(|entry| {
-        let mut parts = entry.split(';').map(str::trim);
-        let media = parts.next().unwrap_or("").to_ascii_lowercase();
-        let plain = parts.all(|p| {
-            let key = p
-                .split('=')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_ascii_lowercase();
-            !matches!(key.as_str(), "as" | "g" | "v" | "stream")
-        });
-        plain && matches!(media.as_str(), "application/json" | "application/*" | "*/*")
-    });
-    if acceptable {
-        Ok(())
-    } else {
-        Err(ApiError::not_acceptable(&["application/json"]))
-    }
+    renderer.render(StatusCode::OK, Payload::Whole(document))
 }
 
 fn non_resource(
@@ -121,7 +125,13 @@ fn non_resource(
             }
             return openapi_v2_response(&state.openapi_v2, headers, pretty);
         }
-        p if p.starts_with("/openapi/v3") => state.openapi.get(p),
+        p if p.starts_with("/openapi/v3") => {
+            let document = state.openapi.get(p).ok_or_else(ApiError::path_not_found)?;
+            if method != Method::GET && method != Method::HEAD {
+                return Err(ApiError::method_not_allowed());
+            }
+            return self::document(document, headers, pretty, false);
+        }
         p @ ("/api" | "/apis") if method == Method::GET || method == Method::HEAD => {
             if let Some(version) = aggregated_discovery_version(headers) {
                 let document = state.discovery.aggregated(p, version).unwrap_or_default();
@@ -146,8 +156,7 @@ fn non_resource(
     if method != Method::GET && method != Method::HEAD {
         return Err(ApiError::method_not_allowed());
     }
-    negotiate(headers)?;
-    Ok(response::json(StatusCode::OK, document, pretty))
+    self::document(document, headers, pretty, true)
 }
 
 /// The aggregated discovery version (`v2`, `v2beta1`) when the client prefers it: the first
@@ -207,8 +216,7 @@ fn openapi_v2_response(
         );
         return Ok(resp);
     }
-    negotiate(headers)?;
-    Ok(response::json(StatusCode::OK, doc.json.clone(), pretty))
+    self::document(doc.json.clone(), headers, pretty, false)
 }
 
 async fn read_body(req: Request<Incoming>, max: usize) -> Result<Bytes, ApiError> {
@@ -235,21 +243,6 @@ fn content_type(headers: &HeaderMap) -> String {
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_string()
-}
-
-fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
-    let ct = content_type(headers);
-    let essence = ct
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    if essence.is_empty() || essence == "application/json" {
-        Ok(())
-    } else {
-        Err(ApiError::unsupported_media_type(&ct, &["application/json"]))
-    }
 }
 
 fn write_options(info: &RequestInfo) -> Result<WriteOptions, ApiError> {
@@ -292,15 +285,15 @@ fn watch_timeout(
     }
 }
 
-fn respond(encoded: Encoded, pretty: bool) -> Response<Body> {
+fn respond(encoded: Encoded, renderer: &Renderer) -> Result<Response<Body>, ApiError> {
     let status = match encoded.status {
         ResponseStatus::Ok => StatusCode::OK,
         ResponseStatus::Created => StatusCode::CREATED,
         ResponseStatus::Accepted => StatusCode::ACCEPTED,
     };
-    let mut resp = response::json_payload(status, encoded.body, pretty);
+    let mut resp = renderer.render(status, encoded.body)?;
     response::add_warnings(&mut resp, &encoded.warnings);
-    resp
+    Ok(resp)
 }
 
 fn lookup<'a>(
@@ -342,7 +335,28 @@ async fn resource(
     if misplaced || !storage.descriptor().serves(&info.verb) {
         return Err(ApiError::method_not_allowed());
     }
-    negotiate(req.headers())?;
+    let endpoint = match info.verb.as_str() {
+        "list" | "deletecollection" => Endpoint::List,
+        "watch" => Endpoint::Watch,
+        _ => Endpoint::Object,
+    };
+    let descriptor = storage.descriptor();
+    let offer = Offer {
+        endpoint,
+        protobuf: Codec::default().knows(&descriptor.api_version(), &descriptor.kind),
+    };
+    let choice = media::negotiate(render::accept(req.headers()), offer)?;
+    let renderer = Renderer {
+        choice,
+        endpoint,
+        columns: match choice.transform {
+            Transform::Table(_) => descriptor.columns.clone(),
+            _ => Vec::new(),
+        },
+        include: IncludeObject::parse(info.query.get("includeObject"))?,
+        pretty,
+    };
+    let headers = req.headers().clone();
     let ns = info.namespace.as_str();
     let name = info.name.as_str();
     let q = &info.query;
@@ -360,12 +374,11 @@ async fn resource(
                 timeout: watch_timeout(info, state.min_request_timeout)?,
             };
             let lines = storage.watch(ns, &options).await?;
-            return Ok(response::json_stream(lines, state.shutdown.clone()));
+            return Ok(renderer.watch(lines, descriptor.api_version(), state.shutdown.clone()));
         }
         "create" | "update" => {
-            require_json(req.headers())?;
             let options = write_options(info)?;
-            let body = read_body(req, state.max_body).await?;
+            let body = render::body_to_json(&headers, read_body(req, state.max_body).await?)?;
             if info.verb == "create" && !info.subresource.is_empty() {
                 storage.create_for(ns, name, &body, &options).await?
             } else if info.verb == "create" {
@@ -392,6 +405,11 @@ async fn resource(
             let grace = q.get("gracePeriodSeconds").map(str::to_string);
             let propagation = q.get("propagationPolicy").map(str::to_string);
             let body = read_body(req, state.max_body).await?;
+            let body = if body.is_empty() {
+                body
+            } else {
+                render::body_to_json(&headers, body)?
+            };
             let options =
                 DeleteOptions::parse(&body, &dry_run, grace.as_deref(), propagation.as_deref())?;
             match list {
@@ -401,40 +419,5 @@ async fn resource(
         }
         _ => return Err(ApiError::method_not_allowed()),
     };
-    Ok(respond(encoded, pretty))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn accept(v: &str) -> HeaderMap {
-        let mut h = HeaderMap::new();
-        h.insert(header::ACCEPT, v.parse().unwrap());
-        h
-    }
-
-    #[test]
-    fn negotiation_falls_back_to_json() {
-        assert!(negotiate(&HeaderMap::new()).is_ok());
-        assert!(
-            negotiate(&accept(
-                "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
-            ))
-            .is_ok()
-        );
-        assert!(negotiate(&accept("*/*")).is_ok());
-        assert_eq!(
-            negotiate(&accept("application/vnd.kubernetes.protobuf"))
-                .unwrap_err()
-                .code(),
-            406
-        );
-        assert_eq!(
-            negotiate(&accept("application/json;as=Table;v=v1;g=meta.k8s.io"))
-                .unwrap_err()
-                .code(),
-            406
-        );
-    }
+    respond(encoded, &renderer)
 }

@@ -15,6 +15,7 @@ mod kubeconfig;
 mod openapi;
 mod openapi_v2;
 mod query;
+mod render;
 mod request_info;
 mod response;
 mod server;

@@ -1,0 +1,807 @@
+//! The Table columns of each served resource, as `kubectl get` shows them (headers, `-o wide`
+//! extras, cell values). Cells are computed from the object's JSON.
+
+use capstan_meta::columns::{Column, count, or_none, since, text_or};
+use serde_json::Value;
+
+/// The columns of the kind `kind` of `group` (empty, for the default table, when it has no
+/// columns of its own).
+pub fn for_kind(group: &str, kind: &str) -> Vec<Column> {
+    match (group, kind) {
+        ("", "Pod") => pods(),
+        ("", "Node") => nodes(),
+        ("", "Namespace") => namespaces(),
+        ("", "ConfigMap") => config_maps(),
+        ("", "Secret") => secrets(),
+        ("", "ServiceAccount") => service_accounts(),
+        ("", "Event") => events(),
+        ("", "PersistentVolume") => persistent_volumes(),
+        ("", "PersistentVolumeClaim") => persistent_volume_claims(),
+        ("coordination.k8s.io", "Lease") => leases(),
+        ("scheduling.k8s.io", "PriorityClass") => priority_classes(),
+        ("policy", "PodDisruptionBudget") => pod_disruption_budgets(),
+        ("storage.k8s.io", "StorageClass") => storage_classes(),
+        ("storage.k8s.io", "CSINode") => csi_nodes(),
+        _ => Vec::new(),
+    }
+}
+
+fn strings(obj: &Value, pointer: &str) -> Vec<String> {
+    obj.pointer(pointer)
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn none_if_empty(s: String) -> Value {
+    Value::String(if s.is_empty() { "<none>".into() } else { s })
+}
+
+/// `ReadWriteOnce,ReadOnlyMany` as kubectl abbreviates access modes: `RWO,ROX`.
+fn access_modes(obj: &Value, pointer: &str) -> Value {
+    let modes: Vec<&str> = strings(obj, pointer)
+        .iter()
+        .map(|m| match m.as_str() {
+            "ReadWriteOnce" => "RWO",
+            "ReadOnlyMany" => "ROX",
+            "ReadWriteMany" => "RWX",
+            "ReadWriteOncePod" => "RWOP",
+            _ => "",
+        })
+        .filter(|m| !m.is_empty())
+        .collect();
+    Value::String(modes.join(","))
+}
+
+/// StorageClasses: the default class is marked after its name.
+pub fn storage_classes() -> Vec<Column> {
+    vec![
+        Column {
+            cell: |obj, _| {
+                let name = obj["metadata"]["name"].as_str().unwrap_or("");
+                let annotations = &obj["metadata"]["annotations"];
+                let default = [
+                    "storageclass.kubernetes.io/is-default-class",
+                    "storageclass.beta.kubernetes.io/is-default-class",
+                ]
+                .iter()
+                .any(|k| annotations[*k] == "true");
+                Value::String(if default {
+                    format!("{name} (default)")
+                } else {
+                    name.to_string()
+                })
+            },
+            ..Column::name()
+        },
+        Column::new(
+            "Provisioner",
+            "string",
+            "The volume plugin that provisions volumes.",
+            |o, _| text_or(o, "/provisioner", ""),
+        ),
+        Column::new(
+            "ReclaimPolicy",
+            "string",
+            "What happens to released volumes.",
+            |o, _| text_or(o, "/reclaimPolicy", "Delete"),
+        ),
+        Column::new(
+            "VolumeBindingMode",
+            "string",
+            "When volumes are bound and provisioned.",
+            |o, _| text_or(o, "/volumeBindingMode", "Immediate"),
+        ),
+        Column::new(
+            "AllowVolumeExpansion",
+            "string",
+            "Whether volumes can be expanded.",
+            |o, _| Value::Bool(o["allowVolumeExpansion"].as_bool().unwrap_or(false)),
+        ),
+        Column::age(),
+    ]
+}
+
+/// CSINodes.
+pub fn csi_nodes() -> Vec<Column> {
+    vec![
+        Column::name(),
+        Column::new(
+            "Drivers",
+            "integer",
+            "The number of CSI drivers on the node.",
+            |o, _| count(o, "/spec/drivers"),
+        ),
+        Column::age(),
+    ]
+}
+
+/// Namespaces.
+pub fn namespaces() -> Vec<Column> {
+    vec![
+        Column::name(),
+        Column::new("Status", "string", "The namespace's phase.", |o, _| {
+            text_or(o, "/status/phase", "")
+        }),
+        Column::age(),
+    ]
+}
+
+/// ConfigMaps.
+pub fn config_maps() -> Vec<Column> {
+    vec![
+        Column::name(),
+        Column::new("Data", "integer", "The number of keys.", |o, _| {
+            let n = count(o, "/data").as_u64().unwrap_or(0)
+                + count(o, "/binaryData").as_u64().unwrap_or(0);
+            Value::from(n)
+        }),
+        Column::age(),
+    ]
+}
+
+/// Secrets.
+pub fn secrets() -> Vec<Column> {
+    vec![
+        Column::name(),
+        Column::new("Type", "string", "The secret's type.", |o, _| {
+            text_or(o, "/type", "")
+        }),
+        Column::new("Data", "integer", "The number of keys.", |o, _| {
+            count(o, "/data")
+        }),
+        Column::age(),
+    ]
+}
+
+/// ServiceAccounts.
+pub fn service_accounts() -> Vec<Column> {
+    vec![
+        Column::name(),
+        Column::new(
+            "Secrets",
+            "integer",
+            "The number of secrets listed.",
+            |o, _| count(o, "/secrets"),
+        ),
+        Column::age(),
+    ]
+}
+
+/// Leases.
+pub fn leases() -> Vec<Column> {
+    vec![
+        Column::name(),
+        Column::new(
+            "Holder",
+            "string",
+            "The identity holding the lease.",
+            |o, _| text_or(o, "/spec/holderIdentity", ""),
+        ),
+        Column::age(),
+    ]
+}
+
+/// PriorityClasses.
+pub fn priority_classes() -> Vec<Column> {
+    vec![
+        Column::name(),
+        Column::new(
+            "Value",
+            "integer",
+            "The priority of pods of this class.",
+            |o, _| o.get("value").cloned().unwrap_or_else(|| Value::from(0)),
+        ),
+        Column::new(
+            "Global-Default",
+            "boolean",
+            "Whether this class is the default.",
+            |o, _| Value::Bool(o["globalDefault"].as_bool().unwrap_or(false)),
+        ),
+        Column::age(),
+        Column::new(
+            "PreemptionPolicy",
+            "string",
+            "Whether pods of this class preempt others.",
+            |o, _| text_or(o, "/preemptionPolicy", "PreemptLowerPriority"),
+        ),
+    ]
+}
+
+/// PodDisruptionBudgets.
+pub fn pod_disruption_budgets() -> Vec<Column> {
+    fn int_or_string(o: &Value, pointer: &str) -> Value {
+        match o.pointer(pointer) {
+            Some(Value::Number(n)) => Value::String(n.to_string()),
+            Some(Value::String(s)) => Value::String(s.clone()),
+            _ => Value::String("N/A".into()),
+        }
+    }
+    vec![
+        Column::name(),
+        Column::new(
+            "Min Available",
+            "string",
+            "Pods that must stay available.",
+            |o, _| int_or_string(o, "/spec/minAvailable"),
+        ),
+        Column::new(
+            "Max Unavailable",
+            "string",
+            "Pods that may be unavailable.",
+            |o, _| int_or_string(o, "/spec/maxUnavailable"),
+        ),
+        Column::new(
+            "Allowed Disruptions",
+            "integer",
+            "Disruptions allowed now.",
+            |o, _| {
+                o.pointer("/status/disruptionsAllowed")
+                    .cloned()
+                    .unwrap_or_else(|| Value::from(0))
+            },
+        ),
+        Column::age(),
+    ]
+}
+
+/// PersistentVolumes.
+pub fn persistent_volumes() -> Vec<Column> {
+    vec![
+        Column::name(),
+        Column::new("Capacity", "string", "The volume's size.", |o, _| {
+            text_or(o, "/spec/capacity/storage", "")
+        }),
+        Column::new(
+            "Access Modes",
+            "string",
+            "How the volume can be mounted.",
+            |o, _| access_modes(o, "/spec/accessModes"),
+        ),
+        Column::new(
+            "Reclaim Policy",
+            "string",
+            "What happens once released.",
+            |o, _| text_or(o, "/spec/persistentVolumeReclaimPolicy", ""),
+        ),
+        Column::new("Status", "string", "The volume's phase.", |o, _| {
+            text_or(o, "/status/phase", "")
+        }),
+        Column::new(
+            "Claim",
+            "string",
+            "The claim bound to the volume.",
+            |o, _| {
+                let claim = &o["spec"]["claimRef"];
+                match (claim["namespace"].as_str(), claim["name"].as_str()) {
+                    (Some(ns), Some(name)) => Value::String(format!("{ns}/{name}")),
+                    _ => Value::String(String::new()),
+                }
+            },
+        ),
+        Column::new("StorageClass", "string", "The volume's class.", |o, _| {
+            text_or(o, "/spec/storageClassName", "")
+        }),
+        Column::new(
+            "VolumeAttributesClass",
+            "string",
+            "The volume's attributes class.",
+            |o, _| {
+                none_if_empty(
+                    text_or(o, "/spec/volumeAttributesClassName", "")
+                        .as_str()
+                        .unwrap_or("")
+                        .to_string(),
+                )
+            },
+        ),
+        Column::new(
+            "Reason",
+            "string",
+            "Why the volume is in its phase.",
+            |o, _| text_or(o, "/status/reason", ""),
+        ),
+        Column::age(),
+        Column::new("VolumeMode", "string", "Filesystem or Block.", |o, _| {
+            text_or(o, "/spec/volumeMode", "Filesystem")
+        })
+        .wide(),
+    ]
+}
+
+/// PersistentVolumeClaims.
+pub fn persistent_volume_claims() -> Vec<Column> {
+    vec![
+        Column::name(),
+        Column::new("Status", "string", "The claim's phase.", |o, _| {
+            text_or(o, "/status/phase", "")
+        }),
+        Column::new(
+            "Volume",
+            "string",
+            "The volume bound to the claim.",
+            |o, _| text_or(o, "/spec/volumeName", ""),
+        ),
+        Column::new("Capacity", "string", "The bound volume's size.", |o, _| {
+            text_or(o, "/status/capacity/storage", "")
+        }),
+        Column::new(
+            "Access Modes",
+            "string",
+            "How the volume can be mounted.",
+            |o, _| access_modes(o, "/status/accessModes"),
+        ),
+        Column::new("StorageClass", "string", "The claim's class.", |o, _| {
+            text_or(o, "/spec/storageClassName", "")
+        }),
+        Column::new(
+            "VolumeAttributesClass",
+            "string",
+            "The claim's attributes class.",
+            |o, _| {
+                none_if_empty(
+                    text_or(o, "/spec/volumeAttributesClassName", "")
+                        .as_str()
+                        .unwrap_or("")
+                        .to_string(),
+                )
+            },
+        ),
+        Column::age(),
+        Column::new("VolumeMode", "string", "Filesystem or Block.", |o, _| {
+            text_or(o, "/spec/volumeMode", "Filesystem")
+        })
+        .wide(),
+    ]
+}
+
+/// Nodes.
+pub fn nodes() -> Vec<Column> {
+    fn address(o: &Value, kind: &str) -> Value {
+        let found = o
+            .pointer("/status/addresses")
+            .and_then(Value::as_array)
+            .and_then(|a| a.iter().find(|x| x["type"] == kind))
+            .and_then(|x| x["address"].as_str());
+        Value::String(found.unwrap_or("<none>").to_string())
+    }
+    vec![
+        Column::name(),
+        Column::new("Status", "string", "Whether the node is ready.", |o, _| {
+            let ready = o
+                .pointer("/status/conditions")
+                .and_then(Value::as_array)
+                .and_then(|c| c.iter().find(|x| x["type"] == "Ready"))
+                .map(|c| c["status"].as_str().unwrap_or(""));
+            let mut status = match ready {
+                Some("True") => "Ready".to_string(),
+                Some("False") => "NotReady".to_string(),
+                _ => "Unknown".to_string(),
+            };
+            if o.pointer("/spec/unschedulable") == Some(&Value::Bool(true)) {
+                status.push_str(",SchedulingDisabled");
+            }
+            Value::String(status)
+        }),
+        Column::new(
+            "Roles",
+            "string",
+            "The node's roles, from its labels.",
+            |o, _| {
+                let mut roles: Vec<String> = Vec::new();
+                if let Some(labels) = o.pointer("/metadata/labels").and_then(Value::as_object) {
+                    for (k, v) in labels {
+                        if let Some(role) = k.strip_prefix("node-role.kubernetes.io/") {
+                            if !role.is_empty() {
+                                roles.push(role.to_string());
+                            }
+                        } else if k == "kubernetes.io/role"
+                            && let Some(role) = v.as_str().filter(|r| !r.is_empty())
+                        {
+                            roles.push(role.to_string());
+                        }
+                    }
+                }
+                roles.sort();
+                roles.dedup();
+                none_if_empty(roles.join(","))
+            },
+        ),
+        Column::age(),
+        Column::new("Version", "string", "The kubelet's version.", |o, _| {
+            text_or(o, "/status/nodeInfo/kubeletVersion", "")
+        }),
+        Column::new(
+            "Internal-IP",
+            "string",
+            "The node's internal address.",
+            |o, _| address(o, "InternalIP"),
+        )
+        .wide(),
+        Column::new(
+            "External-IP",
+            "string",
+            "The node's external address.",
+            |o, _| address(o, "ExternalIP"),
+        )
+        .wide(),
+        Column::new(
+            "OS-Image",
+            "string",
+            "The node's operating system image.",
+            |o, _| or_none(o, "/status/nodeInfo/osImage"),
+        )
+        .wide(),
+        Column::new("Kernel-Version", "string", "The node's kernel.", |o, _| {
+            or_none(o, "/status/nodeInfo/kernelVersion")
+        })
+        .wide(),
+        Column::new(
+            "Container-Runtime",
+            "string",
+            "The node's container runtime.",
+            |o, _| or_none(o, "/status/nodeInfo/containerRuntimeVersion"),
+        )
+        .wide(),
+    ]
+}
+
+/// The STATUS kubectl shows for a pod: the phase, or a more telling reason from the pod or
+/// its containers, or `Terminating`.
+fn pod_status(o: &Value) -> String {
+    let mut reason = o
+        .pointer("/status/reason")
+        .or_else(|| o.pointer("/status/phase"))
+        .and_then(Value::as_str)
+        .unwrap_or("Pending")
+        .to_string();
+    let statuses = |key: &str| {
+        o.pointer(&format!("/status/{key}"))
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let mut initializing = false;
+    let init_total = o
+        .pointer("/spec/initContainers")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    for (i, c) in statuses("initContainerStatuses").iter().enumerate() {
+        let terminated = &c["state"]["terminated"];
+        if terminated["exitCode"] == 0 && terminated.is_object() {
+            continue;
+        }
+        initializing = true;
+        reason = if let Some(r) = terminated["reason"].as_str() {
+            format!("Init:{r}")
+        } else if terminated.is_object() {
+            format!("Init:ExitCode:{}", terminated["exitCode"])
+        } else if let Some(r) = c["state"]["waiting"]["reason"]
+            .as_str()
+            .filter(|r| *r != "PodInitializing")
+        {
+            format!("Init:{r}")
+        } else {
+            format!("Init:{i}/{init_total}")
+        };
+        break;
+    }
+    if !initializing {
+        for c in statuses("containerStatuses").iter().rev() {
+            if let Some(r) = c["state"]["waiting"]["reason"].as_str() {
+                reason = r.to_string();
+            } else if let Some(r) = c["state"]["terminated"]["reason"].as_str() {
+                reason = r.to_string();
+            } else if c["state"]["terminated"].is_object() {
+                let t = &c["state"]["terminated"];
+                reason = match t["signal"].as_i64().filter(|s| *s != 0) {
+                    Some(s) => format!("Signal:{s}"),
+                    None => format!("ExitCode:{}", t["exitCode"]),
+                };
+            }
+        }
+    }
+    if o.pointer("/metadata/deletionTimestamp").is_some() {
+        reason = if o.pointer("/status/reason") == Some(&Value::from("NodeLost")) {
+            "Unknown".into()
+        } else {
+            "Terminating".into()
+        };
+    }
+    reason
+}
+
+/// Pods.
+pub fn pods() -> Vec<Column> {
+    vec![
+        Column::name(),
+        Column::new(
+            "Ready",
+            "string",
+            "Ready containers of all containers.",
+            |o, _| {
+                let total = o
+                    .pointer("/spec/containers")
+                    .and_then(Value::as_array)
+                    .map_or(0, Vec::len);
+                let ready = o
+                    .pointer("/status/containerStatuses")
+                    .and_then(Value::as_array)
+                    .map_or(0, |s| s.iter().filter(|c| c["ready"] == true).count());
+                Value::String(format!("{ready}/{total}"))
+            },
+        ),
+        Column::new(
+            "Status",
+            "string",
+            "The pod's state, as a person reads it.",
+            |o, _| Value::String(pod_status(o)),
+        ),
+        Column::new(
+            "Restarts",
+            "string",
+            "How often the containers restarted.",
+            |o, now| {
+                let statuses = o
+                    .pointer("/status/containerStatuses")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                let restarts: i64 = statuses
+                    .iter()
+                    .filter_map(|c| c["restartCount"].as_i64())
+                    .sum();
+                let last = statuses
+                    .iter()
+                    .filter_map(|c| c.pointer("/lastState/terminated/finishedAt"))
+                    .filter_map(Value::as_str)
+                    .max();
+                Value::String(match last {
+                    Some(t) if restarts > 0 => {
+                        format!("{restarts} ({} ago)", since(Some(&Value::from(t)), now))
+                    }
+                    _ => restarts.to_string(),
+                })
+            },
+        ),
+        Column::age(),
+        Column::new("IP", "string", "The pod's IP address.", |o, _| {
+            or_none(o, "/status/podIP")
+        })
+        .wide(),
+        Column::new("Node", "string", "The node the pod runs on.", |o, _| {
+            or_none(o, "/spec/nodeName")
+        })
+        .wide(),
+        Column::new(
+            "Nominated Node",
+            "string",
+            "The node preemption made room on.",
+            |o, _| or_none(o, "/status/nominatedNodeName"),
+        )
+        .wide(),
+        Column::new(
+            "Readiness Gates",
+            "string",
+            "Readiness gates that are true.",
+            |o, _| {
+                let gates: Vec<String> = o
+                    .pointer("/spec/readinessGates")
+                    .and_then(Value::as_array)
+                    .map(|g| {
+                        g.iter()
+                            .filter_map(|x| x["conditionType"].as_str().map(str::to_string))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if gates.is_empty() {
+                    return Value::String("<none>".into());
+                }
+                let conditions = o
+                    .pointer("/status/conditions")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                let met = gates
+                    .iter()
+                    .filter(|g| {
+                        conditions
+                            .iter()
+                            .any(|c| c["type"] == g.as_str() && c["status"] == "True")
+                    })
+                    .count();
+                Value::String(format!("{met}/{}", gates.len()))
+            },
+        )
+        .wide(),
+    ]
+}
+
+/// Events (`v1`): newest time first, then what happened to which object.
+pub fn events() -> Vec<Column> {
+    fn last_seen(o: &Value, now: i64) -> Value {
+        let t = o
+            .get("lastTimestamp")
+            .filter(|v| v.is_string())
+            .or_else(|| o.pointer("/series/lastObservedTime"))
+            .or_else(|| o.get("eventTime").filter(|v| v.is_string()));
+        Value::String(since(t, now))
+    }
+    vec![
+        Column::new(
+            "Last Seen",
+            "string",
+            "When the event was last seen.",
+            last_seen,
+        ),
+        Column::new("Type", "string", "Normal or Warning.", |o, _| {
+            text_or(o, "/type", "")
+        }),
+        Column::new("Reason", "string", "Why the event happened.", |o, _| {
+            text_or(o, "/reason", "")
+        }),
+        Column::new(
+            "Object",
+            "string",
+            "The object the event is about.",
+            |o, _| {
+                let kind = o["involvedObject"]["kind"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_ascii_lowercase();
+                let name = o["involvedObject"]["name"].as_str().unwrap_or("");
+                Value::String(format!("{kind}/{name}"))
+            },
+        ),
+        Column::new("Subobject", "string", "The part of the object.", |o, _| {
+            text_or(o, "/involvedObject/fieldPath", "")
+        })
+        .wide(),
+        Column::new("Source", "string", "Who reported the event.", |o, _| {
+            let component = o["source"]["component"]
+                .as_str()
+                .or_else(|| o["reportingComponent"].as_str())
+                .unwrap_or("");
+            let host = o["source"]["host"].as_str().unwrap_or("");
+            Value::String(if host.is_empty() {
+                component.to_string()
+            } else {
+                format!("{component}, {host}")
+            })
+        })
+        .wide(),
+        Column::new("Message", "string", "What happened.", |o, _| {
+            text_or(o, "/message", "")
+        }),
+        Column::new(
+            "First Seen",
+            "string",
+            "When the event was first seen.",
+            |o, now| {
+                let t = o
+                    .get("firstTimestamp")
+                    .filter(|v| v.is_string())
+                    .or_else(|| o.get("eventTime").filter(|v| v.is_string()));
+                Value::String(since(t, now))
+            },
+        )
+        .wide(),
+        Column::new(
+            "Count",
+            "string",
+            "How often the event happened.",
+            |o, _| {
+                let n = o["count"]
+                    .as_i64()
+                    .or_else(|| o.pointer("/series/count").and_then(Value::as_i64))
+                    .unwrap_or(1);
+                Value::String(n.to_string())
+            },
+        )
+        .wide(),
+        Column {
+            priority: 1,
+            ..Column::name()
+        },
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn cells(columns: &[Column], obj: &Value) -> Vec<Value> {
+        columns
+            .iter()
+            .map(|c| (c.cell)(obj, 1_795_330_800 + 3_600))
+            .collect()
+    }
+
+    #[test]
+    fn storage_classes_print_defaults_and_mark_the_default_class() {
+        let sc = json!({"metadata": {"name": "fast", "creationTimestamp": "2026-11-22T07:00:00Z",
+            "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+            "provisioner": "example.com/ssd"});
+        assert_eq!(
+            cells(&storage_classes(), &sc),
+            [
+                json!("fast (default)"),
+                json!("example.com/ssd"),
+                json!("Delete"),
+                json!("Immediate"),
+                json!(false),
+                json!("60m")
+            ]
+        );
+    }
+
+    #[test]
+    fn pods_show_readiness_status_and_restarts() {
+        let pod = json!({"metadata": {"name": "p", "creationTimestamp": "2026-11-22T07:00:00Z"},
+            "spec": {"containers": [{"name": "a"}, {"name": "b"}], "nodeName": "n1"},
+            "status": {"phase": "Running", "podIP": "10.0.0.1", "containerStatuses": [
+                {"name": "a", "ready": true, "restartCount": 2,
+                    "state": {"running": {}},
+                    "lastState": {"terminated": {"finishedAt": "2026-11-22T07:55:00Z"}}},
+                {"name": "b", "ready": false, "restartCount": 0,
+                    "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]}});
+        assert_eq!(
+            cells(&pods(), &pod),
+            [
+                json!("p"),
+                json!("1/2"),
+                json!("CrashLoopBackOff"),
+                json!("2 (5m ago)"),
+                json!("60m"),
+                json!("10.0.0.1"),
+                json!("n1"),
+                json!("<none>"),
+                json!("<none>")
+            ]
+        );
+        let deleting = json!({"metadata": {"name": "p", "deletionTimestamp": "2026-11-22T07:00:00Z"},
+            "spec": {"containers": [{"name": "a"}]}, "status": {"phase": "Running"}});
+        assert_eq!(pod_status(&deleting), "Terminating");
+        assert_eq!(pod_status(&json!({"spec": {}})), "Pending");
+    }
+
+    #[test]
+    fn nodes_show_readiness_roles_and_scheduling() {
+        let node = json!({"metadata": {"name": "n1",
+                "labels": {"node-role.kubernetes.io/control-plane": "", "kubernetes.io/role": "worker"}},
+            "spec": {"unschedulable": true},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}],
+                "nodeInfo": {"kubeletVersion": "v1.33.0"},
+                "addresses": [{"type": "InternalIP", "address": "10.0.0.2"}]}});
+        let c = cells(&nodes(), &node);
+        assert_eq!(c[1], "Ready,SchedulingDisabled");
+        assert_eq!(c[2], "control-plane,worker");
+        assert_eq!(c[4], "v1.33.0");
+        assert_eq!(c[5], "10.0.0.2");
+        assert_eq!(c[6], "<none>");
+    }
+
+    #[test]
+    fn volumes_abbreviate_access_modes() {
+        let pv = json!({"metadata": {"name": "pv"}, "spec": {"capacity": {"storage": "5Gi"},
+            "accessModes": ["ReadWriteOnce", "ReadOnlyMany"], "persistentVolumeReclaimPolicy": "Retain",
+            "claimRef": {"namespace": "default", "name": "data"}}, "status": {"phase": "Bound"}});
+        let c = cells(&persistent_volumes(), &pv);
+        assert_eq!(
+            &c[1..6],
+            [
+                json!("5Gi"),
+                json!("RWO,ROX"),
+                json!("Retain"),
+                json!("Bound"),
+                json!("default/data")
+            ]
+        );
+    }
+}

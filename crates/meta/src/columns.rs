@@ -1,0 +1,239 @@
+//! The columns of the server-side Tables kubectl prints (`kubectl get`). Each resource declares
+//! its columns in its [`ResourceDescriptor`](crate::ResourceDescriptor); a resource without
+//! columns gets the default table (Name, Created At).
+
+use serde_json::Value;
+
+/// Computes one cell from an object's JSON; `now` is the Unix time in seconds (for ages).
+pub type CellFn = fn(obj: &Value, now: i64) -> Value;
+
+/// One column of a resource's table.
+#[derive(Clone)]
+pub struct Column {
+    /// The header, e.g. `Provisioner`.
+    pub name: &'static str,
+    /// The OpenAPI type of the cells: `string`, `integer`, `number`, `boolean` or `date`.
+    pub type_: &'static str,
+    /// An OpenAPI format hint, e.g. `name` for the column identifying the object.
+    pub format: &'static str,
+    /// What the column shows.
+    pub description: &'static str,
+    /// 0 for the columns always shown, higher for those of `-o wide`.
+    pub priority: i32,
+    /// The cell of an object.
+    pub cell: CellFn,
+}
+
+impl Column {
+    /// A column shown by default.
+    pub const fn new(
+        name: &'static str,
+        type_: &'static str,
+        description: &'static str,
+        cell: CellFn,
+    ) -> Self {
+        Self {
+            name,
+            type_,
+            format: "",
+            description,
+            priority: 0,
+            cell,
+        }
+    }
+
+    /// The same column, shown only with `-o wide`.
+    pub const fn wide(mut self) -> Self {
+        self.priority = 1;
+        self
+    }
+
+    /// The `Name` column.
+    pub const fn name() -> Self {
+        Self {
+            name: "Name",
+            type_: "string",
+            format: "name",
+            description: "The object's name, unique within its namespace.",
+            priority: 0,
+            cell: |obj, _| obj.pointer("/metadata/name").cloned().unwrap_or_default(),
+        }
+    }
+
+    /// The `Age` column: the time since creation, as kubectl prints it.
+    pub const fn age() -> Self {
+        Self::new(
+            "Age",
+            "string",
+            "How long ago the object was created.",
+            |obj, now| Value::String(age(obj, now)),
+        )
+    }
+
+    /// The columns of a resource that declares none: Name and Created At.
+    pub fn defaults() -> Vec<Column> {
+        vec![
+            Self::name(),
+            Self {
+                name: "Created At",
+                type_: "date",
+                format: "",
+                description: "When the object was created.",
+                priority: 0,
+                cell: |obj, _| {
+                    obj.pointer("/metadata/creationTimestamp")
+                        .cloned()
+                        .unwrap_or_default()
+                },
+            },
+        ]
+    }
+}
+
+impl std::fmt::Debug for Column {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Column")
+            .field("name", &self.name)
+            .field("type", &self.type_)
+            .field("priority", &self.priority)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for Column {
+    /// Columns are equal when they print the same header the same way (the cell function
+    /// is not compared).
+    fn eq(&self, other: &Self) -> bool {
+        (self.name, self.type_, self.format, self.priority)
+            == (other.name, other.type_, other.format, other.priority)
+    }
+}
+
+impl Eq for Column {}
+
+/// The object's age at `now` (Unix seconds), or `<unknown>` without a creation time.
+pub fn age(obj: &Value, now: i64) -> String {
+    since(obj.pointer("/metadata/creationTimestamp"), now)
+}
+
+/// The time from an RFC 3339 `timestamp` to `now`, as kubectl prints ages; `<unknown>` when
+/// absent or unreadable.
+pub fn since(timestamp: Option<&Value>, now: i64) -> String {
+    let Some(ts) = timestamp
+        .and_then(Value::as_str)
+        .and_then(|s| s.parse::<jiff::Timestamp>().ok())
+    else {
+        return "<unknown>".into();
+    };
+    human_duration(now - ts.as_second())
+}
+
+/// A duration in seconds the way kubectl shows ages: `45s`, `5m10s`, `3h`, `2d5h`, `3y`; more
+/// precision for short spans, less for long ones.
+pub fn human_duration(seconds: i64) -> String {
+    if seconds < -1 {
+        return "<invalid>".into();
+    }
+    let s = seconds.max(0);
+    if s < 120 {
+        return format!("{s}s");
+    }
+    let minutes = s / 60;
+    if minutes < 10 {
+        return match s % 60 {
+            0 => format!("{minutes}m"),
+            rest => format!("{minutes}m{rest}s"),
+        };
+    }
+    if minutes < 180 {
+        return format!("{minutes}m");
+    }
+    let hours = s / 3600;
+    if hours < 8 {
+        return match minutes % 60 {
+            0 => format!("{hours}h"),
+            rest => format!("{hours}h{rest}m"),
+        };
+    }
+    if hours < 48 {
+        return format!("{hours}h");
+    }
+    if hours < 24 * 8 {
+        return match hours % 24 {
+            0 => format!("{}d", hours / 24),
+            rest => format!("{}d{rest}h", hours / 24),
+        };
+    }
+    if hours < 24 * 365 * 2 {
+        return format!("{}d", hours / 24);
+    }
+    let years = hours / 24 / 365;
+    if hours < 24 * 365 * 8 {
+        return match (hours / 24) % 365 {
+            0 => format!("{years}y"),
+            days => format!("{years}y{days}d"),
+        };
+    }
+    format!("{years}y")
+}
+
+/// The string at `pointer`, or `default` when absent.
+pub fn text_or(obj: &Value, pointer: &str, default: &str) -> Value {
+    Value::String(
+        obj.pointer(pointer)
+            .and_then(Value::as_str)
+            .unwrap_or(default)
+            .to_string(),
+    )
+}
+
+/// The value at `pointer`, or `<none>` as kubectl prints missing values.
+pub fn or_none(obj: &Value, pointer: &str) -> Value {
+    match obj.pointer(pointer) {
+        Some(Value::String(s)) if !s.is_empty() => Value::String(s.clone()),
+        Some(v @ (Value::Number(_) | Value::Bool(_))) => Value::String(v.to_string()),
+        _ => Value::String("<none>".into()),
+    }
+}
+
+/// The number of entries of the object or array at `pointer` (0 when absent).
+pub fn count(obj: &Value, pointer: &str) -> Value {
+    Value::from(match obj.pointer(pointer) {
+        Some(Value::Object(m)) => m.len(),
+        Some(Value::Array(a)) => a.len(),
+        _ => 0,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_print_as_kubectl_prints_them() {
+        let cases = [
+            (0, "0s"),
+            (-1, "0s"),
+            (-5, "<invalid>"),
+            (119, "119s"),
+            (120, "2m"),
+            (310, "5m10s"),
+            (600, "10m"),
+            (179 * 60, "179m"),
+            (3 * 3600, "3h"),
+            (5 * 3600 + 30 * 60, "5h30m"),
+            (47 * 3600, "47h"),
+            (2 * 86400 + 5 * 3600, "2d5h"),
+            (8 * 86400, "8d"),
+            (730 * 86400, "2y"),
+            (3 * 365 * 86400 + 10 * 86400, "3y10d"),
+            (9 * 365 * 86400, "9y"),
+        ];
+        for (secs, text) in cases {
+            assert_eq!(human_duration(secs), text, "{secs}s");
+        }
+        let obj = serde_json::json!({"metadata": {"creationTimestamp": "2026-11-22T07:00:00Z"}});
+        assert_eq!(age(&obj, 1_795_330_800 + 65), "65s");
+        assert_eq!(age(&serde_json::json!({}), 0), "<unknown>");
+    }
+}
