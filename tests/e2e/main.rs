@@ -8,6 +8,7 @@ mod core;
 mod discovery;
 mod kube_client;
 mod kubectl;
+mod representations;
 mod serving;
 mod watch;
 
