@@ -194,7 +194,7 @@ impl<'s> Codec<'s> {
         let kind = doc["kind"].as_str().unwrap_or("");
         let index = self.message_for(api_version, kind)?;
         let mut raw = Vec::with_capacity(256);
-        self.encode_message(index, doc, &mut raw, "")?;
+        self.encode_message(index, doc, &mut raw, &Path::Root)?;
         Ok(encode_envelope(api_version, kind, &raw))
     }
 
@@ -209,7 +209,7 @@ impl<'s> Codec<'s> {
     pub fn encode_raw(&self, api_version: &str, kind: &str, doc: &Value) -> Result<Vec<u8>> {
         let index = self.message_for(api_version, kind)?;
         let mut raw = Vec::new();
-        self.encode_message(index, doc, &mut raw, "")?;
+        self.encode_message(index, doc, &mut raw, &Path::Root)?;
         Ok(raw)
     }
 
@@ -223,23 +223,56 @@ impl<'s> Codec<'s> {
         list_meta: &Value,
         items: impl IntoIterator<Item = &'a [u8]>,
     ) -> Result<Vec<u8>> {
+        let raws = items
+            .into_iter()
+            .map(|json| self.encode_item(api_version, item_kind, json))
+            .collect::<Result<Vec<_>>>()?;
+        self.assemble_list(api_version, list_kind, list_meta, &raws)
+    }
+
+    /// One list item's encoding (the message, no envelope) from its JSON bytes.
+    pub fn encode_item(&self, api_version: &str, kind: &str, json: &[u8]) -> Result<Vec<u8>> {
+        let index = self.message_for(api_version, kind)?;
+        let doc: Value =
+            serde_json::from_slice(json).map_err(|e| Error::Decode(format!("JSON: {e}")))?;
+        let mut raw = Vec::with_capacity(json.len());
+        self.encode_message(index, &doc, &mut raw, &Path::Root)?;
+        Ok(raw)
+    }
+
+    /// A list as a whole protobuf body from its items' encodings (see [`Codec::encode_item`]),
+    /// written once into a buffer of the exact size.
+    pub fn assemble_list<B: AsRef<[u8]>>(
+        &self,
+        api_version: &str,
+        list_kind: &str,
+        list_meta: &Value,
+        items: &[B],
+    ) -> Result<Vec<u8>> {
         let list = self.message_for(api_version, list_kind)?;
-        let item = self.message_for(api_version, item_kind)?;
-        let meta_field = self.schema.message(list).field(1).map(|f| f.ty);
-        let mut raw = Vec::with_capacity(4096);
-        if let Some(FieldType::Message(meta)) = meta_field {
-            put_nested(&mut raw, 1, |out| {
-                self.encode_message(meta, list_meta, out, "metadata")
-            })?;
+        let mut meta = Vec::new();
+        if let Some(FieldType::Message(index)) = self.schema.message(list).field(1).map(|f| f.ty) {
+            self.encode_message(
+                index,
+                list_meta,
+                &mut meta,
+                &Path::Field(&Path::Root, "metadata"),
+            )?;
         }
-        for json in items {
-            let doc: Value =
-                serde_json::from_slice(json).map_err(|e| Error::Decode(format!("JSON: {e}")))?;
-            put_nested(&mut raw, 2, |out| {
-                self.encode_message(item, &doc, out, "items")
-            })?;
+        let item_len = |len: usize| 1 + varint_len(len as u64) + len;
+        let raw_len = item_len(meta.len())
+            + items
+                .iter()
+                .map(|i| item_len(i.as_ref().len()))
+                .sum::<usize>();
+        let mut out = Vec::with_capacity(raw_len + api_version.len() + list_kind.len() + 24);
+        out.extend_from_slice(MAGIC);
+        envelope_into(&mut out, api_version, list_kind, raw_len);
+        put_bytes_field(&mut out, 1, &meta);
+        for item in items {
+            put_bytes_field(&mut out, 2, item.as_ref());
         }
-        Ok(encode_envelope(api_version, list_kind, &raw))
+        Ok(out)
     }
 
     /// A watch event as one frame of a protobuf watch stream: a 4-byte big-endian length, then
@@ -287,7 +320,7 @@ impl<'s> Codec<'s> {
         index: usize,
         doc: &Value,
         out: &mut Vec<u8>,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<()> {
         let message = self.schema.message(index);
         if let Some(special) = message.special {
@@ -311,7 +344,7 @@ impl<'s> Codec<'s> {
             if value.is_null() {
                 continue;
             }
-            let inner_path = join(path, &field.name);
+            let inner_path = Path::Field(path, &field.name);
             match field.shape {
                 Shape::Single => {
                     self.encode_value(field.number, field.ty, value, out, &inner_path)?
@@ -322,14 +355,14 @@ impl<'s> Codec<'s> {
                     };
                     for (i, item) in items.iter().enumerate() {
                         if item.is_null() && matches!(field.ty, FieldType::Message(_)) {
-                            return Err(bad(&format!("{inner_path}[{i}]"), "expected an object"));
+                            return Err(bad(&Path::Index(&inner_path, i), "expected an object"));
                         }
                         self.encode_value(
                             field.number,
                             field.ty,
                             item,
                             out,
-                            &format!("{inner_path}[{i}]"),
+                            &Path::Index(&inner_path, i),
                         )?;
                     }
                 }
@@ -341,7 +374,7 @@ impl<'s> Codec<'s> {
                     let mut sorted: Vec<(&String, &Value)> = entries.iter().collect();
                     sorted.sort_by(|a, b| a.0.cmp(b.0));
                     for (key, item) in sorted {
-                        let item_path = format!("{inner_path}[{key}]");
+                        let item_path = Path::Key(&inner_path, key);
                         put_nested(out, field.number, |out| {
                             let key_value = match key_ty {
                                 FieldType::String => Value::String(key.clone()),
@@ -369,7 +402,7 @@ impl<'s> Codec<'s> {
         ty: FieldType,
         v: &Value,
         out: &mut Vec<u8>,
-        path: &str,
+        path: &Path<'_>,
     ) -> Result<()> {
         let int = || -> Result<i64> {
             v.as_i64()
@@ -613,22 +646,36 @@ fn check_wire(wire: u8, expected: u8, message: &str, number: u32) -> Result<()> 
     }
 }
 
-fn join(path: &str, name: &str) -> String {
-    if path.is_empty() {
-        name.to_string()
-    } else {
-        format!("{path}.{name}")
+/// Where a value sits in the document; rendered (`spec.containers[0].name`) only for errors,
+/// so encoding allocates nothing for it.
+#[derive(Debug, Clone, Copy)]
+enum Path<'a> {
+    Root,
+    Field(&'a Path<'a>, &'a str),
+    Index(&'a Path<'a>, usize),
+    Key(&'a Path<'a>, &'a str),
+}
+
+impl std::fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Path::Root => Ok(()),
+            Path::Field(Path::Root, name) => write!(f, "{name}"),
+            Path::Field(parent, name) => write!(f, "{parent}.{name}"),
+            Path::Index(parent, i) => write!(f, "{parent}[{i}]"),
+            Path::Key(parent, key) => write!(f, "{parent}[{key}]"),
+        }
     }
 }
 
-fn bad(path: &str, reason: impl Into<String>) -> Error {
+fn bad(path: &Path<'_>, reason: impl Into<String>) -> Error {
     Error::Field {
         field: path.to_string(),
         reason: reason.into(),
     }
 }
 
-fn encode_special(special: Special, doc: &Value, out: &mut Vec<u8>, path: &str) -> Result<()> {
+fn encode_special(special: Special, doc: &Value, out: &mut Vec<u8>, path: &Path<'_>) -> Result<()> {
     match special {
         Special::Time | Special::MicroTime => {
             let text = doc

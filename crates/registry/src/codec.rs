@@ -1,8 +1,11 @@
 //! Decoding request bodies into typed objects (with upstream checks of apiVersion and kind
 //! and of unknown fields) and encoding objects and lists.
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use capstan_meta::{ApiError, ResourceDescriptor};
+use capstan_watch::CachedObject;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
@@ -161,6 +164,7 @@ pub(crate) fn encode_list(
     continue_token: Option<&str>,
     remaining: Option<usize>,
     items: Vec<Bytes>,
+    cached: Vec<Arc<CachedObject>>,
 ) -> Payload {
     let mut head = Vec::with_capacity(160);
     head.extend_from_slice(b"{\"kind\":");
@@ -180,6 +184,7 @@ pub(crate) fn encode_list(
     Payload::List {
         head: head.into(),
         items,
+        cached,
     }
 }
 
@@ -247,6 +252,7 @@ mod tests {
             Some("tok\"en"),
             Some(3),
             vec![Bytes::from_static(b"{\"a\":1}"), Bytes::from_static(b"{}")],
+            Vec::new(),
         );
         let v: serde_json::Value = serde_json::from_slice(&list.into_bytes()).unwrap();
         assert_eq!(v["kind"], "StorageClassList");

@@ -151,6 +151,7 @@ fn to_cached<S: Strategy>(
         json: json.into(),
         labels,
         fields: selectable.into_iter().collect(),
+        protobuf: Default::default(),
     })
 }
 
@@ -812,6 +813,7 @@ impl<S: Strategy> GenericStore<S> {
             token.as_deref(),
             remaining,
             jsons,
+            page.to_vec(),
         );
         Ok(Some(Encoded {
             body,
@@ -923,7 +925,14 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
         };
         let rv = resource_version(list_revision);
         let token = next.map(|start| ContinueToken::new(list_revision, start).encode());
-        let body = codec::encode_list(&self.descriptor, &rv, token.as_deref(), None, items);
+        let body = codec::encode_list(
+            &self.descriptor,
+            &rv,
+            token.as_deref(),
+            None,
+            items,
+            Vec::new(),
+        );
         Ok(Encoded {
             body,
             warnings: Vec::new(),

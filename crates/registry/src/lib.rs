@@ -20,6 +20,7 @@ mod rest;
 pub mod subresources;
 pub mod watching;
 
+pub use capstan_watch::CachedObject;
 pub use error::{Error, Result};
 pub use generic::GenericStore;
 pub use options::{DeleteOptions, FieldValidation, GetOptions, ListOptions, WriteOptions};

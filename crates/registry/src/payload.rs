@@ -1,7 +1,10 @@
 //! Response bodies that are sent as they are assembled: a list is its head and its items'
 //! JSON (shared with the watch cache), never one buffer the size of the whole list.
 
+use std::sync::Arc;
+
 use bytes::{Bytes, BytesMut};
+use capstan_watch::CachedObject;
 
 /// How a list body ends.
 const LIST_TAIL: &[u8] = b"]}";
@@ -18,6 +21,9 @@ pub enum Payload {
         head: Bytes,
         /// Each item's JSON.
         items: Vec<Bytes>,
+        /// The cached objects the items are, when the list comes from the watch cache (in
+        /// the same order): they keep other encodings of the items.
+        cached: Vec<Arc<CachedObject>>,
     },
 }
 
@@ -38,7 +44,7 @@ impl Payload {
     pub fn len(&self) -> usize {
         match self {
             Payload::Whole(b) => b.len(),
-            Payload::List { head, items } => {
+            Payload::List { head, items, .. } => {
                 let items_len: usize = items.iter().map(Bytes::len).sum();
                 head.len() + items_len + items.len().saturating_sub(1) + LIST_TAIL.len()
             }
@@ -76,7 +82,7 @@ impl Payload {
                 tail: false,
                 size,
             },
-            Payload::List { head, items } => Chunks {
+            Payload::List { head, items, .. } => Chunks {
                 head: Some(head),
                 items: items.into_iter(),
                 first_item: true,
@@ -140,6 +146,7 @@ mod tests {
         Payload::List {
             head: Bytes::from_static(b"{\"items\":["),
             items: items.iter().map(|i| Bytes::from(i.to_string())).collect(),
+            cached: Vec::new(),
         }
     }
 

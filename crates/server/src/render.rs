@@ -3,6 +3,7 @@
 //! JSON, YAML or protobuf.
 
 use std::convert::Infallible;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use capstan_meta::ApiError;
@@ -11,7 +12,7 @@ use capstan_negotiation::media::{self, Format};
 use capstan_negotiation::protobuf::Codec;
 use capstan_negotiation::table::{self, IncludeObject, Tables};
 use capstan_negotiation::{Choice, Endpoint, Transform, yaml};
-use capstan_registry::{EventStream, Payload};
+use capstan_registry::{CachedObject, EventStream, Payload};
 use http::{HeaderMap, HeaderValue, Response, StatusCode, header};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
@@ -54,9 +55,15 @@ impl Renderer {
             ));
         }
         let body = match (&payload, choice.format, choice.transform) {
-            (Payload::List { head, items }, Format::Protobuf, Transform::Object) => {
-                protobuf_list(head, items)?
-            }
+            (
+                Payload::List {
+                    head,
+                    items,
+                    cached,
+                },
+                Format::Protobuf,
+                Transform::Object,
+            ) => protobuf_list(head, items, cached)?,
             _ => {
                 let doc: Value = serde_json::from_slice(&payload.into_bytes())
                     .map_err(|e| ApiError::internal(format!("a stored object is not JSON: {e}")))?;
@@ -122,11 +129,7 @@ impl Renderer {
         let mut first = true;
         let frames = lines
             .take_until(Box::pin(stopped))
-            .map(move |line| {
-                let converted = self.watch_event(&line, &api_version, first);
-                first = false;
-                converted
-            })
+            .map(move |line| self.watch_event(&line, &api_version, &mut first))
             .take_while(|frame| {
                 if let Err(e) = frame {
                     tracing::warn!(error = %e, "ending a watch: an event does not convert");
@@ -140,14 +143,30 @@ impl Renderer {
         resp
     }
 
-    fn watch_event(&self, line: &[u8], api_version: &str, first: bool) -> Result<Bytes, String> {
+    /// One event in the negotiated form; `first` is true until an object event has been sent
+    /// (it carries the Table's columns).
+    fn watch_event(
+        &self,
+        line: &[u8],
+        api_version: &str,
+        first: &mut bool,
+    ) -> Result<Bytes, String> {
         let mut event: Value = serde_json::from_slice(line).map_err(|e| e.to_string())?;
         let kind = event["type"].as_str().unwrap_or("").to_string();
         let object = event["object"].take();
-        let object = if kind == "ERROR" {
-            object
-        } else {
-            self.transform(object, first)
+        let object = match (kind.as_str(), self.choice.transform) {
+            ("ERROR", _) => object,
+            // A bookmark only moves the resourceVersion: an empty Table carries it.
+            ("BOOKMARK", Transform::Table(version)) => {
+                let rv = object.pointer("/metadata/resourceVersion").cloned();
+                let meta = rv.map_or_else(|| json!({}), |rv| json!({"resourceVersion": rv}));
+                self.tables(version).table(meta, [], false)
+            }
+            ("BOOKMARK", _) => self.transform(object, false),
+            _ => {
+                let headers = std::mem::replace(first, false);
+                self.transform(object, headers)
+            }
         };
         match self.choice.format {
             Format::Protobuf => Codec::default()
@@ -164,8 +183,13 @@ impl Renderer {
     }
 }
 
-/// A list sent as protobuf, item by item from the items' JSON.
-fn protobuf_list(head: &Bytes, items: &[Bytes]) -> Result<Bytes, ApiError> {
+/// A list sent as protobuf, item by item from the items' JSON; an item from the watch cache
+/// is encoded once and its encoding kept there for the next lists.
+fn protobuf_list(
+    head: &Bytes,
+    items: &[Bytes],
+    cached: &[Arc<CachedObject>],
+) -> Result<Bytes, ApiError> {
     let mut head_doc = head.to_vec();
     head_doc.extend_from_slice(b"]}");
     let head: Value = serde_json::from_slice(&head_doc)
@@ -174,16 +198,31 @@ fn protobuf_list(head: &Bytes, items: &[Bytes]) -> Result<Bytes, ApiError> {
     let list_kind = head["kind"].as_str().unwrap_or("");
     let item_kind = list_kind.strip_suffix("List").unwrap_or(list_kind);
     let meta = head.get("metadata").cloned().unwrap_or_else(|| json!({}));
-    Codec::default()
-        .encode_list(
-            api_version,
-            list_kind,
-            item_kind,
-            &meta,
-            items.iter().map(|b| b.as_ref()),
-        )
+    let codec = Codec::default();
+    let failed = |e: capstan_negotiation::Error| {
+        ApiError::internal(format!("encoding a list as protobuf: {e}"))
+    };
+    let mut raws = Vec::with_capacity(items.len());
+    for (i, json) in items.iter().enumerate() {
+        let slot = cached.get(i).map(|c| &c.protobuf);
+        if let Some(raw) = slot.and_then(|s| s.get()) {
+            raws.push(raw.clone());
+            continue;
+        }
+        let raw = Bytes::from(
+            codec
+                .encode_item(api_version, item_kind, json)
+                .map_err(failed)?,
+        );
+        if let Some(slot) = slot {
+            let _ = slot.set(raw.clone());
+        }
+        raws.push(raw);
+    }
+    codec
+        .assemble_list(api_version, list_kind, &meta, &raws)
         .map(Bytes::from)
-        .map_err(|e| ApiError::internal(format!("encoding a list as protobuf: {e}")))
+        .map_err(failed)
 }
 
 /// A document in `format`.

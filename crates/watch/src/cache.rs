@@ -25,6 +25,9 @@ pub struct CachedObject {
     pub labels: Pairs,
     /// Its selectable fields (`metadata.name`, `metadata.namespace`, ...).
     pub fields: Pairs,
+    /// Its protobuf encoding (the message, without the envelope), made the first time a
+    /// client reads it in protobuf and kept with it from then on.
+    pub protobuf: std::sync::OnceLock<Bytes>,
 }
 
 /// Turns a stored value into a [`CachedObject`] (the registry knows the type).

@@ -32,7 +32,8 @@ struct Options {
     /// Client counts to measure, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1,16,64")]
     clients: Vec<usize>,
-    /// Operations to measure, in order, comma-separated: create, get, update, list.
+    /// Operations to measure, in order, comma-separated: create, get, update, list (JSON),
+    /// list-protobuf, list-table (the Table kubectl asks for).
     #[arg(long, value_delimiter = ',', default_value = "create,get,update,list")]
     ops: Vec<String>,
     /// How long each measurement runs.
@@ -160,6 +161,15 @@ impl Target {
         }
     }
 
+    /// A bodiless request asking for the representation `accept`.
+    fn request_as(&self, method: Method, path: &str, accept: &str) -> Request<Full<Bytes>> {
+        let mut req = self.request(method, path, None);
+        if let Ok(v) = http::HeaderValue::from_str(accept) {
+            req.headers_mut().insert(http::header::ACCEPT, v);
+        }
+        req
+    }
+
     fn request(&self, method: Method, path: &str, body: Option<Vec<u8>>) -> Request<Full<Bytes>> {
         let mut b = Request::builder()
             .method(method)
@@ -275,6 +285,18 @@ async fn measure(
                         )
                     }
                     "list" => (target.request(Method::GET, SC, None), StatusCode::OK),
+                    "list-protobuf" => (
+                        target.request_as(Method::GET, SC, "application/vnd.kubernetes.protobuf"),
+                        StatusCode::OK,
+                    ),
+                    "list-table" => (
+                        target.request_as(
+                            Method::GET,
+                            SC,
+                            "application/json;as=Table;v=v1;g=meta.k8s.io",
+                        ),
+                        StatusCode::OK,
+                    ),
                     _ => break,
                 };
                 i += 1;
@@ -282,10 +304,14 @@ async fn measure(
                 match conn.send(req).await {
                     Ok((status, body)) if status == expect => {
                         latencies.push(t.elapsed());
-                        if op == "list" && list_size.is_none() {
+                        if op.starts_with("list") && list_size.is_none() {
                             let items = serde_json::from_slice::<serde_json::Value>(&body)
                                 .ok()
-                                .and_then(|v| v["items"].as_array().map(Vec::len))
+                                .and_then(|v| {
+                                    v.get("items")
+                                        .or_else(|| v.get("rows"))
+                                        .and_then(|i| i.as_array().map(Vec::len))
+                                })
                                 .unwrap_or(0);
                             list_size = Some((items, body.len()));
                         }
@@ -405,9 +431,10 @@ async fn main() {
             out.latencies.sort();
             let n = out.latencies.len();
             let label = match out.list_size {
-                Some((items, bytes)) => {
-                    format!("list ({items} items, {:.1} MB)", bytes as f64 / 1e6)
+                Some((items, bytes)) if items > 0 => {
+                    format!("{op} ({items} items, {:.1} MB)", bytes as f64 / 1e6)
                 }
+                Some((_, bytes)) => format!("{op} ({:.1} MB)", bytes as f64 / 1e6),
                 None => op.clone(),
             };
             println!(

@@ -318,3 +318,163 @@ mod oracle {
         );
     }
 }
+
+/// Generated objects survive JSON → protobuf → JSON; hostile bytes never panic the decoder.
+mod properties {
+    use super::*;
+    use proptest::collection::{btree_map, vec};
+    use proptest::prelude::*;
+
+    fn name() -> impl Strategy<Value = String> {
+        "[a-z][a-z0-9-]{0,20}"
+    }
+
+    fn text() -> impl Strategy<Value = String> {
+        // Any Unicode, empty strings included (kept inside maps and lists).
+        any::<String>()
+    }
+
+    fn time() -> impl Strategy<Value = String> {
+        (0i64..4_102_444_800).prop_map(|s| {
+            jiff::Timestamp::from_second(s)
+                .unwrap()
+                .strftime("%Y-%m-%dT%H:%M:%SZ")
+                .to_string()
+        })
+    }
+
+    fn int_or_string() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            any::<i32>().prop_map(Value::from),
+            name().prop_map(Value::from)
+        ]
+    }
+
+    fn metadata() -> impl Strategy<Value = Value> {
+        (
+            name(),
+            btree_map("[a-z./-]{1,30}", text(), 0..5),
+            btree_map("[a-z./-]{1,30}", text(), 0..3),
+            time(),
+            1i64..i64::MAX,
+            vec(name(), 0..3),
+        )
+            .prop_map(
+                |(name, labels, annotations, created, generation, finalizers)| {
+                    let mut m = json!({"name": name, "creationTimestamp": created,
+                    "generation": generation, "uid": "u", "resourceVersion": "1"});
+                    if !labels.is_empty() {
+                        m["labels"] = json!(labels);
+                    }
+                    if !annotations.is_empty() {
+                        m["annotations"] = json!(annotations);
+                    }
+                    if !finalizers.is_empty() {
+                        m["finalizers"] = json!(finalizers);
+                    }
+                    m
+                },
+            )
+    }
+
+    fn container() -> impl Strategy<Value = Value> {
+        (
+            name(),
+            vec(text(), 0..4),
+            vec((1i32..65536, any::<bool>()), 0..3),
+            prop_oneof!["[0-9]{1,4}m", "[0-9]{1,3}Gi", "[0-9]{1,4}"],
+            int_or_string(),
+            any::<i64>(),
+            any::<bool>(),
+        )
+            .prop_map(|(name, args, ports, cpu, probe_port, user, privileged)| {
+                let mut c = json!({"name": name, "image": "img",
+                    "resources": {"requests": {"cpu": cpu}},
+                    "livenessProbe": {"httpGet": {"port": probe_port}, "periodSeconds": 3},
+                    "securityContext": {"runAsUser": user, "privileged": privileged}});
+                if !args.is_empty() {
+                    c["args"] = json!(args);
+                }
+                if !ports.is_empty() {
+                    c["ports"] = ports
+                        .iter()
+                        .map(|(p, udp)| json!({"containerPort": p, "protocol": if *udp { "UDP" } else { "TCP" }}))
+                        .collect();
+                }
+                c
+            })
+    }
+
+    fn pod() -> impl Strategy<Value = Value> {
+        (
+            metadata(),
+            vec(container(), 1..3),
+            proptest::option::of(0i64..100_000),
+            time(),
+        )
+            .prop_map(|(metadata, containers, grace, started)| {
+                let mut spec = json!({"containers": containers});
+                if let Some(g) = grace {
+                    spec["terminationGracePeriodSeconds"] = json!(g);
+                }
+                json!({"kind": "Pod", "apiVersion": "v1", "metadata": metadata, "spec": spec,
+                    "status": {"phase": "Running", "startTime": started}})
+            })
+    }
+
+    fn config_map() -> impl Strategy<Value = Value> {
+        (
+            metadata(),
+            btree_map("[A-Za-z0-9._-]{1,20}", text(), 0..6),
+            btree_map("[A-Za-z0-9._-]{1,20}", vec(any::<u8>(), 0..20), 0..3),
+        )
+            .prop_map(|(metadata, data, binary)| {
+                let mut cm = json!({"kind": "ConfigMap", "apiVersion": "v1", "metadata": metadata});
+                if !data.is_empty() {
+                    cm["data"] = json!(data);
+                }
+                if !binary.is_empty() {
+                    let encoded: std::collections::BTreeMap<_, _> = binary
+                        .iter()
+                        .map(|(k, v)| (k.clone(), B64.encode(v)))
+                        .collect();
+                    cm["binaryData"] = json!(encoded);
+                }
+                cm
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        #[test]
+        fn pods_round_trip(doc in pod()) {
+            let body = codec().encode_object(&doc).unwrap();
+            prop_assert_eq!(codec().decode_object(&body).unwrap(), doc);
+        }
+
+        #[test]
+        fn config_maps_round_trip(doc in config_map()) {
+            let body = codec().encode_object(&doc).unwrap();
+            prop_assert_eq!(codec().decode_object(&body).unwrap(), doc);
+        }
+
+        #[test]
+        fn random_bytes_never_panic(raw in vec(any::<u8>(), 0..512)) {
+            let body = encode_envelope("v1", "Pod", &raw);
+            let _ = codec().decode_object(&body);
+        }
+
+        #[test]
+        fn damaged_bodies_never_panic(doc in pod(), cuts in vec((any::<prop::sample::Index>(), any::<u8>()), 1..8)) {
+            let mut body = codec().encode_object(&doc).unwrap();
+            for (at, byte) in cuts {
+                let i = at.index(body.len());
+                body[i] = byte;
+            }
+            let _ = codec().decode_object(&body);
+            let cut = body.len() / 2;
+            let _ = codec().decode_object(&body[..cut]);
+        }
+    }
+}

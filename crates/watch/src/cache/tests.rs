@@ -17,6 +17,7 @@ fn decode() -> Decode {
             json: kv.value.clone(),
             labels: [(k, v)].into_iter().collect(),
             fields: Pairs::default(),
+            protobuf: Default::default(),
         })
     })
 }
