@@ -519,3 +519,170 @@ async fn leases_renew_with_optimistic_concurrency() {
         json!("2026-01-01T00:00:10.123456Z")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_pod_survives_protobuf_both_ways() {
+    use capstan_negotiation::protobuf::Codec;
+    const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
+    let server = TestServer::start().await;
+    let raw = admin(&server);
+    let codec = Codec::default();
+    let sent = big_pod("default", "proto");
+    // Sent as protobuf, answered as protobuf.
+    let created = raw
+        .request(
+            Method::POST,
+            "/api/v1/namespaces/default/pods",
+            &[("content-type", PROTOBUF), ("accept", PROTOBUF)],
+            codec.encode_object(&sent).unwrap(),
+        )
+        .await;
+    assert_eq!(
+        created.status,
+        201,
+        "{}",
+        String::from_utf8_lossy(&created.body)
+    );
+    let created = codec.decode_object(&created.body).unwrap();
+    assert_kept(&sent, &created, "");
+    // The protobuf read is the JSON read, field for field.
+    let as_json = raw
+        .get("/api/v1/namespaces/default/pods/proto")
+        .await
+        .json();
+    let as_protobuf = raw
+        .request(
+            Method::GET,
+            "/api/v1/namespaces/default/pods/proto",
+            &[("accept", PROTOBUF)],
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(codec.decode_object(&as_protobuf.body).unwrap(), as_json);
+    assert_eq!(as_json["spec"]["priority"], 2_000_000_000);
+    assert_eq!(
+        as_json["spec"]["containers"][0]["livenessProbe"]["httpGet"]["port"],
+        80
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_are_one_collection_in_both_versions() {
+    let server = TestServer::start().await;
+    let raw = admin(&server);
+    const NEW: &str = "/apis/events.k8s.io/v1/namespaces/default/events";
+    const OLD: &str = "/api/v1/namespaces/default/events";
+    let start = raw.get(NEW).await.json()["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let created = raw
+        .send_json(
+            Method::POST,
+            NEW,
+            &json!({"apiVersion": "events.k8s.io/v1", "kind": "Event",
+                "metadata": {"name": "scheduled"}, "eventTime": "2026-11-22T07:00:00.000001Z",
+                "reportingController": "capstan-scheduler", "reportingInstance": "s-1",
+                "action": "Binding", "reason": "Scheduled", "type": "Normal",
+                "regarding": {"kind": "Pod", "namespace": "default", "name": "web"},
+                "note": "bound to n1"}),
+        )
+        .await;
+    assert_eq!(
+        created.status,
+        201,
+        "{}",
+        String::from_utf8_lossy(&created.body)
+    );
+    assert_eq!(created.json()["apiVersion"], "events.k8s.io/v1");
+    assert_eq!(created.json()["note"], "bound to n1");
+    // The same object in the v1 form.
+    let old = raw.get(&format!("{OLD}/scheduled")).await.json();
+    assert_eq!(old["message"], "bound to n1");
+    assert_eq!(old["involvedObject"]["name"], "web");
+    assert_eq!(old["reportingComponent"], "capstan-scheduler");
+    // Written in v1, read in events.k8s.io/v1.
+    raw.send_json(
+        Method::POST,
+        OLD,
+        &json!({"metadata": {"name": "legacy"}, "involvedObject": {"kind": "Node", "name": "n1"},
+            "reason": "Rebooted", "message": "node rebooted", "type": "Warning", "count": 3,
+            "source": {"component": "kubelet"}}),
+    )
+    .await;
+    let list = raw.get(NEW).await.json();
+    assert_eq!(list["kind"], "EventList");
+    assert_eq!(list["apiVersion"], "events.k8s.io/v1");
+    let legacy = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["metadata"]["name"] == "legacy")
+        .unwrap();
+    assert_eq!(legacy["note"], "node rebooted");
+    assert_eq!(legacy["deprecatedCount"], 3);
+    assert_eq!(legacy["deprecatedSource"]["component"], "kubelet");
+    // Patches apply to the served form; watches of either version see both writes.
+    let patched = raw
+        .request(
+            Method::PATCH,
+            &format!("{NEW}/legacy"),
+            &[("content-type", "application/merge-patch+json")],
+            br#"{"note": "node rebooted twice"}"#.to_vec(),
+        )
+        .await;
+    assert_eq!(
+        patched.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&patched.body)
+    );
+    assert_eq!(
+        raw.get(&format!("{OLD}/legacy")).await.json()["message"],
+        "node rebooted twice"
+    );
+    let watch = raw
+        .get(&format!(
+            "{NEW}?watch=1&resourceVersion={start}&timeoutSeconds=1"
+        ))
+        .await;
+    let events: Vec<Value> = watch
+        .body
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect();
+    let seen: Vec<(&str, &str)> = events
+        .iter()
+        .map(|e| {
+            (
+                e["type"].as_str().unwrap(),
+                e["object"]["metadata"]["name"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("ADDED", "scheduled"),
+            ("ADDED", "legacy"),
+            ("MODIFIED", "legacy")
+        ]
+    );
+    assert_eq!(events[2]["object"]["note"], "node rebooted twice");
+    assert_eq!(events[2]["object"]["apiVersion"], "events.k8s.io/v1");
+    // kubectl reads the new form with its columns.
+    let kc = server.kubeconfig_path();
+    let printed =
+        tokio::task::spawn_blocking(move || ok(kubectl(&kc, &["get", "events.events.k8s.io"])))
+            .await
+            .unwrap();
+    assert!(
+        printed.lines().next().unwrap().contains("MESSAGE"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("pod/web") && printed.contains("bound to n1"),
+        "{printed}"
+    );
+}

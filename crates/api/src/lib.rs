@@ -5,6 +5,7 @@
 pub mod coordination;
 pub mod core;
 mod describe;
+pub mod events;
 pub mod pod;
 pub mod policy;
 pub mod printers;

@@ -11,6 +11,7 @@ use capstan_api::{
 };
 use capstan_meta::Reason;
 
+use crate::converted::ConvertedRest;
 use crate::error::{Error, Result};
 use crate::generic::GenericStore;
 use crate::options::WriteOptions;
@@ -42,6 +43,13 @@ pub fn register_builtin(registry: &mut Registry) -> Builtin {
     registry.register(SecretStrategy);
     let service_accounts = registry.register(ServiceAccountStrategy);
     let events = registry.register(EventStrategy);
+    registry.add(Arc::new(ConvertedRest::new(
+        capstan_api::events::descriptor(),
+        events.clone(),
+        capstan_api::events::to_core,
+        capstan_api::events::from_core,
+        |g| g.subschema_for::<k8s_openapi::api::events::v1::Event>(),
+    )));
     registry.register(PersistentVolumeStrategy);
     registry.register(PersistentVolumeClaimStrategy);
     registry.register(LeaseStrategy);

@@ -9,6 +9,7 @@
 
 pub mod builtin;
 mod codec;
+pub mod converted;
 mod error;
 mod generic;
 pub mod namespaces;
