@@ -686,3 +686,91 @@ async fn events_are_one_collection_in_both_versions() {
         "{printed}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pods_take_the_priority_of_their_class() {
+    let server = TestServer::start().await;
+    let raw = admin(&server);
+    const PODS: &str = "/api/v1/namespaces/default/pods";
+    const CLASSES: &str = "/apis/scheduling.k8s.io/v1/priorityclasses";
+    let pod = |name: &str, class: Option<&str>, priority: Option<i32>| {
+        let mut p = json!({"metadata": {"name": name}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}});
+        if let Some(c) = class {
+            p["spec"]["priorityClassName"] = json!(c);
+        }
+        if let Some(v) = priority {
+            p["spec"]["priority"] = json!(v);
+        }
+        p
+    };
+    let r = raw
+        .send_json(
+            Method::POST,
+            CLASSES,
+            &json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+            "metadata": {"name": "batch-low"}, "value": 10, "preemptionPolicy": "Never"}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    // No class and no global default: priority 0.
+    let plain = raw
+        .send_json(Method::POST, PODS, &pod("plain", None, None))
+        .await
+        .json();
+    assert_eq!(plain["spec"]["priority"], 0);
+    assert!(plain["spec"].get("priorityClassName").is_none());
+    // A user class gives its value and preemption policy.
+    let low = raw
+        .send_json(Method::POST, PODS, &pod("low", Some("batch-low"), None))
+        .await
+        .json();
+    assert_eq!(low["spec"]["priority"], 10);
+    assert_eq!(low["spec"]["preemptionPolicy"], "Never");
+    // A missing class, or a stated priority that differs, is forbidden.
+    let missing = raw
+        .send_json(Method::POST, PODS, &pod("lost", Some("nope"), None))
+        .await;
+    assert_eq!(missing.status, 403);
+    assert_eq!(
+        missing.json()["message"],
+        "pods \"lost\" is forbidden: no PriorityClass with name nope was found"
+    );
+    let stated = raw
+        .send_json(
+            Method::POST,
+            PODS,
+            &pod("stated", Some("batch-low"), Some(5)),
+        )
+        .await;
+    assert_eq!(stated.status, 403);
+    assert!(
+        stated.json()["message"]
+            .as_str()
+            .unwrap()
+            .contains("computed 10")
+    );
+    // A global default class applies to pods that name none.
+    raw.send_json(
+        Method::POST,
+        CLASSES,
+        &json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+        "metadata": {"name": "normal"}, "value": 100, "globalDefault": true}),
+    )
+    .await;
+    let defaulted = raw
+        .send_json(Method::POST, PODS, &pod("defaulted", None, None))
+        .await
+        .json();
+    assert_eq!(defaulted["spec"]["priority"], 100);
+    assert_eq!(defaulted["spec"]["priorityClassName"], "normal");
+    // The built-in classes exist as objects.
+    let critical = raw
+        .send_json(
+            Method::POST,
+            PODS,
+            &pod("critical", Some("system-node-critical"), None),
+        )
+        .await
+        .json();
+    assert_eq!(critical["spec"]["priority"], 2_000_001_000);
+}

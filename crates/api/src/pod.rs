@@ -65,7 +65,8 @@ impl Strategy for PodStrategy {
     fn prepare_for_create(&self, pod: &mut Pod) {
         let spec = pod.spec.get_or_insert_with(Default::default);
         // What upstream's default admission plugins add to every new pod: the service
-        // account, the priority of its class, tolerations of not-ready and unreachable nodes.
+        // account and tolerations of not-ready and unreachable nodes. (The priority of its
+        // class needs the stored PriorityClasses: the registry's `PodPriority` hook sets it.)
         if spec
             .service_account_name
             .as_deref()
@@ -79,15 +80,6 @@ impl Strategy for PodStrategy {
             spec.service_account_name = Some(sa);
         }
         spec.service_account = spec.service_account_name.clone();
-        if spec.priority.is_none() {
-            let class = spec.priority_class_name.as_deref().unwrap_or("");
-            spec.priority = Some(
-                SYSTEM_PRIORITY_CLASSES
-                    .iter()
-                    .find(|(name, _)| *name == class)
-                    .map_or(0, |(_, value)| *value),
-            );
-        }
         spec.preemption_policy
             .get_or_insert_with(|| "PreemptLowerPriority".into());
         add_default_tolerations(spec);
@@ -538,7 +530,6 @@ mod tests {
         assert_eq!(spec.scheduler_name.as_deref(), Some(DEFAULT_SCHEDULER));
         assert_eq!(spec.termination_grace_period_seconds, Some(30));
         assert_eq!(spec.service_account_name.as_deref(), Some("default"));
-        assert_eq!(spec.priority, Some(0));
         assert_eq!(spec.tolerations.as_ref().unwrap().len(), 2);
         let pulls: Vec<_> = spec
             .containers

@@ -14,6 +14,7 @@ use capstan_meta::Reason;
 use crate::converted::ConvertedRest;
 use crate::error::{Error, Result};
 use crate::generic::GenericStore;
+use crate::hooks::PodPriority;
 use crate::options::WriteOptions;
 use crate::registry::Registry;
 use crate::subresources::{BindingRest, FinalizeRest};
@@ -35,7 +36,9 @@ pub struct Builtin {
 pub fn register_builtin(registry: &mut Registry) -> Builtin {
     let namespaces = registry.register(NamespaceStrategy);
     registry.add(Arc::new(FinalizeRest::new(namespaces.clone())));
-    let pods = registry.register(PodStrategy);
+    let priority_classes = registry.register(PriorityClassStrategy);
+    let priority = Arc::new(PodPriority::new(priority_classes));
+    let pods = registry.register_with(PodStrategy, |store| store.with_create_hook(priority));
     registry.add(Arc::new(BindingRest::subresource(pods.clone())));
     registry.add(Arc::new(BindingRest::resource(pods.clone())));
     registry.register(NodeStrategy);
@@ -55,7 +58,6 @@ pub fn register_builtin(registry: &mut Registry) -> Builtin {
     registry.register(LeaseStrategy);
     registry.register(StorageClassStrategy);
     registry.register(CsiNodeStrategy);
-    registry.register(PriorityClassStrategy);
     registry.register(PodDisruptionBudgetStrategy);
     Builtin {
         namespaces,

@@ -17,6 +17,7 @@ use k8s_openapi::Metadata;
 
 use crate::codec::{self, decode, decode_value};
 use crate::error::{Error, Result};
+use crate::hooks::CreateHook;
 use crate::namespaces::NamespaceGate;
 use crate::options::{
     ContinueToken, DeleteOptions, GetOptions, ListOptions, ResourceVersionMatch, WriteOptions,
@@ -49,6 +50,7 @@ pub struct GenericStore<S: Strategy> {
     cache: Option<WatchCache>,
     /// Checks that a namespace takes new objects (namespaced resources only).
     namespaces: Option<Arc<dyn NamespaceGate>>,
+    create_hooks: Vec<Arc<dyn CreateHook<S::Object>>>,
     /// Deletes a deletecollection runs at once (`--delete-collection-workers`).
     delete_workers: usize,
 }
@@ -102,6 +104,7 @@ where
             decode,
             cache,
             namespaces: None,
+            create_hooks: Vec::new(),
             delete_workers: 1,
         }
     }
@@ -109,6 +112,13 @@ where
     /// Runs up to `workers` deletes of a deletecollection at once.
     pub fn with_delete_workers(mut self, workers: usize) -> Self {
         self.delete_workers = workers.max(1);
+        self
+    }
+
+    /// Runs `hook` on every new object after defaulting and before validation (it may
+    /// change the object or refuse it). Hooks run in the order they were added.
+    pub fn with_create_hook(mut self, hook: Arc<dyn CreateHook<S::Object>>) -> Self {
+        self.create_hooks.push(hook);
         self
     }
 
@@ -566,6 +576,9 @@ impl<S: Strategy> GenericStore<S> {
                 .await?;
         }
         self.strategy.default(&mut obj);
+        for hook in &self.create_hooks {
+            hook.on_create(&mut obj).await?;
+        }
         {
             let meta = obj.metadata_mut();
             meta.uid = Some(names::uid());

@@ -12,6 +12,7 @@ mod codec;
 pub mod converted;
 mod error;
 mod generic;
+pub mod hooks;
 pub mod namespaces;
 pub mod options;
 pub mod patch;

@@ -64,6 +64,20 @@ impl Registry {
         S: Strategy,
         S::Object: schemars::JsonSchema,
     {
+        self.register_with(strategy, |store| store)
+    }
+
+    /// [`Registry::register`], with `configure` finishing the store (e.g. adding create
+    /// hooks) before it is served.
+    pub fn register_with<S>(
+        &mut self,
+        strategy: S,
+        configure: impl FnOnce(GenericStore<S>) -> GenericStore<S>,
+    ) -> Arc<GenericStore<S>>
+    where
+        S: Strategy,
+        S::Object: schemars::JsonSchema,
+    {
         let has_status = strategy.has_status();
         let d = strategy.descriptor();
         let key = if d.group.is_empty() {
@@ -89,7 +103,7 @@ impl Registry {
                 &self.config.prefix,
             )));
         }
-        let store = Arc::new(store);
+        let store = Arc::new(configure(store));
         self.add(store.clone());
         if has_status {
             self.add(Arc::new(StatusRest::new(store.clone())));
