@@ -774,3 +774,44 @@ async fn pods_take_the_priority_of_their_class() {
         .json();
     assert_eq!(critical["spec"]["priority"], 2_000_001_000);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_default_service_account_comes_back() {
+    let server = TestServer::start().await;
+    let raw = admin(&server);
+    const SA: &str = "/api/v1/namespaces/default/serviceaccounts/default";
+    let mut first = Value::Null;
+    for _ in 0..100 {
+        let r = raw.get(SA).await;
+        if r.status == 200 {
+            first = r.json();
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let old_uid = first["metadata"]["uid"]
+        .as_str()
+        .expect("a default account")
+        .to_string();
+    assert_eq!(
+        raw.request(Method::DELETE, SA, &[], Vec::new())
+            .await
+            .status,
+        200
+    );
+    let mut uid = String::new();
+    for _ in 0..100 {
+        let r = raw.get(SA).await;
+        if r.status == 200 {
+            uid = r.json()["metadata"]["uid"].as_str().unwrap().to_string();
+            if uid != old_uid {
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        !uid.is_empty() && uid != old_uid,
+        "the default account was not recreated"
+    );
+}

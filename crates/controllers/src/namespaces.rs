@@ -1,5 +1,5 @@
-//! The namespace controller: deleting a namespace's content, finalizing it, and giving new
-//! namespaces a `default` ServiceAccount.
+//! The namespace controller: deleting a namespace's content, finalizing it, and giving every
+//! live namespace a `default` ServiceAccount (again, when it is deleted).
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -29,25 +29,54 @@ pub(crate) async fn run(
 ) {
     let finalizing: Arc<Mutex<HashSet<String>>> = Arc::default();
     let mut has_account: HashSet<String> = HashSet::new();
+    // Namespaces that exist and are not terminating.
+    let mut active: HashSet<String> = HashSet::new();
     let (tx, mut seen) = mpsc::channel(256);
+    let (accounts_tx, mut accounts) = mpsc::channel(256);
     let source: Arc<dyn RestStorage> = namespaces.clone();
+    let account_source: Arc<dyn RestStorage> = service_accounts.clone();
     // Every task started here stops with this one (the set aborts them when dropped).
     let mut tasks = JoinSet::new();
     tasks.spawn(follow(source, tx));
-    while let Some(Seen {
-        object: ns,
-        deleted,
-    }) = seen.recv().await
-    {
+    tasks.spawn(follow(account_source, accounts_tx));
+    loop {
+        let Seen {
+            object: ns,
+            deleted,
+        } = tokio::select! {
+            next = seen.recv() => match next {
+                Some(seen) => seen,
+                None => return,
+            },
+            Some(account) = accounts.recv() => {
+                // A deleted `default` account of a live namespace comes back, as upstream's
+                // service account controller brings it back.
+                let namespace = account.object["metadata"]["namespace"].as_str().unwrap_or("");
+                let is_default = account.object["metadata"]["name"] == "default";
+                if account.deleted && is_default && active.contains(namespace) {
+                    has_account.remove(namespace);
+                    if ensure_default_account(&service_accounts, namespace).await {
+                        has_account.insert(namespace.to_string());
+                    }
+                }
+                continue;
+            }
+        };
         let name = ns["metadata"]["name"].as_str().unwrap_or("").to_string();
         if name.is_empty() {
             continue;
         }
         if deleted {
             has_account.remove(&name);
+            active.remove(&name);
             continue;
         }
         let terminating = !ns["metadata"]["deletionTimestamp"].is_null();
+        if terminating {
+            active.remove(&name);
+        } else {
+            active.insert(name.clone());
+        }
         let ours = ns["spec"]["finalizers"]
             .as_array()
             .is_some_and(|f| f.iter().any(|f| f == NAMESPACE_FINALIZER));
