@@ -1,0 +1,201 @@
+//! The scheduler's view of the cluster: every node with the pods bound (or assumed) to it and
+//! what they use. A pod is assumed on its node as soon as it is chosen, before the binding
+//! call returns, so the next pod sees the space taken; a failed binding forgets it.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use k8s_openapi::api::core::v1::{Node, Pod};
+
+use crate::resources::{Resources, node_allocatable, pod_requests};
+
+/// `namespace/name`.
+pub fn pod_key(pod: &Pod) -> String {
+    format!(
+        "{}/{}",
+        pod.metadata.namespace.as_deref().unwrap_or(""),
+        pod.metadata.name.as_deref().unwrap_or("")
+    )
+}
+
+/// A host port a pod uses: (protocol, host IP, port).
+pub type HostPort = (String, String, i32);
+
+/// The host ports `pod` asks for.
+pub fn host_ports(pod: &Pod) -> Vec<HostPort> {
+    let mut out = Vec::new();
+    for c in pod.spec.iter().flat_map(|s| &s.containers) {
+        for p in c.ports.iter().flatten() {
+            if let Some(port) = p.host_port.filter(|p| *p > 0) {
+                let ip = p
+                    .host_ip
+                    .clone()
+                    .filter(|ip| !ip.is_empty())
+                    .unwrap_or_else(|| "0.0.0.0".into());
+                out.push((p.protocol.clone().unwrap_or_else(|| "TCP".into()), ip, port));
+            }
+        }
+    }
+    out
+}
+
+/// One node and what is placed on it.
+#[derive(Debug, Clone)]
+pub struct NodeInfo {
+    /// The node.
+    pub node: Node,
+    /// What it offers.
+    pub allocatable: Resources,
+    /// What its pods request.
+    pub requested: Resources,
+    /// Its pods (bound or assumed), by key.
+    pub pods: BTreeMap<String, Pod>,
+    /// Host ports in use.
+    pub used_ports: Vec<HostPort>,
+    /// Image names present on the node, with their sizes.
+    pub images: HashMap<String, i64>,
+}
+
+impl NodeInfo {
+    fn new(node: Node) -> Self {
+        let mut images = HashMap::new();
+        for image in node.status.iter().flat_map(|s| s.images.iter().flatten()) {
+            for name in image.names.iter().flatten() {
+                images.insert(name.clone(), image.size_bytes.unwrap_or(0));
+            }
+        }
+        Self {
+            allocatable: node_allocatable(&node),
+            node,
+            requested: Resources::default(),
+            pods: BTreeMap::new(),
+            used_ports: Vec::new(),
+            images,
+        }
+    }
+
+    /// The node's name.
+    pub fn name(&self) -> &str {
+        self.node.metadata.name.as_deref().unwrap_or("")
+    }
+
+    fn add_pod(&mut self, key: String, pod: Pod) {
+        self.requested.add(&pod_requests(&pod));
+        self.used_ports.extend(host_ports(&pod));
+        self.pods.insert(key, pod);
+    }
+
+    fn remove_pod(&mut self, key: &str) {
+        if let Some(pod) = self.pods.remove(key) {
+            self.requested.sub(&pod_requests(&pod));
+            for port in host_ports(&pod) {
+                if let Some(i) = self.used_ports.iter().position(|p| *p == port) {
+                    self.used_ports.swap_remove(i);
+                }
+            }
+        }
+    }
+}
+
+/// Nodes and the pods placed on them.
+#[derive(Debug, Default)]
+pub struct Cache {
+    nodes: BTreeMap<String, NodeInfo>,
+    /// Pod key → node name, for every placed pod.
+    placed: HashMap<String, String>,
+    assumed: HashSet<String>,
+}
+
+impl Cache {
+    /// Adds or replaces a node (keeping its pods).
+    pub fn set_node(&mut self, node: Node) {
+        let name = node.metadata.name.clone().unwrap_or_default();
+        let mut info = NodeInfo::new(node);
+        if let Some(old) = self.nodes.remove(&name) {
+            for (key, pod) in old.pods {
+                info.add_pod(key, pod);
+            }
+        }
+        self.nodes.insert(name, info);
+    }
+
+    /// Removes a node (its pods stay known, placed nowhere).
+    pub fn remove_node(&mut self, name: &str) {
+        self.nodes.remove(name);
+    }
+
+    /// Replaces every node (after a list).
+    pub fn reset_nodes(&mut self, nodes: Vec<Node>) {
+        let names: HashSet<String> = nodes
+            .iter()
+            .filter_map(|n| n.metadata.name.clone())
+            .collect();
+        self.nodes.retain(|name, _| names.contains(name));
+        for node in nodes {
+            self.set_node(node);
+        }
+    }
+
+    /// Records a pod as the API server has it: placed when bound, and an assumption about it
+    /// is confirmed.
+    pub fn set_pod(&mut self, pod: Pod) {
+        let key = pod_key(&pod);
+        self.remove_pod(&key);
+        let node = pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.node_name.clone())
+            .unwrap_or_default();
+        let finished = matches!(
+            pod.status.as_ref().and_then(|s| s.phase.as_deref()),
+            Some("Succeeded" | "Failed")
+        );
+        if node.is_empty() || finished {
+            return;
+        }
+        if let Some(info) = self.nodes.get_mut(&node) {
+            info.add_pod(key.clone(), pod);
+        }
+        self.placed.insert(key, node);
+    }
+
+    /// Forgets a pod (deleted, or an assumption undone).
+    pub fn remove_pod(&mut self, key: &str) {
+        self.assumed.remove(key);
+        if let Some(node) = self.placed.remove(key)
+            && let Some(info) = self.nodes.get_mut(&node)
+        {
+            info.remove_pod(key);
+        }
+    }
+
+    /// Places `pod` on `node` before its binding is confirmed.
+    pub fn assume(&mut self, pod: &Pod, node: &str) {
+        let mut placed = pod.clone();
+        placed.spec.get_or_insert_with(Default::default).node_name = Some(node.to_string());
+        let key = pod_key(pod);
+        self.set_pod(placed);
+        self.assumed.insert(key);
+    }
+
+    /// Undoes an assumption (the binding failed).
+    pub fn forget(&mut self, key: &str) {
+        if self.assumed.contains(key) {
+            self.remove_pod(key);
+        }
+    }
+
+    /// Whether `key` is placed (bound or assumed).
+    pub fn is_placed(&self, key: &str) -> bool {
+        self.placed.contains_key(key)
+    }
+
+    /// The nodes.
+    pub fn nodes(&self) -> impl Iterator<Item = &NodeInfo> {
+        self.nodes.values()
+    }
+
+    /// How many nodes there are.
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+}

@@ -1,0 +1,275 @@
+//! The scheduling queue: pods waiting to be scheduled in priority order (then arrival), pods
+//! backing off after an error (1 s, doubling up to 10 s), and unschedulable pods, which wait
+//! for a change in the cluster that could make them fit (or at most 5 minutes).
+
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::Pod;
+use tokio::sync::Notify;
+
+use crate::cache::pod_key;
+
+/// First backoff after a failed attempt.
+pub const INITIAL_BACKOFF: Duration = Duration::from_secs(1);
+/// Longest backoff.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(10);
+/// Longest stay among the unschedulable pods without a cluster change.
+pub const MAX_UNSCHEDULABLE: Duration = Duration::from_secs(300);
+
+#[derive(Debug, PartialEq, Eq)]
+struct Entry {
+    priority: i32,
+    seq: u64,
+    key: String,
+}
+
+impl Ord for Entry {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.priority
+            .cmp(&other.priority)
+            .then_with(|| other.seq.cmp(&self.seq))
+    }
+}
+
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// How an attempt ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Bound (or no longer to be scheduled).
+    Done,
+    /// No node fits: wait for a cluster change.
+    Unschedulable,
+    /// Something failed (e.g. the binding call): try again after a backoff.
+    Error,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    pods: HashMap<String, Pod>,
+    active: BinaryHeap<Entry>,
+    queued: HashSet<String>,
+    backoff: Vec<(Instant, String)>,
+    unschedulable: HashMap<String, Instant>,
+    in_flight: HashSet<String>,
+    attempts: HashMap<String, u32>,
+    seq: u64,
+}
+
+impl State {
+    fn push(&mut self, key: &str) {
+        if self.queued.contains(key) || self.in_flight.contains(key) {
+            return;
+        }
+        let Some(pod) = self.pods.get(key) else {
+            return;
+        };
+        let priority = pod.spec.as_ref().and_then(|s| s.priority).unwrap_or(0);
+        self.seq += 1;
+        self.active.push(Entry {
+            priority,
+            seq: self.seq,
+            key: key.to_string(),
+        });
+        self.queued.insert(key.to_string());
+    }
+
+    fn backoff_for(&self, key: &str) -> Duration {
+        let n = self.attempts.get(key).copied().unwrap_or(1).max(1);
+        INITIAL_BACKOFF
+            .saturating_mul(1 << (n - 1).min(8))
+            .min(MAX_BACKOFF)
+    }
+}
+
+/// The queue.
+#[derive(Debug, Default)]
+pub struct Queue {
+    state: Mutex<State>,
+    wake: Notify,
+}
+
+impl Queue {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Adds a pod to schedule, or takes its new state (an unschedulable pod that changed is
+    /// tried again).
+    pub fn add(&self, pod: Pod) {
+        let key = pod_key(&pod);
+        let mut s = self.lock();
+        s.pods.insert(key.clone(), pod);
+        if s.unschedulable.remove(&key).is_some() || !s.backoff.iter().any(|(_, k)| *k == key) {
+            s.push(&key);
+        }
+        drop(s);
+        self.wake.notify_one();
+    }
+
+    /// Forgets a pod (deleted, or bound by someone else).
+    pub fn remove(&self, key: &str) {
+        let mut s = self.lock();
+        s.pods.remove(key);
+        s.queued.remove(key);
+        s.backoff.retain(|(_, k)| k != key);
+        s.unschedulable.remove(key);
+        s.attempts.remove(key);
+    }
+
+    /// A change in the cluster (a node added or changed, a pod deleted) may let
+    /// unschedulable pods fit: they go back to the queue (after their backoff).
+    pub fn cluster_changed(&self) {
+        let mut s = self.lock();
+        let keys: Vec<String> = s.unschedulable.drain().map(|(k, _)| k).collect();
+        let now = Instant::now();
+        for key in keys {
+            let wait = s.backoff_for(&key);
+            s.backoff.push((now + wait, key));
+        }
+        drop(s);
+        self.wake.notify_one();
+    }
+
+    /// How many pods wait (active, backing off, unschedulable).
+    pub fn len(&self) -> (usize, usize, usize) {
+        let s = self.lock();
+        (s.active.len(), s.backoff.len(), s.unschedulable.len())
+    }
+
+    /// Whether no pod waits.
+    pub fn is_empty(&self) -> bool {
+        self.len() == (0, 0, 0)
+    }
+
+    /// The next pod to schedule, waiting for one.
+    pub async fn pop(&self) -> Pod {
+        loop {
+            let next_wake = {
+                let mut s = self.lock();
+                let now = Instant::now();
+                let (ready, waiting): (Vec<_>, Vec<_>) =
+                    s.backoff.drain(..).partition(|(at, _)| *at <= now);
+                s.backoff = waiting;
+                for (_, key) in ready {
+                    s.push(&key);
+                }
+                let stale: Vec<String> = s
+                    .unschedulable
+                    .iter()
+                    .filter(|(_, since)| now.duration_since(**since) >= MAX_UNSCHEDULABLE)
+                    .map(|(k, _)| k.clone())
+                    .collect();
+                for key in stale {
+                    s.unschedulable.remove(&key);
+                    s.push(&key);
+                }
+                while let Some(entry) = s.active.pop() {
+                    s.queued.remove(&entry.key);
+                    if let Some(pod) = s.pods.get(&entry.key).cloned() {
+                        s.in_flight.insert(entry.key);
+                        return pod;
+                    }
+                }
+                let soonest = s.backoff.iter().map(|(at, _)| *at).min();
+                soonest.map(|at| at.saturating_duration_since(now))
+            };
+            match next_wake {
+                Some(wait) => {
+                    let _ = tokio::time::timeout(wait, self.wake.notified()).await;
+                }
+                None => {
+                    let _ =
+                        tokio::time::timeout(Duration::from_secs(30), self.wake.notified()).await;
+                }
+            }
+        }
+    }
+
+    /// Records how the attempt on `key` ended.
+    pub fn done(&self, key: &str, outcome: Outcome) {
+        let mut s = self.lock();
+        s.in_flight.remove(key);
+        if !s.pods.contains_key(key) {
+            return;
+        }
+        match outcome {
+            Outcome::Done => {
+                s.pods.remove(key);
+                s.attempts.remove(key);
+            }
+            Outcome::Unschedulable => {
+                *s.attempts.entry(key.to_string()).or_default() += 1;
+                s.unschedulable.insert(key.to_string(), Instant::now());
+            }
+            Outcome::Error => {
+                *s.attempts.entry(key.to_string()).or_default() += 1;
+                let wait = s.backoff_for(key);
+                s.backoff.push((Instant::now() + wait, key.to_string()));
+            }
+        }
+        drop(s);
+        self.wake.notify_one();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod(name: &str, priority: i32) -> Pod {
+        serde_json::from_value(
+            serde_json::json!({"metadata": {"name": name, "namespace": "ns"},
+            "spec": {"containers": [], "priority": priority}}),
+        )
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn higher_priority_first_then_arrival_order() {
+        let q = Queue::default();
+        q.add(pod("a", 0));
+        q.add(pod("b", 10));
+        q.add(pod("c", 0));
+        let order: Vec<String> = [q.pop().await, q.pop().await, q.pop().await]
+            .iter()
+            .map(|p| p.metadata.name.clone().unwrap())
+            .collect();
+        assert_eq!(order, ["b", "a", "c"]);
+    }
+
+    #[tokio::test]
+    async fn unschedulable_pods_wait_for_a_cluster_change() {
+        let q = Queue::default();
+        q.add(pod("a", 0));
+        let p = q.pop().await;
+        q.done(&pod_key(&p), Outcome::Unschedulable);
+        assert_eq!(q.len(), (0, 0, 1));
+        q.cluster_changed();
+        assert_eq!(q.len(), (0, 1, 0));
+        assert_eq!(q.pop().await.metadata.name.as_deref(), Some("a"));
+        // An update of an unschedulable pod sends it back at once.
+        q.done("ns/a", Outcome::Unschedulable);
+        q.add(pod("a", 5));
+        assert_eq!(q.len(), (1, 0, 0));
+    }
+
+    #[test]
+    fn backoff_doubles_up_to_the_maximum() {
+        let mut s = State::default();
+        let waits: Vec<u64> = (1..=6)
+            .map(|n| {
+                s.attempts.insert("k".into(), n);
+                s.backoff_for("k").as_secs()
+            })
+            .collect();
+        assert_eq!(waits, [1, 2, 4, 8, 10, 10]);
+    }
+}

@@ -1,0 +1,186 @@
+//! The real `capstan-scheduler` binary against a real API server: pods get bound where
+//! resources, taints, selectors and schedulability allow; a pod that fits nowhere gets
+//! upstream's condition and event, and is bound once the cluster changes.
+
+use std::time::Duration;
+
+use capstan_client::{Client, Config, ListParams};
+use capstan_testing::TestServer;
+use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::events::v1::Event;
+use serde_json::json;
+
+struct Scheduler(std::process::Child);
+
+impl Drop for Scheduler {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn node(name: &str, cpu: &str, labels: serde_json::Value, spec: serde_json::Value) -> (Node, Node) {
+    let node: Node =
+        serde_json::from_value(json!({"metadata": {"name": name, "labels": labels}, "spec": spec}))
+            .unwrap();
+    let mut with_status = node.clone();
+    with_status.status = Some(
+        serde_json::from_value(json!({
+        "allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"},
+        "capacity": {"cpu": cpu, "memory": "8Gi", "pods": "110"},
+        "conditions": [{"type": "Ready", "status": "True"}]}))
+        .unwrap(),
+    );
+    (node, with_status)
+}
+
+fn pod(name: &str, extra: serde_json::Value) -> Pod {
+    let mut p = json!({"metadata": {"name": name}, "spec": {"containers": [{"name": "c", "image": "nginx",
+        "resources": {"requests": {"cpu": "500m", "memory": "128Mi"}}}]}});
+    if let (Some(spec), Some(more)) = (p["spec"].as_object_mut(), extra.as_object()) {
+        spec.extend(more.clone());
+    }
+    serde_json::from_value(p).unwrap()
+}
+
+async fn node_of(client: &Client, name: &str) -> Option<String> {
+    for _ in 0..200 {
+        let p: Pod = client.get(Some("default"), name).await.unwrap();
+        if let Some(n) = p.spec.and_then(|s| s.node_name) {
+            return Some(n);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    None
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_scheduler_binds_pods_where_they_fit() {
+    let server = TestServer::start().await;
+    let client =
+        Client::new(Config::from_kubeconfig(&server.kubeconfig_path(), None).unwrap()).unwrap();
+    for (n, with_status) in [
+        node("n1", "2", json!({"zone": "a"}), json!({})),
+        node(
+            "n2",
+            "4",
+            json!({"zone": "b", "accelerator": "gpu"}),
+            json!({"taints": [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]}),
+        ),
+        node(
+            "n3",
+            "1",
+            json!({"zone": "c"}),
+            json!({"unschedulable": true}),
+        ),
+    ] {
+        let name = n.metadata.name.clone().unwrap();
+        let created: Node = client.create(None, &n).await.unwrap();
+        let mut status = with_status;
+        status.metadata.resource_version = created.metadata.resource_version;
+        client.replace_status(None, &name, &status).await.unwrap();
+    }
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_capstan-scheduler"))
+        .arg("--kubeconfig")
+        .arg(server.kubeconfig_path())
+        .arg("--kube-api-qps=0")
+        .spawn()
+        .expect("the scheduler starts");
+    let _scheduler = Scheduler(child);
+
+    client
+        .create(Some("default"), &pod("plain", json!({})))
+        .await
+        .unwrap();
+    client
+        .create(Some("default"), &pod("gpu", json!({
+            "nodeSelector": {"accelerator": "gpu"},
+            "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]})))
+        .await
+        .unwrap();
+    client
+        .create(
+            Some("default"),
+            &pod("other", json!({"schedulerName": "someone-else"})),
+        )
+        .await
+        .unwrap();
+    let mut big = pod("big", json!({}));
+    big.spec.as_mut().unwrap().containers[0].resources =
+        Some(serde_json::from_value(json!({"requests": {"cpu": "3"}})).unwrap());
+    client.create(Some("default"), &big).await.unwrap();
+
+    assert_eq!(node_of(&client, "plain").await.as_deref(), Some("n1"));
+    assert_eq!(node_of(&client, "gpu").await.as_deref(), Some("n2"));
+
+    // The big pod fits nowhere: the condition and the event say why, as upstream words it.
+    let expected = "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {dedicated: gpu}, 1 node(s) were unschedulable.";
+    let mut message = String::new();
+    for _ in 0..200 {
+        let p: Pod = client.get(Some("default"), "big").await.unwrap();
+        let condition = p
+            .status
+            .and_then(|s| s.conditions)
+            .unwrap_or_default()
+            .into_iter()
+            .find(|c| c.type_ == "PodScheduled");
+        if let Some(c) = condition {
+            assert_eq!(c.status, "False");
+            assert_eq!(c.reason.as_deref(), Some("Unschedulable"));
+            message = c.message.unwrap_or_default();
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(message, expected);
+    let events = client
+        .list::<Event>(Some("default"), &ListParams::default())
+        .await
+        .unwrap();
+    let failed = events
+        .items
+        .iter()
+        .find(|e| e.reason.as_deref() == Some("FailedScheduling"))
+        .expect("a FailedScheduling event");
+    assert_eq!(failed.note.as_deref(), Some(expected));
+    assert!(
+        events
+            .items
+            .iter()
+            .any(|e| e.reason.as_deref() == Some("Scheduled")
+                && e.note.as_deref() == Some("Successfully assigned default/plain to n1"))
+    );
+
+    // A node opens up with room: the waiting pod goes there.
+    let mut n3: Node = client.get(None, "n3").await.unwrap();
+    n3.spec.as_mut().unwrap().unschedulable = Some(false);
+    n3.status
+        .as_mut()
+        .unwrap()
+        .allocatable
+        .as_mut()
+        .unwrap()
+        .insert(
+            "cpu".into(),
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity("8".into()),
+        );
+    let n3: Node = client.replace(None, "n3", &n3).await.unwrap();
+    let mut n3_status = n3.clone();
+    n3_status
+        .status
+        .as_mut()
+        .unwrap()
+        .allocatable
+        .as_mut()
+        .unwrap()
+        .insert(
+            "cpu".into(),
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity("8".into()),
+        );
+    client.replace_status(None, "n3", &n3_status).await.unwrap();
+    assert_eq!(node_of(&client, "big").await.as_deref(), Some("n3"));
+
+    // Pods of another scheduler are left alone.
+    let other: Pod = client.get(Some("default"), "other").await.unwrap();
+    assert!(other.spec.unwrap().node_name.is_none());
+}
