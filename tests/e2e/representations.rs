@@ -649,3 +649,60 @@ async fn watches_in_protobuf_and_as_tables() {
         .await;
     assert_eq!(yaml.status, 406);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bursts_of_events_convert_one_by_one() {
+    let server = TestServer::start().await;
+    let c = admin(&server);
+    let start = c.get(SC).await.json()["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let path = format!("{SC}?watch=1&resourceVersion={start}&timeoutSeconds=3");
+    let proto = {
+        let c = c.clone();
+        let path = path.clone();
+        tokio::spawn(async move {
+            c.request(Method::GET, &path, &[("accept", PROTOBUF)], Vec::new())
+                .await
+        })
+    };
+    let table = {
+        let c = c.clone();
+        let path = path.clone();
+        tokio::spawn(async move {
+            c.request(
+                Method::GET,
+                &path,
+                &[("accept", "application/json;as=Table;g=meta.k8s.io;v=v1")],
+                Vec::new(),
+            )
+            .await
+        })
+    };
+    // Many writes at once: the server sends several events per chunk.
+    let writes: Vec<_> = (0..40)
+        .map(|i| {
+            let c = c.clone();
+            tokio::spawn(async move {
+                c.send_json(Method::POST, SC, &storage_class(&format!("burst{i}")))
+                    .await
+                    .status
+            })
+        })
+        .collect();
+    for w in writes {
+        assert_eq!(w.await.unwrap(), 201);
+    }
+    let events = frames(&proto.await.unwrap().body);
+    assert_eq!(events.len(), 40);
+    let table = table.await.unwrap();
+    let lines: Vec<Value> = table
+        .body
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 40);
+    assert!(lines.iter().all(|e| e["object"]["kind"] == "Table"));
+}

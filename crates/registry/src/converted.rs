@@ -158,23 +158,30 @@ impl RestStorage for ConvertedRest {
         let to_served = self.to_served;
         let api_version = self.descriptor.api_version();
         let kind = self.descriptor.kind.clone();
-        Ok(Box::pin(lines.map(move |line| {
-            let Ok(mut event) = serde_json::from_slice::<Value>(&line) else {
-                return line;
-            };
-            let object = event["object"].take();
-            event["object"] = match event["type"].as_str() {
-                Some("ERROR") => object,
-                Some("BOOKMARK") => {
-                    let mut object = object;
-                    object["apiVersion"] = api_version.clone().into();
-                    object["kind"] = kind.clone().into();
-                    object
+        Ok(Box::pin(lines.map(move |chunk| {
+            // A chunk holds one or more complete event lines.
+            let mut out = Vec::with_capacity(chunk.len());
+            for line in chunk.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+                let Ok(mut event) = serde_json::from_slice::<Value>(line) else {
+                    out.extend_from_slice(line);
+                    out.push(b'\n');
+                    continue;
+                };
+                let object = event["object"].take();
+                event["object"] = match event["type"].as_str() {
+                    Some("ERROR") => object,
+                    Some("BOOKMARK") => {
+                        let mut object = object;
+                        object["apiVersion"] = api_version.clone().into();
+                        object["kind"] = kind.clone().into();
+                        object
+                    }
+                    _ => to_served(object),
+                };
+                if serde_json::to_writer(&mut out, &event).is_ok() {
+                    out.push(b'\n');
                 }
-                _ => to_served(object),
-            };
-            let mut out = serde_json::to_vec(&event).unwrap_or_default();
-            out.push(b'\n');
+            }
             Bytes::from(out)
         })))
     }

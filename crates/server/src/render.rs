@@ -129,7 +129,14 @@ impl Renderer {
         let mut first = true;
         let frames = lines
             .take_until(Box::pin(stopped))
-            .map(move |line| self.watch_event(&line, &api_version, &mut first))
+            .map(move |chunk| {
+                // A chunk holds one or more complete event lines.
+                let mut out = Vec::with_capacity(chunk.len());
+                for line in chunk.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+                    out.extend_from_slice(&self.watch_event(line, &api_version, &mut first)?);
+                }
+                Ok::<Bytes, String>(out.into())
+            })
             .take_while(|frame| {
                 if let Err(e) = frame {
                     tracing::warn!(error = %e, "ending a watch: an event does not convert");
