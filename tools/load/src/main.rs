@@ -20,6 +20,7 @@ use rustls_pki_types::{CertificateDer, ServerName};
 
 mod fanout;
 mod pods;
+mod scheduling;
 
 const SC: &str = "/apis/storage.k8s.io/v1/storageclasses";
 
@@ -63,6 +64,13 @@ struct Options {
     /// Pods in the namespace whose deletion the `--pods` run times.
     #[arg(long, default_value_t = 5000)]
     namespace_objects: usize,
+    /// Instead of the operations: create this many nodes, then `--schedule-pods` pending pods,
+    /// and time how fast a running scheduler binds them.
+    #[arg(long)]
+    schedule_nodes: Option<usize>,
+    /// Pods of the `--schedule-nodes` run.
+    #[arg(long, default_value_t = 10_000)]
+    schedule_pods: usize,
     /// Before measuring, create this many objects (16 clients; not measured), e.g. to list a
     /// collection of a known size.
     #[arg(long, default_value_t = 0)]
@@ -410,6 +418,10 @@ async fn main() {
             options.namespace_objects,
         )
         .await;
+        return;
+    }
+    if let Some(nodes) = options.schedule_nodes {
+        scheduling::run(&target, &run, nodes, options.schedule_pods).await;
         return;
     }
     if options.populate > 0 {

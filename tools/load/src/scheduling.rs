@@ -1,0 +1,184 @@
+//! Scheduling throughput, in the manner of upstream's scheduler_perf: `--schedule-nodes`
+//! nodes, then `--schedule-pods` pending pods created from 16 clients; a watch records when
+//! each pod is seen bound. A scheduler must be running against the same server.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use http::{Method, StatusCode};
+use http_body_util::BodyExt;
+
+use crate::{Target, ms, percentile};
+
+const CREATORS: usize = 16;
+
+async fn post(target: &Target, path: &str, body: serde_json::Value) -> serde_json::Value {
+    let mut conn = target.connect().await.expect("connecting");
+    let req = target.request(
+        Method::POST,
+        path,
+        Some(serde_json::to_vec(&body).expect("JSON")),
+    );
+    let (status, body) = conn.send(req).await.expect("a create");
+    assert_eq!(
+        status,
+        StatusCode::CREATED,
+        "{}",
+        String::from_utf8_lossy(&body)
+    );
+    serde_json::from_slice(&body).expect("JSON")
+}
+
+/// Creates the nodes (4 CPUs, 16 GiB, 110 pods each) and their status.
+async fn create_nodes(target: &Arc<Target>, run: &str, count: usize) {
+    let mut tasks = Vec::new();
+    for w in 0..CREATORS {
+        let target = target.clone();
+        let run = run.to_string();
+        tasks.push(tokio::spawn(async move {
+            let mut conn = target.connect().await.expect("connecting");
+            for i in (w..count).step_by(CREATORS) {
+                let name = format!("sched-{run}-{i}");
+                let mut node = post(&target, "/api/v1/nodes", serde_json::json!({
+                    "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name,
+                        "topology.kubernetes.io/zone": format!("zone-{}", i % 3), "capstan-load": run}}}))
+                .await;
+                node["status"] = serde_json::json!({
+                    "capacity": {"cpu": "4", "memory": "16Gi", "pods": "110"},
+                    "allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"},
+                    "conditions": [{"type": "Ready", "status": "True"}]});
+                let body = serde_json::to_vec(&node).expect("JSON");
+                let req = target.request(Method::PUT, &format!("/api/v1/nodes/{name}/status"), Some(body));
+                let (status, _) = conn.send(req).await.expect("a status update");
+                assert_eq!(status, StatusCode::OK);
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.expect("a node creator");
+    }
+}
+
+/// Runs the measurement and prints a table row.
+pub async fn run(target: &Arc<Target>, run: &str, nodes: usize, pods: usize) {
+    let namespace = format!("sched-{run}");
+    post(
+        target,
+        "/api/v1/namespaces",
+        serde_json::json!({"metadata": {"name": namespace}}),
+    )
+    .await;
+    let t = Instant::now();
+    create_nodes(target, run, nodes).await;
+    println!(
+        "created {nodes} nodes in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+
+    // Watch the namespace's pods from now: the time each is first seen bound.
+    let mut conn = target.connect().await.expect("connecting");
+    let list_path = format!("/api/v1/namespaces/{namespace}/pods");
+    let (_, body) = conn
+        .send(target.request(Method::GET, &list_path, None))
+        .await
+        .expect("a list");
+    let listed: serde_json::Value = serde_json::from_slice(&body).expect("JSON");
+    let rv = listed["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    let watch_path = format!("{list_path}?watch=1&resourceVersion={rv}&timeoutSeconds=1800");
+    let response = conn
+        .open(target.request(Method::GET, &watch_path, None))
+        .await
+        .expect("a watch");
+    let epoch = Instant::now();
+    let watcher = tokio::spawn(async move {
+        let mut bound: HashMap<String, Duration> = HashMap::new();
+        let mut body = response.into_body();
+        let mut buf = Vec::new();
+        while bound.len() < pods {
+            let Some(Ok(frame)) = body.frame().await else {
+                break;
+            };
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
+            buf.extend_from_slice(&data);
+            let mut start = 0;
+            while let Some(end) = memchr::memchr(b'\n', &buf[start..]) {
+                let line = &buf[start..start + end];
+                start += end + 1;
+                let Ok(event) = serde_json::from_slice::<serde_json::Value>(line) else {
+                    continue;
+                };
+                let pod = &event["object"];
+                if pod["spec"]["nodeName"].is_string() {
+                    let name = pod["metadata"]["name"].as_str().unwrap_or("").to_string();
+                    bound.entry(name).or_insert_with(|| epoch.elapsed());
+                }
+            }
+            buf.drain(..start);
+        }
+        bound
+    });
+
+    // The pods: 100m CPU and 128 MiB each, from 16 clients.
+    let mut tasks = Vec::new();
+    for w in 0..CREATORS {
+        let target = target.clone();
+        let path = list_path.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut conn = target.connect().await.expect("connecting");
+            let mut created = Vec::new();
+            for i in (w..pods).step_by(CREATORS) {
+                let name = format!("p-{i}");
+                let body = serde_json::to_vec(
+                    &serde_json::json!({"metadata": {"name": name, "labels": {"app": "sched"}},
+                    "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
+                        "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}}]}}),
+                )
+                .expect("JSON");
+                let (status, body) = conn
+                    .send(target.request(Method::POST, &path, Some(body)))
+                    .await
+                    .expect("a create");
+                assert_eq!(
+                    status,
+                    StatusCode::CREATED,
+                    "{}",
+                    String::from_utf8_lossy(&body)
+                );
+                created.push((name, epoch.elapsed()));
+            }
+            created
+        }));
+    }
+    let mut created = HashMap::new();
+    for t in tasks {
+        created.extend(t.await.expect("a pod creator"));
+    }
+    let created_by = created.values().max().copied().unwrap_or_default();
+    let bound = tokio::time::timeout(Duration::from_secs(1800), watcher)
+        .await
+        .expect("every pod bound in time")
+        .expect("the watcher");
+    let mut latencies: Vec<Duration> = bound
+        .iter()
+        .filter_map(|(name, at)| created.get(name).map(|c| at.saturating_sub(*c)))
+        .collect();
+    latencies.sort();
+    let last = bound.values().max().copied().unwrap_or_default();
+    println!("| nodes | pods | created in s | all bound in s | pods/s | p50 ms | p99 ms |");
+    println!("|---|---|---|---|---|---|---|");
+    println!(
+        "| {nodes} | {} | {:.1} | {:.1} | {:.0} | {} | {} |",
+        bound.len(),
+        created_by.as_secs_f64(),
+        last.as_secs_f64(),
+        bound.len() as f64 / last.as_secs_f64(),
+        ms(percentile(&latencies, 0.5)),
+        ms(percentile(&latencies, 0.99)),
+    );
+}
