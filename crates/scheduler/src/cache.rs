@@ -38,6 +38,30 @@ pub fn host_ports(pod: &Pod) -> Vec<HostPort> {
     out
 }
 
+/// What the cache keeps of a placed pod: what the plugins read, not the whole object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlacedPod {
+    /// Its namespace.
+    pub namespace: String,
+    /// Its labels.
+    pub labels: BTreeMap<String, String>,
+    /// Its requests.
+    pub requests: Resources,
+    /// Its host ports.
+    pub ports: Vec<HostPort>,
+}
+
+impl PlacedPod {
+    fn new(pod: &Pod) -> Self {
+        Self {
+            namespace: pod.metadata.namespace.clone().unwrap_or_default(),
+            labels: pod.metadata.labels.clone().unwrap_or_default(),
+            requests: pod_requests(pod),
+            ports: host_ports(pod),
+        }
+    }
+}
+
 /// One node and what is placed on it.
 #[derive(Debug, Clone)]
 pub struct NodeInfo {
@@ -48,7 +72,7 @@ pub struct NodeInfo {
     /// What its pods request.
     pub requested: Resources,
     /// Its pods (bound or assumed), by key.
-    pub pods: BTreeMap<String, Pod>,
+    pub pods: BTreeMap<String, PlacedPod>,
     /// Host ports in use.
     pub used_ports: Vec<HostPort>,
     /// Image names present on the node, with their sizes.
@@ -78,17 +102,17 @@ impl NodeInfo {
         self.node.metadata.name.as_deref().unwrap_or("")
     }
 
-    fn add_pod(&mut self, key: String, pod: Pod) {
-        self.requested.add(&pod_requests(&pod));
-        self.used_ports.extend(host_ports(&pod));
+    fn add_pod(&mut self, key: String, pod: PlacedPod) {
+        self.requested.add(&pod.requests);
+        self.used_ports.extend(pod.ports.iter().cloned());
         self.pods.insert(key, pod);
     }
 
     fn remove_pod(&mut self, key: &str) {
         if let Some(pod) = self.pods.remove(key) {
-            self.requested.sub(&pod_requests(&pod));
-            for port in host_ports(&pod) {
-                if let Some(i) = self.used_ports.iter().position(|p| *p == port) {
+            self.requested.sub(&pod.requests);
+            for port in &pod.ports {
+                if let Some(i) = self.used_ports.iter().position(|p| p == port) {
                     self.used_ports.swap_remove(i);
                 }
             }
@@ -153,7 +177,7 @@ impl Cache {
             return;
         }
         if let Some(info) = self.nodes.get_mut(&node) {
-            info.add_pod(key.clone(), pod);
+            info.add_pod(key.clone(), PlacedPod::new(&pod));
         }
         self.placed.insert(key, node);
     }
@@ -170,10 +194,12 @@ impl Cache {
 
     /// Places `pod` on `node` before its binding is confirmed.
     pub fn assume(&mut self, pod: &Pod, node: &str) {
-        let mut placed = pod.clone();
-        placed.spec.get_or_insert_with(Default::default).node_name = Some(node.to_string());
         let key = pod_key(pod);
-        self.set_pod(placed);
+        self.remove_pod(&key);
+        if let Some(info) = self.nodes.get_mut(node) {
+            info.add_pod(key.clone(), PlacedPod::new(pod));
+        }
+        self.placed.insert(key.clone(), node.to_string());
         self.assumed.insert(key);
     }
 

@@ -131,12 +131,32 @@ impl FitError {
     }
 }
 
+/// Below this many nodes every node is evaluated.
+const MIN_FEASIBLE_NODES: usize = 100;
+
+/// How many feasible nodes to find among `all` before scoring (`percentageOfNodesToScore`;
+/// 0 is upstream's adaptive default: 50% less 1% per 125 nodes, at least 5%, at least 100).
+pub fn feasible_nodes_to_find(percentage: u32, all: usize) -> usize {
+    if all < MIN_FEASIBLE_NODES || percentage >= 100 {
+        return all;
+    }
+    let pct = if percentage == 0 {
+        (50 - (all / 125) as i64).max(5) as usize
+    } else {
+        percentage as usize
+    };
+    (all * pct / 100).max(MIN_FEASIBLE_NODES)
+}
+
 /// One scheduling profile: a scheduler name and its plugins.
 pub struct Profile {
     /// The `spec.schedulerName` it serves.
     pub scheduler_name: String,
+    /// `percentageOfNodesToScore` (0: adaptive).
+    pub percentage_of_nodes_to_score: u32,
     filters: Vec<Box<dyn Filter>>,
     scores: Vec<(Box<dyn Score>, i64)>,
+    next_start: std::sync::atomic::AtomicUsize,
 }
 
 impl Profile {
@@ -148,8 +168,10 @@ impl Profile {
     ) -> Self {
         Self {
             scheduler_name: scheduler_name.into(),
+            percentage_of_nodes_to_score: 0,
             filters,
             scores,
+            next_start: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
@@ -158,12 +180,24 @@ impl Profile {
         self.filters.iter().map(|f| f.name()).collect()
     }
 
-    /// The node for `pod` among `nodes`: filters, then the best total weighted score (ties
-    /// broken at random).
+    /// The node for `pod` among `nodes`: filters (from where the previous pod stopped, until
+    /// enough feasible nodes are found), then the best total weighted score (ties broken at
+    /// random).
     pub fn select(&self, pod: &PodInfo, nodes: &[&NodeInfo]) -> Result<String, FitError> {
+        use std::sync::atomic::Ordering;
+        let wanted = feasible_nodes_to_find(self.percentage_of_nodes_to_score, nodes.len());
+        let start = match nodes.len() {
+            0 => 0,
+            n => self.next_start.load(Ordering::Relaxed) % n,
+        };
         let mut feasible = Vec::new();
         let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
-        'nodes: for node in nodes {
+        let mut processed = 0;
+        'nodes: for node in nodes.iter().cycle().skip(start).take(nodes.len()) {
+            if feasible.len() >= wanted {
+                break;
+            }
+            processed += 1;
             for f in &self.filters {
                 if let Err(r) = f.filter(pod, node) {
                     *reasons.entry(r.reason).or_default() += 1;
@@ -171,6 +205,10 @@ impl Profile {
                 }
             }
             feasible.push(*node);
+        }
+        if !nodes.is_empty() {
+            self.next_start
+                .store((start + processed) % nodes.len(), Ordering::Relaxed);
         }
         if feasible.is_empty() {
             return Err(FitError {
@@ -214,6 +252,17 @@ mod tests {
             err.message(),
             "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) were unschedulable."
         );
+    }
+
+    #[test]
+    fn the_share_of_nodes_evaluated_follows_upstream() {
+        assert_eq!(feasible_nodes_to_find(0, 50), 50);
+        assert_eq!(feasible_nodes_to_find(0, 1000), 420);
+        assert_eq!(feasible_nodes_to_find(0, 5000), 500);
+        assert_eq!(feasible_nodes_to_find(0, 6000), 300);
+        assert_eq!(feasible_nodes_to_find(0, 200), 100);
+        assert_eq!(feasible_nodes_to_find(10, 5000), 500);
+        assert_eq!(feasible_nodes_to_find(100, 5000), 5000);
     }
 
     #[test]
