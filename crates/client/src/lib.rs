@@ -6,6 +6,7 @@
 mod client;
 mod config;
 mod error;
+mod leader;
 mod limiter;
 mod reflector;
 mod transport;
@@ -14,5 +15,6 @@ mod watch;
 pub use client::{Client, ListParams, PatchType, WatchEvent, collection_path};
 pub use config::{Config, ContentType};
 pub use error::{Error, Result};
+pub use leader::{LeaderElection, LeaderElector};
 pub use limiter::RateLimiter;
 pub use reflector::{Change, Reflector};

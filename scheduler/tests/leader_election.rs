@@ -1,0 +1,142 @@
+//! Two `capstan-scheduler` replicas: one holds the Lease and schedules; when it dies the other
+//! takes the lease over within the lease duration and schedules what comes next.
+
+use std::time::Duration;
+
+use capstan_client::{Client, Config};
+use capstan_testing::TestServer;
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{Node, Pod};
+use serde_json::json;
+
+struct Replica(std::process::Child);
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn replica(server: &TestServer) -> Replica {
+    Replica(
+        std::process::Command::new(env!("CARGO_BIN_EXE_capstan-scheduler"))
+            .arg("--kubeconfig")
+            .arg(server.kubeconfig_path())
+            .args([
+                "--leader-elect-lease-duration=2s",
+                "--leader-elect-renew-deadline=1500ms",
+                "--leader-elect-retry-period=200ms",
+            ])
+            .spawn()
+            .expect("a replica starts"),
+    )
+}
+
+async fn holder(client: &Client) -> Option<String> {
+    let lease: Lease = client
+        .get(Some("kube-system"), "kube-scheduler")
+        .await
+        .ok()?;
+    lease.spec?.holder_identity
+}
+
+async fn bound(client: &Client, name: &str) -> bool {
+    for _ in 0..200 {
+        let p: Pod = client.get(Some("default"), name).await.unwrap();
+        if p.spec.and_then(|s| s.node_name).is_some() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    false
+}
+
+fn pod(name: &str) -> Pod {
+    serde_json::from_value(json!({"metadata": {"name": name}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}})).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_standby_replica_takes_over() {
+    let server = TestServer::start().await;
+    let client =
+        Client::new(Config::from_kubeconfig(&server.kubeconfig_path(), None).unwrap()).unwrap();
+    let node: Node = serde_json::from_value(json!({"metadata": {"name": "n1"}})).unwrap();
+    let created: Node = client.create(None, &node).await.unwrap();
+    let mut with_status = created.clone();
+    with_status.status = Some(
+        serde_json::from_value(
+            json!({"allocatable": {"cpu": "8", "memory": "16Gi", "pods": "110"}}),
+        )
+        .unwrap(),
+    );
+    client
+        .replace_status(None, "n1", &with_status)
+        .await
+        .unwrap();
+
+    let mut first = Some(replica(&server));
+    let mut leader = None;
+    for _ in 0..100 {
+        leader = holder(&client).await;
+        if leader.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let leader = leader.expect("a replica takes the lease");
+    let _second = replica(&server);
+    client
+        .create(Some("default"), &pod("before"))
+        .await
+        .unwrap();
+    assert!(bound(&client, "before").await);
+    // The standby waits: the lease keeps its holder.
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert_eq!(holder(&client).await.as_deref(), Some(leader.as_str()));
+
+    // The leader dies; the standby takes over after the lease duration and schedules.
+    drop(first.take());
+    client.create(Some("default"), &pod("after")).await.unwrap();
+    assert!(
+        bound(&client, "after").await,
+        "the standby did not take over"
+    );
+    let lease: Lease = client
+        .get(Some("kube-system"), "kube-scheduler")
+        .await
+        .unwrap();
+    let spec = lease.spec.unwrap();
+    assert_ne!(spec.holder_identity.as_deref(), Some(leader.as_str()));
+    assert_eq!(spec.lease_transitions, Some(1));
+}
+
+#[test]
+fn bad_timings_fail_the_start() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_capstan-scheduler"))
+        .args([
+            "--kubeconfig",
+            "/nonexistent",
+            "--leader-elect-lease-duration=5s",
+            "--leader-elect-renew-deadline=10s",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "--leader-elect-lease-duration must be greater than --leader-elect-renew-deadline"
+        ),
+        "{err}"
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_capstan-scheduler"))
+        .args([
+            "--kubeconfig",
+            "/nonexistent",
+            "--leader-elect-resource-lock=endpoints",
+        ])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--leader-elect-resource-lock"));
+}
