@@ -106,7 +106,17 @@ impl Queue {
     pub fn add(&self, pod: Pod) {
         let key = pod_key(&pod);
         let mut s = self.lock();
+        // Only a change the scheduler could act on (spec, labels, annotations) sends an
+        // unschedulable pod back; its own status update, for one, does not.
+        let relevant = s.pods.get(&key).is_none_or(|old| {
+            old.spec != pod.spec
+                || old.metadata.labels != pod.metadata.labels
+                || old.metadata.annotations != pod.metadata.annotations
+        });
         s.pods.insert(key.clone(), pod);
+        if !relevant && s.unschedulable.contains_key(&key) {
+            return;
+        }
         if s.unschedulable.remove(&key).is_some() || !s.backoff.iter().any(|(_, k)| *k == key) {
             s.push(&key);
         }
@@ -255,8 +265,13 @@ mod tests {
         q.cluster_changed();
         assert_eq!(q.len(), (0, 1, 0));
         assert_eq!(q.pop().await.metadata.name.as_deref(), Some("a"));
-        // An update of an unschedulable pod sends it back at once.
+        // A status-only update leaves an unschedulable pod waiting; a spec change sends it
+        // back at once.
         q.done("ns/a", Outcome::Unschedulable);
+        let mut status_only = pod("a", 0);
+        status_only.status = Some(Default::default());
+        q.add(status_only);
+        assert_eq!(q.len(), (0, 0, 1));
         q.add(pod("a", 5));
         assert_eq!(q.len(), (1, 0, 0));
     }
