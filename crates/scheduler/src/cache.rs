@@ -38,6 +38,17 @@ pub fn host_ports(pod: &Pod) -> Vec<HostPort> {
     out
 }
 
+/// An image name with `:latest` added when it has neither tag nor digest, as upstream
+/// compares them.
+pub fn normalized_image(name: &str) -> String {
+    let last = name.rsplit('/').next().unwrap_or(name);
+    if last.contains(':') || last.contains('@') {
+        name.to_string()
+    } else {
+        format!("{name}:latest")
+    }
+}
+
 /// What the cache keeps of a placed pod: what the plugins read, not the whole object.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlacedPod {
@@ -84,7 +95,7 @@ impl NodeInfo {
         let mut images = HashMap::new();
         for image in node.status.iter().flat_map(|s| s.images.iter().flatten()) {
             for name in image.names.iter().flatten() {
-                images.insert(name.clone(), image.size_bytes.unwrap_or(0));
+                images.insert(normalized_image(name), image.size_bytes.unwrap_or(0));
             }
         }
         Self {
@@ -127,6 +138,8 @@ pub struct Cache {
     /// Pod key → node name, for every placed pod.
     placed: HashMap<String, String>,
     assumed: HashSet<String>,
+    /// How many nodes have each image.
+    image_nodes: HashMap<String, usize>,
 }
 
 impl Cache {
@@ -135,16 +148,39 @@ impl Cache {
         let name = node.metadata.name.clone().unwrap_or_default();
         let mut info = NodeInfo::new(node);
         if let Some(old) = self.nodes.remove(&name) {
+            self.count_images(&old, false);
             for (key, pod) in old.pods {
                 info.add_pod(key, pod);
             }
         }
+        self.count_images(&info, true);
         self.nodes.insert(name, info);
+    }
+
+    fn count_images(&mut self, node: &NodeInfo, add: bool) {
+        for image in node.images.keys() {
+            let n = self.image_nodes.entry(image.clone()).or_default();
+            if add {
+                *n += 1;
+            } else {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    self.image_nodes.remove(image);
+                }
+            }
+        }
+    }
+
+    /// How many nodes have `image` (normalized).
+    pub fn nodes_with_image(&self, image: &str) -> usize {
+        self.image_nodes.get(image).copied().unwrap_or(0)
     }
 
     /// Removes a node (its pods stay known, placed nowhere).
     pub fn remove_node(&mut self, name: &str) {
-        self.nodes.remove(name);
+        if let Some(old) = self.nodes.remove(name) {
+            self.count_images(&old, false);
+        }
     }
 
     /// Replaces every node (after a list).
@@ -153,7 +189,15 @@ impl Cache {
             .iter()
             .filter_map(|n| n.metadata.name.clone())
             .collect();
-        self.nodes.retain(|name, _| names.contains(name));
+        let gone: Vec<String> = self
+            .nodes
+            .keys()
+            .filter(|n| !names.contains(*n))
+            .cloned()
+            .collect();
+        for name in gone {
+            self.remove_node(&name);
+        }
         for node in nodes {
             self.set_node(node);
         }

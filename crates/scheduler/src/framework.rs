@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Pod;
 
-use crate::cache::{HostPort, NodeInfo, host_ports, pod_key};
+use crate::cache::{Cache, HostPort, NodeInfo, host_ports, normalized_image, pod_key};
 use crate::resources::{Resources, pod_requests};
 
 /// The highest score a plugin gives a node.
@@ -23,6 +23,11 @@ pub struct PodInfo {
     pub requests: Resources,
     /// The host ports it asks for.
     pub ports: Vec<HostPort>,
+    /// Its container images (normalized) with the number of nodes that have each: computed
+    /// once per attempt (what upstream's PreScore does).
+    pub image_spread: Vec<(String, usize)>,
+    /// Nodes in the cluster when the attempt started.
+    pub total_nodes: usize,
 }
 
 impl PodInfo {
@@ -32,8 +37,26 @@ impl PodInfo {
             key: pod_key(&pod),
             requests: pod_requests(&pod),
             ports: host_ports(&pod),
+            image_spread: Vec::new(),
+            total_nodes: 0,
             pod,
         }
+    }
+
+    /// Reads what the score plugins need of the cluster for this pod.
+    pub fn prepare(&mut self, cache: &Cache) {
+        self.total_nodes = cache.node_count();
+        let spec = self.pod.spec.as_ref();
+        self.image_spread = spec
+            .into_iter()
+            .flat_map(|s| s.init_containers.iter().flatten().chain(&s.containers))
+            .filter_map(|c| c.image.as_deref())
+            .map(|image| {
+                let name = normalized_image(image);
+                let n = cache.nodes_with_image(&name);
+                (name, n)
+            })
+            .collect();
     }
 }
 

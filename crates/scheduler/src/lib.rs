@@ -5,7 +5,8 @@
 //! Built so far: the queue (priority order, backoff, unschedulable pods woken by cluster
 //! changes), the framework (Filter and Score extension points, weighted scores, upstream's
 //! failure summary), the plugins NodeUnschedulable, NodeName, TaintToleration, NodeAffinity,
-//! NodePorts, NodeResourcesFit (LeastAllocated) and NodeResourcesBalancedAllocation, and
+//! NodePorts, NodeResourcesFit (LeastAllocated), NodeResourcesBalancedAllocation and
+//! ImageLocality, and
 //! assume-then-bind with `PodScheduled` conditions and events. The scheduler issue lists the
 //! rest (preemption, volume and inter-pod plugins, configuration, leader election, serving).
 

@@ -145,13 +145,14 @@ impl Scheduler {
     }
 
     fn schedule_one(self: Arc<Self>, pod: Pod, tasks: &mut JoinSet<()>) {
-        let info = PodInfo::new(pod);
+        let mut info = PodInfo::new(pod);
         let key = info.key.clone();
         let placed = {
             let mut cache = self.cache();
             if cache.is_placed(&key) {
                 None
             } else {
+                info.prepare(&cache);
                 let nodes: Vec<_> = cache.nodes().collect();
                 let choice = self.profile.select(&info, &nodes);
                 if let Ok(node) = &choice {

@@ -2,11 +2,13 @@
 
 mod affinity;
 mod basic;
+mod images;
 mod resources;
 mod taints;
 
 pub use affinity::{NodeAffinity, node_selector_matches};
 pub use basic::{NodeName, NodePorts, NodeUnschedulable};
+pub use images::ImageLocality;
 pub use resources::{BalancedAllocation, NodeResourcesFit};
 pub use taints::{TaintToleration, tolerates};
 
@@ -30,6 +32,7 @@ pub fn default_profile(scheduler_name: &str) -> Profile {
             (Box::new(NodeAffinity), 2),
             (Box::new(NodeResourcesFit), 1),
             (Box::new(BalancedAllocation), 1),
+            (Box::new(ImageLocality), 1),
         ],
     )
 }
