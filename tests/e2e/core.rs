@@ -12,7 +12,7 @@ use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kube::api::{Api, DeleteParams, PostParams};
 use serde_json::{Value, json};
 
-use crate::admin;
+use crate::{admin, ok};
 
 /// A pod manifest with many of the fields real manifests carry.
 fn big_pod(namespace: &str, name: &str) -> Value {
@@ -67,12 +67,6 @@ fn assert_kept(sent: &Value, got: &Value, path: &str) {
         // A number sent as 80 may come back as 80 (never as a string).
         _ => assert_eq!(sent, got, "{path}"),
     }
-}
-
-fn ok(result: (bool, String, String)) -> String {
-    let (success, out, err) = result;
-    assert!(success, "kubectl failed:\nstdout: {out}\nstderr: {err}");
-    out
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -646,12 +640,7 @@ async fn events_are_one_collection_in_both_versions() {
             "{NEW}?watch=1&resourceVersion={start}&timeoutSeconds=1"
         ))
         .await;
-    let events: Vec<Value> = watch
-        .body
-        .split(|b| *b == b'\n')
-        .filter(|l| !l.is_empty())
-        .map(|l| serde_json::from_slice(l).unwrap())
-        .collect();
+    let events: Vec<Value> = watch.json_lines();
     let seen: Vec<(&str, &str)> = events
         .iter()
         .map(|e| {

@@ -4,11 +4,7 @@
 use capstan_e2e::{kubectl, kubectl_with_env};
 use capstan_testing::TestServer;
 
-fn ok(result: (bool, String, String)) -> String {
-    let (success, out, err) = result;
-    assert!(success, "kubectl failed:\nstdout: {out}\nstderr: {err}");
-    out
-}
+use crate::ok;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_manages_storage_classes() {

@@ -15,6 +15,13 @@ mod watch;
 use capstan_e2e::RawClient;
 use capstan_testing::TestServer;
 
+/// The stdout of a kubectl run that must succeed (its output in the failure otherwise).
+fn ok(result: (bool, String, String)) -> String {
+    let (success, out, err) = result;
+    assert!(success, "kubectl failed:\nstdout: {out}\nstderr: {err}");
+    out
+}
+
 /// A raw client authenticated as admin.
 fn admin(server: &TestServer) -> RawClient {
     RawClient::new(&server.url(), server.ca_pem(), Some(server.token()))

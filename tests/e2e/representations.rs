@@ -9,13 +9,7 @@ use http::Method;
 use protobuf::Message as _;
 use serde_json::{Value, json};
 
-use crate::{SC, admin};
-
-fn ok(result: (bool, String, String)) -> String {
-    let (success, out, err) = result;
-    assert!(success, "kubectl failed:\nstdout: {out}\nstderr: {err}");
-    out
-}
+use crate::{SC, admin, ok};
 
 fn content_type(resp: &RawResponse) -> &str {
     resp.headers
@@ -606,12 +600,7 @@ async fn watches_in_protobuf_and_as_tables() {
             Vec::new(),
         )
         .await;
-    let events: Vec<Value> = table
-        .body
-        .split(|b| *b == b'\n')
-        .filter(|l| !l.is_empty())
-        .map(|l| serde_json::from_slice(l).unwrap())
-        .collect();
+    let events: Vec<Value> = table.json_lines();
     assert_eq!(events.len(), 3);
     assert_eq!(events[0]["object"]["kind"], "Table");
     assert_eq!(
@@ -633,8 +622,7 @@ async fn watches_in_protobuf_and_as_tables() {
             Vec::new(),
         )
         .await;
-    let first: Value =
-        serde_json::from_slice(metadata.body.split(|b| *b == b'\n').next().unwrap()).unwrap();
+    let first = &metadata.json_lines()[0];
     assert_eq!(first["object"]["kind"], "PartialObjectMetadata");
     assert_eq!(first["object"]["metadata"]["labels"]["tier"], "gold");
 
@@ -697,12 +685,7 @@ async fn bursts_of_events_convert_one_by_one() {
     let events = frames(&proto.await.unwrap().body);
     assert_eq!(events.len(), 40);
     let table = table.await.unwrap();
-    let lines: Vec<Value> = table
-        .body
-        .split(|b| *b == b'\n')
-        .filter(|l| !l.is_empty())
-        .map(|l| serde_json::from_slice(l).unwrap())
-        .collect();
+    let lines: Vec<Value> = table.json_lines();
     assert_eq!(lines.len(), 40);
     assert!(lines.iter().all(|e| e["object"]["kind"] == "Table"));
 }

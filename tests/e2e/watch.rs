@@ -22,11 +22,7 @@ async fn lines(c: &capstan_e2e::RawClient, query: &str) -> Vec<serde_json::Value
     let resp = c.get(&format!("{SC}?watch=true&{query}")).await;
     assert_eq!(resp.status, 200, "{}", String::from_utf8_lossy(&resp.body));
     assert_eq!(resp.headers["content-type"], "application/json");
-    resp.body
-        .split(|b| *b == b'\n')
-        .filter(|l| !l.is_empty())
-        .map(|l| serde_json::from_slice(l).unwrap())
-        .collect()
+    resp.json_lines()
 }
 
 fn summary(events: &[serde_json::Value]) -> Vec<(String, String)> {

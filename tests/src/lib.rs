@@ -24,6 +24,19 @@ pub struct RawResponse {
 }
 
 impl RawResponse {
+    /// The body as JSON lines (a watch's events; panics on a line that is not JSON).
+    pub fn json_lines(&self) -> Vec<serde_json::Value> {
+        self.body
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| {
+                serde_json::from_slice(l).unwrap_or_else(|e| {
+                    panic!("a line is not JSON ({e}): {}", String::from_utf8_lossy(l))
+                })
+            })
+            .collect()
+    }
+
     /// The body as JSON (panics when it is not).
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_slice(&self.body).unwrap_or_else(|e| {

@@ -325,9 +325,7 @@ impl Client {
         name: &str,
         obj: &K,
     ) -> Result<K> {
-        let body = self.body_of(obj)?;
-        let path = format!("{}/{name}", collection_path::<K>(namespace));
-        self.call(Method::PUT, &path, Some(body)).await
+        self.put(namespace, name, "", obj).await
     }
 
     /// Replaces an object's status (`<resource>/status`).
@@ -337,8 +335,18 @@ impl Client {
         name: &str,
         obj: &K,
     ) -> Result<K> {
+        self.put(namespace, name, "/status", obj).await
+    }
+
+    async fn put<K: Resource + Serialize + DeserializeOwned>(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        suffix: &str,
+        obj: &K,
+    ) -> Result<K> {
         let body = self.body_of(obj)?;
-        let path = format!("{}/{name}/status", collection_path::<K>(namespace));
+        let path = format!("{}/{name}{suffix}", collection_path::<K>(namespace));
         self.call(Method::PUT, &path, Some(body)).await
     }
 
