@@ -284,6 +284,26 @@ impl Client {
         Ok(("application/json", bytes.into()))
     }
 
+    /// Whether the server serves `K` (its group version's discovery document lists it); a
+    /// group version the server does not know is `Ok(false)`.
+    pub async fn serves<K: Resource>(&self) -> Result<bool> {
+        let path = collection_path::<K>(None);
+        let root = path
+            .strip_suffix(K::URL_PATH_SEGMENT)
+            .unwrap_or(&path)
+            .trim_end_matches('/');
+        let list: Value = match self.call(Method::GET, root, None).await {
+            Ok(list) => list,
+            Err(e) if e.code() == Some(404) => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        Ok(list["resources"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|r| r["name"] == K::URL_PATH_SEGMENT))
+    }
+
     /// Reads one object.
     pub async fn get<K: Resource + DeserializeOwned>(
         &self,

@@ -318,6 +318,49 @@ impl LabelSelector {
         Ok(Self { requirements })
     }
 
+    /// Reads the structured form objects carry (`matchLabels` and `matchExpressions`); an
+    /// unknown operator, or values where none belong, is an error.
+    pub fn from_api(
+        selector: &k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+    ) -> Result<Self> {
+        let mut requirements: Vec<Requirement> = selector
+            .match_labels
+            .iter()
+            .flatten()
+            .map(|(k, v)| Requirement {
+                key: k.clone(),
+                op: Operator::In(vec![v.clone()]),
+            })
+            .collect();
+        for e in selector.match_expressions.iter().flatten() {
+            let values = e.values.clone().unwrap_or_default();
+            let op = match e.operator.as_str() {
+                "In" | "NotIn" if values.is_empty() => {
+                    return Err(invalid(format!(
+                        "{}: values must be non-empty for operator {}",
+                        e.key, e.operator
+                    )));
+                }
+                "In" => Operator::In(values),
+                "NotIn" => Operator::NotIn(values),
+                "Exists" | "DoesNotExist" if !values.is_empty() => {
+                    return Err(invalid(format!(
+                        "{}: values must be empty for operator {}",
+                        e.key, e.operator
+                    )));
+                }
+                "Exists" => Operator::Exists,
+                "DoesNotExist" => Operator::DoesNotExist,
+                other => return Err(invalid(format!("{other:?} is not a valid operator"))),
+            };
+            requirements.push(Requirement {
+                key: e.key.clone(),
+                op,
+            });
+        }
+        Ok(Self { requirements })
+    }
+
     /// Whether the selector matches everything.
     pub fn is_empty(&self) -> bool {
         self.requirements.is_empty()
@@ -345,6 +388,37 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn the_structured_form_reads_labels_and_expressions() {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1 as api;
+        let selector = api::LabelSelector {
+            match_labels: Some([("app".to_string(), "web".to_string())].into()),
+            match_expressions: Some(vec![api::LabelSelectorRequirement {
+                key: "tier".into(),
+                operator: "NotIn".into(),
+                values: Some(vec!["db".into()]),
+            }]),
+        };
+        let s = LabelSelector::from_api(&selector).unwrap();
+        assert!(s.matches(Some(&labels(&[("app", "web")]))));
+        assert!(!s.matches(Some(&labels(&[("app", "web"), ("tier", "db")]))));
+        assert!(!s.matches(Some(&labels(&[("app", "api")]))));
+        assert!(
+            LabelSelector::from_api(&Default::default())
+                .unwrap()
+                .is_empty()
+        );
+        let bad = api::LabelSelector {
+            match_expressions: Some(vec![api::LabelSelectorRequirement {
+                key: "tier".into(),
+                operator: "Like".into(),
+                values: None,
+            }]),
+            ..Default::default()
+        };
+        assert!(LabelSelector::from_api(&bad).is_err());
     }
 
     #[test]

@@ -3,10 +3,13 @@
 //! call returns, so the next pod sees the space taken; a failed binding forgets it.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 
 use crate::resources::{Resources, node_allocatable, pod_requests};
+use crate::terms::{NamespaceLabels, PodAffinityTerms};
+use capstan_meta::labels::{LabelSelector, Operator, Requirement};
 
 /// `namespace/name`.
 pub fn pod_key(pod: &Pod) -> String {
@@ -60,16 +63,30 @@ pub struct PlacedPod {
     pub requests: Resources,
     /// Its host ports.
     pub ports: Vec<HostPort>,
+    /// Whether it is being deleted.
+    pub terminating: bool,
+    /// Its inter-pod affinity terms, parsed, if it has any.
+    pub affinity: Option<Arc<PodAffinityTerms>>,
 }
 
 impl PlacedPod {
-    fn new(pod: &Pod) -> Self {
+    /// Keeps what the plugins read of `pod`.
+    pub fn new(pod: &Pod) -> Self {
         Self {
             namespace: pod.metadata.namespace.clone().unwrap_or_default(),
             labels: pod.metadata.labels.clone().unwrap_or_default(),
             requests: pod_requests(pod),
             ports: host_ports(pod),
+            terminating: pod.metadata.deletion_timestamp.is_some(),
+            affinity: PodAffinityTerms::of(pod).map(Arc::new),
         }
+    }
+
+    /// Whether it has required anti-affinity terms.
+    pub fn has_required_anti_affinity(&self) -> bool {
+        self.affinity
+            .as_ref()
+            .is_some_and(|a| !a.required_anti_affinity.is_empty())
     }
 }
 
@@ -88,6 +105,10 @@ pub struct NodeInfo {
     pub used_ports: Vec<HostPort>,
     /// Image names present on the node, with their sizes.
     pub images: HashMap<String, i64>,
+    /// How many of its pods have inter-pod affinity terms.
+    pub pods_with_affinity: usize,
+    /// How many of its pods have required anti-affinity terms.
+    pub pods_with_required_anti_affinity: usize,
 }
 
 impl NodeInfo {
@@ -105,6 +126,30 @@ impl NodeInfo {
             pods: BTreeMap::new(),
             used_ports: Vec::new(),
             images,
+            pods_with_affinity: 0,
+            pods_with_required_anti_affinity: 0,
+        }
+    }
+
+    /// The value of the node's label `key`.
+    pub fn label(&self, key: &str) -> Option<&str> {
+        self.node
+            .metadata
+            .labels
+            .as_ref()?
+            .get(key)
+            .map(String::as_str)
+    }
+
+    /// Adjusts the affinity counters for `pod` arriving (`+1`) or leaving (`-1`).
+    fn count_affinity(&mut self, pod: &PlacedPod, delta: isize) {
+        if pod.affinity.is_some() {
+            self.pods_with_affinity = self.pods_with_affinity.saturating_add_signed(delta);
+        }
+        if pod.has_required_anti_affinity() {
+            self.pods_with_required_anti_affinity = self
+                .pods_with_required_anti_affinity
+                .saturating_add_signed(delta);
         }
     }
 
@@ -116,12 +161,18 @@ impl NodeInfo {
     fn add_pod(&mut self, key: String, pod: PlacedPod) {
         self.requested.add(&pod.requests);
         self.used_ports.extend(pod.ports.iter().cloned());
-        self.pods.insert(key, pod);
+        self.count_affinity(&pod, 1);
+        if let Some(old) = self.pods.insert(key, pod) {
+            // Callers remove first; keep the counters right if one did not.
+            self.requested.sub(&old.requests);
+            self.count_affinity(&old, -1);
+        }
     }
 
     fn remove_pod(&mut self, key: &str) {
         if let Some(pod) = self.pods.remove(key) {
             self.requested.sub(&pod.requests);
+            self.count_affinity(&pod, -1);
             for port in &pod.ports {
                 if let Some(i) = self.used_ports.iter().position(|p| p == port) {
                     self.used_ports.swap_remove(i);
@@ -140,6 +191,12 @@ pub struct Cache {
     assumed: HashSet<String>,
     /// How many nodes have each image.
     image_nodes: HashMap<String, usize>,
+    /// Every namespace's labels.
+    namespaces: NamespaceLabels,
+    /// Service selectors, by namespace then name.
+    services: HashMap<String, HashMap<String, BTreeMap<String, String>>>,
+    /// Selectors of the controllers that own pods: (kind, namespace, name).
+    controllers: HashMap<(String, String, String), LabelSelector>,
 }
 
 impl Cache {
@@ -169,6 +226,110 @@ impl Cache {
                 }
             }
         }
+    }
+
+    /// Records a namespace's labels (inter-pod affinity terms select namespaces by them).
+    pub fn set_namespace(&mut self, namespace: &Namespace) {
+        let name = namespace.metadata.name.clone().unwrap_or_default();
+        let labels = namespace.metadata.labels.clone().unwrap_or_default();
+        self.namespaces.insert(name, labels);
+    }
+
+    /// Forgets a namespace.
+    pub fn remove_namespace(&mut self, name: &str) {
+        self.namespaces.remove(name);
+    }
+
+    /// Replaces every namespace (after a list).
+    pub fn reset_namespaces(&mut self, namespaces: &[Namespace]) {
+        self.namespaces.clear();
+        namespaces.iter().for_each(|n| self.set_namespace(n));
+    }
+
+    /// Every namespace's labels.
+    pub fn namespace_labels(&self) -> &NamespaceLabels {
+        &self.namespaces
+    }
+
+    /// Records a Service's selector (`None` selects nothing and is forgotten).
+    pub fn set_service(
+        &mut self,
+        namespace: &str,
+        name: &str,
+        selector: Option<BTreeMap<String, String>>,
+    ) {
+        let services = self.services.entry(namespace.to_string()).or_default();
+        match selector {
+            Some(s) => services.insert(name.to_string(), s),
+            None => services.remove(name),
+        };
+    }
+
+    /// Records the selector of a controller (`ReplicaSet`, `StatefulSet` or
+    /// `ReplicationController`); `None` forgets it.
+    pub fn set_controller(
+        &mut self,
+        kind: &str,
+        namespace: &str,
+        name: &str,
+        selector: Option<LabelSelector>,
+    ) {
+        let key = (kind.to_string(), namespace.to_string(), name.to_string());
+        match selector {
+            Some(s) => self.controllers.insert(key, s),
+            None => self.controllers.remove(&key),
+        };
+    }
+
+    /// Forgets every Service and controller of `kind` (`Service` for services), before a
+    /// relist.
+    pub fn clear_workloads(&mut self, kind: &str) {
+        if kind == "Service" {
+            self.services.clear();
+        } else {
+            self.controllers.retain(|(k, _, _), _| k != kind);
+        }
+    }
+
+    /// The selector the default spread constraints use for `pod`: the labels of the
+    /// Services that select it, and the selector of the controller that owns it (empty when
+    /// there are none).
+    pub fn default_selector(&self, pod: &Pod) -> LabelSelector {
+        let ns = pod.metadata.namespace.as_deref().unwrap_or("");
+        let labels = pod.metadata.labels.as_ref();
+        let mut merged: BTreeMap<&str, &str> = BTreeMap::new();
+        for selector in self.services.get(ns).into_iter().flat_map(|s| s.values()) {
+            if selector
+                .iter()
+                .all(|(k, v)| labels.and_then(|l| l.get(k)) == Some(v))
+            {
+                merged.extend(selector.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+            }
+        }
+        let mut requirements: Vec<Requirement> = merged
+            .into_iter()
+            .map(|(k, v)| Requirement {
+                key: k.to_string(),
+                op: Operator::In(vec![v.to_string()]),
+            })
+            .collect();
+        let owner = pod
+            .metadata
+            .owner_references
+            .iter()
+            .flatten()
+            .find(|o| o.controller == Some(true));
+        if let Some(owner) = owner {
+            let known = matches!(
+                (owner.api_version.as_str(), owner.kind.as_str()),
+                ("v1", "ReplicationController") | ("apps/v1", "ReplicaSet" | "StatefulSet")
+            );
+            let key = (owner.kind.clone(), ns.to_string(), owner.name.clone());
+            if known && let Some(selector) = self.controllers.get(&key) {
+                requirements.extend(selector.requirements.iter().cloned());
+            }
+        }
+        LabelSelector { requirements }
     }
 
     /// How many nodes have `image` (normalized).

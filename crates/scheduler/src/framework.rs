@@ -2,18 +2,54 @@
 //! can, and a profile runs its plugins in order and picks the node. A pod that fits nowhere
 //! gets upstream's summary of why (`0/3 nodes are available: 1 Insufficient cpu, ...`).
 
-use std::collections::BTreeMap;
+use std::any::{Any, TypeId};
+use std::collections::{BTreeMap, HashMap};
 
 use k8s_openapi::api::core::v1::Pod;
 
-use crate::cache::{Cache, HostPort, NodeInfo, host_ports, normalized_image, pod_key};
+use crate::cache::{Cache, HostPort, NodeInfo, host_ports, pod_key};
 use crate::resources::{Resources, pod_requests};
 
 /// The highest score a plugin gives a node.
 pub const MAX_NODE_SCORE: i64 = 100;
 
-/// A pod with what the plugins read from it often, computed once.
-#[derive(Debug, Clone)]
+/// What plugins compute once per scheduling attempt (upstream's CycleState), one value per
+/// type: each plugin keeps its own state type.
+#[derive(Default)]
+pub struct CycleState {
+    values: HashMap<TypeId, Box<dyn Any + Send + Sync>>,
+}
+
+impl std::fmt::Debug for CycleState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CycleState")
+            .field("values", &self.values.len())
+            .finish()
+    }
+}
+
+/// A plugin's per-attempt state, as PreFilter and PreScore return it.
+pub type StateValue = Box<dyn Any + Send + Sync>;
+
+impl CycleState {
+    /// Keeps `value` for the rest of the attempt.
+    pub fn insert(&mut self, value: StateValue) {
+        self.values.insert((*value).type_id(), value);
+    }
+
+    /// The value of type `T`, if a plugin stored one.
+    pub fn get<T: Any>(&self) -> Option<&T> {
+        self.values.get(&TypeId::of::<T>())?.downcast_ref()
+    }
+
+    /// Forgets everything (a new attempt).
+    pub fn clear(&mut self) {
+        self.values.clear();
+    }
+}
+
+/// A pod with what the plugins read from it often, computed once, and the attempt's state.
+#[derive(Debug)]
 pub struct PodInfo {
     /// The pod.
     pub pod: Pod,
@@ -23,11 +59,8 @@ pub struct PodInfo {
     pub requests: Resources,
     /// The host ports it asks for.
     pub ports: Vec<HostPort>,
-    /// Its container images (normalized) with the number of nodes that have each: computed
-    /// once per attempt (what upstream's PreScore does).
-    pub image_spread: Vec<(String, usize)>,
-    /// Nodes in the cluster when the attempt started.
-    pub total_nodes: usize,
+    /// What the plugins computed for the current attempt.
+    pub state: CycleState,
 }
 
 impl PodInfo {
@@ -37,26 +70,19 @@ impl PodInfo {
             key: pod_key(&pod),
             requests: pod_requests(&pod),
             ports: host_ports(&pod),
-            image_spread: Vec::new(),
-            total_nodes: 0,
+            state: CycleState::default(),
             pod,
         }
     }
 
-    /// Reads what the score plugins need of the cluster for this pod.
-    pub fn prepare(&mut self, cache: &Cache) {
-        self.total_nodes = cache.node_count();
-        let spec = self.pod.spec.as_ref();
-        self.image_spread = spec
-            .into_iter()
-            .flat_map(|s| s.init_containers.iter().flatten().chain(&s.containers))
-            .filter_map(|c| c.image.as_deref())
-            .map(|image| {
-                let name = normalized_image(image);
-                let n = cache.nodes_with_image(&name);
-                (name, n)
-            })
-            .collect();
+    /// The pod's namespace.
+    pub fn namespace(&self) -> &str {
+        self.pod.metadata.namespace.as_deref().unwrap_or("")
+    }
+
+    /// The pod's labels.
+    pub fn labels(&self) -> Option<&BTreeMap<String, String>> {
+        self.pod.metadata.labels.as_ref()
     }
 }
 
@@ -87,22 +113,38 @@ impl Rejection {
     }
 }
 
-/// A Filter plugin.
+/// A Filter plugin (with its PreFilter stage).
 pub trait Filter: Send + Sync {
     /// The plugin's name.
     fn name(&self) -> &'static str;
+    /// Reads what the filter needs of the whole cluster, once per attempt; the value returned
+    /// is kept in the pod's [`CycleState`]. A rejection here rejects every node.
+    fn pre_filter(&self, _pod: &PodInfo, _cache: &Cache) -> Result<Option<StateValue>, Rejection> {
+        Ok(None)
+    }
     /// Ok when `node` can take `pod`.
     fn filter(&self, pod: &PodInfo, node: &NodeInfo) -> Result<(), Rejection>;
 }
 
-/// A Score plugin.
+/// A Score plugin (with its PreScore stage).
 pub trait Score: Send + Sync {
     /// The plugin's name.
     fn name(&self) -> &'static str;
+    /// Reads what scoring needs, once per attempt, knowing the feasible nodes; the value
+    /// returned is kept in the pod's [`CycleState`].
+    fn pre_score(
+        &self,
+        _pod: &PodInfo,
+        _cache: &Cache,
+        _feasible: &[&NodeInfo],
+    ) -> Option<StateValue> {
+        None
+    }
     /// The node's raw score for the pod.
     fn score(&self, pod: &PodInfo, node: &NodeInfo) -> i64;
-    /// Brings raw scores into 0..=MAX_NODE_SCORE (the default: they already are).
-    fn normalize(&self, _scores: &mut [i64]) {}
+    /// Brings the raw scores of `nodes` into 0..=MAX_NODE_SCORE (the default: they already
+    /// are).
+    fn normalize(&self, _pod: &PodInfo, _nodes: &[&NodeInfo], _scores: &mut [i64]) {}
 }
 
 /// Scales scores so the highest is MAX_NODE_SCORE; `reverse` turns high raw scores into low
@@ -203,11 +245,25 @@ impl Profile {
         self.filters.iter().map(|f| f.name()).collect()
     }
 
-    /// The node for `pod` among `nodes`: filters (from where the previous pod stopped, until
-    /// enough feasible nodes are found), then the best total weighted score (ties broken at
-    /// random).
-    pub fn select(&self, pod: &PodInfo, nodes: &[&NodeInfo]) -> Result<String, FitError> {
+    /// The node for `pod` among the cache's nodes: PreFilter, then Filter (from where the
+    /// previous pod stopped, until enough feasible nodes are found), then PreScore and the
+    /// best total weighted score (ties broken at random).
+    pub fn select(&self, pod: &mut PodInfo, cache: &Cache) -> Result<String, FitError> {
         use std::sync::atomic::Ordering;
+        pod.state.clear();
+        let nodes: Vec<&NodeInfo> = cache.nodes().collect();
+        for f in &self.filters {
+            match f.pre_filter(pod, cache) {
+                Ok(Some(value)) => pod.state.insert(value),
+                Ok(None) => {}
+                Err(r) => {
+                    return Err(FitError {
+                        nodes: nodes.len(),
+                        reasons: [(r.reason, nodes.len())].into(),
+                    });
+                }
+            }
+        }
         let wanted = feasible_nodes_to_find(self.percentage_of_nodes_to_score, nodes.len());
         let start = match nodes.len() {
             0 => 0,
@@ -222,7 +278,7 @@ impl Profile {
             }
             processed += 1;
             for f in &self.filters {
-                if let Err(r) = f.filter(pod, node) {
+                if let Err(r) = f.filter(&*pod, node) {
                     *reasons.entry(r.reason).or_default() += 1;
                     continue 'nodes;
                 }
@@ -242,18 +298,30 @@ impl Profile {
         if feasible.len() == 1 {
             return Ok(feasible[0].name().to_string());
         }
-        let mut totals = vec![0i64; feasible.len()];
-        for (plugin, weight) in &self.scores {
-            let mut scores: Vec<i64> = feasible.iter().map(|n| plugin.score(pod, n)).collect();
-            plugin.normalize(&mut scores);
-            for (t, s) in totals.iter_mut().zip(scores) {
-                *t += s * weight;
-            }
-        }
+        let totals = self.score(pod, cache, &feasible);
         let best = totals.iter().copied().max().unwrap_or(0);
         let tied: Vec<usize> = (0..feasible.len()).filter(|i| totals[*i] == best).collect();
         let pick = tied[rand::random_range(0..tied.len())];
         Ok(feasible[pick].name().to_string())
+    }
+
+    /// The weighted total score of each of `feasible`.
+    fn score(&self, pod: &mut PodInfo, cache: &Cache, feasible: &[&NodeInfo]) -> Vec<i64> {
+        let values: Vec<StateValue> = self
+            .scores
+            .iter()
+            .filter_map(|(plugin, _)| plugin.pre_score(pod, cache, feasible))
+            .collect();
+        values.into_iter().for_each(|v| pod.state.insert(v));
+        let mut totals = vec![0i64; feasible.len()];
+        for (plugin, weight) in &self.scores {
+            let mut scores: Vec<i64> = feasible.iter().map(|n| plugin.score(pod, n)).collect();
+            plugin.normalize(pod, feasible, &mut scores);
+            for (t, s) in totals.iter_mut().zip(scores) {
+                *t += s * weight;
+            }
+        }
+        totals
     }
 }
 

@@ -16,5 +16,6 @@ pub mod plugins;
 pub mod queue;
 pub mod resources;
 mod scheduler;
+pub mod terms;
 
 pub use scheduler::Scheduler;

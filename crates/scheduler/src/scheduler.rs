@@ -6,9 +6,16 @@
 use std::sync::{Arc, Mutex};
 
 use capstan_client::{Change, Client, ListParams, Reflector};
-use k8s_openapi::api::core::v1::{Binding, Node, ObjectReference, Pod, PodCondition};
+use capstan_meta::labels::LabelSelector;
+use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
+use k8s_openapi::api::core::v1::{
+    Binding, Namespace, Node, ObjectReference, Pod, PodCondition, ReplicationController, Service,
+};
 use k8s_openapi::api::events::v1::Event;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector as ApiLabelSelector;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, Time};
+use k8s_openapi::{ListableResource, Metadata, Resource};
+use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
@@ -89,53 +96,118 @@ impl Scheduler {
         }
     }
 
-    /// Runs until the task is dropped: informers, then the scheduling loop.
-    pub async fn run(self: Arc<Self>) {
-        let mut tasks = JoinSet::new();
-        let (node_tx, mut nodes) = mpsc::channel(1024);
-        let (pod_tx, mut pods) = mpsc::channel(1024);
-        tasks.spawn(
-            Reflector::<Node>::new(self.client.clone(), None, ListParams::default()).run(node_tx),
-        );
-        tasks.spawn(
-            Reflector::<Pod>::new(self.client.clone(), None, ListParams::default()).run(pod_tx),
-        );
-        // Nothing is scheduled before both collections have been listed once (a pod
-        // scheduled against an empty cache would see no nodes).
-        let (synced_tx, mut synced) = tokio::sync::watch::channel((false, false));
+    /// Follows `K` with a reflector, handing each change to `apply`; the receiver turns true
+    /// once the collection has been listed.
+    fn follow<K>(
+        self: &Arc<Self>,
+        tasks: &mut JoinSet<()>,
+        apply: fn(&Self, Change<K>),
+    ) -> tokio::sync::watch::Receiver<bool>
+    where
+        K: ListableResource + Metadata<Ty = ObjectMeta> + DeserializeOwned + Send + 'static,
+    {
+        let (tx, mut changes) = mpsc::channel(1024);
+        tasks.spawn(Reflector::<K>::new(self.client.clone(), None, ListParams::default()).run(tx));
+        let (synced_tx, synced) = tokio::sync::watch::channel(false);
         let me = self.clone();
         tasks.spawn(async move {
-            loop {
-                tokio::select! {
-                    Some(change) = nodes.recv() => {
-                        match change {
-                            Change::Listed(all) => {
-                                me.cache().reset_nodes(all);
-                                synced_tx.send_modify(|s| s.0 = true);
-                            }
-                            Change::Applied(node) => me.cache().set_node(node),
-                            Change::Deleted(node) => me.cache().remove_node(node.metadata.name.as_deref().unwrap_or("")),
-                        }
-                        me.queue.cluster_changed();
-                    }
-                    Some(change) = pods.recv() => match change {
-                        Change::Listed(all) => {
-                            all.into_iter().for_each(|p| me.pod_seen(p));
-                            synced_tx.send_modify(|s| s.1 = true);
-                        }
-                        Change::Applied(pod) => me.pod_seen(pod),
-                        Change::Deleted(pod) => me.pod_gone(&pod),
-                    },
-                    else => return,
+            while let Some(change) = changes.recv().await {
+                let listed = matches!(change, Change::Listed(_));
+                apply(&me, change);
+                if listed {
+                    synced_tx.send_replace(true);
                 }
             }
         });
-        if synced
-            .wait_for(|(nodes, pods)| *nodes && *pods)
+        synced
+    }
+
+    fn node_changed(&self, change: Change<Node>) {
+        match change {
+            Change::Listed(all) => self.cache().reset_nodes(all),
+            Change::Applied(node) => self.cache().set_node(node),
+            Change::Deleted(node) => self
+                .cache()
+                .remove_node(node.metadata.name.as_deref().unwrap_or("")),
+        }
+        self.queue.cluster_changed();
+    }
+
+    fn pod_changed(&self, change: Change<Pod>) {
+        match change {
+            Change::Listed(all) => all.into_iter().for_each(|p| self.pod_seen(p)),
+            Change::Applied(pod) => self.pod_seen(pod),
+            Change::Deleted(pod) => self.pod_gone(&pod),
+        }
+    }
+
+    fn namespace_changed(&self, change: Change<Namespace>) {
+        match change {
+            Change::Listed(all) => self.cache().reset_namespaces(&all),
+            Change::Applied(ns) => self.cache().set_namespace(&ns),
+            Change::Deleted(ns) => self
+                .cache()
+                .remove_namespace(ns.metadata.name.as_deref().unwrap_or("")),
+        }
+        self.queue.cluster_changed();
+    }
+
+    fn service_changed(&self, change: Change<Service>) {
+        let mut cache = self.cache();
+        let (items, deleted) = workload_change(&mut cache, "Service", change);
+        for svc in items {
+            let selector = svc.spec.and_then(|s| s.selector).filter(|_| !deleted);
+            let (ns, name) = namespace_and_name(&svc.metadata);
+            cache.set_service(ns, name, selector);
+        }
+    }
+
+    fn controller_changed<K: Resource + Metadata<Ty = ObjectMeta> + HasSelector>(
+        &self,
+        change: Change<K>,
+    ) {
+        let mut cache = self.cache();
+        let (items, deleted) = workload_change(&mut cache, K::KIND, change);
+        for item in items {
+            let selector = item.pod_selector().filter(|_| !deleted);
+            let (ns, name) = namespace_and_name(item.metadata());
+            cache.set_controller(K::KIND, ns, name, selector);
+        }
+    }
+
+    /// Runs until the task is dropped: informers, then the scheduling loop.
+    pub async fn run(self: Arc<Self>) {
+        let mut tasks = JoinSet::new();
+        // Nothing is scheduled before nodes, pods and namespaces have been listed once (a
+        // pod scheduled against an empty cache would see no nodes).
+        let mut synced = vec![
+            self.follow(&mut tasks, Self::node_changed),
+            self.follow(&mut tasks, Self::pod_changed),
+            self.follow(&mut tasks, Self::namespace_changed),
+        ];
+        // The workloads that select pods feed the default spread constraints; followed
+        // when the server serves them.
+        if self.client.serves::<Service>().await.unwrap_or(false) {
+            self.follow(&mut tasks, Self::service_changed);
+        }
+        if self.client.serves::<ReplicaSet>().await.unwrap_or(false) {
+            self.follow::<ReplicaSet>(&mut tasks, Self::controller_changed);
+        }
+        if self.client.serves::<StatefulSet>().await.unwrap_or(false) {
+            self.follow::<StatefulSet>(&mut tasks, Self::controller_changed);
+        }
+        if self
+            .client
+            .serves::<ReplicationController>()
             .await
-            .is_err()
+            .unwrap_or(false)
         {
-            return;
+            self.follow::<ReplicationController>(&mut tasks, Self::controller_changed);
+        }
+        for s in &mut synced {
+            if s.wait_for(|done| *done).await.is_err() {
+                return;
+            }
         }
         loop {
             let pod = self.queue.pop().await;
@@ -152,9 +224,7 @@ impl Scheduler {
             if cache.is_placed(&key) {
                 None
             } else {
-                info.prepare(&cache);
-                let nodes: Vec<_> = cache.nodes().collect();
-                let choice = self.profile.select(&info, &nodes);
+                let choice = self.profile.select(&mut info, &cache);
                 if let Ok(node) = &choice {
                     cache.assume(&info.pod, node);
                 }
@@ -290,5 +360,54 @@ impl Scheduler {
         {
             tracing::debug!(error = %e, "recording an event failed");
         }
+    }
+}
+
+fn namespace_and_name(meta: &ObjectMeta) -> (&str, &str) {
+    (
+        meta.namespace.as_deref().unwrap_or(""),
+        meta.name.as_deref().unwrap_or(""),
+    )
+}
+
+/// The objects a change carries, and whether they were deleted; a list first forgets every
+/// object of `kind`.
+fn workload_change<K>(cache: &mut Cache, kind: &str, change: Change<K>) -> (Vec<K>, bool) {
+    match change {
+        Change::Listed(all) => {
+            cache.clear_workloads(kind);
+            (all, false)
+        }
+        Change::Applied(item) => (vec![item], false),
+        Change::Deleted(item) => (vec![item], true),
+    }
+}
+
+/// A controller whose pod selector the default spread constraints use.
+trait HasSelector {
+    fn pod_selector(&self) -> Option<LabelSelector>;
+}
+
+impl HasSelector for ReplicaSet {
+    fn pod_selector(&self) -> Option<LabelSelector> {
+        LabelSelector::from_api(&self.spec.as_ref()?.selector).ok()
+    }
+}
+
+impl HasSelector for StatefulSet {
+    fn pod_selector(&self) -> Option<LabelSelector> {
+        LabelSelector::from_api(&self.spec.as_ref()?.selector).ok()
+    }
+}
+
+/// A ReplicationController's selector is a plain map, read as `matchLabels`.
+impl HasSelector for ReplicationController {
+    fn pod_selector(&self) -> Option<LabelSelector> {
+        let labels = self.spec.as_ref()?.selector.clone()?;
+        LabelSelector::from_api(&ApiLabelSelector {
+            match_labels: Some(labels),
+            match_expressions: None,
+        })
+        .ok()
     }
 }

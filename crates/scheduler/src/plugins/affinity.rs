@@ -1,7 +1,7 @@
 //! NodeAffinity: `nodeSelector` and required node affinity filter; preferred node affinity
 //! scores by the weights of the terms a node matches.
 
-use k8s_openapi::api::core::v1::{NodeSelectorRequirement, NodeSelectorTerm};
+use k8s_openapi::api::core::v1::{NodeSelectorRequirement, NodeSelectorTerm, Pod};
 
 use crate::cache::NodeInfo;
 use crate::framework::{Filter, PodInfo, Rejection, Score, default_normalize};
@@ -68,20 +68,7 @@ impl Filter for NodeAffinity {
     }
 
     fn filter(&self, pod: &PodInfo, node: &NodeInfo) -> Result<(), Rejection> {
-        let spec = pod.pod.spec.as_ref();
-        let selector_ok = spec
-            .and_then(|s| s.node_selector.as_ref())
-            .is_none_or(|sel| sel.iter().all(|(k, v)| label(node, k) == Some(v.as_str())));
-        let required = spec
-            .and_then(|s| s.affinity.as_ref())
-            .and_then(|a| a.node_affinity.as_ref())
-            .and_then(|a| {
-                a.required_during_scheduling_ignored_during_execution
-                    .as_ref()
-            });
-        let affinity_ok =
-            required.is_none_or(|r| node_selector_matches(&r.node_selector_terms, node));
-        if selector_ok && affinity_ok {
+        if required_node_affinity_matches(&pod.pod, node) {
             Ok(())
         } else {
             Err(Rejection::unresolvable(
@@ -89,6 +76,22 @@ impl Filter for NodeAffinity {
             ))
         }
     }
+}
+
+/// Whether `node` satisfies the pod's `nodeSelector` and required node affinity.
+pub fn required_node_affinity_matches(pod: &Pod, node: &NodeInfo) -> bool {
+    let spec = pod.spec.as_ref();
+    let selector_ok = spec
+        .and_then(|s| s.node_selector.as_ref())
+        .is_none_or(|sel| sel.iter().all(|(k, v)| label(node, k) == Some(v.as_str())));
+    let required = spec
+        .and_then(|s| s.affinity.as_ref())
+        .and_then(|a| a.node_affinity.as_ref())
+        .and_then(|a| {
+            a.required_during_scheduling_ignored_during_execution
+                .as_ref()
+        });
+    selector_ok && required.is_none_or(|r| node_selector_matches(&r.node_selector_terms, node))
 }
 
 impl Score for NodeAffinity {
@@ -115,7 +118,7 @@ impl Score for NodeAffinity {
             })
     }
 
-    fn normalize(&self, scores: &mut [i64]) {
+    fn normalize(&self, _pod: &PodInfo, _nodes: &[&NodeInfo], scores: &mut [i64]) {
         default_normalize(scores, false);
     }
 }

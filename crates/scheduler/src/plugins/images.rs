@@ -1,8 +1,8 @@
 //! ImageLocality: prefers nodes that already have the pod's images, weighing each image by its
 //! size and by how many nodes have it (an image every node has says little about any).
 
-use crate::cache::NodeInfo;
-use crate::framework::{MAX_NODE_SCORE, PodInfo, Score};
+use crate::cache::{Cache, NodeInfo, normalized_image};
+use crate::framework::{MAX_NODE_SCORE, PodInfo, Score, StateValue};
 
 const MB: i64 = 1024 * 1024;
 /// Below this, images count as absent (upstream's threshold).
@@ -13,24 +13,52 @@ const MAX_CONTAINER_THRESHOLD: i64 = 1000 * MB;
 /// The ImageLocality plugin.
 pub struct ImageLocality;
 
+/// The pod's images (normalized) with the number of nodes that have each, and the number of
+/// nodes: computed once per attempt.
+struct ImageSpread {
+    images: Vec<(String, usize)>,
+    total_nodes: usize,
+}
+
 impl Score for ImageLocality {
     fn name(&self) -> &'static str {
         "ImageLocality"
     }
 
+    fn pre_score(&self, pod: &PodInfo, cache: &Cache, _: &[&NodeInfo]) -> Option<StateValue> {
+        let spec = pod.pod.spec.as_ref();
+        let images = spec
+            .into_iter()
+            .flat_map(|s| s.init_containers.iter().flatten().chain(&s.containers))
+            .filter_map(|c| c.image.as_deref())
+            .map(|image| {
+                let name = normalized_image(image);
+                let n = cache.nodes_with_image(&name);
+                (name, n)
+            })
+            .collect();
+        Some(Box::new(ImageSpread {
+            images,
+            total_nodes: cache.node_count(),
+        }))
+    }
+
     fn score(&self, pod: &PodInfo, node: &NodeInfo) -> i64 {
-        if pod.image_spread.is_empty() || pod.total_nodes == 0 {
+        let Some(spread) = pod.state.get::<ImageSpread>() else {
+            return 0;
+        };
+        if spread.images.is_empty() || spread.total_nodes == 0 {
             return 0;
         }
-        let sum: i64 = pod
-            .image_spread
+        let sum: i64 = spread
+            .images
             .iter()
             .filter_map(|(image, with)| {
                 let size = node.images.get(image)?;
-                Some(size * *with as i64 / pod.total_nodes as i64)
+                Some(size * *with as i64 / spread.total_nodes as i64)
             })
             .sum();
-        let max = MAX_CONTAINER_THRESHOLD * pod.image_spread.len() as i64;
+        let max = MAX_CONTAINER_THRESHOLD * spread.images.len() as i64;
         let clamped = sum.clamp(MIN_THRESHOLD, max);
         MAX_NODE_SCORE * (clamped - MIN_THRESHOLD) / (max - MIN_THRESHOLD)
     }
@@ -39,7 +67,6 @@ impl Score for ImageLocality {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cache::Cache;
     use k8s_openapi::api::core::v1::{Node, Pod};
 
     #[test]
@@ -61,9 +88,12 @@ mod tests {
             "spec": {"containers": [{"name": "c", "image": "registry.example.com/app:1"}]}}))
         .unwrap();
         let mut info = PodInfo::new(pod);
-        info.prepare(&cache);
+        let nodes: Vec<_> = cache.nodes().collect();
+        info.state
+            .insert(ImageLocality.pre_score(&info, &cache, &nodes).unwrap());
+        let spread = info.state.get::<ImageSpread>().unwrap();
         assert_eq!(
-            info.image_spread,
+            spread.images,
             [("registry.example.com/app:1".to_string(), 2)]
         );
         let scores: Vec<i64> = cache

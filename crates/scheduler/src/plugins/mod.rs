@@ -3,14 +3,20 @@
 mod affinity;
 mod basic;
 mod images;
+mod interpod;
 mod resources;
+mod spread;
 mod taints;
 
-pub use affinity::{NodeAffinity, node_selector_matches};
+pub use affinity::{NodeAffinity, node_selector_matches, required_node_affinity_matches};
 pub use basic::{NodeName, NodePorts, NodeUnschedulable};
 pub use images::ImageLocality;
+pub use interpod::{DEFAULT_HARD_POD_AFFINITY_WEIGHT, InterPodAffinity};
 pub use resources::{BalancedAllocation, NodeResourcesFit};
-pub use taints::{TaintToleration, tolerates};
+pub use spread::{
+    DefaultConstraint, HOSTNAME_KEY, PodTopologySpread, ZONE_KEY, system_default_constraints,
+};
+pub use taints::{TaintToleration, tolerates, untolerated_taint};
 
 use crate::framework::Profile;
 
@@ -26,13 +32,20 @@ pub fn default_profile(scheduler_name: &str) -> Profile {
             Box::new(NodeAffinity),
             Box::new(NodePorts),
             Box::new(NodeResourcesFit),
+            Box::new(PodTopologySpread::default()),
+            Box::new(InterPodAffinity::default()),
         ],
         vec![
             (Box::new(TaintToleration), 3),
             (Box::new(NodeAffinity), 2),
+            (Box::new(PodTopologySpread::default()), 2),
+            (Box::new(InterPodAffinity::default()), 2),
             (Box::new(NodeResourcesFit), 1),
             (Box::new(BalancedAllocation), 1),
             (Box::new(ImageLocality), 1),
         ],
     )
 }
+
+#[cfg(test)]
+mod test_support;

@@ -56,21 +56,24 @@ impl Filter for TaintToleration {
     }
 
     fn filter(&self, pod: &PodInfo, node: &NodeInfo) -> Result<(), Rejection> {
-        let tolerations = tolerations(pod);
-        for taint in taints(node) {
-            if !matches!(taint.effect.as_str(), "NoSchedule" | "NoExecute") {
-                continue;
-            }
-            if !tolerations.iter().any(|t| tolerates(t, taint)) {
-                return Err(Rejection::unresolvable(format!(
-                    "node(s) had untolerated taint {{{}: {}}}",
-                    taint.key,
-                    taint.value.as_deref().unwrap_or("")
-                )));
-            }
+        match untolerated_taint(pod, node) {
+            None => Ok(()),
+            Some(taint) => Err(Rejection::unresolvable(format!(
+                "node(s) had untolerated taint {{{}: {}}}",
+                taint.key,
+                taint.value.as_deref().unwrap_or("")
+            ))),
         }
-        Ok(())
     }
+}
+
+/// The first `NoSchedule` or `NoExecute` taint of `node` that the pod does not tolerate.
+pub fn untolerated_taint<'a>(pod: &PodInfo, node: &'a NodeInfo) -> Option<&'a Taint> {
+    let tolerations = tolerations(pod);
+    taints(node).iter().find(|taint| {
+        matches!(taint.effect.as_str(), "NoSchedule" | "NoExecute")
+            && !tolerations.iter().any(|t| tolerates(t, taint))
+    })
 }
 
 impl Score for TaintToleration {
@@ -95,7 +98,7 @@ impl Score for TaintToleration {
             .count() as i64
     }
 
-    fn normalize(&self, scores: &mut [i64]) {
+    fn normalize(&self, _pod: &PodInfo, _nodes: &[&NodeInfo], scores: &mut [i64]) {
         default_normalize(scores, true);
     }
 }

@@ -1,0 +1,410 @@
+//! InterPodAffinity: required pod affinity and anti-affinity (the incoming pod's, and the
+//! anti-affinity of pods already placed) filter nodes by topology domain; preferred terms, and
+//! the required affinity of placed pods weighted by `hardPodAffinityWeight`, score them.
+
+use std::collections::HashMap;
+
+use crate::cache::{Cache, NodeInfo, PlacedPod};
+use crate::framework::{Filter, MAX_NODE_SCORE, PodInfo, Rejection, Score, StateValue};
+use crate::terms::{AffinityTerm, NamespaceLabels, PodAffinityTerms};
+
+/// Upstream's default `hardPodAffinityWeight`.
+pub const DEFAULT_HARD_POD_AFFINITY_WEIGHT: i64 = 1;
+
+/// The InterPodAffinity plugin.
+#[derive(Debug, Clone)]
+pub struct InterPodAffinity {
+    /// The score a node gets per placed pod whose required affinity the incoming pod matches
+    /// (0–100).
+    pub hard_pod_affinity_weight: i64,
+}
+
+impl Default for InterPodAffinity {
+    fn default() -> Self {
+        Self {
+            hard_pod_affinity_weight: DEFAULT_HARD_POD_AFFINITY_WEIGHT,
+        }
+    }
+}
+
+/// A topology domain: (label key, value).
+type Domain = (String, String);
+
+/// What the filter needs, counted once per attempt over every placed pod.
+#[derive(Debug, Default)]
+struct FilterState {
+    terms: PodAffinityTerms,
+    /// Domains holding a placed pod whose required anti-affinity the incoming pod matches.
+    existing_anti: HashMap<Domain, u32>,
+    /// Domains holding a placed pod that matches all of the incoming pod's affinity terms.
+    affinity: HashMap<Domain, u32>,
+    /// Domains holding a placed pod that one of its anti-affinity terms matches.
+    anti: HashMap<Domain, u32>,
+    /// Whether the incoming pod matches all of its own affinity terms (the first pod of a
+    /// group that wants to be together may go anywhere).
+    self_affinity: bool,
+}
+
+fn add(counts: &mut HashMap<Domain, u32>, key: &str, node: &NodeInfo) {
+    if let Some(value) = node.label(key) {
+        *counts
+            .entry((key.to_string(), value.to_string()))
+            .or_default() += 1;
+    }
+}
+
+fn count_of(counts: &HashMap<Domain, u32>, key: &str, node: &NodeInfo) -> u32 {
+    node.label(key).map_or(0, |v| {
+        counts
+            .get(&(key.to_string(), v.to_string()))
+            .copied()
+            .unwrap_or(0)
+    })
+}
+
+fn matches(term: &AffinityTerm, pod: &PlacedPod, namespaces: &NamespaceLabels) -> bool {
+    term.matches(&pod.namespace, Some(&pod.labels), namespaces)
+}
+
+fn matches_incoming(term: &AffinityTerm, pod: &PodInfo, namespaces: &NamespaceLabels) -> bool {
+    term.matches(pod.namespace(), pod.labels(), namespaces)
+}
+
+impl Filter for InterPodAffinity {
+    fn name(&self) -> &'static str {
+        "InterPodAffinity"
+    }
+
+    fn pre_filter(&self, pod: &PodInfo, cache: &Cache) -> Result<Option<StateValue>, Rejection> {
+        let namespaces = cache.namespace_labels();
+        let terms = PodAffinityTerms::of(&pod.pod).unwrap_or_default();
+        let has_required =
+            !terms.required_affinity.is_empty() || !terms.required_anti_affinity.is_empty();
+        let mut state = FilterState::default();
+        for node in cache.nodes() {
+            if !has_required && node.pods_with_required_anti_affinity == 0 {
+                continue;
+            }
+            for placed in node.pods.values() {
+                if let Some(theirs) = &placed.affinity {
+                    for term in &theirs.required_anti_affinity {
+                        if matches_incoming(term, pod, namespaces) {
+                            add(&mut state.existing_anti, &term.topology_key, node);
+                        }
+                    }
+                }
+                if !has_required {
+                    continue;
+                }
+                if !terms.required_affinity.is_empty()
+                    && terms
+                        .required_affinity
+                        .iter()
+                        .all(|t| matches(t, placed, namespaces))
+                {
+                    for term in &terms.required_affinity {
+                        add(&mut state.affinity, &term.topology_key, node);
+                    }
+                }
+                for term in &terms.required_anti_affinity {
+                    if matches(term, placed, namespaces) {
+                        add(&mut state.anti, &term.topology_key, node);
+                    }
+                }
+            }
+        }
+        if !has_required && state.existing_anti.is_empty() {
+            return Ok(None);
+        }
+        state.self_affinity = terms
+            .required_affinity
+            .iter()
+            .all(|t| matches_incoming(t, pod, namespaces));
+        state.terms = terms;
+        Ok(Some(Box::new(state)))
+    }
+
+    fn filter(&self, pod: &PodInfo, node: &NodeInfo) -> Result<(), Rejection> {
+        let Some(state) = pod.state.get::<FilterState>() else {
+            return Ok(());
+        };
+        let affinity = &state.terms.required_affinity;
+        let satisfied = affinity
+            .iter()
+            .all(|t| count_of(&state.affinity, &t.topology_key, node) > 0);
+        // No pod anywhere matches yet: a pod that matches its own terms may start the group
+        // on any node that has the topology labels.
+        let first_of_group = state.affinity.is_empty()
+            && state.self_affinity
+            && affinity
+                .iter()
+                .all(|t| node.label(&t.topology_key).is_some());
+        if !satisfied && !first_of_group {
+            return Err(Rejection::unresolvable(
+                "node(s) didn't match pod affinity rules",
+            ));
+        }
+        if state
+            .terms
+            .required_anti_affinity
+            .iter()
+            .any(|t| count_of(&state.anti, &t.topology_key, node) > 0)
+        {
+            return Err(Rejection::resolvable(
+                "node(s) didn't match pod anti-affinity rules",
+            ));
+        }
+        if state
+            .existing_anti
+            .iter()
+            .any(|((key, value), n)| *n > 0 && node.label(key) == Some(value.as_str()))
+        {
+            return Err(Rejection::resolvable(
+                "node(s) didn't satisfy existing pods anti-affinity rules",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Score per topology key and value, summed over the placed pods.
+#[derive(Debug, Default)]
+struct ScoreState {
+    domains: HashMap<String, HashMap<String, i64>>,
+}
+
+impl ScoreState {
+    fn add(&mut self, key: &str, node: &NodeInfo, weight: i64) {
+        if weight == 0 {
+            return;
+        }
+        if let Some(value) = node.label(key) {
+            *self
+                .domains
+                .entry(key.to_string())
+                .or_default()
+                .entry(value.to_string())
+                .or_default() += weight;
+        }
+    }
+}
+
+impl Score for InterPodAffinity {
+    fn name(&self) -> &'static str {
+        "InterPodAffinity"
+    }
+
+    fn pre_score(&self, pod: &PodInfo, cache: &Cache, _: &[&NodeInfo]) -> Option<StateValue> {
+        let namespaces = cache.namespace_labels();
+        let terms = PodAffinityTerms::of(&pod.pod).unwrap_or_default();
+        let has_preferred =
+            !terms.preferred_affinity.is_empty() || !terms.preferred_anti_affinity.is_empty();
+        let mut state = ScoreState::default();
+        for node in cache.nodes() {
+            if !has_preferred && node.pods_with_affinity == 0 {
+                continue;
+            }
+            for placed in node.pods.values() {
+                for t in &terms.preferred_affinity {
+                    if matches(t, placed, namespaces) {
+                        state.add(&t.topology_key, node, t.weight);
+                    }
+                }
+                for t in &terms.preferred_anti_affinity {
+                    if matches(t, placed, namespaces) {
+                        state.add(&t.topology_key, node, -t.weight);
+                    }
+                }
+                let Some(theirs) = &placed.affinity else {
+                    continue;
+                };
+                if self.hard_pod_affinity_weight > 0 {
+                    for t in &theirs.required_affinity {
+                        if matches_incoming(t, pod, namespaces) {
+                            state.add(&t.topology_key, node, self.hard_pod_affinity_weight);
+                        }
+                    }
+                }
+                for t in &theirs.preferred_affinity {
+                    if matches_incoming(t, pod, namespaces) {
+                        state.add(&t.topology_key, node, t.weight);
+                    }
+                }
+                for t in &theirs.preferred_anti_affinity {
+                    if matches_incoming(t, pod, namespaces) {
+                        state.add(&t.topology_key, node, -t.weight);
+                    }
+                }
+            }
+        }
+        (!state.domains.is_empty()).then(|| Box::new(state) as StateValue)
+    }
+
+    fn score(&self, pod: &PodInfo, node: &NodeInfo) -> i64 {
+        let Some(state) = pod.state.get::<ScoreState>() else {
+            return 0;
+        };
+        state
+            .domains
+            .iter()
+            .filter_map(|(key, values)| values.get(node.label(key)?))
+            .sum()
+    }
+
+    /// Scales from the lowest (0) to the highest (MAX_NODE_SCORE) raw score.
+    fn normalize(&self, _pod: &PodInfo, _nodes: &[&NodeInfo], scores: &mut [i64]) {
+        let (Some(min), Some(max)) = (scores.iter().min().copied(), scores.iter().max().copied())
+        else {
+            return;
+        };
+        for s in scores.iter_mut() {
+            *s = if max > min {
+                MAX_NODE_SCORE * (*s - min) / (max - min)
+            } else {
+                0
+            };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugins::test_support::{cluster, feasible, node, pod, rejection, scores};
+    use serde_json::{Value, json};
+
+    fn zones() -> Vec<k8s_openapi::api::core::v1::Node> {
+        vec![
+            node("a1", json!({"zone": "a"})),
+            node("a2", json!({"zone": "a"})),
+            node("b1", json!({"zone": "b"})),
+            node("none", json!({})),
+        ]
+    }
+
+    fn term(app: &str) -> Value {
+        json!({"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": "zone"})
+    }
+
+    fn with(
+        kind: &str,
+        rule: &str,
+        terms: Value,
+        labels: Value,
+    ) -> k8s_openapi::api::core::v1::Pod {
+        pod("new", labels, json!({"affinity": {kind: {rule: terms}}}))
+    }
+
+    const REQUIRED: &str = "requiredDuringSchedulingIgnoredDuringExecution";
+    const PREFERRED: &str = "preferredDuringSchedulingIgnoredDuringExecution";
+
+    #[test]
+    fn required_terms_filter_by_domain() {
+        let db = pod("db", json!({"app": "db"}), json!({}));
+        let plugin = InterPodAffinity::default();
+        let cache = cluster(zones(), vec![(db.clone(), "b1")]);
+        let cases = [
+            // Affinity to db: only zone b.
+            (
+                with("podAffinity", REQUIRED, json!([term("db")]), json!({})),
+                vec!["b1"],
+            ),
+            // Anti-affinity to db: zone a, and the node without a zone.
+            (
+                with("podAntiAffinity", REQUIRED, json!([term("db")]), json!({})),
+                vec!["a1", "a2", "none"],
+            ),
+            // Affinity to a group nobody belongs to yet, which the pod itself matches: any
+            // node with the topology label.
+            (
+                with(
+                    "podAffinity",
+                    REQUIRED,
+                    json!([term("web")]),
+                    json!({"app": "web"}),
+                ),
+                vec!["a1", "a2", "b1"],
+            ),
+            // ... and which it does not match: nowhere.
+            (
+                with("podAffinity", REQUIRED, json!([term("web")]), json!({})),
+                vec![],
+            ),
+        ];
+        for (p, want) in cases {
+            assert_eq!(feasible(&plugin, p, &cache).unwrap(), want);
+        }
+        assert_eq!(
+            rejection(
+                &plugin,
+                with("podAffinity", REQUIRED, json!([term("db")]), json!({})),
+                &cache,
+                "a1"
+            )
+            .as_deref(),
+            Some("node(s) didn't match pod affinity rules")
+        );
+    }
+
+    #[test]
+    fn placed_pods_anti_affinity_keeps_matching_pods_out() {
+        let loner = with(
+            "podAntiAffinity",
+            REQUIRED,
+            json!([term("web")]),
+            json!({"app": "db"}),
+        );
+        let cache = cluster(zones(), vec![(loner, "a1")]);
+        let plugin = InterPodAffinity::default();
+        let web = pod("web", json!({"app": "web"}), json!({}));
+        assert_eq!(
+            feasible(&plugin, web.clone(), &cache).unwrap(),
+            ["b1", "none"]
+        );
+        assert_eq!(
+            rejection(&plugin, web, &cache, "a2").as_deref(),
+            Some("node(s) didn't satisfy existing pods anti-affinity rules")
+        );
+        // A pod of another namespace is not what the term (own namespace) means.
+        let mut other = pod("web", json!({"app": "web"}), json!({}));
+        other.metadata.namespace = Some("other".into());
+        assert_eq!(feasible(&plugin, other, &cache).unwrap().len(), 4);
+    }
+
+    #[test]
+    fn preferred_terms_and_hard_weight_score_domains() {
+        let db = pod("db", json!({"app": "db"}), json!({}));
+        let cache = cluster(zones(), vec![(db, "b1")]);
+        let preferred = json!([{"weight": 50, "podAffinityTerm": term("db")}]);
+        let by_node = |p| -> std::collections::BTreeMap<String, i64> {
+            scores(&InterPodAffinity::default(), p, &cache)
+                .into_iter()
+                .collect()
+        };
+        let near = by_node(with("podAffinity", PREFERRED, preferred.clone(), json!({})));
+        assert_eq!(near["b1"], MAX_NODE_SCORE);
+        assert_eq!(near["a1"], 0);
+        let far = by_node(with("podAntiAffinity", PREFERRED, preferred, json!({})));
+        assert_eq!(far["b1"], 0);
+        assert_eq!(far["a1"], MAX_NODE_SCORE);
+        // A placed pod that requires affinity to web draws web pods by hardPodAffinityWeight.
+        let wants_web = with(
+            "podAffinity",
+            REQUIRED,
+            json!([term("web")]),
+            json!({"app": "x"}),
+        );
+        let cache = cluster(zones(), vec![(wants_web, "a2")]);
+        let web = pod("web", json!({"app": "web"}), json!({}));
+        let weighted: std::collections::BTreeMap<_, _> =
+            scores(&InterPodAffinity::default(), web.clone(), &cache)
+                .into_iter()
+                .collect();
+        assert_eq!(weighted["a1"], MAX_NODE_SCORE);
+        assert_eq!(weighted["b1"], 0);
+        let off = InterPodAffinity {
+            hard_pod_affinity_weight: 0,
+        };
+        assert!(scores(&off, web, &cache).iter().all(|(_, s)| *s == 0));
+    }
+}
