@@ -54,12 +54,50 @@ async fn node_of(client: &Client, name: &str) -> Option<String> {
     None
 }
 
+/// Creates the nodes (with their status) and starts the real scheduler binary.
+async fn start(server: &TestServer, nodes: Vec<(Node, Node)>) -> (Client, Scheduler) {
+    let client =
+        Client::new(Config::from_kubeconfig(&server.kubeconfig_path(), None).unwrap()).unwrap();
+    for (n, with_status) in nodes {
+        let name = n.metadata.name.clone().unwrap();
+        let created: Node = client.create(None, &n).await.unwrap();
+        let mut status = with_status;
+        status.metadata.resource_version = created.metadata.resource_version;
+        client.replace_status(None, &name, &status).await.unwrap();
+    }
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_capstan-scheduler"))
+        .arg("--kubeconfig")
+        .arg(server.kubeconfig_path())
+        .arg("--kube-api-qps=0")
+        .spawn()
+        .expect("the scheduler starts");
+    (client, Scheduler(child))
+}
+
+/// The `PodScheduled=False` message of `name`, once the scheduler has set it.
+async fn unschedulable_message(client: &Client, name: &str) -> String {
+    for _ in 0..200 {
+        let p: Pod = client.get(Some("default"), name).await.unwrap();
+        let condition = p
+            .status
+            .and_then(|s| s.conditions)
+            .unwrap_or_default()
+            .into_iter()
+            .find(|c| c.type_ == "PodScheduled");
+        if let Some(c) = condition {
+            assert_eq!(c.status, "False");
+            assert_eq!(c.reason.as_deref(), Some("Unschedulable"));
+            return c.message.unwrap_or_default();
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("{name} got no PodScheduled condition");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_scheduler_binds_pods_where_they_fit() {
     let server = TestServer::start().await;
-    let client =
-        Client::new(Config::from_kubeconfig(&server.kubeconfig_path(), None).unwrap()).unwrap();
-    for (n, with_status) in [
+    let nodes = vec![
         node("n1", "2", json!({"zone": "a"}), json!({})),
         node(
             "n2",
@@ -73,20 +111,8 @@ async fn the_scheduler_binds_pods_where_they_fit() {
             json!({"zone": "c"}),
             json!({"unschedulable": true}),
         ),
-    ] {
-        let name = n.metadata.name.clone().unwrap();
-        let created: Node = client.create(None, &n).await.unwrap();
-        let mut status = with_status;
-        status.metadata.resource_version = created.metadata.resource_version;
-        client.replace_status(None, &name, &status).await.unwrap();
-    }
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_capstan-scheduler"))
-        .arg("--kubeconfig")
-        .arg(server.kubeconfig_path())
-        .arg("--kube-api-qps=0")
-        .spawn()
-        .expect("the scheduler starts");
-    let _scheduler = Scheduler(child);
+    ];
+    let (client, _scheduler) = start(&server, nodes).await;
 
     client
         .create(Some("default"), &pod("plain", json!({})))
@@ -115,23 +141,7 @@ async fn the_scheduler_binds_pods_where_they_fit() {
 
     // The big pod fits nowhere: the condition and the event say why, as upstream words it.
     let expected = "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {dedicated: gpu}, 1 node(s) were unschedulable.";
-    let mut message = String::new();
-    for _ in 0..200 {
-        let p: Pod = client.get(Some("default"), "big").await.unwrap();
-        let condition = p
-            .status
-            .and_then(|s| s.conditions)
-            .unwrap_or_default()
-            .into_iter()
-            .find(|c| c.type_ == "PodScheduled");
-        if let Some(c) = condition {
-            assert_eq!(c.status, "False");
-            assert_eq!(c.reason.as_deref(), Some("Unschedulable"));
-            message = c.message.unwrap_or_default();
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let message = unschedulable_message(&client, "big").await;
     assert_eq!(message, expected);
     let events = client
         .list::<Event>(Some("default"), &ListParams::default())
@@ -183,4 +193,96 @@ async fn the_scheduler_binds_pods_where_they_fit() {
     // Pods of another scheduler are left alone.
     let other: Pod = client.get(Some("default"), "other").await.unwrap();
     assert!(other.spec.unwrap().node_name.is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spread_constraints_and_pod_affinity_place_pods_by_topology() {
+    let server = TestServer::start().await;
+    let nodes = vec![
+        node(
+            "a1",
+            "8",
+            json!({"zone": "a", "kubernetes.io/hostname": "a1"}),
+            json!({}),
+        ),
+        node(
+            "a2",
+            "8",
+            json!({"zone": "a", "kubernetes.io/hostname": "a2"}),
+            json!({}),
+        ),
+        node(
+            "b1",
+            "8",
+            json!({"zone": "b", "kubernetes.io/hostname": "b1"}),
+            json!({}),
+        ),
+    ];
+    let (client, _scheduler) = start(&server, nodes).await;
+    let labeled = |name: &str, app: &str, spec: serde_json::Value| {
+        let mut p = pod(name, spec);
+        p.metadata.labels = Some([("app".to_string(), app.to_string())].into());
+        p
+    };
+    // Four web pods that must spread over the zones with a skew of at most one: two land in
+    // zone b, whose single node takes both, although zone a has twice the room.
+    let spread = json!({"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone",
+        "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "web"}}}]});
+    let mut zones = std::collections::BTreeMap::new();
+    for i in 0..4 {
+        let name = format!("web-{i}");
+        client
+            .create(Some("default"), &labeled(&name, "web", spread.clone()))
+            .await
+            .unwrap();
+        let node = node_of(&client, &name).await.expect("bound");
+        *zones.entry(node.starts_with('a')).or_insert(0) += 1;
+    }
+    assert_eq!(zones, [(false, 2), (true, 2)].into());
+
+    // A pod that refuses to share a node with any web pod fits nowhere: every node has one.
+    let anti = json!({"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname"}]}}});
+    let nodes_with_web = {
+        let pods = client
+            .list::<Pod>(Some("default"), &ListParams::default())
+            .await
+            .unwrap();
+        pods.items
+            .iter()
+            .filter_map(|p| p.spec.as_ref()?.node_name.clone())
+            .collect::<std::collections::BTreeSet<_>>()
+    };
+    client
+        .create(Some("default"), &labeled("loner", "loner", anti))
+        .await
+        .unwrap();
+    if nodes_with_web.len() == 3 {
+        assert_eq!(
+            unschedulable_message(&client, "loner").await,
+            "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules."
+        );
+    } else {
+        // Both zone-a pods share a node: the loner takes the other.
+        let free = ["a1", "a2"]
+            .into_iter()
+            .find(|n| !nodes_with_web.contains(*n));
+        assert_eq!(node_of(&client, "loner").await.as_deref(), free);
+    }
+
+    // A pod that wants to be in the zone of the database goes to zone b.
+    client
+        .create(
+            Some("default"),
+            &labeled("db", "db", json!({"nodeName": "b1"})),
+        )
+        .await
+        .unwrap();
+    let near_db = json!({"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "zone"}]}}});
+    client
+        .create(Some("default"), &labeled("cache", "cache", near_db))
+        .await
+        .unwrap();
+    assert_eq!(node_of(&client, "cache").await.as_deref(), Some("b1"));
 }
