@@ -35,6 +35,17 @@ fn amount(name: &str, q: &Quantity) -> i64 {
 }
 
 impl Resources {
+    /// The amount of the resource called `name` (`cpu` in millicores).
+    pub fn get(&self, name: &str) -> i64 {
+        match name {
+            "cpu" => self.milli_cpu,
+            "memory" => self.memory,
+            "ephemeral-storage" => self.ephemeral_storage,
+            "pods" => self.pods,
+            other => self.scalar.get(other).copied().unwrap_or(0),
+        }
+    }
+
     /// Reads a resource list (`requests`, `allocatable`).
     pub fn from_list(list: Option<&BTreeMap<String, Quantity>>) -> Self {
         let mut out = Resources::default();

@@ -12,7 +12,10 @@ pub use affinity::{NodeAffinity, node_selector_matches, required_node_affinity_m
 pub use basic::{NodeName, NodePorts, NodeUnschedulable};
 pub use images::ImageLocality;
 pub use interpod::{DEFAULT_HARD_POD_AFFINITY_WEIGHT, InterPodAffinity};
-pub use resources::{BalancedAllocation, NodeResourcesFit};
+pub use resources::{
+    BalancedAllocation, MAX_SHAPE_SCORE, NodeResourcesFit, ScoringStrategy, WeightedResource,
+    default_scored_resources,
+};
 pub use spread::{
     DefaultConstraint, HOSTNAME_KEY, PodTopologySpread, ZONE_KEY, system_default_constraints,
 };
@@ -31,7 +34,7 @@ pub fn default_profile(scheduler_name: &str) -> Profile {
             Box::new(TaintToleration),
             Box::new(NodeAffinity),
             Box::new(NodePorts),
-            Box::new(NodeResourcesFit),
+            Box::new(NodeResourcesFit::default()),
             Box::new(PodTopologySpread::default()),
             Box::new(InterPodAffinity::default()),
         ],
@@ -40,8 +43,8 @@ pub fn default_profile(scheduler_name: &str) -> Profile {
             (Box::new(NodeAffinity), 2),
             (Box::new(PodTopologySpread::default()), 2),
             (Box::new(InterPodAffinity::default()), 2),
-            (Box::new(NodeResourcesFit), 1),
-            (Box::new(BalancedAllocation), 1),
+            (Box::new(NodeResourcesFit::default()), 1),
+            (Box::new(BalancedAllocation::default()), 1),
             (Box::new(ImageLocality), 1),
         ],
     )
