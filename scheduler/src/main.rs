@@ -4,34 +4,55 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::Parser;
+use capstan_scheduler::config::{Configuration, GoDuration, PluginConfig, ProfileConfig};
+use clap::parser::ValueSource;
+use clap::{CommandFactory, FromArgMatches, Parser};
 
 /// Capstan's scheduler: assigns pending pods to nodes through the API server's binding
-/// subresource, with upstream's default filters and scores.
+/// subresource, with upstream's default plugins, profiles and plugin arguments
+/// (`--config`).
 ///
-/// Not built yet (the scheduler issue): --config and --write-config-to, preemption, the
-/// volume and inter-pod plugins, and the secure port with health and metrics.
+/// Not built yet (the scheduler issue): preemption, the volume plugins, the legacy policy
+/// options, and the secure port with health and metrics.
 #[derive(Debug, Parser)]
 #[command(name = "capstan-scheduler", version)]
 struct Options {
-    /// Path of the kubeconfig with the API server's address and credentials.
+    /// Path of a KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1 or v1beta1);
+    /// the options marked "ignored with --config" are then ignored.
     #[arg(long)]
-    kubeconfig: PathBuf,
+    config: Option<PathBuf>,
+    /// Write the effective configuration (v1, defaults filled in) to this file and exit.
+    #[arg(long)]
+    write_config_to: Option<PathBuf>,
+    /// Path of the kubeconfig with the API server's address and credentials (deprecated in
+    /// favour of clientConnection.kubeconfig; ignored with --config).
+    #[arg(long)]
+    kubeconfig: Option<PathBuf>,
     /// Address of the API server; overrides the kubeconfig's.
     #[arg(long)]
     master: Option<String>,
-    /// Queries per second to the API server.
+    /// Queries per second to the API server (ignored with --config).
     #[arg(long, default_value_t = 50.0)]
     kube_api_qps: f32,
-    /// Burst of requests to the API server.
+    /// Burst of requests to the API server (ignored with --config).
     #[arg(long, default_value_t = 100)]
     kube_api_burst: u32,
-    /// Content type of requests to the API server.
+    /// Content type of requests to the API server (ignored with --config).
     #[arg(long, default_value = "application/vnd.kubernetes.protobuf")]
     kube_api_content_type: String,
-    /// The scheduler's name: it schedules the pods whose spec.schedulerName is this.
+    /// Deprecated: the name of the single profile (spec.schedulerName of the pods it
+    /// schedules); ignored with --config.
     #[arg(long, default_value = "default-scheduler")]
     scheduler_name: String,
+    /// Deprecated: DefaultProvider, or ClusterAutoscalerProvider (NodeResourcesFit scores
+    /// with MostAllocated, packing pods); ignored with --config.
+    #[arg(long, value_parser = ["DefaultProvider", "ClusterAutoscalerProvider"])]
+    algorithm_provider: Option<String>,
+    /// Deprecated: weight of the implicit preferred term for each required pod affinity
+    /// term of placed pods (InterPodAffinityArgs.hardPodAffinityWeight), 0–100; ignored with
+    /// --config.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(i32).range(0..=100))]
+    hard_pod_affinity_symmetric_weight: i32,
     /// Take a Lease before scheduling, so that of several replicas only one schedules.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
     leader_elect: bool,
@@ -54,13 +75,135 @@ struct Options {
     /// The lock object's namespace.
     #[arg(long, default_value = "kube-system")]
     leader_elect_resource_namespace: String,
+    /// Deprecated: the lock object's name (use --leader-elect-resource-name); ignored with
+    /// --config.
+    #[arg(long)]
+    lock_object_name: Option<String>,
+    /// Deprecated: the lock object's namespace (use --leader-elect-resource-namespace);
+    /// ignored with --config.
+    #[arg(long)]
+    lock_object_namespace: Option<String>,
     /// Log verbosity (0–10; 2 logs each scheduling decision).
     #[arg(short = 'v', long = "v", default_value_t = 0)]
     verbosity: u8,
 }
 
+/// The options ignored when --config is given.
+const IGNORED_WITH_CONFIG: &[&str] = &[
+    "kubeconfig",
+    "kube_api_qps",
+    "kube_api_burst",
+    "kube_api_content_type",
+    "scheduler_name",
+    "algorithm_provider",
+    "hard_pod_affinity_symmetric_weight",
+    "lock_object_name",
+    "lock_object_namespace",
+];
+
+/// The configuration the options amount to, with warnings to print.
+fn configuration(
+    o: &Options,
+    given: &dyn Fn(&str) -> bool,
+) -> Result<(Configuration, Vec<String>), String> {
+    let mut warnings = Vec::new();
+    let mut config = match &o.config {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("--config {}: {e}", path.display()))?;
+            let (config, w) = Configuration::load(&text)
+                .map_err(|e| format!("--config {}: {e}", path.display()))?;
+            warnings.extend(w);
+            for id in IGNORED_WITH_CONFIG.iter().filter(|id| given(id)) {
+                warnings.push(format!(
+                    "--{} is ignored because --config is given",
+                    id.replace('_', "-")
+                ));
+            }
+            config
+        }
+        None => from_flags(o)?,
+    };
+    let le = &mut config.leader_election;
+    if o.config.is_none() || given("leader_elect") {
+        le.leader_elect = o.leader_elect;
+    }
+    if o.config.is_none() || given("leader_elect_lease_duration") {
+        le.lease_duration = GoDuration(o.leader_elect_lease_duration);
+    }
+    if o.config.is_none() || given("leader_elect_renew_deadline") {
+        le.renew_deadline = GoDuration(o.leader_elect_renew_deadline);
+    }
+    if o.config.is_none() || given("leader_elect_retry_period") {
+        le.retry_period = GoDuration(o.leader_elect_retry_period);
+    }
+    if o.config.is_none() || given("leader_elect_resource_lock") {
+        le.resource_lock = o.leader_elect_resource_lock.clone();
+    }
+    if o.config.is_none() || given("leader_elect_resource_name") {
+        le.resource_name = o.leader_elect_resource_name.clone();
+    }
+    if o.config.is_none() || given("leader_elect_resource_namespace") {
+        le.resource_namespace = o.leader_elect_resource_namespace.clone();
+    }
+    if o.config.is_none() {
+        // The deprecated lock options apply when the new ones are not given.
+        if let Some(name) = o
+            .lock_object_name
+            .as_ref()
+            .filter(|_| !given("leader_elect_resource_name"))
+        {
+            le.resource_name = name.clone();
+        }
+        if let Some(ns) = o
+            .lock_object_namespace
+            .as_ref()
+            .filter(|_| !given("leader_elect_resource_namespace"))
+        {
+            le.resource_namespace = ns.clone();
+        }
+    }
+    config.validate().map_err(|e| e.to_string())?;
+    Ok((config, warnings))
+}
+
+/// The configuration of the deprecated flags, when no file is given.
+fn from_flags(o: &Options) -> Result<Configuration, String> {
+    let mut config = Configuration::default();
+    config.client_connection.kubeconfig = o
+        .kubeconfig
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    config.client_connection.qps = o.kube_api_qps;
+    config.client_connection.burst = o.kube_api_burst as i32;
+    config.client_connection.content_type = o.kube_api_content_type.clone();
+    let mut plugin_config = vec![PluginConfig {
+        name: "InterPodAffinity".into(),
+        args: serde_json::json!({"hardPodAffinityWeight": o.hard_pod_affinity_symmetric_weight}),
+    }];
+    if o.algorithm_provider.as_deref() == Some("ClusterAutoscalerProvider") {
+        plugin_config.push(PluginConfig {
+            name: "NodeResourcesFit".into(),
+            args: serde_json::json!({"scoringStrategy": {"type": "MostAllocated"}}),
+        });
+    }
+    config.profiles.push(ProfileConfig {
+        scheduler_name: o.scheduler_name.clone(),
+        plugin_config,
+        ..Default::default()
+    });
+    config.complete().map_err(|e| e.to_string())?;
+    Ok(config)
+}
+
 fn main() -> ExitCode {
-    let options = Options::parse();
+    let matches = Options::command().get_matches();
+    let options = match Options::from_arg_matches(&matches) {
+        Ok(o) => o,
+        Err(e) => e.exit(),
+    };
+    let given = |id: &str| matches.value_source(id) == Some(ValueSource::CommandLine);
     let level = match options.verbosity {
         0 | 1 => "warn,capstan_scheduler=info",
         2..=4 => "info",
@@ -72,37 +215,84 @@ fn main() -> ExitCode {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
-    if let Err(e) = check_leader_election(&options) {
-        eprintln!("capstan-scheduler: {e}");
-        return ExitCode::FAILURE;
-    }
-    let mut config = match capstan_client::Config::from_kubeconfig(
-        &options.kubeconfig,
-        options.master.as_deref(),
-    ) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("capstan-scheduler: --kubeconfig: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    config.qps = options.kube_api_qps;
-    config.burst = options.kube_api_burst;
-    config.content_type = match capstan_client::ContentType::parse(&options.kube_api_content_type) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("capstan-scheduler: --kube-api-content-type: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let client = match capstan_client::Client::new(config) {
+    let (config, warnings) = match configuration(&options, &given) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("capstan-scheduler: {e}");
             return ExitCode::FAILURE;
         }
     };
-    let profile = capstan_scheduler::plugins::default_profile(&options.scheduler_name);
+    for w in warnings {
+        tracing::warn!("{w}");
+    }
+    if let Some(path) = &options.write_config_to {
+        return match std::fs::write(path, config.to_yaml()) {
+            Ok(()) => {
+                eprintln!(
+                    "capstan-scheduler: wrote the configuration to {}",
+                    path.display()
+                );
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!(
+                    "capstan-scheduler: --write-config-to {}: {e}",
+                    path.display()
+                );
+                ExitCode::FAILURE
+            }
+        };
+    }
+    let mut profiles = Vec::new();
+    for p in &config.profiles {
+        match capstan_scheduler::plugins::build_profile(&config, p) {
+            Ok((profile, warnings)) => {
+                warnings.iter().for_each(|w| tracing::warn!("{w}"));
+                profiles.push(profile);
+            }
+            Err(e) => {
+                eprintln!("capstan-scheduler: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let cc = &config.client_connection;
+    if cc.kubeconfig.is_empty() {
+        eprintln!(
+            "capstan-scheduler: no kubeconfig: give --kubeconfig, or clientConnection.kubeconfig in --config"
+        );
+        return ExitCode::FAILURE;
+    }
+    let mut client_config = match capstan_client::Config::from_kubeconfig(
+        std::path::Path::new(&cc.kubeconfig),
+        options.master.as_deref(),
+    ) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("capstan-scheduler: kubeconfig {}: {e}", cc.kubeconfig);
+            return ExitCode::FAILURE;
+        }
+    };
+    client_config.qps = cc.qps;
+    client_config.burst = cc.burst.max(0) as u32;
+    client_config.content_type = match capstan_client::ContentType::parse(&cc.content_type) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("capstan-scheduler: content type: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let client = match capstan_client::Client::new(client_config) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("capstan-scheduler: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let queue = capstan_scheduler::queue::Queue::with_backoff(
+        Duration::from_secs(config.pod_initial_backoff_seconds as u64),
+        Duration::from_secs(config.pod_max_backoff_seconds as u64),
+    );
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,
         Err(e) => {
@@ -110,8 +300,9 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let le = config.leader_election.clone();
     runtime.block_on(async move {
-        let mut elector = options.leader_elect.then(|| {
+        let mut elector = le.leader_elect.then(|| {
             let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "capstan".into());
             let nanos = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -119,12 +310,12 @@ fn main() -> ExitCode {
             capstan_client::LeaderElector::new(
                 client.clone(),
                 capstan_client::LeaderElection {
-                    namespace: options.leader_elect_resource_namespace.clone(),
-                    name: options.leader_elect_resource_name.clone(),
+                    namespace: le.resource_namespace.clone(),
+                    name: le.resource_name.clone(),
                     identity: format!("{host}_{}-{nanos:x}", std::process::id()),
-                    lease_duration: options.leader_elect_lease_duration,
-                    renew_deadline: options.leader_elect_renew_deadline,
-                    retry_period: options.leader_elect_retry_period,
+                    lease_duration: le.lease_duration.0,
+                    renew_deadline: le.renew_deadline.0,
+                    retry_period: le.retry_period.0,
                 },
             )
         });
@@ -136,7 +327,7 @@ fn main() -> ExitCode {
                 _ = tokio::signal::ctrl_c() => return ExitCode::SUCCESS,
             }
         }
-        let scheduler = capstan_scheduler::Scheduler::new(client, profile);
+        let scheduler = capstan_scheduler::Scheduler::new(client, profiles, queue);
         let lost = async {
             match elector.as_mut() {
                 Some(e) => e.hold().await,
@@ -152,32 +343,4 @@ fn main() -> ExitCode {
             }
         }
     })
-}
-
-/// The timing rules of leader election, as upstream checks them.
-fn check_leader_election(o: &Options) -> Result<(), String> {
-    if !o.leader_elect {
-        return Ok(());
-    }
-    if o.leader_elect_resource_lock != "leases" {
-        return Err(format!(
-            "--leader-elect-resource-lock: {:?} is not supported: use leases",
-            o.leader_elect_resource_lock
-        ));
-    }
-    if o.leader_elect_lease_duration <= o.leader_elect_renew_deadline {
-        return Err(
-            "--leader-elect-lease-duration must be greater than --leader-elect-renew-deadline"
-                .into(),
-        );
-    }
-    if o.leader_elect_renew_deadline.as_secs_f64()
-        <= o.leader_elect_retry_period.as_secs_f64() * 1.2
-    {
-        return Err(
-            "--leader-elect-renew-deadline must be greater than 1.2 × --leader-elect-retry-period"
-                .into(),
-        );
-    }
-    Ok(())
 }

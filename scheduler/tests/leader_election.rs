@@ -126,7 +126,7 @@ fn bad_timings_fail_the_start() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains(
-            "--leader-elect-lease-duration must be greater than --leader-elect-renew-deadline"
+            "leaderElection.leaseDuration (--leader-elect-lease-duration): Invalid value: \"5s\": must be greater than renewDeadline (10s)"
         ),
         "{err}"
     );

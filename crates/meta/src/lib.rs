@@ -8,6 +8,7 @@
 //! field selectors, `generateName`, and the clock. It knows nothing of HTTP or storage.
 
 pub mod columns;
+pub mod duration;
 mod error;
 pub mod field;
 pub mod fields;

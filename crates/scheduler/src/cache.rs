@@ -188,6 +188,9 @@ pub struct Cache {
     nodes: BTreeMap<String, NodeInfo>,
     /// Pod key → node name, for every placed pod.
     placed: HashMap<String, String>,
+    /// Pods placed on nodes the cache does not know (yet, or any more), by node name: a
+    /// node that arrives after its pods takes them in.
+    orphans: HashMap<String, BTreeMap<String, PlacedPod>>,
     assumed: HashSet<String>,
     /// How many nodes have each image.
     image_nodes: HashMap<String, usize>,
@@ -204,11 +207,15 @@ impl Cache {
     pub fn set_node(&mut self, node: Node) {
         let name = node.metadata.name.clone().unwrap_or_default();
         let mut info = NodeInfo::new(node);
-        if let Some(old) = self.nodes.remove(&name) {
-            self.count_images(&old, false);
-            for (key, pod) in old.pods {
-                info.add_pod(key, pod);
+        let pods = match self.nodes.remove(&name) {
+            Some(old) => {
+                self.count_images(&old, false);
+                old.pods
             }
+            None => self.orphans.remove(&name).unwrap_or_default(),
+        };
+        for (key, pod) in pods {
+            info.add_pod(key, pod);
         }
         self.count_images(&info, true);
         self.nodes.insert(name, info);
@@ -337,11 +344,28 @@ impl Cache {
         self.image_nodes.get(image).copied().unwrap_or(0)
     }
 
-    /// Removes a node (its pods stay known, placed nowhere).
+    /// Removes a node (its pods stay known, waiting for a node of that name).
     pub fn remove_node(&mut self, name: &str) {
         if let Some(old) = self.nodes.remove(name) {
             self.count_images(&old, false);
+            if !old.pods.is_empty() {
+                self.orphans.insert(name.to_string(), old.pods);
+            }
         }
+    }
+
+    /// Places `pod` on `node`, known or not.
+    fn place(&mut self, key: String, node: &str, pod: PlacedPod) {
+        match self.nodes.get_mut(node) {
+            Some(info) => info.add_pod(key.clone(), pod),
+            None => {
+                self.orphans
+                    .entry(node.to_string())
+                    .or_default()
+                    .insert(key.clone(), pod);
+            }
+        }
+        self.placed.insert(key, node.to_string());
     }
 
     /// Replaces every node (after a list).
@@ -381,19 +405,22 @@ impl Cache {
         if node.is_empty() || finished {
             return;
         }
-        if let Some(info) = self.nodes.get_mut(&node) {
-            info.add_pod(key.clone(), PlacedPod::new(&pod));
-        }
-        self.placed.insert(key, node);
+        self.place(key, &node, PlacedPod::new(&pod));
     }
 
     /// Forgets a pod (deleted, or an assumption undone).
     pub fn remove_pod(&mut self, key: &str) {
         self.assumed.remove(key);
-        if let Some(node) = self.placed.remove(key)
-            && let Some(info) = self.nodes.get_mut(&node)
-        {
+        let Some(node) = self.placed.remove(key) else {
+            return;
+        };
+        if let Some(info) = self.nodes.get_mut(&node) {
             info.remove_pod(key);
+        } else if let Some(pods) = self.orphans.get_mut(&node) {
+            pods.remove(key);
+            if pods.is_empty() {
+                self.orphans.remove(&node);
+            }
         }
     }
 
@@ -401,10 +428,7 @@ impl Cache {
     pub fn assume(&mut self, pod: &Pod, node: &str) {
         let key = pod_key(pod);
         self.remove_pod(&key);
-        if let Some(info) = self.nodes.get_mut(node) {
-            info.add_pod(key.clone(), PlacedPod::new(pod));
-        }
-        self.placed.insert(key.clone(), node.to_string());
+        self.place(key.clone(), node, PlacedPod::new(pod));
         self.assumed.insert(key);
     }
 
@@ -428,5 +452,45 @@ impl Cache {
     /// How many nodes there are.
     pub fn node_count(&self) -> usize {
         self.nodes.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugins::test_support::{node, pod};
+    use serde_json::json;
+
+    fn bound(name: &str, node: &str) -> Pod {
+        let mut p = pod(name, json!({}), json!({}));
+        p.spec.as_mut().unwrap().node_name = Some(node.into());
+        p.spec.as_mut().unwrap().containers[0].resources =
+            Some(serde_json::from_value(json!({"requests": {"cpu": "1"}})).unwrap());
+        p
+    }
+
+    fn used_cpu(cache: &Cache, node: &str) -> Option<i64> {
+        cache
+            .nodes()
+            .find(|n| n.name() == node)
+            .map(|n| n.requested.milli_cpu)
+    }
+
+    #[test]
+    fn pods_seen_before_their_node_are_counted_when_it_arrives() {
+        let mut cache = Cache::default();
+        cache.set_pod(bound("early", "n1"));
+        cache.assume(&bound("assumed", "n1"), "n1");
+        assert!(cache.is_placed("default/early"));
+        cache.set_node(node("n1", json!({})));
+        assert_eq!(used_cpu(&cache, "n1"), Some(2000));
+        // A node that goes away and comes back keeps its pods.
+        cache.remove_node("n1");
+        assert_eq!(used_cpu(&cache, "n1"), None);
+        cache.remove_pod("default/early");
+        cache.set_node(node("n1", json!({})));
+        assert_eq!(used_cpu(&cache, "n1"), Some(1000));
+        cache.forget("default/assumed");
+        assert_eq!(used_cpu(&cache, "n1"), Some(0));
     }
 }

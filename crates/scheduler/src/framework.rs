@@ -245,6 +245,11 @@ impl Profile {
         self.filters.iter().map(|f| f.name()).collect()
     }
 
+    /// The score plugins with their weights, in order.
+    pub fn score_names(&self) -> Vec<(&'static str, i64)> {
+        self.scores.iter().map(|(s, w)| (s.name(), *w)).collect()
+    }
+
     /// The node for `pod` among the cache's nodes: PreFilter, then Filter (from where the
     /// previous pod stopped, until enough feasible nodes are found), then PreScore and the
     /// best total weighted score (ties broken at random).

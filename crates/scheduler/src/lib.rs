@@ -11,6 +11,8 @@
 //! rest (preemption, volume and inter-pod plugins, configuration, leader election, serving).
 
 pub mod cache;
+pub mod config;
+mod error;
 pub mod framework;
 pub mod plugins;
 pub mod queue;
@@ -18,4 +20,5 @@ pub mod resources;
 mod scheduler;
 pub mod terms;
 
+pub use error::{Error, Result};
 pub use scheduler::Scheduler;

@@ -51,7 +51,7 @@ pub enum Outcome {
     Error,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct State {
     pods: HashMap<String, Pod>,
     active: BinaryHeap<Entry>,
@@ -61,6 +61,25 @@ struct State {
     in_flight: HashSet<String>,
     attempts: HashMap<String, u32>,
     seq: u64,
+    initial_backoff: Duration,
+    max_backoff: Duration,
+}
+
+impl Default for State {
+    fn default() -> Self {
+        Self {
+            pods: HashMap::new(),
+            active: BinaryHeap::new(),
+            queued: HashSet::new(),
+            backoff: Vec::new(),
+            unschedulable: HashMap::new(),
+            in_flight: HashSet::new(),
+            attempts: HashMap::new(),
+            seq: 0,
+            initial_backoff: INITIAL_BACKOFF,
+            max_backoff: MAX_BACKOFF,
+        }
+    }
 }
 
 impl State {
@@ -83,9 +102,9 @@ impl State {
 
     fn backoff_for(&self, key: &str) -> Duration {
         let n = self.attempts.get(key).copied().unwrap_or(1).max(1);
-        INITIAL_BACKOFF
-            .saturating_mul(1 << (n - 1).min(8))
-            .min(MAX_BACKOFF)
+        self.initial_backoff
+            .saturating_mul(1 << (n - 1).min(16))
+            .min(self.max_backoff)
     }
 }
 
@@ -97,6 +116,18 @@ pub struct Queue {
 }
 
 impl Queue {
+    /// A queue whose backoff starts at `initial` and doubles up to `max`
+    /// (`podInitialBackoffSeconds`, `podMaxBackoffSeconds`).
+    pub fn with_backoff(initial: Duration, max: Duration) -> Self {
+        let q = Self::default();
+        {
+            let mut s = q.lock();
+            s.initial_backoff = initial;
+            s.max_backoff = max.max(initial);
+        }
+        q
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -286,5 +317,9 @@ mod tests {
             })
             .collect();
         assert_eq!(waits, [1, 2, 4, 8, 10, 10]);
+        s.initial_backoff = Duration::from_secs(3);
+        s.max_backoff = Duration::from_secs(20);
+        s.attempts.insert("k".into(), 3);
+        assert_eq!(s.backoff_for("k").as_secs(), 12);
     }
 }

@@ -26,23 +26,33 @@ use crate::queue::{Outcome, Queue};
 /// A running scheduler's shared parts.
 pub struct Scheduler {
     client: Client,
-    profile: Profile,
+    profiles: Vec<Profile>,
     cache: Mutex<Cache>,
     queue: Queue,
-    instance: String,
+    host: String,
 }
 
 impl Scheduler {
-    /// A scheduler using `client` and `profile`.
-    pub fn new(client: Client, profile: Profile) -> Arc<Self> {
+    /// A scheduler using `client`, serving the pods of each of `profiles` (by
+    /// `spec.schedulerName`), with `queue`.
+    pub fn new(client: Client, profiles: Vec<Profile>, queue: Queue) -> Arc<Self> {
         let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "capstan".into());
         Arc::new(Self {
             client,
-            instance: format!("{}-{host}", profile.scheduler_name),
-            profile,
+            host,
+            profiles,
             cache: Mutex::new(Cache::default()),
-            queue: Queue::default(),
+            queue,
         })
+    }
+
+    fn profile_for(&self, pod: &Pod) -> Option<&Profile> {
+        let name = pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.scheduler_name.as_deref())
+            .unwrap_or("default-scheduler");
+        self.profiles.iter().find(|p| p.scheduler_name == name)
     }
 
     fn cache(&self) -> std::sync::MutexGuard<'_, Cache> {
@@ -51,10 +61,7 @@ impl Scheduler {
 
     fn ours(&self, pod: &Pod) -> bool {
         let spec = pod.spec.as_ref();
-        let name = spec
-            .and_then(|s| s.scheduler_name.as_deref())
-            .unwrap_or("default-scheduler");
-        name == self.profile.scheduler_name
+        self.profile_for(pod).is_some()
             && spec
                 .and_then(|s| s.node_name.as_deref())
                 .is_none_or(str::is_empty)
@@ -224,7 +231,15 @@ impl Scheduler {
             if cache.is_placed(&key) {
                 None
             } else {
-                let choice = self.profile.select(&mut info, &cache);
+                let choice = match self.profile_for(&info.pod) {
+                    Some(profile) => profile.select(&mut info, &cache),
+                    // Its scheduler name changed: no longer ours.
+                    None => {
+                        drop(cache);
+                        self.queue.done(&key, Outcome::Done);
+                        return;
+                    }
+                };
                 if let Ok(node) = &choice {
                     cache.assume(&info.pod, node);
                 }
@@ -329,6 +344,10 @@ impl Scheduler {
     async fn event(&self, pod: &Pod, kind: &str, reason: &str, action: &str, note: &str) {
         let now = jiff::Timestamp::now();
         let name = pod.metadata.name.clone().unwrap_or_default();
+        let scheduler_name = self.profile_for(pod).map_or_else(
+            || "default-scheduler".to_string(),
+            |p| p.scheduler_name.clone(),
+        );
         let event = Event {
             metadata: ObjectMeta {
                 name: Some(format!("{name}.{:x}", now.as_nanosecond())),
@@ -336,8 +355,8 @@ impl Scheduler {
                 ..Default::default()
             },
             event_time: Some(MicroTime(now)),
-            reporting_controller: Some(self.profile.scheduler_name.clone()),
-            reporting_instance: Some(self.instance.clone()),
+            reporting_controller: Some(scheduler_name.clone()),
+            reporting_instance: Some(format!("{scheduler_name}-{}", self.host)),
             action: Some(action.into()),
             reason: Some(reason.into()),
             type_: Some(kind.into()),

@@ -206,24 +206,6 @@ fn malformed_bodies_are_errors() {
     assert_eq!(err.to_string(), "spec.containers: expected an array");
 }
 
-#[test]
-fn durations_read_and_print_as_go_does() {
-    for (nanos, text) in [
-        (3_600_000_000_000, "1h0m0s"),
-        (1_500_000_000, "1.5s"),
-        (300_000_000, "300ms"),
-        (0, "0s"),
-        (90_000_000_000, "1m30s"),
-        (-2_000, "-2µs"),
-    ] {
-        assert_eq!(go_duration(nanos), text);
-        assert_eq!(parse_go_duration(text), Some(nanos));
-    }
-    assert_eq!(parse_go_duration("1h30m"), Some(5_400_000_000_000));
-    assert_eq!(parse_go_duration("5"), None);
-    assert_eq!(parse_go_duration("s"), None);
-}
-
 /// k8s-rs-pb's generated rust-protobuf types, compiled from the same schemas by another
 /// generator and runtime, decode what we write and write what we decode.
 mod oracle {

@@ -1,7 +1,9 @@
 //! NodeAffinity: `nodeSelector` and required node affinity filter; preferred node affinity
 //! scores by the weights of the terms a node matches.
 
-use k8s_openapi::api::core::v1::{NodeSelectorRequirement, NodeSelectorTerm, Pod};
+use k8s_openapi::api::core::v1::{
+    NodeAffinity as ApiNodeAffinity, NodeSelectorRequirement, NodeSelectorTerm, Pod,
+};
 
 use crate::cache::NodeInfo;
 use crate::framework::{Filter, PodInfo, Rejection, Score, default_normalize};
@@ -60,7 +62,11 @@ pub fn node_selector_matches(terms: &[NodeSelectorTerm], node: &NodeInfo) -> boo
 }
 
 /// The NodeAffinity plugin.
-pub struct NodeAffinity;
+#[derive(Debug, Clone, Default)]
+pub struct NodeAffinity {
+    /// Affinity every pod gets on top of its own (`addedAffinity`).
+    pub added: Option<ApiNodeAffinity>,
+}
 
 impl Filter for NodeAffinity {
     fn name(&self) -> &'static str {
@@ -68,7 +74,15 @@ impl Filter for NodeAffinity {
     }
 
     fn filter(&self, pod: &PodInfo, node: &NodeInfo) -> Result<(), Rejection> {
-        if required_node_affinity_matches(&pod.pod, node) {
+        let added_ok = self
+            .added
+            .as_ref()
+            .and_then(|a| {
+                a.required_during_scheduling_ignored_during_execution
+                    .as_ref()
+            })
+            .is_none_or(|r| node_selector_matches(&r.node_selector_terms, node));
+        if added_ok && required_node_affinity_matches(&pod.pod, node) {
             Ok(())
         } else {
             Err(Rejection::unresolvable(
@@ -100,22 +114,23 @@ impl Score for NodeAffinity {
     }
 
     fn score(&self, pod: &PodInfo, node: &NodeInfo) -> i64 {
-        pod.pod
+        let own = pod
+            .pod
             .spec
             .as_ref()
             .and_then(|s| s.affinity.as_ref())
-            .and_then(|a| a.node_affinity.as_ref())
-            .and_then(|a| {
+            .and_then(|a| a.node_affinity.as_ref());
+        [own, self.added.as_ref()]
+            .into_iter()
+            .flatten()
+            .filter_map(|a| {
                 a.preferred_during_scheduling_ignored_during_execution
                     .as_ref()
             })
-            .map_or(0, |terms| {
-                terms
-                    .iter()
-                    .filter(|t| t.weight != 0 && term_matches(&t.preference, node))
-                    .map(|t| i64::from(t.weight))
-                    .sum()
-            })
+            .flatten()
+            .filter(|t| t.weight != 0 && term_matches(&t.preference, node))
+            .map(|t| i64::from(t.weight))
+            .sum()
     }
 
     fn normalize(&self, _pod: &PodInfo, _nodes: &[&NodeInfo], scores: &mut [i64]) {

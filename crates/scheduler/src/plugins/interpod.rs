@@ -17,12 +17,15 @@ pub struct InterPodAffinity {
     /// The score a node gets per placed pod whose required affinity the incoming pod matches
     /// (0–100).
     pub hard_pod_affinity_weight: i64,
+    /// Leave placed pods' preferred terms out of scoring.
+    pub ignore_preferred_terms_of_existing_pods: bool,
 }
 
 impl Default for InterPodAffinity {
     fn default() -> Self {
         Self {
             hard_pod_affinity_weight: DEFAULT_HARD_POD_AFFINITY_WEIGHT,
+            ignore_preferred_terms_of_existing_pods: false,
         }
     }
 }
@@ -225,6 +228,9 @@ impl Score for InterPodAffinity {
                         }
                     }
                 }
+                if self.ignore_preferred_terms_of_existing_pods {
+                    continue;
+                }
                 for t in &theirs.preferred_affinity {
                     if matches_incoming(t, pod, namespaces) {
                         state.add(&t.topology_key, node, t.weight);
@@ -404,6 +410,7 @@ mod tests {
         assert_eq!(weighted["b1"], 0);
         let off = InterPodAffinity {
             hard_pod_affinity_weight: 0,
+            ..Default::default()
         };
         assert!(scores(&off, web, &cache).iter().all(|(_, s)| *s == 0));
     }

@@ -21,34 +21,79 @@ pub use spread::{
 };
 pub use taints::{TaintToleration, tolerates, untolerated_taint};
 
-use crate::framework::Profile;
+use crate::config::{Configuration, ProfileConfig, args, effective_plugins};
+use crate::error::Result;
+use crate::framework::{Filter, Profile, Score};
 
-/// The default profile: the filters and weighted scores of upstream's default plugin set
-/// (those built so far).
+/// The profile `profile` of `config` describes, with a warning for each enabled plugin
+/// Capstan has not built yet (it is skipped).
+pub fn build_profile(
+    config: &Configuration,
+    profile: &ProfileConfig,
+) -> Result<(Profile, Vec<String>)> {
+    let effective = effective_plugins(&profile.plugins, "profile")?;
+    let pc = &profile.plugin_config;
+    let filter = |name: &str| -> Option<Box<dyn Filter>> {
+        Some(match name {
+            "NodeUnschedulable" => Box::new(NodeUnschedulable),
+            "NodeName" => Box::new(NodeName),
+            "TaintToleration" => Box::new(TaintToleration),
+            "NodeAffinity" => Box::new(NodeAffinity {
+                added: args::added_affinity(pc),
+            }),
+            "NodePorts" => Box::new(NodePorts),
+            "NodeResourcesFit" => Box::new(args::node_resources_fit(pc)),
+            "PodTopologySpread" => Box::new(args::pod_topology_spread(pc)),
+            "InterPodAffinity" => Box::new(args::inter_pod_affinity(pc)),
+            _ => return None,
+        })
+    };
+    let score = |name: &str| -> Option<Box<dyn Score>> {
+        Some(match name {
+            "TaintToleration" => Box::new(TaintToleration),
+            "NodeAffinity" => Box::new(NodeAffinity {
+                added: args::added_affinity(pc),
+            }),
+            "NodeResourcesFit" => Box::new(args::node_resources_fit(pc)),
+            "PodTopologySpread" => Box::new(args::pod_topology_spread(pc)),
+            "InterPodAffinity" => Box::new(args::inter_pod_affinity(pc)),
+            "NodeResourcesBalancedAllocation" => Box::new(args::balanced_allocation(pc)),
+            "ImageLocality" => Box::new(ImageLocality),
+            _ => return None,
+        })
+    };
+    let filters = effective.filter.iter().filter_map(|n| filter(n)).collect();
+    let scores = effective
+        .score
+        .iter()
+        .filter_map(|(n, w)| Some((score(n)?, *w)))
+        .collect();
+    let mut built = Profile::new(&profile.scheduler_name, filters, scores);
+    built.percentage_of_nodes_to_score = config.percentage_for(profile);
+    let warnings = if effective.not_built.is_empty() {
+        Vec::new()
+    } else {
+        vec![format!(
+            "profile {:?}: plugins not built in Capstan yet are skipped: {}",
+            profile.scheduler_name,
+            effective.not_built.join(", ")
+        )]
+    };
+    Ok((built, warnings))
+}
+
+/// The default profile under `scheduler_name`: upstream's default plugins with their
+/// default arguments (those built so far).
 pub fn default_profile(scheduler_name: &str) -> Profile {
-    Profile::new(
-        scheduler_name,
-        vec![
-            Box::new(NodeUnschedulable),
-            Box::new(NodeName),
-            Box::new(TaintToleration),
-            Box::new(NodeAffinity),
-            Box::new(NodePorts),
-            Box::new(NodeResourcesFit::default()),
-            Box::new(PodTopologySpread::default()),
-            Box::new(InterPodAffinity::default()),
-        ],
-        vec![
-            (Box::new(TaintToleration), 3),
-            (Box::new(NodeAffinity), 2),
-            (Box::new(PodTopologySpread::default()), 2),
-            (Box::new(InterPodAffinity::default()), 2),
-            (Box::new(NodeResourcesFit::default()), 1),
-            (Box::new(BalancedAllocation::default()), 1),
-            (Box::new(ImageLocality), 1),
-        ],
-    )
+    let mut config = Configuration::default();
+    config.profiles.push(ProfileConfig {
+        scheduler_name: scheduler_name.into(),
+        ..Default::default()
+    });
+    let (profile, _) =
+        build_profile(&config, &config.profiles[0]).expect("the default configuration is valid");
+    profile
 }
 
 #[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;

@@ -163,7 +163,7 @@ impl Filter for PodTopologySpread {
     }
 
     fn pre_filter(&self, pod: &PodInfo, cache: &Cache) -> Result<Option<StateValue>, Rejection> {
-        let constraints = declared(pod, "DoNotSchedule");
+        let (constraints, _) = self.constraints(pod, cache, "DoNotSchedule");
         if constraints.is_empty() {
             return Ok(None);
         }
@@ -253,10 +253,10 @@ impl ScoreState {
 }
 
 impl PodTopologySpread {
-    /// The pod's soft constraints, or the default ones when it declares no constraint at all
-    /// (with a selector built from the workloads that own or select the pod); and whether
-    /// nodes must carry every topology label to take part.
-    fn soft_constraints(&self, pod: &PodInfo, cache: &Cache) -> (Vec<Constraint>, bool) {
+    /// The pod's constraints with `whenUnsatisfiable` `when`, or the default ones when it
+    /// declares no constraint at all (with a selector built from the workloads that own or
+    /// select the pod); and whether nodes must carry every topology label to take part.
+    fn constraints(&self, pod: &PodInfo, cache: &Cache, when: &str) -> (Vec<Constraint>, bool) {
         let declares_any = pod
             .pod
             .spec
@@ -264,9 +264,13 @@ impl PodTopologySpread {
             .and_then(|s| s.topology_spread_constraints.as_ref())
             .is_some_and(|c| !c.is_empty());
         if declares_any {
-            return (declared(pod, "ScheduleAnyway"), true);
+            return (declared(pod, when), true);
         }
-        if self.default_constraints.is_empty() {
+        if !self
+            .default_constraints
+            .iter()
+            .any(|c| c.when_unsatisfiable == when)
+        {
             return (Vec::new(), false);
         }
         let selector = cache.default_selector(&pod.pod);
@@ -276,7 +280,7 @@ impl PodTopologySpread {
         let defaults = self
             .default_constraints
             .iter()
-            .filter(|c| c.when_unsatisfiable == "ScheduleAnyway")
+            .filter(|c| c.when_unsatisfiable == when)
             .map(|c| Constraint {
                 max_skew: i64::from(c.max_skew),
                 topology_key: c.topology_key.clone(),
@@ -301,7 +305,7 @@ impl Score for PodTopologySpread {
         cache: &Cache,
         feasible: &[&NodeInfo],
     ) -> Option<StateValue> {
-        let (constraints, require_all) = self.soft_constraints(pod, cache);
+        let (constraints, require_all) = self.constraints(pod, cache, "ScheduleAnyway");
         if constraints.is_empty() {
             return None;
         }

@@ -1,0 +1,206 @@
+//! The scheduler's configuration file: `--write-config-to` writes what the options amount
+//! to and `--config` reads it back; several profiles schedule the pods that name them; a
+//! bad file stops the start with the field named.
+
+use std::process::Command;
+use std::time::Duration;
+
+use capstan_client::{Client, Config};
+use capstan_testing::TestServer;
+use k8s_openapi::api::core::v1::{Node, Pod};
+use serde_json::json;
+
+fn scheduler() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_capstan-scheduler"))
+}
+
+struct Running(std::process::Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn write_config_to_writes_what_the_options_amount_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("written.yaml");
+    let out = scheduler()
+        .args([
+            "--kubeconfig=/somewhere/kubeconfig",
+            "--scheduler-name=custom",
+            "--hard-pod-affinity-symmetric-weight=7",
+            "--algorithm-provider=ClusterAutoscalerProvider",
+            "--leader-elect=false",
+        ])
+        .arg("--write-config-to")
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (config, _) = capstan_scheduler::config::Configuration::load(&text).unwrap();
+    assert_eq!(config.client_connection.kubeconfig, "/somewhere/kubeconfig");
+    assert!(!config.leader_election.leader_elect);
+    let profile = &config.profiles[0];
+    assert_eq!(profile.scheduler_name, "custom");
+    let args = |name: &str| {
+        profile
+            .plugin_config
+            .iter()
+            .find(|p| p.name == name)
+            .unwrap()
+            .args
+            .clone()
+    };
+    assert_eq!(args("InterPodAffinity")["hardPodAffinityWeight"], 7);
+    assert_eq!(
+        args("NodeResourcesFit")["scoringStrategy"]["type"],
+        "MostAllocated"
+    );
+
+    // Read back with --config, the deprecated options are ignored (with a warning) and the
+    // same configuration comes out.
+    let again = dir.path().join("again.yaml");
+    let out = scheduler()
+        .arg("--config")
+        .arg(&path)
+        .arg("--scheduler-name=ignored")
+        .arg("--write-config-to")
+        .arg(&again)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--scheduler-name is ignored because --config is given"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&again).unwrap(), text);
+}
+
+#[test]
+fn a_bad_configuration_stops_the_start_naming_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.yaml");
+    std::fs::write(
+        &path,
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: a\n  pluginConfig:\n  - name: InterPodAffinity\n    args:\n      hardPodAffinityWeight: 101\n",
+    )
+    .unwrap();
+    let out = scheduler().arg("--config").arg(&path).output().unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("profiles[0].pluginConfig[0].args.hardPodAffinityWeight: Invalid value: 101: not in valid range [0-100]"),
+        "{stderr}"
+    );
+    let out = scheduler()
+        .args(["--kubeconfig=x", "--hard-pod-affinity-symmetric-weight=101"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--hard-pod-affinity-symmetric-weight"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+async fn node_of(client: &Client, name: &str) -> Option<String> {
+    for _ in 0..200 {
+        let p: Pod = client.get(Some("default"), name).await.unwrap();
+        if let Some(n) = p.spec.and_then(|s| s.node_name) {
+            return Some(n);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    None
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_profile_schedules_the_pods_that_name_it() {
+    let server = TestServer::start().await;
+    let client =
+        Client::new(Config::from_kubeconfig(&server.kubeconfig_path(), None).unwrap()).unwrap();
+    // Two nodes; "full" already runs a pod that takes most of it.
+    for name in ["empty", "full"] {
+        let node: Node = serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
+        let created: Node = client.create(None, &node).await.unwrap();
+        let mut status = created.clone();
+        status.status = Some(
+            serde_json::from_value(
+                json!({"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}),
+            )
+            .unwrap(),
+        );
+        client.replace_status(None, name, &status).await.unwrap();
+    }
+    let pod = |name: &str, scheduler: &str, node: Option<&str>, cpu: &str| -> Pod {
+        serde_json::from_value(json!({"metadata": {"name": name}, "spec": {
+            "schedulerName": scheduler, "nodeName": node,
+            "containers": [{"name": "c", "image": "nginx",
+                "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}]}}))
+        .unwrap()
+    };
+    client
+        .create(Some("default"), &pod("resident", "none", Some("full"), "3"))
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.yaml");
+    std::fs::write(
+        &path,
+        format!(
+            r#"apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection:
+  leaderElect: false
+clientConnection:
+  kubeconfig: {}
+  qps: 0
+profiles:
+- schedulerName: default-scheduler
+- schedulerName: packer
+  plugins:
+    score:
+      disabled:
+      - name: "*"
+      enabled:
+      - name: NodeResourcesFit
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: MostAllocated
+"#,
+            server.kubeconfig_path().display()
+        ),
+    )
+    .unwrap();
+    let _running = Running(scheduler().arg("--config").arg(&path).spawn().unwrap());
+    client
+        .create(
+            Some("default"),
+            &pod("spread", "default-scheduler", None, "500m"),
+        )
+        .await
+        .unwrap();
+    client
+        .create(Some("default"), &pod("packed", "packer", None, "500m"))
+        .await
+        .unwrap();
+    // The default profile spreads (LeastAllocated); the packer packs (MostAllocated).
+    assert_eq!(node_of(&client, "spread").await.as_deref(), Some("empty"));
+    assert_eq!(node_of(&client, "packed").await.as_deref(), Some("full"));
+}
