@@ -140,7 +140,7 @@ async fn the_scheduler_binds_pods_where_they_fit() {
     assert_eq!(node_of(&client, "gpu").await.as_deref(), Some("n2"));
 
     // The big pod fits nowhere: the condition and the event say why, as upstream words it.
-    let expected = "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {dedicated: gpu}, 1 node(s) were unschedulable.";
+    let expected = "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {dedicated: gpu}, 1 node(s) were unschedulable. preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling.";
     let message = unschedulable_message(&client, "big").await;
     assert_eq!(message, expected);
     let events = client
@@ -260,7 +260,7 @@ async fn spread_constraints_and_pod_affinity_place_pods_by_topology() {
     if nodes_with_web.len() == 3 {
         assert_eq!(
             unschedulable_message(&client, "loner").await,
-            "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules."
+            "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
         );
     } else {
         // Both zone-a pods share a node: the loner takes the other.
@@ -285,4 +285,74 @@ async fn spread_constraints_and_pod_affinity_place_pods_by_topology() {
         .await
         .unwrap();
     assert_eq!(node_of(&client, "cache").await.as_deref(), Some("b1"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_high_priority_pod_preempts_lower_ones() {
+    use k8s_openapi::api::scheduling::v1::PriorityClass;
+    let server = TestServer::start().await;
+    let (client, _scheduler) = start(&server, vec![node("only", "2", json!({}), json!({}))]).await;
+    for (name, value) in [("low", 10), ("high", 1000)] {
+        let class: PriorityClass =
+            serde_json::from_value(json!({"metadata": {"name": name}, "value": value})).unwrap();
+        client.create(None, &class).await.unwrap();
+    }
+    let sized = |name: &str, class: &str, cpu: &str| {
+        let mut p = pod(name, json!({"priorityClassName": class}));
+        p.spec.as_mut().unwrap().containers[0].resources =
+            Some(serde_json::from_value(json!({"requests": {"cpu": cpu}})).unwrap());
+        p
+    };
+    // Two low pods fill the node: 500m each, plus one of 1 CPU.
+    for (name, cpu) in [("low-a", "500m"), ("low-b", "1")] {
+        client
+            .create(Some("default"), &sized(name, "low", cpu))
+            .await
+            .unwrap();
+        assert_eq!(node_of(&client, name).await.as_deref(), Some("only"));
+    }
+    // The high pod needs 1 CPU: evicting low-b (1 CPU) is enough; low-a stays.
+    client
+        .create(Some("default"), &sized("urgent", "high", "1"))
+        .await
+        .unwrap();
+    let mut nominated = None;
+    for _ in 0..200 {
+        let p: Pod = client.get(Some("default"), "urgent").await.unwrap();
+        nominated = p.status.and_then(|s| s.nominated_node_name);
+        if nominated.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(nominated.as_deref(), Some("only"));
+    // The victim is being deleted (a bound pod gets a grace period); the other stays.
+    let victim: Pod = client.get(Some("default"), "low-b").await.unwrap();
+    assert!(victim.metadata.deletion_timestamp.is_some());
+    let spared: Pod = client.get(Some("default"), "low-a").await.unwrap();
+    assert!(spared.metadata.deletion_timestamp.is_none());
+    let events = client
+        .list::<Event>(Some("default"), &ListParams::default())
+        .await
+        .unwrap();
+    assert!(
+        events
+            .items
+            .iter()
+            .any(|e| e.reason.as_deref() == Some("Preempted")
+                && e.note.as_deref() == Some("Preempted by default/urgent on node only"))
+    );
+    // No kubelet runs here: finish the victim as one would, and the preemptor is bound.
+    let force = serde_json::to_vec(&json!({"gracePeriodSeconds": 0})).unwrap();
+    let (status, _, _) = client
+        .send(
+            http::Method::DELETE,
+            "/api/v1/namespaces/default/pods/low-b",
+            Some("application/json"),
+            force.into(),
+        )
+        .await
+        .unwrap();
+    assert!(status.is_success(), "{status}");
+    assert_eq!(node_of(&client, "urgent").await.as_deref(), Some("only"));
 }

@@ -378,14 +378,35 @@ impl Client {
         patch_type: PatchType,
         patch: &Value,
     ) -> Result<K> {
-        let body = serde_json::to_vec(patch).map_err(|e| Error::Decode(e.to_string()))?;
         let path = format!("{}/{name}", collection_path::<K>(namespace));
+        self.patch_at(&path, patch_type, patch).await
+    }
+
+    async fn patch_at<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        patch_type: PatchType,
+        patch: &Value,
+    ) -> Result<T> {
+        let body = serde_json::to_vec(patch).map_err(|e| Error::Decode(e.to_string()))?;
         self.call(
             Method::PATCH,
-            &path,
+            path,
             Some((patch_type.media_type(), body.into())),
         )
         .await
+    }
+
+    /// Patches an object's `status` subresource.
+    pub async fn patch_status<K: Resource + DeserializeOwned>(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        patch_type: PatchType,
+        patch: &Value,
+    ) -> Result<K> {
+        let path = format!("{}/{name}/status", collection_path::<K>(namespace));
+        self.patch_at(&path, patch_type, patch).await
     }
 
     /// Deletes an object; the answer (the object while it is being deleted, or a Status) is

@@ -67,6 +67,11 @@ pub struct PlacedPod {
     pub terminating: bool,
     /// Its inter-pod affinity terms, parsed, if it has any.
     pub affinity: Option<Arc<PodAffinityTerms>>,
+    /// Its priority.
+    pub priority: i32,
+    /// When it started (or was created), in seconds since the epoch: preemption spares
+    /// older pods first.
+    pub started: i64,
 }
 
 impl PlacedPod {
@@ -79,6 +84,13 @@ impl PlacedPod {
             ports: host_ports(pod),
             terminating: pod.metadata.deletion_timestamp.is_some(),
             affinity: PodAffinityTerms::of(pod).map(Arc::new),
+            priority: pod.spec.as_ref().and_then(|s| s.priority).unwrap_or(0),
+            started: pod
+                .status
+                .as_ref()
+                .and_then(|s| s.start_time.as_ref())
+                .or(pod.metadata.creation_timestamp.as_ref())
+                .map_or(0, |t| t.0.as_second()),
         }
     }
 
@@ -158,7 +170,8 @@ impl NodeInfo {
         self.node.metadata.name.as_deref().unwrap_or("")
     }
 
-    fn add_pod(&mut self, key: String, pod: PlacedPod) {
+    /// Places `pod` here (also preemption's what-if on a copy).
+    pub fn add_pod(&mut self, key: String, pod: PlacedPod) {
         self.requested.add(&pod.requests);
         self.used_ports.extend(pod.ports.iter().cloned());
         self.count_affinity(&pod, 1);
@@ -169,16 +182,17 @@ impl NodeInfo {
         }
     }
 
-    fn remove_pod(&mut self, key: &str) {
-        if let Some(pod) = self.pods.remove(key) {
-            self.requested.sub(&pod.requests);
-            self.count_affinity(&pod, -1);
-            for port in &pod.ports {
-                if let Some(i) = self.used_ports.iter().position(|p| p == port) {
-                    self.used_ports.swap_remove(i);
-                }
+    /// Takes the pod `key` away (also preemption's what-if on a copy).
+    pub fn remove_pod(&mut self, key: &str) -> Option<PlacedPod> {
+        let pod = self.pods.remove(key)?;
+        self.requested.sub(&pod.requests);
+        self.count_affinity(&pod, -1);
+        for port in &pod.ports {
+            if let Some(i) = self.used_ports.iter().position(|p| p == port) {
+                self.used_ports.swap_remove(i);
             }
         }
+        Some(pod)
     }
 }
 
@@ -195,11 +209,28 @@ pub struct Cache {
     /// How many nodes have each image.
     image_nodes: HashMap<String, usize>,
     /// Every namespace's labels.
-    namespaces: NamespaceLabels,
+    namespaces: Arc<NamespaceLabels>,
     /// Service selectors, by namespace then name.
     services: HashMap<String, HashMap<String, BTreeMap<String, String>>>,
     /// Selectors of the controllers that own pods: (kind, namespace, name).
     controllers: HashMap<(String, String, String), LabelSelector>,
+    /// PodDisruptionBudgets, by namespace and name.
+    budgets: BTreeMap<(String, String), Budget>,
+    /// Pending pods nominated to a node by preemption: node name → pod key → pod.
+    nominated: HashMap<String, BTreeMap<String, PlacedPod>>,
+    /// Pod key → the node it is nominated to.
+    nominations: HashMap<String, String>,
+}
+
+/// What preemption reads of a PodDisruptionBudget.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Budget {
+    /// The pods it covers (`None`: none).
+    pub selector: Option<LabelSelector>,
+    /// `status.disruptionsAllowed`.
+    pub disruptions_allowed: i32,
+    /// `status.disruptedPods`: names already being disrupted (not counted again).
+    pub disrupted: HashSet<String>,
 }
 
 impl Cache {
@@ -239,23 +270,28 @@ impl Cache {
     pub fn set_namespace(&mut self, namespace: &Namespace) {
         let name = namespace.metadata.name.clone().unwrap_or_default();
         let labels = namespace.metadata.labels.clone().unwrap_or_default();
-        self.namespaces.insert(name, labels);
+        Arc::make_mut(&mut self.namespaces).insert(name, labels);
     }
 
     /// Forgets a namespace.
     pub fn remove_namespace(&mut self, name: &str) {
-        self.namespaces.remove(name);
+        Arc::make_mut(&mut self.namespaces).remove(name);
     }
 
     /// Replaces every namespace (after a list).
     pub fn reset_namespaces(&mut self, namespaces: &[Namespace]) {
-        self.namespaces.clear();
+        Arc::make_mut(&mut self.namespaces).clear();
         namespaces.iter().for_each(|n| self.set_namespace(n));
     }
 
     /// Every namespace's labels.
     pub fn namespace_labels(&self) -> &NamespaceLabels {
         &self.namespaces
+    }
+
+    /// Every namespace's labels, shared (for state kept across an attempt).
+    pub fn namespace_labels_shared(&self) -> Arc<NamespaceLabels> {
+        self.namespaces.clone()
     }
 
     /// Records a Service's selector (`None` selects nothing and is forgotten).
@@ -339,6 +375,53 @@ impl Cache {
         LabelSelector { requirements }
     }
 
+    /// Records a PodDisruptionBudget (`None`: it is gone).
+    pub fn set_budget(&mut self, namespace: &str, name: &str, budget: Option<Budget>) {
+        let key = (namespace.to_string(), name.to_string());
+        match budget {
+            Some(b) => self.budgets.insert(key, b),
+            None => self.budgets.remove(&key),
+        };
+    }
+
+    /// Forgets every PodDisruptionBudget (before a relist).
+    pub fn clear_budgets(&mut self) {
+        self.budgets.clear();
+    }
+
+    /// The PodDisruptionBudgets of `namespace`.
+    pub fn budgets_in<'a>(&'a self, namespace: &'a str) -> impl Iterator<Item = &'a Budget> {
+        self.budgets
+            .iter()
+            .filter(move |((ns, _), _)| ns == namespace)
+            .map(|(_, b)| b)
+    }
+
+    /// Records that the pending `pod` is nominated to `node` (`None`: to no node).
+    pub fn nominate(&mut self, pod: &Pod, node: Option<&str>) {
+        let key = pod_key(pod);
+        if let Some(old) = self.nominations.remove(&key)
+            && let Some(pods) = self.nominated.get_mut(&old)
+        {
+            pods.remove(&key);
+            if pods.is_empty() {
+                self.nominated.remove(&old);
+            }
+        }
+        if let Some(node) = node.filter(|n| !n.is_empty()) {
+            self.nominated
+                .entry(node.to_string())
+                .or_default()
+                .insert(key.clone(), PlacedPod::new(pod));
+            self.nominations.insert(key, node.to_string());
+        }
+    }
+
+    /// The pods nominated to `node`.
+    pub fn nominated_on(&self, node: &str) -> Option<&BTreeMap<String, PlacedPod>> {
+        self.nominated.get(node)
+    }
+
     /// How many nodes have `image` (normalized).
     pub fn nodes_with_image(&self, image: &str) -> usize {
         self.image_nodes.get(image).copied().unwrap_or(0)
@@ -411,6 +494,14 @@ impl Cache {
     /// Forgets a pod (deleted, or an assumption undone).
     pub fn remove_pod(&mut self, key: &str) {
         self.assumed.remove(key);
+        if let Some(node) = self.nominations.remove(key)
+            && let Some(pods) = self.nominated.get_mut(&node)
+        {
+            pods.remove(key);
+            if pods.is_empty() {
+                self.nominated.remove(&node);
+            }
+        }
         let Some(node) = self.placed.remove(key) else {
             return;
         };

@@ -278,6 +278,8 @@ pub struct Points {
     pub filter: bool,
     /// Score (with PreScore).
     pub score: bool,
+    /// PostFilter (preemption).
+    pub post_filter: bool,
 }
 
 /// Every upstream in-tree plugin of the default set, with its multiPoint weight, the points
@@ -298,7 +300,7 @@ pub const DEFAULT_PLUGINS: &[(&str, i32, Points, bool)] = &[
     ("VolumeZone", 0, FILTER, false),
     ("PodTopologySpread", 2, BOTH, true),
     ("InterPodAffinity", 2, BOTH, true),
-    ("DefaultPreemption", 0, NONE, false),
+    ("DefaultPreemption", 0, POST_FILTER, true),
     ("NodeResourcesBalancedAllocation", 1, SCORE, true),
     ("ImageLocality", 1, SCORE, true),
     ("DefaultBinder", 0, NONE, true),
@@ -307,18 +309,24 @@ pub const DEFAULT_PLUGINS: &[(&str, i32, Points, bool)] = &[
 const NONE: Points = Points {
     filter: false,
     score: false,
+    post_filter: false,
 };
 const FILTER: Points = Points {
     filter: true,
-    score: false,
+    ..NONE
 };
 const SCORE: Points = Points {
-    filter: false,
     score: true,
+    ..NONE
 };
 const BOTH: Points = Points {
     filter: true,
     score: true,
+    ..NONE
+};
+const POST_FILTER: Points = Points {
+    post_filter: true,
+    ..NONE
 };
 
 fn known(name: &str) -> Option<&'static (&'static str, i32, Points, bool)> {
@@ -332,6 +340,8 @@ pub struct EffectivePlugins {
     pub filter: Vec<String>,
     /// Score plugins with their weights, in order.
     pub score: Vec<(String, i64)>,
+    /// PostFilter plugins, in order.
+    pub post_filter: Vec<String>,
     /// Enabled plugins Capstan has not built yet (they are skipped, with a warning).
     pub not_built: Vec<String>,
 }
@@ -587,6 +597,7 @@ pub fn effective_plugins(plugins: &Plugins, field: &str) -> Result<EffectivePlug
             let fits = match point {
                 "filter" | "preFilter" => points.filter,
                 "score" | "preScore" => points.score,
+                "postFilter" => points.post_filter,
                 "multiPoint" => true,
                 // Points Capstan runs only through built-in plugins: accept the defaults'
                 // own names there.
@@ -657,6 +668,7 @@ pub fn effective_plugins(plugins: &Plugins, field: &str) -> Result<EffectivePlug
     };
     let filter = expand(&plugins.filter, |p| p.filter);
     let score = expand(&plugins.score, |p| p.score);
+    let post_filter = expand(&plugins.post_filter, |p| p.post_filter);
     let mut effective = EffectivePlugins::default();
     for (name, _) in filter.iter().chain(&score).chain(&multi_enabled) {
         let built = known(name).is_some_and(|k| k.3);
@@ -666,6 +678,11 @@ pub fn effective_plugins(plugins: &Plugins, field: &str) -> Result<EffectivePlug
     }
     let built = |name: &String| known(name).is_some_and(|k| k.3);
     effective.filter = filter.into_iter().map(|(n, _)| n).filter(built).collect();
+    effective.post_filter = post_filter
+        .into_iter()
+        .map(|(n, _)| n)
+        .filter(built)
+        .collect();
     effective.score = score
         .into_iter()
         .filter(|(n, _)| built(n))

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use k8s_openapi::api::core::v1::Pod;
 
-use crate::cache::{Cache, HostPort, NodeInfo, host_ports, pod_key};
+use crate::cache::{Cache, HostPort, NodeInfo, PlacedPod, host_ports, pod_key};
 use crate::resources::{Resources, pod_requests};
 
 /// The highest score a plugin gives a node.
@@ -40,6 +40,11 @@ impl CycleState {
     /// The value of type `T`, if a plugin stored one.
     pub fn get<T: Any>(&self) -> Option<&T> {
         self.values.get(&TypeId::of::<T>())?.downcast_ref()
+    }
+
+    /// The value of type `T`, to change it.
+    pub fn get_mut<T: Any>(&mut self) -> Option<&mut T> {
+        self.values.get_mut(&TypeId::of::<T>())?.downcast_mut()
     }
 
     /// Forgets everything (a new attempt).
@@ -124,6 +129,16 @@ pub trait Filter: Send + Sync {
     }
     /// Ok when `node` can take `pod`.
     fn filter(&self, pod: &PodInfo, node: &NodeInfo) -> Result<(), Rejection>;
+    /// Updates the PreFilter state for `placed` joining (`added`) or leaving `node`, for
+    /// preemption's what-ifs (upstream's AddPod / RemovePod).
+    fn update_state(
+        &self,
+        _pod: &mut PodInfo,
+        _placed: &PlacedPod,
+        _node: &NodeInfo,
+        _added: bool,
+    ) {
+    }
 }
 
 /// A Score plugin (with its PreScore stage).
@@ -145,6 +160,11 @@ pub trait Score: Send + Sync {
     /// Brings the raw scores of `nodes` into 0..=MAX_NODE_SCORE (the default: they already
     /// are).
     fn normalize(&self, _pod: &PodInfo, _nodes: &[&NodeInfo], _scores: &mut [i64]) {}
+}
+
+/// A pod's priority (0 when unset).
+pub fn pod_priority(pod: &Pod) -> i32 {
+    pod.spec.as_ref().and_then(|s| s.priority).unwrap_or(0)
 }
 
 /// Scales scores so the highest is MAX_NODE_SCORE; `reverse` turns high raw scores into low
@@ -174,6 +194,8 @@ pub struct FitError {
     pub nodes: usize,
     /// Each reason with the number of nodes it rejected.
     pub reasons: BTreeMap<String, usize>,
+    /// The nodes rejected only for reasons preemption might resolve.
+    pub resolvable_nodes: Vec<String>,
 }
 
 impl FitError {
@@ -219,6 +241,8 @@ pub struct Profile {
     pub scheduler_name: String,
     /// `percentageOfNodesToScore` (0: adaptive).
     pub percentage_of_nodes_to_score: u32,
+    /// DefaultPreemption's parameters, when the profile preempts.
+    pub preemption: Option<crate::preemption::PreemptionParams>,
     filters: Vec<Box<dyn Filter>>,
     scores: Vec<(Box<dyn Score>, i64)>,
     next_start: std::sync::atomic::AtomicUsize,
@@ -234,6 +258,7 @@ impl Profile {
         Self {
             scheduler_name: scheduler_name.into(),
             percentage_of_nodes_to_score: 0,
+            preemption: None,
             filters,
             scores,
             next_start: std::sync::atomic::AtomicUsize::new(0),
@@ -265,6 +290,7 @@ impl Profile {
                     return Err(FitError {
                         nodes: nodes.len(),
                         reasons: [(r.reason, nodes.len())].into(),
+                        resolvable_nodes: Vec::new(),
                     });
                 }
             }
@@ -276,19 +302,36 @@ impl Profile {
         };
         let mut feasible = Vec::new();
         let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
+        let mut resolvable_nodes = Vec::new();
         let mut processed = 0;
-        'nodes: for node in nodes.iter().cycle().skip(start).take(nodes.len()) {
+        for node in nodes.iter().cycle().skip(start).take(nodes.len()) {
             if feasible.len() >= wanted {
                 break;
             }
             processed += 1;
-            for f in &self.filters {
-                if let Err(r) = f.filter(&*pod, node) {
+            let verdict = match cache.nominated_on(node.name()) {
+                // Pods that preemption nominated here, of at least this pod's priority,
+                // count as placed: the room was made for them.
+                Some(nominated) => {
+                    let mut with = (*node).clone();
+                    for (key, p) in nominated {
+                        if *key != pod.key && p.priority >= pod_priority(&pod.pod) {
+                            with.add_pod(key.clone(), p.clone());
+                        }
+                    }
+                    self.filter_node(pod, &with)
+                }
+                None => self.filter_node(pod, node),
+            };
+            match verdict {
+                Ok(()) => feasible.push(*node),
+                Err(r) => {
+                    if !r.unresolvable {
+                        resolvable_nodes.push(node.name().to_string());
+                    }
                     *reasons.entry(r.reason).or_default() += 1;
-                    continue 'nodes;
                 }
             }
-            feasible.push(*node);
         }
         if !nodes.is_empty() {
             self.next_start
@@ -298,6 +341,7 @@ impl Profile {
             return Err(FitError {
                 nodes: nodes.len(),
                 reasons,
+                resolvable_nodes,
             });
         }
         if feasible.len() == 1 {
@@ -308,6 +352,24 @@ impl Profile {
         let tied: Vec<usize> = (0..feasible.len()).filter(|i| totals[*i] == best).collect();
         let pick = tied[rand::random_range(0..tied.len())];
         Ok(feasible[pick].name().to_string())
+    }
+
+    /// Runs every filter on `node` (the PreFilter state must be in `pod`).
+    pub fn filter_node(&self, pod: &PodInfo, node: &NodeInfo) -> Result<(), Rejection> {
+        self.filters.iter().try_for_each(|f| f.filter(pod, node))
+    }
+
+    /// Tells the filters that `placed` joins (`added`) or leaves `node`.
+    pub fn update_state(
+        &self,
+        pod: &mut PodInfo,
+        placed: &PlacedPod,
+        node: &NodeInfo,
+        added: bool,
+    ) {
+        for f in &self.filters {
+            f.update_state(pod, placed, node, added);
+        }
     }
 
     /// The weighted total score of each of `feasible`.
@@ -343,6 +405,7 @@ mod tests {
                 ("Insufficient cpu".to_string(), 1),
             ]
             .into(),
+            resolvable_nodes: Vec::new(),
         };
         assert_eq!(
             err.message(),

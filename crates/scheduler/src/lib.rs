@@ -15,6 +15,7 @@ pub mod config;
 mod error;
 pub mod framework;
 pub mod plugins;
+pub mod preemption;
 pub mod queue;
 pub mod resources;
 mod scheduler;

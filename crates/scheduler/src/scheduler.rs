@@ -5,13 +5,14 @@
 
 use std::sync::{Arc, Mutex};
 
-use capstan_client::{Change, Client, ListParams, Reflector};
+use capstan_client::{Change, Client, ListParams, PatchType, Reflector};
 use capstan_meta::labels::LabelSelector;
 use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
 use k8s_openapi::api::core::v1::{
     Binding, Namespace, Node, ObjectReference, Pod, PodCondition, ReplicationController, Service,
 };
 use k8s_openapi::api::events::v1::Event;
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector as ApiLabelSelector;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, Time};
 use k8s_openapi::{ListableResource, Metadata, Resource};
@@ -19,8 +20,9 @@ use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use crate::cache::{Cache, pod_key};
+use crate::cache::{Budget, Cache, pod_key};
 use crate::framework::{PodInfo, Profile};
+use crate::preemption;
 use crate::queue::{Outcome, Queue};
 
 /// A running scheduler's shared parts.
@@ -83,6 +85,11 @@ impl Scheduler {
             self.queue.remove(&key);
             self.cache().set_pod(pod);
         } else if self.ours(&pod) {
+            let nominated = pod
+                .status
+                .as_ref()
+                .and_then(|s| s.nominated_node_name.clone());
+            self.cache().nominate(&pod, nominated.as_deref());
             self.queue.add(pod);
         } else {
             self.queue.remove(&key);
@@ -182,6 +189,36 @@ impl Scheduler {
         }
     }
 
+    fn budget_changed(&self, change: Change<PodDisruptionBudget>) {
+        let mut cache = self.cache();
+        let (items, deleted) = match change {
+            Change::Listed(all) => {
+                cache.clear_budgets();
+                (all, false)
+            }
+            Change::Applied(b) => (vec![b], false),
+            Change::Deleted(b) => (vec![b], true),
+        };
+        for pdb in items {
+            let (ns, name) = namespace_and_name(&pdb.metadata);
+            let budget = (!deleted).then(|| Budget {
+                selector: pdb
+                    .spec
+                    .as_ref()
+                    .and_then(|s| s.selector.as_ref())
+                    .and_then(|s| LabelSelector::from_api(s).ok()),
+                disruptions_allowed: pdb.status.as_ref().map_or(0, |s| s.disruptions_allowed),
+                disrupted: pdb
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.disrupted_pods.as_ref())
+                    .map(|d| d.keys().cloned().collect())
+                    .unwrap_or_default(),
+            });
+            cache.set_budget(ns, name, budget);
+        }
+    }
+
     /// Runs until the task is dropped: informers, then the scheduling loop.
     pub async fn run(self: Arc<Self>) {
         let mut tasks = JoinSet::new();
@@ -194,6 +231,15 @@ impl Scheduler {
         ];
         // The workloads that select pods feed the default spread constraints; followed
         // when the server serves them.
+        // Preemption honours PodDisruptionBudgets.
+        if self
+            .client
+            .serves::<PodDisruptionBudget>()
+            .await
+            .unwrap_or(false)
+        {
+            self.follow(&mut tasks, Self::budget_changed);
+        }
         if self.client.serves::<Service>().await.unwrap_or(false) {
             self.follow(&mut tasks, Self::service_changed);
         }
@@ -231,19 +277,29 @@ impl Scheduler {
             if cache.is_placed(&key) {
                 None
             } else {
-                let choice = match self.profile_for(&info.pod) {
-                    Some(profile) => profile.select(&mut info, &cache),
+                let Some(profile) = self.profile_for(&info.pod) else {
                     // Its scheduler name changed: no longer ours.
-                    None => {
-                        drop(cache);
-                        self.queue.done(&key, Outcome::Done);
-                        return;
-                    }
+                    drop(cache);
+                    self.queue.done(&key, Outcome::Done);
+                    return;
                 };
-                if let Ok(node) = &choice {
-                    cache.assume(&info.pod, node);
+                let choice = profile.select(&mut info, &cache);
+                match &choice {
+                    Ok(node) => {
+                        cache.assume(&info.pod, node);
+                        Some(Ok(node.clone()))
+                    }
+                    Err(fit) => {
+                        let preemption = profile.preemption.map(|params| {
+                            preemption::preempt(profile, params, &mut info, &cache, fit)
+                        });
+                        if let Some(preemption::Outcome::Preempt(c)) = &preemption {
+                            // The room is held for this pod until it is bound.
+                            cache.nominate(&info.pod, Some(&c.node));
+                        }
+                        Some(Err((fit.clone(), preemption)))
+                    }
                 }
-                Some(choice)
             }
         };
         match placed {
@@ -257,11 +313,55 @@ impl Scheduler {
                     self.queue.done(&key, outcome);
                 });
             }
-            Some(Err(fit)) => {
-                let message = fit.message();
+            Some(Err((fit, preemption))) => {
+                let mut message = fit.message();
+                if let Some(preemption::Outcome::Nothing(why)) = &preemption {
+                    message = format!("{message} {why}");
+                }
                 tracing::info!(pod = %key, %message, "unschedulable");
                 self.queue.done(&key, Outcome::Unschedulable);
-                tasks.spawn(async move { self.report_unschedulable(&info.pod, &message).await });
+                tasks.spawn(async move {
+                    if let Some(preemption::Outcome::Preempt(c)) = preemption {
+                        self.carry_out(&info.pod, &c).await;
+                    }
+                    self.report_unschedulable(&info.pod, &message).await
+                });
+            }
+        }
+    }
+
+    /// Records the node on the preemptor (`status.nominatedNodeName`) and evicts the
+    /// victims, each with a `Preempted` event.
+    async fn carry_out(&self, pod: &Pod, c: &preemption::Candidate) {
+        let ns = pod.metadata.namespace.as_deref();
+        let name = pod.metadata.name.as_deref().unwrap_or("");
+        tracing::info!(pod = name, node = %c.node, victims = c.victims.len(), "preempting");
+        let patch = serde_json::json!({"status": {"nominatedNodeName": c.node}});
+        if let Err(e) = self
+            .client
+            .patch_status::<Pod>(ns, name, PatchType::Merge, &patch)
+            .await
+        {
+            tracing::warn!(pod = name, error = %e, "recording the nominated node failed");
+        }
+        for v in &c.victims {
+            let (vns, vname) = v.key.split_once('/').unwrap_or(("", &v.key));
+            let victim: Pod = match self.client.get(Some(vns), vname).await {
+                Ok(p) => p,
+                Err(_) => continue,
+            };
+            match self.client.delete::<Pod>(Some(vns), vname).await {
+                Ok(_) => {
+                    let note = format!(
+                        "Preempted by {}/{name} on node {}",
+                        ns.unwrap_or(""),
+                        c.node
+                    );
+                    self.event(&victim, "Normal", "Preempted", "Preempting", &note)
+                        .await;
+                }
+                Err(e) if e.code() == Some(404) => {}
+                Err(e) => tracing::warn!(victim = %v.key, error = %e, "evicting a victim failed"),
             }
         }
     }

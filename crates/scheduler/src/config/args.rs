@@ -512,3 +512,12 @@ pub fn pod_topology_spread(configs: &[super::PluginConfig]) -> PodTopologySpread
 pub fn added_affinity(configs: &[super::PluginConfig]) -> Option<ApiNodeAffinity> {
     find::<NodeAffinityArgs>(configs, "NodeAffinity").added_affinity
 }
+
+/// DefaultPreemption's parameters as `configs` set them up.
+pub fn preemption(configs: &[super::PluginConfig]) -> crate::preemption::PreemptionParams {
+    let a: DefaultPreemptionArgs = find(configs, "DefaultPreemption");
+    crate::preemption::PreemptionParams {
+        min_candidate_nodes_percentage: a.min_candidate_nodes_percentage.clamp(0, 100) as u32,
+        min_candidate_nodes_absolute: a.min_candidate_nodes_absolute.max(0) as u32,
+    }
+}

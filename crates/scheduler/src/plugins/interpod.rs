@@ -37,6 +37,7 @@ type Domain = (String, String);
 #[derive(Debug, Default)]
 struct FilterState {
     terms: PodAffinityTerms,
+    namespaces: std::sync::Arc<NamespaceLabels>,
     /// Domains holding a placed pod whose required anti-affinity the incoming pod matches.
     existing_anti: HashMap<Domain, u32>,
     /// Domains holding a placed pod that matches all of the incoming pod's affinity terms.
@@ -49,10 +50,22 @@ struct FilterState {
 }
 
 fn add(counts: &mut HashMap<Domain, u32>, key: &str, node: &NodeInfo) {
-    if let Some(value) = node.label(key) {
-        *counts
-            .entry((key.to_string(), value.to_string()))
-            .or_default() += 1;
+    change(counts, key, node, true);
+}
+
+/// Counts one more (`up`) or one less pod in the node's domain of `key`.
+fn change(counts: &mut HashMap<Domain, u32>, key: &str, node: &NodeInfo, up: bool) {
+    let Some(value) = node.label(key) else {
+        return;
+    };
+    let domain = (key.to_string(), value.to_string());
+    if up {
+        *counts.entry(domain).or_default() += 1;
+    } else if let Some(n) = counts.get_mut(&domain) {
+        *n = n.saturating_sub(1);
+        if *n == 0 {
+            counts.remove(&domain);
+        }
     }
 }
 
@@ -124,7 +137,40 @@ impl Filter for InterPodAffinity {
             .iter()
             .all(|t| matches_incoming(t, pod, namespaces));
         state.terms = terms;
+        state.namespaces = cache.namespace_labels_shared();
         Ok(Some(Box::new(state)))
+    }
+
+    fn update_state(&self, pod: &mut PodInfo, placed: &PlacedPod, node: &NodeInfo, added: bool) {
+        let PodInfo {
+            pod: incoming,
+            state,
+            ..
+        } = pod;
+        let Some(s) = state.get_mut::<FilterState>() else {
+            return;
+        };
+        let namespaces = s.namespaces.clone();
+        let ns = incoming.metadata.namespace.as_deref().unwrap_or("");
+        let labels = incoming.metadata.labels.as_ref();
+        if let Some(theirs) = &placed.affinity {
+            for term in &theirs.required_anti_affinity {
+                if term.matches(ns, labels, &namespaces) {
+                    change(&mut s.existing_anti, &term.topology_key, node, added);
+                }
+            }
+        }
+        let affinity = &s.terms.required_affinity;
+        if !affinity.is_empty() && affinity.iter().all(|t| matches(t, placed, &namespaces)) {
+            for term in affinity {
+                change(&mut s.affinity, &term.topology_key, node, added);
+            }
+        }
+        for term in &s.terms.required_anti_affinity {
+            if matches(term, placed, &namespaces) {
+                change(&mut s.anti, &term.topology_key, node, added);
+            }
+        }
     }
 
     fn filter(&self, pod: &PodInfo, node: &NodeInfo) -> Result<(), Rejection> {

@@ -70,6 +70,13 @@ pub fn build_profile(
         .collect();
     let mut built = Profile::new(&profile.scheduler_name, filters, scores);
     built.percentage_of_nodes_to_score = config.percentage_for(profile);
+    if effective
+        .post_filter
+        .iter()
+        .any(|n| n == "DefaultPreemption")
+    {
+        built.preemption = Some(args::preemption(pc));
+    }
     let warnings = if effective.not_built.is_empty() {
         Vec::new()
     } else {

@@ -154,6 +154,26 @@ struct FilterState {
     self_match: Vec<i64>,
 }
 
+/// Per constraint, the smallest count over its domains (0 when there are fewer domains than
+/// `minDomains`).
+fn minimums(constraints: &[Constraint], counts: &HashMap<(String, String), i64>) -> Vec<i64> {
+    constraints
+        .iter()
+        .map(|c| {
+            let domains: Vec<i64> = counts
+                .iter()
+                .filter(|((key, _), _)| *key == c.topology_key)
+                .map(|(_, n)| *n)
+                .collect();
+            if domains.len() < c.min_domains {
+                0
+            } else {
+                domains.into_iter().min().unwrap_or(0)
+            }
+        })
+        .collect()
+}
+
 const MISSING_LABEL: &str =
     "node(s) didn't match pod topology spread constraints (missing required label)";
 
@@ -182,21 +202,7 @@ impl Filter for PodTopologySpread {
                     .or_default() += c.count(pod, node);
             }
         }
-        let minimums = constraints
-            .iter()
-            .map(|c| {
-                let domains: Vec<i64> = counts
-                    .iter()
-                    .filter(|((key, _), _)| *key == c.topology_key)
-                    .map(|(_, n)| *n)
-                    .collect();
-                if domains.len() < c.min_domains {
-                    0
-                } else {
-                    domains.into_iter().min().unwrap_or(0)
-                }
-            })
-            .collect();
+        let minimums = minimums(&constraints, &counts);
         let self_match = constraints
             .iter()
             .map(|c| i64::from(c.selector.as_ref().is_some_and(|s| s.matches(pod.labels()))))
@@ -207,6 +213,30 @@ impl Filter for PodTopologySpread {
             minimums,
             self_match,
         })))
+    }
+
+    fn update_state(&self, pod: &mut PodInfo, placed: &PlacedPod, node: &NodeInfo, added: bool) {
+        let ns = pod.namespace().to_string();
+        let included: Vec<bool> = match pod.state.get::<FilterState>() {
+            Some(s) if has_all_keys(&s.constraints, node) => s
+                .constraints
+                .iter()
+                .map(|c| c.includes(pod, node) && c.matches(&ns, placed))
+                .collect(),
+            _ => return,
+        };
+        let Some(s) = pod.state.get_mut::<FilterState>() else {
+            return;
+        };
+        for (c, counted) in s.constraints.iter().zip(included) {
+            if counted {
+                let value = node.label(&c.topology_key).unwrap_or_default();
+                *s.counts
+                    .entry((c.topology_key.clone(), value.to_string()))
+                    .or_default() += if added { 1 } else { -1 };
+            }
+        }
+        s.minimums = minimums(&s.constraints, &s.counts);
     }
 
     fn filter(&self, pod: &PodInfo, node: &NodeInfo) -> Result<(), Rejection> {
