@@ -728,6 +728,17 @@ fn encode_special(special: Special, doc: &Value, out: &mut Vec<u8>, path: &Path<
             let raw = serde_json::to_vec(doc).map_err(|e| bad(path, e.to_string()))?;
             put_bytes_field(out, 1, &raw);
         }
+        Special::Verbs => {
+            let verbs = doc
+                .as_array()
+                .ok_or_else(|| bad(path, "expected a list of verbs"))?;
+            for (i, verb) in verbs.iter().enumerate() {
+                let verb = verb
+                    .as_str()
+                    .ok_or_else(|| bad(&Path::Index(path, i), "expected a string"))?;
+                put_bytes_field(out, 1, verb.as_bytes());
+            }
+        }
     }
     Ok(())
 }
@@ -742,6 +753,7 @@ fn decode_special(
     let mut ints = [0i64; 3];
     let mut text = String::new();
     let mut raw: &[u8] = &[];
+    let mut items = Vec::new();
     let mut seen = false;
     while let Some((number, wire)) = r.key()? {
         seen = true;
@@ -751,6 +763,9 @@ fn decode_special(
                 let b = r.bytes()?;
                 raw = b;
                 text = std::str::from_utf8(b).unwrap_or_default().to_string();
+                if number == 1 {
+                    items.push(Value::String(text.clone()));
+                }
             }
             _ => r.skip(wire)?,
         }
@@ -771,6 +786,7 @@ fn decode_special(
             Value::String(ts.strftime(format).to_string())
         }
         Special::Duration => Value::String(go_duration(ints[0])),
+        Special::Verbs => Value::Array(items),
         Special::Quantity => {
             if text.is_empty() {
                 return Ok(Value::Null);

@@ -30,6 +30,8 @@ pub enum Special {
     RawExtension,
     /// `meta/v1.FieldsV1`: embedded JSON ↔ its bytes.
     FieldsV1,
+    /// `meta/v1.Verbs` (of discovery's APIResource): a list of strings ↔ `{items}`.
+    Verbs,
 }
 
 /// The scalar and message types a field can have.
@@ -341,6 +343,7 @@ fn special(name: &str) -> Option<Special> {
         "apimachinery.pkg.util.intstr.IntOrString" => Special::IntOrString,
         "apimachinery.pkg.api.resource.Quantity" => Special::Quantity,
         "apimachinery.pkg.runtime.RawExtension" => Special::RawExtension,
+        "apimachinery.pkg.apis.meta.v1.Verbs" => Special::Verbs,
         _ => return None,
     })
 }

@@ -76,6 +76,15 @@ fn a_pod_survives_every_special_type_and_inline_struct() {
 }
 
 #[test]
+fn discovery_verbs_are_a_wrapped_list() {
+    round_trip(json!({
+        "kind": "APIResourceList", "apiVersion": "v1", "groupVersion": "v1",
+        "resources": [{"name": "pods", "singularName": "pod", "namespaced": true, "kind": "Pod",
+            "verbs": ["create", "delete", "get", "list", "watch"], "shortNames": ["po"]}]
+    }));
+}
+
+#[test]
 fn other_groups_lists_status_and_micro_times() {
     round_trip(
         json!({"kind": "Secret", "apiVersion": "v1", "metadata": {"name": "s"},
