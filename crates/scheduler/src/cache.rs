@@ -9,6 +9,7 @@ use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 
 use crate::resources::{Resources, node_allocatable, pod_requests};
 use crate::terms::{NamespaceLabels, PodAffinityTerms};
+use crate::volumes::{PodVolume, VolumeIndex, pod_volumes};
 use capstan_meta::labels::{LabelSelector, Operator, Requirement};
 
 /// `namespace/name`.
@@ -67,6 +68,8 @@ pub struct PlacedPod {
     pub terminating: bool,
     /// Its inter-pod affinity terms, parsed, if it has any.
     pub affinity: Option<Arc<PodAffinityTerms>>,
+    /// Its volumes the volume plugins look at (claims and disks).
+    pub volumes: Arc<[PodVolume]>,
     /// Its priority.
     pub priority: i32,
     /// When it started (or was created), in seconds since the epoch: preemption spares
@@ -84,6 +87,7 @@ impl PlacedPod {
             ports: host_ports(pod),
             terminating: pod.metadata.deletion_timestamp.is_some(),
             affinity: PodAffinityTerms::of(pod).map(Arc::new),
+            volumes: pod_volumes(pod).into(),
             priority: pod.spec.as_ref().and_then(|s| s.priority).unwrap_or(0),
             started: pod
                 .status
@@ -220,6 +224,8 @@ pub struct Cache {
     nominated: HashMap<String, BTreeMap<String, PlacedPod>>,
     /// Pod key → the node it is nominated to.
     nominations: HashMap<String, String>,
+    /// Claims, volumes, classes and CSI nodes.
+    volumes: Arc<VolumeIndex>,
 }
 
 /// What preemption reads of a PodDisruptionBudget.
@@ -422,6 +428,24 @@ impl Cache {
         self.nominated.get(node)
     }
 
+    /// The volume index, shared (for state kept across an attempt).
+    pub fn volume_index(&self) -> Arc<VolumeIndex> {
+        self.volumes.clone()
+    }
+
+    /// The volume index, to change it.
+    pub fn volume_index_mut(&mut self) -> &mut VolumeIndex {
+        Arc::make_mut(&mut self.volumes)
+    }
+
+    /// Every placed pod (bound or assumed) with its key, on known nodes and others.
+    pub fn placed_pods(&self) -> impl Iterator<Item = (&String, &PlacedPod)> {
+        self.nodes
+            .values()
+            .flat_map(|n| n.pods.iter())
+            .chain(self.orphans.values().flat_map(|p| p.iter()))
+    }
+
     /// How many nodes have `image` (normalized).
     pub fn nodes_with_image(&self, image: &str) -> usize {
         self.image_nodes.get(image).copied().unwrap_or(0)
@@ -533,6 +557,11 @@ impl Cache {
     /// Whether `key` is placed (bound or assumed).
     pub fn is_placed(&self, key: &str) -> bool {
         self.placed.contains_key(key)
+    }
+
+    /// The node called `name`.
+    pub fn node(&self, name: &str) -> Option<&NodeInfo> {
+        self.nodes.get(name)
     }
 
     /// The nodes.

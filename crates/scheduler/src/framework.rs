@@ -243,6 +243,8 @@ pub struct Profile {
     pub percentage_of_nodes_to_score: u32,
     /// DefaultPreemption's parameters, when the profile preempts.
     pub preemption: Option<crate::preemption::PreemptionParams>,
+    /// How long binding waits for the pod's claims to be bound (VolumeBinding).
+    pub volume_bind_timeout: std::time::Duration,
     filters: Vec<Box<dyn Filter>>,
     scores: Vec<(Box<dyn Score>, i64)>,
     next_start: std::sync::atomic::AtomicUsize,
@@ -259,6 +261,7 @@ impl Profile {
             scheduler_name: scheduler_name.into(),
             percentage_of_nodes_to_score: 0,
             preemption: None,
+            volume_bind_timeout: std::time::Duration::from_secs(600),
             filters,
             scores,
             next_start: std::sync::atomic::AtomicUsize::new(0),

@@ -20,6 +20,7 @@ pub mod queue;
 pub mod resources;
 mod scheduler;
 pub mod terms;
+pub mod volumes;
 
 pub use error::{Error, Result};
 pub use scheduler::Scheduler;

@@ -11,8 +11,10 @@ use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
 use k8s_openapi::api::core::v1::{
     Binding, Namespace, Node, ObjectReference, Pod, PodCondition, ReplicationController, Service,
 };
+use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
 use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector as ApiLabelSelector;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, Time};
 use k8s_openapi::{ListableResource, Metadata, Resource};
@@ -22,8 +24,10 @@ use tokio::task::JoinSet;
 
 use crate::cache::{Budget, Cache, pod_key};
 use crate::framework::{PodInfo, Profile};
+use crate::plugins;
 use crate::preemption;
 use crate::queue::{Outcome, Queue};
+use crate::volumes::VolumeIndex;
 
 /// A running scheduler's shared parts.
 pub struct Scheduler {
@@ -219,6 +223,22 @@ impl Scheduler {
         }
     }
 
+    fn volume_object_changed<K: Clone + VolumeObject>(&self, change: Change<K>) {
+        {
+            let mut cache = self.cache();
+            let index = cache.volume_index_mut();
+            match change {
+                Change::Listed(all) => {
+                    K::clear(index);
+                    all.into_iter().for_each(|o| o.put(index));
+                }
+                Change::Applied(o) => o.put(index),
+                Change::Deleted(o) => o.remove(index),
+            }
+        }
+        self.queue.cluster_changed();
+    }
+
     /// Runs until the task is dropped: informers, then the scheduling loop.
     pub async fn run(self: Arc<Self>) {
         let mut tasks = JoinSet::new();
@@ -228,7 +248,13 @@ impl Scheduler {
             self.follow(&mut tasks, Self::node_changed),
             self.follow(&mut tasks, Self::pod_changed),
             self.follow(&mut tasks, Self::namespace_changed),
+            self.follow::<PersistentVolumeClaim>(&mut tasks, Self::volume_object_changed),
+            self.follow::<PersistentVolume>(&mut tasks, Self::volume_object_changed),
+            self.follow::<StorageClass>(&mut tasks, Self::volume_object_changed),
         ];
+        if self.client.serves::<CSINode>().await.unwrap_or(false) {
+            synced.push(self.follow::<CSINode>(&mut tasks, Self::volume_object_changed));
+        }
         // The workloads that select pods feed the default spread constraints; followed
         // when the server serves them.
         // Preemption honours PodDisruptionBudgets.
@@ -286,8 +312,14 @@ impl Scheduler {
                 let choice = profile.select(&mut info, &cache);
                 match &choice {
                     Ok(node) => {
+                        let volumes = cache
+                            .node(node)
+                            .map(|n| plugins::volume_actions(&info, n))
+                            .unwrap_or_default();
+                        // The attempt's state (and the snapshots it holds) is done with.
+                        info.state.clear();
                         cache.assume(&info.pod, node);
-                        Some(Ok(node.clone()))
+                        Some(Ok((node.clone(), volumes, profile.volume_bind_timeout)))
                     }
                     Err(fit) => {
                         let preemption = profile.preemption.map(|params| {
@@ -304,9 +336,15 @@ impl Scheduler {
         };
         match placed {
             None => self.queue.done(&key, Outcome::Done),
-            Some(Ok(node)) => {
+            Some(Ok((node, volumes, timeout))) => {
                 tasks.spawn(async move {
-                    let outcome = self.bind(&info.pod, &node).await;
+                    let mut outcome = Outcome::Done;
+                    if !volumes.is_empty() {
+                        outcome = self.bind_volumes(&info.pod, &node, &volumes, timeout).await;
+                    }
+                    if outcome == Outcome::Done {
+                        outcome = self.bind(&info.pod, &node).await;
+                    }
                     if outcome != Outcome::Done {
                         self.cache().forget(&key);
                     }
@@ -363,6 +401,97 @@ impl Scheduler {
                 Err(e) if e.code() == Some(404) => {}
                 Err(e) => tracing::warn!(victim = %v.key, error = %e, "evicting a victim failed"),
             }
+        }
+    }
+
+    /// VolumeBinding's PreBind: binds the chosen volumes to their claims (`claimRef`) and
+    /// asks for provisioning on `node` (`volume.kubernetes.io/selected-node`), then waits for
+    /// every claim to be bound (by the volume controller and provisioners) for at most
+    /// `timeout`.
+    async fn bind_volumes(
+        &self,
+        pod: &Pod,
+        node: &str,
+        actions: &[plugins::VolumeAction],
+        timeout: std::time::Duration,
+    ) -> Outcome {
+        let pod_name = pod.metadata.name.as_deref().unwrap_or("");
+        for action in actions {
+            let result = match action {
+                plugins::VolumeAction::Bind { claim, volume } => {
+                    let mut volume = volume.clone();
+                    let spec = volume.spec.get_or_insert_with(Default::default);
+                    spec.claim_ref = Some(ObjectReference {
+                        api_version: Some("v1".into()),
+                        kind: Some("PersistentVolumeClaim".into()),
+                        namespace: claim.metadata.namespace.clone(),
+                        name: claim.metadata.name.clone(),
+                        uid: claim.metadata.uid.clone(),
+                        resource_version: claim.metadata.resource_version.clone(),
+                        ..Default::default()
+                    });
+                    volume
+                        .metadata
+                        .annotations
+                        .get_or_insert_with(Default::default)
+                        .insert("pv.kubernetes.io/bound-by-controller".into(), "yes".into());
+                    let name = volume.metadata.name.clone().unwrap_or_default();
+                    self.client
+                        .replace(None, &name, &volume)
+                        .await
+                        .map(|_: PersistentVolume| ())
+                }
+                plugins::VolumeAction::Provision { claim } => {
+                    let patch = serde_json::json!({"metadata": {"annotations": {
+                        "volume.kubernetes.io/selected-node": node}}});
+                    self.client
+                        .patch::<PersistentVolumeClaim>(
+                            claim.metadata.namespace.as_deref(),
+                            claim.metadata.name.as_deref().unwrap_or(""),
+                            PatchType::Merge,
+                            &patch,
+                        )
+                        .await
+                        .map(|_| ())
+                }
+            };
+            if let Err(e) = result {
+                tracing::warn!(pod = pod_name, error = %e, "binding volumes failed");
+                return Outcome::Error;
+            }
+        }
+        let claims: Vec<(String, String)> = actions
+            .iter()
+            .map(|a| match a {
+                plugins::VolumeAction::Bind { claim, .. }
+                | plugins::VolumeAction::Provision { claim } => (
+                    claim.metadata.namespace.clone().unwrap_or_default(),
+                    claim.metadata.name.clone().unwrap_or_default(),
+                ),
+            })
+            .collect();
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let all_bound = {
+                let index = self.cache().volume_index();
+                claims.iter().all(|(ns, name)| {
+                    index.claim(ns, name).is_some_and(|c| {
+                        c.spec
+                            .as_ref()
+                            .and_then(|s| s.volume_name.as_deref())
+                            .is_some_and(|v| !v.is_empty())
+                            && c.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Bound")
+                    })
+                })
+            };
+            if all_bound {
+                return Outcome::Done;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                tracing::warn!(pod = pod_name, "its volumes were not bound in time");
+                return Outcome::Error;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
     }
 
@@ -528,5 +657,75 @@ impl HasSelector for ReplicationController {
             match_expressions: None,
         })
         .ok()
+    }
+}
+
+/// An object of the volume index.
+trait VolumeObject: Sized {
+    /// Forgets every object of this kind.
+    fn clear(index: &mut VolumeIndex);
+    /// Adds or replaces it.
+    fn put(self, index: &mut VolumeIndex);
+    /// Removes it.
+    fn remove(self, index: &mut VolumeIndex);
+}
+
+impl VolumeObject for PersistentVolumeClaim {
+    fn clear(index: &mut VolumeIndex) {
+        index.claims.clear();
+    }
+    fn put(self, index: &mut VolumeIndex) {
+        let (ns, name) = namespace_and_name(&self.metadata);
+        let key = (ns.to_string(), name.to_string());
+        index.claims.insert(key, self);
+    }
+    fn remove(self, index: &mut VolumeIndex) {
+        let (ns, name) = namespace_and_name(&self.metadata);
+        index.claims.remove(&(ns.to_string(), name.to_string()));
+    }
+}
+
+impl VolumeObject for PersistentVolume {
+    fn clear(index: &mut VolumeIndex) {
+        index.volumes.clear();
+    }
+    fn put(self, index: &mut VolumeIndex) {
+        let name = self.metadata.name.clone().unwrap_or_default();
+        index.volumes.insert(name, self);
+    }
+    fn remove(self, index: &mut VolumeIndex) {
+        index
+            .volumes
+            .remove(self.metadata.name.as_deref().unwrap_or(""));
+    }
+}
+
+impl VolumeObject for StorageClass {
+    fn clear(index: &mut VolumeIndex) {
+        index.classes.clear();
+    }
+    fn put(self, index: &mut VolumeIndex) {
+        let name = self.metadata.name.clone().unwrap_or_default();
+        index.classes.insert(name, self);
+    }
+    fn remove(self, index: &mut VolumeIndex) {
+        index
+            .classes
+            .remove(self.metadata.name.as_deref().unwrap_or(""));
+    }
+}
+
+impl VolumeObject for CSINode {
+    fn clear(index: &mut VolumeIndex) {
+        index.csi_nodes.clear();
+    }
+    fn put(self, index: &mut VolumeIndex) {
+        let name = self.metadata.name.clone().unwrap_or_default();
+        index.csi_nodes.insert(name, self);
+    }
+    fn remove(self, index: &mut VolumeIndex) {
+        index
+            .csi_nodes
+            .remove(self.metadata.name.as_deref().unwrap_or(""));
     }
 }

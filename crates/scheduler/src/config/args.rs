@@ -184,7 +184,8 @@ impl Default for DefaultPreemptionArgs {
     }
 }
 
-/// `VolumeBindingArgs` (read and validated; volume binding is not built yet).
+/// `VolumeBindingArgs` (`shape` is read and validated; it scores by storage capacity,
+/// behind a feature gate upstream, and is not used).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct VolumeBindingArgs {
@@ -520,4 +521,10 @@ pub fn preemption(configs: &[super::PluginConfig]) -> crate::preemption::Preempt
         min_candidate_nodes_percentage: a.min_candidate_nodes_percentage.clamp(0, 100) as u32,
         min_candidate_nodes_absolute: a.min_candidate_nodes_absolute.max(0) as u32,
     }
+}
+
+/// How long VolumeBinding waits for claims to be bound, as `configs` set it up.
+pub fn volume_bind_timeout(configs: &[super::PluginConfig]) -> std::time::Duration {
+    let a: VolumeBindingArgs = find(configs, "VolumeBinding");
+    std::time::Duration::from_secs(a.bind_timeout_seconds.max(0) as u64)
 }

@@ -45,6 +45,10 @@ fn an_empty_configuration_is_upstreams_default() {
             "NodeAffinity",
             "NodePorts",
             "NodeResourcesFit",
+            "VolumeRestrictions",
+            "NodeVolumeLimits",
+            "VolumeBinding",
+            "VolumeZone",
             "PodTopologySpread",
             "InterPodAffinity"
         ]
@@ -63,9 +67,10 @@ fn an_empty_configuration_is_upstreams_default() {
     );
     // The default plugins not built yet are named, not silently dropped.
     assert!(
-        warnings.iter().any(|w| w.contains("VolumeBinding")),
+        warnings.iter().any(|w| w.contains("SchedulingGates")),
         "{warnings:?}"
     );
+    assert!(built.preemption.is_some());
 }
 
 #[test]

@@ -7,6 +7,7 @@ mod interpod;
 mod resources;
 mod spread;
 mod taints;
+mod volumes;
 
 pub use affinity::{NodeAffinity, node_selector_matches, required_node_affinity_matches};
 pub use basic::{NodeName, NodePorts, NodeUnschedulable};
@@ -20,6 +21,9 @@ pub use spread::{
     DefaultConstraint, HOSTNAME_KEY, PodTopologySpread, ZONE_KEY, system_default_constraints,
 };
 pub use taints::{TaintToleration, tolerates, untolerated_taint};
+pub use volumes::{
+    NodeVolumeLimits, VolumeAction, VolumeBinding, VolumeRestrictions, VolumeZone, volume_actions,
+};
 
 use crate::config::{Configuration, ProfileConfig, args, effective_plugins};
 use crate::error::Result;
@@ -45,6 +49,10 @@ pub fn build_profile(
             "NodeResourcesFit" => Box::new(args::node_resources_fit(pc)),
             "PodTopologySpread" => Box::new(args::pod_topology_spread(pc)),
             "InterPodAffinity" => Box::new(args::inter_pod_affinity(pc)),
+            "VolumeRestrictions" => Box::new(VolumeRestrictions),
+            "NodeVolumeLimits" => Box::new(NodeVolumeLimits),
+            "VolumeBinding" => Box::new(VolumeBinding),
+            "VolumeZone" => Box::new(VolumeZone),
             _ => return None,
         })
     };
@@ -70,6 +78,7 @@ pub fn build_profile(
         .collect();
     let mut built = Profile::new(&profile.scheduler_name, filters, scores);
     built.percentage_of_nodes_to_score = config.percentage_for(profile);
+    built.volume_bind_timeout = args::volume_bind_timeout(pc);
     if effective
         .post_filter
         .iter()
