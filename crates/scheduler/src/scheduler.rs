@@ -419,7 +419,7 @@ impl Scheduler {
         for action in actions {
             let result = match action {
                 plugins::VolumeAction::Bind { claim, volume } => {
-                    let mut volume = volume.clone();
+                    let mut volume = (**volume).clone();
                     let spec = volume.spec.get_or_insert_with(Default::default);
                     spec.claim_ref = Some(ObjectReference {
                         api_version: Some("v1".into()),

@@ -160,10 +160,10 @@ impl Filter for NodeVolumeLimits {
         let mut attached: HashMap<&str, HashSet<String>> = HashMap::new();
         for placed in node.pods.values() {
             for name in claim_names(&placed.volumes) {
-                if let Some((driver, handle)) = csi_volume(&state.index, &placed.namespace, name) {
-                    if let Some(d) = state.volumes.iter().find(|(d, _)| *d == driver) {
-                        attached.entry(d.0.as_str()).or_default().insert(handle);
-                    }
+                if let Some((driver, handle)) = csi_volume(&state.index, &placed.namespace, name)
+                    && let Some(d) = state.volumes.iter().find(|(d, _)| *d == driver)
+                {
+                    attached.entry(d.0.as_str()).or_default().insert(handle);
                 }
             }
         }
@@ -269,7 +269,7 @@ pub enum VolumeAction {
         /// The claim.
         claim: PersistentVolumeClaim,
         /// The volume.
-        volume: PersistentVolume,
+        volume: Box<PersistentVolume>,
     },
     /// Have the class's provisioner create a volume on the node (the claim's
     /// `volume.kubernetes.io/selected-node` annotation).
@@ -378,7 +378,7 @@ impl BindingState {
                     taken.insert(volume.metadata.name.clone().unwrap_or_default());
                     out.push(VolumeAction::Bind {
                         claim: claim.clone(),
-                        volume: volume.clone(),
+                        volume: Box::new(volume.clone()),
                     });
                 }
                 None if can_provision(&self.index, claim, node) => {
