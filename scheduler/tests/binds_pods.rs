@@ -1,6 +1,7 @@
 //! The real `capstan-scheduler` binary against a real API server: pods get bound where
-//! resources, taints, selectors and schedulability allow; a pod that fits nowhere gets
-//! upstream's condition and event, and is bound once the cluster changes.
+//! resources, taints, selectors, schedulability, topology spread, pod affinity and volumes
+//! allow; a pod that fits nowhere gets upstream's condition and event, and is bound once the
+//! cluster changes; a high-priority pod preempts lower ones.
 
 use std::time::Duration;
 
@@ -355,4 +356,125 @@ async fn a_high_priority_pod_preempts_lower_ones() {
         .unwrap();
     assert!(status.is_success(), "{status}");
     assert_eq!(node_of(&client, "urgent").await.as_deref(), Some("only"));
+}
+
+/// Plays the volume controller (or a provisioner): binds `claim` to `volume`.
+async fn bind_claim(client: &Client, claim: &str, volume: &str) {
+    use k8s_openapi::api::core::v1::PersistentVolumeClaim;
+    let mut pvc: PersistentVolumeClaim = client.get(Some("default"), claim).await.unwrap();
+    pvc.spec.as_mut().unwrap().volume_name = Some(volume.into());
+    let pvc: PersistentVolumeClaim = client.replace(Some("default"), claim, &pvc).await.unwrap();
+    let mut with_status = pvc.clone();
+    with_status.status = Some(serde_json::from_value(json!({"phase": "Bound"})).unwrap());
+    client
+        .replace_status(Some("default"), claim, &with_status)
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_for_first_consumer_claims_follow_the_pod() {
+    use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
+    use k8s_openapi::api::storage::v1::StorageClass;
+    let server = TestServer::start().await;
+    let nodes = vec![
+        node(
+            "a1",
+            "8",
+            json!({"topology.kubernetes.io/zone": "a"}),
+            json!({}),
+        ),
+        node(
+            "b1",
+            "8",
+            json!({"topology.kubernetes.io/zone": "b"}),
+            json!({}),
+        ),
+    ];
+    let (client, _scheduler) = start(&server, nodes).await;
+    for class in [
+        json!({"metadata": {"name": "local"}, "provisioner": "kubernetes.io/no-provisioner",
+            "volumeBindingMode": "WaitForFirstConsumer"}),
+        json!({"metadata": {"name": "zonal"}, "provisioner": "example.com/csi",
+            "volumeBindingMode": "WaitForFirstConsumer",
+            "allowedTopologies": [{"matchLabelExpressions": [
+                {"key": "topology.kubernetes.io/zone", "values": ["b"]}]}]}),
+    ] {
+        let class: StorageClass = serde_json::from_value(class).unwrap();
+        client.create(None, &class).await.unwrap();
+    }
+    let volume: PersistentVolume = serde_json::from_value(json!({"metadata": {"name": "pv-a"},
+        "spec": {"storageClassName": "local", "accessModes": ["ReadWriteOnce"],
+            "capacity": {"storage": "5Gi"}, "local": {"path": "/mnt/disk"},
+            "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["a"]}]}]}}}}))
+    .unwrap();
+    client.create(None, &volume).await.unwrap();
+    for (name, class) in [("data", "local"), ("scratch", "zonal")] {
+        let claim: PersistentVolumeClaim =
+            serde_json::from_value(json!({"metadata": {"name": name},
+            "spec": {"storageClassName": class, "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": "1Gi"}}}}))
+            .unwrap();
+        client.create(Some("default"), &claim).await.unwrap();
+    }
+    let with_claim = |name: &str, claim: &str| {
+        pod(
+            name,
+            json!({"volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": claim}}]}),
+        )
+    };
+
+    // A static local volume in zone a: the scheduler binds it to the claim (claimRef), the
+    // volume controller completes the binding, then the pod is bound to a node of zone a.
+    client
+        .create(Some("default"), &with_claim("db", "data"))
+        .await
+        .unwrap();
+    let mut claimed = false;
+    for _ in 0..200 {
+        let pv: PersistentVolume = client.get(None, "pv-a").await.unwrap();
+        let claim_ref = pv.spec.and_then(|s| s.claim_ref);
+        if let Some(r) = claim_ref {
+            assert_eq!(r.name.as_deref(), Some("data"));
+            claimed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(claimed, "the scheduler set the volume's claimRef");
+    let pending: Pod = client.get(Some("default"), "db").await.unwrap();
+    assert!(
+        pending.spec.unwrap().node_name.is_none(),
+        "bound before its volume"
+    );
+    bind_claim(&client, "data", "pv-a").await;
+    assert_eq!(node_of(&client, "db").await.as_deref(), Some("a1"));
+
+    // Dynamic provisioning limited to zone b: the claim is annotated with the chosen node.
+    client
+        .create(Some("default"), &with_claim("worker", "scratch"))
+        .await
+        .unwrap();
+    let mut selected = None;
+    for _ in 0..200 {
+        let pvc: PersistentVolumeClaim = client.get(Some("default"), "scratch").await.unwrap();
+        selected = pvc
+            .metadata
+            .annotations
+            .and_then(|a| a.get("volume.kubernetes.io/selected-node").cloned());
+        if selected.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(selected.as_deref(), Some("b1"));
+    let provisioned: PersistentVolume = serde_json::from_value(json!({"metadata": {"name": "pvc-scratch"},
+        "spec": {"storageClassName": "zonal", "accessModes": ["ReadWriteOnce"],
+            "capacity": {"storage": "1Gi"}, "csi": {"driver": "example.com/csi", "volumeHandle": "h-1"},
+            "claimRef": {"namespace": "default", "name": "scratch"}}}))
+    .unwrap();
+    client.create(None, &provisioned).await.unwrap();
+    bind_claim(&client, "scratch", "pvc-scratch").await;
+    assert_eq!(node_of(&client, "worker").await.as_deref(), Some("b1"));
 }
