@@ -16,9 +16,9 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    /// Certificates or keys are unusable.
-    #[error("TLS: {0}")]
-    Tls(String),
+    /// The serving certificate could not be set up.
+    #[error(transparent)]
+    Serving(#[from] capstan_serving::Error),
     /// The listening socket could not be opened.
     #[error("binding {addr}: {source}")]
     Bind {

@@ -19,7 +19,6 @@ mod render;
 mod request_info;
 mod response;
 mod server;
-mod tls;
 
 pub use config::ServerConfig;
 pub use error::{Error, Result};

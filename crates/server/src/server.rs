@@ -25,9 +25,9 @@ use crate::discovery::Discovery;
 use crate::error::{Error, Result};
 use crate::filters::{self, ApiService};
 use crate::handler::{self, State};
+use crate::kubeconfig;
 use crate::openapi::OpenApi;
 use crate::openapi_v2::OpenApiV2;
-use crate::{kubeconfig, tls};
 
 /// How long in-flight requests may take to finish after shutdown begins.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
@@ -152,13 +152,15 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             hosts.push(name.to_string());
         }
     }
-    let cert = tls::load_or_generate(
+    let cert = capstan_serving::tls::load_or_generate(
+        "apiserver",
         config.tls_cert_file.as_deref(),
         config.tls_private_key_file.as_deref(),
         &config.cert_dir,
         &hosts,
     )?;
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls::server_config(&cert)?));
+    let acceptor =
+        tokio_rustls::TlsAcceptor::from(Arc::new(capstan_serving::tls::server_config(&cert)?));
 
     let mut tokens = match &config.token_auth_file {
         Some(path) => StaticTokens::load(path)?,

@@ -71,9 +71,11 @@ fn pem_encode(label: &str, der: &[u8]) -> String {
     out
 }
 
-/// Loads the configured pair, or the one in `cert_dir`, generating it there on first start.
-/// `hosts` are extra names and addresses the generated certificate covers.
+/// Loads the configured pair, or the one in `cert_dir` (`<pair>.crt`, `<pair>.key`),
+/// generating it there on first start. `hosts` are extra names and addresses the generated
+/// certificate covers.
 pub fn load_or_generate(
+    pair: &str,
     cert_file: Option<&Path>,
     key_file: Option<&Path>,
     cert_dir: &Path,
@@ -93,8 +95,8 @@ pub fn load_or_generate(
             "--tls-cert-file and --tls-private-key-file must be given together".into(),
         )),
         (None, None) => {
-            let cert_path: PathBuf = cert_dir.join("apiserver.crt");
-            let key_path: PathBuf = cert_dir.join("apiserver.key");
+            let cert_path: PathBuf = cert_dir.join(format!("{pair}.crt"));
+            let key_path: PathBuf = cert_dir.join(format!("{pair}.key"));
             if cert_path.exists() && key_path.exists() {
                 let chain_pem = read("reading generated certificate", &cert_path)?;
                 let key_pem = read("reading generated key", &key_path)?;
@@ -104,7 +106,7 @@ pub fn load_or_generate(
                     key_pem,
                 });
             }
-            let generated = generate(hosts)?;
+            let generated = generate(pair, hosts)?;
             std::fs::create_dir_all(cert_dir).map_err(|source| Error::File {
                 what: "creating --cert-dir",
                 path: cert_dir.into(),
@@ -128,7 +130,7 @@ pub fn load_or_generate(
 }
 
 /// A new CA and a serving certificate it signs, for localhost and `hosts`.
-fn generate(hosts: &[String]) -> Result<ServingCert> {
+fn generate(pair: &str, hosts: &[String]) -> Result<ServingCert> {
     use rcgen::{
         BasicConstraints, CertificateParams, DistinguishedName, DnType, IsCa, KeyPair,
         KeyUsagePurpose,
@@ -164,7 +166,7 @@ fn generate(hosts: &[String]) -> Result<ServingCert> {
     }
     let mut params = CertificateParams::new(names).map_err(tls)?;
     let mut dn = DistinguishedName::new();
-    dn.push(DnType::CommonName, format!("capstan-apiserver@{now}"));
+    dn.push(DnType::CommonName, format!("capstan-{pair}@{now}"));
     params.distinguished_name = dn;
     params.key_usages = vec![
         KeyUsagePurpose::DigitalSignature,
@@ -218,11 +220,21 @@ mod tests {
     #[test]
     fn generated_pair_is_reused() {
         let dir = tempfile::tempdir().unwrap();
-        let first = load_or_generate(None, None, dir.path(), &["example.test".into()]).unwrap();
-        let second = load_or_generate(None, None, dir.path(), &[]).unwrap();
+        let first = load_or_generate(
+            "apiserver",
+            None,
+            None,
+            dir.path(),
+            &["example.test".into()],
+        )
+        .unwrap();
+        let second = load_or_generate("apiserver", None, None, dir.path(), &[]).unwrap();
+        assert!(dir.path().join("apiserver.crt").exists());
         assert_eq!(first.chain_pem, second.chain_pem);
         assert_ne!(first.ca_pem, first.chain_pem);
         server_config(&first).unwrap();
-        assert!(load_or_generate(Some(Path::new("/x")), None, dir.path(), &[]).is_err());
+        assert!(
+            load_or_generate("apiserver", Some(Path::new("/x")), None, dir.path(), &[]).is_err()
+        );
     }
 }
