@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use capstan_scheduler::config::{Configuration, GoDuration, PluginConfig, ProfileConfig};
@@ -12,8 +13,9 @@ use clap::{CommandFactory, FromArgMatches, Parser};
 /// subresource, with upstream's default plugins, profiles and plugin arguments
 /// (`--config`).
 ///
-/// Not built yet (the scheduler issue): preemption, the volume plugins, the legacy policy
-/// options, and the secure port with health and metrics.
+/// Not built yet: the legacy policy options, delegated authentication and authorization
+/// (`--authentication-kubeconfig`, `--authorization-kubeconfig`), and the TLS tuning
+/// options of the API server.
 #[derive(Debug, Parser)]
 #[command(name = "capstan-scheduler", version)]
 struct Options {
@@ -83,6 +85,35 @@ struct Options {
     /// ignored with --config.
     #[arg(long)]
     lock_object_namespace: Option<String>,
+    /// HTTPS port for /healthz, /livez, /readyz and /metrics; 0 turns HTTPS off.
+    #[arg(long, default_value_t = 10259)]
+    secure_port: u16,
+    /// Address of the secure port (0.0.0.0 or :: for all interfaces).
+    #[arg(long, default_value = "0.0.0.0")]
+    bind_address: std::net::IpAddr,
+    /// Directory of the self-signed serving pair (kube-scheduler.crt, kube-scheduler.key),
+    /// generated on first start; when empty, a pair is generated in memory. Ignored when
+    /// --tls-cert-file and --tls-private-key-file are given.
+    #[arg(long)]
+    cert_dir: Option<PathBuf>,
+    /// Serving certificate (PEM; intermediates after it).
+    #[arg(long)]
+    tls_cert_file: Option<PathBuf>,
+    /// Serving certificate's private key (PEM).
+    #[arg(long)]
+    tls_private_key_file: Option<PathBuf>,
+    /// Paths served on the secure port without authorization (exact, or a prefix ending in
+    /// `*`); everything else is forbidden, as there is no --authorization-kubeconfig yet.
+    #[arg(long, value_delimiter = ',', default_value = "/healthz,/readyz,/livez")]
+    authorization_always_allow_paths: Vec<String>,
+    /// Deprecated: insecure HTTP port serving the same endpoints without authentication or
+    /// authorization; 0 turns it off; ignored with --config (a v1beta1 file's
+    /// healthzBindAddress sets it).
+    #[arg(long, default_value_t = 10251)]
+    port: u16,
+    /// Deprecated: address of the insecure port; ignored with --config.
+    #[arg(long, default_value = "0.0.0.0")]
+    address: std::net::IpAddr,
     /// Log verbosity (0–10; 2 logs each scheduling decision).
     #[arg(short = 'v', long = "v", default_value_t = 0)]
     verbosity: u8,
@@ -90,6 +121,8 @@ struct Options {
 
 /// The options ignored when --config is given.
 const IGNORED_WITH_CONFIG: &[&str] = &[
+    "port",
+    "address",
     "kubeconfig",
     "kube_api_qps",
     "kube_api_burst",
@@ -301,7 +334,25 @@ fn main() -> ExitCode {
         }
     };
     let le = config.leader_election.clone();
+    let insecure = if options.config.is_some() {
+        config.insecure_address.clone()
+    } else {
+        (options.port != 0)
+            .then(|| std::net::SocketAddr::new(options.address, options.port).to_string())
+    };
+    let metrics = Arc::new(capstan_scheduler::metrics::Metrics::new(&le.resource_name));
+    let scheduler =
+        capstan_scheduler::Scheduler::new(client.clone(), profiles, queue, metrics.clone());
+    let endpoints = capstan_scheduler::serving::Endpoints::new(
+        metrics.clone(),
+        scheduler.synced(),
+        options.authorization_always_allow_paths.clone(),
+    );
     runtime.block_on(async move {
+        if let Err(e) = start_serving(&options, insecure.as_deref(), endpoints).await {
+            eprintln!("capstan-scheduler: {e}");
+            return ExitCode::FAILURE;
+        }
         let mut elector = le.leader_elect.then(|| {
             let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "capstan".into());
             let nanos = std::time::SystemTime::now()
@@ -327,7 +378,7 @@ fn main() -> ExitCode {
                 _ = tokio::signal::ctrl_c() => return ExitCode::SUCCESS,
             }
         }
-        let scheduler = capstan_scheduler::Scheduler::new(client, profiles, queue);
+        metrics.set_leader(true);
         let lost = async {
             match elector.as_mut() {
                 Some(e) => e.hold().await,
@@ -343,4 +394,64 @@ fn main() -> ExitCode {
             }
         }
     })
+}
+
+/// Opens the secure port (and the deprecated insecure one) and serves the endpoints on them.
+async fn start_serving(
+    o: &Options,
+    insecure: Option<&str>,
+    endpoints: capstan_scheduler::serving::Endpoints,
+) -> Result<(), String> {
+    use capstan_serving::tls;
+    let answer = move |req: http::Request<hyper::body::Incoming>, transport| {
+        let endpoints = endpoints.clone();
+        async move {
+            let path = req
+                .uri()
+                .path_and_query()
+                .map_or("/", |p| p.as_str())
+                .to_string();
+            endpoints.answer(
+                req.method(),
+                &path,
+                transport == capstan_serving::Transport::Tls,
+            )
+        }
+    };
+    if o.secure_port != 0 {
+        let addr = std::net::SocketAddr::new(o.bind_address, o.secure_port);
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| format!("--secure-port {addr}: {e}"))?;
+        let hosts = vec![o.bind_address.to_string()];
+        let cert_dir = o.cert_dir.as_deref().filter(|d| !d.as_os_str().is_empty());
+        let cert = match cert_dir {
+            None if o.tls_cert_file.is_none() && o.tls_private_key_file.is_none() => {
+                tls::generate("kube-scheduler", &hosts)
+            }
+            _ => tls::load_or_generate(
+                "kube-scheduler",
+                o.tls_cert_file.as_deref(),
+                o.tls_private_key_file.as_deref(),
+                cert_dir.unwrap_or(std::path::Path::new(".")),
+                &hosts,
+            ),
+        }
+        .map_err(|e| e.to_string())?;
+        let tls_config = tls::server_config(&cert).map_err(|e| e.to_string())?;
+        tracing::info!(%addr, "serving securely");
+        tokio::spawn(capstan_serving::serve(
+            listener,
+            Some(tls_config),
+            answer.clone(),
+        ));
+    }
+    if let Some(addr) = insecure {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| format!("insecure port {addr}: {e}"))?;
+        tracing::warn!(%addr, "serving insecurely (deprecated --port)");
+        tokio::spawn(capstan_serving::serve(listener, None, answer));
+    }
+    Ok(())
 }

@@ -69,7 +69,7 @@ async fn start(server: &TestServer, nodes: Vec<(Node, Node)>) -> (Client, Schedu
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_capstan-scheduler"))
         .arg("--kubeconfig")
         .arg(server.kubeconfig_path())
-        .arg("--kube-api-qps=0")
+        .args(["--kube-api-qps=0", "--secure-port=0", "--port=0"])
         .spawn()
         .expect("the scheduler starts");
     (client, Scheduler(child))

@@ -188,7 +188,14 @@ profiles:
         ),
     )
     .unwrap();
-    let _running = Running(scheduler().arg("--config").arg(&path).spawn().unwrap());
+    let _running = Running(
+        scheduler()
+            .arg("--config")
+            .arg(&path)
+            .arg("--secure-port=0")
+            .spawn()
+            .unwrap(),
+    );
     client
         .create(
             Some("default"),
@@ -203,4 +210,115 @@ profiles:
     // The default profile spreads (LeastAllocated); the packer packs (MostAllocated).
     assert_eq!(node_of(&client, "spread").await.as_deref(), Some("empty"));
     assert_eq!(node_of(&client, "packed").await.as_deref(), Some("full"));
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A plain HTTP/1.1 GET: (status line, body).
+fn plain_get(port: u16, path: &str) -> Option<(String, String)> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).ok()?;
+    let (head, body) = answer.split_once("\r\n\r\n")?;
+    Some((head.lines().next()?.to_string(), body.to_string()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_and_metrics_are_served_on_both_ports() {
+    let server = TestServer::start().await;
+    let (secure, insecure) = (free_port(), free_port());
+    let _running = Running(
+        scheduler()
+            .arg("--kubeconfig")
+            .arg(server.kubeconfig_path())
+            .arg(format!("--secure-port={secure}"))
+            .arg("--bind-address=127.0.0.1")
+            .arg(format!("--port={insecure}"))
+            .arg("--address=127.0.0.1")
+            .spawn()
+            .unwrap(),
+    );
+    let mut https = Config::new(format!("https://127.0.0.1:{secure}"));
+    https.insecure = true;
+    let https = Client::new(https).unwrap();
+    let get = |path: &'static str| {
+        let https = https.clone();
+        async move {
+            https
+                .send(http::Method::GET, path, None, Default::default())
+                .await
+        }
+    };
+    let mut ready = false;
+    for _ in 0..100 {
+        if let Ok((status, _, body)) = get("/readyz").await
+            && status == 200
+        {
+            assert_eq!(&body[..], b"ok");
+            ready = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(ready, "the scheduler became ready on its secure port");
+    let (status, _, body) = get("/healthz").await.unwrap();
+    assert_eq!((status.as_u16(), &body[..]), (200, &b"ok"[..]));
+    // Without delegated authorization, /metrics is forbidden on the secure port...
+    let (status, _, body) = get("/metrics").await.unwrap();
+    assert_eq!(status.as_u16(), 403);
+    let status_doc: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(status_doc["reason"], "Forbidden");
+    // ... and open on the deprecated insecure port, where a scheduled pod shows.
+    let client =
+        Client::new(Config::from_kubeconfig(&server.kubeconfig_path(), None).unwrap()).unwrap();
+    let node: Node = serde_json::from_value(json!({"metadata": {"name": "n"}})).unwrap();
+    let created: Node = client.create(None, &node).await.unwrap();
+    let mut status_node = created.clone();
+    status_node.status = Some(
+        serde_json::from_value(
+            json!({"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}),
+        )
+        .unwrap(),
+    );
+    client
+        .replace_status(None, "n", &status_node)
+        .await
+        .unwrap();
+    let pod: Pod = serde_json::from_value(
+        json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}),
+    )
+    .unwrap();
+    client.create(Some("default"), &pod).await.unwrap();
+    assert_eq!(node_of(&client, "p").await.as_deref(), Some("n"));
+    let line =
+        "scheduler_schedule_attempts_total{profile=\"default-scheduler\",result=\"scheduled\"} 1";
+    let mut found = String::new();
+    for _ in 0..50 {
+        let (status_line, body) =
+            plain_get(insecure, "/metrics").expect("the insecure port answers");
+        assert!(status_line.contains("200"), "{status_line}");
+        if body.lines().any(|l| l == line) {
+            found = body;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        found.contains("leader_election_master_status{name=\"kube-scheduler\"} 1"),
+        "{found}"
+    );
+    let (_, verbose) = plain_get(insecure, "/readyz?verbose").unwrap();
+    assert!(verbose.contains("[+]sched-handler-sync ok"), "{verbose}");
 }

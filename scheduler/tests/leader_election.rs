@@ -27,6 +27,8 @@ fn replica(server: &TestServer) -> Replica {
                 "--leader-elect-lease-duration=2s",
                 "--leader-elect-renew-deadline=1500ms",
                 "--leader-elect-retry-period=200ms",
+                "--secure-port=0",
+                "--port=0",
             ])
             .spawn()
             .expect("a replica starts"),

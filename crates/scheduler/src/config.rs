@@ -75,6 +75,9 @@ pub struct Configuration {
     pub extenders: Vec<Value>,
     /// Whether informers start only once leader (accepted; Capstan starts them on leading).
     pub delay_cache_until_active: bool,
+    /// The insecure serving address of a v1beta1 file (`healthzBindAddress`); v1 has none.
+    #[serde(skip)]
+    pub insecure_address: Option<String>,
 }
 
 /// `leaderElection`.
@@ -362,6 +365,7 @@ impl Default for Configuration {
             profiles: Vec::new(),
             extenders: Vec::new(),
             delay_cache_until_active: false,
+            insecure_address: None,
         }
     }
 }
@@ -385,9 +389,10 @@ impl Configuration {
             )));
         }
         let mut warnings = Vec::new();
+        let mut insecure_address = None;
         let doc = match api_version {
             V1 => doc,
-            V1BETA1 => convert_v1beta1(doc, &mut warnings)?,
+            V1BETA1 => convert_v1beta1(doc, &mut insecure_address, &mut warnings)?,
             other => {
                 return Err(Error::Decode(format!(
                     "apiVersion: no {KIND} is known for version {other:?} (use {V1} or {V1BETA1})"
@@ -396,6 +401,7 @@ impl Configuration {
         };
         let mut config: Self = serde_json::from_value(doc)
             .map_err(|e| Error::Decode(format!("strict decoding error: {e}")))?;
+        config.insecure_address = insecure_address;
         config.complete()?;
         config.validate()?;
         Ok((config, warnings))
@@ -694,17 +700,27 @@ pub fn effective_plugins(plugins: &Plugins, field: &str) -> Result<EffectivePlug
 
 /// Converts a v1beta1 document into v1: the resource-scoring plugins of that era become
 /// NodeResourcesFit scoring strategies, each profile's plugin sets keep their meaning on top
-/// of that era's default weights, and the serving addresses (gone from v1) are dropped with
-/// a warning.
-fn convert_v1beta1(mut doc: Value, warnings: &mut Vec<String>) -> Result<Value> {
+/// of that era's default weights, and the insecure serving address (gone from v1) is kept
+/// aside.
+fn convert_v1beta1(
+    mut doc: Value,
+    insecure_address: &mut Option<String>,
+    warnings: &mut Vec<String>,
+) -> Result<Value> {
     let top = doc.as_object_mut().expect("checked to be an object");
     top.insert("apiVersion".into(), V1.into());
-    for field in ["healthzBindAddress", "metricsBindAddress"] {
-        if let Some(v) = top.remove(field) {
-            warnings.push(format!(
-                "{field} ({v}) is a v1beta1 field that v1 dropped: use --secure-port (Capstan ignores it)"
-            ));
-        }
+    let healthz = top.remove("healthzBindAddress");
+    let metrics = top.remove("metricsBindAddress");
+    *insecure_address = healthz
+        .as_ref()
+        .and_then(Value::as_str)
+        .filter(|a| !a.is_empty())
+        .map(str::to_string);
+    if metrics.is_some() && metrics != healthz {
+        warnings.push(format!(
+            "metricsBindAddress ({}) differs from healthzBindAddress: both are served on healthzBindAddress",
+            metrics.unwrap_or_default()
+        ));
     }
     let profiles = top
         .entry("profiles")

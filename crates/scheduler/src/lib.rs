@@ -14,11 +14,13 @@ pub mod cache;
 pub mod config;
 mod error;
 pub mod framework;
+pub mod metrics;
 pub mod plugins;
 pub mod preemption;
 pub mod queue;
 pub mod resources;
 mod scheduler;
+pub mod serving;
 pub mod terms;
 pub mod volumes;
 

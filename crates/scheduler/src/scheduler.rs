@@ -3,6 +3,7 @@
 //! `pods/{name}/binding` while the next pod is scheduled. Outcomes are reported as upstream
 //! does: the `PodScheduled` condition and `Scheduled` / `FailedScheduling` events.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use capstan_client::{Change, Client, ListParams, PatchType, Reflector};
@@ -24,6 +25,7 @@ use tokio::task::JoinSet;
 
 use crate::cache::{Budget, Cache, pod_key};
 use crate::framework::{PodInfo, Profile};
+use crate::metrics::{AttemptResult, Metrics};
 use crate::plugins;
 use crate::preemption;
 use crate::queue::{Outcome, Queue};
@@ -36,12 +38,19 @@ pub struct Scheduler {
     cache: Mutex<Cache>,
     queue: Queue,
     host: String,
+    metrics: Arc<Metrics>,
+    synced: Arc<AtomicBool>,
 }
 
 impl Scheduler {
     /// A scheduler using `client`, serving the pods of each of `profiles` (by
     /// `spec.schedulerName`), with `queue`.
-    pub fn new(client: Client, profiles: Vec<Profile>, queue: Queue) -> Arc<Self> {
+    pub fn new(
+        client: Client,
+        profiles: Vec<Profile>,
+        queue: Queue,
+        metrics: Arc<Metrics>,
+    ) -> Arc<Self> {
         let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "capstan".into());
         Arc::new(Self {
             client,
@@ -49,7 +58,15 @@ impl Scheduler {
             profiles,
             cache: Mutex::new(Cache::default()),
             queue,
+            metrics,
+            synced: Arc::new(AtomicBool::new(false)),
         })
+    }
+
+    /// Turns true once the informers have listed everything (the `sched-handler-sync`
+    /// readiness check).
+    pub fn synced(&self) -> Arc<AtomicBool> {
+        self.synced.clone()
     }
 
     fn profile_for(&self, pod: &Pod) -> Option<&Profile> {
@@ -288,7 +305,10 @@ impl Scheduler {
                 return;
             }
         }
+        self.synced.store(true, Ordering::Relaxed);
         loop {
+            let (active, backoff, unschedulable) = self.queue.len();
+            self.metrics.pending(active, backoff, unschedulable);
             let pod = self.queue.pop().await;
             self.clone().schedule_one(pod, &mut tasks);
             while tasks.try_join_next().is_some() {}
@@ -296,6 +316,7 @@ impl Scheduler {
     }
 
     fn schedule_one(self: Arc<Self>, pod: Pod, tasks: &mut JoinSet<()>) {
+        let started = std::time::Instant::now();
         let mut info = PodInfo::new(pod);
         let key = info.key.clone();
         let placed = {
@@ -328,12 +349,18 @@ impl Scheduler {
                         if let Some(preemption::Outcome::Preempt(c)) = &preemption {
                             // The room is held for this pod until it is bound.
                             cache.nominate(&info.pod, Some(&c.node));
+                            self.metrics.preemption(c.victims.len());
+                        } else if preemption.is_some() {
+                            self.metrics.preemption(0);
                         }
                         Some(Err((fit.clone(), preemption)))
                     }
                 }
             }
         };
+        let profile_name = self
+            .profile_for(&info.pod)
+            .map_or_else(String::new, |p| p.scheduler_name.clone());
         match placed {
             None => self.queue.done(&key, Outcome::Done),
             Some(Ok((node, volumes, timeout))) => {
@@ -345,6 +372,13 @@ impl Scheduler {
                     if outcome == Outcome::Done {
                         outcome = self.bind(&info.pod, &node).await;
                     }
+                    let result = if outcome == Outcome::Done {
+                        AttemptResult::Scheduled
+                    } else {
+                        AttemptResult::Error
+                    };
+                    self.metrics
+                        .attempt(&profile_name, result, started.elapsed());
                     if outcome != Outcome::Done {
                         self.cache().forget(&key);
                     }
@@ -357,6 +391,11 @@ impl Scheduler {
                     message = format!("{message} {why}");
                 }
                 tracing::info!(pod = %key, %message, "unschedulable");
+                self.metrics.attempt(
+                    &profile_name,
+                    AttemptResult::Unschedulable,
+                    started.elapsed(),
+                );
                 self.queue.done(&key, Outcome::Unschedulable);
                 tasks.spawn(async move {
                     if let Some(preemption::Outcome::Preempt(c)) = preemption {

@@ -129,8 +129,9 @@ pub fn load_or_generate(
     }
 }
 
-/// A new CA and a serving certificate it signs, for localhost and `hosts`.
-fn generate(pair: &str, hosts: &[String]) -> Result<ServingCert> {
+/// A new CA and a serving certificate it signs, for localhost and `hosts`, kept in memory
+/// only (what a daemon without a certificate directory serves).
+pub fn generate(pair: &str, hosts: &[String]) -> Result<ServingCert> {
     use rcgen::{
         BasicConstraints, CertificateParams, DistinguishedName, DnType, IsCa, KeyPair,
         KeyUsagePurpose,

@@ -223,10 +223,7 @@ profiles:
     )
     .unwrap();
     assert_eq!(config.api_version, V1);
-    assert!(
-        warnings.iter().any(|w| w.contains("healthzBindAddress")),
-        "{warnings:?}"
-    );
+    assert_eq!(config.insecure_address.as_deref(), Some("0.0.0.0:10251"));
     assert!(
         warnings.iter().any(|w| w.contains("SelectorSpread")),
         "{warnings:?}"
