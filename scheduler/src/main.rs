@@ -5,15 +5,16 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use capstan_scheduler::config::{Configuration, GoDuration, PluginConfig, ProfileConfig};
+use capstan_scheduler::config::{Configuration, GoDuration, PluginConfig, ProfileConfig, policy};
 use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches, Parser};
+use k8s_openapi::api::core::v1::ConfigMap;
 
 /// Capstan's scheduler: assigns pending pods to nodes through the API server's binding
 /// subresource, with upstream's default plugins, profiles and plugin arguments
 /// (`--config`).
 ///
-/// Not built yet: the legacy policy options, delegated authentication and authorization
+/// Not built yet: delegated authentication and authorization
 /// (`--authentication-kubeconfig`, `--authorization-kubeconfig`), and the TLS tuning
 /// options of the API server.
 #[derive(Debug, Parser)]
@@ -114,6 +115,21 @@ struct Options {
     /// Deprecated: address of the insecure port; ignored with --config.
     #[arg(long, default_value = "0.0.0.0")]
     address: std::net::IpAddr,
+    /// Deprecated: a legacy scheduling Policy file (predicates and priorities, mapped onto
+    /// plugins); used when no policy ConfigMap is named or --use-legacy-policy-config is set;
+    /// refused with a configuration that sets plugins itself.
+    #[arg(long)]
+    policy_config_file: Option<PathBuf>,
+    /// Deprecated: the ConfigMap holding a legacy Policy under `policy.cfg`; it must exist at
+    /// start (unless --use-legacy-policy-config is set).
+    #[arg(long)]
+    policy_configmap: Option<String>,
+    /// Deprecated: the namespace of --policy-configmap.
+    #[arg(long, default_value = "kube-system")]
+    policy_configmap_namespace: String,
+    /// Deprecated: read the policy from --policy-config-file and ignore --policy-configmap.
+    #[arg(long)]
+    use_legacy_policy_config: bool,
     /// Log verbosity (0–10; 2 logs each scheduling decision).
     #[arg(short = 'v', long = "v", default_value_t = 0)]
     verbosity: u8,
@@ -248,91 +264,142 @@ fn main() -> ExitCode {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
-    let (config, warnings) = match configuration(&options, &given) {
-        Ok(c) => c,
+    match run(options, &given) {
+        Ok(code) => code,
         Err(e) => {
             eprintln!("capstan-scheduler: {e}");
-            return ExitCode::FAILURE;
+            ExitCode::FAILURE
         }
+    }
+}
+
+/// Where the legacy scheduling policy comes from.
+enum PolicySource {
+    /// No policy.
+    None,
+    /// A file's text.
+    File(String),
+    /// A ConfigMap (namespace, name), read once connected.
+    ConfigMap(String, String),
+}
+
+/// The policy options, as upstream reads them: the file when --use-legacy-policy-config is
+/// set or no ConfigMap is named, else the ConfigMap.
+fn policy_source(o: &Options) -> Result<PolicySource, String> {
+    let file = |path: &PathBuf| {
+        std::fs::read_to_string(path)
+            .map(PolicySource::File)
+            .map_err(|e| format!("--policy-config-file {}: {e}", path.display()))
     };
-    for w in warnings {
-        tracing::warn!("{w}");
-    }
-    if let Some(path) = &options.write_config_to {
-        return match std::fs::write(path, config.to_yaml()) {
-            Ok(()) => {
-                eprintln!(
-                    "capstan-scheduler: wrote the configuration to {}",
-                    path.display()
-                );
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!(
-                    "capstan-scheduler: --write-config-to {}: {e}",
-                    path.display()
-                );
-                ExitCode::FAILURE
-            }
-        };
-    }
-    let mut profiles = Vec::new();
-    for p in &config.profiles {
-        match capstan_scheduler::plugins::build_profile(&config, p) {
-            Ok((profile, warnings)) => {
-                warnings.iter().for_each(|w| tracing::warn!("{w}"));
-                profiles.push(profile);
-            }
-            Err(e) => {
-                eprintln!("capstan-scheduler: {e}");
-                return ExitCode::FAILURE;
-            }
+    match (&o.policy_config_file, &o.policy_configmap) {
+        (Some(path), _) if o.use_legacy_policy_config => file(path),
+        (None, _) if o.use_legacy_policy_config => {
+            Err("--use-legacy-policy-config needs --policy-config-file".into())
         }
+        (_, Some(name)) => Ok(PolicySource::ConfigMap(
+            o.policy_configmap_namespace.clone(),
+            name.clone(),
+        )),
+        (Some(path), None) => file(path),
+        (None, None) => Ok(PolicySource::None),
     }
+}
+
+fn write_config(path: &std::path::Path, config: &Configuration) -> Result<ExitCode, String> {
+    std::fs::write(path, config.to_yaml())
+        .map_err(|e| format!("--write-config-to {}: {e}", path.display()))?;
+    eprintln!(
+        "capstan-scheduler: wrote the configuration to {}",
+        path.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn client_for(
+    config: &Configuration,
+    master: Option<&str>,
+) -> Result<capstan_client::Client, String> {
     let cc = &config.client_connection;
     if cc.kubeconfig.is_empty() {
-        eprintln!(
-            "capstan-scheduler: no kubeconfig: give --kubeconfig, or clientConnection.kubeconfig in --config"
+        return Err(
+            "no kubeconfig: give --kubeconfig, or clientConnection.kubeconfig in --config".into(),
         );
-        return ExitCode::FAILURE;
     }
-    let mut client_config = match capstan_client::Config::from_kubeconfig(
-        std::path::Path::new(&cc.kubeconfig),
-        options.master.as_deref(),
-    ) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("capstan-scheduler: kubeconfig {}: {e}", cc.kubeconfig);
-            return ExitCode::FAILURE;
-        }
-    };
+    let mut client_config =
+        capstan_client::Config::from_kubeconfig(std::path::Path::new(&cc.kubeconfig), master)
+            .map_err(|e| format!("kubeconfig {}: {e}", cc.kubeconfig))?;
     client_config.qps = cc.qps;
     client_config.burst = cc.burst.max(0) as u32;
-    client_config.content_type = match capstan_client::ContentType::parse(&cc.content_type) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("capstan-scheduler: content type: {e}");
-            return ExitCode::FAILURE;
+    client_config.content_type = capstan_client::ContentType::parse(&cc.content_type)
+        .map_err(|e| format!("content type: {e}"))?;
+    capstan_client::Client::new(client_config).map_err(|e| e.to_string())
+}
+
+fn run(options: Options, given: &dyn Fn(&str) -> bool) -> Result<ExitCode, String> {
+    let (mut config, warnings) = configuration(&options, given)?;
+    warnings.iter().for_each(|w| tracing::warn!("{w}"));
+    let policy = policy_source(&options)?;
+    if let PolicySource::File(text) = &policy {
+        let warnings = policy::apply_policy(&mut config, text, "--policy-config-file")
+            .map_err(|e| e.to_string())?;
+        warnings.iter().for_each(|w| tracing::warn!("{w}"));
+    }
+    let from_config_map = matches!(policy, PolicySource::ConfigMap(..));
+    if let Some(path) = options
+        .write_config_to
+        .as_deref()
+        .filter(|_| !from_config_map)
+    {
+        return write_config(path, &config);
+    }
+    let client = client_for(&config, options.master.as_deref())?;
+    let runtime =
+        tokio::runtime::Runtime::new().map_err(|e| format!("starting the runtime: {e}"))?;
+    runtime.block_on(async move {
+        if let PolicySource::ConfigMap(ns, name) = &policy {
+            let map: ConfigMap = client
+                .get(Some(ns), name)
+                .await
+                .map_err(|e| format!("--policy-configmap {ns}/{name}: {e}"))?;
+            let text = map
+                .data
+                .as_ref()
+                .and_then(|d| d.get(policy::CONFIG_MAP_KEY))
+                .ok_or_else(|| {
+                    format!(
+                        "--policy-configmap {ns}/{name}: no {:?} key in its data",
+                        policy::CONFIG_MAP_KEY
+                    )
+                })?;
+            let source = format!("--policy-configmap {ns}/{name}");
+            let warnings =
+                policy::apply_policy(&mut config, text, &source).map_err(|e| e.to_string())?;
+            warnings.iter().for_each(|w| tracing::warn!("{w}"));
+            if let Some(path) = &options.write_config_to {
+                return write_config(path, &config);
+            }
         }
-    };
-    let client = match capstan_client::Client::new(client_config) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("capstan-scheduler: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
+        schedule(options, config, client).await
+    })
+}
+
+/// Serves, takes the lease and schedules until stopped.
+async fn schedule(
+    options: Options,
+    config: Configuration,
+    client: capstan_client::Client,
+) -> Result<ExitCode, String> {
+    let mut profiles = Vec::new();
+    for p in &config.profiles {
+        let (profile, warnings) =
+            capstan_scheduler::plugins::build_profile(&config, p).map_err(|e| e.to_string())?;
+        warnings.iter().for_each(|w| tracing::warn!("{w}"));
+        profiles.push(profile);
+    }
     let queue = capstan_scheduler::queue::Queue::with_backoff(
         Duration::from_secs(config.pod_initial_backoff_seconds as u64),
         Duration::from_secs(config.pod_max_backoff_seconds as u64),
     );
-    let runtime = match tokio::runtime::Runtime::new() {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("capstan-scheduler: starting the runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
     let le = config.leader_election.clone();
     let insecure = if options.config.is_some() {
         config.insecure_address.clone()
@@ -348,52 +415,44 @@ fn main() -> ExitCode {
         scheduler.synced(),
         options.authorization_always_allow_paths.clone(),
     );
-    runtime.block_on(async move {
-        if let Err(e) = start_serving(&options, insecure.as_deref(), endpoints).await {
-            eprintln!("capstan-scheduler: {e}");
-            return ExitCode::FAILURE;
-        }
-        let mut elector = le.leader_elect.then(|| {
-            let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "capstan".into());
-            let nanos = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos());
-            capstan_client::LeaderElector::new(
-                client.clone(),
-                capstan_client::LeaderElection {
-                    namespace: le.resource_namespace.clone(),
-                    name: le.resource_name.clone(),
-                    identity: format!("{host}_{}-{nanos:x}", std::process::id()),
-                    lease_duration: le.lease_duration.0,
-                    renew_deadline: le.renew_deadline.0,
-                    retry_period: le.retry_period.0,
-                },
-            )
-        });
-        if let Some(elector) = elector.as_mut() {
-            tokio::select! {
-                () = elector.acquire() => {
-                    tracing::info!(identity = %elector.config().identity, "leader election: the lease is ours");
-                }
-                _ = tokio::signal::ctrl_c() => return ExitCode::SUCCESS,
-            }
-        }
-        metrics.set_leader(true);
-        let lost = async {
-            match elector.as_mut() {
-                Some(e) => e.hold().await,
-                None => std::future::pending().await,
-            }
-        };
+    start_serving(&options, insecure.as_deref(), endpoints).await?;
+    let mut elector = le.leader_elect.then(|| {
+        let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "capstan".into());
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        capstan_client::LeaderElector::new(
+            client.clone(),
+            capstan_client::LeaderElection {
+                namespace: le.resource_namespace.clone(),
+                name: le.resource_name.clone(),
+                identity: format!("{host}_{}-{nanos:x}", std::process::id()),
+                lease_duration: le.lease_duration.0,
+                renew_deadline: le.renew_deadline.0,
+                retry_period: le.retry_period.0,
+            },
+        )
+    });
+    if let Some(elector) = elector.as_mut() {
         tokio::select! {
-            () = scheduler.run() => ExitCode::SUCCESS,
-            _ = tokio::signal::ctrl_c() => ExitCode::SUCCESS,
-            () = lost => {
-                eprintln!("capstan-scheduler: leader election lost");
-                ExitCode::FAILURE
+            () = elector.acquire() => {
+                tracing::info!(identity = %elector.config().identity, "leader election: the lease is ours");
             }
+            _ = tokio::signal::ctrl_c() => return Ok(ExitCode::SUCCESS),
         }
-    })
+    }
+    metrics.set_leader(true);
+    let lost = async {
+        match elector.as_mut() {
+            Some(e) => e.hold().await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        () = scheduler.run() => Ok(ExitCode::SUCCESS),
+        _ = tokio::signal::ctrl_c() => Ok(ExitCode::SUCCESS),
+        () = lost => Err("leader election lost".into()),
+    }
 }
 
 /// Opens the secure port (and the deprecated insecure one) and serves the endpoints on them.

@@ -322,3 +322,96 @@ async fn health_and_metrics_are_served_on_both_ports() {
     let (_, verbose) = plain_get(insecure, "/readyz?verbose").unwrap();
     assert!(verbose.contains("[+]sched-handler-sync ok"), "{verbose}");
 }
+
+/// Runs `command` to its end off the test's runtime (the server in this process keeps
+/// answering).
+async fn output(mut command: Command) -> std::process::Output {
+    tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_policy_becomes_plugins() {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    let server = TestServer::start().await;
+    let client =
+        Client::new(Config::from_kubeconfig(&server.kubeconfig_path(), None).unwrap()).unwrap();
+    let policy = r#"{"kind": "Policy", "apiVersion": "v1",
+        "predicates": [{"name": "GeneralPredicates"}],
+        "priorities": [{"name": "MostRequestedPriority", "weight": 2}]}"#;
+    let map: ConfigMap = serde_json::from_value(json!({"metadata": {"name": "scheduler-policy"},
+        "data": {"policy.cfg": policy}}))
+    .unwrap();
+    client.create(Some("kube-system"), &map).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let written = dir.path().join("written.yaml");
+    let kubeconfig = server.kubeconfig_path();
+    // From the ConfigMap (read once connected), written out as plugins.
+    let mut command = scheduler();
+    command
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .arg("--policy-configmap=scheduler-policy")
+        .arg("--write-config-to")
+        .arg(&written);
+    let out = output(command).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (config, _) =
+        capstan_scheduler::config::Configuration::load(&std::fs::read_to_string(&written).unwrap())
+            .unwrap();
+    let (built, _) =
+        capstan_scheduler::plugins::build_profile(&config, &config.profiles[0]).unwrap();
+    assert_eq!(
+        built.filter_names(),
+        [
+            "NodeUnschedulable",
+            "TaintToleration",
+            "NodeResourcesFit",
+            "NodeName",
+            "NodePorts",
+            "NodeAffinity"
+        ]
+    );
+    assert_eq!(built.score_names(), [("NodeResourcesFit", 2)]);
+    // A missing ConfigMap stops the start, naming it.
+    let mut command = scheduler();
+    command
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .arg("--policy-configmap=nope");
+    let out = output(command).await;
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--policy-configmap kube-system/nope"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A policy file cannot be combined with a configuration that sets plugins.
+    let policy_file = dir.path().join("policy.json");
+    std::fs::write(&policy_file, policy).unwrap();
+    let config_file = dir.path().join("config.yaml");
+    std::fs::write(
+        &config_file,
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: a\n  plugins:\n    score:\n      disabled:\n      - name: ImageLocality\n",
+    )
+    .unwrap();
+    let out = scheduler()
+        .arg("--config")
+        .arg(&config_file)
+        .arg("--policy-config-file")
+        .arg(&policy_file)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("cannot be combined with plugin configuration"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -877,6 +877,7 @@ fn convert_v1beta1_profile(profile: &mut Value, warnings: &mut Vec<String>) -> R
 }
 
 pub mod args;
+pub mod policy;
 
 #[cfg(test)]
 mod tests;
