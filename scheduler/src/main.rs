@@ -68,8 +68,9 @@ struct Options {
     /// The wait between attempts to take or renew the lease.
     #[arg(long, default_value = "2s", value_parser = humantime::parse_duration)]
     leader_elect_retry_period: Duration,
-    /// The kind of lock object; only `leases` (the endpoints and configmaps locks are gone
-    /// upstream too).
+    /// The kind of lock object: leases, configmaps, endpoints, or configmapsleases /
+    /// endpointsleases (both objects, to migrate to leases). Endpoints locks need a server
+    /// that serves Endpoints.
     #[arg(long, default_value = "leases")]
     leader_elect_resource_lock: String,
     /// The lock object's name.
@@ -430,6 +431,8 @@ async fn schedule(
                 lease_duration: le.lease_duration.0,
                 renew_deadline: le.renew_deadline.0,
                 retry_period: le.retry_period.0,
+                lock: capstan_client::LockKind::parse(&le.resource_lock)
+                    .unwrap_or(capstan_client::LockKind::Leases),
             },
         )
     });

@@ -19,6 +19,10 @@ impl Drop for Replica {
 }
 
 fn replica(server: &TestServer) -> Replica {
+    replica_with_lock(server, "leases")
+}
+
+fn replica_with_lock(server: &TestServer, lock: &str) -> Replica {
     Replica(
         std::process::Command::new(env!("CARGO_BIN_EXE_capstan-scheduler"))
             .arg("--kubeconfig")
@@ -30,6 +34,7 @@ fn replica(server: &TestServer) -> Replica {
                 "--secure-port=0",
                 "--port=0",
             ])
+            .arg(format!("--leader-elect-resource-lock={lock}"))
             .spawn()
             .expect("a replica starts"),
     )
@@ -136,9 +141,46 @@ fn bad_timings_fail_the_start() {
         .args([
             "--kubeconfig",
             "/nonexistent",
-            "--leader-elect-resource-lock=endpoints",
+            "--leader-elect-resource-lock=nodes",
         ])
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("--leader-elect-resource-lock"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_migration_lock_keeps_a_config_map_and_a_lease_in_step() {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    let server = TestServer::start().await;
+    let client =
+        Client::new(Config::from_kubeconfig(&server.kubeconfig_path(), None).unwrap()).unwrap();
+    let _one = replica_with_lock(&server, "configmapsleases");
+    let mut record = None;
+    for _ in 0..100 {
+        if let Ok(map) = client
+            .get::<ConfigMap>(Some("kube-system"), "kube-scheduler")
+            .await
+        {
+            record = map
+                .metadata
+                .annotations
+                .and_then(|a| a.get(capstan_client::LEADER_ANNOTATION).cloned());
+            if record.is_some() {
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let record: serde_json::Value =
+        serde_json::from_str(&record.expect("the ConfigMap holds the leader record")).unwrap();
+    let holder_id = record["holderIdentity"].as_str().unwrap().to_string();
+    assert_eq!(record["leaseDurationSeconds"], 2);
+    // Go's metav1.Time: whole seconds.
+    let renew = record["renewTime"].as_str().unwrap();
+    assert!(renew.ends_with('Z') && !renew.contains('.'), "{renew}");
+    assert_eq!(holder(&client).await.as_deref(), Some(holder_id.as_str()));
+    // A leases-only replica sees the Lease held and stays a standby.
+    let _two = replica(&server);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(holder(&client).await.as_deref(), Some(holder_id.as_str()));
 }

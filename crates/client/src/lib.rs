@@ -15,6 +15,6 @@ mod watch;
 pub use client::{Client, ListParams, PatchType, WatchEvent, collection_path};
 pub use config::{Config, ContentType};
 pub use error::{Error, Result};
-pub use leader::{LeaderElection, LeaderElector};
+pub use leader::{LEADER_ANNOTATION, LeaderElection, LeaderElector, LeaderRecord, LockKind};
 pub use limiter::RateLimiter;
 pub use reflector::{Change, Reflector};

@@ -539,11 +539,11 @@ impl Configuration {
 
 /// Upstream's leader-election timing rules.
 pub fn check_leader_election(le: &LeaderElection) -> Result<()> {
-    if le.resource_lock != "leases" {
+    if capstan_client::LockKind::parse(&le.resource_lock).is_none() {
         return Err(Error::invalid(
             "leaderElection.resourceLock (--leader-elect-resource-lock)",
             format!(
-                "{:?} is not supported: use leases (the endpoints and configmaps locks are gone upstream too)",
+                "Unsupported value: {:?}: supported values: \"leases\", \"endpoints\", \"configmaps\", \"endpointsleases\", \"configmapsleases\"",
                 le.resource_lock
             ),
         ));
