@@ -478,3 +478,41 @@ async fn wait_for_first_consumer_claims_follow_the_pod() {
     bind_claim(&client, "scratch", "pvc-scratch").await;
     assert_eq!(node_of(&client, "worker").await.as_deref(), Some("b1"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gated_pods_wait_for_their_gates_to_be_removed() {
+    let server = TestServer::start().await;
+    let (client, _scheduler) = start(&server, vec![node("n1", "4", json!({}), json!({}))]).await;
+    client
+        .create(
+            Some("default"),
+            &pod(
+                "gated",
+                json!({"schedulingGates": [{"name": "example.com/quota"}]}),
+            ),
+        )
+        .await
+        .unwrap();
+    // The API server says why it waits; the scheduler leaves it alone.
+    let created: Pod = client.get(Some("default"), "gated").await.unwrap();
+    let condition = created.status.unwrap().conditions.unwrap().remove(0);
+    assert_eq!(
+        (condition.type_.as_str(), condition.reason.as_deref()),
+        ("PodScheduled", Some("SchedulingGated"))
+    );
+    client
+        .create(Some("default"), &pod("marker", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(node_of(&client, "marker").await.as_deref(), Some("n1"));
+    let still: Pod = client.get(Some("default"), "gated").await.unwrap();
+    assert!(still.spec.as_ref().unwrap().node_name.is_none());
+    // The gate is lifted: the pod is scheduled.
+    let mut lifted = still;
+    lifted.spec.as_mut().unwrap().scheduling_gates = None;
+    client
+        .replace(Some("default"), "gated", &lifted)
+        .await
+        .unwrap();
+    assert_eq!(node_of(&client, "gated").await.as_deref(), Some("n1"));
+}

@@ -84,9 +84,26 @@ impl Strategy for PodStrategy {
             .get_or_insert_with(|| "PreemptLowerPriority".into());
         add_default_tolerations(spec);
         let qos = qos_class(spec);
+        // A pod created with scheduling gates says why it waits, as upstream's API server
+        // does.
+        let gated = spec
+            .scheduling_gates
+            .as_ref()
+            .is_some_and(|g| !g.is_empty());
+        let conditions = gated.then(|| {
+            vec![k8s_openapi::api::core::v1::PodCondition {
+                type_: "PodScheduled".into(),
+                status: "False".into(),
+                reason: Some("SchedulingGated".into()),
+                message: Some("Scheduling is blocked due to non-empty scheduling gates".into()),
+                last_transition_time: Some(capstan_meta::time::now()),
+                ..Default::default()
+            }]
+        });
         pod.status = Some(PodStatus {
             phase: Some("Pending".into()),
             qos_class: Some(qos.into()),
+            conditions,
             ..Default::default()
         });
     }

@@ -283,13 +283,15 @@ pub struct Points {
     pub score: bool,
     /// PostFilter (preemption).
     pub post_filter: bool,
+    /// PreEnqueue (scheduling gates).
+    pub pre_enqueue: bool,
 }
 
 /// Every upstream in-tree plugin of the default set, with its multiPoint weight, the points
 /// Capstan runs it at, and whether Capstan has built it. Plugins that act at other points
 /// (PrioritySort, DefaultBinder) are built into the scheduling loop.
 pub const DEFAULT_PLUGINS: &[(&str, i32, Points, bool)] = &[
-    ("SchedulingGates", 0, NONE, false),
+    ("SchedulingGates", 0, PRE_ENQUEUE, true),
     ("PrioritySort", 0, NONE, true),
     ("NodeUnschedulable", 0, FILTER, true),
     ("NodeName", 0, FILTER, true),
@@ -313,6 +315,11 @@ const NONE: Points = Points {
     filter: false,
     score: false,
     post_filter: false,
+    pre_enqueue: false,
+};
+const PRE_ENQUEUE: Points = Points {
+    pre_enqueue: true,
+    ..NONE
 };
 const FILTER: Points = Points {
     filter: true,
@@ -345,6 +352,8 @@ pub struct EffectivePlugins {
     pub score: Vec<(String, i64)>,
     /// PostFilter plugins, in order.
     pub post_filter: Vec<String>,
+    /// PreEnqueue plugins, in order.
+    pub pre_enqueue: Vec<String>,
     /// Enabled plugins Capstan has not built yet (they are skipped, with a warning).
     pub not_built: Vec<String>,
 }
@@ -604,6 +613,7 @@ pub fn effective_plugins(plugins: &Plugins, field: &str) -> Result<EffectivePlug
                 "filter" | "preFilter" => points.filter,
                 "score" | "preScore" => points.score,
                 "postFilter" => points.post_filter,
+                "preEnqueue" => points.pre_enqueue,
                 "multiPoint" => true,
                 // Points Capstan runs only through built-in plugins: accept the defaults'
                 // own names there.
@@ -675,6 +685,7 @@ pub fn effective_plugins(plugins: &Plugins, field: &str) -> Result<EffectivePlug
     let filter = expand(&plugins.filter, |p| p.filter);
     let score = expand(&plugins.score, |p| p.score);
     let post_filter = expand(&plugins.post_filter, |p| p.post_filter);
+    let pre_enqueue = expand(&plugins.pre_enqueue, |p| p.pre_enqueue);
     let mut effective = EffectivePlugins::default();
     for (name, _) in filter.iter().chain(&score).chain(&multi_enabled) {
         let built = known(name).is_some_and(|k| k.3);
@@ -684,6 +695,11 @@ pub fn effective_plugins(plugins: &Plugins, field: &str) -> Result<EffectivePlug
     }
     let built = |name: &String| known(name).is_some_and(|k| k.3);
     effective.filter = filter.into_iter().map(|(n, _)| n).filter(built).collect();
+    effective.pre_enqueue = pre_enqueue
+        .into_iter()
+        .map(|(n, _)| n)
+        .filter(built)
+        .collect();
     effective.post_filter = post_filter
         .into_iter()
         .map(|(n, _)| n)

@@ -245,6 +245,8 @@ pub struct Profile {
     pub preemption: Option<crate::preemption::PreemptionParams>,
     /// How long binding waits for the pod's claims to be bound (VolumeBinding).
     pub volume_bind_timeout: std::time::Duration,
+    /// Whether pods with `spec.schedulingGates` wait (SchedulingGates, PreEnqueue).
+    pub scheduling_gates: bool,
     filters: Vec<Box<dyn Filter>>,
     scores: Vec<(Box<dyn Score>, i64)>,
     next_start: std::sync::atomic::AtomicUsize,
@@ -262,6 +264,7 @@ impl Profile {
             percentage_of_nodes_to_score: 0,
             preemption: None,
             volume_bind_timeout: std::time::Duration::from_secs(600),
+            scheduling_gates: true,
             filters,
             scores,
             next_start: std::sync::atomic::AtomicUsize::new(0),

@@ -83,7 +83,7 @@ pub struct Metrics {
     attempts: Mutex<BTreeMap<(String, AttemptResult), (u64, Histogram)>>,
     preemption_attempts: AtomicU64,
     preemption_victims: Mutex<Histogram>,
-    pending: [AtomicI64; 3],
+    pending: [AtomicI64; 4],
     leader: AtomicI64,
     lease_name: String,
     started: f64,
@@ -126,9 +126,13 @@ impl Metrics {
         }
     }
 
-    /// Sets the pending pods: active, backoff, unschedulable.
-    pub fn pending(&self, active: usize, backoff: usize, unschedulable: usize) {
-        for (gauge, n) in self.pending.iter().zip([active, backoff, unschedulable]) {
+    /// Sets the pending pods: active, backoff, unschedulable, gated.
+    pub fn pending(&self, active: usize, backoff: usize, unschedulable: usize, gated: usize) {
+        for (gauge, n) in self
+            .pending
+            .iter()
+            .zip([active, backoff, unschedulable, gated])
+        {
             gauge.store(n as i64, Ordering::Relaxed);
         }
     }
@@ -172,7 +176,7 @@ impl Metrics {
         drop(attempts);
         out.push_str("# HELP scheduler_pending_pods Number of pending pods, by the queue type.\n");
         out.push_str("# TYPE scheduler_pending_pods gauge\n");
-        for (queue, gauge) in ["active", "backoff", "unschedulable"]
+        for (queue, gauge) in ["active", "backoff", "unschedulable", "gated"]
             .iter()
             .zip(&self.pending)
         {
@@ -182,7 +186,6 @@ impl Metrics {
                 gauge.load(Ordering::Relaxed)
             );
         }
-        out.push_str("scheduler_pending_pods{queue=\"gated\"} 0\n");
         out.push_str("# HELP scheduler_preemption_attempts_total Total preemption attempts in the cluster till now\n");
         out.push_str("# TYPE scheduler_preemption_attempts_total counter\n");
         let _ = writeln!(
@@ -273,7 +276,7 @@ mod tests {
         );
         m.preemption(2);
         m.set_leader(true);
-        m.pending(4, 1, 2);
+        m.pending(4, 1, 2, 0);
         let text = m.render();
         for line in [
             "scheduler_schedule_attempts_total{profile=\"default-scheduler\",result=\"scheduled\"} 2",

@@ -60,6 +60,8 @@ struct State {
     unschedulable: HashMap<String, Instant>,
     in_flight: HashSet<String>,
     attempts: HashMap<String, u32>,
+    /// Pods held back by `spec.schedulingGates` (upstream's SchedulingGates PreEnqueue).
+    gated: HashSet<String>,
     seq: u64,
     initial_backoff: Duration,
     max_backoff: Duration,
@@ -75,6 +77,7 @@ impl Default for State {
             unschedulable: HashMap::new(),
             in_flight: HashSet::new(),
             attempts: HashMap::new(),
+            gated: HashSet::new(),
             seq: 0,
             initial_backoff: INITIAL_BACKOFF,
             max_backoff: MAX_BACKOFF,
@@ -135,8 +138,30 @@ impl Queue {
     /// Adds a pod to schedule, or takes its new state (an unschedulable pod that changed is
     /// tried again).
     pub fn add(&self, pod: Pod) {
+        self.add_gated(pod, true);
+    }
+
+    /// [`Queue::add`], where `honour_gates` says whether `spec.schedulingGates` hold the pod
+    /// back (the profile's SchedulingGates plugin).
+    pub fn add_gated(&self, pod: Pod, honour_gates: bool) {
         let key = pod_key(&pod);
         let mut s = self.lock();
+        let gated = honour_gates
+            && pod
+                .spec
+                .as_ref()
+                .and_then(|p| p.scheduling_gates.as_ref())
+                .is_some_and(|g| !g.is_empty());
+        if gated {
+            // Not scheduled until its gates are removed; it waits outside the queues.
+            s.pods.insert(key.clone(), pod);
+            s.queued.remove(&key);
+            s.backoff.retain(|(_, k)| *k != key);
+            s.unschedulable.remove(&key);
+            s.gated.insert(key);
+            return;
+        }
+        let was_gated = s.gated.remove(&key);
         // Only a change the scheduler could act on (spec, labels, annotations) sends an
         // unschedulable pod back; its own status update, for one, does not.
         let relevant = s.pods.get(&key).is_none_or(|old| {
@@ -145,7 +170,7 @@ impl Queue {
                 || old.metadata.annotations != pod.metadata.annotations
         });
         s.pods.insert(key.clone(), pod);
-        if !relevant && s.unschedulable.contains_key(&key) {
+        if !relevant && !was_gated && s.unschedulable.contains_key(&key) {
             return;
         }
         if s.unschedulable.remove(&key).is_some() || !s.backoff.iter().any(|(_, k)| *k == key) {
@@ -163,6 +188,7 @@ impl Queue {
         s.backoff.retain(|(_, k)| k != key);
         s.unschedulable.remove(key);
         s.attempts.remove(key);
+        s.gated.remove(key);
     }
 
     /// A change in the cluster (a node added or changed, a pod deleted) may let
@@ -183,6 +209,11 @@ impl Queue {
     pub fn len(&self) -> (usize, usize, usize) {
         let s = self.lock();
         (s.active.len(), s.backoff.len(), s.unschedulable.len())
+    }
+
+    /// How many pods wait for their scheduling gates to be removed.
+    pub fn gated(&self) -> usize {
+        self.lock().gated.len()
     }
 
     /// Whether no pod waits.
@@ -305,6 +336,20 @@ mod tests {
         assert_eq!(q.len(), (0, 0, 1));
         q.add(pod("a", 5));
         assert_eq!(q.len(), (1, 0, 0));
+    }
+
+    #[test]
+    fn gated_pods_wait_until_their_gates_are_removed() {
+        let q = Queue::default();
+        let mut p = pod("a", 0);
+        p.spec.as_mut().unwrap().scheduling_gates = Some(vec![
+            serde_json::from_value(serde_json::json!({"name": "example.com/wait"})).unwrap(),
+        ]);
+        q.add(p.clone());
+        assert_eq!((q.len(), q.gated()), ((0, 0, 0), 1));
+        p.spec.as_mut().unwrap().scheduling_gates = None;
+        q.add(p);
+        assert_eq!((q.len(), q.gated()), ((1, 0, 0), 0));
     }
 
     #[test]

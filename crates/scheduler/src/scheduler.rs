@@ -111,7 +111,8 @@ impl Scheduler {
                 .as_ref()
                 .and_then(|s| s.nominated_node_name.clone());
             self.cache().nominate(&pod, nominated.as_deref());
-            self.queue.add(pod);
+            let gates = self.profile_for(&pod).is_none_or(|p| p.scheduling_gates);
+            self.queue.add_gated(pod, gates);
         } else {
             self.queue.remove(&key);
         }
@@ -308,7 +309,8 @@ impl Scheduler {
         self.synced.store(true, Ordering::Relaxed);
         loop {
             let (active, backoff, unschedulable) = self.queue.len();
-            self.metrics.pending(active, backoff, unschedulable);
+            self.metrics
+                .pending(active, backoff, unschedulable, self.queue.gated());
             let pod = self.queue.pop().await;
             self.clone().schedule_one(pod, &mut tasks);
             while tasks.try_join_next().is_some() {}

@@ -79,6 +79,7 @@ pub fn build_profile(
     let mut built = Profile::new(&profile.scheduler_name, filters, scores);
     built.percentage_of_nodes_to_score = config.percentage_for(profile);
     built.volume_bind_timeout = args::volume_bind_timeout(pc);
+    built.scheduling_gates = effective.pre_enqueue.iter().any(|n| n == "SchedulingGates");
     if effective
         .post_filter
         .iter()
