@@ -285,6 +285,12 @@ pub struct Points {
     pub post_filter: bool,
     /// PreEnqueue (scheduling gates).
     pub pre_enqueue: bool,
+    /// Reserve.
+    pub reserve: bool,
+    /// PreBind.
+    pub pre_bind: bool,
+    /// Bind.
+    pub bind: bool,
 }
 
 /// Every upstream in-tree plugin of the default set, with its multiPoint weight, the points
@@ -301,14 +307,14 @@ pub const DEFAULT_PLUGINS: &[(&str, i32, Points, bool)] = &[
     ("NodeResourcesFit", 1, BOTH, true),
     ("VolumeRestrictions", 0, FILTER, true),
     ("NodeVolumeLimits", 0, FILTER, true),
-    ("VolumeBinding", 0, FILTER, true),
+    ("VolumeBinding", 0, VOLUME_BINDING, true),
     ("VolumeZone", 0, FILTER, true),
     ("PodTopologySpread", 2, BOTH, true),
     ("InterPodAffinity", 2, BOTH, true),
     ("DefaultPreemption", 0, POST_FILTER, true),
     ("NodeResourcesBalancedAllocation", 1, SCORE, true),
     ("ImageLocality", 1, SCORE, true),
-    ("DefaultBinder", 0, NONE, true),
+    ("DefaultBinder", 0, BIND, true),
 ];
 
 const NONE: Points = Points {
@@ -316,7 +322,17 @@ const NONE: Points = Points {
     score: false,
     post_filter: false,
     pre_enqueue: false,
+    reserve: false,
+    pre_bind: false,
+    bind: false,
 };
+const VOLUME_BINDING: Points = Points {
+    filter: true,
+    reserve: true,
+    pre_bind: true,
+    ..NONE
+};
+const BIND: Points = Points { bind: true, ..NONE };
 const PRE_ENQUEUE: Points = Points {
     pre_enqueue: true,
     ..NONE
@@ -354,6 +370,12 @@ pub struct EffectivePlugins {
     pub post_filter: Vec<String>,
     /// PreEnqueue plugins, in order.
     pub pre_enqueue: Vec<String>,
+    /// Reserve plugins, in order.
+    pub reserve: Vec<String>,
+    /// PreBind plugins, in order.
+    pub pre_bind: Vec<String>,
+    /// Bind plugins, in order.
+    pub bind: Vec<String>,
     /// Enabled plugins Capstan has not built yet (they are skipped, with a warning).
     pub not_built: Vec<String>,
 }
@@ -614,6 +636,9 @@ pub fn effective_plugins(plugins: &Plugins, field: &str) -> Result<EffectivePlug
                 "score" | "preScore" => points.score,
                 "postFilter" => points.post_filter,
                 "preEnqueue" => points.pre_enqueue,
+                "reserve" => points.reserve,
+                "preBind" => points.pre_bind,
+                "bind" => points.bind,
                 "multiPoint" => true,
                 // Points Capstan runs only through built-in plugins: accept the defaults'
                 // own names there.
@@ -686,6 +711,21 @@ pub fn effective_plugins(plugins: &Plugins, field: &str) -> Result<EffectivePlug
     let score = expand(&plugins.score, |p| p.score);
     let post_filter = expand(&plugins.post_filter, |p| p.post_filter);
     let pre_enqueue = expand(&plugins.pre_enqueue, |p| p.pre_enqueue);
+    let names = |list: Vec<(String, i32)>| -> Vec<String> {
+        list.into_iter()
+            .map(|(n, _)| n)
+            .filter(|n| known(n).is_some_and(|k| k.3))
+            .collect()
+    };
+    let reserve = names(expand(&plugins.reserve, |p| p.reserve));
+    let pre_bind = names(expand(&plugins.pre_bind, |p| p.pre_bind));
+    let bind = names(expand(&plugins.bind, |p| p.bind));
+    if bind.is_empty() {
+        return Err(Error::invalid(
+            format!("{field}.plugins.bind"),
+            "at least one bind plugin is needed",
+        ));
+    }
     let mut effective = EffectivePlugins::default();
     for (name, _) in filter.iter().chain(&score).chain(&multi_enabled) {
         let built = known(name).is_some_and(|k| k.3);
@@ -695,6 +735,9 @@ pub fn effective_plugins(plugins: &Plugins, field: &str) -> Result<EffectivePlug
     }
     let built = |name: &String| known(name).is_some_and(|k| k.3);
     effective.filter = filter.into_iter().map(|(n, _)| n).filter(built).collect();
+    effective.reserve = reserve;
+    effective.pre_bind = pre_bind;
+    effective.bind = bind;
     effective.pre_enqueue = pre_enqueue
         .into_iter()
         .map(|(n, _)| n)

@@ -167,6 +167,116 @@ pub fn pod_priority(pod: &Pod) -> i32 {
     pod.spec.as_ref().and_then(|s| s.priority).unwrap_or(0)
 }
 
+/// A boxed future, for the binding cycle's plugins (called through `dyn`).
+pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+
+/// What the binding cycle's plugins reach: the API server and the scheduler's view of the
+/// cluster's volumes.
+pub trait BindContext: Send + Sync {
+    /// The API server's client.
+    fn client(&self) -> &capstan_client::Client;
+    /// The claims, volumes, classes and CSI nodes as the scheduler knows them now.
+    fn volume_index(&self) -> std::sync::Arc<crate::volumes::VolumeIndex>;
+}
+
+/// A Reserve plugin: once a node is chosen, it claims what the pod needs there (the value
+/// returned is kept in the pod's state for the binding cycle); `unreserve` gives it back
+/// when the binding cycle fails.
+pub trait Reserve: Send + Sync {
+    /// The plugin's name.
+    fn name(&self) -> &'static str;
+    /// Claims the pod's needs on `node`; an error fails the attempt.
+    fn reserve(&self, pod: &PodInfo, node: &NodeInfo) -> Result<Option<StateValue>, Rejection>;
+    /// Gives back what `reserve` claimed.
+    fn unreserve(&self, _pod: &PodInfo, _node: &str) {}
+}
+
+/// What a Permit plugin says about binding a pod.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PermitVerdict {
+    /// Go on.
+    Allow,
+    /// Do not bind: the pod goes back to the queue.
+    Deny(String),
+    /// Ask again (every 100 ms) until it allows or denies, for at most this long.
+    Wait(std::time::Duration),
+}
+
+/// A Permit plugin: the last word before binding (e.g. waiting for a whole group).
+pub trait Permit: Send + Sync {
+    /// The plugin's name.
+    fn name(&self) -> &'static str;
+    /// Whether `pod` may be bound to `node` now.
+    fn permit(&self, pod: &PodInfo, node: &str) -> PermitVerdict;
+}
+
+/// A PreBind plugin: API work that must be done before the pod is bound.
+pub trait PreBind: Send + Sync {
+    /// The plugin's name.
+    fn name(&self) -> &'static str;
+    /// Does the work; an error fails the binding cycle.
+    fn pre_bind<'a>(
+        &'a self,
+        cx: &'a dyn BindContext,
+        pod: &'a PodInfo,
+        node: &'a str,
+    ) -> BoxFuture<'a, Result<(), String>>;
+}
+
+/// How a Bind plugin ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BindOutcome {
+    /// The pod is bound.
+    Bound,
+    /// Not this plugin's pod: the next Bind plugin decides.
+    Skip,
+    /// The pod is gone, or bound by someone else: nothing more to do.
+    Gone,
+    /// Binding failed: the pod backs off and is scheduled again.
+    Failed(String),
+}
+
+/// A Bind plugin.
+pub trait Bind: Send + Sync {
+    /// The plugin's name.
+    fn name(&self) -> &'static str;
+    /// Binds `pod` to `node`.
+    fn bind<'a>(
+        &'a self,
+        cx: &'a dyn BindContext,
+        pod: &'a PodInfo,
+        node: &'a str,
+    ) -> BoxFuture<'a, BindOutcome>;
+}
+
+/// A PostBind plugin: told after a pod is bound.
+pub trait PostBind: Send + Sync {
+    /// The plugin's name.
+    fn name(&self) -> &'static str;
+    /// Learns that `pod` is bound to `node`.
+    fn post_bind<'a>(
+        &'a self,
+        cx: &'a dyn BindContext,
+        pod: &'a PodInfo,
+        node: &'a str,
+    ) -> BoxFuture<'a, ()>;
+}
+
+/// The plugins of the binding cycle, in order.
+#[derive(Default)]
+pub struct BindCycle {
+    /// Reserve plugins.
+    pub reserve: Vec<Box<dyn Reserve>>,
+    /// Permit plugins.
+    pub permit: Vec<Box<dyn Permit>>,
+    /// PreBind plugins.
+    pub pre_bind: Vec<Box<dyn PreBind>>,
+    /// Bind plugins (the first that does not skip decides).
+    pub bind: Vec<Box<dyn Bind>>,
+    /// PostBind plugins.
+    pub post_bind: Vec<Box<dyn PostBind>>,
+}
+
 /// Scales scores so the highest is MAX_NODE_SCORE; `reverse` turns high raw scores into low
 /// ones (a count of bad things).
 pub fn default_normalize(scores: &mut [i64], reverse: bool) {
@@ -243,8 +353,8 @@ pub struct Profile {
     pub percentage_of_nodes_to_score: u32,
     /// DefaultPreemption's parameters, when the profile preempts.
     pub preemption: Option<crate::preemption::PreemptionParams>,
-    /// How long binding waits for the pod's claims to be bound (VolumeBinding).
-    pub volume_bind_timeout: std::time::Duration,
+    /// The binding cycle's plugins.
+    pub bind_cycle: BindCycle,
     /// Whether pods with `spec.schedulingGates` wait (SchedulingGates, PreEnqueue).
     pub scheduling_gates: bool,
     filters: Vec<Box<dyn Filter>>,
@@ -263,7 +373,10 @@ impl Profile {
             scheduler_name: scheduler_name.into(),
             percentage_of_nodes_to_score: 0,
             preemption: None,
-            volume_bind_timeout: std::time::Duration::from_secs(600),
+            bind_cycle: BindCycle {
+                bind: vec![Box::new(crate::binding::DefaultBinder)],
+                ..Default::default()
+            },
             scheduling_gates: true,
             filters,
             scores,
@@ -360,6 +473,89 @@ impl Profile {
         Ok(feasible[pick].name().to_string())
     }
 
+    /// Runs the Reserve plugins for `node`; on success the pod's state holds what they
+    /// reserved (and nothing of the scheduling cycle), on failure what was reserved is given
+    /// back.
+    pub fn reserve(&self, pod: &mut PodInfo, node: &NodeInfo) -> Result<(), Rejection> {
+        let mut kept = Vec::new();
+        for (i, r) in self.bind_cycle.reserve.iter().enumerate() {
+            match r.reserve(pod, node) {
+                Ok(value) => kept.extend(value),
+                Err(e) => {
+                    for done in &self.bind_cycle.reserve[..i] {
+                        done.unreserve(pod, node.name());
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        pod.state.clear();
+        kept.into_iter().for_each(|v| pod.state.insert(v));
+        Ok(())
+    }
+
+    /// Permit, PreBind, Bind and PostBind for `pod` on `node`: `Ok(true)` when bound,
+    /// `Ok(false)` when there is nothing more to do (gone, or bound by someone else), `Err`
+    /// when the cycle failed (what was reserved has been given back).
+    pub async fn bind(
+        &self,
+        cx: &dyn BindContext,
+        pod: &PodInfo,
+        node: &str,
+    ) -> Result<bool, String> {
+        let outcome = self.bind_steps(cx, pod, node).await;
+        if outcome.is_err() {
+            for r in &self.bind_cycle.reserve {
+                r.unreserve(pod, node);
+            }
+        }
+        if outcome == Ok(true) {
+            for p in &self.bind_cycle.post_bind {
+                p.post_bind(cx, pod, node).await;
+            }
+        }
+        outcome
+    }
+
+    async fn bind_steps(
+        &self,
+        cx: &dyn BindContext,
+        pod: &PodInfo,
+        node: &str,
+    ) -> Result<bool, String> {
+        for p in &self.bind_cycle.permit {
+            let mut deadline = None;
+            loop {
+                match p.permit(pod, node) {
+                    PermitVerdict::Allow => break,
+                    PermitVerdict::Deny(why) => return Err(format!("{}: {why}", p.name())),
+                    PermitVerdict::Wait(at_most) => {
+                        let until =
+                            *deadline.get_or_insert_with(|| std::time::Instant::now() + at_most);
+                        if std::time::Instant::now() >= until {
+                            return Err(format!("{}: timed out waiting", p.name()));
+                        }
+                        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                    }
+                }
+            }
+        }
+        for p in &self.bind_cycle.pre_bind {
+            p.pre_bind(cx, pod, node)
+                .await
+                .map_err(|e| format!("{}: {e}", p.name()))?;
+        }
+        for b in &self.bind_cycle.bind {
+            match b.bind(cx, pod, node).await {
+                BindOutcome::Skip => continue,
+                BindOutcome::Bound => return Ok(true),
+                BindOutcome::Gone => return Ok(false),
+                BindOutcome::Failed(e) => return Err(format!("{}: {e}", b.name())),
+            }
+        }
+        Err("no Bind plugin took the pod".into())
+    }
+
     /// Runs every filter on `node` (the PreFilter state must be in `pod`).
     pub fn filter_node(&self, pod: &PodInfo, node: &NodeInfo) -> Result<(), Rejection> {
         self.filters.iter().try_for_each(|f| f.filter(pod, node))
@@ -428,6 +624,76 @@ mod tests {
         assert_eq!(feasible_nodes_to_find(0, 200), 100);
         assert_eq!(feasible_nodes_to_find(10, 5000), 500);
         assert_eq!(feasible_nodes_to_find(100, 5000), 5000);
+    }
+
+    /// Counts reservations; its Permit denies, waits, or allows.
+    struct Gate {
+        reserved: std::sync::atomic::AtomicI32,
+        verdict: PermitVerdict,
+    }
+
+    impl Reserve for std::sync::Arc<Gate> {
+        fn name(&self) -> &'static str {
+            "Gate"
+        }
+        fn reserve(&self, _: &PodInfo, _: &NodeInfo) -> Result<Option<StateValue>, Rejection> {
+            self.reserved
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok(None)
+        }
+        fn unreserve(&self, _: &PodInfo, _: &str) {
+            self.reserved
+                .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    impl Permit for std::sync::Arc<Gate> {
+        fn name(&self) -> &'static str {
+            "Gate"
+        }
+        fn permit(&self, _: &PodInfo, _: &str) -> PermitVerdict {
+            self.verdict.clone()
+        }
+    }
+
+    struct NoServer(capstan_client::Client);
+
+    impl BindContext for NoServer {
+        fn client(&self) -> &capstan_client::Client {
+            &self.0
+        }
+        fn volume_index(&self) -> std::sync::Arc<crate::volumes::VolumeIndex> {
+            Default::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_denying_or_timed_out_permit_gives_the_reservation_back() {
+        use crate::plugins::test_support::{cluster, node, pod};
+        let cache = cluster(vec![node("n1", serde_json::json!({}))], vec![]);
+        let mut config = capstan_client::Config::new("https://127.0.0.1:1");
+        config.insecure = true;
+        let cx = NoServer(capstan_client::Client::new(config).unwrap());
+        for verdict in [
+            PermitVerdict::Deny("not yet".into()),
+            PermitVerdict::Wait(std::time::Duration::from_millis(150)),
+        ] {
+            let gate = std::sync::Arc::new(Gate {
+                reserved: Default::default(),
+                verdict,
+            });
+            let mut profile = Profile::new("p", Vec::new(), Vec::new());
+            profile.bind_cycle.reserve = vec![Box::new(gate.clone())];
+            profile.bind_cycle.permit = vec![Box::new(gate.clone())];
+            let mut info = PodInfo::new(pod("p", serde_json::json!({}), serde_json::json!({})));
+            profile
+                .reserve(&mut info, cache.node("n1").unwrap())
+                .unwrap();
+            assert_eq!(gate.reserved.load(std::sync::atomic::Ordering::SeqCst), 1);
+            let err = profile.bind(&cx, &info, "n1").await.unwrap_err();
+            assert!(err.starts_with("Gate: "), "{err}");
+            assert_eq!(gate.reserved.load(std::sync::atomic::Ordering::SeqCst), 0);
+        }
     }
 
     #[test]

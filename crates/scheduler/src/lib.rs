@@ -1,15 +1,12 @@
-//! Capstan's scheduler: it watches pods and nodes through the API server, keeps them in a
-//! cache, takes pending pods from a priority queue, filters and scores nodes with upstream's
-//! default plugins, assumes the pod on the chosen node and binds it.
-//!
-//! Built so far: the queue (priority order, backoff, unschedulable pods woken by cluster
-//! changes), the framework (Filter and Score extension points, weighted scores, upstream's
-//! failure summary), the plugins NodeUnschedulable, NodeName, TaintToleration, NodeAffinity,
-//! NodePorts, NodeResourcesFit (LeastAllocated), NodeResourcesBalancedAllocation and
-//! ImageLocality, and
-//! assume-then-bind with `PodScheduled` conditions and events. The scheduler issue lists the
-//! rest (preemption, volume and inter-pod plugins, configuration, leader election, serving).
+//! Capstan's scheduler: it watches pods, nodes, namespaces and the volume objects through the
+//! API server, keeps them in a cache, takes pending pods from a priority queue, and runs
+//! upstream's scheduling framework on them: PreEnqueue (scheduling gates), PreFilter and
+//! Filter, PostFilter (preemption), PreScore and Score in the scheduling cycle; Reserve,
+//! Permit, PreBind, Bind and PostBind in the binding cycle, which runs while the next pod is
+//! scheduled (the pod is assumed on its node meanwhile). Every plugin of upstream's default
+//! set is here, configured by `KubeSchedulerConfiguration` profiles ([`config`]).
 
+pub mod binding;
 pub mod cache;
 pub mod config;
 mod error;

@@ -10,7 +10,7 @@ use capstan_client::{Change, Client, ListParams, PatchType, Reflector};
 use capstan_meta::labels::LabelSelector;
 use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
 use k8s_openapi::api::core::v1::{
-    Binding, Namespace, Node, ObjectReference, Pod, PodCondition, ReplicationController, Service,
+    Namespace, Node, ObjectReference, Pod, PodCondition, ReplicationController, Service,
 };
 use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
 use k8s_openapi::api::events::v1::Event;
@@ -24,9 +24,9 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use crate::cache::{Budget, Cache, pod_key};
+use crate::framework::BindContext;
 use crate::framework::{PodInfo, Profile};
 use crate::metrics::{AttemptResult, Metrics};
-use crate::plugins;
 use crate::preemption;
 use crate::queue::{Outcome, Queue};
 use crate::volumes::VolumeIndex;
@@ -335,14 +335,24 @@ impl Scheduler {
                 let choice = profile.select(&mut info, &cache);
                 match &choice {
                     Ok(node) => {
-                        let volumes = cache
-                            .node(node)
-                            .map(|n| plugins::volume_actions(&info, n))
-                            .unwrap_or_default();
-                        // The attempt's state (and the snapshots it holds) is done with.
-                        info.state.clear();
-                        cache.assume(&info.pod, node);
-                        Some(Ok((node.clone(), volumes, profile.volume_bind_timeout)))
+                        // Reserve (which also drops the scheduling cycle's state and the
+                        // snapshots it holds), then assume.
+                        let reserved = match cache.node(node) {
+                            Some(n) => profile.reserve(&mut info, n),
+                            None => Err(crate::framework::Rejection::resolvable("node is gone")),
+                        };
+                        match reserved {
+                            Ok(()) => {
+                                cache.assume(&info.pod, node);
+                                Some(Ok(node.clone()))
+                            }
+                            Err(r) => {
+                                tracing::warn!(pod = %key, reason = %r.reason, "reserving failed");
+                                drop(cache);
+                                self.queue.done(&key, Outcome::Error);
+                                return;
+                            }
+                        }
                     }
                     Err(fit) => {
                         let preemption = profile.preemption.map(|params| {
@@ -365,15 +375,9 @@ impl Scheduler {
             .map_or_else(String::new, |p| p.scheduler_name.clone());
         match placed {
             None => self.queue.done(&key, Outcome::Done),
-            Some(Ok((node, volumes, timeout))) => {
+            Some(Ok(node)) => {
                 tasks.spawn(async move {
-                    let mut outcome = Outcome::Done;
-                    if !volumes.is_empty() {
-                        outcome = self.bind_volumes(&info.pod, &node, &volumes, timeout).await;
-                    }
-                    if outcome == Outcome::Done {
-                        outcome = self.bind(&info.pod, &node).await;
-                    }
+                    let outcome = self.bind(&info, &node).await;
                     let result = if outcome == Outcome::Done {
                         AttemptResult::Scheduled
                     } else {
@@ -445,129 +449,22 @@ impl Scheduler {
         }
     }
 
-    /// VolumeBinding's PreBind: binds the chosen volumes to their claims (`claimRef`) and
-    /// asks for provisioning on `node` (`volume.kubernetes.io/selected-node`), then waits for
-    /// every claim to be bound (by the volume controller and provisioners) for at most
-    /// `timeout`.
-    async fn bind_volumes(
-        &self,
-        pod: &Pod,
-        node: &str,
-        actions: &[plugins::VolumeAction],
-        timeout: std::time::Duration,
-    ) -> Outcome {
-        let pod_name = pod.metadata.name.as_deref().unwrap_or("");
-        for action in actions {
-            let result = match action {
-                plugins::VolumeAction::Bind { claim, volume } => {
-                    let mut volume = (**volume).clone();
-                    let spec = volume.spec.get_or_insert_with(Default::default);
-                    spec.claim_ref = Some(ObjectReference {
-                        api_version: Some("v1".into()),
-                        kind: Some("PersistentVolumeClaim".into()),
-                        namespace: claim.metadata.namespace.clone(),
-                        name: claim.metadata.name.clone(),
-                        uid: claim.metadata.uid.clone(),
-                        resource_version: claim.metadata.resource_version.clone(),
-                        ..Default::default()
-                    });
-                    volume
-                        .metadata
-                        .annotations
-                        .get_or_insert_with(Default::default)
-                        .insert("pv.kubernetes.io/bound-by-controller".into(), "yes".into());
-                    let name = volume.metadata.name.clone().unwrap_or_default();
-                    self.client
-                        .replace(None, &name, &volume)
-                        .await
-                        .map(|_: PersistentVolume| ())
-                }
-                plugins::VolumeAction::Provision { claim } => {
-                    let patch = serde_json::json!({"metadata": {"annotations": {
-                        "volume.kubernetes.io/selected-node": node}}});
-                    self.client
-                        .patch::<PersistentVolumeClaim>(
-                            claim.metadata.namespace.as_deref(),
-                            claim.metadata.name.as_deref().unwrap_or(""),
-                            PatchType::Merge,
-                            &patch,
-                        )
-                        .await
-                        .map(|_| ())
-                }
-            };
-            if let Err(e) = result {
-                tracing::warn!(pod = pod_name, error = %e, "binding volumes failed");
-                return Outcome::Error;
-            }
-        }
-        let claims: Vec<(String, String)> = actions
-            .iter()
-            .map(|a| match a {
-                plugins::VolumeAction::Bind { claim, .. }
-                | plugins::VolumeAction::Provision { claim } => (
-                    claim.metadata.namespace.clone().unwrap_or_default(),
-                    claim.metadata.name.clone().unwrap_or_default(),
-                ),
-            })
-            .collect();
-        let deadline = tokio::time::Instant::now() + timeout;
-        loop {
-            let all_bound = {
-                let index = self.cache().volume_index();
-                claims.iter().all(|(ns, name)| {
-                    index.claim(ns, name).is_some_and(|c| {
-                        c.spec
-                            .as_ref()
-                            .and_then(|s| s.volume_name.as_deref())
-                            .is_some_and(|v| !v.is_empty())
-                            && c.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Bound")
-                    })
-                })
-            };
-            if all_bound {
-                return Outcome::Done;
-            }
-            if tokio::time::Instant::now() >= deadline {
-                tracing::warn!(pod = pod_name, "its volumes were not bound in time");
-                return Outcome::Error;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        }
-    }
-
-    async fn bind(&self, pod: &Pod, node: &str) -> Outcome {
-        let ns = pod.metadata.namespace.as_deref();
-        let name = pod.metadata.name.as_deref().unwrap_or("");
-        let binding = Binding {
-            metadata: ObjectMeta {
-                name: Some(name.into()),
-                namespace: ns.map(str::to_string),
-                uid: pod.metadata.uid.clone(),
-                ..Default::default()
-            },
-            target: ObjectReference {
-                kind: Some("Node".into()),
-                name: Some(node.into()),
-                ..Default::default()
-            },
+    /// The binding cycle of the pod's profile, then the `Scheduled` event.
+    async fn bind(&self, info: &PodInfo, node: &str) -> Outcome {
+        let Some(profile) = self.profile_for(&info.pod) else {
+            return Outcome::Done;
         };
-        match self
-            .client
-            .create_subresource::<Pod, _>(ns, name, "binding", &binding)
-            .await
-        {
-            Ok(_) => {
-                let note = format!(
-                    "Successfully assigned {}/{name} to {node}",
-                    ns.unwrap_or("")
-                );
+        let pod = &info.pod;
+        let ns = pod.metadata.namespace.as_deref().unwrap_or("");
+        let name = pod.metadata.name.as_deref().unwrap_or("");
+        match profile.bind(self, info, node).await {
+            Ok(true) => {
+                let note = format!("Successfully assigned {ns}/{name} to {node}");
                 self.event(pod, "Normal", "Scheduled", "Binding", &note)
                     .await;
                 Outcome::Done
             }
-            // Bound already, or gone: nothing more to do for this pod.
-            Err(e) if matches!(e.code(), Some(404 | 409)) => Outcome::Done,
+            Ok(false) => Outcome::Done,
             Err(e) => {
                 tracing::warn!(pod = name, error = %e, "binding failed");
                 Outcome::Error
@@ -768,5 +665,15 @@ impl VolumeObject for CSINode {
         index
             .csi_nodes
             .remove(self.metadata.name.as_deref().unwrap_or(""));
+    }
+}
+
+impl BindContext for Scheduler {
+    fn client(&self) -> &Client {
+        &self.client
+    }
+
+    fn volume_index(&self) -> Arc<VolumeIndex> {
+        self.cache().volume_index()
     }
 }

@@ -270,6 +270,21 @@ pub fn apply_policy(config: &mut Configuration, text: &str, source: &str) -> Res
             });
         }
     }
+    let binds_volumes: &[&str] = if filters.contains(&"VolumeBinding") {
+        &["VolumeBinding"]
+    } else {
+        &[]
+    };
+    let enabled = |names: &[&str]| PluginSet {
+        enabled: names
+            .iter()
+            .map(|n| PluginRef {
+                name: n.to_string(),
+                weight: 0,
+            })
+            .collect(),
+        disabled: Vec::new(),
+    };
     let star = || {
         vec![PluginRef {
             name: "*".into(),
@@ -295,13 +310,11 @@ pub fn apply_policy(config: &mut Configuration, text: &str, source: &str) -> Res
             enabled: scores,
             disabled: Vec::new(),
         },
-        post_filter: PluginSet {
-            enabled: vec![PluginRef {
-                name: "DefaultPreemption".into(),
-                weight: 0,
-            }],
-            disabled: Vec::new(),
-        },
+        post_filter: enabled(&["DefaultPreemption"]),
+        reserve: enabled(binds_volumes),
+        pre_bind: enabled(binds_volumes),
+        bind: enabled(&["DefaultBinder"]),
+        queue_sort: enabled(&["PrioritySort"]),
         ..Default::default()
     };
     let mut args = Vec::new();

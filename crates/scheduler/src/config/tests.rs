@@ -132,7 +132,7 @@ fn profiles_enable_disable_and_configure_plugins() {
     assert_eq!(fit.resources[0].weight, 2);
     // Disabling everything at multiPoint leaves only what is enabled explicitly.
     let (config, _) = load(
-        "profiles:\n- schedulerName: bare\n  plugins:\n    multiPoint:\n      disabled:\n      - name: '*'\n    filter:\n      enabled:\n      - name: NodeName\n",
+        "profiles:\n- schedulerName: bare\n  plugins:\n    multiPoint:\n      disabled:\n      - name: '*'\n    filter:\n      enabled:\n      - name: NodeName\n    bind:\n      enabled:\n      - name: DefaultBinder\n",
     )
     .unwrap();
     let (built, _) = build_profile(&config, &config.profiles[0]).unwrap();

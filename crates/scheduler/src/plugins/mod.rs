@@ -21,13 +21,11 @@ pub use spread::{
     DefaultConstraint, HOSTNAME_KEY, PodTopologySpread, ZONE_KEY, system_default_constraints,
 };
 pub use taints::{TaintToleration, tolerates, untolerated_taint};
-pub use volumes::{
-    NodeVolumeLimits, VolumeAction, VolumeBinding, VolumeRestrictions, VolumeZone, volume_actions,
-};
+pub use volumes::{NodeVolumeLimits, VolumeAction, VolumeBinding, VolumeRestrictions, VolumeZone};
 
 use crate::config::{Configuration, ProfileConfig, args, effective_plugins};
 use crate::error::Result;
-use crate::framework::{Filter, Profile, Score};
+use crate::framework::{Bind, BindCycle, Filter, PreBind, Profile, Reserve, Score};
 
 /// The profile `profile` of `config` describes, with a warning for each enabled plugin
 /// Capstan has not built yet (it is skipped).
@@ -37,6 +35,9 @@ pub fn build_profile(
 ) -> Result<(Profile, Vec<String>)> {
     let effective = effective_plugins(&profile.plugins, "profile")?;
     let pc = &profile.plugin_config;
+    let volume_binding = VolumeBinding {
+        bind_timeout: args::volume_bind_timeout(pc),
+    };
     let filter = |name: &str| -> Option<Box<dyn Filter>> {
         Some(match name {
             "NodeUnschedulable" => Box::new(NodeUnschedulable),
@@ -51,7 +52,7 @@ pub fn build_profile(
             "InterPodAffinity" => Box::new(args::inter_pod_affinity(pc)),
             "VolumeRestrictions" => Box::new(VolumeRestrictions),
             "NodeVolumeLimits" => Box::new(NodeVolumeLimits),
-            "VolumeBinding" => Box::new(VolumeBinding),
+            "VolumeBinding" => Box::new(volume_binding),
             "VolumeZone" => Box::new(VolumeZone),
             _ => return None,
         })
@@ -78,7 +79,28 @@ pub fn build_profile(
         .collect();
     let mut built = Profile::new(&profile.scheduler_name, filters, scores);
     built.percentage_of_nodes_to_score = config.percentage_for(profile);
-    built.volume_bind_timeout = args::volume_bind_timeout(pc);
+    built.bind_cycle = BindCycle {
+        reserve: effective
+            .reserve
+            .iter()
+            .filter(|n| *n == "VolumeBinding")
+            .map(|_| Box::new(volume_binding) as Box<dyn Reserve>)
+            .collect(),
+        permit: Vec::new(),
+        pre_bind: effective
+            .pre_bind
+            .iter()
+            .filter(|n| *n == "VolumeBinding")
+            .map(|_| Box::new(volume_binding) as Box<dyn PreBind>)
+            .collect(),
+        bind: effective
+            .bind
+            .iter()
+            .filter(|n| *n == "DefaultBinder")
+            .map(|_| Box::new(crate::binding::DefaultBinder) as Box<dyn Bind>)
+            .collect(),
+        post_bind: Vec::new(),
+    };
     built.scheduling_gates = effective.pre_enqueue.iter().any(|n| n == "SchedulingGates");
     if effective
         .post_filter

@@ -9,8 +9,15 @@ use std::sync::Arc;
 use capstan_meta::labels::LabelSelector;
 use k8s_openapi::api::core::v1::{NodeSelector, PersistentVolume, PersistentVolumeClaim};
 
+use std::time::Duration;
+
+use capstan_client::PatchType;
+use k8s_openapi::api::core::v1::ObjectReference;
+
 use crate::cache::{Cache, NodeInfo};
-use crate::framework::{Filter, PodInfo, Rejection, StateValue};
+use crate::framework::{
+    BindContext, BoxFuture, Filter, PodInfo, PreBind, Rejection, Reserve, StateValue,
+};
 use crate::plugins::node_selector_matches;
 use crate::volumes::{PodVolume, VolumeIndex, pod_volumes, storage_bytes};
 
@@ -246,8 +253,25 @@ impl Filter for VolumeZone {
 }
 
 /// The VolumeBinding plugin.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct VolumeBinding;
+#[derive(Debug, Clone, Copy)]
+pub struct VolumeBinding {
+    /// How long PreBind waits for the claims to be bound (`bindTimeoutSeconds`).
+    pub bind_timeout: Duration,
+}
+
+impl Default for VolumeBinding {
+    fn default() -> Self {
+        Self {
+            bind_timeout: Duration::from_secs(600),
+        }
+    }
+}
+
+/// What Reserve decided for the pod's unbound claims, carried to PreBind.
+#[derive(Debug)]
+struct BindingPlan {
+    actions: Vec<VolumeAction>,
+}
 
 /// What VolumeBinding found for the pod's claims.
 #[derive(Debug)]
@@ -393,13 +417,131 @@ impl BindingState {
     }
 }
 
-/// The volume work to do before binding `pod` to `node` (empty when none), as VolumeBinding
-/// planned it in this attempt.
-pub fn volume_actions(pod: &PodInfo, node: &NodeInfo) -> Vec<VolumeAction> {
-    pod.state
-        .get::<BindingState>()
-        .and_then(|s| s.actions(node))
-        .unwrap_or_default()
+impl Reserve for VolumeBinding {
+    fn name(&self) -> &'static str {
+        "VolumeBinding"
+    }
+
+    fn reserve(&self, pod: &PodInfo, node: &NodeInfo) -> Result<Option<StateValue>, Rejection> {
+        let Some(state) = pod.state.get::<BindingState>() else {
+            return Ok(None);
+        };
+        let actions = state.actions(node).ok_or_else(|| {
+            Rejection::resolvable("node(s) didn't find available persistent volumes to bind")
+        })?;
+        Ok((!actions.is_empty()).then(|| Box::new(BindingPlan { actions }) as StateValue))
+    }
+}
+
+impl PreBind for VolumeBinding {
+    fn name(&self) -> &'static str {
+        "VolumeBinding"
+    }
+
+    /// Binds the chosen volumes to their claims (`claimRef`) and asks for provisioning on the
+    /// node (`volume.kubernetes.io/selected-node`), then waits for every claim to be bound
+    /// (by the volume controller and provisioners) for at most `bind_timeout`.
+    fn pre_bind<'a>(
+        &'a self,
+        cx: &'a dyn BindContext,
+        pod: &'a PodInfo,
+        node: &'a str,
+    ) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move {
+            let Some(plan) = pod.state.get::<BindingPlan>() else {
+                return Ok(());
+            };
+            for action in &plan.actions {
+                carry_out(cx, action, node).await?;
+            }
+            let claims: Vec<(String, String)> = plan
+                .actions
+                .iter()
+                .map(|a| {
+                    let claim = a.claim();
+                    (
+                        claim.metadata.namespace.clone().unwrap_or_default(),
+                        claim.metadata.name.clone().unwrap_or_default(),
+                    )
+                })
+                .collect();
+            let deadline = tokio::time::Instant::now() + self.bind_timeout;
+            loop {
+                let index = cx.volume_index();
+                let all_bound = claims.iter().all(|(ns, name)| {
+                    index.claim(ns, name).is_some_and(|c| {
+                        c.spec
+                            .as_ref()
+                            .and_then(|s| s.volume_name.as_deref())
+                            .is_some_and(|v| !v.is_empty())
+                            && c.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Bound")
+                    })
+                });
+                if all_bound {
+                    return Ok(());
+                }
+                if tokio::time::Instant::now() >= deadline {
+                    return Err("the pod's volumes were not bound in time".into());
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        })
+    }
+}
+
+impl VolumeAction {
+    /// The claim the action is for.
+    pub fn claim(&self) -> &PersistentVolumeClaim {
+        match self {
+            VolumeAction::Bind { claim, .. } | VolumeAction::Provision { claim } => claim,
+        }
+    }
+}
+
+/// One action through the API: the volume's `claimRef` (annotated
+/// `pv.kubernetes.io/bound-by-controller`), or the claim's selected-node annotation.
+async fn carry_out(cx: &dyn BindContext, action: &VolumeAction, node: &str) -> Result<(), String> {
+    match action {
+        VolumeAction::Bind { claim, volume } => {
+            let mut volume = (**volume).clone();
+            let spec = volume.spec.get_or_insert_with(Default::default);
+            spec.claim_ref = Some(ObjectReference {
+                api_version: Some("v1".into()),
+                kind: Some("PersistentVolumeClaim".into()),
+                namespace: claim.metadata.namespace.clone(),
+                name: claim.metadata.name.clone(),
+                uid: claim.metadata.uid.clone(),
+                resource_version: claim.metadata.resource_version.clone(),
+                ..Default::default()
+            });
+            volume
+                .metadata
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert("pv.kubernetes.io/bound-by-controller".into(), "yes".into());
+            let name = volume.metadata.name.clone().unwrap_or_default();
+            cx.client()
+                .replace(None, &name, &volume)
+                .await
+                .map(|_: PersistentVolume| ())
+                .map_err(|e| format!("binding volume {name}: {e}"))
+        }
+        VolumeAction::Provision { claim } => {
+            let patch = serde_json::json!({"metadata": {"annotations": {
+                "volume.kubernetes.io/selected-node": node}}});
+            let name = claim.metadata.name.as_deref().unwrap_or("");
+            cx.client()
+                .patch::<PersistentVolumeClaim>(
+                    claim.metadata.namespace.as_deref(),
+                    name,
+                    PatchType::Merge,
+                    &patch,
+                )
+                .await
+                .map(|_| ())
+                .map_err(|e| format!("annotating claim {name}: {e}"))
+        }
+    }
 }
 
 impl Filter for VolumeBinding {
@@ -560,6 +702,7 @@ mod tests {
 
     #[test]
     fn wait_for_first_consumer_claims_go_where_a_volume_or_provisioning_can_follow() {
+        let plugin = VolumeBinding::default();
         let cache = with_index(cluster(zoned_nodes(), vec![]), |ix| {
             ix.classes.insert(
                 "local".into(),
@@ -589,7 +732,6 @@ mod tests {
             put_claim(ix, claim("dynamic", "zonal", None));
             put_claim(ix, claim("immediate", "now", None));
         });
-        let plugin = VolumeBinding;
         assert_eq!(
             feasible(&plugin, with_claim("p", "static"), &cache).unwrap(),
             ["a1"]
@@ -606,13 +748,17 @@ mod tests {
             feasible(&plugin, with_claim("p", "missing"), &cache).unwrap_err(),
             "persistentvolumeclaim \"missing\" not found"
         );
-        // The plan for a1 binds the 2Gi volume.
+        // Reserving a1 plans to bind the 2Gi volume.
         let mut info = PodInfo::new(with_claim("p", "static"));
         info.state
             .insert(plugin.pre_filter(&info, &cache).unwrap().unwrap());
-        let actions = volume_actions(&info, cache.node("a1").unwrap());
-        let [VolumeAction::Bind { volume, .. }] = &actions[..] else {
-            panic!("{actions:?}")
+        let plan = plugin
+            .reserve(&info, cache.node("a1").unwrap())
+            .unwrap()
+            .unwrap();
+        let plan = plan.downcast::<BindingPlan>().unwrap();
+        let [VolumeAction::Bind { volume, .. }] = &plan.actions[..] else {
+            panic!("{:?}", plan.actions)
         };
         assert_eq!(volume.metadata.name.as_deref(), Some("fits"));
     }
@@ -626,7 +772,7 @@ mod tests {
             put_claim(ix, claim("dangling", "", Some("gone")));
         });
         assert_eq!(
-            feasible(&VolumeBinding, with_claim("p", "bound"), &cache).unwrap(),
+            feasible(&VolumeBinding::default(), with_claim("p", "bound"), &cache).unwrap(),
             ["b1"]
         );
         assert_eq!(
@@ -634,9 +780,13 @@ mod tests {
             ["b1"]
         );
         assert!(
-            feasible(&VolumeBinding, with_claim("p", "dangling"), &cache)
-                .unwrap()
-                .is_empty()
+            feasible(
+                &VolumeBinding::default(),
+                with_claim("p", "dangling"),
+                &cache
+            )
+            .unwrap()
+            .is_empty()
         );
     }
 
