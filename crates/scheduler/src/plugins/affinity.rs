@@ -137,3 +137,101 @@ impl Score for NodeAffinity {
         default_normalize(scores, false);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugins::test_support::{cluster, feasible, node, pod, scores};
+    use serde_json::json;
+
+    fn nodes() -> Vec<k8s_openapi::api::core::v1::Node> {
+        vec![
+            node("a", json!({"zone": "a", "disk": "ssd", "gen": "3"})),
+            node("b", json!({"zone": "b", "gen": "5"})),
+            node("c", json!({})),
+        ]
+    }
+
+    fn required(terms: serde_json::Value) -> serde_json::Value {
+        json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
+            {"nodeSelectorTerms": terms}}}})
+    }
+
+    #[test]
+    fn selectors_and_required_terms_filter() {
+        let cache = cluster(nodes(), vec![]);
+        let cases = [
+            (json!({"nodeSelector": {"disk": "ssd"}}), vec!["a"]),
+            (
+                required(
+                    json!([{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a", "b"]}]}]),
+                ),
+                vec!["a", "b"],
+            ),
+            (
+                required(
+                    json!([{"matchExpressions": [{"key": "zone", "operator": "NotIn", "values": ["a"]}]}]),
+                ),
+                vec!["b", "c"],
+            ),
+            (
+                required(
+                    json!([{"matchExpressions": [{"key": "disk", "operator": "DoesNotExist"}]}]),
+                ),
+                vec!["b", "c"],
+            ),
+            (
+                required(
+                    json!([{"matchExpressions": [{"key": "gen", "operator": "Gt", "values": ["4"]}]}]),
+                ),
+                vec!["b"],
+            ),
+            (
+                required(
+                    json!([{"matchExpressions": [{"key": "gen", "operator": "Lt", "values": ["4"]}]}]),
+                ),
+                vec!["a"],
+            ),
+            // Terms are ORed; an empty term matches nothing.
+            (
+                required(
+                    json!([{}, {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["c"]}]}]),
+                ),
+                vec!["c"],
+            ),
+        ];
+        for (spec, want) in cases {
+            let got = feasible(
+                &NodeAffinity::default(),
+                pod("p", json!({}), spec.clone()),
+                &cache,
+            )
+            .unwrap();
+            assert_eq!(got, want, "{spec}");
+        }
+    }
+
+    #[test]
+    fn preferred_terms_and_added_affinity_score() {
+        let cache = cluster(nodes(), vec![]);
+        let spec = json!({"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 10, "preference": {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["b"]}]}},
+            {"weight": 5, "preference": {"matchExpressions": [{"key": "disk", "operator": "Exists"}]}}
+        ]}}});
+        let by_node: std::collections::BTreeMap<_, _> =
+            scores(&NodeAffinity::default(), pod("p", json!({}), spec), &cache)
+                .into_iter()
+                .collect();
+        assert_eq!((by_node["a"], by_node["b"], by_node["c"]), (50, 100, 0));
+        // addedAffinity (profile-wide) keeps every pod off nodes without a zone.
+        let added: ApiNodeAffinity = serde_json::from_value(json!({
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "zone", "operator": "Exists"}]}]}}))
+        .unwrap();
+        let plugin = NodeAffinity { added: Some(added) };
+        assert_eq!(
+            feasible(&plugin, pod("p", json!({}), json!({})), &cache).unwrap(),
+            ["a", "b"]
+        );
+    }
+}
