@@ -74,6 +74,11 @@ struct Options {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..), help_heading = "Limits")]
     delete_collection_workers: u32,
 
+    /// Run the garbage collector: delete objects whose owners (metadata.ownerReferences) are
+    /// gone, and carry out Orphan and Foreground deletions.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true", help_heading = "Generic")]
+    enable_garbage_collector: bool,
+
     /// How long events are kept after their last activity.
     #[arg(long, default_value = "1h0m0s", value_parser = parse_duration, help_heading = "Storage")]
     event_ttl: Duration,
@@ -166,6 +171,7 @@ fn main() -> ExitCode {
     config.watch_cache_sizes = options.watch_cache_sizes.into_iter().collect();
     config.min_request_timeout = Duration::from_secs(options.min_request_timeout);
     config.event_ttl = options.event_ttl;
+    config.garbage_collector = options.enable_garbage_collector;
     config.delete_collection_workers = options.delete_collection_workers as usize;
 
     let runtime = match tokio::runtime::Builder::new_multi_thread()

@@ -36,9 +36,11 @@ async fn typed_crud_round_trips_every_field() {
     sc.metadata.labels = Some(BTreeMap::from([("tier".into(), "gold".into())]));
     sc.metadata.annotations = Some(BTreeMap::from([("example.com/note".into(), "kept".into())]));
     sc.metadata.finalizers = Some(vec!["example.com/keep".into()]);
+    // An owner of a kind Capstan does not serve: the garbage collector leaves it be (an
+    // absent ConfigMap owner would get the object collected).
     sc.metadata.owner_references = Some(vec![OwnerReference {
-        api_version: "v1".into(),
-        kind: "ConfigMap".into(),
+        api_version: "example.com/v1".into(),
+        kind: "Owner".into(),
         name: "owner".into(),
         uid: "8f2c0e9e-0000-4000-8000-000000000001".into(),
         controller: Some(true),

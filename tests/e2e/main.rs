@@ -6,6 +6,7 @@ mod bad_input;
 mod consistency;
 mod core;
 mod discovery;
+mod gc;
 mod kube_client;
 mod kubectl;
 mod representations;

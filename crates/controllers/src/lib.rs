@@ -5,8 +5,11 @@
 //!   nothing is left, the `kubernetes` finalizer is removed and the namespace goes away. New
 //!   namespaces get a `default` ServiceAccount.
 //! - **events**: core events expire `--event-ttl` after their last activity.
+//! - **garbage collector** (`--enable-garbage-collector`): dependents whose owners are gone
+//!   are deleted; `Orphan` and `Foreground` deletions are carried out.
 
 mod events;
+mod gc;
 mod namespaces;
 mod watching;
 
@@ -25,12 +28,15 @@ pub use namespaces::finalize_namespace;
 pub struct ControllerConfig {
     /// How long an event lives after its last activity (`--event-ttl`).
     pub event_ttl: Duration,
+    /// Whether the garbage collector runs (`--enable-garbage-collector`).
+    pub garbage_collector: bool,
 }
 
 impl Default for ControllerConfig {
     fn default() -> Self {
         Self {
             event_ttl: Duration::from_secs(3600),
+            garbage_collector: true,
         }
     }
 }
@@ -43,7 +49,7 @@ pub struct Controllers {
 impl Controllers {
     /// Starts every controller.
     pub fn start(registry: Arc<Registry>, builtin: &Builtin, config: ControllerConfig) -> Self {
-        let tasks = vec![
+        let mut tasks = vec![
             tokio::spawn(namespaces::run(
                 registry.clone(),
                 builtin.namespaces.clone(),
@@ -51,6 +57,9 @@ impl Controllers {
             )),
             tokio::spawn(events::run(builtin.events.clone(), config.event_ttl)),
         ];
+        if config.garbage_collector {
+            tasks.push(tokio::spawn(gc::run(registry.clone())));
+        }
         Self { tasks }
     }
 }

@@ -43,6 +43,7 @@ pub(crate) async fn run(
         let Seen {
             object: ns,
             deleted,
+            ..
         } = tokio::select! {
             next = seen.recv() => match next {
                 Some(seen) => seen,

@@ -9,17 +9,27 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tracing::warn;
 
-/// One object seen: listed, added or modified (`deleted` false), or deleted.
+/// One object seen: listed, added or modified (`deleted` false), or deleted; or, with
+/// `listed` set and a null object, the end of the first list.
 pub(crate) struct Seen {
     pub object: Value,
     pub deleted: bool,
+    pub listed: bool,
 }
 
 /// Sends every object of the collection (cluster-wide), then every changed object as its
 /// events arrive; relists when the watch ends. Runs until the receiver goes away.
 pub(crate) async fn follow(storage: Arc<dyn RestStorage>, tx: mpsc::Sender<Seen>) {
-    let handle =
-        async |object: Value, deleted: bool| tx.send(Seen { object, deleted }).await.is_ok();
+    let handle = async |object: Value, deleted: bool| {
+        tx.send(Seen {
+            object,
+            deleted,
+            listed: false,
+        })
+        .await
+        .is_ok()
+    };
+    let mut announced = false;
     loop {
         let listed = match storage.list("", &ListOptions::default()).await {
             Ok(encoded) => encoded.body.into_bytes(),
@@ -39,6 +49,17 @@ pub(crate) async fn follow(storage: Arc<dyn RestStorage>, tx: mpsc::Sender<Seen>
                 if !handle(item, false).await {
                     return;
                 }
+            }
+        }
+        if !announced {
+            announced = true;
+            let end = Seen {
+                object: Value::Null,
+                deleted: false,
+                listed: true,
+            };
+            if tx.send(end).await.is_err() {
+                return;
             }
         }
         let options = WatchOptions {

@@ -662,6 +662,16 @@ impl<S: Strategy> GenericStore<S> {
             if let Some(reason) = self.strategy.forbid_delete(&obj) {
                 return Err(ApiError::forbidden_because(&self.gr, name, &reason).into());
             }
+            // The propagation policy becomes the garbage collector's finalizers (`orphan`,
+            // `foregroundDeletion`); Background (the default) clears them.
+            let gc_finalizers = propagation_finalizers(options, meta.finalizers.as_deref());
+            let finalizers_change = gc_finalizers.as_ref() != meta.finalizers.as_ref()
+                && !(gc_finalizers.as_ref().is_none_or(Vec::is_empty)
+                    && meta.finalizers.as_ref().is_none_or(Vec::is_empty));
+            if finalizers_change {
+                obj.metadata_mut().finalizers = gc_finalizers;
+            }
+            let meta = obj.metadata();
             let has_finalizers = meta.finalizers.as_ref().is_some_and(|f| !f.is_empty());
             let finalizing = has_finalizers || self.strategy.awaits_finalization(&obj);
             let grace = self
@@ -681,7 +691,7 @@ impl<S: Strategy> GenericStore<S> {
                     .deletion_grace_period_seconds
                     .is_some_and(|current| grace < current);
             let keep = finalizing || grace > 0;
-            if deleting && !shortens {
+            if deleting && !shortens && !finalizers_change {
                 // Already marked: a repeated delete changes nothing.
                 return self.encode(&obj, Vec::new(), pending);
             }
@@ -689,8 +699,10 @@ impl<S: Strategy> GenericStore<S> {
                 // Phase one: mark for deletion; the object goes when its last finalizer does
                 // (or when whatever honours the grace period finishes it).
                 let m = obj.metadata_mut();
-                m.deletion_timestamp = Some(time::seconds_from_now(grace));
-                m.deletion_grace_period_seconds = Some(grace);
+                if !deleting || shortens {
+                    m.deletion_timestamp = Some(time::seconds_from_now(grace));
+                    m.deletion_grace_period_seconds = Some(grace);
+                }
                 if !deleting {
                     self.strategy.prepare_for_delete(&mut obj);
                 }
@@ -1111,3 +1123,38 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
 
 #[cfg(test)]
 mod tests;
+
+/// The garbage collector's finalizer for orphaning dependents.
+pub const ORPHAN_FINALIZER: &str = "orphan";
+/// The garbage collector's finalizer for deleting dependents first.
+pub const FOREGROUND_FINALIZER: &str = "foregroundDeletion";
+
+/// The finalizers an object gets when deleted with `options`: `orphan` for Orphan (or
+/// `orphanDependents: true`), `foregroundDeletion` for Foreground, neither for Background
+/// (or `orphanDependents: false`); without a policy they stay as they are.
+fn propagation_finalizers(
+    options: &DeleteOptions,
+    current: Option<&[String]>,
+) -> Option<Vec<String>> {
+    let policy = match (
+        options.propagation_policy.as_deref(),
+        options.orphan_dependents,
+    ) {
+        (Some(p), _) => p,
+        (None, Some(true)) => "Orphan",
+        (None, Some(false)) => "Background",
+        (None, None) => return current.map(<[String]>::to_vec),
+    };
+    let mut out: Vec<String> = current
+        .unwrap_or_default()
+        .iter()
+        .filter(|f| *f != ORPHAN_FINALIZER && *f != FOREGROUND_FINALIZER)
+        .cloned()
+        .collect();
+    match policy {
+        "Orphan" => out.push(ORPHAN_FINALIZER.into()),
+        "Foreground" => out.push(FOREGROUND_FINALIZER.into()),
+        _ => {}
+    }
+    (!out.is_empty() || current.is_some()).then_some(out)
+}

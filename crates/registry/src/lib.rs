@@ -24,7 +24,7 @@ pub mod watching;
 
 pub use capstan_watch::CachedObject;
 pub use error::{Error, Result};
-pub use generic::GenericStore;
+pub use generic::{FOREGROUND_FINALIZER, GenericStore, ORPHAN_FINALIZER};
 pub use options::{DeleteOptions, FieldValidation, GetOptions, ListOptions, WriteOptions};
 pub use patch::PatchType;
 pub use payload::Payload;

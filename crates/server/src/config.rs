@@ -46,6 +46,8 @@ pub struct ServerConfig {
     pub min_request_timeout: Duration,
     /// How long events are kept after their last activity (`--event-ttl`).
     pub event_ttl: Duration,
+    /// Whether the garbage collector runs (`--enable-garbage-collector`).
+    pub garbage_collector: bool,
     /// Deletes one deletecollection (and so a namespace's cleanup) runs at once
     /// (`--delete-collection-workers`).
     pub delete_collection_workers: usize,
@@ -77,6 +79,7 @@ impl ServerConfig {
             watch_cache_sizes: Default::default(),
             min_request_timeout: Duration::from_secs(1800),
             event_ttl: Duration::from_secs(3600),
+            garbage_collector: true,
             delete_collection_workers: 1,
         }
     }

@@ -127,6 +127,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         &builtin,
         ControllerConfig {
             event_ttl: config.event_ttl,
+            garbage_collector: config.garbage_collector,
         },
     );
 

@@ -1,0 +1,456 @@
+//! The garbage collector: objects whose owners (`metadata.ownerReferences`) are all gone are
+//! deleted; an owner deleted with `propagationPolicy: Orphan` first has its dependents'
+//! references to it removed; one deleted with `Foreground` waits until its dependents that
+//! block owner deletion are gone. It works from the watch caches of every served resource
+//! (followed through the same calls the handlers make), never by scanning storage.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+use capstan_meta::Reason;
+use capstan_registry::{
+    DeleteOptions, Error, FOREGROUND_FINALIZER, GetOptions, ORPHAN_FINALIZER, PatchType, Registry,
+    RestStorage, WriteOptions,
+};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+use tracing::debug;
+
+use crate::watching::{Seen, follow};
+
+/// How long a failed step waits before it is tried again.
+const RETRY: Duration = Duration::from_secs(1);
+
+/// An owner reference.
+#[derive(Debug, Clone)]
+struct Owner {
+    uid: String,
+    api_version: String,
+    kind: String,
+    name: String,
+    blocks: bool,
+}
+
+/// What the collector keeps of an object.
+#[derive(Debug, Clone)]
+struct Node {
+    resource: usize,
+    namespace: String,
+    name: String,
+    owners: Vec<Owner>,
+    finalizers: Vec<String>,
+    deleting: bool,
+}
+
+impl Node {
+    fn read(resource: usize, object: &Value) -> Option<(String, Self)> {
+        let meta = &object["metadata"];
+        let uid = meta["uid"].as_str().filter(|u| !u.is_empty())?.to_string();
+        let owners = meta["ownerReferences"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|r| {
+                Some(Owner {
+                    uid: r["uid"].as_str()?.to_string(),
+                    api_version: r["apiVersion"].as_str().unwrap_or("").to_string(),
+                    kind: r["kind"].as_str().unwrap_or("").to_string(),
+                    name: r["name"].as_str().unwrap_or("").to_string(),
+                    blocks: r["blockOwnerDeletion"] == true,
+                })
+            })
+            .collect();
+        let finalizers = meta["finalizers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| f.as_str().map(str::to_string))
+            .collect();
+        Some((
+            uid,
+            Self {
+                resource,
+                namespace: meta["namespace"].as_str().unwrap_or("").to_string(),
+                name: meta["name"].as_str().unwrap_or("").to_string(),
+                owners,
+                finalizers,
+                deleting: !meta["deletionTimestamp"].is_null(),
+            },
+        ))
+    }
+
+    fn has(&self, finalizer: &str) -> bool {
+        self.finalizers.iter().any(|f| f == finalizer)
+    }
+}
+
+/// Every object with an owner or a collector finalizer, and who depends on whom.
+#[derive(Default)]
+struct Graph {
+    nodes: HashMap<String, Node>,
+    /// Owner uid → dependent uids.
+    dependents: HashMap<String, HashSet<String>>,
+}
+
+impl Graph {
+    /// Records `node` (or its removal) and returns the uids whose case may have changed.
+    fn apply(&mut self, uid: String, node: Option<Node>) -> Vec<String> {
+        let mut touched = vec![uid.clone()];
+        if let Some(old) = self.nodes.remove(&uid) {
+            for o in &old.owners {
+                if let Some(d) = self.dependents.get_mut(&o.uid) {
+                    d.remove(&uid);
+                }
+                touched.push(o.uid.clone());
+            }
+        }
+        match node {
+            Some(node) => {
+                for o in &node.owners {
+                    self.dependents
+                        .entry(o.uid.clone())
+                        .or_default()
+                        .insert(uid.clone());
+                }
+                self.nodes.insert(uid.clone(), node);
+            }
+            None => {
+                // Its dependents may now be orphans.
+                touched.extend(self.dependents.get(&uid).into_iter().flatten().cloned());
+            }
+        }
+        touched
+    }
+}
+
+/// Runs the collector until the task is dropped.
+pub(crate) async fn run(registry: Arc<Registry>) {
+    let resources: Vec<Arc<dyn RestStorage>> = registry
+        .resources()
+        .filter(|r| {
+            let d = r.descriptor();
+            d.subresource.is_empty()
+                && ["list", "watch", "delete", "patch"]
+                    .iter()
+                    .all(|v| d.verbs.iter().any(|x| x == v))
+        })
+        .cloned()
+        .collect();
+    let mut tasks = JoinSet::new();
+    let (tx, mut events) = mpsc::channel::<(usize, Seen)>(1024);
+    let (synced_tx, mut synced_rx) = mpsc::channel::<usize>(resources.len().max(1));
+    for (i, storage) in resources.iter().enumerate() {
+        let (one_tx, mut one) = mpsc::channel(256);
+        tasks.spawn(follow(storage.clone(), one_tx));
+        let tx = tx.clone();
+        let synced_tx = synced_tx.clone();
+        tasks.spawn(async move {
+            let mut announced = false;
+            while let Some(seen) = one.recv().await {
+                if seen.listed && !announced {
+                    announced = true;
+                    let _ = synced_tx.send(i).await;
+                }
+                if tx.send((i, seen)).await.is_err() {
+                    return;
+                }
+            }
+        });
+    }
+    drop(tx);
+    let collector = Collector {
+        registry,
+        resources,
+    };
+    let mut graph = Graph::default();
+    let mut queue: VecDeque<String> = VecDeque::new();
+    let mut queued: HashSet<String> = HashSet::new();
+    let mut synced: HashSet<usize> = HashSet::new();
+    let mut retry_at: Vec<String> = Vec::new();
+    let mut tick = tokio::time::interval(RETRY);
+    loop {
+        tokio::select! {
+            Some((i, seen)) = events.recv() => {
+                if seen.object.is_null() {
+                    continue;
+                }
+                let Some((uid, node)) = Node::read(i, &seen.object) else { continue };
+                let node = (!seen.deleted).then_some(node);
+                for uid in graph.apply(uid, node) {
+                    if queued.insert(uid.clone()) {
+                        queue.push_back(uid);
+                    }
+                }
+            }
+            Some(i) = synced_rx.recv() => {
+                synced.insert(i);
+            }
+            _ = tick.tick() => {
+                for uid in retry_at.drain(..) {
+                    if queued.insert(uid.clone()) {
+                        queue.push_back(uid);
+                    }
+                }
+            }
+            else => return,
+        }
+        // Nothing is judged before every resource has been listed once: an owner not seen
+        // yet is not gone.
+        if synced.len() < collector.resources.len() {
+            continue;
+        }
+        while events.is_empty()
+            && let Some(uid) = queue.pop_front()
+        {
+            queued.remove(&uid);
+            if let Err(e) = collector.process(&graph, &uid).await {
+                debug!(%uid, error = %e, "garbage collector: will retry");
+                retry_at.push(uid);
+            }
+        }
+    }
+}
+
+struct Collector {
+    registry: Arc<Registry>,
+    resources: Vec<Arc<dyn RestStorage>>,
+}
+
+/// How an owner reference stands.
+#[derive(Debug, PartialEq, Eq)]
+enum Standing {
+    /// The owner exists (or its kind is not served, so it cannot be judged).
+    Solid,
+    /// The owner is gone.
+    Dangling,
+    /// The owner is being deleted in the foreground.
+    Waiting,
+}
+
+impl Collector {
+    async fn process(&self, graph: &Graph, uid: &str) -> Result<(), Error> {
+        let Some(node) = graph.nodes.get(uid) else {
+            return Ok(());
+        };
+        if node.deleting && node.has(ORPHAN_FINALIZER) {
+            return self.orphan_dependents(graph, uid, node).await;
+        }
+        if node.deleting && node.has(FOREGROUND_FINALIZER) {
+            self.delete_dependents_first(graph, uid, node).await?;
+        }
+        if node.owners.is_empty() || node.deleting {
+            return Ok(());
+        }
+        let mut standings = Vec::new();
+        for owner in &node.owners {
+            standings.push(self.standing(graph, node, owner).await?);
+        }
+        let solid = standings.contains(&Standing::Solid);
+        if solid {
+            let gone: Vec<&str> = node
+                .owners
+                .iter()
+                .zip(&standings)
+                .filter(|(_, s)| **s != Standing::Solid)
+                .map(|(o, _)| o.uid.as_str())
+                .collect();
+            if !gone.is_empty() {
+                self.remove_owner_refs(node, uid, &gone).await?;
+            }
+            return Ok(());
+        }
+        let waiting = standings.contains(&Standing::Waiting);
+        let has_dependents = graph.dependents.get(uid).is_some_and(|d| !d.is_empty());
+        let policy = if waiting && has_dependents {
+            "Foreground"
+        } else if node.has(ORPHAN_FINALIZER) {
+            "Orphan"
+        } else if node.has(FOREGROUND_FINALIZER) {
+            "Foreground"
+        } else {
+            "Background"
+        };
+        debug!(resource = %self.resources[node.resource].descriptor().resource, name = %node.name, policy, "garbage collector: deleting");
+        self.delete(node, uid, policy).await
+    }
+
+    /// Whether `owner` exists, is gone, or is being deleted in the foreground; a live read
+    /// confirms an owner missing from the caches before it is called gone.
+    async fn standing(
+        &self,
+        graph: &Graph,
+        dependent: &Node,
+        owner: &Owner,
+    ) -> Result<Standing, Error> {
+        if let Some(o) = graph.nodes.get(&owner.uid) {
+            return Ok(if o.deleting && o.has(FOREGROUND_FINALIZER) {
+                Standing::Waiting
+            } else {
+                Standing::Solid
+            });
+        }
+        let Some(storage) = self.storage_of(&owner.api_version, &owner.kind) else {
+            // A kind Capstan does not serve: it cannot be judged, so it is not gone.
+            return Ok(Standing::Solid);
+        };
+        let namespace = if storage.descriptor().namespaced {
+            dependent.namespace.as_str()
+        } else {
+            ""
+        };
+        match storage
+            .get(namespace, &owner.name, &GetOptions::default())
+            .await
+        {
+            Ok(found) => {
+                let doc: Value =
+                    serde_json::from_slice(&found.body.into_bytes()).unwrap_or_default();
+                let meta = &doc["metadata"];
+                if meta["uid"] != owner.uid.as_str() {
+                    return Ok(Standing::Dangling);
+                }
+                let foreground = meta["finalizers"]
+                    .as_array()
+                    .is_some_and(|f| f.iter().any(|f| f == FOREGROUND_FINALIZER));
+                Ok(if !meta["deletionTimestamp"].is_null() && foreground {
+                    Standing::Waiting
+                } else {
+                    Standing::Solid
+                })
+            }
+            Err(Error::Api(e)) if e.reason == Reason::NotFound => Ok(Standing::Dangling),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn storage_of(&self, api_version: &str, kind: &str) -> Option<&Arc<dyn RestStorage>> {
+        self.registry.resources().find(|r| {
+            let d = r.descriptor();
+            d.subresource.is_empty() && d.kind == kind && d.api_version() == api_version
+        })
+    }
+
+    async fn delete(&self, node: &Node, uid: &str, policy: &str) -> Result<(), Error> {
+        let options = DeleteOptions {
+            precondition_uid: Some(uid.to_string()),
+            propagation_policy: Some(policy.to_string()),
+            ..Default::default()
+        };
+        match self.resources[node.resource]
+            .delete(&node.namespace, &node.name, &options)
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(Error::Api(e)) if matches!(e.reason, Reason::NotFound | Reason::Conflict) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Removes references to the owners `gone` from `node`, guarded by `test` operations.
+    async fn remove_owner_refs(&self, node: &Node, uid: &str, gone: &[&str]) -> Result<(), Error> {
+        let mut ops = vec![json!({"op": "test", "path": "/metadata/uid", "value": uid})];
+        for (i, owner) in node.owners.iter().enumerate().rev() {
+            if gone.contains(&owner.uid.as_str()) {
+                let path = format!("/metadata/ownerReferences/{i}");
+                ops.push(json!({"op": "test", "path": format!("{path}/uid"), "value": owner.uid}));
+                ops.push(json!({"op": "remove", "path": path}));
+            }
+        }
+        self.json_patch(node, &Value::Array(ops)).await
+    }
+
+    async fn json_patch(&self, node: &Node, ops: &Value) -> Result<(), Error> {
+        let body = serde_json::to_vec(ops).map_err(Error::Encode)?;
+        match self.resources[node.resource]
+            .patch(
+                &node.namespace,
+                &node.name,
+                PatchType::Json,
+                &body,
+                &WriteOptions::default(),
+            )
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(Error::Api(e)) if e.reason == Reason::NotFound => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Removes `finalizer` from `node`.
+    async fn remove_finalizer(&self, node: &Node, uid: &str, finalizer: &str) -> Result<(), Error> {
+        let Some(i) = node.finalizers.iter().position(|f| f == finalizer) else {
+            return Ok(());
+        };
+        let path = format!("/metadata/finalizers/{i}");
+        let ops = json!([
+            {"op": "test", "path": "/metadata/uid", "value": uid},
+            {"op": "test", "path": path, "value": finalizer},
+            {"op": "remove", "path": path},
+        ]);
+        self.json_patch(node, &ops).await
+    }
+
+    /// Orphan: every dependent loses its reference to the owner, then the owner loses the
+    /// `orphan` finalizer.
+    async fn orphan_dependents(&self, graph: &Graph, uid: &str, owner: &Node) -> Result<(), Error> {
+        for dependent_uid in graph.dependents.get(uid).into_iter().flatten() {
+            if let Some(dependent) = graph.nodes.get(dependent_uid) {
+                self.remove_owner_refs(dependent, dependent_uid, &[uid])
+                    .await?;
+            }
+        }
+        self.remove_finalizer(owner, uid, ORPHAN_FINALIZER).await
+    }
+
+    /// Foreground: the dependents are deleted (in the foreground too); once none that blocks
+    /// owner deletion is left, the owner loses the `foregroundDeletion` finalizer.
+    async fn delete_dependents_first(
+        &self,
+        graph: &Graph,
+        uid: &str,
+        owner: &Node,
+    ) -> Result<(), Error> {
+        let mut blocking = false;
+        for dependent_uid in graph.dependents.get(uid).into_iter().flatten() {
+            let Some(dependent) = graph.nodes.get(dependent_uid) else {
+                continue;
+            };
+            let blocks = dependent.owners.iter().any(|o| o.uid == uid && o.blocks);
+            blocking |= blocks;
+            if !dependent.deleting {
+                self.delete(dependent, dependent_uid, "Foreground").await?;
+            }
+        }
+        if blocking {
+            return Ok(());
+        }
+        self.remove_finalizer(owner, uid, FOREGROUND_FINALIZER)
+            .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_graph_tracks_dependents_and_reports_who_to_look_at() {
+        let mut g = Graph::default();
+        let dep = json!({"metadata": {"uid": "d", "name": "d", "namespace": "ns",
+            "ownerReferences": [{"uid": "o", "apiVersion": "v1", "kind": "ConfigMap", "name": "o",
+                "blockOwnerDeletion": true}]}});
+        let (uid, node) = Node::read(0, &dep).unwrap();
+        assert!(node.owners[0].blocks);
+        assert_eq!(g.apply(uid, Some(node)), ["d"]);
+        assert!(g.dependents["o"].contains("d"));
+        let owner = json!({"metadata": {"uid": "o", "name": "o", "namespace": "ns"}});
+        let (uid, node) = Node::read(0, &owner).unwrap();
+        g.apply(uid.clone(), Some(node));
+        // The owner goes: its dependent is looked at again.
+        let touched = g.apply(uid, None);
+        assert!(touched.contains(&"d".to_string()), "{touched:?}");
+    }
+}
