@@ -22,6 +22,8 @@ use crate::watching::{Seen, follow};
 
 /// How long a failed step waits before it is tried again.
 const RETRY: Duration = Duration::from_secs(1);
+/// Objects looked at between two reads of the event stream.
+const BATCH: usize = 256;
 
 /// An owner reference.
 #[derive(Debug, Clone)]
@@ -171,7 +173,9 @@ pub(crate) async fn run(registry: Arc<Registry>) {
     let mut retry_at: Vec<String> = Vec::new();
     let mut tick = tokio::time::interval(RETRY);
     loop {
+        let ready = synced.len() == collector.resources.len();
         tokio::select! {
+            biased;
             Some((i, seen)) = events.recv() => {
                 if seen.object.is_null() {
                     continue;
@@ -194,6 +198,8 @@ pub(crate) async fn run(registry: Arc<Registry>) {
                     }
                 }
             }
+            // Work is waiting and no event is: go on with it.
+            () = std::future::ready(()), if ready && !queue.is_empty() => {}
             else => return,
         }
         // Nothing is judged before every resource has been listed once: an owner not seen
@@ -201,9 +207,11 @@ pub(crate) async fn run(registry: Arc<Registry>) {
         if synced.len() < collector.resources.len() {
             continue;
         }
-        while events.is_empty()
-            && let Some(uid) = queue.pop_front()
-        {
+        // A bounded batch per turn: steady events neither starve the queue nor wait on it.
+        for _ in 0..BATCH {
+            let Some(uid) = queue.pop_front() else {
+                break;
+            };
             queued.remove(&uid);
             if let Err(e) = collector.process(&graph, &uid).await {
                 debug!(%uid, error = %e, "garbage collector: will retry");
