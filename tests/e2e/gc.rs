@@ -201,3 +201,71 @@ async fn owners_of_kinds_not_served_and_live_owners_keep_their_dependents() {
     let kept = maps.get("kept").await.unwrap();
     assert_eq!(kept.metadata.owner_references.unwrap().len(), 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_cascades_and_waits_for_deletion() {
+    use capstan_e2e::kubectl;
+
+    use crate::ok;
+    let server = TestServer::start().await;
+    let maps: Api<ConfigMap> = Api::namespaced(server.client().await, "default");
+    let pp = PostParams::default();
+    for (owner, dependent) in [("fg", "fg-dep"), ("or", "or-dep")] {
+        let o = maps
+            .create(&pp, &config_map(owner, vec![], vec![]))
+            .await
+            .unwrap();
+        maps.create(
+            &pp,
+            &config_map(dependent, vec![owned_by(&o, true)], vec![]),
+        )
+        .await
+        .unwrap();
+    }
+    let kc = server.kubeconfig_path();
+    tokio::task::spawn_blocking(move || {
+        // Foreground: kubectl returns once the owner is marked; wait sees both go.
+        ok(kubectl(
+            &kc,
+            &[
+                "delete",
+                "configmap",
+                "fg",
+                "--cascade=foreground",
+                "--wait=false",
+            ],
+        ));
+        ok(kubectl(
+            &kc,
+            &[
+                "wait",
+                "--for=delete",
+                "configmap/fg",
+                "configmap/fg-dep",
+                "--timeout=20s",
+            ],
+        ));
+        // Orphan: the dependent stays, without its owner reference.
+        ok(kubectl(
+            &kc,
+            &["delete", "configmap", "or", "--cascade=orphan"],
+        ));
+        ok(kubectl(
+            &kc,
+            &["wait", "--for=delete", "configmap/or", "--timeout=20s"],
+        ));
+        let refs = ok(kubectl(
+            &kc,
+            &[
+                "get",
+                "configmap",
+                "or-dep",
+                "-o",
+                "jsonpath={.metadata.ownerReferences}",
+            ],
+        ));
+        assert_eq!(refs.trim(), "");
+    })
+    .await
+    .unwrap();
+}

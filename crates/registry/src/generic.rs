@@ -217,6 +217,7 @@ impl<S: Strategy> GenericStore<S> {
 
     /// The stored form: the object without its resourceVersion (the revision is the version).
     fn encode_stored(&self, obj: &mut S::Object) -> Result<Bytes> {
+        omit_empty_metadata(obj.metadata_mut());
         let rv = obj.metadata_mut().resource_version.take();
         let out = serde_json::to_vec(obj).map_err(Error::Encode);
         obj.metadata_mut().resource_version = rv;
@@ -1157,4 +1158,24 @@ fn propagation_finalizers(
         _ => {}
     }
     (!out.is_empty() || current.is_some()).then_some(out)
+}
+
+/// Empty metadata lists and maps are absent, as upstream's encoding omits them (a client that
+/// removes the last finalizer or owner reference reads the field as gone).
+fn omit_empty_metadata(meta: &mut ObjectMeta) {
+    if meta.labels.as_ref().is_some_and(|l| l.is_empty()) {
+        meta.labels = None;
+    }
+    if meta.annotations.as_ref().is_some_and(|a| a.is_empty()) {
+        meta.annotations = None;
+    }
+    if meta.finalizers.as_ref().is_some_and(Vec::is_empty) {
+        meta.finalizers = None;
+    }
+    if meta.owner_references.as_ref().is_some_and(Vec::is_empty) {
+        meta.owner_references = None;
+    }
+    if meta.managed_fields.as_ref().is_some_and(Vec::is_empty) {
+        meta.managed_fields = None;
+    }
 }
