@@ -94,6 +94,8 @@ struct Graph {
     nodes: HashMap<String, Node>,
     /// Owner uid → dependent uids.
     dependents: HashMap<String, HashSet<String>>,
+    /// Owner uid → how many of its dependents block its deletion.
+    blocking: HashMap<String, usize>,
 }
 
 impl Graph {
@@ -104,6 +106,17 @@ impl Graph {
             for o in &old.owners {
                 if let Some(d) = self.dependents.get_mut(&o.uid) {
                     d.remove(&uid);
+                    if d.is_empty() {
+                        self.dependents.remove(&o.uid);
+                    }
+                }
+                if o.blocks
+                    && let Some(n) = self.blocking.get_mut(&o.uid)
+                {
+                    *n = n.saturating_sub(1);
+                    if *n == 0 {
+                        self.blocking.remove(&o.uid);
+                    }
                 }
                 touched.push(o.uid.clone());
             }
@@ -115,6 +128,9 @@ impl Graph {
                         .entry(o.uid.clone())
                         .or_default()
                         .insert(uid.clone());
+                    if o.blocks {
+                        *self.blocking.entry(o.uid.clone()).or_default() += 1;
+                    }
                 }
                 self.nodes.insert(uid.clone(), node);
             }
@@ -165,6 +181,8 @@ pub(crate) async fn run(registry: Arc<Registry>) {
     let collector = Collector {
         registry,
         resources,
+        requested: Default::default(),
+        started: Default::default(),
     };
     let mut graph = Graph::default();
     let mut queue: VecDeque<String> = VecDeque::new();
@@ -181,6 +199,9 @@ pub(crate) async fn run(registry: Arc<Registry>) {
                     continue;
                 }
                 let Some((uid, node)) = Node::read(i, &seen.object) else { continue };
+                if seen.deleted {
+                    collector.forget(&uid);
+                }
                 let node = (!seen.deleted).then_some(node);
                 for uid in graph.apply(uid, node) {
                     if queued.insert(uid.clone()) {
@@ -224,6 +245,12 @@ pub(crate) async fn run(registry: Arc<Registry>) {
 struct Collector {
     registry: Arc<Registry>,
     resources: Vec<Arc<dyn RestStorage>>,
+    /// Objects this collector has asked to delete and has not yet seen go: not asked again
+    /// (a foreground owner is looked at once per change of each of its dependents).
+    requested: std::sync::Mutex<HashSet<String>>,
+    /// Foreground owners whose dependents have been asked to go (once; dependents that come
+    /// later see their owner waiting and go by themselves).
+    started: std::sync::Mutex<HashSet<String>>,
 }
 
 /// How an owner reference stands.
@@ -340,7 +367,32 @@ impl Collector {
         })
     }
 
+    fn forget(&self, uid: &str) {
+        if let Ok(mut r) = self.requested.lock() {
+            r.remove(uid);
+        }
+        if let Ok(mut s) = self.started.lock() {
+            s.remove(uid);
+        }
+    }
+
     async fn delete(&self, node: &Node, uid: &str, policy: &str) -> Result<(), Error> {
+        let first = self
+            .requested
+            .lock()
+            .map(|mut r| r.insert(uid.to_string()))
+            .unwrap_or(true);
+        if !first {
+            return Ok(());
+        }
+        let result = self.delete_now(node, uid, policy).await;
+        if result.is_err() {
+            self.forget(uid);
+        }
+        result
+    }
+
+    async fn delete_now(&self, node: &Node, uid: &str, policy: &str) -> Result<(), Error> {
         let options = DeleteOptions {
             precondition_uid: Some(uid.to_string()),
             propagation_policy: Some(policy.to_string()),
@@ -421,18 +473,27 @@ impl Collector {
         uid: &str,
         owner: &Node,
     ) -> Result<(), Error> {
-        let mut blocking = false;
-        for dependent_uid in graph.dependents.get(uid).into_iter().flatten() {
-            let Some(dependent) = graph.nodes.get(dependent_uid) else {
-                continue;
-            };
-            let blocks = dependent.owners.iter().any(|o| o.uid == uid && o.blocks);
-            blocking |= blocks;
-            if !dependent.deleting {
-                self.delete(dependent, dependent_uid, "Foreground").await?;
+        let first = self
+            .started
+            .lock()
+            .map(|mut s| s.insert(uid.to_string()))
+            .unwrap_or(true);
+        if first {
+            for dependent_uid in graph.dependents.get(uid).into_iter().flatten() {
+                let Some(dependent) = graph.nodes.get(dependent_uid) else {
+                    continue;
+                };
+                if !dependent.deleting
+                    && let Err(e) = self.delete(dependent, dependent_uid, "Foreground").await
+                {
+                    if let Ok(mut s) = self.started.lock() {
+                        s.remove(uid);
+                    }
+                    return Err(e);
+                }
             }
         }
-        if blocking {
+        if graph.blocking.get(uid).is_some_and(|n| *n > 0) {
             return Ok(());
         }
         self.remove_finalizer(owner, uid, FOREGROUND_FINALIZER)

@@ -18,6 +18,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, ServerName};
 
+mod deletion;
 mod fanout;
 mod pods;
 mod scheduling;
@@ -71,6 +72,11 @@ struct Options {
     /// Pods of the `--schedule-nodes` run.
     #[arg(long, default_value_t = 10_000)]
     schedule_pods: usize,
+    /// Instead of the operations: time a deletecollection of this many ConfigMaps, then the
+    /// garbage collection of this many dependents of a deleted owner (background and
+    /// foreground).
+    #[arg(long)]
+    delete_objects: Option<usize>,
     /// Before measuring, create this many objects (16 clients; not measured), e.g. to list a
     /// collection of a known size.
     #[arg(long, default_value_t = 0)]
@@ -418,6 +424,10 @@ async fn main() {
             options.namespace_objects,
         )
         .await;
+        return;
+    }
+    if let Some(count) = options.delete_objects {
+        deletion::run(&target, &run, count).await;
         return;
     }
     if let Some(nodes) = options.schedule_nodes {

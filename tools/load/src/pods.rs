@@ -50,7 +50,7 @@ fn pod(name: &str, node: Option<&str>) -> Vec<u8> {
     .expect("JSON")
 }
 
-async fn create_namespace(target: &Target, name: &str) {
+pub(crate) async fn create_namespace(target: &Target, name: &str) {
     let mut conn = target.connect().await.expect("connecting");
     let body = serde_json::to_vec(&serde_json::json!({"metadata": {"name": name}})).expect("JSON");
     let req = target.request(Method::POST, "/api/v1/namespaces", Some(body));
