@@ -44,6 +44,8 @@ struct Node {
     owners: Vec<Owner>,
     finalizers: Vec<String>,
     deleting: bool,
+    /// The list generation of its resource it was last seen in.
+    generation: u64,
 }
 
 impl Node {
@@ -79,6 +81,7 @@ impl Node {
                 owners,
                 finalizers,
                 deleting: !meta["deletionTimestamp"].is_null(),
+                generation: 0,
             },
         ))
     }
@@ -157,7 +160,7 @@ pub(crate) async fn run(registry: Arc<Registry>) {
         .cloned()
         .collect();
     let mut tasks = JoinSet::new();
-    let (tx, mut events) = mpsc::channel::<(usize, Seen)>(1024);
+    let (tx, mut events) = mpsc::channel::<(usize, Seen)>(4096);
     let (synced_tx, mut synced_rx) = mpsc::channel::<usize>(resources.len().max(1));
     for (i, storage) in resources.iter().enumerate() {
         let (one_tx, mut one) = mpsc::channel(256);
@@ -195,10 +198,29 @@ pub(crate) async fn run(registry: Arc<Registry>) {
         tokio::select! {
             biased;
             Some((i, seen)) = events.recv() => {
+                if seen.listed {
+                    // A (re)list ended: what it did not hold is gone.
+                    let gone: Vec<String> = graph
+                        .nodes
+                        .iter()
+                        .filter(|(_, n)| n.resource == i && n.generation < seen.generation)
+                        .map(|(uid, _)| uid.clone())
+                        .collect();
+                    for uid in gone {
+                        collector.forget(&uid);
+                        for uid in graph.apply(uid, None) {
+                            if queued.insert(uid.clone()) {
+                                queue.push_back(uid);
+                            }
+                        }
+                    }
+                    continue;
+                }
                 if seen.object.is_null() {
                     continue;
                 }
-                let Some((uid, node)) = Node::read(i, &seen.object) else { continue };
+                let Some((uid, mut node)) = Node::read(i, &seen.object) else { continue };
+                node.generation = seen.generation;
                 if seen.deleted {
                     collector.forget(&uid);
                 }

@@ -10,26 +10,29 @@ use tokio::sync::mpsc;
 use tracing::warn;
 
 /// One object seen: listed, added or modified (`deleted` false), or deleted; or, with
-/// `listed` set and a null object, the end of the first list.
+/// `listed` set and a null object, the end of a list. `generation` counts the lists: after a
+/// relist, objects not seen in the new generation are gone (their deletions were missed).
 pub(crate) struct Seen {
     pub object: Value,
     pub deleted: bool,
     pub listed: bool,
+    pub generation: u64,
 }
 
 /// Sends every object of the collection (cluster-wide), then every changed object as its
 /// events arrive; relists when the watch ends. Runs until the receiver goes away.
 pub(crate) async fn follow(storage: Arc<dyn RestStorage>, tx: mpsc::Sender<Seen>) {
-    let handle = async |object: Value, deleted: bool| {
+    let mut generation = 0u64;
+    let handle = async |object: Value, deleted: bool, generation: u64| {
         tx.send(Seen {
             object,
             deleted,
             listed: false,
+            generation,
         })
         .await
         .is_ok()
     };
-    let mut announced = false;
     loop {
         let listed = match storage.list("", &ListOptions::default()).await {
             Ok(encoded) => encoded.body.into_bytes(),
@@ -44,23 +47,22 @@ pub(crate) async fn follow(storage: Arc<dyn RestStorage>, tx: mpsc::Sender<Seen>
             .as_str()
             .unwrap_or("")
             .to_string();
+        generation += 1;
         if let Value::Array(items) = list["items"].take() {
             for item in items {
-                if !handle(item, false).await {
+                if !handle(item, false, generation).await {
                     return;
                 }
             }
         }
-        if !announced {
-            announced = true;
-            let end = Seen {
-                object: Value::Null,
-                deleted: false,
-                listed: true,
-            };
-            if tx.send(end).await.is_err() {
-                return;
-            }
+        let end = Seen {
+            object: Value::Null,
+            deleted: false,
+            listed: true,
+            generation,
+        };
+        if tx.send(end).await.is_err() {
+            return;
         }
         let options = WatchOptions {
             list: ListOptions {
@@ -84,8 +86,10 @@ pub(crate) async fn follow(storage: Arc<dyn RestStorage>, tx: mpsc::Sender<Seen>
                     continue;
                 };
                 let delivered = match event["type"].as_str() {
-                    Some("ADDED" | "MODIFIED") => handle(event["object"].take(), false).await,
-                    Some("DELETED") => handle(event["object"].take(), true).await,
+                    Some("ADDED" | "MODIFIED") => {
+                        handle(event["object"].take(), false, generation).await
+                    }
+                    Some("DELETED") => handle(event["object"].take(), true, generation).await,
                     // ERROR (e.g. 410): start over with a fresh list.
                     Some("ERROR") => break 'events,
                     _ => true,
