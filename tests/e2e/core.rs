@@ -512,6 +512,24 @@ async fn leases_renew_with_optimistic_concurrency() {
         serde_json::to_value(spec.renew_time).unwrap(),
         json!("2026-01-01T00:00:10.123456Z")
     );
+    // PUT of a missing Lease creates it (upstream allows create-on-update for leases); a
+    // missing ConfigMap stays a 404.
+    let mut fresh = lease.clone();
+    fresh.metadata.name = Some("made-by-put".into());
+    let made = leases
+        .replace("made-by-put", &PostParams::default(), &fresh)
+        .await
+        .unwrap();
+    assert!(made.metadata.uid.is_some());
+    let maps: Api<k8s_openapi::api::core::v1::ConfigMap> =
+        Api::namespaced(server.client().await, "kube-system");
+    let map: k8s_openapi::api::core::v1::ConfigMap =
+        serde_json::from_value(json!({"metadata": {"name": "nope"}})).unwrap();
+    let err = maps
+        .replace("nope", &PostParams::default(), &map)
+        .await
+        .unwrap_err();
+    assert_eq!(api_code(err), 404);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

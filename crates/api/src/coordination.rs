@@ -23,6 +23,11 @@ impl Strategy for LeaseStrategy {
         .v1()
     }
 
+    /// PUT of a missing Lease creates it, as upstream's lease strategy allows.
+    fn allow_create_on_update(&self) -> bool {
+        true
+    }
+
     fn validate(&self, lease: &Lease) -> FieldErrors {
         let mut errs = Vec::new();
         let spec = lease.spec.clone().unwrap_or_default();

@@ -463,6 +463,11 @@ impl Strategy for EventStrategy {
         d
     }
 
+    /// PUT of a missing Event creates it, as upstream's event strategy allows.
+    fn allow_create_on_update(&self) -> bool {
+        true
+    }
+
     fn validate(&self, ev: &Event) -> FieldErrors {
         let mut errs = Vec::new();
         let namespace = ev.metadata.namespace.as_deref().unwrap_or("");
