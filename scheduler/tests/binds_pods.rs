@@ -11,14 +11,9 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::api::events::v1::Event;
 use serde_json::json;
 
-struct Scheduler(std::process::Child);
+mod common;
 
-impl Drop for Scheduler {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use common::{Running, node_of};
 
 fn node(name: &str, cpu: &str, labels: serde_json::Value, spec: serde_json::Value) -> (Node, Node) {
     let node: Node =
@@ -44,19 +39,8 @@ fn pod(name: &str, extra: serde_json::Value) -> Pod {
     serde_json::from_value(p).unwrap()
 }
 
-async fn node_of(client: &Client, name: &str) -> Option<String> {
-    for _ in 0..200 {
-        let p: Pod = client.get(Some("default"), name).await.unwrap();
-        if let Some(n) = p.spec.and_then(|s| s.node_name) {
-            return Some(n);
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    None
-}
-
 /// Creates the nodes (with their status) and starts the real scheduler binary.
-async fn start(server: &TestServer, nodes: Vec<(Node, Node)>) -> (Client, Scheduler) {
+async fn start(server: &TestServer, nodes: Vec<(Node, Node)>) -> (Client, Running) {
     let client =
         Client::new(Config::from_kubeconfig(&server.kubeconfig_path(), None).unwrap()).unwrap();
     for (n, with_status) in nodes {
@@ -72,7 +56,7 @@ async fn start(server: &TestServer, nodes: Vec<(Node, Node)>) -> (Client, Schedu
         .args(["--kube-api-qps=0", "--secure-port=0", "--port=0"])
         .spawn()
         .expect("the scheduler starts");
-    (client, Scheduler(child))
+    (client, Running(child))
 }
 
 /// The `PodScheduled=False` message of `name`, once the scheduler has set it.

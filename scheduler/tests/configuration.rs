@@ -14,14 +14,9 @@ fn scheduler() -> Command {
     Command::new(env!("CARGO_BIN_EXE_capstan-scheduler"))
 }
 
-struct Running(std::process::Child);
+mod common;
 
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use common::{Running, node_of};
 
 #[test]
 fn write_config_to_writes_what_the_options_amount_to() {
@@ -115,17 +110,6 @@ fn a_bad_configuration_stops_the_start_naming_the_field() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-}
-
-async fn node_of(client: &Client, name: &str) -> Option<String> {
-    for _ in 0..200 {
-        let p: Pod = client.get(Some("default"), name).await.unwrap();
-        if let Some(n) = p.spec.and_then(|s| s.node_name) {
-            return Some(n);
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    None
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -9,21 +9,16 @@ use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use serde_json::json;
 
-struct Replica(std::process::Child);
+mod common;
 
-impl Drop for Replica {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use common::Running;
 
-fn replica(server: &TestServer) -> Replica {
+fn replica(server: &TestServer) -> Running {
     replica_with_lock(server, "leases")
 }
 
-fn replica_with_lock(server: &TestServer, lock: &str) -> Replica {
-    Replica(
+fn replica_with_lock(server: &TestServer, lock: &str) -> Running {
+    Running(
         std::process::Command::new(env!("CARGO_BIN_EXE_capstan-scheduler"))
             .arg("--kubeconfig")
             .arg(server.kubeconfig_path())

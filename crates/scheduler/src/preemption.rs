@@ -58,27 +58,26 @@ pub enum Outcome {
     Nothing(String),
 }
 
-/// Whether `pod` may preempt at all: not with `preemptionPolicy: Never`, and not while pods it
-/// already preempted on its nominated node are still terminating.
-pub fn eligible(pod: &PodInfo, cache: &Cache) -> bool {
+/// Why `pod` may not preempt at all, in upstream's words: `preemptionPolicy: Never`, or pods
+/// it already preempted on its nominated node still terminating. `None` when it may.
+pub fn not_eligible(pod: &PodInfo, cache: &Cache) -> Option<&'static str> {
     let spec = pod.pod.spec.as_ref();
     if spec.and_then(|s| s.preemption_policy.as_deref()) == Some("Never") {
-        return false;
+        return Some("not eligible due to preemptionPolicy=Never.");
     }
     let nominated = pod
         .pod
         .status
         .as_ref()
         .and_then(|s| s.nominated_node_name.as_deref())
-        .filter(|n| !n.is_empty());
+        .filter(|n| !n.is_empty())?;
     let priority = pod_priority(&pod.pod);
-    match nominated.and_then(|n| cache.nodes().find(|i| i.name() == n)) {
-        Some(node) => !node
-            .pods
+    let terminating = cache.node(nominated).is_some_and(|node| {
+        node.pods
             .values()
-            .any(|p| p.terminating && p.priority < priority),
-        None => true,
-    }
+            .any(|p| p.terminating && p.priority < priority)
+    });
+    terminating.then_some("not eligible due to a terminating pod on the nominated node.")
 }
 
 /// Finds where evicting lower-priority pods lets `pod` in (its PreFilter state must be in
@@ -110,16 +109,13 @@ pub fn preempt(
             parts.join(", ")
         )
     };
-    if !eligible(pod, cache) {
-        return Outcome::Nothing(
-            "preemption: not eligible (preemptionPolicy Never, or victims still terminating)."
-                .into(),
-        );
+    if let Some(why) = not_eligible(pod, cache) {
+        return Outcome::Nothing(format!("preemption: {why}"));
     }
     let potential: Vec<&NodeInfo> = fit
         .resolvable_nodes
         .iter()
-        .filter_map(|name| cache.nodes().find(|n| n.name() == name))
+        .filter_map(|name| cache.node(name))
         .collect();
     if potential.is_empty() {
         return Outcome::Nothing(summary(0));
@@ -380,7 +376,10 @@ mod tests {
         // preemptionPolicy Never: not eligible.
         let mut never = with_priority("polite", 100, "3", json!({}));
         never.spec.as_mut().unwrap().preemption_policy = Some("Never".into());
-        assert!(matches!(run(&cache, never), Outcome::Nothing(_)));
+        assert_eq!(
+            run(&cache, never),
+            Outcome::Nothing("preemption: not eligible due to preemptionPolicy=Never.".into())
+        );
     }
 
     #[test]

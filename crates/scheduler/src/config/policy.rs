@@ -285,27 +285,12 @@ pub fn apply_policy(config: &mut Configuration, text: &str, source: &str) -> Res
             .collect(),
         disabled: Vec::new(),
     };
-    let star = || {
-        vec![PluginRef {
-            name: "*".into(),
-            weight: 0,
-        }]
-    };
     profile.plugins = Plugins {
         multi_point: PluginSet {
             enabled: Vec::new(),
-            disabled: star(),
+            disabled: enabled(&["*"]).enabled,
         },
-        filter: PluginSet {
-            enabled: filters
-                .iter()
-                .map(|n| PluginRef {
-                    name: n.to_string(),
-                    weight: 0,
-                })
-                .collect(),
-            disabled: Vec::new(),
-        },
+        filter: enabled(&filters),
         score: PluginSet {
             enabled: scores,
             disabled: Vec::new(),
