@@ -38,8 +38,68 @@ fn main() {
         ..Default::default()
     };
     let bytes = protobuf::Message::write_to_bytes(&set).expect("descriptor set encodes");
-    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR")).join("schemas.pb");
-    std::fs::write(&out, bytes).expect("writing the descriptor set");
+    let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
+    std::fs::write(out_dir.join("schemas.pb"), bytes).expect("writing the descriptor set");
+    let mut markers = String::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file)
+            .unwrap_or_else(|e| panic!("reading {}: {e}", file.display()));
+        scan_markers(&text, &mut markers);
+    }
+    std::fs::write(out_dir.join("markers.tsv"), markers).expect("writing the markers");
+}
+
+/// Collects the merge markers (`+listType=map`, `+patchMergeKey=name`, ...) that the
+/// generator leaves in the comment above a message or a field. Descriptors drop comments,
+/// so they are read from the text: one line per marked message (`pkg.Message<TAB><TAB>…`) or
+/// field (`pkg.Message<TAB>field<TAB>…`), the markers joined by `;`.
+fn scan_markers(text: &str, out: &mut String) {
+    let mut package = String::new();
+    let mut scopes: Vec<String> = Vec::new();
+    let mut pending: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(comment) = line.strip_prefix("//") {
+            if let Some(marker) = comment.trim().strip_prefix('+') {
+                const KNOWN: &[&str] = &[
+                    "listType=",
+                    "listMapKey=",
+                    "mapType=",
+                    "structType=",
+                    "patchStrategy=",
+                    "patchMergeKey=",
+                ];
+                if KNOWN.iter().any(|k| marker.starts_with(k)) {
+                    pending.push(marker.to_string());
+                }
+            }
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("package ") {
+            package = rest.trim_end_matches(';').trim().to_string();
+        } else if let Some(rest) = line.strip_prefix("message ") {
+            let name = rest.trim_end_matches('{').trim();
+            let full = match scopes.last() {
+                Some(parent) => format!("{parent}.{name}"),
+                None => format!("{package}.{name}"),
+            };
+            if !pending.is_empty() {
+                out.push_str(&format!("{full}\t\t{}\n", pending.join(";")));
+            }
+            scopes.push(full);
+        } else if line.starts_with('}') {
+            scopes.pop();
+        } else if let (Some(scope), Some((decl, _))) = (scopes.last(), line.split_once('=')) {
+            if !pending.is_empty() {
+                if let Some(field) = decl.split_whitespace().last() {
+                    out.push_str(&format!("{scope}\t{field}\t{}\n", pending.join(";")));
+                }
+            }
+        }
+        if !line.is_empty() {
+            pending.clear();
+        }
+    }
 }
 
 /// Every `.proto` file under `dir`.

@@ -13,6 +13,10 @@ use protobuf::descriptor::{DescriptorProto, FileDescriptorSet};
 /// compiled by the build script.
 const DESCRIPTORS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/schemas.pb"));
 
+/// The merge markers of messages and fields, read by the build script from the comments of
+/// the same schemas: `message<TAB>field<TAB>marker;marker` (field empty for a message).
+const MARKERS: &str = include_str!(concat!(env!("OUT_DIR"), "/markers.tsv"));
+
 /// Types whose JSON form is not their message; the transcoder converts them explicitly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Special {
@@ -96,6 +100,31 @@ pub enum Shape {
     Map(FieldType, FieldType),
 }
 
+/// How the items of a list field merge (its `+listType`, or what its patch strategy implies).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum ListType {
+    /// The list is one value: replaced whole, owned whole.
+    #[default]
+    Atomic,
+    /// A set of scalars: items merge by value.
+    Set,
+    /// A list of objects identified by these key fields.
+    Map(Vec<String>),
+}
+
+/// The strategic-merge-patch strategy of a field (its `+patchStrategy` and `+patchMergeKey`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PatchStrategy {
+    /// `merge`: lists merge (by `merge_key` for objects, by value for scalars).
+    pub merge: bool,
+    /// `retainKeys`: a patch may clear the fields of the struct it does not name.
+    pub retain_keys: bool,
+    /// `replace`: the field is replaced whole.
+    pub replace: bool,
+    /// The key that identifies list items when merging.
+    pub merge_key: Option<String>,
+}
+
 /// One field of a message.
 #[derive(Debug, Clone)]
 pub struct Field {
@@ -111,6 +140,13 @@ pub struct Field {
     pub inline: bool,
     /// A number whose zero means unset (Go writes it always, its JSON omits it).
     pub zero_is_unset: bool,
+    /// For a repeated field: how its items merge.
+    pub list_type: ListType,
+    /// For a map or message field: whether it is one atomic value (`+mapType=atomic`,
+    /// `+structType=atomic` on the field or its message type) rather than merged by entry.
+    pub atomic: bool,
+    /// The strategic-merge-patch strategy.
+    pub patch: PatchStrategy,
 }
 
 /// One message type.
@@ -122,6 +158,8 @@ pub struct Message {
     pub fields: Vec<Field>,
     /// Set for the types converted explicitly.
     pub special: Option<Special>,
+    /// `+structType=atomic` on the type: fields of this type are owned and replaced whole.
+    pub atomic: bool,
 }
 
 impl Message {
@@ -179,12 +217,28 @@ impl Schema {
     pub fn upstream() -> &'static Schema {
         static SCHEMA: OnceLock<Schema> = OnceLock::new();
         SCHEMA.get_or_init(|| {
-            Schema::from_descriptors(DESCRIPTORS).expect("the embedded descriptor set is valid")
+            Schema::from_descriptors_with_markers(DESCRIPTORS, MARKERS)
+                .expect("the embedded descriptor set is valid")
         })
     }
 
-    /// Loads a serialized `FileDescriptorSet`.
+    /// Loads a serialized `FileDescriptorSet` (without merge markers: every list atomic).
     pub fn from_descriptors(bytes: &[u8]) -> Result<Schema, String> {
+        Self::from_descriptors_with_markers(bytes, "")
+    }
+
+    /// Loads a serialized `FileDescriptorSet` and the merge markers of its types, in the
+    /// format the build script writes.
+    pub fn from_descriptors_with_markers(bytes: &[u8], markers: &str) -> Result<Schema, String> {
+        let mut marked: HashMap<(&str, &str), Vec<&str>> = HashMap::new();
+        for line in markers.lines() {
+            let mut parts = line.split('\t');
+            let (Some(message), Some(field), Some(list)) = (parts.next(), parts.next(), parts.next())
+            else {
+                return Err(format!("malformed marker line {line:?}"));
+            };
+            marked.insert((message, field), list.split(';').collect());
+        }
         let set = FileDescriptorSet::parse_from_bytes(bytes).map_err(|e| e.to_string())?;
         let mut declared = Vec::new();
         for file in &set.file {
@@ -213,7 +267,50 @@ impl Schema {
                 } else {
                     Shape::Repeated
                 };
+                let own = marked.get(&(name.as_str(), f.name()));
+                let marker = |key: &'static str| {
+                    own.into_iter().flatten().filter_map(move |m| {
+                        m.strip_prefix(key).and_then(|m| m.strip_prefix('='))
+                    })
+                };
+                let mut patch = PatchStrategy {
+                    merge_key: marker("patchMergeKey").next().map(str::to_string),
+                    ..PatchStrategy::default()
+                };
+                for strategy in marker("patchStrategy").flat_map(|s| s.split(',')) {
+                    match strategy {
+                        "merge" => patch.merge = true,
+                        "retainKeys" => patch.retain_keys = true,
+                        "replace" => patch.replace = true,
+                        other => return Err(format!("unknown patch strategy {other}")),
+                    }
+                }
+                let list_type = match marker("listType").next() {
+                    Some("map") => ListType::Map(marker("listMapKey").map(str::to_string).collect()),
+                    Some("set") => ListType::Set,
+                    Some("atomic") => ListType::Atomic,
+                    Some(other) => return Err(format!("unknown list type {other}")),
+                    // Upstream derives the list type from the patch strategy when unmarked.
+                    None => match (&patch.merge, &patch.merge_key) {
+                        (true, Some(key)) => ListType::Map(vec![key.clone()]),
+                        (true, None) => ListType::Set,
+                        _ => ListType::Atomic,
+                    },
+                };
+                let type_atomic = |ty: FieldType| match ty {
+                    FieldType::Message(i) => marked
+                        .get(&(declared[i].0.as_str(), ""))
+                        .is_some_and(|m| m.iter().any(|m| *m == "structType=atomic" || *m == "mapType=atomic")),
+                    _ => false,
+                };
+                let atomic = match marker("structType").chain(marker("mapType")).next() {
+                    Some(kind) => kind == "atomic",
+                    None => type_atomic(ty),
+                };
                 fields.push(Field {
+                    list_type,
+                    atomic,
+                    patch,
                     name: f.name().to_string(),
                     number: u32::try_from(f.number()).map_err(|_| "negative field number")?,
                     ty,
@@ -228,6 +325,9 @@ impl Schema {
                 name: name.clone(),
                 fields,
                 special: special(name),
+                atomic: marked
+                    .get(&(name.as_str(), ""))
+                    .is_some_and(|m| m.contains(&"structType=atomic") || m.contains(&"mapType=atomic")),
             });
         }
         Ok(Schema { messages, by_name })
@@ -390,5 +490,33 @@ mod tests {
             panic!("creationTimestamp is a message")
         };
         assert_eq!(s.message(time).special, Some(Special::Time));
+    }
+
+    #[test]
+    fn merge_markers_come_from_the_schema_comments() {
+        let s = Schema::upstream();
+        let field = |kind: &str, name: &str| {
+            let m = s.message(s.index(kind).unwrap());
+            m.fields.iter().find(|f| f.name == name).unwrap().clone()
+        };
+        let containers = field("api.core.v1.PodSpec", "containers");
+        assert_eq!(containers.list_type, ListType::Map(vec!["name".into()]));
+        assert!(containers.patch.merge);
+        assert_eq!(containers.patch.merge_key.as_deref(), Some("name"));
+        let ports = field("api.core.v1.Container", "ports");
+        assert_eq!(
+            ports.list_type,
+            ListType::Map(vec!["containerPort".into(), "protocol".into()])
+        );
+        let finalizers = field("apimachinery.pkg.apis.meta.v1.ObjectMeta", "finalizers");
+        assert_eq!(finalizers.list_type, ListType::Set);
+        assert_eq!(field("api.core.v1.Container", "args").list_type, ListType::Atomic);
+        let volumes = field("api.core.v1.PodSpec", "volumes").patch;
+        assert!(volumes.merge && volumes.retain_keys);
+        // Atomic by its type (LocalObjectReference is `+structType=atomic`), granular by
+        // the field's own marker (a PersistentVolume's claimRef).
+        assert!(field("api.core.v1.SecretKeySelector", "localObjectReference").atomic);
+        assert!(!field("api.core.v1.PersistentVolumeSpec", "claimRef").atomic);
+        assert!(s.message(s.index("api.core.v1.LocalObjectReference").unwrap()).atomic);
     }
 }
