@@ -68,6 +68,7 @@ fn scan_markers(text: &str, out: &mut String) {
                     "structType=",
                     "patchStrategy=",
                     "patchMergeKey=",
+                    "default=",
                 ];
                 if KNOWN.iter().any(|k| marker.starts_with(k)) {
                     pending.push(marker.to_string());

@@ -147,6 +147,9 @@ pub struct Field {
     pub atomic: bool,
     /// The strategic-merge-patch strategy.
     pub patch: PatchStrategy,
+    /// The value the server defaults the field to, when the schema says (`+default=`; only
+    /// literal values, used for the key fields of associative lists).
+    pub default: Option<serde_json::Value>,
 }
 
 /// One message type.
@@ -307,7 +310,11 @@ impl Schema {
                     Some(kind) => kind == "atomic",
                     None => type_atomic(ty),
                 };
+                let default = marker("default")
+                    .next()
+                    .and_then(|v| serde_json::from_str(v).ok());
                 fields.push(Field {
+                    default,
                     list_type,
                     atomic,
                     patch,

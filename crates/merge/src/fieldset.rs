@@ -1,0 +1,381 @@
+//! Sets of field paths, and their `FieldsV1` form (the `fieldsV1` of a managedFields entry).
+//!
+//! A path is a list of elements: a field name (`f:name`), a list item named by its keys
+//! (`k:{"name":"app"}`), a set item named by its value (`v:"x"`) or a list item named by its
+//! position (`i:0`). A set is a tree of elements; a node is a *member* when its own path is
+//! in the set (written `.` beside its children, or as an empty object when it has none).
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+use crate::Error;
+
+/// One step of a field path.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PathElement {
+    /// A field of a struct, or an entry of a map.
+    Field(String),
+    /// An item of an associative list, named by its key fields (canonical JSON object).
+    Key(String),
+    /// An item of a set, named by its value (canonical JSON).
+    Value(String),
+    /// An item of a list named by position.
+    Index(usize),
+}
+
+impl PathElement {
+    /// The element's `FieldsV1` key (`f:name`, `k:{…}`, `v:…`, `i:N`).
+    pub fn encode(&self) -> String {
+        match self {
+            PathElement::Field(name) => format!("f:{name}"),
+            PathElement::Key(keys) => format!("k:{keys}"),
+            PathElement::Value(value) => format!("v:{value}"),
+            PathElement::Index(i) => format!("i:{i}"),
+        }
+    }
+
+    /// Parses a `FieldsV1` key.
+    pub fn decode(key: &str) -> Result<Self, Error> {
+        let bad = || Error::FieldsV1(format!("unknown path element {key:?}"));
+        let (kind, rest) = key.split_once(':').ok_or_else(bad)?;
+        Ok(match kind {
+            "f" => PathElement::Field(rest.to_string()),
+            "k" => {
+                let keys: Value = serde_json::from_str(rest).map_err(|_| bad())?;
+                if !keys.is_object() {
+                    return Err(bad());
+                }
+                PathElement::Key(canonical(&keys))
+            }
+            "v" => {
+                let value: Value = serde_json::from_str(rest).map_err(|_| bad())?;
+                PathElement::Value(canonical(&value))
+            }
+            "i" => PathElement::Index(rest.parse().map_err(|_| bad())?),
+            _ => return Err(bad()),
+        })
+    }
+}
+
+impl fmt::Display for PathElement {
+    /// Upstream's path notation: `.name`, `[key="value",other=1]`, `[="value"]`, `[0]`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PathElement::Field(name) => write!(f, ".{name}"),
+            PathElement::Key(keys) => {
+                let parsed: Map<String, Value> = serde_json::from_str(keys).unwrap_or_default();
+                let parts: Vec<String> = parsed
+                    .iter()
+                    .map(|(k, v)| format!("{k}={}", canonical(v)))
+                    .collect();
+                write!(f, "[{}]", parts.join(","))
+            }
+            PathElement::Value(value) => write!(f, "[={value}]"),
+            PathElement::Index(i) => write!(f, "[{i}]"),
+        }
+    }
+}
+
+/// A field path.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Path(pub Vec<PathElement>);
+
+impl fmt::Display for Path {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for element in &self.0 {
+            write!(f, "{element}")?;
+        }
+        Ok(())
+    }
+}
+
+/// JSON with object keys sorted and no spaces: the form keys and values take in paths.
+pub fn canonical(value: &Value) -> String {
+    fn write(value: &Value, out: &mut String) {
+        match value {
+            Value::Object(map) => {
+                let sorted: BTreeMap<&String, &Value> = map.iter().collect();
+                out.push('{');
+                for (i, (k, v)) in sorted.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&Value::String(k.clone()).to_string());
+                    out.push(':');
+                    write(v, out);
+                }
+                out.push('}');
+            }
+            Value::Array(items) => {
+                out.push('[');
+                for (i, v) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    write(v, out);
+                }
+                out.push(']');
+            }
+            scalar => out.push_str(&scalar.to_string()),
+        }
+    }
+    let mut out = String::new();
+    write(value, &mut out);
+    out
+}
+
+/// One node of a set: whether its own path is a member, and the paths below it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Node {
+    /// The node's own path is in the set.
+    pub member: bool,
+    /// The paths below it.
+    pub children: FieldSet,
+}
+
+impl Node {
+    fn is_empty(&self) -> bool {
+        !self.member && self.children.is_empty()
+    }
+}
+
+/// A set of field paths.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FieldSet {
+    entries: BTreeMap<PathElement, Node>,
+}
+
+impl FieldSet {
+    /// The empty set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Whether no path is in the set.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The node at `element` directly below the root, if any.
+    pub fn get(&self, element: &PathElement) -> Option<&Node> {
+        self.entries.get(element)
+    }
+
+    /// The nodes directly below the root.
+    pub fn entries(&self) -> impl Iterator<Item = (&PathElement, &Node)> {
+        self.entries.iter()
+    }
+
+    /// The node at `element`, created when missing.
+    pub fn entry(&mut self, element: PathElement) -> &mut Node {
+        self.entries.entry(element).or_default()
+    }
+
+    /// Adds `path` (a non-empty path) to the set.
+    pub fn insert(&mut self, path: &[PathElement]) {
+        let Some((first, rest)) = path.split_first() else {
+            return;
+        };
+        let node = self.entry(first.clone());
+        if rest.is_empty() {
+            node.member = true;
+        } else {
+            node.children.insert(rest);
+        }
+    }
+
+    /// Whether `path` is in the set.
+    pub fn contains(&self, path: &[PathElement]) -> bool {
+        let Some((first, rest)) = path.split_first() else {
+            return false;
+        };
+        match self.entries.get(first) {
+            Some(node) if rest.is_empty() => node.member,
+            Some(node) => node.children.contains(rest),
+            None => false,
+        }
+    }
+
+    /// Removes `path` and everything below it.
+    pub fn remove_subtree(&mut self, path: &[PathElement]) {
+        let Some((first, rest)) = path.split_first() else {
+            return;
+        };
+        if rest.is_empty() {
+            self.entries.remove(first);
+        } else if let Some(node) = self.entries.get_mut(first) {
+            node.children.remove_subtree(rest);
+            if node.is_empty() {
+                self.entries.remove(first);
+            }
+        }
+    }
+
+    /// The paths in either set.
+    pub fn union(&self, other: &FieldSet) -> FieldSet {
+        let mut out = self.clone();
+        out.union_with(other);
+        out
+    }
+
+    /// Adds every path of `other`.
+    pub fn union_with(&mut self, other: &FieldSet) {
+        for (element, theirs) in &other.entries {
+            let ours = self.entry(element.clone());
+            ours.member |= theirs.member;
+            ours.children.union_with(&theirs.children);
+        }
+    }
+
+    /// The paths of this set that are not in `other`.
+    pub fn difference(&self, other: &FieldSet) -> FieldSet {
+        let mut out = FieldSet::new();
+        for (element, ours) in &self.entries {
+            let node = match other.entries.get(element) {
+                None => ours.clone(),
+                Some(theirs) => Node {
+                    member: ours.member && !theirs.member,
+                    children: ours.children.difference(&theirs.children),
+                },
+            };
+            if !node.is_empty() {
+                out.entries.insert(element.clone(), node);
+            }
+        }
+        out
+    }
+
+    /// The paths in both sets.
+    pub fn intersection(&self, other: &FieldSet) -> FieldSet {
+        let mut out = FieldSet::new();
+        for (element, ours) in &self.entries {
+            if let Some(theirs) = other.entries.get(element) {
+                let node = Node {
+                    member: ours.member && theirs.member,
+                    children: ours.children.intersection(&theirs.children),
+                };
+                if !node.is_empty() {
+                    out.entries.insert(element.clone(), node);
+                }
+            }
+        }
+        out
+    }
+
+    /// Every path in the set, in order.
+    pub fn paths(&self) -> Vec<Path> {
+        let mut out = Vec::new();
+        let mut prefix = Vec::new();
+        self.collect_paths(&mut prefix, &mut out);
+        out
+    }
+
+    fn collect_paths(&self, prefix: &mut Vec<PathElement>, out: &mut Vec<Path>) {
+        for (element, node) in &self.entries {
+            prefix.push(element.clone());
+            if node.member {
+                out.push(Path(prefix.clone()));
+            }
+            node.children.collect_paths(prefix, out);
+            prefix.pop();
+        }
+    }
+
+    /// The set's `FieldsV1` form.
+    pub fn to_fields_v1(&self) -> Value {
+        let mut map = Map::new();
+        for (element, node) in &self.entries {
+            let mut inner = match node.children.to_fields_v1() {
+                Value::Object(inner) => inner,
+                _ => Map::new(),
+            };
+            if node.member && !inner.is_empty() {
+                inner.insert(".".to_string(), Value::Object(Map::new()));
+            }
+            map.insert(element.encode(), Value::Object(inner));
+        }
+        Value::Object(map)
+    }
+
+    /// Reads a `FieldsV1` document.
+    pub fn from_fields_v1(value: &Value) -> Result<FieldSet, Error> {
+        let Value::Object(map) = value else {
+            return Err(Error::FieldsV1("a FieldsV1 node must be an object".into()));
+        };
+        let mut out = FieldSet::new();
+        for (key, child) in map {
+            if key == "." {
+                continue;
+            }
+            let element = PathElement::decode(key)?;
+            let children = FieldSet::from_fields_v1(child)?;
+            let member = children.is_empty() || child.get(".").is_some();
+            out.entries.insert(element, Node { member, children });
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn f(name: &str) -> PathElement {
+        PathElement::Field(name.into())
+    }
+
+    #[test]
+    fn fields_v1_round_trip() {
+        let doc = json!({
+            "f:metadata": {"f:labels": {".": {}, "f:app": {}}},
+            "f:spec": {"f:containers": {"k:{\"name\":\"web\"}": {".": {}, "f:image": {}, "f:name": {}}}},
+            "f:finalizers": {"v:\"a\"": {}},
+            "f:args": {"i:0": {}}
+        });
+        let set = FieldSet::from_fields_v1(&doc).unwrap();
+        assert!(set.contains(&[f("metadata"), f("labels")]));
+        assert!(set.contains(&[f("metadata"), f("labels"), f("app")]));
+        assert!(!set.contains(&[f("metadata")]));
+        let item = PathElement::Key(r#"{"name":"web"}"#.into());
+        assert!(set.contains(&[f("spec"), f("containers"), item.clone()]));
+        assert!(set.contains(&[f("spec"), f("containers"), item, f("image")]));
+        assert_eq!(set.to_fields_v1(), doc);
+        let paths: Vec<String> = set.paths().iter().map(ToString::to_string).collect();
+        assert!(paths.contains(&r#".spec.containers[name="web"].image"#.to_string()));
+        assert!(paths.contains(&r#".finalizers[="a"]"#.to_string()));
+        assert!(paths.contains(&".args[0]".to_string()));
+        assert!(FieldSet::from_fields_v1(&json!({"x:1": {}})).is_err());
+        assert!(FieldSet::from_fields_v1(&json!([])).is_err());
+    }
+
+    #[test]
+    fn set_algebra() {
+        let mut a = FieldSet::new();
+        a.insert(&[f("a"), f("x")]);
+        a.insert(&[f("a"), f("y")]);
+        a.insert(&[f("b")]);
+        let mut b = FieldSet::new();
+        b.insert(&[f("a"), f("y")]);
+        b.insert(&[f("c")]);
+        let both = a.intersection(&b);
+        assert_eq!(both.paths(), vec![Path(vec![f("a"), f("y")])]);
+        let only_a = a.difference(&b);
+        assert!(only_a.contains(&[f("a"), f("x")]) && only_a.contains(&[f("b")]));
+        assert!(!only_a.contains(&[f("a"), f("y")]));
+        let all = a.union(&b);
+        assert_eq!(all.paths().len(), 4);
+        let mut pruned = all.clone();
+        pruned.remove_subtree(&[f("a")]);
+        assert_eq!(pruned.paths().len(), 2);
+    }
+
+    #[test]
+    fn keys_are_canonical() {
+        let key = PathElement::decode(r#"k:{"protocol":"TCP","containerPort":80}"#).unwrap();
+        assert_eq!(key.encode(), r#"k:{"containerPort":80,"protocol":"TCP"}"#);
+        assert_eq!(key.to_string(), r#"[containerPort=80,protocol="TCP"]"#);
+    }
+}
