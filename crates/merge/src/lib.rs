@@ -7,9 +7,12 @@
 //! of every write with apply's conflicts ([`managed`]).
 
 pub mod fieldset;
+pub mod managed;
+pub mod strategic;
 pub mod typed;
 
 pub use fieldset::{FieldSet, Path, PathElement};
+pub use managed::{Conflict, ManagedFields, Writer};
 pub use typed::{Comparison, Ty, Typed};
 
 /// Errors of merges and patches.
@@ -24,4 +27,7 @@ pub enum Error {
     /// A stored `fieldsV1` document cannot be read.
     #[error("invalid FieldsV1: {0}")]
     FieldsV1(String),
+    /// An apply would change fields other managers own (a 409).
+    #[error("{}", managed::conflict_message(.0))]
+    Conflicts(Vec<Conflict>),
 }

@@ -273,7 +273,10 @@ impl<'s> Typed<'s> {
                 let old_items = self.items(field, old)?;
                 let new_items = self.items(field, new)?;
                 for (element, old_item) in &old_items {
-                    let new_item = new_items.iter().find(|(e, _)| e == element).map(|(_, v)| *v);
+                    let new_item = new_items
+                        .iter()
+                        .find(|(e, _)| e == element)
+                        .map(|(_, v)| *v);
                     path.push(element.clone());
                     self.compare_at(item_ty, Some(old_item), new_item, path, out)?;
                     path.pop();
@@ -307,10 +310,7 @@ impl<'s> Typed<'s> {
                 let Some(config_map) = config.as_object() else {
                     return Ok(config.clone());
                 };
-                let mut out = live
-                    .and_then(Value::as_object)
-                    .cloned()
-                    .unwrap_or_default();
+                let mut out = live.and_then(Value::as_object).cloned().unwrap_or_default();
                 for (key, value) in config_map {
                     if value.is_null() {
                         out.remove(key);
@@ -444,7 +444,10 @@ mod tests {
         let err = t
             .field_set(t.root(), &json!({"spec": {"containers": [{"image": "x"}]}}))
             .unwrap_err();
-        assert!(err.to_string().contains("omits key field \"name\""), "{err}");
+        assert!(
+            err.to_string().contains("omits key field \"name\""),
+            "{err}"
+        );
     }
 
     #[test]
@@ -455,12 +458,21 @@ mod tests {
         let new = json!({"metadata": {"labels": {"a": "1", "c": "3"}},
                          "spec": {"containers": [{"name": "c", "image": "v2"}, {"name": "d", "image": "v1"}]}});
         let cmp = t.compare(&old, &new).unwrap();
-        let strings = |s: &FieldSet| -> Vec<String> { s.paths().iter().map(ToString::to_string).collect() };
+        let strings =
+            |s: &FieldSet| -> Vec<String> { s.paths().iter().map(ToString::to_string).collect() };
         assert_eq!(strings(&cmp.removed), [".metadata.labels.b"]);
-        assert_eq!(strings(&cmp.modified), [r#".spec.containers[name="c"].image"#]);
+        assert_eq!(
+            strings(&cmp.modified),
+            [r#".spec.containers[name="c"].image"#]
+        );
         assert_eq!(
             strings(&cmp.added),
-            [".metadata.labels.c", r#".spec.containers[name="d"]"#, r#".spec.containers[name="d"].image"#, r#".spec.containers[name="d"].name"#]
+            [
+                ".metadata.labels.c",
+                r#".spec.containers[name="d"]"#,
+                r#".spec.containers[name="d"].image"#,
+                r#".spec.containers[name="d"].name"#
+            ]
         );
     }
 
@@ -478,9 +490,22 @@ mod tests {
                    "spec": {"containers": [{"name": "c", "image": "v2", "imagePullPolicy": "Always"}, {"name": "e", "image": "v1"}, {"name": "d", "image": "v9"}]}})
         );
         let mut gone = FieldSet::new();
-        gone.insert(&[PathElement::Field("metadata".into()), PathElement::Field("labels".into()), PathElement::Field("a".into())]);
-        gone.insert(&[PathElement::Field("spec".into()), PathElement::Field("containers".into()), PathElement::Key(r#"{"name":"e"}"#.into())]);
-        gone.insert(&[PathElement::Field("spec".into()), PathElement::Field("containers".into()), PathElement::Key(r#"{"name":"c"}"#.into()), PathElement::Field("imagePullPolicy".into())]);
+        gone.insert(&[
+            PathElement::Field("metadata".into()),
+            PathElement::Field("labels".into()),
+            PathElement::Field("a".into()),
+        ]);
+        gone.insert(&[
+            PathElement::Field("spec".into()),
+            PathElement::Field("containers".into()),
+            PathElement::Key(r#"{"name":"e"}"#.into()),
+        ]);
+        gone.insert(&[
+            PathElement::Field("spec".into()),
+            PathElement::Field("containers".into()),
+            PathElement::Key(r#"{"name":"c"}"#.into()),
+            PathElement::Field("imagePullPolicy".into()),
+        ]);
         t.remove(t.root(), &mut merged, &gone).unwrap();
         assert_eq!(
             merged,

@@ -236,7 +236,8 @@ impl Schema {
         let mut marked: HashMap<(&str, &str), Vec<&str>> = HashMap::new();
         for line in markers.lines() {
             let mut parts = line.split('\t');
-            let (Some(message), Some(field), Some(list)) = (parts.next(), parts.next(), parts.next())
+            let (Some(message), Some(field), Some(list)) =
+                (parts.next(), parts.next(), parts.next())
             else {
                 return Err(format!("malformed marker line {line:?}"));
             };
@@ -272,9 +273,9 @@ impl Schema {
                 };
                 let own = marked.get(&(name.as_str(), f.name()));
                 let marker = |key: &'static str| {
-                    own.into_iter().flatten().filter_map(move |m| {
-                        m.strip_prefix(key).and_then(|m| m.strip_prefix('='))
-                    })
+                    own.into_iter()
+                        .flatten()
+                        .filter_map(move |m| m.strip_prefix(key).and_then(|m| m.strip_prefix('=')))
                 };
                 let mut patch = PatchStrategy {
                     merge_key: marker("patchMergeKey").next().map(str::to_string),
@@ -289,7 +290,9 @@ impl Schema {
                     }
                 }
                 let list_type = match marker("listType").next() {
-                    Some("map") => ListType::Map(marker("listMapKey").map(str::to_string).collect()),
+                    Some("map") => {
+                        ListType::Map(marker("listMapKey").map(str::to_string).collect())
+                    }
                     Some("set") => ListType::Set,
                     Some("atomic") => ListType::Atomic,
                     Some(other) => return Err(format!("unknown list type {other}")),
@@ -301,9 +304,12 @@ impl Schema {
                     },
                 };
                 let type_atomic = |ty: FieldType| match ty {
-                    FieldType::Message(i) => marked
-                        .get(&(declared[i].0.as_str(), ""))
-                        .is_some_and(|m| m.iter().any(|m| *m == "structType=atomic" || *m == "mapType=atomic")),
+                    FieldType::Message(i) => {
+                        marked.get(&(declared[i].0.as_str(), "")).is_some_and(|m| {
+                            m.iter()
+                                .any(|m| *m == "structType=atomic" || *m == "mapType=atomic")
+                        })
+                    }
                     _ => false,
                 };
                 let atomic = match marker("structType").chain(marker("mapType")).next() {
@@ -332,9 +338,9 @@ impl Schema {
                 name: name.clone(),
                 fields,
                 special: special(name),
-                atomic: marked
-                    .get(&(name.as_str(), ""))
-                    .is_some_and(|m| m.contains(&"structType=atomic") || m.contains(&"mapType=atomic")),
+                atomic: marked.get(&(name.as_str(), "")).is_some_and(|m| {
+                    m.contains(&"structType=atomic") || m.contains(&"mapType=atomic")
+                }),
             });
         }
         Ok(Schema { messages, by_name })
@@ -517,13 +523,19 @@ mod tests {
         );
         let finalizers = field("apimachinery.pkg.apis.meta.v1.ObjectMeta", "finalizers");
         assert_eq!(finalizers.list_type, ListType::Set);
-        assert_eq!(field("api.core.v1.Container", "args").list_type, ListType::Atomic);
+        assert_eq!(
+            field("api.core.v1.Container", "args").list_type,
+            ListType::Atomic
+        );
         let volumes = field("api.core.v1.PodSpec", "volumes").patch;
         assert!(volumes.merge && volumes.retain_keys);
         // Atomic by its type (LocalObjectReference is `+structType=atomic`), granular by
         // the field's own marker (a PersistentVolume's claimRef).
         assert!(field("api.core.v1.SecretKeySelector", "localObjectReference").atomic);
         assert!(!field("api.core.v1.PersistentVolumeSpec", "claimRef").atomic);
-        assert!(s.message(s.index("api.core.v1.LocalObjectReference").unwrap()).atomic);
+        assert!(
+            s.message(s.index("api.core.v1.LocalObjectReference").unwrap())
+                .atomic
+        );
     }
 }

@@ -1,0 +1,467 @@
+//! managedFields: which manager set which fields, kept on every write, and server-side apply
+//! with its conflicts.
+//!
+//! Every write is an *Update* by its field manager: the fields it adds or changes become its
+//! own and leave the other managers; the fields it removes leave everyone. An *Apply* merges
+//! the applied configuration over the live object; fields it would change that another
+//! manager owns are conflicts (unless forced, which takes them over); the applier then owns
+//! exactly the fields of its configuration, and fields it applied before and no longer
+//! applies are removed unless another manager owns them.
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+use crate::Error;
+use crate::fieldset::{FieldSet, Path, PathElement};
+use crate::typed::Typed;
+
+/// The most Update entries kept; older ones are merged into one `ancient-changes` entry.
+pub const MAX_UPDATE_MANAGERS: usize = 10;
+
+/// The manager that owns the fields of an object that had no managedFields at its first apply.
+pub const BEFORE_FIRST_APPLY: &str = "before-first-apply";
+
+/// The manager older Update entries are merged into.
+pub const ANCIENT_CHANGES: &str = "ancient-changes";
+
+/// The operation of an entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    /// Server-side apply.
+    Apply,
+    /// Create, update or a non-apply patch.
+    Update,
+}
+
+impl Operation {
+    fn as_str(self) -> &'static str {
+        match self {
+            Operation::Apply => "Apply",
+            Operation::Update => "Update",
+        }
+    }
+}
+
+/// One entry of `metadata.managedFields`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// The field manager.
+    pub manager: String,
+    /// Apply or Update.
+    pub operation: Operation,
+    /// The API version the fields are named in.
+    pub api_version: String,
+    /// When the entry last changed (RFC 3339).
+    pub time: Option<String>,
+    /// The subresource written (`status`, ...), empty for the resource.
+    pub subresource: String,
+    /// The fields owned.
+    pub fields: FieldSet,
+}
+
+impl Entry {
+    fn is(&self, manager: &str, operation: Operation, subresource: &str) -> bool {
+        self.manager == manager && self.operation == operation && self.subresource == subresource
+    }
+}
+
+impl fmt::Display for Entry {
+    /// How a conflict names the manager: `"name"`, with the subresource and, for Update
+    /// entries, the version.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.manager)?;
+        if !self.subresource.is_empty() {
+            write!(f, " with subresource {:?}", self.subresource)?;
+        }
+        if self.operation == Operation::Update {
+            write!(f, " using {}", self.api_version)?;
+        }
+        Ok(())
+    }
+}
+
+/// A field an apply would change that another manager owns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conflict {
+    /// The owner, as a conflict names it (see [`Entry`]'s `Display`).
+    pub manager: String,
+    /// The field.
+    pub path: Path,
+}
+
+/// The message of an apply conflict error, in upstream's words.
+pub fn conflict_message(conflicts: &[Conflict]) -> String {
+    if let [only] = conflicts {
+        return format!(
+            "Apply failed with 1 conflict: conflict with {}: {}",
+            only.manager, only.path
+        );
+    }
+    let mut managers: Vec<&str> = conflicts.iter().map(|c| c.manager.as_str()).collect();
+    managers.sort_unstable();
+    managers.dedup();
+    let mut lines = Vec::new();
+    for manager in managers {
+        lines.push(format!("conflicts with {manager}:"));
+        for c in conflicts.iter().filter(|c| c.manager == manager) {
+            lines.push(format!("- {}", c.path));
+        }
+    }
+    format!(
+        "Apply failed with {} conflicts: {}",
+        conflicts.len(),
+        lines.join("\n")
+    )
+}
+
+/// Who writes, in what version, when.
+#[derive(Debug, Clone, Copy)]
+pub struct Writer<'a> {
+    /// The field manager.
+    pub manager: &'a str,
+    /// The API version of the request.
+    pub api_version: &'a str,
+    /// The subresource written, empty for the resource.
+    pub subresource: &'a str,
+    /// The time of the write (RFC 3339).
+    pub now: &'a str,
+}
+
+/// The managedFields of one object.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ManagedFields {
+    /// The entries.
+    pub entries: Vec<Entry>,
+}
+
+impl ManagedFields {
+    /// Reads `metadata.managedFields` (absent: no entries).
+    pub fn decode(value: Option<&Value>) -> Result<Self, Error> {
+        let mut entries = Vec::new();
+        for item in value.and_then(Value::as_array).into_iter().flatten() {
+            let text = |key: &str| item.get(key).and_then(Value::as_str).map(str::to_string);
+            let operation = match text("operation").as_deref() {
+                Some("Apply") => Operation::Apply,
+                Some("Update") => Operation::Update,
+                other => {
+                    return Err(Error::FieldsV1(format!(
+                        "managedFields operation must be Apply or Update, not {other:?}"
+                    )));
+                }
+            };
+            let fields = match item.get("fieldsV1") {
+                Some(v) => FieldSet::from_fields_v1(v)?,
+                None => FieldSet::new(),
+            };
+            entries.push(Entry {
+                manager: text("manager").unwrap_or_default(),
+                operation,
+                api_version: text("apiVersion").unwrap_or_default(),
+                time: text("time"),
+                subresource: text("subresource").unwrap_or_default(),
+                fields,
+            });
+        }
+        Ok(Self { entries })
+    }
+
+    /// The `metadata.managedFields` value (`None` when there are no entries).
+    pub fn encode(&self) -> Option<Value> {
+        if self.entries.is_empty() {
+            return None;
+        }
+        let items = self
+            .entries
+            .iter()
+            .map(|e| {
+                let mut m = Map::new();
+                m.insert("manager".into(), Value::String(e.manager.clone()));
+                m.insert("operation".into(), e.operation.as_str().into());
+                m.insert("apiVersion".into(), Value::String(e.api_version.clone()));
+                if let Some(time) = &e.time {
+                    m.insert("time".into(), Value::String(time.clone()));
+                }
+                m.insert("fieldsType".into(), "FieldsV1".into());
+                m.insert("fieldsV1".into(), e.fields.to_fields_v1());
+                if !e.subresource.is_empty() {
+                    m.insert("subresource".into(), Value::String(e.subresource.clone()));
+                }
+                Value::Object(m)
+            })
+            .collect();
+        Some(Value::Array(items))
+    }
+
+    fn position(&self, manager: &str, operation: Operation, subresource: &str) -> Option<usize> {
+        self.entries
+            .iter()
+            .position(|e| e.is(manager, operation, subresource))
+    }
+
+    /// The entry of this writer and operation, created when missing.
+    fn entry_mut(&mut self, writer: &Writer<'_>, operation: Operation) -> &mut Entry {
+        let i = match self.position(writer.manager, operation, writer.subresource) {
+            Some(i) => i,
+            None => {
+                self.entries.push(Entry {
+                    manager: writer.manager.to_string(),
+                    operation,
+                    api_version: writer.api_version.to_string(),
+                    time: None,
+                    subresource: writer.subresource.to_string(),
+                    fields: FieldSet::new(),
+                });
+                self.entries.len() - 1
+            }
+        };
+        &mut self.entries[i]
+    }
+
+    /// Drops empty entries and folds the oldest Update entries beyond the cap together.
+    fn tidy(&mut self) {
+        self.entries.retain(|e| !e.fields.is_empty());
+        let updates = self
+            .entries
+            .iter()
+            .filter(|e| e.operation == Operation::Update)
+            .count();
+        if updates <= MAX_UPDATE_MANAGERS {
+            return;
+        }
+        let mut by_age: Vec<usize> = (0..self.entries.len())
+            .filter(|&i| self.entries[i].operation == Operation::Update)
+            .collect();
+        by_age.sort_by(|&a, &b| self.entries[a].time.cmp(&self.entries[b].time));
+        let fold: Vec<usize> = by_age[..updates - MAX_UPDATE_MANAGERS + 1].to_vec();
+        let mut ancient = FieldSet::new();
+        let mut time = None;
+        let mut api_version = String::new();
+        for &i in &fold {
+            ancient.union_with(&self.entries[i].fields);
+            time = self.entries[i].time.clone().max(time);
+            api_version = self.entries[i].api_version.clone();
+        }
+        let mut i = 0;
+        self.entries.retain(|_| {
+            i += 1;
+            !fold.contains(&(i - 1))
+        });
+        self.entries.push(Entry {
+            manager: ANCIENT_CHANGES.into(),
+            operation: Operation::Update,
+            api_version,
+            time,
+            subresource: String::new(),
+            fields: ancient,
+        });
+    }
+}
+
+/// The paths no manager owns: type and identity fields the server sets, and the parts of the
+/// object another endpoint writes (the status of a resource with a status subresource, or
+/// everything but the status through it).
+#[derive(Debug, Clone, Default)]
+pub struct Ignored {
+    top_level: Vec<String>,
+    keep_only: Option<Vec<String>>,
+}
+
+impl Ignored {
+    /// Nothing beyond the identity fields.
+    pub fn identity() -> Self {
+        Self::default()
+    }
+
+    /// Also the top-level fields `fields` (e.g. `status` of a resource written apart).
+    pub fn with_top_level(mut self, fields: &[&str]) -> Self {
+        self.top_level.extend(fields.iter().map(|f| f.to_string()));
+        self
+    }
+
+    /// Every top-level field but `fields` (the status subresource owns only its status).
+    pub fn keeping_only(mut self, fields: &[&str]) -> Self {
+        self.keep_only = Some(fields.iter().map(|f| f.to_string()).collect());
+        self
+    }
+
+    /// `set` without the ignored paths.
+    pub fn strip(&self, set: &mut FieldSet) {
+        let field = |name: &str| PathElement::Field(name.to_string());
+        for name in ["apiVersion", "kind"] {
+            set.remove_subtree(&[field(name)]);
+        }
+        for name in &self.top_level {
+            set.remove_subtree(&[field(name)]);
+        }
+        if let Some(keep) = &self.keep_only {
+            let drop: Vec<PathElement> = set
+                .entries()
+                .map(|(e, _)| e.clone())
+                .filter(|e| !matches!(e, PathElement::Field(f) if keep.contains(f)))
+                .collect();
+            for element in drop {
+                set.remove_subtree(&[element]);
+            }
+        }
+        for name in [
+            "name",
+            "namespace",
+            "creationTimestamp",
+            "selfLink",
+            "uid",
+            "generation",
+            "managedFields",
+            "resourceVersion",
+        ] {
+            set.remove_subtree(&[field("metadata"), field(name)]);
+        }
+        set.clear_member(&[field("metadata")]);
+    }
+}
+
+impl FieldSet {
+    /// Takes the path itself out of the set, keeping what is below it.
+    pub fn clear_member(&mut self, path: &[PathElement]) {
+        let Some((first, rest)) = path.split_first() else {
+            return;
+        };
+        let Some(node) = self.get(first) else {
+            return;
+        };
+        let mut node = node.clone();
+        if rest.is_empty() {
+            node.member = false;
+        } else {
+            node.children.clear_member(rest);
+        }
+        self.remove_subtree(std::slice::from_ref(first));
+        if node.member || !node.children.is_empty() {
+            *self.entry(first.clone()) = node;
+        }
+    }
+}
+
+/// Records a write of `new` over `old` (`None`: a create) by `writer`, both objects in JSON
+/// without their managedFields.
+pub fn update(
+    typed: &Typed<'_>,
+    managed: &mut ManagedFields,
+    old: Option<&Value>,
+    new: &Value,
+    ignored: &Ignored,
+    writer: &Writer<'_>,
+) -> Result<(), Error> {
+    let skeleton = skeleton(typed);
+    let mut cmp = typed.compare(old.unwrap_or(&skeleton), new)?;
+    ignored.strip(&mut cmp.added);
+    ignored.strip(&mut cmp.modified);
+    ignored.strip(&mut cmp.removed);
+    let changed = cmp.changed();
+    for entry in &mut managed.entries {
+        if !entry.is(writer.manager, Operation::Update, writer.subresource) {
+            entry.fields = entry.fields.difference(&changed).difference(&cmp.removed);
+        }
+    }
+    if !changed.is_empty()
+        || managed
+            .position(writer.manager, Operation::Update, writer.subresource)
+            .is_some()
+    {
+        let entry = managed.entry_mut(writer, Operation::Update);
+        entry.fields = entry.fields.union(&changed).difference(&cmp.removed);
+        if !changed.is_empty() {
+            entry.time = Some(writer.now.to_string());
+            entry.api_version = writer.api_version.to_string();
+        }
+    }
+    managed.tidy();
+    Ok(())
+}
+
+/// Applies `config` over `live` (`None`: the object does not exist yet) for `writer`:
+/// returns the object to write, with `managed` updated, or the conflicts when another
+/// manager owns a field the apply changes and `force` is off.
+pub fn apply(
+    typed: &Typed<'_>,
+    managed: &mut ManagedFields,
+    live: Option<&Value>,
+    config: &Value,
+    ignored: &Ignored,
+    writer: &Writer<'_>,
+    force: bool,
+) -> Result<Value, Error> {
+    let skeleton = skeleton(typed);
+    let live = live.unwrap_or(&skeleton);
+    if managed.entries.is_empty() && live != &skeleton {
+        // Fields set before any apply belong to someone: conflicts must see them.
+        let mut owned = typed.field_set(typed.root(), live)?;
+        ignored.strip(&mut owned);
+        managed.entries.push(Entry {
+            manager: BEFORE_FIRST_APPLY.into(),
+            operation: Operation::Update,
+            api_version: writer.api_version.to_string(),
+            time: None,
+            subresource: writer.subresource.to_string(),
+            fields: owned,
+        });
+    }
+    let mut merged = typed.merge(typed.root(), Some(live), config)?;
+    let mut cmp = typed.compare(live, &merged)?;
+    ignored.strip(&mut cmp.added);
+    ignored.strip(&mut cmp.modified);
+    let changed = cmp.changed();
+    let mut conflicts = Vec::new();
+    for entry in &managed.entries {
+        if entry.is(writer.manager, Operation::Apply, writer.subresource) {
+            continue;
+        }
+        for path in entry.fields.intersection(&changed).paths() {
+            conflicts.push(Conflict {
+                manager: entry.to_string(),
+                path,
+            });
+        }
+    }
+    if !conflicts.is_empty() && !force {
+        return Err(Error::Conflicts(conflicts));
+    }
+    let mut others = FieldSet::new();
+    for entry in &mut managed.entries {
+        if !entry.is(writer.manager, Operation::Apply, writer.subresource) {
+            entry.fields = entry.fields.difference(&changed);
+            others.union_with(&entry.fields);
+        }
+    }
+    let mut applied = typed.field_set(typed.root(), config)?;
+    ignored.strip(&mut applied);
+    let previous = managed
+        .position(writer.manager, Operation::Apply, writer.subresource)
+        .map(|i| managed.entries[i].fields.clone())
+        .unwrap_or_default();
+    let dropped = previous.difference(&applied).difference(&others);
+    typed.remove(typed.root(), &mut merged, &dropped)?;
+    let entry = managed.entry_mut(writer, Operation::Apply);
+    if entry.fields != applied || entry.time.is_none() {
+        entry.time = Some(writer.now.to_string());
+    }
+    entry.fields = applied;
+    entry.api_version = writer.api_version.to_string();
+    managed.tidy();
+    Ok(merged)
+}
+
+/// What a create is compared with: an object whose top-level structs exist but are empty (as
+/// upstream's typed zero value is), so that only what the create sets counts as added.
+fn skeleton(typed: &Typed<'_>) -> Value {
+    let mut m = Map::new();
+    for field in &typed.message().fields {
+        if matches!(typed.field_type(field), crate::typed::Ty::Struct(_)) {
+            m.insert(field.name.clone(), Value::Object(Map::new()));
+        }
+    }
+    Value::Object(m)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,281 @@
+use capstan_negotiation::schema::Schema;
+use serde_json::{Value, json};
+
+use super::*;
+
+fn cm() -> Typed<'static> {
+    Typed::for_kind(Schema::upstream(), "v1", "ConfigMap").unwrap()
+}
+
+fn writer(manager: &'static str) -> Writer<'static> {
+    Writer {
+        manager,
+        api_version: "v1",
+        subresource: "",
+        now: "2026-11-23T16:00:00Z",
+    }
+}
+
+fn fields(managed: &ManagedFields, manager: &str) -> Vec<String> {
+    managed
+        .entries
+        .iter()
+        .filter(|e| e.manager == manager)
+        .flat_map(|e| e.fields.paths())
+        .map(|p| p.to_string())
+        .collect()
+}
+
+#[test]
+fn updates_take_ownership_of_what_they_change() {
+    let t = cm();
+    let ignored = Ignored::identity();
+    let mut managed = ManagedFields::default();
+    let created = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                         "metadata": {"name": "c", "labels": {"a": "1"}}, "data": {"x": "1", "y": "2"}});
+    update(
+        &t,
+        &mut managed,
+        None,
+        &created,
+        &ignored,
+        &writer("kubectl-create"),
+    )
+    .unwrap();
+    assert_eq!(
+        fields(&managed, "kubectl-create"),
+        [
+            ".data",
+            ".data.x",
+            ".data.y",
+            ".metadata.labels",
+            ".metadata.labels.a"
+        ]
+    );
+    assert_eq!(
+        managed.encode().unwrap()[0]["fieldsV1"],
+        json!({"f:data": {".": {}, "f:x": {}, "f:y": {}}, "f:metadata": {"f:labels": {".": {}, "f:a": {}}}})
+    );
+    let mut edited = created.clone();
+    edited["data"]["x"] = json!("9");
+    edited["data"].as_object_mut().unwrap().remove("y");
+    update(
+        &t,
+        &mut managed,
+        Some(&created),
+        &edited,
+        &ignored,
+        &writer("editor"),
+    )
+    .unwrap();
+    assert_eq!(fields(&managed, "editor"), [".data.x"]);
+    assert_eq!(
+        fields(&managed, "kubectl-create"),
+        [".data", ".metadata.labels", ".metadata.labels.a"]
+    );
+    // A write that changes nothing adds no entry.
+    update(
+        &t,
+        &mut managed,
+        Some(&edited),
+        &edited,
+        &ignored,
+        &writer("idle"),
+    )
+    .unwrap();
+    assert!(fields(&managed, "idle").is_empty());
+}
+
+#[test]
+fn apply_conflicts_force_and_removal() {
+    let t = cm();
+    let ignored = Ignored::identity();
+    let mut managed = ManagedFields::default();
+    let config_a = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
+                          "data": {"k": "a", "only-a": "1"}});
+    let live = apply(
+        &t,
+        &mut managed,
+        None,
+        &config_a,
+        &ignored,
+        &writer("a"),
+        false,
+    )
+    .unwrap();
+    assert_eq!(live["data"], json!({"k": "a", "only-a": "1"}));
+    assert_eq!(fields(&managed, "a"), [".data.k", ".data.only-a"]);
+
+    // Applying the same value is shared ownership, not a conflict.
+    let same = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "a"}});
+    let live = apply(
+        &t,
+        &mut managed,
+        Some(&live),
+        &same,
+        &ignored,
+        &writer("b"),
+        false,
+    )
+    .unwrap();
+    assert_eq!(fields(&managed, "b"), [".data.k"]);
+    assert_eq!(fields(&managed, "a"), [".data.k", ".data.only-a"]);
+
+    // A different value is a conflict with both owners.
+    let other = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "c"}});
+    let err = apply(
+        &t,
+        &mut managed.clone(),
+        Some(&live),
+        &other,
+        &ignored,
+        &writer("c"),
+        false,
+    )
+    .unwrap_err();
+    let Error::Conflicts(conflicts) = &err else {
+        panic!("{err}")
+    };
+    assert_eq!(conflicts.len(), 2);
+    assert_eq!(
+        err.to_string(),
+        "Apply failed with 2 conflicts: conflicts with \"a\":\n- .data.k\nconflicts with \"b\":\n- .data.k"
+    );
+    let live = apply(
+        &t,
+        &mut managed,
+        Some(&live),
+        &other,
+        &ignored,
+        &writer("c"),
+        true,
+    )
+    .unwrap();
+    assert_eq!(live["data"]["k"], "c");
+    assert_eq!(fields(&managed, "a"), [".data.only-a"]);
+    assert!(fields(&managed, "b").is_empty());
+
+    // `a` stops applying only-a: it is removed, as nobody else owns it.
+    let shrunk =
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {}});
+    let live = apply(
+        &t,
+        &mut managed,
+        Some(&live),
+        &shrunk,
+        &ignored,
+        &writer("a"),
+        false,
+    )
+    .unwrap();
+    assert_eq!(live["data"], json!({"k": "c"}));
+}
+
+#[test]
+fn update_conflicts_name_the_version() {
+    let t = cm();
+    let ignored = Ignored::identity();
+    let mut managed = ManagedFields::default();
+    let created = json!({"metadata": {"name": "c"}, "data": {"k": "1"}});
+    update(
+        &t,
+        &mut managed,
+        None,
+        &created,
+        &ignored,
+        &writer("kubectl-client-side-apply"),
+    )
+    .unwrap();
+    let config = json!({"metadata": {"name": "c"}, "data": {"k": "2"}});
+    let err = apply(
+        &t,
+        &mut managed,
+        Some(&created),
+        &config,
+        &ignored,
+        &writer("kubectl"),
+        false,
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Apply failed with 1 conflict: conflict with \"kubectl-client-side-apply\" using v1: .data.k"
+    );
+}
+
+#[test]
+fn first_apply_on_an_untracked_object_sees_its_fields_owned() {
+    let t = cm();
+    let live = json!({"metadata": {"name": "c"}, "data": {"k": "1"}});
+    let mut managed = ManagedFields::default();
+    let config = json!({"metadata": {"name": "c"}, "data": {"k": "2"}});
+    let err = apply(
+        &t,
+        &mut managed,
+        Some(&live),
+        &config,
+        &Ignored::identity(),
+        &writer("x"),
+        false,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains(BEFORE_FIRST_APPLY), "{err}");
+}
+
+#[test]
+fn status_is_not_owned_through_the_resource() {
+    let t = Typed::for_kind(Schema::upstream(), "v1", "Pod").unwrap();
+    let mut managed = ManagedFields::default();
+    let pod = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}]},
+                     "status": {"phase": "Pending"}});
+    update(
+        &t,
+        &mut managed,
+        None,
+        &pod,
+        &Ignored::identity().with_top_level(&["status"]),
+        &writer("m"),
+    )
+    .unwrap();
+    let owned = fields(&managed, "m");
+    assert!(owned.iter().all(|p| !p.starts_with(".status")), "{owned:?}");
+    assert!(owned.contains(&r#".spec.containers[name="c"].image"#.to_string()));
+    let mut status = ManagedFields::default();
+    update(
+        &t,
+        &mut status,
+        Some(&pod),
+        &json!({"metadata": {"name": "p"}, "spec": {}, "status": {"phase": "Running"}}),
+        &Ignored::identity().keeping_only(&["status"]),
+        &writer("kubelet"),
+    )
+    .unwrap();
+    assert_eq!(fields(&status, "kubelet"), [".status.phase"]);
+}
+
+#[test]
+fn update_entries_are_capped() {
+    let t = cm();
+    let mut managed = ManagedFields::default();
+    let mut old = json!({"metadata": {"name": "c"}});
+    for i in 0..12 {
+        let mut new = old.clone();
+        new["data"] = json!({});
+        new["data"][format!("k{i}")] = json!("v");
+        for j in 0..i {
+            new["data"][format!("k{j}")] = json!("v");
+        }
+        let name: &'static str = Box::leak(format!("m{i:02}").into_boxed_str());
+        let now: &'static str = Box::leak(format!("2026-11-23T16:00:{i:02}Z").into_boxed_str());
+        let w = Writer {
+            now,
+            ..writer(name)
+        };
+        update(&t, &mut managed, Some(&old), &new, &Ignored::identity(), &w).unwrap();
+        old = new;
+    }
+    assert_eq!(managed.entries.len(), MAX_UPDATE_MANAGERS);
+    assert!(managed.entries.iter().any(|e| e.manager == ANCIENT_CHANGES));
+    let round: Value = managed.encode().unwrap();
+    assert_eq!(ManagedFields::decode(Some(&round)).unwrap(), managed);
+}
