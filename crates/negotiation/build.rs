@@ -90,12 +90,11 @@ fn scan_markers(text: &str, out: &mut String) {
             scopes.push(full);
         } else if line.starts_with('}') {
             scopes.pop();
-        } else if let (Some(scope), Some((decl, _))) = (scopes.last(), line.split_once('=')) {
-            if !pending.is_empty() {
-                if let Some(field) = decl.split_whitespace().last() {
-                    out.push_str(&format!("{scope}\t{field}\t{}\n", pending.join(";")));
-                }
-            }
+        } else if let (Some(scope), Some((decl, _))) = (scopes.last(), line.split_once('='))
+            && !pending.is_empty()
+            && let Some(field) = decl.split_whitespace().last()
+        {
+            out.push_str(&format!("{scope}\t{field}\t{}\n", pending.join(";")));
         }
         if !line.is_empty() {
             pending.clear();
