@@ -218,6 +218,13 @@ impl RestStorage for ConvertedRest {
         body: &[u8],
         options: &WriteOptions,
     ) -> Result<Encoded> {
+        if patch_type == PatchType::Apply {
+            return Err(ApiError::new(
+                capstan_meta::Reason::UnsupportedMediaType,
+                "server-side apply is not supported in this version of the resource; apply the stored version",
+            )
+            .into());
+        }
         let explicit = patch::sets_resource_version(patch_type, body);
         let mut last = None;
         for _ in 0..PATCH_RETRIES {
@@ -225,7 +232,7 @@ impl RestStorage for ConvertedRest {
             let mut doc: Value =
                 serde_json::from_slice(&current.body.into_bytes()).map_err(Error::Encode)?;
             let read_version = doc["metadata"]["resourceVersion"].clone();
-            patch::apply(patch_type, &mut doc, body)?;
+            patch::apply(patch_type, None, &mut doc, body)?;
             if !explicit {
                 doc["metadata"]["resourceVersion"] = read_version;
             }

@@ -18,6 +18,7 @@ use k8s_openapi::Metadata;
 use crate::codec::{self, decode, decode_value};
 use crate::error::{Error, Result};
 use crate::hooks::CreateHook;
+use crate::managed::FieldTracker;
 use crate::namespaces::NamespaceGate;
 use crate::options::{
     ContinueToken, DeleteOptions, GetOptions, ListOptions, ResourceVersionMatch, WriteOptions,
@@ -53,6 +54,8 @@ pub struct GenericStore<S: Strategy> {
     create_hooks: Vec<Arc<dyn CreateHook<S::Object>>>,
     /// Deletes a deletecollection runs at once (`--delete-collection-workers`).
     delete_workers: usize,
+    /// Keeps managedFields and runs server-side apply.
+    tracker: FieldTracker,
 }
 
 /// What a write addresses: the resource, or its `status` subresource.
@@ -65,6 +68,15 @@ pub(crate) enum Target {
 enum Attempt<T> {
     Done(T),
     Retry,
+}
+
+/// Whether a write still has to record its field manager in managedFields.
+#[derive(Clone, Copy)]
+enum Tracking<'a> {
+    /// Record this manager's changes.
+    Record(&'a str),
+    /// Already recorded (server-side apply computed them).
+    Done,
 }
 
 impl<S> GenericStore<S>
@@ -94,7 +106,9 @@ where
         };
         let cache = cache
             .map(|config| WatchCache::start(store.clone(), prefix.clone(), decode.clone(), config));
+        let tracker = FieldTracker::new(&descriptor, strategy.has_status());
         Self {
+            tracker,
             gr: descriptor.group_resource(),
             descriptor,
             strategy,
@@ -309,6 +323,7 @@ impl<S: Strategy> GenericStore<S> {
         explicit_version: bool,
         warnings: Vec<String>,
         options: &WriteOptions,
+        tracking: Tracking<'_>,
     ) -> Result<Attempt<Encoded>> {
         if target == Target::Status {
             // Only the status changes; the rest stays as stored (the given resourceVersion
@@ -372,6 +387,9 @@ impl<S: Strategy> GenericStore<S> {
         errors.extend(self.strategy.validate_update(&new, old));
         if !errors.is_empty() {
             return Err(self.invalid(&name, &errors));
+        }
+        if let Tracking::Record(manager) = tracking {
+            self.record_managers(target, Some(old), &mut new, manager)?;
         }
         let key = current.key.as_str();
         let lost_race = |err: capstan_storage::Error| -> Result<Attempt<Encoded>> {
@@ -442,7 +460,10 @@ impl<S: Strategy> GenericStore<S> {
             let (current, _) = self.store.get(&self.key(namespace, name)).await?;
             let Some(current) = current else {
                 if self.strategy.allow_create_on_update() && target == Target::Resource {
-                    return self.create_object(namespace, new, warnings, options).await;
+                    let tracking = Tracking::Record(options.manager());
+                    return self
+                        .create_object(namespace, new, warnings, options, tracking)
+                        .await;
                 }
                 return Err(ApiError::not_found(&self.gr, name).into());
             };
@@ -456,6 +477,7 @@ impl<S: Strategy> GenericStore<S> {
                     explicit,
                     warnings.clone(),
                     options,
+                    Tracking::Record(options.manager()),
                 )
                 .await?
             {
@@ -476,17 +498,32 @@ impl<S: Strategy> GenericStore<S> {
         body: &[u8],
         options: &WriteOptions,
     ) -> Result<Encoded> {
+        if patch_type == PatchType::Apply {
+            return self
+                .apply_target(target, namespace, name, body, options)
+                .await;
+        }
+        if options.force {
+            return Err(ApiError::new(
+                Reason::Invalid,
+                "PatchOptions.meta.k8s.io \"\" is invalid: force: Forbidden: may not be specified for non-apply patch",
+            )
+            .into());
+        }
         let explicit = patch::sets_resource_version(patch_type, body);
+        let tracking = Tracking::Record(options.manager());
         for _ in 0..MAX_RETRIES {
             let current = self.current(namespace, name).await?;
             let old = self.decode_stored(&current)?;
             let mut doc = serde_json::to_value(&old).map_err(Error::Encode)?;
-            patch::apply(patch_type, &mut doc, body)?;
+            patch::apply(patch_type, self.tracker.typed(), &mut doc, body)?;
             codec::check_type_value(&doc, &self.descriptor)?;
             let (new, warnings) =
                 decode_value::<S::Object>(doc, &self.descriptor, options.field_validation)?;
             match self
-                .write_update(target, &current, &old, new, explicit, warnings, options)
+                .write_update(
+                    target, &current, &old, new, explicit, warnings, options, tracking,
+                )
                 .await?
             {
                 Attempt::Done(out) => return Ok(out),
@@ -494,6 +531,133 @@ impl<S: Strategy> GenericStore<S> {
             }
         }
         Err(ApiError::conflict(&self.gr, name, ApiError::MODIFIED).into())
+    }
+
+    /// Server-side apply (PATCH with `application/apply-patch+yaml`): the applied
+    /// configuration merged over the live object, or a new object when there is none.
+    async fn apply_target(
+        &self,
+        target: Target,
+        namespace: &str,
+        name: &str,
+        body: &[u8],
+        options: &WriteOptions,
+    ) -> Result<Encoded> {
+        let Some(manager) = options.field_manager.as_deref().filter(|m| !m.is_empty()) else {
+            return Err(ApiError::bad_request(
+                "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
+            )
+            .into());
+        };
+        let mut config: serde_json::Value = serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("the apply patch is malformed: {e}")))?;
+        if !config.is_object() {
+            return Err(ApiError::bad_request("an apply patch must be an object").into());
+        }
+        for field in ["apiVersion", "kind"] {
+            if config
+                .get(field)
+                .and_then(serde_json::Value::as_str)
+                .is_none_or(str::is_empty)
+            {
+                return Err(
+                    ApiError::bad_request(format!("an apply patch must set {field}")).into(),
+                );
+            }
+        }
+        codec::check_type_value(&config, &self.descriptor)?;
+        let meta = config
+            .as_object_mut()
+            .map(|m| m.entry("metadata").or_insert_with(|| serde_json::json!({})))
+            .and_then(serde_json::Value::as_object_mut)
+            .ok_or_else(|| ApiError::bad_request("metadata must be an object"))?;
+        match meta.get("name").and_then(serde_json::Value::as_str) {
+            Some(given) if given != name => {
+                return Err(ApiError::bad_request(format!(
+                    "the name of the object ({given}) does not match the name on the URL ({name})"
+                ))
+                .into());
+            }
+            _ => {
+                meta.insert("name".into(), name.into());
+            }
+        }
+        let explicit = meta
+            .get("resourceVersion")
+            .and_then(serde_json::Value::as_str)
+            .is_some_and(|v| !v.is_empty());
+        for _ in 0..MAX_RETRIES {
+            let (current, _) = self.store.get(&self.key(namespace, name)).await?;
+            let old = current
+                .as_ref()
+                .map(|kv| self.decode_stored(kv))
+                .transpose()?;
+            let live = old
+                .as_ref()
+                .map(serde_json::to_value)
+                .transpose()
+                .map_err(Error::Encode)?;
+            let merged =
+                self.tracker
+                    .apply(target, live.as_ref(), &config, manager, options.force)?;
+            let (new, warnings) =
+                decode_value::<S::Object>(merged, &self.descriptor, options.field_validation)?;
+            let (Some(current), Some(old)) = (current, old) else {
+                if target == Target::Status {
+                    return Err(ApiError::not_found(&self.gr, name).into());
+                }
+                return self
+                    .create_object(namespace, new, warnings, options, Tracking::Done)
+                    .await;
+            };
+            match self
+                .write_update(
+                    target,
+                    &current,
+                    &old,
+                    new,
+                    explicit,
+                    warnings,
+                    options,
+                    Tracking::Done,
+                )
+                .await?
+            {
+                Attempt::Done(out) => return Ok(out),
+                Attempt::Retry => continue,
+            }
+        }
+        Err(ApiError::conflict(&self.gr, name, ApiError::MODIFIED).into())
+    }
+
+    /// Records `manager`'s changes from `old` (`None`: a create) to `new` in `new`'s
+    /// managedFields.
+    fn record_managers(
+        &self,
+        target: Target,
+        old: Option<&S::Object>,
+        new: &mut S::Object,
+        manager: &str,
+    ) -> Result<()> {
+        if self.tracker.typed().is_none() {
+            return Ok(());
+        }
+        let old = old
+            .map(serde_json::to_value)
+            .transpose()
+            .map_err(Error::Encode)?;
+        let mut doc = serde_json::to_value(&*new).map_err(Error::Encode)?;
+        self.tracker
+            .record(target, old.as_ref(), &mut doc, manager)?;
+        let fields = doc
+            .get_mut("metadata")
+            .and_then(|m| m.get_mut("managedFields"))
+            .map(serde_json::Value::take);
+        new.metadata_mut().managed_fields = fields
+            .map(serde_json::from_value)
+            .transpose()
+            .map_err(|e| ApiError::internal(format!("managedFields: {e}")))?;
+        Ok(())
     }
 
     /// Whether writing `new` over `old` finishes a deletion: `old` was being deleted without
@@ -568,6 +732,7 @@ impl<S: Strategy> GenericStore<S> {
         mut obj: S::Object,
         warnings: Vec<String>,
         options: &WriteOptions,
+        tracking: Tracking<'_>,
     ) -> Result<Encoded> {
         self.settle_namespace(obj.metadata_mut(), namespace)?;
         if let Some(gate) = &self.namespaces
@@ -589,6 +754,9 @@ impl<S: Strategy> GenericStore<S> {
             meta.deletion_grace_period_seconds = None;
         }
         self.strategy.prepare_for_create(&mut obj);
+        if let Tracking::Record(manager) = tracking {
+            self.record_managers(Target::Resource, None, &mut obj, manager)?;
+        }
         let generate = obj
             .metadata()
             .generate_name
@@ -1040,7 +1208,14 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
     ) -> Result<Encoded> {
         let (obj, warnings) =
             decode::<S::Object>(body, &self.descriptor, options.field_validation)?;
-        self.create_object(namespace, obj, warnings, options).await
+        self.create_object(
+            namespace,
+            obj,
+            warnings,
+            options,
+            Tracking::Record(options.manager()),
+        )
+        .await
     }
 
     async fn update(

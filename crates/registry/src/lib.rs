@@ -13,6 +13,7 @@ pub mod converted;
 mod error;
 mod generic;
 pub mod hooks;
+mod managed;
 pub mod namespaces;
 pub mod options;
 pub mod patch;

@@ -262,8 +262,33 @@ pub struct WriteOptions {
     pub dry_run: bool,
     /// `fieldManager`.
     pub field_manager: Option<String>,
+    /// The manager of a write that names none: the product of the client's `User-Agent`.
+    pub default_manager: String,
+    /// `force`: an apply takes over the fields other managers own.
+    pub force: bool,
     /// `fieldValidation`.
     pub field_validation: FieldValidation,
+}
+
+impl WriteOptions {
+    /// The field manager the write is recorded under.
+    pub fn manager(&self) -> &str {
+        match self.field_manager.as_deref() {
+            Some(m) => m,
+            None if self.default_manager.is_empty() => "unknown",
+            None => &self.default_manager,
+        }
+    }
+
+    /// The manager taken from a `User-Agent` (`kubectl/v1.33.0 (linux/amd64) ...` →
+    /// `kubectl`), as upstream does for writes without `fieldManager`.
+    pub fn manager_from_user_agent(user_agent: &str) -> String {
+        let product = user_agent.split('/').next().unwrap_or_default().trim();
+        product
+            .chars()
+            .take(crate::managed::MAX_MANAGER_LENGTH)
+            .collect()
+    }
 }
 
 /// Options of delete and deletecollection (query and body merged).

@@ -1,12 +1,10 @@
-//! Patch types and their application to a JSON document.
-//!
-//! Strategic merge patch is applied here without per-field patch strategies: every list is
-//! replaced, which is exactly upstream's behaviour for the fields of the types served so far
-//! (they declare no merge keys). The directives (`$patch`, `$retainKeys`,
-//! `$deleteFromPrimitiveList/…`, `$setElementOrder/…`) are honoured as upstream defines them.
+//! Patch types and their application to a JSON document. Strategic merge patch follows the
+//! patch strategies of the served types (`capstan-merge`); server-side apply is applied by the
+//! store itself, since it needs the object's managedFields.
 
+use capstan_merge::Typed;
 use capstan_meta::{ApiError, Reason};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// The patch media types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,6 +15,8 @@ pub enum PatchType {
     Merge,
     /// `application/strategic-merge-patch+json`.
     Strategic,
+    /// `application/apply-patch+yaml`: server-side apply.
+    Apply,
 }
 
 impl PatchType {
@@ -25,6 +25,7 @@ impl PatchType {
         "application/json-patch+json",
         "application/merge-patch+json",
         "application/strategic-merge-patch+json",
+        "application/apply-patch+yaml",
     ];
 
     /// The patch type of a `Content-Type` (parameters ignored).
@@ -34,6 +35,7 @@ impl PatchType {
             "application/json-patch+json" => Some(Self::Json),
             "application/merge-patch+json" => Some(Self::Merge),
             "application/strategic-merge-patch+json" => Some(Self::Strategic),
+            "application/apply-patch+yaml" => Some(Self::Apply),
             _ => None,
         }
     }
@@ -43,8 +45,15 @@ fn unprocessable(message: impl Into<String>) -> ApiError {
     ApiError::new(Reason::Invalid, message)
 }
 
-/// Applies `patch` (the request body) of type `kind` to `doc`.
-pub fn apply(kind: PatchType, doc: &mut Value, patch: &[u8]) -> Result<(), ApiError> {
+/// Applies `patch` (the request body) of type `kind` to `doc`; `typed` gives strategic merge
+/// patch the kind's patch strategies. An apply patch is not applied here (the store applies
+/// it with the object's managedFields).
+pub fn apply(
+    kind: PatchType,
+    typed: Option<&Typed<'_>>,
+    doc: &mut Value,
+    patch: &[u8],
+) -> Result<(), ApiError> {
     match kind {
         PatchType::Json => {
             let ops: json_patch::Patch = serde_json::from_slice(patch)
@@ -61,19 +70,11 @@ pub fn apply(kind: PatchType, doc: &mut Value, patch: &[u8]) -> Result<(), ApiEr
             Ok(())
         }
         PatchType::Strategic => {
-            let p: Value = serde_json::from_slice(patch).map_err(|e| {
-                ApiError::bad_request(format!("the strategic merge patch is malformed: {e}"))
-            })?;
-            let Value::Object(p) = p else {
-                return Err(ApiError::bad_request(
-                    "a strategic merge patch must be a JSON object",
-                ));
-            };
-            let Value::Object(target) = doc else {
-                return Err(unprocessable("the object to patch is not a JSON object"));
-            };
-            strategic_merge(target, p)
+            capstan_merge::strategic::apply(typed, doc, patch).map_err(crate::managed::merge_error)
         }
+        PatchType::Apply => Err(ApiError::internal(
+            "an apply patch is applied by the store, not as a patch",
+        )),
     }
 }
 
@@ -89,113 +90,11 @@ pub fn sets_resource_version(kind: PatchType, patch: &[u8]) -> bool {
                 op.get("path").and_then(Value::as_str) == Some("/metadata/resourceVersion")
             })
         }),
-        PatchType::Merge | PatchType::Strategic => p
+        PatchType::Merge | PatchType::Strategic | PatchType::Apply => p
             .get("metadata")
             .and_then(|m| m.get("resourceVersion"))
             .is_some_and(|v| !v.is_null()),
     }
-}
-
-const DIRECTIVE: &str = "$patch";
-const RETAIN_KEYS: &str = "$retainKeys";
-const DELETE_FROM_PRIMITIVE: &str = "$deleteFromPrimitiveList/";
-const SET_ELEMENT_ORDER: &str = "$setElementOrder/";
-
-/// Merges `patch` into `target` with strategic-merge semantics for maps.
-fn strategic_merge(
-    target: &mut Map<String, Value>,
-    mut patch: Map<String, Value>,
-) -> Result<(), ApiError> {
-    match patch.remove(DIRECTIVE) {
-        None => {}
-        Some(Value::String(d)) if d == "merge" => {}
-        Some(Value::String(d)) if d == "replace" => {
-            strip_directives(&mut patch)?;
-            *target = patch;
-            return Ok(());
-        }
-        Some(Value::String(d)) if d == "delete" => {
-            target.clear();
-            return Ok(());
-        }
-        Some(other) => return Err(unprocessable(format!("unknown patch type: {other}"))),
-    }
-    let retain = match patch.remove(RETAIN_KEYS) {
-        None => None,
-        Some(Value::Array(keys)) => Some(
-            keys.into_iter()
-                .map(|k| match k {
-                    Value::String(s) => Ok(s),
-                    other => Err(unprocessable(format!(
-                        "$retainKeys must list strings, found {other}"
-                    ))),
-                })
-                .collect::<Result<Vec<_>, _>>()?,
-        ),
-        Some(other) => {
-            return Err(unprocessable(format!(
-                "$retainKeys must be a list, found {other}"
-            )));
-        }
-    };
-    for (key, value) in patch {
-        if key.starts_with(SET_ELEMENT_ORDER) {
-            // Only orders lists merged by key; lists here are replaced whole.
-            continue;
-        }
-        if let Some(field) = key.strip_prefix(DELETE_FROM_PRIMITIVE) {
-            let Value::Array(remove) = value else {
-                return Err(unprocessable(format!("{key} must be a list")));
-            };
-            if let Some(Value::Array(list)) = target.get_mut(field) {
-                list.retain(|v| !remove.contains(v));
-            }
-            continue;
-        }
-        match value {
-            Value::Null => {
-                target.remove(&key);
-            }
-            Value::Object(mut sub) => {
-                if sub.get(DIRECTIVE) == Some(&Value::String("delete".into())) {
-                    target.remove(&key);
-                    continue;
-                }
-                match target.get_mut(&key) {
-                    Some(Value::Object(existing)) => strategic_merge(existing, sub)?,
-                    _ => {
-                        strip_directives(&mut sub)?;
-                        target.insert(key, Value::Object(sub));
-                    }
-                }
-            }
-            Value::Array(items) => {
-                let items = items
-                    .into_iter()
-                    .filter(|item| !matches!(item, Value::Object(m) if m.len() == 1 && m.contains_key(DIRECTIVE)))
-                    .collect();
-                target.insert(key, Value::Array(items));
-            }
-            scalar => {
-                target.insert(key, scalar);
-            }
-        }
-    }
-    if let Some(keep) = retain {
-        target.retain(|k, _| keep.iter().any(|r| r == k));
-    }
-    Ok(())
-}
-
-/// Removes directives (and null values) from a map that is inserted as it is.
-fn strip_directives(map: &mut Map<String, Value>) -> Result<(), ApiError> {
-    map.retain(|k, v| !k.starts_with('$') && !v.is_null());
-    for value in map.values_mut() {
-        if let Value::Object(sub) = value {
-            strip_directives(sub)?;
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -205,7 +104,7 @@ mod tests {
 
     fn run(kind: PatchType, doc: Value, patch: Value) -> Result<Value, ApiError> {
         let mut doc = doc;
-        apply(kind, &mut doc, &serde_json::to_vec(&patch).unwrap())?;
+        apply(kind, None, &mut doc, &serde_json::to_vec(&patch).unwrap())?;
         Ok(doc)
     }
 
@@ -241,43 +140,6 @@ mod tests {
     }
 
     #[test]
-    fn strategic_directives() {
-        let doc = json!({"metadata": {"labels": {"a": "1", "b": "2"}, "annotations": {"x": "1"}}, "mountOptions": ["ro", "soft", "hard"], "parameters": {"p": "1", "q": "2"}});
-        let out = run(
-            PatchType::Strategic,
-            doc,
-            json!({
-                "metadata": {"labels": {"a": null, "c": "3"}, "annotations": {"$patch": "replace", "y": "2"}},
-                "$deleteFromPrimitiveList/mountOptions": ["soft"],
-                "$setElementOrder/mountOptions": ["hard", "ro"],
-                "parameters": {"$retainKeys": ["q", "r"], "r": "3"}
-            }),
-        )
-        .unwrap();
-        assert_eq!(
-            out,
-            json!({"metadata": {"labels": {"b": "2", "c": "3"}, "annotations": {"y": "2"}}, "mountOptions": ["ro", "hard"], "parameters": {"q": "2", "r": "3"}})
-        );
-        let deleted = run(
-            PatchType::Strategic,
-            json!({"m": {"a": 1}, "k": 1}),
-            json!({"m": {"$patch": "delete"}}),
-        )
-        .unwrap();
-        assert_eq!(deleted, json!({"k": 1}));
-        assert_eq!(
-            run(
-                PatchType::Strategic,
-                json!({}),
-                json!({"$patch": "explode"})
-            )
-            .unwrap_err()
-            .code(),
-            422
-        );
-    }
-
-    #[test]
     fn resource_version_preconditions() {
         assert!(sets_resource_version(
             PatchType::Merge,
@@ -302,7 +164,8 @@ mod tests {
         );
         assert_eq!(
             PatchType::from_content_type("application/apply-patch+yaml"),
-            None
+            Some(PatchType::Apply)
         );
+        assert_eq!(PatchType::from_content_type("application/json"), None);
     }
 }

@@ -245,10 +245,33 @@ fn content_type(headers: &HeaderMap) -> String {
         .to_string()
 }
 
-fn write_options(info: &RequestInfo) -> Result<WriteOptions, ApiError> {
+fn write_options(info: &RequestInfo, headers: &HeaderMap) -> Result<WriteOptions, ApiError> {
+    let field_manager = info.query.get("fieldManager").map(str::to_string);
+    if let Some(manager) = &field_manager
+        && manager.chars().count() > 128
+    {
+        return Err(ApiError::new(
+            capstan_meta::Reason::Invalid,
+            "fieldManager: Too long: may not be more than 128 bytes",
+        ));
+    }
+    let user_agent = headers
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
     Ok(WriteOptions {
         dry_run: parse_dry_run(&info.query.all("dryRun"))?,
-        field_manager: info.query.get("fieldManager").map(str::to_string),
+        field_manager,
+        default_manager: WriteOptions::manager_from_user_agent(user_agent),
+        force: match info.query.get("force") {
+            None | Some("false") => false,
+            Some("true") => true,
+            Some(other) => {
+                return Err(ApiError::bad_request(format!(
+                    "force: invalid value {other:?}: must be true or false"
+                )));
+            }
+        },
         field_validation: FieldValidation::parse(info.query.get("fieldValidation"))?,
     })
 }
@@ -377,7 +400,7 @@ async fn resource(
             return Ok(renderer.watch(lines, descriptor.api_version(), state.shutdown.clone()));
         }
         "create" | "update" => {
-            let options = write_options(info)?;
+            let options = write_options(info, req.headers())?;
             let body = render::body_to_json(&headers, read_body(req, state.max_body).await?)?;
             if info.verb == "create" && !info.subresource.is_empty() {
                 storage.create_for(ns, name, &body, &options).await?
@@ -391,8 +414,17 @@ async fn resource(
             let ct = content_type(req.headers());
             let patch_type = PatchType::from_content_type(&ct)
                 .ok_or_else(|| ApiError::unsupported_media_type(&ct, PatchType::MEDIA_TYPES))?;
-            let options = write_options(info)?;
-            let body = read_body(req, state.max_body).await?;
+            let options = write_options(info, req.headers())?;
+            let mut body = read_body(req, state.max_body).await?;
+            if patch_type == PatchType::Apply
+                && serde_json::from_slice::<serde::de::IgnoredAny>(&body).is_err()
+            {
+                // An apply patch is YAML (JSON is YAML too, and read as it is).
+                let doc = capstan_negotiation::yaml::to_json(&body).map_err(|e| {
+                    ApiError::bad_request(format!("the apply patch is malformed: {e}"))
+                })?;
+                body = serde_json::to_vec(&doc).map_err(ApiError::internal)?.into();
+            }
             storage.patch(ns, name, patch_type, &body, &options).await?
         }
         "delete" | "deletecollection" => {
