@@ -74,6 +74,16 @@ async fn typed_crud_round_trips_every_field() {
     expected.metadata.uid = Some(uid);
     expected.metadata.creation_timestamp = got.metadata.creation_timestamp.clone();
     expected.metadata.resource_version = got.metadata.resource_version.clone();
+    // The create is recorded in managedFields (the given entry owned nothing, so it goes).
+    let entries = got.metadata.managed_fields.clone().expect("managedFields");
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert_eq!(entries[0].operation.as_deref(), Some("Update"));
+    let owned = &entries[0].fields_v1.as_ref().expect("fieldsV1").0;
+    assert!(
+        owned["f:provisioner"].is_object() && owned["f:metadata"]["f:labels"]["f:tier"].is_object(),
+        "{owned}"
+    );
+    expected.metadata.managed_fields = got.metadata.managed_fields.clone();
     assert_eq!(got, expected, "every field survives the round trip");
 
     // Replace with a stale resourceVersion: 409.
