@@ -88,6 +88,18 @@ async fn kubectl_server_side_apply_conflicts_and_force() {
         write("  key: three\n");
         ok(kubectl(&kc, &["apply", "--server-side", "--dry-run=server", "--force-conflicts", "-f", &m]));
         assert_eq!(ok(kubectl(&kc, &["get", "cm", "settings", "-o", "jsonpath={.data.key}"])), "two");
+
+        // replace, and the server-side dry runs of create and delete.
+        ok(kubectl(&kc, &["replace", "-f", &m]));
+        assert_eq!(ok(kubectl(&kc, &["get", "cm", "settings", "-o", "jsonpath={.data.key}"])), "three");
+        let other = dir.join("other.yaml");
+        std::fs::write(&other, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ghost\n  namespace: default\n").unwrap();
+        let said = ok(kubectl(&kc, &["create", "--dry-run=server", "-f", other.to_str().unwrap()]));
+        assert!(said.contains("created (server dry run)"), "{said}");
+        let (found, _, err) = kubectl(&kc, &["get", "cm", "ghost"]);
+        assert!(!found && err.contains("NotFound"), "{err}");
+        ok(kubectl(&kc, &["delete", "--dry-run=server", "cm", "settings"]));
+        ok(kubectl(&kc, &["get", "cm", "settings"]));
     })
     .await
     .unwrap();
