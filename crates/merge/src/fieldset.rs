@@ -178,7 +178,11 @@ impl FieldSet {
         let Some((first, rest)) = path.split_first() else {
             return;
         };
-        let node = self.entry(first.clone());
+        // Look up before inserting: most paths share their prefix with one already there.
+        let node = match self.entries.get_mut(first) {
+            Some(node) => node,
+            None => self.entries.entry(first.clone()).or_default(),
+        };
         if rest.is_empty() {
             node.member = true;
         } else {

@@ -406,11 +406,8 @@ pub fn apply(
             fields: owned,
         });
     }
-    let mut merged = typed.merge(typed.root(), Some(live), config)?;
-    let mut cmp = typed.compare(live, &merged)?;
-    ignored.strip(&mut cmp.added);
-    ignored.strip(&mut cmp.modified);
-    let changed = cmp.changed();
+    let (mut merged, mut changed) = typed.merge(typed.root(), Some(live), config)?;
+    ignored.strip(&mut changed);
     let mut conflicts = Vec::new();
     for entry in &managed.entries {
         if entry.is(writer.manager, Operation::Apply, writer.subresource) {

@@ -303,47 +303,97 @@ impl<'s> Typed<'s> {
 
     /// `live` with `config` applied over it: the config's values win, structs and maps merge
     /// by field, associative lists and sets by item (the live order kept, new items after).
-    pub fn merge(&self, ty: Ty<'s>, live: Option<&Value>, config: &Value) -> Result<Value, Error> {
+    /// Also returns the paths whose value the merge changed or added (what `compare` of live
+    /// and merged would call modified or added), found on the way.
+    pub fn merge(
+        &self,
+        ty: Ty<'s>,
+        live: Option<&Value>,
+        config: &Value,
+    ) -> Result<(Value, FieldSet), Error> {
+        let mut changed = FieldSet::new();
+        let mut path = Vec::new();
+        let merged = self.merge_at(ty, live.cloned(), config, &mut path, &mut changed)?;
+        Ok((merged, changed))
+    }
+
+    fn merge_at(
+        &self,
+        ty: Ty<'s>,
+        live: Option<Value>,
+        config: &Value,
+        path: &mut Vec<PathElement>,
+        changed: &mut FieldSet,
+    ) -> Result<Value, Error> {
+        let is_empty = |v: &Value| match v {
+            Value::Null => true,
+            Value::Object(m) => m.is_empty(),
+            Value::Array(a) => a.is_empty(),
+            _ => false,
+        };
+        let leaf = match ty {
+            Ty::Leaf => true,
+            Ty::Struct(_) | Ty::Map(_) => !config.is_object(),
+            Ty::List(_) => !config.is_array(),
+        } || (is_empty(config) && live.as_ref().is_none_or(is_empty));
+        if leaf {
+            if live.as_ref() != Some(config) {
+                changed.insert(path);
+            }
+            return Ok(config.clone());
+        }
+        if live.is_none() && !path.is_empty() {
+            changed.insert(path);
+        }
         match ty {
-            Ty::Leaf => Ok(config.clone()),
             Ty::Struct(_) | Ty::Map(_) => {
-                let Some(config_map) = config.as_object() else {
-                    return Ok(config.clone());
+                let config_map = config.as_object().expect("checked above");
+                let mut out = match live {
+                    Some(Value::Object(map)) => map,
+                    _ => Map::new(),
                 };
-                let mut out = live.and_then(Value::as_object).cloned().unwrap_or_default();
                 for (key, value) in config_map {
                     if value.is_null() {
                         out.remove(key);
                         continue;
                     }
-                    let merged = self.merge(self.child(ty, key), out.get(key), value)?;
+                    path.push(PathElement::Field(key.clone()));
+                    let current = out.get_mut(key).map(Value::take);
+                    let merged =
+                        self.merge_at(self.child(ty, key), current, value, path, changed)?;
+                    path.pop();
                     out.insert(key.clone(), merged);
                 }
                 Ok(Value::Object(out))
             }
             Ty::List(field) => {
-                if !config.is_array() {
-                    return Ok(config.clone());
-                }
                 let item_ty = self.item_type(field);
-                let config_items = self.items(field, Some(config))?;
+                let mut config_items = self.items(field, Some(config))?;
                 let mut out = Vec::new();
-                let mut seen = Vec::new();
-                for item in live.and_then(Value::as_array).into_iter().flatten() {
-                    let element = self.item_element(field, item)?;
-                    match config_items.iter().find(|(e, _)| *e == element) {
-                        Some((_, applied)) => out.push(self.merge(item_ty, Some(item), applied)?),
-                        None => out.push(item.clone()),
+                let live_items = match live {
+                    Some(Value::Array(items)) => items,
+                    _ => Vec::new(),
+                };
+                for item in live_items {
+                    let element = self.item_element(field, &item)?;
+                    match config_items.iter().position(|(e, _)| *e == element) {
+                        Some(i) => {
+                            let (element, applied) = config_items.swap_remove(i);
+                            path.push(element);
+                            out.push(self.merge_at(item_ty, Some(item), applied, path, changed)?);
+                            path.pop();
+                        }
+                        None => out.push(item),
                     }
-                    seen.push(element);
                 }
                 for (element, item) in config_items {
-                    if !seen.contains(&element) {
-                        out.push(self.merge(item_ty, None, item)?);
-                    }
+                    path.push(element);
+                    out.push(self.merge_at(item_ty, None, item, path, changed)?);
+                    path.pop();
                 }
                 Ok(Value::Array(out))
             }
+            Ty::Leaf => unreachable!("leaves return above"),
         }
     }
 
@@ -483,7 +533,19 @@ mod tests {
                           "spec": {"containers": [{"name": "c", "image": "v1", "imagePullPolicy": "Always"}, {"name": "e", "image": "v1"}]}});
         let config = json!({"metadata": {"labels": {"b": "2"}, "finalizers": ["y"]},
                             "spec": {"containers": [{"name": "d", "image": "v9"}, {"name": "c", "image": "v2"}]}});
-        let mut merged = t.merge(t.root(), Some(&live), &config).unwrap();
+        let (mut merged, changed) = t.merge(t.root(), Some(&live), &config).unwrap();
+        let paths: Vec<String> = changed.paths().iter().map(ToString::to_string).collect();
+        assert_eq!(
+            paths,
+            [
+                ".metadata.finalizers[=\"y\"]",
+                ".metadata.labels.b",
+                r#".spec.containers[name="c"].image"#,
+                r#".spec.containers[name="d"]"#,
+                r#".spec.containers[name="d"].image"#,
+                r#".spec.containers[name="d"].name"#,
+            ]
+        );
         assert_eq!(
             merged,
             json!({"metadata": {"labels": {"a": "1", "b": "2"}, "finalizers": ["x", "y"]},

@@ -38,8 +38,8 @@ fn pod(containers: usize) -> Value {
 
 fn bench(c: &mut Criterion) {
     let typed = Typed::for_kind(Schema::upstream(), "v1", "Pod").unwrap();
-    let small = pod(1);
-    let large = pod(7);
+    let small = pod(2);
+    let large = pod(14);
     eprintln!(
         "pod sizes: {} bytes and {} bytes",
         serde_json::to_vec(&small).unwrap().len(),
@@ -120,7 +120,7 @@ fn bench(c: &mut Criterion) {
     )
     .unwrap();
     let mut next = large.clone();
-    next["spec"]["containers"][3]["image"] = json!("registry.example.com/team/app-3:1.28");
+    next["spec"]["containers"][7]["image"] = json!("registry.example.com/team/app-7:1.28");
     group.bench_function("server_side_apply_one_change", |b| {
         b.iter(|| {
             let mut m = managed_fields.clone();
