@@ -190,6 +190,20 @@ impl FieldSet {
         }
     }
 
+    /// The node at `path` (non-empty), created with its parents when missing.
+    pub fn node_mut(&mut self, path: &[PathElement]) -> &mut Node {
+        let (first, rest) = path.split_first().expect("a non-empty path");
+        if !self.entries.contains_key(first) {
+            self.entries.insert(first.clone(), Node::default());
+        }
+        let node = self.entries.get_mut(first).expect("inserted above");
+        if rest.is_empty() {
+            node
+        } else {
+            node.children.node_mut(rest)
+        }
+    }
+
     /// Whether `path` is in the set.
     pub fn contains(&self, path: &[PathElement]) -> bool {
         let Some((first, rest)) = path.split_first() else {

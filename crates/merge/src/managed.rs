@@ -358,9 +358,15 @@ pub fn update(
     ignored.strip(&mut cmp.modified);
     ignored.strip(&mut cmp.removed);
     let changed = cmp.changed();
+    if changed.is_empty() && cmp.removed.is_empty() {
+        return Ok(());
+    }
     for entry in &mut managed.entries {
         if !entry.is(writer.manager, Operation::Update, writer.subresource) {
-            entry.fields = entry.fields.difference(&changed).difference(&cmp.removed);
+            entry.fields = entry.fields.difference(&changed);
+            if !cmp.removed.is_empty() {
+                entry.fields = entry.fields.difference(&cmp.removed);
+            }
         }
     }
     if !changed.is_empty()
@@ -369,7 +375,14 @@ pub fn update(
             .is_some()
     {
         let entry = managed.entry_mut(writer, Operation::Update);
-        entry.fields = entry.fields.union(&changed).difference(&cmp.removed);
+        if entry.fields.is_empty() {
+            entry.fields = changed.clone();
+        } else {
+            entry.fields.union_with(&changed);
+        }
+        if !cmp.removed.is_empty() {
+            entry.fields = entry.fields.difference(&cmp.removed);
+        }
         if !changed.is_empty() {
             entry.time = Some(writer.now.to_string());
             entry.api_version = writer.api_version.to_string();

@@ -248,6 +248,13 @@ impl<'s> Typed<'s> {
             }
             return Ok(());
         }
+        if let (None, Some(new)) = (old, new) {
+            // A whole new struct, map or list: everything in it is added, built in one walk.
+            let node = out.added.node_mut(path);
+            node.member = true;
+            self.added_below(ty, new, &mut node.children)?;
+            return Ok(());
+        }
         match ty {
             Ty::Struct(_) | Ty::Map(_) => {
                 let no_map = Map::new();
@@ -297,6 +304,41 @@ impl<'s> Typed<'s> {
             (None, Some(_)) => out.added.insert(path),
             (Some(_), None) => out.removed.insert(path),
             _ => {}
+        }
+        Ok(())
+    }
+
+    /// What `compare` reports as added below a new value of type `ty`: every leaf, and every
+    /// struct, map, list item or empty value in it.
+    fn added_below(&self, ty: Ty<'s>, value: &Value, out: &mut FieldSet) -> Result<(), Error> {
+        let empty = |v: &Value| match v {
+            Value::Null => true,
+            Value::Object(m) => m.is_empty(),
+            Value::Array(a) => a.is_empty(),
+            _ => false,
+        };
+        match ty {
+            Ty::Leaf => {}
+            Ty::Struct(_) | Ty::Map(_) => {
+                for (key, child) in value.as_object().into_iter().flatten() {
+                    let child_ty = self.child(ty, key);
+                    let node = out.entry(PathElement::Field(key.clone()));
+                    node.member = true;
+                    if !matches!(child_ty, Ty::Leaf) && !empty(child) {
+                        self.added_below(child_ty, child, &mut node.children)?;
+                    }
+                }
+            }
+            Ty::List(field) => {
+                let item_ty = self.item_type(field);
+                for (element, item) in self.items(field, Some(value))? {
+                    let node = out.entry(element);
+                    node.member = true;
+                    if !matches!(item_ty, Ty::Leaf) && !empty(item) {
+                        self.added_below(item_ty, item, &mut node.children)?;
+                    }
+                }
+            }
         }
         Ok(())
     }
