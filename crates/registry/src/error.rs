@@ -29,6 +29,13 @@ impl From<Error> for ApiError {
     fn from(err: Error) -> Self {
         match err {
             Error::Api(api) => api,
+            // The backend is down or slow: the client may retry (upstream answers the same).
+            Error::Storage(capstan_storage::Error::Unavailable(message)) => {
+                ApiError::new(capstan_meta::Reason::ServiceUnavailable, message)
+            }
+            Error::Storage(capstan_storage::Error::Timeout(message)) => {
+                ApiError::new(capstan_meta::Reason::Timeout, message)
+            }
             other => ApiError::internal(other),
         }
     }

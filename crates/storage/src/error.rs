@@ -56,6 +56,15 @@ pub enum Error {
     /// Stored data does not decode.
     #[error("corrupt stored data: {0}")]
     Corrupt(String),
+    /// The backend cannot be reached (etcd down, no leader, connection lost).
+    #[error("storage unavailable: {0}")]
+    Unavailable(String),
+    /// The backend did not answer in time.
+    #[error("storage timeout: {0}")]
+    Timeout(String),
+    /// The backend refused the request for another reason.
+    #[error("storage backend: {0}")]
+    Backend(String),
 }
 
 impl<E: Into<redb::Error>> From<E> for Error {

@@ -1,0 +1,188 @@
+//! A real etcd for tests: single-member servers or a cluster, each member its own process on
+//! free loopback ports with a temporary data directory, killed and removed on drop.
+//!
+//! The binary is `$ETCD_BIN`, else `etcd` on the `PATH` (Debian's `etcd-server`, which
+//! `scripts/test.sh` installs).
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// One etcd member process.
+pub struct EtcdMember {
+    name: String,
+    child: Option<Child>,
+    dir: PathBuf,
+    client_port: u16,
+    args: Vec<String>,
+}
+
+/// A running etcd cluster (one member or more).
+pub struct EtcdCluster {
+    /// The members, in the order they were started.
+    pub members: Vec<EtcdMember>,
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
+}
+
+fn binary() -> String {
+    if let Ok(bin) = std::env::var("ETCD_BIN") {
+        return bin;
+    }
+    let found = std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).any(|p| p.join("etcd").is_file()))
+        .unwrap_or(false);
+    assert!(
+        found,
+        "etcd is not installed: run ./scripts/test.sh (it installs Debian's etcd-server) or set ETCD_BIN"
+    );
+    "etcd".into()
+}
+
+impl EtcdCluster {
+    /// Starts a cluster of `size` members and waits until it is healthy.
+    pub fn start(size: usize) -> Self {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let run = format!(
+            "capstan-etcd-{}-{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        let peers: Vec<(String, u16, u16)> = (0..size)
+            .map(|i| (format!("m{i}"), free_port(), free_port()))
+            .collect();
+        let initial: Vec<String> = peers
+            .iter()
+            .map(|(name, _, peer)| format!("{name}=http://127.0.0.1:{peer}"))
+            .collect();
+        let members = peers
+            .iter()
+            .map(|(name, client, peer)| {
+                let dir = std::env::temp_dir().join(&run).join(name);
+                std::fs::create_dir_all(&dir).expect("an etcd data directory");
+                let args = vec![
+                    format!("--name={name}"),
+                    format!("--data-dir={}", dir.join("data").display()),
+                    format!("--listen-client-urls=http://127.0.0.1:{client}"),
+                    format!("--advertise-client-urls=http://127.0.0.1:{client}"),
+                    format!("--listen-peer-urls=http://127.0.0.1:{peer}"),
+                    format!("--initial-advertise-peer-urls=http://127.0.0.1:{peer}"),
+                    format!("--initial-cluster={}", initial.join(",")),
+                    format!("--initial-cluster-token={run}"),
+                    "--initial-cluster-state=new".into(),
+                    "--logger=zap".into(),
+                    "--log-outputs=stderr".into(),
+                ];
+                let mut member = EtcdMember {
+                    name: name.clone(),
+                    child: None,
+                    dir,
+                    client_port: *client,
+                    args,
+                };
+                member.spawn();
+                member
+            })
+            .collect();
+        let cluster = Self { members };
+        for member in &cluster.members {
+            member.wait_healthy(Duration::from_secs(30));
+        }
+        cluster
+    }
+
+    /// The client URLs of every member.
+    pub fn endpoints(&self) -> Vec<String> {
+        self.members.iter().map(EtcdMember::endpoint).collect()
+    }
+}
+
+impl EtcdMember {
+    fn spawn(&mut self) {
+        let log = std::fs::File::create(self.dir.join("etcd.log")).expect("an etcd log file");
+        let child = Command::new(binary())
+            .args(&self.args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("etcd starts");
+        self.child = Some(child);
+    }
+
+    /// The member's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The member's client URL.
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.client_port)
+    }
+
+    /// Whether `/health` answers healthy.
+    pub fn healthy(&self) -> bool {
+        let Ok(mut conn) = TcpStream::connect(("127.0.0.1", self.client_port)) else {
+            return false;
+        };
+        let _ = conn.set_read_timeout(Some(Duration::from_secs(2)));
+        if conn
+            .write_all(b"GET /health HTTP/1.0\r\nHost: localhost\r\n\r\n")
+            .is_err()
+        {
+            return false;
+        }
+        let mut answer = String::new();
+        let _ = conn.read_to_string(&mut answer);
+        answer.contains("\"health\":\"true\"")
+    }
+
+    /// Waits until the member is healthy; panics with its log after `timeout`.
+    pub fn wait_healthy(&self, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        while !self.healthy() {
+            if Instant::now() > deadline {
+                let log = std::fs::read_to_string(self.dir.join("etcd.log")).unwrap_or_default();
+                panic!(
+                    "etcd member {} did not become healthy; its log:\n{log}",
+                    self.name
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Kills the process (SIGKILL); the data stays for [`EtcdMember::restart`].
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts the process again on the same data and ports, without waiting for health.
+    pub fn restart(&mut self) {
+        self.kill();
+        for arg in &mut self.args {
+            if arg.starts_with("--initial-cluster-state=") {
+                *arg = "--initial-cluster-state=existing".into();
+            }
+        }
+        self.spawn();
+    }
+}
+
+impl Drop for EtcdMember {
+    fn drop(&mut self) {
+        self.kill();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
