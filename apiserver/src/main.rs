@@ -46,6 +46,28 @@ struct Options {
     #[arg(long, default_value = "/registry", help_heading = "Storage")]
     etcd_prefix: String,
 
+    /// etcd servers to store everything in (comma-separated URLs, e.g.
+    /// https://10.0.0.1:2379); when set, etcd is used instead of the embedded store.
+    #[arg(long, value_delimiter = ',', value_parser = parse_etcd_url, help_heading = "Storage")]
+    etcd_servers: Vec<String>,
+
+    /// CA bundle that signed the etcd servers' certificates.
+    #[arg(long, help_heading = "Storage")]
+    etcd_cafile: Option<PathBuf>,
+
+    /// Client certificate for etcd (with --etcd-keyfile).
+    #[arg(long, help_heading = "Storage")]
+    etcd_certfile: Option<PathBuf>,
+
+    /// Client key for etcd (with --etcd-certfile).
+    #[arg(long, help_heading = "Storage")]
+    etcd_keyfile: Option<PathBuf>,
+
+    /// The storage backend; only etcd3 (the embedded store speaks the same model when
+    /// --etcd-servers is not set).
+    #[arg(long, default_value = "etcd3", value_parser = ["etcd3"], help_heading = "Storage")]
+    storage_backend: String,
+
     /// How often history older than this interval is compacted away (e.g. 5m0s); 0 disables.
     #[arg(long, default_value = "5m0s", value_parser = parse_duration, help_heading = "Storage")]
     etcd_compaction_interval: Duration,
@@ -113,6 +135,16 @@ struct Options {
     verbosity: u8,
 }
 
+fn parse_etcd_url(value: &str) -> Result<String, String> {
+    let value = value.trim();
+    match value.split_once("://") {
+        Some(("http" | "https", rest)) if !rest.is_empty() => Ok(value.to_string()),
+        _ => Err(format!(
+            "{value:?} is not an etcd URL (http://host:port or https://host:port)"
+        )),
+    }
+}
+
 fn parse_duration(value: &str) -> Result<Duration, String> {
     if value == "0" {
         return Ok(Duration::ZERO);
@@ -162,6 +194,13 @@ fn main() -> ExitCode {
     config.tls_private_key_file = options.tls_private_key_file;
     config.storage_prefix = options.etcd_prefix;
     config.compaction_interval = options.etcd_compaction_interval;
+    if !options.etcd_servers.is_empty() {
+        let mut etcd = capstan_etcd::EtcdConfig::new(options.etcd_servers);
+        etcd.ca_file = options.etcd_cafile;
+        etcd.cert_file = options.etcd_certfile;
+        etcd.key_file = options.etcd_keyfile;
+        config.etcd = Some(etcd);
+    }
     config.token_auth_file = options.token_auth_file;
     config.anonymous_auth = options.anonymous_auth;
     config.authorization_modes = options.authorization_mode;

@@ -7,6 +7,7 @@ mod bad_input;
 mod consistency;
 mod core;
 mod discovery;
+mod etcd;
 mod gc;
 mod kube_client;
 mod kubectl;

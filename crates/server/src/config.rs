@@ -11,6 +11,8 @@ pub struct ServerConfig {
     pub secure_port: u16,
     /// Directory of the embedded store (`--data-dir`).
     pub data_dir: PathBuf,
+    /// Store in this etcd cluster instead of the embedded store (`--etcd-servers`, TLS files).
+    pub etcd: Option<capstan_etcd::EtcdConfig>,
     /// Prefix of all storage keys (`--etcd-prefix`).
     pub storage_prefix: String,
     /// How often old history is compacted away (`--etcd-compaction-interval`); zero disables.
@@ -63,6 +65,7 @@ impl ServerConfig {
             secure_port: 6443,
             cert_dir: data_dir.join("pki"),
             data_dir,
+            etcd: None,
             storage_prefix: "/registry".into(),
             compaction_interval: Duration::from_secs(300),
             tls_cert_file: None,

@@ -98,12 +98,22 @@ fn random_token() -> String {
 /// Opens the store, builds the registry and the filter chain, binds the port and starts
 /// serving in the background.
 pub async fn start(config: ServerConfig) -> Result<RunningServer> {
-    let db_path = config.data_dir.join("capstan.redb");
-    let store =
-        tokio::task::spawn_blocking(move || EmbeddedStore::open(EmbeddedStoreConfig::new(db_path)))
+    let store: Arc<dyn Store> = match &config.etcd {
+        Some(etcd) => Arc::new(
+            capstan_etcd::EtcdStore::connect(etcd)
+                .await
+                .map_err(|e| Error::Startup(e.to_string()))?,
+        ),
+        None => {
+            let db_path = config.data_dir.join("capstan.redb");
+            let store = tokio::task::spawn_blocking(move || {
+                EmbeddedStore::open(EmbeddedStoreConfig::new(db_path))
+            })
             .await
             .map_err(|e| Error::Startup(format!("opening the store panicked: {e}")))??;
-    let store: Arc<dyn Store> = Arc::new(store);
+            Arc::new(store)
+        }
+    };
     let compactor = (!config.compaction_interval.is_zero())
         .then(|| spawn_compactor(store.clone(), config.compaction_interval));
 

@@ -1,0 +1,174 @@
+//! Capstan on a real etcd: two API servers sharing one cluster, upstream's key layout, and
+//! what clients see while etcd is down.
+
+use std::time::Duration;
+
+use capstan_etcd::testing::EtcdCluster;
+use capstan_etcd::{EtcdConfig, EtcdStore};
+use capstan_storage::Store;
+use capstan_testing::TestServer;
+use futures_util::StreamExt;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, PostParams, WatchEvent, WatchParams};
+use serde_json::json;
+
+use crate::admin;
+
+async fn on_etcd(cluster: &EtcdCluster) -> TestServer {
+    let endpoints = cluster.endpoints();
+    TestServer::start_with(move |config| {
+        let mut etcd = EtcdConfig::new(endpoints);
+        etcd.request_timeout = Duration::from_secs(5);
+        etcd.dial_timeout = Duration::from_secs(2);
+        config.etcd = Some(etcd);
+    })
+    .await
+}
+
+fn config_map(name: &str, value: &str) -> ConfigMap {
+    serde_json::from_value(json!({"metadata": {"name": name}, "data": {"k": value}})).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_servers_share_one_etcd() {
+    let cluster = EtcdCluster::start(1);
+    let a = on_etcd(&cluster).await;
+    let b = on_etcd(&cluster).await;
+    let on_a: Api<ConfigMap> = Api::namespaced(a.client().await, "default");
+    let on_b: Api<ConfigMap> = Api::namespaced(b.client().await, "default");
+
+    // A watcher on A sees what is written through B.
+    let mut events = on_a
+        .watch(&WatchParams::default(), "0")
+        .await
+        .unwrap()
+        .boxed();
+    on_b.create(&PostParams::default(), &config_map("shared", "1"))
+        .await
+        .unwrap();
+    let seen = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match events.next().await {
+                Some(Ok(WatchEvent::Added(cm)))
+                    if cm.metadata.name.as_deref() == Some("shared") =>
+                {
+                    return cm;
+                }
+                Some(Ok(_)) => continue,
+                other => panic!("the watch ended: {other:?}"),
+            }
+        }
+    })
+    .await
+    .expect("A's watcher sees B's create");
+    assert_eq!(seen.data.unwrap()["k"], "1");
+
+    // Optimistic concurrency holds across servers.
+    let read_on_a = on_a.get("shared").await.unwrap();
+    let mut changed = on_b.get("shared").await.unwrap();
+    changed
+        .data
+        .as_mut()
+        .unwrap()
+        .insert("k".into(), "2".into());
+    on_b.replace("shared", &PostParams::default(), &changed)
+        .await
+        .unwrap();
+    let mut stale = read_on_a.clone();
+    stale.data.as_mut().unwrap().insert("k".into(), "3".into());
+    let err = on_a
+        .replace("shared", &PostParams::default(), &stale)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, kube::Error::Api(ref s) if s.code == 409),
+        "{err:?}"
+    );
+    // A consistent list on A includes B's latest write.
+    let listed = on_a.list(&Default::default()).await.unwrap();
+    let item = listed
+        .items
+        .iter()
+        .find(|c| c.metadata.name.as_deref() == Some("shared"))
+        .unwrap();
+    assert_eq!(item.data.as_ref().unwrap()["k"], "2");
+
+    // The keys are upstream's: <prefix>/<resource>/<namespace>/<name>.
+    let raw = EtcdStore::connect(&EtcdConfig::new(cluster.endpoints()))
+        .await
+        .unwrap();
+    let (kv, _) = raw
+        .get("/registry/configmaps/default/shared")
+        .await
+        .unwrap();
+    let stored: serde_json::Value = serde_json::from_slice(&kv.expect("the key").value).unwrap();
+    assert_eq!(stored["data"]["k"], "2");
+    assert!(
+        raw.get("/registry/namespaces/default")
+            .await
+            .unwrap()
+            .0
+            .is_some()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_fail_clearly_while_etcd_is_down_and_recover() {
+    let mut cluster = EtcdCluster::start(1);
+    let server = on_etcd(&cluster).await;
+    let raw = admin(&server);
+    let path = "/api/v1/namespaces/default/configmaps";
+    let res = raw
+        .send_json(
+            http::Method::POST,
+            path,
+            &json!({"metadata": {"name": "before"}}),
+        )
+        .await;
+    assert_eq!(res.status.as_u16(), 201);
+
+    cluster.members[0].kill();
+    let started = std::time::Instant::now();
+    let res = raw
+        .send_json(
+            http::Method::POST,
+            path,
+            &json!({"metadata": {"name": "during"}}),
+        )
+        .await;
+    let code = res.status.as_u16();
+    assert!(
+        code == 503 || code == 504,
+        "{code}: {}",
+        String::from_utf8_lossy(&res.body)
+    );
+    let status = res.json();
+    assert_eq!(status["kind"], "Status");
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "took {:?}",
+        started.elapsed()
+    );
+
+    cluster.members[0].restart();
+    cluster.members[0].wait_healthy(Duration::from_secs(30));
+    let recovered = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let res = raw
+                .send_json(
+                    http::Method::POST,
+                    path,
+                    &json!({"metadata": {"name": "after"}}),
+                )
+                .await;
+            if res.status.as_u16() == 201 {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    })
+    .await;
+    assert!(recovered.is_ok(), "writes work again once etcd is back");
+    let res = raw.get(&format!("{path}/before")).await;
+    assert_eq!(res.status.as_u16(), 200, "acknowledged writes survive");
+}
