@@ -1,18 +1,10 @@
 #!/usr/bin/env bash
 # Runs the whole Capstan test suite. On a fresh Debian machine with only the Rust toolchain it
-# first installs what the end-to-end tests drive: a C compiler (for ring) and kubectl.
+# first installs what the build and the tests need: a C compiler (for ring), protoc (for the
+# etcd client's generated code), kubectl, and etcd (the etcd backend's tests run a real one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-need=()
-command -v cc >/dev/null 2>&1 || need+=(build-essential)
-command -v kubectl >/dev/null 2>&1 || need+=(kubernetes-client)
-if [ ${#need[@]} -gt 0 ]; then
-  echo "installing: ${need[*]}" >&2
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
-fi
+. scripts/needs.sh
+needs cc build-essential protoc protobuf-compiler kubectl kubernetes-client etcd etcd-server
 
 cargo test --workspace --locked "$@"

@@ -63,6 +63,10 @@ struct Options {
     #[arg(long, help_heading = "Storage")]
     etcd_keyfile: Option<PathBuf>,
 
+    /// How long the storage check of /healthz, /livez and /readyz may take.
+    #[arg(long, default_value = "2s", value_parser = parse_duration, help_heading = "Storage")]
+    etcd_healthcheck_timeout: Duration,
+
     /// The storage backend; only etcd3 (the embedded store speaks the same model when
     /// --etcd-servers is not set).
     #[arg(long, default_value = "etcd3", value_parser = ["etcd3"], help_heading = "Storage")]
@@ -194,6 +198,7 @@ fn main() -> ExitCode {
     config.tls_private_key_file = options.tls_private_key_file;
     config.storage_prefix = options.etcd_prefix;
     config.compaction_interval = options.etcd_compaction_interval;
+    config.etcd_healthcheck_timeout = options.etcd_healthcheck_timeout;
     if !options.etcd_servers.is_empty() {
         let mut etcd = capstan_etcd::EtcdConfig::new(options.etcd_servers);
         etcd.ca_file = options.etcd_cafile;

@@ -127,7 +127,24 @@ async fn requests_fail_clearly_while_etcd_is_down_and_recover() {
         .await;
     assert_eq!(res.status.as_u16(), 201);
 
+    let ready = raw.get("/readyz?verbose").await;
+    assert_eq!(ready.status.as_u16(), 200);
+    assert_eq!(
+        String::from_utf8_lossy(&ready.body),
+        "[+]ping ok\n[+]etcd ok\nreadyz check passed\n"
+    );
+
     cluster.members[0].kill();
+    // The health endpoints say so, within the check's timeout.
+    let ready = raw.get("/readyz").await;
+    assert_eq!(ready.status.as_u16(), 500);
+    assert_eq!(
+        String::from_utf8_lossy(&ready.body),
+        "[+]ping ok\n[-]etcd failed: reason withheld\nreadyz check failed\n"
+    );
+    assert_eq!(raw.get("/readyz/etcd").await.status.as_u16(), 500);
+    assert_eq!(raw.get("/livez/ping").await.status.as_u16(), 200);
+    assert_eq!(raw.get("/readyz?exclude=etcd").await.status.as_u16(), 200);
     let started = std::time::Instant::now();
     let res = raw
         .send_json(
@@ -169,6 +186,7 @@ async fn requests_fail_clearly_while_etcd_is_down_and_recover() {
     })
     .await;
     assert!(recovered.is_ok(), "writes work again once etcd is back");
+    assert_eq!(raw.get("/readyz").await.status.as_u16(), 200);
     let res = raw.get(&format!("{path}/before")).await;
     assert_eq!(res.status.as_u16(), 200, "acknowledged writes survive");
 }

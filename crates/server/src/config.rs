@@ -13,6 +13,8 @@ pub struct ServerConfig {
     pub data_dir: PathBuf,
     /// Store in this etcd cluster instead of the embedded store (`--etcd-servers`, TLS files).
     pub etcd: Option<capstan_etcd::EtcdConfig>,
+    /// How long the storage health check may take (`--etcd-healthcheck-timeout`).
+    pub etcd_healthcheck_timeout: Duration,
     /// Prefix of all storage keys (`--etcd-prefix`).
     pub storage_prefix: String,
     /// How often old history is compacted away (`--etcd-compaction-interval`); zero disables.
@@ -66,6 +68,7 @@ impl ServerConfig {
             cert_dir: data_dir.join("pki"),
             data_dir,
             etcd: None,
+            etcd_healthcheck_timeout: Duration::from_secs(2),
             storage_prefix: "/registry".into(),
             compaction_interval: Duration::from_secs(300),
             tls_cert_file: None,

@@ -41,6 +41,8 @@ pub struct State {
     pub min_request_timeout: std::time::Duration,
     /// Fires when the server shuts down (ends watches).
     pub shutdown: tokio::sync::watch::Receiver<bool>,
+    /// `/healthz`, `/livez`, `/readyz` and their checks.
+    pub health: crate::health::Health,
 }
 
 /// Serves one request.
@@ -59,6 +61,8 @@ pub async fn handle(
     }
     let result = if info.is_resource_request {
         resource(&state, &info, req, pretty).await
+    } else if let Some(answer) = state.health.serve(&info, req.method()).await {
+        Ok(answer)
     } else {
         non_resource(&state, &info, req.method(), req.headers(), pretty)
     };
@@ -112,13 +116,6 @@ fn non_resource(
 ) -> Result<Response<Body>, ApiError> {
     let path = info.path.as_str();
     let document = match path.trim_end_matches('/') {
-        "/healthz" | "/livez" | "/readyz" | "/healthz/ping" | "/livez/ping" | "/readyz/ping" => {
-            return if method == Method::GET || method == Method::HEAD {
-                Ok(response::text(StatusCode::OK, "ok"))
-            } else {
-                Err(ApiError::method_not_allowed())
-            };
-        }
         "/openapi/v2" => {
             if method != Method::GET && method != Method::HEAD {
                 return Err(ApiError::method_not_allowed());

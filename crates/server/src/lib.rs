@@ -11,6 +11,7 @@ mod discovery;
 mod error;
 mod filters;
 mod handler;
+mod health;
 mod kubeconfig;
 mod openapi;
 mod openapi_v2;

@@ -119,8 +119,8 @@ pub fn add_warnings(resp: &mut Response<Body>, warnings: &[String]) {
 }
 
 /// A plain-text response (health checks).
-pub fn text(status: StatusCode, body: &'static str) -> Response<Body> {
-    let mut resp = Response::new(full(Bytes::from_static(body.as_bytes())));
+pub fn text(status: StatusCode, body: impl Into<Bytes>) -> Response<Body> {
+    let mut resp = Response::new(full(body.into()));
     *resp.status_mut() = status;
     resp.headers_mut().insert(
         header::CONTENT_TYPE,

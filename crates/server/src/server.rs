@@ -114,6 +114,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             Arc::new(store)
         }
     };
+    let store_for_health = store.clone();
     let compactor = (!config.compaction_interval.is_zero())
         .then(|| spawn_compactor(store.clone(), config.compaction_interval));
 
@@ -218,6 +219,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         max_body: config.max_request_body_bytes,
         min_request_timeout: config.min_request_timeout,
         shutdown: shutdown_rx.clone(),
+        health: crate::health::Health::new(store_for_health, config.etcd_healthcheck_timeout),
     });
     let handler = tower::service_fn(move |req| handler::handle(state.clone(), req));
     let service = filters::chain(handler, authn, authz);

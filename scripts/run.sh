@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Builds and runs capstan-apiserver with the given options. On a fresh Debian machine with
+# only the Rust toolchain it first installs what the build needs: a C compiler (for ring) and
+# protoc (for the etcd client's generated code).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/needs.sh
+needs cc build-essential protoc protobuf-compiler
+
+exec cargo run --release --locked -p capstan-apiserver -- "$@"
