@@ -67,6 +67,13 @@ struct Options {
     #[arg(long, default_value = "2s", value_parser = parse_duration, help_heading = "Storage")]
     etcd_healthcheck_timeout: Duration,
 
+    /// The form objects are stored in: application/json, application/yaml or
+    /// application/vnd.kubernetes.protobuf. Every form is read whatever this says.
+    #[arg(long, default_value = "application/vnd.kubernetes.protobuf",
+          value_parser = ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"],
+          help_heading = "Storage")]
+    storage_media_type: String,
+
     /// The storage backend; only etcd3 (the embedded store speaks the same model when
     /// --etcd-servers is not set).
     #[arg(long, default_value = "etcd3", value_parser = ["etcd3"], help_heading = "Storage")]
@@ -199,6 +206,9 @@ fn main() -> ExitCode {
     config.storage_prefix = options.etcd_prefix;
     config.compaction_interval = options.etcd_compaction_interval;
     config.etcd_healthcheck_timeout = options.etcd_healthcheck_timeout;
+    config.storage_media_type =
+        capstan_registry::StorageMediaType::parse(&options.storage_media_type)
+            .expect("clap accepts only the known media types");
     if !options.etcd_servers.is_empty() {
         let mut etcd = capstan_etcd::EtcdConfig::new(options.etcd_servers);
         etcd.ca_file = options.etcd_cafile;

@@ -101,8 +101,14 @@ async fn two_servers_share_one_etcd() {
         .get("/registry/configmaps/default/shared")
         .await
         .unwrap();
-    let stored: serde_json::Value = serde_json::from_slice(&kv.expect("the key").value).unwrap();
+    // The values are upstream's default form: the protobuf envelope.
+    let value = kv.expect("the key").value;
+    assert!(value.starts_with(b"k8s\x00"), "{value:?}");
+    let codec =
+        capstan_negotiation::protobuf::Codec::new(capstan_negotiation::schema::Schema::upstream());
+    let stored = codec.decode_object(&value).unwrap();
     assert_eq!(stored["data"]["k"], "2");
+    assert_eq!(stored["kind"], "ConfigMap");
     assert!(
         raw.get("/registry/namespaces/default")
             .await

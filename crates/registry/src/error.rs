@@ -11,6 +11,14 @@ pub enum Error {
     /// A storage failure the registry could not attribute to the request.
     #[error("storage: {0}")]
     Storage(#[from] capstan_storage::Error),
+    /// A stored value is in no form the server reads (or an object has no stored form).
+    #[error("stored object {key:?}: {message}")]
+    Unreadable {
+        /// The storage key (or the object's name when writing).
+        key: String,
+        /// Why.
+        message: String,
+    },
     /// An object could not be encoded.
     #[error("encoding: {0}")]
     Encode(#[source] serde_json::Error),

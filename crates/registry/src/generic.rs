@@ -56,6 +56,8 @@ pub struct GenericStore<S: Strategy> {
     delete_workers: usize,
     /// Keeps managedFields and runs server-side apply.
     tracker: FieldTracker,
+    /// The form objects are written in.
+    media_type: crate::stored::StorageMediaType,
 }
 
 /// What a write addresses: the resource, or its `status` subresource.
@@ -109,6 +111,7 @@ where
         let tracker = FieldTracker::new(&descriptor, strategy.has_status());
         Self {
             tracker,
+            media_type: crate::stored::StorageMediaType::default(),
             gr: descriptor.group_resource(),
             descriptor,
             strategy,
@@ -121,6 +124,12 @@ where
             create_hooks: Vec::new(),
             delete_workers: 1,
         }
+    }
+
+    /// Writes objects in `media_type` (they are read in any form).
+    pub fn with_storage_media_type(mut self, media_type: crate::stored::StorageMediaType) -> Self {
+        self.media_type = media_type;
+        self
     }
 
     /// Runs up to `workers` deletes of a deletecollection at once.
@@ -151,7 +160,8 @@ fn to_cached<S: Strategy>(
     fields: &[String],
     kv: &KeyValue,
 ) -> std::result::Result<CachedObject, String> {
-    let mut obj: S::Object = serde_json::from_slice(&kv.value).map_err(|e| e.to_string())?;
+    let json = crate::stored::to_json(&kv.value)?;
+    let mut obj: S::Object = serde_json::from_slice(&json).map_err(|e| e.to_string())?;
     obj.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
     let mut json = serde_json::to_vec(&obj).map_err(|e| e.to_string())?;
     // The cache keeps this for the object's lifetime: no spare capacity.
@@ -220,11 +230,14 @@ impl<S: Strategy> GenericStore<S> {
     }
 
     fn decode_stored(&self, kv: &KeyValue) -> Result<S::Object> {
-        let mut obj: S::Object =
-            serde_json::from_slice(&kv.value).map_err(|source| Error::Decode {
-                key: kv.key.clone(),
-                source,
-            })?;
+        let json = crate::stored::to_json(&kv.value).map_err(|message| Error::Unreadable {
+            key: kv.key.clone(),
+            message,
+        })?;
+        let mut obj: S::Object = serde_json::from_slice(&json).map_err(|source| Error::Decode {
+            key: kv.key.clone(),
+            source,
+        })?;
         obj.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
         Ok(obj)
     }
@@ -235,7 +248,13 @@ impl<S: Strategy> GenericStore<S> {
         let rv = obj.metadata_mut().resource_version.take();
         let out = serde_json::to_vec(obj).map_err(Error::Encode);
         obj.metadata_mut().resource_version = rv;
-        out.map(Bytes::from)
+        let stored = crate::stored::from_json(out?, self.media_type).map_err(|message| {
+            Error::Unreadable {
+                key: meta_name(obj.metadata()).to_string(),
+                message,
+            }
+        })?;
+        Ok(Bytes::from(stored))
     }
 
     fn encode(

@@ -20,6 +20,7 @@ pub mod patch;
 pub mod payload;
 mod registry;
 mod rest;
+pub mod stored;
 pub mod subresources;
 pub mod watching;
 
@@ -31,4 +32,5 @@ pub use patch::PatchType;
 pub use payload::Payload;
 pub use registry::{Registry, RegistryConfig};
 pub use rest::{Encoded, ResponseStatus, RestStorage, WatchOptions};
+pub use stored::StorageMediaType;
 pub use watching::EventStream;

@@ -47,7 +47,10 @@ impl NamespaceGate for StoredNamespaces {
                 ApiError::not_found(&GroupResource::new("", "namespaces"), namespace).into(),
             );
         };
-        let doc: serde_json::Value = serde_json::from_slice(&kv.value).unwrap_or_default();
+        let doc: serde_json::Value = crate::stored::to_json(&kv.value)
+            .ok()
+            .and_then(|json| serde_json::from_slice(&json).ok())
+            .unwrap_or_default();
         let terminating = doc["status"]["phase"] == "Terminating"
             || !doc["metadata"]["deletionTimestamp"].is_null();
         if terminating {

@@ -24,6 +24,8 @@ pub struct RegistryConfig {
     pub watch_cache_sizes: HashMap<String, usize>,
     /// Deletes one deletecollection runs at once (`--delete-collection-workers`).
     pub delete_collection_workers: usize,
+    /// The form objects are written in (`--storage-media-type`).
+    pub storage_media_type: crate::stored::StorageMediaType,
 }
 
 impl Default for RegistryConfig {
@@ -34,6 +36,7 @@ impl Default for RegistryConfig {
             default_watch_cache_size: 100,
             watch_cache_sizes: HashMap::new(),
             delete_collection_workers: 1,
+            storage_media_type: crate::stored::StorageMediaType::default(),
         }
     }
 }
@@ -96,7 +99,8 @@ impl Registry {
             ..WatchCacheConfig::default()
         });
         let mut store = GenericStore::new(strategy, self.store.clone(), &self.config.prefix, cache)
-            .with_delete_workers(self.config.delete_collection_workers);
+            .with_delete_workers(self.config.delete_collection_workers)
+            .with_storage_media_type(self.config.storage_media_type);
         if d.namespaced {
             store = store.with_namespace_gate(Arc::new(StoredNamespaces::new(
                 self.store.clone(),

@@ -15,6 +15,8 @@ pub struct ServerConfig {
     pub etcd: Option<capstan_etcd::EtcdConfig>,
     /// How long the storage health check may take (`--etcd-healthcheck-timeout`).
     pub etcd_healthcheck_timeout: Duration,
+    /// The form objects are written to storage in (`--storage-media-type`).
+    pub storage_media_type: capstan_registry::StorageMediaType,
     /// Prefix of all storage keys (`--etcd-prefix`).
     pub storage_prefix: String,
     /// How often old history is compacted away (`--etcd-compaction-interval`); zero disables.
@@ -68,6 +70,7 @@ impl ServerConfig {
             cert_dir: data_dir.join("pki"),
             data_dir,
             etcd: None,
+            storage_media_type: capstan_registry::StorageMediaType::default(),
             etcd_healthcheck_timeout: Duration::from_secs(2),
             storage_prefix: "/registry".into(),
             compaction_interval: Duration::from_secs(300),

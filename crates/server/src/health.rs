@@ -34,16 +34,18 @@ impl Health {
     async fn run(&self, name: &str) -> Result<(), String> {
         match name {
             "ping" => Ok(()),
-            "etcd" => match tokio::time::timeout(self.storage_timeout, self.store.current_revision())
-                .await
-            {
-                Ok(Ok(_)) => Ok(()),
-                Ok(Err(err)) => Err(err.to_string()),
-                Err(_) => Err(format!(
-                    "the storage did not answer within {:?}",
-                    self.storage_timeout
-                )),
-            },
+            "etcd" => {
+                match tokio::time::timeout(self.storage_timeout, self.store.current_revision())
+                    .await
+                {
+                    Ok(Ok(_)) => Ok(()),
+                    Ok(Err(err)) => Err(err.to_string()),
+                    Err(_) => Err(format!(
+                        "the storage did not answer within {:?}",
+                        self.storage_timeout
+                    )),
+                }
+            }
             _ => Err(format!("no check named {name}")),
         }
     }
@@ -61,7 +63,10 @@ impl Health {
             }
         })?;
         if method != Method::GET && method != Method::HEAD {
-            return Some(response::text(StatusCode::METHOD_NOT_ALLOWED, "method not allowed"));
+            return Some(response::text(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method not allowed",
+            ));
         }
         if let Some(name) = check {
             if !CHECKS.contains(&name) {

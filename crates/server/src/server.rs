@@ -126,6 +126,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             default_watch_cache_size: config.default_watch_cache_size,
             watch_cache_sizes: config.watch_cache_sizes.clone(),
             delete_collection_workers: config.delete_collection_workers,
+            storage_media_type: config.storage_media_type,
         },
     );
     let builtin = register_builtin(&mut registry);
