@@ -103,6 +103,20 @@ impl EtcdCluster {
     pub fn endpoints(&self) -> Vec<String> {
         self.members.iter().map(EtcdMember::endpoint).collect()
     }
+
+    /// The index of the member that leads, as the running members report it.
+    pub fn leader(&self) -> Option<usize> {
+        let statuses: Vec<Option<(String, String)>> =
+            self.members.iter().map(EtcdMember::status).collect();
+        let leader = statuses
+            .iter()
+            .flatten()
+            .map(|(_, leader)| leader.clone())
+            .next()?;
+        statuses
+            .iter()
+            .position(|s| s.as_ref().is_some_and(|(id, _)| *id == leader))
+    }
 }
 
 impl EtcdMember {
@@ -143,6 +157,24 @@ impl EtcdMember {
         let mut answer = String::new();
         let _ = conn.read_to_string(&mut answer);
         answer.contains("\"health\":\"true\"")
+    }
+
+    /// This member's id and the leader's id, from the maintenance status of the JSON gateway.
+    fn status(&self) -> Option<(String, String)> {
+        let mut conn = TcpStream::connect(("127.0.0.1", self.client_port)).ok()?;
+        let _ = conn.set_read_timeout(Some(Duration::from_secs(2)));
+        let request = "POST /v3/maintenance/status HTTP/1.0\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}";
+        conn.write_all(request.as_bytes()).ok()?;
+        let mut answer = String::new();
+        let _ = conn.read_to_string(&mut answer);
+        let field = |text: &str, name: &str| -> Option<String> {
+            let at = text.find(&format!("\"{name}\":\""))? + name.len() + 4;
+            let end = text[at..].find('"')? + at;
+            Some(text[at..end].to_string())
+        };
+        let member = field(&answer, "member_id")?;
+        let leader = field(&answer, "leader")?;
+        Some((member, leader))
     }
 
     /// Waits until the member is healthy; panics with its log after `timeout`.
