@@ -74,6 +74,11 @@ struct Options {
           help_heading = "Storage")]
     storage_media_type: String,
 
+    /// File with the EncryptionConfiguration (apiserver.config.k8s.io/v1) of the resources to
+    /// encrypt at rest: identity, aescbc, aesgcm and secretbox providers (kms is refused).
+    #[arg(long, help_heading = "Storage")]
+    encryption_provider_config: Option<PathBuf>,
+
     /// The storage backend; only etcd3 (the embedded store speaks the same model when
     /// --etcd-servers is not set).
     #[arg(long, default_value = "etcd3", value_parser = ["etcd3"], help_heading = "Storage")]
@@ -206,6 +211,15 @@ fn main() -> ExitCode {
     config.storage_prefix = options.etcd_prefix;
     config.compaction_interval = options.etcd_compaction_interval;
     config.etcd_healthcheck_timeout = options.etcd_healthcheck_timeout;
+    if let Some(path) = &options.encryption_provider_config {
+        match capstan_encryption::EncryptionConfig::load(path) {
+            Ok(encryption) => config.encryption = Some(encryption),
+            Err(err) => {
+                eprintln!("capstan-apiserver: --encryption-provider-config: {err}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
     config.storage_media_type =
         capstan_registry::StorageMediaType::parse(&options.storage_media_type)
             .expect("clap accepts only the known media types");

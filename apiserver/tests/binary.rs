@@ -198,3 +198,29 @@ fn bad_options_fail_the_start_with_one_clear_line() {
         .unwrap();
     assert!(!out.status.success());
 }
+
+#[test]
+fn a_bad_encryption_configuration_fails_the_start_naming_the_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("encryption.yaml");
+    std::fs::write(
+        &config,
+        "apiVersion: apiserver.config.k8s.io/v1\nkind: EncryptionConfiguration\nresources:\n- resources: [secrets]\n  providers:\n  - aescbc:\n      keys: [{name: k1, secret: c2hvcnQ=}]\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_capstan-apiserver"))
+        .arg("--encryption-provider-config")
+        .arg(&config)
+        .args(["--secure-port", "0", "--data-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("resources[0].providers[0].aescbc.keys[0].secret")
+            && err.contains("this one is 5"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}

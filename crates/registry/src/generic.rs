@@ -26,6 +26,7 @@ use crate::options::{
 };
 use crate::patch::{self, PatchType};
 use crate::rest::{Encoded, ResponseStatus, RestStorage, WatchOptions};
+use crate::stored::StorageCodec;
 use crate::watching::{self, EventStream, StreamParams};
 
 /// How many times a write that lost a race is retried before the client gets a 409.
@@ -56,8 +57,8 @@ pub struct GenericStore<S: Strategy> {
     delete_workers: usize,
     /// Keeps managedFields and runs server-side apply.
     tracker: FieldTracker,
-    /// The form objects are written in.
-    media_type: crate::stored::StorageMediaType,
+    /// The form objects are stored in (media type, encryption).
+    codec: StorageCodec,
 }
 
 /// What a write addresses: the resource, or its `status` subresource.
@@ -94,6 +95,23 @@ where
         registry_prefix: &str,
         cache: Option<WatchCacheConfig>,
     ) -> Self {
+        Self::with_codec(
+            strategy,
+            store,
+            registry_prefix,
+            cache,
+            StorageCodec::default(),
+        )
+    }
+
+    /// [`GenericStore::new`], with objects stored by `codec` (media type, encryption).
+    pub fn with_codec(
+        strategy: S,
+        store: Arc<dyn Store>,
+        registry_prefix: &str,
+        cache: Option<WatchCacheConfig>,
+        codec: StorageCodec,
+    ) -> Self {
         let descriptor = strategy.descriptor();
         let prefix = format!(
             "{}/{}/",
@@ -104,14 +122,15 @@ where
         let decode: Decode = {
             let strategy = strategy.clone();
             let fields = descriptor.selectable_fields.clone();
-            Arc::new(move |kv: &KeyValue| to_cached(&*strategy, &fields, kv))
+            let codec = codec.clone();
+            Arc::new(move |kv: &KeyValue| to_cached(&*strategy, &codec, &fields, kv))
         };
         let cache = cache
             .map(|config| WatchCache::start(store.clone(), prefix.clone(), decode.clone(), config));
         let tracker = FieldTracker::new(&descriptor, strategy.has_status());
         Self {
             tracker,
-            media_type: crate::stored::StorageMediaType::default(),
+            codec,
             gr: descriptor.group_resource(),
             descriptor,
             strategy,
@@ -124,12 +143,6 @@ where
             create_hooks: Vec::new(),
             delete_workers: 1,
         }
-    }
-
-    /// Writes objects in `media_type` (they are read in any form).
-    pub fn with_storage_media_type(mut self, media_type: crate::stored::StorageMediaType) -> Self {
-        self.media_type = media_type;
-        self
     }
 
     /// Runs up to `workers` deletes of a deletecollection at once.
@@ -157,10 +170,11 @@ where
 /// its labels and its selectable fields.
 fn to_cached<S: Strategy>(
     strategy: &S,
+    codec: &StorageCodec,
     fields: &[String],
     kv: &KeyValue,
 ) -> std::result::Result<CachedObject, String> {
-    let json = crate::stored::to_json(&kv.value)?;
+    let json = codec.decode(&kv.key, &kv.value)?;
     let mut obj: S::Object = serde_json::from_slice(&json).map_err(|e| e.to_string())?;
     obj.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
     let mut json = serde_json::to_vec(&obj).map_err(|e| e.to_string())?;
@@ -230,10 +244,13 @@ impl<S: Strategy> GenericStore<S> {
     }
 
     fn decode_stored(&self, kv: &KeyValue) -> Result<S::Object> {
-        let json = crate::stored::to_json(&kv.value).map_err(|message| Error::Unreadable {
-            key: kv.key.clone(),
-            message,
-        })?;
+        let json = self
+            .codec
+            .decode(&kv.key, &kv.value)
+            .map_err(|message| Error::Unreadable {
+                key: kv.key.clone(),
+                message,
+            })?;
         let mut obj: S::Object = serde_json::from_slice(&json).map_err(|source| Error::Decode {
             key: kv.key.clone(),
             source,
@@ -243,18 +260,38 @@ impl<S: Strategy> GenericStore<S> {
     }
 
     /// The stored form: the object without its resourceVersion (the revision is the version).
-    fn encode_stored(&self, obj: &mut S::Object) -> Result<Bytes> {
+    /// The object's JSON as stored: empty metadata omitted, no resourceVersion.
+    fn stored_json(&self, obj: &mut S::Object) -> Result<Vec<u8>> {
         omit_empty_metadata(obj.metadata_mut());
         let rv = obj.metadata_mut().resource_version.take();
         let out = serde_json::to_vec(obj).map_err(Error::Encode);
         obj.metadata_mut().resource_version = rv;
-        let stored = crate::stored::from_json(out?, self.media_type).map_err(|message| {
-            Error::Unreadable {
-                key: meta_name(obj.metadata()).to_string(),
+        out
+    }
+
+    fn encode_stored(&self, key: &str, obj: &mut S::Object) -> Result<Bytes> {
+        let json = self.stored_json(obj)?;
+        let stored = self
+            .codec
+            .encode(key, json)
+            .map_err(|message| Error::Unreadable {
+                key: key.to_string(),
                 message,
-            }
-        })?;
+            })?;
         Ok(Bytes::from(stored))
+    }
+
+    /// [`Self::encode_stored`], or `None` when `current` already holds this object.
+    fn encode_if_changed(&self, current: &KeyValue, obj: &mut S::Object) -> Result<Option<Bytes>> {
+        let json = self.stored_json(obj)?;
+        let stored = self
+            .codec
+            .encode_if_changed(&current.key, json, &current.value)
+            .map_err(|message| Error::Unreadable {
+                key: current.key.clone(),
+                message,
+            })?;
+        Ok(stored.map(Bytes::from))
     }
 
     fn encode(
@@ -433,14 +470,14 @@ impl<S: Strategy> GenericStore<S> {
                 Err(err) => lost_race(err),
             };
         }
-        let bytes = self.encode_stored(&mut new)?;
-        if bytes == current.value || options.dry_run {
+        let bytes = self.encode_if_changed(current, &mut new)?;
+        let Some(bytes) = bytes.filter(|_| !options.dry_run) else {
             // Nothing changed (no write, no new version), or a dry run.
             new.metadata_mut().resource_version = old_meta.resource_version.clone();
             return self
                 .encode(&new, warnings, ResponseStatus::Ok)
                 .map(Attempt::Done);
-        }
+        };
         match self.store.update(key, bytes, current.mod_revision).await {
             Ok(kv) => {
                 new.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
@@ -723,7 +760,7 @@ impl<S: Strategy> GenericStore<S> {
                     .delete(&current.key, Some(current.mod_revision))
                     .await
             } else {
-                let bytes = self.encode_stored(&mut new)?;
+                let bytes = self.encode_stored(&current.key, &mut new)?;
                 self.store
                     .update(&current.key, bytes, current.mod_revision)
                     .await
@@ -802,7 +839,7 @@ impl<S: Strategy> GenericStore<S> {
                 return self.encode(&obj, warnings, ResponseStatus::Created);
             }
             let key = self.key(namespace, &name);
-            let bytes = self.encode_stored(&mut obj)?;
+            let bytes = self.encode_stored(&key, &mut obj)?;
             match self.store.create(&key, bytes).await {
                 Ok(kv) => {
                     obj.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
@@ -897,7 +934,7 @@ impl<S: Strategy> GenericStore<S> {
                 if options.dry_run {
                     return self.encode(&obj, Vec::new(), pending);
                 }
-                let bytes = self.encode_stored(&mut obj)?;
+                let bytes = self.encode_stored(&current.key, &mut obj)?;
                 match self
                     .store
                     .update(&current.key, bytes, current.mod_revision)

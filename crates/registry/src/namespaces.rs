@@ -10,6 +10,7 @@ use capstan_meta::{ApiError, GroupResource};
 use capstan_storage::Store;
 
 use crate::error::Result;
+use crate::stored::StorageCodec;
 
 /// Decides whether a namespace takes new objects.
 #[async_trait]
@@ -23,14 +24,16 @@ pub trait NamespaceGate: Send + Sync + 'static {
 pub struct StoredNamespaces {
     store: Arc<dyn Store>,
     prefix: String,
+    codec: StorageCodec,
 }
 
 impl StoredNamespaces {
-    /// Namespaces stored under `registry_prefix` in `store`.
-    pub fn new(store: Arc<dyn Store>, registry_prefix: &str) -> Self {
+    /// Namespaces stored under `registry_prefix` in `store`, in the form `codec` reads.
+    pub fn new(store: Arc<dyn Store>, registry_prefix: &str, codec: StorageCodec) -> Self {
         Self {
             store,
             prefix: format!("{}/namespaces/", registry_prefix.trim_end_matches('/')),
+            codec,
         }
     }
 }
@@ -47,7 +50,9 @@ impl NamespaceGate for StoredNamespaces {
                 ApiError::not_found(&GroupResource::new("", "namespaces"), namespace).into(),
             );
         };
-        let doc: serde_json::Value = crate::stored::to_json(&kv.value)
+        let doc: serde_json::Value = self
+            .codec
+            .decode(&kv.key, &kv.value)
             .ok()
             .and_then(|json| serde_json::from_slice(&json).ok())
             .unwrap_or_default();

@@ -26,6 +26,8 @@ pub struct RegistryConfig {
     pub delete_collection_workers: usize,
     /// The form objects are written in (`--storage-media-type`).
     pub storage_media_type: crate::stored::StorageMediaType,
+    /// Encryption at rest (`--encryption-provider-config`).
+    pub encryption: Option<capstan_encryption::EncryptionConfig>,
 }
 
 impl Default for RegistryConfig {
@@ -37,6 +39,7 @@ impl Default for RegistryConfig {
             watch_cache_sizes: HashMap::new(),
             delete_collection_workers: 1,
             storage_media_type: crate::stored::StorageMediaType::default(),
+            encryption: None,
         }
     }
 }
@@ -49,6 +52,18 @@ pub struct Registry {
 }
 
 impl Registry {
+    /// How the objects of `group`/`resource` are stored.
+    fn codec(&self, group: &str, resource: &str) -> crate::stored::StorageCodec {
+        crate::stored::StorageCodec {
+            media_type: self.config.storage_media_type,
+            transformer: self
+                .config
+                .encryption
+                .as_ref()
+                .and_then(|e| e.for_resource(group, resource)),
+        }
+    }
+
     /// An empty registry over `store`.
     pub fn new(store: Arc<dyn Store>, mut config: RegistryConfig) -> Self {
         config.prefix = config.prefix.trim_end_matches('/').to_string();
@@ -98,13 +113,20 @@ impl Registry {
             window: size,
             ..WatchCacheConfig::default()
         });
-        let mut store = GenericStore::new(strategy, self.store.clone(), &self.config.prefix, cache)
-            .with_delete_workers(self.config.delete_collection_workers)
-            .with_storage_media_type(self.config.storage_media_type);
+        let codec = self.codec(&d.group, &d.resource);
+        let mut store = GenericStore::with_codec(
+            strategy,
+            self.store.clone(),
+            &self.config.prefix,
+            cache,
+            codec,
+        )
+        .with_delete_workers(self.config.delete_collection_workers);
         if d.namespaced {
             store = store.with_namespace_gate(Arc::new(StoredNamespaces::new(
                 self.store.clone(),
                 &self.config.prefix,
+                self.codec("", "namespaces"),
             )));
         }
         let store = Arc::new(configure(store));

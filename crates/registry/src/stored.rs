@@ -35,6 +35,60 @@ impl StorageMediaType {
     }
 }
 
+/// How one resource's objects are stored: the media type, then encryption at rest.
+#[derive(Debug, Clone, Default)]
+pub struct StorageCodec {
+    /// The form objects are written in.
+    pub media_type: StorageMediaType,
+    /// Encryption at rest for this resource, if configured.
+    pub transformer: Option<capstan_encryption::Transformer>,
+}
+
+impl StorageCodec {
+    /// The stored value of an object's JSON under `key`.
+    pub fn encode(&self, key: &str, json: Vec<u8>) -> Result<Vec<u8>, String> {
+        let value = from_json(json, self.media_type)?;
+        Ok(self.seal(key, value))
+    }
+
+    /// The stored value of an object's JSON under `key`, or `None` when `current` (a stored
+    /// value) already holds exactly that object (encryption aside: its nonces differ).
+    pub fn encode_if_changed(
+        &self,
+        key: &str,
+        json: Vec<u8>,
+        current: &[u8],
+    ) -> Result<Option<Vec<u8>>, String> {
+        let value = from_json(json, self.media_type)?;
+        let same = match &self.transformer {
+            Some(t) => t.decrypt(key, current).is_ok_and(|plain| plain == value),
+            None => current == value.as_slice(),
+        };
+        Ok((!same).then(|| self.seal(key, value)))
+    }
+
+    fn seal(&self, key: &str, value: Vec<u8>) -> Vec<u8> {
+        match &self.transformer {
+            Some(t) => t.encrypt(key, &value),
+            None => value,
+        }
+    }
+
+    /// The JSON of the value stored under `key`.
+    pub fn decode<'v>(&self, key: &str, value: &'v [u8]) -> Result<Cow<'v, [u8]>, String> {
+        match &self.transformer {
+            Some(t) => {
+                let plain = t.decrypt(key, value).map_err(|e| e.to_string())?;
+                to_json(&plain).map(|json| Cow::Owned(json.into_owned()))
+            }
+            None if value.starts_with(b"k8s:enc:") => Err(format!(
+                "{key}: the value is encrypted and no encryption is configured for it"
+            )),
+            None => to_json(value),
+        }
+    }
+}
+
 /// A stored value as JSON, whichever form wrote it.
 pub fn to_json(value: &[u8]) -> Result<Cow<'_, [u8]>, String> {
     if value.starts_with(PROTOBUF_MAGIC) {

@@ -15,6 +15,8 @@ pub struct ServerConfig {
     pub etcd: Option<capstan_etcd::EtcdConfig>,
     /// How long the storage health check may take (`--etcd-healthcheck-timeout`).
     pub etcd_healthcheck_timeout: Duration,
+    /// Encryption at rest (`--encryption-provider-config`).
+    pub encryption: Option<capstan_encryption::EncryptionConfig>,
     /// The form objects are written to storage in (`--storage-media-type`).
     pub storage_media_type: capstan_registry::StorageMediaType,
     /// Prefix of all storage keys (`--etcd-prefix`).
@@ -70,6 +72,7 @@ impl ServerConfig {
             cert_dir: data_dir.join("pki"),
             data_dir,
             etcd: None,
+            encryption: None,
             storage_media_type: capstan_registry::StorageMediaType::default(),
             etcd_healthcheck_timeout: Duration::from_secs(2),
             storage_prefix: "/registry".into(),

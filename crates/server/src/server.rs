@@ -127,6 +127,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             watch_cache_sizes: config.watch_cache_sizes.clone(),
             delete_collection_workers: config.delete_collection_workers,
             storage_media_type: config.storage_media_type,
+            encryption: config.encryption.clone(),
         },
     );
     let builtin = register_builtin(&mut registry);
