@@ -51,6 +51,11 @@ struct Options {
     #[arg(long, value_delimiter = ',', value_parser = parse_etcd_url, help_heading = "Storage")]
     etcd_servers: Vec<String>,
 
+    /// Resources kept in other etcd clusters: comma-separated group/resource#servers, servers
+    /// separated by ';' (e.g. /events#https://10.0.0.5:2379;https://10.0.0.6:2379).
+    #[arg(long, value_delimiter = ',', value_parser = parse_etcd_override, help_heading = "Storage")]
+    etcd_servers_overrides: Vec<(String, String, Vec<String>)>,
+
     /// CA bundle that signed the etcd servers' certificates.
     #[arg(long, help_heading = "Storage")]
     etcd_cafile: Option<PathBuf>,
@@ -161,6 +166,21 @@ fn parse_etcd_url(value: &str) -> Result<String, String> {
     }
 }
 
+fn parse_etcd_override(value: &str) -> Result<(String, String, Vec<String>), String> {
+    let (target, servers) = value
+        .split_once('#')
+        .ok_or_else(|| format!("{value:?} is not group/resource#servers"))?;
+    let (group, resource) = target
+        .split_once('/')
+        .filter(|(_, r)| !r.is_empty())
+        .ok_or_else(|| format!("{target:?} is not group/resource (/events for the core group)"))?;
+    let servers = servers
+        .split(';')
+        .map(parse_etcd_url)
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((group.to_string(), resource.to_string(), servers))
+}
+
 fn parse_duration(value: &str) -> Result<Duration, String> {
     if value == "0" {
         return Ok(Duration::ZERO);
@@ -230,6 +250,7 @@ fn main() -> ExitCode {
         etcd.key_file = options.etcd_keyfile;
         config.etcd = Some(etcd);
     }
+    config.etcd_overrides = options.etcd_servers_overrides;
     config.token_auth_file = options.token_auth_file;
     config.anonymous_auth = options.anonymous_auth;
     config.authorization_modes = options.authorization_mode;
@@ -301,5 +322,53 @@ mod tests {
             Options::try_parse_from(["capstan-apiserver", "--watch-cache-sizes=pods"]).is_err()
         );
         assert_eq!(parse_duration("0").unwrap(), Duration::ZERO);
+    }
+
+    #[test]
+    fn etcd_options() {
+        let o = Options::try_parse_from([
+            "capstan-apiserver",
+            "--etcd-servers=https://10.0.0.1:2379,https://10.0.0.2:2379",
+            "--etcd-servers-overrides=/events#http://10.0.0.5:2379;http://10.0.0.6:2379,storage.k8s.io/csinodes#http://10.0.0.7:2379",
+            "--storage-media-type=application/json",
+            "--etcd-healthcheck-timeout=5s",
+        ])
+        .unwrap();
+        assert_eq!(o.etcd_servers.len(), 2);
+        assert_eq!(
+            o.etcd_servers_overrides,
+            [
+                (
+                    "".to_string(),
+                    "events".to_string(),
+                    vec![
+                        "http://10.0.0.5:2379".to_string(),
+                        "http://10.0.0.6:2379".to_string()
+                    ]
+                ),
+                (
+                    "storage.k8s.io".to_string(),
+                    "csinodes".to_string(),
+                    vec!["http://10.0.0.7:2379".to_string()]
+                ),
+            ]
+        );
+        assert_eq!(o.etcd_healthcheck_timeout, Duration::from_secs(5));
+        for bad in [
+            "--etcd-servers=10.0.0.1:2379",
+            "--etcd-servers-overrides=events#http://x:1",
+            "--etcd-servers-overrides=/events",
+            "--etcd-servers-overrides=/events#ftp://x",
+            "--storage-media-type=text/plain",
+            "--storage-backend=etcd2",
+        ] {
+            let err = Options::try_parse_from(["capstan-apiserver", bad])
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.lines().next().unwrap().contains("invalid value"),
+                "{bad}: {err}"
+            );
+        }
     }
 }

@@ -458,3 +458,74 @@ async fn secrets_are_encrypted_at_rest_and_keys_rotate() {
     );
     assert_eq!(raw.get("/readyz").await.status.as_u16(), 200);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resource_overridden_to_its_own_etcd() {
+    let main = EtcdCluster::start(1);
+    let events = EtcdCluster::start(1);
+    let (main_endpoints, event_endpoints) = (main.endpoints(), events.endpoints());
+    let server = TestServer::start_with(move |config| {
+        config.etcd = Some(EtcdConfig::new(main_endpoints));
+        config.etcd_overrides = vec![("".into(), "configmaps".into(), event_endpoints)];
+    })
+    .await;
+    let raw = admin(&server);
+    let res = raw
+        .send_json(
+            http::Method::POST,
+            "/api/v1/namespaces/default/configmaps",
+            &json!({"metadata": {"name": "apart"}}),
+        )
+        .await;
+    assert_eq!(res.status.as_u16(), 201);
+    let res = raw
+        .send_json(
+            http::Method::POST,
+            "/api/v1/namespaces/default/secrets",
+            &json!({"metadata": {"name": "main"}}),
+        )
+        .await;
+    assert_eq!(res.status.as_u16(), 201);
+    let in_main = EtcdStore::connect(&EtcdConfig::new(main.endpoints()))
+        .await
+        .unwrap();
+    let in_events = EtcdStore::connect(&EtcdConfig::new(events.endpoints()))
+        .await
+        .unwrap();
+    assert!(
+        in_events
+            .get("/registry/configmaps/default/apart")
+            .await
+            .unwrap()
+            .0
+            .is_some()
+    );
+    assert!(
+        in_main
+            .get("/registry/configmaps/default/apart")
+            .await
+            .unwrap()
+            .0
+            .is_none()
+    );
+    assert!(
+        in_main
+            .get("/registry/secrets/default/main")
+            .await
+            .unwrap()
+            .0
+            .is_some()
+    );
+    // Lists and watches of the overridden resource work from its own cluster.
+    let listed = raw
+        .get("/api/v1/namespaces/default/configmaps")
+        .await
+        .json();
+    let names: Vec<&str> = listed["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|i| i["metadata"]["name"].as_str())
+        .collect();
+    assert!(names.contains(&"apart"), "{names:?}");
+}

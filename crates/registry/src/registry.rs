@@ -47,11 +47,29 @@ impl Default for RegistryConfig {
 /// The set of served resources, looked up by group, version and plural name.
 pub struct Registry {
     store: Arc<dyn Store>,
+    /// Stores for single resources (`--etcd-servers-overrides`), keyed (group, resource).
+    overrides: HashMap<(String, String), Arc<dyn Store>>,
     config: RegistryConfig,
     resources: Vec<Arc<dyn RestStorage>>,
 }
 
 impl Registry {
+    /// Keeps the objects of `group`/`resource` in `store` instead of the shared one (call
+    /// before registering that resource).
+    pub fn with_store_for(mut self, group: &str, resource: &str, store: Arc<dyn Store>) -> Self {
+        self.overrides
+            .insert((group.to_string(), resource.to_string()), store);
+        self
+    }
+
+    /// The store of `group`/`resource`.
+    fn store_for(&self, group: &str, resource: &str) -> Arc<dyn Store> {
+        self.overrides
+            .get(&(group.to_string(), resource.to_string()))
+            .unwrap_or(&self.store)
+            .clone()
+    }
+
     /// How the objects of `group`/`resource` are stored.
     fn codec(&self, group: &str, resource: &str) -> crate::stored::StorageCodec {
         crate::stored::StorageCodec {
@@ -69,6 +87,7 @@ impl Registry {
         config.prefix = config.prefix.trim_end_matches('/').to_string();
         Self {
             store,
+            overrides: HashMap::new(),
             config,
             resources: Vec::new(),
         }
@@ -116,7 +135,7 @@ impl Registry {
         let codec = self.codec(&d.group, &d.resource);
         let mut store = GenericStore::with_codec(
             strategy,
-            self.store.clone(),
+            self.store_for(&d.group, &d.resource),
             &self.config.prefix,
             cache,
             codec,
@@ -124,7 +143,7 @@ impl Registry {
         .with_delete_workers(self.config.delete_collection_workers);
         if d.namespaced {
             store = store.with_namespace_gate(Arc::new(StoredNamespaces::new(
-                self.store.clone(),
+                self.store_for("", "namespaces"),
                 &self.config.prefix,
                 self.codec("", "namespaces"),
             )));

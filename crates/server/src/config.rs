@@ -15,6 +15,9 @@ pub struct ServerConfig {
     pub etcd: Option<capstan_etcd::EtcdConfig>,
     /// How long the storage health check may take (`--etcd-healthcheck-timeout`).
     pub etcd_healthcheck_timeout: Duration,
+    /// Resources kept in other etcd clusters (`--etcd-servers-overrides`): group, resource,
+    /// client URLs (TLS files as for `etcd`).
+    pub etcd_overrides: Vec<(String, String, Vec<String>)>,
     /// Encryption at rest (`--encryption-provider-config`).
     pub encryption: Option<capstan_encryption::EncryptionConfig>,
     /// The form objects are written to storage in (`--storage-media-type`).
@@ -73,6 +76,7 @@ impl ServerConfig {
             data_dir,
             etcd: None,
             encryption: None,
+            etcd_overrides: Vec::new(),
             storage_media_type: capstan_registry::StorageMediaType::default(),
             etcd_healthcheck_timeout: Duration::from_secs(2),
             storage_prefix: "/registry".into(),

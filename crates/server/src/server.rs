@@ -39,7 +39,7 @@ pub struct RunningServer {
     admin_token: Option<String>,
     shutdown: watch::Sender<bool>,
     accept_loop: JoinHandle<()>,
-    compactor: Option<JoinHandle<()>>,
+    compactors: Vec<JoinHandle<()>>,
     _controllers: Controllers,
 }
 
@@ -82,7 +82,7 @@ impl RunningServer {
     /// Stops accepting, lets in-flight requests finish, and closes the store.
     pub async fn shutdown(self) {
         let _ = self.shutdown.send(true);
-        if let Some(c) = &self.compactor {
+        for c in &self.compactors {
             c.abort();
         }
         let _ = self.accept_loop.await;
@@ -130,6 +130,25 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             encryption: config.encryption.clone(),
         },
     );
+    let mut compactors: Vec<JoinHandle<()>> = compactor.into_iter().collect();
+    for (group, resource, endpoints) in &config.etcd_overrides {
+        let Some(main) = &config.etcd else {
+            return Err(Error::Startup(
+                "--etcd-servers-overrides needs --etcd-servers".into(),
+            ));
+        };
+        let mut etcd = main.clone();
+        etcd.endpoints = endpoints.clone();
+        let store: Arc<dyn Store> = Arc::new(
+            capstan_etcd::EtcdStore::connect(&etcd)
+                .await
+                .map_err(|e| Error::Startup(format!("{group}/{resource}: {e}")))?,
+        );
+        if !config.compaction_interval.is_zero() {
+            compactors.push(spawn_compactor(store.clone(), config.compaction_interval));
+        }
+        registry = registry.with_store_for(group, resource, store);
+    }
     let builtin = register_builtin(&mut registry);
     ensure_initial_objects(&registry)
         .await
@@ -232,7 +251,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         admin_token: admin_token.clone(),
         shutdown,
         accept_loop: tokio::spawn(accept_loop(listener, acceptor, service, shutdown_rx)),
-        compactor,
+        compactors,
         _controllers: controllers,
     };
     if let Some(path) = &config.admin_kubeconfig
