@@ -79,6 +79,16 @@ struct Options {
           help_heading = "Storage")]
     storage_media_type: String,
 
+    /// How often stored objects are counted per resource (the apiserver_storage_objects
+    /// metric); 0 disables.
+    #[arg(long, default_value = "1m0s", value_parser = parse_duration, help_heading = "Storage")]
+    etcd_count_metric_poll_period: Duration,
+
+    /// How often the storage database size is read (the apiserver_storage_size_bytes
+    /// metric); 0 disables.
+    #[arg(long, default_value = "30s", value_parser = parse_duration, help_heading = "Storage")]
+    etcd_db_metric_poll_interval: Duration,
+
     /// File with the EncryptionConfiguration (apiserver.config.k8s.io/v1) of the resources to
     /// encrypt at rest: identity, aescbc, aesgcm and secretbox providers (kms is refused).
     #[arg(long, help_heading = "Storage")]
@@ -251,6 +261,8 @@ fn main() -> ExitCode {
         config.etcd = Some(etcd);
     }
     config.etcd_overrides = options.etcd_servers_overrides;
+    config.etcd_count_metric_poll_period = options.etcd_count_metric_poll_period;
+    config.etcd_db_metric_poll_interval = options.etcd_db_metric_poll_interval;
     config.token_auth_file = options.token_auth_file;
     config.anonymous_auth = options.anonymous_auth;
     config.authorization_modes = options.authorization_mode;

@@ -529,3 +529,64 @@ async fn a_resource_overridden_to_its_own_etcd() {
         .collect();
     assert!(names.contains(&"apart"), "{names:?}");
 }
+
+/// The value of the sample `name{labels}` in a Prometheus text page.
+fn sample(page: &str, series: &str) -> Option<f64> {
+    page.lines()
+        .filter(|l| !l.starts_with('#'))
+        .find_map(|l| l.strip_prefix(series)?.trim().parse().ok())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn storage_metrics_count_objects_and_measure_the_database() {
+    let cluster = EtcdCluster::start(1);
+    let endpoints = cluster.endpoints();
+    let label = endpoints.join(",");
+    let server = TestServer::start_with(move |config| {
+        config.etcd = Some(EtcdConfig::new(endpoints));
+        config.etcd_count_metric_poll_period = Duration::from_millis(100);
+        config.etcd_db_metric_poll_interval = Duration::from_millis(100);
+    })
+    .await;
+    let raw = admin(&server);
+    for i in 0..3 {
+        let res = raw
+            .send_json(
+                http::Method::POST,
+                "/api/v1/namespaces/default/configmaps",
+                &json!({"metadata": {"name": format!("m{i}")}}),
+            )
+            .await;
+        assert_eq!(res.status.as_u16(), 201);
+    }
+    let page = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let res = raw.get("/metrics").await;
+            assert_eq!(res.status.as_u16(), 200);
+            let page = String::from_utf8_lossy(&res.body).into_owned();
+            if sample(&page, r#"apiserver_storage_objects{resource="configmaps"}"#) == Some(3.0) {
+                return page;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .expect("the count reaches 3");
+    assert!(
+        page.contains("# TYPE apiserver_storage_objects gauge"),
+        "{page}"
+    );
+    assert!(
+        sample(
+            &page,
+            r#"apiserver_storage_objects{resource="storageclasses.storage.k8s.io"}"#
+        )
+        .is_some(),
+        "{page}"
+    );
+    let size = sample(
+        &page,
+        &format!("apiserver_storage_size_bytes{{storage_cluster_id=\"{label}\"}}"),
+    );
+    assert!(size.is_some_and(|s| s > 0.0), "{page}");
+}

@@ -346,6 +346,21 @@ impl Store for EtcdStore {
         Err(StoreError::NotFound { key: key.into() })
     }
 
+    async fn count(&self, prefix: &str) -> Result<u64> {
+        let options = GetOptions::new()
+            .with_range(prefix_end(prefix))
+            .with_count_only();
+        let mut kv = self.client.kv_client();
+        let response = self.call("count", kv.get(prefix, Some(options))).await?;
+        Ok(response.count().max(0) as u64)
+    }
+
+    async fn size_bytes(&self) -> Result<Option<u64>> {
+        let mut maintenance = self.client.maintenance_client();
+        let status = self.call("status", maintenance.status()).await?;
+        Ok(Some(status.db_size().max(0) as u64))
+    }
+
     async fn current_revision(&self) -> Result<Revision> {
         // A reader that asks is about to wait for watches to catch up: ask them to report.
         self.progress_wanted.notify_waiters();

@@ -63,7 +63,7 @@ impl Registry {
     }
 
     /// The store of `group`/`resource`.
-    fn store_for(&self, group: &str, resource: &str) -> Arc<dyn Store> {
+    pub fn store_for(&self, group: &str, resource: &str) -> Arc<dyn Store> {
         self.overrides
             .get(&(group.to_string(), resource.to_string()))
             .unwrap_or(&self.store)

@@ -18,6 +18,12 @@ pub struct ServerConfig {
     /// Resources kept in other etcd clusters (`--etcd-servers-overrides`): group, resource,
     /// client URLs (TLS files as for `etcd`).
     pub etcd_overrides: Vec<(String, String, Vec<String>)>,
+    /// How often stored objects are counted for `apiserver_storage_objects`
+    /// (`--etcd-count-metric-poll-period`); zero disables.
+    pub etcd_count_metric_poll_period: Duration,
+    /// How often the database size is read for `apiserver_storage_size_bytes`
+    /// (`--etcd-db-metric-poll-interval`); zero disables.
+    pub etcd_db_metric_poll_interval: Duration,
     /// Encryption at rest (`--encryption-provider-config`).
     pub encryption: Option<capstan_encryption::EncryptionConfig>,
     /// The form objects are written to storage in (`--storage-media-type`).
@@ -77,6 +83,8 @@ impl ServerConfig {
             etcd: None,
             encryption: None,
             etcd_overrides: Vec::new(),
+            etcd_count_metric_poll_period: Duration::from_secs(60),
+            etcd_db_metric_poll_interval: Duration::from_secs(30),
             storage_media_type: capstan_registry::StorageMediaType::default(),
             etcd_healthcheck_timeout: Duration::from_secs(2),
             storage_prefix: "/registry".into(),

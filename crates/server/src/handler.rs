@@ -43,6 +43,8 @@ pub struct State {
     pub shutdown: tokio::sync::watch::Receiver<bool>,
     /// `/healthz`, `/livez`, `/readyz` and their checks.
     pub health: crate::health::Health,
+    /// `/metrics`.
+    pub metrics: Arc<crate::metrics::Metrics>,
 }
 
 /// Serves one request.
@@ -116,6 +118,17 @@ fn non_resource(
 ) -> Result<Response<Body>, ApiError> {
     let path = info.path.as_str();
     let document = match path.trim_end_matches('/') {
+        "/metrics" => {
+            if method != Method::GET && method != Method::HEAD {
+                return Err(ApiError::method_not_allowed());
+            }
+            let mut resp = response::text(StatusCode::OK, state.metrics.render());
+            resp.headers_mut().insert(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+            );
+            return Ok(resp);
+        }
         "/openapi/v2" => {
             if method != Method::GET && method != Method::HEAD {
                 return Err(ApiError::method_not_allowed());

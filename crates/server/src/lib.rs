@@ -13,6 +13,7 @@ mod filters;
 mod handler;
 mod health;
 mod kubeconfig;
+mod metrics;
 mod openapi;
 mod openapi_v2;
 mod query;

@@ -39,7 +39,7 @@ pub struct RunningServer {
     admin_token: Option<String>,
     shutdown: watch::Sender<bool>,
     accept_loop: JoinHandle<()>,
-    compactors: Vec<JoinHandle<()>>,
+    background: Vec<JoinHandle<()>>,
     _controllers: Controllers,
 }
 
@@ -82,8 +82,8 @@ impl RunningServer {
     /// Stops accepting, lets in-flight requests finish, and closes the store.
     pub async fn shutdown(self) {
         let _ = self.shutdown.send(true);
-        for c in &self.compactors {
-            c.abort();
+        for task in &self.background {
+            task.abort();
         }
         let _ = self.accept_loop.await;
     }
@@ -131,6 +131,11 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         },
     );
     let mut compactors: Vec<JoinHandle<()>> = compactor.into_iter().collect();
+    let main_cluster = match &config.etcd {
+        Some(etcd) => etcd.endpoints.join(","),
+        None => "embedded".to_string(),
+    };
+    let mut clusters = vec![(main_cluster, store_for_health.clone())];
     for (group, resource, endpoints) in &config.etcd_overrides {
         let Some(main) = &config.etcd else {
             return Err(Error::Startup(
@@ -147,6 +152,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         if !config.compaction_interval.is_zero() {
             compactors.push(spawn_compactor(store.clone(), config.compaction_interval));
         }
+        clusters.push((endpoints.join(","), store.clone()));
         registry = registry.with_store_for(group, resource, store);
     }
     let builtin = register_builtin(&mut registry);
@@ -154,6 +160,14 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         .await
         .map_err(|e| Error::Startup(format!("creating the initial objects: {e}")))?;
     let registry = Arc::new(registry);
+    let metrics = Arc::new(crate::metrics::Metrics::new());
+    compactors.extend(metrics.start_storage_polls(
+        registry.clone(),
+        config.storage_prefix.trim_end_matches('/').to_string(),
+        config.etcd_count_metric_poll_period,
+        config.etcd_db_metric_poll_interval,
+        clusters,
+    ));
     let controllers = Controllers::start(
         registry.clone(),
         &builtin,
@@ -241,6 +255,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         min_request_timeout: config.min_request_timeout,
         shutdown: shutdown_rx.clone(),
         health: crate::health::Health::new(store_for_health, config.etcd_healthcheck_timeout),
+        metrics,
     });
     let handler = tower::service_fn(move |req| handler::handle(state.clone(), req));
     let service = filters::chain(handler, authn, authz);
@@ -251,7 +266,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         admin_token: admin_token.clone(),
         shutdown,
         accept_loop: tokio::spawn(accept_loop(listener, acceptor, service, shutdown_rx)),
-        compactors,
+        background: compactors,
         _controllers: controllers,
     };
     if let Some(path) = &config.admin_kubeconfig

@@ -20,6 +20,22 @@ pub async fn run_all(store: &dyn Store) {
     watch_history_then_live(store).await;
     watch_reports_progress(store).await;
     compaction(store).await;
+    counts(store).await;
+}
+
+/// `count` counts the keys of a prefix, deleted ones not; a backend that knows its size says
+/// a positive one.
+pub async fn counts(store: &dyn Store) {
+    for i in 0..3 {
+        store.create(&format!("/count/k{i}"), b("v")).await.unwrap();
+    }
+    store.create("/countx", b("v")).await.unwrap();
+    store.delete("/count/k1", None).await.unwrap();
+    assert_eq!(store.count("/count/").await.unwrap(), 2);
+    assert_eq!(store.count("/nothing/").await.unwrap(), 0);
+    if let Some(size) = store.size_bytes().await.unwrap() {
+        assert!(size > 0);
+    }
 }
 
 fn b(s: &str) -> Bytes {

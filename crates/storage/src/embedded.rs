@@ -108,6 +108,8 @@ struct Shared {
 /// The default backend: a crash-safe database file on local disk with group commit.
 pub struct EmbeddedStore {
     shared: Arc<Shared>,
+    /// The database file (the log sits beside it).
+    path: PathBuf,
     writer: Option<mpsc::Sender<Request>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -189,6 +191,7 @@ impl EmbeddedStore {
             .map_err(|e| Error::Corrupt(format!("spawning the writer thread: {e}")))?;
         Ok(Self {
             shared,
+            path: config.path.clone(),
             writer: Some(tx),
             thread: Some(thread),
         })
@@ -664,6 +667,27 @@ impl Store for EmbeddedStore {
 
     async fn list(&self, request: ListRequest<'_>) -> Result<ListResponse> {
         self.list_current(&request)
+    }
+
+    async fn count(&self, prefix: &str) -> Result<u64> {
+        let txn = self.shared.db.begin_read()?;
+        let kv = txn.open_table(KV)?;
+        let mut n = 0;
+        for entry in kv.range(prefix..)? {
+            let (k, _) = entry?;
+            if !k.value().starts_with(prefix) {
+                break;
+            }
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    async fn size_bytes(&self) -> Result<Option<u64>> {
+        let len = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+        Ok(Some(
+            len(&self.path) + len(&self.path.with_extension("wal")),
+        ))
     }
 
     async fn create(&self, key: &str, value: Bytes) -> Result<KeyValue> {

@@ -128,6 +128,23 @@ pub trait Store: Send + Sync + 'static {
     /// The revision of the last committed write.
     async fn current_revision(&self) -> Result<Revision>;
 
+    /// How many keys start with `prefix` now (the object-count metric). The default lists
+    /// them.
+    async fn count(&self, prefix: &str) -> Result<u64> {
+        let listed = self
+            .list(ListRequest {
+                prefix,
+                ..Default::default()
+            })
+            .await?;
+        Ok(listed.items.len() as u64)
+    }
+
+    /// The size of the backend's database in bytes, when it knows it (the size metric).
+    async fn size_bytes(&self) -> Result<Option<u64>> {
+        Ok(None)
+    }
+
     /// The changes to keys with `prefix` after revision `from`, first from history, then live,
     /// interleaved with `Progress` events when writes to other keys advance the revision.
     /// Fails with `Compacted` when `from` is older than the history.
