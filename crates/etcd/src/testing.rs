@@ -18,6 +18,18 @@ pub struct EtcdMember {
     dir: PathBuf,
     client_port: u16,
     args: Vec<String>,
+    tls: bool,
+}
+
+/// Server-side TLS files for the client port (PEM), with client certificates required.
+#[derive(Debug, Clone)]
+pub struct ServerTls {
+    /// The CA that signs the clients' certificates.
+    pub ca_file: PathBuf,
+    /// The server certificate (for 127.0.0.1).
+    pub cert_file: PathBuf,
+    /// Its key.
+    pub key_file: PathBuf,
 }
 
 /// A running etcd cluster (one member or more).
@@ -50,6 +62,16 @@ fn binary() -> String {
 impl EtcdCluster {
     /// Starts a cluster of `size` members and waits until it is healthy.
     pub fn start(size: usize) -> Self {
+        Self::start_with(size, None)
+    }
+
+    /// Starts one member serving clients over TLS, requiring client certificates.
+    pub fn start_tls(tls: &ServerTls) -> Self {
+        Self::start_with(1, Some(tls))
+    }
+
+    fn start_with(size: usize, tls: Option<&ServerTls>) -> Self {
+        let scheme = if tls.is_some() { "https" } else { "http" };
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let run = format!(
             "capstan-etcd-{}-{}",
@@ -68,11 +90,11 @@ impl EtcdCluster {
             .map(|(name, client, peer)| {
                 let dir = std::env::temp_dir().join(&run).join(name);
                 std::fs::create_dir_all(&dir).expect("an etcd data directory");
-                let args = vec![
+                let mut args = vec![
                     format!("--name={name}"),
                     format!("--data-dir={}", dir.join("data").display()),
-                    format!("--listen-client-urls=http://127.0.0.1:{client}"),
-                    format!("--advertise-client-urls=http://127.0.0.1:{client}"),
+                    format!("--listen-client-urls={scheme}://127.0.0.1:{client}"),
+                    format!("--advertise-client-urls={scheme}://127.0.0.1:{client}"),
                     format!("--listen-peer-urls=http://127.0.0.1:{peer}"),
                     format!("--initial-advertise-peer-urls=http://127.0.0.1:{peer}"),
                     format!("--initial-cluster={}", initial.join(",")),
@@ -81,12 +103,19 @@ impl EtcdCluster {
                     "--logger=zap".into(),
                     "--log-outputs=stderr".into(),
                 ];
+                if let Some(tls) = tls {
+                    args.push(format!("--cert-file={}", tls.cert_file.display()));
+                    args.push(format!("--key-file={}", tls.key_file.display()));
+                    args.push(format!("--trusted-ca-file={}", tls.ca_file.display()));
+                    args.push("--client-cert-auth".into());
+                }
                 let mut member = EtcdMember {
                     name: name.clone(),
                     child: None,
                     dir,
                     client_port: *client,
                     args,
+                    tls: tls.is_some(),
                 };
                 member.spawn();
                 member
@@ -139,11 +168,16 @@ impl EtcdMember {
 
     /// The member's client URL.
     pub fn endpoint(&self) -> String {
-        format!("http://127.0.0.1:{}", self.client_port)
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://127.0.0.1:{}", self.client_port)
     }
 
-    /// Whether `/health` answers healthy.
+    /// Whether `/health` answers healthy (over TLS: whether the member says it serves).
     pub fn healthy(&self) -> bool {
+        if self.tls {
+            return std::fs::read_to_string(self.dir.join("etcd.log"))
+                .is_ok_and(|log| log.contains("serving client traffic securely"));
+        }
         let Ok(mut conn) = TcpStream::connect(("127.0.0.1", self.client_port)) else {
             return false;
         };
