@@ -79,6 +79,21 @@ struct Options {
           help_heading = "Storage")]
     storage_media_type: String,
 
+    /// HSTS directives for the Strict-Transport-Security header, comma-separated (e.g.
+    /// max-age=31536000,includeSubDomains,preload); empty: no header.
+    #[arg(long, value_delimiter = ',', help_heading = "Secure serving")]
+    strict_transport_security_directives: Vec<String>,
+
+    /// Origins allowed cross-origin requests, comma-separated regular expressions; empty
+    /// disables CORS.
+    #[arg(long, value_delimiter = ',', value_parser = parse_regex, help_heading = "Secure serving")]
+    cors_allowed_origins: Vec<String>,
+
+    /// On SIGTERM, how long /readyz fails while everything else serves normally, before the
+    /// server drains in-flight requests and exits (e.g. 30s).
+    #[arg(long, default_value = "0s", value_parser = parse_duration, help_heading = "Secure serving")]
+    shutdown_delay_duration: Duration,
+
     /// How often stored objects are counted per resource (the apiserver_storage_objects
     /// metric); 0 disables.
     #[arg(long, default_value = "1m0s", value_parser = parse_duration, help_heading = "Storage")]
@@ -191,6 +206,12 @@ fn parse_etcd_override(value: &str) -> Result<(String, String, Vec<String>), Str
     Ok((group.to_string(), resource.to_string(), servers))
 }
 
+fn parse_regex(value: &str) -> Result<String, String> {
+    regex::Regex::new(value)
+        .map(|_| value.to_string())
+        .map_err(|e| format!("{value:?} is not a regular expression: {e}"))
+}
+
 fn parse_duration(value: &str) -> Result<Duration, String> {
     if value == "0" {
         return Ok(Duration::ZERO);
@@ -261,6 +282,9 @@ fn main() -> ExitCode {
         config.etcd = Some(etcd);
     }
     config.etcd_overrides = options.etcd_servers_overrides;
+    config.hsts_directives = options.strict_transport_security_directives;
+    config.cors_allowed_origins = options.cors_allowed_origins;
+    config.shutdown_delay = options.shutdown_delay_duration;
     config.etcd_count_metric_poll_period = options.etcd_count_metric_poll_period;
     config.etcd_db_metric_poll_interval = options.etcd_db_metric_poll_interval;
     config.token_auth_file = options.token_auth_file;

@@ -21,6 +21,11 @@ struct Daemon {
 
 /// Starts the binary on a free port with its data in `data`, and waits until it serves.
 fn start(data: &Path) -> Daemon {
+    start_with(data, &[])
+}
+
+/// [`start`] with more options.
+fn start_with(data: &Path, extra: &[&str]) -> Daemon {
     let kubeconfig = data.join("admin.kubeconfig");
     let _ = std::fs::remove_file(&kubeconfig);
     let mut child = Command::new(env!("CARGO_BIN_EXE_capstan-apiserver"))
@@ -31,6 +36,7 @@ fn start(data: &Path) -> Daemon {
         .arg(data.join("pki"))
         .arg("--write-admin-kubeconfig")
         .arg(&kubeconfig)
+        .args(extra)
         .stderr(Stdio::piped())
         .spawn()
         .expect("the binary starts");
@@ -223,4 +229,66 @@ fn a_bad_encryption_configuration_fails_the_start_naming_the_problem() {
         "{err}"
     );
     assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_with_a_shutdown_delay_fails_readyz_and_keeps_serving() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut daemon = start_with(dir.path(), &["--shutdown-delay-duration=3s"]);
+    let client = daemon.client.clone();
+    // A watch that outlives the signal: it must see writes made during the delay and end
+    // cleanly when the server drains.
+    let watcher = client.clone();
+    let watch = tokio::spawn(async move {
+        watcher
+            .get(&format!("{SC}?watch=true&timeoutSeconds=60"))
+            .await
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let ready = client.get("/readyz?verbose").await;
+    assert_eq!(ready.status.as_u16(), 200);
+
+    let status = Command::new("kill")
+        .args(["-TERM", &daemon.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let ready = client.get("/readyz").await;
+    assert_eq!(ready.status.as_u16(), 500);
+    assert!(
+        String::from_utf8_lossy(&ready.body).contains("[-]shutdown failed"),
+        "{}",
+        String::from_utf8_lossy(&ready.body)
+    );
+    assert_eq!(client.get("/healthz").await.status.as_u16(), 200);
+    assert_eq!(client.get("/livez").await.status.as_u16(), 200);
+    let created = client
+        .send_json(http::Method::POST, SC, &sc("during-the-delay"))
+        .await;
+    assert_eq!(created.status.as_u16(), 201, "writes still served");
+
+    let events = tokio::time::timeout(Duration::from_secs(30), watch)
+        .await
+        .expect("the watch ends when the server drains")
+        .unwrap();
+    let lines = events.json_lines();
+    assert!(
+        lines
+            .iter()
+            .any(|e| e["object"]["metadata"]["name"] == "during-the-delay"),
+        "{lines:?}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let exit = loop {
+        if let Some(exit) = daemon.child.try_wait().unwrap() {
+            break exit;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the server exits after the delay"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(exit.success(), "{exit:?}");
 }

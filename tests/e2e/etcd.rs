@@ -137,7 +137,7 @@ async fn requests_fail_clearly_while_etcd_is_down_and_recover() {
     assert_eq!(ready.status.as_u16(), 200);
     assert_eq!(
         String::from_utf8_lossy(&ready.body),
-        "[+]ping ok\n[+]etcd ok\nreadyz check passed\n"
+        "[+]ping ok\n[+]etcd ok\n[+]shutdown ok\nreadyz check passed\n"
     );
 
     cluster.members[0].kill();
@@ -146,7 +146,7 @@ async fn requests_fail_clearly_while_etcd_is_down_and_recover() {
     assert_eq!(ready.status.as_u16(), 500);
     assert_eq!(
         String::from_utf8_lossy(&ready.body),
-        "[+]ping ok\n[-]etcd failed: reason withheld\nreadyz check failed\n"
+        "[+]ping ok\n[-]etcd failed: reason withheld\n[+]shutdown ok\nreadyz check failed\n"
     );
     assert_eq!(raw.get("/readyz/etcd").await.status.as_u16(), 500);
     assert_eq!(raw.get("/livez/ping").await.status.as_u16(), 200);

@@ -68,3 +68,75 @@ async fn certificate_files_are_served() {
         "nothing is generated when files are given"
     );
 }
+
+#[tokio::test]
+async fn hsts_and_cors_headers_as_configured() {
+    let server = TestServer::start_with(|config| {
+        config.hsts_directives = vec![
+            "max-age=31536000".into(),
+            "includeSubDomains".into(),
+            "preload".into(),
+        ];
+        config.cors_allowed_origins = vec![r"^https://dash\.example\.com$".into()];
+    })
+    .await;
+    let authed = crate::admin(&server);
+    let anonymous = RawClient::new(&server.url(), server.ca_pem(), None);
+    let res = authed.get("/api").await;
+    assert_eq!(
+        res.headers["strict-transport-security"],
+        "max-age=31536000; includeSubDomains; preload"
+    );
+    // Errors carry it too.
+    let res = authed
+        .get("/api/v1/namespaces/default/configmaps/missing")
+        .await;
+    assert_eq!(res.status.as_u16(), 404);
+    assert!(res.headers.contains_key("strict-transport-security"));
+
+    // A preflight from an allowed origin is answered before authentication.
+    let origin = [
+        ("origin", "https://dash.example.com"),
+        ("access-control-request-method", "GET"),
+    ];
+    let res = anonymous
+        .request(
+            http::Method::OPTIONS,
+            "/api/v1/namespaces",
+            &origin,
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(res.status.as_u16(), 204);
+    assert_eq!(
+        res.headers["access-control-allow-origin"],
+        "https://dash.example.com"
+    );
+    assert_eq!(res.headers["access-control-allow-credentials"], "true");
+    assert!(
+        res.headers["access-control-allow-methods"]
+            .to_str()
+            .unwrap()
+            .contains("PATCH")
+    );
+    // A real request from it gets the headers on its answer.
+    let res = authed
+        .request(
+            http::Method::GET,
+            "/api/v1/namespaces",
+            &origin[..1],
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(res.status.as_u16(), 200);
+    assert_eq!(
+        res.headers["access-control-allow-origin"],
+        "https://dash.example.com"
+    );
+    // Another origin gets nothing (and its preflight is an ordinary, unauthenticated request).
+    let other = [("origin", "https://evil.example.com")];
+    let res = authed
+        .request(http::Method::GET, "/api/v1/namespaces", &other, Vec::new())
+        .await;
+    assert!(!res.headers.contains_key("access-control-allow-origin"));
+}

@@ -24,6 +24,14 @@ pub struct ServerConfig {
     /// How often the database size is read for `apiserver_storage_size_bytes`
     /// (`--etcd-db-metric-poll-interval`); zero disables.
     pub etcd_db_metric_poll_interval: Duration,
+    /// HSTS directives (`--strict-transport-security-directives`); empty: no header.
+    pub hsts_directives: Vec<String>,
+    /// Origins allowed cross-origin requests, as regular expressions
+    /// (`--cors-allowed-origins`); empty: CORS off.
+    pub cors_allowed_origins: Vec<String>,
+    /// On SIGTERM, how long `/readyz` fails while everything else still serves before the
+    /// drain (`--shutdown-delay-duration`).
+    pub shutdown_delay: Duration,
     /// Encryption at rest (`--encryption-provider-config`).
     pub encryption: Option<capstan_encryption::EncryptionConfig>,
     /// The form objects are written to storage in (`--storage-media-type`).
@@ -83,6 +91,9 @@ impl ServerConfig {
             etcd: None,
             encryption: None,
             etcd_overrides: Vec::new(),
+            hsts_directives: Vec::new(),
+            cors_allowed_origins: Vec::new(),
+            shutdown_delay: Duration::ZERO,
             etcd_count_metric_poll_period: Duration::from_secs(60),
             etcd_db_metric_poll_interval: Duration::from_secs(30),
             storage_media_type: capstan_registry::StorageMediaType::default(),

@@ -4,6 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use capstan_storage::Store;
 use http::{Method, StatusCode};
 
@@ -14,18 +16,27 @@ use http::Response;
 /// The checks the health endpoints run.
 pub struct Health {
     store: Arc<dyn Store>,
+    /// Set when shutdown begins (the `shutdown` check of `/readyz` fails).
+    terminating: Arc<AtomicBool>,
     /// How long the storage check may take (`--etcd-healthcheck-timeout`).
     storage_timeout: Duration,
 }
 
-/// The check names, in the order they are reported.
+/// The checks of `/healthz` and `/livez`, in the order they are reported.
 const CHECKS: &[&str] = &["ping", "etcd"];
+/// The checks of `/readyz`: also whether shutdown has begun.
+const READY_CHECKS: &[&str] = &["ping", "etcd", "shutdown"];
 
 impl Health {
     /// Checks over `store`.
-    pub fn new(store: Arc<dyn Store>, storage_timeout: Duration) -> Self {
+    pub fn new(
+        store: Arc<dyn Store>,
+        storage_timeout: Duration,
+        terminating: Arc<AtomicBool>,
+    ) -> Self {
         Self {
             store,
+            terminating,
             storage_timeout,
         }
     }
@@ -34,6 +45,10 @@ impl Health {
     async fn run(&self, name: &str) -> Result<(), String> {
         match name {
             "ping" => Ok(()),
+            "shutdown" if self.terminating.load(Ordering::SeqCst) => {
+                Err("the server is shutting down".into())
+            }
+            "shutdown" => Ok(()),
             "etcd" => {
                 match tokio::time::timeout(self.storage_timeout, self.store.current_revision())
                     .await
@@ -68,8 +83,13 @@ impl Health {
                 "method not allowed",
             ));
         }
+        let checks = if endpoint == "readyz" {
+            READY_CHECKS
+        } else {
+            CHECKS
+        };
         if let Some(name) = check {
-            if !CHECKS.contains(&name) {
+            if !checks.contains(&name) {
                 return Some(response::text(StatusCode::NOT_FOUND, "404 page not found"));
             }
             return Some(match self.run(name).await {
@@ -84,7 +104,7 @@ impl Health {
         let excluded = info.query.all("exclude");
         let mut lines: Vec<String> = Vec::new();
         let mut failed = false;
-        for name in CHECKS {
+        for name in checks {
             if excluded.iter().any(|e| e == name) {
                 lines.push(format!("[+]{name} excluded: ok"));
                 continue;

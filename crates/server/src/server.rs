@@ -40,6 +40,8 @@ pub struct RunningServer {
     shutdown: watch::Sender<bool>,
     accept_loop: JoinHandle<()>,
     background: Vec<JoinHandle<()>>,
+    /// Set when shutdown begins: `/readyz` fails from then on.
+    terminating: Arc<std::sync::atomic::AtomicBool>,
     _controllers: Controllers,
 }
 
@@ -79,6 +81,12 @@ impl RunningServer {
             .map(|t| kubeconfig::render(&self.url(), &self.ca_pem, t))
     }
 
+    /// Marks the server as shutting down: `/readyz` fails at once, everything else serves.
+    pub fn begin_shutdown(&self) {
+        self.terminating
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
     /// Stops accepting, lets in-flight requests finish, and closes the store.
     pub async fn shutdown(self) {
         let _ = self.shutdown.send(true);
@@ -115,6 +123,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         }
     };
     let store_for_health = store.clone();
+    let terminating = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let compactor = (!config.compaction_interval.is_zero())
         .then(|| spawn_compactor(store.clone(), config.compaction_interval));
 
@@ -254,11 +263,30 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         max_body: config.max_request_body_bytes,
         min_request_timeout: config.min_request_timeout,
         shutdown: shutdown_rx.clone(),
-        health: crate::health::Health::new(store_for_health, config.etcd_healthcheck_timeout),
+        health: crate::health::Health::new(
+            store_for_health,
+            config.etcd_healthcheck_timeout,
+            terminating.clone(),
+        ),
         metrics,
     });
     let handler = tower::service_fn(move |req| handler::handle(state.clone(), req));
-    let service = filters::chain(handler, authn, authz);
+    let origins = config
+        .cors_allowed_origins
+        .iter()
+        .map(|o| {
+            regex::Regex::new(o).map_err(|e| {
+                Error::Startup(format!(
+                    "--cors-allowed-origins: {o:?} is not a regular expression: {e}"
+                ))
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let headers = filters::HeaderLayers {
+        hsts: filters::HstsLayer::new(&config.hsts_directives),
+        cors: filters::CorsLayer::new(origins),
+    };
+    let service = filters::chain(handler, headers, authn, authz);
 
     let running_url = RunningServer {
         local_addr,
@@ -267,6 +295,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         shutdown,
         accept_loop: tokio::spawn(accept_loop(listener, acceptor, service, shutdown_rx)),
         background: compactors,
+        terminating,
         _controllers: controllers,
     };
     if let Some(path) = &config.admin_kubeconfig
@@ -352,12 +381,21 @@ async fn accept_loop(
 
 /// Starts the server and serves until SIGINT or SIGTERM, then shuts down gracefully.
 pub async fn run(config: ServerConfig) -> Result<()> {
+    let delay = config.shutdown_delay;
     let server = start(config).await?;
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(|e| Error::Startup(format!("installing the SIGTERM handler: {e}")))?;
     tokio::select! {
         _ = tokio::signal::ctrl_c() => info!("interrupted; shutting down"),
         _ = term.recv() => info!("terminated; shutting down"),
+    }
+    server.begin_shutdown();
+    if !delay.is_zero() {
+        info!(
+            ?delay,
+            "readyz fails; serving on until the shutdown delay ends"
+        );
+        tokio::time::sleep(delay).await;
     }
     server.shutdown().await;
     Ok(())

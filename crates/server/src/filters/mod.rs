@@ -3,6 +3,7 @@
 
 mod authentication;
 mod authorization;
+mod headers;
 mod panic;
 mod request_info;
 
@@ -18,6 +19,7 @@ use tower::{Service, ServiceBuilder};
 
 pub use authentication::AuthenticationLayer;
 pub use authorization::AuthorizationLayer;
+pub use headers::{CorsLayer, HstsLayer};
 pub use panic::CatchPanicLayer;
 pub use request_info::RequestInfoLayer;
 
@@ -26,9 +28,19 @@ use crate::response::Body;
 /// The service every connection serves.
 pub type ApiService = BoxCloneSyncService<Request<Incoming>, Response<Body>, Infallible>;
 
+/// Response headers the configuration asks for (HSTS, CORS).
+#[derive(Debug, Clone)]
+pub struct HeaderLayers {
+    /// `--strict-transport-security-directives`.
+    pub hsts: HstsLayer,
+    /// `--cors-allowed-origins`.
+    pub cors: CorsLayer,
+}
+
 /// Wraps `handler` in the filters, outermost first.
 pub fn chain<S>(
     handler: S,
+    headers: HeaderLayers,
     authn: Arc<AuthenticatorChain>,
     authz: Arc<AuthorizerChain>,
 ) -> ApiService
@@ -44,6 +56,10 @@ where
         // Outermost, so that a panic anywhere below becomes a 500 Status, not a dropped
         // connection.
         .layer(CatchPanicLayer)
+        // On every response, errors included.
+        .layer(headers.hsts)
+        // Before authentication: a browser's preflight carries no credentials.
+        .layer(headers.cors)
         // Parses what the request is about once; everything below reads the extension.
         .layer(RequestInfoLayer)
         // Who is asking: 401 before any work is done for an unknown caller. Audit and
