@@ -140,3 +140,84 @@ async fn hsts_and_cors_headers_as_configured() {
         .await;
     assert!(!res.headers.contains_key("access-control-allow-origin"));
 }
+
+/// The samples of a `/metrics` page, read by an independent Prometheus text parser.
+fn scrape(body: &[u8]) -> Vec<prometheus_parse::Sample> {
+    let text = String::from_utf8_lossy(body).into_owned();
+    let lines = text.lines().map(|l| Ok(l.to_string()));
+    prometheus_parse::Scrape::parse(lines)
+        .expect("the metrics page parses")
+        .samples
+}
+
+fn value(sample: &prometheus_parse::Sample) -> f64 {
+    match &sample.value {
+        prometheus_parse::Value::Counter(v)
+        | prometheus_parse::Value::Gauge(v)
+        | prometheus_parse::Value::Untyped(v) => *v,
+        _ => f64::NAN,
+    }
+}
+
+#[tokio::test]
+async fn metrics_count_the_requests_made() {
+    let server = TestServer::start().await;
+    let c = crate::admin(&server);
+    let path = "/api/v1/namespaces/default/configmaps";
+    for i in 0..3 {
+        let res = c
+            .send_json(
+                http::Method::POST,
+                path,
+                &serde_json::json!({"metadata": {"name": format!("m{i}")}}),
+            )
+            .await;
+        assert_eq!(res.status.as_u16(), 201);
+    }
+    assert_eq!(c.get(&format!("{path}/m0")).await.status.as_u16(), 200);
+    assert_eq!(c.get(&format!("{path}/nope")).await.status.as_u16(), 404);
+    assert_eq!(c.get(path).await.status.as_u16(), 200);
+
+    let res = c.get("/metrics").await;
+    assert_eq!(res.status.as_u16(), 200);
+    let samples = scrape(&res.body);
+    let count = |verb: &str, scope: &str, code: &str| -> f64 {
+        samples
+            .iter()
+            .filter(|s| s.metric == "apiserver_request_total")
+            .filter(|s| {
+                s.labels.get("verb") == Some(verb)
+                    && s.labels.get("resource") == Some("configmaps")
+                    && s.labels.get("scope") == Some(scope)
+                    && s.labels.get("code") == Some(code)
+                    && s.labels.get("version") == Some("v1")
+                    && s.labels.get("component") == Some("apiserver")
+            })
+            .map(value)
+            .sum()
+    };
+    assert_eq!(count("POST", "namespace", "201"), 3.0);
+    assert_eq!(count("GET", "resource", "200"), 1.0);
+    assert_eq!(count("GET", "resource", "404"), 1.0);
+    assert_eq!(count("LIST", "namespace", "200"), 1.0);
+    let observed: f64 = samples
+        .iter()
+        .filter(|s| s.metric == "apiserver_request_duration_seconds_count")
+        .filter(|s| {
+            s.labels.get("verb") == Some("POST") && s.labels.get("resource") == Some("configmaps")
+        })
+        .map(value)
+        .sum();
+    assert_eq!(observed, 3.0);
+    let rss = samples
+        .iter()
+        .find(|s| s.metric == "process_resident_memory_bytes")
+        .map(value)
+        .expect("process metrics");
+    assert!(rss > 1_000_000.0, "{rss}");
+    assert!(
+        samples
+            .iter()
+            .any(|s| s.metric == "apiserver_current_inflight_requests")
+    );
+}

@@ -9,17 +9,110 @@ use std::time::Duration;
 use capstan_registry::Registry;
 use capstan_storage::Store;
 use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
 use tokio::task::JoinHandle;
 
 type Labels = Vec<(String, String)>;
+
+/// Upstream's buckets of `apiserver_request_duration_seconds`.
+const DURATION_BUCKETS: [f64; 23] = [
+    0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0,
+    10.0, 15.0, 20.0, 30.0, 45.0, 60.0,
+];
 
 /// The server's metrics.
 pub struct Metrics {
     registry: prometheus_client::registry::Registry,
     storage_objects: Family<Labels, Gauge>,
     storage_size: Family<Labels, Gauge>,
+    /// `apiserver_request_total`.
+    pub requests: Family<Labels, Counter>,
+    /// `apiserver_request_duration_seconds`.
+    pub durations: Family<Labels, Histogram, fn() -> Histogram>,
+    /// `apiserver_current_inflight_requests`.
+    pub inflight: Family<Labels, Gauge>,
+    process: ProcessMetrics,
+}
+
+/// `process_*` metrics, read from `/proc/self` at each scrape.
+struct ProcessMetrics {
+    resident: Gauge,
+    virtual_memory: Gauge,
+    cpu_seconds: Gauge<f64, std::sync::atomic::AtomicU64>,
+    open_fds: Gauge,
+    start_time: Gauge<f64, std::sync::atomic::AtomicU64>,
+}
+
+impl ProcessMetrics {
+    fn register(registry: &mut prometheus_client::registry::Registry) -> Self {
+        let m = Self {
+            resident: Gauge::default(),
+            virtual_memory: Gauge::default(),
+            cpu_seconds: Gauge::default(),
+            open_fds: Gauge::default(),
+            start_time: Gauge::default(),
+        };
+        registry.register(
+            "process_resident_memory_bytes",
+            "Resident memory size in bytes.",
+            m.resident.clone(),
+        );
+        registry.register(
+            "process_virtual_memory_bytes",
+            "Virtual memory size in bytes.",
+            m.virtual_memory.clone(),
+        );
+        registry.register(
+            "process_cpu_seconds_total",
+            "Total user and system CPU time spent in seconds.",
+            m.cpu_seconds.clone(),
+        );
+        registry.register(
+            "process_open_fds",
+            "Number of open file descriptors.",
+            m.open_fds.clone(),
+        );
+        registry.register(
+            "process_start_time_seconds",
+            "Start time of the process since unix epoch in seconds.",
+            m.start_time.clone(),
+        );
+        m
+    }
+
+    /// Reads `/proc/self` (Linux); elsewhere the values stay 0.
+    fn refresh(&self) {
+        let page = 4096.0;
+        let ticks = 100.0;
+        if let Ok(stat) = std::fs::read_to_string("/proc/self/stat")
+            && let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r)
+        {
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            // Fields after the command: state is index 0, utime 11, stime 12, starttime 19,
+            // vsize 20, rss 21.
+            let num = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+            self.cpu_seconds.set((num(11) + num(12)) / ticks);
+            self.virtual_memory.set(num(20) as i64);
+            self.resident.set((num(21) * page) as i64);
+            if let Some(boot) = boot_time() {
+                self.start_time.set(boot + num(19) / ticks);
+            }
+        }
+        if let Ok(dir) = std::fs::read_dir("/proc/self/fd") {
+            self.open_fds.set(dir.count() as i64);
+        }
+    }
+}
+
+/// The machine's boot time (seconds since the epoch), from `/proc/stat`.
+fn boot_time() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    stat.lines()
+        .find_map(|l| l.strip_prefix("btime "))
+        .and_then(|v| v.trim().parse().ok())
 }
 
 impl Default for Metrics {
@@ -44,15 +137,40 @@ impl Metrics {
             "[ALPHA] Size of the storage database file physically allocated in bytes.",
             storage_size.clone(),
         );
+        let requests = Family::<Labels, Counter>::default();
+        registry.register(
+            "apiserver_request",
+            "[STABLE] Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.",
+            requests.clone(),
+        );
+        let durations: Family<Labels, Histogram, fn() -> Histogram> =
+            Family::new_with_constructor(|| Histogram::new(DURATION_BUCKETS));
+        registry.register(
+            "apiserver_request_duration_seconds",
+            "[STABLE] Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.",
+            durations.clone(),
+        );
+        let inflight = Family::<Labels, Gauge>::default();
+        registry.register(
+            "apiserver_current_inflight_requests",
+            "[STABLE] Maximal number of currently used inflight request limit of this apiserver per request kind in last second.",
+            inflight.clone(),
+        );
+        let process = ProcessMetrics::register(&mut registry);
         Self {
             registry,
             storage_objects,
             storage_size,
+            requests,
+            durations,
+            inflight,
+            process,
         }
     }
 
     /// The text exposition of every metric.
     pub fn render(&self) -> String {
+        self.process.refresh();
         let mut out = String::new();
         if encode(&mut out, &self.registry).is_err() {
             out.clear();

@@ -268,7 +268,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             config.etcd_healthcheck_timeout,
             terminating.clone(),
         ),
-        metrics,
+        metrics: metrics.clone(),
     });
     let handler = tower::service_fn(move |req| handler::handle(state.clone(), req));
     let origins = config
@@ -282,11 +282,12 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             })
         })
         .collect::<Result<Vec<_>>>()?;
-    let headers = filters::HeaderLayers {
+    let layers = filters::Filters {
         hsts: filters::HstsLayer::new(&config.hsts_directives),
         cors: filters::CorsLayer::new(origins),
+        instrument: filters::InstrumentLayer::new(metrics.clone()),
     };
-    let service = filters::chain(handler, headers, authn, authz);
+    let service = filters::chain(handler, layers, authn, authz);
 
     let running_url = RunningServer {
         local_addr,

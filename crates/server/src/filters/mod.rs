@@ -4,6 +4,7 @@
 mod authentication;
 mod authorization;
 mod headers;
+mod instrument;
 mod panic;
 mod request_info;
 
@@ -20,6 +21,7 @@ use tower::{Service, ServiceBuilder};
 pub use authentication::AuthenticationLayer;
 pub use authorization::AuthorizationLayer;
 pub use headers::{CorsLayer, HstsLayer};
+pub use instrument::InstrumentLayer;
 pub use panic::CatchPanicLayer;
 pub use request_info::RequestInfoLayer;
 
@@ -28,19 +30,21 @@ use crate::response::Body;
 /// The service every connection serves.
 pub type ApiService = BoxCloneSyncService<Request<Incoming>, Response<Body>, Infallible>;
 
-/// Response headers the configuration asks for (HSTS, CORS).
-#[derive(Debug, Clone)]
-pub struct HeaderLayers {
+/// The configured filters besides security: response headers (HSTS, CORS) and metrics.
+#[derive(Clone)]
+pub struct Filters {
     /// `--strict-transport-security-directives`.
     pub hsts: HstsLayer,
     /// `--cors-allowed-origins`.
     pub cors: CorsLayer,
+    /// Request metrics.
+    pub instrument: InstrumentLayer,
 }
 
 /// Wraps `handler` in the filters, outermost first.
 pub fn chain<S>(
     handler: S,
-    headers: HeaderLayers,
+    filters: Filters,
     authn: Arc<AuthenticatorChain>,
     authz: Arc<AuthorizerChain>,
 ) -> ApiService
@@ -57,11 +61,13 @@ where
         // connection.
         .layer(CatchPanicLayer)
         // On every response, errors included.
-        .layer(headers.hsts)
+        .layer(filters.hsts)
         // Before authentication: a browser's preflight carries no credentials.
-        .layer(headers.cors)
+        .layer(filters.cors)
         // Parses what the request is about once; everything below reads the extension.
         .layer(RequestInfoLayer)
+        // Counts and times every request, refused ones included.
+        .layer(filters.instrument)
         // Who is asking: 401 before any work is done for an unknown caller. Audit and
         // fairness limits will sit between this and authorization.
         .layer(AuthenticationLayer::new(authn))

@@ -1,0 +1,138 @@
+//! Request metrics: `apiserver_request_total`, `apiserver_request_duration_seconds` and
+//! `apiserver_current_inflight_requests`, labelled as upstream labels them.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use futures_util::future::BoxFuture;
+use http::{Request, Response, header};
+use tower::{Layer, Service};
+
+use crate::metrics::Metrics;
+use crate::request_info::RequestInfo;
+use crate::response::Body;
+
+/// Counts and times every request below the request-info filter.
+#[derive(Clone)]
+pub struct InstrumentLayer {
+    metrics: Arc<Metrics>,
+}
+
+impl InstrumentLayer {
+    /// The layer recording into `metrics`.
+    pub fn new(metrics: Arc<Metrics>) -> Self {
+        Self { metrics }
+    }
+}
+
+impl<S> Layer<S> for InstrumentLayer {
+    type Service = Instrument<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        Instrument {
+            inner,
+            metrics: self.metrics.clone(),
+        }
+    }
+}
+
+/// See [`InstrumentLayer`].
+#[derive(Clone)]
+pub struct Instrument<S> {
+    inner: S,
+    metrics: Arc<Metrics>,
+}
+
+/// Upstream's verb label: LIST, WATCH, GET, POST, PUT, PATCH, APPLY, DELETE; the method for
+/// other requests.
+fn verb_label(info: &RequestInfo, apply: bool) -> String {
+    match info.verb.as_str() {
+        "get" => "GET",
+        "list" => "LIST",
+        "watch" => "WATCH",
+        "create" => "POST",
+        "update" => "PUT",
+        "patch" if apply => "APPLY",
+        "patch" => "PATCH",
+        "delete" | "deletecollection" => "DELETE",
+        other => return other.to_ascii_uppercase(),
+    }
+    .to_string()
+}
+
+impl<S, B> Service<Request<B>> for Instrument<S>
+where
+    S: Service<Request<B>, Response = Response<Body>, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+    B: Send + 'static,
+{
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Response<Body>, Infallible>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: Request<B>) -> Self::Future {
+        let Some(info) = req.extensions().get::<RequestInfo>() else {
+            return Box::pin(self.inner.call(req));
+        };
+        let apply = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|ct| ct.starts_with("application/apply-patch"));
+        let verb = verb_label(info, apply);
+        let scope = if !info.is_resource_request {
+            ""
+        } else if !info.name.is_empty() {
+            "resource"
+        } else if !info.namespace.is_empty() {
+            "namespace"
+        } else {
+            "cluster"
+        };
+        let labels: Vec<(String, String)> = vec![
+            ("component".into(), "apiserver".into()),
+            (
+                "dry_run".into(),
+                info.query.get("dryRun").unwrap_or_default().to_string(),
+            ),
+            ("group".into(), info.api_group.clone()),
+            ("resource".into(), info.resource.clone()),
+            ("scope".into(), scope.into()),
+            ("subresource".into(), info.subresource.clone()),
+            ("verb".into(), verb.clone()),
+            ("version".into(), info.api_version.clone()),
+        ];
+        let long_running = verb == "WATCH";
+        let kind = match verb.as_str() {
+            "GET" | "LIST" | "WATCH" | "HEAD" | "OPTIONS" => "readOnly",
+            _ => "mutating",
+        };
+        let inflight = vec![("request_kind".to_string(), kind.to_string())];
+        if !long_running {
+            self.metrics.inflight.get_or_create(&inflight).inc();
+        }
+        let started = Instant::now();
+        let metrics = self.metrics.clone();
+        let fut = self.inner.call(req);
+        Box::pin(async move {
+            let resp = fut.await?;
+            if !long_running {
+                metrics.inflight.get_or_create(&inflight).dec();
+                metrics
+                    .durations
+                    .get_or_create(&labels)
+                    .observe(started.elapsed().as_secs_f64());
+            }
+            let mut counted = labels;
+            counted.push(("code".into(), resp.status().as_u16().to_string()));
+            metrics.requests.get_or_create(&counted).inc();
+            Ok(resp)
+        })
+    }
+}
