@@ -79,6 +79,23 @@ struct Options {
           help_heading = "Storage")]
     storage_media_type: String,
 
+    /// Bind with address reuse (SO_REUSEADDR). Capstan always binds so on Linux, as the Go
+    /// listener of upstream does: the flag is accepted and changes nothing.
+    #[arg(long, default_value_t = false, action = ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true", help_heading = "Secure serving")]
+    permit_address_sharing: bool,
+
+    /// Bind with port reuse (SO_REUSEPORT), so that several instances share one address and
+    /// port.
+    #[arg(long, default_value_t = false, action = ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true", help_heading = "Secure serving")]
+    permit_port_sharing: bool,
+
+    /// Streams an HTTP/2 client may open at once on one connection; 0 uses Capstan's
+    /// default (1000).
+    #[arg(long, default_value_t = 0, help_heading = "Secure serving")]
+    http2_max_streams_per_connection: u32,
+
     /// HSTS directives for the Strict-Transport-Security header, comma-separated (e.g.
     /// max-age=31536000,includeSubDomains,preload); empty: no header.
     #[arg(long, value_delimiter = ',', help_heading = "Secure serving")]
@@ -283,6 +300,9 @@ fn main() -> ExitCode {
     }
     config.etcd_overrides = options.etcd_servers_overrides;
     config.hsts_directives = options.strict_transport_security_directives;
+    config.permit_address_sharing = options.permit_address_sharing;
+    config.permit_port_sharing = options.permit_port_sharing;
+    config.http2_max_streams_per_connection = options.http2_max_streams_per_connection;
     config.cors_allowed_origins = options.cors_allowed_origins;
     config.shutdown_delay = options.shutdown_delay_duration;
     config.etcd_count_metric_poll_period = options.etcd_count_metric_poll_period;

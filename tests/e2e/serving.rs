@@ -221,3 +221,39 @@ async fn metrics_count_the_requests_made() {
             .any(|s| s.metric == "apiserver_current_inflight_requests")
     );
 }
+
+#[tokio::test]
+async fn two_instances_share_a_port_with_port_sharing() {
+    let first = TestServer::start_with(|config| config.permit_port_sharing = true).await;
+    let port: u16 = first.url().rsplit(':').next().unwrap().parse().unwrap();
+    // The second instance serves the first one's certificate, as replicas behind one
+    // address would.
+    let pki = first.data_dir().join("pki");
+    let second = TestServer::start_with(move |config| {
+        config.permit_port_sharing = true;
+        config.secure_port = port;
+        config.cert_dir = pki;
+    })
+    .await;
+    assert_eq!(second.url(), first.url());
+    assert_eq!(second.ca_pem(), first.ca_pem());
+    // Both answer on the port (the kernel spreads connections between them); anonymous
+    // requests, since each instance knows only its own admin token.
+    let anonymous = RawClient::new(&first.url(), first.ca_pem(), None);
+    for _ in 0..8 {
+        assert_eq!(anonymous.get("/readyz").await.status.as_u16(), 200);
+    }
+    // Without the option the port is taken.
+    let taken = tokio::spawn(async move {
+        TestServer::start_with(move |config| config.secure_port = port).await
+    })
+    .await;
+    assert!(
+        taken.is_err(),
+        "a third instance without port sharing must not bind"
+    );
+    // With the first gone, the second alone still serves the port.
+    first.stop().await;
+    assert_eq!(anonymous.get("/readyz").await.status.as_u16(), 200);
+    drop(second);
+}

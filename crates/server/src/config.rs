@@ -24,6 +24,13 @@ pub struct ServerConfig {
     /// How often the database size is read for `apiserver_storage_size_bytes`
     /// (`--etcd-db-metric-poll-interval`); zero disables.
     pub etcd_db_metric_poll_interval: Duration,
+    /// Bind with `SO_REUSEADDR` (`--permit-address-sharing`).
+    pub permit_address_sharing: bool,
+    /// Bind with `SO_REUSEPORT`: several instances on one port (`--permit-port-sharing`).
+    pub permit_port_sharing: bool,
+    /// Streams an HTTP/2 client may open at once (`--http2-max-streams-per-connection`); 0:
+    /// Capstan's default, 1000.
+    pub http2_max_streams_per_connection: u32,
     /// HSTS directives (`--strict-transport-security-directives`); empty: no header.
     pub hsts_directives: Vec<String>,
     /// Origins allowed cross-origin requests, as regular expressions
@@ -92,6 +99,9 @@ impl ServerConfig {
             encryption: None,
             etcd_overrides: Vec::new(),
             hsts_directives: Vec::new(),
+            permit_address_sharing: false,
+            permit_port_sharing: false,
+            http2_max_streams_per_connection: 0,
             cors_allowed_origins: Vec::new(),
             shutdown_delay: Duration::ZERO,
             etcd_count_metric_poll_period: Duration::from_secs(60),

@@ -187,12 +187,15 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     );
 
     let bind = SocketAddr::new(config.bind_address, config.secure_port);
-    let listener = TcpListener::bind(bind)
-        .await
-        .map_err(|source| Error::Bind {
-            addr: bind.to_string(),
-            source,
-        })?;
+    let listener = listen(
+        bind,
+        config.permit_address_sharing,
+        config.permit_port_sharing,
+    )
+    .map_err(|source| Error::Bind {
+        addr: bind.to_string(),
+        source,
+    })?;
     let local_addr = listener.local_addr().map_err(|source| Error::Bind {
         addr: bind.to_string(),
         source,
@@ -294,7 +297,13 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         ca_pem: cert.ca_pem.clone(),
         admin_token: admin_token.clone(),
         shutdown,
-        accept_loop: tokio::spawn(accept_loop(listener, acceptor, service, shutdown_rx)),
+        accept_loop: tokio::spawn(accept_loop(
+            listener,
+            acceptor,
+            service,
+            shutdown_rx,
+            config.http2_max_streams_per_connection,
+        )),
         background: compactors,
         terminating,
         _controllers: controllers,
@@ -309,11 +318,36 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     Ok(running_url)
 }
 
+/// Binds the serving socket: `SO_REUSEADDR` with `address_sharing`, `SO_REUSEPORT` with
+/// `port_sharing` (several instances on one address and port, the kernel spreading
+/// connections).
+fn listen(
+    bind: SocketAddr,
+    address_sharing: bool,
+    port_sharing: bool,
+) -> std::io::Result<TcpListener> {
+    let socket = if bind.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    // Always, as Go's listeners do on Linux (a restart binds at once despite TIME_WAIT);
+    // `address_sharing` asks for nothing more here.
+    let _ = address_sharing;
+    socket.set_reuseaddr(true)?;
+    if port_sharing {
+        socket.set_reuseport(true)?;
+    }
+    socket.bind(bind)?;
+    socket.listen(1024)
+}
+
 async fn accept_loop(
     listener: TcpListener,
     acceptor: tokio_rustls::TlsAcceptor,
     service: ApiService,
     mut shutdown: watch::Receiver<bool>,
+    max_streams: u32,
 ) {
     let mut builder = auto::Builder::new(TokioExecutor::new());
     // Large windows: request and response bodies flow without waiting for WINDOW_UPDATEs.
@@ -321,7 +355,7 @@ async fn accept_loop(
         .http2()
         .initial_stream_window_size(1 << 20)
         .initial_connection_window_size(16 << 20)
-        .max_concurrent_streams(1000);
+        .max_concurrent_streams(if max_streams == 0 { 1000 } else { max_streams });
     let builder = Arc::new(builder);
     // Every connection task holds a sender; when all are gone, the drain is complete.
     let (alive, mut drained) = mpsc::channel::<()>(1);
