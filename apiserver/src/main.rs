@@ -96,6 +96,12 @@ struct Options {
     #[arg(long, default_value_t = 0, help_heading = "Secure serving")]
     http2_max_streams_per_connection: u32,
 
+    /// The fraction of HTTP/2 requests after which the server closes the connection
+    /// gracefully (GOAWAY), so that clients behind a load balancer spread again; 0 to 0.02
+    /// (0.001 is a good start); not for a single server without a load balancer.
+    #[arg(long, default_value_t = 0.0, value_parser = parse_goaway_chance, help_heading = "Secure serving")]
+    goaway_chance: f64,
+
     /// HSTS directives for the Strict-Transport-Security header, comma-separated (e.g.
     /// max-age=31536000,includeSubDomains,preload); empty: no header.
     #[arg(long, value_delimiter = ',', help_heading = "Secure serving")]
@@ -223,6 +229,17 @@ fn parse_etcd_override(value: &str) -> Result<(String, String, Vec<String>), Str
     Ok((group.to_string(), resource.to_string(), servers))
 }
 
+fn parse_goaway_chance(value: &str) -> Result<f64, String> {
+    let chance: f64 = value
+        .parse()
+        .map_err(|_| format!("{value:?} is not a number"))?;
+    if (0.0..=0.02).contains(&chance) {
+        Ok(chance)
+    } else {
+        Err(format!("{chance} is outside 0 to 0.02"))
+    }
+}
+
 fn parse_regex(value: &str) -> Result<String, String> {
     regex::Regex::new(value)
         .map(|_| value.to_string())
@@ -300,6 +317,7 @@ fn main() -> ExitCode {
     }
     config.etcd_overrides = options.etcd_servers_overrides;
     config.hsts_directives = options.strict_transport_security_directives;
+    config.goaway_chance = options.goaway_chance;
     config.permit_address_sharing = options.permit_address_sharing;
     config.permit_port_sharing = options.permit_port_sharing;
     config.http2_max_streams_per_connection = options.http2_max_streams_per_connection;

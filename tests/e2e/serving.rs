@@ -257,3 +257,40 @@ async fn two_instances_share_a_port_with_port_sharing() {
     assert_eq!(anonymous.get("/readyz").await.status.as_u16(), 200);
     drop(second);
 }
+
+#[tokio::test]
+async fn goaway_closes_http2_connections_gracefully() {
+    // Every request (chance 1; the command line allows at most 0.02) closes its connection.
+    let server = TestServer::start_with(|config| config.goaway_chance = 1.0).await;
+    let addr = server.url().trim_start_matches("https://").to_string();
+    let connector =
+        tokio_rustls::TlsConnector::from(Arc::new(tls_config(server.ca_pem(), &[b"h2"])));
+    let tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let tls = connector
+        .connect(ServerName::try_from("127.0.0.1").unwrap(), tcp)
+        .await
+        .unwrap();
+    let (mut send, conn) =
+        hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(tls))
+            .await
+            .unwrap();
+    let connection = tokio::spawn(conn);
+    let request = || {
+        http::Request::get(format!("https://{addr}/api"))
+            .header("authorization", format!("Bearer {}", server.token()))
+            .body(Empty::<Bytes>::new())
+            .unwrap()
+    };
+    // The first request is answered in full...
+    let resp = send.send_request(request()).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let body = resp.into_body().collect().await.unwrap().to_bytes();
+    assert!(!body.is_empty());
+    // ... then the server says GOAWAY and the connection ends cleanly.
+    tokio::time::timeout(std::time::Duration::from_secs(5), connection)
+        .await
+        .expect("the connection ends")
+        .unwrap()
+        .expect("without a protocol error");
+    assert!(send.send_request(request()).await.is_err());
+}

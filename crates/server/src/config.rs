@@ -31,6 +31,9 @@ pub struct ServerConfig {
     /// Streams an HTTP/2 client may open at once (`--http2-max-streams-per-connection`); 0:
     /// Capstan's default, 1000.
     pub http2_max_streams_per_connection: u32,
+    /// The fraction of HTTP/2 requests after which the connection is closed gracefully
+    /// (`--goaway-chance`, 0 to 0.02 from the command line).
+    pub goaway_chance: f64,
     /// HSTS directives (`--strict-transport-security-directives`); empty: no header.
     pub hsts_directives: Vec<String>,
     /// Origins allowed cross-origin requests, as regular expressions
@@ -99,6 +102,7 @@ impl ServerConfig {
             encryption: None,
             etcd_overrides: Vec::new(),
             hsts_directives: Vec::new(),
+            goaway_chance: 0.0,
             permit_address_sharing: false,
             permit_port_sharing: false,
             http2_max_streams_per_connection: 0,

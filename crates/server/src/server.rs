@@ -289,6 +289,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         hsts: filters::HstsLayer::new(&config.hsts_directives),
         cors: filters::CorsLayer::new(origins),
         instrument: filters::InstrumentLayer::new(metrics.clone()),
+        goaway: filters::GoawayLayer::new(config.goaway_chance),
     };
     let service = filters::chain(handler, layers, authn, authz);
 
@@ -386,9 +387,21 @@ async fn accept_loop(
                     return;
                 }
             };
+            // Filters may ask this connection to close (GOAWAY) through the extension.
+            let close = filters::CloseConnection::default();
+            let tagged = {
+                let close = close.clone();
+                tower::util::MapRequest::new(
+                    service,
+                    move |mut req: http::Request<hyper::body::Incoming>| {
+                        req.extensions_mut().insert(close.clone());
+                        req
+                    },
+                )
+            };
             let conn = builder.serve_connection_with_upgrades(
                 TokioIo::new(tls),
-                TowerToHyperService::new(service),
+                TowerToHyperService::new(tagged),
             );
             tokio::pin!(conn);
             tokio::select! {
@@ -396,6 +409,11 @@ async fn accept_loop(
                     if let Err(err) = res {
                         debug!(%peer, %err, "connection ended with an error");
                     }
+                }
+                _ = close.0.notified() => {
+                    debug!(%peer, "closing the connection (goaway chance)");
+                    conn.as_mut().graceful_shutdown();
+                    let _ = conn.await;
                 }
                 _ = shutdown.changed() => {
                     conn.as_mut().graceful_shutdown();

@@ -3,6 +3,7 @@
 
 mod authentication;
 mod authorization;
+mod goaway;
 mod headers;
 mod instrument;
 mod panic;
@@ -20,6 +21,7 @@ use tower::{Service, ServiceBuilder};
 
 pub use authentication::AuthenticationLayer;
 pub use authorization::AuthorizationLayer;
+pub use goaway::{CloseConnection, GoawayLayer};
 pub use headers::{CorsLayer, HstsLayer};
 pub use instrument::InstrumentLayer;
 pub use panic::CatchPanicLayer;
@@ -39,6 +41,8 @@ pub struct Filters {
     pub cors: CorsLayer,
     /// Request metrics.
     pub instrument: InstrumentLayer,
+    /// `--goaway-chance`.
+    pub goaway: GoawayLayer,
 }
 
 /// Wraps `handler` in the filters, outermost first.
@@ -62,6 +66,8 @@ where
         .layer(CatchPanicLayer)
         // On every response, errors included.
         .layer(filters.hsts)
+        // Decides before anything else may answer, so any request can close its connection.
+        .layer(filters.goaway)
         // Before authentication: a browser's preflight carries no credentials.
         .layer(filters.cors)
         // Parses what the request is about once; everything below reads the extension.
