@@ -102,6 +102,16 @@ struct Options {
     #[arg(long, default_value_t = 0.0, value_parser = parse_goaway_chance, help_heading = "Secure serving")]
     goaway_chance: f64,
 
+    /// The oldest TLS version accepted: VersionTLS12 or VersionTLS13 (rustls does not offer
+    /// VersionTLS10 or VersionTLS11; naming them is an error that says so).
+    #[arg(long, help_heading = "Secure serving")]
+    tls_min_version: Option<String>,
+
+    /// TLS 1.2 cipher suites offered, comma-separated upstream names (ECDHE with AES-GCM or
+    /// ChaCha20-Poly1305; other names are refused at start); TLS 1.3 suites are always on.
+    #[arg(long, value_delimiter = ',', help_heading = "Secure serving")]
+    tls_cipher_suites: Vec<String>,
+
     /// HSTS directives for the Strict-Transport-Security header, comma-separated (e.g.
     /// max-age=31536000,includeSubDomains,preload); empty: no header.
     #[arg(long, value_delimiter = ',', help_heading = "Secure serving")]
@@ -317,6 +327,14 @@ fn main() -> ExitCode {
     }
     config.etcd_overrides = options.etcd_servers_overrides;
     config.hsts_directives = options.strict_transport_security_directives;
+    config.tls = capstan_serving::tls::TlsTuning {
+        min_version: options.tls_min_version,
+        cipher_suites: options.tls_cipher_suites,
+    };
+    if let Err(err) = config.tls.validate() {
+        eprintln!("capstan-apiserver: {err}");
+        return ExitCode::FAILURE;
+    }
     config.goaway_chance = options.goaway_chance;
     config.permit_address_sharing = options.permit_address_sharing;
     config.permit_port_sharing = options.permit_port_sharing;

@@ -292,3 +292,31 @@ async fn sigterm_with_a_shutdown_delay_fails_readyz_and_keeps_serving() {
     };
     assert!(exit.success(), "{exit:?}");
 }
+
+#[test]
+fn tls_options_rustls_cannot_honour_fail_the_start_saying_so() {
+    for (option, expected) in [
+        (
+            "--tls-min-version=VersionTLS10",
+            "TLS 1.0 and 1.1 are not offered",
+        ),
+        (
+            "--tls-cipher-suites=TLS_RSA_WITH_RC4_128_SHA",
+            "TLS_RSA_WITH_RC4_128_SHA is not supported",
+        ),
+        (
+            "--tls-cipher-suites=TLS_MADE_UP",
+            "is not a cipher suite name",
+        ),
+        ("--goaway-chance=0.5", "outside 0 to 0.02"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_capstan-apiserver"))
+            .args([option, "--secure-port=0", "--data-dir"])
+            .arg(tempfile::tempdir().unwrap().path())
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{option}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(expected), "{option}: {err}");
+    }
+}

@@ -8,6 +8,7 @@ use capstan_testing::TestServer;
 use http_body_util::{BodyExt, Empty};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use rustls_pki_types::ServerName;
+use rustls_pki_types::pem::PemObject;
 
 use crate::SC;
 
@@ -293,4 +294,73 @@ async fn goaway_closes_http2_connections_gracefully() {
         .unwrap()
         .expect("without a protocol error");
     assert!(send.send_request(request()).await.is_err());
+}
+
+/// Whether a TLS handshake with `server` succeeds for a client limited to `version` and (if
+/// given) one suite.
+async fn handshake(
+    server: &TestServer,
+    version: &'static rustls::SupportedProtocolVersion,
+    suite: Option<rustls::CipherSuite>,
+) -> bool {
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in rustls_pki_types::CertificateDer::pem_slice_iter(server.ca_pem().as_bytes()) {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let mut provider = rustls::crypto::ring::default_provider();
+    if let Some(suite) = suite {
+        provider.cipher_suites.retain(|s| s.suite() == suite);
+    }
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(provider))
+        .with_protocol_versions(&[version])
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let addr = server.url().trim_start_matches("https://").to_string();
+    let tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    tokio_rustls::TlsConnector::from(Arc::new(config))
+        .connect(ServerName::try_from("127.0.0.1").unwrap(), tcp)
+        .await
+        .is_ok()
+}
+
+#[tokio::test]
+async fn tls_versions_and_cipher_suites_as_configured() {
+    use rustls::CipherSuite as C;
+    use rustls::version::{TLS12, TLS13};
+    let suites = TestServer::start_with(|config| {
+        config.tls.cipher_suites = vec!["TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384".into()];
+    })
+    .await;
+    assert!(
+        handshake(
+            &suites,
+            &TLS12,
+            Some(C::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384)
+        )
+        .await
+    );
+    assert!(
+        !handshake(
+            &suites,
+            &TLS12,
+            Some(C::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256)
+        )
+        .await,
+        "a suite not allowed fails the handshake"
+    );
+    assert!(
+        handshake(&suites, &TLS13, None).await,
+        "TLS 1.3 suites stay on"
+    );
+
+    let modern = TestServer::start_with(|config| {
+        config.tls.min_version = Some("VersionTLS13".into());
+    })
+    .await;
+    assert!(handshake(&modern, &TLS13, None).await);
+    assert!(
+        !handshake(&modern, &TLS12, None).await,
+        "TLS 1.2 is refused"
+    );
 }

@@ -34,6 +34,8 @@ pub struct ServerConfig {
     /// The fraction of HTTP/2 requests after which the connection is closed gracefully
     /// (`--goaway-chance`, 0 to 0.02 from the command line).
     pub goaway_chance: f64,
+    /// TLS versions and suites (`--tls-min-version`, `--tls-cipher-suites`).
+    pub tls: capstan_serving::tls::TlsTuning,
     /// HSTS directives (`--strict-transport-security-directives`); empty: no header.
     pub hsts_directives: Vec<String>,
     /// Origins allowed cross-origin requests, as regular expressions
@@ -102,6 +104,7 @@ impl ServerConfig {
             encryption: None,
             etcd_overrides: Vec::new(),
             hsts_directives: Vec::new(),
+            tls: Default::default(),
             goaway_chance: 0.0,
             permit_address_sharing: false,
             permit_port_sharing: false,

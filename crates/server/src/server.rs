@@ -218,8 +218,9 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         &config.cert_dir,
         &hosts,
     )?;
-    let acceptor =
-        tokio_rustls::TlsAcceptor::from(Arc::new(capstan_serving::tls::server_config(&cert)?));
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(
+        capstan_serving::tls::server_config_tuned(&cert, &config.tls)?,
+    ));
 
     let mut tokens = match &config.token_auth_file {
         Some(path) => StaticTokens::load(path)?,

@@ -191,17 +191,153 @@ fn time_now() -> u64 {
         .unwrap_or(0)
 }
 
+/// TLS tuning as upstream's options name it (`--tls-min-version`, `--tls-cipher-suites`).
+#[derive(Debug, Clone, Default)]
+pub struct TlsTuning {
+    /// `VersionTLS12` or `VersionTLS13`; none: TLS 1.2 and 1.3.
+    pub min_version: Option<String>,
+    /// Upstream (Go) names of the TLS 1.2 suites to offer; empty: rustls's defaults. TLS 1.3
+    /// suites are always on (as in Go, where this list does not reach TLS 1.3); naming
+    /// them is accepted.
+    pub cipher_suites: Vec<String>,
+}
+
+/// The TLS 1.2 suites rustls offers, by their upstream names (both spellings of ChaCha).
+const TLS12_SUITES: &[(&str, rustls::CipherSuite)] = &[
+    (
+        "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+        rustls::CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+    ),
+    (
+        "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+        rustls::CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+    ),
+    (
+        "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305",
+        rustls::CipherSuite::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+    ),
+    (
+        "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
+        rustls::CipherSuite::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+    ),
+    (
+        "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+        rustls::CipherSuite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+    ),
+    (
+        "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+        rustls::CipherSuite::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+    ),
+    (
+        "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305",
+        rustls::CipherSuite::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+    ),
+    (
+        "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
+        rustls::CipherSuite::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+    ),
+];
+
+/// The TLS 1.3 suites (always on).
+const TLS13_SUITES: &[&str] = &[
+    "TLS_AES_128_GCM_SHA256",
+    "TLS_AES_256_GCM_SHA384",
+    "TLS_CHACHA20_POLY1305_SHA256",
+];
+
+/// Go's other suite names (CBC, RSA key exchange, 3DES, RC4): valid upstream, not offered by
+/// rustls.
+const UNSUPPORTED_SUITES: &[&str] = &[
+    "TLS_RSA_WITH_RC4_128_SHA",
+    "TLS_RSA_WITH_3DES_EDE_CBC_SHA",
+    "TLS_RSA_WITH_AES_128_CBC_SHA",
+    "TLS_RSA_WITH_AES_256_CBC_SHA",
+    "TLS_RSA_WITH_AES_128_CBC_SHA256",
+    "TLS_RSA_WITH_AES_128_GCM_SHA256",
+    "TLS_RSA_WITH_AES_256_GCM_SHA384",
+    "TLS_ECDHE_ECDSA_WITH_RC4_128_SHA",
+    "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA",
+    "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA",
+    "TLS_ECDHE_RSA_WITH_RC4_128_SHA",
+    "TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA",
+    "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA",
+    "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA",
+    "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256",
+    "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256",
+];
+
+impl TlsTuning {
+    /// Checks the options: an unknown name, a suite rustls does not offer or a version
+    /// before TLS 1.2 is an error that says so.
+    pub fn validate(&self) -> Result<()> {
+        self.versions()?;
+        self.provider().map(|_| ())
+    }
+
+    fn versions(&self) -> Result<&'static [&'static rustls::SupportedProtocolVersion]> {
+        static BOTH: &[&rustls::SupportedProtocolVersion] =
+            &[&rustls::version::TLS13, &rustls::version::TLS12];
+        static ONLY13: &[&rustls::SupportedProtocolVersion] = &[&rustls::version::TLS13];
+        match self.min_version.as_deref() {
+            None | Some("") | Some("VersionTLS12") => Ok(BOTH),
+            Some("VersionTLS13") => Ok(ONLY13),
+            Some(v @ ("VersionTLS10" | "VersionTLS11")) => Err(Error::Tls(format!(
+                "--tls-min-version={v}: TLS 1.0 and 1.1 are not offered (rustls supports TLS 1.2 and 1.3); use VersionTLS12 or VersionTLS13"
+            ))),
+            Some(other) => Err(Error::Tls(format!(
+                "--tls-min-version={other}: must be one of VersionTLS10, VersionTLS11, VersionTLS12, VersionTLS13"
+            ))),
+        }
+    }
+
+    fn provider(&self) -> Result<rustls::crypto::CryptoProvider> {
+        let mut provider = rustls::crypto::ring::default_provider();
+        if self.cipher_suites.is_empty() {
+            return Ok(provider);
+        }
+        let mut wanted = Vec::new();
+        for name in &self.cipher_suites {
+            if TLS13_SUITES.contains(&name.as_str()) {
+                continue;
+            }
+            match TLS12_SUITES.iter().find(|(n, _)| n == name) {
+                Some((_, suite)) => wanted.push(*suite),
+                None if UNSUPPORTED_SUITES.contains(&name.as_str()) => {
+                    return Err(Error::Tls(format!(
+                        "--tls-cipher-suites: {name} is not supported (rustls offers only ECDHE suites with AES-GCM or ChaCha20-Poly1305)"
+                    )));
+                }
+                None => {
+                    return Err(Error::Tls(format!(
+                        "--tls-cipher-suites: {name} is not a cipher suite name"
+                    )));
+                }
+            }
+        }
+        provider.cipher_suites.retain(|s| match s {
+            rustls::SupportedCipherSuite::Tls13(_) => true,
+            rustls::SupportedCipherSuite::Tls12(_) => wanted.contains(&s.suite()),
+        });
+        Ok(provider)
+    }
+}
+
 /// The rustls configuration: TLS 1.2 and 1.3, ALPN `h2` then `http/1.1`.
 pub fn server_config(cert: &ServingCert) -> Result<rustls::ServerConfig> {
+    server_config_tuned(cert, &TlsTuning::default())
+}
+
+/// [`server_config`] with the versions and suites of `tuning`.
+pub fn server_config_tuned(cert: &ServingCert, tuning: &TlsTuning) -> Result<rustls::ServerConfig> {
     let chain: Vec<CertificateDer<'static>> =
         CertificateDer::pem_slice_iter(cert.chain_pem.as_bytes())
             .collect::<Result<_, _>>()
             .map_err(|e| Error::Tls(format!("parsing the certificate: {e}")))?;
     let key = PrivateKeyDer::from_pem_slice(cert.key_pem.as_bytes())
         .map_err(|e| Error::Tls(format!("parsing the private key: {e}")))?;
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let provider = Arc::new(tuning.provider()?);
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
+        .with_protocol_versions(tuning.versions()?)
         .map_err(|e| Error::Tls(e.to_string()))?
         .with_no_client_auth()
         .with_single_cert(chain, key)
