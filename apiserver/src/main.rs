@@ -102,6 +102,13 @@ struct Options {
     #[arg(long, default_value_t = 0.0, value_parser = parse_goaway_chance, help_heading = "Secure serving")]
     goaway_chance: f64,
 
+    /// A certificate and key served to clients asking for the names that follow it:
+    /// certfile,keyfile[:name,name...] (names may be wildcards like *.example.com; without
+    /// names, the certificate's own names); repeatable. Exact names beat wildcards, given
+    /// names beat the certificate's. Files are reloaded when they change.
+    #[arg(long, value_parser = capstan_serving::sni::SniCertKey::parse, help_heading = "Secure serving")]
+    tls_sni_cert_key: Vec<capstan_serving::sni::SniCertKey>,
+
     /// The oldest TLS version accepted: VersionTLS12 or VersionTLS13 (rustls does not offer
     /// VersionTLS10 or VersionTLS11; naming them is an error that says so).
     #[arg(long, help_heading = "Secure serving")]
@@ -327,6 +334,7 @@ fn main() -> ExitCode {
     }
     config.etcd_overrides = options.etcd_servers_overrides;
     config.hsts_directives = options.strict_transport_security_directives;
+    config.tls_sni_cert_key = options.tls_sni_cert_key;
     config.tls = capstan_serving::tls::TlsTuning {
         min_version: options.tls_min_version,
         cipher_suites: options.tls_cipher_suites,

@@ -364,3 +364,115 @@ async fn tls_versions_and_cipher_suites_as_configured() {
         "TLS 1.2 is refused"
     );
 }
+
+/// A test CA and certificates it signs for `names`, written to `dir/<file>.{crt,key}`.
+struct TestCa {
+    issuer: rcgen::Issuer<'static, rcgen::KeyPair>,
+    pem: String,
+}
+
+impl TestCa {
+    fn new() -> Self {
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = params.self_signed(&key).unwrap();
+        Self {
+            pem: cert.pem(),
+            issuer: rcgen::Issuer::new(params, key),
+        }
+    }
+
+    /// Writes a pair for `names`; returns the certificate's DER.
+    fn pair(&self, dir: &std::path::Path, file: &str, names: &[&str]) -> Vec<u8> {
+        let params =
+            rcgen::CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
+                .unwrap();
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = params.signed_by(&key, &self.issuer).unwrap();
+        std::fs::write(dir.join(format!("{file}.crt")), cert.pem()).unwrap();
+        std::fs::write(dir.join(format!("{file}.key")), key.serialize_pem()).unwrap();
+        cert.der().to_vec()
+    }
+}
+
+/// The certificate the server presents for `name` (a DNS name sent by SNI, or an IP: none).
+async fn served(server: &TestServer, cas: &[&str], name: &str) -> Option<Vec<u8>> {
+    let mut roots = rustls::RootCertStore::empty();
+    for ca in cas {
+        for cert in rustls_pki_types::CertificateDer::pem_slice_iter(ca.as_bytes()) {
+            roots.add(cert.unwrap()).unwrap();
+        }
+    }
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let addr = server.url().trim_start_matches("https://").to_string();
+    let tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let tls = tokio_rustls::TlsConnector::from(Arc::new(config))
+        .connect(ServerName::try_from(name.to_string()).unwrap(), tcp)
+        .await
+        .ok()?;
+    Some(tls.get_ref().1.peer_certificates()?[0].to_vec())
+}
+
+#[tokio::test]
+async fn sni_picks_certificates_by_name_and_reloads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = TestCa::new();
+    let alpha = ca.pair(dir.path(), "alpha", &["alpha.example.com"]);
+    let beta = ca.pair(dir.path(), "beta", &["*.beta.example.com"]);
+    let gamma = ca.pair(dir.path(), "gamma", &["alpha.example.com"]);
+    let d = dir.path().to_path_buf();
+    let server = TestServer::start_with(move |config| {
+        let pair = |f: &str, names: &[&str]| capstan_serving::sni::SniCertKey {
+            cert_file: d.join(format!("{f}.crt")),
+            key_file: d.join(format!("{f}.key")),
+            names: names.iter().map(|n| n.to_string()).collect(),
+        };
+        config.tls_sni_cert_key = vec![
+            pair("alpha", &[]),
+            pair("beta", &["*.beta.example.com"]),
+            pair("gamma", &["alpha.example.com"]),
+        ];
+    })
+    .await;
+    let cas = [ca.pem.as_str(), server.ca_pem()];
+    // Explicit names beat the names in a certificate (gamma over alpha, though alpha came
+    // first); wildcards cover one label.
+    assert_eq!(
+        served(&server, &cas, "alpha.example.com").await,
+        Some(gamma)
+    );
+    assert_eq!(
+        served(&server, &cas, "x.beta.example.com").await,
+        Some(beta)
+    );
+    assert!(
+        served(&server, &cas, "y.x.beta.example.com")
+            .await
+            .is_none(),
+        "one label only: the default does not cover it"
+    );
+    // No SNI (an IP): the default serving certificate.
+    let default = served(&server, &cas, "127.0.0.1")
+        .await
+        .expect("the default certificate");
+    assert_ne!(default, alpha);
+    // New files are served without a restart.
+    let beta2 = ca.pair(dir.path(), "beta", &["*.beta.example.com"]);
+    let reloaded = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        loop {
+            if served(&server, &cas, "x.beta.example.com").await.as_ref() == Some(&beta2) {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+    })
+    .await;
+    assert!(reloaded.is_ok(), "the changed pair is served");
+}

@@ -34,6 +34,8 @@ pub struct ServerConfig {
     /// The fraction of HTTP/2 requests after which the connection is closed gracefully
     /// (`--goaway-chance`, 0 to 0.02 from the command line).
     pub goaway_chance: f64,
+    /// Certificates served by SNI name (`--tls-sni-cert-key`, repeatable).
+    pub tls_sni_cert_key: Vec<capstan_serving::sni::SniCertKey>,
     /// TLS versions and suites (`--tls-min-version`, `--tls-cipher-suites`).
     pub tls: capstan_serving::tls::TlsTuning,
     /// HSTS directives (`--strict-transport-security-directives`); empty: no header.
@@ -105,6 +107,7 @@ impl ServerConfig {
             etcd_overrides: Vec::new(),
             hsts_directives: Vec::new(),
             tls: Default::default(),
+            tls_sni_cert_key: Vec::new(),
             goaway_chance: 0.0,
             permit_address_sharing: false,
             permit_port_sharing: false,

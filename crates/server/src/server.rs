@@ -218,9 +218,25 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         &config.cert_dir,
         &hosts,
     )?;
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(
-        capstan_serving::tls::server_config_tuned(&cert, &config.tls)?,
-    ));
+    let (acceptor, cert_watch) = {
+        let default_files = match (&config.tls_cert_file, &config.tls_private_key_file) {
+            (Some(cert), Some(key)) => (cert.clone(), key.clone()),
+            _ => (
+                config.cert_dir.join("apiserver.crt"),
+                config.cert_dir.join("apiserver.key"),
+            ),
+        };
+        let resolver = capstan_serving::sni::CertResolver::new(
+            Some(default_files),
+            None,
+            &config.tls_sni_cert_key,
+        )?;
+        let watch = resolver.watch(Duration::from_secs(1));
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(
+            capstan_serving::tls::server_config_with_resolver(resolver, &config.tls)?,
+        ));
+        (acceptor, watch)
+    };
 
     let mut tokens = match &config.token_auth_file {
         Some(path) => StaticTokens::load(path)?,
@@ -306,7 +322,10 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             shutdown_rx,
             config.http2_max_streams_per_connection,
         )),
-        background: compactors,
+        background: compactors
+            .into_iter()
+            .chain(std::iter::once(cert_watch))
+            .collect(),
         terminating,
         _controllers: controllers,
     };

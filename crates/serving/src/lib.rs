@@ -2,6 +2,7 @@
 //! accepts connections (TLS or plain) and answers them with HTTP/1.1 or HTTP/2.
 
 mod error;
+pub mod sni;
 pub mod tls;
 
 use std::convert::Infallible;

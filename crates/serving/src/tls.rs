@@ -327,6 +327,22 @@ pub fn server_config(cert: &ServingCert) -> Result<rustls::ServerConfig> {
     server_config_tuned(cert, &TlsTuning::default())
 }
 
+/// The rustls configuration with certificates picked per handshake by `resolver` (SNI,
+/// reloads), the versions and suites of `tuning`, ALPN `h2` then `http/1.1`.
+pub fn server_config_with_resolver(
+    resolver: Arc<crate::sni::CertResolver>,
+    tuning: &TlsTuning,
+) -> Result<rustls::ServerConfig> {
+    let provider = Arc::new(tuning.provider()?);
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_protocol_versions(tuning.versions()?)
+        .map_err(|e| Error::Tls(e.to_string()))?
+        .with_no_client_auth()
+        .with_cert_resolver(resolver);
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(config)
+}
+
 /// [`server_config`] with the versions and suites of `tuning`.
 pub fn server_config_tuned(cert: &ServingCert, tuning: &TlsTuning) -> Result<rustls::ServerConfig> {
     let chain: Vec<CertificateDer<'static>> =
