@@ -216,9 +216,14 @@ struct Options {
     #[arg(long, help_heading = "Capstan")]
     write_admin_kubeconfig: Option<PathBuf>,
 
-    /// Log verbosity: 0-1 info, 2-4 debug, 5 and up trace. RUST_LOG overrides it.
+    /// Log verbosity: 0 and up info (2 and up adds a line per request), 4-5 debug, 6 and up
+    /// trace, for Capstan's own messages. RUST_LOG overrides it.
     #[arg(short = 'v', long = "v", default_value_t = 0, help_heading = "Logging")]
     verbosity: u8,
+
+    /// The log format: text or json (one JSON object per line).
+    #[arg(long, default_value = "text", value_parser = ["text", "json"], help_heading = "Logging")]
+    logging_format: String,
 }
 
 fn parse_etcd_url(value: &str) -> Result<String, String> {
@@ -285,25 +290,42 @@ fn parse_cache_size(value: &str) -> Result<(String, usize), String> {
     Ok((resource.to_ascii_lowercase(), size))
 }
 
-fn init_logging(verbosity: u8) {
-    let level = match verbosity {
-        0..=1 => "info",
-        2..=4 => "debug",
+fn init_logging(verbosity: u8, json: bool) {
+    // Capstan's own targets follow -v; libraries (hyper, h2, rustls, ...) stay at info.
+    let own = match verbosity {
+        0..=3 => "info",
+        4..=5 => "debug",
         _ => "trace",
     };
+    let directives = [
+        "capstan",
+        "capstan_apiserver",
+        "capstan_server",
+        "capstan_serving",
+        "capstan_registry",
+        "capstan_storage",
+        "capstan_etcd",
+        "capstan_watch",
+        "capstan_controllers",
+    ]
+    .iter()
+    .fold("info".to_string(), |acc, t| format!("{acc},{t}={own}"));
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(directives));
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_ansi(ansi)
-        .with_writer(std::io::stderr)
-        .init();
+        .with_writer(std::io::stderr);
+    if json {
+        builder.json().init();
+    } else {
+        builder.with_ansi(ansi).init();
+    }
 }
 
 fn main() -> ExitCode {
     let options = Options::parse();
-    init_logging(options.verbosity);
+    init_logging(options.verbosity, options.logging_format == "json");
     let mut config = capstan_server::ServerConfig::new(&options.data_dir);
     config.bind_address = options.bind_address;
     config.secure_port = options.secure_port;
@@ -334,6 +356,7 @@ fn main() -> ExitCode {
     }
     config.etcd_overrides = options.etcd_servers_overrides;
     config.hsts_directives = options.strict_transport_security_directives;
+    config.request_log = options.verbosity >= 2;
     config.tls_sni_cert_key = options.tls_sni_cert_key;
     config.tls = capstan_serving::tls::TlsTuning {
         min_version: options.tls_min_version,

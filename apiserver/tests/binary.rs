@@ -320,3 +320,94 @@ fn tls_options_rustls_cannot_honour_fail_the_start_saying_so() {
         assert!(err.contains(expected), "{option}: {err}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_logs_with_a_line_per_request_and_no_credentials() {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("admin.kubeconfig");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_capstan-apiserver"))
+        .args([
+            "--bind-address",
+            "127.0.0.1",
+            "--secure-port",
+            "0",
+            "--logging-format=json",
+            "-v=2",
+        ])
+        .arg("--data-dir")
+        .arg(dir.path())
+        .arg("--write-admin-kubeconfig")
+        .arg(&kubeconfig)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut lines = Vec::new();
+    let address = loop {
+        let line = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("a log line");
+        let doc: serde_json::Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("a log line is not JSON ({e}): {line}"));
+        lines.push(line);
+        if doc["fields"]["message"] == "serving" {
+            break doc["fields"]["address"].as_str().unwrap().to_string();
+        }
+    };
+    let config: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&kubeconfig).unwrap()).unwrap();
+    let token = config["users"][0]["user"]["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let ca = base64_decode(
+        config["clusters"][0]["cluster"]["certificate-authority-data"]
+            .as_str()
+            .unwrap(),
+    );
+    let client = RawClient::new(&format!("https://{address}"), &ca, Some(&token));
+    let secret =
+        serde_json::json!({"metadata": {"name": "s"}, "stringData": {"password": "do-not-log-me"}});
+    let res = client
+        .send_json(
+            http::Method::POST,
+            "/api/v1/namespaces/default/secrets",
+            &secret,
+        )
+        .await;
+    assert_eq!(res.status.as_u16(), 201);
+    assert_eq!(client.get("/api?x=1").await.status.as_u16(), 200);
+    let request_line = loop {
+        let line = rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the request's log line");
+        let doc: serde_json::Value = serde_json::from_str(&line).unwrap();
+        lines.push(line);
+        if doc["fields"]["message"] == "HTTP" && doc["fields"]["uri"] == "/api?x=1" {
+            break doc;
+        }
+    };
+    assert_eq!(request_line["fields"]["verb"], "GET");
+    assert_eq!(request_line["fields"]["status"], 200);
+    assert_eq!(request_line["fields"]["source"], "127.0.0.1");
+    assert!(request_line["fields"]["latency_ms"].is_number());
+    child.kill().unwrap();
+    let _ = child.wait();
+    while let Ok(line) = rx.recv_timeout(Duration::from_millis(200)) {
+        lines.push(line);
+    }
+    let all = lines.join("\n");
+    assert!(!all.contains(&token), "the bearer token reached the log");
+    assert!(
+        !all.contains("do-not-log-me"),
+        "a secret's value reached the log"
+    );
+}

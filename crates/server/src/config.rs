@@ -38,6 +38,8 @@ pub struct ServerConfig {
     pub tls_sni_cert_key: Vec<capstan_serving::sni::SniCertKey>,
     /// TLS versions and suites (`--tls-min-version`, `--tls-cipher-suites`).
     pub tls: capstan_serving::tls::TlsTuning,
+    /// Log one line per request (`-v=2` and above).
+    pub request_log: bool,
     /// HSTS directives (`--strict-transport-security-directives`); empty: no header.
     pub hsts_directives: Vec<String>,
     /// Origins allowed cross-origin requests, as regular expressions
@@ -106,6 +108,7 @@ impl ServerConfig {
             encryption: None,
             etcd_overrides: Vec::new(),
             hsts_directives: Vec::new(),
+            request_log: false,
             tls: Default::default(),
             tls_sni_cert_key: Vec::new(),
             goaway_chance: 0.0,

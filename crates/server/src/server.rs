@@ -307,6 +307,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         cors: filters::CorsLayer::new(origins),
         instrument: filters::InstrumentLayer::new(metrics.clone()),
         goaway: filters::GoawayLayer::new(config.goaway_chance),
+        access_log: filters::AccessLogLayer::new(config.request_log),
     };
     let service = filters::chain(handler, layers, authn, authz);
 
@@ -415,6 +416,7 @@ async fn accept_loop(
                     service,
                     move |mut req: http::Request<hyper::body::Incoming>| {
                         req.extensions_mut().insert(close.clone());
+                        req.extensions_mut().insert(filters::ClientAddr(peer));
                         req
                     },
                 )

@@ -1,6 +1,7 @@
 //! The filter chain in front of the handlers: tower layers, each passing what it learns to
 //! the next as a typed request extension. [`chain`] is the one place that orders them.
 
+mod access_log;
 mod authentication;
 mod authorization;
 mod goaway;
@@ -19,6 +20,7 @@ use hyper::body::Incoming;
 use tower::util::BoxCloneSyncService;
 use tower::{Service, ServiceBuilder};
 
+pub use access_log::{AccessLogLayer, ClientAddr};
 pub use authentication::AuthenticationLayer;
 pub use authorization::AuthorizationLayer;
 pub use goaway::{CloseConnection, GoawayLayer};
@@ -43,6 +45,8 @@ pub struct Filters {
     pub instrument: InstrumentLayer,
     /// `--goaway-chance`.
     pub goaway: GoawayLayer,
+    /// The request log (`-v=2` and above).
+    pub access_log: AccessLogLayer,
 }
 
 /// Wraps `handler` in the filters, outermost first.
@@ -64,6 +68,8 @@ where
         // Outermost, so that a panic anywhere below becomes a 500 Status, not a dropped
         // connection.
         .layer(CatchPanicLayer)
+        // Sees every answer, panics turned into 500s included.
+        .layer(filters.access_log)
         // On every response, errors included.
         .layer(filters.hsts)
         // Decides before anything else may answer, so any request can close its connection.
