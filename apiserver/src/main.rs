@@ -105,7 +105,8 @@ struct Options {
     /// A certificate and key served to clients asking for the names that follow it:
     /// certfile,keyfile[:name,name...] (names may be wildcards like *.example.com; without
     /// names, the certificate's own names); repeatable. Exact names beat wildcards, given
-    /// names beat the certificate's. Files are reloaded when they change.
+    /// names beat the certificate's. Files are reloaded when they change. IP address
+    /// patterns never match (clients connecting by IP send no name and get the default).
     #[arg(long, value_parser = capstan_serving::sni::SniCertKey::parse, help_heading = "Secure serving")]
     tls_sni_cert_key: Vec<capstan_serving::sni::SniCertKey>,
 
