@@ -134,6 +134,9 @@ struct Options {
     /// Log verbosity (0–10; 2 logs each scheduling decision).
     #[arg(short = 'v', long = "v", default_value_t = 0)]
     verbosity: u8,
+    /// The log format: text or json (one JSON object per line).
+    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+    logging_format: String,
 }
 
 /// The options ignored when --config is given.
@@ -261,10 +264,14 @@ fn main() -> ExitCode {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
-    tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .init();
+        .with_writer(std::io::stderr);
+    if options.logging_format == "json" {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
     match run(options, &given) {
         Ok(code) => code,
         Err(e) => {
@@ -309,10 +316,7 @@ fn policy_source(o: &Options) -> Result<PolicySource, String> {
 fn write_config(path: &std::path::Path, config: &Configuration) -> Result<ExitCode, String> {
     std::fs::write(path, config.to_yaml())
         .map_err(|e| format!("--write-config-to {}: {e}", path.display()))?;
-    eprintln!(
-        "capstan-scheduler: wrote the configuration to {}",
-        path.display()
-    );
+    tracing::info!(path = %path.display(), "wrote the configuration");
     Ok(ExitCode::SUCCESS)
 }
 

@@ -399,3 +399,40 @@ async fn a_legacy_policy_becomes_plugins() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn json_logs_are_one_object_per_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = dir.path().join("first.yaml");
+    let out = scheduler()
+        .arg("--write-config-to")
+        .arg(&first)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let out = scheduler()
+        .arg("--logging-format=json")
+        .arg("--config")
+        .arg(&first)
+        .arg("--scheduler-name=ignored")
+        .arg("--write-config-to")
+        .arg(dir.path().join("again.yaml"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<serde_json::Value> = stderr
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    assert!(
+        lines.iter().any(|l| l["fields"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("--scheduler-name is ignored"))),
+        "{stderr}"
+    );
+}
