@@ -79,6 +79,16 @@ struct Options {
           help_heading = "Storage")]
     storage_media_type: String,
 
+    /// The address advertised to clients (discovery's serverAddressByClientCIDRs); blank:
+    /// the bind address, or loopback for a wildcard bind.
+    #[arg(long, help_heading = "Secure serving")]
+    advertise_address: Option<IpAddr>,
+
+    /// The host name used in generated URLs (discovery's serverAddressByClientCIDRs),
+    /// before --advertise-address.
+    #[arg(long, help_heading = "Secure serving")]
+    external_hostname: Option<String>,
+
     /// Bind with address reuse (SO_REUSEADDR). Capstan always binds so on Linux, as the Go
     /// listener of upstream does: the flag is accepted and changes nothing.
     #[arg(long, default_value_t = false, action = ArgAction::Set, num_args = 0..=1,
@@ -358,6 +368,8 @@ fn main() -> ExitCode {
     config.etcd_overrides = options.etcd_servers_overrides;
     config.hsts_directives = options.strict_transport_security_directives;
     config.request_log = options.verbosity >= 2;
+    config.advertise_address = options.advertise_address;
+    config.external_hostname = options.external_hostname.filter(|h| !h.is_empty());
     config.tls_sni_cert_key = options.tls_sni_cert_key;
     config.tls = capstan_serving::tls::TlsTuning {
         min_version: options.tls_min_version,

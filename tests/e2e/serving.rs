@@ -476,3 +476,28 @@ async fn sni_picks_certificates_by_name_and_reloads_them() {
     .await;
     assert!(reloaded.is_ok(), "the changed pair is served");
 }
+
+#[tokio::test]
+async fn discovery_advertises_the_configured_address() {
+    let by_name = TestServer::start_with(|config| {
+        config.external_hostname = Some("api.example.com".into());
+        config.advertise_address = Some("10.0.0.5".parse().unwrap());
+    })
+    .await;
+    let port = by_name.url().rsplit(':').next().unwrap().to_string();
+    let api = crate::admin(&by_name).get("/api").await.json();
+    assert_eq!(
+        api["serverAddressByClientCIDRs"][0]["serverAddress"],
+        format!("api.example.com:{port}")
+    );
+    let by_address = TestServer::start_with(|config| {
+        config.advertise_address = Some("10.0.0.5".parse().unwrap());
+    })
+    .await;
+    let port = by_address.url().rsplit(':').next().unwrap().to_string();
+    let api = crate::admin(&by_address).get("/api").await.json();
+    assert_eq!(
+        api["serverAddressByClientCIDRs"][0]["serverAddress"],
+        format!("10.0.0.5:{port}")
+    );
+}

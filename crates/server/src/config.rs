@@ -38,6 +38,11 @@ pub struct ServerConfig {
     pub tls_sni_cert_key: Vec<capstan_serving::sni::SniCertKey>,
     /// TLS versions and suites (`--tls-min-version`, `--tls-cipher-suites`).
     pub tls: capstan_serving::tls::TlsTuning,
+    /// The address advertised to clients and cluster members (`--advertise-address`).
+    pub advertise_address: Option<IpAddr>,
+    /// The host name put in generated URLs, before the advertised address
+    /// (`--external-hostname`).
+    pub external_hostname: Option<String>,
     /// Log one line per request (`-v=2` and above).
     pub request_log: bool,
     /// HSTS directives (`--strict-transport-security-directives`); empty: no header.
@@ -109,6 +114,8 @@ impl ServerConfig {
             etcd_overrides: Vec::new(),
             hsts_directives: Vec::new(),
             request_log: false,
+            advertise_address: None,
+            external_hostname: None,
             tls: Default::default(),
             tls_sni_cert_key: Vec::new(),
             goaway_chance: 0.0,

@@ -269,10 +269,15 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     ));
     let authz = Arc::new(AuthorizerChain::from_modes(&config.authorization_modes)?);
 
-    let advertised = if config.bind_address.is_unspecified() {
-        format!("127.0.0.1:{}", local_addr.port())
-    } else {
-        local_addr.to_string()
+    // What clients are told to use: --external-hostname, else --advertise-address, else the
+    // bound address (loopback for a wildcard bind).
+    let advertised = match (&config.external_hostname, config.advertise_address) {
+        (Some(host), _) => format!("{host}:{}", local_addr.port()),
+        (None, Some(ip)) => SocketAddr::new(ip, local_addr.port()).to_string(),
+        (None, None) if config.bind_address.is_unspecified() => {
+            format!("127.0.0.1:{}", local_addr.port())
+        }
+        (None, None) => local_addr.to_string(),
     };
     let (shutdown, shutdown_rx) = watch::channel(false);
     let state = Arc::new(State {
