@@ -145,6 +145,20 @@ struct Options {
     #[arg(long, default_value = "0s", value_parser = parse_duration, help_heading = "Secure serving")]
     shutdown_delay_duration: Duration,
 
+    /// Metrics not to serve, comma-separated exposed names (e.g. apiserver_request_total).
+    #[arg(long, value_delimiter = ',', help_heading = "Metrics")]
+    disabled_metrics: Vec<String>,
+
+    /// Label values allowed per metric: metric,label='value1,value2' (repeatable, or several
+    /// separated by commas); other values are reported as "unexpected".
+    #[arg(long, value_parser = parse_allowed_labels, help_heading = "Metrics")]
+    allow_metric_labels: Vec<Vec<((String, String), Vec<String>)>>,
+
+    /// Show metrics hidden since this version (major.minor). Capstan hides none, so this
+    /// changes nothing; the value is still checked.
+    #[arg(long, value_parser = parse_minor_version, help_heading = "Metrics")]
+    show_hidden_metrics_for_version: Option<String>,
+
     /// How often stored objects are counted per resource (the apiserver_storage_objects
     /// metric); 0 disables.
     #[arg(long, default_value = "1m0s", value_parser = parse_duration, help_heading = "Storage")]
@@ -262,6 +276,33 @@ fn parse_etcd_override(value: &str) -> Result<(String, String, Vec<String>), Str
     Ok((group.to_string(), resource.to_string(), servers))
 }
 
+fn parse_allowed_labels(value: &str) -> Result<Vec<((String, String), Vec<String>)>, String> {
+    let entry = regex::Regex::new(
+        r"^\s*([a-zA-Z_:][a-zA-Z0-9_:]*),([a-zA-Z_][a-zA-Z0-9_]*)='([^']*)'\s*(?:,|$)",
+    )
+    .expect("a valid expression");
+    let mut rest = value;
+    let mut out = Vec::new();
+    while !rest.trim().is_empty() {
+        let caps = entry
+            .captures(rest)
+            .ok_or_else(|| format!("{rest:?} is not metric,label='value1,value2'"))?;
+        let values = caps[3].split(',').map(|v| v.trim().to_string()).collect();
+        out.push(((caps[1].to_string(), caps[2].to_string()), values));
+        rest = &rest[caps[0].len()..];
+    }
+    Ok(out)
+}
+
+fn parse_minor_version(value: &str) -> Result<String, String> {
+    match value.split_once('.') {
+        Some((major, minor)) if major.parse::<u32>().is_ok() && minor.parse::<u32>().is_ok() => {
+            Ok(value.to_string())
+        }
+        _ => Err(format!("{value:?} is not major.minor (e.g. 1.32)")),
+    }
+}
+
 fn parse_goaway_chance(value: &str) -> Result<f64, String> {
     let chance: f64 = value
         .parse()
@@ -368,6 +409,11 @@ fn main() -> ExitCode {
     config.etcd_overrides = options.etcd_servers_overrides;
     config.hsts_directives = options.strict_transport_security_directives;
     config.request_log = options.verbosity >= 2;
+    config.metrics = capstan_server::MetricsOptions {
+        disabled: options.disabled_metrics,
+        allowed_labels: options.allow_metric_labels.into_iter().flatten().collect(),
+    };
+    let _ = options.show_hidden_metrics_for_version;
     config.advertise_address = options.advertise_address;
     config.external_hostname = options.external_hostname.filter(|h| !h.is_empty());
     config.tls_sni_cert_key = options.tls_sni_cert_key;
@@ -458,6 +504,43 @@ mod tests {
             Options::try_parse_from(["capstan-apiserver", "--watch-cache-sizes=pods"]).is_err()
         );
         assert_eq!(parse_duration("0").unwrap(), Duration::ZERO);
+    }
+
+    #[test]
+    fn metric_options() {
+        let o = Options::try_parse_from([
+            "capstan-apiserver",
+            "--disabled-metrics=apiserver_request_total,process_open_fds",
+            "--allow-metric-labels=apiserver_request_total,verb='GET,LIST',apiserver_request_total,code='200'",
+            "--show-hidden-metrics-for-version=1.32",
+        ])
+        .unwrap();
+        assert_eq!(
+            o.disabled_metrics,
+            ["apiserver_request_total", "process_open_fds"]
+        );
+        assert_eq!(
+            o.allow_metric_labels.concat(),
+            [
+                (
+                    ("apiserver_request_total".to_string(), "verb".to_string()),
+                    vec!["GET".to_string(), "LIST".to_string()]
+                ),
+                (
+                    ("apiserver_request_total".to_string(), "code".to_string()),
+                    vec!["200".to_string()]
+                ),
+            ]
+        );
+        for bad in [
+            "--allow-metric-labels=apiserver_request_total",
+            "--show-hidden-metrics-for-version=1",
+        ] {
+            assert!(
+                Options::try_parse_from(["capstan-apiserver", bad]).is_err(),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -501,3 +501,49 @@ async fn discovery_advertises_the_configured_address() {
         format!("10.0.0.5:{port}")
     );
 }
+
+#[tokio::test]
+async fn metrics_can_be_disabled_and_labels_bounded() {
+    let server = TestServer::start_with(|config| {
+        config.metrics = capstan_server::MetricsOptions {
+            disabled: vec![
+                "process_open_fds".into(),
+                "apiserver_request_duration_seconds".into(),
+            ],
+            allowed_labels: vec![(
+                ("apiserver_request_total".into(), "verb".into()),
+                vec!["GET".into(), "LIST".into()],
+            )],
+        };
+    })
+    .await;
+    let c = crate::admin(&server);
+    let res = c
+        .send_json(
+            http::Method::POST,
+            "/api/v1/namespaces/default/configmaps",
+            &serde_json::json!({"metadata": {"name": "x"}}),
+        )
+        .await;
+    assert_eq!(res.status.as_u16(), 201);
+    let samples = scrape(&c.get("/metrics").await.body);
+    assert!(!samples.iter().any(|s| s.metric == "process_open_fds"));
+    assert!(
+        !samples
+            .iter()
+            .any(|s| s.metric.starts_with("apiserver_request_duration_seconds"))
+    );
+    assert!(
+        samples
+            .iter()
+            .any(|s| s.metric == "process_resident_memory_bytes")
+    );
+    let verbs: Vec<&str> = samples
+        .iter()
+        .filter(|s| {
+            s.metric == "apiserver_request_total" && s.labels.get("resource") == Some("configmaps")
+        })
+        .filter_map(|s| s.labels.get("verb"))
+        .collect();
+    assert_eq!(verbs, ["unexpected"], "POST is outside the allow-list");
+}

@@ -43,6 +43,8 @@ pub struct ServerConfig {
     /// The host name put in generated URLs, before the advertised address
     /// (`--external-hostname`).
     pub external_hostname: Option<String>,
+    /// Disabled metrics and label allow-lists (`--disabled-metrics`, `--allow-metric-labels`).
+    pub metrics: crate::metrics::MetricsOptions,
     /// Log one line per request (`-v=2` and above).
     pub request_log: bool,
     /// HSTS directives (`--strict-transport-security-directives`); empty: no header.
@@ -114,6 +116,7 @@ impl ServerConfig {
             etcd_overrides: Vec::new(),
             hsts_directives: Vec::new(),
             request_log: false,
+            metrics: Default::default(),
             advertise_address: None,
             external_hostname: None,
             tls: Default::default(),

@@ -14,6 +14,7 @@ mod handler;
 mod health;
 mod kubeconfig;
 mod metrics;
+pub use metrics::MetricsOptions;
 mod openapi;
 mod openapi_v2;
 mod query;

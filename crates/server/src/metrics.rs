@@ -35,6 +35,7 @@ pub struct Metrics {
     /// `apiserver_current_inflight_requests`.
     pub inflight: Family<Labels, Gauge>,
     process: ProcessMetrics,
+    allowed_labels: Vec<((String, String), Vec<String>)>,
 }
 
 /// `process_*` metrics, read from `/proc/self` at each scrape.
@@ -46,8 +47,43 @@ struct ProcessMetrics {
     start_time: Gauge<f64, std::sync::atomic::AtomicU64>,
 }
 
+/// Registers families unless disabled (`--disabled-metrics`, by exposed name).
+struct Registrar<'a> {
+    registry: &'a mut prometheus_client::registry::Registry,
+    disabled: &'a [String],
+}
+
+impl Registrar<'_> {
+    fn register(
+        &mut self,
+        name: &str,
+        help: &str,
+        metric: impl prometheus_client::registry::Metric,
+        counter: bool,
+    ) {
+        let exposed = if counter {
+            format!("{name}_total")
+        } else {
+            name.to_string()
+        };
+        if self.disabled.iter().any(|d| *d == exposed || d == name) {
+            return;
+        }
+        self.registry.register(name, help, metric);
+    }
+}
+
+/// The metric options: `--disabled-metrics`, `--allow-metric-labels`.
+#[derive(Debug, Clone, Default)]
+pub struct MetricsOptions {
+    /// Exposed names of metrics not to serve.
+    pub disabled: Vec<String>,
+    /// (metric, label) → the values kept; others become `unexpected`.
+    pub allowed_labels: Vec<((String, String), Vec<String>)>,
+}
+
 impl ProcessMetrics {
-    fn register(registry: &mut prometheus_client::registry::Registry) -> Self {
+    fn register(registry: &mut Registrar<'_>) -> Self {
         let m = Self {
             resident: Gauge::default(),
             virtual_memory: Gauge::default(),
@@ -59,26 +95,31 @@ impl ProcessMetrics {
             "process_resident_memory_bytes",
             "Resident memory size in bytes.",
             m.resident.clone(),
+            false,
         );
         registry.register(
             "process_virtual_memory_bytes",
             "Virtual memory size in bytes.",
             m.virtual_memory.clone(),
+            false,
         );
         registry.register(
             "process_cpu_seconds_total",
             "Total user and system CPU time spent in seconds.",
             m.cpu_seconds.clone(),
+            false,
         );
         registry.register(
             "process_open_fds",
             "Number of open file descriptors.",
             m.open_fds.clone(),
+            false,
         );
         registry.register(
             "process_start_time_seconds",
             "Start time of the process since unix epoch in seconds.",
             m.start_time.clone(),
+            false,
         );
         m
     }
@@ -124,24 +165,36 @@ impl Default for Metrics {
 impl Metrics {
     /// The metric families, registered and empty.
     pub fn new() -> Self {
-        let mut registry = prometheus_client::registry::Registry::default();
+        Self::with_options(MetricsOptions::default())
+    }
+
+    /// [`Metrics::new`] with disabled metrics and label allow-lists.
+    pub fn with_options(options: MetricsOptions) -> Self {
+        let mut inner = prometheus_client::registry::Registry::default();
+        let mut registry = Registrar {
+            registry: &mut inner,
+            disabled: &options.disabled,
+        };
         let storage_objects = Family::<Labels, Gauge>::default();
         registry.register(
             "apiserver_storage_objects",
             "[STABLE] Number of stored objects at the time of last check split by kind.",
             storage_objects.clone(),
+            false,
         );
         let storage_size = Family::<Labels, Gauge>::default();
         registry.register(
             "apiserver_storage_size_bytes",
             "[ALPHA] Size of the storage database file physically allocated in bytes.",
             storage_size.clone(),
+            false,
         );
         let requests = Family::<Labels, Counter>::default();
         registry.register(
             "apiserver_request",
             "[STABLE] Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.",
             requests.clone(),
+            true,
         );
         let durations: Family<Labels, Histogram, fn() -> Histogram> =
             Family::new_with_constructor(|| Histogram::new(DURATION_BUCKETS));
@@ -149,16 +202,19 @@ impl Metrics {
             "apiserver_request_duration_seconds",
             "[STABLE] Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.",
             durations.clone(),
+            false,
         );
         let inflight = Family::<Labels, Gauge>::default();
         registry.register(
             "apiserver_current_inflight_requests",
             "[STABLE] Maximal number of currently used inflight request limit of this apiserver per request kind in last second.",
             inflight.clone(),
+            false,
         );
         let process = ProcessMetrics::register(&mut registry);
         Self {
-            registry,
+            registry: inner,
+            allowed_labels: options.allowed_labels,
             storage_objects,
             storage_size,
             requests,
@@ -166,6 +222,22 @@ impl Metrics {
             inflight,
             process,
         }
+    }
+
+    /// `labels` of `metric` with every value outside its allow-list (`--allow-metric-labels`)
+    /// replaced by `unexpected`, as upstream does.
+    pub fn allowed(&self, metric: &str, mut labels: Labels) -> Labels {
+        for ((m, label), values) in &self.allowed_labels {
+            if m != metric {
+                continue;
+            }
+            for (name, value) in labels.iter_mut() {
+                if name == label && !values.contains(value) {
+                    *value = "unexpected".into();
+                }
+            }
+        }
+        labels
     }
 
     /// The text exposition of every metric.
@@ -208,12 +280,13 @@ impl Metrics {
                     for (cluster, store) in &stores {
                         match store.size_bytes().await {
                             Ok(Some(bytes)) => {
+                                let labels = metrics.allowed(
+                                    "apiserver_storage_size_bytes",
+                                    vec![("storage_cluster_id".into(), cluster.clone())],
+                                );
                                 metrics
                                     .storage_size
-                                    .get_or_create(&vec![(
-                                        "storage_cluster_id".into(),
-                                        cluster.clone(),
-                                    )])
+                                    .get_or_create(&labels)
                                     .set(bytes as i64);
                             }
                             Ok(None) => {}
@@ -247,9 +320,11 @@ impl Metrics {
         for (label, (key, store)) in collections {
             match store.count(&key).await {
                 Ok(n) => {
-                    self.storage_objects
-                        .get_or_create(&vec![("resource".into(), label)])
-                        .set(n as i64);
+                    let labels = self.allowed(
+                        "apiserver_storage_objects",
+                        vec![("resource".into(), label)],
+                    );
+                    self.storage_objects.get_or_create(&labels).set(n as i64);
                 }
                 Err(err) => tracing::debug!(%err, resource = label, "object count poll failed"),
             }

@@ -169,7 +169,9 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         .await
         .map_err(|e| Error::Startup(format!("creating the initial objects: {e}")))?;
     let registry = Arc::new(registry);
-    let metrics = Arc::new(crate::metrics::Metrics::new());
+    let metrics = Arc::new(crate::metrics::Metrics::with_options(
+        config.metrics.clone(),
+    ));
     compactors.extend(metrics.start_storage_polls(
         registry.clone(),
         config.storage_prefix.trim_end_matches('/').to_string(),

@@ -113,7 +113,10 @@ where
             "GET" | "LIST" | "WATCH" | "HEAD" | "OPTIONS" => "readOnly",
             _ => "mutating",
         };
-        let inflight = vec![("request_kind".to_string(), kind.to_string())];
+        let inflight = self.metrics.allowed(
+            "apiserver_current_inflight_requests",
+            vec![("request_kind".to_string(), kind.to_string())],
+        );
         if !long_running {
             self.metrics.inflight.get_or_create(&inflight).inc();
         }
@@ -126,11 +129,14 @@ where
                 metrics.inflight.get_or_create(&inflight).dec();
                 metrics
                     .durations
-                    .get_or_create(&labels)
+                    .get_or_create(
+                        &metrics.allowed("apiserver_request_duration_seconds", labels.clone()),
+                    )
                     .observe(started.elapsed().as_secs_f64());
             }
             let mut counted = labels;
             counted.push(("code".into(), resp.status().as_u16().to_string()));
+            let counted = metrics.allowed("apiserver_request_total", counted);
             metrics.requests.get_or_create(&counted).inc();
             Ok(resp)
         })
