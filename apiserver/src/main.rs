@@ -152,7 +152,7 @@ struct Options {
     /// Label values allowed per metric: metric,label='value1,value2' (repeatable, or several
     /// separated by commas); other values are reported as "unexpected".
     #[arg(long, value_parser = parse_allowed_labels, help_heading = "Metrics")]
-    allow_metric_labels: Vec<Vec<((String, String), Vec<String>)>>,
+    allow_metric_labels: Vec<capstan_server::LabelAllowList>,
 
     /// Show metrics hidden since this version (major.minor). Capstan hides none, so this
     /// changes nothing; the value is still checked.
@@ -276,7 +276,7 @@ fn parse_etcd_override(value: &str) -> Result<(String, String, Vec<String>), Str
     Ok((group.to_string(), resource.to_string(), servers))
 }
 
-fn parse_allowed_labels(value: &str) -> Result<Vec<((String, String), Vec<String>)>, String> {
+fn parse_allowed_labels(value: &str) -> Result<capstan_server::LabelAllowList, String> {
     let entry = regex::Regex::new(
         r"^\s*([a-zA-Z_:][a-zA-Z0-9_:]*),([a-zA-Z_][a-zA-Z0-9_]*)='([^']*)'\s*(?:,|$)",
     )

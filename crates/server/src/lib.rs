@@ -14,7 +14,7 @@ mod handler;
 mod health;
 mod kubeconfig;
 mod metrics;
-pub use metrics::MetricsOptions;
+pub use metrics::{LabelAllowList, MetricsOptions};
 mod openapi;
 mod openapi_v2;
 mod query;

@@ -35,7 +35,7 @@ pub struct Metrics {
     /// `apiserver_current_inflight_requests`.
     pub inflight: Family<Labels, Gauge>,
     process: ProcessMetrics,
-    allowed_labels: Vec<((String, String), Vec<String>)>,
+    allowed_labels: LabelAllowList,
 }
 
 /// `process_*` metrics, read from `/proc/self` at each scrape.
@@ -73,13 +73,16 @@ impl Registrar<'_> {
     }
 }
 
+/// Allowed label values: ((metric, label), values).
+pub type LabelAllowList = Vec<((String, String), Vec<String>)>;
+
 /// The metric options: `--disabled-metrics`, `--allow-metric-labels`.
 #[derive(Debug, Clone, Default)]
 pub struct MetricsOptions {
     /// Exposed names of metrics not to serve.
     pub disabled: Vec<String>,
     /// (metric, label) → the values kept; others become `unexpected`.
-    pub allowed_labels: Vec<((String, String), Vec<String>)>,
+    pub allowed_labels: LabelAllowList,
 }
 
 impl ProcessMetrics {
