@@ -407,6 +407,19 @@ async fn resource(
                 timeout: watch_timeout(info, state.min_request_timeout)?,
             };
             let lines = storage.watch(ns, &options).await?;
+            let labels = state.metrics.allowed(
+                "apiserver_watch_events_total",
+                vec![
+                    ("group".into(), descriptor.group.clone()),
+                    ("kind".into(), descriptor.kind.clone()),
+                    ("version".into(), descriptor.version.clone()),
+                ],
+            );
+            let sent = state.metrics.watch_events.get_or_create(&labels).clone();
+            let lines: capstan_registry::EventStream =
+                Box::pin(futures_util::StreamExt::inspect(lines, move |_| {
+                    sent.inc();
+                }));
             return Ok(renderer.watch(lines, descriptor.api_version(), state.shutdown.clone()));
         }
         "create" | "update" => {

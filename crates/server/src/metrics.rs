@@ -34,6 +34,8 @@ pub struct Metrics {
     pub durations: Family<Labels, Histogram, fn() -> Histogram>,
     /// `apiserver_current_inflight_requests`.
     pub inflight: Family<Labels, Gauge>,
+    /// `apiserver_watch_events_total`.
+    pub watch_events: Family<Labels, Counter>,
     process: ProcessMetrics,
     allowed_labels: LabelAllowList,
 }
@@ -214,6 +216,13 @@ impl Metrics {
             inflight.clone(),
             false,
         );
+        let watch_events = Family::<Labels, Counter>::default();
+        registry.register(
+            "apiserver_watch_events",
+            "[ALPHA] Number of events sent in watch clients",
+            watch_events.clone(),
+            true,
+        );
         let process = ProcessMetrics::register(&mut registry);
         Self {
             registry: inner,
@@ -223,6 +232,7 @@ impl Metrics {
             requests,
             durations,
             inflight,
+            watch_events,
             process,
         }
     }
