@@ -103,12 +103,13 @@ impl Transformer {
         let Some(provider) = self.providers.first() else {
             return plaintext.to_vec();
         };
+        // Identity has no keys: values are stored as they are.
         let Some(key) = provider.keys().first() else {
             return plaintext.to_vec();
         };
         let mut out = prefix(provider.name(), &key.name).into_bytes();
         match provider {
-            Provider::Identity => return plaintext.to_vec(),
+            Provider::Identity => unreachable!("identity has no keys"),
             Provider::AesCbc(_) => {
                 let mut iv = [0u8; 16];
                 rand::rng().fill_bytes(&mut iv);
@@ -120,7 +121,8 @@ impl Transformer {
                 rand::rng().fill_bytes(&mut nonce);
                 out.extend_from_slice(&nonce);
                 out.extend(
-                    gcm(&key.secret, &nonce, storage_key, plaintext, true).unwrap_or_default(),
+                    gcm(&key.secret, &nonce, storage_key, plaintext, true)
+                        .expect("aesgcm keys are checked to be 16, 24 or 32 bytes"),
                 );
             }
             Provider::Secretbox(_) => {

@@ -346,6 +346,10 @@ impl Store for EtcdStore {
         Err(StoreError::NotFound { key: key.into() })
     }
 
+    async fn ping(&self) -> Result<()> {
+        self.current_revision_quiet().await.map(|_| ())
+    }
+
     async fn count(&self, prefix: &str) -> Result<u64> {
         let options = GetOptions::new()
             .with_range(prefix_end(prefix))

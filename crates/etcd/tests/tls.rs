@@ -64,10 +64,10 @@ async fn tls_with_client_certificates() {
     anonymous.cert_file = None;
     anonymous.key_file = None;
     let refused = match EtcdStore::connect(&anonymous).await {
-        Err(err) => err.to_string(),
-        Ok(store) => store.get("/tls/a").await.unwrap_err().to_string(),
+        Err(_) => true,
+        Ok(store) => store.get("/tls/a").await.is_err(),
     };
-    assert!(!refused.is_empty());
+    assert!(refused, "etcd served a client without a certificate");
     // A certificate given without its key is a configuration error.
     let mut half = client.clone();
     half.key_file = None;

@@ -216,6 +216,24 @@ impl FieldSet {
         }
     }
 
+    /// Takes the path itself out of the set, keeping what is below it.
+    pub fn clear_member(&mut self, path: &[PathElement]) {
+        let Some((first, rest)) = path.split_first() else {
+            return;
+        };
+        let Some(node) = self.entries.get_mut(first) else {
+            return;
+        };
+        if rest.is_empty() {
+            node.member = false;
+        } else {
+            node.children.clear_member(rest);
+        }
+        if node.is_empty() {
+            self.entries.remove(first);
+        }
+    }
+
     /// Removes `path` and everything below it.
     pub fn remove_subtree(&mut self, path: &[PathElement]) {
         let Some((first, rest)) = path.split_first() else {

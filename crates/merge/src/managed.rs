@@ -320,28 +320,6 @@ impl Ignored {
     }
 }
 
-impl FieldSet {
-    /// Takes the path itself out of the set, keeping what is below it.
-    pub fn clear_member(&mut self, path: &[PathElement]) {
-        let Some((first, rest)) = path.split_first() else {
-            return;
-        };
-        let Some(node) = self.get(first) else {
-            return;
-        };
-        let mut node = node.clone();
-        if rest.is_empty() {
-            node.member = false;
-        } else {
-            node.children.clear_member(rest);
-        }
-        self.remove_subtree(std::slice::from_ref(first));
-        if node.member || !node.children.is_empty() {
-            *self.entry(first.clone()) = node;
-        }
-    }
-}
-
 /// Records a write of `new` over `old` (`None`: a create) by `writer`, both objects in JSON
 /// without their managedFields.
 pub fn update(
@@ -398,15 +376,15 @@ pub fn update(
 pub fn apply(
     typed: &Typed<'_>,
     managed: &mut ManagedFields,
-    live: Option<&Value>,
+    live: Option<Value>,
     config: &Value,
     ignored: &Ignored,
     writer: &Writer<'_>,
     force: bool,
 ) -> Result<Value, Error> {
-    let skeleton = skeleton(typed);
-    let live = live.unwrap_or(&skeleton);
-    if managed.entries.is_empty() && live != &skeleton {
+    if let Some(live) = &live
+        && managed.entries.is_empty()
+    {
         // Fields set before any apply belong to someone: conflicts must see them.
         let mut owned = typed.field_set(typed.root(), live)?;
         ignored.strip(&mut owned);
@@ -419,6 +397,7 @@ pub fn apply(
             fields: owned,
         });
     }
+    let live = live.unwrap_or_else(|| skeleton(typed));
     let (mut merged, mut changed) = typed.merge(typed.root(), Some(live), config)?;
     ignored.strip(&mut changed);
     let mut conflicts = Vec::new();

@@ -232,12 +232,7 @@ impl<'s> Typed<'s> {
         path: &mut Vec<PathElement>,
         out: &mut Comparison,
     ) -> Result<(), Error> {
-        let empty = |v: Option<&Value>| match v {
-            None | Some(Value::Null) => true,
-            Some(Value::Object(m)) => m.is_empty(),
-            Some(Value::Array(a)) => a.is_empty(),
-            Some(_) => false,
-        };
+        let empty = |v: Option<&Value>| v.is_none_or(is_empty);
         let leaf = matches!(ty, Ty::Leaf) || (empty(old) && empty(new));
         if leaf {
             match (old, new) {
@@ -311,12 +306,6 @@ impl<'s> Typed<'s> {
     /// What `compare` reports as added below a new value of type `ty`: every leaf, and every
     /// struct, map, list item or empty value in it.
     fn added_below(&self, ty: Ty<'s>, value: &Value, out: &mut FieldSet) -> Result<(), Error> {
-        let empty = |v: &Value| match v {
-            Value::Null => true,
-            Value::Object(m) => m.is_empty(),
-            Value::Array(a) => a.is_empty(),
-            _ => false,
-        };
         match ty {
             Ty::Leaf => {}
             Ty::Struct(_) | Ty::Map(_) => {
@@ -324,7 +313,7 @@ impl<'s> Typed<'s> {
                     let child_ty = self.child(ty, key);
                     let node = out.entry(PathElement::Field(key.clone()));
                     node.member = true;
-                    if !matches!(child_ty, Ty::Leaf) && !empty(child) {
+                    if !matches!(child_ty, Ty::Leaf) && !is_empty(child) {
                         self.added_below(child_ty, child, &mut node.children)?;
                     }
                 }
@@ -334,7 +323,7 @@ impl<'s> Typed<'s> {
                 for (element, item) in self.items(field, Some(value))? {
                     let node = out.entry(element);
                     node.member = true;
-                    if !matches!(item_ty, Ty::Leaf) && !empty(item) {
+                    if !matches!(item_ty, Ty::Leaf) && !is_empty(item) {
                         self.added_below(item_ty, item, &mut node.children)?;
                     }
                 }
@@ -350,12 +339,12 @@ impl<'s> Typed<'s> {
     pub fn merge(
         &self,
         ty: Ty<'s>,
-        live: Option<&Value>,
+        live: Option<Value>,
         config: &Value,
     ) -> Result<(Value, FieldSet), Error> {
         let mut changed = FieldSet::new();
         let mut path = Vec::new();
-        let merged = self.merge_at(ty, live.cloned(), config, &mut path, &mut changed)?;
+        let merged = self.merge_at(ty, live, config, &mut path, &mut changed)?;
         Ok((merged, changed))
     }
 
@@ -367,12 +356,6 @@ impl<'s> Typed<'s> {
         path: &mut Vec<PathElement>,
         changed: &mut FieldSet,
     ) -> Result<Value, Error> {
-        let is_empty = |v: &Value| match v {
-            Value::Null => true,
-            Value::Object(m) => m.is_empty(),
-            Value::Array(a) => a.is_empty(),
-            _ => false,
-        };
         let leaf = match ty {
             Ty::Leaf => true,
             Ty::Struct(_) | Ty::Map(_) => !config.is_object(),
@@ -481,6 +464,16 @@ impl<'s> Typed<'s> {
     }
 }
 
+/// Null, or an empty object or list: what upstream treats as an unset struct, map or list.
+fn is_empty(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::Object(m) => m.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        _ => false,
+    }
+}
+
 /// The paths that differ between two values.
 #[derive(Debug, Default, Clone)]
 pub struct Comparison {
@@ -575,7 +568,7 @@ mod tests {
                           "spec": {"containers": [{"name": "c", "image": "v1", "imagePullPolicy": "Always"}, {"name": "e", "image": "v1"}]}});
         let config = json!({"metadata": {"labels": {"b": "2"}, "finalizers": ["y"]},
                             "spec": {"containers": [{"name": "d", "image": "v9"}, {"name": "c", "image": "v2"}]}});
-        let (mut merged, changed) = t.merge(t.root(), Some(&live), &config).unwrap();
+        let (mut merged, changed) = t.merge(t.root(), Some(live.clone()), &config).unwrap();
         let paths: Vec<String> = changed.paths().iter().map(ToString::to_string).collect();
         assert_eq!(
             paths,

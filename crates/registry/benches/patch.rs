@@ -127,7 +127,7 @@ fn bench(c: &mut Criterion) {
             let merged = managed::apply(
                 &typed,
                 &mut m,
-                Some(&live),
+                Some(live.clone()),
                 &next,
                 &Ignored::identity(),
                 &writer("deployer"),
@@ -143,7 +143,7 @@ fn bench(c: &mut Criterion) {
             managed::apply(
                 &typed,
                 &mut m,
-                Some(&live),
+                Some(live.clone()),
                 &next,
                 &Ignored::identity(),
                 &writer("other"),

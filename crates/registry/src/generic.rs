@@ -653,9 +653,9 @@ impl<S: Strategy> GenericStore<S> {
                 .map(serde_json::to_value)
                 .transpose()
                 .map_err(Error::Encode)?;
-            let merged =
-                self.tracker
-                    .apply(target, live.as_ref(), &config, manager, options.force)?;
+            let merged = self
+                .tracker
+                .apply(target, live, &config, manager, options.force)?;
             let (new, warnings) =
                 decode_value::<S::Object>(merged, &self.descriptor, options.field_validation)?;
             let (Some(current), Some(old)) = (current, old) else {
@@ -703,8 +703,7 @@ impl<S: Strategy> GenericStore<S> {
             .transpose()
             .map_err(Error::Encode)?;
         let mut doc = serde_json::to_value(&*new).map_err(Error::Encode)?;
-        self.tracker
-            .record(target, old.as_ref(), &mut doc, manager)?;
+        self.tracker.record(target, old, &mut doc, manager)?;
         let fields = doc
             .get_mut("metadata")
             .and_then(|m| m.get_mut("managedFields"))

@@ -58,14 +58,13 @@ impl FieldTracker {
     pub fn record(
         &self,
         target: Target,
-        old: Option<&Value>,
+        mut old: Option<Value>,
         new: &mut Value,
         manager: &str,
     ) -> Result<(), ApiError> {
         let Some(typed) = &self.typed else {
             return Ok(());
         };
-        let mut old = old.cloned();
         let stored = old.as_mut().and_then(take_managed_fields);
         let given = take_managed_fields(new);
         let base = match given {
@@ -99,7 +98,7 @@ impl FieldTracker {
     pub fn apply(
         &self,
         target: Target,
-        live: Option<&Value>,
+        mut live: Option<Value>,
         config: &Value,
         manager: &str,
         force: bool,
@@ -110,7 +109,6 @@ impl FieldTracker {
                 "server-side apply is not supported for this kind",
             ));
         };
-        let mut live = live.cloned();
         let stored = live.as_mut().and_then(take_managed_fields);
         let mut entries = ManagedFields::decode(stored.as_ref()).map_err(|e| {
             ApiError::internal(format!("the stored managedFields are unreadable: {e}"))
@@ -127,7 +125,7 @@ impl FieldTracker {
         let mut merged = managed::apply(
             typed,
             &mut entries,
-            live.as_ref(),
+            live,
             &config,
             &self.ignored(target),
             &writer,

@@ -49,18 +49,14 @@ impl Health {
                 Err("the server is shutting down".into())
             }
             "shutdown" => Ok(()),
-            "etcd" => {
-                match tokio::time::timeout(self.storage_timeout, self.store.current_revision())
-                    .await
-                {
-                    Ok(Ok(_)) => Ok(()),
-                    Ok(Err(err)) => Err(err.to_string()),
-                    Err(_) => Err(format!(
-                        "the storage did not answer within {:?}",
-                        self.storage_timeout
-                    )),
-                }
-            }
+            "etcd" => match tokio::time::timeout(self.storage_timeout, self.store.ping()).await {
+                Ok(Ok(())) => Ok(()),
+                Ok(Err(err)) => Err(err.to_string()),
+                Err(_) => Err(format!(
+                    "the storage did not answer within {:?}",
+                    self.storage_timeout
+                )),
+            },
             _ => Err(format!("no check named {name}")),
         }
     }

@@ -310,7 +310,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         })
         .collect::<Result<Vec<_>>>()?;
     let layers = filters::Filters {
-        hsts: filters::HstsLayer::new(&config.hsts_directives),
+        hsts_directives: config.hsts_directives.clone(),
         cors: filters::CorsLayer::new(origins),
         instrument: filters::InstrumentLayer::new(metrics.clone()),
         goaway: filters::GoawayLayer::new(config.goaway_chance),

@@ -128,6 +128,13 @@ pub trait Store: Send + Sync + 'static {
     /// The revision of the last committed write.
     async fn current_revision(&self) -> Result<Revision>;
 
+    /// Whether the backend answers (health checks). The default reads the current revision;
+    /// a backend whose `current_revision` does more than read (etcd's asks watches for
+    /// progress) answers with a plain read instead.
+    async fn ping(&self) -> Result<()> {
+        self.current_revision().await.map(|_| ())
+    }
+
     /// How many keys start with `prefix` now (the object-count metric). The default lists
     /// them.
     async fn count(&self, prefix: &str) -> Result<u64> {

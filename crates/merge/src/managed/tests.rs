@@ -111,7 +111,7 @@ fn apply_conflicts_force_and_removal() {
     let live = apply(
         &t,
         &mut managed,
-        Some(&live),
+        Some(live.clone()),
         &same,
         &ignored,
         &writer("b"),
@@ -126,7 +126,7 @@ fn apply_conflicts_force_and_removal() {
     let err = apply(
         &t,
         &mut managed.clone(),
-        Some(&live),
+        Some(live.clone()),
         &other,
         &ignored,
         &writer("c"),
@@ -144,7 +144,7 @@ fn apply_conflicts_force_and_removal() {
     let live = apply(
         &t,
         &mut managed,
-        Some(&live),
+        Some(live.clone()),
         &other,
         &ignored,
         &writer("c"),
@@ -161,7 +161,7 @@ fn apply_conflicts_force_and_removal() {
     let live = apply(
         &t,
         &mut managed,
-        Some(&live),
+        Some(live.clone()),
         &shrunk,
         &ignored,
         &writer("a"),
@@ -190,7 +190,7 @@ fn update_conflicts_name_the_version() {
     let err = apply(
         &t,
         &mut managed,
-        Some(&created),
+        Some(created.clone()),
         &config,
         &ignored,
         &writer("kubectl"),
@@ -212,7 +212,7 @@ fn first_apply_on_an_untracked_object_sees_its_fields_owned() {
     let err = apply(
         &t,
         &mut managed,
-        Some(&live),
+        Some(live.clone()),
         &config,
         &Ignored::identity(),
         &writer("x"),

@@ -8,70 +8,26 @@ use std::task::{Context, Poll};
 use futures_util::future::BoxFuture;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use regex::Regex;
+use tower::util::MapResponseLayer;
 use tower::{Layer, Service};
 
 use crate::response::{self, Body};
 
-/// Adds `Strict-Transport-Security` with the configured directives to every response.
-#[derive(Debug, Clone)]
-pub struct HstsLayer {
-    value: Option<HeaderValue>,
-}
-
-impl HstsLayer {
-    /// The layer for `directives` (none: no header); upstream joins them with `; `.
-    pub fn new(directives: &[String]) -> Self {
-        let value = (!directives.is_empty())
-            .then(|| HeaderValue::from_str(&directives.join("; ")).ok())
-            .flatten();
-        Self { value }
-    }
-}
-
-impl<S> Layer<S> for HstsLayer {
-    type Service = Hsts<S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        Hsts {
-            inner,
-            value: self.value.clone(),
+/// Adds `Strict-Transport-Security` with the configured directives (joined by `; `, as
+/// upstream does) to every response; none configured, no header.
+pub fn hsts(
+    directives: &[String],
+) -> MapResponseLayer<impl Fn(Response<Body>) -> Response<Body> + Clone + use<>> {
+    let value = (!directives.is_empty())
+        .then(|| HeaderValue::from_str(&directives.join("; ")).ok())
+        .flatten();
+    MapResponseLayer::new(move |mut resp: Response<Body>| {
+        if let Some(value) = &value {
+            resp.headers_mut()
+                .insert(header::STRICT_TRANSPORT_SECURITY, value.clone());
         }
-    }
-}
-
-/// See [`HstsLayer`].
-#[derive(Debug, Clone)]
-pub struct Hsts<S> {
-    inner: S,
-    value: Option<HeaderValue>,
-}
-
-impl<S, B> Service<Request<B>> for Hsts<S>
-where
-    S: Service<Request<B>, Response = Response<Body>, Error = Infallible> + Clone + Send + 'static,
-    S::Future: Send + 'static,
-    B: Send + 'static,
-{
-    type Response = Response<Body>;
-    type Error = Infallible;
-    type Future = BoxFuture<'static, Result<Response<Body>, Infallible>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, req: Request<B>) -> Self::Future {
-        let fut = self.inner.call(req);
-        let value = self.value.clone();
-        Box::pin(async move {
-            let mut resp = fut.await?;
-            if let Some(value) = value {
-                resp.headers_mut()
-                    .insert(header::STRICT_TRANSPORT_SECURITY, value);
-            }
-            Ok(resp)
-        })
-    }
+        resp
+    })
 }
 
 /// Answers cross-origin requests from allowed origins (regular expressions matched against

@@ -24,7 +24,7 @@ pub use access_log::{AccessLogLayer, ClientAddr};
 pub use authentication::AuthenticationLayer;
 pub use authorization::AuthorizationLayer;
 pub use goaway::{CloseConnection, GoawayLayer};
-pub use headers::{CorsLayer, HstsLayer};
+pub use headers::{CorsLayer, hsts};
 pub use instrument::InstrumentLayer;
 pub use panic::CatchPanicLayer;
 pub use request_info::RequestInfoLayer;
@@ -37,8 +37,8 @@ pub type ApiService = BoxCloneSyncService<Request<Incoming>, Response<Body>, Inf
 /// The configured filters besides security: response headers (HSTS, CORS) and metrics.
 #[derive(Clone)]
 pub struct Filters {
-    /// `--strict-transport-security-directives`.
-    pub hsts: HstsLayer,
+    /// `--strict-transport-security-directives`, joined.
+    pub hsts_directives: Vec<String>,
     /// `--cors-allowed-origins`.
     pub cors: CorsLayer,
     /// Request metrics.
@@ -71,7 +71,7 @@ where
         // Sees every answer, panics turned into 500s included.
         .layer(filters.access_log)
         // On every response, errors included.
-        .layer(filters.hsts)
+        .layer(hsts(&filters.hsts_directives))
         // Decides before anything else may answer, so any request can close its connection.
         .layer(filters.goaway)
         // Before authentication: a browser's preflight carries no credentials.
