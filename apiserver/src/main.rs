@@ -241,14 +241,8 @@ struct Options {
     #[arg(long, help_heading = "Capstan")]
     write_admin_kubeconfig: Option<PathBuf>,
 
-    /// Log verbosity: 0 and up info (2 and up adds a line per request), 4-5 debug, 6 and up
-    /// trace, for Capstan's own messages. RUST_LOG overrides it.
-    #[arg(short = 'v', long = "v", default_value_t = 0, help_heading = "Logging")]
-    verbosity: u8,
-
-    /// The log format: text or json (one JSON object per line).
-    #[arg(long, default_value = "text", value_parser = ["text", "json"], help_heading = "Logging")]
-    logging_format: String,
+    #[command(flatten)]
+    log: capstan_logging::LogOptions,
 }
 
 fn parse_etcd_url(value: &str) -> Result<String, String> {
@@ -342,42 +336,15 @@ fn parse_cache_size(value: &str) -> Result<(String, usize), String> {
     Ok((resource.to_ascii_lowercase(), size))
 }
 
-fn init_logging(verbosity: u8, json: bool) {
-    // Capstan's own targets follow -v; libraries (hyper, h2, rustls, ...) stay at info.
-    let own = match verbosity {
-        0..=3 => "info",
-        4..=5 => "debug",
-        _ => "trace",
-    };
-    let directives = [
-        "capstan",
-        "capstan_apiserver",
-        "capstan_server",
-        "capstan_serving",
-        "capstan_registry",
-        "capstan_storage",
-        "capstan_etcd",
-        "capstan_watch",
-        "capstan_controllers",
-    ]
-    .iter()
-    .fold("info".to_string(), |acc, t| format!("{acc},{t}={own}"));
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(directives));
-    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    if json {
-        builder.json().init();
-    } else {
-        builder.with_ansi(ansi).init();
-    }
-}
-
 fn main() -> ExitCode {
     let options = Options::parse();
-    init_logging(options.verbosity, options.logging_format == "json");
+    let _log = match capstan_logging::init("capstan-apiserver", &options.log) {
+        Ok(guard) => guard,
+        Err(err) => {
+            eprintln!("capstan-apiserver: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
     let mut config = capstan_server::ServerConfig::new(&options.data_dir);
     config.bind_address = options.bind_address;
     config.secure_port = options.secure_port;
@@ -408,7 +375,7 @@ fn main() -> ExitCode {
     }
     config.etcd_overrides = options.etcd_servers_overrides;
     config.hsts_directives = options.strict_transport_security_directives;
-    config.request_log = options.verbosity >= 2;
+    config.request_log = options.log.verbosity_for("access_log") >= 2;
     config.metrics = capstan_server::MetricsOptions {
         disabled: options.disabled_metrics,
         allowed_labels: options.allow_metric_labels.into_iter().flatten().collect(),

@@ -358,8 +358,8 @@ async fn json_logs_with_a_line_per_request_and_no_credentials() {
         let doc: serde_json::Value = serde_json::from_str(&line)
             .unwrap_or_else(|e| panic!("a log line is not JSON ({e}): {line}"));
         lines.push(line);
-        if doc["fields"]["message"] == "serving" {
-            break doc["fields"]["address"].as_str().unwrap().to_string();
+        if doc["msg"] == "serving" {
+            break doc["address"].as_str().unwrap().to_string();
         }
     };
     let config: serde_json::Value =
@@ -391,14 +391,20 @@ async fn json_logs_with_a_line_per_request_and_no_credentials() {
             .expect("the request's log line");
         let doc: serde_json::Value = serde_json::from_str(&line).unwrap();
         lines.push(line);
-        if doc["fields"]["message"] == "HTTP" && doc["fields"]["uri"] == "/api?x=1" {
+        if doc["msg"] == "HTTP" && doc["uri"] == "/api?x=1" {
             break doc;
         }
     };
-    assert_eq!(request_line["fields"]["verb"], "GET");
-    assert_eq!(request_line["fields"]["status"], 200);
-    assert_eq!(request_line["fields"]["source"], "127.0.0.1");
-    assert!(request_line["fields"]["latency_ms"].is_number());
+    assert_eq!(request_line["verb"], "GET");
+    assert_eq!(request_line["status"], 200);
+    assert_eq!(request_line["source"], "127.0.0.1");
+    assert!(request_line["latency_ms"].is_number());
+    assert!(
+        request_line["caller"]
+            .as_str()
+            .unwrap()
+            .starts_with("access_log.rs:")
+    );
     child.kill().unwrap();
     let _ = child.wait();
     while let Ok(line) = rx.recv_timeout(Duration::from_millis(200)) {
@@ -410,4 +416,57 @@ async fn json_logs_with_a_line_per_request_and_no_credentials() {
         !all.contains("do-not-log-me"),
         "a secret's value reached the log"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn log_files_per_severity_written_out_at_exit() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir(&logs).unwrap();
+    let log_dir = format!("--log-dir={}", logs.display());
+    let mut daemon = start_with(
+        dir.path(),
+        &[
+            "--logtostderr=false",
+            "--alsologtostderr",
+            &log_dir,
+            "--vmodule=access_log=2",
+            "--log-flush-frequency=1h",
+        ],
+    );
+    let res = daemon.client.get("/api?from=the-log-test").await;
+    assert_eq!(res.status.as_u16(), 200);
+    let info = logs.join("capstan-apiserver.INFO");
+    let target = std::fs::read_link(&info).expect("a link to the newest INFO file");
+    let name = target.to_string_lossy().into_owned();
+    assert!(
+        name.starts_with("capstan-apiserver.") && name.contains(".log.INFO."),
+        "{name}"
+    );
+    // Buffered for an hour, so the request's line reaches the file only at exit.
+    let status = Command::new("kill")
+        .args(["-TERM", &daemon.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let exit = daemon.child.wait().unwrap();
+    assert!(exit.success(), "{exit:?}");
+    let text = std::fs::read_to_string(&info).unwrap();
+    assert!(text.starts_with("Log file created at: "), "{text}");
+    let serving = text
+        .lines()
+        .find(|l| l.contains("\"serving\""))
+        .expect("the serving line");
+    assert!(serving.starts_with('I'), "{serving}");
+    assert!(serving.contains(" server.rs:"), "{serving}");
+    let request = text
+        .lines()
+        .find(|l| l.contains(r#"uri="/api?from=the-log-test""#))
+        .unwrap_or_else(|| panic!("the request's line is in the file: {text}"));
+    assert!(
+        request.contains(r#" verb="GET" "#) && request.contains(" status=200 "),
+        "{request}"
+    );
+    assert!(logs.join("capstan-apiserver.WARNING").exists());
+    assert!(logs.join("capstan-apiserver.ERROR").exists());
 }

@@ -131,12 +131,8 @@ struct Options {
     /// Deprecated: read the policy from --policy-config-file and ignore --policy-configmap.
     #[arg(long)]
     use_legacy_policy_config: bool,
-    /// Log verbosity (0–10; 2 logs each scheduling decision).
-    #[arg(short = 'v', long = "v", default_value_t = 0)]
-    verbosity: u8,
-    /// The log format: text or json (one JSON object per line).
-    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
-    logging_format: String,
+    #[command(flatten)]
+    log: capstan_logging::LogOptions,
 }
 
 /// The options ignored when --config is given.
@@ -257,21 +253,13 @@ fn main() -> ExitCode {
         Err(e) => e.exit(),
     };
     let given = |id: &str| matches.value_source(id) == Some(ValueSource::CommandLine);
-    let level = match options.verbosity {
-        0 | 1 => "warn,capstan_scheduler=info",
-        2..=4 => "info",
-        _ => "debug",
+    let _log = match capstan_logging::init("capstan-scheduler", &options.log) {
+        Ok(guard) => guard,
+        Err(e) => {
+            eprintln!("capstan-scheduler: {e}");
+            return ExitCode::FAILURE;
+        }
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    if options.logging_format == "json" {
-        builder.json().init();
-    } else {
-        builder.init();
-    }
     match run(options, &given) {
         Ok(code) => code,
         Err(e) => {

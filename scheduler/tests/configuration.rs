@@ -430,7 +430,7 @@ fn json_logs_are_one_object_per_line() {
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
         .collect();
     assert!(
-        lines.iter().any(|l| l["fields"]["message"]
+        lines.iter().any(|l| l["msg"]
             .as_str()
             .is_some_and(|m| m.contains("--scheduler-name is ignored"))),
         "{stderr}"
