@@ -38,7 +38,10 @@ const PULL_POLICIES: &[&str] = &["Always", "Never", "IfNotPresent"];
 
 /// The strategy of `v1` Pod.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct PodStrategy;
+pub struct PodStrategy {
+    /// Accept containers with `securityContext.privileged: true` (`--allow-privileged`).
+    pub allow_privileged: bool,
+}
 
 impl Strategy for PodStrategy {
     type Object = Pod;
@@ -112,7 +115,12 @@ impl Strategy for PodStrategy {
         let mut errs = Vec::new();
         match &pod.spec {
             None => errs.push(FieldError::required("spec", "")),
-            Some(spec) => validate_spec(spec, &mut errs),
+            Some(spec) => {
+                validate_spec(spec, &mut errs);
+                if !self.allow_privileged {
+                    forbid_privileged(spec, &mut errs);
+                }
+            }
         }
         errs
     }
@@ -431,6 +439,32 @@ fn validate_spec(spec: &PodSpec, errs: &mut FieldErrors) {
         }
         if !volumes.insert(v.name.as_str()) {
             errs.push(FieldError::duplicate(path, &v.name));
+        }
+    }
+}
+
+/// Without `--allow-privileged`, no container may run privileged.
+fn forbid_privileged(spec: &PodSpec, errs: &mut FieldErrors) {
+    let groups = [
+        ("spec.initContainers", spec.init_containers.as_deref().unwrap_or_default()),
+        ("spec.containers", spec.containers.as_slice()),
+    ];
+    for (path, containers) in groups {
+        for (i, c) in containers.iter().enumerate() {
+            if c.security_context.as_ref().and_then(|s| s.privileged) == Some(true) {
+                errs.push(FieldError::forbidden(
+                    format!("{path}[{i}].securityContext.privileged"),
+                    "disallowed by cluster policy",
+                ));
+            }
+        }
+    }
+    for (i, c) in spec.ephemeral_containers.iter().flatten().enumerate() {
+        if c.security_context.as_ref().and_then(|s| s.privileged) == Some(true) {
+            errs.push(FieldError::forbidden(
+                format!("spec.ephemeralContainers[{i}].securityContext.privileged"),
+                "disallowed by cluster policy",
+            ));
         }
     }
 }

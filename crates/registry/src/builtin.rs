@@ -38,7 +38,10 @@ pub fn register_builtin(registry: &mut Registry) -> Builtin {
     registry.add(Arc::new(FinalizeRest::new(namespaces.clone())));
     let priority_classes = registry.register(PriorityClassStrategy);
     let priority = Arc::new(PodPriority::new(priority_classes));
-    let pods = registry.register_with(PodStrategy, |store| store.with_create_hook(priority));
+    let pod_strategy = PodStrategy {
+        allow_privileged: registry.config().allow_privileged,
+    };
+    let pods = registry.register_with(pod_strategy, |store| store.with_create_hook(priority));
     registry.add(Arc::new(BindingRest::subresource(pods.clone())));
     registry.add(Arc::new(BindingRest::resource(pods.clone())));
     registry.register(NodeStrategy);
@@ -67,24 +70,33 @@ pub fn register_builtin(registry: &mut Registry) -> Builtin {
     }
 }
 
-/// Creates what exists in every cluster unless it is there already: the `default`,
-/// `kube-system`, `kube-public` and `kube-node-lease` namespaces and the two system priority
-/// classes.
-pub async fn ensure_initial_objects(registry: &Registry) -> Result<()> {
-    let mut wanted: Vec<(&str, serde_json::Value)> = capstan_api::core::INITIAL_NAMESPACES
-        .iter()
-        .map(|name| {
+/// What every cluster has, created by the server's post-start hooks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InitialObjects {
+    /// The `default`, `kube-system`, `kube-public` and `kube-node-lease` namespaces.
+    Namespaces,
+    /// The `system-cluster-critical` and `system-node-critical` priority classes.
+    PriorityClasses,
+}
+
+/// Creates `which` initial objects unless they are there already.
+pub async fn ensure_initial_objects(registry: &Registry, which: InitialObjects) -> Result<()> {
+    let mut wanted: Vec<(&str, serde_json::Value)> = Vec::new();
+    if which == InitialObjects::Namespaces {
+        wanted.extend(capstan_api::core::INITIAL_NAMESPACES.iter().map(|name| {
             (
                 "namespaces",
                 serde_json::json!({"metadata": {"name": name}}),
             )
-        })
-        .collect();
-    for pc in capstan_api::scheduling::system_priority_classes() {
-        wanted.push((
-            "priorityclasses",
-            serde_json::to_value(pc).map_err(Error::Encode)?,
-        ));
+        }));
+    }
+    if which == InitialObjects::PriorityClasses {
+        for pc in capstan_api::scheduling::system_priority_classes() {
+            wanted.push((
+                "priorityclasses",
+                serde_json::to_value(pc).map_err(Error::Encode)?,
+            ));
+        }
     }
     for (resource, body) in wanted {
         let Some(storage) = registry

@@ -28,6 +28,8 @@ pub struct RegistryConfig {
     pub storage_media_type: crate::stored::StorageMediaType,
     /// Encryption at rest (`--encryption-provider-config`).
     pub encryption: Option<capstan_encryption::EncryptionConfig>,
+    /// Accept privileged containers (`--allow-privileged`; upstream's default is false).
+    pub allow_privileged: bool,
 }
 
 impl Default for RegistryConfig {
@@ -40,6 +42,7 @@ impl Default for RegistryConfig {
             delete_collection_workers: 1,
             storage_media_type: crate::stored::StorageMediaType::default(),
             encryption: None,
+            allow_privileged: false,
         }
     }
 }
@@ -80,6 +83,11 @@ impl Registry {
                 .as_ref()
                 .and_then(|e| e.for_resource(group, resource)),
         }
+    }
+
+    /// The configuration the registry was made with.
+    pub fn config(&self) -> &RegistryConfig {
+        &self.config
     }
 
     /// An empty registry over `store`.

@@ -47,6 +47,13 @@ pub struct ServerConfig {
     pub metrics: crate::metrics::MetricsOptions,
     /// Log one line per request (`-v=2` and above).
     pub request_log: bool,
+    /// Serve CPU profiles at `/debug/pprof/` (`--profiling`).
+    pub profiling: bool,
+    /// Accept pods with privileged containers (`--allow-privileged`).
+    pub allow_privileged: bool,
+    /// How long after start `/livez` reports unfinished start-up work as healthy
+    /// (`--livez-grace-period`).
+    pub livez_grace_period: Duration,
     /// HSTS directives (`--strict-transport-security-directives`); empty: no header.
     pub hsts_directives: Vec<String>,
     /// Origins allowed cross-origin requests, as regular expressions
@@ -116,6 +123,9 @@ impl ServerConfig {
             etcd_overrides: Vec::new(),
             hsts_directives: Vec::new(),
             request_log: false,
+            profiling: true,
+            allow_privileged: false,
+            livez_grace_period: Duration::ZERO,
             metrics: Default::default(),
             advertise_address: None,
             external_hostname: None,

@@ -45,6 +45,8 @@ pub struct State {
     pub health: crate::health::Health,
     /// `/metrics`.
     pub metrics: Arc<crate::metrics::Metrics>,
+    /// Whether `/debug/pprof/` is served.
+    pub profiling: bool,
 }
 
 /// Serves one request.
@@ -65,10 +67,30 @@ pub async fn handle(
         resource(&state, &info, req, pretty).await
     } else if let Some(answer) = state.health.serve(&info, req.method()).await {
         Ok(answer)
+    } else if state.profiling && is_pprof(&info.path) {
+        profile(req.method(), req.uri()).await
     } else {
         non_resource(&state, &info, req.method(), req.headers(), pretty)
     };
     Ok(result.unwrap_or_else(|e| render::error(&e, &error_headers)))
+}
+
+fn is_pprof(path: &str) -> bool {
+    path == "/debug/pprof" || path.starts_with("/debug/pprof/")
+}
+
+/// `/debug/pprof/...` (GET only).
+async fn profile(method: &Method, uri: &http::Uri) -> Result<Response<Body>, ApiError> {
+    if method != Method::GET && method != Method::HEAD {
+        return Err(ApiError::method_not_allowed());
+    }
+    let answer = capstan_serving::profiling::answer(uri.path(), uri.query().unwrap_or("")).await;
+    let mut resp = response::text(answer.status, answer.body);
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        http::HeaderValue::from_static(answer.content_type),
+    );
+    Ok(resp)
 }
 
 /// `pretty=true`, or a human's tool (curl, wget, a browser) that did not ask otherwise.

@@ -2,7 +2,7 @@
 //! (`/readyz/etcd`), `?verbose` and `?exclude=<name>`, in upstream's output format.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -20,6 +20,39 @@ pub struct Health {
     terminating: Arc<AtomicBool>,
     /// How long the storage check may take (`--etcd-healthcheck-timeout`).
     storage_timeout: Duration,
+    /// Start-up work still running or done.
+    hooks: Vec<PostStartHook>,
+    started: Instant,
+    /// How long after start `/livez` reports unfinished hooks as healthy.
+    livez_grace_period: Duration,
+}
+
+/// Start-up work that may finish after the server begins to serve (upstream's post-start
+/// hooks), reported as the check `poststarthook/<name>`.
+#[derive(Debug, Clone)]
+pub struct PostStartHook {
+    name: &'static str,
+    done: Arc<AtomicBool>,
+}
+
+impl PostStartHook {
+    /// An unfinished hook.
+    pub fn new(name: &'static str) -> Self {
+        Self {
+            name,
+            done: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// Marks the work done.
+    pub fn finish(&self) {
+        self.done.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the work is done.
+    pub fn is_done(&self) -> bool {
+        self.done.load(Ordering::SeqCst)
+    }
 }
 
 /// The checks of `/healthz` and `/livez`, in the order they are reported.
@@ -38,11 +71,46 @@ impl Health {
             store,
             terminating,
             storage_timeout,
+            hooks: Vec::new(),
+            started: Instant::now(),
+            livez_grace_period: Duration::ZERO,
         }
     }
 
-    /// Runs one check: `Err` carries the reason.
-    async fn run(&self, name: &str) -> Result<(), String> {
+    /// Adds post-start hooks; `/livez` treats unfinished ones as healthy for
+    /// `livez_grace_period` after this call (`--livez-grace-period`).
+    pub fn with_hooks(mut self, hooks: Vec<PostStartHook>, livez_grace_period: Duration) -> Self {
+        self.hooks = hooks;
+        self.started = Instant::now();
+        self.livez_grace_period = livez_grace_period;
+        self
+    }
+
+    /// The checks of `endpoint`, in the order they are reported.
+    fn checks(&self, endpoint: &str) -> Vec<String> {
+        let fixed = if endpoint == "readyz" {
+            READY_CHECKS
+        } else {
+            CHECKS
+        };
+        let mut names: Vec<String> = fixed.iter().map(|n| n.to_string()).collect();
+        names.extend(self.hooks.iter().map(|h| format!("poststarthook/{}", h.name)));
+        names
+    }
+
+    /// Runs one check of `endpoint`: `Err` carries the reason.
+    async fn run(&self, endpoint: &str, name: &str) -> Result<(), String> {
+        if let Some(hook) = name.strip_prefix("poststarthook/") {
+            let hook = self.hooks.iter().find(|h| h.name == hook);
+            return match hook {
+                Some(h) if h.is_done() => Ok(()),
+                Some(_) if endpoint == "livez" && self.started.elapsed() < self.livez_grace_period => {
+                    Ok(())
+                }
+                Some(_) => Err("not finished".into()),
+                None => Err(format!("no check named {name}")),
+            };
+        }
         match name {
             "ping" => Ok(()),
             "shutdown" if self.terminating.load(Ordering::SeqCst) => {
@@ -79,16 +147,12 @@ impl Health {
                 "method not allowed",
             ));
         }
-        let checks = if endpoint == "readyz" {
-            READY_CHECKS
-        } else {
-            CHECKS
-        };
+        let checks = self.checks(endpoint);
         if let Some(name) = check {
-            if !checks.contains(&name) {
+            if !checks.iter().any(|c| c == name) {
                 return Some(response::text(StatusCode::NOT_FOUND, "404 page not found"));
             }
-            return Some(match self.run(name).await {
+            return Some(match self.run(endpoint, name).await {
                 Ok(()) => response::text(StatusCode::OK, "ok"),
                 Err(reason) => response::text(
                     StatusCode::INTERNAL_SERVER_ERROR,
@@ -100,15 +164,15 @@ impl Health {
         let excluded = info.query.all("exclude");
         let mut lines: Vec<String> = Vec::new();
         let mut failed = false;
-        for name in checks {
+        for name in &checks {
             if excluded.iter().any(|e| e == name) {
                 lines.push(format!("[+]{name} excluded: ok"));
                 continue;
             }
-            match self.run(name).await {
+            match self.run(endpoint, name).await {
                 Ok(()) => lines.push(format!("[+]{name} ok")),
                 Err(reason) => {
-                    tracing::warn!(check = name, endpoint, %reason, "health check failed");
+                    tracing::warn!(check = %name, endpoint, %reason, "health check failed");
                     failed = true;
                     lines.push(format!("[-]{name} failed: reason withheld"));
                 }
@@ -123,5 +187,64 @@ impl Health {
         } else {
             response::text(StatusCode::OK, "ok")
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use capstan_storage::{EmbeddedStore, EmbeddedStoreConfig};
+
+    async fn get(health: &Health, path: &str) -> (StatusCode, String) {
+        let (path, query) = path.split_once('?').unwrap_or((path, ""));
+        let info = RequestInfo::parse(&Method::GET, path, Some(query));
+        let resp = health.serve(&info, &Method::GET).await.expect("a health path");
+        let status = resp.status();
+        let body = http_body_util::BodyExt::collect(resp.into_body())
+            .await
+            .unwrap()
+            .to_bytes();
+        (status, String::from_utf8_lossy(&body).into_owned())
+    }
+
+    #[tokio::test]
+    async fn unfinished_hooks_fail_readyz_and_livez_after_the_grace_period() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = EmbeddedStore::open(EmbeddedStoreConfig::new(dir.path().join("db"))).unwrap();
+        let hook = PostStartHook::new("start-system-namespaces-controller");
+        let terminating = Arc::new(AtomicBool::new(false));
+        let graceful = Health::new(Arc::new(store), Duration::from_secs(2), terminating)
+            .with_hooks(vec![hook.clone()], Duration::from_secs(3600));
+
+        let (status, body) = get(&graceful, "/readyz?verbose").await;
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert!(
+            body.contains("[-]poststarthook/start-system-namespaces-controller failed"),
+            "{body}"
+        );
+        let (status, body) = get(&graceful, "/livez?verbose").await;
+        assert_eq!(status, StatusCode::OK, "within the grace period: {body}");
+        assert!(body.contains("[+]poststarthook/start-system-namespaces-controller ok"));
+        let (status, _) = get(
+            &graceful,
+            "/healthz/poststarthook/start-system-namespaces-controller",
+        )
+        .await;
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+
+        let store = graceful.store.clone();
+        let strict = Health::new(store, Duration::from_secs(2), Arc::new(AtomicBool::new(false)))
+            .with_hooks(vec![hook.clone()], Duration::ZERO);
+        let (status, body) = get(&strict, "/livez?verbose").await;
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR, "{body}");
+        let (status, _) = get(&strict, "/livez?exclude=poststarthook/start-system-namespaces-controller").await;
+        assert_eq!(status, StatusCode::OK);
+
+        hook.finish();
+        for health in [&graceful, &strict] {
+            for path in ["/readyz", "/livez", "/healthz"] {
+                assert_eq!(get(health, path).await.0, StatusCode::OK, "{path}");
+            }
+        }
     }
 }

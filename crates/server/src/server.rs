@@ -8,7 +8,7 @@ use capstan_auth::UserInfo;
 use capstan_auth::authn::{Authenticator, AuthenticatorChain, StaticTokens};
 use capstan_auth::authz::AuthorizerChain;
 use capstan_controllers::{ControllerConfig, Controllers};
-use capstan_registry::builtin::{ensure_initial_objects, register_builtin};
+use capstan_registry::builtin::{InitialObjects, ensure_initial_objects, register_builtin};
 use capstan_registry::{Registry, RegistryConfig};
 use capstan_storage::{EmbeddedStore, EmbeddedStoreConfig, Store, spawn_compactor};
 use hyper_util::rt::{TokioExecutor, TokioIo};
@@ -25,6 +25,7 @@ use crate::discovery::Discovery;
 use crate::error::{Error, Result};
 use crate::filters::{self, ApiService};
 use crate::handler::{self, State};
+use crate::health::PostStartHook;
 use crate::kubeconfig;
 use crate::openapi::OpenApi;
 use crate::openapi_v2::OpenApiV2;
@@ -137,6 +138,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             delete_collection_workers: config.delete_collection_workers,
             storage_media_type: config.storage_media_type,
             encryption: config.encryption.clone(),
+            allow_privileged: config.allow_privileged,
         },
     );
     let mut compactors: Vec<JoinHandle<()>> = compactor.into_iter().collect();
@@ -165,10 +167,9 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         registry = registry.with_store_for(group, resource, store);
     }
     let builtin = register_builtin(&mut registry);
-    ensure_initial_objects(&registry)
-        .await
-        .map_err(|e| Error::Startup(format!("creating the initial objects: {e}")))?;
     let registry = Arc::new(registry);
+    let (hooks, retrying) = start_post_start_hooks(&registry).await;
+    compactors.extend(retrying);
     let metrics = Arc::new(crate::metrics::Metrics::with_options(
         config.metrics.clone(),
     ));
@@ -294,8 +295,10 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             store_for_health,
             config.etcd_healthcheck_timeout,
             terminating.clone(),
-        ),
+        )
+        .with_hooks(hooks, config.livez_grace_period),
         metrics: metrics.clone(),
+        profiling: config.profiling,
     });
     let handler = tower::service_fn(move |req| handler::handle(state.clone(), req));
     let origins = config
@@ -350,6 +353,49 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
 /// Binds the serving socket: `SO_REUSEADDR` with `address_sharing`, `SO_REUSEPORT` with
 /// `port_sharing` (several instances on one address and port, the kernel spreading
 /// connections).
+/// Creates the objects every cluster has (upstream's post-start hooks of the same names).
+/// The first attempt finishes before the server serves; when the storage refuses, the
+/// server serves anyway and the hooks keep trying in the background, failing
+/// `/readyz` (and, after `--livez-grace-period`, `/livez`) until they succeed.
+async fn start_post_start_hooks(
+    registry: &Arc<Registry>,
+) -> (Vec<PostStartHook>, Vec<JoinHandle<()>>) {
+    let hooks = [
+        ("start-system-namespaces-controller", InitialObjects::Namespaces),
+        (
+            "scheduling/bootstrap-system-priority-classes",
+            InitialObjects::PriorityClasses,
+        ),
+    ];
+    let mut out = Vec::new();
+    let mut retrying = Vec::new();
+    for (name, which) in hooks {
+        let hook = PostStartHook::new(name);
+        out.push(hook.clone());
+        if ensure_initial_objects(registry, which).await.is_ok() {
+            hook.finish();
+            continue;
+        }
+        let registry = registry.clone();
+        retrying.push(tokio::spawn(async move {
+            let mut backoff = Duration::from_millis(100);
+            loop {
+                match ensure_initial_objects(&registry, which).await {
+                    Ok(()) => {
+                        tracing::info!(hook = name, "post-start hook finished");
+                        hook.finish();
+                        return;
+                    }
+                    Err(e) => tracing::warn!(hook = name, error = %e, "post-start hook failed; retrying"),
+                }
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(5));
+            }
+        }));
+    }
+    (out, retrying)
+}
+
 fn listen(
     bind: SocketAddr,
     address_sharing: bool,

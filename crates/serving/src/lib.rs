@@ -1,7 +1,9 @@
 //! Serving for Capstan's daemons: the serving certificate ([`tls`]) and [`serve`], which
-//! accepts connections (TLS or plain) and answers them with HTTP/1.1 or HTTP/2.
+//! accepts connections (TLS or plain) and answers them with HTTP/1.1 or HTTP/2; the
+//! `/debug/pprof/` endpoints ([`profiling`]).
 
 mod error;
+pub mod profiling;
 pub mod sni;
 pub mod tls;
 
