@@ -5,28 +5,176 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{ArgAction, Parser};
+use clap::{ArgAction, CommandFactory, FromArgMatches, Parser};
 
 /// A Kubernetes-compatible API server on an embedded, crash-safe store.
 #[derive(Debug, Parser)]
-#[command(name = "capstan-apiserver", version, about, long_about = None)]
+#[command(name = "capstan-apiserver", about, long_about = None)]
 struct Options {
+    /// The address advertised to clients (discovery's serverAddressByClientCIDRs); blank:
+    /// the bind address, or loopback for a wildcard bind.
+    #[arg(long, help_heading = "Generic flags")]
+    advertise_address: Option<IpAddr>,
+
+    /// The host name used in generated URLs (discovery's serverAddressByClientCIDRs),
+    /// before --advertise-address.
+    #[arg(long, help_heading = "Generic flags")]
+    external_hostname: Option<String>,
+
+    /// The fraction of HTTP/2 requests after which the server closes the connection
+    /// gracefully (GOAWAY), so that clients behind a load balancer spread again; 0 to 0.02
+    /// (0.001 is a good start); not for a single server without a load balancer.
+    #[arg(long, default_value_t = 0.0, value_parser = parse_goaway_chance, help_heading = "Generic flags")]
+    goaway_chance: f64,
+
+    /// HSTS directives for the Strict-Transport-Security header, comma-separated (e.g.
+    /// max-age=31536000,includeSubDomains,preload); empty: no header.
+    #[arg(long, value_delimiter = ',', help_heading = "Generic flags")]
+    strict_transport_security_directives: Vec<String>,
+
+    /// Origins allowed cross-origin requests, comma-separated regular expressions; empty
+    /// disables CORS.
+    #[arg(long, value_delimiter = ',', value_parser = parse_regex, help_heading = "Generic flags")]
+    cors_allowed_origins: Vec<String>,
+
+    /// On SIGTERM, how long /readyz fails while everything else serves normally, before the
+    /// server drains in-flight requests and exits (e.g. 30s).
+    #[arg(long, default_value = "0s", value_parser = parse_duration, help_heading = "Generic flags")]
+    shutdown_delay_duration: Duration,
+
+    /// A watch without timeoutSeconds ends after a random time between this and twice this.
+    #[arg(long, default_value_t = 1800, help_heading = "Generic flags")]
+    min_request_timeout: u64,
+
+    /// The longest time after start during which /livez reports unfinished start-up work
+    /// (the poststarthook/* checks) as healthy (e.g. 30s).
+    #[arg(long, default_value = "0s", value_parser = parse_duration, help_heading = "Generic flags")]
+    livez_grace_period: Duration,
+
+    /// tolerationSeconds of the default node.kubernetes.io/not-ready:NoExecute toleration.
+    /// No effect yet: it belongs to the DefaultTolerationSeconds admission plugin (the
+    /// admission issue).
+    #[arg(long, default_value_t = 300, help_heading = "Generic flags")]
+    default_not_ready_toleration_seconds: i64,
+
+    /// tolerationSeconds of the default node.kubernetes.io/unreachable:NoExecute toleration.
+    /// No effect yet (see --default-not-ready-toleration-seconds).
+    #[arg(long, default_value_t = 300, help_heading = "Generic flags")]
+    default_unreachable_toleration_seconds: i64,
+
+    /// CIDRs opened in the GCE firewall for L7 load balancer traffic and health checks. No
+    /// effect (see --cloud-provider); the CIDRs are checked.
+    #[arg(long, value_delimiter = ',', default_value = "130.211.0.0/22,35.191.0.0/16",
+          value_parser = parse_cidr, help_heading = "Generic flags")]
+    cloud_provider_gce_l7lb_src_cidrs: Vec<String>,
+
+    /// Feature gates, comma-separated Name=true|false, checked. No effect yet: no Capstan
+    /// behaviour depends on a gate.
+    #[arg(long, value_delimiter = ',', value_parser = parse_feature_gate, help_heading = "Generic flags")]
+    feature_gates: Vec<(String, bool)>,
+
+    /// Prefix of every storage key.
+    #[arg(long, default_value = "/registry", help_heading = "Etcd flags")]
+    etcd_prefix: String,
+
+    /// etcd servers to store everything in (comma-separated URLs, e.g.
+    /// https://10.0.0.1:2379); when set, etcd is used instead of the embedded store.
+    #[arg(long, value_delimiter = ',', value_parser = parse_etcd_url, help_heading = "Etcd flags")]
+    etcd_servers: Vec<String>,
+
+    /// Resources kept in other etcd clusters: comma-separated group/resource#servers, servers
+    /// separated by ';' (e.g. /events#https://10.0.0.5:2379;https://10.0.0.6:2379).
+    #[arg(long, value_delimiter = ',', value_parser = parse_etcd_override, help_heading = "Etcd flags")]
+    etcd_servers_overrides: Vec<(String, String, Vec<String>)>,
+
+    /// CA bundle that signed the etcd servers' certificates.
+    #[arg(long, help_heading = "Etcd flags")]
+    etcd_cafile: Option<PathBuf>,
+
+    /// Client certificate for etcd (with --etcd-keyfile).
+    #[arg(long, help_heading = "Etcd flags")]
+    etcd_certfile: Option<PathBuf>,
+
+    /// Client key for etcd (with --etcd-certfile).
+    #[arg(long, help_heading = "Etcd flags")]
+    etcd_keyfile: Option<PathBuf>,
+
+    /// How long the storage check of /healthz, /livez and /readyz may take.
+    #[arg(long, default_value = "2s", value_parser = parse_duration, help_heading = "Etcd flags")]
+    etcd_healthcheck_timeout: Duration,
+
+    /// The form objects are stored in: application/json, application/yaml or
+    /// application/vnd.kubernetes.protobuf. Every form is read whatever this says.
+    #[arg(long, default_value = "application/vnd.kubernetes.protobuf",
+          value_parser = ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"],
+          help_heading = "Etcd flags")]
+    storage_media_type: String,
+
+    /// How often stored objects are counted per resource (the apiserver_storage_objects
+    /// metric); 0 disables.
+    #[arg(long, default_value = "1m0s", value_parser = parse_duration, help_heading = "Etcd flags")]
+    etcd_count_metric_poll_period: Duration,
+
+    /// How often the storage database size is read (the apiserver_storage_size_bytes
+    /// metric); 0 disables.
+    #[arg(long, default_value = "30s", value_parser = parse_duration, help_heading = "Etcd flags")]
+    etcd_db_metric_poll_interval: Duration,
+
+    /// File with the EncryptionConfiguration (apiserver.config.k8s.io/v1) of the resources to
+    /// encrypt at rest: identity, aescbc, aesgcm and secretbox providers (kms is refused).
+    #[arg(long, help_heading = "Etcd flags")]
+    encryption_provider_config: Option<PathBuf>,
+
+    /// The storage backend; only etcd3 (the embedded store speaks the same model when
+    /// --etcd-servers is not set).
+    #[arg(long, default_value = "etcd3", value_parser = ["etcd3"], help_heading = "Etcd flags")]
+    storage_backend: String,
+
+    /// How often history older than this interval is compacted away (e.g. 5m0s); 0 disables.
+    #[arg(long, default_value = "5m0s", value_parser = parse_duration, help_heading = "Etcd flags")]
+    etcd_compaction_interval: Duration,
+
+    /// Serve lists and watches from an in-memory cache of each resource; false serves them
+    /// from storage.
+    #[arg(long, default_value_t = true, action = ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true", help_heading = "Etcd flags")]
+    watch_cache: bool,
+
+    /// Changes kept per resource for watches that resume from a resourceVersion; 0 turns the
+    /// cache off for resources without their own size.
+    #[arg(long, default_value_t = 100, help_heading = "Etcd flags")]
+    default_watch_cache_size: usize,
+
+    /// Per-resource cache sizes, comma-separated resource[.group]#size (0 turns the cache off
+    /// for that resource).
+    #[arg(long, value_delimiter = ',', value_parser = parse_cache_size, help_heading = "Etcd flags")]
+    watch_cache_sizes: Vec<(String, usize)>,
+
+    /// Deletes a deletecollection call (and a namespace's cleanup) runs in parallel.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..), help_heading = "Etcd flags")]
+    delete_collection_workers: u32,
+
+    /// Run the garbage collector: delete objects whose owners (metadata.ownerReferences) are
+    /// gone, and carry out Orphan and Foreground deletions.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true", help_heading = "Etcd flags")]
+    enable_garbage_collector: bool,
+
     /// Address to serve HTTPS on; 0.0.0.0 or :: means all interfaces.
-    #[arg(long, default_value = "0.0.0.0", help_heading = "Secure serving")]
+    #[arg(long, default_value = "0.0.0.0", help_heading = "Secure serving flags")]
     bind_address: IpAddr,
 
     /// Port to serve HTTPS on (0 picks a free port).
-    #[arg(long, default_value_t = 6443, help_heading = "Secure serving")]
+    #[arg(long, default_value_t = 6443, help_heading = "Secure serving flags")]
     secure_port: u16,
 
     /// x509 certificate for HTTPS (CA certificates appended after the server's). Without it
     /// and --tls-private-key-file, a self-signed CA and certificate are generated into
     /// --cert-dir and reused on later starts.
-    #[arg(long, help_heading = "Secure serving")]
+    #[arg(long, help_heading = "Secure serving flags")]
     tls_cert_file: Option<PathBuf>,
 
     /// Private key matching --tls-cert-file.
-    #[arg(long, help_heading = "Secure serving")]
+    #[arg(long, help_heading = "Secure serving flags")]
     tls_private_key_file: Option<PathBuf>,
 
     /// Directory of the generated TLS pair; ignored when --tls-cert-file and
@@ -34,196 +182,64 @@ struct Options {
     #[arg(
         long,
         default_value = "/var/run/kubernetes",
-        help_heading = "Secure serving"
+        help_heading = "Secure serving flags"
     )]
     cert_dir: PathBuf,
-
-    /// Directory of the embedded store (used whenever no etcd servers are configured).
-    #[arg(long, default_value = "/var/lib/capstan", help_heading = "Storage")]
-    data_dir: PathBuf,
-
-    /// Prefix of every storage key.
-    #[arg(long, default_value = "/registry", help_heading = "Storage")]
-    etcd_prefix: String,
-
-    /// etcd servers to store everything in (comma-separated URLs, e.g.
-    /// https://10.0.0.1:2379); when set, etcd is used instead of the embedded store.
-    #[arg(long, value_delimiter = ',', value_parser = parse_etcd_url, help_heading = "Storage")]
-    etcd_servers: Vec<String>,
-
-    /// Resources kept in other etcd clusters: comma-separated group/resource#servers, servers
-    /// separated by ';' (e.g. /events#https://10.0.0.5:2379;https://10.0.0.6:2379).
-    #[arg(long, value_delimiter = ',', value_parser = parse_etcd_override, help_heading = "Storage")]
-    etcd_servers_overrides: Vec<(String, String, Vec<String>)>,
-
-    /// CA bundle that signed the etcd servers' certificates.
-    #[arg(long, help_heading = "Storage")]
-    etcd_cafile: Option<PathBuf>,
-
-    /// Client certificate for etcd (with --etcd-keyfile).
-    #[arg(long, help_heading = "Storage")]
-    etcd_certfile: Option<PathBuf>,
-
-    /// Client key for etcd (with --etcd-certfile).
-    #[arg(long, help_heading = "Storage")]
-    etcd_keyfile: Option<PathBuf>,
-
-    /// How long the storage check of /healthz, /livez and /readyz may take.
-    #[arg(long, default_value = "2s", value_parser = parse_duration, help_heading = "Storage")]
-    etcd_healthcheck_timeout: Duration,
-
-    /// The form objects are stored in: application/json, application/yaml or
-    /// application/vnd.kubernetes.protobuf. Every form is read whatever this says.
-    #[arg(long, default_value = "application/vnd.kubernetes.protobuf",
-          value_parser = ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"],
-          help_heading = "Storage")]
-    storage_media_type: String,
-
-    /// The address advertised to clients (discovery's serverAddressByClientCIDRs); blank:
-    /// the bind address, or loopback for a wildcard bind.
-    #[arg(long, help_heading = "Secure serving")]
-    advertise_address: Option<IpAddr>,
-
-    /// The host name used in generated URLs (discovery's serverAddressByClientCIDRs),
-    /// before --advertise-address.
-    #[arg(long, help_heading = "Secure serving")]
-    external_hostname: Option<String>,
 
     /// Bind with address reuse (SO_REUSEADDR). Capstan always binds so on Linux, as the Go
     /// listener of upstream does: the flag is accepted and changes nothing.
     #[arg(long, default_value_t = false, action = ArgAction::Set, num_args = 0..=1,
-          default_missing_value = "true", help_heading = "Secure serving")]
+          default_missing_value = "true", help_heading = "Secure serving flags")]
     permit_address_sharing: bool,
 
     /// Bind with port reuse (SO_REUSEPORT), so that several instances share one address and
     /// port.
     #[arg(long, default_value_t = false, action = ArgAction::Set, num_args = 0..=1,
-          default_missing_value = "true", help_heading = "Secure serving")]
+          default_missing_value = "true", help_heading = "Secure serving flags")]
     permit_port_sharing: bool,
 
     /// Streams an HTTP/2 client may open at once on one connection; 0 uses Capstan's
     /// default (1000).
-    #[arg(long, default_value_t = 0, help_heading = "Secure serving")]
+    #[arg(long, default_value_t = 0, help_heading = "Secure serving flags")]
     http2_max_streams_per_connection: u32,
-
-    /// The fraction of HTTP/2 requests after which the server closes the connection
-    /// gracefully (GOAWAY), so that clients behind a load balancer spread again; 0 to 0.02
-    /// (0.001 is a good start); not for a single server without a load balancer.
-    #[arg(long, default_value_t = 0.0, value_parser = parse_goaway_chance, help_heading = "Secure serving")]
-    goaway_chance: f64,
 
     /// A certificate and key served to clients asking for the names that follow it:
     /// certfile,keyfile[:name,name...] (names may be wildcards like *.example.com; without
     /// names, the certificate's own names); repeatable. Exact names beat wildcards, given
     /// names beat the certificate's. Files are reloaded when they change. IP address
     /// patterns never match (clients connecting by IP send no name and get the default).
-    #[arg(long, value_parser = capstan_serving::sni::SniCertKey::parse, help_heading = "Secure serving")]
+    #[arg(long, value_parser = capstan_serving::sni::SniCertKey::parse, help_heading = "Secure serving flags")]
     tls_sni_cert_key: Vec<capstan_serving::sni::SniCertKey>,
 
     /// The oldest TLS version accepted: VersionTLS12 or VersionTLS13 (rustls does not offer
     /// VersionTLS10 or VersionTLS11; naming them is an error that says so).
-    #[arg(long, help_heading = "Secure serving")]
+    #[arg(long, help_heading = "Secure serving flags")]
     tls_min_version: Option<String>,
 
     /// TLS 1.2 cipher suites offered, comma-separated upstream names (ECDHE with AES-GCM or
     /// ChaCha20-Poly1305; other names are refused at start); TLS 1.3 suites are always on.
-    #[arg(long, value_delimiter = ',', help_heading = "Secure serving")]
+    #[arg(long, value_delimiter = ',', help_heading = "Secure serving flags")]
     tls_cipher_suites: Vec<String>,
 
-    /// HSTS directives for the Strict-Transport-Security header, comma-separated (e.g.
-    /// max-age=31536000,includeSubDomains,preload); empty: no header.
-    #[arg(long, value_delimiter = ',', help_heading = "Secure serving")]
-    strict_transport_security_directives: Vec<String>,
-
-    /// Origins allowed cross-origin requests, comma-separated regular expressions; empty
-    /// disables CORS.
-    #[arg(long, value_delimiter = ',', value_parser = parse_regex, help_heading = "Secure serving")]
-    cors_allowed_origins: Vec<String>,
-
-    /// On SIGTERM, how long /readyz fails while everything else serves normally, before the
-    /// server drains in-flight requests and exits (e.g. 30s).
-    #[arg(long, default_value = "0s", value_parser = parse_duration, help_heading = "Secure serving")]
-    shutdown_delay_duration: Duration,
-
-    /// Metrics not to serve, comma-separated exposed names (e.g. apiserver_request_total).
-    #[arg(long, value_delimiter = ',', help_heading = "Metrics")]
-    disabled_metrics: Vec<String>,
-
-    /// Label values allowed per metric: metric,label='value1,value2' (repeatable, or several
-    /// separated by commas); other values are reported as "unexpected".
-    #[arg(long, value_parser = parse_allowed_labels, help_heading = "Metrics")]
-    allow_metric_labels: Vec<capstan_server::LabelAllowList>,
-
-    /// Show metrics hidden since this version (major.minor). Capstan hides none, so this
-    /// changes nothing; the value is still checked.
-    #[arg(long, value_parser = parse_minor_version, help_heading = "Metrics")]
-    show_hidden_metrics_for_version: Option<String>,
-
-    /// How often stored objects are counted per resource (the apiserver_storage_objects
-    /// metric); 0 disables.
-    #[arg(long, default_value = "1m0s", value_parser = parse_duration, help_heading = "Storage")]
-    etcd_count_metric_poll_period: Duration,
-
-    /// How often the storage database size is read (the apiserver_storage_size_bytes
-    /// metric); 0 disables.
-    #[arg(long, default_value = "30s", value_parser = parse_duration, help_heading = "Storage")]
-    etcd_db_metric_poll_interval: Duration,
-
-    /// File with the EncryptionConfiguration (apiserver.config.k8s.io/v1) of the resources to
-    /// encrypt at rest: identity, aescbc, aesgcm and secretbox providers (kms is refused).
-    #[arg(long, help_heading = "Storage")]
-    encryption_provider_config: Option<PathBuf>,
-
-    /// The storage backend; only etcd3 (the embedded store speaks the same model when
-    /// --etcd-servers is not set).
-    #[arg(long, default_value = "etcd3", value_parser = ["etcd3"], help_heading = "Storage")]
-    storage_backend: String,
-
-    /// How often history older than this interval is compacted away (e.g. 5m0s); 0 disables.
-    #[arg(long, default_value = "5m0s", value_parser = parse_duration, help_heading = "Storage")]
-    etcd_compaction_interval: Duration,
-
-    /// Serve lists and watches from an in-memory cache of each resource; false serves them
-    /// from storage.
+    /// Serve CPU profiles at /debug/pprof/ (pprof format; /debug/pprof/profile?seconds=N).
     #[arg(long, default_value_t = true, action = ArgAction::Set, num_args = 0..=1,
-          default_missing_value = "true", help_heading = "Watch cache")]
-    watch_cache: bool,
+          default_missing_value = "true", help_heading = "Features flags")]
+    profiling: bool,
 
-    /// Changes kept per resource for watches that resume from a resourceVersion; 0 turns the
-    /// cache off for resources without their own size.
-    #[arg(long, default_value_t = 100, help_heading = "Watch cache")]
-    default_watch_cache_size: usize,
-
-    /// Per-resource cache sizes, comma-separated resource[.group]#size (0 turns the cache off
-    /// for that resource).
-    #[arg(long, value_delimiter = ',', value_parser = parse_cache_size, help_heading = "Watch cache")]
-    watch_cache_sizes: Vec<(String, usize)>,
-
-    /// A watch without timeoutSeconds ends after a random time between this and twice this.
-    #[arg(long, default_value_t = 1800, help_heading = "Limits")]
-    min_request_timeout: u64,
-
-    /// Deletes a deletecollection call (and a namespace's cleanup) runs in parallel.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..), help_heading = "Limits")]
-    delete_collection_workers: u32,
-
-    /// Run the garbage collector: delete objects whose owners (metadata.ownerReferences) are
-    /// gone, and carry out Orphan and Foreground deletions.
-    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true", help_heading = "Generic")]
-    enable_garbage_collector: bool,
-
-    /// How long events are kept after their last activity.
-    #[arg(long, default_value = "1h0m0s", value_parser = parse_duration, help_heading = "Storage")]
-    event_ttl: Duration,
+    /// Lock-contention profiling. No effect: Rust has no runtime lock-contention profile
+    /// (Go's block and mutex profiles); /debug/pprof/block and /mutex answer 404 saying so.
+    #[arg(long, default_value_t = false, action = ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true", help_heading = "Features flags")]
+    contention_profiling: bool,
 
     /// File of bearer tokens, CSV lines: token,user,uid,"group1,group2".
-    #[arg(long, help_heading = "Authentication")]
+    #[arg(long, help_heading = "Authentication flags")]
     token_auth_file: Option<PathBuf>,
 
     /// Admit requests without credentials as system:anonymous (group
     /// system:unauthenticated). Requests with invalid credentials are refused regardless.
     #[arg(long, default_value_t = true, action = ArgAction::Set, num_args = 0..=1,
-          default_missing_value = "true", help_heading = "Authentication")]
+          default_missing_value = "true", help_heading = "Authentication flags")]
     anonymous_auth: bool,
 
     /// Ordered, comma-separated authorization modes: AlwaysAllow, AlwaysDeny. Members of
@@ -232,17 +248,258 @@ struct Options {
         long,
         default_value = "AlwaysAllow",
         value_delimiter = ',',
-        help_heading = "Authorization"
+        help_heading = "Authorization flags"
     )]
     authorization_mode: Vec<String>,
 
-    /// At start, generate an admin token (group system:masters) and write a kubeconfig
-    /// using it (server URL, serving CA, token) to this path.
-    #[arg(long, help_heading = "Capstan")]
-    write_admin_kubeconfig: Option<PathBuf>,
+    /// The cloud provider; empty for none. No effect: Capstan has no cloud providers.
+    #[arg(long, default_value = "", help_heading = "Cloud provider flags")]
+    cloud_provider: String,
+
+    /// The cloud provider's configuration file; empty for none. No effect (see
+    /// --cloud-provider).
+    #[arg(long, default_value = "", help_heading = "Cloud provider flags")]
+    cloud_config: String,
+
+    /// APIs to enable or disable, comma-separated key=true|false (api/all, api/ga, api/beta,
+    /// api/alpha, or group/version; a bare key means true), checked. No effect yet: every
+    /// built-in API is served.
+    #[arg(long, value_delimiter = ',', value_parser = parse_runtime_config, help_heading = "Api enablement flags")]
+    runtime_config: Vec<(String, bool)>,
+
+    /// The egress selector configuration file (it must exist). No effect yet: Capstan makes
+    /// no egress connections to clusters, kubelets or aggregated servers.
+    #[arg(long, value_parser = parse_existing_file, help_heading = "Egress selector flags")]
+    egress_selector_config_file: Option<PathBuf>,
+
+    /// Metrics not to serve, comma-separated exposed names (e.g. apiserver_request_total).
+    #[arg(long, value_delimiter = ',', help_heading = "Metrics flags")]
+    disabled_metrics: Vec<String>,
+
+    /// Label values allowed per metric: metric,label='value1,value2' (repeatable, or several
+    /// separated by commas); other values are reported as "unexpected".
+    #[arg(long, value_parser = parse_allowed_labels, help_heading = "Metrics flags")]
+    allow_metric_labels: Vec<capstan_server::LabelAllowList>,
+
+    /// Show metrics hidden since this version (major.minor). Capstan hides none, so this
+    /// changes nothing; the value is still checked.
+    #[arg(long, value_parser = parse_minor_version, help_heading = "Metrics flags")]
+    show_hidden_metrics_for_version: Option<String>,
 
     #[command(flatten)]
     log: capstan_logging::LogOptions,
+
+    /// How long events are kept after their last activity.
+    #[arg(long, default_value = "1h0m0s", value_parser = parse_duration, help_heading = "Misc flags")]
+    event_ttl: Duration,
+
+    /// Accept pods with privileged containers (securityContext.privileged: true); refused
+    /// with a Forbidden field error otherwise.
+    #[arg(long, default_value_t = false, action = ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true", help_heading = "Misc flags")]
+    allow_privileged: bool,
+
+    /// CIDRs of Service cluster IPs, at most two (one IPv4, one IPv6). No effect yet:
+    /// Capstan does not allocate cluster IPs; the value is checked.
+    #[arg(long, value_parser = parse_service_cidrs, help_heading = "Misc flags")]
+    service_cluster_ip_range: Option<String>,
+
+    /// Ports reserved for NodePort Services, N1-N2 inclusive. No effect yet: Capstan does
+    /// not allocate node ports; the value is checked.
+    #[arg(long, default_value = "30000-32767", value_parser = parse_port_range, help_heading = "Misc flags")]
+    service_node_port_range: (u16, u16),
+
+    /// Non-zero: the kubernetes Service is of type NodePort with this port. No effect yet:
+    /// Capstan does not create the kubernetes Service.
+    #[arg(long, default_value_t = 0, help_heading = "Misc flags")]
+    kubernetes_service_node_port: u16,
+
+    /// Deprecated: the namespace of the kubernetes Service. No effect yet (see
+    /// --kubernetes-service-node-port).
+    #[arg(long, default_value = "default", help_heading = "Misc flags")]
+    master_service_namespace: String,
+
+    /// How the kubernetes Service's endpoints are kept: master-count, lease or none. No
+    /// effect yet (see --kubernetes-service-node-port).
+    #[arg(long, default_value = "lease", value_parser = ["master-count", "lease", "none"], help_heading = "Misc flags")]
+    endpoint_reconciler_type: String,
+
+    /// The number of API servers (positive), for the master-count reconciler. No effect yet.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..), help_heading = "Misc flags")]
+    apiserver_count: u32,
+
+    /// Seconds the server's identity Lease lasts (positive). No effect yet: Capstan does not
+    /// publish identity Leases.
+    #[arg(long, default_value_t = 3600, value_parser = clap::value_parser!(u32).range(1..), help_heading = "Misc flags")]
+    identity_lease_duration_seconds: u32,
+
+    /// Seconds between renewals of the identity Lease (positive). No effect yet.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..), help_heading = "Misc flags")]
+    identity_lease_renew_interval_seconds: u32,
+
+    /// Seconds an etcd lease is reused for TTL keys (positive). No effect: Capstan attaches
+    /// no etcd leases (its event controller expires events).
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..), help_heading = "Misc flags")]
+    lease_reuse_duration_seconds: u32,
+
+    /// Route aggregated API requests to endpoint IPs. No effect yet: Capstan has no
+    /// aggregation layer.
+    #[arg(long, default_value_t = false, action = ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true", help_heading = "Misc flags")]
+    enable_aggregator_routing: bool,
+
+    /// CA bundle for kubelets' serving certificates. No effect yet: Capstan does not
+    /// connect to kubelets (logs, exec, port-forward).
+    #[arg(long, value_parser = parse_existing_file, help_heading = "Misc flags")]
+    kubelet_certificate_authority: Option<PathBuf>,
+
+    /// Client certificate for kubelets. No effect yet (see --kubelet-certificate-authority).
+    #[arg(long, value_parser = parse_existing_file, help_heading = "Misc flags")]
+    kubelet_client_certificate: Option<PathBuf>,
+
+    /// Client key for kubelets. No effect yet (see --kubelet-certificate-authority).
+    #[arg(long, value_parser = parse_existing_file, help_heading = "Misc flags")]
+    kubelet_client_key: Option<PathBuf>,
+
+    /// Node address types tried for kubelet connections, in order (Hostname, InternalDNS,
+    /// InternalIP, ExternalDNS, ExternalIP). No effect yet (see
+    /// --kubelet-certificate-authority).
+    #[arg(long, value_delimiter = ',', default_value = "Hostname,InternalDNS,InternalIP,ExternalDNS,ExternalIP",
+          value_parser = ["Hostname", "InternalDNS", "InternalIP", "ExternalDNS", "ExternalIP"],
+          help_heading = "Misc flags")]
+    kubelet_preferred_address_types: Vec<String>,
+
+    /// Timeout of kubelet operations. No effect yet (see --kubelet-certificate-authority).
+    #[arg(long, default_value = "5s", value_parser = parse_duration, help_heading = "Misc flags")]
+    kubelet_timeout: Duration,
+
+    /// Directory of the embedded store (used whenever no etcd servers are configured).
+    #[arg(
+        long,
+        default_value = "/var/lib/capstan",
+        help_heading = "Capstan flags"
+    )]
+    data_dir: PathBuf,
+
+    /// At start, generate an admin token (group system:masters) and write a kubeconfig
+    /// using it (server URL, serving CA, token) to this path.
+    #[arg(long, help_heading = "Capstan flags")]
+    write_admin_kubeconfig: Option<PathBuf>,
+
+    /// The Azure container registry configuration file. No effect (see --cloud-provider).
+    #[arg(long, help_heading = "Global flags")]
+    azure_container_registry_config: Option<PathBuf>,
+
+    /// Print the version and exit (--version=raw: the whole version document).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true",
+          value_parser = ["true", "false", "raw"], help_heading = "Global flags")]
+    version: Option<String>,
+}
+
+/// Go's strconv.ParseBool.
+fn parse_go_bool(value: &str) -> Option<bool> {
+    match value {
+        "1" | "t" | "T" | "true" | "TRUE" | "True" => Some(true),
+        "0" | "f" | "F" | "false" | "FALSE" | "False" => Some(false),
+        _ => None,
+    }
+}
+
+fn parse_feature_gate(value: &str) -> Result<(String, bool), String> {
+    let (name, enabled) = value
+        .split_once('=')
+        .ok_or_else(|| format!("{value:?} is not Name=true|false"))?;
+    let name = name.trim();
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric()) {
+        return Err(format!("{name:?} is not a feature gate name"));
+    }
+    let enabled = parse_go_bool(enabled.trim())
+        .ok_or_else(|| format!("invalid value of {name}: {enabled:?}, err: not a boolean"))?;
+    Ok((name.to_string(), enabled))
+}
+
+fn parse_runtime_config(value: &str) -> Result<(String, bool), String> {
+    let (key, enabled) = value.split_once('=').unwrap_or((value, "true"));
+    let key = key.trim();
+    let valid_key = match key.split_once('/') {
+        Some(("api", level)) => matches!(level, "all" | "ga" | "beta" | "alpha" | "legacy" | "v1"),
+        Some((group, version)) => {
+            !version.is_empty()
+                && version.chars().all(|c| c.is_ascii_alphanumeric())
+                && (group.is_empty() || group.contains('.') || !group.contains('/'))
+        }
+        None => key == "api" || key.contains('.') || key == "v1",
+    };
+    if !valid_key {
+        return Err(format!(
+            "{key:?} is not api/all, api/ga, api/beta, api/alpha or group/version"
+        ));
+    }
+    let enabled = parse_go_bool(enabled.trim())
+        .ok_or_else(|| format!("invalid value {enabled:?} for {key}: not a boolean"))?;
+    Ok((key.to_string(), enabled))
+}
+
+fn parse_cidr(value: &str) -> Result<String, String> {
+    let value = value.trim();
+    let bad = || format!("{value:?} is not a CIDR (address/prefix, e.g. 10.96.0.0/12)");
+    let (address, prefix) = value.split_once('/').ok_or_else(bad)?;
+    let address: IpAddr = address.parse().map_err(|_| bad())?;
+    let prefix: u8 = prefix.parse().map_err(|_| bad())?;
+    let max = if address.is_ipv4() { 32 } else { 128 };
+    if prefix > max {
+        return Err(bad());
+    }
+    Ok(value.to_string())
+}
+
+fn parse_service_cidrs(value: &str) -> Result<String, String> {
+    let cidrs = value
+        .split(',')
+        .map(parse_cidr)
+        .collect::<Result<Vec<_>, _>>()?;
+    let v4 = |c: &String| !c.contains(':');
+    match cidrs.as_slice() {
+        [_] => Ok(value.to_string()),
+        [a, b] if v4(a) != v4(b) => Ok(value.to_string()),
+        [_, _] => Err("two ranges must be one IPv4 and one IPv6 (dual-stack)".into()),
+        _ => Err(format!(
+            "at most two ranges are allowed, got {}",
+            cidrs.len()
+        )),
+    }
+}
+
+/// Go's net.ParsePortRange forms: N1-N2, N1+offset, or one port.
+fn parse_port_range(value: &str) -> Result<(u16, u16), String> {
+    let bad = || format!("{value:?} is not a port range (N1-N2)");
+    let port = |p: &str| p.trim().parse::<u16>().map_err(|_| bad());
+    let (low, high) = if let Some((a, b)) = value.split_once('-') {
+        (port(a)?, port(b)?)
+    } else if let Some((a, offset)) = value.split_once('+') {
+        let low = port(a)?;
+        (low, low.checked_add(port(offset)?).ok_or_else(bad)?)
+    } else {
+        let p = port(value)?;
+        (p, p)
+    };
+    if low > high {
+        return Err(format!("{value:?}: the range ends before it starts"));
+    }
+    Ok((low, high))
+}
+
+fn parse_existing_file(value: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(value);
+    std::fs::metadata(&path)
+        .map_err(|e| format!("{value}: {e}"))
+        .and_then(|m| {
+            if m.is_file() {
+                Ok(path)
+            } else {
+                Err(format!("{value} is not a file"))
+            }
+        })
 }
 
 fn parse_etcd_url(value: &str) -> Result<String, String> {
@@ -336,8 +593,84 @@ fn parse_cache_size(value: &str) -> Result<(String, usize), String> {
     Ok((resource.to_ascii_lowercase(), size))
 }
 
+/// What `--version` prints: `Kubernetes vX.Y.Z`, as upstream, and Capstan's own version.
+fn print_version(raw: bool) {
+    let (major, minor, patch) = capstan_server::KUBERNETES_VERSION;
+    let kubernetes = format!("v{major}.{minor}.{patch}");
+    if raw {
+        println!(
+            "capstan-apiserver {} (Kubernetes {kubernetes}, {}/{})",
+            env!("CARGO_PKG_VERSION"),
+            std::env::consts::OS,
+            std::env::consts::ARCH
+        );
+    } else {
+        println!("Kubernetes {kubernetes}");
+    }
+}
+
+/// Options accepted and checked that change nothing yet (their help says so); naming one
+/// logs a warning at start.
+const NO_EFFECT: &[&str] = &[
+    "contention_profiling",
+    "service_cluster_ip_range",
+    "service_node_port_range",
+    "kubernetes_service_node_port",
+    "master_service_namespace",
+    "endpoint_reconciler_type",
+    "apiserver_count",
+    "identity_lease_duration_seconds",
+    "identity_lease_renew_interval_seconds",
+    "lease_reuse_duration_seconds",
+    "enable_aggregator_routing",
+    "egress_selector_config_file",
+    "default_not_ready_toleration_seconds",
+    "default_unreachable_toleration_seconds",
+    "kubelet_certificate_authority",
+    "kubelet_client_certificate",
+    "kubelet_client_key",
+    "kubelet_preferred_address_types",
+    "kubelet_timeout",
+    "cloud_provider",
+    "cloud_config",
+    "cloud_provider_gce_l7lb_src_cidrs",
+    "azure_container_registry_config",
+    "feature_gates",
+    "runtime_config",
+    "show_hidden_metrics_for_version",
+    "permit_address_sharing",
+];
+
+/// Parses the command line; a bad value ends the process with clap's first line (the
+/// option and the reason), help and version requests print in full.
+fn parse_options() -> (Options, clap::ArgMatches) {
+    let parsed = Options::command()
+        .try_get_matches()
+        .and_then(|m| Options::from_arg_matches(&m).map(|o| (o, m)));
+    match parsed {
+        Ok(parsed) => parsed,
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            let text = e.to_string();
+            eprintln!("{}", text.lines().next().unwrap_or("error: bad options"));
+            std::process::exit(1);
+        }
+    }
+}
+
 fn main() -> ExitCode {
-    let options = Options::parse();
+    let (options, matches) = parse_options();
+    match options.version.as_deref() {
+        Some("true") => {
+            print_version(false);
+            return ExitCode::SUCCESS;
+        }
+        Some("raw") => {
+            print_version(true);
+            return ExitCode::SUCCESS;
+        }
+        _ => {}
+    }
     let _log = match capstan_logging::init("capstan-apiserver", &options.log) {
         Ok(guard) => guard,
         Err(err) => {
@@ -345,6 +678,14 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    for id in NO_EFFECT {
+        if matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine) {
+            tracing::warn!(
+                option = %format!("--{}", id.replace('_', "-")),
+                "the option is accepted but has no effect in Capstan yet (see --help)"
+            );
+        }
+    }
     let mut config = capstan_server::ServerConfig::new(&options.data_dir);
     config.bind_address = options.bind_address;
     config.secure_port = options.secure_port;
@@ -376,11 +717,13 @@ fn main() -> ExitCode {
     config.etcd_overrides = options.etcd_servers_overrides;
     config.hsts_directives = options.strict_transport_security_directives;
     config.request_log = options.log.verbosity_for("access_log") >= 2;
+    config.profiling = options.profiling;
+    config.allow_privileged = options.allow_privileged;
+    config.livez_grace_period = options.livez_grace_period;
     config.metrics = capstan_server::MetricsOptions {
         disabled: options.disabled_metrics,
         allowed_labels: options.allow_metric_labels.into_iter().flatten().collect(),
     };
-    let _ = options.show_hidden_metrics_for_version;
     config.advertise_address = options.advertise_address;
     config.external_hostname = options.external_hostname.filter(|h| !h.is_empty());
     config.tls_sni_cert_key = options.tls_sni_cert_key;

@@ -11,6 +11,7 @@ mod etcd;
 mod gc;
 mod kube_client;
 mod kubectl;
+mod operations;
 mod representations;
 mod serving;
 mod watch;

@@ -446,7 +446,10 @@ fn validate_spec(spec: &PodSpec, errs: &mut FieldErrors) {
 /// Without `--allow-privileged`, no container may run privileged.
 fn forbid_privileged(spec: &PodSpec, errs: &mut FieldErrors) {
     let groups = [
-        ("spec.initContainers", spec.init_containers.as_deref().unwrap_or_default()),
+        (
+            "spec.initContainers",
+            spec.init_containers.as_deref().unwrap_or_default(),
+        ),
         ("spec.containers", spec.containers.as_slice()),
     ];
     for (path, containers) in groups {
@@ -574,8 +577,14 @@ mod tests {
                 {"name": "c", "image": "app@sha256:abc"}
             ]}
         }));
-        PodStrategy.default(&mut p);
-        PodStrategy.prepare_for_create(&mut p);
+        PodStrategy {
+            allow_privileged: false,
+        }
+        .default(&mut p);
+        PodStrategy {
+            allow_privileged: false,
+        }
+        .prepare_for_create(&mut p);
         let spec = p.spec.as_ref().unwrap();
         assert_eq!(spec.restart_policy.as_deref(), Some("Always"));
         assert_eq!(spec.scheduler_name.as_deref(), Some(DEFAULT_SCHEDULER));
@@ -615,11 +624,13 @@ mod tests {
                 {"name": "x", "image": "i", "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "1", "memory": "lots"}}}
             ], "restartPolicy": "Sometimes"}
         }));
-        let fields: Vec<String> = PodStrategy
-            .validate(&p)
-            .iter()
-            .map(|e| e.field.clone())
-            .collect();
+        let fields: Vec<String> = PodStrategy {
+            allow_privileged: false,
+        }
+        .validate(&p)
+        .iter()
+        .map(|e| e.field.clone())
+        .collect();
         for expected in [
             "spec.containers[0].name",
             "spec.containers[0].image",
@@ -633,7 +644,14 @@ mod tests {
             );
         }
         let empty = pod(serde_json::json!({"metadata": {"name": "p"}, "spec": {"containers": []}}));
-        assert_eq!(PodStrategy.validate(&empty)[0].field, "spec.containers");
+        assert_eq!(
+            PodStrategy {
+                allow_privileged: false
+            }
+            .validate(&empty)[0]
+                .field,
+            "spec.containers"
+        );
     }
 
     #[test]
@@ -644,9 +662,18 @@ mod tests {
         let mut new = old.clone();
         new.spec.as_mut().unwrap().containers[0].image = Some("v2".into());
         new.spec.as_mut().unwrap().active_deadline_seconds = Some(10);
-        assert!(PodStrategy.validate_update(&new, &old).is_empty());
+        assert!(
+            PodStrategy {
+                allow_privileged: false
+            }
+            .validate_update(&new, &old)
+            .is_empty()
+        );
         new.spec.as_mut().unwrap().node_name = Some("n1".into());
-        let errs = PodStrategy.validate_update(&new, &old);
+        let errs = PodStrategy {
+            allow_privileged: false,
+        }
+        .validate_update(&new, &old);
         assert_eq!(errs.len(), 1);
         assert!(
             errs[0]
@@ -660,10 +687,34 @@ mod tests {
         let mut p = pod(
             serde_json::json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "a", "image": "i"}], "terminationGracePeriodSeconds": 45}}),
         );
-        assert_eq!(PodStrategy.grace_period(&p, None), 0);
+        assert_eq!(
+            PodStrategy {
+                allow_privileged: false
+            }
+            .grace_period(&p, None),
+            0
+        );
         p.spec.as_mut().unwrap().node_name = Some("n1".into());
-        assert_eq!(PodStrategy.grace_period(&p, None), 45);
-        assert_eq!(PodStrategy.grace_period(&p, Some(0)), 0);
-        assert_eq!(PodStrategy.grace_period(&p, Some(5)), 5);
+        assert_eq!(
+            PodStrategy {
+                allow_privileged: false
+            }
+            .grace_period(&p, None),
+            45
+        );
+        assert_eq!(
+            PodStrategy {
+                allow_privileged: false
+            }
+            .grace_period(&p, Some(0)),
+            0
+        );
+        assert_eq!(
+            PodStrategy {
+                allow_privileged: false
+            }
+            .grace_period(&p, Some(5)),
+            5
+        );
     }
 }

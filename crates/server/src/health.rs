@@ -94,7 +94,11 @@ impl Health {
             CHECKS
         };
         let mut names: Vec<String> = fixed.iter().map(|n| n.to_string()).collect();
-        names.extend(self.hooks.iter().map(|h| format!("poststarthook/{}", h.name)));
+        names.extend(
+            self.hooks
+                .iter()
+                .map(|h| format!("poststarthook/{}", h.name)),
+        );
         names
     }
 
@@ -104,7 +108,9 @@ impl Health {
             let hook = self.hooks.iter().find(|h| h.name == hook);
             return match hook {
                 Some(h) if h.is_done() => Ok(()),
-                Some(_) if endpoint == "livez" && self.started.elapsed() < self.livez_grace_period => {
+                Some(_)
+                    if endpoint == "livez" && self.started.elapsed() < self.livez_grace_period =>
+                {
                     Ok(())
                 }
                 Some(_) => Err("not finished".into()),
@@ -198,7 +204,10 @@ mod tests {
     async fn get(health: &Health, path: &str) -> (StatusCode, String) {
         let (path, query) = path.split_once('?').unwrap_or((path, ""));
         let info = RequestInfo::parse(&Method::GET, path, Some(query));
-        let resp = health.serve(&info, &Method::GET).await.expect("a health path");
+        let resp = health
+            .serve(&info, &Method::GET)
+            .await
+            .expect("a health path");
         let status = resp.status();
         let body = http_body_util::BodyExt::collect(resp.into_body())
             .await
@@ -233,11 +242,19 @@ mod tests {
         assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
 
         let store = graceful.store.clone();
-        let strict = Health::new(store, Duration::from_secs(2), Arc::new(AtomicBool::new(false)))
-            .with_hooks(vec![hook.clone()], Duration::ZERO);
+        let strict = Health::new(
+            store,
+            Duration::from_secs(2),
+            Arc::new(AtomicBool::new(false)),
+        )
+        .with_hooks(vec![hook.clone()], Duration::ZERO);
         let (status, body) = get(&strict, "/livez?verbose").await;
         assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR, "{body}");
-        let (status, _) = get(&strict, "/livez?exclude=poststarthook/start-system-namespaces-controller").await;
+        let (status, _) = get(
+            &strict,
+            "/livez?exclude=poststarthook/start-system-namespaces-controller",
+        )
+        .await;
         assert_eq!(status, StatusCode::OK);
 
         hook.finish();

@@ -361,7 +361,10 @@ async fn start_post_start_hooks(
     registry: &Arc<Registry>,
 ) -> (Vec<PostStartHook>, Vec<JoinHandle<()>>) {
     let hooks = [
-        ("start-system-namespaces-controller", InitialObjects::Namespaces),
+        (
+            "start-system-namespaces-controller",
+            InitialObjects::Namespaces,
+        ),
         (
             "scheduling/bootstrap-system-priority-classes",
             InitialObjects::PriorityClasses,
@@ -386,7 +389,9 @@ async fn start_post_start_hooks(
                         hook.finish();
                         return;
                     }
-                    Err(e) => tracing::warn!(hook = name, error = %e, "post-start hook failed; retrying"),
+                    Err(e) => {
+                        tracing::warn!(hook = name, error = %e, "post-start hook failed; retrying")
+                    }
                 }
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(Duration::from_secs(5));

@@ -75,7 +75,10 @@ pub async fn answer(path: &str, query: &str) -> Answer {
                 Some(Err(_)) => {
                     return Answer::text(
                         StatusCode::BAD_REQUEST,
-                        format!("seconds={:?} is not a number of seconds\n", seconds.unwrap()),
+                        format!(
+                            "seconds={:?} is not a number of seconds\n",
+                            seconds.unwrap()
+                        ),
                     );
                 }
             };
@@ -431,7 +434,11 @@ mod tests {
                 .line
                 .iter()
                 .map(|line| {
-                    let f = p.function.iter().find(|f| f.id == line.function_id).unwrap();
+                    let f = p
+                        .function
+                        .iter()
+                        .find(|f| f.id == line.function_id)
+                        .unwrap();
                     format!("{}@{}:{}", s(f.name), s(f.filename), line.line)
                 })
                 .collect()
@@ -458,7 +465,9 @@ mod tests {
             StatusCode::BAD_REQUEST
         );
         assert_eq!(
-            answer("/debug/pprof/profile", "seconds=100000").await.status,
+            answer("/debug/pprof/profile", "seconds=100000")
+                .await
+                .status,
             StatusCode::BAD_REQUEST
         );
     }

@@ -1,0 +1,242 @@
+//! The option surface of `capstan-apiserver` against the specification's tables
+//! (process-options.md 1.3 and 1.5, with upstream's real names), and the one-line errors of
+//! malformed values.
+
+use std::process::Command;
+
+/// Spec 1.3 (serving, storage and general), "store" and "nodeagent" and the vendor words
+/// replaced by upstream's names.
+const SERVING_STORAGE_GENERAL: &[&str] = &[
+    "bind-address",
+    "secure-port",
+    "advertise-address",
+    "external-hostname",
+    "tls-cert-file",
+    "tls-private-key-file",
+    "tls-sni-cert-key",
+    "tls-cipher-suites",
+    "tls-min-version",
+    "cert-dir",
+    "strict-transport-security-directives",
+    "cors-allowed-origins",
+    "http2-max-streams-per-connection",
+    "goaway-chance",
+    "permit-address-sharing",
+    "permit-port-sharing",
+    "shutdown-delay-duration",
+    "livez-grace-period",
+    "profiling",
+    "contention-profiling",
+    "storage-backend",
+    "storage-media-type",
+    "etcd-servers",
+    "etcd-servers-overrides",
+    "etcd-prefix",
+    "etcd-cafile",
+    "etcd-certfile",
+    "etcd-keyfile",
+    "etcd-compaction-interval",
+    "etcd-count-metric-poll-period",
+    "etcd-db-metric-poll-interval",
+    "etcd-healthcheck-timeout",
+    "encryption-provider-config",
+    "service-cluster-ip-range",
+    "service-node-port-range",
+    "kubernetes-service-node-port",
+    "master-service-namespace",
+    "endpoint-reconciler-type",
+    "apiserver-count",
+    "identity-lease-duration-seconds",
+    "identity-lease-renew-interval-seconds",
+    "lease-reuse-duration-seconds",
+    "enable-garbage-collector",
+    "enable-aggregator-routing",
+    "egress-selector-config-file",
+    "allow-privileged",
+    "default-not-ready-toleration-seconds",
+    "default-unreachable-toleration-seconds",
+    "kubelet-certificate-authority",
+    "kubelet-client-certificate",
+    "kubelet-client-key",
+    "kubelet-preferred-address-types",
+    "kubelet-timeout",
+    "cloud-provider",
+    "cloud-config",
+    "cloud-provider-gce-l7lb-src-cidrs",
+    "azure-container-registry-config",
+    "feature-gates",
+    "runtime-config",
+    "version",
+    "help",
+];
+
+/// Spec 1.5 (logging and metrics, both processes).
+pub const LOGGING_AND_METRICS: &[&str] = &[
+    "logging-format",
+    "logtostderr",
+    "alsologtostderr",
+    "stderrthreshold",
+    "log-dir",
+    "log-file",
+    "log-file-max-size",
+    "log-flush-frequency",
+    "log-backtrace-at",
+    "v",
+    "vmodule",
+    "add-dir-header",
+    "skip-headers",
+    "skip-log-headers",
+    "one-output",
+    "experimental-logging-sanitization",
+    "allow-metric-labels",
+    "disabled-metrics",
+    "show-hidden-metrics-for-version",
+];
+
+fn apiserver(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_capstan-apiserver"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+#[test]
+fn help_lists_every_option_of_the_specification() {
+    let out = apiserver(&["--help"]);
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    let missing: Vec<&&str> = SERVING_STORAGE_GENERAL
+        .iter()
+        .chain(LOGGING_AND_METRICS)
+        .filter(|name| {
+            !help.contains(&format!("--{name} ")) && !help.contains(&format!("--{name}\n"))
+        })
+        .collect();
+    assert!(missing.is_empty(), "missing from --help: {missing:?}");
+    for heading in [
+        "Generic flags:",
+        "Etcd flags:",
+        "Secure serving flags:",
+        "Features flags:",
+        "Metrics flags:",
+        "Logs flags:",
+        "Misc flags:",
+    ] {
+        assert!(help.contains(heading), "{heading}");
+    }
+    // Options with nothing behind them say so.
+    for name in [
+        "kubelet-timeout",
+        "cloud-provider",
+        "runtime-config",
+        "feature-gates",
+        "contention-profiling",
+    ] {
+        let entry = help
+            .split(&format!("--{name} "))
+            .nth(1)
+            .and_then(|rest| rest.split("\n      --").next())
+            .unwrap_or_default();
+        assert!(entry.contains("No effect"), "--{name}: {entry}");
+    }
+}
+
+#[test]
+fn version_prints_the_kubernetes_version() {
+    for args in [&["--version"][..], &["--version=true"]] {
+        let out = apiserver(args);
+        assert!(out.status.success());
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.starts_with("Kubernetes v1."), "{text}");
+    }
+    let raw = apiserver(&["--version=raw"]);
+    assert!(String::from_utf8_lossy(&raw.stdout).starts_with("capstan-apiserver "));
+    assert!(!apiserver(&["--version=maybe"]).status.success());
+}
+
+#[test]
+fn each_malformed_value_fails_the_start_with_one_line_naming_the_option() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("absent.yaml");
+    let missing = format!("--egress-selector-config-file={}", missing.display());
+    for (arg, option) in [
+        ("--secure-port=https", "--secure-port"),
+        (
+            "--shutdown-delay-duration=soon",
+            "--shutdown-delay-duration",
+        ),
+        ("--livez-grace-period=5", "--livez-grace-period"),
+        (
+            "--service-node-port-range=32767-30000",
+            "--service-node-port-range",
+        ),
+        (
+            "--service-node-port-range=lots",
+            "--service-node-port-range",
+        ),
+        (
+            "--service-cluster-ip-range=10.0.0.0/8,10.1.0.0/16",
+            "--service-cluster-ip-range",
+        ),
+        (
+            "--service-cluster-ip-range=10.0.0.0/33",
+            "--service-cluster-ip-range",
+        ),
+        ("--apiserver-count=0", "--apiserver-count"),
+        (
+            "--endpoint-reconciler-type=magic",
+            "--endpoint-reconciler-type",
+        ),
+        (
+            "--identity-lease-duration-seconds=-1",
+            "--identity-lease-duration-seconds",
+        ),
+        (
+            "--kubelet-preferred-address-types=Hostname,Carrier",
+            "--kubelet-preferred-address-types",
+        ),
+        ("--kubelet-timeout=5", "--kubelet-timeout"),
+        ("--feature-gates=APIListChunking=maybe", "--feature-gates"),
+        ("--feature-gates=APIListChunking", "--feature-gates"),
+        ("--runtime-config=api/all=sometimes", "--runtime-config"),
+        (
+            "--cloud-provider-gce-l7lb-src-cidrs=1.2.3.4",
+            "--cloud-provider-gce-l7lb-src-cidrs",
+        ),
+        ("--goaway-chance=0.5", "--goaway-chance"),
+        ("--profiling=maybe", "--profiling"),
+        ("--log-file-max-size=-1", "--log-file-max-size"),
+        ("--vmodule=server", "--vmodule"),
+        ("--stderrthreshold=9", "--stderrthreshold"),
+        (missing.as_str(), "--egress-selector-config-file"),
+    ] {
+        let out = apiserver(&[arg, "--secure-port=0"]);
+        assert!(!out.status.success(), "{arg} was accepted");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim_end().lines().count(), 1, "{arg}: {err}");
+        assert!(err.contains(option), "{arg}: {err}");
+    }
+}
+
+#[test]
+fn well_formed_values_of_upstream_manifests_parse() {
+    // A kubeadm-style command line, with --help so that nothing starts.
+    let out = apiserver(&[
+        "--service-cluster-ip-range=10.96.0.0/12,fd00:10:96::/112",
+        "--service-node-port-range=30000-32767",
+        "--allow-privileged=true",
+        "--kubelet-preferred-address-types=InternalIP,ExternalIP,Hostname",
+        "--feature-gates=APIListChunking=true,WatchList=false",
+        "--runtime-config=api/all=true,storage.k8s.io/v1beta1=false",
+        "--enable-aggregator-routing",
+        "--endpoint-reconciler-type=lease",
+        "--profiling=false",
+        "--livez-grace-period=30s",
+        "--help",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
