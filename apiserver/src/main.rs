@@ -70,7 +70,7 @@ struct Options {
 
     /// Feature gates, comma-separated Name=true|false, checked. No effect yet: no Capstan
     /// behaviour depends on a gate.
-    #[arg(long, value_delimiter = ',', value_parser = parse_feature_gate, help_heading = "Generic flags")]
+    #[arg(long, value_delimiter = ',', value_parser = capstan_serving::options::parse_feature_gate, help_heading = "Generic flags")]
     feature_gates: Vec<(String, bool)>,
 
     /// Prefix of every storage key.
@@ -186,40 +186,8 @@ struct Options {
     )]
     cert_dir: PathBuf,
 
-    /// Bind with address reuse (SO_REUSEADDR). Capstan always binds so on Linux, as the Go
-    /// listener of upstream does: the flag is accepted and changes nothing.
-    #[arg(long, default_value_t = false, action = ArgAction::Set, num_args = 0..=1,
-          default_missing_value = "true", help_heading = "Secure serving flags")]
-    permit_address_sharing: bool,
-
-    /// Bind with port reuse (SO_REUSEPORT), so that several instances share one address and
-    /// port.
-    #[arg(long, default_value_t = false, action = ArgAction::Set, num_args = 0..=1,
-          default_missing_value = "true", help_heading = "Secure serving flags")]
-    permit_port_sharing: bool,
-
-    /// Streams an HTTP/2 client may open at once on one connection; 0 uses Capstan's
-    /// default (1000).
-    #[arg(long, default_value_t = 0, help_heading = "Secure serving flags")]
-    http2_max_streams_per_connection: u32,
-
-    /// A certificate and key served to clients asking for the names that follow it:
-    /// certfile,keyfile[:name,name...] (names may be wildcards like *.example.com; without
-    /// names, the certificate's own names); repeatable. Exact names beat wildcards, given
-    /// names beat the certificate's. Files are reloaded when they change. IP address
-    /// patterns never match (clients connecting by IP send no name and get the default).
-    #[arg(long, value_parser = capstan_serving::sni::SniCertKey::parse, help_heading = "Secure serving flags")]
-    tls_sni_cert_key: Vec<capstan_serving::sni::SniCertKey>,
-
-    /// The oldest TLS version accepted: VersionTLS12 or VersionTLS13 (rustls does not offer
-    /// VersionTLS10 or VersionTLS11; naming them is an error that says so).
-    #[arg(long, help_heading = "Secure serving flags")]
-    tls_min_version: Option<String>,
-
-    /// TLS 1.2 cipher suites offered, comma-separated upstream names (ECDHE with AES-GCM or
-    /// ChaCha20-Poly1305; other names are refused at start); TLS 1.3 suites are always on.
-    #[arg(long, value_delimiter = ',', help_heading = "Secure serving flags")]
-    tls_cipher_suites: Vec<String>,
+    #[command(flatten)]
+    serving: capstan_serving::options::SecureServingTuning,
 
     /// Serve CPU profiles at /debug/pprof/ (pprof format; /debug/pprof/profile?seconds=N).
     #[arg(long, default_value_t = true, action = ArgAction::Set, num_args = 0..=1,
@@ -272,19 +240,8 @@ struct Options {
     #[arg(long, value_parser = parse_existing_file, help_heading = "Egress selector flags")]
     egress_selector_config_file: Option<PathBuf>,
 
-    /// Metrics not to serve, comma-separated exposed names (e.g. apiserver_request_total).
-    #[arg(long, value_delimiter = ',', help_heading = "Metrics flags")]
-    disabled_metrics: Vec<String>,
-
-    /// Label values allowed per metric: metric,label='value1,value2' (repeatable, or several
-    /// separated by commas); other values are reported as "unexpected".
-    #[arg(long, value_parser = parse_allowed_labels, help_heading = "Metrics flags")]
-    allow_metric_labels: Vec<capstan_server::LabelAllowList>,
-
-    /// Show metrics hidden since this version (major.minor). Capstan hides none, so this
-    /// changes nothing; the value is still checked.
-    #[arg(long, value_parser = parse_minor_version, help_heading = "Metrics flags")]
-    show_hidden_metrics_for_version: Option<String>,
+    #[command(flatten)]
+    metrics: capstan_serving::options::MetricsFlags,
 
     #[command(flatten)]
     log: capstan_logging::LogOptions,
@@ -396,28 +353,6 @@ struct Options {
     version: Option<String>,
 }
 
-/// Go's strconv.ParseBool.
-fn parse_go_bool(value: &str) -> Option<bool> {
-    match value {
-        "1" | "t" | "T" | "true" | "TRUE" | "True" => Some(true),
-        "0" | "f" | "F" | "false" | "FALSE" | "False" => Some(false),
-        _ => None,
-    }
-}
-
-fn parse_feature_gate(value: &str) -> Result<(String, bool), String> {
-    let (name, enabled) = value
-        .split_once('=')
-        .ok_or_else(|| format!("{value:?} is not Name=true|false"))?;
-    let name = name.trim();
-    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric()) {
-        return Err(format!("{name:?} is not a feature gate name"));
-    }
-    let enabled = parse_go_bool(enabled.trim())
-        .ok_or_else(|| format!("invalid value of {name}: {enabled:?}, err: not a boolean"))?;
-    Ok((name.to_string(), enabled))
-}
-
 fn parse_runtime_config(value: &str) -> Result<(String, bool), String> {
     let (key, enabled) = value.split_once('=').unwrap_or((value, "true"));
     let key = key.trim();
@@ -435,7 +370,7 @@ fn parse_runtime_config(value: &str) -> Result<(String, bool), String> {
             "{key:?} is not api/all, api/ga, api/beta, api/alpha or group/version"
         ));
     }
-    let enabled = parse_go_bool(enabled.trim())
+    let enabled = capstan_serving::options::parse_go_bool(enabled.trim())
         .ok_or_else(|| format!("invalid value {enabled:?} for {key}: not a boolean"))?;
     Ok((key.to_string(), enabled))
 }
@@ -527,33 +462,6 @@ fn parse_etcd_override(value: &str) -> Result<(String, String, Vec<String>), Str
     Ok((group.to_string(), resource.to_string(), servers))
 }
 
-fn parse_allowed_labels(value: &str) -> Result<capstan_server::LabelAllowList, String> {
-    let entry = regex::Regex::new(
-        r"^\s*([a-zA-Z_:][a-zA-Z0-9_:]*),([a-zA-Z_][a-zA-Z0-9_]*)='([^']*)'\s*(?:,|$)",
-    )
-    .expect("a valid expression");
-    let mut rest = value;
-    let mut out = Vec::new();
-    while !rest.trim().is_empty() {
-        let caps = entry
-            .captures(rest)
-            .ok_or_else(|| format!("{rest:?} is not metric,label='value1,value2'"))?;
-        let values = caps[3].split(',').map(|v| v.trim().to_string()).collect();
-        out.push(((caps[1].to_string(), caps[2].to_string()), values));
-        rest = &rest[caps[0].len()..];
-    }
-    Ok(out)
-}
-
-fn parse_minor_version(value: &str) -> Result<String, String> {
-    match value.split_once('.') {
-        Some((major, minor)) if major.parse::<u32>().is_ok() && minor.parse::<u32>().is_ok() => {
-            Ok(value.to_string())
-        }
-        _ => Err(format!("{value:?} is not major.minor (e.g. 1.32)")),
-    }
-}
-
 fn parse_goaway_chance(value: &str) -> Result<f64, String> {
     let chance: f64 = value
         .parse()
@@ -591,22 +499,6 @@ fn parse_cache_size(value: &str) -> Result<(String, usize), String> {
         .parse()
         .map_err(|_| format!("invalid watch cache size {value:?}: {size:?} is not a size"))?;
     Ok((resource.to_ascii_lowercase(), size))
-}
-
-/// What `--version` prints: `Kubernetes vX.Y.Z`, as upstream, and Capstan's own version.
-fn print_version(raw: bool) {
-    let (major, minor, patch) = capstan_server::KUBERNETES_VERSION;
-    let kubernetes = format!("v{major}.{minor}.{patch}");
-    if raw {
-        println!(
-            "capstan-apiserver {} (Kubernetes {kubernetes}, {}/{})",
-            env!("CARGO_PKG_VERSION"),
-            std::env::consts::OS,
-            std::env::consts::ARCH
-        );
-    } else {
-        println!("Kubernetes {kubernetes}");
-    }
 }
 
 /// Options accepted and checked that change nothing yet (their help says so); naming one
@@ -660,16 +552,8 @@ fn parse_options() -> (Options, clap::ArgMatches) {
 
 fn main() -> ExitCode {
     let (options, matches) = parse_options();
-    match options.version.as_deref() {
-        Some("true") => {
-            print_version(false);
-            return ExitCode::SUCCESS;
-        }
-        Some("raw") => {
-            print_version(true);
-            return ExitCode::SUCCESS;
-        }
-        _ => {}
+    if capstan_serving::options::print_version("capstan-apiserver", options.version.as_deref()) {
+        return ExitCode::SUCCESS;
     }
     let _log = match capstan_logging::init("capstan-apiserver", &options.log) {
         Ok(guard) => guard,
@@ -721,24 +605,22 @@ fn main() -> ExitCode {
     config.allow_privileged = options.allow_privileged;
     config.livez_grace_period = options.livez_grace_period;
     config.metrics = capstan_server::MetricsOptions {
-        disabled: options.disabled_metrics,
-        allowed_labels: options.allow_metric_labels.into_iter().flatten().collect(),
+        disabled: options.metrics.disabled_metrics.clone(),
+        allowed_labels: options.metrics.allowed_labels(),
     };
     config.advertise_address = options.advertise_address;
     config.external_hostname = options.external_hostname.filter(|h| !h.is_empty());
-    config.tls_sni_cert_key = options.tls_sni_cert_key;
-    config.tls = capstan_serving::tls::TlsTuning {
-        min_version: options.tls_min_version,
-        cipher_suites: options.tls_cipher_suites,
+    config.tls_sni_cert_key = options.serving.tls_sni_cert_key.clone();
+    config.tls = match options.serving.tls() {
+        Ok(tls) => tls,
+        Err(err) => {
+            eprintln!("capstan-apiserver: {err}");
+            return ExitCode::FAILURE;
+        }
     };
-    if let Err(err) = config.tls.validate() {
-        eprintln!("capstan-apiserver: {err}");
-        return ExitCode::FAILURE;
-    }
     config.goaway_chance = options.goaway_chance;
-    config.permit_address_sharing = options.permit_address_sharing;
-    config.permit_port_sharing = options.permit_port_sharing;
-    config.http2_max_streams_per_connection = options.http2_max_streams_per_connection;
+    config.permit_port_sharing = options.serving.permit_port_sharing;
+    config.http2_max_streams_per_connection = options.serving.http2_max_streams_per_connection;
     config.cors_allowed_origins = options.cors_allowed_origins;
     config.shutdown_delay = options.shutdown_delay_duration;
     config.etcd_count_metric_poll_period = options.etcd_count_metric_poll_period;
@@ -826,11 +708,11 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(
-            o.disabled_metrics,
+            o.metrics.disabled_metrics,
             ["apiserver_request_total", "process_open_fds"]
         );
         assert_eq!(
-            o.allow_metric_labels.concat(),
+            o.metrics.allowed_labels(),
             [
                 (
                     ("apiserver_request_total".to_string(), "verb".to_string()),

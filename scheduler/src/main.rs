@@ -15,10 +15,9 @@ use k8s_openapi::api::core::v1::ConfigMap;
 /// (`--config`).
 ///
 /// Not built yet: delegated authentication and authorization
-/// (`--authentication-kubeconfig`, `--authorization-kubeconfig`), and the TLS tuning
-/// options of the API server.
+/// (`--authentication-kubeconfig`, `--authorization-kubeconfig`).
 #[derive(Debug, Parser)]
-#[command(name = "capstan-scheduler", version)]
+#[command(name = "capstan-scheduler")]
 struct Options {
     /// Path of a KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1 or v1beta1);
     /// the options marked "ignored with --config" are then ignored.
@@ -132,6 +131,32 @@ struct Options {
     #[arg(long)]
     use_legacy_policy_config: bool,
     #[command(flatten)]
+    serving: capstan_serving::options::SecureServingTuning,
+    /// Deprecated: serve CPU profiles at /debug/pprof/ (pprof format) on the insecure port,
+    /// and on the secure port when --authorization-always-allow-paths opens /debug/pprof/*;
+    /// ignored with --config (enableProfiling).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true")]
+    profiling: bool,
+    /// Deprecated: lock-contention profiling. No effect: Rust has no runtime lock-contention
+    /// profile; ignored with --config.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true")]
+    contention_profiling: bool,
+    /// Feature gates, comma-separated Name=true|false, checked. No effect yet: no Capstan
+    /// behaviour depends on a gate.
+    #[arg(long, value_delimiter = ',', value_parser = capstan_serving::options::parse_feature_gate)]
+    feature_gates: Vec<(String, bool)>,
+    /// The Azure container registry configuration file. No effect: Capstan has no cloud
+    /// providers.
+    #[arg(long)]
+    azure_container_registry_config: Option<PathBuf>,
+    /// Print the version and exit (--version=raw: Capstan's own version too).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = ["true", "false", "raw"])]
+    version: Option<String>,
+    #[command(flatten)]
+    metrics: capstan_serving::options::MetricsFlags,
+    #[command(flatten)]
     log: capstan_logging::LogOptions,
 }
 
@@ -148,6 +173,8 @@ const IGNORED_WITH_CONFIG: &[&str] = &[
     "hard_pod_affinity_symmetric_weight",
     "lock_object_name",
     "lock_object_namespace",
+    "profiling",
+    "contention_profiling",
 ];
 
 /// The configuration the options amount to, with warnings to print.
@@ -227,6 +254,8 @@ fn from_flags(o: &Options) -> Result<Configuration, String> {
     config.client_connection.qps = o.kube_api_qps;
     config.client_connection.burst = o.kube_api_burst as i32;
     config.client_connection.content_type = o.kube_api_content_type.clone();
+    config.enable_profiling = o.profiling;
+    config.enable_contention_profiling = o.contention_profiling;
     let mut plugin_config = vec![PluginConfig {
         name: "InterPodAffinity".into(),
         args: serde_json::json!({"hardPodAffinityWeight": o.hard_pod_affinity_symmetric_weight}),
@@ -247,11 +276,22 @@ fn from_flags(o: &Options) -> Result<Configuration, String> {
 }
 
 fn main() -> ExitCode {
-    let matches = Options::command().get_matches();
-    let options = match Options::from_arg_matches(&matches) {
-        Ok(o) => o,
-        Err(e) => e.exit(),
+    let parsed = Options::command()
+        .try_get_matches()
+        .and_then(|m| Options::from_arg_matches(&m).map(|o| (o, m)));
+    let (options, matches) = match parsed {
+        Ok(parsed) => parsed,
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            // One line: the option and the reason.
+            let text = e.to_string();
+            eprintln!("{}", text.lines().next().unwrap_or("error: bad options"));
+            return ExitCode::FAILURE;
+        }
     };
+    if capstan_serving::options::print_version("capstan-scheduler", options.version.as_deref()) {
+        return ExitCode::SUCCESS;
+    }
     let given = |id: &str| matches.value_source(id) == Some(ValueSource::CommandLine);
     let _log = match capstan_logging::init("capstan-scheduler", &options.log) {
         Ok(guard) => guard,
@@ -408,7 +448,17 @@ async fn schedule(
         scheduler.synced(),
         options.authorization_always_allow_paths.clone(),
     );
-    start_serving(&options, insecure.as_deref(), endpoints).await?;
+    let endpoints = {
+        let metrics_flags = options.metrics.clone();
+        endpoints.with_metrics_filter(Arc::new(move |page: &str| metrics_flags.filter_text(page)))
+    };
+    start_serving(
+        &options,
+        insecure.as_deref(),
+        endpoints,
+        config.enable_profiling,
+    )
+    .await?;
     let mut elector = le.leader_elect.then(|| {
         let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "capstan".into());
         let nanos = std::time::SystemTime::now()
@@ -455,6 +505,7 @@ async fn start_serving(
     o: &Options,
     insecure: Option<&str>,
     endpoints: capstan_scheduler::serving::Endpoints,
+    profiling: bool,
 ) -> Result<(), String> {
     use capstan_serving::tls;
     let answer = move |req: http::Request<hyper::body::Incoming>, transport| {
@@ -465,6 +516,18 @@ async fn start_serving(
                 .path_and_query()
                 .map_or("/", |p| p.as_str())
                 .to_string();
+            let secure = transport == capstan_serving::Transport::Tls;
+            let uri_path = req.uri().path();
+            if profiling
+                && req.method() == http::Method::GET
+                && (uri_path == "/debug/pprof" || uri_path.starts_with("/debug/pprof/"))
+                && (!secure || endpoints.allowed(uri_path))
+            {
+                let query = req.uri().query().unwrap_or("");
+                return capstan_serving::profiling::answer(uri_path, query)
+                    .await
+                    .into_response();
+            }
             endpoints.answer(
                 req.method(),
                 &path,
@@ -472,10 +535,10 @@ async fn start_serving(
             )
         }
     };
+    let max_streams = o.serving.http2_max_streams_per_connection;
     if o.secure_port != 0 {
         let addr = std::net::SocketAddr::new(o.bind_address, o.secure_port);
-        let listener = tokio::net::TcpListener::bind(addr)
-            .await
+        let listener = capstan_serving::listen(addr, o.serving.permit_port_sharing)
             .map_err(|e| format!("--secure-port {addr}: {e}"))?;
         let hosts = vec![o.bind_address.to_string()];
         let cert_dir = o.cert_dir.as_deref().filter(|d| !d.as_os_str().is_empty());
@@ -492,20 +555,42 @@ async fn start_serving(
             ),
         }
         .map_err(|e| e.to_string())?;
-        let tls_config = tls::server_config(&cert).map_err(|e| e.to_string())?;
+        // Files given (or kept in --cert-dir) are reloaded when they change; a pair
+        // generated in memory is fixed.
+        let default_files = match (&o.tls_cert_file, &o.tls_private_key_file, cert_dir) {
+            (Some(cert), Some(key), _) => Some((cert.clone(), key.clone())),
+            (_, _, Some(dir)) => Some((
+                dir.join("kube-scheduler.crt"),
+                dir.join("kube-scheduler.key"),
+            )),
+            _ => None,
+        };
+        let resolver = capstan_serving::sni::CertResolver::new(
+            default_files,
+            Some((&cert.chain_pem, &cert.key_pem)),
+            &o.serving.tls_sni_cert_key,
+        )
+        .map_err(|e| e.to_string())?;
+        resolver.watch(Duration::from_secs(1));
+        let tuning = o.serving.tls().map_err(|e| e.to_string())?;
+        let tls_config =
+            tls::server_config_with_resolver(resolver, &tuning).map_err(|e| e.to_string())?;
         tracing::info!(%addr, "serving securely");
         tokio::spawn(capstan_serving::serve(
             listener,
             Some(tls_config),
+            max_streams,
             answer.clone(),
         ));
     }
     if let Some(addr) = insecure {
-        let listener = tokio::net::TcpListener::bind(addr)
-            .await
+        let addr: std::net::SocketAddr = addr
+            .parse()
+            .map_err(|e| format!("insecure address {addr}: {e}"))?;
+        let listener = capstan_serving::listen(addr, o.serving.permit_port_sharing)
             .map_err(|e| format!("insecure port {addr}: {e}"))?;
         tracing::warn!(%addr, "serving insecurely (deprecated --port)");
-        tokio::spawn(capstan_serving::serve(listener, None, answer));
+        tokio::spawn(capstan_serving::serve(listener, None, max_streams, answer));
     }
     Ok(())
 }

@@ -16,7 +16,7 @@ fn scheduler() -> Command {
 
 mod common;
 
-use common::{Running, node_of};
+use common::{Running, free_port, node_of, plain_get};
 
 #[test]
 fn write_config_to_writes_what_the_options_amount_to() {
@@ -194,29 +194,6 @@ profiles:
     // The default profile spreads (LeastAllocated); the packer packs (MostAllocated).
     assert_eq!(node_of(&client, "spread").await.as_deref(), Some("empty"));
     assert_eq!(node_of(&client, "packed").await.as_deref(), Some("full"));
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// A plain HTTP/1.1 GET: (status line, body).
-fn plain_get(port: u16, path: &str) -> Option<(String, String)> {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).ok()?;
-    let (head, body) = answer.split_once("\r\n\r\n")?;
-    Some((head.lines().next()?.to_string(), body.to_string()))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

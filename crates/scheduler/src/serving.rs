@@ -16,12 +16,16 @@ use crate::metrics::Metrics;
 pub const DEFAULT_ALWAYS_ALLOW: &[&str] = &["/healthz", "/readyz", "/livez"];
 
 /// The scheduler's HTTP endpoints.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Endpoints {
     metrics: Arc<Metrics>,
     synced: Arc<AtomicBool>,
     always_allow: Vec<String>,
+    metrics_filter: Option<MetricsFilter>,
 }
+
+/// Rewrites the metrics page (`--disabled-metrics`, `--allow-metric-labels`).
+pub type MetricsFilter = Arc<dyn Fn(&str) -> String + Send + Sync>;
 
 fn text(status: StatusCode, content_type: &str, body: String) -> Response<Full<Bytes>> {
     Response::builder()
@@ -32,6 +36,14 @@ fn text(status: StatusCode, content_type: &str, body: String) -> Response<Full<B
         .unwrap_or_default()
 }
 
+impl std::fmt::Debug for Endpoints {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoints")
+            .field("always_allow", &self.always_allow)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Endpoints {
     /// Endpoints reporting `metrics`, ready once `synced` is true; on the secure port, the
     /// paths of `always_allow` (exact, or a prefix ending in `*`) are open.
@@ -40,10 +52,18 @@ impl Endpoints {
             metrics,
             synced,
             always_allow,
+            metrics_filter: None,
         }
     }
 
-    fn allowed(&self, path: &str) -> bool {
+    /// Passes the metrics page through `filter` before serving it.
+    pub fn with_metrics_filter(mut self, filter: MetricsFilter) -> Self {
+        self.metrics_filter = Some(filter);
+        self
+    }
+
+    /// Whether the secure port serves `path` (`--authorization-always-allow-paths`).
+    pub fn allowed(&self, path: &str) -> bool {
         self.always_allow.iter().any(|p| match p.strip_suffix('*') {
             Some(prefix) => path.starts_with(prefix),
             None => p == path,
@@ -84,7 +104,10 @@ impl Endpoints {
             "/metrics" => text(
                 StatusCode::OK,
                 "text/plain; version=0.0.4; charset=utf-8",
-                self.metrics.render(),
+                match &self.metrics_filter {
+                    Some(filter) => filter(&self.metrics.render()),
+                    None => self.metrics.render(),
+                },
             ),
             _ => match health_endpoint(path) {
                 Some((kind, check)) => self.health(kind, check, query),

@@ -24,8 +24,6 @@ pub struct ServerConfig {
     /// How often the database size is read for `apiserver_storage_size_bytes`
     /// (`--etcd-db-metric-poll-interval`); zero disables.
     pub etcd_db_metric_poll_interval: Duration,
-    /// Bind with `SO_REUSEADDR` (`--permit-address-sharing`).
-    pub permit_address_sharing: bool,
     /// Bind with `SO_REUSEPORT`: several instances on one port (`--permit-port-sharing`).
     pub permit_port_sharing: bool,
     /// Streams an HTTP/2 client may open at once (`--http2-max-streams-per-connection`); 0:
@@ -132,7 +130,6 @@ impl ServerConfig {
             tls: Default::default(),
             tls_sni_cert_key: Vec::new(),
             goaway_chance: 0.0,
-            permit_address_sharing: false,
             permit_port_sharing: false,
             http2_max_streams_per_connection: 0,
             cors_allowed_origins: Vec::new(),

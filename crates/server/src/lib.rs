@@ -29,4 +29,4 @@ pub use request_info::RequestInfo;
 pub use server::{RunningServer, run, start};
 
 /// The Kubernetes version whose API Capstan serves.
-pub const KUBERNETES_VERSION: (u32, u32, u32) = (1, 33, 0);
+pub use capstan_serving::options::KUBERNETES_VERSION;

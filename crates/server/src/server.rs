@@ -190,14 +190,12 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     );
 
     let bind = SocketAddr::new(config.bind_address, config.secure_port);
-    let listener = listen(
-        bind,
-        config.permit_address_sharing,
-        config.permit_port_sharing,
-    )
-    .map_err(|source| Error::Bind {
-        addr: bind.to_string(),
-        source,
+    // --permit-address-sharing asks for nothing more: address reuse is always on.
+    let listener = capstan_serving::listen(bind, config.permit_port_sharing).map_err(|source| {
+        Error::Bind {
+            addr: bind.to_string(),
+            source,
+        }
     })?;
     let local_addr = listener.local_addr().map_err(|source| Error::Bind {
         addr: bind.to_string(),
@@ -401,27 +399,6 @@ async fn start_post_start_hooks(
     (out, retrying)
 }
 
-fn listen(
-    bind: SocketAddr,
-    address_sharing: bool,
-    port_sharing: bool,
-) -> std::io::Result<TcpListener> {
-    let socket = if bind.is_ipv4() {
-        tokio::net::TcpSocket::new_v4()?
-    } else {
-        tokio::net::TcpSocket::new_v6()?
-    };
-    // Always, as Go's listeners do on Linux (a restart binds at once despite TIME_WAIT);
-    // `address_sharing` asks for nothing more here.
-    let _ = address_sharing;
-    socket.set_reuseaddr(true)?;
-    if port_sharing {
-        socket.set_reuseport(true)?;
-    }
-    socket.bind(bind)?;
-    socket.listen(1024)
-}
-
 async fn accept_loop(
     listener: TcpListener,
     acceptor: tokio_rustls::TlsAcceptor,
@@ -435,7 +412,7 @@ async fn accept_loop(
         .http2()
         .initial_stream_window_size(1 << 20)
         .initial_connection_window_size(16 << 20)
-        .max_concurrent_streams(if max_streams == 0 { 1000 } else { max_streams });
+        .max_concurrent_streams(capstan_serving::http2_max_streams(max_streams));
     let builder = Arc::new(builder);
     // Every connection task holds a sender; when all are gone, the drain is complete.
     let (alive, mut drained) = mpsc::channel::<()>(1);

@@ -3,6 +3,7 @@
 //! `/debug/pprof/` endpoints ([`profiling`]).
 
 mod error;
+pub mod options;
 pub mod profiling;
 pub mod sni;
 pub mod tls;
@@ -30,14 +31,42 @@ pub enum Transport {
     Plain,
 }
 
+/// Binds a listening socket: always with address reuse (as Go's listeners on Linux, so a
+/// restart binds at once despite TIME_WAIT), and with port reuse when `port_sharing`
+/// (`--permit-port-sharing`: several instances on one address and port).
+pub fn listen(bind: std::net::SocketAddr, port_sharing: bool) -> std::io::Result<TcpListener> {
+    let socket = if bind.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    if port_sharing {
+        socket.set_reuseport(true)?;
+    }
+    socket.bind(bind)?;
+    socket.listen(1024)
+}
+
+/// The HTTP/2 stream limit for `--http2-max-streams-per-connection` (0: Capstan's 1000).
+pub fn http2_max_streams(configured: u32) -> u32 {
+    if configured == 0 { 1000 } else { configured }
+}
+
 /// Accepts connections on `listener` until the task is dropped, answering each request with
-/// `handler`; with `tls`, connections are TLS (ALPN picks HTTP/2 or HTTP/1.1).
-pub async fn serve<H, F>(listener: TcpListener, tls: Option<rustls::ServerConfig>, handler: H)
-where
+/// `handler`; with `tls`, connections are TLS (ALPN picks HTTP/2 or HTTP/1.1). HTTP/2
+/// clients may open `http2_max_streams` streams at once (0: the default).
+pub async fn serve<H, F>(
+    listener: TcpListener,
+    tls: Option<rustls::ServerConfig>,
+    http2_max_streams: u32,
+    handler: H,
+) where
     H: Fn(Request<Incoming>, Transport) -> F + Clone + Send + Sync + 'static,
     F: Future<Output = Response<Full<Bytes>>> + Send + 'static,
 {
     let acceptor = tls.map(|c| tokio_rustls::TlsAcceptor::from(Arc::new(c)));
+    let max_streams = self::http2_max_streams(http2_max_streams);
     loop {
         let (stream, peer) = match listener.accept().await {
             Ok(s) => s,
@@ -49,7 +78,8 @@ where
         let acceptor = acceptor.clone();
         let handler = handler.clone();
         tokio::spawn(async move {
-            let builder = auto::Builder::new(TokioExecutor::new());
+            let mut builder = auto::Builder::new(TokioExecutor::new());
+            builder.http2().max_concurrent_streams(max_streams);
             let result = match acceptor {
                 Some(acceptor) => match acceptor.accept(stream).await {
                     Ok(tls) => {

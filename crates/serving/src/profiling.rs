@@ -29,6 +29,18 @@ pub struct Answer {
 }
 
 impl Answer {
+    /// The answer as an HTTP response.
+    pub fn into_response(self) -> http::Response<http_body_util::Full<bytes::Bytes>> {
+        let mut resp =
+            http::Response::new(http_body_util::Full::new(bytes::Bytes::from(self.body)));
+        *resp.status_mut() = self.status;
+        resp.headers_mut().insert(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static(self.content_type),
+        );
+        resp
+    }
+
     fn text(status: StatusCode, body: impl Into<String>) -> Self {
         Self {
             status,
