@@ -18,7 +18,6 @@ use std::time::Duration;
 
 use tracing_subscriber::Layer as _;
 use tracing_subscriber::layer::SubscriberExt as _;
-use tracing_subscriber::util::SubscriberInitExt as _;
 
 pub use filter::{Verbosity, parse_vmodule};
 
@@ -245,6 +244,18 @@ impl std::fmt::Debug for LogGuard {
 /// Installs the process's logger for `program` (the name in log file names) as the options
 /// say. Call once, before anything logs.
 pub fn init(program: &str, options: &LogOptions) -> Result<LogGuard, Error> {
+    let (subscriber, guard) = subscriber(program, options)?;
+    tracing::subscriber::set_global_default(subscriber)
+        .map_err(|e| Error::Filter(format!("a logger is already installed: {e}")))?;
+    Ok(guard)
+}
+
+/// The logger the options describe, without installing it (for embedding, tests and
+/// benchmarks: `tracing::subscriber::with_default`).
+pub fn subscriber(
+    program: &str,
+    options: &LogOptions,
+) -> Result<(Box<dyn tracing::Subscriber + Send + Sync>, LogGuard), Error> {
     let sinks = Arc::new(sink::Sinks::open(program, options)?);
     if !sinks.uses_files() && (options.log_file.is_some() || options.log_dir.is_some()) {
         eprintln!(
@@ -265,19 +276,19 @@ pub fn init(program: &str, options: &LogOptions) -> Result<LogGuard, Error> {
         sinks.clone(),
     );
     let registry = tracing_subscriber::registry();
-    match std::env::var("RUST_LOG") {
+    let subscriber: Box<dyn tracing::Subscriber + Send + Sync> = match std::env::var("RUST_LOG") {
         Ok(directives) if !directives.is_empty() => {
             let filter = tracing_subscriber::EnvFilter::try_new(&directives)
                 .map_err(|e| Error::Filter(e.to_string()))?;
-            registry.with(layer.with_filter(filter)).init();
+            Box::new(registry.with(layer.with_filter(filter)))
         }
         _ => {
             let verbosity = options.verbosity();
             let filter = tracing_subscriber::filter::filter_fn(move |meta| verbosity.enabled(meta));
-            registry.with(layer.with_filter(filter)).init();
+            Box::new(registry.with(layer.with_filter(filter)))
         }
-    }
-    Ok(LogGuard { sinks })
+    };
+    Ok((subscriber, LogGuard { sinks }))
 }
 
 #[cfg(test)]

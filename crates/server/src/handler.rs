@@ -31,10 +31,11 @@ pub struct State {
     pub registry: Arc<Registry>,
     /// Discovery documents.
     pub discovery: Discovery,
-    /// OpenAPI v3 documents.
-    pub openapi: OpenApi,
-    /// The OpenAPI v2 document.
-    pub openapi_v2: OpenApiV2,
+    /// OpenAPI v3 documents, built on first use (they cost tens of milliseconds and
+    /// megabytes that a server nobody asks for them need not spend).
+    pub openapi: std::sync::OnceLock<OpenApi>,
+    /// The OpenAPI v2 document, built on first use.
+    pub openapi_v2: std::sync::OnceLock<OpenApiV2>,
     /// Largest accepted request body.
     pub max_body: usize,
     /// Lower bound of a watch's duration when the client sets none.
@@ -155,10 +156,16 @@ fn non_resource(
             if method != Method::GET && method != Method::HEAD {
                 return Err(ApiError::method_not_allowed());
             }
-            return openapi_v2_response(&state.openapi_v2, headers, pretty);
+            let doc = state
+                .openapi_v2
+                .get_or_init(|| OpenApiV2::build(&state.registry));
+            return openapi_v2_response(doc, headers, pretty);
         }
         p if p.starts_with("/openapi/v3") => {
-            let document = state.openapi.get(p).ok_or_else(ApiError::path_not_found)?;
+            let openapi = state
+                .openapi
+                .get_or_init(|| OpenApi::build(&state.registry));
+            let document = openapi.get(p).ok_or_else(ApiError::path_not_found)?;
             if method != Method::GET && method != Method::HEAD {
                 return Err(ApiError::method_not_allowed());
             }

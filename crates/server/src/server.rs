@@ -27,8 +27,6 @@ use crate::filters::{self, ApiService};
 use crate::handler::{self, State};
 use crate::health::PostStartHook;
 use crate::kubeconfig;
-use crate::openapi::OpenApi;
-use crate::openapi_v2::OpenApiV2;
 
 /// How long in-flight requests may take to finish after shutdown begins.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
@@ -283,8 +281,8 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     let (shutdown, shutdown_rx) = watch::channel(false);
     let state = Arc::new(State {
         discovery: Discovery::build(&registry, &advertised),
-        openapi: OpenApi::build(&registry),
-        openapi_v2: OpenApiV2::build(&registry),
+        openapi: std::sync::OnceLock::new(),
+        openapi_v2: std::sync::OnceLock::new(),
         registry,
         max_body: config.max_request_body_bytes,
         min_request_timeout: config.min_request_timeout,
