@@ -137,7 +137,10 @@ async fn requests_fail_clearly_while_etcd_is_down_and_recover() {
     assert_eq!(ready.status.as_u16(), 200);
     assert_eq!(
         String::from_utf8_lossy(&ready.body),
-        "[+]ping ok\n[+]etcd ok\n[+]shutdown ok\nreadyz check passed\n"
+        "[+]ping ok\n[+]etcd ok\n[+]shutdown ok\n\
+         [+]poststarthook/start-system-namespaces-controller ok\n\
+         [+]poststarthook/scheduling/bootstrap-system-priority-classes ok\n\
+         readyz check passed\n"
     );
 
     cluster.members[0].kill();
@@ -146,7 +149,10 @@ async fn requests_fail_clearly_while_etcd_is_down_and_recover() {
     assert_eq!(ready.status.as_u16(), 500);
     assert_eq!(
         String::from_utf8_lossy(&ready.body),
-        "[+]ping ok\n[-]etcd failed: reason withheld\n[+]shutdown ok\nreadyz check failed\n"
+        "[+]ping ok\n[-]etcd failed: reason withheld\n[+]shutdown ok\n\
+         [+]poststarthook/start-system-namespaces-controller ok\n\
+         [+]poststarthook/scheduling/bootstrap-system-priority-classes ok\n\
+         readyz check failed\n"
     );
     assert_eq!(raw.get("/readyz/etcd").await.status.as_u16(), 500);
     assert_eq!(raw.get("/livez/ping").await.status.as_u16(), 200);
@@ -294,7 +300,7 @@ async fn a_chunked_list_outlived_by_compaction_gets_a_fresh_token() {
     let first = raw.get(&format!("{path}?limit=2")).await.json();
     let token = first["metadata"]["continue"]
         .as_str()
-        .expect("a continue token")
+        .unwrap_or_else(|| panic!("a continue token: {first}"))
         .to_string();
     // Another write, then etcd compacts past the list's revision.
     let res = raw

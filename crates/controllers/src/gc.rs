@@ -49,38 +49,31 @@ struct Node {
 }
 
 impl Node {
-    fn read(resource: usize, object: &Value) -> Option<(String, Self)> {
-        let meta = &object["metadata"];
-        let uid = meta["uid"].as_str().filter(|u| !u.is_empty())?.to_string();
-        let owners = meta["ownerReferences"]
-            .as_array()
+    fn read(resource: usize, object: crate::watching::Object) -> Option<(String, Self)> {
+        let meta = object.metadata;
+        if meta.uid.is_empty() {
+            return None;
+        }
+        let owners = meta
+            .owner_references
             .into_iter()
-            .flatten()
-            .filter_map(|r| {
-                Some(Owner {
-                    uid: r["uid"].as_str()?.to_string(),
-                    api_version: r["apiVersion"].as_str().unwrap_or("").to_string(),
-                    kind: r["kind"].as_str().unwrap_or("").to_string(),
-                    name: r["name"].as_str().unwrap_or("").to_string(),
-                    blocks: r["blockOwnerDeletion"] == true,
-                })
+            .map(|r| Owner {
+                uid: r.uid,
+                api_version: r.api_version,
+                kind: r.kind,
+                name: r.name,
+                blocks: r.block_owner_deletion == Some(true),
             })
             .collect();
-        let finalizers = meta["finalizers"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|f| f.as_str().map(str::to_string))
-            .collect();
         Some((
-            uid,
+            meta.uid,
             Self {
                 resource,
-                namespace: meta["namespace"].as_str().unwrap_or("").to_string(),
-                name: meta["name"].as_str().unwrap_or("").to_string(),
+                namespace: meta.namespace,
+                name: meta.name,
                 owners,
-                finalizers,
-                deleting: !meta["deletionTimestamp"].is_null(),
+                finalizers: meta.finalizers,
+                deleting: meta.deletion_timestamp.is_some(),
                 generation: 0,
             },
         ))
@@ -216,10 +209,7 @@ pub(crate) async fn run(registry: Arc<Registry>) {
                     }
                     continue;
                 }
-                if seen.object.is_null() {
-                    continue;
-                }
-                let Some((uid, mut node)) = Node::read(i, &seen.object) else { continue };
+                let Some((uid, mut node)) = Node::read(i, seen.object) else { continue };
                 node.generation = seen.generation;
                 if seen.deleted {
                     collector.forget(&uid);
@@ -533,12 +523,12 @@ mod tests {
         let dep = json!({"metadata": {"uid": "d", "name": "d", "namespace": "ns",
             "ownerReferences": [{"uid": "o", "apiVersion": "v1", "kind": "ConfigMap", "name": "o",
                 "blockOwnerDeletion": true}]}});
-        let (uid, node) = Node::read(0, &dep).unwrap();
+        let (uid, node) = Node::read(0, serde_json::from_value(dep).unwrap()).unwrap();
         assert!(node.owners[0].blocks);
         assert_eq!(g.apply(uid, Some(node)), ["d"]);
         assert!(g.dependents["o"].contains("d"));
         let owner = json!({"metadata": {"uid": "o", "name": "o", "namespace": "ns"}});
-        let (uid, node) = Node::read(0, &owner).unwrap();
+        let (uid, node) = Node::read(0, serde_json::from_value(owner).unwrap()).unwrap();
         g.apply(uid.clone(), Some(node));
         // The owner goes: its dependent is looked at again.
         let touched = g.apply(uid, None);

@@ -52,8 +52,8 @@ pub(crate) async fn run(
             Some(account) = accounts.recv() => {
                 // A deleted `default` account of a live namespace comes back, as upstream's
                 // service account controller brings it back.
-                let namespace = account.object["metadata"]["namespace"].as_str().unwrap_or("");
-                let is_default = account.object["metadata"]["name"] == "default";
+                let namespace = account.object.metadata.namespace.as_str();
+                let is_default = account.object.metadata.name == "default";
                 if account.deleted && is_default && active.contains(namespace) {
                     has_account.remove(namespace);
                     if ensure_default_account(&service_accounts, namespace).await {
@@ -63,7 +63,7 @@ pub(crate) async fn run(
                 continue;
             }
         };
-        let name = ns["metadata"]["name"].as_str().unwrap_or("").to_string();
+        let name = ns.metadata.name;
         if name.is_empty() {
             continue;
         }
@@ -72,15 +72,13 @@ pub(crate) async fn run(
             active.remove(&name);
             continue;
         }
-        let terminating = !ns["metadata"]["deletionTimestamp"].is_null();
+        let terminating = ns.metadata.deletion_timestamp.is_some();
         if terminating {
             active.remove(&name);
         } else {
             active.insert(name.clone());
         }
-        let ours = ns["spec"]["finalizers"]
-            .as_array()
-            .is_some_and(|f| f.iter().any(|f| f == NAMESPACE_FINALIZER));
+        let ours = ns.spec.finalizers.iter().any(|f| f == NAMESPACE_FINALIZER);
         if terminating {
             let started = ours
                 && finalizing

@@ -5,25 +5,121 @@ use std::time::Duration;
 
 use capstan_registry::{ListOptions, RestStorage, WatchOptions};
 use futures_util::StreamExt;
+use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tracing::warn;
 
 /// One object seen: listed, added or modified (`deleted` false), or deleted; or, with
-/// `listed` set and a null object, the end of a list. `generation` counts the lists: after a
-/// relist, objects not seen in the new generation are gone (their deletions were missed).
+/// `listed` set (and an empty object), the end of a list. `generation` counts the lists:
+/// after a relist, objects not seen in the new generation are gone (their deletions were
+/// missed).
 pub(crate) struct Seen {
-    pub object: Value,
+    pub object: Object,
     pub deleted: bool,
     pub listed: bool,
     pub generation: u64,
+}
+
+/// What the controllers read of an object: the rest is skipped while parsing, so that a list
+/// of many large objects never lives in memory as JSON trees.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct Object {
+    pub metadata: Metadata,
+    pub spec: Spec,
+}
+
+/// The metadata the controllers use.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub(crate) struct Metadata {
+    #[serde(deserialize_with = "nullable")]
+    pub uid: String,
+    #[serde(deserialize_with = "nullable")]
+    pub name: String,
+    #[serde(deserialize_with = "nullable")]
+    pub namespace: String,
+    #[serde(deserialize_with = "nullable")]
+    pub owner_references: Vec<OwnerReference>,
+    #[serde(deserialize_with = "nullable")]
+    pub finalizers: Vec<String>,
+    pub deletion_timestamp: Option<String>,
+}
+
+/// An owner reference.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub(crate) struct OwnerReference {
+    #[serde(deserialize_with = "nullable")]
+    pub uid: String,
+    #[serde(deserialize_with = "nullable")]
+    pub api_version: String,
+    #[serde(deserialize_with = "nullable")]
+    pub kind: String,
+    #[serde(deserialize_with = "nullable")]
+    pub name: String,
+    pub block_owner_deletion: Option<bool>,
+}
+
+/// `spec.finalizers` (namespaces); other kinds' specs are skipped, whatever their shape.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct Spec {
+    #[serde(deserialize_with = "strings")]
+    pub finalizers: Vec<String>,
+}
+
+/// `null` as the default.
+fn nullable<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Option::<T>::deserialize(d).map(Option::unwrap_or_default)
+}
+
+/// The strings of a list; anything else is empty.
+fn strings<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    let value = Value::deserialize(d)?;
+    Ok(value
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.as_str().map(str::to_string))
+        .collect())
+}
+
+/// A list response: its version and items.
+#[derive(Deserialize)]
+struct List {
+    #[serde(default)]
+    metadata: ListMeta,
+    #[serde(default, deserialize_with = "nullable")]
+    items: Vec<Object>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct ListMeta {
+    #[serde(deserialize_with = "nullable")]
+    resource_version: String,
+}
+
+/// A watch event.
+#[derive(Deserialize)]
+struct Event {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    object: Object,
 }
 
 /// Sends every object of the collection (cluster-wide), then every changed object as its
 /// events arrive; relists when the watch ends. Runs until the receiver goes away.
 pub(crate) async fn follow(storage: Arc<dyn RestStorage>, tx: mpsc::Sender<Seen>) {
     let mut generation = 0u64;
-    let handle = async |object: Value, deleted: bool, generation: u64| {
+    let handle = async |object: Object, deleted: bool, generation: u64| {
         tx.send(Seen {
             object,
             deleted,
@@ -42,21 +138,24 @@ pub(crate) async fn follow(storage: Arc<dyn RestStorage>, tx: mpsc::Sender<Seen>
                 continue;
             }
         };
-        let mut list: Value = serde_json::from_slice(&listed).unwrap_or_default();
-        let version = list["metadata"]["resourceVersion"]
-            .as_str()
-            .unwrap_or("")
-            .to_string();
+        let list: List = match serde_json::from_slice(&listed) {
+            Ok(list) => list,
+            Err(err) => {
+                warn!(%err, resource = %storage.descriptor().resource, "controller: unreadable list");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+        };
+        drop(listed);
+        let version = list.metadata.resource_version;
         generation += 1;
-        if let Value::Array(items) = list["items"].take() {
-            for item in items {
-                if !handle(item, false, generation).await {
-                    return;
-                }
+        for item in list.items {
+            if !handle(item, false, generation).await {
+                return;
             }
         }
         let end = Seen {
-            object: Value::Null,
+            object: Object::default(),
             deleted: false,
             listed: true,
             generation,
@@ -82,16 +181,14 @@ pub(crate) async fn follow(storage: Arc<dyn RestStorage>, tx: mpsc::Sender<Seen>
         };
         'events: while let Some(chunk) = lines.next().await {
             for line in chunk.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
-                let Ok(mut event) = serde_json::from_slice::<Value>(line) else {
+                let Ok(event) = serde_json::from_slice::<Event>(line) else {
                     continue;
                 };
-                let delivered = match event["type"].as_str() {
-                    Some("ADDED" | "MODIFIED") => {
-                        handle(event["object"].take(), false, generation).await
-                    }
-                    Some("DELETED") => handle(event["object"].take(), true, generation).await,
+                let delivered = match event.kind.as_str() {
+                    "ADDED" | "MODIFIED" => handle(event.object, false, generation).await,
+                    "DELETED" => handle(event.object, true, generation).await,
                     // ERROR (e.g. 410): start over with a fresh list.
-                    Some("ERROR") => break 'events,
+                    "ERROR" => break 'events,
                     _ => true,
                 };
                 if !delivered {
@@ -99,5 +196,33 @@ pub(crate) async fn follow(storage: Arc<dyn RestStorage>, tx: mpsc::Sender<Seen>
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn objects_read_only_what_controllers_use_and_tolerate_nulls() {
+        let pod: Object = serde_json::from_value(serde_json::json!({
+            "metadata": {"uid": "u", "name": "p", "namespace": null, "finalizers": null,
+                "ownerReferences": [{"uid": "o", "kind": "ReplicaSet", "name": "rs",
+                    "apiVersion": "apps/v1", "blockOwnerDeletion": null}],
+                "deletionTimestamp": "2026-11-23T19:00:00Z", "managedFields": [{"manager": "x"}]},
+            "spec": {"containers": [{"name": "c"}], "finalizers": {"not": "a list"}}
+        }))
+        .unwrap();
+        assert_eq!(pod.metadata.uid, "u");
+        assert_eq!(pod.metadata.namespace, "");
+        assert_eq!(pod.metadata.owner_references[0].name, "rs");
+        assert_eq!(pod.metadata.owner_references[0].block_owner_deletion, None);
+        assert!(pod.metadata.deletion_timestamp.is_some());
+        assert!(pod.spec.finalizers.is_empty());
+        let ns: Object = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "n"}, "spec": {"finalizers": ["kubernetes"]}
+        }))
+        .unwrap();
+        assert_eq!(ns.spec.finalizers, ["kubernetes"]);
     }
 }

@@ -34,6 +34,8 @@ pub struct EtcdStore {
     /// Woken when a reader wants every watch to report its progress.
     progress_wanted: Arc<Notify>,
     timeout: Duration,
+    /// Whether the server's progress notifications can be trusted (its version).
+    consistent_progress: bool,
 }
 
 impl std::fmt::Debug for EtcdStore {
@@ -79,12 +81,26 @@ impl EtcdStore {
                 endpoints: config.endpoints.join(","),
                 message: e.to_string(),
             })?;
-        Ok(Self {
+        let mut store = Self {
             client,
             compacted: Arc::new(AtomicU64::new(0)),
             progress_wanted: Arc::new(Notify::new()),
             timeout: config.request_timeout,
-        })
+            consistent_progress: false,
+        };
+        // Unknown (etcd unreachable for now) counts as not reliable: reads stay correct.
+        let mut maintenance = store.client.maintenance_client();
+        if let Ok(status) = store.call("status", maintenance.status()).await {
+            store.consistent_progress = progress_is_consistent(status.version());
+            if !store.consistent_progress {
+                tracing::info!(
+                    version = status.version(),
+                    "etcd may report watch progress ahead of events (fixed in 3.4.31 and 3.5.13): \
+                     consistent lists read etcd instead of the watch cache"
+                );
+            }
+        }
+        Ok(store)
     }
 
     /// Runs one request with the configured timeout.
@@ -200,6 +216,26 @@ mod tonic_code {
     pub const DEADLINE_EXCEEDED: i32 = 4;
     pub const RESOURCE_EXHAUSTED: i32 = 8;
     pub const UNAVAILABLE: i32 = 14;
+}
+
+/// Whether an etcd server version sends progress notifications only for watches that are
+/// in sync (etcd-io/etcd#15220, fixed in 3.4.31, 3.5.13 and 3.6).
+fn progress_is_consistent(version: &str) -> bool {
+    let mut parts = version
+        .trim_start_matches('v')
+        .split(['.', '-'])
+        .map(|p| p.parse::<u64>().unwrap_or(0));
+    let (major, minor, patch) = (
+        parts.next().unwrap_or(0),
+        parts.next().unwrap_or(0),
+        parts.next().unwrap_or(0),
+    );
+    match (major, minor) {
+        (3, 4) => patch >= 31,
+        (3, 5) => patch >= 13,
+        (3, m) => m >= 6,
+        (m, _) => m > 3,
+    }
 }
 
 fn read(path: &std::path::Path) -> Result<Vec<u8>, Error> {
@@ -365,6 +401,10 @@ impl Store for EtcdStore {
         Ok(Some(status.db_size().max(0) as u64))
     }
 
+    fn consistent_progress(&self) -> bool {
+        self.consistent_progress
+    }
+
     async fn current_revision(&self) -> Result<Revision> {
         // A reader that asks is about to wait for watches to catch up: ask them to report.
         self.progress_wanted.notify_waiters();
@@ -522,4 +562,23 @@ impl Store for EtcdStore {
 /// A receiver as a boxed stream.
 fn tokio_stream_from(mut rx: mpsc::Receiver<Result<Event>>) -> WatchStream {
     Box::pin(futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx)))
+}
+
+#[cfg(test)]
+mod version_tests {
+    #[test]
+    fn progress_fix_versions() {
+        for (version, fixed) in [
+            ("3.4.23", false),
+            ("3.4.31", true),
+            ("3.5.12", false),
+            ("3.5.13", true),
+            ("3.6.0", true),
+            ("v3.5.17", true),
+            ("3.3.27", false),
+            ("", false),
+        ] {
+            assert_eq!(super::progress_is_consistent(version), fixed, "{version}");
+        }
+    }
 }

@@ -1024,6 +1024,8 @@ impl<S: Strategy> GenericStore<S> {
         let at_least = match (requested, options.resource_version_match) {
             // Most recent: a consistent read, once the cache has caught up with storage. A
             // first page too (as upstream); later pages read storage at the page's revision.
+            // When the store's progress reports cannot be trusted, storage answers instead.
+            (None, _) if !self.store.consistent_progress() => return Ok(None),
             (None, _) => self.store.current_revision().await?,
             (Some(Revision(0)), _) => Revision(0),
             (Some(rev), Some(ResourceVersionMatch::NotOlderThan)) => rev,

@@ -147,6 +147,14 @@ pub trait Store: Send + Sync + 'static {
         Ok(listed.items.len() as u64)
     }
 
+    /// Whether watch progress notifications never run ahead of the events they follow, so
+    /// that a cache fed by a watch may serve consistent reads once it has seen the current
+    /// revision. True unless a backend knows otherwise (etcd before 3.4.31 and 3.5.13 may
+    /// report progress for a watch still catching up on history).
+    fn consistent_progress(&self) -> bool {
+        true
+    }
+
     /// The size of the backend's database in bytes, when it knows it (the size metric).
     async fn size_bytes(&self) -> Result<Option<u64>> {
         Ok(None)
