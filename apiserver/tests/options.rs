@@ -4,6 +4,8 @@
 
 use std::process::Command;
 
+use capstan_e2e::spec_options::{LOGGING_AND_METRICS, missing_from_help};
+
 /// Spec 1.3 (serving, storage and general), "store" and "nodeagent" and the vendor words
 /// replaced by upstream's names.
 const SERVING_STORAGE_GENERAL: &[&str] = &[
@@ -70,29 +72,6 @@ const SERVING_STORAGE_GENERAL: &[&str] = &[
     "help",
 ];
 
-/// Spec 1.5 (logging and metrics, both processes).
-pub const LOGGING_AND_METRICS: &[&str] = &[
-    "logging-format",
-    "logtostderr",
-    "alsologtostderr",
-    "stderrthreshold",
-    "log-dir",
-    "log-file",
-    "log-file-max-size",
-    "log-flush-frequency",
-    "log-backtrace-at",
-    "v",
-    "vmodule",
-    "add-dir-header",
-    "skip-headers",
-    "skip-log-headers",
-    "one-output",
-    "experimental-logging-sanitization",
-    "allow-metric-labels",
-    "disabled-metrics",
-    "show-hidden-metrics-for-version",
-];
-
 fn apiserver(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_capstan-apiserver"))
         .args(args)
@@ -105,13 +84,8 @@ fn help_lists_every_option_of_the_specification() {
     let out = apiserver(&["--help"]);
     assert!(out.status.success());
     let help = String::from_utf8_lossy(&out.stdout);
-    let missing: Vec<&&str> = SERVING_STORAGE_GENERAL
-        .iter()
-        .chain(LOGGING_AND_METRICS)
-        .filter(|name| {
-            !help.contains(&format!("--{name} ")) && !help.contains(&format!("--{name}\n"))
-        })
-        .collect();
+    let mut missing = missing_from_help(&help, SERVING_STORAGE_GENERAL);
+    missing.extend(missing_from_help(&help, LOGGING_AND_METRICS));
     assert!(missing.is_empty(), "missing from --help: {missing:?}");
     for heading in [
         "Generic flags:",

@@ -3,6 +3,8 @@
 //! values, and the serving, profiling and metric options seen from outside.
 
 use std::process::Command;
+
+use capstan_e2e::spec_options::{LOGGING_AND_METRICS, missing_from_help};
 use std::time::Duration;
 
 use capstan_testing::TestServer;
@@ -57,29 +59,6 @@ const SERVING_AND_GENERAL: &[&str] = &[
     "help",
 ];
 
-/// Spec 1.5 (both processes).
-const LOGGING_AND_METRICS: &[&str] = &[
-    "logging-format",
-    "logtostderr",
-    "alsologtostderr",
-    "stderrthreshold",
-    "log-dir",
-    "log-file",
-    "log-file-max-size",
-    "log-flush-frequency",
-    "log-backtrace-at",
-    "v",
-    "vmodule",
-    "add-dir-header",
-    "skip-headers",
-    "skip-log-headers",
-    "one-output",
-    "experimental-logging-sanitization",
-    "allow-metric-labels",
-    "disabled-metrics",
-    "show-hidden-metrics-for-version",
-];
-
 fn scheduler() -> Command {
     Command::new(env!("CARGO_BIN_EXE_capstan-scheduler"))
 }
@@ -89,13 +68,8 @@ fn help_lists_every_option_of_the_specification() {
     let out = scheduler().arg("--help").output().unwrap();
     assert!(out.status.success());
     let help = String::from_utf8_lossy(&out.stdout);
-    let missing: Vec<&&str> = SERVING_AND_GENERAL
-        .iter()
-        .chain(LOGGING_AND_METRICS)
-        .filter(|name| {
-            !help.contains(&format!("--{name} ")) && !help.contains(&format!("--{name}\n"))
-        })
-        .collect();
+    let mut missing = missing_from_help(&help, SERVING_AND_GENERAL);
+    missing.extend(missing_from_help(&help, LOGGING_AND_METRICS));
     assert!(missing.is_empty(), "missing from --help: {missing:?}");
     let version = scheduler().arg("--version").output().unwrap();
     assert!(String::from_utf8_lossy(&version.stdout).starts_with("Kubernetes v1."));

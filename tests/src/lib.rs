@@ -260,3 +260,40 @@ pub async fn read_to_end(conn: StalledConnection) -> Vec<u8> {
     let _ = tokio::io::AsyncReadExt::read_to_end(&mut tls, &mut out).await;
     out
 }
+
+/// The specification's option tables, for checking the daemons' `--help`.
+pub mod spec_options {
+    /// Spec 1.5: the logging and metric options of both daemons.
+    pub const LOGGING_AND_METRICS: &[&str] = &[
+        "logging-format",
+        "logtostderr",
+        "alsologtostderr",
+        "stderrthreshold",
+        "log-dir",
+        "log-file",
+        "log-file-max-size",
+        "log-flush-frequency",
+        "log-backtrace-at",
+        "v",
+        "vmodule",
+        "add-dir-header",
+        "skip-headers",
+        "skip-log-headers",
+        "one-output",
+        "experimental-logging-sanitization",
+        "allow-metric-labels",
+        "disabled-metrics",
+        "show-hidden-metrics-for-version",
+    ];
+
+    /// The options of `names` that `help` does not list as `--name`.
+    pub fn missing_from_help<'a>(help: &str, names: &[&'a str]) -> Vec<&'a str> {
+        names
+            .iter()
+            .copied()
+            .filter(|name| {
+                !help.contains(&format!("--{name} ")) && !help.contains(&format!("--{name}\n"))
+            })
+            .collect()
+    }
+}

@@ -4,7 +4,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use capstan_meta::{FieldError, FieldErrors, ResourceDescriptor, Strategy, quantity, validation};
-use k8s_openapi::api::core::v1::{Container, Pod, PodSpec, PodStatus, Probe, Toleration};
+use k8s_openapi::api::core::v1::{
+    Container, Pod, PodSpec, PodStatus, Probe, SecurityContext, Toleration,
+};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
 use crate::describe::Names;
@@ -391,17 +393,8 @@ fn validate_spec(spec: &PodSpec, errs: &mut FieldErrors) {
         errs.push(FieldError::required("spec.containers", ""));
     }
     let mut names = BTreeSet::new();
-    let groups = [
-        (
-            "spec.initContainers",
-            spec.init_containers.as_deref().unwrap_or_default(),
-        ),
-        ("spec.containers", spec.containers.as_slice()),
-    ];
-    for (path, containers) in groups {
-        for (i, c) in containers.iter().enumerate() {
-            validate_container(&format!("{path}[{i}]"), c, &mut names, errs);
-        }
+    for (path, c) in init_and_regular_containers(spec) {
+        validate_container(&path, c, &mut names, errs);
     }
     if let Some(p) = spec.restart_policy.as_deref()
         && !RESTART_POLICIES.contains(&p)
@@ -443,29 +436,39 @@ fn validate_spec(spec: &PodSpec, errs: &mut FieldErrors) {
     }
 }
 
+/// The init containers, then the regular ones, each with its field path.
+fn init_and_regular_containers(spec: &PodSpec) -> impl Iterator<Item = (String, &Container)> {
+    let init = spec.init_containers.as_deref().unwrap_or_default();
+    let paths = |path: &'static str, list: &'_ [Container]| {
+        (0..list.len()).map(move |i| format!("{path}[{i}]"))
+    };
+    paths("spec.initContainers", init)
+        .zip(init)
+        .chain(paths("spec.containers", &spec.containers).zip(&spec.containers))
+}
+
 /// Without `--allow-privileged`, no container may run privileged.
 fn forbid_privileged(spec: &PodSpec, errs: &mut FieldErrors) {
-    let groups = [
-        (
-            "spec.initContainers",
-            spec.init_containers.as_deref().unwrap_or_default(),
-        ),
-        ("spec.containers", spec.containers.as_slice()),
-    ];
-    for (path, containers) in groups {
-        for (i, c) in containers.iter().enumerate() {
-            if c.security_context.as_ref().and_then(|s| s.privileged) == Some(true) {
-                errs.push(FieldError::forbidden(
-                    format!("{path}[{i}].securityContext.privileged"),
-                    "disallowed by cluster policy",
-                ));
-            }
-        }
-    }
-    for (i, c) in spec.ephemeral_containers.iter().flatten().enumerate() {
-        if c.security_context.as_ref().and_then(|s| s.privileged) == Some(true) {
+    let privileged =
+        |context: Option<&SecurityContext>| context.and_then(|s| s.privileged) == Some(true);
+    let ephemeral = spec
+        .ephemeral_containers
+        .iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, c)| {
+            (
+                format!("spec.ephemeralContainers[{i}]"),
+                c.security_context.as_ref(),
+            )
+        });
+    let all = init_and_regular_containers(spec)
+        .map(|(path, c)| (path, c.security_context.as_ref()))
+        .chain(ephemeral);
+    for (path, context) in all {
+        if privileged(context) {
             errs.push(FieldError::forbidden(
-                format!("spec.ephemeralContainers[{i}].securityContext.privileged"),
+                format!("{path}.securityContext.privileged"),
                 "disallowed by cluster policy",
             ));
         }
@@ -715,6 +718,42 @@ mod tests {
             }
             .grace_period(&p, Some(5)),
             5
+        );
+    }
+
+    #[test]
+    fn privileged_containers_need_the_cluster_policy() {
+        let pod: Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "p"},
+            "spec": {
+                "initContainers": [{"name": "i", "image": "x",
+                    "securityContext": {"privileged": true}}],
+                "containers": [{"name": "a", "image": "x"},
+                    {"name": "b", "image": "x", "securityContext": {"privileged": true}}],
+                "ephemeralContainers": [{"name": "e", "image": "x",
+                    "securityContext": {"privileged": true}}]
+            }
+        }))
+        .unwrap();
+        let strict = PodStrategy {
+            allow_privileged: false,
+        }
+        .validate(&pod);
+        let fields: Vec<&str> = strict.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            [
+                "spec.initContainers[0].securityContext.privileged",
+                "spec.containers[1].securityContext.privileged",
+                "spec.ephemeralContainers[0].securityContext.privileged",
+            ]
+        );
+        assert!(
+            PodStrategy {
+                allow_privileged: true
+            }
+            .validate(&pod)
+            .is_empty()
         );
     }
 }

@@ -292,7 +292,7 @@ pub fn subscriber(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use clap::Parser;
 
@@ -300,6 +300,13 @@ mod tests {
     struct Cli {
         #[command(flatten)]
         log: LogOptions,
+    }
+
+    /// The options a command line of only logging options gives.
+    pub(crate) fn options(args: &[&str]) -> LogOptions {
+        Cli::try_parse_from(std::iter::once("x").chain(args.iter().copied()))
+            .unwrap()
+            .log
     }
 
     #[test]

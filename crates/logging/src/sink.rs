@@ -295,21 +295,10 @@ fn user_name() -> String {
 mod tests {
     use super::*;
     use crate::format::{Format, KlogLayer};
-    use clap::Parser;
     use tracing_subscriber::Layer as _;
     use tracing_subscriber::layer::SubscriberExt as _;
 
-    #[derive(Debug, Parser)]
-    struct Cli {
-        #[command(flatten)]
-        log: LogOptions,
-    }
-
-    fn options(args: &[&str]) -> LogOptions {
-        Cli::try_parse_from(std::iter::once("x").chain(args.iter().copied()))
-            .unwrap()
-            .log
-    }
+    use crate::tests::options;
 
     /// Runs `body` with a logger made from `args` (format from `format`) and returns the
     /// sinks for flushing.
