@@ -145,10 +145,15 @@ fn non_resource(
             if method != Method::GET && method != Method::HEAD {
                 return Err(ApiError::method_not_allowed());
             }
-            let mut resp = response::text(StatusCode::OK, state.metrics.render());
+            let accept = headers
+                .get(header::ACCEPT)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("");
+            let (page, content_type) = state.metrics.render(accept);
+            let mut resp = response::text(StatusCode::OK, page);
             resp.headers_mut().insert(
                 http::header::CONTENT_TYPE,
-                http::HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+                http::HeaderValue::from_static(content_type),
             );
             return Ok(resp);
         }

@@ -44,7 +44,9 @@ pub struct Metrics {
 struct ProcessMetrics {
     resident: Gauge,
     virtual_memory: Gauge,
-    cpu_seconds: Gauge<f64, std::sync::atomic::AtomicU64>,
+    cpu_seconds: Counter<f64, std::sync::atomic::AtomicU64>,
+    /// The CPU seconds already added to the counter.
+    cpu_seen: std::sync::Mutex<f64>,
     open_fds: Gauge,
     start_time: Gauge<f64, std::sync::atomic::AtomicU64>,
 }
@@ -75,6 +77,52 @@ impl Registrar<'_> {
     }
 }
 
+/// The Content-Type of the Prometheus text format.
+pub const TEXT_0_0_4: &str = "text/plain; version=0.0.4; charset=utf-8";
+/// The Content-Type of OpenMetrics.
+pub const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// OpenMetrics text as the Prometheus 0.0.4 text format: counter families are named after
+/// their `_total` samples in `# HELP` and `# TYPE`, and the `# EOF` and `# UNIT` lines go.
+fn openmetrics_to_text(page: &str) -> String {
+    let mut out = String::with_capacity(page.len());
+    let mut help: Option<&str> = None;
+    for line in page.lines() {
+        if line == "# EOF" || line.starts_with("# UNIT ") {
+            continue;
+        }
+        if line.starts_with("# HELP ") {
+            // Held until the TYPE line says whether the family is a counter.
+            help = Some(line);
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("# TYPE ") {
+            let (name, kind) = rest.split_once(' ').unwrap_or((rest, ""));
+            let exposed = if kind == "counter" && !name.ends_with("_total") {
+                format!("{name}_total")
+            } else {
+                name.to_string()
+            };
+            if let Some(help) = help.take() {
+                let text = help
+                    .strip_prefix("# HELP ")
+                    .and_then(|h| h.split_once(' '))
+                    .map_or("", |(_, t)| t);
+                out.push_str(&format!("# HELP {exposed} {text}\n"));
+            }
+            out.push_str(&format!("# TYPE {exposed} {kind}\n"));
+            continue;
+        }
+        if let Some(help) = help.take() {
+            out.push_str(help);
+            out.push('\n');
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
 /// Allowed label values: ((metric, label), values).
 pub type LabelAllowList = Vec<((String, String), Vec<String>)>;
 
@@ -92,37 +140,38 @@ impl ProcessMetrics {
         let m = Self {
             resident: Gauge::default(),
             virtual_memory: Gauge::default(),
-            cpu_seconds: Gauge::default(),
+            cpu_seconds: Counter::default(),
+            cpu_seen: std::sync::Mutex::new(0.0),
             open_fds: Gauge::default(),
             start_time: Gauge::default(),
         };
         registry.register(
             "process_resident_memory_bytes",
-            "Resident memory size in bytes.",
+            "Resident memory size in bytes",
             m.resident.clone(),
             false,
         );
         registry.register(
             "process_virtual_memory_bytes",
-            "Virtual memory size in bytes.",
+            "Virtual memory size in bytes",
             m.virtual_memory.clone(),
             false,
         );
         registry.register(
-            "process_cpu_seconds_total",
-            "Total user and system CPU time spent in seconds.",
+            "process_cpu_seconds",
+            "Total user and system CPU time spent in seconds",
             m.cpu_seconds.clone(),
-            false,
+            true,
         );
         registry.register(
             "process_open_fds",
-            "Number of open file descriptors.",
+            "Number of open file descriptors",
             m.open_fds.clone(),
             false,
         );
         registry.register(
             "process_start_time_seconds",
-            "Start time of the process since unix epoch in seconds.",
+            "Start time of the process since unix epoch in seconds",
             m.start_time.clone(),
             false,
         );
@@ -140,7 +189,13 @@ impl ProcessMetrics {
             // Fields after the command: state is index 0, utime 11, stime 12, starttime 19,
             // vsize 20, rss 21.
             let num = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-            self.cpu_seconds.set((num(11) + num(12)) / ticks);
+            let total = (num(11) + num(12)) / ticks;
+            if let Ok(mut seen) = self.cpu_seen.lock()
+                && total > *seen
+            {
+                self.cpu_seconds.inc_by(total - *seen);
+                *seen = total;
+            }
             self.virtual_memory.set(num(20) as i64);
             self.resident.set((num(21) * page) as i64);
             if let Some(boot) = boot_time() {
@@ -183,21 +238,21 @@ impl Metrics {
         let storage_objects = Family::<Labels, Gauge>::default();
         registry.register(
             "apiserver_storage_objects",
-            "[STABLE] Number of stored objects at the time of last check split by kind.",
+            "[STABLE] Number of stored objects at the time of last check split by kind",
             storage_objects.clone(),
             false,
         );
         let storage_size = Family::<Labels, Gauge>::default();
         registry.register(
             "apiserver_storage_size_bytes",
-            "[ALPHA] Size of the storage database file physically allocated in bytes.",
+            "[ALPHA] Size of the storage database file physically allocated in bytes",
             storage_size.clone(),
             false,
         );
         let requests = Family::<Labels, Counter>::default();
         registry.register(
             "apiserver_request",
-            "[STABLE] Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.",
+            "[STABLE] Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code",
             requests.clone(),
             true,
         );
@@ -205,14 +260,14 @@ impl Metrics {
             Family::new_with_constructor(|| Histogram::new(DURATION_BUCKETS));
         registry.register(
             "apiserver_request_duration_seconds",
-            "[STABLE] Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.",
+            "[STABLE] Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component",
             durations.clone(),
             false,
         );
         let inflight = Family::<Labels, Gauge>::default();
         registry.register(
             "apiserver_current_inflight_requests",
-            "[STABLE] Maximal number of currently used inflight request limit of this apiserver per request kind in last second.",
+            "[STABLE] Maximal number of currently used inflight request limit of this apiserver per request kind in last second",
             inflight.clone(),
             false,
         );
@@ -253,14 +308,20 @@ impl Metrics {
         labels
     }
 
-    /// The text exposition of every metric.
-    pub fn render(&self) -> String {
+    /// Every metric in the format `accept` prefers: OpenMetrics 1.0 when it names
+    /// `application/openmetrics-text`, else the Prometheus text format 0.0.4 that upstream
+    /// serves by default. Returns the body and its Content-Type.
+    pub fn render(&self, accept: &str) -> (String, &'static str) {
         self.process.refresh();
         let mut out = String::new();
         if encode(&mut out, &self.registry).is_err() {
             out.clear();
         }
-        out
+        if accept.contains("application/openmetrics-text") {
+            (out, OPENMETRICS)
+        } else {
+            (openmetrics_to_text(&out), TEXT_0_0_4)
+        }
     }
 
     /// Starts the storage pollers; a zero period disables one. The tasks end when the
@@ -342,5 +403,41 @@ impl Metrics {
                 Err(err) => tracing::debug!(%err, resource = label, "object count poll failed"),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_are_named_after_their_samples_in_the_text_format() {
+        let page = "# HELP a_requests Requests.\n# TYPE a_requests counter\n\
+                    a_requests_total{code=\"200\"} 3\n# HELP b Bytes.\n# TYPE b gauge\n# UNIT b bytes\nb 1\n# EOF\n";
+        assert_eq!(
+            openmetrics_to_text(page),
+            "# HELP a_requests_total Requests.\n# TYPE a_requests_total counter\n\
+             a_requests_total{code=\"200\"} 3\n# HELP b Bytes.\n# TYPE b gauge\nb 1\n"
+        );
+    }
+
+    #[test]
+    fn process_metrics_have_upstream_types() {
+        let metrics = Metrics::with_options(MetricsOptions::default());
+        let (text, content_type) = metrics.render("text/plain");
+        assert_eq!(content_type, TEXT_0_0_4);
+        assert!(
+            text.contains("# TYPE process_cpu_seconds_total counter\n"),
+            "{text}"
+        );
+        assert!(text.contains("# TYPE process_resident_memory_bytes gauge\n"));
+        assert!(
+            !text.contains(".."),
+            "help texts end with one period: {text}"
+        );
+        assert!(!text.contains("# EOF"));
+        let (open, content_type) = metrics.render("application/openmetrics-text;version=1.0.0");
+        assert_eq!(content_type, OPENMETRICS);
+        assert!(open.ends_with("# EOF\n"));
     }
 }
