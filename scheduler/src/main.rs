@@ -573,12 +573,13 @@ async fn start_serving(
         .map_err(|e| e.to_string())?;
         resolver.watch(Duration::from_secs(1));
         let tuning = o.serving.tls().map_err(|e| e.to_string())?;
-        let tls_config =
-            tls::server_config_with_resolver(resolver, &tuning).map_err(|e| e.to_string())?;
+        let tls_config = tls::server_config_with_resolver(resolver.clone(), &tuning)
+            .map_err(|e| e.to_string())?;
+        let acceptor = capstan_serving::sni::Acceptor::new(tls_config, resolver);
         tracing::info!(%addr, "serving securely");
         tokio::spawn(capstan_serving::serve(
             listener,
-            Some(tls_config),
+            Some(acceptor),
             max_streams,
             answer.clone(),
         ));

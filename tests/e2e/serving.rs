@@ -547,3 +547,90 @@ async fn metrics_can_be_disabled_and_labels_bounded() {
         .collect();
     assert_eq!(verbs, ["unexpected"], "POST is outside the allow-list");
 }
+
+#[tokio::test]
+async fn ip_patterns_match_the_address_a_client_reached() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = TestCa::new();
+    let given = ca.pair(dir.path(), "given", &["ip.example.com"]);
+    let extracted = ca.pair(dir.path(), "extracted", &["127.0.0.1"]);
+    let start = |file: &'static str, names: &'static [&'static str]| {
+        let d = dir.path().to_path_buf();
+        TestServer::start_with(move |config| {
+            config.tls_sni_cert_key = vec![capstan_serving::sni::SniCertKey {
+                cert_file: d.join(format!("{file}.crt")),
+                key_file: d.join(format!("{file}.key")),
+                names: names.iter().map(|n| n.to_string()).collect(),
+            }];
+        })
+    };
+    // An explicit IP pattern: a client connecting to 127.0.0.1 sends no name and gets it.
+    let server = start("given", &["127.0.0.1"]).await;
+    let cas = [ca.pem.as_str(), server.ca_pem()];
+    let presented = served_raw(&server, "127.0.0.1").await;
+    assert_eq!(presented, given);
+    // An IP address taken from the certificate's names works the same way.
+    let server = start("extracted", &[]).await;
+    assert_eq!(served_raw(&server, "127.0.0.1").await, extracted);
+    // A client sending a name nothing covers still gets the default certificate.
+    assert!(
+        served(&server, &cas, "other.example.com").await.is_none(),
+        "the default certificate does not name other.example.com"
+    );
+}
+
+/// The certificate presented to a client that connects to `ip` (no SNI), whatever it is.
+async fn served_raw(server: &TestServer, ip: &str) -> Vec<u8> {
+    #[derive(Debug)]
+    struct AnyCertificate;
+    impl rustls::client::danger::ServerCertVerifier for AnyCertificate {
+        fn verify_server_cert(
+            &self,
+            _: &rustls_pki_types::CertificateDer<'_>,
+            _: &[rustls_pki_types::CertificateDer<'_>],
+            _: &ServerName<'_>,
+            _: &[u8],
+            _: rustls_pki_types::UnixTime,
+        ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+            Ok(rustls::client::danger::ServerCertVerified::assertion())
+        }
+        fn verify_tls12_signature(
+            &self,
+            _: &[u8],
+            _: &rustls_pki_types::CertificateDer<'_>,
+            _: &rustls::DigitallySignedStruct,
+        ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+            Ok(rustls::client::danger::HandshakeSignatureValid::assertion())
+        }
+        fn verify_tls13_signature(
+            &self,
+            _: &[u8],
+            _: &rustls_pki_types::CertificateDer<'_>,
+            _: &rustls::DigitallySignedStruct,
+        ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+            Ok(rustls::client::danger::HandshakeSignatureValid::assertion())
+        }
+        fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+            rustls::crypto::ring::default_provider()
+                .signature_verification_algorithms
+                .supported_schemes()
+        }
+    }
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .dangerous()
+    .with_custom_certificate_verifier(Arc::new(AnyCertificate))
+    .with_no_client_auth();
+    let port = server.url().rsplit(':').next().unwrap().to_string();
+    let tcp = tokio::net::TcpStream::connect(format!("{ip}:{port}"))
+        .await
+        .unwrap();
+    let tls = tokio_rustls::TlsConnector::from(Arc::new(config))
+        .connect(ServerName::try_from(ip.to_string()).unwrap(), tcp)
+        .await
+        .unwrap();
+    tls.get_ref().1.peer_certificates().unwrap()[0].to_vec()
+}

@@ -231,9 +231,10 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             &config.tls_sni_cert_key,
         )?;
         let watch = resolver.watch(Duration::from_secs(1));
-        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(
-            capstan_serving::tls::server_config_with_resolver(resolver, &config.tls)?,
-        ));
+        let acceptor = capstan_serving::sni::Acceptor::new(
+            capstan_serving::tls::server_config_with_resolver(resolver.clone(), &config.tls)?,
+            resolver,
+        );
         (acceptor, watch)
     };
 
@@ -399,7 +400,7 @@ async fn start_post_start_hooks(
 
 async fn accept_loop(
     listener: TcpListener,
-    acceptor: tokio_rustls::TlsAcceptor,
+    acceptor: capstan_serving::sni::Acceptor,
     service: ApiService,
     mut shutdown: watch::Receiver<bool>,
     max_streams: u32,
@@ -427,7 +428,10 @@ async fn accept_loop(
             _ = shutdown.changed() => break,
         };
         let _ = tcp.set_nodelay(true);
-        let acceptor = acceptor.clone();
+        let acceptor = match tcp.local_addr() {
+            Ok(local) => acceptor.for_connection(local.ip()),
+            Err(_) => continue,
+        };
         let service = service.clone();
         let builder = builder.clone();
         let mut shutdown = shutdown.clone();

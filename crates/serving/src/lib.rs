@@ -10,7 +10,6 @@ pub mod tls;
 
 use std::convert::Infallible;
 use std::future::Future;
-use std::sync::Arc;
 
 use bytes::Bytes;
 use http::{Request, Response};
@@ -58,14 +57,13 @@ pub fn http2_max_streams(configured: u32) -> u32 {
 /// clients may open `http2_max_streams` streams at once (0: the default).
 pub async fn serve<H, F>(
     listener: TcpListener,
-    tls: Option<rustls::ServerConfig>,
+    tls: Option<sni::Acceptor>,
     http2_max_streams: u32,
     handler: H,
 ) where
     H: Fn(Request<Incoming>, Transport) -> F + Clone + Send + Sync + 'static,
     F: Future<Output = Response<Full<Bytes>>> + Send + 'static,
 {
-    let acceptor = tls.map(|c| tokio_rustls::TlsAcceptor::from(Arc::new(c)));
     let max_streams = self::http2_max_streams(http2_max_streams);
     loop {
         let (stream, peer) = match listener.accept().await {
@@ -75,7 +73,11 @@ pub async fn serve<H, F>(
                 continue;
             }
         };
-        let acceptor = acceptor.clone();
+        let acceptor = match (&tls, stream.local_addr()) {
+            (Some(tls), Ok(local)) => Some(tls.for_connection(local.ip())),
+            (Some(_), Err(_)) => continue,
+            (None, _) => None,
+        };
         let handler = handler.clone();
         tokio::spawn(async move {
             let mut builder = auto::Builder::new(TokioExecutor::new());

@@ -14,8 +14,9 @@ pub struct SecureServingTuning {
     /// A certificate and key served to clients asking for the names that follow it:
     /// certfile,keyfile[:name,name...] (names may be wildcards like *.example.com; without
     /// names, the certificate's own names); repeatable. Exact names beat wildcards, given
-    /// names beat the certificate's. Files are reloaded when they change. IP address
-    /// patterns never match (clients connecting by IP send no name and get the default).
+    /// names beat the certificate's. Files are reloaded when they change. A client that
+    /// connects by IP address sends no name: the address it reached is matched against IP
+    /// patterns (and IP SANs) instead.
     #[arg(long, value_parser = SniCertKey::parse, help_heading = "Secure serving flags")]
     pub tls_sni_cert_key: Vec<SniCertKey>,
 

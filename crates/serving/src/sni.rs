@@ -3,8 +3,9 @@
 //!
 //! Rules, as upstream's: an exact name beats a wildcard (`*.example.com` covers one label);
 //! names given explicitly after the key file beat names taken from the certificate (its DNS
-//! names and common name); among equals the pair given first wins; a client that sends no
-//! name, or a name nothing covers, gets the default serving certificate.
+//! names, IP addresses and common name); among equals the pair given first wins; a client
+//! that sends no name is matched by the local address it connected to (IP patterns); a name
+//! nothing covers gets the default serving certificate.
 
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
@@ -111,7 +112,7 @@ fn certified(chain_pem: &[u8], key_pem: &[u8]) -> Result<(Arc<CertifiedKey>, Vec
     Ok((Arc::new(certified), names))
 }
 
-/// The DNS names and common name of a certificate (lower case).
+/// The DNS names, IP addresses and common name of a certificate (lower case).
 fn certificate_names(der: &[u8]) -> Vec<String> {
     let Ok((_, cert)) = x509_parser::parse_x509_certificate(der) else {
         return Vec::new();
@@ -119,8 +120,21 @@ fn certificate_names(der: &[u8]) -> Vec<String> {
     let mut names = Vec::new();
     if let Ok(Some(san)) = cert.subject_alternative_name() {
         for name in &san.value.general_names {
-            if let x509_parser::extensions::GeneralName::DNSName(dns) = name {
-                names.push(dns.to_ascii_lowercase());
+            match name {
+                x509_parser::extensions::GeneralName::DNSName(dns) => {
+                    names.push(dns.to_ascii_lowercase());
+                }
+                x509_parser::extensions::GeneralName::IPAddress(bytes) => {
+                    let ip = match bytes.len() {
+                        4 => <[u8; 4]>::try_from(*bytes).ok().map(std::net::IpAddr::from),
+                        16 => <[u8; 16]>::try_from(*bytes)
+                            .ok()
+                            .map(std::net::IpAddr::from),
+                        _ => None,
+                    };
+                    names.extend(ip.map(|ip| ip.to_string()));
+                }
+                _ => {}
             }
         }
     }
@@ -250,9 +264,27 @@ impl CertResolver {
         })
     }
 
-    fn pick(&self, server_name: Option<&str>) -> Option<Arc<CertifiedKey>> {
+    /// Whether some pattern is an IP address (matched against the address a connection
+    /// came in on, when its client sends no name).
+    pub fn has_ip_names(&self) -> bool {
         let loaded = self.loaded.read().unwrap_or_else(|e| e.into_inner());
-        if let Some(name) = server_name.map(str::to_ascii_lowercase) {
+        loaded
+            .names
+            .iter()
+            .any(|(n, _, _)| n.parse::<std::net::IpAddr>().is_ok())
+    }
+
+    fn pick(
+        &self,
+        server_name: Option<&str>,
+        local_ip: Option<std::net::IpAddr>,
+    ) -> Option<Arc<CertifiedKey>> {
+        let loaded = self.loaded.read().unwrap_or_else(|e| e.into_inner());
+        // A client connecting by IP sends no name: the address it reached stands for one.
+        let name = server_name
+            .map(str::to_ascii_lowercase)
+            .or_else(|| local_ip.map(|ip| ip.to_string()));
+        if let Some(name) = name {
             let wildcard = name.split_once('.').map(|(_, rest)| format!("*.{rest}"));
             // Exact names before wildcards; within each, explicit before extracted.
             for candidate in std::iter::once(Some(&name))
@@ -276,6 +308,58 @@ impl CertResolver {
 
 impl ResolvesServerCert for CertResolver {
     fn resolve(&self, hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
-        self.pick(hello.server_name())
+        self.pick(hello.server_name(), None)
+    }
+}
+
+/// A resolver for one connection: [`CertResolver`] with the local address the connection
+/// came in on, for IP patterns.
+#[derive(Debug)]
+struct AtLocalAddress {
+    resolver: Arc<CertResolver>,
+    ip: std::net::IpAddr,
+}
+
+impl ResolvesServerCert for AtLocalAddress {
+    fn resolve(&self, hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        self.resolver.pick(hello.server_name(), Some(self.ip))
+    }
+}
+
+/// Accepts TLS connections with certificates picked by SNI, and by the local address when a
+/// client sends no name and an IP pattern was given.
+#[derive(Clone)]
+pub struct Acceptor {
+    config: Arc<rustls::ServerConfig>,
+    resolver: Arc<CertResolver>,
+}
+
+impl std::fmt::Debug for Acceptor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Acceptor").finish_non_exhaustive()
+    }
+}
+
+impl Acceptor {
+    /// An acceptor over `config`, whose certificates `resolver` picks.
+    pub fn new(config: rustls::ServerConfig, resolver: Arc<CertResolver>) -> Self {
+        Self {
+            config: Arc::new(config),
+            resolver,
+        }
+    }
+
+    /// The acceptor for a connection that came in on `local` (a per-connection
+    /// configuration only when some pattern is an IP address).
+    pub fn for_connection(&self, local: std::net::IpAddr) -> tokio_rustls::TlsAcceptor {
+        if !self.resolver.has_ip_names() {
+            return tokio_rustls::TlsAcceptor::from(self.config.clone());
+        }
+        let mut config = (*self.config).clone();
+        config.cert_resolver = Arc::new(AtLocalAddress {
+            resolver: self.resolver.clone(),
+            ip: local,
+        });
+        tokio_rustls::TlsAcceptor::from(Arc::new(config))
     }
 }
