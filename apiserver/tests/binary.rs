@@ -391,14 +391,20 @@ async fn json_logs_with_a_line_per_request_and_no_credentials() {
             .expect("the request's log line");
         let doc: serde_json::Value = serde_json::from_str(&line).unwrap();
         lines.push(line);
-        if doc["msg"] == "HTTP" && doc["uri"] == "/api?x=1" {
+        if doc["msg"] == "HTTP" && doc["URI"] == "/api?x=1" {
             break doc;
         }
     };
     assert_eq!(request_line["verb"], "GET");
-    assert_eq!(request_line["status"], 200);
-    assert_eq!(request_line["source"], "127.0.0.1");
-    assert!(request_line["latency_ms"].is_number());
+    assert_eq!(request_line["resp"], 200);
+    assert!(
+        request_line["srcIP"]
+            .as_str()
+            .unwrap()
+            .starts_with("127.0.0.1:")
+    );
+    assert!(request_line["latency"].as_str().unwrap().ends_with('s'));
+    assert!(request_line["userAgent"].is_string());
     assert!(
         request_line["caller"]
             .as_str()
@@ -461,10 +467,10 @@ async fn log_files_per_severity_written_out_at_exit() {
     assert!(serving.contains(" server.rs:"), "{serving}");
     let request = text
         .lines()
-        .find(|l| l.contains(r#"uri="/api?from=the-log-test""#))
+        .find(|l| l.contains(r#"URI="/api?from=the-log-test""#))
         .unwrap_or_else(|| panic!("the request's line is in the file: {text}"));
     assert!(
-        request.contains(r#" verb="GET" "#) && request.contains(" status=200 "),
+        request.contains(r#" verb="GET" "#) && request.contains(" resp=200"),
         "{request}"
     );
     assert!(logs.join("capstan-apiserver.WARNING").exists());

@@ -210,7 +210,15 @@ fn klog_v(level: &Level) -> u8 {
 
 /// Field names whose values `--experimental-logging-sanitization` keeps out.
 fn sensitive(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
+    let contains = |word: &str| {
+        name.as_bytes()
+            .windows(word.len())
+            .any(|w| w.eq_ignore_ascii_case(word.as_bytes()))
+    };
+    let ends_with = |word: &str| {
+        name.len() >= word.len()
+            && name.as_bytes()[name.len() - word.len()..].eq_ignore_ascii_case(word.as_bytes())
+    };
     [
         "password",
         "passwd",
@@ -221,10 +229,10 @@ fn sensitive(name: &str) -> bool {
         "bearer",
     ]
     .iter()
-    .any(|word| name.contains(word))
-        || name == "key"
-        || name.ends_with("_key")
-        || name.ends_with("key_data")
+    .any(|word| contains(word))
+        || name.eq_ignore_ascii_case("key")
+        || ends_with("_key")
+        || ends_with("key_data")
 }
 
 const REDACTED: &str = "[redacted]";

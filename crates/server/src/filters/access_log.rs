@@ -1,6 +1,6 @@
-//! One log line per request (at `-v=2` and above, as upstream's HTTP log): verb, URI,
-//! status, latency, user agent and client address. Bodies and headers carrying credentials
-//! are never logged.
+//! One log line per request (at `-v=2` and above, as upstream's HTTP log, with its keys):
+//! `verb`, `URI`, `latency`, `userAgent`, `srcIP` (address and port) and `resp` (the status).
+//! Bodies and headers carrying credentials are never logged.
 
 use std::convert::Infallible;
 use std::task::{Context, Poll};
@@ -80,20 +80,21 @@ where
         let source = req
             .extensions()
             .get::<ClientAddr>()
-            .map(|a| a.0.ip().to_string())
+            .map(|a| a.0.to_string())
             .unwrap_or_default();
         let started = Instant::now();
         let fut = self.inner.call(req);
         Box::pin(async move {
             let resp = fut.await?;
+            // Upstream's httplog keys, so that log queries written for it keep working.
             tracing::info!(
                 target: "capstan::httplog",
                 verb,
-                uri,
-                status = resp.status().as_u16(),
-                latency_ms = started.elapsed().as_secs_f64() * 1000.0,
-                user_agent,
-                source,
+                URI = uri,
+                latency = ?started.elapsed(),
+                userAgent = user_agent,
+                srcIP = source,
+                resp = resp.status().as_u16(),
                 "HTTP"
             );
             Ok(resp)
