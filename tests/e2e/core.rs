@@ -724,7 +724,7 @@ async fn pods_take_the_priority_of_their_class() {
         .send_json(Method::POST, PODS, &pod("plain", None, None))
         .await
         .json();
-    assert_eq!(plain["spec"]["priority"], 0);
+    assert_eq!(plain["spec"]["priority"], 0, "{plain}");
     assert!(plain["spec"].get("priorityClassName").is_none());
     // A user class gives its value and preemption policy.
     let low = raw
