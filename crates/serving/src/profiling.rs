@@ -72,27 +72,27 @@ pub async fn answer(path: &str, query: &str) -> Answer {
                 .filter_map(|p| p.split_once('='))
                 .find(|(k, _)| *k == "seconds")
                 .map(|(_, v)| v);
-            let duration = match seconds.map(str::parse::<u64>) {
-                None | Some(Ok(0)) => Duration::from_secs(30),
-                Some(Ok(s)) if Duration::from_secs(s) <= MAX_PROFILE => Duration::from_secs(s),
-                Some(Ok(s)) => {
-                    return Answer::text(
-                        StatusCode::BAD_REQUEST,
-                        format!(
-                            "profile duration {s}s exceeds the limit of {}s\n",
-                            MAX_PROFILE.as_secs()
-                        ),
-                    );
-                }
-                Some(Err(_)) => {
-                    return Answer::text(
-                        StatusCode::BAD_REQUEST,
-                        format!(
-                            "seconds={:?} is not a number of seconds\n",
-                            seconds.unwrap()
-                        ),
-                    );
-                }
+            let duration = match seconds {
+                None => Duration::from_secs(30),
+                Some(text) => match text.parse::<u64>() {
+                    Ok(0) => Duration::from_secs(30),
+                    Ok(s) if Duration::from_secs(s) <= MAX_PROFILE => Duration::from_secs(s),
+                    Ok(s) => {
+                        return Answer::text(
+                            StatusCode::BAD_REQUEST,
+                            format!(
+                                "profile duration {s}s exceeds the limit of {}s\n",
+                                MAX_PROFILE.as_secs()
+                            ),
+                        );
+                    }
+                    Err(_) => {
+                        return Answer::text(
+                            StatusCode::BAD_REQUEST,
+                            format!("seconds={text:?} is not a number of seconds\n"),
+                        );
+                    }
+                },
             };
             match cpu_profile(duration).await {
                 Ok(body) => Answer {

@@ -73,6 +73,8 @@ struct Loaded {
     default: Option<Arc<CertifiedKey>>,
     /// (name, rank, key): rank 0 explicit, 1 extracted; sorted by rank, then given order.
     names: Vec<(String, u8, Arc<CertifiedKey>)>,
+    /// Whether some name is an IP address.
+    has_ip: bool,
 }
 
 /// The files behind the certificates.
@@ -223,6 +225,10 @@ impl CertResolver {
         }
         loaded.names = explicit;
         loaded.names.extend(extracted);
+        loaded.has_ip = loaded
+            .names
+            .iter()
+            .any(|(n, _, _)| n.parse::<std::net::IpAddr>().is_ok());
         let Sources { default, sni } = &mut *sources;
         for (source, stamp) in default.iter_mut().chain(sni.iter_mut()).zip(stamps) {
             source.stamp = stamp;
@@ -267,11 +273,7 @@ impl CertResolver {
     /// Whether some pattern is an IP address (matched against the address a connection
     /// came in on, when its client sends no name).
     pub fn has_ip_names(&self) -> bool {
-        let loaded = self.loaded.read().unwrap_or_else(|e| e.into_inner());
-        loaded
-            .names
-            .iter()
-            .any(|(n, _, _)| n.parse::<std::net::IpAddr>().is_ok())
+        self.loaded.read().unwrap_or_else(|e| e.into_inner()).has_ip
     }
 
     fn pick(
