@@ -311,10 +311,10 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         .collect::<Result<Vec<_>>>()?;
     let layers = filters::Filters {
         hsts_directives: config.hsts_directives.clone(),
-        cors: filters::CorsLayer::new(origins),
-        instrument: filters::InstrumentLayer::new(metrics.clone()),
-        goaway: filters::GoawayLayer::new(config.goaway_chance),
-        access_log: filters::AccessLogLayer::new(config.request_log),
+        cors: filters::Cors::new(origins),
+        instrument: filters::Instrument::new(metrics.clone()),
+        goaway: filters::Goaway::new(config.goaway_chance),
+        access_log: filters::AccessLog::new(config.request_log),
     };
     let service = filters::chain(handler, layers, authn, authz);
 

@@ -1,45 +1,25 @@
-use std::convert::Infallible;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
 use capstan_auth::authn::{AuthenticatorChain, Credentials};
 use capstan_meta::ApiError;
-use futures_util::future::BoxFuture;
-use http::{Request, Response, header};
-use tower::{Layer, Service, ServiceExt};
+use http::{Request, header};
+use tower::ServiceExt;
 
-use crate::response::{self, Body};
+use super::filter::{Answer, Filter, Next};
+use crate::response::{self};
 
 /// Authenticates the caller and attaches its [`UserInfo`](capstan_auth::UserInfo); answers
 /// 401 for invalid or (without anonymous access) missing credentials.
 #[derive(Clone)]
-pub struct AuthenticationLayer {
+pub struct Authentication {
     chain: Arc<AuthenticatorChain>,
 }
 
-impl AuthenticationLayer {
-    /// A layer over `chain`.
+impl Authentication {
+    /// The filter over `chain`.
     pub fn new(chain: Arc<AuthenticatorChain>) -> Self {
         Self { chain }
     }
-}
-
-impl<S> Layer<S> for AuthenticationLayer {
-    type Service = Authentication<S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        Authentication {
-            inner,
-            chain: self.chain.clone(),
-        }
-    }
-}
-
-/// See [`AuthenticationLayer`].
-#[derive(Clone)]
-pub struct Authentication<S> {
-    inner: S,
-    chain: Arc<AuthenticatorChain>,
 }
 
 fn bearer_token<B>(req: &Request<B>) -> Option<&str> {
@@ -51,22 +31,9 @@ fn bearer_token<B>(req: &Request<B>) -> Option<&str> {
         .filter(|t| !t.is_empty())
 }
 
-impl<S, B> Service<Request<B>> for Authentication<S>
-where
-    S: Service<Request<B>, Response = Response<Body>, Error = Infallible> + Clone + Send + 'static,
-    S::Future: Send + 'static,
-    B: Send + 'static,
-{
-    type Response = Response<Body>;
-    type Error = Infallible;
-    type Future = BoxFuture<'static, Result<Response<Body>, Infallible>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, mut req: Request<B>) -> Self::Future {
-        let inner = self.inner.clone();
+impl Filter for Authentication {
+    fn filter<S: Next<B>, B: Send + 'static>(&self, mut req: Request<B>, next: &mut S) -> Answer {
+        let inner = next.clone();
         let chain = self.chain.clone();
         Box::pin(async move {
             let outcome = {

@@ -1,47 +1,27 @@
-use std::convert::Infallible;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
 use capstan_auth::UserInfo;
 use capstan_auth::authz::{Attributes, AuthorizerChain};
 use capstan_meta::{ApiError, GroupResource, Reason};
-use futures_util::future::BoxFuture;
-use http::{Request, Response};
-use tower::{Layer, Service, ServiceExt};
+use http::Request;
+use tower::ServiceExt;
 
+use super::filter::{Answer, Filter, Next};
 use crate::request_info::RequestInfo;
-use crate::response::{self, Body};
+use crate::response::{self};
 
 /// Asks the authorizers whether the authenticated user may make the request; answers 403
 /// otherwise.
 #[derive(Clone)]
-pub struct AuthorizationLayer {
+pub struct Authorization {
     chain: Arc<AuthorizerChain>,
 }
 
-impl AuthorizationLayer {
-    /// A layer over `chain`.
+impl Authorization {
+    /// The filter over `chain`.
     pub fn new(chain: Arc<AuthorizerChain>) -> Self {
         Self { chain }
     }
-}
-
-impl<S> Layer<S> for AuthorizationLayer {
-    type Service = Authorization<S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        Authorization {
-            inner,
-            chain: self.chain.clone(),
-        }
-    }
-}
-
-/// See [`AuthorizationLayer`].
-#[derive(Clone)]
-pub struct Authorization<S> {
-    inner: S,
-    chain: Arc<AuthorizerChain>,
 }
 
 fn attributes(user: UserInfo, info: &RequestInfo) -> Attributes {
@@ -86,22 +66,9 @@ fn forbidden(attrs: &Attributes, why: &str) -> ApiError {
     }
 }
 
-impl<S, B> Service<Request<B>> for Authorization<S>
-where
-    S: Service<Request<B>, Response = Response<Body>, Error = Infallible> + Clone + Send + 'static,
-    S::Future: Send + 'static,
-    B: Send + 'static,
-{
-    type Response = Response<Body>;
-    type Error = Infallible;
-    type Future = BoxFuture<'static, Result<Response<Body>, Infallible>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, req: Request<B>) -> Self::Future {
-        let inner = self.inner.clone();
+impl Filter for Authorization {
+    fn filter<S: Next<B>, B: Send + 'static>(&self, req: Request<B>, next: &mut S) -> Answer {
+        let inner = next.clone();
         let chain = self.chain.clone();
         Box::pin(async move {
             let (Some(user), Some(info)) = (

@@ -1,16 +1,13 @@
 //! Response headers set by configuration: HSTS (`--strict-transport-security-directives`) and
 //! CORS (`--cors-allowed-origins`, with preflight requests answered before authentication).
 
-use std::convert::Infallible;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
-use futures_util::future::BoxFuture;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use regex::Regex;
 use tower::util::MapResponseLayer;
-use tower::{Layer, Service};
 
+use super::filter::{Answer, Filter, Next};
 use crate::response::{self, Body};
 
 /// Adds `Strict-Transport-Security` with the configured directives (joined by `; `, as
@@ -34,35 +31,17 @@ pub fn hsts(
 /// the `Origin` header) with upstream's CORS headers; a preflight (`OPTIONS`) from an allowed
 /// origin is answered at once with 204.
 #[derive(Debug, Clone)]
-pub struct CorsLayer {
+pub struct Cors {
     origins: Arc<Vec<Regex>>,
 }
 
-impl CorsLayer {
-    /// The layer for `origins` (none: CORS off).
+impl Cors {
+    /// The filter for `origins` (none: CORS off).
     pub fn new(origins: Vec<Regex>) -> Self {
         Self {
             origins: Arc::new(origins),
         }
     }
-}
-
-impl<S> Layer<S> for CorsLayer {
-    type Service = Cors<S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        Cors {
-            inner,
-            origins: self.origins.clone(),
-        }
-    }
-}
-
-/// See [`CorsLayer`].
-#[derive(Debug, Clone)]
-pub struct Cors<S> {
-    inner: S,
-    origins: Arc<Vec<Regex>>,
 }
 
 const ALLOW_METHODS: &str = "POST, GET, OPTIONS, PUT, DELETE, PATCH";
@@ -89,21 +68,8 @@ fn add_cors(resp: &mut Response<Body>, origin: HeaderValue) {
     );
 }
 
-impl<S, B> Service<Request<B>> for Cors<S>
-where
-    S: Service<Request<B>, Response = Response<Body>, Error = Infallible> + Clone + Send + 'static,
-    S::Future: Send + 'static,
-    B: Send + 'static,
-{
-    type Response = Response<Body>;
-    type Error = Infallible;
-    type Future = BoxFuture<'static, Result<Response<Body>, Infallible>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, req: Request<B>) -> Self::Future {
+impl Filter for Cors {
+    fn filter<S: Next<B>, B: Send + 'static>(&self, req: Request<B>, next: &mut S) -> Answer {
         let allowed = req
             .headers()
             .get(header::ORIGIN)
@@ -113,7 +79,7 @@ where
             })
             .cloned();
         let Some(origin) = allowed else {
-            return Box::pin(self.inner.call(req));
+            return Box::pin(next.call(req));
         };
         if req.method() == Method::OPTIONS {
             let mut resp = response::text(StatusCode::NO_CONTENT, "");
@@ -121,7 +87,7 @@ where
             add_cors(&mut resp, origin);
             return Box::pin(async move { Ok(resp) });
         }
-        let fut = self.inner.call(req);
+        let fut = next.call(req);
         Box::pin(async move {
             let mut resp = fut.await?;
             add_cors(&mut resp, origin);

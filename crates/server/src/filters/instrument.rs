@@ -1,48 +1,26 @@
 //! Request metrics: `apiserver_request_total`, `apiserver_request_duration_seconds` and
 //! `apiserver_current_inflight_requests`, labelled as upstream labels them.
 
-use std::convert::Infallible;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Instant;
 
-use futures_util::future::BoxFuture;
-use http::{Request, Response, header};
-use tower::{Layer, Service};
+use http::{Request, header};
 
+use super::filter::{Answer, Filter, Next};
 use crate::metrics::Metrics;
 use crate::request_info::RequestInfo;
-use crate::response::Body;
 
 /// Counts and times every request below the request-info filter.
 #[derive(Clone)]
-pub struct InstrumentLayer {
+pub struct Instrument {
     metrics: Arc<Metrics>,
 }
 
-impl InstrumentLayer {
-    /// The layer recording into `metrics`.
+impl Instrument {
+    /// The filter recording into `metrics`.
     pub fn new(metrics: Arc<Metrics>) -> Self {
         Self { metrics }
     }
-}
-
-impl<S> Layer<S> for InstrumentLayer {
-    type Service = Instrument<S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        Instrument {
-            inner,
-            metrics: self.metrics.clone(),
-        }
-    }
-}
-
-/// See [`InstrumentLayer`].
-#[derive(Clone)]
-pub struct Instrument<S> {
-    inner: S,
-    metrics: Arc<Metrics>,
 }
 
 /// Upstream's verb label: LIST, WATCH, GET, POST, PUT, PATCH, APPLY, DELETE; the method for
@@ -62,23 +40,10 @@ fn verb_label(info: &RequestInfo, apply: bool) -> String {
     .to_string()
 }
 
-impl<S, B> Service<Request<B>> for Instrument<S>
-where
-    S: Service<Request<B>, Response = Response<Body>, Error = Infallible> + Clone + Send + 'static,
-    S::Future: Send + 'static,
-    B: Send + 'static,
-{
-    type Response = Response<Body>;
-    type Error = Infallible;
-    type Future = BoxFuture<'static, Result<Response<Body>, Infallible>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, req: Request<B>) -> Self::Future {
+impl Filter for Instrument {
+    fn filter<S: Next<B>, B: Send + 'static>(&self, req: Request<B>, next: &mut S) -> Answer {
         let Some(info) = req.extensions().get::<RequestInfo>() else {
-            return Box::pin(self.inner.call(req));
+            return Box::pin(next.call(req));
         };
         let apply = req
             .headers()
@@ -122,7 +87,7 @@ where
         }
         let started = Instant::now();
         let metrics = self.metrics.clone();
-        let fut = self.inner.call(req);
+        let fut = next.call(req);
         Box::pin(async move {
             let resp = fut.await?;
             if !long_running {

@@ -4,6 +4,7 @@
 mod access_log;
 mod authentication;
 mod authorization;
+mod filter;
 mod goaway;
 mod headers;
 mod instrument;
@@ -20,13 +21,14 @@ use hyper::body::Incoming;
 use tower::util::BoxCloneSyncService;
 use tower::{Service, ServiceBuilder};
 
-pub use access_log::{AccessLogLayer, ClientAddr};
-pub use authentication::AuthenticationLayer;
-pub use authorization::AuthorizationLayer;
-pub use goaway::{CloseConnection, GoawayLayer};
-pub use headers::{CorsLayer, hsts};
-pub use instrument::InstrumentLayer;
-pub use panic::CatchPanicLayer;
+pub use access_log::{AccessLog, ClientAddr};
+pub use authentication::Authentication;
+pub use authorization::Authorization;
+pub use filter::FilterLayer;
+pub use goaway::{CloseConnection, Goaway};
+pub use headers::{Cors, hsts};
+pub use instrument::Instrument;
+pub use panic::CatchPanic;
 pub use request_info::RequestInfoLayer;
 
 use crate::response::Body;
@@ -40,13 +42,13 @@ pub struct Filters {
     /// `--strict-transport-security-directives`, joined.
     pub hsts_directives: Vec<String>,
     /// `--cors-allowed-origins`.
-    pub cors: CorsLayer,
+    pub cors: Cors,
     /// Request metrics.
-    pub instrument: InstrumentLayer,
+    pub instrument: Instrument,
     /// `--goaway-chance`.
-    pub goaway: GoawayLayer,
+    pub goaway: Goaway,
     /// The request log (`-v=2` and above).
-    pub access_log: AccessLogLayer,
+    pub access_log: AccessLog,
 }
 
 /// Wraps `handler` in the filters, outermost first.
@@ -67,24 +69,24 @@ where
     let service = ServiceBuilder::new()
         // Outermost, so that a panic anywhere below becomes a 500 Status, not a dropped
         // connection.
-        .layer(CatchPanicLayer)
+        .layer(FilterLayer::new(CatchPanic))
         // Sees every answer, panics turned into 500s included.
-        .layer(filters.access_log)
+        .layer(FilterLayer::new(filters.access_log))
         // On every response, errors included.
         .layer(hsts(&filters.hsts_directives))
         // Decides before anything else may answer, so any request can close its connection.
-        .layer(filters.goaway)
+        .layer(FilterLayer::new(filters.goaway))
         // Before authentication: a browser's preflight carries no credentials.
-        .layer(filters.cors)
+        .layer(FilterLayer::new(filters.cors))
         // Parses what the request is about once; everything below reads the extension.
         .layer(RequestInfoLayer)
         // Counts and times every request, refused ones included.
-        .layer(filters.instrument)
+        .layer(FilterLayer::new(filters.instrument))
         // Who is asking: 401 before any work is done for an unknown caller. Audit and
         // fairness limits will sit between this and authorization.
-        .layer(AuthenticationLayer::new(authn))
+        .layer(FilterLayer::new(Authentication::new(authn)))
         // May they: 403 before the request reaches a handler.
-        .layer(AuthorizationLayer::new(authz))
+        .layer(FilterLayer::new(Authorization::new(authz)))
         .service(handler);
     BoxCloneSyncService::new(service)
 }
