@@ -562,14 +562,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    for id in NO_EFFECT {
-        if matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine) {
-            tracing::warn!(
-                option = %format!("--{}", id.replace('_', "-")),
-                "the option is accepted but has no effect in Capstan yet (see --help)"
-            );
-        }
-    }
+    capstan_serving::options::warn_no_effect(&matches, NO_EFFECT);
     let mut config = capstan_server::ServerConfig::new(&options.data_dir);
     config.bind_address = options.bind_address;
     config.secure_port = options.secure_port;

@@ -214,3 +214,38 @@ fn well_formed_values_of_upstream_manifests_parse() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn options_without_effect_say_so_when_given() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_capstan-apiserver"))
+        .args([
+            "--bind-address=127.0.0.1",
+            "--secure-port=0",
+            "--kubelet-timeout=7s",
+        ])
+        .arg("--data-dir")
+        .arg(dir.path())
+        .arg("--cert-dir")
+        .arg(dir.path().join("pki"))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut warned = None;
+    for line in stderr.lines().map_while(Result::ok) {
+        if line.contains("no effect") {
+            warned = Some(line);
+            break;
+        }
+        if line.contains("\"serving\"") {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let warned = warned.expect("a warning before the server serves");
+    assert!(warned.starts_with('W'), "{warned}");
+    assert!(warned.contains("option=--kubelet-timeout"), "{warned}");
+}

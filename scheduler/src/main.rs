@@ -300,6 +300,16 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    capstan_serving::options::warn_no_effect(
+        &matches,
+        &[
+            "contention_profiling",
+            "feature_gates",
+            "azure_container_registry_config",
+            "permit_address_sharing",
+            "show_hidden_metrics_for_version",
+        ],
+    );
     match run(options, &given) {
         Ok(code) => code,
         Err(e) => {

@@ -164,6 +164,18 @@ impl EtcdStore {
     }
 
     /// The current value of `key` read inside a failed transaction's else branch.
+    /// A failed guarded write: `Conflict` with the value its else-branch read (or the
+    /// error reading it, e.g. `NotFound`).
+    fn conflict(response: etcd_client::TxnResponse, key: &str) -> StoreError {
+        match Self::current_from(response.op_responses(), key) {
+            Ok(current) => StoreError::Conflict {
+                key: key.into(),
+                current: Box::new(current),
+            },
+            Err(err) => err,
+        }
+    }
+
     fn current_from(responses: Vec<TxnOpResponse>, key: &str) -> Result<KeyValue> {
         for response in responses {
             if let TxnOpResponse::Get(get) = response {
@@ -333,11 +345,7 @@ impl Store for EtcdStore {
         let response = self.call("update", kv.txn(txn)).await?;
         let revision = Self::revision_of(response.header());
         if !response.succeeded() {
-            let current = Self::current_from(response.op_responses(), key)?;
-            return Err(StoreError::Conflict {
-                key: key.into(),
-                current: Box::new(current),
-            });
+            return Err(Self::conflict(response, key));
         }
         let written = Self::current_from(response.op_responses(), key)?;
         Ok(KeyValue {
@@ -364,11 +372,7 @@ impl Store for EtcdStore {
         let response = self.call("delete", kv.txn(txn)).await?;
         let revision = Self::revision_of(response.header());
         if !response.succeeded() {
-            let current = Self::current_from(response.op_responses(), key)?;
-            return Err(StoreError::Conflict {
-                key: key.into(),
-                current: Box::new(current),
-            });
+            return Err(Self::conflict(response, key));
         }
         for op in response.op_responses() {
             if let TxnOpResponse::Delete(deleted) = op

@@ -220,6 +220,19 @@ pub fn parse_allowed_labels(value: &str) -> Result<LabelAllowList, String> {
     Ok(out)
 }
 
+/// Logs a warning for each option of `ids` (clap ids: names with `_`) given on the command
+/// line: they are accepted and checked but change nothing yet.
+pub fn warn_no_effect(matches: &clap::ArgMatches, ids: &[&str]) {
+    for id in ids {
+        if matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine) {
+            tracing::warn!(
+                option = %format!("--{}", id.replace('_', "-")),
+                "the option is accepted but has no effect in Capstan yet (see --help)"
+            );
+        }
+    }
+}
+
 /// Go's strconv.ParseBool.
 pub fn parse_go_bool(value: &str) -> Option<bool> {
     match value {
