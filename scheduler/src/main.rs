@@ -583,7 +583,7 @@ async fn start_serving(
         .map_err(|e| e.to_string())?;
         resolver.watch(Duration::from_secs(1));
         let tuning = o.serving.tls().map_err(|e| e.to_string())?;
-        let tls_config = tls::server_config_with_resolver(resolver.clone(), &tuning)
+        let tls_config = tls::server_config_with_resolver(resolver.clone(), &tuning, false)
             .map_err(|e| e.to_string())?;
         let acceptor = capstan_serving::sni::Acceptor::new(tls_config, resolver);
         tracing::info!(%addr, "serving securely");

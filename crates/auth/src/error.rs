@@ -24,6 +24,25 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// A file an option names could not be read.
+    #[error("{option}: reading {path}: {source}")]
+    File {
+        /// The option.
+        option: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An option's value (or the file it names) is not usable.
+    #[error("{option}: {reason}")]
+    Invalid {
+        /// The option.
+        option: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
     /// An authorization mode this server does not know.
     #[error("unknown authorization mode {0:?} (supported: AlwaysAllow, AlwaysDeny)")]
     UnknownMode(String),

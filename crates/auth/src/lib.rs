@@ -1,7 +1,7 @@
 //! Capstan authentication and authorization, without HTTP.
 //!
-//! [`authn`]: who is asking. Authenticators turn credentials (a bearer token so far) into a
-//! [`UserInfo`]; the chain adds `system:authenticated`, falls back to the anonymous user when
+//! [`authn`]: who is asking. Authenticators turn credentials (client certificates, static,
+//! service-account and bootstrap tokens) into a [`UserInfo`]; the chain adds `system:authenticated`, falls back to the anonymous user when
 //! allowed, and refuses a credential that no authenticator accepts.
 //!
 //! [`authz`]: may they. Authorizers answer allow, deny or no opinion for request

@@ -776,6 +776,26 @@ impl<S: Strategy> GenericStore<S> {
         Err(ApiError::conflict(&self.gr, name, ApiError::MODIFIED).into())
     }
 
+    /// The object's JSON as the watch cache has it (it may lag storage by the time an event
+    /// takes to arrive), or as storage has it when there is no cache; `None` when there is
+    /// no such object. For the server's own lookups (tokens, bound objects), not for clients.
+    pub async fn cached_json(&self, namespace: &str, name: &str) -> Result<Option<Bytes>> {
+        let key = self.key(namespace, name);
+        if let Some(cache) = &self.cache
+            && let Ok(found) = cache.get(&key)
+        {
+            return Ok(found.map(|o| o.json.clone()));
+        }
+        let (kv, _) = self.store.get(&key).await?;
+        let Some(kv) = kv else {
+            return Ok(None);
+        };
+        let obj = self.decode_stored(&kv)?;
+        Ok(Some(
+            serde_json::to_vec(&obj).map_err(Error::Encode)?.into(),
+        ))
+    }
+
     /// The group and resource, for errors about this store's objects.
     pub fn group_resource(&self) -> &GroupResource {
         &self.gr

@@ -328,19 +328,90 @@ pub fn server_config(cert: &ServingCert) -> Result<rustls::ServerConfig> {
 }
 
 /// The rustls configuration with certificates picked per handshake by `resolver` (SNI,
-/// reloads), the versions and suites of `tuning`, ALPN `h2` then `http/1.1`.
+/// reloads), the versions and suites of `tuning`, ALPN `h2` then `http/1.1`. With
+/// `request_client_certs`, clients are asked for a certificate (see [`RequestClientCert`]).
 pub fn server_config_with_resolver(
     resolver: Arc<crate::sni::CertResolver>,
     tuning: &TlsTuning,
+    request_client_certs: bool,
 ) -> Result<rustls::ServerConfig> {
     let provider = Arc::new(tuning.provider()?);
-    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+    let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(tuning.versions()?)
-        .map_err(|e| Error::Tls(e.to_string()))?
-        .with_no_client_auth()
-        .with_cert_resolver(resolver);
+        .map_err(|e| Error::Tls(e.to_string()))?;
+    let builder = if request_client_certs {
+        builder.with_client_cert_verifier(Arc::new(RequestClientCert::new(&provider)))
+    } else {
+        builder.with_no_client_auth()
+    };
+    let mut config = builder.with_cert_resolver(resolver);
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(config)
+}
+
+/// Asks every client for a certificate without requiring one, and takes any chain it sends:
+/// the handshake only proves that the client holds the certificate's key. Which authority
+/// must have signed it is the authenticators' business (`--client-ca-file` and
+/// `--requestheader-client-ca-file` trust different ones, and both reload), so a certificate
+/// no authority vouches for is refused with a 401, not a failed handshake, as upstream.
+/// No acceptable authorities are named, so clients send their certificate whoever signed it.
+#[derive(Debug)]
+pub struct RequestClientCert {
+    algorithms: rustls::crypto::WebPkiSupportedAlgorithms,
+}
+
+impl RequestClientCert {
+    /// A verifier checking handshake signatures with `provider`'s algorithms.
+    pub fn new(provider: &rustls::crypto::CryptoProvider) -> Self {
+        Self {
+            algorithms: provider.signature_verification_algorithms,
+        }
+    }
+}
+
+impl rustls::server::danger::ClientCertVerifier for RequestClientCert {
+    fn offer_client_auth(&self) -> bool {
+        true
+    }
+
+    fn client_auth_mandatory(&self) -> bool {
+        false
+    }
+
+    fn root_hint_subjects(&self) -> &[rustls::DistinguishedName] {
+        &[]
+    }
+
+    fn verify_client_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _now: rustls_pki_types::UnixTime,
+    ) -> std::result::Result<rustls::server::danger::ClientCertVerified, rustls::Error> {
+        Ok(rustls::server::danger::ClientCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> std::result::Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algorithms)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> std::result::Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.algorithms.supported_schemes()
+    }
 }
 
 /// [`server_config`] with the versions and suites of `tuning`.

@@ -220,6 +220,15 @@ impl WatchCache {
         }
     }
 
+    /// The object at `key`, as the cache has it now.
+    pub fn get(&self, key: &str) -> Result<Option<Arc<CachedObject>>> {
+        let state = lock(&self.shared);
+        if !state.ready {
+            return Err(Error::NotReady);
+        }
+        Ok(state.objects.get(key).cloned())
+    }
+
     /// The selected objects under `prefix`, in key order, and the revision they are at.
     pub fn list(
         &self,

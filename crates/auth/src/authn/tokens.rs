@@ -1,54 +1,13 @@
-//! Authentication: credentials in, a user out.
+//! Bearer tokens with fixed users (`--token-auth-file`, the admin kubeconfig's token).
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
 
 use async_trait::async_trait;
 
+use super::{Authenticator, Credentials, Outcome};
 use crate::error::{Error, Result};
 use crate::user::UserInfo;
-
-/// The credentials a request carries. More kinds (client certificates, proxy headers) join
-/// here as authenticators for them are added.
-#[derive(Debug, Clone, Copy, Default)]
-#[non_exhaustive]
-pub struct Credentials<'a> {
-    /// The bearer token of an `Authorization: Bearer …` header.
-    pub bearer_token: Option<&'a str>,
-}
-
-impl<'a> Credentials<'a> {
-    /// Credentials with a bearer token.
-    pub fn bearer(token: &'a str) -> Self {
-        Self {
-            bearer_token: Some(token),
-        }
-    }
-
-    /// Whether the request carries any credential at all.
-    pub fn is_empty(&self) -> bool {
-        self.bearer_token.is_none()
-    }
-}
-
-/// What one authenticator makes of the credentials.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
-    /// The credentials identify this user.
-    Authenticated(UserInfo),
-    /// Nothing this authenticator understands.
-    NoOpinion,
-    /// A credential of this authenticator's kind that is not valid.
-    Rejected(String),
-}
-
-/// One source of identities. Implementations must be cheap to call concurrently.
-#[async_trait]
-pub trait Authenticator: Send + Sync + 'static {
-    /// Identifies the caller, or says why not.
-    async fn authenticate(&self, credentials: &Credentials<'_>) -> Outcome;
-}
 
 /// Bearer tokens with fixed users: the `--token-auth-file` CSV, and generated tokens such
 /// as the admin kubeconfig's.
@@ -174,58 +133,9 @@ impl Authenticator for StaticTokens {
         match credentials.bearer_token {
             None => Outcome::NoOpinion,
             Some(token) => match self.users.get(token) {
-                Some(user) => Outcome::Authenticated(user.clone()),
-                None => Outcome::Rejected("invalid bearer token".into()),
+                Some(user) => Outcome::authenticated(user.clone()),
+                None => Outcome::NoOpinion,
             },
-        }
-    }
-}
-
-/// The authenticators in order, plus the anonymous fallback.
-#[derive(Clone, Default)]
-pub struct AuthenticatorChain {
-    authenticators: Vec<Arc<dyn Authenticator>>,
-    anonymous: bool,
-}
-
-impl AuthenticatorChain {
-    /// A chain; `anonymous` admits requests without credentials as `system:anonymous`.
-    pub fn new(authenticators: Vec<Arc<dyn Authenticator>>, anonymous: bool) -> Self {
-        Self {
-            authenticators,
-            anonymous,
-        }
-    }
-
-    /// The user of a request, or the reason it is refused (401).
-    pub async fn authenticate(
-        &self,
-        credentials: &Credentials<'_>,
-    ) -> std::result::Result<UserInfo, String> {
-        let mut rejection = None;
-        for a in &self.authenticators {
-            match a.authenticate(credentials).await {
-                Outcome::Authenticated(mut user) => {
-                    if !user.in_group(UserInfo::AUTHENTICATED) {
-                        user.groups.push(UserInfo::AUTHENTICATED.into());
-                    }
-                    return Ok(user);
-                }
-                Outcome::Rejected(why) => rejection = Some(why),
-                Outcome::NoOpinion => {}
-            }
-        }
-        if let Some(why) = rejection {
-            // An invalid credential is refused even when anonymous requests are allowed.
-            return Err(why);
-        }
-        if !credentials.is_empty() {
-            return Err("no authenticator accepts the credentials".into());
-        }
-        if self.anonymous {
-            Ok(UserInfo::anonymous())
-        } else {
-            Err("anonymous requests are not allowed".into())
         }
     }
 }
@@ -246,29 +156,5 @@ mod tests {
         assert_eq!(tokens.users["t3"].name, "carol, c");
         assert_eq!(StaticTokens::parse("ok,a,1\nonly,two").unwrap_err().0, 2);
         assert!(StaticTokens::parse("t,\"open,1").is_err());
-    }
-
-    #[tokio::test]
-    async fn chain_rules() {
-        let tokens = StaticTokens::parse("good,alice,u1,dev").unwrap();
-        let chain = AuthenticatorChain::new(vec![Arc::new(tokens.clone())], true);
-        let alice = chain
-            .authenticate(&Credentials::bearer("good"))
-            .await
-            .unwrap();
-        assert_eq!(alice.groups, ["dev", UserInfo::AUTHENTICATED]);
-        assert!(
-            chain
-                .authenticate(&Credentials::bearer("bad"))
-                .await
-                .is_err(),
-            "invalid token is 401 even with anonymous"
-        );
-        assert_eq!(
-            chain.authenticate(&Credentials::default()).await.unwrap(),
-            UserInfo::anonymous()
-        );
-        let closed = AuthenticatorChain::new(vec![Arc::new(tokens)], false);
-        assert!(closed.authenticate(&Credentials::default()).await.is_err());
     }
 }

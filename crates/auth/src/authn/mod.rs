@@ -1,0 +1,206 @@
+//! Authentication: credentials in, a user out.
+//!
+//! Each [`Authenticator`] understands one kind of credential; the [`AuthenticatorChain`]
+//! asks them in upstream's order and adds the groups every authenticated user has.
+
+mod bootstrap;
+mod cache;
+pub mod jwt;
+pub mod serviceaccount;
+mod tokens;
+mod x509;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use crate::user::UserInfo;
+
+pub use bootstrap::BootstrapTokens;
+pub use cache::TokenCache;
+pub use tokens::StaticTokens;
+pub use x509::{ClientCa, PeerCertificates};
+
+/// The credentials a request carries.
+#[derive(Debug, Clone, Copy, Default)]
+#[non_exhaustive]
+pub struct Credentials<'a> {
+    /// The bearer token of an `Authorization: Bearer …` header.
+    pub bearer_token: Option<&'a str>,
+    /// The certificate chain the client presented in the TLS handshake.
+    pub client_certificates: Option<&'a PeerCertificates>,
+    /// The audiences the credential must be valid for (a TokenReview's); `None`: the
+    /// server's own (`--api-audiences`).
+    pub audiences: Option<&'a [String]>,
+}
+
+impl<'a> Credentials<'a> {
+    /// Credentials with a bearer token.
+    pub fn bearer(token: &'a str) -> Self {
+        Self {
+            bearer_token: Some(token),
+            ..Default::default()
+        }
+    }
+
+    /// These credentials with the client's certificate chain.
+    pub fn with_client_certificates(mut self, certs: Option<&'a PeerCertificates>) -> Self {
+        self.client_certificates = certs;
+        self
+    }
+
+    /// Whether the request carries any credential at all.
+    pub fn is_empty(&self) -> bool {
+        self.bearer_token.is_none() && self.client_certificates.is_none()
+    }
+}
+
+/// What one authenticator makes of the credentials.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// The credentials identify this user.
+    Authenticated {
+        /// Who.
+        user: UserInfo,
+        /// The audiences the credential is valid for, among those asked for; empty for
+        /// credentials valid for any audience (static tokens, certificates).
+        audiences: Vec<String>,
+    },
+    /// Nothing this authenticator understands.
+    NoOpinion,
+    /// A credential of this authenticator's kind that is not valid.
+    Rejected(String),
+}
+
+impl Outcome {
+    /// `user`, for whatever audience.
+    pub fn authenticated(user: UserInfo) -> Self {
+        Self::Authenticated {
+            user,
+            audiences: Vec::new(),
+        }
+    }
+}
+
+/// One source of identities. Implementations must be cheap to call concurrently.
+#[async_trait]
+pub trait Authenticator: Send + Sync + 'static {
+    /// Identifies the caller, or says why not.
+    async fn authenticate(&self, credentials: &Credentials<'_>) -> Outcome;
+}
+
+/// The authenticators in order, plus the anonymous fallback.
+#[derive(Clone, Default)]
+pub struct AuthenticatorChain {
+    authenticators: Vec<Arc<dyn Authenticator>>,
+    anonymous: bool,
+}
+
+impl AuthenticatorChain {
+    /// A chain; `anonymous` admits requests without credentials as `system:anonymous`.
+    pub fn new(authenticators: Vec<Arc<dyn Authenticator>>, anonymous: bool) -> Self {
+        Self {
+            authenticators,
+            anonymous,
+        }
+    }
+
+    /// The user of a request, or the reason it is refused (401).
+    pub async fn authenticate(
+        &self,
+        credentials: &Credentials<'_>,
+    ) -> std::result::Result<UserInfo, String> {
+        if let Some((user, _)) = self.identify(credentials).await? {
+            return Ok(user);
+        }
+        // A bearer token nobody accepts is refused (as upstream's bearer-token wrapper does);
+        // a client certificate nobody maps to a user leaves the request anonymous.
+        if credentials.bearer_token.is_some() {
+            return Err("invalid bearer token".into());
+        }
+        if self.anonymous {
+            Ok(UserInfo::anonymous())
+        } else {
+            Err("anonymous requests are not allowed".into())
+        }
+    }
+
+    /// What a TokenReview answers: the user of `token` and the audiences it is valid for
+    /// among `audiences` (empty: the server's own), never the anonymous user.
+    pub async fn review_token(
+        &self,
+        token: &str,
+        audiences: &[String],
+    ) -> std::result::Result<(UserInfo, Vec<String>), String> {
+        let credentials = Credentials {
+            audiences: (!audiences.is_empty()).then_some(audiences),
+            ..Credentials::bearer(token)
+        };
+        match self.identify(&credentials).await? {
+            Some((user, auds)) if auds.is_empty() => Ok((user, audiences.to_vec())),
+            Some(found) => Ok(found),
+            None => Err("invalid bearer token".into()),
+        }
+    }
+
+    /// The first authenticator's user, `None` when none has an opinion, or the last
+    /// rejection when some refused and none accepted.
+    async fn identify(
+        &self,
+        credentials: &Credentials<'_>,
+    ) -> std::result::Result<Option<(UserInfo, Vec<String>)>, String> {
+        let mut rejection = None;
+        for a in &self.authenticators {
+            match a.authenticate(credentials).await {
+                Outcome::Authenticated {
+                    mut user,
+                    audiences,
+                } => {
+                    if !user.in_group(UserInfo::AUTHENTICATED)
+                        && !user.in_group(UserInfo::UNAUTHENTICATED)
+                    {
+                        user.groups.push(UserInfo::AUTHENTICATED.into());
+                    }
+                    return Ok(Some((user, audiences)));
+                }
+                Outcome::Rejected(why) => rejection = Some(why),
+                Outcome::NoOpinion => {}
+            }
+        }
+        match rejection {
+            // An invalid credential is refused even when anonymous requests are allowed.
+            Some(why) => Err(why),
+            None => Ok(None),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::authn::StaticTokens;
+
+    #[tokio::test]
+    async fn chain_rules() {
+        let tokens = StaticTokens::parse("good,alice,u1,dev").unwrap();
+        let chain = AuthenticatorChain::new(vec![Arc::new(tokens.clone())], true);
+        let alice = chain
+            .authenticate(&Credentials::bearer("good"))
+            .await
+            .unwrap();
+        assert_eq!(alice.groups, ["dev", UserInfo::AUTHENTICATED]);
+        assert!(
+            chain
+                .authenticate(&Credentials::bearer("bad"))
+                .await
+                .is_err(),
+            "invalid token is 401 even with anonymous"
+        );
+        assert_eq!(
+            chain.authenticate(&Credentials::default()).await.unwrap(),
+            UserInfo::anonymous()
+        );
+        let closed = AuthenticatorChain::new(vec![Arc::new(tokens)], false);
+        assert!(closed.authenticate(&Credentials::default()).await.is_err());
+    }
+}

@@ -1,0 +1,1 @@
+8tb4_frKDK5yfBmrkqmnYpf9uEcFymkhwszjaoZM82c

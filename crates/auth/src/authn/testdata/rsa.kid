@@ -1,0 +1,1 @@
+-KHbaWu1EpXmQ1AQSWHupXkfhp8KkFWpPvwpoRTnpzE
