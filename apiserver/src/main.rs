@@ -210,6 +210,60 @@ struct Options {
           default_missing_value = "true", help_heading = "Authentication flags")]
     anonymous_auth: bool,
 
+    /// PEM bundle of authorities for client certificates: a certificate one of them signed
+    /// authenticates as its subject's common name, with its organizations as groups. Re-read
+    /// when the file changes.
+    #[arg(long, help_heading = "Authentication flags")]
+    client_ca_file: Option<PathBuf>,
+
+    /// Issuer of service-account tokens (repeatable): the first signs new tokens, all are
+    /// accepted. Needs --service-account-signing-key-file. With neither, tokens are issued by
+    /// https://kubernetes.default.svc.cluster.local with a P-256 key generated once in
+    /// --cert-dir (sa.key).
+    #[arg(long, action = ArgAction::Append, help_heading = "Authentication flags")]
+    service_account_issuer: Vec<String>,
+
+    /// PEM file of public or private RSA/ECDSA keys (or certificates) that verify
+    /// service-account tokens (repeatable). Without one, the --tls-private-key-file key
+    /// verifies; the signing key always does.
+    #[arg(long, action = ArgAction::Append, help_heading = "Authentication flags")]
+    service_account_key_file: Vec<PathBuf>,
+
+    /// PEM private key (RSA, ECDSA P-256 or P-384) that signs service-account tokens.
+    #[arg(long, help_heading = "Authentication flags")]
+    service_account_signing_key_file: Option<PathBuf>,
+
+    /// Longest lifetime of a requested token (1h to 2^32 s); 0: no limit.
+    #[arg(long, default_value = "0s", value_parser = parse_duration, help_heading = "Authentication flags")]
+    service_account_max_token_expiration: Duration,
+
+    /// Give pod-bound tokens asked for 3607 seconds (the kubelet's default) a year, warning
+    /// in the audit log (the warnafter claim) past their requested lifetime.
+    #[arg(long, default_value_t = true, action = ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true", help_heading = "Authentication flags")]
+    service_account_extend_token_expiration: bool,
+
+    /// Check that the service account (and secret) of a legacy token still exist.
+    #[arg(long, default_value_t = true, action = ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true", help_heading = "Authentication flags")]
+    service_account_lookup: bool,
+
+    /// The jwks_uri of /.well-known/openid-configuration (https); default: this server's
+    /// /openid/v1/jwks at its external address.
+    #[arg(long, help_heading = "Authentication flags")]
+    service_account_jwks_uri: Option<String>,
+
+    /// Comma-separated audiences of the API: tokens without one of them are refused, and
+    /// TokenRequests name them by default. Default: the service-account issuers.
+    #[arg(long, value_delimiter = ',', help_heading = "Authentication flags")]
+    api_audiences: Vec<String>,
+
+    /// Accept bootstrap tokens: Secrets bootstrap-token-<id> of type
+    /// bootstrap.kubernetes.io/token in kube-system, user system:bootstrap:<id>.
+    #[arg(long, default_value_t = false, action = ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true", help_heading = "Authentication flags")]
+    enable_bootstrap_token_auth: bool,
+
     /// Ordered, comma-separated authorization modes: AlwaysAllow, AlwaysDeny. Members of
     /// system:masters are always allowed.
     #[arg(
@@ -620,6 +674,19 @@ fn main() -> ExitCode {
     config.etcd_db_metric_poll_interval = options.etcd_db_metric_poll_interval;
     config.token_auth_file = options.token_auth_file;
     config.anonymous_auth = options.anonymous_auth;
+    config.client_ca_file = options.client_ca_file;
+    config.bootstrap_token_auth = options.enable_bootstrap_token_auth;
+    config.service_accounts = capstan_server::ServiceAccountOptions {
+        issuers: options.service_account_issuer,
+        key_files: options.service_account_key_file,
+        signing_key_file: options.service_account_signing_key_file,
+        max_token_expiration: Some(options.service_account_max_token_expiration)
+            .filter(|d| !d.is_zero()),
+        extend_token_expiration: options.service_account_extend_token_expiration,
+        lookup: options.service_account_lookup,
+        jwks_uri: options.service_account_jwks_uri,
+        api_audiences: options.api_audiences,
+    };
     config.authorization_modes = options.authorization_mode;
     config.admin_kubeconfig = options.write_admin_kubeconfig;
     config.watch_cache = options.watch_cache;

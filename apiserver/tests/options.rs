@@ -72,6 +72,22 @@ const SERVING_STORAGE_GENERAL: &[&str] = &[
     "help",
 ];
 
+/// Spec 5.1, the authenticators built so far.
+const AUTHENTICATION: &[&str] = &[
+    "anonymous-auth",
+    "token-auth-file",
+    "client-ca-file",
+    "service-account-issuer",
+    "service-account-key-file",
+    "service-account-signing-key-file",
+    "service-account-max-token-expiration",
+    "service-account-extend-token-expiration",
+    "service-account-lookup",
+    "service-account-jwks-uri",
+    "api-audiences",
+    "enable-bootstrap-token-auth",
+];
+
 fn apiserver(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_capstan-apiserver"))
         .args(args)
@@ -86,6 +102,7 @@ fn help_lists_every_option_of_the_specification() {
     let help = String::from_utf8_lossy(&out.stdout);
     let mut missing = missing_from_help(&help, SERVING_STORAGE_GENERAL);
     missing.extend(missing_from_help(&help, LOGGING_AND_METRICS));
+    missing.extend(missing_from_help(&help, AUTHENTICATION));
     assert!(missing.is_empty(), "missing from --help: {missing:?}");
     for heading in [
         "Generic flags:",
@@ -95,6 +112,7 @@ fn help_lists_every_option_of_the_specification() {
         "Metrics flags:",
         "Logs flags:",
         "Misc flags:",
+        "Authentication flags:",
     ] {
         assert!(help.contains(heading), "{heading}");
     }
@@ -248,4 +266,56 @@ fn options_without_effect_say_so_when_given() {
     let warned = warned.expect("a warning before the server serves");
     assert!(warned.starts_with('W'), "{warned}");
     assert!(warned.contains("option=--kubelet-timeout"), "{warned}");
+}
+
+#[test]
+fn unusable_authentication_options_fail_the_start_naming_the_option() {
+    let dir = tempfile::tempdir().unwrap();
+    let garbage = dir.path().join("garbage.pem");
+    std::fs::write(&garbage, "not a key\n").unwrap();
+    let garbage = garbage.display().to_string();
+    let data = format!("--data-dir={}", dir.path().join("data").display());
+    let certs = format!("--cert-dir={}", dir.path().join("pki").display());
+    let cases: &[(&[&str], &str)] = &[
+        (&["--client-ca-file=/absent/ca.crt"], "--client-ca-file"),
+        (
+            &[&format!("--client-ca-file={garbage}")],
+            "--client-ca-file",
+        ),
+        (
+            &["--service-account-key-file=/absent/sa.pub"],
+            "--service-account-key-file",
+        ),
+        (
+            &[
+                "--service-account-issuer=https://issuer.example",
+                &format!("--service-account-signing-key-file={garbage}"),
+            ],
+            "--service-account-signing-key-file",
+        ),
+        (
+            &["--service-account-issuer=https://issuer.example"],
+            "--service-account-signing-key-file",
+        ),
+        (
+            &["--service-account-max-token-expiration=10m"],
+            "--service-account-max-token-expiration",
+        ),
+        (
+            &["--service-account-jwks-uri=http://keys.example/jwks"],
+            "--service-account-jwks-uri",
+        ),
+    ];
+    for (args, option) in cases {
+        let mut all = vec!["--secure-port=0", data.as_str(), certs.as_str()];
+        all.extend(*args);
+        let out = apiserver(&all);
+        assert!(!out.status.success(), "{args:?} was accepted");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let last = err.trim_end().lines().last().unwrap_or_default();
+        assert!(
+            last.starts_with(&format!("capstan-apiserver: {option}")),
+            "{args:?}: {err}"
+        );
+    }
 }

@@ -1,9 +1,13 @@
 //! Authentication and authorization modes.
 
-use capstan_e2e::RawClient;
-use capstan_testing::TestServer;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-use crate::SC;
+use capstan_e2e::{RawClient, kubectl};
+use capstan_testing::TestServer;
+use serde_json::Value;
+
+use crate::{SC, ok};
 
 #[tokio::test]
 async fn tokens_anonymous_and_invalid_credentials() {
@@ -61,5 +65,557 @@ async fn always_deny_spares_system_masters() {
         admin.get(SC).await.status,
         200,
         "system:masters is always allowed"
+    );
+}
+
+/// Authorities and client certificates for `--client-ca-file` tests.
+struct TestCa {
+    pem: String,
+    issuer: rcgen::Issuer<'static, rcgen::KeyPair>,
+}
+
+impl TestCa {
+    fn new(name: &str) -> Self {
+        use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
+        let key = KeyPair::generate().unwrap();
+        let mut params = CertificateParams::default();
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.distinguished_name.push(DnType::CommonName, name);
+        let cert = params.self_signed(&key).unwrap();
+        Self {
+            pem: cert.pem(),
+            issuer: rcgen::Issuer::new(params, key),
+        }
+    }
+
+    /// A client certificate and key (PEM) for `cn` in up to two organizations.
+    fn client(&self, cn: &str, orgs: &[&str]) -> (String, String) {
+        use rcgen::{CertificateParams, DnType, ExtendedKeyUsagePurpose, KeyPair};
+        let key = KeyPair::generate().unwrap();
+        let mut params = CertificateParams::default();
+        params.distinguished_name.push(DnType::CommonName, cn);
+        // rcgen keeps one value per attribute type: a second O goes in under O's OID.
+        let types = [
+            DnType::OrganizationName,
+            DnType::CustomDnType(vec![2, 5, 4, 10]),
+        ];
+        for (ty, o) in types.into_iter().zip(orgs) {
+            params.distinguished_name.push(ty, *o);
+        }
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+        let cert = params.signed_by(&key, &self.issuer).unwrap();
+        (cert.pem(), key.serialize_pem())
+    }
+}
+
+/// A kubeconfig whose user is the client certificate `cert` with `key`.
+fn certificate_kubeconfig(
+    dir: &Path,
+    name: &str,
+    server: &TestServer,
+    (cert, key): &(String, String),
+) -> PathBuf {
+    let file = |suffix: &str, contents: &str| {
+        let path = dir.join(format!("{name}.{suffix}"));
+        std::fs::write(&path, contents).unwrap();
+        path.display().to_string()
+    };
+    let config = serde_json::json!({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {
+            "server": server.url(), "certificate-authority": file("server-ca.crt", server.ca_pem())}}],
+        "users": [{"name": "u", "user": {
+            "client-certificate": file("crt", cert), "client-key": file("key", key)}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+    });
+    let path = dir.join(format!("{name}.kubeconfig"));
+    std::fs::write(&path, config.to_string()).unwrap();
+    path
+}
+
+/// `kubectl auth whoami` of `kubeconfig` (plus `args`): user name, groups, extra.
+fn whoami(kubeconfig: &Path, args: &[&str]) -> Result<(String, Vec<String>, Value), String> {
+    let mut all = vec!["auth", "whoami", "-o", "json"];
+    all.extend(args);
+    let (success, out, err) = kubectl(kubeconfig, &all);
+    if !success {
+        return Err(err);
+    }
+    let review: Value = serde_json::from_str(&out).unwrap();
+    let user = &review["status"]["userInfo"];
+    let groups = user["groups"]
+        .as_array()
+        .map(|g| g.iter().map(|g| g.as_str().unwrap().to_string()).collect())
+        .unwrap_or_default();
+    Ok((
+        user["username"].as_str().unwrap_or_default().to_string(),
+        groups,
+        user["extra"].clone(),
+    ))
+}
+
+/// Polls `check` for up to ten seconds.
+async fn eventually(what: &str, mut check: impl AsyncFnMut() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !check().await {
+        assert!(std::time::Instant::now() < deadline, "never: {what}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_certificates_authenticate_kubectl_and_follow_the_bundle() {
+    let dir = tempfile::tempdir().unwrap();
+    let trusted = TestCa::new("clients");
+    let other = TestCa::new("elsewhere");
+    let bundle = dir.path().join("client-ca.crt");
+    std::fs::write(&bundle, &trusted.pem).unwrap();
+    let file = bundle.clone();
+    let server = TestServer::start_with(move |c| c.client_ca_file = Some(file)).await;
+
+    let jane = certificate_kubeconfig(
+        dir.path(),
+        "jane",
+        &server,
+        &trusted.client("jane", &["dev", "ops"]),
+    );
+    let (name, groups, extra) = whoami(&jane, &[]).unwrap();
+    assert_eq!(name, "jane");
+    assert_eq!(groups, ["dev", "ops", "system:authenticated"]);
+    let id = extra["authentication.kubernetes.io/credential-id"][0]
+        .as_str()
+        .unwrap_or_default();
+    assert!(id.starts_with("X509SHA256="), "{extra}");
+    ok(kubectl(&jane, &["get", "storageclasses"]));
+
+    let mallory = certificate_kubeconfig(
+        dir.path(),
+        "mallory",
+        &server,
+        &other.client("mallory", &["system:masters"]),
+    );
+    let refused = whoami(&mallory, &[]).unwrap_err();
+    assert!(refused.contains("Unauthorized"), "{refused}");
+
+    // The bundle is re-read when it changes: now only the other authority is trusted.
+    std::fs::write(&bundle, &other.pem).unwrap();
+    eventually("the new bundle is used", async || {
+        whoami(&mallory, &[]).is_ok()
+    })
+    .await;
+    assert_eq!(whoami(&mallory, &[]).unwrap().0, "mallory");
+    assert!(whoami(&jane, &[]).is_err());
+}
+
+/// The claims of a JWT, unverified.
+fn claims(token: &str) -> Value {
+    use base64::Engine;
+    let payload = token.split('.').nth(1).expect("a JWT");
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload)
+        .unwrap();
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn token_request_tokens_work_until_their_account_or_pod_goes() {
+    let server = TestServer::start().await;
+    let admin_config = server.kubeconfig_path();
+    ok(kubectl(
+        &admin_config,
+        &["create", "serviceaccount", "robot"],
+    ));
+    let token = ok(kubectl(
+        &admin_config,
+        &["create", "token", "robot", "--duration", "10m"],
+    ))
+    .trim()
+    .to_string();
+    let c = claims(&token);
+    assert_eq!(c["sub"], "system:serviceaccount:default:robot");
+    assert_eq!(c["iss"], capstan_server::DEFAULT_ISSUER);
+    assert_eq!(c["exp"].as_i64().unwrap() - c["iat"].as_i64().unwrap(), 600);
+
+    // The kube crate, authenticated by the token.
+    let kubeconfig = server.kubeconfig().replace(server.token(), &token);
+    let config = kube::Config::from_custom_kubeconfig(
+        kube::config::Kubeconfig::from_yaml(&kubeconfig).unwrap(),
+        &Default::default(),
+    )
+    .await
+    .unwrap();
+    let client = kube::Client::try_from(config).unwrap();
+    let accounts: kube::Api<k8s_openapi::api::core::v1::ServiceAccount> =
+        kube::Api::default_namespaced(client);
+    let names: Vec<String> = accounts
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|a| a.metadata.name)
+        .collect();
+    assert!(names.contains(&"robot".to_string()), "{names:?}");
+    let token_arg = format!("--token={token}");
+    let (name, groups, _) = whoami(&admin_config, &[&token_arg]).unwrap();
+    assert_eq!(name, "system:serviceaccount:default:robot");
+    assert_eq!(
+        groups,
+        [
+            "system:serviceaccounts",
+            "system:serviceaccounts:default",
+            "system:authenticated"
+        ]
+    );
+
+    // Bound to a pod (running as the account, as upstream requires): valid while it lives.
+    ok(kubectl(
+        &admin_config,
+        &[
+            "run",
+            "p",
+            "--image=busybox",
+            r#"--overrides={"spec":{"serviceAccountName":"robot"}}"#,
+        ],
+    ));
+    let bound = ok(kubectl(
+        &admin_config,
+        &[
+            "create",
+            "token",
+            "robot",
+            "--bound-object-kind=Pod",
+            "--bound-object-name=p",
+        ],
+    ))
+    .trim()
+    .to_string();
+    assert_eq!(claims(&bound)["kubernetes.io"]["pod"]["name"], "p");
+    let raw = RawClient::new(&server.url(), server.ca_pem(), Some(&bound));
+    assert_eq!(raw.get(SC).await.status, 200);
+    ok(kubectl(
+        &admin_config,
+        &["delete", "pod", "p", "--grace-period=0", "--force"],
+    ));
+    eventually("the pod's token is refused", async || {
+        raw.get(SC).await.status == 401
+    })
+    .await;
+
+    // The account deleted: its tokens are refused.
+    let raw = raw.with_token(Some(&token));
+    assert_eq!(raw.get(SC).await.status, 200);
+    ok(kubectl(
+        &admin_config,
+        &["delete", "serviceaccount", "robot"],
+    ));
+    eventually("the account's token is refused", async || {
+        raw.get(SC).await.status == 401
+    })
+    .await;
+    ok(kubectl(
+        &admin_config,
+        &["create", "serviceaccount", "robot"],
+    ));
+    assert_eq!(
+        raw.get(SC).await.status,
+        401,
+        "a new account of the same name has another uid"
+    );
+}
+
+const RSA_KEY: &str = include_str!("../../crates/auth/src/authn/testdata/rsa-pkcs1.pem");
+const RSA_PUBLIC: &str = include_str!("../../crates/auth/src/authn/testdata/rsa-public.pem");
+const EC_KEY: &str = include_str!("../../crates/auth/src/authn/testdata/ec-pkcs8.pem");
+
+#[tokio::test]
+async fn tokens_of_an_independent_jwt_library_and_bad_tokens() {
+    use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+    const ISSUER: &str = "https://issuer.example";
+    let dir = tempfile::tempdir().unwrap();
+    let key_file = dir.path().join("sa.key");
+    std::fs::write(&key_file, RSA_KEY).unwrap();
+    let server = TestServer::start_with(move |c| {
+        c.service_accounts.issuers = vec![ISSUER.into(), "https://old.example".into()];
+        c.service_accounts.signing_key_file = Some(key_file);
+    })
+    .await;
+    let admin = crate::admin(&server);
+    let account = admin
+        .send_json(
+            http::Method::POST,
+            "/api/v1/namespaces/default/serviceaccounts",
+            &serde_json::json!({"metadata": {"name": "robot"}}),
+        )
+        .await
+        .json();
+    let uid = account["metadata"]["uid"].as_str().unwrap().to_string();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let claims = |iss: &str, aud: &str, exp: i64| {
+        serde_json::json!({
+            "iss": iss, "aud": [aud], "sub": "system:serviceaccount:default:robot",
+            "iat": now - 10, "nbf": now - 10, "exp": exp,
+            "kubernetes.io": {"namespace": "default",
+                "serviceaccount": {"name": "robot", "uid": uid}},
+        })
+    };
+    let rsa = EncodingKey::from_rsa_pem(RSA_KEY.as_bytes()).unwrap();
+    let sign = |claims: &Value| {
+        jsonwebtoken::encode(&Header::new(Algorithm::RS256), claims, &rsa).unwrap()
+    };
+    let path = "/api/v1/namespaces/default/serviceaccounts";
+    let raw = RawClient::new(&server.url(), server.ca_pem(), None);
+    for good in [
+        sign(&claims(ISSUER, ISSUER, now + 600)),
+        sign(&claims("https://old.example", ISSUER, now + 600)),
+    ] {
+        assert_eq!(raw.with_token(Some(&good)).get(path).await.status, 200);
+    }
+
+    // And the other way: the library verifies what the server issued.
+    let issued = admin
+        .send_json(
+            http::Method::POST,
+            "/api/v1/namespaces/default/serviceaccounts/robot/token",
+            &serde_json::json!({"spec": {"audiences": ["vault"], "expirationSeconds": 3600}}),
+        )
+        .await
+        .json();
+    let token = issued["status"]["token"].as_str().unwrap();
+    let mut validation = Validation::new(Algorithm::RS256);
+    validation.set_audience(&["vault"]);
+    validation.set_issuer(&[ISSUER]);
+    let decoded = jsonwebtoken::decode::<Value>(
+        token,
+        &DecodingKey::from_rsa_pem(RSA_PUBLIC.as_bytes()).unwrap(),
+        &validation,
+    )
+    .unwrap();
+    assert_eq!(
+        decoded.claims["kubernetes.io"]["serviceaccount"]["uid"],
+        uid
+    );
+    assert_eq!(
+        raw.with_token(Some(token)).get(path).await.status,
+        401,
+        "a token for another audience is refused here"
+    );
+
+    let b64 = |s: &str| {
+        use base64::Engine;
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s)
+    };
+    let unsigned = format!(
+        "{}.{}.",
+        b64(r#"{"alg":"none","typ":"JWT"}"#),
+        b64(&claims(ISSUER, ISSUER, now + 600).to_string())
+    );
+    let ec = EncodingKey::from_ec_pem(EC_KEY.as_bytes()).unwrap();
+    let foreign = jsonwebtoken::encode(
+        &Header::new(Algorithm::ES256),
+        &claims(ISSUER, ISSUER, now + 600),
+        &ec,
+    )
+    .unwrap();
+    for (why, bad) in [
+        ("expired", sign(&claims(ISSUER, ISSUER, now - 3600))),
+        (
+            "wrong audience",
+            sign(&claims(ISSUER, "elsewhere", now + 600)),
+        ),
+        ("alg none", unsigned),
+        ("another key", foreign),
+        (
+            "garbage",
+            "eyJhbGciOiJSUzI1NiJ9.bm90IGpzb24.c2ln".to_string(),
+        ),
+    ] {
+        let resp = raw.with_token(Some(&bad)).get(path).await;
+        assert_eq!(resp.status, 401, "{why}");
+        assert_eq!(resp.json()["reason"], "Unauthorized", "{why}");
+        assert!(
+            !String::from_utf8_lossy(&resp.body).contains(&bad),
+            "{why}: the token is not echoed"
+        );
+    }
+}
+
+#[tokio::test]
+async fn legacy_secrets_token_reviews_and_issuer_discovery() {
+    use base64::Engine;
+    let server = TestServer::start().await;
+    let admin = crate::admin(&server);
+    let ns = "/api/v1/namespaces/default";
+    admin
+        .send_json(
+            http::Method::POST,
+            &format!("{ns}/serviceaccounts"),
+            &serde_json::json!({"metadata": {"name": "robot"}}),
+        )
+        .await;
+    let secret = admin
+        .send_json(
+            http::Method::POST,
+            &format!("{ns}/secrets"),
+            &serde_json::json!({"metadata": {"name": "robot-token",
+                "annotations": {"kubernetes.io/service-account.name": "robot"}},
+                "type": "kubernetes.io/service-account-token"}),
+        )
+        .await
+        .json();
+    let data = |key: &str| {
+        let text = secret["data"][key].as_str().unwrap_or_default();
+        String::from_utf8(
+            base64::engine::general_purpose::STANDARD
+                .decode(text)
+                .unwrap(),
+        )
+        .unwrap()
+    };
+    assert_eq!(data("namespace"), "default");
+    assert!(data("ca.crt").contains("BEGIN CERTIFICATE"), "{secret}");
+    let token = data("token");
+    assert_eq!(claims(&token)["iss"], "kubernetes/serviceaccount");
+
+    let review = |token: String| {
+        let admin = admin.clone();
+        async move {
+            admin
+                .send_json(
+                    http::Method::POST,
+                    "/apis/authentication.k8s.io/v1/tokenreviews",
+                    &serde_json::json!({"apiVersion": "authentication.k8s.io/v1",
+                        "kind": "TokenReview", "spec": {"token": token}}),
+                )
+                .await
+        }
+    };
+    let resp = review(token.clone()).await;
+    assert_eq!(resp.status, 201);
+    let status = &resp.json()["status"];
+    assert_eq!(status["authenticated"], true, "{status}");
+    assert_eq!(
+        status["user"]["username"],
+        "system:serviceaccount:default:robot"
+    );
+    let resp = review("not-a-token".into()).await.json();
+    assert_eq!(resp["status"]["authenticated"], false, "{resp}");
+
+    let raw = RawClient::new(&server.url(), server.ca_pem(), Some(&token));
+    assert_eq!(raw.get(SC).await.status, 200);
+    admin
+        .request(
+            http::Method::DELETE,
+            &format!("{ns}/secrets/robot-token"),
+            &[],
+            Vec::new(),
+        )
+        .await;
+    eventually("the legacy token is refused", async || {
+        raw.get(SC).await.status == 401
+    })
+    .await;
+
+    // The issuer's discovery document and keys, which verify the bound tokens.
+    let anonymous = RawClient::new(&server.url(), server.ca_pem(), None);
+    let discovery = anonymous.get("/.well-known/openid-configuration").await;
+    assert_eq!(discovery.status, 200);
+    let discovery = discovery.json();
+    assert_eq!(discovery["issuer"], capstan_server::DEFAULT_ISSUER);
+    assert_eq!(
+        discovery["jwks_uri"],
+        format!("{}/openid/v1/jwks", server.url())
+    );
+    let keys = anonymous.get("/openid/v1/jwks").await;
+    assert_eq!(keys.headers["content-type"], "application/jwk-set+json");
+    let issued = admin
+        .send_json(
+            http::Method::POST,
+            &format!("{ns}/serviceaccounts/robot/token"),
+            &serde_json::json!({"spec": {}}),
+        )
+        .await
+        .json();
+    let token = issued["status"]["token"].as_str().unwrap();
+    let header: Value = serde_json::from_slice(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(token.split('.').next().unwrap())
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(keys.json()["keys"][0]["kid"], header["kid"]);
+}
+
+#[tokio::test]
+async fn bootstrap_tokens_authenticate_while_valid() {
+    use base64::Engine;
+    let server = TestServer::start_with(|c| c.bootstrap_token_auth = true).await;
+    let admin = crate::admin(&server);
+    let secret = |id: &str, expiration: &str| {
+        let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+        serde_json::json!({
+            "metadata": {"name": format!("bootstrap-token-{id}")},
+            "type": "bootstrap.kubernetes.io/token",
+            "data": {
+                "token-id": b64(id), "token-secret": b64("0123456789abcdef"),
+                "usage-bootstrap-authentication": b64("true"),
+                "auth-extra-groups": b64("system:bootstrappers:kubeadm:default-node-token"),
+                "expiration": b64(expiration),
+            },
+        })
+    };
+    for (id, expiration) in [
+        ("abcdef", "2999-01-01T00:00:00Z"),
+        ("expird", "2020-01-01T00:00:00Z"),
+    ] {
+        let resp = admin
+            .send_json(
+                http::Method::POST,
+                "/api/v1/namespaces/kube-system/secrets",
+                &secret(id, expiration),
+            )
+            .await;
+        assert_eq!(resp.status, 201);
+    }
+    let raw = RawClient::new(
+        &server.url(),
+        server.ca_pem(),
+        Some("abcdef.0123456789abcdef"),
+    );
+    let review = raw
+        .send_json(
+            http::Method::POST,
+            "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+            &serde_json::json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}),
+        )
+        .await
+        .json();
+    let user = &review["status"]["userInfo"];
+    assert_eq!(user["username"], "system:bootstrap:abcdef", "{review}");
+    assert_eq!(
+        user["groups"],
+        serde_json::json!([
+            "system:bootstrappers",
+            "system:bootstrappers:kubeadm:default-node-token",
+            "system:authenticated"
+        ])
+    );
+    for bad in ["abcdef.0123456789abcdee", "expird.0123456789abcdef"] {
+        assert_eq!(raw.with_token(Some(bad)).get(SC).await.status, 401, "{bad}");
+    }
+
+    let without = TestServer::start().await;
+    let raw = RawClient::new(
+        &without.url(),
+        without.ca_pem(),
+        Some("abcdef.0123456789abcdef"),
+    );
+    assert_eq!(
+        raw.get(SC).await.status,
+        401,
+        "bootstrap tokens are off by default"
     );
 }

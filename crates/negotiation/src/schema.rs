@@ -34,7 +34,8 @@ pub enum Special {
     RawExtension,
     /// `meta/v1.FieldsV1`: embedded JSON ↔ its bytes.
     FieldsV1,
-    /// `meta/v1.Verbs` (of discovery's APIResource): a list of strings ↔ `{items}`.
+    /// `meta/v1.Verbs` (of discovery's APIResource) and the `ExtraValue`s of user info
+    /// (authentication, authorization, certificates): a list of strings ↔ `{items}`.
     Verbs,
 }
 
@@ -457,6 +458,7 @@ fn special(name: &str) -> Option<Special> {
         "apimachinery.pkg.api.resource.Quantity" => Special::Quantity,
         "apimachinery.pkg.runtime.RawExtension" => Special::RawExtension,
         "apimachinery.pkg.apis.meta.v1.Verbs" => Special::Verbs,
+        n if n.starts_with("api.") && n.ends_with(".ExtraValue") => Special::Verbs,
         _ => return None,
     })
 }

@@ -11,6 +11,9 @@ use capstan_api::{
 };
 use capstan_meta::Reason;
 
+use capstan_auth::authn::jwt::SigningKey;
+
+use crate::authentication::{LegacyTokenFiller, StoreLookup};
 use crate::converted::ConvertedRest;
 use crate::error::{Error, Result};
 use crate::generic::GenericStore;
@@ -29,11 +32,35 @@ pub struct Builtin {
     pub service_accounts: Arc<GenericStore<ServiceAccountStrategy>>,
     /// Core events (expired after `--event-ttl`).
     pub events: Arc<GenericStore<EventStrategy>>,
+    /// Secrets.
+    pub secrets: Arc<GenericStore<SecretStrategy>>,
+    /// Nodes.
+    pub nodes: Arc<GenericStore<NodeStrategy>>,
+}
+
+impl Builtin {
+    /// What the token authenticators read.
+    pub fn lookup(&self) -> StoreLookup {
+        StoreLookup {
+            service_accounts: self.service_accounts.clone(),
+            pods: self.pods.clone(),
+            secrets: self.secrets.clone(),
+            nodes: self.nodes.clone(),
+        }
+    }
+}
+
+/// What the built-in resources need beyond the registry's configuration.
+#[derive(Default)]
+pub struct BuiltinConfig {
+    /// Signs the tokens of new `kubernetes.io/service-account-token` Secrets, with the CA
+    /// they carry (`--service-account-signing-key-file`).
+    pub legacy_tokens: Option<(Arc<SigningKey>, String)>,
 }
 
 /// Registers every built-in resource with its subresources. Namespaces come first: the
 /// namespaced resources check them on create.
-pub fn register_builtin(registry: &mut Registry) -> Builtin {
+pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Builtin {
     let namespaces = registry.register(NamespaceStrategy);
     registry.add(Arc::new(FinalizeRest::new(namespaces.clone())));
     let priority_classes = registry.register(PriorityClassStrategy);
@@ -44,10 +71,17 @@ pub fn register_builtin(registry: &mut Registry) -> Builtin {
     let pods = registry.register_with(pod_strategy, |store| store.with_create_hook(priority));
     registry.add(Arc::new(BindingRest::subresource(pods.clone())));
     registry.add(Arc::new(BindingRest::resource(pods.clone())));
-    registry.register(NodeStrategy);
+    let nodes = registry.register(NodeStrategy);
     registry.register(ConfigMapStrategy);
-    registry.register(SecretStrategy);
     let service_accounts = registry.register(ServiceAccountStrategy);
+    let secrets = registry.register_with(SecretStrategy, |store| match config.legacy_tokens {
+        Some((key, ca)) => store.with_create_hook(Arc::new(LegacyTokenFiller::new(
+            key,
+            ca,
+            service_accounts.clone(),
+        ))),
+        None => store,
+    });
     let events = registry.register(EventStrategy);
     registry.add(Arc::new(ConvertedRest::new(
         capstan_api::events::descriptor(),
@@ -67,6 +101,8 @@ pub fn register_builtin(registry: &mut Registry) -> Builtin {
         pods,
         service_accounts,
         events,
+        secrets,
+        nodes,
     }
 }
 

@@ -7,6 +7,7 @@
 //! resourceVersion rules. The server turns requests into calls on [`RestStorage`] and writes
 //! out what comes back; the [`Registry`] is the set of served resources.
 
+pub mod authentication;
 pub mod builtin;
 mod codec;
 pub mod converted;

@@ -268,6 +268,8 @@ pub struct WriteOptions {
     pub force: bool,
     /// `fieldValidation`.
     pub field_validation: FieldValidation,
+    /// Who writes.
+    pub user: capstan_auth::UserInfo,
 }
 
 impl WriteOptions {

@@ -78,6 +78,12 @@ pub struct ServerConfig {
     pub token_auth_file: Option<PathBuf>,
     /// Admit requests without credentials as `system:anonymous` (`--anonymous-auth`).
     pub anonymous_auth: bool,
+    /// Authorities whose client certificates identify users (`--client-ca-file`).
+    pub client_ca_file: Option<PathBuf>,
+    /// Service-account tokens (`--service-account-*`, `--api-audiences`).
+    pub service_accounts: ServiceAccountOptions,
+    /// Accept bootstrap tokens (`--enable-bootstrap-token-auth`).
+    pub bootstrap_token_auth: bool,
     /// Authorization modes in order (`--authorization-mode`).
     pub authorization_modes: Vec<String>,
     /// Write an admin kubeconfig here at start (`--write-admin-kubeconfig`).
@@ -144,6 +150,9 @@ impl ServerConfig {
             tls_private_key_file: None,
             token_auth_file: None,
             anonymous_auth: true,
+            client_ca_file: None,
+            service_accounts: ServiceAccountOptions::default(),
+            bootstrap_token_auth: false,
             authorization_modes: vec!["AlwaysAllow".into()],
             admin_kubeconfig: None,
             admin_token: false,
@@ -156,6 +165,44 @@ impl ServerConfig {
             event_ttl: Duration::from_secs(3600),
             garbage_collector: true,
             delete_collection_workers: 1,
+        }
+    }
+}
+
+/// The service-account token options, as given.
+#[derive(Debug, Clone)]
+pub struct ServiceAccountOptions {
+    /// `--service-account-issuer` (the first signs). With no issuer and no signing key, the
+    /// server signs as `https://kubernetes.default.svc.cluster.local` with a P-256 key it
+    /// generates and keeps in `--cert-dir` (`sa.key`).
+    pub issuers: Vec<String>,
+    /// `--service-account-key-file`: verification keys.
+    pub key_files: Vec<PathBuf>,
+    /// `--service-account-signing-key-file`.
+    pub signing_key_file: Option<PathBuf>,
+    /// `--service-account-max-token-expiration`.
+    pub max_token_expiration: Option<Duration>,
+    /// `--service-account-extend-token-expiration`.
+    pub extend_token_expiration: bool,
+    /// `--service-account-lookup`.
+    pub lookup: bool,
+    /// `--service-account-jwks-uri`.
+    pub jwks_uri: Option<String>,
+    /// `--api-audiences`; empty: the issuers.
+    pub api_audiences: Vec<String>,
+}
+
+impl Default for ServiceAccountOptions {
+    fn default() -> Self {
+        Self {
+            issuers: Vec::new(),
+            key_files: Vec::new(),
+            signing_key_file: None,
+            max_token_expiration: None,
+            extend_token_expiration: true,
+            lookup: true,
+            jwks_uri: None,
+            api_audiences: Vec::new(),
         }
     }
 }

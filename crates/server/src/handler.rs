@@ -48,6 +48,8 @@ pub struct State {
     pub metrics: Arc<crate::metrics::Metrics>,
     /// Whether `/debug/pprof/` is served.
     pub profiling: bool,
+    /// Service-account tokens: the issuer's discovery document and keys.
+    pub service_accounts: Arc<capstan_auth::authn::serviceaccount::ServiceAccountTokens>,
 }
 
 /// Serves one request.
@@ -154,6 +156,30 @@ fn non_resource(
             resp.headers_mut().insert(
                 http::header::CONTENT_TYPE,
                 http::HeaderValue::from_static(content_type),
+            );
+            return Ok(resp);
+        }
+        "/.well-known/openid-configuration" | "/openid/v1/jwks" => {
+            if method != Method::GET && method != Method::HEAD {
+                return Err(ApiError::method_not_allowed());
+            }
+            let (document, content_type) = if path == "/openid/v1/jwks" {
+                (state.service_accounts.jwks(), "application/jwk-set+json")
+            } else {
+                let document = state
+                    .service_accounts
+                    .openid_configuration()
+                    .ok_or_else(ApiError::path_not_found)?;
+                (document, "application/json")
+            };
+            let mut resp = response::json(StatusCode::OK, document.to_string().into(), pretty);
+            resp.headers_mut().insert(
+                header::CONTENT_TYPE,
+                http::HeaderValue::from_static(content_type),
+            );
+            resp.headers_mut().insert(
+                header::CACHE_CONTROL,
+                http::HeaderValue::from_static("public, max-age=3600"),
             );
             return Ok(resp);
         }
@@ -289,7 +315,8 @@ fn content_type(headers: &HeaderMap) -> String {
         .to_string()
 }
 
-fn write_options(info: &RequestInfo, headers: &HeaderMap) -> Result<WriteOptions, ApiError> {
+fn write_options<B>(info: &RequestInfo, req: &Request<B>) -> Result<WriteOptions, ApiError> {
+    let headers = req.headers();
     let field_manager = info.query.get("fieldManager").map(str::to_string);
     if let Some(manager) = &field_manager
         && manager.chars().count() > 128
@@ -317,6 +344,11 @@ fn write_options(info: &RequestInfo, headers: &HeaderMap) -> Result<WriteOptions
             }
         },
         field_validation: FieldValidation::parse(info.query.get("fieldValidation"))?,
+        user: req
+            .extensions()
+            .get::<capstan_auth::UserInfo>()
+            .cloned()
+            .unwrap_or_default(),
     })
 }
 
@@ -457,7 +489,7 @@ async fn resource(
             return Ok(renderer.watch(lines, descriptor.api_version(), state.shutdown.clone()));
         }
         "create" | "update" => {
-            let options = write_options(info, req.headers())?;
+            let options = write_options(info, &req)?;
             let body = render::body_to_json(&headers, read_body(req, state.max_body).await?)?;
             if info.verb == "create" && !info.subresource.is_empty() {
                 storage.create_for(ns, name, &body, &options).await?
@@ -471,7 +503,7 @@ async fn resource(
             let ct = content_type(req.headers());
             let patch_type = PatchType::from_content_type(&ct)
                 .ok_or_else(|| ApiError::unsupported_media_type(&ct, PatchType::MEDIA_TYPES))?;
-            let options = write_options(info, req.headers())?;
+            let options = write_options(info, &req)?;
             let mut body = read_body(req, state.max_body).await?;
             if patch_type == PatchType::Apply
                 && serde_json::from_slice::<serde::de::IgnoredAny>(&body).is_err()

@@ -6,6 +6,7 @@
 //! [`RunningServer::shutdown`]; [`run`] does the same until SIGINT or SIGTERM. This is the only
 //! crate that knows HTTP.
 
+mod authn;
 mod config;
 mod discovery;
 mod error;
@@ -23,7 +24,8 @@ mod request_info;
 mod response;
 mod server;
 
-pub use config::ServerConfig;
+pub use authn::DEFAULT_ISSUER;
+pub use config::{ServerConfig, ServiceAccountOptions};
 pub use error::{Error, Result};
 pub use request_info::RequestInfo;
 pub use server::{RunningServer, run, start};

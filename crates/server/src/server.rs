@@ -5,10 +5,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use capstan_auth::UserInfo;
-use capstan_auth::authn::{Authenticator, AuthenticatorChain, StaticTokens};
+use capstan_auth::authn::serviceaccount::{ObjectLookup, ServiceAccountTokens};
+use capstan_auth::authn::{AuthenticatorChain, PeerCertificates, StaticTokens};
 use capstan_auth::authz::AuthorizerChain;
 use capstan_controllers::{ControllerConfig, Controllers};
-use capstan_registry::builtin::{InitialObjects, ensure_initial_objects, register_builtin};
+use capstan_registry::authentication::{SelfSubjectReviewRest, TokenRequestRest, TokenReviewRest};
+use capstan_registry::builtin::{
+    BuiltinConfig, InitialObjects, ensure_initial_objects, register_builtin,
+};
 use capstan_registry::{Registry, RegistryConfig};
 use capstan_storage::{EmbeddedStore, EmbeddedStoreConfig, Store, spawn_compactor};
 use hyper_util::rt::{TokioExecutor, TokioIo};
@@ -20,6 +24,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tracing::{debug, info, warn};
 
+use crate::authn;
 use crate::config::ServerConfig;
 use crate::discovery::Discovery;
 use crate::error::{Error, Result};
@@ -164,29 +169,6 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         clusters.push((endpoints.join(","), store.clone()));
         registry = registry.with_store_for(group, resource, store);
     }
-    let builtin = register_builtin(&mut registry);
-    let registry = Arc::new(registry);
-    let (hooks, retrying) = start_post_start_hooks(&registry).await;
-    compactors.extend(retrying);
-    let metrics = Arc::new(crate::metrics::Metrics::with_options(
-        config.metrics.clone(),
-    ));
-    compactors.extend(metrics.start_storage_polls(
-        registry.clone(),
-        config.storage_prefix.trim_end_matches('/').to_string(),
-        config.etcd_count_metric_poll_period,
-        config.etcd_db_metric_poll_interval,
-        clusters,
-    ));
-    let controllers = Controllers::start(
-        registry.clone(),
-        &builtin,
-        ControllerConfig {
-            event_ttl: config.event_ttl,
-            garbage_collector: config.garbage_collector,
-        },
-    );
-
     let bind = SocketAddr::new(config.bind_address, config.secure_port);
     // --permit-address-sharing asks for nothing more: address reuse is always on.
     let listener = capstan_serving::listen(bind, config.permit_port_sharing).map_err(|source| {
@@ -232,12 +214,39 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         )?;
         let watch = resolver.watch(Duration::from_secs(1));
         let acceptor = capstan_serving::sni::Acceptor::new(
-            capstan_serving::tls::server_config_with_resolver(resolver.clone(), &config.tls)?,
+            capstan_serving::tls::server_config_with_resolver(
+                resolver.clone(),
+                &config.tls,
+                config.client_ca_file.is_some(),
+            )?,
             resolver,
         );
         (acceptor, watch)
     };
 
+    // What clients are told to use: --external-hostname, else --advertise-address, else the
+    // bound address (loopback for a wildcard bind).
+    let advertised = match (&config.external_hostname, config.advertise_address) {
+        (Some(host), _) => format!("{host}:{}", local_addr.port()),
+        (None, Some(ip)) => SocketAddr::new(ip, local_addr.port()).to_string(),
+        (None, None) if config.bind_address.is_unspecified() => {
+            format!("127.0.0.1:{}", local_addr.port())
+        }
+        (None, None) => local_addr.to_string(),
+    };
+    let sa_config = authn::service_account_config(
+        &config.service_accounts,
+        &config.cert_dir,
+        config.tls_private_key_file.as_deref(),
+        &advertised,
+    )?;
+    let legacy_tokens = sa_config
+        .signing_key
+        .clone()
+        .map(|key| (key, cert.ca_pem.clone()));
+    let builtin = register_builtin(&mut registry, BuiltinConfig { legacy_tokens });
+    let lookup: Arc<dyn ObjectLookup> = Arc::new(builtin.lookup());
+    let service_accounts = Arc::new(ServiceAccountTokens::new(sa_config, lookup.clone()));
     let mut tokens = match &config.token_auth_file {
         Some(path) => StaticTokens::load(path)?,
         None => StaticTokens::new(),
@@ -258,27 +267,41 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             },
         );
     }
-    let authenticators: Vec<Arc<dyn Authenticator>> = if tokens.is_empty() {
-        vec![]
-    } else {
-        vec![Arc::new(tokens)]
-    };
+    let authenticators = authn::authenticators(&config, tokens, service_accounts.clone(), lookup)?;
     let authn = Arc::new(AuthenticatorChain::new(
-        authenticators,
+        authenticators.chain,
         config.anonymous_auth,
     ));
+    registry.add(Arc::new(TokenRequestRest::new(
+        builtin.lookup(),
+        service_accounts.clone(),
+    )));
+    registry.add(Arc::new(TokenReviewRest::new(authn.clone())));
+    registry.add(Arc::new(SelfSubjectReviewRest::default()));
+    let registry = Arc::new(registry);
+    let (hooks, retrying) = start_post_start_hooks(&registry).await;
+    compactors.extend(retrying);
+    let metrics = Arc::new(crate::metrics::Metrics::with_options(
+        config.metrics.clone(),
+    ));
+    compactors.extend(metrics.start_storage_polls(
+        registry.clone(),
+        config.storage_prefix.trim_end_matches('/').to_string(),
+        config.etcd_count_metric_poll_period,
+        config.etcd_db_metric_poll_interval,
+        clusters,
+    ));
+    let controllers = Controllers::start(
+        registry.clone(),
+        &builtin,
+        ControllerConfig {
+            event_ttl: config.event_ttl,
+            garbage_collector: config.garbage_collector,
+        },
+    );
+
     let authz = Arc::new(AuthorizerChain::from_modes(&config.authorization_modes)?);
 
-    // What clients are told to use: --external-hostname, else --advertise-address, else the
-    // bound address (loopback for a wildcard bind).
-    let advertised = match (&config.external_hostname, config.advertise_address) {
-        (Some(host), _) => format!("{host}:{}", local_addr.port()),
-        (None, Some(ip)) => SocketAddr::new(ip, local_addr.port()).to_string(),
-        (None, None) if config.bind_address.is_unspecified() => {
-            format!("127.0.0.1:{}", local_addr.port())
-        }
-        (None, None) => local_addr.to_string(),
-    };
     let (shutdown, shutdown_rx) = watch::channel(false);
     let state = Arc::new(State {
         discovery: Discovery::build(&registry, &advertised),
@@ -296,6 +319,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         .with_hooks(hooks, config.livez_grace_period),
         metrics: metrics.clone(),
         profiling: config.profiling,
+        service_accounts,
     });
     let handler = tower::service_fn(move |req| handler::handle(state.clone(), req));
     let origins = config
@@ -333,6 +357,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         background: compactors
             .into_iter()
             .chain(std::iter::once(cert_watch))
+            .chain(authenticators.client_ca_reload)
             .collect(),
         terminating,
         _controllers: controllers,
@@ -447,6 +472,13 @@ async fn accept_loop(
             };
             // Filters may ask this connection to close (GOAWAY) through the extension.
             let close = filters::CloseConnection::default();
+            // The client's certificates, checked once for all the connection's requests.
+            let certificates = tls
+                .get_ref()
+                .1
+                .peer_certificates()
+                .and_then(|chain| PeerCertificates::new(chain.to_vec()))
+                .map(Arc::new);
             let tagged = {
                 let close = close.clone();
                 tower::util::MapRequest::new(
@@ -454,6 +486,9 @@ async fn accept_loop(
                     move |mut req: http::Request<hyper::body::Incoming>| {
                         req.extensions_mut().insert(close.clone());
                         req.extensions_mut().insert(filters::ClientAddr(peer));
+                        if let Some(certificates) = &certificates {
+                            req.extensions_mut().insert(certificates.clone());
+                        }
                         req
                     },
                 )

@@ -243,6 +243,22 @@ impl SigningKey {
         Ok(Some(Self { key, public }))
     }
 
+    /// A new ECDSA P-256 key as PKCS#8 PEM (`PRIVATE KEY`), for servers that generate their
+    /// own signing key.
+    pub fn generate_pem() -> std::result::Result<String, String> {
+        let rng = SystemRandom::new();
+        let pkcs8 = EcdsaKeyPair::generate_pkcs8(&signature::ECDSA_P256_SHA256_FIXED_SIGNING, &rng)
+            .map_err(|_| "generating a P-256 key failed".to_string())?;
+        let body = base64::engine::general_purpose::STANDARD.encode(pkcs8.as_ref());
+        let mut pem = String::from("-----BEGIN PRIVATE KEY-----\n");
+        for line in body.as_bytes().chunks(64) {
+            pem.push_str(std::str::from_utf8(line).unwrap_or_default());
+            pem.push('\n');
+        }
+        pem.push_str("-----END PRIVATE KEY-----\n");
+        Ok(pem)
+    }
+
     /// Reads the key of `option` from `path`.
     pub fn load(option: &'static str, path: &Path) -> Result<Self> {
         let pem = std::fs::read(path).map_err(|source| Error::File {
@@ -634,6 +650,20 @@ pub(crate) mod tests {
         ));
         assert_eq!(verify("opaque-token", &[]), Err(JwtError::NotJwt));
         assert!(matches!(verify("a.b.c", &[]), Err(JwtError::Malformed(_))));
+    }
+
+    #[test]
+    fn generated_keys_read_back_and_differ() {
+        let first = generate_pem_key();
+        let second = generate_pem_key();
+        assert_ne!(first.public_key().key_id(), second.public_key().key_id());
+        assert_eq!(first.public_key().algorithm(), Algorithm::ES256);
+        let token = first.sign(&serde_json::json!({"sub": "x"})).unwrap();
+        assert!(verify(&token, std::slice::from_ref(first.public_key())).is_ok());
+    }
+
+    fn generate_pem_key() -> SigningKey {
+        SigningKey::from_pem(SigningKey::generate_pem().unwrap().as_bytes()).unwrap()
     }
 
     #[test]

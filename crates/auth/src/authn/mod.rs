@@ -126,21 +126,21 @@ impl AuthenticatorChain {
     }
 
     /// What a TokenReview answers: the user of `token` and the audiences it is valid for
-    /// among `audiences` (empty: the server's own), never the anonymous user.
+    /// among `audiences` (empty: the server's own); `None` when no authenticator knows the
+    /// token; never the anonymous user.
     pub async fn review_token(
         &self,
         token: &str,
         audiences: &[String],
-    ) -> std::result::Result<(UserInfo, Vec<String>), String> {
+    ) -> std::result::Result<Option<(UserInfo, Vec<String>)>, String> {
         let credentials = Credentials {
             audiences: (!audiences.is_empty()).then_some(audiences),
             ..Credentials::bearer(token)
         };
-        match self.identify(&credentials).await? {
-            Some((user, auds)) if auds.is_empty() => Ok((user, audiences.to_vec())),
-            Some(found) => Ok(found),
-            None => Err("invalid bearer token".into()),
-        }
+        Ok(match self.identify(&credentials).await? {
+            Some((user, auds)) if auds.is_empty() => Some((user, audiences.to_vec())),
+            found => found,
+        })
     }
 
     /// The first authenticator's user, `None` when none has an opinion, or the last

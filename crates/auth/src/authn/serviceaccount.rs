@@ -238,13 +238,13 @@ fn now() -> i64 {
 pub struct ServiceAccountTokens {
     config: ServiceAccountConfig,
     lookup: Arc<dyn ObjectLookup>,
-    cache: TokenCache<Verified>,
+    cache: TokenCache<Arc<Verified>>,
 }
 
 /// A token whose signature checked out.
 #[derive(Debug, Clone)]
 enum Verified {
-    Bound(Claims),
+    Bound(Box<Claims>),
     Legacy(LegacyClaims),
 }
 
@@ -394,7 +394,7 @@ impl ServiceAccountTokens {
         serde_json::json!({ "keys": keys })
     }
 
-    fn verified(&self, token: &str) -> Result<Option<Verified>, String> {
+    fn verified(&self, token: &str) -> Result<Option<Arc<Verified>>, String> {
         if let Some(hit) = self.cache.get(token) {
             return Ok(Some(hit));
         }
@@ -424,10 +424,11 @@ impl ServiceAccountTokens {
                 serde_json::from_slice(&payload).map_err(|e| format!("malformed claims: {e}"))?,
             )
         } else {
-            Verified::Bound(
+            Verified::Bound(Box::new(
                 serde_json::from_slice(&payload).map_err(|e| format!("malformed claims: {e}"))?,
-            )
+            ))
         };
+        let verified = Arc::new(verified);
         self.cache.insert(token, verified.clone());
         Ok(Some(verified))
     }
@@ -584,8 +585,10 @@ impl Authenticator for ServiceAccountTokens {
         };
         let result = match self.verified(token) {
             Ok(None) => return Outcome::NoOpinion,
-            Ok(Some(Verified::Bound(claims))) => self.bound(&claims, credentials).await,
-            Ok(Some(Verified::Legacy(claims))) => self.legacy(&claims, token).await,
+            Ok(Some(verified)) => match &*verified {
+                Verified::Bound(claims) => self.bound(claims, credentials).await,
+                Verified::Legacy(claims) => self.legacy(claims, token).await,
+            },
             Err(why) => Err(why),
         };
         result.unwrap_or_else(Outcome::Rejected)

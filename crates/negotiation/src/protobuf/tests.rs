@@ -85,6 +85,16 @@ fn discovery_verbs_are_a_wrapped_list() {
 }
 
 #[test]
+fn user_extra_values_are_wrapped_lists() {
+    round_trip(json!({
+        "kind": "SelfSubjectReview", "apiVersion": "authentication.k8s.io/v1",
+        "metadata": {"creationTimestamp": "2026-11-24T06:00:00Z"},
+        "status": {"userInfo": {"username": "u", "groups": ["g"],
+            "extra": {"authentication.kubernetes.io/credential-id": ["X509SHA256=ab"]}}}
+    }));
+}
+
+#[test]
 fn other_groups_lists_status_and_micro_times() {
     round_trip(
         json!({"kind": "Secret", "apiVersion": "v1", "metadata": {"name": "s"},

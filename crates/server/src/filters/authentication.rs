@@ -1,6 +1,6 @@
 use std::sync::Arc;
 
-use capstan_auth::authn::{AuthenticatorChain, Credentials};
+use capstan_auth::authn::{AuthenticatorChain, Credentials, PeerCertificates};
 use capstan_meta::ApiError;
 use http::{Request, header};
 use tower::ServiceExt;
@@ -37,10 +37,12 @@ impl Filter for Authentication {
         let chain = self.chain.clone();
         Box::pin(async move {
             let outcome = {
+                let certificates = req.extensions().get::<Arc<PeerCertificates>>();
                 let credentials = match bearer_token(&req) {
                     Some(token) => Credentials::bearer(token),
                     None => Credentials::default(),
-                };
+                }
+                .with_client_certificates(certificates.map(|c| &**c));
                 chain.authenticate(&credentials).await
             };
             match outcome {
