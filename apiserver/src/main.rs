@@ -219,7 +219,7 @@ struct Options {
     /// Issuer of service-account tokens (repeatable): the first signs new tokens, all are
     /// accepted. Needs --service-account-signing-key-file. With neither, tokens are issued by
     /// https://kubernetes.default.svc.cluster.local with a P-256 key generated once in
-    /// --cert-dir (sa.key).
+    /// --data-dir (sa.key).
     #[arg(long, action = ArgAction::Append, help_heading = "Authentication flags")]
     service_account_issuer: Vec<String>,
 

@@ -18,15 +18,16 @@ use crate::error::{Error, Result};
 /// The issuer of a server that was given no `--service-account-issuer` (kubeadm's).
 pub const DEFAULT_ISSUER: &str = "https://kubernetes.default.svc.cluster.local";
 
-/// The signing key a server generates for itself, in `--cert-dir`.
+/// The signing key a server generates for itself, in `--data-dir` (beside the data whose
+/// legacy tokens it signed, and unlike `--cert-dir` not on a tmpfs by default).
 const GENERATED_KEY: &str = "sa.key";
 
 /// The service-account configuration of `options`: keys read, the signing key generated in
-/// `cert_dir` when neither a key nor an issuer is given; `external` is the `host:port`
+/// `data_dir` when neither a key nor an issuer is given; `external` is the `host:port`
 /// clients reach the server at (the default JWKS URI).
 pub fn service_account_config(
     options: &ServiceAccountOptions,
-    cert_dir: &Path,
+    data_dir: &Path,
     tls_private_key_file: Option<&Path>,
     external: &str,
 ) -> Result<ServiceAccountConfig> {
@@ -36,7 +37,7 @@ pub fn service_account_config(
             options.issuers.clone(),
             SigningKey::load("--service-account-signing-key-file", file)?,
         ),
-        (None, true) => (vec![DEFAULT_ISSUER.to_string()], generated_key(cert_dir)?),
+        (None, true) => (vec![DEFAULT_ISSUER.to_string()], generated_key(data_dir)?),
         (Some(_), true) => {
             return Err(invalid(
                 "--service-account-issuer",
@@ -149,12 +150,12 @@ fn url_host(url: &str) -> Option<&str> {
     (!host.is_empty() && !host.contains(char::is_whitespace)).then_some(host)
 }
 
-/// `cert_dir/sa.key`, created on first start.
-fn generated_key(cert_dir: &Path) -> Result<SigningKey> {
-    let path = cert_dir.join(GENERATED_KEY);
+/// `data_dir/sa.key`, created on first start.
+fn generated_key(data_dir: &Path) -> Result<SigningKey> {
+    let path = data_dir.join(GENERATED_KEY);
     if !path.exists() {
         let pem = SigningKey::generate_pem().map_err(Error::Startup)?;
-        std::fs::create_dir_all(cert_dir)
+        std::fs::create_dir_all(data_dir)
             .and_then(|()| write_private(&path, pem.as_bytes()))
             .map_err(|e| {
                 Error::Startup(format!(
@@ -164,7 +165,7 @@ fn generated_key(cert_dir: &Path) -> Result<SigningKey> {
             })?;
         tracing::info!(path = %path.display(), "generated the service-account signing key");
     }
-    Ok(SigningKey::load("--cert-dir", &path)?)
+    Ok(SigningKey::load("--data-dir", &path)?)
 }
 
 fn write_private(path: &Path, contents: &[u8]) -> std::io::Result<()> {

@@ -174,7 +174,7 @@ impl ServerConfig {
 pub struct ServiceAccountOptions {
     /// `--service-account-issuer` (the first signs). With no issuer and no signing key, the
     /// server signs as `https://kubernetes.default.svc.cluster.local` with a P-256 key it
-    /// generates and keeps in `--cert-dir` (`sa.key`).
+    /// generates and keeps in `--data-dir` (`sa.key`).
     pub issuers: Vec<String>,
     /// `--service-account-key-file`: verification keys.
     pub key_files: Vec<PathBuf>,

@@ -236,7 +236,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     };
     let sa_config = authn::service_account_config(
         &config.service_accounts,
-        &config.cert_dir,
+        &config.data_dir,
         config.tls_private_key_file.as_deref(),
         &advertised,
     )?;

@@ -35,7 +35,8 @@ struct Options {
     #[arg(long, value_delimiter = ',', default_value = "1,16,64")]
     clients: Vec<usize>,
     /// Operations to measure, in order, comma-separated: create, get, update, list (JSON),
-    /// list-protobuf, list-table (the Table kubectl asks for).
+    /// list-protobuf, list-table (the Table kubectl asks for), connect (a new TLS connection
+    /// and one GET /version each time: handshakes per second).
     #[arg(long, value_delimiter = ',', default_value = "create,get,update,list")]
     ops: Vec<String>,
     /// How long each measurement runs.
@@ -44,6 +45,16 @@ struct Options {
     /// Use HTTP/1.1 instead of HTTP/2.
     #[arg(long)]
     http1: bool,
+    /// Bearer token to send instead of the kubeconfig's (e.g. a service-account token from
+    /// `kubectl create token`); empty: none.
+    #[arg(long)]
+    token: Option<String>,
+    /// Client certificate (PEM) to present in the TLS handshake, with `--client-key`.
+    #[arg(long, requires = "client_key")]
+    client_certificate: Option<std::path::PathBuf>,
+    /// The client certificate's key (PEM).
+    #[arg(long, requires = "client_certificate")]
+    client_key: Option<std::path::PathBuf>,
     /// Keep the objects created (by default they are deleted at the end).
     #[arg(long)]
     keep: bool,
@@ -97,7 +108,8 @@ enum Conn {
 }
 
 impl Target {
-    fn from_kubeconfig(path: &std::path::Path, http1: bool) -> Result<Self, String> {
+    fn from_options(options: &Options) -> Result<Self, String> {
+        let (path, http1) = (&options.kubeconfig, options.http1);
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("reading {}: {e}", path.display()))?;
         let doc: serde_json::Value =
@@ -112,10 +124,13 @@ impl Target {
         let ca = base64::engine::general_purpose::STANDARD
             .decode(ca)
             .map_err(|e| e.to_string())?;
-        let token = doc["users"][0]["user"]["token"]
-            .as_str()
-            .ok_or("no token in the kubeconfig")?
-            .to_string();
+        let token = match &options.token {
+            Some(token) => token.clone(),
+            None => doc["users"][0]["user"]["token"]
+                .as_str()
+                .ok_or("no token in the kubeconfig")?
+                .to_string(),
+        };
         let authority = server
             .strip_prefix("https://")
             .ok_or("the server URL is not https")?;
@@ -129,11 +144,26 @@ impl Target {
                 .map_err(|e| e.to_string())?;
         }
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        let builder = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .map_err(|e| e.to_string())?
-            .with_root_certificates(roots)
-            .with_no_client_auth();
+            .with_root_certificates(roots);
+        let mut config = match (&options.client_certificate, &options.client_key) {
+            (Some(cert), Some(key)) => {
+                let read = |p: &std::path::Path| {
+                    std::fs::read(p).map_err(|e| format!("reading {}: {e}", p.display()))
+                };
+                let chain = CertificateDer::pem_slice_iter(&read(cert)?)
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| format!("{}: {e}", cert.display()))?;
+                let key = rustls_pki_types::PrivateKeyDer::from_pem_slice(&read(key)?)
+                    .map_err(|e| format!("{}: {e}", key.display()))?;
+                builder
+                    .with_client_auth_cert(chain, key)
+                    .map_err(|e| e.to_string())?
+            }
+            _ => builder.with_no_client_auth(),
+        };
         config.alpn_protocols = if http1 {
             vec![b"http/1.1".to_vec()]
         } else {
@@ -188,8 +218,10 @@ impl Target {
         let mut b = Request::builder()
             .method(method)
             .uri(format!("https://{}:{}{path}", self.host, self.port))
-            .header("authorization", format!("Bearer {}", self.token))
             .header("accept", "application/json");
+        if !self.token.is_empty() {
+            b = b.header("authorization", format!("Bearer {}", self.token));
+        }
         if body.is_some() {
             b = b.header("content-type", "application/json");
         }
@@ -299,6 +331,23 @@ async fn measure(
                         )
                     }
                     "list" => (target.request(Method::GET, SC, None), StatusCode::OK),
+                    "connect" => {
+                        // A fresh connection each time: the handshake is what is measured.
+                        i += 1;
+                        let t = Instant::now();
+                        let sent = match target.connect().await {
+                            Ok(mut fresh) => fresh
+                                .send(target.request(Method::GET, "/version", None))
+                                .await
+                                .ok(),
+                            Err(_) => None,
+                        };
+                        match sent {
+                            Some((StatusCode::OK, _)) => latencies.push(t.elapsed()),
+                            _ => errors += 1,
+                        }
+                        continue;
+                    }
                     "list-protobuf" => (
                         target.request_as(Method::GET, SC, "application/vnd.kubernetes.protobuf"),
                         StatusCode::OK,
@@ -388,7 +437,7 @@ async fn existing_names(target: &Target, run: &str) -> Vec<String> {
 #[tokio::main]
 async fn main() {
     let options = Options::parse();
-    let target = match Target::from_kubeconfig(&options.kubeconfig, options.http1) {
+    let target = match Target::from_options(&options) {
         Ok(t) => Arc::new(t),
         Err(e) => {
             eprintln!("capstan-load: {e}");
