@@ -242,10 +242,84 @@ pub struct ServiceAccountTokens {
 }
 
 /// A token whose signature checked out.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 enum Verified {
-    Bound(Box<Claims>),
+    Bound(Box<BoundToken>),
     Legacy(LegacyClaims),
+}
+
+/// A bound token whose signature and claims checked out, reduced to what every request
+/// still has to check (its time window, audiences and objects) and the user it names.
+#[derive(Debug)]
+struct BoundToken {
+    /// Usable until: `exp` plus the leeway.
+    until: i64,
+    /// Usable from: the later of `nbf` and `iat`, less the leeway.
+    from: i64,
+    audiences: Vec<String>,
+    /// The audiences shared with the configured ones: the answer when a request names none.
+    default_audiences: Vec<String>,
+    namespace: String,
+    account: Ref,
+    pod: Option<Ref>,
+    secret: Option<Ref>,
+    /// A node the token is bound to directly (a pod's node is only informational).
+    node: Option<Ref>,
+    user: UserInfo,
+}
+
+impl BoundToken {
+    /// Checks what does not change with time and builds the user.
+    fn new(claims: Claims, configured: &[String]) -> Result<Self, String> {
+        let Some(exp) = claims.exp else {
+            return Err("service account token has no expiry".into());
+        };
+        let Some(private) = claims.kubernetes else {
+            return Err("service account token claims lack the kubernetes.io claim".into());
+        };
+        let namespace = private.namespace;
+        let account = private.serviceaccount;
+        if claims.sub != service_account_user(&namespace, &account.name) {
+            return Err("service account token subject does not match its claims".into());
+        }
+        let mut user = account_user(&namespace, &account);
+        if let Some(pod) = &private.pod {
+            user.extra.insert(POD_NAME.into(), vec![pod.name.clone()]);
+            user.extra.insert(POD_UID.into(), vec![pod.uid.clone()]);
+        }
+        if let Some(node) = &private.node {
+            user.extra.insert(NODE_NAME.into(), vec![node.name.clone()]);
+            if !node.uid.is_empty() {
+                user.extra.insert(NODE_UID.into(), vec![node.uid.clone()]);
+            }
+        }
+        if let Some(jti) = &claims.jti {
+            user.extra
+                .insert(CREDENTIAL_ID.into(), vec![format!("JTI={jti}")]);
+        }
+        let from = claims.nbf.into_iter().chain(claims.iat).max();
+        Ok(Self {
+            until: exp + LEEWAY,
+            from: from.map_or(i64::MIN, |t| t - LEEWAY),
+            default_audiences: shared(&claims.aud, configured),
+            audiences: claims.aud,
+            namespace,
+            account,
+            node: private.node.filter(|_| private.pod.is_none()),
+            pod: private.pod,
+            secret: private.secret,
+            user,
+        })
+    }
+}
+
+/// The audiences of `token` that are also in `wanted`.
+fn shared(token: &[String], wanted: &[String]) -> Vec<String> {
+    token
+        .iter()
+        .filter(|a| wanted.contains(a))
+        .cloned()
+        .collect()
 }
 
 impl ServiceAccountTokens {
@@ -424,9 +498,9 @@ impl ServiceAccountTokens {
                 serde_json::from_slice(&payload).map_err(|e| format!("malformed claims: {e}"))?,
             )
         } else {
-            Verified::Bound(Box::new(
-                serde_json::from_slice(&payload).map_err(|e| format!("malformed claims: {e}"))?,
-            ))
+            let claims =
+                serde_json::from_slice(&payload).map_err(|e| format!("malformed claims: {e}"))?;
+            Verified::Bound(Box::new(BoundToken::new(claims, self.config.audiences())?))
         };
         let verified = Arc::new(verified);
         self.cache.insert(token, verified.clone());
@@ -435,50 +509,35 @@ impl ServiceAccountTokens {
 
     async fn bound(
         &self,
-        claims: &Claims,
+        token: &BoundToken,
         credentials: &Credentials<'_>,
     ) -> Result<Outcome, String> {
         let now = now();
-        let Some(exp) = claims.exp else {
-            return Err("service account token has no expiry".into());
-        };
-        if now > exp + LEEWAY {
+        if now > token.until {
             return Err("service account token has expired".into());
         }
-        if claims.nbf.is_some_and(|nbf| now + LEEWAY < nbf)
-            || claims.iat.is_some_and(|iat| now + LEEWAY < iat)
-        {
+        if now < token.from {
             return Err("service account token is not valid yet".into());
         }
-        let wanted = credentials.audiences.unwrap_or(self.config.audiences());
-        let audiences: Vec<String> = claims
-            .aud
-            .iter()
-            .filter(|a| wanted.contains(a))
-            .cloned()
-            .collect();
+        let audiences = match credentials.audiences {
+            None => token.default_audiences.clone(),
+            Some(wanted) => shared(&token.audiences, wanted),
+        };
         if audiences.is_empty() {
             return Err("token audiences are invalid for the target audiences".into());
         }
-        let Some(private) = &claims.kubernetes else {
-            return Err("service account token claims lack the kubernetes.io claim".into());
-        };
-        let ns = &private.namespace;
-        let sa = &private.serviceaccount;
-        if claims.sub != service_account_user(ns, &sa.name) {
-            return Err("service account token subject does not match its claims".into());
-        }
+        let ns = &token.namespace;
         let invalidated = || "service account token has been invalidated".to_string();
         live(
-            self.lookup.service_account(ns, &sa.name).await?,
-            &sa.uid,
+            self.lookup.service_account(ns, &token.account.name).await?,
+            &token.account.uid,
             now,
         )
         .ok_or_else(invalidated)?;
-        if let Some(pod) = &private.pod {
+        if let Some(pod) = &token.pod {
             live(self.lookup.pod(ns, &pod.name).await?, &pod.uid, now).ok_or_else(invalidated)?;
         }
-        if let Some(secret) = &private.secret {
+        if let Some(secret) = &token.secret {
             let found = self
                 .lookup
                 .secret(ns, &secret.name)
@@ -486,28 +545,13 @@ impl ServiceAccountTokens {
                 .map(|s| s.object);
             live(found, &secret.uid, now).ok_or_else(invalidated)?;
         }
-        // A node bound through a pod is informational; a token bound to a node dies with it.
-        if let Some(node) = &private.node
-            && private.pod.is_none()
-        {
+        if let Some(node) = &token.node {
             live(self.lookup.node(&node.name).await?, &node.uid, now).ok_or_else(invalidated)?;
         }
-        let mut user = account_user(ns, sa);
-        if let Some(pod) = &private.pod {
-            user.extra.insert(POD_NAME.into(), vec![pod.name.clone()]);
-            user.extra.insert(POD_UID.into(), vec![pod.uid.clone()]);
-        }
-        if let Some(node) = &private.node {
-            user.extra.insert(NODE_NAME.into(), vec![node.name.clone()]);
-            if !node.uid.is_empty() {
-                user.extra.insert(NODE_UID.into(), vec![node.uid.clone()]);
-            }
-        }
-        if let Some(jti) = &claims.jti {
-            user.extra
-                .insert(CREDENTIAL_ID.into(), vec![format!("JTI={jti}")]);
-        }
-        Ok(Outcome::Authenticated { user, audiences })
+        Ok(Outcome::Authenticated {
+            user: token.user.clone(),
+            audiences,
+        })
     }
 
     async fn legacy(&self, claims: &LegacyClaims, token: &str) -> Result<Outcome, String> {
@@ -586,7 +630,7 @@ impl Authenticator for ServiceAccountTokens {
         let result = match self.verified(token) {
             Ok(None) => return Outcome::NoOpinion,
             Ok(Some(verified)) => match &*verified {
-                Verified::Bound(claims) => self.bound(claims, credentials).await,
+                Verified::Bound(token) => self.bound(token, credentials).await,
                 Verified::Legacy(claims) => self.legacy(claims, token).await,
             },
             Err(why) => Err(why),
