@@ -264,6 +264,43 @@ struct Options {
           default_missing_value = "true", help_heading = "Authentication flags")]
     enable_bootstrap_token_auth: bool,
 
+    /// PEM bundle of authorities for the front proxy's client certificate: a request on a
+    /// connection whose certificate one of them signed (and, with --requestheader-allowed-names,
+    /// whose common name is allowed) is made by the user its --requestheader-username-headers
+    /// name. Checked before any other authenticator; re-read when the file changes; published
+    /// with the header options in kube-system/extension-apiserver-authentication.
+    #[arg(long, help_heading = "Authentication flags")]
+    requestheader_client_ca_file: Option<PathBuf>,
+
+    /// Comma-separated common names the front proxy's certificate may have; empty: any that
+    /// --requestheader-client-ca-file verifies.
+    #[arg(long, value_delimiter = ',', help_heading = "Authentication flags")]
+    requestheader_allowed_names: Vec<String>,
+
+    /// Comma-separated headers naming the user, the first present wins (X-Remote-User is
+    /// the common one).
+    #[arg(long, value_delimiter = ',', help_heading = "Authentication flags")]
+    requestheader_username_headers: Vec<String>,
+
+    /// Comma-separated headers naming groups (X-Remote-Group is suggested).
+    #[arg(long, value_delimiter = ',', help_heading = "Authentication flags")]
+    requestheader_group_headers: Vec<String>,
+
+    /// Comma-separated header prefixes of extra attributes (X-Remote-Extra- is suggested):
+    /// the rest of the header name, percent-decoded and lower-cased, is the key.
+    #[arg(long, value_delimiter = ',', help_heading = "Authentication flags")]
+    requestheader_extra_headers_prefix: Vec<String>,
+
+    /// Client certificate (PEM) this server presents when it calls out to aggregated API
+    /// servers, signed by an authority of --requestheader-client-ca-file. Read and checked at
+    /// start; Capstan does not aggregate APIs yet, so nothing presents it so far.
+    #[arg(long, help_heading = "Authentication flags")]
+    proxy_client_cert_file: Option<PathBuf>,
+
+    /// The private key (PEM) of --proxy-client-cert-file.
+    #[arg(long, help_heading = "Authentication flags")]
+    proxy_client_key_file: Option<PathBuf>,
+
     /// Ordered, comma-separated authorization modes: AlwaysAllow, AlwaysDeny. Members of
     /// system:masters are always allowed.
     #[arg(
@@ -676,6 +713,15 @@ fn main() -> ExitCode {
     config.anonymous_auth = options.anonymous_auth;
     config.client_ca_file = options.client_ca_file;
     config.bootstrap_token_auth = options.enable_bootstrap_token_auth;
+    config.requestheader_client_ca_file = options.requestheader_client_ca_file;
+    config.requestheader = capstan_server::RequestHeaderConfig {
+        allowed_names: options.requestheader_allowed_names,
+        username_headers: options.requestheader_username_headers,
+        group_headers: options.requestheader_group_headers,
+        extra_headers_prefix: options.requestheader_extra_headers_prefix,
+    };
+    config.proxy_client_cert_file = options.proxy_client_cert_file;
+    config.proxy_client_key_file = options.proxy_client_key_file;
     config.service_accounts = capstan_server::ServiceAccountOptions {
         issuers: options.service_account_issuer,
         key_files: options.service_account_key_file,

@@ -86,6 +86,13 @@ const AUTHENTICATION: &[&str] = &[
     "service-account-jwks-uri",
     "api-audiences",
     "enable-bootstrap-token-auth",
+    "requestheader-client-ca-file",
+    "requestheader-allowed-names",
+    "requestheader-username-headers",
+    "requestheader-group-headers",
+    "requestheader-extra-headers-prefix",
+    "proxy-client-cert-file",
+    "proxy-client-key-file",
 ];
 
 fn apiserver(args: &[&str]) -> std::process::Output {
@@ -274,6 +281,17 @@ fn unusable_authentication_options_fail_the_start_naming_the_option() {
     let garbage = dir.path().join("garbage.pem");
     std::fs::write(&garbage, "not a key\n").unwrap();
     let garbage = garbage.display().to_string();
+    // A readable certificate (a CA's; any will do for the bundles' parsing).
+    let ca = dir.path().join("ca.crt");
+    std::fs::write(
+        &ca,
+        rcgen::generate_simple_self_signed(vec!["ca".into()])
+            .unwrap()
+            .cert
+            .pem(),
+    )
+    .unwrap();
+    let ca = ca.display().to_string();
     let data = format!("--data-dir={}", dir.path().join("data").display());
     let certs = format!("--cert-dir={}", dir.path().join("pki").display());
     let cases: &[(&[&str], &str)] = &[
@@ -304,6 +322,28 @@ fn unusable_authentication_options_fail_the_start_naming_the_option() {
         (
             &["--service-account-jwks-uri=http://keys.example/jwks"],
             "--service-account-jwks-uri",
+        ),
+        (
+            &["--requestheader-client-ca-file=/absent/front-proxy-ca.crt"],
+            "--requestheader-client-ca-file",
+        ),
+        (
+            &[
+                &format!("--requestheader-client-ca-file={ca}"),
+                "--requestheader-username-headers=X Remote User",
+            ],
+            "--requestheader-username-headers",
+        ),
+        (
+            &[&format!("--proxy-client-cert-file={ca}")],
+            "--proxy-client-key-file",
+        ),
+        (
+            &[
+                &format!("--proxy-client-cert-file={ca}"),
+                &format!("--proxy-client-key-file={garbage}"),
+            ],
+            "--proxy-client-key-file",
         ),
     ];
     for (args, option) in cases {

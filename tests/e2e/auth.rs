@@ -619,3 +619,147 @@ async fn bootstrap_tokens_authenticate_while_valid() {
         "bootstrap tokens are off by default"
     );
 }
+
+/// `POST selfsubjectreviews` through `client`: status, user name, groups, extra.
+async fn self_review(client: &RawClient) -> (u16, String, Vec<String>, Value) {
+    let body =
+        serde_json::json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"});
+    let resp = client
+        .request(
+            http::Method::POST,
+            "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+            &[("content-type", "application/json")],
+            body.to_string().into_bytes(),
+        )
+        .await;
+    let review = resp.json();
+    let user = &review["status"]["userInfo"];
+    let groups = user["groups"]
+        .as_array()
+        .map(|g| g.iter().map(|g| g.as_str().unwrap().to_string()).collect())
+        .unwrap_or_default();
+    (
+        resp.status.as_u16(),
+        user["username"].as_str().unwrap_or_default().to_string(),
+        groups,
+        user["extra"].clone(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_front_proxy_names_users_in_headers_and_the_settings_are_published() {
+    let dir = tempfile::tempdir().unwrap();
+    let proxy_ca = TestCa::new("front-proxy-ca");
+    let client_ca = TestCa::new("client-ca");
+    let proxy_bundle = dir.path().join("front-proxy-ca.crt");
+    let client_bundle = dir.path().join("client-ca.crt");
+    std::fs::write(&proxy_bundle, &proxy_ca.pem).unwrap();
+    std::fs::write(&client_bundle, &client_ca.pem).unwrap();
+    let (pb, cb) = (proxy_bundle.clone(), client_bundle.clone());
+    let server = TestServer::start_with(move |c| {
+        c.client_ca_file = Some(cb);
+        c.requestheader_client_ca_file = Some(pb);
+        c.requestheader = capstan_server::RequestHeaderConfig {
+            allowed_names: vec!["front-proxy-client".into()],
+            username_headers: vec!["X-Remote-User".into()],
+            group_headers: vec!["X-Remote-Group".into()],
+            extra_headers_prefix: vec!["X-Remote-Extra-".into()],
+        };
+    })
+    .await;
+    let anonymous = RawClient::new(&server.url(), server.ca_pem(), None);
+    let identity = [
+        ("x-remote-user", "alice"),
+        ("x-remote-group", "dev"),
+        ("x-remote-extra-scopes", "read"),
+        ("x-remote-extra-example.com%2fteam", "blue"),
+    ];
+    let with_headers = |client: RawClient| async move {
+        let body = serde_json::json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"});
+        let mut headers = vec![("content-type", "application/json")];
+        headers.extend(identity);
+        let resp = client
+            .request(
+                http::Method::POST,
+                "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+                &headers,
+                body.to_string().into_bytes(),
+            )
+            .await;
+        (resp.status.as_u16(), resp.json())
+    };
+
+    // The proxy's certificate makes the headers count.
+    let (cert, key) = proxy_ca.client("front-proxy-client", &[]);
+    let proxy = anonymous.with_client_certificate(server.ca_pem(), &cert, &key);
+    let (status, review) = with_headers(proxy.clone()).await;
+    assert_eq!(status, 201, "{review}");
+    let user = &review["status"]["userInfo"];
+    assert_eq!(user["username"], "alice");
+    assert_eq!(
+        user["groups"],
+        serde_json::json!(["dev", "system:authenticated"])
+    );
+    assert_eq!(user["extra"]["scopes"], serde_json::json!(["read"]));
+    assert_eq!(
+        user["extra"]["example.com/team"],
+        serde_json::json!(["blue"])
+    );
+    // Without the headers, the proxy's certificate is one the client CA did not sign: refused,
+    // as upstream refuses a certificate of an unknown authority.
+    let (status, ..) = self_review(&proxy).await;
+    assert_eq!(status, 401);
+
+    // The same headers from anyone else count for nothing.
+    let (status, review) = with_headers(anonymous.clone()).await;
+    assert_eq!(status, 201);
+    assert_eq!(review["status"]["userInfo"]["username"], "system:anonymous");
+    let (cert, key) = client_ca.client("bob", &["qa"]);
+    let bob = anonymous.with_client_certificate(server.ca_pem(), &cert, &key);
+    let (status, review) = with_headers(bob).await;
+    assert_eq!(status, 201);
+    assert_eq!(
+        review["status"]["userInfo"]["username"], "bob",
+        "a client certificate of the client CA names its own user, whatever the headers say"
+    );
+    // A certificate of the proxy authority with a common name not allowed is refused.
+    let (cert, key) = proxy_ca.client("impostor", &[]);
+    let impostor = anonymous.with_client_certificate(server.ca_pem(), &cert, &key);
+    let (status, review) = with_headers(impostor).await;
+    assert_eq!(status, 401, "{review}");
+    assert_eq!(review["reason"], "Unauthorized");
+
+    // Delegating servers read the trust settings from kube-system.
+    let admin = crate::admin(&server);
+    let path = "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication";
+    let mut data = Value::Null;
+    eventually("the authentication info is published", async || {
+        let resp = admin.get(path).await;
+        data = resp.json()["data"].clone();
+        resp.status == 200
+    })
+    .await;
+    assert_eq!(data["client-ca-file"], client_ca.pem.as_str());
+    assert_eq!(data["requestheader-client-ca-file"], proxy_ca.pem.as_str());
+    assert_eq!(
+        data["requestheader-allowed-names"],
+        r#"["front-proxy-client"]"#
+    );
+    assert_eq!(
+        data["requestheader-username-headers"],
+        r#"["X-Remote-User"]"#
+    );
+    assert_eq!(data["requestheader-group-headers"], r#"["X-Remote-Group"]"#);
+    assert_eq!(
+        data["requestheader-extra-headers-prefix"],
+        r#"["X-Remote-Extra-"]"#
+    );
+
+    // A changed client CA bundle is published again.
+    let both = format!("{}{}", client_ca.pem, proxy_ca.pem);
+    std::fs::write(&client_bundle, &both).unwrap();
+    eventually("the new client CA is published", async || {
+        admin.get(path).await.json()["data"]["client-ca-file"] == both.as_str()
+    })
+    .await;
+}

@@ -99,6 +99,31 @@ impl RawClient {
         }
     }
 
+    /// The same client presenting the client certificate `cert` with `key` (PEM).
+    pub fn with_client_certificate(&self, ca_pem: &str, cert: &str, key: &str) -> Self {
+        let mut roots = rustls::RootCertStore::empty();
+        for c in CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
+            roots.add(c.expect("a PEM certificate")).expect("a CA");
+        }
+        let chain = CertificateDer::pem_slice_iter(cert.as_bytes())
+            .collect::<Result<Vec<_>, _>>()
+            .expect("a PEM certificate chain");
+        let key = rustls_pki_types::PrivateKeyDer::from_pem_slice(key.as_bytes())
+            .expect("a PEM private key");
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .expect("TLS versions")
+            .with_root_certificates(roots)
+            .with_client_auth_cert(chain, key)
+            .expect("a usable client certificate");
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Self {
+            connector: tokio_rustls::TlsConnector::from(Arc::new(config)),
+            ..self.clone()
+        }
+    }
+
     /// Sends one request; panics when the server can not be reached.
     pub async fn request(
         &self,

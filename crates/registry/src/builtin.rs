@@ -150,3 +150,47 @@ pub async fn ensure_initial_objects(registry: &Registry, which: InitialObjects) 
     }
     Ok(())
 }
+
+/// Makes the ConfigMap `namespace/name` hold exactly `data` (created, or replaced when its
+/// data differs), as the server's own publishers (authentication info) need; whether it
+/// wrote.
+pub async fn publish_config_map(
+    registry: &Registry,
+    namespace: &str,
+    name: &str,
+    data: &std::collections::BTreeMap<String, String>,
+) -> Result<bool> {
+    let Some(storage) = registry
+        .resources()
+        .find(|r| r.descriptor().resource == "configmaps" && r.descriptor().subresource.is_empty())
+    else {
+        return Ok(false);
+    };
+    let body = serde_json::to_vec(&serde_json::json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": namespace},
+        "data": data,
+    }))
+    .map_err(Error::Encode)?;
+    let options = WriteOptions::default();
+    match storage.create(namespace, &body, &options).await {
+        Ok(_) => return Ok(true),
+        Err(Error::Api(e)) if e.reason == Reason::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    let current = storage
+        .get(namespace, name, &crate::options::GetOptions::default())
+        .await?;
+    #[derive(serde::Deserialize)]
+    struct Data {
+        #[serde(default)]
+        data: std::collections::BTreeMap<String, String>,
+    }
+    let current: Data =
+        serde_json::from_slice(&current.body.into_bytes()).map_err(Error::Encode)?;
+    if &current.data == data {
+        return Ok(false);
+    }
+    storage.update(namespace, name, &body, &options).await?;
+    Ok(true)
+}

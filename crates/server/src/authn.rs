@@ -1,6 +1,9 @@
-//! The authenticators the options ask for, in upstream's order: client certificates, the
-//! token file, service-account tokens, bootstrap tokens.
+//! The authenticators the options ask for, in upstream's order: the front proxy's headers,
+//! client certificates, the token file, service-account tokens, bootstrap tokens; and the
+//! `kube-system/extension-apiserver-authentication` ConfigMap that tells delegating servers
+//! (and the scheduler) which client certificates and proxy headers to trust.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,7 +12,8 @@ use capstan_auth::authn::jwt::{self, SigningKey};
 use capstan_auth::authn::serviceaccount::{
     ObjectLookup, ServiceAccountConfig, ServiceAccountTokens,
 };
-use capstan_auth::authn::{Authenticator, BootstrapTokens, ClientCa, StaticTokens};
+use capstan_auth::authn::{Authenticator, BootstrapTokens, ClientCa, RequestHeader, StaticTokens};
+use capstan_registry::Registry;
 use tokio::task::JoinHandle;
 
 use crate::config::{ServerConfig, ServiceAccountOptions};
@@ -183,12 +187,14 @@ fn write_private(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     std::fs::rename(&tmp, path)
 }
 
-/// The authenticators, and the task that keeps the client CA current.
+/// The authenticators, and the authorities they read from files.
 pub struct Authenticators {
     /// In order.
     pub chain: Vec<Arc<dyn Authenticator>>,
-    /// Re-reads `--client-ca-file` when it changes.
-    pub client_ca_reload: Option<JoinHandle<()>>,
+    /// `--client-ca-file`.
+    pub client_ca: Option<Arc<ClientCa>>,
+    /// `--requestheader-*`.
+    pub request_header: Option<Arc<RequestHeader>>,
 }
 
 /// Builds the chain of `config`; `tokens` are the static tokens (the file's and the admin's).
@@ -199,19 +205,22 @@ pub fn authenticators(
     lookup: Arc<dyn ObjectLookup>,
 ) -> Result<Authenticators> {
     let mut chain: Vec<Arc<dyn Authenticator>> = Vec::new();
-    let mut client_ca_reload = None;
-    if let Some(path) = &config.client_ca_file {
-        let ca = Arc::new(ClientCa::load(path)?);
-        chain.push(ca.clone());
-        client_ca_reload = Some(tokio::spawn(async move {
-            let mut tick = tokio::time::interval(Duration::from_secs(1));
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                tick.tick().await;
-                ca.reload_if_changed();
-            }
-        }));
-    }
+    let request_header = match &config.requestheader_client_ca_file {
+        Some(path) => {
+            let authn = Arc::new(RequestHeader::load(path, config.requestheader.clone())?);
+            chain.push(authn.clone());
+            Some(authn)
+        }
+        None => None,
+    };
+    let client_ca = match &config.client_ca_file {
+        Some(path) => {
+            let ca = Arc::new(ClientCa::load(path)?);
+            chain.push(ca.clone());
+            Some(ca)
+        }
+        None => None,
+    };
     if !tokens.is_empty() {
         chain.push(Arc::new(tokens));
     }
@@ -221,7 +230,131 @@ pub fn authenticators(
     }
     Ok(Authenticators {
         chain,
-        client_ca_reload,
+        client_ca,
+        request_header,
+    })
+}
+
+/// Reads and checks `--proxy-client-cert-file` and `--proxy-client-key-file` (a PEM chain and
+/// its key), so that a wrong file fails the start rather than the first call out.
+pub fn check_proxy_client_cert(cert: Option<&Path>, key: Option<&Path>) -> Result<()> {
+    use rustls_pki_types::pem::PemObject;
+    use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+    let (cert, key) = match (cert, key) {
+        (None, None) => return Ok(()),
+        (Some(cert), Some(key)) => (cert, key),
+        (Some(_), None) => {
+            return Err(invalid(
+                "--proxy-client-key-file",
+                "required with --proxy-client-cert-file",
+            ));
+        }
+        (None, Some(_)) => {
+            return Err(invalid(
+                "--proxy-client-cert-file",
+                "required with --proxy-client-key-file",
+            ));
+        }
+    };
+    let read = |option: &'static str, path: &Path| {
+        std::fs::read(path).map_err(|e| invalid(option, format!("{}: {e}", path.display())))
+    };
+    let chain = CertificateDer::pem_slice_iter(&read("--proxy-client-cert-file", cert)?)
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|e| {
+            invalid(
+                "--proxy-client-cert-file",
+                format!("{}: {e}", cert.display()),
+            )
+        })?;
+    if chain.is_empty() {
+        return Err(invalid(
+            "--proxy-client-cert-file",
+            format!("{}: no certificate in the file", cert.display()),
+        ));
+    }
+    PrivateKeyDer::from_pem_slice(&read("--proxy-client-key-file", key)?)
+        .map_err(|e| invalid("--proxy-client-key-file", format!("{}: {e}", key.display())))?;
+    Ok(())
+}
+
+/// Where the authentication info is published.
+pub const AUTHENTICATION_INFO: (&str, &str) = ("kube-system", "extension-apiserver-authentication");
+
+/// The data of the authentication-info ConfigMap: the client CA bundle, and the front
+/// proxy's bundle and headers (lists as JSON arrays), as upstream writes them.
+pub fn authentication_info(
+    client_ca: Option<&ClientCa>,
+    request_header: Option<&RequestHeader>,
+) -> BTreeMap<String, String> {
+    let mut data = BTreeMap::new();
+    if let Some(ca) = client_ca {
+        data.insert("client-ca-file".into(), ca.bundle().pem().to_string());
+    }
+    if let Some(rh) = request_header {
+        let list = |v: &[String]| serde_json::to_string(v).unwrap_or_else(|_| "[]".into());
+        let c = rh.config();
+        data.insert(
+            "requestheader-client-ca-file".into(),
+            rh.bundle().pem().to_string(),
+        );
+        data.insert("requestheader-allowed-names".into(), list(&c.allowed_names));
+        data.insert(
+            "requestheader-username-headers".into(),
+            list(&c.username_headers),
+        );
+        data.insert("requestheader-group-headers".into(), list(&c.group_headers));
+        data.insert(
+            "requestheader-extra-headers-prefix".into(),
+            list(&c.extra_headers_prefix),
+        );
+    }
+    data
+}
+
+/// Keeps the bundles current (files re-read within a second of a change) and the
+/// authentication info published: at once, after every change, and every minute (an edited
+/// or deleted ConfigMap is put back). `published` finishes after the first write.
+pub fn keep_authentication_info(
+    registry: Arc<Registry>,
+    client_ca: Option<Arc<ClientCa>>,
+    request_header: Option<Arc<RequestHeader>>,
+    published: crate::health::PostStartHook,
+) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut due = tokio::time::Instant::now();
+        loop {
+            tick.tick().await;
+            let mut changed = false;
+            if let Some(ca) = &client_ca {
+                changed |= ca.reload_if_changed();
+            }
+            if let Some(rh) = &request_header {
+                changed |= rh.bundle().reload_if_changed();
+            }
+            if !changed && tokio::time::Instant::now() < due {
+                continue;
+            }
+            let data = authentication_info(client_ca.as_deref(), request_header.as_deref());
+            let (namespace, name) = AUTHENTICATION_INFO;
+            match capstan_registry::builtin::publish_config_map(&registry, namespace, name, &data)
+                .await
+            {
+                Ok(wrote) => {
+                    if wrote {
+                        tracing::info!(configmap = name, "published the authentication info");
+                    }
+                    published.finish();
+                    due = tokio::time::Instant::now() + Duration::from_secs(60);
+                }
+                Err(err) => {
+                    // The namespace may not be there yet: again in a second.
+                    tracing::debug!(%err, "publishing the authentication info failed");
+                }
+            }
+        }
     })
 }
 

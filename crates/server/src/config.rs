@@ -84,6 +84,14 @@ pub struct ServerConfig {
     pub service_accounts: ServiceAccountOptions,
     /// Accept bootstrap tokens (`--enable-bootstrap-token-auth`).
     pub bootstrap_token_auth: bool,
+    /// Authorities of the front proxy's client certificate (`--requestheader-client-ca-file`).
+    pub requestheader_client_ca_file: Option<PathBuf>,
+    /// What the front proxy's headers are (`--requestheader-*`).
+    pub requestheader: capstan_auth::authn::RequestHeaderConfig,
+    /// The client certificate for calling out (`--proxy-client-cert-file`).
+    pub proxy_client_cert_file: Option<PathBuf>,
+    /// Its key (`--proxy-client-key-file`).
+    pub proxy_client_key_file: Option<PathBuf>,
     /// Authorization modes in order (`--authorization-mode`).
     pub authorization_modes: Vec<String>,
     /// Write an admin kubeconfig here at start (`--write-admin-kubeconfig`).
@@ -153,6 +161,10 @@ impl ServerConfig {
             client_ca_file: None,
             service_accounts: ServiceAccountOptions::default(),
             bootstrap_token_auth: false,
+            requestheader_client_ca_file: None,
+            requestheader: Default::default(),
+            proxy_client_cert_file: None,
+            proxy_client_key_file: None,
             authorization_modes: vec!["AlwaysAllow".into()],
             admin_kubeconfig: None,
             admin_token: false,

@@ -24,7 +24,8 @@ mod request_info;
 mod response;
 mod server;
 
-pub use authn::DEFAULT_ISSUER;
+pub use authn::{AUTHENTICATION_INFO, DEFAULT_ISSUER};
+pub use capstan_auth::authn::RequestHeaderConfig;
 pub use config::{ServerConfig, ServiceAccountOptions};
 pub use error::{Error, Result};
 pub use request_info::RequestInfo;

@@ -217,7 +217,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             capstan_serving::tls::server_config_with_resolver(
                 resolver.clone(),
                 &config.tls,
-                config.client_ca_file.is_some(),
+                config.client_ca_file.is_some() || config.requestheader_client_ca_file.is_some(),
             )?,
             resolver,
         );
@@ -234,6 +234,10 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         }
         (None, None) => local_addr.to_string(),
     };
+    authn::check_proxy_client_cert(
+        config.proxy_client_cert_file.as_deref(),
+        config.proxy_client_key_file.as_deref(),
+    )?;
     let sa_config = authn::service_account_config(
         &config.service_accounts,
         &config.data_dir,
@@ -279,8 +283,16 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     registry.add(Arc::new(TokenReviewRest::new(authn.clone())));
     registry.add(Arc::new(SelfSubjectReviewRest::default()));
     let registry = Arc::new(registry);
-    let (hooks, retrying) = start_post_start_hooks(&registry).await;
+    let (mut hooks, retrying) = start_post_start_hooks(&registry).await;
     compactors.extend(retrying);
+    let published = PostStartHook::new("start-cluster-authentication-info-controller");
+    hooks.push(published.clone());
+    compactors.push(authn::keep_authentication_info(
+        registry.clone(),
+        authenticators.client_ca.clone(),
+        authenticators.request_header.clone(),
+        published,
+    ));
     let metrics = Arc::new(crate::metrics::Metrics::with_options(
         config.metrics.clone(),
     ));
@@ -357,7 +369,6 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         background: compactors
             .into_iter()
             .chain(std::iter::once(cert_watch))
-            .chain(authenticators.client_ca_reload)
             .collect(),
         terminating,
         _controllers: controllers,

@@ -6,6 +6,7 @@
 mod bootstrap;
 mod cache;
 pub mod jwt;
+mod requestheader;
 pub mod serviceaccount;
 mod tokens;
 mod x509;
@@ -18,8 +19,9 @@ use crate::user::UserInfo;
 
 pub use bootstrap::BootstrapTokens;
 pub use cache::TokenCache;
+pub use requestheader::{RequestHeader, RequestHeaderConfig};
 pub use tokens::StaticTokens;
-pub use x509::{ClientCa, PeerCertificates};
+pub use x509::{CaBundle, ClientCa, PeerCertificates};
 
 /// The credentials a request carries.
 #[derive(Debug, Clone, Copy, Default)]
@@ -32,6 +34,8 @@ pub struct Credentials<'a> {
     /// The audiences the credential must be valid for (a TokenReview's); `None`: the
     /// server's own (`--api-audiences`).
     pub audiences: Option<&'a [String]>,
+    /// The request's headers (the front proxy names users in them).
+    pub headers: Option<&'a http::HeaderMap>,
 }
 
 impl<'a> Credentials<'a> {
@@ -43,7 +47,13 @@ impl<'a> Credentials<'a> {
         }
     }
 
-    /// These credentials with the client's certificate chain.
+    /// These credentials with the request's headers.
+    pub fn with_headers(mut self, headers: &'a http::HeaderMap) -> Self {
+        self.headers = Some(headers);
+        self
+    }
+
+    /// Adds the client's certificate chain, if it presented one.
     pub fn with_client_certificates(mut self, certs: Option<&'a PeerCertificates>) -> Self {
         self.client_certificates = certs;
         self

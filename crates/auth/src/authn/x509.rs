@@ -3,6 +3,7 @@
 //! organizations.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::SystemTime;
 
@@ -17,13 +18,14 @@ use crate::user::UserInfo;
 /// The extra key upstream records the credential's identity under.
 pub(crate) const CREDENTIAL_ID: &str = "authentication.kubernetes.io/credential-id";
 
-/// The chain a client presented on its connection, and what the last check of it decided
+/// The chain a client presented on its connection, and what the last checks of it decided
 /// (a connection's requests share it, so the signatures are checked once per connection and
 /// authority bundle, not per request).
 #[derive(Debug)]
 pub struct PeerCertificates {
     chain: Vec<CertificateDer<'static>>,
-    checked: Mutex<Option<Checked>>,
+    /// One entry per bundle that checked the chain (client CA, request-header CA).
+    checked: Mutex<Vec<Checked>>,
 }
 
 #[derive(Debug, Clone)]
@@ -31,7 +33,18 @@ struct Checked {
     bundle: u64,
     /// Until when the decision holds (the earliest expiry on the chain), Unix seconds.
     until: u64,
-    outcome: Outcome,
+    found: std::result::Result<Arc<Subject>, String>,
+}
+
+/// Who a verified client certificate names.
+#[derive(Debug)]
+pub(crate) struct Subject {
+    /// The common name (empty when the certificate has none).
+    pub common_name: String,
+    /// The organizations.
+    pub organizations: Vec<String>,
+    /// The leaf's SHA-256, hex.
+    pub sha256: String,
 }
 
 impl PeerCertificates {
@@ -39,7 +52,7 @@ impl PeerCertificates {
     pub fn new(chain: Vec<CertificateDer<'static>>) -> Option<Self> {
         (!chain.is_empty()).then(|| Self {
             chain,
-            checked: Mutex::new(None),
+            checked: Mutex::new(Vec::new()),
         })
     }
 
@@ -49,19 +62,24 @@ impl PeerCertificates {
     }
 }
 
-/// The authorities of `--client-ca-file`, read again when the file changes.
-pub struct ClientCa {
+/// A bundle of trusted authorities read from a PEM file, read again when the file changes.
+pub struct CaBundle {
+    option: &'static str,
     path: PathBuf,
     bundle: RwLock<Arc<Bundle>>,
 }
 
 struct Bundle {
-    /// Distinguishes bundles, so that a connection's cached decision is made again after a
-    /// reload.
+    /// Distinguishes bundles (of every file), so that a connection's cached decision is made
+    /// again after a reload.
     generation: u64,
     stamp: Option<SystemTime>,
+    pem: Arc<str>,
     anchors: Vec<TrustAnchor<'static>>,
 }
+
+/// Generations of every bundle read, so that no two share one.
+static GENERATIONS: AtomicU64 = AtomicU64::new(1);
 
 fn modified(path: &Path) -> Option<SystemTime> {
     std::fs::metadata(path).and_then(|m| m.modified()).ok()
@@ -74,49 +92,60 @@ fn now_secs() -> u64 {
         .unwrap_or_default()
 }
 
-impl ClientCa {
-    /// Reads the PEM bundle at `path`; every certificate in it is a trusted authority.
-    pub fn load(path: &Path) -> Result<Self> {
-        let bundle = Self::read(path, 1)?;
+impl CaBundle {
+    /// Reads the PEM bundle at `path` (given by `option`, which errors name); every
+    /// certificate in it is a trusted authority.
+    pub fn load(option: &'static str, path: &Path) -> Result<Self> {
+        let bundle = Self::read(option, path)?;
         Ok(Self {
+            option,
             path: path.into(),
             bundle: RwLock::new(Arc::new(bundle)),
         })
     }
 
-    fn read(path: &Path, generation: u64) -> Result<Bundle> {
+    fn read(option: &'static str, path: &Path) -> Result<Bundle> {
         let stamp = modified(path);
         let pem = std::fs::read(path).map_err(|source| Error::File {
-            option: "--client-ca-file",
+            option,
             path: path.into(),
             source,
         })?;
+        let anchors = anchors_from_pem(&pem).map_err(|reason| Error::Invalid {
+            option,
+            reason: format!("{}: {reason}", path.display()),
+        })?;
         Ok(Bundle {
-            generation,
+            generation: GENERATIONS.fetch_add(1, Ordering::Relaxed),
             stamp,
-            anchors: anchors_from_pem(&pem).map_err(|reason| Error::Invalid {
-                option: "--client-ca-file",
-                reason: format!("{}: {reason}", path.display()),
-            })?,
+            pem: String::from_utf8_lossy(&pem).into(),
+            anchors,
         })
     }
 
     /// Reads the file again when it changed since the last read; a file that no longer
-    /// parses keeps the old authorities (and is logged).
-    pub fn reload_if_changed(&self) {
+    /// parses keeps the old authorities (and is logged). Whether the authorities changed.
+    pub fn reload_if_changed(&self) -> bool {
         let current = self.current();
         if modified(&self.path) == current.stamp {
-            return;
+            return false;
         }
-        match Self::read(&self.path, current.generation + 1) {
+        match Self::read(self.option, &self.path) {
             Ok(bundle) => {
-                tracing::info!(path = %self.path.display(), "client CA bundle reloaded");
+                tracing::info!(option = self.option, path = %self.path.display(), "CA bundle reloaded");
                 *self.bundle.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(bundle);
+                true
             }
             Err(err) => {
-                tracing::warn!(%err, "reloading the client CA bundle failed; keeping the old one")
+                tracing::warn!(%err, "reloading a CA bundle failed; keeping the old one");
+                false
             }
         }
+    }
+
+    /// The bundle's PEM text, as last read.
+    pub fn pem(&self) -> Arc<str> {
+        self.current().pem.clone()
     }
 
     fn current(&self) -> Arc<Bundle> {
@@ -127,24 +156,57 @@ impl ClientCa {
     }
 
     /// Checks `peer` against the current bundle (once per connection and bundle while the
-    /// chain is valid).
-    fn check(&self, peer: &PeerCertificates) -> Outcome {
+    /// chain is valid): who it names, or why it is refused.
+    pub(crate) fn check(
+        &self,
+        peer: &PeerCertificates,
+    ) -> std::result::Result<Arc<Subject>, String> {
         let bundle = self.current();
         let now = now_secs();
         let mut cached = peer.checked.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(c) = cached.as_ref()
-            && c.bundle == bundle.generation
+        if let Some(c) = cached.iter().find(|c| c.bundle == bundle.generation)
             && now < c.until
         {
-            return c.outcome.clone();
+            return c.found.clone();
         }
-        let (outcome, until) = verify(&bundle.anchors, &peer.chain, now);
-        *cached = Some(Checked {
+        let (found, until) = verify(&bundle.anchors, &peer.chain, now);
+        let found = found.map(Arc::new);
+        // Entries of replaced bundles go; a connection meets two bundles at most.
+        cached.retain(|c| c.bundle != bundle.generation && c.until > now);
+        if cached.len() >= 4 {
+            cached.clear();
+        }
+        cached.push(Checked {
             bundle: bundle.generation,
             until,
-            outcome: outcome.clone(),
+            found: found.clone(),
         });
-        outcome
+        found
+    }
+}
+
+/// Client certificates of `--client-ca-file`: the user is the common name, the groups the
+/// organizations.
+pub struct ClientCa {
+    bundle: CaBundle,
+}
+
+impl ClientCa {
+    /// Reads the `--client-ca-file` bundle at `path`.
+    pub fn load(path: &Path) -> Result<Self> {
+        Ok(Self {
+            bundle: CaBundle::load("--client-ca-file", path)?,
+        })
+    }
+
+    /// The bundle (reloads, its PEM for the published authentication info).
+    pub fn bundle(&self) -> &CaBundle {
+        &self.bundle
+    }
+
+    /// Reads the file again when it changed; whether the authorities changed.
+    pub fn reload_if_changed(&self) -> bool {
+        self.bundle.reload_if_changed()
     }
 }
 
@@ -168,17 +230,17 @@ pub(crate) fn anchors_from_pem(
         .collect()
 }
 
-/// Verifies a client chain for client authentication at `now`; the outcome and until when
-/// it holds.
+/// Verifies a client chain for client authentication at `now`: who it names, and until
+/// when that holds.
 pub(crate) fn verify(
     anchors: &[TrustAnchor<'_>],
     chain: &[CertificateDer<'static>],
     now: u64,
-) -> (Outcome, u64) {
+) -> (std::result::Result<Subject, String>, u64) {
     let Some((leaf, intermediates)) = chain.split_first() else {
-        return (Outcome::NoOpinion, u64::MAX);
+        return (Err("no client certificate".into()), u64::MAX);
     };
-    let rejected = |why: String| (Outcome::Rejected(why), u64::MAX);
+    let rejected = |why: String| (Err(why), u64::MAX);
     let cert = match webpki::EndEntityCert::try_from(leaf) {
         Ok(cert) => cert,
         Err(e) => return rejected(format!("unreadable client certificate: {e}")),
@@ -205,32 +267,24 @@ pub(crate) fn verify(
         return rejected("unreadable client certificate".into());
     };
     let subject = parsed.subject();
-    let name = subject
+    let common_name = subject
         .iter_common_name()
         .next()
         .and_then(|cn| cn.as_str().ok())
-        .unwrap_or_default();
-    if name.is_empty() {
-        // A certificate without a common name names nobody; the request goes on as if it
-        // had none.
-        return (Outcome::NoOpinion, until);
-    }
-    let groups = subject
+        .unwrap_or_default()
+        .to_string();
+    let organizations = subject
         .iter_organization()
         .filter_map(|o| o.as_str().ok())
         .map(String::from)
         .collect();
     let digest = ring::digest::digest(&ring::digest::SHA256, leaf.as_ref());
-    let mut user = UserInfo {
-        name: name.to_string(),
-        groups,
-        ..Default::default()
+    let found = Subject {
+        common_name,
+        organizations,
+        sha256: hex(digest.as_ref()),
     };
-    user.extra.insert(
-        CREDENTIAL_ID.into(),
-        vec![format!("X509SHA256={}", hex(digest.as_ref()))],
-    );
-    (Outcome::authenticated(user), until)
+    (Ok(found), until)
 }
 
 pub(crate) fn hex(bytes: &[u8]) -> String {
@@ -240,9 +294,26 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 #[async_trait]
 impl Authenticator for ClientCa {
     async fn authenticate(&self, credentials: &Credentials<'_>) -> Outcome {
-        match credentials.client_certificates {
-            Some(peer) => self.check(peer),
-            None => Outcome::NoOpinion,
+        let Some(peer) = credentials.client_certificates else {
+            return Outcome::NoOpinion;
+        };
+        match self.bundle.check(peer) {
+            // A certificate without a common name names nobody; the request goes on as if
+            // it had none.
+            Ok(subject) if subject.common_name.is_empty() => Outcome::NoOpinion,
+            Ok(subject) => {
+                let mut user = UserInfo {
+                    name: subject.common_name.clone(),
+                    groups: subject.organizations.clone(),
+                    ..Default::default()
+                };
+                user.extra.insert(
+                    CREDENTIAL_ID.into(),
+                    vec![format!("X509SHA256={}", subject.sha256)],
+                );
+                Outcome::authenticated(user)
+            }
+            Err(why) => Outcome::Rejected(why),
         }
     }
 }

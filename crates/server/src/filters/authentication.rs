@@ -42,7 +42,8 @@ impl Filter for Authentication {
                     Some(token) => Credentials::bearer(token),
                     None => Credentials::default(),
                 }
-                .with_client_certificates(certificates.map(|c| &**c));
+                .with_client_certificates(certificates.map(|c| &**c))
+                .with_headers(req.headers());
                 chain.authenticate(&credentials).await
             };
             match outcome {
