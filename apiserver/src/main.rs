@@ -264,6 +264,66 @@ struct Options {
           default_missing_value = "true", help_heading = "Authentication flags")]
     enable_bootstrap_token_auth: bool,
 
+    /// Kubeconfig-format file naming the webhook that reviews bearer tokens no other
+    /// authenticator accepts: its cluster's server is the URL (https) a TokenReview is posted
+    /// to, its user the client certificate or token presented.
+    #[arg(long, help_heading = "Authentication flags")]
+    authentication_token_webhook_config_file: Option<PathBuf>,
+
+    /// Version of the TokenReview sent to and expected from the webhook: v1beta1 or v1.
+    #[arg(long, default_value = "v1beta1", help_heading = "Authentication flags")]
+    authentication_token_webhook_version: String,
+
+    /// How long the webhook's answers (authenticated or not) are remembered; 0s: not at all.
+    #[arg(long, default_value = "2m0s", value_parser = parse_duration, help_heading = "Authentication flags")]
+    authentication_token_webhook_cache_ttl: Duration,
+
+    /// Issuer of an OpenID Connect provider (https): its ID tokens authenticate, verified
+    /// with the keys its discovery document names (fetched at start and when a token names a
+    /// new key).
+    #[arg(long, help_heading = "Authentication flags")]
+    oidc_issuer_url: Option<String>,
+
+    /// Client id the ID tokens must be for (their audience); required with --oidc-issuer-url.
+    #[arg(long, help_heading = "Authentication flags")]
+    oidc_client_id: Option<String>,
+
+    /// PEM authorities of the provider's serving certificate; default: the host's roots.
+    #[arg(long, help_heading = "Authentication flags")]
+    oidc_ca_file: Option<PathBuf>,
+
+    /// Claim holding the user name. Claims other than sub and email may not be unique or
+    /// immutable.
+    #[arg(long, default_value = "sub", help_heading = "Authentication flags")]
+    oidc_username_claim: String,
+
+    /// Prefix of user names; default: the issuer URL and '#' unless the claim is email;
+    /// '-': none.
+    #[arg(long, help_heading = "Authentication flags")]
+    oidc_username_prefix: Option<String>,
+
+    /// Claim holding the groups (a string or a list of strings).
+    #[arg(long, help_heading = "Authentication flags")]
+    oidc_groups_claim: Option<String>,
+
+    /// Prefix of group names.
+    #[arg(long, default_value = "", help_heading = "Authentication flags")]
+    oidc_groups_prefix: String,
+
+    /// key=value claims the ID tokens must carry (repeatable, or comma-separated).
+    #[arg(long, value_delimiter = ',', value_parser = parse_key_value, help_heading = "Authentication flags")]
+    oidc_required_claim: Vec<(String, String)>,
+
+    /// Comma-separated signing algorithms accepted: RS256, RS384, RS512, PS256, PS384,
+    /// PS512, ES256, ES384.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "RS256",
+        help_heading = "Authentication flags"
+    )]
+    oidc_signing_algs: Vec<String>,
+
     /// PEM bundle of authorities for the front proxy's client certificate: a request on a
     /// connection whose certificate one of them signed (and, with --requestheader-allowed-names,
     /// whose common name is allowed) is made by the user its --requestheader-username-headers
@@ -570,6 +630,14 @@ fn parse_regex(value: &str) -> Result<String, String> {
         .map_err(|e| format!("{value:?} is not a regular expression: {e}"))
 }
 
+/// `key=value`.
+fn parse_key_value(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
+        _ => Err(format!("{s:?} is not key=value")),
+    }
+}
+
 fn parse_duration(value: &str) -> Result<Duration, String> {
     if value == "0" {
         return Ok(Duration::ZERO);
@@ -720,6 +788,27 @@ fn main() -> ExitCode {
         group_headers: options.requestheader_group_headers,
         extra_headers_prefix: options.requestheader_extra_headers_prefix,
     };
+    config.token_webhook = options
+        .authentication_token_webhook_config_file
+        .map(|file| capstan_server::TokenWebhookConfig {
+            config_file: file,
+            version: options.authentication_token_webhook_version,
+            cache_ttl: options.authentication_token_webhook_cache_ttl,
+            implicit_audiences: Vec::new(),
+        });
+    config.oidc = options
+        .oidc_issuer_url
+        .map(|issuer_url| capstan_server::OidcConfig {
+            issuer_url,
+            client_id: options.oidc_client_id.unwrap_or_default(),
+            ca_file: options.oidc_ca_file,
+            username_claim: options.oidc_username_claim,
+            username_prefix: options.oidc_username_prefix,
+            groups_claim: options.oidc_groups_claim,
+            groups_prefix: options.oidc_groups_prefix,
+            required_claims: options.oidc_required_claim.into_iter().collect(),
+            signing_algs: options.oidc_signing_algs,
+        });
     config.proxy_client_cert_file = options.proxy_client_cert_file;
     config.proxy_client_key_file = options.proxy_client_key_file;
     config.service_accounts = capstan_server::ServiceAccountOptions {

@@ -93,6 +93,18 @@ const AUTHENTICATION: &[&str] = &[
     "requestheader-extra-headers-prefix",
     "proxy-client-cert-file",
     "proxy-client-key-file",
+    "authentication-token-webhook-config-file",
+    "authentication-token-webhook-version",
+    "authentication-token-webhook-cache-ttl",
+    "oidc-issuer-url",
+    "oidc-client-id",
+    "oidc-ca-file",
+    "oidc-username-claim",
+    "oidc-username-prefix",
+    "oidc-groups-claim",
+    "oidc-groups-prefix",
+    "oidc-required-claim",
+    "oidc-signing-algs",
 ];
 
 fn apiserver(args: &[&str]) -> std::process::Output {
@@ -333,6 +345,41 @@ fn unusable_authentication_options_fail_the_start_naming_the_option() {
                 "--requestheader-username-headers=X Remote User",
             ],
             "--requestheader-username-headers",
+        ),
+        (
+            &["--authentication-token-webhook-config-file=/absent/webhook.kubeconfig"],
+            "--authentication-token-webhook-config-file",
+        ),
+        (
+            &[
+                &format!("--authentication-token-webhook-config-file={garbage}"),
+                "--authentication-token-webhook-version=v2",
+            ],
+            "--authentication-token-webhook-version",
+        ),
+        (
+            &["--oidc-issuer-url=http://idp.example"],
+            "--oidc-issuer-url",
+        ),
+        (
+            &["--oidc-issuer-url=https://idp.example"],
+            "--oidc-client-id",
+        ),
+        (
+            &[
+                "--oidc-issuer-url=https://idp.example",
+                "--oidc-client-id=capstan",
+                "--oidc-signing-algs=HS256",
+            ],
+            "--oidc-signing-algs",
+        ),
+        (
+            &[
+                "--oidc-issuer-url=https://idp.example",
+                "--oidc-client-id=capstan",
+                "--oidc-ca-file=/absent/ca.crt",
+            ],
+            "--oidc-ca-file",
         ),
         (
             &[&format!("--proxy-client-cert-file={ca}")],

@@ -763,3 +763,220 @@ async fn a_front_proxy_names_users_in_headers_and_the_settings_are_published() {
     })
     .await;
 }
+
+/// A webhook or OIDC kubeconfig/CA file in `dir`.
+fn write(dir: &Path, name: &str, contents: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, contents).unwrap();
+    path
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+#[tokio::test]
+async fn a_token_webhook_reviews_unknown_tokens_and_its_answers_are_cached() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+    let reviews = Arc::new(AtomicUsize::new(0));
+    let last = Arc::new(Mutex::new(Value::Null));
+    let (count, seen) = (reviews.clone(), last.clone());
+    let webhook = capstan_e2e::HttpsServer::start(move |req| {
+        if req
+            .headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            != Some("Bearer webhook-credential")
+        {
+            return (http::StatusCode::UNAUTHORIZED, Value::Null);
+        }
+        count.fetch_add(1, Ordering::SeqCst);
+        let review: Value = serde_json::from_slice(&req.body).unwrap();
+        *seen.lock().unwrap() = review.clone();
+        let status = match review["spec"]["token"].as_str() {
+            Some("good-token") => serde_json::json!({"authenticated": true, "user": {
+                "username": "webhook-user", "uid": "42", "groups": ["wh-group"],
+                "extra": {"team": ["blue"]}}}),
+            _ => serde_json::json!({"authenticated": false, "error": "unknown token"}),
+        };
+        let mut answer = review;
+        answer["status"] = status;
+        (http::StatusCode::OK, answer)
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let ca = write(dir.path(), "webhook-ca.crt", &webhook.ca_pem);
+    let config = serde_json::json!({
+        "apiVersion": "v1", "kind": "Config", "current-context": "webhook",
+        "clusters": [{"name": "webhook", "cluster": {
+            "server": format!("{}/authenticate", webhook.url),
+            "certificate-authority": ca.display().to_string()}}],
+        "users": [{"name": "apiserver", "user": {"token": "webhook-credential"}}],
+        "contexts": [{"name": "webhook", "context": {"cluster": "webhook", "user": "apiserver"}}],
+    });
+    let config_file = write(dir.path(), "webhook.kubeconfig", &config.to_string());
+    let server = TestServer::start_with(move |c| {
+        c.token_webhook = Some(capstan_server::TokenWebhookConfig {
+            config_file,
+            version: "v1".into(),
+            cache_ttl: Duration::from_secs(120),
+            implicit_audiences: Vec::new(),
+        });
+    })
+    .await;
+    let good = RawClient::new(&server.url(), server.ca_pem(), Some("good-token"));
+    let (status, review) = {
+        let body = serde_json::json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"});
+        let resp = good
+            .send_json(
+                http::Method::POST,
+                "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+                &body,
+            )
+            .await;
+        (resp.status.as_u16(), resp.json())
+    };
+    assert_eq!(status, 201, "{review}");
+    let user = &review["status"]["userInfo"];
+    assert_eq!(user["username"], "webhook-user");
+    assert_eq!(user["uid"], "42");
+    assert_eq!(
+        user["groups"],
+        serde_json::json!(["wh-group", "system:authenticated"])
+    );
+    assert_eq!(user["extra"]["team"], serde_json::json!(["blue"]));
+    let sent = last.lock().unwrap().clone();
+    assert_eq!(sent["apiVersion"], "authentication.k8s.io/v1");
+    assert_eq!(sent["kind"], "TokenReview");
+    assert_eq!(
+        sent["spec"]["audiences"],
+        serde_json::json!([capstan_server::DEFAULT_ISSUER]),
+        "the API's audiences"
+    );
+
+    // Answers are remembered: the same token again is not sent.
+    let asked = reviews.load(Ordering::SeqCst);
+    assert_eq!(good.get(SC).await.status, 200);
+    assert_eq!(reviews.load(Ordering::SeqCst), asked);
+
+    // A token the webhook does not know is a 401; so is the admin's, which never reaches it.
+    let bad = good.with_token(Some("bad-token"));
+    let resp = bad.get(SC).await;
+    assert_eq!(resp.status, 401);
+    assert_eq!(resp.json()["reason"], "Unauthorized");
+    assert!(!resp.body.windows(9).any(|w| w == b"bad-token"));
+    let before = reviews.load(Ordering::SeqCst);
+    assert_eq!(crate::admin(&server).get(SC).await.status, 200);
+    assert_eq!(reviews.load(Ordering::SeqCst), before);
+
+    // A TokenReview for an audience the webhook's answer (the API's, implicitly) lacks.
+    let review = crate::admin(&server)
+        .send_json(
+            http::Method::POST,
+            "/apis/authentication.k8s.io/v1/tokenreviews",
+            &serde_json::json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
+                "spec": {"token": "good-token", "audiences": ["elsewhere"]}}),
+        )
+        .await
+        .json();
+    assert_eq!(review["status"]["authenticated"], false, "{review}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oidc_id_tokens_authenticate_with_the_issuers_keys() {
+    use jsonwebtoken::{Algorithm, EncodingKey, Header};
+    use std::sync::{Arc, OnceLock};
+    let issuer: Arc<OnceLock<String>> = Arc::new(OnceLock::new());
+    let mut jwk = capstan_auth::authn::jwt::SigningKey::from_pem(RSA_KEY.as_bytes())
+        .unwrap()
+        .public_key()
+        .jwk();
+    jwk["kid"] = "provider-key-1".into();
+    let url = issuer.clone();
+    let provider = capstan_e2e::HttpsServer::start(move |req| {
+        let base = url.get().cloned().unwrap_or_default();
+        match req.path.as_str() {
+            "/.well-known/openid-configuration" => (
+                http::StatusCode::OK,
+                serde_json::json!({"issuer": base, "jwks_uri": format!("{base}/keys"),
+                    "id_token_signing_alg_values_supported": ["RS256"]}),
+            ),
+            "/keys" => (
+                http::StatusCode::OK,
+                serde_json::json!({"keys": [jwk.clone()]}),
+            ),
+            _ => (http::StatusCode::NOT_FOUND, Value::Null),
+        }
+    })
+    .await;
+    issuer.set(provider.url.clone()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let ca = write(dir.path(), "idp-ca.crt", &provider.ca_pem);
+    let issuer_url = provider.url.clone();
+    let server = TestServer::start_with(move |c| {
+        c.oidc = Some(capstan_server::OidcConfig {
+            issuer_url,
+            client_id: "capstan".into(),
+            ca_file: Some(ca),
+            username_claim: "email".into(),
+            groups_claim: Some("groups".into()),
+            groups_prefix: "oidc:".into(),
+            required_claims: [("hd".to_string(), "example.com".to_string())].into(),
+            signing_algs: vec!["RS256".into()],
+            ..Default::default()
+        });
+    })
+    .await;
+    let rsa = EncodingKey::from_rsa_pem(RSA_KEY.as_bytes()).unwrap();
+    let sign = |claims: &Value| {
+        let mut header = Header::new(Algorithm::RS256);
+        header.kid = Some("provider-key-1".into());
+        jsonwebtoken::encode(&header, claims, &rsa).unwrap()
+    };
+    let claims = serde_json::json!({
+        "iss": provider.url, "aud": ["capstan", "other-client"], "sub": "1234",
+        "exp": now() + 600, "iat": now(), "email": "jane@example.com", "email_verified": true,
+        "groups": ["dev", "ops"], "hd": "example.com",
+    });
+    let token = sign(&claims);
+
+    // kubectl with the ID token (the provider's keys arrive within moments of the start).
+    let kubeconfig = server.kubeconfig_path();
+    let mut who = Err(String::new());
+    eventually("the ID token is accepted", async || {
+        who = whoami(&kubeconfig, &["--token", &token]);
+        who.is_ok()
+    })
+    .await;
+    let (name, groups, _) = who.unwrap();
+    assert_eq!(name, "jane@example.com", "no prefix for the email claim");
+    assert_eq!(groups, ["oidc:dev", "oidc:ops", "system:authenticated"]);
+
+    let client = RawClient::new(&server.url(), server.ca_pem(), None);
+    let refused =
+        async |claims: Value| client.with_token(Some(&sign(&claims))).get(SC).await.status;
+    let with = |key: &str, value: Value| {
+        let mut c = claims.clone();
+        c[key] = value;
+        c
+    };
+    assert_eq!(refused(with("aud", "another-client".into())).await, 401);
+    assert_eq!(refused(with("exp", (now() - 10).into())).await, 401);
+    assert_eq!(refused(with("hd", "evil.example".into())).await, 401);
+    assert_eq!(refused(with("email_verified", false.into())).await, 401);
+    assert_eq!(
+        refused(with("iss", "https://someone-else.example".into())).await,
+        401
+    );
+    // A key the provider does not publish, and an algorithm not allowed.
+    let ec = EncodingKey::from_ec_pem(EC_KEY.as_bytes()).unwrap();
+    let es256 = jsonwebtoken::encode(&Header::new(Algorithm::ES256), &claims, &ec).unwrap();
+    assert_eq!(client.with_token(Some(&es256)).get(SC).await.status, 401);
+    let mut forged = token.clone();
+    forged.push('A');
+    assert_eq!(client.with_token(Some(&forged)).get(SC).await.status, 401);
+}

@@ -322,3 +322,118 @@ pub mod spec_options {
             .collect()
     }
 }
+
+/// What a [`HttpsServer`] handler gets: method, path and query, headers, body.
+pub struct Received {
+    /// The method.
+    pub method: Method,
+    /// Path and query.
+    pub path: String,
+    /// The headers.
+    pub headers: HeaderMap,
+    /// The body.
+    pub body: Bytes,
+}
+
+type Handler = dyn Fn(Received) -> (StatusCode, serde_json::Value) + Send + Sync;
+
+/// A small HTTPS server standing for a webhook or an identity provider: its own authority
+/// and a certificate for 127.0.0.1 and localhost, HTTP/2 or HTTP/1.1, every request answered
+/// with JSON by the handler. Stops when dropped.
+pub struct HttpsServer {
+    /// `https://127.0.0.1:<port>`.
+    pub url: String,
+    /// The authority that signed its certificate (PEM).
+    pub ca_pem: String,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl HttpsServer {
+    /// Starts a server on an ephemeral loopback port.
+    pub async fn start(
+        handler: impl Fn(Received) -> (StatusCode, serde_json::Value) + Send + Sync + 'static,
+    ) -> Self {
+        use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
+        let ca_key = KeyPair::generate().expect("a key");
+        let mut ca = CertificateParams::default();
+        ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        ca.distinguished_name
+            .push(DnType::CommonName, "test-https-ca");
+        let ca_pem = ca.self_signed(&ca_key).expect("a CA").pem();
+        let issuer = Issuer::new(ca, ca_key);
+        let key = KeyPair::generate().expect("a key");
+        let leaf = CertificateParams::new(vec!["127.0.0.1".into(), "localhost".into()])
+            .expect("names")
+            .signed_by(&key, &issuer)
+            .expect("a certificate");
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .expect("TLS versions")
+            .with_no_client_auth()
+            .with_single_cert(
+                vec![leaf.der().clone()],
+                rustls_pki_types::PrivateKeyDer::from_pem_slice(key.serialize_pem().as_bytes())
+                    .expect("a key"),
+            )
+            .expect("a server configuration");
+        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a port");
+        let url = format!("https://{}", listener.local_addr().expect("an address"));
+        let handler: Arc<Handler> = Arc::new(handler);
+        let task = tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                let acceptor = acceptor.clone();
+                let handler = handler.clone();
+                tokio::spawn(async move {
+                    let Ok(tls) = acceptor.accept(tcp).await else {
+                        return;
+                    };
+                    let service =
+                        hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+                            let handler = handler.clone();
+                            async move {
+                                let (parts, body) = req.into_parts();
+                                let body = body
+                                    .collect()
+                                    .await
+                                    .map(|b| b.to_bytes())
+                                    .unwrap_or_default();
+                                let (status, answer) = handler(Received {
+                                    method: parts.method,
+                                    path: parts
+                                        .uri
+                                        .path_and_query()
+                                        .map(|p| p.to_string())
+                                        .unwrap_or_default(),
+                                    headers: parts.headers,
+                                    body,
+                                });
+                                let resp = hyper::Response::builder()
+                                    .status(status)
+                                    .header("content-type", "application/json")
+                                    .body(Full::new(Bytes::from(answer.to_string())))
+                                    .expect("a response");
+                                Ok::<_, std::convert::Infallible>(resp)
+                            }
+                        });
+                    let _ = hyper_util::server::conn::auto::Builder::new(
+                        hyper_util::rt::TokioExecutor::new(),
+                    )
+                    .serve_connection(TokioIo::new(tls), service)
+                    .await;
+                });
+            }
+        });
+        Self { url, ca_pem, task }
+    }
+}
+
+impl Drop for HttpsServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}

@@ -6,6 +6,7 @@
 mod client;
 mod config;
 mod error;
+mod https;
 mod leader;
 mod limiter;
 mod reflector;
@@ -15,6 +16,7 @@ mod watch;
 pub use client::{Client, ListParams, PatchType, WatchEvent, collection_path};
 pub use config::{Config, ContentType};
 pub use error::{Error, Result};
+pub use https::HttpsClient;
 pub use leader::{LEADER_ANNOTATION, LeaderElection, LeaderElector, LeaderRecord, LockKind};
 pub use limiter::RateLimiter;
 pub use reflector::{Change, Reflector};

@@ -48,7 +48,7 @@ impl Transport {
             server: config.server.clone(),
             host,
             port,
-            tls: tokio_rustls::TlsConnector::from(Arc::new(tls_config(config)?)),
+            tls: tokio_rustls::TlsConnector::from(Arc::new(tls_config(config, &[b"h2"], false)?)),
             connection: Mutex::new(None),
         })
     }
@@ -123,7 +123,13 @@ impl Transport {
     }
 }
 
-fn tls_config(config: &Config) -> Result<rustls::ClientConfig> {
+/// The TLS configuration of `config`, offering `alpn`; without a CA, `host_roots` trusts the
+/// host's root certificates (for servers with public certificates), else it is an error.
+pub(crate) fn tls_config(
+    config: &Config,
+    alpn: &[&[u8]],
+    host_roots: bool,
+) -> Result<rustls::ClientConfig> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
@@ -139,6 +145,12 @@ fn tls_config(config: &Config) -> Result<rustls::ClientConfig> {
             roots
                 .add(cert)
                 .map_err(|e| Error::Config(format!("the CA is unusable: {e}")))?;
+        }
+        if roots.is_empty() && host_roots {
+            let found = rustls_native_certs::load_native_certs();
+            for cert in found.certs {
+                let _ = roots.add(cert);
+            }
         }
         if roots.is_empty() {
             return Err(Error::Config(
@@ -160,7 +172,7 @@ fn tls_config(config: &Config) -> Result<rustls::ClientConfig> {
         }
         None => builder.with_no_client_auth(),
     };
-    tls.alpn_protocols = vec![b"h2".to_vec()];
+    tls.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
     Ok(tls)
 }
 

@@ -1,5 +1,6 @@
 //! The authenticators the options ask for, in upstream's order: the front proxy's headers,
-//! client certificates, the token file, service-account tokens, bootstrap tokens; and the
+//! client certificates, the token file, service-account tokens, bootstrap tokens, OIDC, the
+//! token webhook; and the
 //! `kube-system/extension-apiserver-authentication` ConfigMap that tells delegating servers
 //! (and the scheduler) which client certificates and proxy headers to trust.
 
@@ -13,6 +14,7 @@ use capstan_auth::authn::serviceaccount::{
     ObjectLookup, ServiceAccountConfig, ServiceAccountTokens,
 };
 use capstan_auth::authn::{Authenticator, BootstrapTokens, ClientCa, RequestHeader, StaticTokens};
+use capstan_auth_remote::{Oidc, TokenWebhook, TokenWebhookConfig};
 use capstan_registry::Registry;
 use tokio::task::JoinHandle;
 
@@ -195,6 +197,8 @@ pub struct Authenticators {
     pub client_ca: Option<Arc<ClientCa>>,
     /// `--requestheader-*`.
     pub request_header: Option<Arc<RequestHeader>>,
+    /// Background work (fetching OIDC keys).
+    pub tasks: Vec<JoinHandle<()>>,
 }
 
 /// Builds the chain of `config`; `tokens` are the static tokens (the file's and the admin's).
@@ -224,14 +228,28 @@ pub fn authenticators(
     if !tokens.is_empty() {
         chain.push(Arc::new(tokens));
     }
+    let implicit_audiences = service_accounts.config().audiences().to_vec();
     chain.push(service_accounts);
     if config.bootstrap_token_auth {
         chain.push(Arc::new(BootstrapTokens::new(lookup)));
+    }
+    let mut tasks = Vec::new();
+    if let Some(oidc) = &config.oidc {
+        let oidc = Arc::new(Oidc::new(oidc.clone())?);
+        tasks.push(oidc.start());
+        chain.push(oidc);
+    }
+    if let Some(webhook) = &config.token_webhook {
+        chain.push(Arc::new(TokenWebhook::new(TokenWebhookConfig {
+            implicit_audiences,
+            ..webhook.clone()
+        })?));
     }
     Ok(Authenticators {
         chain,
         client_ca,
         request_header,
+        tasks,
     })
 }
 

@@ -88,6 +88,11 @@ pub struct ServerConfig {
     pub requestheader_client_ca_file: Option<PathBuf>,
     /// What the front proxy's headers are (`--requestheader-*`).
     pub requestheader: capstan_auth::authn::RequestHeaderConfig,
+    /// ID tokens of an OpenID Connect issuer (`--oidc-*`).
+    pub oidc: Option<capstan_auth_remote::OidcConfig>,
+    /// Tokens reviewed by a webhook (`--authentication-token-webhook-*`); its implicit
+    /// audiences are filled in by the server.
+    pub token_webhook: Option<capstan_auth_remote::TokenWebhookConfig>,
     /// The client certificate for calling out (`--proxy-client-cert-file`).
     pub proxy_client_cert_file: Option<PathBuf>,
     /// Its key (`--proxy-client-key-file`).
@@ -163,6 +168,8 @@ impl ServerConfig {
             bootstrap_token_auth: false,
             requestheader_client_ca_file: None,
             requestheader: Default::default(),
+            oidc: None,
+            token_webhook: None,
             proxy_client_cert_file: None,
             proxy_client_key_file: None,
             authorization_modes: vec!["AlwaysAllow".into()],

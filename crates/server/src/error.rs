@@ -37,6 +37,9 @@ pub enum Error {
     /// Authentication or authorization configuration is invalid.
     #[error(transparent)]
     Auth(#[from] capstan_auth::Error),
+    /// The OIDC or token-webhook configuration is invalid.
+    #[error(transparent)]
+    RemoteAuth(#[from] capstan_auth_remote::Error),
 }
 
 /// Result with this crate's [`Error`].

@@ -285,6 +285,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     let registry = Arc::new(registry);
     let (mut hooks, retrying) = start_post_start_hooks(&registry).await;
     compactors.extend(retrying);
+    compactors.extend(authenticators.tasks);
     let published = PostStartHook::new("start-cluster-authentication-info-controller");
     hooks.push(published.clone());
     compactors.push(authn::keep_authentication_info(

@@ -17,6 +17,16 @@ use crate::error::{Error, Result};
 pub enum Algorithm {
     /// RSASSA-PKCS1-v1_5 with SHA-256.
     RS256,
+    /// RSASSA-PKCS1-v1_5 with SHA-384.
+    RS384,
+    /// RSASSA-PKCS1-v1_5 with SHA-512.
+    RS512,
+    /// RSASSA-PSS with SHA-256.
+    PS256,
+    /// RSASSA-PSS with SHA-384.
+    PS384,
+    /// RSASSA-PSS with SHA-512.
+    PS512,
     /// ECDSA on P-256 with SHA-256.
     ES256,
     /// ECDSA on P-384 with SHA-384.
@@ -24,22 +34,49 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
+    /// What service-account tokens may use (upstream's list, less P-521).
+    pub const SERVICE_ACCOUNT: &'static [Algorithm] = &[Self::RS256, Self::ES256, Self::ES384];
+    /// Every algorithm this verifier knows.
+    pub const ALL: &'static [Algorithm] = &[
+        Self::RS256,
+        Self::RS384,
+        Self::RS512,
+        Self::PS256,
+        Self::PS384,
+        Self::PS512,
+        Self::ES256,
+        Self::ES384,
+    ];
+
     /// The RFC 7518 name.
     pub fn name(self) -> &'static str {
         match self {
             Self::RS256 => "RS256",
+            Self::RS384 => "RS384",
+            Self::RS512 => "RS512",
+            Self::PS256 => "PS256",
+            Self::PS384 => "PS384",
+            Self::PS512 => "PS512",
             Self::ES256 => "ES256",
             Self::ES384 => "ES384",
         }
     }
 
-    fn from_name(name: &str) -> Option<Self> {
-        match name {
-            "RS256" => Some(Self::RS256),
-            "ES256" => Some(Self::ES256),
-            "ES384" => Some(Self::ES384),
-            _ => None,
-        }
+    /// The algorithm of an RFC 7518 name, if this verifier knows it.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|a| a.name() == name)
+    }
+
+    fn rsa(self) -> Option<&'static signature::RsaParameters> {
+        Some(match self {
+            Self::RS256 => &signature::RSA_PKCS1_2048_8192_SHA256,
+            Self::RS384 => &signature::RSA_PKCS1_2048_8192_SHA384,
+            Self::RS512 => &signature::RSA_PKCS1_2048_8192_SHA512,
+            Self::PS256 => &signature::RSA_PSS_2048_8192_SHA256,
+            Self::PS384 => &signature::RSA_PSS_2048_8192_SHA384,
+            Self::PS512 => &signature::RSA_PSS_2048_8192_SHA512,
+            Self::ES256 | Self::ES384 => return None,
+        })
     }
 }
 
@@ -121,23 +158,60 @@ impl PublicKey {
     }
 
     fn verify(&self, alg: Algorithm, message: &[u8], sig: &[u8]) -> bool {
-        if alg != self.alg {
-            return false;
-        }
         match &self.material {
-            Material::Rsa { n, e } => signature::RsaPublicKeyComponents { n, e }
-                .verify(&signature::RSA_PKCS1_2048_8192_SHA256, message, sig)
-                .is_ok(),
+            Material::Rsa { n, e } => alg.rsa().is_some_and(|params| {
+                signature::RsaPublicKeyComponents { n, e }
+                    .verify(params, message, sig)
+                    .is_ok()
+            }),
             Material::Ec { point } => {
-                let algorithm = match alg {
-                    Algorithm::ES384 => &signature::ECDSA_P384_SHA384_FIXED,
-                    _ => &signature::ECDSA_P256_SHA256_FIXED,
+                let algorithm = match (alg, self.alg) {
+                    (Algorithm::ES256, Algorithm::ES256) => &signature::ECDSA_P256_SHA256_FIXED,
+                    (Algorithm::ES384, Algorithm::ES384) => &signature::ECDSA_P384_SHA384_FIXED,
+                    _ => return false,
                 };
                 signature::UnparsedPublicKey::new(algorithm, point)
                     .verify(message, sig)
                     .is_ok()
             }
         }
+    }
+
+    /// A key of a JWK set (`kty` RSA, or EC on P-256 or P-384); its `kid` is kept.
+    pub fn from_jwk(jwk: &serde_json::Value) -> std::result::Result<Self, String> {
+        let field = |name: &str| {
+            jwk[name]
+                .as_str()
+                .ok_or_else(|| format!("the key has no {name:?}"))
+                .and_then(|v| {
+                    URL_SAFE_NO_PAD
+                        .decode(v.trim_end_matches('='))
+                        .map_err(|_| format!("the key's {name:?} is not base64url"))
+                })
+        };
+        let mut key = match jwk["kty"].as_str() {
+            Some("RSA") => Self::rsa(&field("n")?, &field("e")?),
+            Some("EC") => {
+                let (x, y) = (field("x")?, field("y")?);
+                let size = match jwk["crv"].as_str() {
+                    Some("P-256") => 32,
+                    Some("P-384") => 48,
+                    other => return Err(format!("unsupported curve {other:?}")),
+                };
+                if x.len() != size || y.len() != size {
+                    return Err("the key's coordinates do not fit its curve".into());
+                }
+                let mut point = vec![0x04];
+                point.extend(x);
+                point.extend(y);
+                Self::ec(&point)?
+            }
+            other => return Err(format!("unsupported key type {other:?}")),
+        };
+        if let Some(kid) = jwk["kid"].as_str() {
+            key.kid = kid.to_string();
+        }
+        Ok(key)
     }
 
     /// The key as a JWK (`use: sig`), as upstream's `/openid/v1/jwks` lists it.
@@ -400,8 +474,19 @@ pub fn unverified_payload(token: &str) -> std::result::Result<Vec<u8>, JwtError>
         .map_err(|_| JwtError::Malformed("payload is not base64url"))
 }
 
-/// Checks the signature of a compact JWS with one of `keys` and returns its payload.
+/// Checks the signature of a compact JWS with one of `keys` and returns its payload; the
+/// algorithms of service-account tokens only.
 pub fn verify(token: &str, keys: &[PublicKey]) -> std::result::Result<Vec<u8>, JwtError> {
+    verify_with(token, keys, Algorithm::SERVICE_ACCOUNT)
+}
+
+/// Checks the signature of a compact JWS, made with one of the `allowed` algorithms, with one
+/// of `keys` and returns its payload.
+pub fn verify_with(
+    token: &str,
+    keys: &[PublicKey],
+    allowed: &[Algorithm],
+) -> std::result::Result<Vec<u8>, JwtError> {
     let Some((signed, sig)) = token.rsplit_once('.') else {
         return Err(JwtError::NotJwt);
     };
@@ -413,7 +498,9 @@ pub fn verify(token: &str, keys: &[PublicKey]) -> std::result::Result<Vec<u8>, J
         .ok()
         .and_then(|h| serde_json::from_slice(&h).ok())
         .ok_or(JwtError::Malformed("header is not base64url JSON"))?;
-    let alg = Algorithm::from_name(&header.alg).ok_or(JwtError::Algorithm(header.alg))?;
+    let alg = Algorithm::from_name(&header.alg)
+        .filter(|a| allowed.contains(a))
+        .ok_or(JwtError::Algorithm(header.alg))?;
     let sig = URL_SAFE_NO_PAD
         .decode(sig)
         .map_err(|_| JwtError::Malformed("signature is not base64url"))?;
@@ -430,6 +517,13 @@ pub fn verify(token: &str, keys: &[PublicKey]) -> std::result::Result<Vec<u8>, J
         return Err(JwtError::Signature);
     }
     unverified_payload(token)
+}
+
+/// The key id a token's header names, if any.
+pub fn key_id_of(token: &str) -> Option<String> {
+    let header = token.split('.').next()?;
+    let header: Header = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(header).ok()?).ok()?;
+    header.kid
 }
 
 /// The smallest PEM reader: every block's label and decoded body.
