@@ -140,6 +140,7 @@ async fn requests_fail_clearly_while_etcd_is_down_and_recover() {
         "[+]ping ok\n[+]etcd ok\n[+]shutdown ok\n\
          [+]poststarthook/start-system-namespaces-controller ok\n\
          [+]poststarthook/scheduling/bootstrap-system-priority-classes ok\n\
+         [+]poststarthook/start-cluster-authentication-info-controller ok\n\
          readyz check passed\n"
     );
 
@@ -152,6 +153,7 @@ async fn requests_fail_clearly_while_etcd_is_down_and_recover() {
         "[+]ping ok\n[-]etcd failed: reason withheld\n[+]shutdown ok\n\
          [+]poststarthook/start-system-namespaces-controller ok\n\
          [+]poststarthook/scheduling/bootstrap-system-priority-classes ok\n\
+         [+]poststarthook/start-cluster-authentication-info-controller ok\n\
          readyz check failed\n"
     );
     assert_eq!(raw.get("/readyz/etcd").await.status.as_u16(), 500);
@@ -570,14 +572,15 @@ async fn storage_metrics_count_objects_and_measure_the_database() {
             let res = raw.get("/metrics").await;
             assert_eq!(res.status.as_u16(), 200);
             let page = String::from_utf8_lossy(&res.body).into_owned();
-            if sample(&page, r#"apiserver_storage_objects{resource="configmaps"}"#) == Some(3.0) {
+            // Three, and kube-system/extension-apiserver-authentication.
+            if sample(&page, r#"apiserver_storage_objects{resource="configmaps"}"#) == Some(4.0) {
                 return page;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     })
     .await
-    .expect("the count reaches 3");
+    .expect("the count reaches 4");
     assert!(
         page.contains("# TYPE apiserver_storage_objects gauge"),
         "{page}"

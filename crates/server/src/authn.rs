@@ -330,19 +330,43 @@ pub fn authentication_info(
     data
 }
 
-/// Keeps the bundles current (files re-read within a second of a change) and the
-/// authentication info published: at once, after every change, and every minute (an edited
-/// or deleted ConfigMap is put back). `published` finishes after the first write.
-pub fn keep_authentication_info(
+/// Writes the authentication info; whether it changed anything.
+async fn publish_authentication_info(
+    registry: &Registry,
+    client_ca: Option<&ClientCa>,
+    request_header: Option<&RequestHeader>,
+) -> capstan_registry::Result<bool> {
+    let data = authentication_info(client_ca, request_header);
+    let (namespace, name) = AUTHENTICATION_INFO;
+    let wrote =
+        capstan_registry::builtin::publish_config_map(registry, namespace, name, &data).await?;
+    if wrote {
+        tracing::info!(configmap = name, "published the authentication info");
+    }
+    Ok(wrote)
+}
+
+/// Publishes the authentication info (a first attempt before returning, as the other
+/// post-start hooks) and keeps it and the bundles current: files re-read within a second of a
+/// change, the ConfigMap written after every change and checked every minute (an edited or
+/// deleted one is put back). `published` finishes after the first write.
+pub async fn keep_authentication_info(
     registry: Arc<Registry>,
     client_ca: Option<Arc<ClientCa>>,
     request_header: Option<Arc<RequestHeader>>,
     published: crate::health::PostStartHook,
 ) -> JoinHandle<()> {
+    let mut due = tokio::time::Instant::now();
+    if publish_authentication_info(&registry, client_ca.as_deref(), request_header.as_deref())
+        .await
+        .is_ok()
+    {
+        published.finish();
+        due += Duration::from_secs(60);
+    }
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut due = tokio::time::Instant::now();
         loop {
             tick.tick().await;
             let mut changed = false;
@@ -355,22 +379,15 @@ pub fn keep_authentication_info(
             if !changed && tokio::time::Instant::now() < due {
                 continue;
             }
-            let data = authentication_info(client_ca.as_deref(), request_header.as_deref());
-            let (namespace, name) = AUTHENTICATION_INFO;
-            match capstan_registry::builtin::publish_config_map(&registry, namespace, name, &data)
-                .await
+            let client_ca = client_ca.as_deref();
+            match publish_authentication_info(&registry, client_ca, request_header.as_deref()).await
             {
-                Ok(wrote) => {
-                    if wrote {
-                        tracing::info!(configmap = name, "published the authentication info");
-                    }
+                Ok(_) => {
                     published.finish();
                     due = tokio::time::Instant::now() + Duration::from_secs(60);
                 }
-                Err(err) => {
-                    // The namespace may not be there yet: again in a second.
-                    tracing::debug!(%err, "publishing the authentication info failed");
-                }
+                // The storage may be down: again in a second.
+                Err(err) => tracing::warn!(%err, "publishing the authentication info failed"),
             }
         }
     })

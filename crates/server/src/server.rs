@@ -288,12 +288,15 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     compactors.extend(authenticators.tasks);
     let published = PostStartHook::new("start-cluster-authentication-info-controller");
     hooks.push(published.clone());
-    compactors.push(authn::keep_authentication_info(
-        registry.clone(),
-        authenticators.client_ca.clone(),
-        authenticators.request_header.clone(),
-        published,
-    ));
+    compactors.push(
+        authn::keep_authentication_info(
+            registry.clone(),
+            authenticators.client_ca.clone(),
+            authenticators.request_header.clone(),
+            published,
+        )
+        .await,
+    );
     let metrics = Arc::new(crate::metrics::Metrics::with_options(
         config.metrics.clone(),
     ));
@@ -384,9 +387,6 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     Ok(running_url)
 }
 
-/// Binds the serving socket: `SO_REUSEADDR` with `address_sharing`, `SO_REUSEPORT` with
-/// `port_sharing` (several instances on one address and port, the kernel spreading
-/// connections).
 /// Creates the objects every cluster has (upstream's post-start hooks of the same names).
 /// The first attempt finishes before the server serves; when the storage refuses, the
 /// server serves anyway and the hooks keep trying in the background, failing
