@@ -980,3 +980,79 @@ async fn oidc_id_tokens_authenticate_with_the_issuers_keys() {
     forged.push('A');
     assert_eq!(client.with_token(Some(&forged)).get(SC).await.status, 401);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn access_reviews_answer_with_the_authorizers_decision() {
+    let server =
+        TestServer::start_with(|c| c.authorization_modes = vec!["AlwaysDeny".into()]).await;
+    let admin = crate::admin(&server);
+    let review = |spec: Value| serde_json::json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "spec": spec});
+    let path = "/apis/authorization.k8s.io/v1/subjectaccessreviews";
+    let bob = admin
+        .send_json(
+            http::Method::POST,
+            path,
+            &review(serde_json::json!({"user": "bob", "resourceAttributes": {
+                "verb": "list", "resource": "pods", "namespace": "default"}})),
+        )
+        .await;
+    assert_eq!(bob.status, 201);
+    let status = &bob.json()["status"];
+    assert_eq!(status["allowed"], false, "{status}");
+    assert_eq!(status["reason"], "Everything is forbidden.");
+    let masters = admin
+        .send_json(
+            http::Method::POST,
+            path,
+            &review(
+                serde_json::json!({"user": "root", "groups": ["system:masters"],
+                "nonResourceAttributes": {"verb": "get", "path": "/metrics"}}),
+            ),
+        )
+        .await;
+    assert_eq!(masters.json()["status"]["allowed"], true);
+
+    // Upstream's validation, word for word.
+    let bad = admin
+        .send_json(
+            http::Method::POST,
+            path,
+            &review(serde_json::json!({"resourceAttributes": {"verb": "get"}})),
+        )
+        .await;
+    assert_eq!(bad.status, 422);
+    assert_eq!(
+        bad.json()["message"],
+        r#"SubjectAccessReview.authorization.k8s.io "" is invalid: spec.user: Invalid value: "": at least one of user or group must be specified"#
+    );
+    let local = admin
+        .send_json(
+            http::Method::POST,
+            "/apis/authorization.k8s.io/v1/namespaces/default/localsubjectaccessreviews",
+            &serde_json::json!({"apiVersion": "authorization.k8s.io/v1", "kind": "LocalSubjectAccessReview",
+                "spec": {"user": "bob", "resourceAttributes": {"verb": "get", "resource": "pods", "namespace": "other"}}}),
+        )
+        .await;
+    assert_eq!(local.status, 422);
+    assert!(
+        local.json()["message"]
+            .as_str()
+            .unwrap()
+            .contains("spec.resourceAttributes.namespace: Invalid value: \"other\": must match metadata.namespace"),
+        "{}",
+        local.json()
+    );
+
+    // kubectl asks the same questions for its caller.
+    let kubeconfig = server.kubeconfig_path();
+    let (ok, out, err) = kubectl(&kubeconfig, &["auth", "can-i", "delete", "nodes"]);
+    assert!(ok, "{err}");
+    assert_eq!(out.trim(), "yes");
+    let (ok, out, err) = kubectl(&kubeconfig, &["auth", "can-i", "--list"]);
+    assert!(ok, "{err}");
+    assert!(
+        out.lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["*.*", "[]", "[]", "[*]"]),
+        "{out}"
+    );
+}

@@ -44,11 +44,87 @@ pub enum Decision {
     NoOpinion(String),
 }
 
+/// Verbs on resources a rule allows (`*` matches everything in its list).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ResourceRule {
+    /// Verbs.
+    pub verbs: Vec<String>,
+    /// API groups.
+    pub api_groups: Vec<String>,
+    /// Resources (`resource/subresource` for subresources).
+    pub resources: Vec<String>,
+    /// Object names; empty: all.
+    pub resource_names: Vec<String>,
+}
+
+/// Verbs on non-resource paths a rule allows (a trailing `*` is a prefix match).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NonResourceRule {
+    /// Verbs.
+    pub verbs: Vec<String>,
+    /// Paths.
+    pub non_resource_urls: Vec<String>,
+}
+
+/// What a user may do in a namespace, as far as the authorizers can list it (a
+/// SelfSubjectRulesReview, `kubectl auth can-i --list`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RuleSet {
+    /// Rules on resources.
+    pub resource_rules: Vec<ResourceRule>,
+    /// Rules on non-resource paths.
+    pub non_resource_rules: Vec<NonResourceRule>,
+    /// Whether some authorizer could not list everything it would allow.
+    pub incomplete: bool,
+    /// Why the list may be wrong, if it may.
+    pub evaluation_error: String,
+}
+
+impl RuleSet {
+    /// Every verb on everything.
+    pub fn everything() -> Self {
+        let all = || vec!["*".to_string()];
+        Self {
+            resource_rules: vec![ResourceRule {
+                verbs: all(),
+                api_groups: all(),
+                resources: all(),
+                resource_names: Vec::new(),
+            }],
+            non_resource_rules: vec![NonResourceRule {
+                verbs: all(),
+                non_resource_urls: all(),
+            }],
+            ..Default::default()
+        }
+    }
+}
+
+/// What a review of the chain found (a SubjectAccessReview's status).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Verdict {
+    /// Allowed.
+    pub allowed: bool,
+    /// Denied outright by an authorizer (not only not allowed).
+    pub denied: bool,
+    /// The deciding authorizer's reason, or every reason when none decided.
+    pub reason: String,
+}
+
 /// One authorization mode.
 #[async_trait]
 pub trait Authorizer: Send + Sync + 'static {
     /// Decides on one request.
     async fn authorize(&self, attributes: &Attributes) -> Decision;
+
+    /// What `user` may do in `namespace` (cluster-wide rules included); by default the
+    /// authorizer cannot say (incomplete).
+    async fn rules_for(&self, _user: &UserInfo, _namespace: &str) -> RuleSet {
+        RuleSet {
+            incomplete: true,
+            ..Default::default()
+        }
+    }
 }
 
 /// `AlwaysAllow`: everything is allowed.
@@ -60,6 +136,10 @@ impl Authorizer for AlwaysAllow {
     async fn authorize(&self, _: &Attributes) -> Decision {
         Decision::Allow
     }
+
+    async fn rules_for(&self, _: &UserInfo, _: &str) -> RuleSet {
+        RuleSet::everything()
+    }
 }
 
 /// `AlwaysDeny`: nothing is allowed (it has no opinion, so a later mode may still allow).
@@ -70,6 +150,10 @@ pub struct AlwaysDeny;
 impl Authorizer for AlwaysDeny {
     async fn authorize(&self, _: &Attributes) -> Decision {
         Decision::NoOpinion("Everything is forbidden.".into())
+    }
+
+    async fn rules_for(&self, _: &UserInfo, _: &str) -> RuleSet {
+        RuleSet::default()
     }
 }
 
@@ -84,6 +168,14 @@ impl Authorizer for PrivilegedGroups {
             Decision::Allow
         } else {
             Decision::NoOpinion(String::new())
+        }
+    }
+
+    async fn rules_for(&self, user: &UserInfo, _: &str) -> RuleSet {
+        if user.in_group(UserInfo::MASTERS) {
+            RuleSet::everything()
+        } else {
+            RuleSet::default()
         }
     }
 }
@@ -121,16 +213,57 @@ impl AuthorizerChain {
 
     /// Allowed, or the reason it is not (403).
     pub async fn authorize(&self, attributes: &Attributes) -> std::result::Result<(), String> {
+        let verdict = self.review(attributes).await;
+        if verdict.allowed {
+            Ok(())
+        } else {
+            Err(verdict.reason)
+        }
+    }
+
+    /// The chain's decision with its reason, as a SubjectAccessReview reports it.
+    pub async fn review(&self, attributes: &Attributes) -> Verdict {
         let mut reasons = Vec::new();
         for a in &self.authorizers {
             match a.authorize(attributes).await {
-                Decision::Allow => return Ok(()),
-                Decision::Deny(why) => return Err(why),
+                Decision::Allow => {
+                    return Verdict {
+                        allowed: true,
+                        ..Default::default()
+                    };
+                }
+                Decision::Deny(reason) => {
+                    return Verdict {
+                        denied: true,
+                        reason,
+                        ..Default::default()
+                    };
+                }
                 Decision::NoOpinion(why) if !why.is_empty() => reasons.push(why),
                 Decision::NoOpinion(_) => {}
             }
         }
-        Err(reasons.join("; "))
+        Verdict {
+            reason: reasons.join("; "),
+            ..Default::default()
+        }
+    }
+
+    /// Every authorizer's rules for `user` in `namespace`, together.
+    pub async fn rules_for(&self, user: &UserInfo, namespace: &str) -> RuleSet {
+        let mut all = RuleSet::default();
+        let mut errors = Vec::new();
+        for a in &self.authorizers {
+            let rules = a.rules_for(user, namespace).await;
+            all.resource_rules.extend(rules.resource_rules);
+            all.non_resource_rules.extend(rules.non_resource_rules);
+            all.incomplete |= rules.incomplete;
+            if !rules.evaluation_error.is_empty() {
+                errors.push(rules.evaluation_error);
+            }
+        }
+        all.evaluation_error = errors.join("; ");
+        all
     }
 }
 

@@ -8,6 +8,7 @@
 //! out what comes back; the [`Registry`] is the set of served resources.
 
 pub mod authentication;
+pub mod authorization;
 pub mod builtin;
 mod codec;
 pub mod converted;

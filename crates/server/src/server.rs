@@ -10,6 +10,10 @@ use capstan_auth::authn::{AuthenticatorChain, PeerCertificates, StaticTokens};
 use capstan_auth::authz::AuthorizerChain;
 use capstan_controllers::{ControllerConfig, Controllers};
 use capstan_registry::authentication::{SelfSubjectReviewRest, TokenRequestRest, TokenReviewRest};
+use capstan_registry::authorization::{
+    LocalSubjectAccessReviewRest, SelfSubjectAccessReviewRest, SelfSubjectRulesReviewRest,
+    SubjectAccessReviewRest,
+};
 use capstan_registry::builtin::{
     BuiltinConfig, InitialObjects, ensure_initial_objects, register_builtin,
 };
@@ -282,6 +286,11 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     )));
     registry.add(Arc::new(TokenReviewRest::new(authn.clone())));
     registry.add(Arc::new(SelfSubjectReviewRest::default()));
+    let authz = Arc::new(AuthorizerChain::from_modes(&config.authorization_modes)?);
+    registry.add(Arc::new(SubjectAccessReviewRest::new(authz.clone())));
+    registry.add(Arc::new(LocalSubjectAccessReviewRest::new(authz.clone())));
+    registry.add(Arc::new(SelfSubjectAccessReviewRest::new(authz.clone())));
+    registry.add(Arc::new(SelfSubjectRulesReviewRest::new(authz.clone())));
     let registry = Arc::new(registry);
     let (mut hooks, retrying) = start_post_start_hooks(&registry).await;
     compactors.extend(retrying);
@@ -315,8 +324,6 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             garbage_collector: config.garbage_collector,
         },
     );
-
-    let authz = Arc::new(AuthorizerChain::from_modes(&config.authorization_modes)?);
 
     let (shutdown, shutdown_rx) = watch::channel(false);
     let state = Arc::new(State {
