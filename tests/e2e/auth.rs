@@ -1056,3 +1056,94 @@ async fn access_reviews_answer_with_the_authorizers_decision() {
         "{out}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn impersonation_needs_the_impersonate_verb_and_switches_the_user() {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = write(dir.path(), "tokens.csv", "bob-token,bob,1002\n");
+    // Under AlwaysAllow anyone may impersonate, and see who they became.
+    let open = TestServer::start().await;
+    let admin = open.kubeconfig_path();
+    let (name, groups, _) = whoami(&admin, &["--as", "alice"]).unwrap();
+    assert_eq!(
+        (name.as_str(), groups),
+        ("alice", vec!["system:authenticated".to_string()])
+    );
+    let (name, groups, extra) = whoami(
+        &admin,
+        &[
+            "--as",
+            "system:serviceaccount:default:robot",
+            "--as-group",
+            "team-a",
+            "--as-uid",
+            "u-7",
+        ],
+    )
+    .unwrap();
+    assert_eq!(name, "system:serviceaccount:default:robot");
+    assert_eq!(groups, ["team-a", "system:authenticated"]);
+    assert!(extra.is_null(), "{extra}");
+
+    // The impersonated user is the one authorized.
+    let server = TestServer::start_with(move |c| {
+        c.token_auth_file = Some(tokens);
+        c.authorization_modes = vec!["AlwaysDeny".into()];
+    })
+    .await;
+    let root = crate::admin(&server);
+    let resp = root
+        .request(
+            http::Method::GET,
+            SC,
+            &[("impersonate-user", "alice")],
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(resp.status, 403);
+    let message = resp.json()["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        message.contains(r#"User "alice" cannot list resource "storageclasses""#),
+        "{message}"
+    );
+    let resp = root
+        .request(
+            http::Method::GET,
+            SC,
+            &[
+                ("impersonate-user", "alice"),
+                ("impersonate-group", "system:masters"),
+            ],
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(resp.status, 200);
+
+    // A caller the authorizers do not allow to impersonate is refused, naming what it asked.
+    let bob = RawClient::new(&server.url(), server.ca_pem(), Some("bob-token"));
+    let resp = bob
+        .request(
+            http::Method::GET,
+            SC,
+            &[("impersonate-user", "alice")],
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(resp.status, 403);
+    assert_eq!(
+        resp.json()["message"],
+        r#"users "alice" is forbidden: User "bob" cannot impersonate resource "users" in API group "" at the cluster scope: Everything is forbidden."#
+    );
+    let resp = bob
+        .request(
+            http::Method::GET,
+            SC,
+            &[("impersonate-group", "system:masters")],
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(resp.status, 400, "groups without a user");
+}

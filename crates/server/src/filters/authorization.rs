@@ -39,7 +39,7 @@ fn attributes(user: UserInfo, info: &RequestInfo) -> Attributes {
     }
 }
 
-fn forbidden(attrs: &Attributes, why: &str) -> ApiError {
+pub(crate) fn forbidden(attrs: &Attributes, why: &str) -> ApiError {
     if attrs.resource_request {
         let mut resource = attrs.resource.clone();
         if !attrs.subresource.is_empty() {

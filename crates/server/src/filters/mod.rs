@@ -7,6 +7,7 @@ mod authorization;
 mod filter;
 mod goaway;
 mod headers;
+mod impersonation;
 mod instrument;
 mod panic;
 mod request_info;
@@ -27,6 +28,7 @@ pub use authorization::Authorization;
 pub use filter::FilterLayer;
 pub use goaway::{CloseConnection, Goaway};
 pub use headers::{Cors, hsts};
+pub use impersonation::Impersonation;
 pub use instrument::Instrument;
 pub use panic::CatchPanic;
 pub use request_info::RequestInfoLayer;
@@ -85,6 +87,8 @@ where
         // Who is asking: 401 before any work is done for an unknown caller. Audit and
         // fairness limits will sit between this and authorization.
         .layer(FilterLayer::new(Authentication::new(authn)))
+        // Acting as another user, when allowed to (`kubectl --as`).
+        .layer(FilterLayer::new(Impersonation::new(authz.clone())))
         // May they: 403 before the request reaches a handler.
         .layer(FilterLayer::new(Authorization::new(authz)))
         .service(handler);
