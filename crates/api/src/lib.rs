@@ -9,6 +9,7 @@ pub mod events;
 pub mod pod;
 pub mod policy;
 pub mod printers;
+pub mod rbac;
 pub mod scheduling;
 pub mod storage;
 
@@ -20,5 +21,8 @@ pub use core::{
 };
 pub use pod::PodStrategy;
 pub use policy::PodDisruptionBudgetStrategy;
+pub use rbac::{
+    ClusterRoleBindingStrategy, ClusterRoleStrategy, RoleBindingStrategy, RoleStrategy,
+};
 pub use scheduling::PriorityClassStrategy;
 pub use storage::{CsiNodeStrategy, StorageClassStrategy};

@@ -22,8 +22,62 @@ pub fn for_kind(group: &str, kind: &str) -> Vec<Column> {
         ("policy", "PodDisruptionBudget") => pod_disruption_budgets(),
         ("storage.k8s.io", "StorageClass") => storage_classes(),
         ("storage.k8s.io", "CSINode") => csi_nodes(),
+        ("rbac.authorization.k8s.io", "RoleBinding" | "ClusterRoleBinding") => role_bindings(),
         _ => Vec::new(),
     }
+}
+
+/// Role bindings: the role, and (wide) the subjects by kind.
+fn role_bindings() -> Vec<Column> {
+    fn subjects(obj: &Value, kind: &str) -> Value {
+        let names: Vec<String> = obj["subjects"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|s| s["kind"] == kind)
+            .map(|s| match (kind, s["namespace"].as_str()) {
+                ("ServiceAccount", Some(ns)) => {
+                    format!("{ns}/{}", s["name"].as_str().unwrap_or(""))
+                }
+                _ => s["name"].as_str().unwrap_or("").to_string(),
+            })
+            .collect();
+        Value::String(names.join(", "))
+    }
+    vec![
+        Column::name(),
+        Column::new(
+            "Role",
+            "string",
+            "The role the subjects are granted.",
+            |o, _| {
+                Value::String(format!(
+                    "{}/{}",
+                    o["roleRef"]["kind"].as_str().unwrap_or(""),
+                    o["roleRef"]["name"].as_str().unwrap_or("")
+                ))
+            },
+        ),
+        Column::age(),
+        Column::new("Users", "string", "The users granted the role.", |o, _| {
+            subjects(o, "User")
+        })
+        .wide(),
+        Column::new(
+            "Groups",
+            "string",
+            "The groups granted the role.",
+            |o, _| subjects(o, "Group"),
+        )
+        .wide(),
+        Column::new(
+            "ServiceAccounts",
+            "string",
+            "The service accounts granted the role.",
+            |o, _| subjects(o, "ServiceAccount"),
+        )
+        .wide(),
+    ]
 }
 
 fn strings(obj: &Value, pointer: &str) -> Vec<String> {

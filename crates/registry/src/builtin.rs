@@ -36,6 +36,21 @@ pub struct Builtin {
     pub secrets: Arc<GenericStore<SecretStrategy>>,
     /// Nodes.
     pub nodes: Arc<GenericStore<NodeStrategy>>,
+    /// Roles, cluster roles and their bindings (the RBAC authorizer follows them).
+    pub rbac: Rbac,
+}
+
+/// The RBAC stores.
+#[derive(Clone)]
+pub struct Rbac {
+    /// Roles.
+    pub roles: Arc<GenericStore<capstan_api::RoleStrategy>>,
+    /// Cluster roles.
+    pub cluster_roles: Arc<GenericStore<capstan_api::ClusterRoleStrategy>>,
+    /// Role bindings.
+    pub role_bindings: Arc<GenericStore<capstan_api::RoleBindingStrategy>>,
+    /// Cluster role bindings.
+    pub cluster_role_bindings: Arc<GenericStore<capstan_api::ClusterRoleBindingStrategy>>,
 }
 
 impl Builtin {
@@ -96,6 +111,12 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
     registry.register(StorageClassStrategy);
     registry.register(CsiNodeStrategy);
     registry.register(PodDisruptionBudgetStrategy);
+    let rbac = Rbac {
+        roles: registry.register(capstan_api::RoleStrategy),
+        cluster_roles: registry.register(capstan_api::ClusterRoleStrategy),
+        role_bindings: registry.register(capstan_api::RoleBindingStrategy),
+        cluster_role_bindings: registry.register(capstan_api::ClusterRoleBindingStrategy),
+    };
     Builtin {
         namespaces,
         pods,
@@ -103,6 +124,7 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
         events,
         secrets,
         nodes,
+        rbac,
     }
 }
 
