@@ -1147,3 +1147,147 @@ async fn impersonation_needs_the_impersonate_verb_and_switches_the_user() {
         .await;
     assert_eq!(resp.status, 400, "groups without a user");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rbac_grants_what_roles_and_bindings_say() {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = write(
+        dir.path(),
+        "tokens.csv",
+        "bob-token,bob,1002\ncarol-token,carol,1003,\"auditors\"\n",
+    );
+    let server = TestServer::start_with(move |c| {
+        c.token_auth_file = Some(tokens);
+        c.authorization_modes = vec!["RBAC".into()];
+    })
+    .await;
+    let admin = server.kubeconfig_path();
+    let bob = {
+        let path = dir.path().join("bob.kubeconfig");
+        let text = server.kubeconfig().replace(server.token(), "bob-token");
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+
+    // The default policy: discovery and the self-reviews for every authenticated user.
+    let (ok, out, err) = kubectl(&bob, &["auth", "can-i", "list", "pods"]);
+    assert!(!ok, "{out}");
+    assert_eq!(out.trim(), "no", "{err}");
+    let (ok, _, err) = kubectl(&bob, &["get", "pods"]);
+    assert!(!ok);
+    assert!(
+        err.contains(r#"pods is forbidden: User "bob" cannot list resource "pods" in API group "" in the namespace "default""#),
+        "{err}"
+    );
+    let anonymous = RawClient::new(&server.url(), server.ca_pem(), None);
+    assert_eq!(anonymous.get("/version").await.status, 200, "public info");
+    assert_eq!(
+        anonymous.get("/api").await.status,
+        403,
+        "discovery is for users"
+    );
+
+    // A Role and a RoleBinding made with kubectl grant bob reading pods in one namespace.
+    for args in [
+        &[
+            "create",
+            "role",
+            "pod-reader",
+            "--verb=get,list,watch",
+            "--resource=pods",
+        ][..],
+        &[
+            "create",
+            "rolebinding",
+            "read-pods",
+            "--role=pod-reader",
+            "--user=bob",
+        ],
+        &[
+            "create",
+            "clusterrole",
+            "node-reader",
+            "--verb=get,list",
+            "--resource=nodes",
+        ],
+        &[
+            "create",
+            "clusterrolebinding",
+            "audit-nodes",
+            "--clusterrole=node-reader",
+            "--group=auditors",
+        ],
+    ] {
+        let (ok, _, err) = kubectl(&admin, args);
+        assert!(ok, "{args:?}: {err}");
+    }
+    eventually("bob may list pods", async || {
+        kubectl(&bob, &["auth", "can-i", "list", "pods"]).1.trim() == "yes"
+    })
+    .await;
+    let (ok, _, err) = kubectl(&bob, &["get", "pods"]);
+    assert!(ok, "{err}");
+    // A ClusterRoleBinding to a group grants its members everywhere.
+    let carol = RawClient::new(&server.url(), server.ca_pem(), Some("carol-token"));
+    assert_eq!(carol.get("/api/v1/nodes").await.status, 200);
+    assert_eq!(
+        RawClient::new(&server.url(), server.ca_pem(), Some("bob-token"))
+            .get("/api/v1/nodes")
+            .await
+            .status,
+        403
+    );
+    let (_, out, _) = kubectl(
+        &bob,
+        &["auth", "can-i", "list", "pods", "-n", "kube-system"],
+    );
+    assert_eq!(
+        out.trim(),
+        "no",
+        "a RoleBinding grants in its namespace only"
+    );
+    let (_, out, _) = kubectl(&bob, &["auth", "can-i", "delete", "pods"]);
+    assert_eq!(out.trim(), "no");
+    let (ok, out, err) = kubectl(&bob, &["auth", "can-i", "--list"]);
+    assert!(ok, "{err}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("pods ") && l.contains("[get list watch]")),
+        "{out}"
+    );
+
+    // The binding table kubectl prints.
+    let (ok, out, err) = kubectl(&admin, &["get", "rolebinding", "read-pods", "-o", "wide"]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("Role/pod-reader") && out.contains("bob"),
+        "{out}"
+    );
+
+    // Taking the binding away takes the permission away.
+    let (ok, _, err) = kubectl(&admin, &["delete", "rolebinding", "read-pods"]);
+    assert!(ok, "{err}");
+    eventually("bob may no longer list pods", async || {
+        kubectl(&bob, &["auth", "can-i", "list", "pods"]).1.trim() == "no"
+    })
+    .await;
+
+    // Bad objects get upstream's errors.
+    let raw = crate::admin(&server);
+    let bad = raw
+        .send_json(
+            http::Method::POST,
+            "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+            &serde_json::json!({"metadata": {"name": "x"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"}}),
+        )
+        .await;
+    assert_eq!(bad.status, 422);
+    assert!(
+        bad.json()["message"].as_str().unwrap().contains(
+            r#"roleRef.kind: Unsupported value: "Role": supported values: "ClusterRole""#
+        ),
+        "{}",
+        bad.json()
+    );
+}

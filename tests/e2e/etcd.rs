@@ -140,6 +140,7 @@ async fn requests_fail_clearly_while_etcd_is_down_and_recover() {
         "[+]ping ok\n[+]etcd ok\n[+]shutdown ok\n\
          [+]poststarthook/start-system-namespaces-controller ok\n\
          [+]poststarthook/scheduling/bootstrap-system-priority-classes ok\n\
+         [+]poststarthook/rbac/bootstrap-roles ok\n\
          [+]poststarthook/start-cluster-authentication-info-controller ok\n\
          readyz check passed\n"
     );
@@ -153,6 +154,7 @@ async fn requests_fail_clearly_while_etcd_is_down_and_recover() {
         "[+]ping ok\n[-]etcd failed: reason withheld\n[+]shutdown ok\n\
          [+]poststarthook/start-system-namespaces-controller ok\n\
          [+]poststarthook/scheduling/bootstrap-system-priority-classes ok\n\
+         [+]poststarthook/rbac/bootstrap-roles ok\n\
          [+]poststarthook/start-cluster-authentication-info-controller ok\n\
          readyz check failed\n"
     );

@@ -61,6 +61,7 @@ async fn readyz_reports_the_post_start_hooks() {
     for check in [
         "[+]poststarthook/start-system-namespaces-controller ok",
         "[+]poststarthook/scheduling/bootstrap-system-priority-classes ok",
+        "[+]poststarthook/rbac/bootstrap-roles ok",
         "[+]poststarthook/start-cluster-authentication-info-controller ok",
     ] {
         assert!(body.contains(check), "{body}");

@@ -157,7 +157,7 @@ pub(crate) async fn run(registry: Arc<Registry>) {
     let (synced_tx, mut synced_rx) = mpsc::channel::<usize>(resources.len().max(1));
     for (i, storage) in resources.iter().enumerate() {
         let (one_tx, mut one) = mpsc::channel(256);
-        tasks.spawn(follow(storage.clone(), one_tx));
+        tasks.spawn(follow::<crate::watching::Object>(storage.clone(), one_tx));
         let tx = tx.clone();
         let synced_tx = synced_tx.clone();
         tasks.spawn(async move {

@@ -5,12 +5,14 @@
 //!   nothing is left, the `kubernetes` finalizer is removed and the namespace goes away. New
 //!   namespaces get a `default` ServiceAccount.
 //! - **events**: core events expire `--event-ttl` after their last activity.
+//! - **rbac**: the RBAC authorizer's index follows the roles and bindings.
 //! - **garbage collector** (`--enable-garbage-collector`): dependents whose owners are gone
 //!   are deleted; `Orphan` and `Foreground` deletions are carried out.
 
 mod events;
 mod gc;
 mod namespaces;
+pub mod rbac;
 mod watching;
 
 use std::sync::Arc;

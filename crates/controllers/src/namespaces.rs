@@ -17,7 +17,7 @@ use tracing::{debug, warn};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use crate::watching::{Seen, follow};
+use crate::watching::{Object, Seen, follow};
 
 /// Longest wait between two passes over a terminating namespace's content.
 const MAX_RETRY: Duration = Duration::from_secs(5);
@@ -37,8 +37,8 @@ pub(crate) async fn run(
     let account_source: Arc<dyn RestStorage> = service_accounts.clone();
     // Every task started here stops with this one (the set aborts them when dropped).
     let mut tasks = JoinSet::new();
-    tasks.spawn(follow(source, tx));
-    tasks.spawn(follow(account_source, accounts_tx));
+    tasks.spawn(follow::<Object>(source, tx));
+    tasks.spawn(follow::<Object>(account_source, accounts_tx));
     loop {
         let Seen {
             object: ns,

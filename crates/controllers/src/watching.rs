@@ -14,8 +14,8 @@ use tracing::warn;
 /// `listed` set (and an empty object), the end of a list. `generation` counts the lists:
 /// after a relist, objects not seen in the new generation are gone (their deletions were
 /// missed).
-pub(crate) struct Seen {
-    pub object: Object,
+pub(crate) struct Seen<T = Object> {
+    pub object: T,
     pub deleted: bool,
     pub listed: bool,
     pub generation: u64,
@@ -92,11 +92,12 @@ fn strings<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Err
 
 /// A list response: its version and items.
 #[derive(Deserialize)]
-struct List {
+#[serde(bound = "T: Deserialize<'de> + Default")]
+struct List<T> {
     #[serde(default)]
     metadata: ListMeta,
     #[serde(default, deserialize_with = "nullable")]
-    items: Vec<Object>,
+    items: Vec<T>,
 }
 
 #[derive(Default, Deserialize)]
@@ -108,18 +109,22 @@ struct ListMeta {
 
 /// A watch event.
 #[derive(Deserialize)]
-struct Event {
+#[serde(bound = "T: Deserialize<'de> + Default")]
+struct Event<T> {
     #[serde(rename = "type")]
     kind: String,
     #[serde(default)]
-    object: Object,
+    object: T,
 }
 
 /// Sends every object of the collection (cluster-wide), then every changed object as its
 /// events arrive; relists when the watch ends. Runs until the receiver goes away.
-pub(crate) async fn follow(storage: Arc<dyn RestStorage>, tx: mpsc::Sender<Seen>) {
+pub(crate) async fn follow<T>(storage: Arc<dyn RestStorage>, tx: mpsc::Sender<Seen<T>>)
+where
+    T: serde::de::DeserializeOwned + Default + Send,
+{
     let mut generation = 0u64;
-    let handle = async |object: Object, deleted: bool, generation: u64| {
+    let handle = async |object: T, deleted: bool, generation: u64| {
         tx.send(Seen {
             object,
             deleted,
@@ -138,7 +143,7 @@ pub(crate) async fn follow(storage: Arc<dyn RestStorage>, tx: mpsc::Sender<Seen>
                 continue;
             }
         };
-        let list: List = match serde_json::from_slice(&listed) {
+        let list: List<T> = match serde_json::from_slice(&listed) {
             Ok(list) => list,
             Err(err) => {
                 warn!(%err, resource = %storage.descriptor().resource, "controller: unreadable list");
@@ -155,7 +160,7 @@ pub(crate) async fn follow(storage: Arc<dyn RestStorage>, tx: mpsc::Sender<Seen>
             }
         }
         let end = Seen {
-            object: Object::default(),
+            object: T::default(),
             deleted: false,
             listed: true,
             generation,
@@ -181,7 +186,7 @@ pub(crate) async fn follow(storage: Arc<dyn RestStorage>, tx: mpsc::Sender<Seen>
         };
         'events: while let Some(chunk) = lines.next().await {
             for line in chunk.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
-                let Ok(event) = serde_json::from_slice::<Event>(line) else {
+                let Ok(event) = serde_json::from_slice::<Event<T>>(line) else {
                     continue;
                 };
                 let delivered = match event.kind.as_str() {

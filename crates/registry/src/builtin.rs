@@ -135,10 +135,15 @@ pub enum InitialObjects {
     Namespaces,
     /// The `system-cluster-critical` and `system-node-critical` priority classes.
     PriorityClasses,
+    /// Upstream's default RBAC roles and bindings (reconciled, not only created).
+    RbacPolicy,
 }
 
 /// Creates `which` initial objects unless they are there already.
 pub async fn ensure_initial_objects(registry: &Registry, which: InitialObjects) -> Result<()> {
+    if which == InitialObjects::RbacPolicy {
+        return crate::bootstrap_policy::reconcile(registry).await;
+    }
     let mut wanted: Vec<(&str, serde_json::Value)> = Vec::new();
     if which == InitialObjects::Namespaces {
         wanted.extend(capstan_api::core::INITIAL_NAMESPACES.iter().map(|name| {

@@ -9,6 +9,7 @@
 
 pub mod authentication;
 pub mod authorization;
+pub mod bootstrap_policy;
 pub mod builtin;
 mod codec;
 pub mod converted;

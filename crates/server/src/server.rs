@@ -8,6 +8,7 @@ use capstan_auth::UserInfo;
 use capstan_auth::authn::serviceaccount::{ObjectLookup, ServiceAccountTokens};
 use capstan_auth::authn::{AuthenticatorChain, PeerCertificates, StaticTokens};
 use capstan_auth::authz::AuthorizerChain;
+use capstan_auth::authz::rbac::RbacIndex;
 use capstan_controllers::{ControllerConfig, Controllers};
 use capstan_registry::authentication::{SelfSubjectReviewRest, TokenRequestRest, TokenReviewRest};
 use capstan_registry::authorization::{
@@ -286,7 +287,11 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     )));
     registry.add(Arc::new(TokenReviewRest::new(authn.clone())));
     registry.add(Arc::new(SelfSubjectReviewRest::default()));
-    let authz = Arc::new(AuthorizerChain::from_modes(&config.authorization_modes)?);
+    let rbac_index = Arc::new(RbacIndex::new());
+    let authz = Arc::new(AuthorizerChain::from_modes(
+        &config.authorization_modes,
+        &rbac_index,
+    )?);
     registry.add(Arc::new(SubjectAccessReviewRest::new(authz.clone())));
     registry.add(Arc::new(LocalSubjectAccessReviewRest::new(authz.clone())));
     registry.add(Arc::new(SelfSubjectAccessReviewRest::new(authz.clone())));
@@ -324,6 +329,19 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             garbage_collector: config.garbage_collector,
         },
     );
+
+    if config.authorization_modes.iter().any(|m| m == "RBAC") {
+        compactors.extend(capstan_controllers::rbac::start(
+            &builtin.rbac,
+            rbac_index.clone(),
+        ));
+        // Serve with the roles and bindings loaded (as upstream waits for its informers),
+        // unless the storage keeps them from loading.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while !rbac_index.is_loaded() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
 
     let (shutdown, shutdown_rx) = watch::channel(false);
     let state = Arc::new(State {
@@ -410,6 +428,7 @@ async fn start_post_start_hooks(
             "scheduling/bootstrap-system-priority-classes",
             InitialObjects::PriorityClasses,
         ),
+        ("rbac/bootstrap-roles", InitialObjects::RbacPolicy),
     ];
     let mut out = Vec::new();
     let mut retrying = Vec::new();

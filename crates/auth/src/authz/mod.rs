@@ -1,5 +1,7 @@
 //! Authorization: may this user do this.
 
+pub mod rbac;
+
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -193,8 +195,9 @@ impl AuthorizerChain {
         Self { authorizers }
     }
 
-    /// Builds the chain of `--authorization-mode` (comma-separated mode names).
-    pub fn from_modes(modes: &[String]) -> Result<Self> {
+    /// Builds the chain of `--authorization-mode` (comma-separated mode names); `RBAC`
+    /// reads `rbac`.
+    pub fn from_modes(modes: &[String], rbac: &Arc<rbac::RbacIndex>) -> Result<Self> {
         let mut seen: Vec<&str> = Vec::new();
         let mut authorizers: Vec<Arc<dyn Authorizer>> = Vec::new();
         for mode in modes {
@@ -205,6 +208,7 @@ impl AuthorizerChain {
             authorizers.push(match mode.as_str() {
                 "AlwaysAllow" => Arc::new(AlwaysAllow),
                 "AlwaysDeny" => Arc::new(AlwaysDeny),
+                "RBAC" => Arc::new(rbac::Rbac::new(rbac.clone())),
                 other => return Err(Error::UnknownMode(other.to_string())),
             });
         }
@@ -285,9 +289,10 @@ mod tests {
 
     #[tokio::test]
     async fn modes() {
-        let allow = AuthorizerChain::from_modes(&["AlwaysAllow".into()]).unwrap();
+        let index = Arc::new(rbac::RbacIndex::new());
+        let allow = AuthorizerChain::from_modes(&["AlwaysAllow".into()], &index).unwrap();
         assert!(allow.authorize(&attrs(&[])).await.is_ok());
-        let deny = AuthorizerChain::from_modes(&["AlwaysDeny".into()]).unwrap();
+        let deny = AuthorizerChain::from_modes(&["AlwaysDeny".into()], &index).unwrap();
         assert_eq!(
             deny.authorize(&attrs(&[])).await.unwrap_err(),
             "Everything is forbidden."
@@ -297,14 +302,16 @@ mod tests {
             "system:masters is always allowed"
         );
         let both =
-            AuthorizerChain::from_modes(&["AlwaysDeny".into(), "AlwaysAllow".into()]).unwrap();
+            AuthorizerChain::from_modes(&["AlwaysDeny".into(), "AlwaysAllow".into()], &index)
+                .unwrap();
         assert!(
             both.authorize(&attrs(&[])).await.is_ok(),
             "a later mode may allow"
         );
-        assert!(AuthorizerChain::from_modes(&["RBAC2".into()]).is_err());
+        assert!(AuthorizerChain::from_modes(&["RBAC2".into()], &index).is_err());
         assert!(
-            AuthorizerChain::from_modes(&["AlwaysAllow".into(), "AlwaysAllow".into()]).is_err()
+            AuthorizerChain::from_modes(&["AlwaysAllow".into(), "AlwaysAllow".into()], &index)
+                .is_err()
         );
     }
 }

@@ -1,0 +1,560 @@
+//! The RBAC authorizer: roles and bindings held in an index by subject, so that a request
+//! reads only the bindings of its user, its groups and (for service accounts) its account,
+//! never every binding. The API server keeps the index current from its watch caches.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use async_trait::async_trait;
+
+use super::{Attributes, Authorizer, Decision, NonResourceRule, ResourceRule, RuleSet};
+use crate::user::UserInfo;
+
+/// One rule of a role (upstream's PolicyRule).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PolicyRule {
+    /// Verbs (`*`: all).
+    pub verbs: Vec<String>,
+    /// API groups (`*`: all).
+    pub api_groups: Vec<String>,
+    /// Resources, `resource/subresource`, `*/subresource` or `*`.
+    pub resources: Vec<String>,
+    /// Object names; empty: all.
+    pub resource_names: Vec<String>,
+    /// Non-resource paths; a trailing `*` matches a prefix.
+    pub non_resource_urls: Vec<String>,
+}
+
+impl PolicyRule {
+    fn allows(&self, a: &Attributes) -> bool {
+        let has = |list: &[String], v: &str| list.iter().any(|x| x == "*" || x == v);
+        if !has(&self.verbs, &a.verb) {
+            return false;
+        }
+        if !a.resource_request {
+            return self.non_resource_urls.iter().any(|url| {
+                url == "*"
+                    || *url == a.path
+                    || url
+                        .strip_suffix('*')
+                        .is_some_and(|prefix| a.path.starts_with(prefix))
+            });
+        }
+        if !has(&self.api_groups, &a.api_group) {
+            return false;
+        }
+        let combined = if a.subresource.is_empty() {
+            a.resource.clone()
+        } else {
+            format!("{}/{}", a.resource, a.subresource)
+        };
+        let resource = self.resources.iter().any(|r| {
+            r == "*"
+                || *r == combined
+                || (!a.subresource.is_empty()
+                    && r.strip_prefix("*/") == Some(a.subresource.as_str()))
+        });
+        resource && (self.resource_names.is_empty() || self.resource_names.contains(&a.name))
+    }
+}
+
+/// The role a binding grants.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum RoleRef {
+    /// A Role in the binding's namespace.
+    Role(String),
+    /// A ClusterRole.
+    ClusterRole(String),
+}
+
+/// Who a binding grants its role to.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Subject {
+    /// A user, by name.
+    User(String),
+    /// A group.
+    Group(String),
+    /// A service account (the namespace defaults to the binding's).
+    ServiceAccount {
+        /// Its namespace.
+        namespace: String,
+        /// Its name.
+        name: String,
+    },
+}
+
+impl Subject {
+    fn key(&self) -> String {
+        match self {
+            Subject::User(name) => format!("u:{name}"),
+            Subject::Group(name) => format!("g:{name}"),
+            Subject::ServiceAccount { namespace, name } => {
+                format!("u:system:serviceaccount:{namespace}:{name}")
+            }
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Subject::User(name) => format!("User {name:?}"),
+            Subject::Group(name) => format!("Group {name:?}"),
+            Subject::ServiceAccount { namespace, name } => {
+                format!("ServiceAccount \"{name}/{namespace}\"")
+            }
+        }
+    }
+}
+
+/// A RoleBinding (with a namespace) or ClusterRoleBinding (without).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Binding {
+    /// The namespace of a RoleBinding; empty for a ClusterRoleBinding.
+    pub namespace: String,
+    /// Its name.
+    pub name: String,
+    /// The role granted.
+    pub role: RoleRef,
+    /// To whom.
+    pub subjects: Vec<Subject>,
+}
+
+/// Which collection an entry came from (for relists).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// Roles.
+    Role,
+    /// ClusterRoles.
+    ClusterRole,
+    /// RoleBindings.
+    RoleBinding,
+    /// ClusterRoleBindings.
+    ClusterRoleBinding,
+}
+
+const KINDS: usize = 4;
+
+fn slot(kind: Kind) -> usize {
+    match kind {
+        Kind::Role => 0,
+        Kind::ClusterRole => 1,
+        Kind::RoleBinding => 2,
+        Kind::ClusterRoleBinding => 3,
+    }
+}
+
+/// `(namespace, name)` (an empty namespace for cluster objects).
+type Key = (String, String);
+/// Entries with the generation of the list that last saw them.
+type Entries<T> = HashMap<Key, (u64, Arc<T>)>;
+
+#[derive(Default)]
+struct State {
+    /// Roles, then cluster roles.
+    roles: [Entries<[PolicyRule]>; 2],
+    /// Role bindings, then cluster role bindings.
+    bindings: [Entries<Binding>; 2],
+    /// Subject key → the bindings naming it: (kind slot 2 or 3, namespace, name).
+    by_subject: HashMap<String, Vec<(usize, String, String)>>,
+    loaded: [bool; KINDS],
+}
+
+impl State {
+    fn unindex(&mut self, which: usize, key: &(String, String)) {
+        let Some((_, old)) = self.bindings[which].get(key) else {
+            return;
+        };
+        for s in &old.subjects {
+            let skey = s.key();
+            if let Some(list) = self.by_subject.get_mut(&skey) {
+                list.retain(|(k, ns, n)| !(*k == which + 2 && *ns == key.0 && *n == key.1));
+                if list.is_empty() {
+                    self.by_subject.remove(&skey);
+                }
+            }
+        }
+    }
+}
+
+/// Roles and bindings, indexed by subject.
+#[derive(Default)]
+pub struct RbacIndex {
+    state: RwLock<State>,
+}
+
+impl RbacIndex {
+    /// An empty index (nothing is allowed until the collections are loaded).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, State> {
+        self.state.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, State> {
+        self.state.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A Role (with its namespace) or ClusterRole (empty namespace) seen in list `generation`.
+    pub fn put_role(&self, namespace: &str, name: &str, rules: Vec<PolicyRule>, generation: u64) {
+        let which = usize::from(namespace.is_empty());
+        self.write().roles[which].insert(
+            (namespace.to_string(), name.to_string()),
+            (generation, rules.into()),
+        );
+    }
+
+    /// A Role or ClusterRole is gone.
+    pub fn remove_role(&self, namespace: &str, name: &str) {
+        let which = usize::from(namespace.is_empty());
+        self.write().roles[which].remove(&(namespace.to_string(), name.to_string()));
+    }
+
+    /// A binding seen in list `generation` (replacing its former self).
+    pub fn put_binding(&self, binding: Binding, generation: u64) {
+        let which = usize::from(binding.namespace.is_empty());
+        let key = (binding.namespace.clone(), binding.name.clone());
+        let mut state = self.write();
+        state.unindex(which, &key);
+        for s in &binding.subjects {
+            let entry = state.by_subject.entry(s.key()).or_default();
+            let item = (which + 2, key.0.clone(), key.1.clone());
+            if !entry.contains(&item) {
+                entry.push(item);
+            }
+        }
+        state.bindings[which].insert(key, (generation, Arc::new(binding)));
+    }
+
+    /// A binding is gone.
+    pub fn remove_binding(&self, namespace: &str, name: &str) {
+        let which = usize::from(namespace.is_empty());
+        let key = (namespace.to_string(), name.to_string());
+        let mut state = self.write();
+        state.unindex(which, &key);
+        state.bindings[which].remove(&key);
+    }
+
+    /// A full list of `kind` ended: entries not seen in it are gone; the kind is loaded.
+    pub fn listed(&self, kind: Kind, generation: u64) {
+        let mut state = self.write();
+        match kind {
+            Kind::Role | Kind::ClusterRole => {
+                let which = usize::from(kind == Kind::ClusterRole);
+                state.roles[which].retain(|_, (g, _)| *g >= generation);
+            }
+            Kind::RoleBinding | Kind::ClusterRoleBinding => {
+                let which = usize::from(kind == Kind::ClusterRoleBinding);
+                let stale: Vec<_> = state.bindings[which]
+                    .iter()
+                    .filter(|(_, (g, _))| *g < generation)
+                    .map(|(k, _)| k.clone())
+                    .collect();
+                for key in stale {
+                    state.unindex(which, &key);
+                    state.bindings[which].remove(&key);
+                }
+            }
+        }
+        state.loaded[slot(kind)] = true;
+    }
+
+    /// Whether every collection has been listed once.
+    pub fn is_loaded(&self) -> bool {
+        self.read().loaded.iter().all(|l| *l)
+    }
+
+    /// The bindings that apply to `user` in `namespace` (cluster bindings always), with
+    /// the rules of their roles (`Err` naming a missing role).
+    fn visit(
+        &self,
+        user: &UserInfo,
+        namespace: &str,
+        mut each: impl FnMut(&Binding, &Subject, Result<&[PolicyRule], String>) -> bool,
+    ) {
+        let state = self.read();
+        let mut keys = Vec::with_capacity(user.groups.len() + 1);
+        keys.push(format!("u:{}", user.name));
+        keys.extend(user.groups.iter().map(|g| format!("g:{g}")));
+        for key in &keys {
+            let Some(list) = state.by_subject.get(key) else {
+                continue;
+            };
+            for (kind, ns, name) in list {
+                let which = kind - 2;
+                if which == 0 && ns != namespace {
+                    continue;
+                }
+                let Some((_, binding)) = state.bindings[which].get(&(ns.clone(), name.clone()))
+                else {
+                    continue;
+                };
+                let Some(subject) = binding.subjects.iter().find(|s| s.key() == *key) else {
+                    continue;
+                };
+                let rules = match &binding.role {
+                    RoleRef::ClusterRole(role) => state.roles[1]
+                        .get(&(String::new(), role.clone()))
+                        .map(|(_, r)| &**r)
+                        .ok_or_else(|| {
+                            format!("clusterrole.rbac.authorization.k8s.io {role:?} not found")
+                        }),
+                    RoleRef::Role(role) => state.roles[0]
+                        .get(&(ns.clone(), role.clone()))
+                        .map(|(_, r)| &**r)
+                        .ok_or_else(|| {
+                            format!("role.rbac.authorization.k8s.io {role:?} not found")
+                        }),
+                };
+                if !each(binding, subject, rules) {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+fn describe(binding: &Binding, subject: &Subject) -> String {
+    let (kind, role) = match &binding.role {
+        RoleRef::Role(r) => ("Role", r),
+        RoleRef::ClusterRole(r) => ("ClusterRole", r),
+    };
+    if binding.namespace.is_empty() {
+        format!(
+            "RBAC: allowed by ClusterRoleBinding {:?} of {kind} {role:?} to {}",
+            binding.name,
+            subject.describe()
+        )
+    } else {
+        format!(
+            "RBAC: allowed by RoleBinding \"{}/{}\" of {kind} {role:?} to {}",
+            binding.name,
+            binding.namespace,
+            subject.describe()
+        )
+    }
+}
+
+/// `--authorization-mode=RBAC` over an [`RbacIndex`].
+pub struct Rbac {
+    index: Arc<RbacIndex>,
+}
+
+impl Rbac {
+    /// The authorizer reading `index`.
+    pub fn new(index: Arc<RbacIndex>) -> Self {
+        Self { index }
+    }
+}
+
+#[async_trait]
+impl Authorizer for Rbac {
+    async fn authorize(&self, attributes: &Attributes) -> Decision {
+        let mut allowed = None;
+        let mut missing = Vec::new();
+        self.index.visit(
+            &attributes.user,
+            &attributes.namespace,
+            |binding, subject, rules| match rules {
+                Ok(rules) if rules.iter().any(|r| r.allows(attributes)) => {
+                    allowed = Some(describe(binding, subject));
+                    false
+                }
+                Ok(_) => true,
+                Err(why) => {
+                    missing.push(why);
+                    true
+                }
+            },
+        );
+        if allowed.is_some() {
+            return Decision::Allow;
+        }
+        if missing.is_empty() {
+            Decision::NoOpinion(String::new())
+        } else {
+            Decision::NoOpinion(format!("RBAC: {}", missing.join(", ")))
+        }
+    }
+
+    async fn rules_for(&self, user: &UserInfo, namespace: &str) -> RuleSet {
+        let mut set = RuleSet::default();
+        let mut errors = Vec::new();
+        self.index.visit(user, namespace, |_, _, rules| {
+            match rules {
+                Ok(rules) => {
+                    for r in rules {
+                        if r.non_resource_urls.is_empty() {
+                            set.resource_rules.push(ResourceRule {
+                                verbs: r.verbs.clone(),
+                                api_groups: r.api_groups.clone(),
+                                resources: r.resources.clone(),
+                                resource_names: r.resource_names.clone(),
+                            });
+                        } else {
+                            set.non_resource_rules.push(NonResourceRule {
+                                verbs: r.verbs.clone(),
+                                non_resource_urls: r.non_resource_urls.clone(),
+                            });
+                        }
+                    }
+                }
+                Err(why) => errors.push(why),
+            }
+            true
+        });
+        set.evaluation_error = errors.join(", ");
+        set.incomplete = !errors.is_empty();
+        set
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(verbs: &[&str], groups: &[&str], resources: &[&str]) -> PolicyRule {
+        let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect();
+        PolicyRule {
+            verbs: v(verbs),
+            api_groups: v(groups),
+            resources: v(resources),
+            ..Default::default()
+        }
+    }
+
+    fn request(user: &str, groups: &[&str], verb: &str, resource: &str, ns: &str) -> Attributes {
+        let (resource, subresource) = resource.split_once('/').unwrap_or((resource, ""));
+        Attributes {
+            user: UserInfo {
+                name: user.into(),
+                groups: groups.iter().map(|g| g.to_string()).collect(),
+                ..Default::default()
+            },
+            verb: verb.into(),
+            resource_request: true,
+            resource: resource.into(),
+            subresource: subresource.into(),
+            namespace: ns.into(),
+            ..Default::default()
+        }
+    }
+
+    async fn allowed(rbac: &Rbac, a: &Attributes) -> bool {
+        rbac.authorize(a).await == Decision::Allow
+    }
+
+    #[tokio::test]
+    async fn bindings_grant_their_roles_rules_in_their_scope() {
+        let index = Arc::new(RbacIndex::new());
+        index.put_role(
+            "",
+            "pod-reader",
+            vec![rule(&["get", "list"], &[""], &["pods", "*/log"])],
+            1,
+        );
+        index.put_role(
+            "team",
+            "deployer",
+            vec![rule(&["*"], &["apps"], &["deployments"])],
+            1,
+        );
+        index.put_binding(
+            Binding {
+                namespace: "team".into(),
+                name: "readers".into(),
+                role: RoleRef::ClusterRole("pod-reader".into()),
+                subjects: vec![Subject::Group("dev".into())],
+            },
+            1,
+        );
+        index.put_binding(
+            Binding {
+                namespace: "".into(),
+                name: "robots".into(),
+                role: RoleRef::ClusterRole("pod-reader".into()),
+                subjects: vec![Subject::ServiceAccount {
+                    namespace: "ci".into(),
+                    name: "bot".into(),
+                }],
+            },
+            1,
+        );
+        index.put_binding(
+            Binding {
+                namespace: "team".into(),
+                name: "deployers".into(),
+                role: RoleRef::Role("deployer".into()),
+                subjects: vec![Subject::User("ann".into())],
+            },
+            1,
+        );
+        let rbac = Rbac::new(index.clone());
+        assert!(allowed(&rbac, &request("x", &["dev"], "list", "pods", "team")).await);
+        assert!(allowed(&rbac, &request("x", &["dev"], "get", "pods/log", "team")).await);
+        assert!(!allowed(&rbac, &request("x", &["dev"], "list", "pods", "other")).await);
+        assert!(!allowed(&rbac, &request("x", &["dev"], "delete", "pods", "team")).await);
+        assert!(!allowed(&rbac, &request("x", &["dev"], "get", "pods/exec", "team")).await);
+        assert!(
+            allowed(
+                &rbac,
+                &request("system:serviceaccount:ci:bot", &[], "get", "pods", "any")
+            )
+            .await
+        );
+        let mut deploy = request("ann", &[], "create", "deployments", "team");
+        deploy.api_group = "apps".into();
+        assert!(allowed(&rbac, &deploy).await);
+
+        // Changing a binding's subjects re-indexes it; deleting it drops it.
+        index.put_binding(
+            Binding {
+                namespace: "team".into(),
+                name: "readers".into(),
+                role: RoleRef::ClusterRole("pod-reader".into()),
+                subjects: vec![Subject::User("bo".into())],
+            },
+            1,
+        );
+        assert!(!allowed(&rbac, &request("x", &["dev"], "list", "pods", "team")).await);
+        assert!(allowed(&rbac, &request("bo", &[], "list", "pods", "team")).await);
+        index.remove_binding("team", "readers");
+        assert!(!allowed(&rbac, &request("bo", &[], "list", "pods", "team")).await);
+
+        // A relist drops what it no longer saw.
+        index.listed(Kind::ClusterRoleBinding, 2);
+        assert!(
+            !allowed(
+                &rbac,
+                &request("system:serviceaccount:ci:bot", &[], "get", "pods", "any")
+            )
+            .await
+        );
+        // A binding to a missing role says so.
+        index.remove_role("team", "deployer");
+        assert_eq!(
+            rbac.authorize(&deploy).await,
+            Decision::NoOpinion(
+                "RBAC: role.rbac.authorization.k8s.io \"deployer\" not found".into()
+            )
+        );
+    }
+
+    #[test]
+    fn non_resource_urls_match_exactly_or_by_prefix() {
+        let r = PolicyRule {
+            verbs: vec!["get".into()],
+            non_resource_urls: vec!["/healthz".into(), "/metrics/*".into()],
+            ..Default::default()
+        };
+        let path = |p: &str| Attributes {
+            verb: "get".into(),
+            path: p.into(),
+            ..Default::default()
+        };
+        assert!(r.allows(&path("/healthz")));
+        assert!(r.allows(&path("/metrics/cadvisor")));
+        assert!(!r.allows(&path("/healthz/etcd")));
+        assert!(!r.allows(&path("/metrics")));
+    }
+}

@@ -1,0 +1,150 @@
+//! Keeps the RBAC authorizer's index current: every Role, ClusterRole, RoleBinding and
+//! ClusterRoleBinding is listed, then followed through the watch caches.
+
+use std::sync::Arc;
+
+use capstan_auth::authz::rbac::{self, Binding, Kind, RbacIndex, RoleRef, Subject};
+use capstan_registry::RestStorage;
+use capstan_registry::builtin::Rbac;
+use k8s_openapi::api::rbac::v1 as api;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use crate::watching::{Seen, follow};
+
+fn rules(rules: Option<Vec<api::PolicyRule>>) -> Vec<rbac::PolicyRule> {
+    rules
+        .unwrap_or_default()
+        .into_iter()
+        .map(|r| rbac::PolicyRule {
+            verbs: r.verbs,
+            api_groups: r.api_groups.unwrap_or_default(),
+            resources: r.resources.unwrap_or_default(),
+            resource_names: r.resource_names.unwrap_or_default(),
+            non_resource_urls: r.non_resource_urls.unwrap_or_default(),
+        })
+        .collect()
+}
+
+fn binding(
+    namespace: String,
+    name: String,
+    role_ref: api::RoleRef,
+    subjects: Option<Vec<api::Subject>>,
+) -> Binding {
+    let role = match role_ref.kind.as_str() {
+        "Role" => RoleRef::Role(role_ref.name),
+        _ => RoleRef::ClusterRole(role_ref.name),
+    };
+    let subjects = subjects
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|s| match s.kind.as_str() {
+            "User" => Some(Subject::User(s.name)),
+            "Group" => Some(Subject::Group(s.name)),
+            "ServiceAccount" => Some(Subject::ServiceAccount {
+                namespace: s
+                    .namespace
+                    .filter(|n| !n.is_empty())
+                    .unwrap_or_else(|| namespace.clone()),
+                name: s.name,
+            }),
+            _ => None,
+        })
+        .collect();
+    Binding {
+        namespace,
+        name,
+        role,
+        subjects,
+    }
+}
+
+/// Feeds one collection into the index: `put` for what is seen, `remove` for deletions.
+fn feed<T>(
+    storage: Arc<dyn RestStorage>,
+    index: Arc<RbacIndex>,
+    kind: Kind,
+    apply: fn(&RbacIndex, T, bool, u64),
+) -> [JoinHandle<()>; 2]
+where
+    T: serde::de::DeserializeOwned + Default + Send + 'static,
+{
+    let (tx, mut rx) = mpsc::channel::<Seen<T>>(256);
+    let follower = tokio::spawn(follow(storage, tx));
+    let applier = tokio::spawn(async move {
+        while let Some(seen) = rx.recv().await {
+            if seen.listed {
+                index.listed(kind, seen.generation);
+            } else {
+                apply(&index, seen.object, seen.deleted, seen.generation);
+            }
+        }
+    });
+    [follower, applier]
+}
+
+fn meta(m: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> (String, String) {
+    (m.namespace.unwrap_or_default(), m.name.unwrap_or_default())
+}
+
+/// Starts following the four collections of `stores` into `index`.
+pub fn start(stores: &Rbac, index: Arc<RbacIndex>) -> Vec<JoinHandle<()>> {
+    let mut tasks = Vec::new();
+    tasks.extend(feed::<api::Role>(
+        stores.roles.clone(),
+        index.clone(),
+        Kind::Role,
+        |index, role, deleted, generation| {
+            let (ns, name) = meta(role.metadata);
+            if deleted {
+                index.remove_role(&ns, &name);
+            } else {
+                index.put_role(&ns, &name, rules(role.rules), generation);
+            }
+        },
+    ));
+    tasks.extend(feed::<api::ClusterRole>(
+        stores.cluster_roles.clone(),
+        index.clone(),
+        Kind::ClusterRole,
+        |index, role, deleted, generation| {
+            let (_, name) = meta(role.metadata);
+            if deleted {
+                index.remove_role("", &name);
+            } else {
+                index.put_role("", &name, rules(role.rules), generation);
+            }
+        },
+    ));
+    tasks.extend(feed::<api::RoleBinding>(
+        stores.role_bindings.clone(),
+        index.clone(),
+        Kind::RoleBinding,
+        |index, b, deleted, generation| {
+            let (ns, name) = meta(b.metadata);
+            if deleted {
+                index.remove_binding(&ns, &name);
+            } else if !ns.is_empty() {
+                index.put_binding(binding(ns, name, b.role_ref, b.subjects), generation);
+            }
+        },
+    ));
+    tasks.extend(feed::<api::ClusterRoleBinding>(
+        stores.cluster_role_bindings.clone(),
+        index,
+        Kind::ClusterRoleBinding,
+        |index, b, deleted, generation| {
+            let (_, name) = meta(b.metadata);
+            if deleted {
+                index.remove_binding("", &name);
+            } else {
+                index.put_binding(
+                    binding(String::new(), name, b.role_ref, b.subjects),
+                    generation,
+                );
+            }
+        },
+    ));
+    tasks
+}
