@@ -84,12 +84,13 @@ pub enum Subject {
 }
 
 impl Subject {
-    fn key(&self) -> String {
+    /// The user name or group name the subject matches, and whether it is a group.
+    fn matched_name(&self) -> (String, bool) {
         match self {
-            Subject::User(name) => format!("u:{name}"),
-            Subject::Group(name) => format!("g:{name}"),
+            Subject::User(name) => (name.clone(), false),
+            Subject::Group(name) => (name.clone(), true),
             Subject::ServiceAccount { namespace, name } => {
-                format!("u:system:serviceaccount:{namespace}:{name}")
+                (format!("system:serviceaccount:{namespace}:{name}"), false)
             }
         }
     }
@@ -142,34 +143,57 @@ fn slot(kind: Kind) -> usize {
     }
 }
 
-/// `(namespace, name)` (an empty namespace for cluster objects).
-type Key = (String, String);
-/// Entries with the generation of the list that last saw them.
-type Entries<T> = HashMap<Key, (u64, Arc<T>)>;
+/// Entries by namespace (empty for cluster objects) and name, with the generation of the
+/// list that last saw them; looked up by `&str`, without allocating.
+type Entries<T> = HashMap<String, HashMap<String, (u64, Arc<T>)>>;
+
+/// A binding naming a subject: the binding and which of its subjects it is.
+type Grant = (Arc<Binding>, usize);
 
 #[derive(Default)]
 struct State {
-    /// Roles, then cluster roles.
-    roles: [Entries<[PolicyRule]>; 2],
-    /// Role bindings, then cluster role bindings.
-    bindings: [Entries<Binding>; 2],
-    /// Subject key → the bindings naming it: (kind slot 2 or 3, namespace, name).
-    by_subject: HashMap<String, Vec<(usize, String, String)>>,
+    /// Roles and cluster roles (namespace "").
+    roles: Entries<[PolicyRule]>,
+    /// Role bindings and cluster role bindings (namespace "").
+    bindings: Entries<Binding>,
+    /// User name (service accounts by their user name) → the bindings naming it.
+    by_user: HashMap<String, Vec<Grant>>,
+    /// Group name → the bindings naming it.
+    by_group: HashMap<String, Vec<Grant>>,
     loaded: [bool; KINDS],
 }
 
 impl State {
-    fn unindex(&mut self, which: usize, key: &(String, String)) {
-        let Some((_, old)) = self.bindings[which].get(key) else {
+    fn get<'a, T: ?Sized>(entries: &'a Entries<T>, ns: &str, name: &str) -> Option<&'a Arc<T>> {
+        entries.get(ns)?.get(name).map(|(_, v)| v)
+    }
+
+    fn unindex(&mut self, ns: &str, name: &str) {
+        let Some(old) = Self::get(&self.bindings, ns, name).cloned() else {
             return;
         };
-        for s in &old.subjects {
-            let skey = s.key();
-            if let Some(list) = self.by_subject.get_mut(&skey) {
-                list.retain(|(k, ns, n)| !(*k == which + 2 && *ns == key.0 && *n == key.1));
+        for subject in &old.subjects {
+            let (key, group) = subject.matched_name();
+            let map = if group {
+                &mut self.by_group
+            } else {
+                &mut self.by_user
+            };
+            if let Some(list) = map.get_mut(&key) {
+                list.retain(|(b, _)| !Arc::ptr_eq(b, &old));
                 if list.is_empty() {
-                    self.by_subject.remove(&skey);
+                    map.remove(&key);
                 }
+            }
+        }
+    }
+
+    fn remove_binding(&mut self, ns: &str, name: &str) {
+        self.unindex(ns, name);
+        if let Some(names) = self.bindings.get_mut(ns) {
+            names.remove(name);
+            if names.is_empty() {
+                self.bindings.remove(ns);
             }
         }
     }
@@ -197,62 +221,78 @@ impl RbacIndex {
 
     /// A Role (with its namespace) or ClusterRole (empty namespace) seen in list `generation`.
     pub fn put_role(&self, namespace: &str, name: &str, rules: Vec<PolicyRule>, generation: u64) {
-        let which = usize::from(namespace.is_empty());
-        self.write().roles[which].insert(
-            (namespace.to_string(), name.to_string()),
-            (generation, rules.into()),
-        );
+        self.write()
+            .roles
+            .entry(namespace.to_string())
+            .or_default()
+            .insert(name.to_string(), (generation, rules.into()));
     }
 
     /// A Role or ClusterRole is gone.
     pub fn remove_role(&self, namespace: &str, name: &str) {
-        let which = usize::from(namespace.is_empty());
-        self.write().roles[which].remove(&(namespace.to_string(), name.to_string()));
+        let mut state = self.write();
+        if let Some(names) = state.roles.get_mut(namespace) {
+            names.remove(name);
+            if names.is_empty() {
+                state.roles.remove(namespace);
+            }
+        }
     }
 
     /// A binding seen in list `generation` (replacing its former self).
     pub fn put_binding(&self, binding: Binding, generation: u64) {
-        let which = usize::from(binding.namespace.is_empty());
-        let key = (binding.namespace.clone(), binding.name.clone());
+        let binding = Arc::new(binding);
         let mut state = self.write();
-        state.unindex(which, &key);
-        for s in &binding.subjects {
-            let entry = state.by_subject.entry(s.key()).or_default();
-            let item = (which + 2, key.0.clone(), key.1.clone());
-            if !entry.contains(&item) {
-                entry.push(item);
-            }
+        state.unindex(&binding.namespace, &binding.name);
+        for (i, subject) in binding.subjects.iter().enumerate() {
+            let (key, group) = subject.matched_name();
+            let map = if group {
+                &mut state.by_group
+            } else {
+                &mut state.by_user
+            };
+            map.entry(key).or_default().push((binding.clone(), i));
         }
-        state.bindings[which].insert(key, (generation, Arc::new(binding)));
+        state
+            .bindings
+            .entry(binding.namespace.clone())
+            .or_default()
+            .insert(binding.name.clone(), (generation, binding));
     }
 
     /// A binding is gone.
     pub fn remove_binding(&self, namespace: &str, name: &str) {
-        let which = usize::from(namespace.is_empty());
-        let key = (namespace.to_string(), name.to_string());
-        let mut state = self.write();
-        state.unindex(which, &key);
-        state.bindings[which].remove(&key);
+        self.write().remove_binding(namespace, name);
     }
 
     /// A full list of `kind` ended: entries not seen in it are gone; the kind is loaded.
     pub fn listed(&self, kind: Kind, generation: u64) {
         let mut state = self.write();
+        let cluster = matches!(kind, Kind::ClusterRole | Kind::ClusterRoleBinding);
+        let in_scope = |ns: &str| ns.is_empty() == cluster;
         match kind {
             Kind::Role | Kind::ClusterRole => {
-                let which = usize::from(kind == Kind::ClusterRole);
-                state.roles[which].retain(|_, (g, _)| *g >= generation);
+                for (ns, names) in state.roles.iter_mut() {
+                    if in_scope(ns) {
+                        names.retain(|_, (g, _)| *g >= generation);
+                    }
+                }
+                state.roles.retain(|_, names| !names.is_empty());
             }
             Kind::RoleBinding | Kind::ClusterRoleBinding => {
-                let which = usize::from(kind == Kind::ClusterRoleBinding);
-                let stale: Vec<_> = state.bindings[which]
+                let stale: Vec<(String, String)> = state
+                    .bindings
                     .iter()
-                    .filter(|(_, (g, _))| *g < generation)
-                    .map(|(k, _)| k.clone())
+                    .filter(|(ns, _)| in_scope(ns))
+                    .flat_map(|(ns, names)| {
+                        names
+                            .iter()
+                            .filter(|(_, (g, _))| *g < generation)
+                            .map(|(name, _)| (ns.clone(), name.clone()))
+                    })
                     .collect();
-                for key in stale {
-                    state.unindex(which, &key);
-                    state.bindings[which].remove(&key);
+                for (ns, name) in stale {
+                    state.remove_binding(&ns, &name);
                 }
             }
         }
@@ -265,7 +305,8 @@ impl RbacIndex {
     }
 
     /// The bindings that apply to `user` in `namespace` (cluster bindings always), with
-    /// the rules of their roles (`Err` naming a missing role).
+    /// the rules of their roles (`Err` naming a missing role); `each` returns whether to go
+    /// on.
     fn visit(
         &self,
         user: &UserInfo,
@@ -273,42 +314,28 @@ impl RbacIndex {
         mut each: impl FnMut(&Binding, &Subject, Result<&[PolicyRule], String>) -> bool,
     ) {
         let state = self.read();
-        let mut keys = Vec::with_capacity(user.groups.len() + 1);
-        keys.push(format!("u:{}", user.name));
-        keys.extend(user.groups.iter().map(|g| format!("g:{g}")));
-        for key in &keys {
-            let Some(list) = state.by_subject.get(key) else {
+        let grants = state
+            .by_user
+            .get(&user.name)
+            .into_iter()
+            .chain(user.groups.iter().filter_map(|g| state.by_group.get(g)))
+            .flatten();
+        for (binding, subject) in grants {
+            if !binding.namespace.is_empty() && binding.namespace != namespace {
                 continue;
+            }
+            let rules = match &binding.role {
+                RoleRef::ClusterRole(role) => State::get(&state.roles, "", role)
+                    .map(|r| &**r)
+                    .ok_or_else(|| {
+                        format!("clusterrole.rbac.authorization.k8s.io {role:?} not found")
+                    }),
+                RoleRef::Role(role) => State::get(&state.roles, &binding.namespace, role)
+                    .map(|r| &**r)
+                    .ok_or_else(|| format!("role.rbac.authorization.k8s.io {role:?} not found")),
             };
-            for (kind, ns, name) in list {
-                let which = kind - 2;
-                if which == 0 && ns != namespace {
-                    continue;
-                }
-                let Some((_, binding)) = state.bindings[which].get(&(ns.clone(), name.clone()))
-                else {
-                    continue;
-                };
-                let Some(subject) = binding.subjects.iter().find(|s| s.key() == *key) else {
-                    continue;
-                };
-                let rules = match &binding.role {
-                    RoleRef::ClusterRole(role) => state.roles[1]
-                        .get(&(String::new(), role.clone()))
-                        .map(|(_, r)| &**r)
-                        .ok_or_else(|| {
-                            format!("clusterrole.rbac.authorization.k8s.io {role:?} not found")
-                        }),
-                    RoleRef::Role(role) => state.roles[0]
-                        .get(&(ns.clone(), role.clone()))
-                        .map(|(_, r)| &**r)
-                        .ok_or_else(|| {
-                            format!("role.rbac.authorization.k8s.io {role:?} not found")
-                        }),
-                };
-                if !each(binding, subject, rules) {
-                    return;
-                }
+            if !each(binding, &binding.subjects[*subject], rules) {
+                return;
             }
         }
     }
