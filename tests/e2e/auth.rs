@@ -1291,3 +1291,102 @@ async fn rbac_grants_what_roles_and_bindings_say() {
         bad.json()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admin_edit_and_view_aggregate_their_parts() {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = write(dir.path(), "tokens.csv", "dan-token,dan,1004\n");
+    let server = TestServer::start_with(move |c| {
+        c.token_auth_file = Some(tokens);
+        c.authorization_modes = vec!["RBAC".into()];
+    })
+    .await;
+    let admin = server.kubeconfig_path();
+    let rules_of = |role: &str| {
+        let (ok, out, err) = kubectl(&admin, &["get", "clusterrole", role, "-o", "json"]);
+        assert!(ok, "{err}");
+        let role: Value = serde_json::from_str(&out).unwrap();
+        role["rules"].as_array().cloned().unwrap_or_default()
+    };
+    // view ⊂ edit ⊂ admin, filled in by the aggregation.
+    eventually("admin has aggregated edit and view", async || {
+        let admin_rules = rules_of("admin");
+        let view_rules = rules_of("view");
+        !view_rules.is_empty() && view_rules.iter().all(|r| admin_rules.contains(r))
+    })
+    .await;
+
+    let dan = {
+        let path = dir.path().join("dan.kubeconfig");
+        std::fs::write(
+            &path,
+            server.kubeconfig().replace(server.token(), "dan-token"),
+        )
+        .unwrap();
+        path
+    };
+    let (ok, _, err) = kubectl(
+        &admin,
+        &[
+            "create",
+            "rolebinding",
+            "dan-edit",
+            "--clusterrole=edit",
+            "--user=dan",
+        ],
+    );
+    assert!(ok, "{err}");
+    eventually("dan may edit", async || {
+        kubectl(&dan, &["auth", "can-i", "create", "configmaps"])
+            .1
+            .trim()
+            == "yes"
+    })
+    .await;
+    let (ok, _, err) = kubectl(
+        &dan,
+        &["create", "configmap", "settings", "--from-literal=a=b"],
+    );
+    assert!(ok, "{err}");
+    assert_eq!(
+        kubectl(&dan, &["auth", "can-i", "create", "roles"])
+            .1
+            .trim(),
+        "no",
+        "admin only"
+    );
+    assert_eq!(
+        kubectl(&dan, &["auth", "can-i", "list", "nodes"]).1.trim(),
+        "no"
+    );
+
+    // A new role labelled for view reaches view, edit and admin.
+    let (ok, _, err) = kubectl(
+        &admin,
+        &[
+            "create",
+            "clusterrole",
+            "sc-viewer",
+            "--verb=get,list",
+            "--resource=storageclasses",
+        ],
+    );
+    assert!(ok, "{err}");
+    let (ok, _, err) = kubectl(
+        &admin,
+        &[
+            "label",
+            "clusterrole",
+            "sc-viewer",
+            "rbac.authorization.k8s.io/aggregate-to-view=true",
+        ],
+    );
+    assert!(ok, "{err}");
+    eventually("dan may list storage classes through edit", async || {
+        kubectl(&dan, &["auth", "can-i", "list", "storageclasses"])
+            .1
+            .trim()
+            == "yes"
+    })
+    .await;
+}

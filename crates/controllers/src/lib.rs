@@ -5,7 +5,9 @@
 //!   nothing is left, the `kubernetes` finalizer is removed and the namespace goes away. New
 //!   namespaces get a `default` ServiceAccount.
 //! - **events**: core events expire `--event-ttl` after their last activity.
-//! - **rbac**: the RBAC authorizer's index follows the roles and bindings.
+//! - **rbac**: the RBAC authorizer's index follows the roles and bindings; aggregated
+//!   ClusterRoles get the rules of the roles their selectors match (upstream runs that one in
+//!   kube-controller-manager).
 //! - **garbage collector** (`--enable-garbage-collector`): dependents whose owners are gone
 //!   are deleted; `Orphan` and `Foreground` deletions are carried out.
 
@@ -58,6 +60,7 @@ impl Controllers {
                 builtin.service_accounts.clone(),
             )),
             tokio::spawn(events::run(builtin.events.clone(), config.event_ttl)),
+            tokio::spawn(rbac::aggregate(builtin.rbac.cluster_roles.clone())),
         ];
         if config.garbage_collector {
             tasks.push(tokio::spawn(gc::run(registry.clone())));

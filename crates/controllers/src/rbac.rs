@@ -148,3 +148,89 @@ pub fn start(stores: &Rbac, index: Arc<RbacIndex>) -> Vec<JoinHandle<()>> {
     ));
     tasks
 }
+
+/// Aggregated ClusterRoles (`aggregationRule`): their rules become those of every ClusterRole
+/// a selector matches, in name order without repeats, as upstream's clusterrole-aggregation
+/// controller keeps them; recomputed whenever a ClusterRole changes.
+pub async fn aggregate(storage: Arc<dyn RestStorage>) {
+    let (tx, mut rx) = mpsc::channel::<Seen<api::ClusterRole>>(256);
+    let follower = tokio::spawn(follow(storage.clone(), tx));
+    let mut roles: std::collections::BTreeMap<String, (u64, api::ClusterRole)> =
+        std::collections::BTreeMap::new();
+    let mut loaded = false;
+    while let Some(seen) = rx.recv().await {
+        let name = seen.object.metadata.name.clone().unwrap_or_default();
+        if seen.listed {
+            roles.retain(|_, (g, _)| *g >= seen.generation);
+            loaded = true;
+        } else if seen.deleted {
+            roles.remove(&name);
+        } else {
+            roles.insert(name, (seen.generation, seen.object));
+        }
+        // Recompute once the backlog is read, not once per queued event.
+        if !loaded || !rx.is_empty() {
+            continue;
+        }
+        for (name, wanted) in aggregated_rules(&roles) {
+            let Some((_, role)) = roles.get(&name) else {
+                continue;
+            };
+            if role.rules.as_ref() == Some(&wanted) {
+                continue;
+            }
+            let mut updated = role.clone();
+            updated.rules = Some(wanted);
+            let mut body = match serde_json::to_value(&updated) {
+                Ok(body) => body,
+                Err(_) => continue,
+            };
+            body["apiVersion"] = "rbac.authorization.k8s.io/v1".into();
+            body["kind"] = "ClusterRole".into();
+            let Ok(bytes) = serde_json::to_vec(&body) else {
+                continue;
+            };
+            let options = capstan_registry::WriteOptions::default();
+            // A conflict means a newer version is on its way: it is recomputed then.
+            if let Err(err) = storage.update("", &name, &bytes, &options).await {
+                tracing::debug!(%err, role = %name, "aggregating a cluster role failed");
+            }
+        }
+    }
+    follower.abort();
+}
+
+/// The rules each aggregated role should have.
+fn aggregated_rules(
+    roles: &std::collections::BTreeMap<String, (u64, api::ClusterRole)>,
+) -> Vec<(String, Vec<api::PolicyRule>)> {
+    let mut out = Vec::new();
+    for (name, (_, role)) in roles {
+        let Some(rule) = &role.aggregation_rule else {
+            continue;
+        };
+        let selectors: Vec<_> = rule
+            .cluster_role_selectors
+            .iter()
+            .flatten()
+            .filter_map(|s| capstan_meta::labels::LabelSelector::from_api(s).ok())
+            .collect();
+        let mut rules: Vec<api::PolicyRule> = Vec::new();
+        for (other_name, (_, other)) in roles {
+            if other_name == name
+                || !selectors
+                    .iter()
+                    .any(|s| s.matches(other.metadata.labels.as_ref()))
+            {
+                continue;
+            }
+            for r in other.rules.iter().flatten() {
+                if !rules.contains(r) {
+                    rules.push(r.clone());
+                }
+            }
+        }
+        out.push((name.clone(), rules));
+    }
+    out
+}

@@ -4,7 +4,8 @@
 //! or subjects it lacks (extras are kept, as upstream's reconciliation keeps them).
 //!
 //! This is the first part of the policy: the roles and bindings every client needs (cluster
-//! administrators, discovery, the self-reviews, public information, delegated auth checks).
+//! administrators, discovery, the self-reviews, public information, delegated auth checks)
+//! and the user-facing `admin`, `edit` and `view` with the roles they aggregate.
 
 use capstan_meta::Reason;
 use serde_json::{Value, json};
@@ -28,6 +29,254 @@ fn cluster_role(name: &str, rules: Value) -> Value {
         "metadata": meta(name), "rules": rules})
 }
 
+const AGGREGATE_TO: &str = "rbac.authorization.k8s.io/aggregate-to-";
+
+/// A role whose rules are those of the roles labelled `aggregate-to-<to>`; itself labelled
+/// to be aggregated into `into`, if given.
+fn aggregated_role(name: &str, to: &str, into: Option<&str>) -> Value {
+    let mut role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": meta(name),
+        "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {format!("{AGGREGATE_TO}{to}"): "true"}}]}});
+    if let Some(into) = into {
+        role["metadata"]["labels"][format!("{AGGREGATE_TO}{into}")] = "true".into();
+    }
+    role
+}
+
+/// A role aggregated into `into`.
+fn aggregating_role(name: &str, into: &str, rules: Value) -> Value {
+    let mut role = cluster_role(name, rules);
+    role["metadata"]["labels"][format!("{AGGREGATE_TO}{into}")] = "true".into();
+    role
+}
+
+/// `rules` with one verb list for several groups' resources.
+fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> Value {
+    json!({"apiGroups": groups, "resources": resources, "verbs": verbs})
+}
+
+const READ: &[&str] = &["get", "list", "watch"];
+const WRITE: &[&str] = &["create", "delete", "deletecollection", "patch", "update"];
+const ALL: &[&str] = &[
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
+
+/// The user-facing roles: `admin`, `edit` and `view` aggregate the `system:aggregate-to-*`
+/// roles (and anything else labelled for them).
+fn user_facing_roles() -> Vec<Value> {
+    vec![
+        aggregated_role("admin", "admin", None),
+        aggregated_role("edit", "edit", Some("admin")),
+        aggregated_role("view", "view", Some("edit")),
+        aggregating_role(
+            "system:aggregate-to-admin",
+            "admin",
+            json!([
+                rule(
+                    &["authorization.k8s.io"],
+                    &["localsubjectaccessreviews"],
+                    &["create"]
+                ),
+                rule(
+                    &["rbac.authorization.k8s.io"],
+                    &["rolebindings", "roles"],
+                    ALL
+                ),
+            ]),
+        ),
+        aggregating_role(
+            "system:aggregate-to-edit",
+            "edit",
+            json!([
+                rule(
+                    &[""],
+                    &[
+                        "pods/attach",
+                        "pods/exec",
+                        "pods/portforward",
+                        "pods/proxy",
+                        "secrets",
+                        "services/proxy"
+                    ],
+                    READ
+                ),
+                rule(&[""], &["serviceaccounts"], &["impersonate"]),
+                rule(
+                    &[""],
+                    &[
+                        "pods",
+                        "pods/attach",
+                        "pods/exec",
+                        "pods/portforward",
+                        "pods/proxy"
+                    ],
+                    WRITE
+                ),
+                rule(&[""], &["pods/eviction"], &["create"]),
+                rule(
+                    &[""],
+                    &[
+                        "configmaps",
+                        "events",
+                        "persistentvolumeclaims",
+                        "replicationcontrollers",
+                        "replicationcontrollers/scale",
+                        "secrets",
+                        "serviceaccounts",
+                        "services",
+                        "services/proxy"
+                    ],
+                    WRITE
+                ),
+                rule(&[""], &["serviceaccounts/token"], &["create"]),
+                rule(
+                    &["apps"],
+                    &[
+                        "daemonsets",
+                        "deployments",
+                        "deployments/rollback",
+                        "deployments/scale",
+                        "replicasets",
+                        "replicasets/scale",
+                        "statefulsets",
+                        "statefulsets/scale"
+                    ],
+                    WRITE
+                ),
+                rule(&["autoscaling"], &["horizontalpodautoscalers"], WRITE),
+                rule(&["batch"], &["cronjobs", "jobs"], WRITE),
+                rule(
+                    &["extensions"],
+                    &[
+                        "daemonsets",
+                        "deployments",
+                        "deployments/rollback",
+                        "deployments/scale",
+                        "ingresses",
+                        "networkpolicies",
+                        "replicasets",
+                        "replicasets/scale",
+                        "replicationcontrollers/scale"
+                    ],
+                    WRITE
+                ),
+                rule(&["policy"], &["poddisruptionbudgets"], WRITE),
+                rule(
+                    &["networking.k8s.io"],
+                    &["ingresses", "networkpolicies"],
+                    WRITE
+                ),
+                rule(&["coordination.k8s.io"], &["leases"], ALL),
+            ]),
+        ),
+        aggregating_role(
+            "system:aggregate-to-view",
+            "view",
+            json!([
+                rule(
+                    &[""],
+                    &[
+                        "configmaps",
+                        "endpoints",
+                        "persistentvolumeclaims",
+                        "persistentvolumeclaims/status",
+                        "pods",
+                        "replicationcontrollers",
+                        "replicationcontrollers/scale",
+                        "serviceaccounts",
+                        "services",
+                        "services/status"
+                    ],
+                    READ
+                ),
+                rule(
+                    &[""],
+                    &[
+                        "bindings",
+                        "events",
+                        "limitranges",
+                        "namespaces/status",
+                        "pods/log",
+                        "pods/status",
+                        "replicationcontrollers/status",
+                        "resourcequotas",
+                        "resourcequotas/status"
+                    ],
+                    READ
+                ),
+                rule(&[""], &["namespaces"], READ),
+                rule(&["discovery.k8s.io"], &["endpointslices"], READ),
+                rule(
+                    &["apps"],
+                    &[
+                        "controllerrevisions",
+                        "daemonsets",
+                        "daemonsets/status",
+                        "deployments",
+                        "deployments/scale",
+                        "deployments/status",
+                        "replicasets",
+                        "replicasets/scale",
+                        "replicasets/status",
+                        "statefulsets",
+                        "statefulsets/scale",
+                        "statefulsets/status"
+                    ],
+                    READ
+                ),
+                rule(
+                    &["autoscaling"],
+                    &[
+                        "horizontalpodautoscalers",
+                        "horizontalpodautoscalers/status"
+                    ],
+                    READ
+                ),
+                rule(
+                    &["batch"],
+                    &["cronjobs", "cronjobs/status", "jobs", "jobs/status"],
+                    READ
+                ),
+                rule(
+                    &["extensions"],
+                    &[
+                        "daemonsets",
+                        "daemonsets/status",
+                        "deployments",
+                        "deployments/scale",
+                        "deployments/status",
+                        "ingresses",
+                        "ingresses/status",
+                        "networkpolicies",
+                        "replicasets",
+                        "replicasets/scale",
+                        "replicasets/status",
+                        "replicationcontrollers/scale"
+                    ],
+                    READ
+                ),
+                rule(
+                    &["policy"],
+                    &["poddisruptionbudgets", "poddisruptionbudgets/status"],
+                    READ
+                ),
+                rule(
+                    &["networking.k8s.io"],
+                    &["ingresses", "ingresses/status", "networkpolicies"],
+                    READ
+                ),
+            ]),
+        ),
+    ]
+}
+
 fn groups(names: &[&str]) -> Value {
     Value::Array(
         names
@@ -46,7 +295,8 @@ fn cluster_role_binding(name: &str, role: &str, subjects: Value) -> Value {
 
 /// The default cluster roles.
 pub fn cluster_roles() -> Vec<Value> {
-    vec![
+    let mut roles = user_facing_roles();
+    roles.extend([
         cluster_role(
             "cluster-admin",
             json!([
@@ -84,7 +334,8 @@ pub fn cluster_roles() -> Vec<Value> {
                  "verbs": ["create"]},
             ]),
         ),
-    ]
+    ]);
+    roles
 }
 
 /// The default cluster role bindings.
