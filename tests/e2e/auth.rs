@@ -1390,3 +1390,137 @@ async fn admin_edit_and_view_aggregate_their_parts() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nobody_grants_permissions_they_do_not_hold() {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = write(dir.path(), "tokens.csv", "dan-token,dan,1004\n");
+    let server = TestServer::start_with(move |c| {
+        c.token_auth_file = Some(tokens);
+        c.authorization_modes = vec!["RBAC".into()];
+    })
+    .await;
+    let admin = server.kubeconfig_path();
+    let dan = {
+        let path = dir.path().join("dan.kubeconfig");
+        std::fs::write(
+            &path,
+            server.kubeconfig().replace(server.token(), "dan-token"),
+        )
+        .unwrap();
+        path
+    };
+    let (ok, _, err) = kubectl(
+        &admin,
+        &[
+            "create",
+            "rolebinding",
+            "dan-admin",
+            "--clusterrole=admin",
+            "--user=dan",
+        ],
+    );
+    assert!(ok, "{err}");
+    eventually("dan administers default", async || {
+        kubectl(&dan, &["auth", "can-i", "create", "roles"])
+            .1
+            .trim()
+            == "yes"
+            && kubectl(&dan, &["auth", "can-i", "get", "pods"]).1.trim() == "yes"
+    })
+    .await;
+
+    // Rules dan holds may be written into roles and bound; others may not.
+    let (ok, _, err) = kubectl(
+        &dan,
+        &[
+            "create",
+            "role",
+            "pod-reader",
+            "--verb=get,list",
+            "--resource=pods",
+        ],
+    );
+    assert!(ok, "{err}");
+    let (ok, _, err) = kubectl(
+        &dan,
+        &[
+            "create",
+            "role",
+            "node-admin",
+            "--verb=*",
+            "--resource=nodes",
+        ],
+    );
+    assert!(!ok);
+    assert!(
+        err.contains(r#"roles.rbac.authorization.k8s.io "node-admin" is forbidden: user "dan" (groups=["system:authenticated"]) is attempting to grant RBAC permissions not currently held:"#)
+            && err.contains(r#"{APIGroups:[""], Resources:["nodes"], Verbs:["*"]}"#),
+        "{err}"
+    );
+    let (ok, _, err) = kubectl(
+        &dan,
+        &[
+            "create",
+            "rolebinding",
+            "others-view",
+            "--clusterrole=view",
+            "--user=erin",
+        ],
+    );
+    assert!(ok, "binding a role dan holds: {err}");
+    let (ok, _, err) = kubectl(
+        &dan,
+        &[
+            "create",
+            "rolebinding",
+            "dan-root",
+            "--clusterrole=cluster-admin",
+            "--user=dan",
+        ],
+    );
+    assert!(!ok, "binding cluster-admin");
+    assert!(
+        err.contains("is attempting to grant RBAC permissions not currently held"),
+        "{err}"
+    );
+
+    // With the bind verb on cluster-admin, the binding is allowed (upstream's escape hatch).
+    let (ok, _, err) = kubectl(
+        &admin,
+        &[
+            "create",
+            "clusterrole",
+            "bind-root",
+            "--verb=bind",
+            "--resource=clusterroles",
+            "--resource-name=cluster-admin",
+        ],
+    );
+    assert!(ok, "{err}");
+    let (ok, _, err) = kubectl(
+        &admin,
+        &[
+            "create",
+            "rolebinding",
+            "dan-bind-root",
+            "--clusterrole=bind-root",
+            "--user=dan",
+        ],
+    );
+    assert!(ok, "{err}");
+    eventually("dan may bind cluster-admin in default", async || {
+        kubectl(
+            &dan,
+            &[
+                "create",
+                "rolebinding",
+                "dan-root",
+                "--clusterrole=cluster-admin",
+                "--user=dan",
+            ],
+        )
+        .0
+    })
+    .await;
+}

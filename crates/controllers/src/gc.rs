@@ -441,7 +441,7 @@ impl Collector {
                 &node.name,
                 PatchType::Json,
                 &body,
-                &WriteOptions::default(),
+                &WriteOptions::server(),
             )
             .await
         {

@@ -114,7 +114,7 @@ async fn ensure_default_account(
 ) -> bool {
     let body = br#"{"metadata":{"name":"default"}}"#;
     match service_accounts
-        .create(namespace, body, &WriteOptions::default())
+        .create(namespace, body, &WriteOptions::server())
         .await
     {
         Ok(_) => true,

@@ -3,62 +3,15 @@
 
 use std::sync::Arc;
 
-use capstan_auth::authz::rbac::{self, Binding, Kind, RbacIndex, RoleRef, Subject};
+use capstan_auth::authz::rbac::{Kind, RbacIndex};
 use capstan_registry::RestStorage;
 use capstan_registry::builtin::Rbac;
+use capstan_registry::rbac::{binding, policy_rules};
 use k8s_openapi::api::rbac::v1 as api;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::watching::{Seen, follow};
-
-fn rules(rules: Option<Vec<api::PolicyRule>>) -> Vec<rbac::PolicyRule> {
-    rules
-        .unwrap_or_default()
-        .into_iter()
-        .map(|r| rbac::PolicyRule {
-            verbs: r.verbs,
-            api_groups: r.api_groups.unwrap_or_default(),
-            resources: r.resources.unwrap_or_default(),
-            resource_names: r.resource_names.unwrap_or_default(),
-            non_resource_urls: r.non_resource_urls.unwrap_or_default(),
-        })
-        .collect()
-}
-
-fn binding(
-    namespace: String,
-    name: String,
-    role_ref: api::RoleRef,
-    subjects: Option<Vec<api::Subject>>,
-) -> Binding {
-    let role = match role_ref.kind.as_str() {
-        "Role" => RoleRef::Role(role_ref.name),
-        _ => RoleRef::ClusterRole(role_ref.name),
-    };
-    let subjects = subjects
-        .unwrap_or_default()
-        .into_iter()
-        .filter_map(|s| match s.kind.as_str() {
-            "User" => Some(Subject::User(s.name)),
-            "Group" => Some(Subject::Group(s.name)),
-            "ServiceAccount" => Some(Subject::ServiceAccount {
-                namespace: s
-                    .namespace
-                    .filter(|n| !n.is_empty())
-                    .unwrap_or_else(|| namespace.clone()),
-                name: s.name,
-            }),
-            _ => None,
-        })
-        .collect();
-    Binding {
-        namespace,
-        name,
-        role,
-        subjects,
-    }
-}
 
 /// Feeds one collection into the index: `put` for what is seen, `remove` for deletions.
 fn feed<T>(
@@ -100,7 +53,7 @@ pub fn start(stores: &Rbac, index: Arc<RbacIndex>) -> Vec<JoinHandle<()>> {
             if deleted {
                 index.remove_role(&ns, &name);
             } else {
-                index.put_role(&ns, &name, rules(role.rules), generation);
+                index.put_role(&ns, &name, policy_rules(role.rules.as_deref()), generation);
             }
         },
     ));
@@ -113,7 +66,7 @@ pub fn start(stores: &Rbac, index: Arc<RbacIndex>) -> Vec<JoinHandle<()>> {
             if deleted {
                 index.remove_role("", &name);
             } else {
-                index.put_role("", &name, rules(role.rules), generation);
+                index.put_role("", &name, policy_rules(role.rules.as_deref()), generation);
             }
         },
     ));
@@ -126,7 +79,10 @@ pub fn start(stores: &Rbac, index: Arc<RbacIndex>) -> Vec<JoinHandle<()>> {
             if deleted {
                 index.remove_binding(&ns, &name);
             } else if !ns.is_empty() {
-                index.put_binding(binding(ns, name, b.role_ref, b.subjects), generation);
+                index.put_binding(
+                    binding(&ns, &name, &b.role_ref, b.subjects.as_deref()),
+                    generation,
+                );
             }
         },
     ));
@@ -140,7 +96,7 @@ pub fn start(stores: &Rbac, index: Arc<RbacIndex>) -> Vec<JoinHandle<()>> {
                 index.remove_binding("", &name);
             } else {
                 index.put_binding(
-                    binding(String::new(), name, b.role_ref, b.subjects),
+                    binding("", &name, &b.role_ref, b.subjects.as_deref()),
                     generation,
                 );
             }
@@ -190,7 +146,7 @@ pub async fn aggregate(storage: Arc<dyn RestStorage>) {
             let Ok(bytes) = serde_json::to_vec(&body) else {
                 continue;
             };
-            let options = capstan_registry::WriteOptions::default();
+            let options = capstan_registry::WriteOptions::server();
             // A conflict means a newer version is on its way: it is recomputed then.
             if let Err(err) = storage.update("", &name, &bytes, &options).await {
                 tracing::debug!(%err, role = %name, "aggregating a cluster role failed");

@@ -399,7 +399,7 @@ pub async fn reconcile(registry: &Registry) -> Result<()> {
         for wanted in objects {
             let name = wanted["metadata"]["name"].as_str().unwrap_or_default();
             let body = serde_json::to_vec(&wanted).map_err(Error::Encode)?;
-            match storage.create("", &body, &WriteOptions::default()).await {
+            match storage.create("", &body, &WriteOptions::server()).await {
                 Ok(_) => continue,
                 Err(Error::Api(e)) if e.reason == Reason::AlreadyExists => {}
                 Err(e) => return Err(e),
@@ -413,7 +413,7 @@ pub async fn reconcile(registry: &Registry) -> Result<()> {
             if add_missing(&mut current, &wanted, field) {
                 let body = serde_json::to_vec(&current).map_err(Error::Encode)?;
                 storage
-                    .update("", name, &body, &WriteOptions::default())
+                    .update("", name, &body, &WriteOptions::server())
                     .await?;
                 tracing::info!(resource, name, "completed a default RBAC object");
             }

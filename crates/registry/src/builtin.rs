@@ -71,6 +71,8 @@ pub struct BuiltinConfig {
     /// Signs the tokens of new `kubernetes.io/service-account-token` Secrets, with the CA
     /// they carry (`--service-account-signing-key-file`).
     pub legacy_tokens: Option<(Arc<SigningKey>, String)>,
+    /// RBAC's escalation checks on roles and bindings.
+    pub escalation: Option<Arc<crate::rbac::Escalation>>,
 }
 
 /// Registers every built-in resource with its subresources. Namespaces come first: the
@@ -111,11 +113,31 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
     registry.register(StorageClassStrategy);
     registry.register(CsiNodeStrategy);
     registry.register(PodDisruptionBudgetStrategy);
+    let escalation = config.escalation.clone();
     let rbac = Rbac {
-        roles: registry.register(capstan_api::RoleStrategy),
-        cluster_roles: registry.register(capstan_api::ClusterRoleStrategy),
-        role_bindings: registry.register(capstan_api::RoleBindingStrategy),
-        cluster_role_bindings: registry.register(capstan_api::ClusterRoleBindingStrategy),
+        roles: registry.register_with(capstan_api::RoleStrategy, |s| match &escalation {
+            Some(e) => s.with_write_check(e.clone()),
+            None => s,
+        }),
+        cluster_roles: registry.register_with(capstan_api::ClusterRoleStrategy, |s| {
+            match &escalation {
+                Some(e) => s.with_write_check(e.clone()),
+                None => s,
+            }
+        }),
+        role_bindings: registry.register_with(capstan_api::RoleBindingStrategy, |s| {
+            match &escalation {
+                Some(e) => s.with_write_check(e.clone()),
+                None => s,
+            }
+        }),
+        cluster_role_bindings: registry.register_with(
+            capstan_api::ClusterRoleBindingStrategy,
+            |s| match &escalation {
+                Some(e) => s.with_write_check(e.clone()),
+                None => s,
+            },
+        ),
     };
     Builtin {
         namespaces,
@@ -169,7 +191,7 @@ pub async fn ensure_initial_objects(registry: &Registry, which: InitialObjects) 
             continue;
         };
         let bytes = serde_json::to_vec(&body).map_err(Error::Encode)?;
-        match storage.create("", &bytes, &WriteOptions::default()).await {
+        match storage.create("", &bytes, &WriteOptions::server()).await {
             Ok(_) => {}
             Err(Error::Api(e)) if e.reason == Reason::AlreadyExists => {}
             Err(e) => return Err(e),
@@ -199,7 +221,7 @@ pub async fn publish_config_map(
         "data": data,
     }))
     .map_err(Error::Encode)?;
-    let options = WriteOptions::default();
+    let options = WriteOptions::server();
     match storage.create(namespace, &body, &options).await {
         Ok(_) => return Ok(true),
         Err(Error::Api(e)) if e.reason == Reason::AlreadyExists => {}

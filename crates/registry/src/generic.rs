@@ -17,7 +17,7 @@ use k8s_openapi::Metadata;
 
 use crate::codec::{self, decode, decode_value};
 use crate::error::{Error, Result};
-use crate::hooks::CreateHook;
+use crate::hooks::{CreateHook, WriteCheck};
 use crate::managed::FieldTracker;
 use crate::namespaces::NamespaceGate;
 use crate::options::{
@@ -53,6 +53,7 @@ pub struct GenericStore<S: Strategy> {
     /// Checks that a namespace takes new objects (namespaced resources only).
     namespaces: Option<Arc<dyn NamespaceGate>>,
     create_hooks: Vec<Arc<dyn CreateHook<S::Object>>>,
+    write_checks: Vec<Arc<dyn WriteCheck<S::Object>>>,
     /// Deletes a deletecollection runs at once (`--delete-collection-workers`).
     delete_workers: usize,
     /// Keeps managedFields and runs server-side apply.
@@ -141,6 +142,7 @@ where
             cache,
             namespaces: None,
             create_hooks: Vec::new(),
+            write_checks: Vec::new(),
             delete_workers: 1,
         }
     }
@@ -155,6 +157,13 @@ where
     /// change the object or refuse it). Hooks run in the order they were added.
     pub fn with_create_hook(mut self, hook: Arc<dyn CreateHook<S::Object>>) -> Self {
         self.create_hooks.push(hook);
+        self
+    }
+
+    /// Runs `check` on every valid new or changed object, with its author, before it is
+    /// written (dry runs included): RBAC's escalation checks.
+    pub fn with_write_check(mut self, check: Arc<dyn WriteCheck<S::Object>>) -> Self {
+        self.write_checks.push(check);
         self
     }
 
@@ -443,6 +452,9 @@ impl<S: Strategy> GenericStore<S> {
         errors.extend(self.strategy.validate_update(&new, old));
         if !errors.is_empty() {
             return Err(self.invalid(&name, &errors));
+        }
+        for check in &self.write_checks {
+            check.check(&new, Some(old), &options.user).await?;
         }
         if let Tracking::Record(manager) = tracking {
             self.record_managers(target, Some(old), &mut new, manager)?;
@@ -853,6 +865,9 @@ impl<S: Strategy> GenericStore<S> {
             errors.extend(self.strategy.validate(&obj));
             if !errors.is_empty() {
                 return Err(self.invalid(&name, &errors));
+            }
+            for check in &self.write_checks {
+                check.check(&obj, None, &options.user).await?;
             }
             if options.dry_run {
                 return self.encode(&obj, warnings, ResponseStatus::Created);

@@ -16,6 +16,14 @@ use crate::generic::GenericStore;
 use crate::options::{GetOptions, ListOptions};
 use crate::rest::RestStorage;
 
+/// Refuses a valid write of an object of type `T` by its author (`old` is the stored object
+/// of an update), e.g. RBAC's escalation checks.
+#[async_trait]
+pub trait WriteCheck<T>: Send + Sync + 'static {
+    /// `Ok` to let the write go on, or the upstream error refusing it.
+    async fn check(&self, new: &T, old: Option<&T>, user: &capstan_auth::UserInfo) -> Result<()>;
+}
+
 /// Adjusts or refuses a new object of type `T` after defaulting, before validation.
 #[async_trait]
 pub trait CreateHook<T>: Send + Sync + 'static {

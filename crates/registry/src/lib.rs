@@ -21,6 +21,7 @@ pub mod namespaces;
 pub mod options;
 pub mod patch;
 pub mod payload;
+pub mod rbac;
 mod registry;
 mod rest;
 pub mod stored;

@@ -273,6 +273,22 @@ pub struct WriteOptions {
 }
 
 impl WriteOptions {
+    /// Options of the server's own writes (post-start hooks, controllers): made by
+    /// `system:apiserver` in `system:masters`, as upstream's loopback client.
+    pub fn server() -> Self {
+        Self {
+            user: capstan_auth::UserInfo {
+                name: "system:apiserver".into(),
+                groups: vec![
+                    capstan_auth::UserInfo::MASTERS.into(),
+                    capstan_auth::UserInfo::AUTHENTICATED.into(),
+                ],
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
     /// The field manager the write is recorded under.
     pub fn manager(&self) -> &str {
         match self.field_manager.as_deref() {

@@ -18,6 +18,7 @@ use capstan_registry::authorization::{
 use capstan_registry::builtin::{
     BuiltinConfig, InitialObjects, ensure_initial_objects, register_builtin,
 };
+use capstan_registry::rbac::Escalation;
 use capstan_registry::{Registry, RegistryConfig};
 use capstan_storage::{EmbeddedStore, EmbeddedStoreConfig, Store, spawn_compactor};
 use hyper_util::rt::{TokioExecutor, TokioIo};
@@ -253,7 +254,18 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         .signing_key
         .clone()
         .map(|key| (key, cert.ca_pem.clone()));
-    let builtin = register_builtin(&mut registry, BuiltinConfig { legacy_tokens });
+    let rbac_index = Arc::new(RbacIndex::new());
+    let authz = Arc::new(AuthorizerChain::from_modes(
+        &config.authorization_modes,
+        &rbac_index,
+    )?);
+    let builtin = register_builtin(
+        &mut registry,
+        BuiltinConfig {
+            legacy_tokens,
+            escalation: Some(Escalation::new(authz.clone(), rbac_index.clone())),
+        },
+    );
     let lookup: Arc<dyn ObjectLookup> = Arc::new(builtin.lookup());
     let service_accounts = Arc::new(ServiceAccountTokens::new(sa_config, lookup.clone()));
     let mut tokens = match &config.token_auth_file {
@@ -287,11 +299,6 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     )));
     registry.add(Arc::new(TokenReviewRest::new(authn.clone())));
     registry.add(Arc::new(SelfSubjectReviewRest::default()));
-    let rbac_index = Arc::new(RbacIndex::new());
-    let authz = Arc::new(AuthorizerChain::from_modes(
-        &config.authorization_modes,
-        &rbac_index,
-    )?);
     registry.add(Arc::new(SubjectAccessReviewRest::new(authz.clone())));
     registry.add(Arc::new(LocalSubjectAccessReviewRest::new(authz.clone())));
     registry.add(Arc::new(SelfSubjectAccessReviewRest::new(authz.clone())));

@@ -341,6 +341,135 @@ impl RbacIndex {
     }
 }
 
+impl RbacIndex {
+    /// Every rule `user` holds through RBAC in `namespace` (cluster-wide rules included;
+    /// `namespace` empty: cluster-wide only).
+    pub fn user_rules(&self, user: &UserInfo, namespace: &str) -> Vec<PolicyRule> {
+        let mut all = Vec::new();
+        self.visit(user, namespace, |_, _, rules| {
+            if let Ok(rules) = rules {
+                all.extend(rules.iter().cloned());
+            }
+            true
+        });
+        all
+    }
+
+    /// The rules of the role `role` refers to from `namespace` (a Role there, or a
+    /// ClusterRole); `None` when there is no such role.
+    pub fn role_rules(&self, namespace: &str, role: &RoleRef) -> Option<Arc<[PolicyRule]>> {
+        let state = self.read();
+        match role {
+            RoleRef::Role(name) => State::get(&state.roles, namespace, name).cloned(),
+            RoleRef::ClusterRole(name) => State::get(&state.roles, "", name).cloned(),
+        }
+    }
+}
+
+/// The parts of `wanted` that `held` does not cover, each as a rule of one verb on one
+/// resource (or URL), as upstream's escalation check breaks them down.
+pub fn uncovered(held: &[PolicyRule], wanted: &[PolicyRule]) -> Vec<PolicyRule> {
+    let one = |v: &str| vec![v.to_string()];
+    let mut missing = Vec::new();
+    for rule in wanted {
+        for verb in &rule.verbs {
+            for url in &rule.non_resource_urls {
+                let atom = PolicyRule {
+                    verbs: one(verb),
+                    non_resource_urls: one(url),
+                    ..Default::default()
+                };
+                if !held.iter().any(|h| covers(h, &atom)) {
+                    missing.push(atom);
+                }
+            }
+            for group in &rule.api_groups {
+                for resource in &rule.resources {
+                    let names: Vec<Vec<String>> = if rule.resource_names.is_empty() {
+                        vec![Vec::new()]
+                    } else {
+                        rule.resource_names.iter().map(|n| one(n)).collect()
+                    };
+                    for resource_names in names {
+                        let atom = PolicyRule {
+                            verbs: one(verb),
+                            api_groups: one(group),
+                            resources: one(resource),
+                            resource_names,
+                            ..Default::default()
+                        };
+                        if !held.iter().any(|h| covers(h, &atom)) {
+                            missing.push(atom);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    missing
+}
+
+/// Whether `owner` grants everything the single-verb, single-resource `atom` does.
+fn covers(owner: &PolicyRule, atom: &PolicyRule) -> bool {
+    let has = |list: &[String], v: &str| list.iter().any(|x| x == "*" || x == v);
+    if !has(&owner.verbs, &atom.verbs[0]) {
+        return false;
+    }
+    if let Some(url) = atom.non_resource_urls.first() {
+        return owner.non_resource_urls.iter().any(|o| {
+            o == "*" || o == url || o.strip_suffix('*').is_some_and(|p| url.starts_with(p))
+        });
+    }
+    if !has(&owner.api_groups, &atom.api_groups[0]) {
+        return false;
+    }
+    let resource = &atom.resources[0];
+    let resource_ok = owner.resources.iter().any(|o| {
+        o == "*"
+            || o == resource
+            || resource.split_once('/').is_some_and(|(res, sub)| {
+                o.strip_prefix("*/") == Some(sub) || o.strip_suffix("/*") == Some(res)
+            })
+    });
+    if !resource_ok {
+        return false;
+    }
+    owner.resource_names.is_empty()
+        || atom
+            .resource_names
+            .first()
+            .is_some_and(|n| owner.resource_names.contains(n))
+}
+
+/// Upstream's rendering of rules in escalation errors:
+/// `{APIGroups:[""], Resources:["pods"], Verbs:["delete"]}`.
+pub fn render_rule(rule: &PolicyRule) -> String {
+    let list = |v: &[String]| {
+        v.iter()
+            .map(|x| format!("{x:?}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut parts = Vec::new();
+    if !rule.api_groups.is_empty() {
+        parts.push(format!("APIGroups:[{}]", list(&rule.api_groups)));
+    }
+    if !rule.resources.is_empty() {
+        parts.push(format!("Resources:[{}]", list(&rule.resources)));
+    }
+    if !rule.resource_names.is_empty() {
+        parts.push(format!("ResourceNames:[{}]", list(&rule.resource_names)));
+    }
+    if !rule.non_resource_urls.is_empty() {
+        parts.push(format!(
+            "NonResourceURLs:[{}]",
+            list(&rule.non_resource_urls)
+        ));
+    }
+    parts.push(format!("Verbs:[{}]", list(&rule.verbs)));
+    format!("{{{}}}", parts.join(", "))
+}
+
 fn describe(binding: &Binding, subject: &Subject) -> String {
     let (kind, role) = match &binding.role {
         RoleRef::Role(r) => ("Role", r),
@@ -564,6 +693,26 @@ mod tests {
             Decision::NoOpinion(
                 "RBAC: role.rbac.authorization.k8s.io \"deployer\" not found".into()
             )
+        );
+    }
+
+    #[test]
+    fn coverage_is_checked_verb_by_verb_and_resource_by_resource() {
+        let held = vec![
+            rule(&["get", "list"], &[""], &["pods", "*/status"]),
+            rule(&["*"], &["apps"], &["deployments"]),
+        ];
+        assert!(uncovered(&held, &[rule(&["get"], &[""], &["pods"])]).is_empty());
+        assert!(uncovered(&held, &[rule(&["get"], &[""], &["nodes/status"])]).is_empty());
+        assert!(uncovered(&held, &[rule(&["delete"], &["apps"], &["deployments"])]).is_empty());
+        let missing = uncovered(&held, &[rule(&["get", "delete"], &["", "apps"], &["pods"])]);
+        assert_eq!(
+            missing.iter().map(render_rule).collect::<Vec<_>>(),
+            [
+                r#"{APIGroups:["apps"], Resources:["pods"], Verbs:["get"]}"#,
+                r#"{APIGroups:[""], Resources:["pods"], Verbs:["delete"]}"#,
+                r#"{APIGroups:["apps"], Resources:["pods"], Verbs:["delete"]}"#,
+            ]
         );
     }
 
