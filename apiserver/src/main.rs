@@ -361,8 +361,8 @@ struct Options {
     #[arg(long, help_heading = "Authentication flags")]
     proxy_client_key_file: Option<PathBuf>,
 
-    /// Ordered, comma-separated authorization modes: AlwaysAllow, AlwaysDeny. Members of
-    /// system:masters are always allowed.
+    /// Ordered, comma-separated authorization modes: AlwaysAllow, AlwaysDeny, ABAC, Webhook,
+    /// RBAC. Members of system:masters are always allowed.
     #[arg(
         long,
         default_value = "AlwaysAllow",
@@ -370,6 +370,28 @@ struct Options {
         help_heading = "Authorization flags"
     )]
     authorization_mode: Vec<String>,
+
+    /// ABAC policy file: one JSON policy per line (abac.authorization.kubernetes.io/v1beta1
+    /// Policy, or the unversioned form). Needs --authorization-mode=ABAC.
+    #[arg(long, help_heading = "Authorization flags")]
+    authorization_policy_file: Option<PathBuf>,
+
+    /// Kubeconfig-format file naming the webhook that authorizes requests (a
+    /// SubjectAccessReview posted to its cluster's server). Needs --authorization-mode=Webhook.
+    #[arg(long, help_heading = "Authorization flags")]
+    authorization_webhook_config_file: Option<PathBuf>,
+
+    /// Version of the SubjectAccessReview sent to and expected from the webhook: v1beta1 or v1.
+    #[arg(long, default_value = "v1beta1", help_heading = "Authorization flags")]
+    authorization_webhook_version: String,
+
+    /// How long the webhook's 'authorized' answers are remembered.
+    #[arg(long, default_value = "5m0s", value_parser = parse_duration, help_heading = "Authorization flags")]
+    authorization_webhook_cache_authorized_ttl: Duration,
+
+    /// How long the webhook's 'unauthorized' answers are remembered.
+    #[arg(long, default_value = "30s", value_parser = parse_duration, help_heading = "Authorization flags")]
+    authorization_webhook_cache_unauthorized_ttl: Duration,
 
     /// The cloud provider; empty for none. No effect: Capstan has no cloud providers.
     #[arg(long, default_value = "", help_heading = "Cloud provider flags")]
@@ -823,6 +845,15 @@ fn main() -> ExitCode {
         api_audiences: options.api_audiences,
     };
     config.authorization_modes = options.authorization_mode;
+    config.authorization_policy_file = options.authorization_policy_file;
+    config.authorization_webhook = options.authorization_webhook_config_file.map(|file| {
+        capstan_server::AuthorizationWebhookConfig {
+            config_file: file,
+            version: options.authorization_webhook_version,
+            authorized_ttl: options.authorization_webhook_cache_authorized_ttl,
+            unauthorized_ttl: options.authorization_webhook_cache_unauthorized_ttl,
+        }
+    });
     config.admin_kubeconfig = options.write_admin_kubeconfig;
     config.watch_cache = options.watch_cache;
     config.default_watch_cache_size = options.default_watch_cache_size;

@@ -105,6 +105,12 @@ const AUTHENTICATION: &[&str] = &[
     "oidc-groups-prefix",
     "oidc-required-claim",
     "oidc-signing-algs",
+    "authorization-mode",
+    "authorization-policy-file",
+    "authorization-webhook-config-file",
+    "authorization-webhook-version",
+    "authorization-webhook-cache-authorized-ttl",
+    "authorization-webhook-cache-unauthorized-ttl",
 ];
 
 fn apiserver(args: &[&str]) -> std::process::Output {
@@ -380,6 +386,25 @@ fn unusable_authentication_options_fail_the_start_naming_the_option() {
                 "--oidc-ca-file=/absent/ca.crt",
             ],
             "--oidc-ca-file",
+        ),
+        (&["--authorization-mode=ABAC"], "--authorization-mode"),
+        (
+            &["--authorization-mode=RBAC", "--authorization-policy-file=/absent/abac.jsonl"],
+            "--authorization-policy-file",
+        ),
+        (
+            &[
+                "--authorization-mode=ABAC",
+                &format!("--authorization-policy-file={garbage}"),
+            ],
+            "--authorization-policy-file",
+        ),
+        (
+            &[
+                "--authorization-mode=Webhook",
+                "--authorization-webhook-config-file=/absent/authz.kubeconfig",
+            ],
+            "--authorization-webhook-config-file",
         ),
         (
             &[&format!("--proxy-client-cert-file={ca}")],

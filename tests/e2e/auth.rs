@@ -1524,3 +1524,123 @@ async fn nobody_grants_permissions_they_do_not_hold() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn abac_policies_and_the_authorization_webhook_decide() {
+    use std::sync::{Arc, Mutex};
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = write(
+        dir.path(),
+        "tokens.csv",
+        "alice-token,alice,1\nbob-token,bob,2,\"readers\"\nmallory-token,mallory,3\n",
+    );
+    let policy = write(
+        dir.path(),
+        "abac.jsonl",
+        concat!(
+            "# everything for alice\n",
+            r#"{"apiVersion": "abac.authorization.kubernetes.io/v1beta1", "kind": "Policy", "spec": {"user": "alice", "namespace": "*", "resource": "*", "apiGroup": "*", "nonResourcePath": "*"}}"#,
+            "\n",
+            r#"{"apiVersion": "abac.authorization.kubernetes.io/v1beta1", "kind": "Policy", "spec": {"group": "readers", "readonly": true, "namespace": "default", "resource": "configmaps", "apiGroup": ""}}"#,
+            "\n"
+        ),
+    );
+    let (t, p) = (tokens.clone(), policy.clone());
+    let abac = TestServer::start_with(move |c| {
+        c.token_auth_file = Some(t);
+        c.authorization_modes = vec!["ABAC".into()];
+        c.authorization_policy_file = Some(p);
+    })
+    .await;
+    let as_user = |server: &TestServer, token: &str| {
+        RawClient::new(&server.url(), server.ca_pem(), Some(token))
+    };
+    let cms = "/api/v1/namespaces/default/configmaps";
+    assert_eq!(
+        as_user(&abac, "alice-token")
+            .get("/api/v1/nodes")
+            .await
+            .status,
+        200
+    );
+    assert_eq!(as_user(&abac, "bob-token").get(cms).await.status, 200);
+    let refused = as_user(&abac, "bob-token")
+        .send_json(
+            http::Method::POST,
+            cms,
+            &serde_json::json!({"metadata": {"name": "x"}}),
+        )
+        .await;
+    assert_eq!(refused.status, 403);
+    assert!(
+        refused.json()["message"].as_str().unwrap().ends_with(
+            r#"cannot create resource "configmaps" in API group "" in the namespace "default": No policy matched."#
+        ),
+        "{}",
+        refused.json()
+    );
+
+    // The webhook: alice allowed, mallory denied outright, bob no opinion.
+    let seen = Arc::new(Mutex::new(Vec::<Value>::new()));
+    let log = seen.clone();
+    let webhook = capstan_e2e::HttpsServer::start(move |req| {
+        let mut review: Value = serde_json::from_slice(&req.body).unwrap();
+        log.lock().unwrap().push(review.clone());
+        review["status"] = match review["spec"]["user"].as_str() {
+            Some("alice") => serde_json::json!({"allowed": true}),
+            Some("mallory") => {
+                serde_json::json!({"allowed": false, "denied": true, "reason": "blocked by policy"})
+            }
+            _ => serde_json::json!({"allowed": false, "reason": "not mine to say"}),
+        };
+        (http::StatusCode::OK, review)
+    })
+    .await;
+    let ca = write(dir.path(), "webhook-ca.crt", &webhook.ca_pem);
+    let config = serde_json::json!({
+        "apiVersion": "v1", "kind": "Config", "current-context": "w",
+        "clusters": [{"name": "w", "cluster": {"server": format!("{}/authorize", webhook.url),
+            "certificate-authority": ca.display().to_string()}}],
+        "contexts": [{"name": "w", "context": {"cluster": "w"}}],
+    });
+    let file = write(dir.path(), "authz.kubeconfig", &config.to_string());
+    let server = TestServer::start_with(move |c| {
+        c.token_auth_file = Some(tokens);
+        c.authorization_modes = vec!["Webhook".into()];
+        c.authorization_webhook = Some(capstan_server::AuthorizationWebhookConfig {
+            config_file: file,
+            version: "v1beta1".into(),
+            authorized_ttl: Duration::from_secs(300),
+            unauthorized_ttl: Duration::from_secs(30),
+        });
+    })
+    .await;
+    assert_eq!(as_user(&server, "alice-token").get(cms).await.status, 200);
+    let denied = as_user(&server, "mallory-token").get(cms).await;
+    assert_eq!(denied.status, 403);
+    assert!(
+        denied.json()["message"]
+            .as_str()
+            .unwrap()
+            .ends_with(": blocked by policy"),
+        "{}",
+        denied.json()
+    );
+    assert_eq!(as_user(&server, "bob-token").get(cms).await.status, 403);
+    let sent = seen.lock().unwrap().clone();
+    let alice = sent.iter().find(|r| r["spec"]["user"] == "alice").unwrap();
+    assert_eq!(alice["apiVersion"], "authorization.k8s.io/v1beta1");
+    assert_eq!(
+        alice["spec"]["group"],
+        serde_json::json!(["system:authenticated"]),
+        "v1beta1 names the groups `group`"
+    );
+    assert_eq!(
+        alice["spec"]["resourceAttributes"]["resource"],
+        "configmaps"
+    );
+    // Answers are cached: asking again sends nothing new.
+    let before = seen.lock().unwrap().len();
+    assert_eq!(as_user(&server, "alice-token").get(cms).await.status, 200);
+    assert_eq!(seen.lock().unwrap().len(), before);
+}

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use capstan_auth::UserInfo;
 use capstan_auth::authz::rbac::{Binding, PolicyRule, RbacIndex, RoleRef, Subject};
-use capstan_auth::authz::{Attributes, AuthorizerChain};
+use capstan_auth::authz::{Attributes, AuthorizerChain, ModeParts};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 fn index() -> Arc<RbacIndex> {
@@ -95,7 +95,11 @@ fn rbac(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .expect("a runtime");
-    let chain = AuthorizerChain::from_modes(&["RBAC".into()], &index()).expect("a chain");
+    let parts = ModeParts {
+        rbac: index(),
+        ..Default::default()
+    };
+    let chain = AuthorizerChain::from_modes(&["RBAC".into()], &parts).expect("a chain");
     let mut group = c.benchmark_group("authorize (1,000 RoleBindings, 101 ClusterRoleBindings)");
     for (name, attrs) in [
         (

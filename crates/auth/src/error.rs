@@ -44,7 +44,9 @@ pub enum Error {
         reason: String,
     },
     /// An authorization mode this server does not know.
-    #[error("unknown authorization mode {0:?} (supported: AlwaysAllow, AlwaysDeny, RBAC)")]
+    #[error(
+        "unknown authorization mode {0:?} (supported: AlwaysAllow, AlwaysDeny, ABAC, Webhook, RBAC)"
+    )]
     UnknownMode(String),
     /// An authorization mode given twice.
     #[error("authorization mode {0:?} is given more than once")]

@@ -110,7 +110,9 @@ pub fn start(stores: &Rbac, index: Arc<RbacIndex>) -> Vec<JoinHandle<()>> {
 /// controller keeps them; recomputed whenever a ClusterRole changes.
 pub async fn aggregate(storage: Arc<dyn RestStorage>) {
     let (tx, mut rx) = mpsc::channel::<Seen<api::ClusterRole>>(256);
-    let follower = tokio::spawn(follow(storage.clone(), tx));
+    // Aborted with this task (a JoinSet aborts its tasks when dropped).
+    let mut follower = tokio::task::JoinSet::new();
+    follower.spawn(follow(storage.clone(), tx));
     let mut roles: std::collections::BTreeMap<String, (u64, api::ClusterRole)> =
         std::collections::BTreeMap::new();
     let mut loaded = false;
@@ -153,7 +155,6 @@ pub async fn aggregate(storage: Arc<dyn RestStorage>) {
             }
         }
     }
-    follower.abort();
 }
 
 /// The rules each aggregated role should have.

@@ -99,6 +99,10 @@ pub struct ServerConfig {
     pub proxy_client_key_file: Option<PathBuf>,
     /// Authorization modes in order (`--authorization-mode`).
     pub authorization_modes: Vec<String>,
+    /// ABAC's policies (`--authorization-policy-file`).
+    pub authorization_policy_file: Option<PathBuf>,
+    /// The authorization webhook (`--authorization-webhook-*`).
+    pub authorization_webhook: Option<capstan_auth_remote::AuthorizationWebhookConfig>,
     /// Write an admin kubeconfig here at start (`--write-admin-kubeconfig`).
     pub admin_kubeconfig: Option<PathBuf>,
     /// Generate an admin token (implied by `admin_kubeconfig`).
@@ -173,6 +177,8 @@ impl ServerConfig {
             proxy_client_cert_file: None,
             proxy_client_key_file: None,
             authorization_modes: vec!["AlwaysAllow".into()],
+            authorization_policy_file: None,
+            authorization_webhook: None,
             admin_kubeconfig: None,
             admin_token: false,
             admin_token_value: None,

@@ -7,8 +7,10 @@ use std::time::Duration;
 use capstan_auth::UserInfo;
 use capstan_auth::authn::serviceaccount::{ObjectLookup, ServiceAccountTokens};
 use capstan_auth::authn::{AuthenticatorChain, PeerCertificates, StaticTokens};
-use capstan_auth::authz::AuthorizerChain;
+use capstan_auth::authz::abac::Abac;
 use capstan_auth::authz::rbac::RbacIndex;
+use capstan_auth::authz::{AuthorizerChain, ModeParts};
+use capstan_auth_remote::AuthorizationWebhook;
 use capstan_controllers::{ControllerConfig, Controllers};
 use capstan_registry::authentication::{SelfSubjectReviewRest, TokenRequestRest, TokenReviewRest};
 use capstan_registry::authorization::{
@@ -255,9 +257,20 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         .clone()
         .map(|key| (key, cert.ca_pem.clone()));
     let rbac_index = Arc::new(RbacIndex::new());
+    let parts = ModeParts {
+        rbac: rbac_index.clone(),
+        abac: match &config.authorization_policy_file {
+            Some(path) => Some(Arc::new(Abac::load(path)?)),
+            None => None,
+        },
+        webhook: match &config.authorization_webhook {
+            Some(webhook) => Some(Arc::new(AuthorizationWebhook::new(webhook.clone())?)),
+            None => None,
+        },
+    };
     let authz = Arc::new(AuthorizerChain::from_modes(
         &config.authorization_modes,
-        &rbac_index,
+        &parts,
     )?);
     let builtin = register_builtin(
         &mut registry,

@@ -729,12 +729,16 @@ impl Store for EmbeddedStore {
         // Subscribe before reading history so that no commit falls between the two.
         let live = self.shared.events.subscribe();
         let (history, last) = self.history_since(prefix, from.0)?;
-        let last = history
-            .last()
-            .map_or(last, |e| e.kv.mod_revision.0)
-            .max(last);
+        let newest = history.last().map(|e| e.kv.mod_revision.0);
+        let last = newest.unwrap_or(last).max(last);
+        let mut pending: VecDeque<Event> = history.into();
+        // Writes elsewhere committed before the watch began move it on at once: without
+        // this, a quiet prefix would stay behind until the next commit anywhere.
+        if last > newest.unwrap_or(from.0) {
+            pending.push_back(Event::progress(Revision(last)));
+        }
         let state = WatchState {
-            pending: history.into(),
+            pending,
             live,
             prefix: prefix.to_string(),
             last,
@@ -797,6 +801,30 @@ mod tests {
     async fn conformance_suite() {
         let dir = tempfile::tempdir().unwrap();
         conformance::run_all(&open(&dir)).await;
+    }
+
+    #[tokio::test]
+    async fn a_watch_behind_writes_elsewhere_catches_up_at_once() {
+        use futures_util::StreamExt;
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(&dir);
+        store
+            .create("/a/1", Bytes::from_static(b"x"))
+            .await
+            .unwrap();
+        store
+            .create("/b/1", Bytes::from_static(b"y"))
+            .await
+            .unwrap();
+        // Started from revision 1 on a prefix the second write did not touch.
+        let mut watch = store.watch("/a/", Revision(1)).await.unwrap();
+        let first = tokio::time::timeout(std::time::Duration::from_secs(1), watch.next())
+            .await
+            .expect("no wait for a later commit")
+            .unwrap()
+            .unwrap();
+        assert_eq!(first.kv.mod_revision, Revision(2));
+        assert!(first.kv.key.is_empty(), "a progress notification");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

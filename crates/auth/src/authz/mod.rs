@@ -1,5 +1,6 @@
 //! Authorization: may this user do this.
 
+pub mod abac;
 pub mod rbac;
 
 use std::sync::Arc;
@@ -182,6 +183,17 @@ impl Authorizer for PrivilegedGroups {
     }
 }
 
+/// What the modes that need more than their name are made of.
+#[derive(Clone, Default)]
+pub struct ModeParts {
+    /// The index `RBAC` reads.
+    pub rbac: Arc<rbac::RbacIndex>,
+    /// `ABAC`'s policies (`--authorization-policy-file`).
+    pub abac: Option<Arc<dyn Authorizer>>,
+    /// The `Webhook` authorizer (`--authorization-webhook-config-file`).
+    pub webhook: Option<Arc<dyn Authorizer>>,
+}
+
 /// The configured modes, asked in order: the first allow or deny decides.
 #[derive(Clone)]
 pub struct AuthorizerChain {
@@ -195,9 +207,33 @@ impl AuthorizerChain {
         Self { authorizers }
     }
 
-    /// Builds the chain of `--authorization-mode` (comma-separated mode names); `RBAC`
-    /// reads `rbac`.
-    pub fn from_modes(modes: &[String], rbac: &Arc<rbac::RbacIndex>) -> Result<Self> {
+    /// Builds the chain of `--authorization-mode` (comma-separated mode names) from `parts`.
+    pub fn from_modes(modes: &[String], parts: &ModeParts) -> Result<Self> {
+        let needs = |mode: &str, given: bool, what: &str, option: &'static str| -> Result<()> {
+            match (modes.iter().any(|m| m == mode), given) {
+                (true, false) => Err(Error::Invalid {
+                    option: "--authorization-mode",
+                    reason: format!("authorization-mode {mode}'s {what} not passed"),
+                }),
+                (false, true) => Err(Error::Invalid {
+                    option,
+                    reason: format!("cannot specify {option} without mode {mode}"),
+                }),
+                _ => Ok(()),
+            }
+        };
+        needs(
+            "ABAC",
+            parts.abac.is_some(),
+            "authorization policy file",
+            "--authorization-policy-file",
+        )?;
+        needs(
+            "Webhook",
+            parts.webhook.is_some(),
+            "authorization config file",
+            "--authorization-webhook-config-file",
+        )?;
         let mut seen: Vec<&str> = Vec::new();
         let mut authorizers: Vec<Arc<dyn Authorizer>> = Vec::new();
         for mode in modes {
@@ -208,7 +244,12 @@ impl AuthorizerChain {
             authorizers.push(match mode.as_str() {
                 "AlwaysAllow" => Arc::new(AlwaysAllow),
                 "AlwaysDeny" => Arc::new(AlwaysDeny),
-                "RBAC" => Arc::new(rbac::Rbac::new(rbac.clone())),
+                "RBAC" => Arc::new(rbac::Rbac::new(parts.rbac.clone())),
+                "ABAC" => parts.abac.clone().ok_or(Error::UnknownMode(mode.clone()))?,
+                "Webhook" => parts
+                    .webhook
+                    .clone()
+                    .ok_or(Error::UnknownMode(mode.clone()))?,
                 other => return Err(Error::UnknownMode(other.to_string())),
             });
         }
@@ -289,7 +330,7 @@ mod tests {
 
     #[tokio::test]
     async fn modes() {
-        let index = Arc::new(rbac::RbacIndex::new());
+        let index = ModeParts::default();
         let allow = AuthorizerChain::from_modes(&["AlwaysAllow".into()], &index).unwrap();
         assert!(allow.authorize(&attrs(&[])).await.is_ok());
         let deny = AuthorizerChain::from_modes(&["AlwaysDeny".into()], &index).unwrap();
