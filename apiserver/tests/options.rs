@@ -389,7 +389,10 @@ fn unusable_authentication_options_fail_the_start_naming_the_option() {
         ),
         (&["--authorization-mode=ABAC"], "--authorization-mode"),
         (
-            &["--authorization-mode=RBAC", "--authorization-policy-file=/absent/abac.jsonl"],
+            &[
+                "--authorization-mode=RBAC",
+                "--authorization-policy-file=/absent/abac.jsonl",
+            ],
             "--authorization-policy-file",
         ),
         (

@@ -1187,6 +1187,42 @@ async fn rbac_grants_what_roles_and_bindings_say() {
         "discovery is for users"
     );
 
+    // Components have their upstream roles.
+    for (user, verb, resource, expected) in [
+        ("system:kube-scheduler", "create", "bindings", "yes"),
+        (
+            "system:kube-scheduler",
+            "update",
+            "leases.coordination.k8s.io/kube-scheduler",
+            "yes",
+        ),
+        (
+            "system:kube-scheduler",
+            "update",
+            "leases.coordination.k8s.io/other",
+            "no",
+        ),
+        ("system:kube-scheduler", "delete", "nodes", "no"),
+        ("system:kube-controller-manager", "watch", "secrets", "yes"),
+        ("system:kube-proxy", "list", "nodes", "yes"),
+        ("system:kube-proxy", "delete", "nodes", "no"),
+    ] {
+        let (_, out, err) = kubectl(
+            &admin,
+            &[
+                "auth",
+                "can-i",
+                verb,
+                resource,
+                "--as",
+                user,
+                "-n",
+                "kube-system",
+            ],
+        );
+        assert_eq!(out.trim(), expected, "{user} {verb} {resource}: {err}");
+    }
+
     // A Role and a RoleBinding made with kubectl grant bob reading pods in one namespace.
     for args in [
         &[

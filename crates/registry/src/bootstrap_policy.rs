@@ -3,8 +3,8 @@
 //! `rbac.authorization.kubernetes.io/autoupdate` annotation is not `"false"` gets the rules
 //! or subjects it lacks (extras are kept, as upstream's reconciliation keeps them).
 //!
-//! This is the first part of the policy: the roles and bindings every client needs (cluster
-//! administrators, discovery, the self-reviews, public information, delegated auth checks)
+//! Held so far: every cluster role of upstream's policy but the controllers' own
+//! (`system:controller:*`), with the bindings of the users, groups and accounts they name,
 //! and the user-facing `admin`, `edit` and `view` with the roles they aggregate.
 
 use capstan_meta::Reason;
@@ -286,6 +286,15 @@ fn groups(names: &[&str]) -> Value {
     )
 }
 
+fn users(names: &[&str]) -> Value {
+    Value::Array(
+        names
+            .iter()
+            .map(|u| json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": u}))
+            .collect(),
+    )
+}
+
 fn cluster_role_binding(name: &str, role: &str, subjects: Value) -> Value {
     json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
         "metadata": meta(name),
@@ -293,9 +302,252 @@ fn cluster_role_binding(name: &str, role: &str, subjects: Value) -> Value {
         "subjects": subjects})
 }
 
+const EVENTS_WRITE: &[&str] = &["create", "patch", "update"];
+
+/// `approve` on one signer.
+fn approver(name: &str, signer: &str) -> Value {
+    cluster_role(
+        name,
+        json!([{"apiGroups": ["certificates.k8s.io"], "resources": ["signers"],
+            "resourceNames": [signer], "verbs": ["approve"]}]),
+    )
+}
+
+/// The roles of cluster components (nodes, the scheduler, the controller manager, proxies,
+/// DNS, monitoring, certificate approvers).
+fn component_roles() -> Vec<Value> {
+    vec![
+        cluster_role(
+            "system:certificates.k8s.io:certificatesigningrequests:nodeclient",
+            json!([rule(
+                &["certificates.k8s.io"],
+                &["certificatesigningrequests/nodeclient"],
+                &["create"]
+            )]),
+        ),
+        cluster_role(
+            "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient",
+            json!([rule(
+                &["certificates.k8s.io"],
+                &["certificatesigningrequests/selfnodeclient"],
+                &["create"]
+            )]),
+        ),
+        approver(
+            "system:certificates.k8s.io:kube-apiserver-client-approver",
+            "kubernetes.io/kube-apiserver-client",
+        ),
+        approver(
+            "system:certificates.k8s.io:kube-apiserver-client-kubelet-approver",
+            "kubernetes.io/kube-apiserver-client-kubelet",
+        ),
+        approver(
+            "system:certificates.k8s.io:kubelet-serving-approver",
+            "kubernetes.io/kubelet-serving",
+        ),
+        approver(
+            "system:certificates.k8s.io:legacy-unknown-approver",
+            "kubernetes.io/legacy-unknown",
+        ),
+        cluster_role(
+            "system:heapster",
+            json!([
+                rule(&[""], &["events", "namespaces", "nodes", "pods"], READ),
+                rule(&["extensions"], &["deployments"], READ),
+            ]),
+        ),
+        cluster_role(
+            "system:kube-aggregator",
+            json!([rule(&[""], &["endpoints", "services"], READ)]),
+        ),
+        cluster_role(
+            "system:kube-controller-manager",
+            json!([
+                rule(&["", "events.k8s.io"], &["events"], EVENTS_WRITE),
+                rule(&["coordination.k8s.io"], &["leases"], &["create"]),
+                {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+                 "resourceNames": ["kube-controller-manager"], "verbs": ["get", "update"]},
+                rule(&[""], &["secrets", "serviceaccounts"], &["create"]),
+                rule(&[""], &["secrets"], &["delete"]),
+                rule(&[""], &["configmaps", "namespaces", "secrets", "serviceaccounts"], &["get"]),
+                rule(&[""], &["secrets", "serviceaccounts"], &["update"]),
+                rule(&["authentication.k8s.io"], &["tokenreviews"], &["create"]),
+                rule(&["authorization.k8s.io"], &["subjectaccessreviews"], &["create"]),
+                rule(&["*"], &["*"], &["list", "watch"]),
+                rule(&[""], &["serviceaccounts/token"], &["create"]),
+            ]),
+        ),
+        cluster_role(
+            "system:kube-dns",
+            json!([rule(&[""], &["endpoints", "services"], &["list", "watch"])]),
+        ),
+        cluster_role(
+            "system:kube-scheduler",
+            json!([
+                rule(&["", "events.k8s.io"], &["events"], EVENTS_WRITE),
+                rule(&["coordination.k8s.io"], &["leases"], &["create"]),
+                {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+                 "resourceNames": ["kube-scheduler"], "verbs": ["get", "update"]},
+                rule(&[""], &["nodes"], READ),
+                rule(&[""], &["pods"], &["delete", "get", "list", "watch"]),
+                rule(&[""], &["bindings", "pods/binding"], &["create"]),
+                rule(&[""], &["pods/status"], &["patch", "update"]),
+                rule(&[""], &["replicationcontrollers", "services"], READ),
+                rule(&["apps", "extensions"], &["replicasets"], READ),
+                rule(&["apps"], &["statefulsets"], READ),
+                rule(&["policy"], &["poddisruptionbudgets"], READ),
+                rule(&[""], &["persistentvolumeclaims", "persistentvolumes"], READ),
+                rule(&["authentication.k8s.io"], &["tokenreviews"], &["create"]),
+                rule(&["authorization.k8s.io"], &["subjectaccessreviews"], &["create"]),
+                rule(&["storage.k8s.io"], &["csinodes"], READ),
+                rule(&[""], &["namespaces"], READ),
+                rule(&["storage.k8s.io"], &["csidrivers"], READ),
+                rule(&["storage.k8s.io"], &["csistoragecapacities"], READ),
+            ]),
+        ),
+        cluster_role(
+            "system:kubelet-api-admin",
+            json!([
+                rule(&[""], &["nodes"], READ),
+                rule(&[""], &["nodes"], &["proxy"]),
+                rule(
+                    &[""],
+                    &["nodes/log", "nodes/metrics", "nodes/proxy", "nodes/stats"],
+                    &["*"]
+                ),
+            ]),
+        ),
+        cluster_role(
+            "system:monitoring",
+            json!([{"nonResourceURLs": ["/healthz", "/healthz/*", "/livez", "/livez/*",
+                "/metrics", "/metrics/slis", "/readyz", "/readyz/*"], "verbs": ["get"]}]),
+        ),
+        cluster_role(
+            "system:node",
+            json!([
+                rule(&["authentication.k8s.io"], &["tokenreviews"], &["create"]),
+                rule(
+                    &["authorization.k8s.io"],
+                    &["localsubjectaccessreviews", "subjectaccessreviews"],
+                    &["create"]
+                ),
+                rule(&[""], &["services"], READ),
+                rule(&[""], &["nodes"], &["create", "get", "list", "watch"]),
+                rule(&[""], &["nodes/status"], &["patch", "update"]),
+                rule(&[""], &["nodes"], &["patch", "update"]),
+                rule(&[""], &["events"], EVENTS_WRITE),
+                rule(&[""], &["pods"], READ),
+                rule(&[""], &["pods"], &["create", "delete"]),
+                rule(&[""], &["pods/status"], &["patch", "update"]),
+                rule(&[""], &["pods/eviction"], &["create"]),
+                rule(&[""], &["configmaps", "secrets"], READ),
+                rule(
+                    &[""],
+                    &["persistentvolumeclaims", "persistentvolumes"],
+                    &["get"]
+                ),
+                rule(&[""], &["endpoints"], &["get"]),
+                rule(
+                    &["certificates.k8s.io"],
+                    &["certificatesigningrequests"],
+                    &["create", "get", "list", "watch"]
+                ),
+                rule(
+                    &["coordination.k8s.io"],
+                    &["leases"],
+                    &["create", "delete", "get", "patch", "update"]
+                ),
+                rule(&["storage.k8s.io"], &["volumeattachments"], &["get"]),
+                rule(&[""], &["serviceaccounts/token"], &["create"]),
+                rule(
+                    &[""],
+                    &["persistentvolumeclaims/status"],
+                    &["get", "patch", "update"]
+                ),
+                rule(&["storage.k8s.io"], &["csidrivers"], READ),
+                rule(
+                    &["storage.k8s.io"],
+                    &["csinodes"],
+                    &["create", "delete", "get", "patch", "update"]
+                ),
+                rule(&["node.k8s.io"], &["runtimeclasses"], READ),
+            ]),
+        ),
+        cluster_role(
+            "system:node-bootstrapper",
+            json!([rule(
+                &["certificates.k8s.io"],
+                &["certificatesigningrequests"],
+                &["create", "get", "list", "watch"]
+            )]),
+        ),
+        cluster_role(
+            "system:node-problem-detector",
+            json!([
+                rule(&[""], &["nodes"], &["get"]),
+                rule(&[""], &["nodes/status"], &["patch"]),
+                rule(&["", "events.k8s.io"], &["events"], EVENTS_WRITE),
+            ]),
+        ),
+        cluster_role(
+            "system:node-proxier",
+            json!([
+                rule(&[""], &["endpoints", "services"], &["list", "watch"]),
+                rule(&[""], &["nodes"], READ),
+                rule(&["", "events.k8s.io"], &["events"], EVENTS_WRITE),
+                rule(
+                    &["discovery.k8s.io"],
+                    &["endpointslices"],
+                    &["list", "watch"]
+                ),
+            ]),
+        ),
+        cluster_role(
+            "system:persistent-volume-provisioner",
+            json!([
+                rule(
+                    &[""],
+                    &["persistentvolumes"],
+                    &["create", "delete", "get", "list", "watch"]
+                ),
+                rule(
+                    &[""],
+                    &["persistentvolumeclaims"],
+                    &["get", "list", "update", "watch"]
+                ),
+                rule(&["storage.k8s.io"], &["storageclasses"], READ),
+                rule(&[""], &["events"], &["watch"]),
+                rule(&["", "events.k8s.io"], &["events"], EVENTS_WRITE),
+            ]),
+        ),
+        cluster_role(
+            "system:service-account-issuer-discovery",
+            json!([{"nonResourceURLs": ["/.well-known/openid-configuration", "/openid/v1/jwks"],
+                "verbs": ["get"]}]),
+        ),
+        cluster_role(
+            "system:volume-scheduler",
+            json!([
+                rule(
+                    &[""],
+                    &["persistentvolumes"],
+                    &["get", "list", "patch", "update", "watch"]
+                ),
+                rule(&["storage.k8s.io"], &["storageclasses"], READ),
+                rule(
+                    &[""],
+                    &["persistentvolumeclaims"],
+                    &["get", "list", "patch", "update", "watch"]
+                ),
+            ]),
+        ),
+    ]
+}
+
 /// The default cluster roles.
 pub fn cluster_roles() -> Vec<Value> {
     let mut roles = user_facing_roles();
+    roles.extend(component_roles());
     roles.extend([
         cluster_role(
             "cluster-admin",
@@ -360,6 +612,43 @@ pub fn cluster_role_bindings() -> Vec<Value> {
             "system:public-info-viewer",
             "system:public-info-viewer",
             groups(&["system:authenticated", "system:unauthenticated"]),
+        ),
+        cluster_role_binding(
+            "system:kube-controller-manager",
+            "system:kube-controller-manager",
+            users(&["system:kube-controller-manager"]),
+        ),
+        cluster_role_binding(
+            "system:kube-dns",
+            "system:kube-dns",
+            json!([{"kind": "ServiceAccount", "name": "kube-dns", "namespace": "kube-system"}]),
+        ),
+        cluster_role_binding(
+            "system:kube-scheduler",
+            "system:kube-scheduler",
+            users(&["system:kube-scheduler"]),
+        ),
+        cluster_role_binding(
+            "system:volume-scheduler",
+            "system:volume-scheduler",
+            users(&["system:kube-scheduler"]),
+        ),
+        cluster_role_binding(
+            "system:monitoring",
+            "system:monitoring",
+            groups(&["system:monitoring"]),
+        ),
+        // Without subjects: nodes are authorized by the Node authorizer.
+        cluster_role_binding("system:node", "system:node", json!(null)),
+        cluster_role_binding(
+            "system:node-proxier",
+            "system:node-proxier",
+            users(&["system:kube-proxy"]),
+        ),
+        cluster_role_binding(
+            "system:service-account-issuer-discovery",
+            "system:service-account-issuer-discovery",
+            groups(&["system:serviceaccounts"]),
         ),
     ]
 }
