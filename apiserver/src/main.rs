@@ -362,7 +362,7 @@ struct Options {
     proxy_client_key_file: Option<PathBuf>,
 
     /// Ordered, comma-separated authorization modes: AlwaysAllow, AlwaysDeny, ABAC, Webhook,
-    /// RBAC. Members of system:masters are always allowed.
+    /// RBAC, Node. Members of system:masters are always allowed.
     #[arg(
         long,
         default_value = "AlwaysAllow",

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use capstan_e2e::{RawClient, kubectl};
+use capstan_e2e::{RawClient, TestCa, kubectl};
 use capstan_testing::TestServer;
 use serde_json::Value;
 
@@ -68,69 +68,14 @@ async fn always_deny_spares_system_masters() {
     );
 }
 
-/// Authorities and client certificates for `--client-ca-file` tests.
-struct TestCa {
-    pem: String,
-    issuer: rcgen::Issuer<'static, rcgen::KeyPair>,
-}
-
-impl TestCa {
-    fn new(name: &str) -> Self {
-        use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
-        let key = KeyPair::generate().unwrap();
-        let mut params = CertificateParams::default();
-        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        params.distinguished_name.push(DnType::CommonName, name);
-        let cert = params.self_signed(&key).unwrap();
-        Self {
-            pem: cert.pem(),
-            issuer: rcgen::Issuer::new(params, key),
-        }
-    }
-
-    /// A client certificate and key (PEM) for `cn` in up to two organizations.
-    fn client(&self, cn: &str, orgs: &[&str]) -> (String, String) {
-        use rcgen::{CertificateParams, DnType, ExtendedKeyUsagePurpose, KeyPair};
-        let key = KeyPair::generate().unwrap();
-        let mut params = CertificateParams::default();
-        params.distinguished_name.push(DnType::CommonName, cn);
-        // rcgen keeps one value per attribute type: a second O goes in under O's OID.
-        let types = [
-            DnType::OrganizationName,
-            DnType::CustomDnType(vec![2, 5, 4, 10]),
-        ];
-        for (ty, o) in types.into_iter().zip(orgs) {
-            params.distinguished_name.push(ty, *o);
-        }
-        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
-        let cert = params.signed_by(&key, &self.issuer).unwrap();
-        (cert.pem(), key.serialize_pem())
-    }
-}
-
 /// A kubeconfig whose user is the client certificate `cert` with `key`.
 fn certificate_kubeconfig(
     dir: &Path,
     name: &str,
     server: &TestServer,
-    (cert, key): &(String, String),
+    pair: &(String, String),
 ) -> PathBuf {
-    let file = |suffix: &str, contents: &str| {
-        let path = dir.join(format!("{name}.{suffix}"));
-        std::fs::write(&path, contents).unwrap();
-        path.display().to_string()
-    };
-    let config = serde_json::json!({
-        "apiVersion": "v1", "kind": "Config", "current-context": "c",
-        "clusters": [{"name": "c", "cluster": {
-            "server": server.url(), "certificate-authority": file("server-ca.crt", server.ca_pem())}}],
-        "users": [{"name": "u", "user": {
-            "client-certificate": file("crt", cert), "client-key": file("key", key)}}],
-        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
-    });
-    let path = dir.join(format!("{name}.kubeconfig"));
-    std::fs::write(&path, config.to_string()).unwrap();
-    path
+    capstan_e2e::certificate_kubeconfig(dir, name, &server.url(), server.ca_pem(), pair)
 }
 
 /// `kubectl auth whoami` of `kubeconfig` (plus `args`): user name, groups, extra.
@@ -1196,11 +1141,13 @@ async fn rbac_grants_what_roles_and_bindings_say() {
             "leases.coordination.k8s.io/kube-scheduler",
             "yes",
         ),
+        // Any lease in kube-system, through system::leader-locking-kube-scheduler (as
+        // upstream); the cluster role alone names only its own.
         (
             "system:kube-scheduler",
             "update",
             "leases.coordination.k8s.io/other",
-            "no",
+            "yes",
         ),
         ("system:kube-scheduler", "delete", "nodes", "no"),
         ("system:kube-controller-manager", "watch", "secrets", "yes"),
@@ -1425,6 +1372,283 @@ async fn admin_edit_and_view_aggregate_their_parts() {
             == "yes"
     })
     .await;
+}
+
+/// A node (`Node,RBAC`, as kubeadm) reads what its pods use, and its own lease.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nodes_read_only_what_their_pods_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = write(
+        dir.path(),
+        "tokens.csv",
+        "n1-token,system:node:n1,uid-n1,system:nodes\nn2-token,system:node:n2,uid-n2,system:nodes\n",
+    );
+    let server = TestServer::start_with(move |c| {
+        c.token_auth_file = Some(tokens);
+        c.authorization_modes = vec!["Node".into(), "RBAC".into()];
+    })
+    .await;
+    let admin = crate::admin(&server);
+    for body in [
+        serde_json::json!({"metadata": {"name": "creds"}, "stringData": {"k": "v"}}),
+        serde_json::json!({"metadata": {"name": "other"}, "stringData": {"k": "v"}}),
+    ] {
+        let r = admin
+            .send_json(
+                http::Method::POST,
+                "/api/v1/namespaces/default/secrets",
+                &body,
+            )
+            .await;
+        assert_eq!(r.status, 201, "{:?}", r.body);
+    }
+    let pod = serde_json::json!({"metadata": {"name": "web"}, "spec": {"nodeName": "n1",
+        "containers": [{"name": "c", "image": "nginx",
+            "env": [{"name": "K", "valueFrom": {"secretKeyRef": {"name": "creds", "key": "k"}}}]}]}});
+    let r = admin
+        .send_json(http::Method::POST, "/api/v1/namespaces/default/pods", &pod)
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+
+    let kubeconfig = |token: &str| {
+        let path = dir.path().join(format!("{token}.kubeconfig"));
+        std::fs::write(&path, server.kubeconfig().replace(server.token(), token)).unwrap();
+        path
+    };
+    let (n1, n2) = (kubeconfig("n1-token"), kubeconfig("n2-token"));
+    eventually("n1 reads the secret its pod uses", async || {
+        kubectl(&n1, &["get", "secret", "creds"]).0
+    })
+    .await;
+    let (read, _, err) = kubectl(&n1, &["get", "secret", "other"]);
+    assert!(!read);
+    assert!(
+        err.contains(r#"secrets "other" is forbidden: User "system:node:n1" cannot get resource "secrets" in API group "" in the namespace "default": no relationship found between node 'n1' and this object"#),
+        "{err}"
+    );
+    let (read, _, err) = kubectl(&n2, &["get", "secret", "creds"]);
+    assert!(!read, "n2 runs no pod using it");
+    assert!(
+        err.contains("no relationship found between node 'n2'"),
+        "{err}"
+    );
+    // One object by name through a list, as kubelets watch; never the whole collection.
+    ok(kubectl(
+        &n1,
+        &["get", "secrets", "--field-selector=metadata.name=creds"],
+    ));
+    assert!(!kubectl(&n1, &["get", "secrets"]).0);
+    // The node rules: pods and nodes; its own lease only.
+    ok(kubectl(&n1, &["get", "pods", "-A"]));
+    let can = |who: &std::path::Path, args: &[&str]| {
+        let mut argv = vec!["auth", "can-i"];
+        argv.extend_from_slice(args);
+        // "no - <reason>" when the authorizer gives one.
+        let out = kubectl(who, &argv).1;
+        out.split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert_eq!(
+        can(
+            &n1,
+            &[
+                "update",
+                "leases.coordination.k8s.io/n1",
+                "-n",
+                "kube-node-lease"
+            ]
+        ),
+        "yes"
+    );
+    assert_eq!(
+        can(
+            &n1,
+            &[
+                "update",
+                "leases.coordination.k8s.io/n2",
+                "-n",
+                "kube-node-lease"
+            ]
+        ),
+        "no"
+    );
+    assert_eq!(can(&n1, &["delete", "nodes/n1"]), "no");
+
+    // The pod moves away: the secret goes with it.
+    let r = admin
+        .request(
+            http::Method::DELETE,
+            "/api/v1/namespaces/default/pods/web?gracePeriodSeconds=0",
+            &[],
+            Vec::new(),
+        )
+        .await;
+    assert!(r.status.is_success(), "{:?}", r.body);
+    eventually("n1 no longer reads the secret", async || {
+        !kubectl(&n1, &["get", "secret", "creds"]).0
+    })
+    .await;
+}
+
+/// The default policy's component, controller and namespaced grants, asked as each subject.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_default_policy_grants_components_and_controllers_their_parts() {
+    let server = TestServer::start_with(|c| c.authorization_modes = vec!["RBAC".into()]).await;
+    let admin = server.kubeconfig_path();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &[
+                "create",
+                "pods",
+                "-n",
+                "apps",
+                "--as=system:serviceaccount:kube-system:job-controller",
+            ],
+            "yes",
+        ),
+        (
+            &[
+                "update",
+                "persistentvolumes",
+                "--subresource=status",
+                "--as=system:serviceaccount:kube-system:persistent-volume-binder",
+            ],
+            "yes",
+        ),
+        (
+            &[
+                "get",
+                "secrets",
+                "-n",
+                "apps",
+                "--as=system:serviceaccount:kube-system:job-controller",
+            ],
+            "no",
+        ),
+        (
+            &[
+                "deletecollection",
+                "pods",
+                "-n",
+                "apps",
+                "--as=system:serviceaccount:kube-system:namespace-controller",
+            ],
+            "yes",
+        ),
+        (
+            &[
+                "create",
+                "pods",
+                "-n",
+                "apps",
+                "--as=system:serviceaccount:kube-system:namespace-controller",
+            ],
+            "no",
+        ),
+        (
+            &[
+                "get",
+                "configmaps/extension-apiserver-authentication",
+                "-n",
+                "kube-system",
+                "--as=system:kube-scheduler",
+            ],
+            "yes",
+        ),
+        (
+            &[
+                "get",
+                "configmaps/other",
+                "-n",
+                "kube-system",
+                "--as=system:kube-scheduler",
+            ],
+            "no",
+        ),
+        (
+            &[
+                "list",
+                "leases.coordination.k8s.io",
+                "-n",
+                "kube-system",
+                "--as=system:kube-scheduler",
+            ],
+            "yes",
+        ),
+        (
+            &[
+                "list",
+                "leases.coordination.k8s.io",
+                "-n",
+                "default",
+                "--as=system:kube-scheduler",
+            ],
+            "no",
+        ),
+        (
+            &[
+                "create",
+                "pods",
+                "--subresource=binding",
+                "-n",
+                "apps",
+                "--as=system:kube-scheduler",
+            ],
+            "yes",
+        ),
+        (
+            &[
+                "update",
+                "configmaps/cluster-info",
+                "-n",
+                "kube-public",
+                "--as=system:serviceaccount:kube-system:bootstrap-signer",
+            ],
+            "yes",
+        ),
+        (
+            &[
+                "update",
+                "configmaps/cluster-info",
+                "-n",
+                "kube-system",
+                "--as=system:serviceaccount:kube-system:bootstrap-signer",
+            ],
+            "no",
+        ),
+    ];
+    eventually("the namespaced defaults are indexed", async || {
+        kubectl(
+            &admin,
+            &[
+                "auth",
+                "can-i",
+                "get",
+                "configmaps/extension-apiserver-authentication",
+                "-n",
+                "kube-system",
+                "--as=system:kube-scheduler",
+            ],
+        )
+        .1
+        .trim()
+            == "yes"
+    })
+    .await;
+    for (args, want) in cases {
+        let mut argv = vec!["auth", "can-i"];
+        argv.extend_from_slice(args);
+        let (_, out, err) = kubectl(&admin, &argv);
+        assert_eq!(out.trim(), *want, "can-i {args:?}: {err}");
+    }
+    // Anonymous requests: the public information, nothing else.
+    let anonymous = RawClient::new(&server.url(), server.ca_pem(), None);
+    assert_eq!(anonymous.get("/version").await.status, 200);
+    assert_eq!(anonymous.get("/healthz").await.status, 200);
+    assert_eq!(anonymous.get("/api").await.status, 403);
+    assert_eq!(anonymous.get("/api/v1/pods").await.status, 403);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -437,3 +437,79 @@ impl Drop for HttpsServer {
         self.task.abort();
     }
 }
+
+/// An authority and its client certificates (for `--client-ca-file` tests).
+pub struct TestCa {
+    /// The authority's certificate.
+    pub pem: String,
+    issuer: rcgen::Issuer<'static, rcgen::KeyPair>,
+}
+
+impl TestCa {
+    /// A new self-signed authority named `name`.
+    pub fn new(name: &str) -> Self {
+        use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
+        let key = KeyPair::generate().unwrap();
+        let mut params = CertificateParams::default();
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.distinguished_name.push(DnType::CommonName, name);
+        let cert = params.self_signed(&key).unwrap();
+        Self {
+            pem: cert.pem(),
+            issuer: rcgen::Issuer::new(params, key),
+        }
+    }
+
+    /// A client certificate and key (PEM) for `cn` in up to two organizations.
+    pub fn client(&self, cn: &str, orgs: &[&str]) -> (String, String) {
+        use rcgen::{CertificateParams, DnType, ExtendedKeyUsagePurpose, KeyPair};
+        let key = KeyPair::generate().unwrap();
+        let mut params = CertificateParams::default();
+        params.distinguished_name.push(DnType::CommonName, cn);
+        // rcgen keeps one value per attribute type: a second O goes in under O's OID.
+        let types = [
+            DnType::OrganizationName,
+            DnType::CustomDnType(vec![2, 5, 4, 10]),
+        ];
+        for (ty, o) in types.into_iter().zip(orgs) {
+            params.distinguished_name.push(ty, *o);
+        }
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+        let cert = params.signed_by(&key, &self.issuer).unwrap();
+        (cert.pem(), key.serialize_pem())
+    }
+
+    /// A certificate of `params` with a new key, signed by the authority (PEM, key PEM).
+    pub fn sign(&self, params: rcgen::CertificateParams) -> (String, String) {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = params.signed_by(&key, &self.issuer).unwrap();
+        (cert.pem(), key.serialize_pem())
+    }
+}
+
+/// Writes, in `dir`, a kubeconfig for the server at `url` (trusting `ca_pem`) whose user is
+/// the client certificate `cert` with `key`; its path.
+pub fn certificate_kubeconfig(
+    dir: &Path,
+    name: &str,
+    url: &str,
+    ca_pem: &str,
+    (cert, key): &(String, String),
+) -> std::path::PathBuf {
+    let file = |suffix: &str, contents: &str| {
+        let path = dir.join(format!("{name}.{suffix}"));
+        std::fs::write(&path, contents).unwrap();
+        path.display().to_string()
+    };
+    let config = serde_json::json!({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {
+            "server": url, "certificate-authority": file("server-ca.crt", ca_pem)}}],
+        "users": [{"name": "u", "user": {
+            "client-certificate": file("crt", cert), "client-key": file("key", key)}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+    });
+    let path = dir.join(format!("{name}.kubeconfig"));
+    std::fs::write(&path, config.to_string()).unwrap();
+    path
+}

@@ -14,6 +14,7 @@
 mod events;
 mod gc;
 mod namespaces;
+pub mod node_graph;
 pub mod rbac;
 mod watching;
 

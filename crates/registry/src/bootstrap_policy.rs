@@ -3,9 +3,12 @@
 //! `rbac.authorization.kubernetes.io/autoupdate` annotation is not `"false"` gets the rules
 //! or subjects it lacks (extras are kept, as upstream's reconciliation keeps them).
 //!
-//! Held so far: every cluster role of upstream's policy but the controllers' own
-//! (`system:controller:*`), with the bindings of the users, groups and accounts they name,
-//! and the user-facing `admin`, `edit` and `view` with the roles they aggregate.
+//! The policy: the user-facing `admin`, `edit` and `view` with the roles they aggregate,
+//! the discovery and self-review roles, the components' roles (nodes, the scheduler, the
+//! controller manager, proxies, DNS, monitoring, certificate approvers), every controller's
+//! `system:controller:*` role bound to its service account, and the roles and bindings in
+//! kube-system and kube-public (leader locking, the authentication ConfigMap's reader,
+//! bootstrap tokens).
 
 use capstan_meta::Reason;
 use serde_json::{Value, json};
@@ -304,6 +307,16 @@ fn cluster_role_binding(name: &str, role: &str, subjects: Value) -> Value {
 
 const EVENTS_WRITE: &[&str] = &["create", "patch", "update"];
 
+/// The node rules as a role's rules.
+fn node_rules() -> Value {
+    Value::Array(
+        capstan_auth::authz::node::node_rules()
+            .into_iter()
+            .map(|r| json!({"apiGroups": r.api_groups, "resources": r.resources, "verbs": r.verbs}))
+            .collect(),
+    )
+}
+
 /// `approve` on one signer.
 fn approver(name: &str, signer: &str) -> Value {
     cluster_role(
@@ -422,57 +435,8 @@ fn component_roles() -> Vec<Value> {
             json!([{"nonResourceURLs": ["/healthz", "/healthz/*", "/livez", "/livez/*",
                 "/metrics", "/metrics/slis", "/readyz", "/readyz/*"], "verbs": ["get"]}]),
         ),
-        cluster_role(
-            "system:node",
-            json!([
-                rule(&["authentication.k8s.io"], &["tokenreviews"], &["create"]),
-                rule(
-                    &["authorization.k8s.io"],
-                    &["localsubjectaccessreviews", "subjectaccessreviews"],
-                    &["create"]
-                ),
-                rule(&[""], &["services"], READ),
-                rule(&[""], &["nodes"], &["create", "get", "list", "watch"]),
-                rule(&[""], &["nodes/status"], &["patch", "update"]),
-                rule(&[""], &["nodes"], &["patch", "update"]),
-                rule(&[""], &["events"], EVENTS_WRITE),
-                rule(&[""], &["pods"], READ),
-                rule(&[""], &["pods"], &["create", "delete"]),
-                rule(&[""], &["pods/status"], &["patch", "update"]),
-                rule(&[""], &["pods/eviction"], &["create"]),
-                rule(&[""], &["configmaps", "secrets"], READ),
-                rule(
-                    &[""],
-                    &["persistentvolumeclaims", "persistentvolumes"],
-                    &["get"]
-                ),
-                rule(&[""], &["endpoints"], &["get"]),
-                rule(
-                    &["certificates.k8s.io"],
-                    &["certificatesigningrequests"],
-                    &["create", "get", "list", "watch"]
-                ),
-                rule(
-                    &["coordination.k8s.io"],
-                    &["leases"],
-                    &["create", "delete", "get", "patch", "update"]
-                ),
-                rule(&["storage.k8s.io"], &["volumeattachments"], &["get"]),
-                rule(&[""], &["serviceaccounts/token"], &["create"]),
-                rule(
-                    &[""],
-                    &["persistentvolumeclaims/status"],
-                    &["get", "patch", "update"]
-                ),
-                rule(&["storage.k8s.io"], &["csidrivers"], READ),
-                rule(
-                    &["storage.k8s.io"],
-                    &["csinodes"],
-                    &["create", "delete", "get", "patch", "update"]
-                ),
-                rule(&["node.k8s.io"], &["runtimeclasses"], READ),
-            ]),
-        ),
+        // The rules the Node authorizer also grants every node.
+        cluster_role("system:node", node_rules()),
         cluster_role(
             "system:node-bootstrapper",
             json!([rule(
@@ -544,10 +508,771 @@ fn component_roles() -> Vec<Value> {
     ]
 }
 
+/// `rules` with resource names.
+fn named(groups: &[&str], resources: &[&str], names: &[&str], verbs: &[&str]) -> Value {
+    json!({"apiGroups": groups, "resources": resources, "resourceNames": names, "verbs": verbs})
+}
+
+/// Writing events, in both groups: every controller does.
+fn events() -> Value {
+    rule(&["", "events.k8s.io"], &["events"], EVENTS_WRITE)
+}
+
+const CONTROLLER_PREFIX: &str = "system:controller:";
+
+/// The roles of the controller manager's controllers, each run as the service account
+/// `kube-system/<controller>` (`--use-service-account-credentials`).
+fn controller_roles() -> Vec<Value> {
+    let apps = &["apps", "extensions"];
+    let roles: Vec<(&str, Vec<Value>)> = vec![
+        (
+            "attachdetach-controller",
+            vec![
+                rule(
+                    &[""],
+                    &["persistentvolumeclaims", "persistentvolumes"],
+                    &["list", "watch"],
+                ),
+                rule(&[""], &["nodes"], READ),
+                rule(&[""], &["nodes/status"], &["patch", "update"]),
+                rule(&[""], &["pods"], &["list", "watch"]),
+                events(),
+                rule(
+                    &["storage.k8s.io"],
+                    &["volumeattachments"],
+                    &["create", "delete", "get", "list", "watch"],
+                ),
+                rule(&["storage.k8s.io"], &["csidrivers"], READ),
+                rule(&["storage.k8s.io"], &["csinodes"], READ),
+            ],
+        ),
+        (
+            "certificate-controller",
+            vec![
+                rule(
+                    &["certificates.k8s.io"],
+                    &["certificatesigningrequests"],
+                    &["delete", "get", "list", "watch"],
+                ),
+                rule(
+                    &["certificates.k8s.io"],
+                    &[
+                        "certificatesigningrequests/approval",
+                        "certificatesigningrequests/status",
+                    ],
+                    &["update"],
+                ),
+                named(
+                    &["certificates.k8s.io"],
+                    &["signers"],
+                    &["kubernetes.io/kube-apiserver-client-kubelet"],
+                    &["approve"],
+                ),
+                named(
+                    &["certificates.k8s.io"],
+                    &["signers"],
+                    &[
+                        "kubernetes.io/kube-apiserver-client",
+                        "kubernetes.io/kube-apiserver-client-kubelet",
+                        "kubernetes.io/kubelet-serving",
+                        "kubernetes.io/legacy-unknown",
+                    ],
+                    &["sign"],
+                ),
+                rule(
+                    &["authorization.k8s.io"],
+                    &["subjectaccessreviews"],
+                    &["create"],
+                ),
+                events(),
+            ],
+        ),
+        (
+            "clusterrole-aggregation-controller",
+            vec![rule(
+                &["rbac.authorization.k8s.io"],
+                &["clusterroles"],
+                &["escalate", "get", "list", "patch", "update", "watch"],
+            )],
+        ),
+        (
+            "cronjob-controller",
+            vec![
+                rule(
+                    &["batch"],
+                    &["cronjobs"],
+                    &["get", "list", "update", "watch"],
+                ),
+                rule(
+                    &["batch"],
+                    &["jobs"],
+                    &[
+                        "create", "delete", "get", "list", "patch", "update", "watch",
+                    ],
+                ),
+                rule(&["batch"], &["cronjobs/status"], &["update"]),
+                rule(&["batch"], &["cronjobs/finalizers"], &["update"]),
+                rule(&[""], &["pods"], &["delete", "list", "watch"]),
+                events(),
+            ],
+        ),
+        (
+            "daemon-set-controller",
+            vec![
+                rule(apps, &["daemonsets"], READ),
+                rule(apps, &["daemonsets/status"], &["update"]),
+                rule(apps, &["daemonsets/finalizers"], &["update"]),
+                rule(&[""], &["nodes"], &["list", "watch"]),
+                rule(
+                    &[""],
+                    &["pods"],
+                    &["create", "delete", "list", "patch", "watch"],
+                ),
+                rule(&[""], &["pods/binding"], &["create"]),
+                rule(
+                    &["apps"],
+                    &["controllerrevisions"],
+                    &[
+                        "create", "delete", "get", "list", "patch", "update", "watch",
+                    ],
+                ),
+                events(),
+            ],
+        ),
+        (
+            "deployment-controller",
+            vec![
+                rule(apps, &["deployments"], &["get", "list", "update", "watch"]),
+                rule(apps, &["deployments/status"], &["update"]),
+                rule(apps, &["deployments/finalizers"], &["update"]),
+                rule(
+                    apps,
+                    &["replicasets"],
+                    &[
+                        "create", "delete", "get", "list", "patch", "update", "watch",
+                    ],
+                ),
+                rule(&[""], &["pods"], &["get", "list", "update", "watch"]),
+                events(),
+            ],
+        ),
+        (
+            "device-taint-eviction-controller",
+            vec![
+                rule(&[""], &["pods"], &["delete", "get", "list", "watch"]),
+                rule(&[""], &["pods/status"], &["patch", "update"]),
+                rule(&["resource.k8s.io"], &["resourceclaims"], READ),
+                rule(&["resource.k8s.io"], &["resourceslices"], READ),
+                rule(&["resource.k8s.io"], &["deviceclasses"], READ),
+                events(),
+            ],
+        ),
+        (
+            "disruption-controller",
+            vec![
+                rule(apps, &["deployments"], READ),
+                rule(apps, &["replicasets"], READ),
+                rule(&[""], &["replicationcontrollers"], READ),
+                rule(&["policy"], &["poddisruptionbudgets"], READ),
+                rule(&["apps"], &["statefulsets"], READ),
+                rule(&["policy"], &["poddisruptionbudgets/status"], &["update"]),
+                rule(&[""], &["pods/status"], &["patch", "update"]),
+                rule(&["*"], &["*/scale"], &["get"]),
+                events(),
+            ],
+        ),
+        (
+            "endpoint-controller",
+            vec![
+                rule(&[""], &["pods", "services"], READ),
+                rule(
+                    &[""],
+                    &["endpoints"],
+                    &["create", "delete", "get", "list", "update", "watch"],
+                ),
+                rule(&[""], &["endpoints/restricted"], &["create"]),
+                events(),
+            ],
+        ),
+        (
+            "endpointslice-controller",
+            vec![
+                rule(&[""], &["nodes", "pods", "services"], READ),
+                rule(&[""], &["services/finalizers"], &["update"]),
+                rule(
+                    &["discovery.k8s.io"],
+                    &["endpointslices"],
+                    &["create", "delete", "get", "list", "update", "watch"],
+                ),
+                events(),
+            ],
+        ),
+        (
+            "endpointslicemirroring-controller",
+            vec![
+                rule(&[""], &["endpoints", "services"], READ),
+                rule(&[""], &["services/finalizers"], &["update"]),
+                rule(&[""], &["endpoints/finalizers"], &["update"]),
+                rule(
+                    &["discovery.k8s.io"],
+                    &["endpointslices"],
+                    &["create", "delete", "get", "list", "update", "watch"],
+                ),
+                events(),
+            ],
+        ),
+        (
+            "ephemeral-volume-controller",
+            vec![
+                rule(&[""], &["pods"], READ),
+                rule(&[""], &["pods/finalizers"], &["update"]),
+                rule(
+                    &[""],
+                    &["persistentvolumeclaims"],
+                    &["create", "get", "list", "watch"],
+                ),
+                events(),
+            ],
+        ),
+        (
+            "expand-controller",
+            vec![
+                rule(
+                    &[""],
+                    &["persistentvolumes"],
+                    &["get", "list", "patch", "update", "watch"],
+                ),
+                rule(
+                    &[""],
+                    &["persistentvolumeclaims/status"],
+                    &["patch", "update"],
+                ),
+                rule(&[""], &["persistentvolumeclaims"], READ),
+                events(),
+            ],
+        ),
+        (
+            "generic-garbage-collector",
+            vec![
+                rule(
+                    &["*"],
+                    &["*"],
+                    &["delete", "get", "list", "patch", "update", "watch"],
+                ),
+                events(),
+            ],
+        ),
+        (
+            "horizontal-pod-autoscaler",
+            vec![
+                rule(&["autoscaling"], &["horizontalpodautoscalers"], READ),
+                rule(
+                    &["autoscaling"],
+                    &["horizontalpodautoscalers/status"],
+                    &["update"],
+                ),
+                rule(&["*"], &["*/scale"], &["get", "update"]),
+                rule(&[""], &["pods"], &["list", "watch"]),
+                rule(&["metrics.k8s.io"], &["pods"], &["list", "watch"]),
+                rule(&["custom.metrics.k8s.io"], &["*"], READ),
+                rule(&["external.metrics.k8s.io"], &["*"], READ),
+                events(),
+            ],
+        ),
+        (
+            "job-controller",
+            vec![
+                rule(
+                    &["batch"],
+                    &["jobs"],
+                    &["get", "list", "patch", "update", "watch"],
+                ),
+                rule(&["batch"], &["jobs/status"], &["update"]),
+                rule(&["batch"], &["jobs/finalizers"], &["update"]),
+                rule(
+                    &[""],
+                    &["pods"],
+                    &["create", "delete", "list", "patch", "watch"],
+                ),
+                events(),
+            ],
+        ),
+        (
+            "legacy-service-account-token-cleaner",
+            vec![
+                named(
+                    &[""],
+                    &["configmaps"],
+                    &["kube-apiserver-legacy-service-account-token-tracking"],
+                    &["get"],
+                ),
+                rule(&[""], &["secrets"], &["delete", "patch"]),
+            ],
+        ),
+        (
+            "namespace-controller",
+            vec![
+                rule(&[""], &["namespaces"], &["delete", "get", "list", "watch"]),
+                rule(
+                    &[""],
+                    &["namespaces/finalize", "namespaces/status"],
+                    &["update"],
+                ),
+                rule(
+                    &["*"],
+                    &["*"],
+                    &["delete", "deletecollection", "get", "list", "watch"],
+                ),
+            ],
+        ),
+        (
+            "node-controller",
+            vec![
+                rule(
+                    &[""],
+                    &["nodes"],
+                    &["delete", "get", "list", "patch", "update", "watch"],
+                ),
+                rule(&[""], &["nodes/status"], &["patch", "update"]),
+                rule(&[""], &["pods/status"], &["patch", "update"]),
+                rule(&[""], &["pods"], &["delete", "get", "list", "watch"]),
+                events(),
+            ],
+        ),
+        (
+            "persistent-volume-binder",
+            vec![
+                rule(
+                    &[""],
+                    &["persistentvolumes"],
+                    &["create", "delete", "get", "list", "update", "watch"],
+                ),
+                rule(&[""], &["persistentvolumes/status"], &["update"]),
+                rule(
+                    &[""],
+                    &["persistentvolumeclaims"],
+                    &["get", "list", "update", "watch"],
+                ),
+                rule(&[""], &["persistentvolumeclaims/status"], &["update"]),
+                rule(
+                    &[""],
+                    &["pods"],
+                    &["create", "delete", "get", "list", "watch"],
+                ),
+                rule(&["storage.k8s.io"], &["storageclasses"], READ),
+                rule(&[""], &["nodes"], &["list", "watch"]),
+                events(),
+                rule(&[""], &["events"], &["watch"]),
+            ],
+        ),
+        (
+            "pod-garbage-collector",
+            vec![
+                rule(&[""], &["pods"], &["delete", "list", "watch"]),
+                rule(&[""], &["nodes"], READ),
+                rule(&[""], &["pods/status"], &["patch"]),
+            ],
+        ),
+        (
+            "pv-protection-controller",
+            vec![
+                rule(
+                    &[""],
+                    &["persistentvolumes"],
+                    &["get", "list", "update", "watch"],
+                ),
+                events(),
+            ],
+        ),
+        (
+            "pvc-protection-controller",
+            vec![
+                rule(
+                    &[""],
+                    &["persistentvolumeclaims"],
+                    &["get", "list", "update", "watch"],
+                ),
+                rule(&[""], &["persistentvolumeclaims/status"], &["update"]),
+                rule(&[""], &["pods"], READ),
+                events(),
+            ],
+        ),
+        (
+            "replicaset-controller",
+            vec![
+                rule(apps, &["replicasets"], &["get", "list", "update", "watch"]),
+                rule(apps, &["replicasets/status"], &["update"]),
+                rule(apps, &["replicasets/finalizers"], &["update"]),
+                rule(
+                    &[""],
+                    &["pods"],
+                    &["create", "delete", "list", "patch", "watch"],
+                ),
+                events(),
+            ],
+        ),
+        (
+            "replication-controller",
+            vec![
+                rule(
+                    &[""],
+                    &["replicationcontrollers"],
+                    &["get", "list", "update", "watch"],
+                ),
+                rule(&[""], &["replicationcontrollers/status"], &["update"]),
+                rule(&[""], &["replicationcontrollers/finalizers"], &["update"]),
+                rule(
+                    &[""],
+                    &["pods"],
+                    &["create", "delete", "list", "patch", "watch"],
+                ),
+                events(),
+            ],
+        ),
+        (
+            "resource-claim-controller",
+            vec![
+                rule(&[""], &["pods"], READ),
+                rule(&[""], &["pods/finalizers"], &["update"]),
+                rule(
+                    &["resource.k8s.io"],
+                    &["resourceclaims"],
+                    &["create", "delete", "get", "list", "watch"],
+                ),
+                rule(
+                    &["resource.k8s.io"],
+                    &["resourceclaims", "resourceclaims/status"],
+                    &["patch", "update"],
+                ),
+                rule(&[""], &["pods/status"], &["patch", "update"]),
+                events(),
+                rule(
+                    &["resource.k8s.io"],
+                    &["resourceclaims/binding"],
+                    &["patch", "update"],
+                ),
+            ],
+        ),
+        (
+            "resourcequota-controller",
+            vec![
+                rule(&["*"], &["*"], &["list", "watch"]),
+                rule(&[""], &["resourcequotas/status"], &["update"]),
+                events(),
+            ],
+        ),
+        (
+            "root-ca-cert-publisher",
+            vec![
+                rule(&[""], &["configmaps"], &["create", "update"]),
+                events(),
+            ],
+        ),
+        (
+            "route-controller",
+            vec![
+                rule(&[""], &["nodes"], &["list", "watch"]),
+                rule(&[""], &["nodes/status"], &["patch"]),
+                events(),
+            ],
+        ),
+        (
+            "selinux-warning-controller",
+            vec![
+                events(),
+                rule(&[""], &["persistentvolumes"], READ),
+                rule(&[""], &["persistentvolumeclaims"], READ),
+                rule(&[""], &["pods"], READ),
+                rule(&["storage.k8s.io"], &["csidrivers"], READ),
+            ],
+        ),
+        (
+            "service-account-controller",
+            vec![rule(&[""], &["serviceaccounts"], &["create"]), events()],
+        ),
+        (
+            "service-cidrs-controller",
+            vec![
+                rule(
+                    &["networking.k8s.io"],
+                    &["servicecidrs"],
+                    &["get", "list", "patch", "update", "watch"],
+                ),
+                rule(
+                    &["networking.k8s.io"],
+                    &["servicecidrs/finalizers"],
+                    &["patch", "update"],
+                ),
+                rule(
+                    &["networking.k8s.io"],
+                    &["servicecidrs/status"],
+                    &["patch", "update"],
+                ),
+                rule(&["networking.k8s.io"], &["ipaddresses"], READ),
+                events(),
+            ],
+        ),
+        (
+            "service-controller",
+            vec![
+                rule(&[""], &["services"], READ),
+                rule(&[""], &["services/status"], &["patch", "update"]),
+                rule(&[""], &["nodes"], &["list", "watch"]),
+                events(),
+            ],
+        ),
+        (
+            "statefulset-controller",
+            vec![
+                rule(&[""], &["pods"], &["list", "watch"]),
+                rule(&["apps"], &["statefulsets"], READ),
+                rule(&["apps"], &["statefulsets/status"], &["update"]),
+                rule(&["apps"], &["statefulsets/finalizers"], &["update"]),
+                rule(
+                    &[""],
+                    &["pods"],
+                    &["create", "delete", "get", "patch", "update"],
+                ),
+                rule(
+                    &["apps"],
+                    &["controllerrevisions"],
+                    &[
+                        "create", "delete", "get", "list", "patch", "update", "watch",
+                    ],
+                ),
+                rule(
+                    &[""],
+                    &["persistentvolumeclaims"],
+                    &["create", "get", "list", "watch"],
+                ),
+                rule(&[""], &["persistentvolumeclaims"], &["delete", "update"]),
+                rule(&[""], &["pods/finalizers"], &["update"]),
+                events(),
+            ],
+        ),
+        (
+            "ttl-after-finished-controller",
+            vec![
+                rule(&["batch"], &["jobs"], &["delete", "get", "list", "watch"]),
+                events(),
+            ],
+        ),
+        (
+            "ttl-controller",
+            vec![
+                rule(&[""], &["nodes"], &["list", "patch", "update", "watch"]),
+                events(),
+            ],
+        ),
+        (
+            "validatingadmissionpolicy-status-controller",
+            vec![
+                rule(
+                    &["admissionregistration.k8s.io"],
+                    &["validatingadmissionpolicies"],
+                    READ,
+                ),
+                rule(
+                    &["admissionregistration.k8s.io"],
+                    &["validatingadmissionpolicies/status"],
+                    &["get", "patch", "update"],
+                ),
+                events(),
+            ],
+        ),
+        (
+            "volumeattributesclass-protection-controller",
+            vec![
+                rule(&[""], &["persistentvolumeclaims"], READ),
+                rule(&[""], &["persistentvolumes"], READ),
+                rule(
+                    &["storage.k8s.io"],
+                    &["volumeattributesclasses"],
+                    &["get", "list", "update", "watch"],
+                ),
+                events(),
+            ],
+        ),
+    ];
+    roles
+        .into_iter()
+        .map(|(name, rules)| {
+            cluster_role(&format!("{CONTROLLER_PREFIX}{name}"), Value::Array(rules))
+        })
+        .collect()
+}
+
+/// Each controller role bound to the controller's service account in kube-system.
+fn controller_role_bindings() -> Vec<Value> {
+    controller_roles()
+        .iter()
+        .filter_map(|role| role["metadata"]["name"].as_str())
+        .map(|name| {
+            let account = &name[CONTROLLER_PREFIX.len()..];
+            cluster_role_binding(name, name, service_accounts("kube-system", &[account]))
+        })
+        .collect()
+}
+
+fn service_accounts(namespace: &str, names: &[&str]) -> Value {
+    Value::Array(
+        names
+            .iter()
+            .map(|n| json!({"kind": "ServiceAccount", "name": n, "namespace": namespace}))
+            .collect(),
+    )
+}
+
+fn namespaced_meta(name: &str, namespace: &str) -> Value {
+    let mut meta = meta(name);
+    meta["namespace"] = namespace.into();
+    meta
+}
+
+fn role(namespace: &str, name: &str, rules: Value) -> Value {
+    json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+        "metadata": namespaced_meta(name, namespace), "rules": rules})
+}
+
+fn role_binding(namespace: &str, name: &str, role: &str, subjects: Value) -> Value {
+    json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": namespaced_meta(name, namespace),
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role},
+        "subjects": subjects})
+}
+
+const LEADER_LOCKING: &[&str] = &["create", "get", "list", "update", "watch"];
+
+/// The default roles in kube-system and kube-public.
+pub fn roles() -> Vec<Value> {
+    let leader_locking = json!([
+        rule(&["coordination.k8s.io"], &["leases"], LEADER_LOCKING),
+        rule(
+            &["coordination.k8s.io"],
+            &["leasecandidates"],
+            LEADER_LOCKING
+        ),
+    ]);
+    vec![
+        role(
+            "kube-public",
+            "system:controller:bootstrap-signer",
+            json!([
+                rule(&[""], &["configmaps"], READ),
+                named(&[""], &["configmaps"], &["cluster-info"], &["update"]),
+                events(),
+            ]),
+        ),
+        role(
+            "kube-system",
+            "extension-apiserver-authentication-reader",
+            json!([named(
+                &[""],
+                &["configmaps"],
+                &["extension-apiserver-authentication"],
+                READ
+            ),]),
+        ),
+        role(
+            "kube-system",
+            "system::leader-locking-kube-controller-manager",
+            leader_locking.clone(),
+        ),
+        role(
+            "kube-system",
+            "system::leader-locking-kube-scheduler",
+            leader_locking,
+        ),
+        role(
+            "kube-system",
+            "system:controller:bootstrap-signer",
+            json!([rule(&[""], &["secrets"], READ),]),
+        ),
+        role(
+            "kube-system",
+            "system:controller:cloud-provider",
+            json!([rule(
+                &[""],
+                &["configmaps"],
+                &["create", "get", "list", "watch"]
+            ),]),
+        ),
+        role(
+            "kube-system",
+            "system:controller:token-cleaner",
+            json!([
+                rule(&[""], &["secrets"], &["delete", "get", "list", "watch"]),
+                events(),
+            ]),
+        ),
+    ]
+}
+
+/// The default role bindings in kube-system and kube-public.
+pub fn role_bindings() -> Vec<Value> {
+    let with_accounts = |mut subjects: Value, accounts: &[&str]| {
+        if let (Some(list), Value::Array(more)) = (
+            subjects.as_array_mut(),
+            service_accounts("kube-system", accounts),
+        ) {
+            list.extend(more);
+        }
+        subjects
+    };
+    vec![
+        role_binding(
+            "kube-public",
+            "system:controller:bootstrap-signer",
+            "system:controller:bootstrap-signer",
+            service_accounts("kube-system", &["bootstrap-signer"]),
+        ),
+        role_binding(
+            "kube-system",
+            "system::extension-apiserver-authentication-reader",
+            "extension-apiserver-authentication-reader",
+            users(&["system:kube-controller-manager", "system:kube-scheduler"]),
+        ),
+        role_binding(
+            "kube-system",
+            "system::leader-locking-kube-controller-manager",
+            "system::leader-locking-kube-controller-manager",
+            with_accounts(
+                users(&["system:kube-controller-manager"]),
+                &["kube-controller-manager", "leader-election-controller"],
+            ),
+        ),
+        role_binding(
+            "kube-system",
+            "system::leader-locking-kube-scheduler",
+            "system::leader-locking-kube-scheduler",
+            with_accounts(users(&["system:kube-scheduler"]), &["kube-scheduler"]),
+        ),
+        role_binding(
+            "kube-system",
+            "system:controller:bootstrap-signer",
+            "system:controller:bootstrap-signer",
+            service_accounts("kube-system", &["bootstrap-signer"]),
+        ),
+        role_binding(
+            "kube-system",
+            "system:controller:cloud-provider",
+            "system:controller:cloud-provider",
+            service_accounts("kube-system", &["cloud-provider"]),
+        ),
+        role_binding(
+            "kube-system",
+            "system:controller:token-cleaner",
+            "system:controller:token-cleaner",
+            service_accounts("kube-system", &["token-cleaner"]),
+        ),
+    ]
+}
+
 /// The default cluster roles.
 pub fn cluster_roles() -> Vec<Value> {
     let mut roles = user_facing_roles();
     roles.extend(component_roles());
+    roles.extend(controller_roles());
     roles.extend([
         cluster_role(
             "cluster-admin",
@@ -592,7 +1317,7 @@ pub fn cluster_roles() -> Vec<Value> {
 
 /// The default cluster role bindings.
 pub fn cluster_role_bindings() -> Vec<Value> {
-    vec![
+    let mut bindings = vec![
         cluster_role_binding(
             "cluster-admin",
             "cluster-admin",
@@ -621,7 +1346,7 @@ pub fn cluster_role_bindings() -> Vec<Value> {
         cluster_role_binding(
             "system:kube-dns",
             "system:kube-dns",
-            json!([{"kind": "ServiceAccount", "name": "kube-dns", "namespace": "kube-system"}]),
+            service_accounts("kube-system", &["kube-dns"]),
         ),
         cluster_role_binding(
             "system:kube-scheduler",
@@ -650,7 +1375,9 @@ pub fn cluster_role_bindings() -> Vec<Value> {
             "system:service-account-issuer-discovery",
             groups(&["system:serviceaccounts"]),
         ),
-    ]
+    ];
+    bindings.extend(controller_role_bindings());
+    bindings
 }
 
 /// Adds to `current[field]` (a list) the items of `wanted[field]` it lacks; whether any were.
@@ -677,6 +1404,8 @@ pub async fn reconcile(registry: &Registry) -> Result<()> {
     let sets = [
         ("clusterroles", cluster_roles(), "rules"),
         ("clusterrolebindings", cluster_role_bindings(), "subjects"),
+        ("roles", roles(), "rules"),
+        ("rolebindings", role_bindings(), "subjects"),
     ];
     for (resource, objects, field) in sets {
         let Some(storage) = registry
@@ -687,13 +1416,17 @@ pub async fn reconcile(registry: &Registry) -> Result<()> {
         };
         for wanted in objects {
             let name = wanted["metadata"]["name"].as_str().unwrap_or_default();
+            let namespace = wanted["metadata"]["namespace"].as_str().unwrap_or_default();
             let body = serde_json::to_vec(&wanted).map_err(Error::Encode)?;
-            match storage.create("", &body, &WriteOptions::server()).await {
+            match storage
+                .create(namespace, &body, &WriteOptions::server())
+                .await
+            {
                 Ok(_) => continue,
                 Err(Error::Api(e)) if e.reason == Reason::AlreadyExists => {}
                 Err(e) => return Err(e),
             }
-            let found = storage.get("", name, &GetOptions::default()).await?;
+            let found = storage.get(namespace, name, &GetOptions::default()).await?;
             let mut current: Value =
                 serde_json::from_slice(&found.body.into_bytes()).map_err(Error::Encode)?;
             if current["metadata"]["annotations"][AUTOUPDATE] == "false" {
@@ -702,11 +1435,83 @@ pub async fn reconcile(registry: &Registry) -> Result<()> {
             if add_missing(&mut current, &wanted, field) {
                 let body = serde_json::to_vec(&current).map_err(Error::Encode)?;
                 storage
-                    .update("", name, &body, &WriteOptions::server())
+                    .update(namespace, name, &body, &WriteOptions::server())
                     .await?;
-                tracing::info!(resource, name, "completed a default RBAC object");
+                tracing::info!(resource, namespace, name, "completed a default RBAC object");
             }
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    fn key(object: &Value) -> (String, String, String) {
+        let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+        (
+            text(&object["kind"]),
+            text(&object["metadata"]["namespace"]),
+            text(&object["metadata"]["name"]),
+        )
+    }
+
+    #[test]
+    fn names_are_unique_and_every_binding_names_a_default_role() {
+        let cluster_roles = cluster_roles();
+        let roles = roles();
+        let mut seen = BTreeSet::new();
+        for object in cluster_roles
+            .iter()
+            .chain(&roles)
+            .chain(&cluster_role_bindings())
+            .chain(&role_bindings())
+        {
+            assert!(seen.insert(key(object)), "twice: {:?}", key(object));
+        }
+        for binding in cluster_role_bindings().iter().chain(&role_bindings()) {
+            let kind = binding["roleRef"]["kind"].as_str().unwrap();
+            let namespace = &binding["metadata"]["namespace"];
+            let wanted = (
+                kind.to_owned(),
+                namespace.as_str().unwrap_or_default().to_owned(),
+                binding["roleRef"]["name"].as_str().unwrap().to_owned(),
+            );
+            assert!(seen.contains(&wanted), "{:?} names no role", key(binding));
+        }
+    }
+
+    #[test]
+    fn every_controller_role_is_bound_to_its_service_account() {
+        let bindings = cluster_role_bindings();
+        let controllers: Vec<_> = cluster_roles()
+            .into_iter()
+            .filter(|r| {
+                r["metadata"]["name"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with(CONTROLLER_PREFIX)
+            })
+            .collect();
+        assert!(
+            controllers.len() > 30,
+            "{} controller roles",
+            controllers.len()
+        );
+        for role in controllers {
+            let name = role["metadata"]["name"].as_str().unwrap();
+            let binding = bindings
+                .iter()
+                .find(|b| b["metadata"]["name"] == name)
+                .unwrap_or_else(|| panic!("{name} is not bound"));
+            assert_eq!(
+                binding["subjects"],
+                json!([{"kind": "ServiceAccount", "namespace": "kube-system",
+                    "name": &name[CONTROLLER_PREFIX.len()..]}])
+            );
+        }
+    }
 }

@@ -113,13 +113,51 @@ impl RequestInfo {
             }
         }
         .to_string();
+        // A list or watch of one object by `metadata.name` names it (as upstream, so that
+        // per-object authorization, the Node authorizer's, applies).
+        if matches!(info.verb.as_str(), "list" | "watch")
+            && let Some(name) = info.query.get("fieldSelector").and_then(exact_name)
+        {
+            info.name = name;
+        }
         info
     }
+}
+
+/// The name a field selector requires exactly (`metadata.name=x` or `==x`), if it is a
+/// valid path segment.
+fn exact_name(selector: &str) -> Option<String> {
+    selector.split(',').find_map(|term| {
+        let value = term.trim().strip_prefix("metadata.name")?;
+        let value = value
+            .strip_prefix("==")
+            .or_else(|| value.strip_prefix('='))?;
+        let valid =
+            !value.is_empty() && value != "." && value != ".." && !value.contains(['/', '%']);
+        valid.then(|| value.to_string())
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_field_selector_on_the_name_names_the_object() {
+        let watch = |query: &str| {
+            RequestInfo::parse(&Method::GET, "/api/v1/namespaces/a/secrets", Some(query)).name
+        };
+        assert_eq!(
+            watch("watch=1&fieldSelector=metadata.name%3Dcreds"),
+            "creds"
+        );
+        assert_eq!(
+            watch("fieldSelector=type%3Dx,metadata.name%3D%3Dcreds"),
+            "creds"
+        );
+        assert_eq!(watch("fieldSelector=metadata.name!%3Dcreds"), "");
+        assert_eq!(watch("fieldSelector=metadata.name%3D.."), "");
+    }
 
     #[test]
     fn resource_paths() {

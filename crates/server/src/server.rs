@@ -257,8 +257,10 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         .clone()
         .map(|key| (key, cert.ca_pem.clone()));
     let rbac_index = Arc::new(RbacIndex::new());
+    let node_graph = Arc::new(capstan_auth::authz::node::NodeGraph::new());
     let parts = ModeParts {
         rbac: rbac_index.clone(),
+        node: node_graph.clone(),
         abac: match &config.authorization_policy_file {
             Some(path) => Some(Arc::new(Abac::load(path)?)),
             None => None,
@@ -350,6 +352,26 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         },
     );
 
+    if config.authorization_modes.iter().any(|m| m == "Node") {
+        let store = |resource: &str| {
+            registry
+                .resources()
+                .find(|r| {
+                    r.descriptor().resource == resource && r.descriptor().subresource.is_empty()
+                })
+                .cloned()
+        };
+        compactors.extend(capstan_controllers::node_graph::start(
+            builtin.pods.clone(),
+            store("persistentvolumeclaims"),
+            store("persistentvolumes"),
+            node_graph.clone(),
+        ));
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while !node_graph.is_loaded() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
     if config.authorization_modes.iter().any(|m| m == "RBAC") {
         compactors.extend(capstan_controllers::rbac::start(
             &builtin.rbac,

@@ -1,6 +1,7 @@
 //! Authorization: may this user do this.
 
 pub mod abac;
+pub mod node;
 pub mod rbac;
 
 use std::sync::Arc;
@@ -188,6 +189,8 @@ impl Authorizer for PrivilegedGroups {
 pub struct ModeParts {
     /// The index `RBAC` reads.
     pub rbac: Arc<rbac::RbacIndex>,
+    /// The graph `Node` reads.
+    pub node: Arc<node::NodeGraph>,
     /// `ABAC`'s policies (`--authorization-policy-file`).
     pub abac: Option<Arc<dyn Authorizer>>,
     /// The `Webhook` authorizer (`--authorization-webhook-config-file`).
@@ -245,6 +248,7 @@ impl AuthorizerChain {
                 "AlwaysAllow" => Arc::new(AlwaysAllow),
                 "AlwaysDeny" => Arc::new(AlwaysDeny),
                 "RBAC" => Arc::new(rbac::Rbac::new(parts.rbac.clone())),
+                "Node" => Arc::new(node::NodeAuthorizer::new(parts.node.clone())),
                 "ABAC" => parts.abac.clone().ok_or(Error::UnknownMode(mode.clone()))?,
                 "Webhook" => parts
                     .webhook

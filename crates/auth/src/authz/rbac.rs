@@ -26,7 +26,8 @@ pub struct PolicyRule {
 }
 
 impl PolicyRule {
-    fn allows(&self, a: &Attributes) -> bool {
+    /// Whether the rule allows the request.
+    pub(crate) fn allows(&self, a: &Attributes) -> bool {
         let has = |list: &[String], v: &str| list.iter().any(|x| x == "*" || x == v);
         if !has(&self.verbs, &a.verb) {
             return false;

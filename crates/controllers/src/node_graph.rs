@@ -1,0 +1,305 @@
+//! Keeps the Node authorizer's graph current: pods (with what they reference and where they
+//! run), persistent volume claims (with their volumes) and persistent volumes (with the
+//! secrets they name) are listed, then followed through the watch caches.
+
+use std::sync::Arc;
+
+use capstan_auth::authz::node::{NodeGraph, PodRefs, Source};
+use capstan_registry::RestStorage;
+use k8s_openapi::api::core::v1::{EnvFromSource, EnvVar, PersistentVolumeClaim, Pod};
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use crate::watching::{Seen, follow};
+
+/// Feeds one collection into the graph.
+fn feed<T>(
+    storage: Arc<dyn RestStorage>,
+    graph: Arc<NodeGraph>,
+    source: Source,
+    apply: fn(&NodeGraph, T, bool, u64),
+) -> [JoinHandle<()>; 2]
+where
+    T: serde::de::DeserializeOwned + Default + Send + 'static,
+{
+    let (tx, mut rx) = mpsc::channel::<Seen<T>>(256);
+    let follower = tokio::spawn(follow(storage, tx));
+    let applier = tokio::spawn(async move {
+        while let Some(seen) = rx.recv().await {
+            if seen.listed {
+                graph.listed(source, seen.generation);
+            } else {
+                apply(&graph, seen.object, seen.deleted, seen.generation);
+            }
+        }
+    });
+    [follower, applier]
+}
+
+/// Starts following pods, claims and volumes into `graph`; a missing store leaves its part
+/// empty (and counts as listed).
+pub fn start(
+    pods: Arc<dyn RestStorage>,
+    claims: Option<Arc<dyn RestStorage>>,
+    volumes: Option<Arc<dyn RestStorage>>,
+    graph: Arc<NodeGraph>,
+) -> Vec<JoinHandle<()>> {
+    let mut tasks = Vec::new();
+    tasks.extend(feed::<Pod>(
+        pods,
+        graph.clone(),
+        Source::Pods,
+        |graph, pod, deleted, generation| {
+            let ns = pod.metadata.namespace.clone().unwrap_or_default();
+            let name = pod.metadata.name.clone().unwrap_or_default();
+            if deleted {
+                graph.remove_pod(&ns, &name);
+            } else {
+                graph.put_pod(&ns, &name, pod_refs(&pod), generation);
+            }
+        },
+    ));
+    match claims {
+        Some(claims) => tasks.extend(feed::<PersistentVolumeClaim>(
+            claims,
+            graph.clone(),
+            Source::Claims,
+            |graph, claim, deleted, generation| {
+                let ns = claim.metadata.namespace.clone().unwrap_or_default();
+                let name = claim.metadata.name.clone().unwrap_or_default();
+                if deleted {
+                    graph.remove_claim(&ns, &name);
+                } else {
+                    let volume = claim.spec.and_then(|s| s.volume_name).unwrap_or_default();
+                    graph.put_claim(&ns, &name, &volume, generation);
+                }
+            },
+        )),
+        None => graph.listed(Source::Claims, 0),
+    }
+    match volumes {
+        Some(volumes) => tasks.extend(feed::<Value>(
+            volumes,
+            graph,
+            Source::Volumes,
+            |graph, volume, deleted, generation| {
+                let name = volume["metadata"]["name"].as_str().unwrap_or_default();
+                if deleted {
+                    graph.remove_volume(name);
+                } else {
+                    graph.put_volume(name, volume_secrets(&volume), generation);
+                }
+            },
+        )),
+        None => graph.listed(Source::Volumes, 0),
+    }
+    tasks
+}
+
+fn push(list: &mut Vec<String>, name: Option<&String>) {
+    if let Some(name) = name.filter(|n| !n.is_empty())
+        && !list.contains(name)
+    {
+        list.push(name.clone());
+    }
+}
+
+/// The secrets, config maps, claims and account a pod uses.
+pub(crate) fn pod_refs(pod: &Pod) -> PodRefs {
+    let mut refs = PodRefs::default();
+    let Some(spec) = &pod.spec else {
+        return refs;
+    };
+    refs.node = spec.node_name.clone().unwrap_or_default();
+    refs.service_account = spec.service_account_name.clone().unwrap_or_default();
+    for secret in spec.image_pull_secrets.iter().flatten() {
+        push(&mut refs.secrets, Some(&secret.name));
+    }
+    let env =
+        |env: Option<&Vec<EnvVar>>, env_from: Option<&Vec<EnvFromSource>>, refs: &mut PodRefs| {
+            for var in env.into_iter().flatten() {
+                if let Some(from) = &var.value_from {
+                    push(
+                        &mut refs.secrets,
+                        from.secret_key_ref.as_ref().map(|s| &s.name),
+                    );
+                    push(
+                        &mut refs.config_maps,
+                        from.config_map_key_ref.as_ref().map(|c| &c.name),
+                    );
+                }
+            }
+            for from in env_from.into_iter().flatten() {
+                push(&mut refs.secrets, from.secret_ref.as_ref().map(|s| &s.name));
+                push(
+                    &mut refs.config_maps,
+                    from.config_map_ref.as_ref().map(|c| &c.name),
+                );
+            }
+        };
+    for c in spec
+        .containers
+        .iter()
+        .chain(spec.init_containers.iter().flatten())
+    {
+        env(c.env.as_ref(), c.env_from.as_ref(), &mut refs);
+    }
+    for c in spec.ephemeral_containers.iter().flatten() {
+        env(c.env.as_ref(), c.env_from.as_ref(), &mut refs);
+    }
+    let pod_name = pod.metadata.name.clone().unwrap_or_default();
+    for volume in spec.volumes.iter().flatten() {
+        if let Some(s) = &volume.secret {
+            push(&mut refs.secrets, s.secret_name.as_ref());
+        }
+        if let Some(c) = &volume.config_map {
+            push(&mut refs.config_maps, Some(&c.name));
+        }
+        if let Some(c) = &volume.persistent_volume_claim {
+            push(&mut refs.claims, Some(&c.claim_name));
+        }
+        if volume.ephemeral.is_some() {
+            push(
+                &mut refs.claims,
+                Some(&format!("{pod_name}-{}", volume.name)),
+            );
+        }
+        for source in volume
+            .projected
+            .iter()
+            .flat_map(|p| p.sources.iter().flatten())
+        {
+            push(&mut refs.secrets, source.secret.as_ref().map(|s| &s.name));
+            push(
+                &mut refs.config_maps,
+                source.config_map.as_ref().map(|c| &c.name),
+            );
+        }
+        // The secrets of in-tree and CSI sources (`secretRef`, `nodePublishSecretRef`,
+        // azureFile's `secretName`).
+        let Ok(Value::Object(sources)) = serde_json::to_value(volume) else {
+            continue;
+        };
+        for source in sources.values().filter_map(Value::as_object) {
+            for (key, value) in source {
+                let name = if key.ends_with("ecretRef") {
+                    value["name"].as_str()
+                } else if key == "secretName" {
+                    value.as_str()
+                } else {
+                    None
+                };
+                push(&mut refs.secrets, name.map(String::from).as_ref());
+            }
+        }
+    }
+    refs
+}
+
+/// The secrets (namespace, name) a persistent volume names; a reference without a
+/// namespace is in the namespace of the claim the volume is bound to.
+pub(crate) fn volume_secrets(volume: &Value) -> Vec<(String, String)> {
+    let claim_ns = volume["spec"]["claimRef"]["namespace"]
+        .as_str()
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    let Some(spec) = volume["spec"].as_object() else {
+        return out;
+    };
+    for source in spec.values().filter_map(Value::as_object) {
+        for (key, value) in source {
+            let (ns, name) = if key.ends_with("ecretRef") {
+                (value["namespace"].as_str(), value["name"].as_str())
+            } else if key == "secretName" {
+                (source["secretNamespace"].as_str(), value.as_str())
+            } else {
+                continue;
+            };
+            let Some(name) = name.filter(|n| !n.is_empty()) else {
+                continue;
+            };
+            let ns = ns.filter(|n| !n.is_empty()).unwrap_or(claim_ns);
+            let pair = (ns.to_string(), name.to_string());
+            if !out.contains(&pair) {
+                out.push(pair);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_pods_references_are_found_wherever_they_are() {
+        let pod: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "web", "namespace": "apps"},
+            "spec": {
+                "nodeName": "n1", "serviceAccountName": "runner",
+                "imagePullSecrets": [{"name": "pull"}],
+                "containers": [{"name": "c", "image": "i",
+                    "env": [{"name": "A", "valueFrom": {"secretKeyRef": {"name": "env-secret", "key": "k"}}},
+                            {"name": "B", "valueFrom": {"configMapKeyRef": {"name": "env-map", "key": "k"}}}],
+                    "envFrom": [{"configMapRef": {"name": "all-map"}}]}],
+                "initContainers": [{"name": "i", "image": "i",
+                    "envFrom": [{"secretRef": {"name": "init-secret"}}]}],
+                "volumes": [
+                    {"name": "s", "secret": {"secretName": "vol-secret"}},
+                    {"name": "m", "configMap": {"name": "vol-map"}},
+                    {"name": "d", "persistentVolumeClaim": {"claimName": "data"}},
+                    {"name": "e", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}},
+                    {"name": "p", "projected": {"sources": [
+                        {"secret": {"name": "proj-secret"}}, {"configMap": {"name": "proj-map"}}]}},
+                    {"name": "x", "csi": {"driver": "d", "nodePublishSecretRef": {"name": "csi-secret"}}},
+                    {"name": "f", "azureFile": {"secretName": "azure-secret", "shareName": "s"}},
+                ],
+            },
+        }))
+        .unwrap();
+        let refs = pod_refs(&pod);
+        assert_eq!(refs.node, "n1");
+        assert_eq!(refs.service_account, "runner");
+        let mut secrets = refs.secrets.clone();
+        secrets.sort();
+        assert_eq!(
+            secrets,
+            [
+                "azure-secret",
+                "csi-secret",
+                "env-secret",
+                "init-secret",
+                "proj-secret",
+                "pull",
+                "vol-secret"
+            ]
+        );
+        let mut maps = refs.config_maps.clone();
+        maps.sort();
+        assert_eq!(maps, ["all-map", "env-map", "proj-map", "vol-map"]);
+        assert_eq!(refs.claims, ["data", "web-e"]);
+    }
+
+    #[test]
+    fn a_volumes_secrets_default_to_its_claims_namespace() {
+        let volume = json!({"metadata": {"name": "pv"}, "spec": {
+            "claimRef": {"namespace": "apps", "name": "data"},
+            "csi": {"driver": "d", "volumeHandle": "h",
+                "nodeStageSecretRef": {"name": "stage", "namespace": "storage"},
+                "nodePublishSecretRef": {"name": "publish"}},
+            "capacity": {"storage": "1Gi"},
+        }});
+        let mut found = volume_secrets(&volume);
+        found.sort();
+        assert_eq!(
+            found,
+            [
+                ("apps".to_string(), "publish".to_string()),
+                ("storage".into(), "stage".into())
+            ]
+        );
+    }
+}
