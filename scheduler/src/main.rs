@@ -12,10 +12,8 @@ use k8s_openapi::api::core::v1::ConfigMap;
 
 /// Capstan's scheduler: assigns pending pods to nodes through the API server's binding
 /// subresource, with upstream's default plugins, profiles and plugin arguments
-/// (`--config`).
-///
-/// Not built yet: delegated authentication and authorization
-/// (`--authentication-kubeconfig`, `--authorization-kubeconfig`).
+/// (`--config`). Its secure port authenticates and authorizes requests through the API
+/// server (`--authentication-kubeconfig`, `--authorization-kubeconfig`).
 #[derive(Debug, Parser)]
 #[command(name = "capstan-scheduler")]
 struct Options {
@@ -103,10 +101,8 @@ struct Options {
     /// Serving certificate's private key (PEM).
     #[arg(long)]
     tls_private_key_file: Option<PathBuf>,
-    /// Paths served on the secure port without authorization (exact, or a prefix ending in
-    /// `*`); everything else is forbidden, as there is no --authorization-kubeconfig yet.
-    #[arg(long, value_delimiter = ',', default_value = "/healthz,/readyz,/livez")]
-    authorization_always_allow_paths: Vec<String>,
+    #[command(flatten)]
+    delegation: Delegation,
     /// Deprecated: insecure HTTP port serving the same endpoints without authentication or
     /// authorization; 0 turns it off; ignored with --config (a v1beta1 file's
     /// healthzBindAddress sets it).
@@ -132,8 +128,8 @@ struct Options {
     use_legacy_policy_config: bool,
     #[command(flatten)]
     serving: capstan_serving::options::SecureServingTuning,
-    /// Deprecated: serve CPU profiles at /debug/pprof/ (pprof format) on the insecure port,
-    /// and on the secure port when --authorization-always-allow-paths opens /debug/pprof/*;
+    /// Deprecated: serve CPU profiles at /debug/pprof/ (pprof format), on the secure port to
+    /// authorized users (or with --authorization-always-allow-paths opening /debug/pprof/*);
     /// ignored with --config (enableProfiling).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1,
           default_missing_value = "true")]
@@ -158,6 +154,83 @@ struct Options {
     metrics: capstan_serving::options::MetricsFlags,
     #[command(flatten)]
     log: capstan_logging::LogOptions,
+}
+
+/// Delegated authentication and authorization of the secure port (upstream's options).
+#[derive(Debug, Clone, clap::Args)]
+struct Delegation {
+    /// Kubeconfig of the API server that reviews bearer tokens (TokenReview) and publishes
+    /// the client and front-proxy authorities; when empty, tokens are refused and no client
+    /// CA is looked up.
+    #[arg(long)]
+    authentication_kubeconfig: Option<PathBuf>,
+    /// Do not look up missing authorities in kube-system/extension-apiserver-authentication.
+    #[arg(long)]
+    authentication_skip_lookup: bool,
+    /// A failed look-up is not fatal (requests may then all be anonymous).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true")]
+    authentication_tolerate_lookup_failure: bool,
+    /// How long token reviews are cached.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    authentication_token_webhook_cache_ttl: Duration,
+    /// Kubeconfig of the API server that authorizes requests (SubjectAccessReview); when
+    /// empty, every request but the always-allowed paths is forbidden.
+    #[arg(long)]
+    authorization_kubeconfig: Option<PathBuf>,
+    /// Paths served on the secure port without authorization (exact, or a prefix ending in
+    /// `*`).
+    #[arg(long, value_delimiter = ',', default_value = "/healthz,/readyz,/livez")]
+    authorization_always_allow_paths: Vec<String>,
+    /// How long 'authorized' answers are cached.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    authorization_webhook_cache_authorized_ttl: Duration,
+    /// How long 'unauthorized' answers are cached.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    authorization_webhook_cache_unauthorized_ttl: Duration,
+    /// Authorities of client certificates (the user is the common name, the groups the
+    /// organizations); looked up when not given.
+    #[arg(long)]
+    client_ca_file: Option<PathBuf>,
+    /// Authority of the front proxy's client certificate; looked up, with the headers,
+    /// when not given.
+    #[arg(long)]
+    requestheader_client_ca_file: Option<PathBuf>,
+    /// Common names of front-proxy certificates allowed to name users (empty: any).
+    #[arg(long, value_delimiter = ',')]
+    requestheader_allowed_names: Vec<String>,
+    /// Headers naming the user.
+    #[arg(long, value_delimiter = ',', default_value = "x-remote-user")]
+    requestheader_username_headers: Vec<String>,
+    /// Headers naming the groups.
+    #[arg(long, value_delimiter = ',', default_value = "x-remote-group")]
+    requestheader_group_headers: Vec<String>,
+    /// Prefixes of headers carrying extra user information.
+    #[arg(long, value_delimiter = ',', default_value = "x-remote-extra-")]
+    requestheader_extra_headers_prefix: Vec<String>,
+}
+
+impl Delegation {
+    fn config(&self) -> capstan_auth_remote::DelegatedConfig {
+        capstan_auth_remote::DelegatedConfig {
+            authentication_kubeconfig: self.authentication_kubeconfig.clone(),
+            skip_lookup: self.authentication_skip_lookup,
+            tolerate_lookup_failure: self.authentication_tolerate_lookup_failure,
+            token_cache_ttl: self.authentication_token_webhook_cache_ttl,
+            authorization_kubeconfig: self.authorization_kubeconfig.clone(),
+            always_allow_paths: self.authorization_always_allow_paths.clone(),
+            authorized_ttl: self.authorization_webhook_cache_authorized_ttl,
+            unauthorized_ttl: self.authorization_webhook_cache_unauthorized_ttl,
+            client_ca_file: self.client_ca_file.clone(),
+            request_header_ca_file: self.requestheader_client_ca_file.clone(),
+            request_header: capstan_auth::authn::RequestHeaderConfig {
+                allowed_names: self.requestheader_allowed_names.clone(),
+                username_headers: self.requestheader_username_headers.clone(),
+                group_headers: self.requestheader_group_headers.clone(),
+                extra_headers_prefix: self.requestheader_extra_headers_prefix.clone(),
+            },
+        }
+    }
 }
 
 /// The options ignored when --config is given.
@@ -453,19 +526,19 @@ async fn schedule(
     let metrics = Arc::new(capstan_scheduler::metrics::Metrics::new(&le.resource_name));
     let scheduler =
         capstan_scheduler::Scheduler::new(client.clone(), profiles, queue, metrics.clone());
-    let endpoints = capstan_scheduler::serving::Endpoints::new(
-        metrics.clone(),
-        scheduler.synced(),
-        options.authorization_always_allow_paths.clone(),
-    );
+    let endpoints = capstan_scheduler::serving::Endpoints::new(metrics.clone(), scheduler.synced());
     let endpoints = {
         let metrics_flags = options.metrics.clone();
         endpoints.with_metrics_filter(Arc::new(move |page: &str| metrics_flags.filter_text(page)))
     };
+    let delegated = capstan_auth_remote::Delegated::new(options.delegation.config())
+        .await
+        .map_err(|e| e.to_string())?;
     start_serving(
         &options,
         insecure.as_deref(),
         endpoints,
+        Arc::new(delegated),
         config.enable_profiling,
     )
     .await?;
@@ -515,34 +588,45 @@ async fn start_serving(
     o: &Options,
     insecure: Option<&str>,
     endpoints: capstan_scheduler::serving::Endpoints,
+    delegated: Arc<capstan_auth_remote::Delegated>,
     profiling: bool,
 ) -> Result<(), String> {
     use capstan_serving::tls;
     let answer = move |req: http::Request<hyper::body::Incoming>, transport| {
         let endpoints = endpoints.clone();
+        let delegated = delegated.clone();
         async move {
-            let path = req
-                .uri()
-                .path_and_query()
-                .map_or("/", |p| p.as_str())
-                .to_string();
-            let secure = transport == capstan_serving::Transport::Tls;
+            use capstan_scheduler::serving::refusal;
+            if transport == capstan_serving::Transport::Tls {
+                let peer = req
+                    .extensions()
+                    .get::<capstan_serving::ClientChain>()
+                    .and_then(|c| capstan_auth::authn::PeerCertificates::new(c.0.to_vec()));
+                let admitted = delegated
+                    .admit(req.method(), req.uri().path(), req.headers(), peer.as_ref())
+                    .await;
+                match admitted {
+                    Ok(_) => {}
+                    Err(capstan_auth_remote::Refusal::Unauthorized) => {
+                        return refusal(false, "Unauthorized");
+                    }
+                    Err(capstan_auth_remote::Refusal::Forbidden(message)) => {
+                        return refusal(true, &message);
+                    }
+                }
+            }
             let uri_path = req.uri().path();
             if profiling
                 && req.method() == http::Method::GET
                 && (uri_path == "/debug/pprof" || uri_path.starts_with("/debug/pprof/"))
-                && (!secure || endpoints.allowed(uri_path))
             {
                 let query = req.uri().query().unwrap_or("");
                 return capstan_serving::profiling::answer(uri_path, query)
                     .await
                     .into_response();
             }
-            endpoints.answer(
-                req.method(),
-                &path,
-                transport == capstan_serving::Transport::Tls,
-            )
+            let path = req.uri().path_and_query().map_or("/", |p| p.as_str());
+            endpoints.answer(req.method(), path)
         }
     };
     let max_streams = o.serving.http2_max_streams_per_connection;
@@ -583,7 +667,8 @@ async fn start_serving(
         .map_err(|e| e.to_string())?;
         resolver.watch(Duration::from_secs(1));
         let tuning = o.serving.tls().map_err(|e| e.to_string())?;
-        let tls_config = tls::server_config_with_resolver(resolver.clone(), &tuning, false)
+        // Clients are asked for certificates: the delegated authenticators check them.
+        let tls_config = tls::server_config_with_resolver(resolver.clone(), &tuning, true)
             .map_err(|e| e.to_string())?;
         let acceptor = capstan_serving::sni::Acceptor::new(tls_config, resolver);
         tracing::info!(%addr, "serving securely");

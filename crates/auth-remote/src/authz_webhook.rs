@@ -93,6 +93,27 @@ impl AuthorizationWebhook {
         })
     }
 
+    /// Requests authorized by the API server of `server` (delegated authorization,
+    /// `authorization.k8s.io/v1`), through `client`; answers cached for their times.
+    pub fn delegated(
+        server: &Config,
+        client: HttpsClient,
+        authorized_ttl: Duration,
+        unauthorized_ttl: Duration,
+    ) -> Self {
+        let cache = |ttl: Duration| (!ttl.is_zero()).then(|| TokenCache::new(ttl));
+        Self {
+            client,
+            url: format!(
+                "{}/apis/authorization.k8s.io/v1/subjectaccessreviews",
+                server.server.trim_end_matches('/')
+            ),
+            v1: true,
+            allowed: cache(authorized_ttl),
+            refused: cache(unauthorized_ttl),
+        }
+    }
+
     /// The SubjectAccessReview of a request (v1beta1 names the groups `group`).
     fn review_body(&self, a: &Attributes) -> serde_json::Value {
         let mut spec = serde_json::json!({"user": a.user.name});

@@ -117,6 +117,21 @@ impl TokenWebhook {
         })
     }
 
+    /// Tokens reviewed by the API server of `server` (delegated authentication,
+    /// `authentication.k8s.io/v1`), through `client`.
+    pub fn delegated(server: &Config, client: HttpsClient, cache_ttl: Duration) -> Self {
+        Self {
+            client,
+            url: format!(
+                "{}/apis/authentication.k8s.io/v1/tokenreviews",
+                server.server.trim_end_matches('/')
+            ),
+            api_version: "authentication.k8s.io/v1",
+            implicit_audiences: Vec::new(),
+            cache: (!cache_ttl.is_zero()).then(|| TokenCache::new(cache_ttl)),
+        }
+    }
+
     /// Posts the review, trying again after failures to get an answer.
     async fn review(
         &self,

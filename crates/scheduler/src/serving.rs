@@ -1,7 +1,6 @@
 //! What the scheduler serves: `/healthz`, `/livez` and `/readyz` with their named checks, and
-//! `/metrics`. On the secure port only the always-allowed paths are open (there is no
-//! delegated authorization yet, so everything else is forbidden, as upstream does with an
-//! empty `--authorization-kubeconfig`); the deprecated insecure port serves everything.
+//! `/metrics`; and the Status answers of refused requests. Who may ask is decided before
+//! (on the secure port, by delegated authentication and authorization).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,15 +11,11 @@ use http_body_util::Full;
 
 use crate::metrics::Metrics;
 
-/// Upstream's default `--authorization-always-allow-paths`.
-pub const DEFAULT_ALWAYS_ALLOW: &[&str] = &["/healthz", "/readyz", "/livez"];
-
 /// The scheduler's HTTP endpoints.
 #[derive(Clone)]
 pub struct Endpoints {
     metrics: Arc<Metrics>,
     synced: Arc<AtomicBool>,
-    always_allow: Vec<String>,
     metrics_filter: Option<MetricsFilter>,
 }
 
@@ -38,20 +33,16 @@ fn text(status: StatusCode, content_type: &str, body: String) -> Response<Full<B
 
 impl std::fmt::Debug for Endpoints {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Endpoints")
-            .field("always_allow", &self.always_allow)
-            .finish_non_exhaustive()
+        f.debug_struct("Endpoints").finish_non_exhaustive()
     }
 }
 
 impl Endpoints {
-    /// Endpoints reporting `metrics`, ready once `synced` is true; on the secure port, the
-    /// paths of `always_allow` (exact, or a prefix ending in `*`) are open.
-    pub fn new(metrics: Arc<Metrics>, synced: Arc<AtomicBool>, always_allow: Vec<String>) -> Self {
+    /// Endpoints reporting `metrics`, ready once `synced` is true.
+    pub fn new(metrics: Arc<Metrics>, synced: Arc<AtomicBool>) -> Self {
         Self {
             metrics,
             synced,
-            always_allow,
             metrics_filter: None,
         }
     }
@@ -62,37 +53,11 @@ impl Endpoints {
         self
     }
 
-    /// Whether the secure port serves `path` (`--authorization-always-allow-paths`).
-    pub fn allowed(&self, path: &str) -> bool {
-        self.always_allow.iter().any(|p| match p.strip_suffix('*') {
-            Some(prefix) => path.starts_with(prefix),
-            None => p == path,
-        })
-    }
-
-    /// The answer to `method path?query`; `secure` tells the secure port from the insecure.
-    pub fn answer(
-        &self,
-        method: &Method,
-        path_and_query: &str,
-        secure: bool,
-    ) -> Response<Full<Bytes>> {
+    /// The answer to `method path?query`.
+    pub fn answer(&self, method: &Method, path_and_query: &str) -> Response<Full<Bytes>> {
         let (path, query) = path_and_query
             .split_once('?')
             .unwrap_or((path_and_query, ""));
-        if secure && !self.allowed(path) {
-            let verb = method.as_str().to_ascii_lowercase();
-            let message =
-                format!("forbidden: User \"system:anonymous\" cannot {verb} path \"{path}\"");
-            let status = serde_json::json!({"kind": "Status", "apiVersion": "v1", "metadata": {},
-                "status": "Failure", "message": message, "reason": "Forbidden",
-                "details": {}, "code": 403});
-            return text(
-                StatusCode::FORBIDDEN,
-                "application/json",
-                status.to_string(),
-            );
-        }
         if method != Method::GET && method != Method::HEAD {
             return text(
                 StatusCode::METHOD_NOT_ALLOWED,
@@ -179,6 +144,19 @@ impl Endpoints {
 }
 
 /// `/readyz/ping` → (`readyz`, `Some("ping")`).
+/// A refused request's Status: 401 (`Unauthorized`) or 403 (`Forbidden`) with `message`.
+pub fn refusal(forbidden: bool, message: &str) -> Response<Full<Bytes>> {
+    let (code, reason) = if forbidden {
+        (StatusCode::FORBIDDEN, "Forbidden")
+    } else {
+        (StatusCode::UNAUTHORIZED, "Unauthorized")
+    };
+    let status = serde_json::json!({"kind": "Status", "apiVersion": "v1", "metadata": {},
+        "status": "Failure", "message": message, "reason": reason, "details": {},
+        "code": code.as_u16()});
+    text(code, "application/json", status.to_string())
+}
+
 fn health_endpoint(path: &str) -> Option<(&str, Option<&str>)> {
     let trimmed = path.trim_start_matches('/');
     let (kind, check) = match trimmed.split_once('/') {
@@ -196,7 +174,6 @@ mod tests {
         Endpoints::new(
             Arc::new(Metrics::new("kube-scheduler")),
             Arc::new(AtomicBool::new(synced)),
-            DEFAULT_ALWAYS_ALLOW.iter().map(|s| s.to_string()).collect(),
         )
     }
 
@@ -209,19 +186,19 @@ mod tests {
     #[tokio::test]
     async fn health_checks_answer_as_upstream() {
         let e = endpoints(false);
-        let r = e.answer(&Method::GET, "/healthz", true);
+        let r = e.answer(&Method::GET, "/healthz");
         assert_eq!(r.status(), StatusCode::OK);
         assert_eq!(body(r).await, "ok");
-        let r = e.answer(&Method::GET, "/readyz?verbose", true);
+        let r = e.answer(&Method::GET, "/readyz?verbose");
         assert_eq!(r.status(), StatusCode::INTERNAL_SERVER_ERROR);
         assert_eq!(
             body(r).await,
             "[+]ping ok\n[-]sched-handler-sync failed: reason withheld\nreadyz check failed\n"
         );
-        let r = e.answer(&Method::GET, "/readyz?exclude=sched-handler-sync", true);
+        let r = e.answer(&Method::GET, "/readyz?exclude=sched-handler-sync");
         assert_eq!(r.status(), StatusCode::OK);
         let e = endpoints(true);
-        let r = e.answer(&Method::GET, "/readyz?verbose", true);
+        let r = e.answer(&Method::GET, "/readyz?verbose");
         assert_eq!(
             body(r).await,
             "[+]ping ok\n[+]sched-handler-sync ok\nreadyz check passed\n"
@@ -229,35 +206,23 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn the_secure_port_forbids_what_is_not_always_allowed() {
+    async fn metrics_and_refusals() {
         let e = endpoints(true);
-        let r = e.answer(&Method::GET, "/metrics", true);
-        assert_eq!(r.status(), StatusCode::FORBIDDEN);
-        assert!(body(r).await.contains("cannot get path \\\"/metrics\\\""));
-        // Sub-paths need their own entry (or a `*` pattern).
-        assert_eq!(
-            e.answer(&Method::GET, "/readyz/ping", true).status(),
-            StatusCode::FORBIDDEN
-        );
-        let r = e.answer(&Method::GET, "/metrics", false);
+        let r = e.answer(&Method::GET, "/metrics");
         assert_eq!(r.status(), StatusCode::OK);
         assert!(body(r).await.contains("scheduler_pending_pods"));
-        let open = Endpoints::new(
-            Arc::new(Metrics::new("x")),
-            Arc::new(AtomicBool::new(true)),
-            vec!["/metrics".into(), "/readyz/*".into()],
-        );
         assert_eq!(
-            open.answer(&Method::GET, "/metrics", true).status(),
-            StatusCode::OK
-        );
-        assert_eq!(
-            open.answer(&Method::GET, "/readyz/ping", true).status(),
-            StatusCode::OK
-        );
-        assert_eq!(
-            open.answer(&Method::GET, "/readyz/nope", true).status(),
+            e.answer(&Method::GET, "/readyz/nope").status(),
             StatusCode::NOT_FOUND
         );
+        let r = refusal(true, "forbidden: User \"x\" cannot get path \"/metrics\"");
+        assert_eq!(r.status(), StatusCode::FORBIDDEN);
+        let doc: serde_json::Value = serde_json::from_str(&body(r).await).unwrap();
+        assert_eq!(
+            (doc["reason"].as_str(), doc["code"].as_u64()),
+            (Some("Forbidden"), Some(403))
+        );
+        let r = refusal(false, "Unauthorized");
+        assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
     }
 }

@@ -21,6 +21,11 @@ use tokio::net::TcpListener;
 
 pub use error::{Error, Result};
 
+/// The certificate chain a TLS client presented (a request extension); whether an
+/// authority vouches for it is for the handler to check.
+#[derive(Debug, Clone)]
+pub struct ClientChain(pub std::sync::Arc<[rustls_pki_types::CertificateDer<'static>]>);
+
 /// Whether a connection came over TLS.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Transport {
@@ -54,7 +59,8 @@ pub fn http2_max_streams(configured: u32) -> u32 {
 
 /// Accepts connections on `listener` until the task is dropped, answering each request with
 /// `handler`; with `tls`, connections are TLS (ALPN picks HTTP/2 or HTTP/1.1). HTTP/2
-/// clients may open `http2_max_streams` streams at once (0: the default).
+/// clients may open `http2_max_streams` streams at once (0: the default). A TLS client's
+/// certificates travel in each request's [`ClientChain`] extension.
 pub async fn serve<H, F>(
     listener: TcpListener,
     tls: Option<sni::Acceptor>,
@@ -85,10 +91,19 @@ pub async fn serve<H, F>(
             let result = match acceptor {
                 Some(acceptor) => match acceptor.accept(stream).await {
                     Ok(tls) => {
-                        let service = hyper::service::service_fn(move |req| {
-                            let answer = handler(req, Transport::Tls);
-                            async move { Ok::<_, Infallible>(answer.await) }
-                        });
+                        let chain = tls
+                            .get_ref()
+                            .1
+                            .peer_certificates()
+                            .map(|chain| ClientChain(chain.to_vec().into()));
+                        let service =
+                            hyper::service::service_fn(move |mut req: Request<Incoming>| {
+                                if let Some(chain) = &chain {
+                                    req.extensions_mut().insert(chain.clone());
+                                }
+                                let answer = handler(req, Transport::Tls);
+                                async move { Ok::<_, Infallible>(answer.await) }
+                            });
                         builder.serve_connection(TokioIo::new(tls), service).await
                     }
                     Err(e) => {

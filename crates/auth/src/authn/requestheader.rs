@@ -51,6 +51,14 @@ fn header_names(option: &'static str, names: &[String]) -> Result<Vec<HeaderName
 impl RequestHeader {
     /// Reads the `--requestheader-client-ca-file` bundle at `path`; header names are checked.
     pub fn load(path: &Path, config: RequestHeaderConfig) -> Result<Self> {
+        Self::with_bundle(
+            CaBundle::load("--requestheader-client-ca-file", path)?,
+            config,
+        )
+    }
+
+    /// Trusts proxies whose certificates `bundle` verifies; header names are checked.
+    pub fn with_bundle(bundle: CaBundle, config: RequestHeaderConfig) -> Result<Self> {
         let username_headers =
             header_names("--requestheader-username-headers", &config.username_headers)?;
         let group_headers = header_names("--requestheader-group-headers", &config.group_headers)?;
@@ -69,7 +77,7 @@ impl RequestHeader {
             })
             .collect::<Result<_>>()?;
         Ok(Self {
-            bundle: CaBundle::load("--requestheader-client-ca-file", path)?,
+            bundle,
             config,
             username_headers,
             group_headers,

@@ -104,6 +104,37 @@ impl CaBundle {
         })
     }
 
+    /// A bundle of the PEM text `pem` (read from elsewhere than a file, such as the
+    /// authentication ConfigMap); [`CaBundle::replace`] changes it.
+    pub fn from_pem(option: &'static str, pem: &str) -> Result<Self> {
+        Ok(Self {
+            option,
+            path: PathBuf::new(),
+            bundle: RwLock::new(Arc::new(Self::parse(option, None, pem.as_bytes())?)),
+        })
+    }
+
+    /// Takes `pem` as the bundle's authorities when it differs from the current text;
+    /// whether it did. Text that does not parse keeps the old authorities.
+    pub fn replace(&self, pem: &str) -> Result<bool> {
+        if *self.current().pem == *pem {
+            return Ok(false);
+        }
+        let bundle = Self::parse(self.option, None, pem.as_bytes())?;
+        *self.bundle.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(bundle);
+        Ok(true)
+    }
+
+    fn parse(option: &'static str, stamp: Option<SystemTime>, pem: &[u8]) -> Result<Bundle> {
+        let anchors = anchors_from_pem(pem).map_err(|reason| Error::Invalid { option, reason })?;
+        Ok(Bundle {
+            generation: GENERATIONS.fetch_add(1, Ordering::Relaxed),
+            stamp,
+            pem: String::from_utf8_lossy(pem).into(),
+            anchors,
+        })
+    }
+
     fn read(option: &'static str, path: &Path) -> Result<Bundle> {
         let stamp = modified(path);
         let pem = std::fs::read(path).map_err(|source| Error::File {
@@ -111,15 +142,12 @@ impl CaBundle {
             path: path.into(),
             source,
         })?;
-        let anchors = anchors_from_pem(&pem).map_err(|reason| Error::Invalid {
-            option,
-            reason: format!("{}: {reason}", path.display()),
-        })?;
-        Ok(Bundle {
-            generation: GENERATIONS.fetch_add(1, Ordering::Relaxed),
-            stamp,
-            pem: String::from_utf8_lossy(&pem).into(),
-            anchors,
+        Self::parse(option, stamp, &pem).map_err(|e| match e {
+            Error::Invalid { option, reason } => Error::Invalid {
+                option,
+                reason: format!("{}: {reason}", path.display()),
+            },
+            other => other,
         })
     }
 
@@ -127,7 +155,7 @@ impl CaBundle {
     /// parses keeps the old authorities (and is logged). Whether the authorities changed.
     pub fn reload_if_changed(&self) -> bool {
         let current = self.current();
-        if modified(&self.path) == current.stamp {
+        if self.path.as_os_str().is_empty() || modified(&self.path) == current.stamp {
             return false;
         }
         match Self::read(self.option, &self.path) {
@@ -197,6 +225,11 @@ impl ClientCa {
         Ok(Self {
             bundle: CaBundle::load("--client-ca-file", path)?,
         })
+    }
+
+    /// Trusts the authorities of `bundle`.
+    pub fn with_bundle(bundle: CaBundle) -> Self {
+        Self { bundle }
     }
 
     /// The bundle (reloads, its PEM for the published authentication info).
