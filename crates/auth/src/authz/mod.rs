@@ -121,6 +121,12 @@ pub trait Authorizer: Send + Sync + 'static {
     /// Decides on one request.
     async fn authorize(&self, attributes: &Attributes) -> Decision;
 
+    /// What allowed a request this authorizer allows, for access reviews (not asked on the
+    /// request path); by default nothing is said.
+    async fn why_allowed(&self, _attributes: &Attributes) -> String {
+        String::new()
+    }
+
     /// What `user` may do in `namespace` (cluster-wide rules included); by default the
     /// authorizer cannot say (incomplete).
     async fn rules_for(&self, _user: &UserInfo, _namespace: &str) -> RuleSet {
@@ -262,7 +268,7 @@ impl AuthorizerChain {
 
     /// Allowed, or the reason it is not (403).
     pub async fn authorize(&self, attributes: &Attributes) -> std::result::Result<(), String> {
-        let verdict = self.review(attributes).await;
+        let verdict = self.decide(attributes, false).await;
         if verdict.allowed {
             Ok(())
         } else {
@@ -270,14 +276,24 @@ impl AuthorizerChain {
         }
     }
 
-    /// The chain's decision with its reason, as a SubjectAccessReview reports it.
+    /// The chain's decision with its reason, as a SubjectAccessReview reports it (an allow
+    /// says what allowed it, where the authorizer can tell).
     pub async fn review(&self, attributes: &Attributes) -> Verdict {
+        self.decide(attributes, true).await
+    }
+
+    async fn decide(&self, attributes: &Attributes, explain: bool) -> Verdict {
         let mut reasons = Vec::new();
         for a in &self.authorizers {
             match a.authorize(attributes).await {
                 Decision::Allow => {
                     return Verdict {
                         allowed: true,
+                        reason: if explain {
+                            a.why_allowed(attributes).await
+                        } else {
+                            String::new()
+                        },
                         ..Default::default()
                     };
                 }
