@@ -761,8 +761,16 @@ impl Store for EmbeddedStore {
                             }
                         }
                         if let Some(ev) = batch.last() {
+                            // A batch ending with writes elsewhere still moves the watch to
+                            // its last revision: after its own events, a progress report
+                            // (otherwise a cache would stay behind until the next commit).
                             let last = ev.kv.mod_revision.0;
-                            if st.pending.len() == before && last > st.last {
+                            let reported = if st.pending.len() > before {
+                                st.pending.back().map_or(st.last, |e| e.kv.mod_revision.0)
+                            } else {
+                                st.last
+                            };
+                            if last > reported {
                                 st.pending.push_back(Event::progress(Revision(last)));
                             }
                             st.last = st.last.max(last);
@@ -825,6 +833,47 @@ mod tests {
             .unwrap();
         assert_eq!(first.kv.mod_revision, Revision(2));
         assert!(first.kv.key.is_empty(), "a progress notification");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_watch_reaches_the_end_of_a_batch_that_ends_elsewhere() {
+        use futures_util::StreamExt;
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(&dir);
+        let mut watch = store.watch("/a/", Revision(0)).await.unwrap();
+        for round in 0..20 {
+            // The first write keeps the writer busy, so the next two share a commit: one
+            // on the watched prefix, then one elsewhere.
+            let value = || Bytes::from_static(b"x");
+            let keys = [
+                format!("/c/{round}"),
+                format!("/a/{round}"),
+                format!("/b/{round}"),
+            ];
+            let (c, a, b) = tokio::join!(
+                store.create(&keys[0], value()),
+                store.create(&keys[1], value()),
+                store.create(&keys[2], value()),
+            );
+            let last = [c, a, b]
+                .map(|r| r.unwrap().mod_revision.0)
+                .into_iter()
+                .max()
+                .unwrap();
+            let reached = tokio::time::timeout(std::time::Duration::from_secs(2), async {
+                loop {
+                    let ev = watch.next().await.unwrap().unwrap();
+                    if ev.kv.mod_revision.0 >= last {
+                        return;
+                    }
+                }
+            })
+            .await;
+            assert!(
+                reached.is_ok(),
+                "round {round}: the watch stayed behind {last}"
+            );
+        }
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
