@@ -51,14 +51,13 @@ struct Options {
     #[arg(long, default_value = "0s", value_parser = parse_duration, help_heading = "Generic flags")]
     livez_grace_period: Duration,
 
-    /// tolerationSeconds of the default node.kubernetes.io/not-ready:NoExecute toleration.
-    /// No effect yet: it belongs to the DefaultTolerationSeconds admission plugin (the
-    /// admission issue).
+    /// tolerationSeconds of the node.kubernetes.io/not-ready:NoExecute toleration the
+    /// DefaultTolerationSeconds admission plugin adds to pods without one.
     #[arg(long, default_value_t = 300, help_heading = "Generic flags")]
     default_not_ready_toleration_seconds: i64,
 
-    /// tolerationSeconds of the default node.kubernetes.io/unreachable:NoExecute toleration.
-    /// No effect yet (see --default-not-ready-toleration-seconds).
+    /// tolerationSeconds of the node.kubernetes.io/unreachable:NoExecute toleration the
+    /// DefaultTolerationSeconds admission plugin adds to pods without one.
     #[arg(long, default_value_t = 300, help_heading = "Generic flags")]
     default_unreachable_toleration_seconds: i64,
 
@@ -360,6 +359,38 @@ struct Options {
     /// The private key (PEM) of --proxy-client-cert-file.
     #[arg(long, help_heading = "Authentication flags")]
     proxy_client_key_file: Option<PathBuf>,
+
+    /// Admission plugins to enable besides the defaults (NamespaceLifecycle, LimitRanger,
+    /// ServiceAccount, ResourceQuota, Priority, RuntimeClass, DefaultTolerationSeconds,
+    /// DefaultStorageClass, DefaultIngressClass, TaintNodesByCondition,
+    /// StorageObjectInUseProtection, PersistentVolumeClaimResize, MutatingAdmissionWebhook,
+    /// ValidatingAdmissionWebhook, CertificateApproval, CertificateSigning,
+    /// CertificateSubjectRestriction); the order does not matter. Known: AlwaysAdmit,
+    /// AlwaysDeny, AlwaysPullImages, ClusterTrustBundleAttest, DefaultIngressClass,
+    /// DefaultStorageClass, DefaultTolerationSeconds, DenyServiceExternalIPs,
+    /// EventRateLimit, ExtendedResourceToleration, ImagePolicyWebhook,
+    /// LimitPodHardAntiAffinityTopology, LimitRanger, MutatingAdmissionWebhook,
+    /// NamespaceAutoProvision, NamespaceExists, NamespaceLifecycle, NodeRestriction,
+    /// OwnerReferencesPermissionEnforcement, PersistentVolumeClaimResize,
+    /// PersistentVolumeLabel, PodNodeSelector, PodSecurity, PodSecurityPolicy,
+    /// PodTolerationRestriction, Priority, ResourceQuota, RuntimeClass, SecurityContextDeny,
+    /// ServiceAccount, StorageObjectInUseProtection, TaintNodesByCondition,
+    /// ValidatingAdmissionPolicy, ValidatingAdmissionWebhook. Built so far: AlwaysAdmit,
+    /// AlwaysDeny, AlwaysPullImages, DefaultTolerationSeconds,
+    /// LimitPodHardAntiAffinityTopology, NamespaceLifecycle, NodeRestriction, Priority,
+    /// TaintNodesByCondition; the others are accepted, logged at start, and have no effect
+    /// yet.
+    #[arg(long, value_delimiter = ',', help_heading = "Admission flags")]
+    enable_admission_plugins: Vec<String>,
+
+    /// Admission plugins to disable although they are defaults; the order does not matter.
+    #[arg(long, value_delimiter = ',', help_heading = "Admission flags")]
+    disable_admission_plugins: Vec<String>,
+
+    /// An AdmissionConfiguration file (apiserver.config.k8s.io/v1, YAML or JSON) with each
+    /// plugin's configuration, inline or by path.
+    #[arg(long, help_heading = "Admission flags")]
+    admission_control_config_file: Option<PathBuf>,
 
     /// Ordered, comma-separated authorization modes: AlwaysAllow, AlwaysDeny, ABAC, Webhook,
     /// RBAC, Node. Members of system:masters are always allowed.
@@ -697,8 +728,6 @@ const NO_EFFECT: &[&str] = &[
     "lease_reuse_duration_seconds",
     "enable_aggregator_routing",
     "egress_selector_config_file",
-    "default_not_ready_toleration_seconds",
-    "default_unreachable_toleration_seconds",
     "kubelet_certificate_authority",
     "kubelet_client_certificate",
     "kubelet_client_key",
@@ -845,6 +874,13 @@ fn main() -> ExitCode {
         api_audiences: options.api_audiences,
     };
     config.authorization_modes = options.authorization_mode;
+    config.admission = capstan_admission::AdmissionOptions {
+        enable: options.enable_admission_plugins,
+        disable: options.disable_admission_plugins,
+        config_file: options.admission_control_config_file,
+    };
+    config.default_not_ready_toleration_seconds = options.default_not_ready_toleration_seconds;
+    config.default_unreachable_toleration_seconds = options.default_unreachable_toleration_seconds;
     config.authorization_policy_file = options.authorization_policy_file;
     config.authorization_webhook = options.authorization_webhook_config_file.map(|file| {
         capstan_server::AuthorizationWebhookConfig {

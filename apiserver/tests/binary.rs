@@ -203,6 +203,22 @@ fn bad_options_fail_the_start_with_one_clear_line() {
         .output()
         .unwrap();
     assert!(!out.status.success());
+    let out = Command::new(env!("CARGO_BIN_EXE_capstan-apiserver"))
+        .args([
+            "--enable-admission-plugins=NodeRestriction,Telepathy",
+            "--secure-port=0",
+            "--data-dir",
+        ])
+        .arg(tempfile::tempdir().unwrap().path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--enable-admission-plugins: unknown admission plugin \"Telepathy\""),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
 }
 
 #[test]

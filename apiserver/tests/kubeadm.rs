@@ -1,6 +1,7 @@
 //! Drop-in start: the flags of a kubeadm-generated kube-apiserver static pod manifest, with
 //! only the binary name (and the ports) changed, start Capstan on a TLS etcd; kubectl with
-//! kubeadm's client-certificate kubeconfigs works, nodes are held by the Node authorizer.
+//! kubeadm's client-certificate kubeconfigs works, nodes are held by the Node authorizer
+//! and NodeRestriction.
 
 use std::io::{BufRead, BufReader};
 use std::net::{IpAddr, Ipv4Addr};
@@ -74,8 +75,7 @@ async fn a_kubeadm_manifests_flags_start_capstan() {
         "--allow-privileged=true".into(),
         "--authorization-mode=Node,RBAC".into(),
         format!("--client-ca-file={}", file("ca.crt", &ca.pem)),
-        // kubeadm also passes --enable-admission-plugins=NodeRestriction: the admission
-        // chain is the next issue's.
+        "--enable-admission-plugins=NodeRestriction".into(),
         "--enable-bootstrap-token-auth=true".into(),
         format!("--etcd-cafile={}", pki.join("etcd/ca.crt").display()),
         format!(
@@ -227,6 +227,16 @@ async fn a_kubeadm_manifests_flags_start_capstan() {
         !ok && err.contains("no relationship found between node 'worker-1'"),
         "{err}"
     );
+    let other = write(
+        dir.path(),
+        "worker-2.json",
+        r#"{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "worker-2"}}"#,
+    );
+    let (ok, _, err) = kubectl(&admin, &["create", "-f", other.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let (ok, _, err) = kubectl(&kubelet, &["label", "node", "worker-2", "a=b"]);
+    assert!(!ok, "a kubelet writes only its own node");
+    assert!(err.contains("forbidden"), "{err}");
     // The front proxy's authority and names are published for aggregated servers.
     let (ok, out, err) = kubectl(
         &admin,

@@ -172,6 +172,9 @@ async fn the_scheduler_binds_pods_where_they_fit() {
             "cpu".into(),
             k8s_openapi::apimachinery::pkg::api::resource::Quantity("8".into()),
         );
+    // Unconditionally: the server's node-taint controller may have written the node since
+    // (it drops the unschedulable taint).
+    n3_status.metadata.resource_version = None;
     client.replace_status(None, "n3", &n3_status).await.unwrap();
     assert_eq!(node_of(&client, "big").await.as_deref(), Some("n3"));
 

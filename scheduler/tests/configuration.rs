@@ -124,7 +124,8 @@ async fn each_profile_schedules_the_pods_that_name_it() {
         let mut status = created.clone();
         status.status = Some(
             serde_json::from_value(
-                json!({"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}),
+                json!({"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+                "conditions": [{"type": "Ready", "status": "True"}]}),
             )
             .unwrap(),
         );
@@ -249,7 +250,8 @@ async fn health_and_metrics_are_served_on_both_ports() {
     let mut status_node = created.clone();
     status_node.status = Some(
         serde_json::from_value(
-            json!({"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}),
+            json!({"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+                "conditions": [{"type": "Ready", "status": "True"}]}),
         )
         .unwrap(),
     );

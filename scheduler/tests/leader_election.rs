@@ -68,7 +68,8 @@ async fn a_standby_replica_takes_over() {
     let mut with_status = created.clone();
     with_status.status = Some(
         serde_json::from_value(
-            json!({"allocatable": {"cpu": "8", "memory": "16Gi", "pods": "110"}}),
+            json!({"allocatable": {"cpu": "8", "memory": "16Gi", "pods": "110"},
+                "conditions": [{"type": "Ready", "status": "True"}]}),
         )
         .unwrap(),
     );

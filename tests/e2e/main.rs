@@ -1,6 +1,7 @@
 //! End-to-end tests against real in-process servers (capstan-testing), driven by the kube
 //! client, kubectl and raw HTTPS.
 
+mod admission;
 mod apply;
 mod auth;
 mod bad_input;

@@ -122,13 +122,6 @@ impl Strategy for NamespaceStrategy {
     fn prepare_for_delete(&self, ns: &mut Namespace) {
         ns.status.get_or_insert_with(Default::default).phase = Some("Terminating".into());
     }
-
-    fn forbid_delete(&self, ns: &Namespace) -> Option<String> {
-        let name = ns.metadata.name.as_deref().unwrap_or("");
-        IMMORTAL_NAMESPACES
-            .contains(&name)
-            .then(|| "this namespace may not be deleted".to_string())
-    }
 }
 
 /// `v1` Node: cluster-scoped, `status` subresource, selectable by `spec.unschedulable`.

@@ -4,9 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use capstan_meta::{FieldError, FieldErrors, ResourceDescriptor, Strategy, quantity, validation};
-use k8s_openapi::api::core::v1::{
-    Container, Pod, PodSpec, PodStatus, Probe, SecurityContext, Toleration,
-};
+use k8s_openapi::api::core::v1::{Container, Pod, PodSpec, PodStatus, Probe, SecurityContext};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
 use crate::describe::Names;
@@ -68,14 +66,21 @@ impl Strategy for PodStrategy {
     }
 
     fn prepare_for_create(&self, pod: &mut Pod) {
+        // The service account, as upstream's ServiceAccount admission plugin names it (the
+        // plugin's checks and token volume come with it in capstan-admission); the
+        // tolerations and priority come from their admission plugins.
+        // Mirror pods (a kubelet's static pods) keep their spec as the kubelet wrote it.
+        let mirror = pod
+            .metadata
+            .annotations
+            .as_ref()
+            .is_some_and(|a| a.contains_key("kubernetes.io/config.mirror"));
         let spec = pod.spec.get_or_insert_with(Default::default);
-        // What upstream's default admission plugins add to every new pod: the service
-        // account and tolerations of not-ready and unreachable nodes. (The priority of its
-        // class needs the stored PriorityClasses: the registry's `PodPriority` hook sets it.)
-        if spec
-            .service_account_name
-            .as_deref()
-            .is_none_or(str::is_empty)
+        if !mirror
+            && spec
+                .service_account_name
+                .as_deref()
+                .is_none_or(str::is_empty)
         {
             let sa = spec
                 .service_account
@@ -84,10 +89,11 @@ impl Strategy for PodStrategy {
                 .unwrap_or_else(|| "default".into());
             spec.service_account_name = Some(sa);
         }
-        spec.service_account = spec.service_account_name.clone();
+        if !mirror {
+            spec.service_account = spec.service_account_name.clone();
+        }
         spec.preemption_policy
             .get_or_insert_with(|| "PreemptLowerPriority".into());
-        add_default_tolerations(spec);
         let qos = qos_class(spec);
         // A pod created with scheduling gates says why it waits, as upstream's API server
         // does.
@@ -320,32 +326,6 @@ fn default_probe(p: &mut Probe) {
 
 /// Tolerates `not-ready` and `unreachable` nodes for 300 s, unless the pod already says how
 /// (upstream's DefaultTolerationSeconds admission).
-fn add_default_tolerations(spec: &mut PodSpec) {
-    let tolerations = spec.tolerations.get_or_insert_with(Vec::new);
-    for key in [
-        "node.kubernetes.io/not-ready",
-        "node.kubernetes.io/unreachable",
-    ] {
-        let covered = tolerations.iter().any(|t| {
-            let effect_ok = t
-                .effect
-                .as_deref()
-                .is_none_or(|e| e.is_empty() || e == "NoExecute");
-            let key_ok = t.key.as_deref().is_none_or(|k| k.is_empty() || k == key);
-            effect_ok && key_ok && (t.key.is_some() || t.operator.as_deref() == Some("Exists"))
-        });
-        if !covered {
-            tolerations.push(Toleration {
-                key: Some(key.into()),
-                operator: Some("Exists".into()),
-                effect: Some("NoExecute".into()),
-                toleration_seconds: Some(300),
-                value: None,
-            });
-        }
-    }
-}
-
 /// Upstream's QoS class: Guaranteed when every container sets equal CPU and memory requests
 /// and limits, BestEffort when none sets any, Burstable otherwise.
 pub fn qos_class(spec: &PodSpec) -> &'static str {
@@ -593,7 +573,10 @@ mod tests {
         assert_eq!(spec.scheduler_name.as_deref(), Some(DEFAULT_SCHEDULER));
         assert_eq!(spec.termination_grace_period_seconds, Some(30));
         assert_eq!(spec.service_account_name.as_deref(), Some("default"));
-        assert_eq!(spec.tolerations.as_ref().unwrap().len(), 2);
+        assert_eq!(
+            spec.tolerations, None,
+            "the DefaultTolerationSeconds plugin's part"
+        );
         let pulls: Vec<_> = spec
             .containers
             .iter()

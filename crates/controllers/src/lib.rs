@@ -8,6 +8,10 @@
 //! - **rbac**: the RBAC authorizer's index follows the roles and bindings; aggregated
 //!   ClusterRoles get the rules of the roles their selectors match (upstream runs that one in
 //!   kube-controller-manager).
+//! - **node taints**: each node's `NoSchedule` taints follow its conditions and
+//!   `spec.unschedulable` (upstream's node lifecycle controller, in kube-controller-manager),
+//!   so that the `not-ready` taint `TaintNodesByCondition` puts on new nodes goes once they
+//!   are ready.
 //! - **garbage collector** (`--enable-garbage-collector`): dependents whose owners are gone
 //!   are deleted; `Orphan` and `Foreground` deletions are carried out.
 
@@ -15,6 +19,7 @@ mod events;
 mod gc;
 mod namespaces;
 pub mod node_graph;
+mod node_taints;
 pub mod rbac;
 mod watching;
 
@@ -62,6 +67,7 @@ impl Controllers {
             )),
             tokio::spawn(events::run(builtin.events.clone(), config.event_ttl)),
             tokio::spawn(rbac::aggregate(builtin.rbac.cluster_roles.clone())),
+            tokio::spawn(node_taints::run(builtin.nodes.clone())),
         ];
         if config.garbage_collector {
             tasks.push(tokio::spawn(gc::run(registry.clone())));

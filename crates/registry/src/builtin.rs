@@ -17,7 +17,6 @@ use crate::authentication::{LegacyTokenFiller, StoreLookup};
 use crate::converted::ConvertedRest;
 use crate::error::{Error, Result};
 use crate::generic::GenericStore;
-use crate::hooks::PodPriority;
 use crate::options::WriteOptions;
 use crate::registry::Registry;
 use crate::subresources::{BindingRest, FinalizeRest};
@@ -75,17 +74,16 @@ pub struct BuiltinConfig {
     pub escalation: Option<Arc<crate::rbac::Escalation>>,
 }
 
-/// Registers every built-in resource with its subresources. Namespaces come first: the
-/// namespaced resources check them on create.
+/// Registers every built-in resource with its subresources (set the registry's admission
+/// chain first: writes pass it).
 pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Builtin {
     let namespaces = registry.register(NamespaceStrategy);
     registry.add(Arc::new(FinalizeRest::new(namespaces.clone())));
-    let priority_classes = registry.register(PriorityClassStrategy);
-    let priority = Arc::new(PodPriority::new(priority_classes));
+    registry.register(PriorityClassStrategy);
     let pod_strategy = PodStrategy {
         allow_privileged: registry.config().allow_privileged,
     };
-    let pods = registry.register_with(pod_strategy, |store| store.with_create_hook(priority));
+    let pods = registry.register(pod_strategy);
     registry.add(Arc::new(BindingRest::subresource(pods.clone())));
     registry.add(Arc::new(BindingRest::resource(pods.clone())));
     let nodes = registry.register(NodeStrategy);

@@ -19,7 +19,6 @@ use crate::codec::{self, decode, decode_value};
 use crate::error::{Error, Result};
 use crate::hooks::{CreateHook, WriteCheck};
 use crate::managed::FieldTracker;
-use crate::namespaces::NamespaceGate;
 use crate::options::{
     ContinueToken, DeleteOptions, GetOptions, ListOptions, ResourceVersionMatch, WriteOptions,
     parse_resource_version, resource_version,
@@ -28,6 +27,7 @@ use crate::patch::{self, PatchType};
 use crate::rest::{Encoded, ResponseStatus, RestStorage, WatchOptions};
 use crate::stored::StorageCodec;
 use crate::watching::{self, EventStream, StreamParams};
+use capstan_admission::{Attributes, Operation};
 
 /// How many times a write that lost a race is retried before the client gets a 409.
 const MAX_RETRIES: usize = 16;
@@ -50,8 +50,8 @@ pub struct GenericStore<S: Strategy> {
     decode: Decode,
     /// Lists and watches are served from here when present.
     cache: Option<WatchCache>,
-    /// Checks that a namespace takes new objects (namespaced resources only).
-    namespaces: Option<Arc<dyn NamespaceGate>>,
+    /// The admission chain writes pass.
+    admission: Option<Arc<capstan_admission::Chain>>,
     create_hooks: Vec<Arc<dyn CreateHook<S::Object>>>,
     write_checks: Vec<Arc<dyn WriteCheck<S::Object>>>,
     /// Deletes a deletecollection runs at once (`--delete-collection-workers`).
@@ -67,6 +67,23 @@ pub struct GenericStore<S: Strategy> {
 pub(crate) enum Target {
     Resource,
     Status,
+}
+
+impl Target {
+    fn subresource(self) -> &'static str {
+        match self {
+            Self::Resource => "",
+            Self::Status => "status",
+        }
+    }
+}
+
+fn to_value<T: serde::Serialize>(obj: &T) -> Result<serde_json::Value> {
+    serde_json::to_value(obj).map_err(Error::Encode)
+}
+
+fn from_value<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<T> {
+    serde_json::from_value(value).map_err(Error::Encode)
 }
 
 enum Attempt<T> {
@@ -140,7 +157,7 @@ where
             schema: |g| g.subschema_for::<S::Object>(),
             decode,
             cache,
-            namespaces: None,
+            admission: None,
             create_hooks: Vec::new(),
             write_checks: Vec::new(),
             delete_workers: 1,
@@ -167,11 +184,44 @@ where
         self
     }
 
-    /// Creates in a namespace only when `gate` admits it (a missing namespace is 404, a
-    /// terminating one 403).
-    pub fn with_namespace_gate(mut self, gate: Arc<dyn NamespaceGate>) -> Self {
-        self.namespaces = Some(gate);
+    /// Passes every create, update and delete through `chain`: its mutating plugins after
+    /// defaulting, its validating plugins after the object's own validation (dry runs too).
+    pub fn with_admission(mut self, chain: Arc<capstan_admission::Chain>) -> Self {
+        self.admission = Some(chain);
         self
+    }
+}
+
+impl<S: Strategy> GenericStore<S> {
+    /// The chain, when it looks at `operation` on `target`.
+    fn admission_for(
+        &self,
+        operation: Operation,
+        target: Target,
+    ) -> Option<&capstan_admission::Chain> {
+        self.admission
+            .as_deref()
+            .filter(|chain| chain.handles(operation, &self.gr, target.subresource()))
+    }
+
+    /// The admission attributes of a write of this store's objects.
+    fn attributes(
+        &self,
+        operation: Operation,
+        target: Target,
+        namespace: &str,
+        name: &str,
+        user: &capstan_auth::UserInfo,
+        dry_run: bool,
+    ) -> Attributes {
+        let mut a = Attributes::new(operation, self.gr.clone(), user.clone());
+        a.version = self.descriptor.version.clone();
+        a.kind = self.descriptor.kind.clone();
+        a.subresource = target.subresource().to_string();
+        a.namespace = namespace.to_string();
+        a.name = name.to_string();
+        a.dry_run = dry_run;
+        a
     }
 }
 
@@ -442,6 +492,24 @@ impl<S: Strategy> GenericStore<S> {
             // The status is written through `<resource>/status` only.
             self.strategy.copy_status(&mut new, old);
         }
+        let admission = self.admission_for(Operation::Update, target);
+        let namespace = old_meta.namespace.clone().unwrap_or_default();
+        if let Some(chain) = admission {
+            let mut a = self.attributes(
+                Operation::Update,
+                target,
+                &namespace,
+                &name,
+                &options.user,
+                options.dry_run,
+            );
+            a.object = Some(to_value(&new)?);
+            a.old_object = Some(to_value(old)?);
+            chain.admit(&mut a).await?;
+            if let Some(admitted) = a.object {
+                new = from_value(admitted)?;
+            }
+        }
         self.strategy.prepare_for_update(&mut new, old);
         errors.extend(validation::object_meta(
             new.metadata(),
@@ -455,6 +523,19 @@ impl<S: Strategy> GenericStore<S> {
         }
         for check in &self.write_checks {
             check.check(&new, Some(old), &options.user).await?;
+        }
+        if let Some(chain) = admission {
+            let mut a = self.attributes(
+                Operation::Update,
+                target,
+                &namespace,
+                &name,
+                &options.user,
+                options.dry_run,
+            );
+            a.object = Some(to_value(&new)?);
+            a.old_object = Some(to_value(old)?);
+            chain.validate(&a).await?;
         }
         if let Tracking::Record(manager) = tracking {
             self.record_managers(target, Some(old), &mut new, manager)?;
@@ -822,15 +903,26 @@ impl<S: Strategy> GenericStore<S> {
         tracking: Tracking<'_>,
     ) -> Result<Encoded> {
         self.settle_namespace(obj.metadata_mut(), namespace)?;
-        if let Some(gate) = &self.namespaces
-            && self.descriptor.namespaced
-        {
-            gate.admit_create(namespace, &self.gr, meta_name(obj.metadata()))
-                .await?;
-        }
         self.strategy.default(&mut obj);
         for hook in &self.create_hooks {
             hook.on_create(&mut obj).await?;
+        }
+        let admission = self.admission_for(Operation::Create, Target::Resource);
+        if let Some(chain) = admission {
+            let name = meta_name(obj.metadata()).to_string();
+            let mut a = self.attributes(
+                Operation::Create,
+                Target::Resource,
+                namespace,
+                &name,
+                &options.user,
+                options.dry_run,
+            );
+            a.object = Some(to_value(&obj)?);
+            chain.admit(&mut a).await?;
+            if let Some(admitted) = a.object {
+                obj = from_value(admitted)?;
+            }
         }
         {
             let meta = obj.metadata_mut();
@@ -868,6 +960,18 @@ impl<S: Strategy> GenericStore<S> {
             }
             for check in &self.write_checks {
                 check.check(&obj, None, &options.user).await?;
+            }
+            if let Some(chain) = admission {
+                let mut a = self.attributes(
+                    Operation::Create,
+                    Target::Resource,
+                    namespace,
+                    &name,
+                    &options.user,
+                    options.dry_run,
+                );
+                a.object = Some(to_value(&obj)?);
+                chain.validate(&a).await?;
             }
             if options.dry_run {
                 return self.encode(&obj, warnings, ResponseStatus::Created);
@@ -920,6 +1024,19 @@ impl<S: Strategy> GenericStore<S> {
             }
             if let Some(reason) = self.strategy.forbid_delete(&obj) {
                 return Err(ApiError::forbidden_because(&self.gr, name, &reason).into());
+            }
+            if let Some(chain) = self.admission_for(Operation::Delete, Target::Resource) {
+                let mut a = self.attributes(
+                    Operation::Delete,
+                    Target::Resource,
+                    namespace,
+                    name,
+                    &options.user,
+                    options.dry_run,
+                );
+                a.old_object = Some(to_value(&obj)?);
+                chain.admit(&mut a).await?;
+                chain.validate(&a).await?;
             }
             // The propagation policy becomes the garbage collector's finalizers (`orphan`,
             // `foregroundDeletion`); Background (the default) clears them.

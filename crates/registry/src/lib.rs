@@ -7,6 +7,7 @@
 //! resourceVersion rules. The server turns requests into calls on [`RestStorage`] and writes
 //! out what comes back; the [`Registry`] is the set of served resources.
 
+pub mod admission;
 pub mod authentication;
 pub mod authorization;
 pub mod bootstrap_policy;
@@ -17,7 +18,6 @@ mod error;
 mod generic;
 pub mod hooks;
 mod managed;
-pub mod namespaces;
 pub mod options;
 pub mod patch;
 pub mod payload;

@@ -325,6 +325,8 @@ pub struct DeleteOptions {
     /// The deprecated `orphanDependents` (body only); `false` turns the answer to a delete
     /// that is not finished at once into 202, as upstream.
     pub orphan_dependents: Option<bool>,
+    /// Who deletes.
+    pub user: capstan_auth::UserInfo,
 }
 
 impl DeleteOptions {

@@ -5,8 +5,8 @@ use capstan_meta::{ResourceDescriptor, Strategy};
 use capstan_storage::Store;
 use capstan_watch::WatchCacheConfig;
 
+use crate::admission::StoreLister;
 use crate::generic::GenericStore;
-use crate::namespaces::StoredNamespaces;
 use crate::rest::RestStorage;
 use crate::subresources::StatusRest;
 
@@ -54,6 +54,10 @@ pub struct Registry {
     overrides: HashMap<(String, String), Arc<dyn Store>>,
     config: RegistryConfig,
     resources: Vec<Arc<dyn RestStorage>>,
+    /// What admission plugins read (every served resource).
+    lister: Arc<StoreLister>,
+    /// The admission chain of every store registered after it is set.
+    admission: Option<Arc<capstan_admission::Chain>>,
 }
 
 impl Registry {
@@ -98,12 +102,24 @@ impl Registry {
             overrides: HashMap::new(),
             config,
             resources: Vec::new(),
+            lister: Arc::new(StoreLister::new()),
+            admission: None,
         }
+    }
+
+    /// What admission plugins read: every resource this registry serves, as it serves it.
+    pub fn lister(&self) -> Arc<StoreLister> {
+        self.lister.clone()
+    }
+
+    /// Admits every write of the resources registered from now on through `chain`.
+    pub fn set_admission(&mut self, chain: Arc<capstan_admission::Chain>) {
+        self.admission = Some(chain);
     }
 
     /// Serves the resource of `strategy` through a [`GenericStore`], with its `status`
     /// subresource when the strategy has one; returns the store (for further subresources).
-    /// Namespaced resources create only in namespaces that exist and are not terminating.
+    /// Writes pass the admission chain, if one is set.
     pub fn register<S>(&mut self, strategy: S) -> Arc<GenericStore<S>>
     where
         S: Strategy,
@@ -149,12 +165,8 @@ impl Registry {
             codec,
         )
         .with_delete_workers(self.config.delete_collection_workers);
-        if d.namespaced {
-            store = store.with_namespace_gate(Arc::new(StoredNamespaces::new(
-                self.store_for("", "namespaces"),
-                &self.config.prefix,
-                self.codec("", "namespaces"),
-            )));
+        if let Some(chain) = &self.admission {
+            store = store.with_admission(chain.clone());
         }
         let store = Arc::new(configure(store));
         self.add(store.clone());
@@ -166,6 +178,7 @@ impl Registry {
 
     /// Serves a resource with its own [`RestStorage`].
     pub fn add(&mut self, storage: Arc<dyn RestStorage>) {
+        self.lister.add(storage.clone());
         self.resources.push(storage);
     }
 

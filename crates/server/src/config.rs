@@ -49,6 +49,13 @@ pub struct ServerConfig {
     pub profiling: bool,
     /// Accept pods with privileged containers (`--allow-privileged`).
     pub allow_privileged: bool,
+    /// The admission plugins and their configuration (`--enable-admission-plugins`,
+    /// `--disable-admission-plugins`, `--admission-control-config-file`).
+    pub admission: capstan_admission::AdmissionOptions,
+    /// `--default-not-ready-toleration-seconds` (DefaultTolerationSeconds).
+    pub default_not_ready_toleration_seconds: i64,
+    /// `--default-unreachable-toleration-seconds` (DefaultTolerationSeconds).
+    pub default_unreachable_toleration_seconds: i64,
     /// How long after start `/livez` reports unfinished start-up work as healthy
     /// (`--livez-grace-period`).
     pub livez_grace_period: Duration,
@@ -146,6 +153,9 @@ impl ServerConfig {
             request_log: false,
             profiling: true,
             allow_privileged: false,
+            admission: Default::default(),
+            default_not_ready_toleration_seconds: 300,
+            default_unreachable_toleration_seconds: 300,
             livez_grace_period: Duration::ZERO,
             metrics: Default::default(),
             advertise_address: None,

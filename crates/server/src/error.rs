@@ -40,6 +40,9 @@ pub enum Error {
     /// The OIDC or token-webhook configuration is invalid.
     #[error(transparent)]
     RemoteAuth(#[from] capstan_auth_remote::Error),
+    /// The admission options or configuration file are invalid.
+    #[error(transparent)]
+    Admission(#[from] capstan_admission::Error),
 }
 
 /// Result with this crate's [`Error`].

@@ -523,6 +523,11 @@ async fn resource(
                 None
             };
             let dry_run = q.all("dryRun");
+            let user = req
+                .extensions()
+                .get::<capstan_auth::UserInfo>()
+                .cloned()
+                .unwrap_or_default();
             let grace = q.get("gracePeriodSeconds").map(str::to_string);
             let propagation = q.get("propagationPolicy").map(str::to_string);
             let body = read_body(req, state.max_body).await?;
@@ -531,8 +536,10 @@ async fn resource(
             } else {
                 render::body_to_json(&headers, body)?
             };
-            let options =
-                DeleteOptions::parse(&body, &dry_run, grace.as_deref(), propagation.as_deref())?;
+            let options = DeleteOptions {
+                user,
+                ..DeleteOptions::parse(&body, &dry_run, grace.as_deref(), propagation.as_deref())?
+            };
             match list {
                 Some(list) => storage.delete_collection(ns, &list, &options).await?,
                 None => storage.delete(ns, name, &options).await?,

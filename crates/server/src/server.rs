@@ -118,6 +118,8 @@ fn random_token() -> String {
 /// Opens the store, builds the registry and the filter chain, binds the port and starts
 /// serving in the background.
 pub async fn start(config: ServerConfig) -> Result<RunningServer> {
+    // Options read before anything starts: a bad one fails the start at once.
+    let admission_plan = config.admission.resolve()?;
     let store: Arc<dyn Store> = match &config.etcd {
         Some(etcd) => Arc::new(
             capstan_etcd::EtcdStore::connect(etcd)
@@ -152,6 +154,19 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             allow_privileged: config.allow_privileged,
         },
     );
+    let (admission, not_built) = capstan_admission::plugins::chain(
+        &admission_plan,
+        &capstan_admission::plugins::Context {
+            lister: registry.lister(),
+            not_ready_toleration_seconds: config.default_not_ready_toleration_seconds,
+            unreachable_toleration_seconds: config.default_unreachable_toleration_seconds,
+        },
+    )?;
+    info!(plugins = ?admission.names(), "admission chain");
+    if !not_built.is_empty() {
+        warn!(plugins = ?not_built, "enabled admission plugins not built yet: no effect");
+    }
+    registry.set_admission(Arc::new(admission));
     let mut compactors: Vec<JoinHandle<()>> = compactor.into_iter().collect();
     let main_cluster = match &config.etcd {
         Some(etcd) => etcd.endpoints.join(","),

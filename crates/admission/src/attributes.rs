@@ -1,0 +1,94 @@
+//! What a plugin is asked about: the operation, the resource, the objects and the user.
+
+use capstan_auth::UserInfo;
+use capstan_meta::GroupResource;
+use serde_json::Value;
+
+/// The operation being admitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Operation {
+    /// A create (also of subresources such as `pods/binding` or `pods/eviction`).
+    Create,
+    /// An update or patch.
+    Update,
+    /// A delete.
+    Delete,
+    /// A connection (`pods/exec`, `pods/attach`, proxies).
+    Connect,
+}
+
+impl Operation {
+    /// Upstream's name (`CREATE`, `UPDATE`, `DELETE`, `CONNECT`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Create => "CREATE",
+            Self::Update => "UPDATE",
+            Self::Delete => "DELETE",
+            Self::Connect => "CONNECT",
+        }
+    }
+}
+
+/// One admission request. Mutating plugins may change `object`.
+#[derive(Debug, Clone)]
+pub struct Attributes {
+    /// What is done.
+    pub operation: Operation,
+    /// The group and resource.
+    pub resource: GroupResource,
+    /// The API version the request used.
+    pub version: String,
+    /// The subresource, if any (`status`, `binding`, ...).
+    pub subresource: String,
+    /// The object's kind (`Pod`), of `object` for subresources (`Binding`).
+    pub kind: String,
+    /// The namespace (empty for cluster objects).
+    pub namespace: String,
+    /// The object's name (empty for a create with `generateName`).
+    pub name: String,
+    /// The new object (creates and updates; the options' object of a delete is not given).
+    pub object: Option<Value>,
+    /// The stored object (updates and deletes).
+    pub old_object: Option<Value>,
+    /// Who asks.
+    pub user: UserInfo,
+    /// A dry run: plugins must not change anything else.
+    pub dry_run: bool,
+}
+
+impl Attributes {
+    /// Attributes of `operation` on `resource` (no subresource, no objects yet).
+    pub fn new(operation: Operation, resource: GroupResource, user: UserInfo) -> Self {
+        Self {
+            operation,
+            resource,
+            version: String::new(),
+            subresource: String::new(),
+            kind: String::new(),
+            namespace: String::new(),
+            name: String::new(),
+            object: None,
+            old_object: None,
+            user,
+            dry_run: false,
+        }
+    }
+
+    /// Whether this is about `resource` in the core group, with no subresource.
+    pub fn is_core(&self, resource: &str) -> bool {
+        self.resource.group.is_empty()
+            && self.resource.resource == resource
+            && self.subresource.is_empty()
+    }
+
+    /// The name for error messages: the object's name, or its `generateName`.
+    pub fn display_name(&self) -> &str {
+        if !self.name.is_empty() {
+            return &self.name;
+        }
+        self.object
+            .as_ref()
+            .and_then(|o| o["metadata"]["generateName"].as_str())
+            .unwrap_or_default()
+    }
+}

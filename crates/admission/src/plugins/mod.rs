@@ -1,0 +1,93 @@
+//! The built-in plugins. [`build`] makes one by name; plugins not built yet are reported by
+//! the caller (and said so in `--help`).
+
+mod always;
+mod lifecycle;
+mod node_restriction;
+mod pods;
+mod priority;
+
+use std::sync::Arc;
+
+use capstan_meta::{ApiError, GroupResource};
+use serde_json::Value;
+
+use crate::attributes::Attributes;
+use crate::chain::{Lister, Plugin};
+use crate::error::Result;
+
+/// What plugins are built with.
+#[derive(Clone)]
+pub struct Context {
+    /// Reads stored objects.
+    pub lister: Arc<dyn Lister>,
+    /// `--default-not-ready-toleration-seconds` (DefaultTolerationSeconds).
+    pub not_ready_toleration_seconds: i64,
+    /// `--default-unreachable-toleration-seconds` (DefaultTolerationSeconds).
+    pub unreachable_toleration_seconds: i64,
+}
+
+/// The plugins this crate builds; the others of [`crate::config::ORDERED`] are not built
+/// yet.
+pub const BUILT: &[&str] = &[
+    "AlwaysAdmit",
+    "AlwaysDeny",
+    "AlwaysPullImages",
+    "DefaultTolerationSeconds",
+    "LimitPodHardAntiAffinityTopology",
+    "NamespaceLifecycle",
+    "NodeRestriction",
+    "Priority",
+    "TaintNodesByCondition",
+];
+
+/// The plugin `name` with its configuration (from the configuration file), or `None` when
+/// it is not built yet.
+pub fn build(
+    name: &'static str,
+    _config: Option<&Value>,
+    ctx: &Context,
+) -> Result<Option<Arc<dyn Plugin>>> {
+    let plugin: Arc<dyn Plugin> = match name {
+        "AlwaysAdmit" => Arc::new(always::AlwaysAdmit),
+        "AlwaysDeny" => Arc::new(always::AlwaysDeny),
+        "AlwaysPullImages" => Arc::new(pods::AlwaysPullImages),
+        "DefaultTolerationSeconds" => Arc::new(pods::DefaultTolerationSeconds {
+            not_ready: ctx.not_ready_toleration_seconds,
+            unreachable: ctx.unreachable_toleration_seconds,
+        }),
+        "LimitPodHardAntiAffinityTopology" => Arc::new(pods::LimitPodHardAntiAffinityTopology),
+        "NamespaceLifecycle" => Arc::new(lifecycle::NamespaceLifecycle::new(ctx.lister.clone())),
+        "NodeRestriction" => Arc::new(node_restriction::NodeRestriction::new(ctx.lister.clone())),
+        "Priority" => Arc::new(priority::Priority::new(ctx.lister.clone())),
+        "TaintNodesByCondition" => Arc::new(pods::TaintNodesByCondition),
+        _ => return Ok(None),
+    };
+    Ok(Some(plugin))
+}
+
+/// The chain of the enabled plugins, and the enabled plugins not built yet.
+pub fn chain(
+    resolved: &crate::config::Resolved,
+    ctx: &Context,
+) -> Result<(crate::Chain, Vec<&'static str>)> {
+    let mut plugins = Vec::new();
+    let mut missing = Vec::new();
+    for &name in &resolved.enabled {
+        match build(name, resolved.configurations.get(name), ctx)? {
+            Some(plugin) => plugins.push(plugin),
+            None => missing.push(name),
+        }
+    }
+    Ok((crate::Chain::new(plugins), missing))
+}
+
+/// 403 `<resource> "<name>" is forbidden: <why>` for the request.
+pub(crate) fn forbidden(a: &Attributes, why: &str) -> ApiError {
+    ApiError::forbidden_because(&a.resource, a.display_name(), why)
+}
+
+/// The core group's `resource`.
+pub(crate) fn core(resource: &str) -> GroupResource {
+    GroupResource::new("", resource)
+}

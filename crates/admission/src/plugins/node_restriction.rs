@@ -1,0 +1,354 @@
+//! `NodeRestriction`: the write half of the Node authorizer. A node (user `system:node:<n>`
+//! in `system:nodes`) changes only its own Node, Lease and CSINode, the status of pods bound
+//! to it, and mirror pods bound to it; it asks tokens only for its pods, and cannot set the
+//! labels kept for administrators.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use capstan_auth::authz::node::node_name;
+use capstan_meta::{ApiError, GroupResource};
+use serde_json::Value;
+
+use super::{core, forbidden};
+use crate::attributes::{Attributes, Operation};
+use crate::chain::{Lister, Plugin};
+
+const MIRROR: &str = "kubernetes.io/config.mirror";
+/// Labels only administrators set (a node cannot claim them for itself).
+const RESTRICTED_PREFIX: &str = "node-restriction.kubernetes.io/";
+
+/// The `NodeRestriction` plugin.
+pub struct NodeRestriction {
+    lister: Arc<dyn Lister>,
+}
+
+impl NodeRestriction {
+    /// Reads pods through `lister` (for evictions).
+    pub fn new(lister: Arc<dyn Lister>) -> Self {
+        Self { lister }
+    }
+}
+
+fn bound_to(pod: Option<&Value>) -> &str {
+    pod.and_then(|p| p["spec"]["nodeName"].as_str())
+        .unwrap_or_default()
+}
+
+/// Whether the pod uses an object of `kind` a mirror pod may not use.
+fn references(pod: &Value, kind: &str) -> bool {
+    let spec = &pod["spec"];
+    let volumes = spec["volumes"].as_array().into_iter().flatten();
+    let containers = ["initContainers", "containers", "ephemeralContainers"]
+        .iter()
+        .flat_map(|l| spec[*l].as_array().into_iter().flatten());
+    match kind {
+        "secrets" => {
+            spec["imagePullSecrets"]
+                .as_array()
+                .is_some_and(|s| !s.is_empty())
+                || volumes.clone().any(|v| {
+                    v["secret"].is_object()
+                        || v["projected"]["sources"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .any(|s| s["secret"].is_object())
+                })
+                || containers.clone().any(|c| {
+                    c["env"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .any(|e| e["valueFrom"]["secretKeyRef"].is_object())
+                        || c["envFrom"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .any(|e| e["secretRef"].is_object())
+                })
+        }
+        "configmaps" => {
+            volumes.clone().any(|v| {
+                v["configMap"].is_object()
+                    || v["projected"]["sources"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .any(|s| s["configMap"].is_object())
+            }) || containers.clone().any(|c| {
+                c["env"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|e| e["valueFrom"]["configMapKeyRef"].is_object())
+                    || c["envFrom"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .any(|e| e["configMapRef"].is_object())
+            })
+        }
+        "persistentvolumeclaims" => volumes
+            .clone()
+            .any(|v| v["persistentVolumeClaim"].is_object() || v["ephemeral"].is_object()),
+        _ => false,
+    }
+}
+
+fn labels(object: Option<&Value>) -> Vec<(String, String)> {
+    object
+        .and_then(|o| o["metadata"]["labels"].as_object())
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+        .collect()
+}
+
+impl NodeRestriction {
+    fn create_pod(&self, node: &str, a: &Attributes) -> Result<(), ApiError> {
+        let Some(pod) = &a.object else {
+            return Ok(());
+        };
+        if pod["metadata"]["annotations"][MIRROR].is_null() {
+            return Err(forbidden(
+                a,
+                &format!(
+                    "pod does not have \"{MIRROR}\" annotation, node \"{node}\" can only create mirror pods"
+                ),
+            ));
+        }
+        if bound_to(Some(pod)) != node {
+            return Err(forbidden(
+                a,
+                &format!("node \"{node}\" can only create pods with spec.nodeName set to itself"),
+            ));
+        }
+        let owners = pod["metadata"]["ownerReferences"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        match owners.as_slice() {
+            [] => {}
+            [owner]
+                if owner["kind"] == "Node"
+                    && owner["apiVersion"] == "v1"
+                    && owner["name"] == node
+                    && owner["controller"] == true => {}
+            [_] => {
+                return Err(forbidden(
+                    a,
+                    &format!(
+                        "node \"{node}\" can only create pods with a controller owner reference set to itself"
+                    ),
+                ));
+            }
+            _ => {
+                return Err(forbidden(
+                    a,
+                    &format!(
+                        "node \"{node}\" can only create pods with a single owner reference set to itself"
+                    ),
+                ));
+            }
+        }
+        if pod["spec"]["serviceAccountName"]
+            .as_str()
+            .is_some_and(|s| !s.is_empty())
+        {
+            return Err(forbidden(
+                a,
+                &format!("node \"{node}\" can not create pods that reference a service account"),
+            ));
+        }
+        for kind in ["secrets", "configmaps", "persistentvolumeclaims"] {
+            if references(pod, kind) {
+                return Err(forbidden(
+                    a,
+                    &format!("node \"{node}\" can not create pods that reference {kind}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    async fn pods(&self, node: &str, a: &Attributes) -> Result<(), ApiError> {
+        match (a.operation, a.subresource.as_str()) {
+            (Operation::Create, "") => self.create_pod(node, a),
+            (Operation::Delete, "") if bound_to(a.old_object.as_ref()) != node => Err(forbidden(
+                a,
+                &format!("node \"{node}\" can only delete pods with spec.nodeName set to itself"),
+            )),
+            (Operation::Update, "status") if bound_to(a.old_object.as_ref()) != node => {
+                Err(forbidden(
+                    a,
+                    &format!(
+                        "node \"{node}\" can only update pod status for pods with spec.nodeName set to itself"
+                    ),
+                ))
+            }
+            (Operation::Create, "eviction") => {
+                let pod = self
+                    .lister
+                    .get(&core("pods"), &a.namespace, &a.name)
+                    .await?;
+                if pod.is_some() && bound_to(pod.as_ref()) != node {
+                    return Err(forbidden(
+                        a,
+                        &format!(
+                            "node {node} can only evict pods with spec.nodeName set to itself"
+                        ),
+                    ));
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn nodes(&self, node: &str, a: &Attributes) -> Result<(), ApiError> {
+        let name = if a.name.is_empty() {
+            a.object
+                .as_ref()
+                .and_then(|o| o["metadata"]["name"].as_str())
+                .unwrap_or_default()
+        } else {
+            &a.name
+        };
+        if name != node {
+            return Err(forbidden(
+                a,
+                &format!("node \"{node}\" is not allowed to modify node \"{name}\""),
+            ));
+        }
+        if a.subresource.is_empty()
+            && a.operation == Operation::Update
+            && let (Some(new), Some(old)) = (&a.object, &a.old_object)
+            && new["spec"]["taints"] != old["spec"]["taints"]
+        {
+            return Err(forbidden(
+                a,
+                &format!("node \"{node}\" is not allowed to modify taints"),
+            ));
+        }
+        let before = labels(a.old_object.as_ref());
+        let after = labels(a.object.as_ref());
+        let mut changed: Vec<&str> = after
+            .iter()
+            .filter(|l| !before.contains(l))
+            .chain(
+                before
+                    .iter()
+                    .filter(|l| !after.iter().any(|(k, _)| *k == l.0)),
+            )
+            .map(|(k, _)| k.as_str())
+            .filter(|k| {
+                k.starts_with(RESTRICTED_PREFIX)
+                    || k.split_once('/')
+                        .is_some_and(|(p, _)| p == "node-restriction.kubernetes.io")
+            })
+            .collect();
+        changed.sort();
+        changed.dedup();
+        if !changed.is_empty() {
+            let verb = if a.operation == Operation::Create {
+                "set the following labels"
+            } else {
+                "modify labels"
+            };
+            return Err(forbidden(
+                a,
+                &format!(
+                    "node \"{node}\" is not allowed to {verb}: {}",
+                    changed.join(", ")
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    async fn token(&self, node: &str, a: &Attributes) -> Result<(), ApiError> {
+        let bound = a.object.as_ref().map(|o| &o["spec"]["boundObjectRef"]);
+        let Some(bound) = bound.filter(|b| b["kind"] == "Pod") else {
+            return Err(forbidden(a, "node requested token not bound to a pod"));
+        };
+        let name = bound["name"].as_str().unwrap_or_default();
+        let pod = self.lister.get(&core("pods"), &a.namespace, name).await?;
+        if let Some(pod) = &pod
+            && bound["uid"]
+                .as_str()
+                .is_some_and(|uid| !uid.is_empty() && pod["metadata"]["uid"].as_str() != Some(uid))
+        {
+            return Err(forbidden(
+                a,
+                "the UID in the bound object reference does not match the UID in record. The object might have been deleted and then recreated",
+            ));
+        }
+        if bound_to(pod.as_ref()) != node {
+            return Err(forbidden(
+                a,
+                "node requested token bound to a pod scheduled on a different node",
+            ));
+        }
+        Ok(())
+    }
+
+    fn own_object(&self, node: &str, a: &Attributes, what: &str) -> Result<(), ApiError> {
+        let name = if a.name.is_empty() {
+            a.object
+                .as_ref()
+                .and_then(|o| o["metadata"]["name"].as_str())
+                .unwrap_or_default()
+        } else {
+            &a.name
+        };
+        if name != node {
+            return Err(forbidden(
+                a,
+                &format!("node \"{node}\" is not allowed to modify {what} \"{name}\""),
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl Plugin for NodeRestriction {
+    fn name(&self) -> &'static str {
+        "NodeRestriction"
+    }
+
+    fn handles(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
+        if operation == Operation::Connect {
+            return false;
+        }
+        match (resource.group.as_str(), resource.resource.as_str()) {
+            ("", "pods" | "nodes") => true,
+            ("", "serviceaccounts") => subresource == "token",
+            ("coordination.k8s.io", "leases") | ("storage.k8s.io", "csinodes") => true,
+            _ => false,
+        }
+    }
+
+    async fn validate(&self, a: &Attributes) -> Result<(), ApiError> {
+        let Some(node) = node_name(&a.user) else {
+            return Ok(());
+        };
+        if node.is_empty() {
+            return Err(forbidden(
+                a,
+                "could not determine node from user \"system:node:\"",
+            ));
+        }
+        match (a.resource.group.as_str(), a.resource.resource.as_str()) {
+            ("", "pods") => self.pods(node, a).await,
+            ("", "nodes") => self.nodes(node, a),
+            ("", "serviceaccounts") => self.token(node, a).await,
+            ("coordination.k8s.io", "leases") if a.namespace == "kube-node-lease" => {
+                self.own_object(node, a, "lease")
+            }
+            ("storage.k8s.io", "csinodes") => self.own_object(node, a, "CSINode"),
+            _ => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! `Priority`: a new pod gets the priority and preemption policy of its PriorityClass (the
+//! one it names, or the global default); only one class may be the global default.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use capstan_meta::{ApiError, GroupResource};
+use serde_json::Value;
+
+use super::forbidden;
+use crate::attributes::{Attributes, Operation};
+use crate::chain::{Lister, Plugin};
+
+const DEFAULT_POLICY: &str = "PreemptLowerPriority";
+
+/// The `Priority` plugin.
+pub struct Priority {
+    lister: Arc<dyn Lister>,
+}
+
+fn classes() -> GroupResource {
+    GroupResource::new("scheduling.k8s.io", "priorityclasses")
+}
+
+impl Priority {
+    /// Reads PriorityClasses through `lister`.
+    pub fn new(lister: Arc<dyn Lister>) -> Self {
+        Self { lister }
+    }
+
+    /// The global default class with the highest value, if any.
+    async fn global_default(&self) -> Result<Option<Value>, ApiError> {
+        Ok(self
+            .lister
+            .list(&classes(), "")
+            .await?
+            .into_iter()
+            .filter(|c| c["globalDefault"] == true)
+            .max_by_key(|c| c["value"].as_i64().unwrap_or(0)))
+    }
+
+    async fn admit_pod(&self, a: &mut Attributes) -> Result<(), ApiError> {
+        let Some(pod) = a.object.as_ref() else {
+            return Ok(());
+        };
+        let spec = &pod["spec"];
+        let named = spec["priorityClassName"]
+            .as_str()
+            .filter(|n| !n.is_empty())
+            .map(String::from);
+        let class = match &named {
+            Some(name) => match self.lister.get(&classes(), "", name).await? {
+                Some(class) => Some(class),
+                None => {
+                    return Err(forbidden(
+                        a,
+                        &format!("no PriorityClass with name {name} was found"),
+                    ));
+                }
+            },
+            None => self.global_default().await?,
+        };
+        let (value, policy) = match &class {
+            Some(c) => (
+                c["value"].as_i64().unwrap_or(0),
+                c["preemptionPolicy"]
+                    .as_str()
+                    .unwrap_or(DEFAULT_POLICY)
+                    .to_string(),
+            ),
+            None => (0, DEFAULT_POLICY.to_string()),
+        };
+        if let Some(given) = spec["priority"].as_i64()
+            && given != value
+        {
+            return Err(forbidden(
+                a,
+                &format!(
+                    "the integer value of priority ({given}) must not be provided in pod spec; priority admission controller computed {value} from the given PriorityClass name"
+                ),
+            ));
+        }
+        if let Some(given) = spec["preemptionPolicy"].as_str()
+            && class.is_some()
+            && given != policy
+        {
+            return Err(forbidden(
+                a,
+                &format!(
+                    "the string value of PreemptionPolicy ({given}) must not be provided in pod spec; priority admission controller computed {policy} from the given PriorityClass name"
+                ),
+            ));
+        }
+        let class_name = class
+            .as_ref()
+            .and_then(|c| c["metadata"]["name"].as_str().map(String::from));
+        if let Some(spec) = a.object.as_mut().and_then(|p| p["spec"].as_object_mut()) {
+            spec.insert("priority".into(), value.into());
+            spec.insert("preemptionPolicy".into(), policy.into());
+            if named.is_none()
+                && let Some(name) = class_name
+            {
+                spec.insert("priorityClassName".into(), name.into());
+            }
+        }
+        Ok(())
+    }
+
+    /// A second global default is refused.
+    async fn validate_class(&self, a: &Attributes) -> Result<(), ApiError> {
+        let Some(class) = &a.object else {
+            return Ok(());
+        };
+        if class["globalDefault"] != true {
+            return Ok(());
+        }
+        let name = class["metadata"]["name"].as_str().unwrap_or_default();
+        if let Some(other) = self.global_default().await?
+            && other["metadata"]["name"].as_str() != Some(name)
+        {
+            let other = other["metadata"]["name"].as_str().unwrap_or_default();
+            return Err(forbidden(
+                a,
+                &format!(
+                    "PriorityClass {other} is already marked as default. Only one default can exist"
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl Plugin for Priority {
+    fn name(&self) -> &'static str {
+        "Priority"
+    }
+
+    fn handles(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
+        if !subresource.is_empty() {
+            return false;
+        }
+        let pods = resource.group.is_empty() && resource.resource == "pods";
+        let classes =
+            resource.group == "scheduling.k8s.io" && resource.resource == "priorityclasses";
+        (pods && operation == Operation::Create)
+            || (classes && matches!(operation, Operation::Create | Operation::Update))
+    }
+
+    async fn admit(&self, a: &mut Attributes) -> Result<(), ApiError> {
+        if a.resource.resource == "pods" {
+            self.admit_pod(a).await?;
+        }
+        Ok(())
+    }
+
+    async fn validate(&self, a: &Attributes) -> Result<(), ApiError> {
+        if a.resource.resource == "priorityclasses" {
+            self.validate_class(a).await?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,103 @@
+//! The registry's side of admission: a [`Lister`] over the served resources for the
+//! plugins (the watch caches, and a consistent read when the cache has not seen an object
+//! yet, so a namespace created a moment ago is found).
+
+use std::sync::{Arc, RwLock, Weak};
+
+use async_trait::async_trait;
+use capstan_admission::Lister;
+use capstan_meta::{ApiError, GroupResource};
+use serde_json::Value;
+
+use crate::error::Error;
+use crate::options::{GetOptions, ListOptions};
+use crate::rest::RestStorage;
+
+/// Reads the registry's resources for admission plugins. It holds them weakly: the stores
+/// hold the chain whose plugins hold the lister.
+#[derive(Default)]
+pub struct StoreLister {
+    stores: RwLock<Vec<Weak<dyn RestStorage>>>,
+}
+
+impl StoreLister {
+    /// A lister of no resources yet (the registry adds them as it serves them).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub(crate) fn add(&self, storage: Arc<dyn RestStorage>) {
+        if storage.descriptor().subresource.is_empty() {
+            self.stores
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(Arc::downgrade(&storage));
+        }
+    }
+
+    fn find(&self, resource: &GroupResource) -> Option<Arc<dyn RestStorage>> {
+        self.stores
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter_map(Weak::upgrade)
+            .find(|s| {
+                let d = s.descriptor();
+                d.group == resource.group && d.resource == resource.resource
+            })
+    }
+}
+
+#[async_trait]
+impl Lister for StoreLister {
+    async fn get(
+        &self,
+        resource: &GroupResource,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Value>, ApiError> {
+        let Some(store) = self.find(resource) else {
+            return Ok(None);
+        };
+        let cached = GetOptions {
+            any_version: true,
+            ..Default::default()
+        };
+        for options in [cached, GetOptions::default()] {
+            match store.get(namespace, name, &options).await {
+                Ok(found) => {
+                    return serde_json::from_slice(&found.body.into_bytes())
+                        .map(Some)
+                        .map_err(ApiError::internal);
+                }
+                Err(Error::Api(e)) if e.code() == 404 => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(None)
+    }
+
+    async fn list(
+        &self,
+        resource: &GroupResource,
+        namespace: &str,
+    ) -> Result<Vec<Value>, ApiError> {
+        let Some(store) = self.find(resource) else {
+            return Ok(Vec::new());
+        };
+        let options = ListOptions {
+            resource_version: "0".into(),
+            ..Default::default()
+        };
+        let listed = store
+            .list(namespace, &options)
+            .await
+            .map_err(ApiError::from)?;
+        let mut list: Value =
+            serde_json::from_slice(&listed.body.into_bytes()).map_err(ApiError::internal)?;
+        Ok(match list["items"].take() {
+            Value::Array(items) => items,
+            _ => Vec::new(),
+        })
+    }
+}

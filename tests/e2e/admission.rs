@@ -1,0 +1,287 @@
+//! The admission chain: the default plugins' effects, plugins switched on and off by the
+//! options, NodeRestriction for node identities, and an admission configuration file.
+
+use capstan_e2e::kubectl;
+use capstan_testing::TestServer;
+use serde_json::{Value, json};
+
+use crate::admin;
+
+fn plugins(enable: &[&str], disable: &[&str]) -> capstan_admission::AdmissionOptions {
+    capstan_admission::AdmissionOptions {
+        enable: enable.iter().map(|s| s.to_string()).collect(),
+        disable: disable.iter().map(|s| s.to_string()).collect(),
+        config_file: None,
+    }
+}
+
+fn pod(name: &str) -> Value {
+    json!({"metadata": {"name": name}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}})
+}
+
+const PODS: &str = "/api/v1/namespaces/default/pods";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_default_plugins_default_pods_and_nodes() {
+    let server = TestServer::start_with(|c| {
+        c.default_not_ready_toleration_seconds = 120;
+    })
+    .await;
+    let raw = admin(&server);
+    let created = raw.send_json(http::Method::POST, PODS, &pod("p")).await;
+    assert_eq!(created.status, 201, "{:?}", created.body);
+    let p = created.json();
+    assert_eq!(
+        p["spec"]["tolerations"],
+        json!([
+            {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 120},
+            {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+        ])
+    );
+    assert_eq!(p["spec"]["priority"], 0);
+    // Nodes start tainted not-ready; the taint goes once they report ready.
+    let node = raw
+        .send_json(
+            http::Method::POST,
+            "/api/v1/nodes",
+            &json!({"metadata": {"name": "n1"}}),
+        )
+        .await
+        .json();
+    assert_eq!(
+        node["spec"]["taints"],
+        json!([{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}])
+    );
+    let mut status = node.clone();
+    status["status"] = json!({"conditions": [{"type": "Ready", "status": "True"}]});
+    let r = raw
+        .send_json(http::Method::PUT, "/api/v1/nodes/n1/status", &status)
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let mut untainted = false;
+    for _ in 0..100 {
+        let n = raw.get("/api/v1/nodes/n1").await.json();
+        if n["spec"]["taints"].is_null() {
+            untainted = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(untainted, "the not-ready taint went");
+    // Namespaces: creating in a missing one is 404, deleting a system one 403.
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            "/api/v1/namespaces/nowhere/configmaps",
+            &json!({"metadata": {"name": "c"}}),
+        )
+        .await;
+    assert_eq!(r.status, 404);
+    assert_eq!(r.json()["message"], "namespaces \"nowhere\" not found");
+    let r = raw
+        .request(
+            http::Method::DELETE,
+            "/api/v1/namespaces/kube-system",
+            &[],
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(r.status, 403);
+    assert_eq!(
+        r.json()["message"],
+        "namespaces \"kube-system\" is forbidden: this namespace may not be deleted"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plugins_are_switched_on_and_off_by_the_options() {
+    let server = TestServer::start_with(|c| {
+        c.admission = plugins(
+            &["AlwaysPullImages", "LimitPodHardAntiAffinityTopology"],
+            &[
+                "DefaultTolerationSeconds",
+                "NamespaceLifecycle",
+                "TaintNodesByCondition",
+            ],
+        );
+    })
+    .await;
+    let raw = admin(&server);
+    let mut p = pod("pulls");
+    p["spec"]["containers"][0]["imagePullPolicy"] = "IfNotPresent".into();
+    let created = raw.send_json(http::Method::POST, PODS, &p).await.json();
+    assert_eq!(
+        created["spec"]["containers"][0]["imagePullPolicy"],
+        "Always"
+    );
+    assert!(
+        created["spec"]["tolerations"].is_null(),
+        "{}",
+        created["spec"]
+    );
+    let mut zonal = pod("zonal");
+    zonal["spec"]["affinity"] = json!({"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"topologyKey": "topology.kubernetes.io/zone", "labelSelector": {"matchLabels": {"a": "b"}}}]}});
+    let r = raw.send_json(http::Method::POST, PODS, &zonal).await;
+    assert_eq!(r.status, 403);
+    assert_eq!(
+        r.json()["message"],
+        "pods \"zonal\" is forbidden: affinity.PodAntiAffinity.RequiredDuringScheduling has TopologyKey topology.kubernetes.io/zone but only key kubernetes.io/hostname is allowed"
+    );
+    // Without NamespaceLifecycle, a namespace need not exist (as upstream).
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            "/api/v1/namespaces/nowhere/configmaps",
+            &json!({"metadata": {"name": "c"}}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let node = raw
+        .send_json(
+            http::Method::POST,
+            "/api/v1/nodes",
+            &json!({"metadata": {"name": "n1"}}),
+        )
+        .await
+        .json();
+    assert!(node["spec"]["taints"].is_null());
+
+    let deny = TestServer::start_with(|c| c.admission = plugins(&["AlwaysDeny"], &[])).await;
+    let admin_conf = deny.kubeconfig_path();
+    for args in [
+        vec!["create", "configmap", "x"],
+        vec!["create", "configmap", "x", "--dry-run=server"],
+    ] {
+        let (success, _, err) = kubectl(&admin_conf, &args);
+        assert!(!success);
+        assert!(
+            err.contains(
+                "configmaps \"x\" is forbidden: admission control is denying all modifications"
+            ),
+            "{err}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn node_restriction_holds_nodes_to_their_own_objects() {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.csv");
+    std::fs::write(&tokens, "n1-token,system:node:n1,uid-n1,system:nodes\n").unwrap();
+    let server = TestServer::start_with(move |c| {
+        c.token_auth_file = Some(tokens);
+        c.authorization_modes = vec!["Node".into(), "RBAC".into()];
+        c.admission = plugins(&["NodeRestriction"], &[]);
+    })
+    .await;
+    let raw = admin(&server);
+    for name in ["n1", "n2"] {
+        let r = raw
+            .send_json(
+                http::Method::POST,
+                "/api/v1/nodes",
+                &json!({"metadata": {"name": name}}),
+            )
+            .await;
+        assert_eq!(r.status, 201);
+    }
+    let n1 = capstan_e2e::RawClient::new(&server.url(), server.ca_pem(), Some("n1-token"));
+    // Its own node's status, not another's.
+    let mut own = raw.get("/api/v1/nodes/n1").await.json();
+    own["status"] = json!({"conditions": [{"type": "Ready", "status": "True"}]});
+    own["metadata"]["resourceVersion"] = Value::Null;
+    let r = n1
+        .send_json(http::Method::PUT, "/api/v1/nodes/n1/status", &own)
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let mut other = raw.get("/api/v1/nodes/n2").await.json();
+    other["metadata"]["resourceVersion"] = Value::Null;
+    let r = n1
+        .send_json(http::Method::PUT, "/api/v1/nodes/n2/status", &other)
+        .await;
+    assert_eq!(r.status, 403);
+    assert_eq!(
+        r.json()["message"],
+        "nodes \"n2\" is forbidden: node \"n1\" is not allowed to modify node \"n2\""
+    );
+    // Pods: mirror pods bound to itself only.
+    let r = n1.send_json(http::Method::POST, PODS, &pod("plain")).await;
+    assert_eq!(r.status, 403);
+    assert_eq!(
+        r.json()["message"],
+        "pods \"plain\" is forbidden: pod does not have \"kubernetes.io/config.mirror\" annotation, node \"n1\" can only create mirror pods"
+    );
+    let mut mirror = pod("static-web");
+    mirror["metadata"]["annotations"] = json!({"kubernetes.io/config.mirror": "hash"});
+    mirror["spec"]["nodeName"] = "n2".into();
+    let r = n1.send_json(http::Method::POST, PODS, &mirror).await;
+    assert_eq!(r.status, 403);
+    assert!(
+        r.json()["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("node \"n1\" can only create pods with spec.nodeName set to itself")
+    );
+    mirror["spec"]["nodeName"] = "n1".into();
+    let r = n1.send_json(http::Method::POST, PODS, &mirror).await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    // Deleting a pod on another node.
+    let mut elsewhere = pod("elsewhere");
+    elsewhere["spec"]["nodeName"] = "n2".into();
+    assert_eq!(
+        raw.send_json(http::Method::POST, PODS, &elsewhere)
+            .await
+            .status,
+        201
+    );
+    let r = n1
+        .request(
+            http::Method::DELETE,
+            &format!("{PODS}/elsewhere"),
+            &[],
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(r.status, 403);
+    assert_eq!(
+        r.json()["message"],
+        "pods \"elsewhere\" is forbidden: node \"n1\" can only delete pods with spec.nodeName set to itself"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admission_configuration_file_is_read_and_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("admission.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: EventRateLimit\n  path: missing.yaml\n",
+    )
+    .unwrap();
+    let mut config = capstan_server::ServerConfig::new(dir.path());
+    config.bind_address = std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
+    config.secure_port = 0;
+    config.admission = capstan_admission::AdmissionOptions {
+        config_file: Some(file.clone()),
+        ..Default::default()
+    };
+    let err = capstan_server::start(config.clone())
+        .await
+        .err()
+        .expect("a bad file fails the start")
+        .to_string();
+    assert!(err.starts_with("--admission-control-config-file "), "{err}");
+    assert!(err.contains("missing.yaml"), "{err}");
+    assert!(!err.contains('\n'), "one line: {err}");
+    config.admission = plugins(&["Telepathy"], &[]);
+    let err = capstan_server::start(config)
+        .await
+        .err()
+        .expect("an unknown plugin fails the start")
+        .to_string();
+    assert_eq!(
+        err,
+        "--enable-admission-plugins: unknown admission plugin \"Telepathy\""
+    );
+}
