@@ -226,6 +226,43 @@ async fn node_restriction_holds_nodes_to_their_own_objects() {
     mirror["spec"]["nodeName"] = "n1".into();
     let r = n1.send_json(http::Method::POST, PODS, &mirror).await;
     assert_eq!(r.status, 201, "{:?}", r.body);
+    // Tokens only for pods bound to itself (the Node authorizer lets it ask for the
+    // account its own pod uses; NodeRestriction checks the pod the token is bound to).
+    let mut own_pod = pod("own");
+    own_pod["spec"]["nodeName"] = "n1".into();
+    let own_pod = raw
+        .send_json(http::Method::POST, PODS, &own_pod)
+        .await
+        .json();
+    let mut away = pod("away");
+    away["spec"]["nodeName"] = "n2".into();
+    let away = raw.send_json(http::Method::POST, PODS, &away).await.json();
+    let token_for = |p: &Value| {
+        json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+            "spec": {"audiences": ["api"], "boundObjectRef": {"apiVersion": "v1", "kind": "Pod",
+                "name": p["metadata"]["name"], "uid": p["metadata"]["uid"]}}})
+    };
+    let tokens = "/api/v1/namespaces/default/serviceaccounts/default/token";
+    let mut issued = false;
+    for _ in 0..100 {
+        let r = n1
+            .send_json(http::Method::POST, tokens, &token_for(&own_pod))
+            .await;
+        if r.status == 201 {
+            issued = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(issued, "a token for its own pod");
+    let r = n1
+        .send_json(http::Method::POST, tokens, &token_for(&away))
+        .await;
+    assert_eq!(r.status, 403);
+    assert_eq!(
+        r.json()["message"],
+        "serviceaccounts \"default\" is forbidden: node requested token bound to a pod scheduled on a different node"
+    );
     // Deleting a pod on another node.
     let mut elsewhere = pod("elsewhere");
     elsewhere["spec"]["nodeName"] = "n2".into();

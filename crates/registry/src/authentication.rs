@@ -371,6 +371,11 @@ impl RestStorage for TokenRequestRest {
         if !errors.is_empty() {
             return Err(ApiError::invalid(GROUP, "TokenRequest", name, &errors).into());
         }
+        let mut request = self
+            .lookup
+            .service_accounts
+            .admit_subresource("token", "TokenRequest", namespace, name, request, options)
+            .await?;
         let account = peek(&self.lookup.service_accounts, namespace, name)
             .await?
             .ok_or_else(|| ApiError::not_found(&GroupResource::new("", "serviceaccounts"), name))?;

@@ -193,6 +193,47 @@ where
 }
 
 impl<S: Strategy> GenericStore<S> {
+    /// Admits the create of a subresource with its own object (`pods/binding`,
+    /// `serviceaccounts/token`): the mutating plugins, then the validating ones; the object
+    /// as they left it.
+    pub async fn admit_subresource<T>(
+        &self,
+        subresource: &str,
+        kind: &str,
+        namespace: &str,
+        name: &str,
+        object: T,
+        options: &WriteOptions,
+    ) -> Result<T>
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned,
+    {
+        let Some(chain) = self
+            .admission
+            .as_deref()
+            .filter(|c| c.handles(Operation::Create, &self.gr, subresource))
+        else {
+            return Ok(object);
+        };
+        let mut a = self.attributes(
+            Operation::Create,
+            Target::Resource,
+            namespace,
+            name,
+            &options.user,
+            options.dry_run,
+        );
+        a.subresource = subresource.to_string();
+        a.kind = kind.to_string();
+        a.object = Some(to_value(&object)?);
+        chain.admit(&mut a).await?;
+        chain.validate(&a).await?;
+        match a.object {
+            Some(admitted) => from_value(admitted),
+            None => Ok(object),
+        }
+    }
+
     /// The chain, when it looks at `operation` on `target`.
     fn admission_for(
         &self,

@@ -142,6 +142,11 @@ where
         if !errors.is_empty() {
             return Err(ApiError::invalid("", "Binding", &name, &errors).into());
         }
+        let binding = self
+            .pods
+            .admit_subresource("binding", "Binding", namespace, &name, binding, options)
+            .await?;
+        let target = &binding.target;
         let node = target.name.clone().unwrap_or_default();
         let gr = GroupResource::new("", "pods/binding");
         let uid = binding.metadata.uid.clone().filter(|u| !u.is_empty());

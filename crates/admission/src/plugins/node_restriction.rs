@@ -273,11 +273,16 @@ impl NodeRestriction {
             return Err(forbidden(a, "node requested token not bound to a pod"));
         };
         let name = bound["name"].as_str().unwrap_or_default();
+        let uid = bound["uid"].as_str().unwrap_or_default();
+        if uid.is_empty() {
+            return Err(forbidden(
+                a,
+                "node requested token with a pod binding without a uid",
+            ));
+        }
         let pod = self.lister.get(&core("pods"), &a.namespace, name).await?;
         if let Some(pod) = &pod
-            && bound["uid"]
-                .as_str()
-                .is_some_and(|uid| !uid.is_empty() && pod["metadata"]["uid"].as_str() != Some(uid))
+            && pod["metadata"]["uid"].as_str() != Some(uid)
         {
             return Err(forbidden(
                 a,

@@ -1,0 +1,100 @@
+//! What the default admission chain costs a pod create in process: the JSON round trip of
+//! the object plus NamespaceLifecycle, Priority and DefaultTolerationSeconds, with the
+//! namespace and the classes in a map (the server reads them from its watch caches).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use capstan_admission::plugins::{Context, chain};
+use capstan_admission::{AdmissionOptions, Attributes, Lister, Operation};
+use capstan_auth::UserInfo;
+use capstan_meta::{ApiError, GroupResource};
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::{Value, json};
+
+/// Objects by (resource, namespace, name).
+struct Objects(HashMap<(String, String, String), Value>);
+
+#[async_trait]
+impl Lister for Objects {
+    async fn get(
+        &self,
+        r: &GroupResource,
+        ns: &str,
+        name: &str,
+    ) -> Result<Option<Value>, ApiError> {
+        Ok(self
+            .0
+            .get(&(r.resource.clone(), ns.into(), name.into()))
+            .cloned())
+    }
+
+    async fn list(&self, r: &GroupResource, _: &str) -> Result<Vec<Value>, ApiError> {
+        Ok(self
+            .0
+            .iter()
+            .filter(|((res, _, _), _)| *res == r.resource)
+            .map(|(_, v)| v.clone())
+            .collect())
+    }
+}
+
+fn pod() -> Value {
+    json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "web-5d8f7c9b6-x2x7q", "namespace": "default",
+            "labels": {"app": "web", "pod-template-hash": "5d8f7c9b6"}},
+        "spec": {"containers": [{"name": "app", "image": "registry.example.com/team/app:1.27.3",
+            "args": ["--port=8080"], "ports": [{"containerPort": 8080}],
+            "resources": {"requests": {"cpu": "250m", "memory": "256Mi"}},
+            "env": [{"name": "A", "value": "b"}]}],
+            "volumes": [{"name": "config", "configMap": {"name": "app-config"}}]}})
+}
+
+fn bench(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a runtime");
+    let mut objects = HashMap::new();
+    objects.insert(
+        ("namespaces".into(), String::new(), "default".into()),
+        json!({"metadata": {"name": "default"}, "status": {"phase": "Active"}}),
+    );
+    for (name, value) in [
+        ("system-cluster-critical", 2_000_000_000),
+        ("system-node-critical", 2_000_001_000),
+    ] {
+        objects.insert(
+            ("priorityclasses".into(), String::new(), name.into()),
+            json!({"metadata": {"name": name}, "value": value}),
+        );
+    }
+    let ctx = Context {
+        lister: Arc::new(Objects(objects)),
+        not_ready_toleration_seconds: 300,
+        unreachable_toleration_seconds: 300,
+    };
+    let resolved = AdmissionOptions::default().resolve().expect("the defaults");
+    let (chain, _) = chain(&resolved, &ctx).expect("a chain");
+    let base = pod();
+    c.bench_function("default chain: admit and validate a pod create", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                let mut a = Attributes::new(
+                    Operation::Create,
+                    GroupResource::new("", "pods"),
+                    UserInfo::default(),
+                );
+                a.namespace = "default".into();
+                a.name = "web-5d8f7c9b6-x2x7q".into();
+                a.object = Some(base.clone());
+                chain.admit(&mut a).await.expect("admitted");
+                chain.validate(&a).await.expect("valid");
+                a.object
+            })
+        })
+    });
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
