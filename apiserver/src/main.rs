@@ -376,10 +376,11 @@ struct Options {
     /// PodTolerationRestriction, Priority, ResourceQuota, RuntimeClass, SecurityContextDeny,
     /// ServiceAccount, StorageObjectInUseProtection, TaintNodesByCondition,
     /// ValidatingAdmissionPolicy, ValidatingAdmissionWebhook. Built so far: AlwaysAdmit,
-    /// AlwaysDeny, AlwaysPullImages, DefaultTolerationSeconds,
-    /// LimitPodHardAntiAffinityTopology, NamespaceLifecycle, NodeRestriction, Priority,
-    /// TaintNodesByCondition; the others are accepted, logged at start, and have no effect
-    /// yet.
+    /// AlwaysDeny, AlwaysPullImages, DefaultStorageClass, DefaultTolerationSeconds,
+    /// ExtendedResourceToleration, LimitPodHardAntiAffinityTopology, NamespaceAutoProvision,
+    /// NamespaceExists, NamespaceLifecycle, NodeRestriction, PersistentVolumeClaimResize,
+    /// PodNodeSelector, Priority, TaintNodesByCondition; the others are accepted, logged at
+    /// start, and have no effect yet.
     #[arg(long, value_delimiter = ',', help_heading = "Admission flags")]
     enable_admission_plugins: Vec<String>,
 

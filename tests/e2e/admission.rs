@@ -322,3 +322,152 @@ async fn an_admission_configuration_file_is_read_and_checked() {
         "--enable-admission-plugins: unknown admission plugin \"Telepathy\""
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claims_get_the_default_class_and_grow_only_where_it_may() {
+    let server = TestServer::start().await;
+    let raw = admin(&server);
+    let classes = "/apis/storage.k8s.io/v1/storageclasses";
+    for (name, default, expand) in [
+        ("slow", false, false),
+        ("fast", true, false),
+        ("elastic", false, true),
+    ] {
+        let mut sc = json!({"metadata": {"name": name}, "provisioner": "example.com/disk",
+            "allowVolumeExpansion": expand});
+        if default {
+            sc["metadata"]["annotations"] =
+                json!({"storageclass.kubernetes.io/is-default-class": "true"});
+        }
+        assert_eq!(
+            raw.send_json(http::Method::POST, classes, &sc).await.status,
+            201
+        );
+    }
+    let claims = "/api/v1/namespaces/default/persistentvolumeclaims";
+    let claim = |name: &str, class: Option<&str>| {
+        let mut c = json!({"metadata": {"name": name}, "spec": {"accessModes": ["ReadWriteOnce"],
+            "resources": {"requests": {"storage": "1Gi"}}}});
+        if let Some(class) = class {
+            c["spec"]["storageClassName"] = class.into();
+        }
+        c
+    };
+    let created = raw
+        .send_json(http::Method::POST, claims, &claim("data", None))
+        .await
+        .json();
+    assert_eq!(
+        created["spec"]["storageClassName"], "fast",
+        "the default class"
+    );
+    let none = raw
+        .send_json(http::Method::POST, claims, &claim("static", Some("")))
+        .await
+        .json();
+    assert_eq!(
+        none["spec"]["storageClassName"], "",
+        "an empty class asks for none"
+    );
+
+    // Growing: refused for a class without expansion, allowed for one with it.
+    let grow = |mut c: Value| {
+        c["spec"]["resources"]["requests"]["storage"] = "2Gi".into();
+        c
+    };
+    let r = raw
+        .send_json(http::Method::PUT, &format!("{claims}/data"), &grow(created))
+        .await;
+    assert_eq!(r.status, 403);
+    assert_eq!(
+        r.json()["message"],
+        "persistentvolumeclaims \"data\" is forbidden: only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize"
+    );
+    let elastic = raw
+        .send_json(
+            http::Method::POST,
+            claims,
+            &claim("elastic", Some("elastic")),
+        )
+        .await
+        .json();
+    let r = raw
+        .send_json(
+            http::Method::PUT,
+            &format!("{claims}/elastic"),
+            &grow(elastic),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn optional_plugins_for_namespaces_and_scheduling() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("admission.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n\
+         - name: PodNodeSelector\n  configuration:\n    podNodeSelectorPluginConfig:\n      clusterDefaultNodeSelector: tier=general\n",
+    )
+    .unwrap();
+    let server = TestServer::start_with(move |c| {
+        c.admission = capstan_admission::AdmissionOptions {
+            enable: [
+                "NamespaceAutoProvision",
+                "ExtendedResourceToleration",
+                "PodNodeSelector",
+            ]
+            .map(String::from)
+            .to_vec(),
+            disable: vec!["NamespaceLifecycle".into()],
+            config_file: Some(file),
+        };
+    })
+    .await;
+    let raw = admin(&server);
+    // A create in a missing namespace creates it.
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            "/api/v1/namespaces/fresh/configmaps",
+            &json!({"metadata": {"name": "c"}}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    assert_eq!(raw.get("/api/v1/namespaces/fresh").await.status, 200);
+    // Extended resources bring their toleration; the cluster's default node selector joins.
+    let mut gpu = pod("trainer");
+    gpu["spec"]["containers"][0]["resources"] =
+        json!({"limits": {"example.com/gpu": "1", "cpu": "1"}});
+    let created = raw.send_json(http::Method::POST, PODS, &gpu).await;
+    assert_eq!(created.status, 201, "{:?}", created.body);
+    let created = created.json();
+    let tolerations = created["spec"]["tolerations"].as_array().unwrap();
+    assert!(
+        tolerations.contains(
+            &json!({"key": "example.com/gpu", "operator": "Exists", "effect": "NoSchedule"})
+        ),
+        "{tolerations:?}"
+    );
+    assert_eq!(created["spec"]["nodeSelector"], json!({"tier": "general"}));
+    // A namespace's own selector wins over the default, and a pod may not contradict it.
+    let ns = json!({"metadata": {"name": "batch",
+        "annotations": {"scheduler.alpha.kubernetes.io/node-selector": "tier=batch"}}});
+    assert_eq!(
+        raw.send_json(http::Method::POST, "/api/v1/namespaces", &ns)
+            .await
+            .status,
+        201
+    );
+    let mut p = pod("job");
+    p["spec"]["nodeSelector"] = json!({"tier": "gpu"});
+    let r = raw
+        .send_json(http::Method::POST, "/api/v1/namespaces/batch/pods", &p)
+        .await;
+    assert_eq!(r.status, 403);
+    assert_eq!(
+        r.json()["message"],
+        "pods \"job\" is forbidden: pod node label selector conflicts with its namespace node label selector"
+    );
+}

@@ -73,6 +73,7 @@ fn bench(c: &mut Criterion) {
         lister: Arc::new(Objects(objects)),
         not_ready_toleration_seconds: 300,
         unreachable_toleration_seconds: 300,
+        namespace_creator: None,
     };
     let resolved = AdmissionOptions::default().resolve().expect("the defaults");
     let (chain, _) = chain(&resolved, &ctx).expect("a chain");

@@ -10,7 +10,7 @@ use capstan_meta::{ApiError, GroupResource};
 use serde_json::Value;
 
 use crate::error::Error;
-use crate::options::{GetOptions, ListOptions};
+use crate::options::{GetOptions, ListOptions, WriteOptions};
 use crate::rest::RestStorage;
 
 /// Reads the registry's resources for admission plugins. It holds them weakly: the stores
@@ -99,5 +99,25 @@ impl Lister for StoreLister {
             Value::Array(items) => items,
             _ => Vec::new(),
         })
+    }
+}
+
+#[async_trait]
+impl capstan_admission::plugins::NamespaceCreator for StoreLister {
+    async fn ensure(&self, name: &str, dry_run: bool) -> Result<(), ApiError> {
+        let Some(store) = self.find(&GroupResource::new("", "namespaces")) else {
+            return Ok(());
+        };
+        let body = serde_json::to_vec(&serde_json::json!({"metadata": {"name": name}}))
+            .map_err(ApiError::internal)?;
+        let options = WriteOptions {
+            dry_run,
+            ..WriteOptions::server()
+        };
+        match store.create("", &body, &options).await {
+            Ok(_) => Ok(()),
+            Err(Error::Api(e)) if e.code() == 409 => Ok(()),
+            Err(e) => Err(e.into()),
+        }
     }
 }

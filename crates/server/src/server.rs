@@ -160,6 +160,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             lister: registry.lister(),
             not_ready_toleration_seconds: config.default_not_ready_toleration_seconds,
             unreachable_toleration_seconds: config.default_unreachable_toleration_seconds,
+            namespace_creator: Some(registry.lister()),
         },
     )?;
     info!(plugins = ?admission.names(), "admission chain");

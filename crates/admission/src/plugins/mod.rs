@@ -3,9 +3,14 @@
 
 mod always;
 mod lifecycle;
+mod namespaces;
 mod node_restriction;
 mod pods;
 mod priority;
+mod scheduling;
+mod storage;
+
+pub use namespaces::NamespaceCreator;
 
 use std::sync::Arc;
 
@@ -25,6 +30,8 @@ pub struct Context {
     pub not_ready_toleration_seconds: i64,
     /// `--default-unreachable-toleration-seconds` (DefaultTolerationSeconds).
     pub unreachable_toleration_seconds: i64,
+    /// Creates namespaces (NamespaceAutoProvision; without it the plugin is not built).
+    pub namespace_creator: Option<Arc<dyn NamespaceCreator>>,
 }
 
 /// The plugins this crate builds; the others of [`crate::config::ORDERED`] are not built
@@ -33,10 +40,16 @@ pub const BUILT: &[&str] = &[
     "AlwaysAdmit",
     "AlwaysDeny",
     "AlwaysPullImages",
+    "DefaultStorageClass",
     "DefaultTolerationSeconds",
+    "ExtendedResourceToleration",
     "LimitPodHardAntiAffinityTopology",
+    "NamespaceAutoProvision",
+    "NamespaceExists",
     "NamespaceLifecycle",
     "NodeRestriction",
+    "PersistentVolumeClaimResize",
+    "PodNodeSelector",
     "Priority",
     "TaintNodesByCondition",
 ];
@@ -45,7 +58,7 @@ pub const BUILT: &[&str] = &[
 /// it is not built yet.
 pub fn build(
     name: &'static str,
-    _config: Option<&Value>,
+    config: Option<&Value>,
     ctx: &Context,
 ) -> Result<Option<Arc<dyn Plugin>>> {
     let plugin: Arc<dyn Plugin> = match name {
@@ -61,6 +74,23 @@ pub fn build(
         "NodeRestriction" => Arc::new(node_restriction::NodeRestriction::new(ctx.lister.clone())),
         "Priority" => Arc::new(priority::Priority::new(ctx.lister.clone())),
         "TaintNodesByCondition" => Arc::new(pods::TaintNodesByCondition),
+        "DefaultStorageClass" => Arc::new(storage::DefaultStorageClass::new(ctx.lister.clone())),
+        "PersistentVolumeClaimResize" => Arc::new(storage::PersistentVolumeClaimResize::new(
+            ctx.lister.clone(),
+        )),
+        "NamespaceExists" => Arc::new(namespaces::NamespaceExists::new(ctx.lister.clone())),
+        "NamespaceAutoProvision" => match &ctx.namespace_creator {
+            Some(creator) => Arc::new(namespaces::NamespaceAutoProvision::new(
+                ctx.lister.clone(),
+                creator.clone(),
+            )),
+            None => return Ok(None),
+        },
+        "ExtendedResourceToleration" => Arc::new(scheduling::ExtendedResourceToleration),
+        "PodNodeSelector" => Arc::new(scheduling::PodNodeSelector::new(
+            ctx.lister.clone(),
+            config,
+        )?),
         _ => return Ok(None),
     };
     Ok(Some(plugin))

@@ -1,0 +1,157 @@
+//! Claims: `DefaultStorageClass` (a claim naming no class gets the default one) and
+//! `PersistentVolumeClaimResize` (a claim grows only when its class allows expansion).
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use capstan_meta::quantity;
+use capstan_meta::{ApiError, GroupResource};
+use serde_json::Value;
+
+use super::forbidden;
+use crate::attributes::{Attributes, Operation};
+use crate::chain::{Lister, Plugin};
+
+const DEFAULT_CLASS: &str = "storageclass.kubernetes.io/is-default-class";
+const DEFAULT_CLASS_BETA: &str = "storageclass.beta.kubernetes.io/is-default-class";
+const CLASS_ANNOTATION_BETA: &str = "volume.beta.kubernetes.io/storage-class";
+
+fn classes() -> GroupResource {
+    GroupResource::new("storage.k8s.io", "storageclasses")
+}
+
+fn is_claims(resource: &GroupResource, subresource: &str) -> bool {
+    resource.group.is_empty()
+        && resource.resource == "persistentvolumeclaims"
+        && subresource.is_empty()
+}
+
+/// The class a claim names (the beta annotation first, as upstream reads it).
+fn claim_class(claim: &Value) -> Option<&str> {
+    claim["metadata"]["annotations"][CLASS_ANNOTATION_BETA]
+        .as_str()
+        .or_else(|| claim["spec"]["storageClassName"].as_str())
+}
+
+/// `DefaultStorageClass`.
+pub struct DefaultStorageClass {
+    lister: Arc<dyn Lister>,
+}
+
+impl DefaultStorageClass {
+    /// Reads StorageClasses through `lister`.
+    pub fn new(lister: Arc<dyn Lister>) -> Self {
+        Self { lister }
+    }
+}
+
+#[async_trait]
+impl Plugin for DefaultStorageClass {
+    fn name(&self) -> &'static str {
+        "DefaultStorageClass"
+    }
+
+    fn handles(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
+        operation == Operation::Create && is_claims(resource, subresource)
+    }
+
+    async fn admit(&self, a: &mut Attributes) -> Result<(), ApiError> {
+        let Some(claim) = &a.object else {
+            return Ok(());
+        };
+        // Only a claim that says nothing about its class (`""` asks for none).
+        if claim_class(claim).is_some() {
+            return Ok(());
+        }
+        let default = self
+            .lister
+            .list(&classes(), "")
+            .await?
+            .into_iter()
+            .filter(|c| {
+                let annotations = &c["metadata"]["annotations"];
+                annotations[DEFAULT_CLASS] == "true" || annotations[DEFAULT_CLASS_BETA] == "true"
+            })
+            // Several defaults: the newest, then the first by name (as upstream).
+            .max_by(|x, y| {
+                let created = |c: &Value| {
+                    c["metadata"]["creationTimestamp"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string()
+                };
+                let name = |c: &Value| {
+                    c["metadata"]["name"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string()
+                };
+                created(x)
+                    .cmp(&created(y))
+                    .then_with(|| name(y).cmp(&name(x)))
+            });
+        if let Some(name) = default
+            .as_ref()
+            .and_then(|c| c["metadata"]["name"].as_str())
+            && let Some(spec) = a.object.as_mut().and_then(|c| c["spec"].as_object_mut())
+        {
+            spec.insert("storageClassName".into(), name.into());
+        }
+        Ok(())
+    }
+}
+
+/// `PersistentVolumeClaimResize`.
+pub struct PersistentVolumeClaimResize {
+    lister: Arc<dyn Lister>,
+}
+
+impl PersistentVolumeClaimResize {
+    /// Reads StorageClasses through `lister`.
+    pub fn new(lister: Arc<dyn Lister>) -> Self {
+        Self { lister }
+    }
+}
+
+fn requested(claim: &Value) -> Option<quantity::Milli> {
+    quantity::parse(claim["spec"]["resources"]["requests"]["storage"].as_str()?)
+}
+
+#[async_trait]
+impl Plugin for PersistentVolumeClaimResize {
+    fn name(&self) -> &'static str {
+        "PersistentVolumeClaimResize"
+    }
+
+    fn handles(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
+        operation == Operation::Update && is_claims(resource, subresource)
+    }
+
+    async fn validate(&self, a: &Attributes) -> Result<(), ApiError> {
+        let (Some(new), Some(old)) = (&a.object, &a.old_object) else {
+            return Ok(());
+        };
+        let (Some(size), Some(before)) = (requested(new), requested(old)) else {
+            return Ok(());
+        };
+        if size <= before {
+            return Ok(());
+        }
+        let class = claim_class(new).unwrap_or_default();
+        let allowed = !class.is_empty()
+            && claim_class(old).unwrap_or_default() == class
+            && self
+                .lister
+                .get(&classes(), "", class)
+                .await?
+                .is_some_and(|c| c["allowVolumeExpansion"] == true);
+        if allowed {
+            Ok(())
+        } else {
+            Err(forbidden(
+                a,
+                "only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize",
+            ))
+        }
+    }
+}
