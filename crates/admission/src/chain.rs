@@ -25,15 +25,33 @@ pub trait Lister: Send + Sync + 'static {
     -> Result<Vec<Value>, ApiError>;
 }
 
-/// One admission plugin. A plugin mutates, validates, or both; the chain asks
-/// [`Plugin::handles`] first, so that requests no plugin cares about cost nothing.
+/// One admission plugin. A plugin takes part in the mutating phase, the validating phase,
+/// or both; the chain asks [`Plugin::admits`] and [`Plugin::validates`] first, so that
+/// requests no plugin cares about cost nothing (not even the object's JSON form).
 #[async_trait]
 pub trait Plugin: Send + Sync + 'static {
     /// Upstream's name.
     fn name(&self) -> &'static str;
 
-    /// Whether the plugin looks at this operation on this resource (and subresource).
-    fn handles(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool;
+    /// Whether [`Plugin::admit`] looks at this operation on this resource (and subresource).
+    fn admits(&self, _operation: Operation, _resource: &GroupResource, _subresource: &str) -> bool {
+        false
+    }
+
+    /// Whether [`Plugin::validate`] looks at this operation on this resource.
+    fn validates(
+        &self,
+        _operation: Operation,
+        _resource: &GroupResource,
+        _subresource: &str,
+    ) -> bool {
+        false
+    }
+
+    /// Whether validation reads the objects (not only the request's names and user).
+    fn validation_reads_objects(&self) -> bool {
+        true
+    }
 
     /// Changes the request's object, or refuses the request.
     async fn admit(&self, _attributes: &mut Attributes) -> Result<(), ApiError> {
@@ -71,9 +89,8 @@ impl Chain {
         self.plugins.iter().map(|p| p.name()).collect()
     }
 
-    /// Whether any plugin looks at this operation (when none does, the caller may skip
-    /// building the attributes).
-    pub fn handles(
+    /// Whether a mutating plugin looks at this operation.
+    pub fn admits(
         &self,
         operation: Operation,
         resource: &GroupResource,
@@ -81,14 +98,29 @@ impl Chain {
     ) -> bool {
         self.plugins
             .iter()
-            .any(|p| p.handles(operation, resource, subresource))
+            .any(|p| p.admits(operation, resource, subresource))
     }
 
-    /// The mutating phase: each plugin that handles the request may change the object; the
+    /// Whether a validating plugin looks at this operation: `Some(true)` when one reads the
+    /// objects, `Some(false)` when they only read names and the user.
+    pub fn validates(
+        &self,
+        operation: Operation,
+        resource: &GroupResource,
+        subresource: &str,
+    ) -> Option<bool> {
+        self.plugins
+            .iter()
+            .filter(|p| p.validates(operation, resource, subresource))
+            .map(|p| p.validation_reads_objects())
+            .reduce(|a, b| a || b)
+    }
+
+    /// The mutating phase: each plugin that admits the request may change the object; the
     /// first refusal ends it.
     pub async fn admit(&self, attributes: &mut Attributes) -> Result<(), ApiError> {
         for plugin in &self.plugins {
-            if plugin.handles(
+            if plugin.admits(
                 attributes.operation,
                 &attributes.resource,
                 &attributes.subresource,
@@ -102,7 +134,7 @@ impl Chain {
     /// The validating phase: the first refusal ends it.
     pub async fn validate(&self, attributes: &Attributes) -> Result<(), ApiError> {
         for plugin in &self.plugins {
-            if plugin.handles(
+            if plugin.validates(
                 attributes.operation,
                 &attributes.resource,
                 &attributes.subresource,

@@ -208,41 +208,66 @@ impl<S: Strategy> GenericStore<S> {
     where
         T: serde::Serialize + serde::de::DeserializeOwned,
     {
-        let Some(chain) = self
-            .admission
-            .as_deref()
-            .filter(|c| c.handles(Operation::Create, &self.gr, subresource))
-        else {
-            return Ok(object);
+        let attributes = || {
+            let mut a = self.attributes(
+                Operation::Create,
+                Target::Resource,
+                namespace,
+                name,
+                &options.user,
+                options.dry_run,
+            );
+            a.subresource = subresource.to_string();
+            a.kind = kind.to_string();
+            a
         };
-        let mut a = self.attributes(
-            Operation::Create,
-            Target::Resource,
-            namespace,
-            name,
-            &options.user,
-            options.dry_run,
-        );
-        a.subresource = subresource.to_string();
-        a.kind = kind.to_string();
-        a.object = Some(to_value(&object)?);
-        chain.admit(&mut a).await?;
-        chain.validate(&a).await?;
-        match a.object {
-            Some(admitted) => from_value(admitted),
-            None => Ok(object),
-        }
+        let mut object = object;
+        self.admit_object(attributes(), &mut object, None).await?;
+        self.validate_object(attributes(), Some(&object), None)
+            .await?;
+        Ok(object)
     }
 
-    /// The chain, when it looks at `operation` on `target`.
-    fn admission_for(
+    /// The mutating phase for `a` (its object as JSON, changed by the plugins, back in
+    /// `obj`); nothing when no mutating plugin looks at the request.
+    async fn admit_object<T>(&self, mut a: Attributes, obj: &mut T, old: Option<&T>) -> Result<()>
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned,
+    {
+        let Some(chain) = self.admission.as_deref() else {
+            return Ok(());
+        };
+        if !chain.admits(a.operation, &self.gr, &a.subresource) {
+            return Ok(());
+        }
+        a.object = Some(to_value(&*obj)?);
+        a.old_object = old.map(to_value).transpose()?;
+        chain.admit(&mut a).await?;
+        if let Some(admitted) = a.object {
+            *obj = from_value(admitted)?;
+        }
+        Ok(())
+    }
+
+    /// The validating phase for `a`, with the objects as JSON only when a plugin reads them.
+    async fn validate_object<T: serde::Serialize>(
         &self,
-        operation: Operation,
-        target: Target,
-    ) -> Option<&capstan_admission::Chain> {
-        self.admission
-            .as_deref()
-            .filter(|chain| chain.handles(operation, &self.gr, target.subresource()))
+        mut a: Attributes,
+        obj: Option<&T>,
+        old: Option<&T>,
+    ) -> Result<()> {
+        let Some(chain) = self.admission.as_deref() else {
+            return Ok(());
+        };
+        let Some(reads) = chain.validates(a.operation, &self.gr, &a.subresource) else {
+            return Ok(());
+        };
+        if reads {
+            a.object = obj.map(to_value).transpose()?;
+            a.old_object = old.map(to_value).transpose()?;
+        }
+        chain.validate(&a).await?;
+        Ok(())
     }
 
     /// The admission attributes of a write of this store's objects.
@@ -533,24 +558,18 @@ impl<S: Strategy> GenericStore<S> {
             // The status is written through `<resource>/status` only.
             self.strategy.copy_status(&mut new, old);
         }
-        let admission = self.admission_for(Operation::Update, target);
         let namespace = old_meta.namespace.clone().unwrap_or_default();
-        if let Some(chain) = admission {
-            let mut a = self.attributes(
+        let attributes = || {
+            self.attributes(
                 Operation::Update,
                 target,
                 &namespace,
                 &name,
                 &options.user,
                 options.dry_run,
-            );
-            a.object = Some(to_value(&new)?);
-            a.old_object = Some(to_value(old)?);
-            chain.admit(&mut a).await?;
-            if let Some(admitted) = a.object {
-                new = from_value(admitted)?;
-            }
-        }
+            )
+        };
+        self.admit_object(attributes(), &mut new, Some(old)).await?;
         self.strategy.prepare_for_update(&mut new, old);
         errors.extend(validation::object_meta(
             new.metadata(),
@@ -565,19 +584,8 @@ impl<S: Strategy> GenericStore<S> {
         for check in &self.write_checks {
             check.check(&new, Some(old), &options.user).await?;
         }
-        if let Some(chain) = admission {
-            let mut a = self.attributes(
-                Operation::Update,
-                target,
-                &namespace,
-                &name,
-                &options.user,
-                options.dry_run,
-            );
-            a.object = Some(to_value(&new)?);
-            a.old_object = Some(to_value(old)?);
-            chain.validate(&a).await?;
-        }
+        self.validate_object(attributes(), Some(&new), Some(old))
+            .await?;
         if let Tracking::Record(manager) = tracking {
             self.record_managers(target, Some(old), &mut new, manager)?;
         }
@@ -948,23 +956,18 @@ impl<S: Strategy> GenericStore<S> {
         for hook in &self.create_hooks {
             hook.on_create(&mut obj).await?;
         }
-        let admission = self.admission_for(Operation::Create, Target::Resource);
-        if let Some(chain) = admission {
-            let name = meta_name(obj.metadata()).to_string();
-            let mut a = self.attributes(
+        let attributes = |name: &str| {
+            self.attributes(
                 Operation::Create,
                 Target::Resource,
                 namespace,
-                &name,
+                name,
                 &options.user,
                 options.dry_run,
-            );
-            a.object = Some(to_value(&obj)?);
-            chain.admit(&mut a).await?;
-            if let Some(admitted) = a.object {
-                obj = from_value(admitted)?;
-            }
-        }
+            )
+        };
+        let name = meta_name(obj.metadata()).to_string();
+        self.admit_object(attributes(&name), &mut obj, None).await?;
         {
             let meta = obj.metadata_mut();
             meta.uid = Some(names::uid());
@@ -1002,18 +1005,8 @@ impl<S: Strategy> GenericStore<S> {
             for check in &self.write_checks {
                 check.check(&obj, None, &options.user).await?;
             }
-            if let Some(chain) = admission {
-                let mut a = self.attributes(
-                    Operation::Create,
-                    Target::Resource,
-                    namespace,
-                    &name,
-                    &options.user,
-                    options.dry_run,
-                );
-                a.object = Some(to_value(&obj)?);
-                chain.validate(&a).await?;
-            }
+            self.validate_object(attributes(&name), Some(&obj), None)
+                .await?;
             if options.dry_run {
                 return self.encode(&obj, warnings, ResponseStatus::Created);
             }
@@ -1066,19 +1059,25 @@ impl<S: Strategy> GenericStore<S> {
             if let Some(reason) = self.strategy.forbid_delete(&obj) {
                 return Err(ApiError::forbidden_because(&self.gr, name, &reason).into());
             }
-            if let Some(chain) = self.admission_for(Operation::Delete, Target::Resource) {
-                let mut a = self.attributes(
+            let attributes = || {
+                self.attributes(
                     Operation::Delete,
                     Target::Resource,
                     namespace,
                     name,
                     &options.user,
                     options.dry_run,
-                );
+                )
+            };
+            // A delete has no new object: the mutating phase sees the stored one only.
+            if let Some(chain) = self.admission.as_deref()
+                && chain.admits(Operation::Delete, &self.gr, "")
+            {
+                let mut a = attributes();
                 a.old_object = Some(to_value(&obj)?);
                 chain.admit(&mut a).await?;
-                chain.validate(&a).await?;
             }
+            self.validate_object(attributes(), None, Some(&obj)).await?;
             // The propagation policy becomes the garbage collector's finalizers (`orphan`,
             // `foregroundDeletion`); Background (the default) clears them.
             let gc_finalizers = propagation_finalizers(options, meta.finalizers.as_deref());

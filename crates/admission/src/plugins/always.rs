@@ -15,10 +15,6 @@ impl Plugin for AlwaysAdmit {
     fn name(&self) -> &'static str {
         "AlwaysAdmit"
     }
-
-    fn handles(&self, _: Operation, _: &GroupResource, _: &str) -> bool {
-        false
-    }
 }
 
 /// `AlwaysDeny`: refuses every create, update, delete and connection.
@@ -32,7 +28,11 @@ impl Plugin for AlwaysDeny {
         "AlwaysDeny"
     }
 
-    fn handles(&self, _: Operation, _: &GroupResource, _: &str) -> bool {
+    fn admits(&self, _: Operation, _: &GroupResource, _: &str) -> bool {
+        true
+    }
+
+    fn validates(&self, _: Operation, _: &GroupResource, _: &str) -> bool {
         true
     }
 

@@ -36,12 +36,16 @@ impl Plugin for NamespaceLifecycle {
         "NamespaceLifecycle"
     }
 
-    fn handles(&self, operation: Operation, resource: &GroupResource, _: &str) -> bool {
+    fn validates(&self, operation: Operation, resource: &GroupResource, _: &str) -> bool {
         match operation {
             Operation::Create => true,
             Operation::Delete => is_namespace(resource),
             _ => false,
         }
+    }
+
+    fn validation_reads_objects(&self) -> bool {
+        false
     }
 
     async fn validate(&self, a: &Attributes) -> Result<(), ApiError> {

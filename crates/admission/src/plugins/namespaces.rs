@@ -33,8 +33,12 @@ impl Plugin for NamespaceExists {
         "NamespaceExists"
     }
 
-    fn handles(&self, operation: Operation, resource: &GroupResource, _: &str) -> bool {
+    fn validates(&self, operation: Operation, resource: &GroupResource, _: &str) -> bool {
         namespaced_create(operation, resource)
+    }
+
+    fn validation_reads_objects(&self) -> bool {
+        false
     }
 
     async fn validate(&self, a: &Attributes) -> Result<(), ApiError> {
@@ -77,7 +81,7 @@ impl Plugin for NamespaceAutoProvision {
         "NamespaceAutoProvision"
     }
 
-    fn handles(&self, operation: Operation, resource: &GroupResource, _: &str) -> bool {
+    fn admits(&self, operation: Operation, resource: &GroupResource, _: &str) -> bool {
         namespaced_create(operation, resource)
     }
 

@@ -323,7 +323,7 @@ impl Plugin for NodeRestriction {
         "NodeRestriction"
     }
 
-    fn handles(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
+    fn validates(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
         if operation == Operation::Connect {
             return false;
         }

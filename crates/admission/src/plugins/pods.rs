@@ -46,11 +46,15 @@ impl Plugin for AlwaysPullImages {
         "AlwaysPullImages"
     }
 
-    fn handles(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
+    fn admits(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
         matches!(operation, Operation::Create | Operation::Update)
             && resource.group.is_empty()
             && resource.resource == "pods"
             && (subresource.is_empty() || subresource == "ephemeralcontainers")
+    }
+
+    fn validates(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
+        self.admits(operation, resource, subresource)
     }
 
     async fn admit(&self, a: &mut Attributes) -> Result<(), ApiError> {
@@ -114,7 +118,7 @@ impl Plugin for DefaultTolerationSeconds {
         "DefaultTolerationSeconds"
     }
 
-    fn handles(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
+    fn admits(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
         operation == Operation::Create && is_pods(resource, subresource)
     }
 
@@ -163,7 +167,7 @@ impl Plugin for LimitPodHardAntiAffinityTopology {
         "LimitPodHardAntiAffinityTopology"
     }
 
-    fn handles(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
+    fn validates(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
         matches!(operation, Operation::Create | Operation::Update) && is_pods(resource, subresource)
     }
 
@@ -199,7 +203,7 @@ impl Plugin for TaintNodesByCondition {
         "TaintNodesByCondition"
     }
 
-    fn handles(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
+    fn admits(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
         operation == Operation::Create
             && resource.group.is_empty()
             && resource.resource == "nodes"

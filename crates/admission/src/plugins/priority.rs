@@ -136,15 +136,18 @@ impl Plugin for Priority {
         "Priority"
     }
 
-    fn handles(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
-        if !subresource.is_empty() {
-            return false;
-        }
-        let pods = resource.group.is_empty() && resource.resource == "pods";
-        let classes =
-            resource.group == "scheduling.k8s.io" && resource.resource == "priorityclasses";
-        (pods && operation == Operation::Create)
-            || (classes && matches!(operation, Operation::Create | Operation::Update))
+    fn admits(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
+        operation == Operation::Create
+            && subresource.is_empty()
+            && resource.group.is_empty()
+            && resource.resource == "pods"
+    }
+
+    fn validates(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
+        matches!(operation, Operation::Create | Operation::Update)
+            && subresource.is_empty()
+            && resource.group == "scheduling.k8s.io"
+            && resource.resource == "priorityclasses"
     }
 
     async fn admit(&self, a: &mut Attributes) -> Result<(), ApiError> {

@@ -40,7 +40,7 @@ impl Plugin for ExtendedResourceToleration {
         "ExtendedResourceToleration"
     }
 
-    fn handles(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
+    fn admits(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
         is_pod_create(operation, resource, subresource)
     }
 
@@ -149,7 +149,11 @@ impl Plugin for PodNodeSelector {
         "PodNodeSelector"
     }
 
-    fn handles(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
+    fn admits(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
+        is_pod_create(operation, resource, subresource)
+    }
+
+    fn validates(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
         is_pod_create(operation, resource, subresource)
     }
 

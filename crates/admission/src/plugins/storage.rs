@@ -51,7 +51,7 @@ impl Plugin for DefaultStorageClass {
         "DefaultStorageClass"
     }
 
-    fn handles(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
+    fn admits(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
         operation == Operation::Create && is_claims(resource, subresource)
     }
 
@@ -123,7 +123,7 @@ impl Plugin for PersistentVolumeClaimResize {
         "PersistentVolumeClaimResize"
     }
 
-    fn handles(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
+    fn validates(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
         operation == Operation::Update && is_claims(resource, subresource)
     }
 
