@@ -417,6 +417,7 @@ async fn optional_plugins_for_namespaces_and_scheduling() {
                 "NamespaceAutoProvision",
                 "ExtendedResourceToleration",
                 "PodNodeSelector",
+                "PodTolerationRestriction",
             ]
             .map(String::from)
             .to_vec(),
@@ -469,5 +470,38 @@ async fn optional_plugins_for_namespaces_and_scheduling() {
     assert_eq!(
         r.json()["message"],
         "pods \"job\" is forbidden: pod node label selector conflicts with its namespace node label selector"
+    );
+    // A namespace's default tolerations join its pods'; its whitelist bounds them.
+    let ns = json!({"metadata": {"name": "restricted", "annotations": {
+        "scheduler.alpha.kubernetes.io/defaultTolerations":
+            r#"[{"key": "dedicated", "operator": "Equal", "value": "team-a", "effect": "NoSchedule"}]"#,
+        "scheduler.alpha.kubernetes.io/tolerationsWhitelist":
+            r#"[{"key": "dedicated", "operator": "Exists"}, {"operator": "Exists", "effect": "NoExecute"}, {"key": "node.kubernetes.io/memory-pressure", "operator": "Exists"}]"#}}});
+    assert_eq!(
+        raw.send_json(http::Method::POST, "/api/v1/namespaces", &ns)
+            .await
+            .status,
+        201
+    );
+    let pods = "/api/v1/namespaces/restricted/pods";
+    let created = raw
+        .send_json(http::Method::POST, pods, &pod("teamed"))
+        .await;
+    assert_eq!(created.status, 201, "{:?}", created.body);
+    let tolerations = created.json()["spec"]["tolerations"].clone();
+    assert!(
+        tolerations.as_array().unwrap().contains(
+            &json!({"key": "dedicated", "operator": "Equal", "value": "team-a", "effect": "NoSchedule"})
+        ),
+        "{tolerations}"
+    );
+    let mut outsider = pod("outsider");
+    outsider["spec"]["tolerations"] =
+        json!([{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}]);
+    let r = raw.send_json(http::Method::POST, pods, &outsider).await;
+    assert_eq!(r.status, 403);
+    assert_eq!(
+        r.json()["message"],
+        "pods \"outsider\" is forbidden: pod tolerations (possibly merged with namespace default tolerations) conflict with its namespace whitelist"
     );
 }

@@ -9,6 +9,7 @@ mod pods;
 mod priority;
 mod scheduling;
 mod storage;
+mod tolerations;
 
 pub use namespaces::NamespaceCreator;
 
@@ -50,6 +51,7 @@ pub const BUILT: &[&str] = &[
     "NodeRestriction",
     "PersistentVolumeClaimResize",
     "PodNodeSelector",
+    "PodTolerationRestriction",
     "Priority",
     "TaintNodesByCondition",
 ];
@@ -88,6 +90,10 @@ pub fn build(
         },
         "ExtendedResourceToleration" => Arc::new(scheduling::ExtendedResourceToleration),
         "PodNodeSelector" => Arc::new(scheduling::PodNodeSelector::new(
+            ctx.lister.clone(),
+            config,
+        )?),
+        "PodTolerationRestriction" => Arc::new(tolerations::PodTolerationRestriction::new(
             ctx.lister.clone(),
             config,
         )?),
