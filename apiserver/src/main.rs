@@ -379,8 +379,9 @@ struct Options {
     /// AlwaysDeny, AlwaysPullImages, DefaultStorageClass, DefaultTolerationSeconds,
     /// ExtendedResourceToleration, LimitPodHardAntiAffinityTopology, NamespaceAutoProvision,
     /// NamespaceExists, NamespaceLifecycle, NodeRestriction, PersistentVolumeClaimResize,
-    /// PodNodeSelector, PodTolerationRestriction, Priority, TaintNodesByCondition; the
-    /// others are accepted, logged at start, and have no effect yet.
+    /// PodNodeSelector, PodTolerationRestriction, Priority, StorageObjectInUseProtection,
+    /// TaintNodesByCondition; the others are accepted, logged at start, and have no effect
+    /// yet.
     #[arg(long, value_delimiter = ',', help_heading = "Admission flags")]
     enable_admission_plugins: Vec<String>,
 

@@ -505,3 +505,80 @@ async fn optional_plugins_for_namespaces_and_scheduling() {
         "pods \"outsider\" is forbidden: pod tolerations (possibly merged with namespace default tolerations) conflict with its namespace whitelist"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claims_in_use_are_kept_until_their_pods_go() {
+    let server = TestServer::start().await;
+    let raw = admin(&server);
+    let claims = "/api/v1/namespaces/default/persistentvolumeclaims";
+    let claim = json!({"metadata": {"name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"],
+        "storageClassName": "", "resources": {"requests": {"storage": "1Gi"}}}});
+    let created = raw
+        .send_json(http::Method::POST, claims, &claim)
+        .await
+        .json();
+    assert_eq!(
+        created["metadata"]["finalizers"],
+        json!(["kubernetes.io/pvc-protection"])
+    );
+    let mut user = pod("user");
+    user["spec"]["volumes"] =
+        json!([{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]);
+    assert_eq!(
+        raw.send_json(http::Method::POST, PODS, &user).await.status,
+        201
+    );
+    let delete = |path: String| {
+        let raw = raw.clone();
+        async move {
+            raw.request(http::Method::DELETE, &path, &[], Vec::new())
+                .await
+        }
+    };
+    let r = delete(format!("{claims}/data")).await;
+    assert_eq!(r.status, 200);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let kept = raw.get(&format!("{claims}/data")).await;
+    assert_eq!(kept.status, 200, "a pod still uses it");
+    assert!(kept.json()["metadata"]["deletionTimestamp"].is_string());
+    assert!(
+        delete(format!("{PODS}/user?gracePeriodSeconds=0"))
+            .await
+            .status
+            .is_success()
+    );
+    let mut gone = false;
+    for _ in 0..100 {
+        if raw.get(&format!("{claims}/data")).await.status == 404 {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(gone, "the claim went with its last user");
+
+    // A volume that is not bound goes at once.
+    let volume = json!({"metadata": {"name": "pv1"}, "spec": {"capacity": {"storage": "1Gi"},
+        "accessModes": ["ReadWriteOnce"], "hostPath": {"path": "/tmp/pv1"}}});
+    let created = raw
+        .send_json(http::Method::POST, "/api/v1/persistentvolumes", &volume)
+        .await
+        .json();
+    assert_eq!(
+        created["metadata"]["finalizers"],
+        json!(["kubernetes.io/pv-protection"])
+    );
+    assert_eq!(
+        delete("/api/v1/persistentvolumes/pv1".into()).await.status,
+        200
+    );
+    let mut gone = false;
+    for _ in 0..100 {
+        if raw.get("/api/v1/persistentvolumes/pv1").await.status == 404 {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(gone, "an unbound volume is released");
+}

@@ -12,6 +12,9 @@
 //!   `spec.unschedulable` (upstream's node lifecycle controller, in kube-controller-manager),
 //!   so that the `not-ready` taint `TaintNodesByCondition` puts on new nodes goes once they
 //!   are ready.
+//! - **storage protection**: the `kubernetes.io/pvc-protection` and `pv-protection`
+//!   finalizers go once a deleted claim has no running pod using it, and once a deleted volume
+//!   is no longer bound (upstream's controllers of those names).
 //! - **garbage collector** (`--enable-garbage-collector`): dependents whose owners are gone
 //!   are deleted; `Orphan` and `Foreground` deletions are carried out.
 
@@ -20,6 +23,7 @@ mod gc;
 mod namespaces;
 pub mod node_graph;
 mod node_taints;
+pub mod protection;
 pub mod rbac;
 mod watching;
 
@@ -68,6 +72,11 @@ impl Controllers {
             tokio::spawn(events::run(builtin.events.clone(), config.event_ttl)),
             tokio::spawn(rbac::aggregate(builtin.rbac.cluster_roles.clone())),
             tokio::spawn(node_taints::run(builtin.nodes.clone())),
+            tokio::spawn(protection::run(
+                builtin.pods.clone(),
+                builtin.claims.clone(),
+                builtin.volumes.clone(),
+            )),
         ];
         if config.garbage_collector {
             tasks.push(tokio::spawn(gc::run(registry.clone())));

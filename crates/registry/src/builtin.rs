@@ -35,6 +35,10 @@ pub struct Builtin {
     pub secrets: Arc<GenericStore<SecretStrategy>>,
     /// Nodes.
     pub nodes: Arc<GenericStore<NodeStrategy>>,
+    /// Persistent volumes (the protection controller finalizes them).
+    pub volumes: Arc<GenericStore<PersistentVolumeStrategy>>,
+    /// Persistent volume claims (the protection controller finalizes them).
+    pub claims: Arc<GenericStore<PersistentVolumeClaimStrategy>>,
     /// Roles, cluster roles and their bindings (the RBAC authorizer follows them).
     pub rbac: Rbac,
 }
@@ -105,8 +109,8 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
         capstan_api::events::from_core,
         |g| g.subschema_for::<k8s_openapi::api::events::v1::Event>(),
     )));
-    registry.register(PersistentVolumeStrategy);
-    registry.register(PersistentVolumeClaimStrategy);
+    let volumes = registry.register(PersistentVolumeStrategy);
+    let claims = registry.register(PersistentVolumeClaimStrategy);
     registry.register(LeaseStrategy);
     registry.register(StorageClassStrategy);
     registry.register(CsiNodeStrategy);
@@ -144,6 +148,8 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
         events,
         secrets,
         nodes,
+        volumes,
+        claims,
         rbac,
     }
 }

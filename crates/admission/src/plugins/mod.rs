@@ -53,6 +53,7 @@ pub const BUILT: &[&str] = &[
     "PodNodeSelector",
     "PodTolerationRestriction",
     "Priority",
+    "StorageObjectInUseProtection",
     "TaintNodesByCondition",
 ];
 
@@ -80,6 +81,7 @@ pub fn build(
         "PersistentVolumeClaimResize" => Arc::new(storage::PersistentVolumeClaimResize::new(
             ctx.lister.clone(),
         )),
+        "StorageObjectInUseProtection" => Arc::new(storage::StorageObjectInUseProtection),
         "NamespaceExists" => Arc::new(namespaces::NamespaceExists::new(ctx.lister.clone())),
         "NamespaceAutoProvision" => match &ctx.namespace_creator {
             Some(creator) => Arc::new(namespaces::NamespaceAutoProvision::new(

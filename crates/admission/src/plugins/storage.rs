@@ -1,5 +1,7 @@
-//! Claims: `DefaultStorageClass` (a claim naming no class gets the default one) and
-//! `PersistentVolumeClaimResize` (a claim grows only when its class allows expansion).
+//! Claims and volumes: `DefaultStorageClass` (a claim naming no class gets the default one),
+//! `PersistentVolumeClaimResize` (a claim grows only when its class allows expansion) and
+//! `StorageObjectInUseProtection` (new claims and volumes get the finalizers that keep them
+//! while in use).
 
 use std::sync::Arc;
 
@@ -153,5 +155,50 @@ impl Plugin for PersistentVolumeClaimResize {
                 "only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize",
             ))
         }
+    }
+}
+
+/// `StorageObjectInUseProtection`: new claims get `kubernetes.io/pvc-protection`, new
+/// volumes `kubernetes.io/pv-protection` (the server's protection controller removes them
+/// once a deleted object is no longer in use).
+pub struct StorageObjectInUseProtection;
+
+const CLAIM_FINALIZER: &str = "kubernetes.io/pvc-protection";
+const VOLUME_FINALIZER: &str = "kubernetes.io/pv-protection";
+
+#[async_trait]
+impl Plugin for StorageObjectInUseProtection {
+    fn name(&self) -> &'static str {
+        "StorageObjectInUseProtection"
+    }
+
+    fn admits(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
+        operation == Operation::Create
+            && subresource.is_empty()
+            && resource.group.is_empty()
+            && matches!(
+                resource.resource.as_str(),
+                "persistentvolumeclaims" | "persistentvolumes"
+            )
+    }
+
+    async fn admit(&self, a: &mut Attributes) -> Result<(), ApiError> {
+        let finalizer = if a.resource.resource == "persistentvolumes" {
+            VOLUME_FINALIZER
+        } else {
+            CLAIM_FINALIZER
+        };
+        let Some(meta) = a.object.as_mut().map(|o| &mut o["metadata"]) else {
+            return Ok(());
+        };
+        if !meta["finalizers"].is_array() {
+            meta["finalizers"] = Value::Array(Vec::new());
+        }
+        if let Some(list) = meta["finalizers"].as_array_mut()
+            && !list.iter().any(|f| f == finalizer)
+        {
+            list.push(finalizer.into());
+        }
+        Ok(())
     }
 }

@@ -1,0 +1,185 @@
+//! Storage object protection (upstream's pvc-protection and pv-protection controllers, in
+//! kube-controller-manager): the finalizers the StorageObjectInUseProtection admission plugin
+//! puts on claims and volumes go once a deleted claim has no pod using it any more, and once
+//! a deleted volume is no longer bound.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use capstan_api::{PersistentVolumeClaimStrategy, PersistentVolumeStrategy, PodStrategy};
+use capstan_meta::Strategy;
+use capstan_registry::{GenericStore, RestStorage};
+use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim, Pod};
+use tokio::sync::mpsc;
+
+use crate::watching::{Seen, follow};
+
+/// The finalizer of protected claims.
+pub const CLAIM_FINALIZER: &str = "kubernetes.io/pvc-protection";
+/// The finalizer of protected volumes.
+pub const VOLUME_FINALIZER: &str = "kubernetes.io/pv-protection";
+
+type Key = (String, String);
+
+/// The claims a pod that has not terminated uses (volumes and ephemeral volumes).
+fn claims_of(pod: &Pod) -> Vec<String> {
+    let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
+    if matches!(phase, Some("Succeeded" | "Failed")) {
+        return Vec::new();
+    }
+    let name = pod.metadata.name.clone().unwrap_or_default();
+    pod.spec
+        .iter()
+        .flat_map(|s| s.volumes.iter().flatten())
+        .filter_map(|v| match (&v.persistent_volume_claim, &v.ephemeral) {
+            (Some(claim), _) => Some(claim.claim_name.clone()),
+            (None, Some(_)) => Some(format!("{name}-{}", v.name)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn finalizing(
+    meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    finalizer: &str,
+) -> bool {
+    meta.deletion_timestamp.is_some() && meta.finalizers.iter().flatten().any(|f| f == finalizer)
+}
+
+/// Removes `finalizer` from the stored object.
+async fn release<S>(store: &GenericStore<S>, namespace: &str, name: &str, finalizer: &str)
+where
+    S: Strategy,
+    S::Object: schemars::JsonSchema,
+{
+    let removed = store
+        .update_with(namespace, name, false, |obj| {
+            let meta = k8s_openapi::Metadata::metadata_mut(obj);
+            if let Some(list) = meta.finalizers.as_mut() {
+                list.retain(|f| f != finalizer);
+            }
+            Ok(())
+        })
+        .await;
+    if let Err(err) = removed {
+        tracing::debug!(namespace, name, %err, "removing a protection finalizer failed; the next change retries");
+    }
+}
+
+/// Follows pods, claims and volumes and releases what is no longer in use, until stopped.
+pub async fn run(
+    pods: Arc<GenericStore<PodStrategy>>,
+    claims: Arc<GenericStore<PersistentVolumeClaimStrategy>>,
+    volumes: Arc<GenericStore<PersistentVolumeStrategy>>,
+) {
+    let (pods_tx, mut pod_events) = mpsc::channel::<Seen<Pod>>(256);
+    let (claims_tx, mut claim_events) = mpsc::channel::<Seen<PersistentVolumeClaim>>(256);
+    let (volumes_tx, mut volume_events) = mpsc::channel::<Seen<PersistentVolume>>(256);
+    let mut followers = tokio::task::JoinSet::new();
+    let source: Arc<dyn RestStorage> = pods.clone();
+    followers.spawn(follow(source, pods_tx));
+    let source: Arc<dyn RestStorage> = claims.clone();
+    followers.spawn(follow(source, claims_tx));
+    let source: Arc<dyn RestStorage> = volumes.clone();
+    followers.spawn(follow(source, volumes_tx));
+
+    // Claim → the pods using it; pod → the claims it uses; claims waiting for their users.
+    let mut users: HashMap<Key, HashSet<String>> = HashMap::new();
+    let mut used_by: HashMap<Key, Vec<String>> = HashMap::new();
+    let mut waiting: HashSet<Key> = HashSet::new();
+    // Claims are finalized only once every pod has been listed.
+    let mut pods_listed = false;
+    loop {
+        tokio::select! {
+            Some(seen) = pod_events.recv() => {
+                if seen.listed {
+                    pods_listed = true;
+                } else {
+                    let ns = seen.object.metadata.namespace.clone().unwrap_or_default();
+                    let name = seen.object.metadata.name.clone().unwrap_or_default();
+                    let now = if seen.deleted { Vec::new() } else { claims_of(&seen.object) };
+                    let key = (ns.clone(), name.clone());
+                    let before = used_by.remove(&key).unwrap_or_default();
+                    for claim in &before {
+                        if let Some(set) = users.get_mut(&(ns.clone(), claim.clone())) {
+                            set.remove(&name);
+                        }
+                    }
+                    for claim in &now {
+                        users.entry((ns.clone(), claim.clone())).or_default().insert(name.clone());
+                    }
+                    if !now.is_empty() {
+                        used_by.insert(key, now);
+                    }
+                    for claim in before {
+                        let claim_key = (ns.clone(), claim);
+                        let unused = users.get(&claim_key).is_none_or(HashSet::is_empty);
+                        if unused && waiting.remove(&claim_key) {
+                            release(&claims, &claim_key.0, &claim_key.1, CLAIM_FINALIZER).await;
+                        }
+                    }
+                }
+                if pods_listed {
+                    let ready: Vec<Key> = waiting
+                        .iter()
+                        .filter(|k| users.get(*k).is_none_or(HashSet::is_empty))
+                        .cloned()
+                        .collect();
+                    for key in ready {
+                        waiting.remove(&key);
+                        release(&claims, &key.0, &key.1, CLAIM_FINALIZER).await;
+                    }
+                }
+            }
+            Some(seen) = claim_events.recv() => {
+                if seen.listed || seen.deleted {
+                    continue;
+                }
+                let meta = &seen.object.metadata;
+                if !finalizing(meta, CLAIM_FINALIZER) {
+                    continue;
+                }
+                let key = (meta.namespace.clone().unwrap_or_default(), meta.name.clone().unwrap_or_default());
+                if pods_listed && users.get(&key).is_none_or(HashSet::is_empty) {
+                    release(&claims, &key.0, &key.1, CLAIM_FINALIZER).await;
+                } else {
+                    waiting.insert(key);
+                }
+            }
+            Some(seen) = volume_events.recv() => {
+                if seen.listed || seen.deleted {
+                    continue;
+                }
+                let volume = &seen.object;
+                let bound = volume.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Bound");
+                if finalizing(&volume.metadata, VOLUME_FINALIZER) && !bound {
+                    let name = volume.metadata.name.clone().unwrap_or_default();
+                    release(&volumes, "", &name, VOLUME_FINALIZER).await;
+                }
+            }
+            else => return,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn running_pods_use_their_claims_and_finished_ones_do_not() {
+        let pod = |phase: &str| -> Pod {
+            serde_json::from_value(
+                json!({"metadata": {"name": "web"}, "spec": {"containers": [],
+                "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "db"}},
+                            {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}},
+                            {"name": "tmp", "emptyDir": {}}]},
+                "status": {"phase": phase}}),
+            )
+            .unwrap()
+        };
+        assert_eq!(claims_of(&pod("Running")), ["db", "web-scratch"]);
+        assert!(claims_of(&pod("Succeeded")).is_empty());
+    }
+}
