@@ -379,8 +379,8 @@ struct Options {
     /// AlwaysDeny, AlwaysPullImages, DefaultStorageClass, DefaultTolerationSeconds,
     /// ExtendedResourceToleration, LimitPodHardAntiAffinityTopology, NamespaceAutoProvision,
     /// NamespaceExists, NamespaceLifecycle, NodeRestriction, PersistentVolumeClaimResize,
-    /// PodNodeSelector, PodTolerationRestriction, Priority, StorageObjectInUseProtection,
-    /// TaintNodesByCondition; the others are accepted, logged at start, and have no effect
+    /// PodNodeSelector, PodTolerationRestriction, Priority, RuntimeClass,
+    /// StorageObjectInUseProtection, TaintNodesByCondition; the others are accepted, logged at start, and have no effect
     /// yet.
     #[arg(long, value_delimiter = ',', help_heading = "Admission flags")]
     enable_admission_plugins: Vec<String>,

@@ -582,3 +582,68 @@ async fn claims_in_use_are_kept_until_their_pods_go() {
     }
     assert!(gone, "an unbound volume is released");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runtime_classes_give_pods_their_overhead_and_placement() {
+    let server = TestServer::start().await;
+    let raw = admin(&server);
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = dir.path().join("gvisor.yaml");
+    std::fs::write(
+        &manifest,
+        "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata:\n  name: gvisor\nhandler: runsc\n\
+         overhead:\n  podFixed:\n    cpu: 250m\n    memory: 64Mi\n\
+         scheduling:\n  nodeSelector:\n    sandbox: gvisor\n  tolerations:\n  - key: sandbox\n    operator: Exists\n    effect: NoSchedule\n",
+    )
+    .unwrap();
+    let admin_conf = server.kubeconfig_path();
+    let (success, _, err) = kubectl(&admin_conf, &["apply", "-f", manifest.to_str().unwrap()]);
+    assert!(success, "{err}");
+    let (success, out, err) = kubectl(&admin_conf, &["get", "runtimeclasses"]);
+    assert!(success, "{err}");
+    assert!(
+        out.lines().next().unwrap().starts_with("NAME") && out.contains("runsc"),
+        "{out}"
+    );
+    // An invalid handler is the upstream 422.
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            "/apis/node.k8s.io/v1/runtimeclasses",
+            &json!({"metadata": {"name": "bad"}, "handler": "Not_A_Label"}),
+        )
+        .await;
+    assert_eq!(r.status, 422, "{:?}", r.body);
+
+    let mut sandboxed = pod("sandboxed");
+    sandboxed["spec"]["runtimeClassName"] = "gvisor".into();
+    let created = raw.send_json(http::Method::POST, PODS, &sandboxed).await;
+    assert_eq!(created.status, 201, "{:?}", created.body);
+    let spec = created.json()["spec"].clone();
+    assert_eq!(spec["overhead"], json!({"cpu": "250m", "memory": "64Mi"}));
+    assert_eq!(spec["nodeSelector"], json!({"sandbox": "gvisor"}));
+    assert!(
+        spec["tolerations"]
+            .as_array()
+            .unwrap()
+            .contains(&json!({"key": "sandbox", "operator": "Exists", "effect": "NoSchedule"})),
+        "{spec}"
+    );
+    let mut missing = pod("nowhere");
+    missing["spec"]["runtimeClassName"] = "kata".into();
+    let r = raw.send_json(http::Method::POST, PODS, &missing).await;
+    assert_eq!(r.status, 403);
+    assert_eq!(
+        r.json()["message"],
+        "pods \"nowhere\" is forbidden: pod rejected: RuntimeClass \"kata\" not found"
+    );
+    let mut elsewhere = pod("elsewhere");
+    elsewhere["spec"]["runtimeClassName"] = "gvisor".into();
+    elsewhere["spec"]["nodeSelector"] = json!({"sandbox": "none"});
+    let r = raw.send_json(http::Method::POST, PODS, &elsewhere).await;
+    assert_eq!(r.status, 403);
+    assert_eq!(
+        r.json()["message"],
+        "pods \"elsewhere\" is forbidden: conflict: runtimeClass.scheduling.nodeSelector[sandbox] = gvisor; pod.spec.nodeSelector[sandbox] = none"
+    );
+}

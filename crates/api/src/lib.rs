@@ -6,6 +6,7 @@ pub mod coordination;
 pub mod core;
 mod describe;
 pub mod events;
+pub mod node;
 pub mod pod;
 pub mod policy;
 pub mod printers;
@@ -19,6 +20,7 @@ pub use core::{
     PersistentVolumeClaimStrategy, PersistentVolumeStrategy, SecretStrategy,
     ServiceAccountStrategy,
 };
+pub use node::RuntimeClassStrategy;
 pub use pod::PodStrategy;
 pub use policy::PodDisruptionBudgetStrategy;
 pub use rbac::{

@@ -19,6 +19,7 @@ pub fn for_kind(group: &str, kind: &str) -> Vec<Column> {
         ("", "PersistentVolumeClaim") => persistent_volume_claims(),
         ("coordination.k8s.io", "Lease") => leases(),
         ("scheduling.k8s.io", "PriorityClass") => priority_classes(),
+        ("node.k8s.io", "RuntimeClass") => runtime_classes(),
         ("policy", "PodDisruptionBudget") => pod_disruption_budgets(),
         ("storage.k8s.io", "StorageClass") => storage_classes(),
         ("storage.k8s.io", "CSINode") => csi_nodes(),
@@ -236,6 +237,20 @@ pub fn leases() -> Vec<Column> {
             "string",
             "The identity holding the lease.",
             |o, _| text_or(o, "/spec/holderIdentity", ""),
+        ),
+        Column::age(),
+    ]
+}
+
+/// RuntimeClasses: the handler.
+pub fn runtime_classes() -> Vec<Column> {
+    vec![
+        Column::name(),
+        Column::new(
+            "Handler",
+            "string",
+            "The container runtime configuration this class selects.",
+            |o, _| o.get("handler").cloned().unwrap_or_else(|| Value::from("")),
         ),
         Column::age(),
     ]

@@ -84,6 +84,7 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
     let namespaces = registry.register(NamespaceStrategy);
     registry.add(Arc::new(FinalizeRest::new(namespaces.clone())));
     registry.register(PriorityClassStrategy);
+    registry.register(capstan_api::RuntimeClassStrategy);
     let pod_strategy = PodStrategy {
         allow_privileged: registry.config().allow_privileged,
     };

@@ -7,6 +7,7 @@ mod namespaces;
 mod node_restriction;
 mod pods;
 mod priority;
+mod runtime_class;
 mod scheduling;
 mod storage;
 mod tolerations;
@@ -53,6 +54,7 @@ pub const BUILT: &[&str] = &[
     "PodNodeSelector",
     "PodTolerationRestriction",
     "Priority",
+    "RuntimeClass",
     "StorageObjectInUseProtection",
     "TaintNodesByCondition",
 ];
@@ -82,6 +84,7 @@ pub fn build(
             ctx.lister.clone(),
         )),
         "StorageObjectInUseProtection" => Arc::new(storage::StorageObjectInUseProtection),
+        "RuntimeClass" => Arc::new(runtime_class::RuntimeClass::new(ctx.lister.clone())),
         "NamespaceExists" => Arc::new(namespaces::NamespaceExists::new(ctx.lister.clone())),
         "NamespaceAutoProvision" => match &ctx.namespace_creator {
             Some(creator) => Arc::new(namespaces::NamespaceAutoProvision::new(
