@@ -647,3 +647,42 @@ async fn runtime_classes_give_pods_their_overhead_and_placement() {
         "pods \"elsewhere\" is forbidden: conflict: runtimeClass.scheduling.nodeSelector[sandbox] = gvisor; pod.spec.nodeSelector[sandbox] = none"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ingress_classes_are_served_with_upstream_validation() {
+    let server = TestServer::start().await;
+    let raw = admin(&server);
+    let classes = "/apis/networking.k8s.io/v1/ingressclasses";
+    let class = json!({"metadata": {"name": "nginx",
+            "annotations": {"ingressclass.kubernetes.io/is-default-class": "true"}},
+        "spec": {"controller": "k8s.io/ingress-nginx",
+            "parameters": {"apiGroup": "k8s.example.com", "kind": "IngressParameters", "name": "external-lb"}}});
+    assert_eq!(
+        raw.send_json(http::Method::POST, classes, &class)
+            .await
+            .status,
+        201
+    );
+    let (success, out, err) = kubectl(&server.kubeconfig_path(), &["get", "ingressclasses"]);
+    assert!(success, "{err}");
+    assert!(
+        out.contains("k8s.io/ingress-nginx")
+            && out.contains("IngressParameters.k8s.example.com/external-lb"),
+        "{out}"
+    );
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            classes,
+            &json!({"metadata": {"name": "bad"}, "spec": {"controller": "nginx"}}),
+        )
+        .await;
+    assert_eq!(r.status, 422);
+    assert_eq!(r.json()["details"]["causes"][0]["field"], "spec.controller");
+    let mut changed = raw.get(&format!("{classes}/nginx")).await.json();
+    changed["spec"]["controller"] = "example.com/other".into();
+    let r = raw
+        .send_json(http::Method::PUT, &format!("{classes}/nginx"), &changed)
+        .await;
+    assert_eq!(r.status, 422, "the controller is immutable");
+}

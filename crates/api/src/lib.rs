@@ -6,6 +6,7 @@ pub mod coordination;
 pub mod core;
 mod describe;
 pub mod events;
+pub mod networking;
 pub mod node;
 pub mod pod;
 pub mod policy;
@@ -20,6 +21,7 @@ pub use core::{
     PersistentVolumeClaimStrategy, PersistentVolumeStrategy, SecretStrategy,
     ServiceAccountStrategy,
 };
+pub use networking::IngressClassStrategy;
 pub use node::RuntimeClassStrategy;
 pub use pod::PodStrategy;
 pub use policy::PodDisruptionBudgetStrategy;

@@ -20,6 +20,7 @@ pub fn for_kind(group: &str, kind: &str) -> Vec<Column> {
         ("coordination.k8s.io", "Lease") => leases(),
         ("scheduling.k8s.io", "PriorityClass") => priority_classes(),
         ("node.k8s.io", "RuntimeClass") => runtime_classes(),
+        ("networking.k8s.io", "IngressClass") => ingress_classes(),
         ("policy", "PodDisruptionBudget") => pod_disruption_budgets(),
         ("storage.k8s.io", "StorageClass") => storage_classes(),
         ("storage.k8s.io", "CSINode") => csi_nodes(),
@@ -237,6 +238,38 @@ pub fn leases() -> Vec<Column> {
             "string",
             "The identity holding the lease.",
             |o, _| text_or(o, "/spec/holderIdentity", ""),
+        ),
+        Column::age(),
+    ]
+}
+
+/// IngressClasses: the controller and the parameters (`Kind/name`).
+pub fn ingress_classes() -> Vec<Column> {
+    vec![
+        Column::name(),
+        Column::new(
+            "Controller",
+            "string",
+            "The controller that implements the class.",
+            |o, _| text_or(o, "/spec/controller", ""),
+        ),
+        Column::new(
+            "Parameters",
+            "string",
+            "The class's parameters object.",
+            |o, _| {
+                let p = &o["spec"]["parameters"];
+                match (p["kind"].as_str(), p["name"].as_str()) {
+                    (Some(kind), Some(name)) => {
+                        let group = p["apiGroup"]
+                            .as_str()
+                            .map(|g| format!(".{g}"))
+                            .unwrap_or_default();
+                        Value::String(format!("{kind}{group}/{name}"))
+                    }
+                    _ => Value::from("<none>"),
+                }
+            },
         ),
         Column::age(),
     ]

@@ -325,7 +325,7 @@ impl Schema {
                     list_type,
                     atomic,
                     patch,
-                    name: f.name().to_string(),
+                    name: json_name(f.name()),
                     number: u32::try_from(f.number()).map_err(|_| "negative field number")?,
                     ty,
                     shape,
@@ -398,6 +398,36 @@ fn collect(prefix: &str, m: &DescriptorProto, out: &mut Vec<(String, DescriptorP
     out.push((name, m.clone()));
 }
 
+/// The JSON name of a proto field. go-to-protobuf names a few fields after their Go names
+/// with only the first letter lowered (`aPIGroup` for the JSON `apiGroup`); no JSON field of
+/// the API has a capital second letter, so such a leading acronym is lowered up to the
+/// capital that starts the next word.
+fn json_name(proto: &str) -> String {
+    let chars: Vec<char> = proto.chars().collect();
+    if chars.len() < 2 || !chars[0].is_ascii_lowercase() || !chars[1].is_ascii_uppercase() {
+        return proto.to_string();
+    }
+    // The capitals after the first letter; the last of them begins the next word when a
+    // lower-case letter follows it.
+    let run = chars[1..]
+        .iter()
+        .take_while(|c| c.is_ascii_uppercase())
+        .count();
+    let next_word = 1 + run < chars.len() && run > 1;
+    let lowered = if next_word { run } else { run + 1 };
+    chars
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            if i < lowered {
+                c.to_ascii_lowercase()
+            } else {
+                *c
+            }
+        })
+        .collect()
+}
+
 fn field_type(
     f: &protobuf::descriptor::FieldDescriptorProto,
     by_name: &HashMap<String, usize>,
@@ -466,6 +496,14 @@ fn special(name: &str) -> Option<Special> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn proto_field_names_become_json_names() {
+        assert_eq!(json_name("aPIGroup"), "apiGroup");
+        assert_eq!(json_name("apiGroup"), "apiGroup");
+        assert_eq!(json_name("podIPs"), "podIPs");
+        assert_eq!(json_name("x"), "x");
+    }
 
     #[test]
     fn kinds_resolve_to_their_messages() {

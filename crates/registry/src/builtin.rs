@@ -85,6 +85,7 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
     registry.add(Arc::new(FinalizeRest::new(namespaces.clone())));
     registry.register(PriorityClassStrategy);
     registry.register(capstan_api::RuntimeClassStrategy);
+    registry.register(capstan_api::IngressClassStrategy);
     let pod_strategy = PodStrategy {
         allow_privileged: registry.config().allow_privileged,
     };

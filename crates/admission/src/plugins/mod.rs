@@ -2,6 +2,7 @@
 //! the caller (and said so in `--help`).
 
 mod always;
+mod ingress;
 mod lifecycle;
 mod namespaces;
 mod node_restriction;
@@ -42,6 +43,7 @@ pub const BUILT: &[&str] = &[
     "AlwaysAdmit",
     "AlwaysDeny",
     "AlwaysPullImages",
+    "DefaultIngressClass",
     "DefaultStorageClass",
     "DefaultTolerationSeconds",
     "ExtendedResourceToleration",
@@ -84,6 +86,7 @@ pub fn build(
             ctx.lister.clone(),
         )),
         "StorageObjectInUseProtection" => Arc::new(storage::StorageObjectInUseProtection),
+        "DefaultIngressClass" => Arc::new(ingress::DefaultIngressClass::new(ctx.lister.clone())),
         "RuntimeClass" => Arc::new(runtime_class::RuntimeClass::new(ctx.lister.clone())),
         "NamespaceExists" => Arc::new(namespaces::NamespaceExists::new(ctx.lister.clone())),
         "NamespaceAutoProvision" => match &ctx.namespace_creator {
