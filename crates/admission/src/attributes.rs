@@ -74,13 +74,6 @@ impl Attributes {
         }
     }
 
-    /// Whether this is about `resource` in the core group, with no subresource.
-    pub fn is_core(&self, resource: &str) -> bool {
-        self.resource.group.is_empty()
-            && self.resource.resource == resource
-            && self.subresource.is_empty()
-    }
-
     /// The name for error messages: the object's name, or its `generateName`.
     pub fn display_name(&self) -> &str {
         if !self.name.is_empty() {

@@ -8,10 +8,7 @@ use capstan_auth::authz::node::{NodeGraph, PodRefs, Source};
 use capstan_registry::RestStorage;
 use k8s_openapi::api::core::v1::{EnvFromSource, EnvVar, PersistentVolumeClaim, Pod};
 use serde_json::Value;
-use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
-
-use crate::watching::{Seen, follow};
 
 /// Feeds one collection into the graph.
 fn feed<T>(
@@ -23,18 +20,12 @@ fn feed<T>(
 where
     T: serde::de::DeserializeOwned + Default + Send + 'static,
 {
-    let (tx, mut rx) = mpsc::channel::<Seen<T>>(256);
-    let follower = tokio::spawn(follow(storage, tx));
-    let applier = tokio::spawn(async move {
-        while let Some(seen) = rx.recv().await {
-            if seen.listed {
-                graph.listed(source, seen.generation);
-            } else {
-                apply(&graph, seen.object, seen.deleted, seen.generation);
-            }
-        }
-    });
-    [follower, applier]
+    let listing = graph.clone();
+    crate::watching::feed(
+        storage,
+        move |generation| listing.listed(source, generation),
+        move |object, deleted, generation| apply(&graph, object, deleted, generation),
+    )
 }
 
 /// Starts following pods, claims and volumes into `graph`; a missing store leaves its part

@@ -13,7 +13,7 @@ use tokio::task::JoinHandle;
 
 use crate::watching::{Seen, follow};
 
-/// Feeds one collection into the index: `put` for what is seen, `remove` for deletions.
+/// Feeds one collection into the index: `apply` for what is seen, then `listed`.
 fn feed<T>(
     storage: Arc<dyn RestStorage>,
     index: Arc<RbacIndex>,
@@ -23,18 +23,12 @@ fn feed<T>(
 where
     T: serde::de::DeserializeOwned + Default + Send + 'static,
 {
-    let (tx, mut rx) = mpsc::channel::<Seen<T>>(256);
-    let follower = tokio::spawn(follow(storage, tx));
-    let applier = tokio::spawn(async move {
-        while let Some(seen) = rx.recv().await {
-            if seen.listed {
-                index.listed(kind, seen.generation);
-            } else {
-                apply(&index, seen.object, seen.deleted, seen.generation);
-            }
-        }
-    });
-    [follower, applier]
+    let listing = index.clone();
+    crate::watching::feed(
+        storage,
+        move |generation| listing.listed(kind, generation),
+        move |object, deleted, generation| apply(&index, object, deleted, generation),
+    )
 }
 
 fn meta(m: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> (String, String) {

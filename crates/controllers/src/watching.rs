@@ -117,6 +117,31 @@ struct Event<T> {
     object: T,
 }
 
+/// Follows `storage` into an index: `apply(object, deleted, generation)` for each object
+/// seen, `listed(generation)` at the end of each full list (what it did not see is gone).
+/// The follower and the applier, stopped by aborting them.
+pub(crate) fn feed<T>(
+    storage: Arc<dyn RestStorage>,
+    listed: impl Fn(u64) + Send + 'static,
+    apply: impl Fn(T, bool, u64) + Send + 'static,
+) -> [tokio::task::JoinHandle<()>; 2]
+where
+    T: serde::de::DeserializeOwned + Default + Send + 'static,
+{
+    let (tx, mut rx) = mpsc::channel::<Seen<T>>(256);
+    let follower = tokio::spawn(follow(storage, tx));
+    let applier = tokio::spawn(async move {
+        while let Some(seen) = rx.recv().await {
+            if seen.listed {
+                listed(seen.generation);
+            } else {
+                apply(seen.object, seen.deleted, seen.generation);
+            }
+        }
+    });
+    [follower, applier]
+}
+
 /// Sends every object of the collection (cluster-wide), then every changed object as its
 /// events arrive; relists when the watch ends. Runs until the receiver goes away.
 pub(crate) async fn follow<T>(storage: Arc<dyn RestStorage>, tx: mpsc::Sender<Seen<T>>)

@@ -1,5 +1,5 @@
-//! The built-in plugins. [`build`] makes one by name; plugins not built yet are reported by
-//! the caller (and said so in `--help`).
+//! The built-in plugins. [`build`] makes one by name, or says it is not built yet (`None`):
+//! [`chain`] reports those to the caller (and `--help` says so).
 
 mod always;
 mod ingress;
@@ -36,30 +36,6 @@ pub struct Context {
     /// Creates namespaces (NamespaceAutoProvision; without it the plugin is not built).
     pub namespace_creator: Option<Arc<dyn NamespaceCreator>>,
 }
-
-/// The plugins this crate builds; the others of [`crate::config::ORDERED`] are not built
-/// yet.
-pub const BUILT: &[&str] = &[
-    "AlwaysAdmit",
-    "AlwaysDeny",
-    "AlwaysPullImages",
-    "DefaultIngressClass",
-    "DefaultStorageClass",
-    "DefaultTolerationSeconds",
-    "ExtendedResourceToleration",
-    "LimitPodHardAntiAffinityTopology",
-    "NamespaceAutoProvision",
-    "NamespaceExists",
-    "NamespaceLifecycle",
-    "NodeRestriction",
-    "PersistentVolumeClaimResize",
-    "PodNodeSelector",
-    "PodTolerationRestriction",
-    "Priority",
-    "RuntimeClass",
-    "StorageObjectInUseProtection",
-    "TaintNodesByCondition",
-];
 
 /// The plugin `name` with its configuration (from the configuration file), or `None` when
 /// it is not built yet.

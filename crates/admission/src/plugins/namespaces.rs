@@ -10,6 +10,15 @@ use super::core;
 use crate::attributes::{Attributes, Operation};
 use crate::chain::{Lister, Plugin};
 
+/// Whether the request's namespace exists (or it has none).
+async fn exists(lister: &dyn Lister, a: &Attributes) -> Result<bool, ApiError> {
+    Ok(a.namespace.is_empty()
+        || lister
+            .get(&core("namespaces"), "", &a.namespace)
+            .await?
+            .is_some())
+}
+
 fn namespaced_create(operation: Operation, resource: &GroupResource) -> bool {
     operation == Operation::Create
         && !(resource.group.is_empty() && resource.resource == "namespaces")
@@ -42,13 +51,7 @@ impl Plugin for NamespaceExists {
     }
 
     async fn validate(&self, a: &Attributes) -> Result<(), ApiError> {
-        if a.namespace.is_empty()
-            || self
-                .lister
-                .get(&core("namespaces"), "", &a.namespace)
-                .await?
-                .is_some()
-        {
+        if exists(&*self.lister, a).await? {
             return Ok(());
         }
         Err(ApiError::not_found(&core("namespaces"), &a.namespace))
@@ -86,13 +89,7 @@ impl Plugin for NamespaceAutoProvision {
     }
 
     async fn admit(&self, a: &mut Attributes) -> Result<(), ApiError> {
-        if a.namespace.is_empty()
-            || self
-                .lister
-                .get(&core("namespaces"), "", &a.namespace)
-                .await?
-                .is_some()
-        {
+        if exists(&*self.lister, a).await? {
             return Ok(());
         }
         self.creator.ensure(&a.namespace, a.dry_run).await

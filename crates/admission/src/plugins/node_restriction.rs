@@ -96,6 +96,18 @@ fn references(pod: &Value, kind: &str) -> bool {
     }
 }
 
+/// The object a request is about: its name, or (for a create) the body's.
+fn target_name(a: &Attributes) -> &str {
+    if a.name.is_empty() {
+        a.object
+            .as_ref()
+            .and_then(|o| o["metadata"]["name"].as_str())
+            .unwrap_or_default()
+    } else {
+        &a.name
+    }
+}
+
 fn labels(object: Option<&Value>) -> Vec<(String, String)> {
     object
         .and_then(|o| o["metadata"]["labels"].as_object())
@@ -207,14 +219,7 @@ impl NodeRestriction {
     }
 
     fn nodes(&self, node: &str, a: &Attributes) -> Result<(), ApiError> {
-        let name = if a.name.is_empty() {
-            a.object
-                .as_ref()
-                .and_then(|o| o["metadata"]["name"].as_str())
-                .unwrap_or_default()
-        } else {
-            &a.name
-        };
+        let name = target_name(a);
         if name != node {
             return Err(forbidden(
                 a,
@@ -299,14 +304,7 @@ impl NodeRestriction {
     }
 
     fn own_object(&self, node: &str, a: &Attributes, what: &str) -> Result<(), ApiError> {
-        let name = if a.name.is_empty() {
-            a.object
-                .as_ref()
-                .and_then(|o| o["metadata"]["name"].as_str())
-                .unwrap_or_default()
-        } else {
-            &a.name
-        };
+        let name = target_name(a);
         if name != node {
             return Err(forbidden(
                 a,
