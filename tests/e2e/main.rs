@@ -16,6 +16,7 @@ mod operations;
 mod representations;
 mod serving;
 mod watch;
+mod webhooks;
 
 use capstan_e2e::RawClient;
 use capstan_testing::TestServer;

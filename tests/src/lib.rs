@@ -335,7 +335,11 @@ pub struct Received {
     pub body: Bytes,
 }
 
-type Handler = dyn Fn(Received) -> (StatusCode, serde_json::Value) + Send + Sync;
+/// What an asynchronous handler returns.
+pub type Answer =
+    std::pin::Pin<Box<dyn std::future::Future<Output = (StatusCode, serde_json::Value)> + Send>>;
+
+type Handler = dyn Fn(Received) -> Answer + Send + Sync;
 
 /// A small HTTPS server standing for a webhook or an identity provider: its own authority
 /// and a certificate for 127.0.0.1 and localhost, HTTP/2 or HTTP/1.1, every request answered
@@ -353,6 +357,15 @@ impl HttpsServer {
     pub async fn start(
         handler: impl Fn(Received) -> (StatusCode, serde_json::Value) + Send + Sync + 'static,
     ) -> Self {
+        Self::start_async(move |received| {
+            let answer = handler(received);
+            Box::pin(async move { answer })
+        })
+        .await
+    }
+
+    /// Starts a server whose handler answers asynchronously (it may wait).
+    pub async fn start_async(handler: impl Fn(Received) -> Answer + Send + Sync + 'static) -> Self {
         use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
         let ca_key = KeyPair::generate().expect("a key");
         let mut ca = CertificateParams::default();
@@ -411,7 +424,8 @@ impl HttpsServer {
                                         .unwrap_or_default(),
                                     headers: parts.headers,
                                     body,
-                                });
+                                })
+                                .await;
                                 let resp = hyper::Response::builder()
                                     .status(status)
                                     .header("content-type", "application/json")

@@ -74,6 +74,7 @@ fn bench(c: &mut Criterion) {
         not_ready_toleration_seconds: 300,
         unreachable_toleration_seconds: 300,
         namespace_creator: None,
+        external: Vec::new(),
     };
     let resolved = AdmissionOptions::default().resolve().expect("the defaults");
     let (chain, _) = chain(&resolved, &ctx).expect("a chain");

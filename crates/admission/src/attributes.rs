@@ -1,5 +1,8 @@
 //! What a plugin is asked about: the operation, the resource, the objects and the user.
 
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
 use capstan_auth::UserInfo;
 use capstan_meta::GroupResource;
 use serde_json::Value;
@@ -54,6 +57,64 @@ pub struct Attributes {
     pub user: UserInfo,
     /// A dry run: plugins must not change anything else.
     pub dry_run: bool,
+    /// Warnings and audit annotations the plugins leave (shared by clones).
+    pub feedback: Arc<Feedback>,
+    /// The second pass of the mutating plugins, when one asked for it.
+    pub reinvocation: Reinvocation,
+}
+
+/// What plugins report besides their verdict: warnings for the client (`Warning` headers)
+/// and annotations for the audit event.
+#[derive(Debug, Default)]
+pub struct Feedback {
+    warnings: Mutex<Vec<String>>,
+    annotations: Mutex<BTreeMap<String, String>>,
+}
+
+impl Feedback {
+    /// Adds a warning for the client.
+    pub fn warn(&self, warning: impl Into<String>) {
+        self.warnings
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(warning.into());
+    }
+
+    /// Sets an audit annotation (the first value of a key stays).
+    pub fn annotate(&self, key: impl Into<String>, value: impl Into<String>) {
+        self.annotations
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(key.into())
+            .or_insert_with(|| value.into());
+    }
+
+    /// The warnings so far, taken.
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// The audit annotations so far.
+    pub fn annotations(&self) -> BTreeMap<String, String> {
+        self.annotations
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
+
+/// Reinvocation, as upstream's `reinvocationPolicy: IfNeeded` asks for: when a plugin that
+/// ran early may need to see changes later plugins made, it sets `requested`; the chain then
+/// runs its mutating plugins once more, with `round` 1. Plugins keep what they need to
+/// decide in `state`, under their own name.
+#[derive(Debug, Clone, Default)]
+pub struct Reinvocation {
+    /// 0 in the first pass, 1 in the second.
+    pub round: u8,
+    /// Whether a second pass is wanted.
+    pub requested: bool,
+    /// Per-plugin state carried from the first pass into the second.
+    pub state: BTreeMap<&'static str, Value>,
 }
 
 impl Attributes {
@@ -71,6 +132,8 @@ impl Attributes {
             old_object: None,
             user,
             dry_run: false,
+            feedback: Arc::default(),
+            reinvocation: Reinvocation::default(),
         }
     }
 

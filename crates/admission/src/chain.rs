@@ -117,8 +117,19 @@ impl Chain {
     }
 
     /// The mutating phase: each plugin that admits the request may change the object; the
-    /// first refusal ends it.
+    /// first refusal ends it. When a plugin asks for reinvocation, every mutating plugin
+    /// runs once more.
     pub async fn admit(&self, attributes: &mut Attributes) -> Result<(), ApiError> {
+        self.admit_once(attributes).await?;
+        if attributes.reinvocation.requested {
+            attributes.reinvocation.requested = false;
+            attributes.reinvocation.round = 1;
+            self.admit_once(attributes).await?;
+        }
+        Ok(())
+    }
+
+    async fn admit_once(&self, attributes: &mut Attributes) -> Result<(), ApiError> {
         for plugin in &self.plugins {
             if plugin.admits(
                 attributes.operation,

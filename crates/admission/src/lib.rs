@@ -13,7 +13,7 @@ pub mod config;
 mod error;
 pub mod plugins;
 
-pub use attributes::{Attributes, Operation};
+pub use attributes::{Attributes, Feedback, Operation, Reinvocation};
 pub use chain::{Chain, Lister, Plugin};
 pub use config::{AdmissionOptions, Resolved};
 pub use error::{Error, Result};

@@ -2,6 +2,7 @@
 //! upstream defaulting, validation and update rules over the `k8s-openapi` types. The server
 //! registers these strategies; nothing in the server knows a kind by name.
 
+pub mod admissionregistration;
 pub mod coordination;
 pub mod core;
 mod describe;
@@ -15,6 +16,9 @@ pub mod rbac;
 pub mod scheduling;
 pub mod storage;
 
+pub use admissionregistration::{
+    MutatingWebhookConfigurationStrategy, ValidatingWebhookConfigurationStrategy,
+};
 pub use coordination::LeaseStrategy;
 pub use core::{
     ConfigMapStrategy, EventStrategy, NamespaceStrategy, NodeStrategy,

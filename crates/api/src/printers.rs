@@ -22,6 +22,10 @@ pub fn for_kind(group: &str, kind: &str) -> Vec<Column> {
         ("node.k8s.io", "RuntimeClass") => runtime_classes(),
         ("networking.k8s.io", "IngressClass") => ingress_classes(),
         ("policy", "PodDisruptionBudget") => pod_disruption_budgets(),
+        (
+            "admissionregistration.k8s.io",
+            "MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration",
+        ) => webhook_configurations(),
         ("storage.k8s.io", "StorageClass") => storage_classes(),
         ("storage.k8s.io", "CSINode") => csi_nodes(),
         ("rbac.authorization.k8s.io", "RoleBinding" | "ClusterRoleBinding") => role_bindings(),
@@ -270,6 +274,20 @@ pub fn ingress_classes() -> Vec<Column> {
                     _ => Value::from("<none>"),
                 }
             },
+        ),
+        Column::age(),
+    ]
+}
+
+/// Webhook configurations: how many webhooks each holds.
+fn webhook_configurations() -> Vec<Column> {
+    vec![
+        Column::name(),
+        Column::new(
+            "Webhooks",
+            "integer",
+            "The number of webhooks in the configuration.",
+            |o, _| Value::from(o["webhooks"].as_array().map_or(0, Vec::len)),
         ),
         Column::age(),
     ]

@@ -26,6 +26,7 @@ mod node_taints;
 pub mod protection;
 pub mod rbac;
 mod watching;
+pub mod webhooks;
 
 use std::sync::Arc;
 use std::time::Duration;

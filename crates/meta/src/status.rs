@@ -48,6 +48,9 @@ pub enum Reason {
     ServerTimeout,
     /// 503: the server cannot serve this now.
     ServiceUnavailable,
+    /// No reason given (a webhook's own Status may leave it out): 500 unless the error
+    /// carries its own code.
+    Unknown,
 }
 
 impl Reason {
@@ -66,7 +69,7 @@ impl Reason {
             Self::UnsupportedMediaType => 415,
             Self::Invalid => 422,
             Self::TooManyRequests => 429,
-            Self::InternalError => 500,
+            Self::InternalError | Self::Unknown => 500,
             Self::ServiceUnavailable => 503,
             Self::Timeout | Self::ServerTimeout => 504,
         }
@@ -93,7 +96,35 @@ impl Reason {
             Self::ServiceUnavailable => "ServiceUnavailable",
             Self::Timeout => "Timeout",
             Self::ServerTimeout => "ServerTimeout",
+            Self::Unknown => "",
         }
+    }
+
+    /// The reason named `reason` ([`Reason::Unknown`] for names Capstan does not use).
+    pub fn parse(reason: &str) -> Self {
+        const ALL: [Reason; 18] = [
+            Reason::BadRequest,
+            Reason::Unauthorized,
+            Reason::Forbidden,
+            Reason::NotFound,
+            Reason::MethodNotAllowed,
+            Reason::NotAcceptable,
+            Reason::AlreadyExists,
+            Reason::Conflict,
+            Reason::Expired,
+            Reason::Gone,
+            Reason::RequestEntityTooLarge,
+            Reason::UnsupportedMediaType,
+            Reason::Invalid,
+            Reason::TooManyRequests,
+            Reason::InternalError,
+            Reason::Timeout,
+            Reason::ServerTimeout,
+            Reason::ServiceUnavailable,
+        ];
+        ALL.into_iter()
+            .find(|r| r.as_str() == reason)
+            .unwrap_or(Reason::Unknown)
     }
 }
 
@@ -139,6 +170,8 @@ pub struct ApiError {
     pub retry_after_seconds: Option<i32>,
     /// A continue token offered with a 410 for an expired one (`metadata.continue`).
     pub continue_token: Option<String>,
+    /// The HTTP code when it is not the reason's own (a webhook's Status sets both).
+    pub status_code: Option<u16>,
 }
 
 impl std::error::Error for ApiError {}
@@ -149,7 +182,7 @@ impl fmt::Display for ApiError {
             f,
             "{} ({}): {}",
             self.reason.as_str(),
-            self.reason.code(),
+            self.code(),
             self.message
         )
     }
@@ -173,6 +206,7 @@ impl ApiError {
             details: None,
             retry_after_seconds: None,
             continue_token: None,
+            status_code: None,
         }
     }
 
@@ -358,7 +392,7 @@ impl ApiError {
 
     /// The HTTP status code.
     pub fn code(&self) -> u16 {
-        self.reason.code()
+        self.status_code.unwrap_or(self.reason.code())
     }
 
     /// The upstream `Status` object for this error.
@@ -371,7 +405,9 @@ impl ApiError {
                 continue_: self.continue_token.clone(),
                 ..Default::default()
             },
-            reason: Some(self.reason.as_str().to_string()),
+            reason: Some(self.reason.as_str())
+                .filter(|r| !r.is_empty())
+                .map(str::to_string),
             status: Some("Failure".to_string()),
         }
     }

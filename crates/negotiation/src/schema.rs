@@ -216,6 +216,9 @@ const INLINE_FIELDS: &[(&str, &str)] = &[
     ),
 ];
 
+/// Fields whose JSON name is their capitalised Go name (`json:"Port"`), unlike every other.
+const VERBATIM_FIELDS: &[(&str, &str)] = &[("api.core.v1.DaemonEndpoint", "Port")];
+
 impl Schema {
     /// The schemas compiled into this crate, loaded on first use.
     pub fn upstream() -> &'static Schema {
@@ -325,7 +328,11 @@ impl Schema {
                     list_type,
                     atomic,
                     patch,
-                    name: json_name(f.name()),
+                    name: if VERBATIM_FIELDS.contains(&(name.as_str(), f.name())) {
+                        f.name().to_string()
+                    } else {
+                        json_name(f.name())
+                    },
                     number: u32::try_from(f.number()).map_err(|_| "negative field number")?,
                     ty,
                     shape,
@@ -398,23 +405,30 @@ fn collect(prefix: &str, m: &DescriptorProto, out: &mut Vec<(String, DescriptorP
     out.push((name, m.clone()));
 }
 
-/// The JSON name of a proto field. go-to-protobuf names a few fields after their Go names
-/// with only the first letter lowered (`aPIGroup` for the JSON `apiGroup`); no JSON field of
-/// the API has a capital second letter, so such a leading acronym is lowered up to the
-/// capital that starts the next word.
+/// The JSON name of a proto field. go-to-protobuf names a few fields after their Go names,
+/// as they are (`Webhooks` for the JSON `webhooks`) or with only the first letter lowered
+/// (`aPIGroup` for `apiGroup`). No JSON field of the API starts with a capital or has a
+/// capital second letter, so a leading acronym is lowered up to the capital that starts the
+/// next word.
 fn json_name(proto: &str) -> String {
     let chars: Vec<char> = proto.chars().collect();
-    if chars.len() < 2 || !chars[0].is_ascii_lowercase() || !chars[1].is_ascii_uppercase() {
-        return proto.to_string();
-    }
-    // The capitals after the first letter; the last of them begins the next word when a
-    // lower-case letter follows it.
-    let run = chars[1..]
+    let Some(first) = chars.first() else {
+        return String::new();
+    };
+    // The Go name's leading capitals (its first letter restored).
+    let run = 1 + chars[1..]
         .iter()
         .take_while(|c| c.is_ascii_uppercase())
         .count();
-    let next_word = 1 + run < chars.len() && run > 1;
-    let lowered = if next_word { run } else { run + 1 };
+    if first.is_ascii_lowercase() && run == 1 {
+        return proto.to_string();
+    }
+    // An acronym followed by a word keeps the word's capital.
+    let lowered = if run > 1 && run < chars.len() {
+        run - 1
+    } else {
+        run
+    };
     chars
         .iter()
         .enumerate()
@@ -503,6 +517,8 @@ mod tests {
         assert_eq!(json_name("apiGroup"), "apiGroup");
         assert_eq!(json_name("podIPs"), "podIPs");
         assert_eq!(json_name("x"), "x");
+        assert_eq!(json_name("Webhooks"), "webhooks");
+        assert_eq!(json_name("APIGroup"), "apiGroup");
     }
 
     #[test]

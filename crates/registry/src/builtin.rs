@@ -41,6 +41,10 @@ pub struct Builtin {
     pub claims: Arc<GenericStore<PersistentVolumeClaimStrategy>>,
     /// Roles, cluster roles and their bindings (the RBAC authorizer follows them).
     pub rbac: Rbac,
+    /// Mutating webhook configurations (the webhook index follows them).
+    pub mutating_webhooks: Arc<GenericStore<capstan_api::MutatingWebhookConfigurationStrategy>>,
+    /// Validating webhook configurations (the webhook index follows them).
+    pub validating_webhooks: Arc<GenericStore<capstan_api::ValidatingWebhookConfigurationStrategy>>,
 }
 
 /// The RBAC stores.
@@ -86,6 +90,9 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
     registry.register(PriorityClassStrategy);
     registry.register(capstan_api::RuntimeClassStrategy);
     registry.register(capstan_api::IngressClassStrategy);
+    let mutating_webhooks = registry.register(capstan_api::MutatingWebhookConfigurationStrategy);
+    let validating_webhooks =
+        registry.register(capstan_api::ValidatingWebhookConfigurationStrategy);
     let pod_strategy = PodStrategy {
         allow_privileged: registry.config().allow_privileged,
     };
@@ -153,6 +160,8 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
         volumes,
         claims,
         rbac,
+        mutating_webhooks,
+        validating_webhooks,
     }
 }
 

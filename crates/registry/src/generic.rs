@@ -222,15 +222,25 @@ impl<S: Strategy> GenericStore<S> {
             a
         };
         let mut object = object;
-        self.admit_object(attributes(), &mut object, None).await?;
-        self.validate_object(attributes(), Some(&object), None)
+        // Subresource answers carry no warnings.
+        let mut warnings = Vec::new();
+        self.admit_object(attributes(), &mut object, None, &mut warnings)
+            .await?;
+        self.validate_object(attributes(), Some(&object), None, &mut warnings)
             .await?;
         Ok(object)
     }
 
     /// The mutating phase for `a` (its object as JSON, changed by the plugins, back in
-    /// `obj`); nothing when no mutating plugin looks at the request.
-    async fn admit_object<T>(&self, mut a: Attributes, obj: &mut T, old: Option<&T>) -> Result<()>
+    /// `obj`; their warnings added to `warnings`); nothing when no mutating plugin looks at
+    /// the request.
+    async fn admit_object<T>(
+        &self,
+        mut a: Attributes,
+        obj: &mut T,
+        old: Option<&T>,
+        warnings: &mut Vec<String>,
+    ) -> Result<()>
     where
         T: serde::Serialize + serde::de::DeserializeOwned,
     {
@@ -242,19 +252,23 @@ impl<S: Strategy> GenericStore<S> {
         }
         a.object = Some(to_value(&*obj)?);
         a.old_object = old.map(to_value).transpose()?;
-        chain.admit(&mut a).await?;
+        let admitted = chain.admit(&mut a).await;
+        warnings.extend(a.feedback.take_warnings());
+        admitted?;
         if let Some(admitted) = a.object {
             *obj = from_value(admitted)?;
         }
         Ok(())
     }
 
-    /// The validating phase for `a`, with the objects as JSON only when a plugin reads them.
+    /// The validating phase for `a`, with the objects as JSON only when a plugin reads them;
+    /// the plugins' warnings added to `warnings`.
     async fn validate_object<T: serde::Serialize>(
         &self,
         mut a: Attributes,
         obj: Option<&T>,
         old: Option<&T>,
+        warnings: &mut Vec<String>,
     ) -> Result<()> {
         let Some(chain) = self.admission.as_deref() else {
             return Ok(());
@@ -266,7 +280,9 @@ impl<S: Strategy> GenericStore<S> {
             a.object = obj.map(to_value).transpose()?;
             a.old_object = old.map(to_value).transpose()?;
         }
-        chain.validate(&a).await?;
+        let validated = chain.validate(&a).await;
+        warnings.extend(a.feedback.take_warnings());
+        validated?;
         Ok(())
     }
 
@@ -502,7 +518,7 @@ impl<S: Strategy> GenericStore<S> {
         old: &S::Object,
         mut new: S::Object,
         explicit_version: bool,
-        warnings: Vec<String>,
+        mut warnings: Vec<String>,
         options: &WriteOptions,
         tracking: Tracking<'_>,
     ) -> Result<Attempt<Encoded>> {
@@ -569,7 +585,8 @@ impl<S: Strategy> GenericStore<S> {
                 options.dry_run,
             )
         };
-        self.admit_object(attributes(), &mut new, Some(old)).await?;
+        self.admit_object(attributes(), &mut new, Some(old), &mut warnings)
+            .await?;
         self.strategy.prepare_for_update(&mut new, old);
         errors.extend(validation::object_meta(
             new.metadata(),
@@ -584,7 +601,7 @@ impl<S: Strategy> GenericStore<S> {
         for check in &self.write_checks {
             check.check(&new, Some(old), &options.user).await?;
         }
-        self.validate_object(attributes(), Some(&new), Some(old))
+        self.validate_object(attributes(), Some(&new), Some(old), &mut warnings)
             .await?;
         if let Tracking::Record(manager) = tracking {
             self.record_managers(target, Some(old), &mut new, manager)?;
@@ -947,7 +964,7 @@ impl<S: Strategy> GenericStore<S> {
         &self,
         namespace: &str,
         mut obj: S::Object,
-        warnings: Vec<String>,
+        mut warnings: Vec<String>,
         options: &WriteOptions,
         tracking: Tracking<'_>,
     ) -> Result<Encoded> {
@@ -967,7 +984,8 @@ impl<S: Strategy> GenericStore<S> {
             )
         };
         let name = meta_name(obj.metadata()).to_string();
-        self.admit_object(attributes(&name), &mut obj, None).await?;
+        self.admit_object(attributes(&name), &mut obj, None, &mut warnings)
+            .await?;
         {
             let meta = obj.metadata_mut();
             meta.uid = Some(names::uid());
@@ -1005,7 +1023,7 @@ impl<S: Strategy> GenericStore<S> {
             for check in &self.write_checks {
                 check.check(&obj, None, &options.user).await?;
             }
-            self.validate_object(attributes(&name), Some(&obj), None)
+            self.validate_object(attributes(&name), Some(&obj), None, &mut warnings)
                 .await?;
             if options.dry_run {
                 return self.encode(&obj, warnings, ResponseStatus::Created);
@@ -1077,7 +1095,9 @@ impl<S: Strategy> GenericStore<S> {
                 a.old_object = Some(to_value(&obj)?);
                 chain.admit(&mut a).await?;
             }
-            self.validate_object(attributes(), None, Some(&obj)).await?;
+            // Delete answers carry no admission warnings.
+            self.validate_object(attributes(), None, Some(&obj), &mut Vec::new())
+                .await?;
             // The propagation policy becomes the garbage collector's finalizers (`orphan`,
             // `foregroundDeletion`); Background (the default) clears them.
             let gc_finalizers = propagation_finalizers(options, meta.finalizers.as_deref());

@@ -154,6 +154,20 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             allow_privileged: config.allow_privileged,
         },
     );
+    let webhook_index = Arc::new(capstan_admission_webhook::WebhookIndex::new());
+    let webhooks: Vec<Arc<dyn capstan_admission::Plugin>> = vec![
+        Arc::new(capstan_admission_webhook::MutatingWebhooks::new(
+            webhook_index.clone(),
+            registry.lister(),
+        )),
+        Arc::new(capstan_admission_webhook::ValidatingWebhooks::new(
+            webhook_index.clone(),
+            registry.lister(),
+        )),
+    ];
+    let uses_webhooks = webhooks
+        .iter()
+        .any(|w| admission_plan.enabled.contains(&w.name()));
     let (admission, not_built) = capstan_admission::plugins::chain(
         &admission_plan,
         &capstan_admission::plugins::Context {
@@ -161,6 +175,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             not_ready_toleration_seconds: config.default_not_ready_toleration_seconds,
             unreachable_toleration_seconds: config.default_unreachable_toleration_seconds,
             namespace_creator: Some(registry.lister()),
+            external: webhooks,
         },
     )?;
     info!(plugins = ?admission.names(), "admission chain");
@@ -385,6 +400,18 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         ));
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         while !node_graph.is_loaded() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+    if uses_webhooks {
+        compactors.extend(capstan_controllers::webhooks::start(
+            builtin.mutating_webhooks.clone(),
+            builtin.validating_webhooks.clone(),
+            webhook_index.clone(),
+        ));
+        // Admit nothing before the configurations are known.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while !webhook_index.is_loaded() && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
     }

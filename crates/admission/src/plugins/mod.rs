@@ -35,6 +35,8 @@ pub struct Context {
     pub unreachable_toleration_seconds: i64,
     /// Creates namespaces (NamespaceAutoProvision; without it the plugin is not built).
     pub namespace_creator: Option<Arc<dyn NamespaceCreator>>,
+    /// Plugins built outside this crate (the admission webhooks), by name.
+    pub external: Vec<Arc<dyn Plugin>>,
 }
 
 /// The plugin `name` with its configuration (from the configuration file), or `None` when
@@ -44,6 +46,9 @@ pub fn build(
     config: Option<&Value>,
     ctx: &Context,
 ) -> Result<Option<Arc<dyn Plugin>>> {
+    if let Some(plugin) = ctx.external.iter().find(|p| p.name() == name) {
+        return Ok(Some(plugin.clone()));
+    }
     let plugin: Arc<dyn Plugin> = match name {
         "AlwaysAdmit" => Arc::new(always::AlwaysAdmit),
         "AlwaysDeny" => Arc::new(always::AlwaysDeny),

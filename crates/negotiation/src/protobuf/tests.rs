@@ -479,3 +479,20 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn capitalised_proto_fields_keep_their_json_names() {
+    // go-to-protobuf names these after the Go fields: `Webhooks`, `Port`.
+    round_trip(json!({
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": "t"},
+        "webhooks": [{"name": "t.c.d", "clientConfig": {"url": "https://x/"}, "sideEffects": "None", "admissionReviewVersions": ["v1"]}],
+    }));
+    round_trip(json!({
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "n"},
+        "status": {"daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}}},
+    }));
+}

@@ -1,0 +1,522 @@
+//! The two plugins: which webhooks a request reaches, the call, and what the answer does.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use capstan_admission::{Attributes, Lister, Operation, Plugin};
+use capstan_meta::status::Reason;
+use capstan_meta::{ApiError, GroupResource};
+use futures_util::future::join_all;
+use http::Method;
+use serde_json::Value;
+use tracing::warn;
+
+use crate::index::{Kind, Webhook, WebhookIndex};
+use crate::matching::namespaced;
+use crate::review::{self, Answer};
+
+/// What both plugins share: the index and the lister of namespaces.
+#[derive(Clone)]
+struct Dispatcher {
+    index: Arc<WebhookIndex>,
+    lister: Arc<dyn Lister>,
+    kind: Kind,
+}
+
+/// Why a webhook was not (or could not be) asked.
+enum Outcome {
+    /// It answered.
+    Answered(Answer),
+    /// It does not look at this request.
+    Skipped,
+}
+
+fn labels(object: Option<&Value>) -> Option<std::collections::BTreeMap<String, String>> {
+    let labels = object?.get("metadata")?.get("labels")?;
+    serde_json::from_value(labels.clone()).ok()
+}
+
+/// The denial of webhook `name`, with the webhook's own code (at least 400) and reason.
+fn denied(name: &str, status: &review::Status) -> ApiError {
+    let by = format!("admission webhook \"{name}\" denied the request");
+    let message = if !status.message.is_empty() {
+        format!("{by}: {}", status.message)
+    } else if !status.reason.is_empty() {
+        format!("{by}: {}", status.reason)
+    } else {
+        format!("{by} without explanation")
+    };
+    let mut err = ApiError::new(Reason::parse(&status.reason), message);
+    err.status_code = Some(
+        status
+            .code
+            .and_then(|c| u16::try_from(c).ok())
+            .filter(|c| (400..600).contains(c))
+            .unwrap_or(400),
+    );
+    err
+}
+
+impl Dispatcher {
+    fn prefix(&self) -> &'static str {
+        match self.kind {
+            Kind::Mutating => "mutation",
+            Kind::Validating => "validating",
+        }
+    }
+
+    /// Whether any webhook's rules may cover the request.
+    fn may_match(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
+        self.index.snapshot(self.kind).iter().any(|w| {
+            w.rules
+                .iter()
+                .any(|r| r.may_match(operation, &resource.group, &resource.resource, subresource))
+        })
+    }
+
+    /// The labels `namespaceSelector` is matched against: the namespace's, or a
+    /// Namespace's own.
+    async fn namespace_labels(
+        &self,
+        a: &Attributes,
+    ) -> Result<Option<std::collections::BTreeMap<String, String>>, ApiError> {
+        if a.resource.group.is_empty() && a.resource.resource == "namespaces" {
+            return Ok(labels(a.object.as_ref().or(a.old_object.as_ref())));
+        }
+        let namespace = self
+            .lister
+            .get(&GroupResource::new("", "namespaces"), "", &a.namespace)
+            .await?;
+        Ok(labels(namespace.as_ref()))
+    }
+
+    /// Whether `hook` looks at `a`: rules, selectors, then match conditions (an error in
+    /// those is the webhook's failure).
+    async fn matches(&self, hook: &Webhook, a: &Attributes) -> Result<bool, String> {
+        let in_namespace = namespaced(a);
+        if !hook.rules.iter().any(|r| {
+            r.matches(
+                a.operation,
+                &a.resource.group,
+                &a.version,
+                &a.resource.resource,
+                &a.subresource,
+                in_namespace,
+            )
+        }) {
+            return Ok(false);
+        }
+        let is_namespace = a.resource.group.is_empty() && a.resource.resource == "namespaces";
+        if !hook.namespace_selector.is_empty() && (in_namespace || is_namespace) {
+            let labels = self
+                .namespace_labels(a)
+                .await
+                .map_err(|e| format!("could not read the namespace: {}", e.message))?;
+            if !hook.namespace_selector.matches(labels.as_ref()) {
+                return Ok(false);
+            }
+        }
+        if !hook.object_selector.is_empty()
+            && !hook
+                .object_selector
+                .matches(labels(a.object.as_ref()).as_ref())
+            && !hook
+                .object_selector
+                .matches(labels(a.old_object.as_ref()).as_ref())
+        {
+            return Ok(false);
+        }
+        if hook.conditions.is_empty() {
+            return Ok(true);
+        }
+        let request = review::request_variable(a);
+        let null = Value::Null;
+        let variables = [
+            ("object", a.object.as_ref().unwrap_or(&null)),
+            ("oldObject", a.old_object.as_ref().unwrap_or(&null)),
+            ("request", &request),
+        ];
+        let mut failed = None;
+        for condition in &hook.conditions {
+            let verdict = match &condition.program {
+                Ok(program) => program.evaluate_bool(&variables).map_err(|e| e.to_string()),
+                Err(e) => Err(e.clone()),
+            };
+            match verdict {
+                // One false condition skips the webhook, whatever the others' errors.
+                Ok(false) => return Ok(false),
+                Ok(true) => {}
+                Err(e) => {
+                    failed.get_or_insert_with(|| {
+                        format!(
+                            "failed to evaluate match condition \"{}\": {e}",
+                            condition.name
+                        )
+                    });
+                }
+            }
+        }
+        match failed {
+            Some(why) => Err(why),
+            None => Ok(true),
+        }
+    }
+
+    /// Asks `hook` about `a`: the answer, or `Skipped` when it does not match or failed
+    /// open; failing closed is an error, as is a dry run reaching a webhook with side
+    /// effects.
+    async fn ask(
+        &self,
+        hook: &Webhook,
+        position: usize,
+        a: &Attributes,
+    ) -> Result<Outcome, ApiError> {
+        let failure = |reason: String| {
+            if hook.fail_open {
+                warn!(webhook = %hook.name, %reason, "admission webhook failed; ignored (failurePolicy Ignore)");
+                a.feedback.annotate(
+                    format!(
+                        "failed-open.{}.webhook.admission.k8s.io/round_{}_index_{position}",
+                        self.prefix(),
+                        a.reinvocation.round
+                    ),
+                    hook.name.clone(),
+                );
+                Ok(Outcome::Skipped)
+            } else {
+                Err(ApiError::internal(format!(
+                    "failed calling webhook \"{}\": {reason}",
+                    hook.name
+                )))
+            }
+        };
+        match self.matches(hook, a).await {
+            Ok(true) => {}
+            Ok(false) => return Ok(Outcome::Skipped),
+            Err(reason) => return failure(reason),
+        }
+        if a.dry_run && !hook.dry_run_safe {
+            return Err(ApiError::bad_request(format!(
+                "admission webhook \"{}\" does not support dry run",
+                hook.name
+            )));
+        }
+        let endpoint = match &hook.endpoint {
+            Ok(endpoint) => endpoint,
+            Err(reason) => return failure(reason.clone()),
+        };
+        let uid = uuid::Uuid::new_v4().to_string();
+        let body = review::encode(a, &uid, hook.review_version);
+        let url = format!("{}?timeout={}s", endpoint.url, hook.timeout.as_secs());
+        let sent = endpoint.client.request(
+            Method::POST,
+            &url,
+            Some("application/json"),
+            Bytes::from(body),
+        );
+        let (status, answer) = match tokio::time::timeout(hook.timeout, sent).await {
+            Ok(Ok(answered)) => answered,
+            Ok(Err(e)) => return failure(format!("failed to call webhook: {e}")),
+            Err(_) => {
+                return failure(format!(
+                    "failed to call webhook: Post \"{url}\": context deadline exceeded"
+                ));
+            }
+        };
+        if !status.is_success() {
+            let text = String::from_utf8_lossy(&answer);
+            let text: String = text.chars().take(256).collect();
+            return failure(format!(
+                "failed to call webhook: the server responded with status {status}: {text}"
+            ));
+        }
+        let answer = match review::decode(&answer, &uid, hook.review_version) {
+            Ok(answer) => answer,
+            Err(reason) => return failure(format!("received invalid webhook response: {reason}")),
+        };
+        for warning in &answer.warnings {
+            a.feedback.warn(warning.clone());
+        }
+        for (key, value) in &answer.audit_annotations {
+            a.feedback
+                .annotate(format!("{}/{key}", hook.name), value.clone());
+        }
+        if !answer.allowed {
+            return Err(denied(&hook.name, &answer.status));
+        }
+        Ok(Outcome::Answered(answer))
+    }
+}
+
+/// The `MutatingAdmissionWebhook` plugin.
+pub struct MutatingWebhooks(Dispatcher);
+
+impl MutatingWebhooks {
+    /// The plugin over `index`; namespaces for `namespaceSelector` read through `lister`.
+    pub fn new(index: Arc<WebhookIndex>, lister: Arc<dyn Lister>) -> Self {
+        Self(Dispatcher {
+            index,
+            lister,
+            kind: Kind::Mutating,
+        })
+    }
+}
+
+/// The state key of reinvocation: the webhooks to call again.
+const REINVOKE: &str = "MutatingAdmissionWebhook";
+
+#[async_trait]
+impl Plugin for MutatingWebhooks {
+    fn name(&self) -> &'static str {
+        "MutatingAdmissionWebhook"
+    }
+
+    fn admits(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
+        self.0.may_match(operation, resource, subresource)
+    }
+
+    async fn admit(&self, a: &mut Attributes) -> Result<(), ApiError> {
+        let hooks = self.0.index.snapshot(Kind::Mutating);
+        let again: Option<BTreeSet<String>> = (a.reinvocation.round > 0).then(|| {
+            a.reinvocation
+                .state
+                .remove(REINVOKE)
+                .and_then(|v| serde_json::from_value(v).ok())
+                .unwrap_or_default()
+        });
+        // Webhooks that asked to see later changes, and where the last change came from.
+        let mut watching: Vec<(usize, &str)> = Vec::new();
+        let mut last_change = None;
+        for (position, hook) in hooks.iter().enumerate() {
+            if again
+                .as_ref()
+                .is_some_and(|names| !names.contains(&hook.name))
+            {
+                continue;
+            }
+            let Outcome::Answered(answer) = self.0.ask(hook, position, a).await? else {
+                continue;
+            };
+            if hook.reinvoke {
+                watching.push((position, &hook.name));
+            }
+            let mut mutated = false;
+            if let (Some(patch), Some(object)) = (&answer.patch, a.object.as_mut()) {
+                let before = object.clone();
+                json_patch::patch(object, patch).map_err(|e| {
+                    ApiError::internal(format!(
+                        "admission webhook \"{}\" returned a patch that cannot be applied: {e}",
+                        hook.name
+                    ))
+                })?;
+                mutated = *object != before;
+            }
+            if mutated {
+                last_change = Some(position);
+            }
+            a.feedback.annotate(
+                format!(
+                    "mutation.webhook.admission.k8s.io/round_{}_index_{position}",
+                    a.reinvocation.round
+                ),
+                serde_json::json!({
+                    "configuration": hook.configuration,
+                    "webhook": hook.name,
+                    "mutated": mutated,
+                })
+                .to_string(),
+            );
+        }
+        if again.is_none()
+            && let Some(last) = last_change
+        {
+            let names: Vec<&str> = watching
+                .iter()
+                .filter(|(position, _)| *position < last)
+                .map(|(_, name)| *name)
+                .collect();
+            if !names.is_empty() {
+                a.reinvocation.requested = true;
+                a.reinvocation
+                    .state
+                    .insert(REINVOKE, serde_json::json!(names));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The `ValidatingAdmissionWebhook` plugin.
+pub struct ValidatingWebhooks(Dispatcher);
+
+impl ValidatingWebhooks {
+    /// The plugin over `index`; namespaces for `namespaceSelector` read through `lister`.
+    pub fn new(index: Arc<WebhookIndex>, lister: Arc<dyn Lister>) -> Self {
+        Self(Dispatcher {
+            index,
+            lister,
+            kind: Kind::Validating,
+        })
+    }
+}
+
+#[async_trait]
+impl Plugin for ValidatingWebhooks {
+    fn name(&self) -> &'static str {
+        "ValidatingAdmissionWebhook"
+    }
+
+    fn validates(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
+        self.0.may_match(operation, resource, subresource)
+    }
+
+    /// Every matching webhook at once; the first refusal in webhook order wins.
+    async fn validate(&self, a: &Attributes) -> Result<(), ApiError> {
+        let hooks = self.0.index.snapshot(Kind::Validating);
+        let asked = hooks
+            .iter()
+            .enumerate()
+            .map(|(position, hook)| self.0.ask(hook, position, a));
+        for outcome in join_all(asked).await {
+            outcome?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use capstan_auth::UserInfo;
+    use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
+    use serde_json::json;
+
+    /// A cluster with no stored objects.
+    struct Empty;
+
+    #[async_trait]
+    impl Lister for Empty {
+        async fn get(
+            &self,
+            _: &GroupResource,
+            _: &str,
+            _: &str,
+        ) -> Result<Option<Value>, ApiError> {
+            Ok(None)
+        }
+        async fn list(&self, _: &GroupResource, _: &str) -> Result<Vec<Value>, ApiError> {
+            Ok(Vec::new())
+        }
+    }
+
+    /// Validating webhooks at an address nobody listens on.
+    fn plugin(side_effects: &str, failure_policy: &str) -> ValidatingWebhooks {
+        let index = Arc::new(WebhookIndex::new());
+        let config: ValidatingWebhookConfiguration = serde_json::from_value(json!({
+            "metadata": {"name": "c"},
+            "webhooks": [{
+                "name": "effects.capstan.test",
+                "clientConfig": {"url": "https://127.0.0.1:1/"},
+                "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"], "scope": "*"}],
+                "sideEffects": side_effects,
+                "failurePolicy": failure_policy,
+                "admissionReviewVersions": ["v1"],
+            }]
+        }))
+        .unwrap();
+        index.put_validating(&config, 1);
+        ValidatingWebhooks::new(index, Arc::new(Empty))
+    }
+
+    fn create(dry_run: bool) -> Attributes {
+        let mut a = Attributes::new(
+            Operation::Create,
+            GroupResource::new("", "configmaps"),
+            UserInfo::default(),
+        );
+        a.version = "v1".into();
+        a.kind = "ConfigMap".into();
+        a.namespace = "default".into();
+        a.name = "c".into();
+        a.object = Some(json!({"metadata": {"name": "c"}}));
+        a.dry_run = dry_run;
+        a
+    }
+
+    #[tokio::test]
+    async fn a_dry_run_never_reaches_a_webhook_with_side_effects() {
+        for effects in ["Some", "Unknown"] {
+            let err = plugin(effects, "Ignore")
+                .validate(&create(true))
+                .await
+                .unwrap_err();
+            assert_eq!(err.code(), 400);
+            assert_eq!(
+                err.message,
+                "admission webhook \"effects.capstan.test\" does not support dry run"
+            );
+        }
+        // Without side effects, the dry run is sent (and here fails to arrive: closed).
+        let err = plugin("NoneOnDryRun", "Fail")
+            .validate(&create(true))
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), 500);
+        assert!(
+            err.message
+                .contains("failed calling webhook \"effects.capstan.test\""),
+            "{}",
+            err.message
+        );
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_webhook_fails_by_its_policy() {
+        assert!(
+            plugin("None", "Fail")
+                .validate(&create(false))
+                .await
+                .is_err()
+        );
+        let a = create(false);
+        plugin("None", "Ignore").validate(&a).await.unwrap();
+        assert_eq!(
+            a.feedback
+                .annotations()
+                .get("failed-open.validating.webhook.admission.k8s.io/round_0_index_0")
+                .map(String::as_str),
+            Some("effects.capstan.test")
+        );
+    }
+
+    #[test]
+    fn denials_keep_the_webhooks_code_and_reason() {
+        let e = denied(
+            "w.x.y",
+            &review::Status {
+                code: Some(422),
+                message: "bad".into(),
+                reason: "Invalid".into(),
+            },
+        );
+        assert_eq!((e.code(), e.reason), (422, Reason::Invalid));
+        assert_eq!(
+            e.message,
+            "admission webhook \"w.x.y\" denied the request: bad"
+        );
+        let e = denied(
+            "w.x.y",
+            &review::Status {
+                code: Some(200),
+                ..Default::default()
+            },
+        );
+        assert_eq!(e.code(), 400);
+        assert_eq!(
+            e.message,
+            "admission webhook \"w.x.y\" denied the request without explanation"
+        );
+    }
+}

@@ -1,0 +1,20 @@
+//! Admission webhooks: the `MutatingAdmissionWebhook` and `ValidatingAdmissionWebhook`
+//! plugins of the admission chain.
+//!
+//! - [`WebhookIndex`]: every webhook of the Mutating- and ValidatingWebhookConfigurations,
+//!   compiled (rules, selectors, CEL match conditions, an HTTPS client trusting the
+//!   `caBundle`) as the watch cache delivers them; requests read a snapshot.
+//! - [`MutatingWebhooks`] and [`ValidatingWebhooks`]: the plugins. A request is matched
+//!   against each webhook (rules and scope, namespace and object selectors, match
+//!   conditions), sent as an `admission.k8s.io` AdmissionReview (`v1` or `v1beta1`), and the
+//!   answer applied: a JSONPatch, a denial, warnings, audit annotations. Mutating webhooks
+//!   run in order (and again, once, when `reinvocationPolicy: IfNeeded` asks); validating
+//!   webhooks run in parallel.
+
+mod dispatch;
+mod index;
+mod matching;
+mod review;
+
+pub use dispatch::{MutatingWebhooks, ValidatingWebhooks};
+pub use index::{Kind, WebhookIndex};

@@ -1,0 +1,148 @@
+//! Which requests a webhook's rules cover.
+
+use capstan_admission::{Attributes, Operation};
+use k8s_openapi::api::admissionregistration::v1::RuleWithOperations;
+
+/// One rule: operations, groups, versions, resources (with subresources) and scope.
+#[derive(Debug, Clone)]
+pub(crate) struct Rule {
+    operations: Vec<String>,
+    groups: Vec<String>,
+    versions: Vec<String>,
+    resources: Vec<String>,
+    scope: Scope,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    Any,
+    Cluster,
+    Namespaced,
+}
+
+fn covers(list: &[String], value: &str) -> bool {
+    list.iter().any(|v| v == "*" || v == value)
+}
+
+impl Rule {
+    pub(crate) fn new(rule: &RuleWithOperations) -> Self {
+        let list = |l: &Option<Vec<String>>| l.clone().unwrap_or_default();
+        Self {
+            operations: list(&rule.operations),
+            groups: list(&rule.api_groups),
+            versions: list(&rule.api_versions),
+            resources: list(&rule.resources),
+            scope: match rule.scope.as_deref() {
+                Some("Cluster") => Scope::Cluster,
+                Some("Namespaced") => Scope::Namespaced,
+                _ => Scope::Any,
+            },
+        }
+    }
+
+    /// Whether the rule may cover `operation` on this resource and subresource (whatever
+    /// the version and scope): the cheap test that spares most requests the rest.
+    pub(crate) fn may_match(
+        &self,
+        operation: Operation,
+        group: &str,
+        resource: &str,
+        subresource: &str,
+    ) -> bool {
+        covers(&self.operations, operation.as_str())
+            && covers(&self.groups, group)
+            && self
+                .resources
+                .iter()
+                .any(|r| resource_matches(r, resource, subresource))
+    }
+
+    /// Whether the rule covers `operation` on this resource and subresource, in a
+    /// namespace (`namespaced`) or not.
+    pub(crate) fn matches(
+        &self,
+        operation: Operation,
+        group: &str,
+        version: &str,
+        resource: &str,
+        subresource: &str,
+        namespaced: bool,
+    ) -> bool {
+        covers(&self.operations, operation.as_str())
+            && covers(&self.groups, group)
+            && covers(&self.versions, version)
+            && self
+                .resources
+                .iter()
+                .any(|r| resource_matches(r, resource, subresource))
+            && match self.scope {
+                Scope::Any => true,
+                Scope::Cluster => !namespaced,
+                Scope::Namespaced => namespaced,
+            }
+    }
+}
+
+/// `*/*` is everything; `*` and `name` the resources themselves; `name/sub`, `name/*` and
+/// `*/sub` subresources.
+fn resource_matches(entry: &str, resource: &str, subresource: &str) -> bool {
+    match entry.split_once('/') {
+        None => subresource.is_empty() && (entry == "*" || entry == resource),
+        Some(("*", "*")) => true,
+        Some((res, sub)) => {
+            !subresource.is_empty()
+                && (res == "*" || res == resource)
+                && (sub == "*" || sub == subresource)
+        }
+    }
+}
+
+/// Whether the request is about an object in a namespace (a Namespace itself is not).
+pub(crate) fn namespaced(a: &Attributes) -> bool {
+    let is_namespace = a.resource.group.is_empty() && a.resource.resource == "namespaces";
+    !a.namespace.is_empty() && !is_namespace
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(ops: &[&str], resources: &[&str], scope: &str) -> Rule {
+        let v = |l: &[&str]| Some(l.iter().map(|s| s.to_string()).collect());
+        Rule::new(&RuleWithOperations {
+            operations: v(ops),
+            api_groups: v(&[""]),
+            api_versions: v(&["v1"]),
+            resources: v(resources),
+            scope: Some(scope.into()),
+        })
+    }
+
+    #[test]
+    fn resources_and_subresources() {
+        let pods = rule(&["CREATE"], &["pods"], "*");
+        assert!(pods.matches(Operation::Create, "", "v1", "pods", "", true));
+        assert!(!pods.matches(Operation::Create, "", "v1", "pods", "binding", true));
+        assert!(!pods.matches(Operation::Update, "", "v1", "pods", "", true));
+        assert!(!pods.matches(Operation::Create, "apps", "v1", "pods", "", true));
+        let subs = rule(&["*"], &["pods/*"], "*");
+        assert!(subs.matches(Operation::Update, "", "v1", "pods", "status", true));
+        assert!(!subs.matches(Operation::Update, "", "v1", "pods", "", true));
+        let all = rule(&["*"], &["*/*"], "*");
+        assert!(all.matches(Operation::Delete, "", "v1", "configmaps", "", true));
+        assert!(all.matches(Operation::Create, "", "v1", "pods", "binding", true));
+        let status = rule(&["UPDATE"], &["*/status"], "*");
+        assert!(status.matches(Operation::Update, "", "v1", "nodes", "status", false));
+        assert!(!status.matches(Operation::Update, "", "v1", "nodes", "", false));
+    }
+
+    #[test]
+    fn scope() {
+        let cluster = rule(&["*"], &["*"], "Cluster");
+        assert!(cluster.matches(Operation::Create, "", "v1", "nodes", "", false));
+        assert!(!cluster.matches(Operation::Create, "", "v1", "pods", "", true));
+        let namespaced = rule(&["*"], &["*"], "Namespaced");
+        assert!(namespaced.matches(Operation::Create, "", "v1", "pods", "", true));
+        assert!(!namespaced.matches(Operation::Create, "", "v1", "nodes", "", false));
+    }
+}
