@@ -104,11 +104,8 @@ fn selector(
     s: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>,
 ) -> LabelSelector {
     // Validation refused bad selectors; one stored by another server matches nothing.
-    s.map_or_else(
-        || Ok(LabelSelector::default()),
-        LabelSelector::from_api,
-    )
-    .unwrap_or_else(|_| LabelSelector::parse("capstan.invalid/never").unwrap_or_default())
+    s.map_or_else(|| Ok(LabelSelector::default()), LabelSelector::from_api)
+        .unwrap_or_else(|_| LabelSelector::parse("capstan.invalid/never").unwrap_or_default())
 }
 
 fn endpoint(client: &WebhookClientConfig) -> Result<Endpoint, String> {

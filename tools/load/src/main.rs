@@ -22,6 +22,7 @@ mod deletion;
 mod fanout;
 mod pods;
 mod scheduling;
+mod webhook;
 
 const SC: &str = "/apis/storage.k8s.io/v1/storageclasses";
 
@@ -92,6 +93,10 @@ struct Options {
     /// collection of a known size.
     #[arg(long, default_value_t = 0)]
     populate: usize,
+    /// Serve a validating admission webhook that allows everything from this process, and
+    /// register it for StorageClass creates and updates while measuring.
+    #[arg(long)]
+    validating_webhook: bool,
 }
 
 struct Target {
@@ -489,6 +494,17 @@ async fn main() {
     if options.populate > 0 {
         populate(&target, &run, options.populate).await;
     }
+    let webhook = if options.validating_webhook {
+        match webhook::install(&target, &run).await {
+            Ok(w) => Some(w),
+            Err(e) => {
+                eprintln!("capstan-load: {e}");
+                std::process::exit(1);
+            }
+        }
+    } else {
+        None
+    };
     println!(
         "| operation | clients | requests | errors | ops/s | p50 ms | p90 ms | p99 ms | max ms |"
     );
@@ -521,6 +537,13 @@ async fn main() {
                 ms(out.latencies.last().copied().unwrap_or_default()),
             );
         }
+    }
+    if let Some(webhook) = webhook {
+        println!(
+            "\nvalidating webhook: {} reviews answered",
+            webhook.calls.load(std::sync::atomic::Ordering::Relaxed)
+        );
+        webhook.remove(&target).await;
     }
     cleanup(&target, &run, options.keep).await;
 }
