@@ -58,7 +58,11 @@ struct State {
     queued: HashSet<String>,
     backoff: Vec<(Instant, String)>,
     unschedulable: HashMap<String, Instant>,
-    in_flight: HashSet<String>,
+    /// Pods being scheduled, with the cluster changes counted when each was taken.
+    in_flight: HashMap<String, u64>,
+    /// Cluster changes so far: a pod found unschedulable while one happened is retried
+    /// (after its backoff), since the change may have come too late for its attempt.
+    changes: u64,
     attempts: HashMap<String, u32>,
     /// Pods held back by `spec.schedulingGates` (upstream's SchedulingGates PreEnqueue).
     gated: HashSet<String>,
@@ -75,7 +79,8 @@ impl Default for State {
             queued: HashSet::new(),
             backoff: Vec::new(),
             unschedulable: HashMap::new(),
-            in_flight: HashSet::new(),
+            in_flight: HashMap::new(),
+            changes: 0,
             attempts: HashMap::new(),
             gated: HashSet::new(),
             seq: 0,
@@ -87,7 +92,7 @@ impl Default for State {
 
 impl State {
     fn push(&mut self, key: &str) {
-        if self.queued.contains(key) || self.in_flight.contains(key) {
+        if self.queued.contains(key) || self.in_flight.contains_key(key) {
             return;
         }
         let Some(pod) = self.pods.get(key) else {
@@ -195,6 +200,7 @@ impl Queue {
     /// unschedulable pods fit: they go back to the queue (after their backoff).
     pub fn cluster_changed(&self) {
         let mut s = self.lock();
+        s.changes += 1;
         let keys: Vec<String> = s.unschedulable.drain().map(|(k, _)| k).collect();
         let now = Instant::now();
         for key in keys {
@@ -246,7 +252,8 @@ impl Queue {
                 while let Some(entry) = s.active.pop() {
                     s.queued.remove(&entry.key);
                     if let Some(pod) = s.pods.get(&entry.key).cloned() {
-                        s.in_flight.insert(entry.key);
+                        let changes = s.changes;
+                        s.in_flight.insert(entry.key, changes);
                         return pod;
                     }
                 }
@@ -268,10 +275,15 @@ impl Queue {
     /// Records how the attempt on `key` ended.
     pub fn done(&self, key: &str, outcome: Outcome) {
         let mut s = self.lock();
-        s.in_flight.remove(key);
+        let taken_at = s.in_flight.remove(key);
         if !s.pods.contains_key(key) {
             return;
         }
+        // A change during the attempt may be what the pod waited for: retry it.
+        let outcome = match outcome {
+            Outcome::Unschedulable if taken_at.is_some_and(|c| c != s.changes) => Outcome::Error,
+            other => other,
+        };
         match outcome {
             Outcome::Done => {
                 s.pods.remove(key);
@@ -336,6 +348,17 @@ mod tests {
         assert_eq!(q.len(), (0, 0, 1));
         q.add(pod("a", 5));
         assert_eq!(q.len(), (1, 0, 0));
+    }
+
+    #[tokio::test]
+    async fn a_change_during_an_attempt_retries_the_pod() {
+        let q = Queue::default();
+        q.add(pod("a", 0));
+        let p = q.pop().await;
+        // The node the pod waits for changes while the pod is being scheduled.
+        q.cluster_changed();
+        q.done(&pod_key(&p), Outcome::Unschedulable);
+        assert_eq!(q.len(), (0, 1, 0), "backing off, not waiting for another change");
     }
 
     #[test]
