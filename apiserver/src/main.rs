@@ -378,11 +378,12 @@ struct Options {
     /// ValidatingAdmissionPolicy, ValidatingAdmissionWebhook. Built so far: AlwaysAdmit,
     /// AlwaysDeny, AlwaysPullImages, DefaultIngressClass, DefaultStorageClass,
     /// DefaultTolerationSeconds, ExtendedResourceToleration,
-    /// LimitPodHardAntiAffinityTopology, MutatingAdmissionWebhook, NamespaceAutoProvision,
-    /// NamespaceExists, NamespaceLifecycle, NodeRestriction, PersistentVolumeClaimResize,
-    /// PodNodeSelector, PodTolerationRestriction, Priority, RuntimeClass,
-    /// StorageObjectInUseProtection, TaintNodesByCondition, ValidatingAdmissionWebhook; the
-    /// others are accepted, logged at start, and have no effect yet.
+    /// LimitPodHardAntiAffinityTopology, LimitRanger, MutatingAdmissionWebhook,
+    /// NamespaceAutoProvision, NamespaceExists, NamespaceLifecycle, NodeRestriction,
+    /// PersistentVolumeClaimResize, PodNodeSelector, PodTolerationRestriction, Priority,
+    /// RuntimeClass, ServiceAccount, StorageObjectInUseProtection, TaintNodesByCondition,
+    /// ValidatingAdmissionWebhook; the others are accepted, logged at start, and have no
+    /// effect yet.
     #[arg(long, value_delimiter = ',', help_heading = "Admission flags")]
     enable_admission_plugins: Vec<String>,
 

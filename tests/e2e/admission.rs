@@ -686,3 +686,183 @@ async fn ingress_classes_are_served_with_upstream_validation() {
         .await;
     assert_eq!(r.status, 422, "the controller is immutable");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pods_run_as_existing_service_accounts_with_their_credentials() {
+    let server = TestServer::start().await;
+    let raw = admin(&server);
+    // A pod in a namespace made a moment ago: its `default` account is waited for.
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            "/api/v1/namespaces",
+            &json!({"metadata": {"name": "fresh"}}),
+        )
+        .await;
+    assert_eq!(r.status, 201);
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            "/api/v1/namespaces/fresh/pods",
+            &pod("p"),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let p = r.json();
+    assert_eq!(p["spec"]["serviceAccountName"], "default");
+    assert_eq!(p["spec"]["serviceAccount"], "default");
+    let volume = &p["spec"]["volumes"][0];
+    let name = volume["name"].as_str().unwrap();
+    assert!(
+        name.starts_with("kube-api-access-") && name.len() == 21,
+        "{name}"
+    );
+    assert_eq!(
+        volume["projected"]["sources"],
+        json!([
+            {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+            {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+            {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}},
+        ])
+    );
+    assert_eq!(
+        p["spec"]["containers"][0]["volumeMounts"],
+        json!([{"name": name, "readOnly": true, "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}])
+    );
+    // The CA the volume reads is published in every namespace.
+    let mut ca = Value::Null;
+    for _ in 0..100 {
+        let r = raw
+            .get("/api/v1/namespaces/fresh/configmaps/kube-root-ca.crt")
+            .await;
+        if r.status == 200 {
+            ca = r.json()["data"]["ca.crt"].clone();
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(ca.as_str(), Some(server.ca_pem()));
+
+    // Another account: its image pull secrets; no token when the pod says so.
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            "/api/v1/namespaces/default/serviceaccounts",
+            &json!({"metadata": {"name": "builder"}, "imagePullSecrets": [{"name": "registry"}]}),
+        )
+        .await;
+    assert_eq!(r.status, 201);
+    let mut quiet = pod("quiet");
+    quiet["spec"]["serviceAccountName"] = json!("builder");
+    quiet["spec"]["automountServiceAccountToken"] = json!(false);
+    let p = raw.send_json(http::Method::POST, PODS, &quiet).await.json();
+    assert_eq!(p["spec"]["imagePullSecrets"], json!([{"name": "registry"}]));
+    assert!(p["spec"]["volumes"].is_null(), "{}", p["spec"]);
+
+    // A missing account, and a mirror pod naming one, are refused.
+    let mut lost = pod("lost");
+    lost["spec"]["serviceAccountName"] = json!("nobody");
+    let r = raw.send_json(http::Method::POST, PODS, &lost).await;
+    assert_eq!(r.status, 403);
+    assert_eq!(
+        r.json()["message"],
+        "pods \"lost\" is forbidden: error looking up service account default/nobody: serviceaccount \"nobody\" not found"
+    );
+    let mut mirror = pod("mirror");
+    mirror["metadata"]["annotations"] = json!({"kubernetes.io/config.mirror": "x"});
+    mirror["spec"]["serviceAccountName"] = json!("builder");
+    let r = raw.send_json(http::Method::POST, PODS, &mirror).await;
+    assert_eq!(r.status, 403);
+    assert_eq!(
+        r.json()["message"],
+        "pods \"mirror\" is forbidden: a mirror pod may not reference service accounts"
+    );
+    // An account that enforces its mountable secrets.
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            "/api/v1/namespaces/default/serviceaccounts",
+            &json!({"metadata": {"name": "strict", "annotations": {"kubernetes.io/enforce-mountable-secrets": "true"}}, "secrets": [{"name": "allowed"}]}),
+        )
+        .await;
+    assert_eq!(r.status, 201);
+    let mut strict = pod("strict");
+    strict["spec"]["serviceAccountName"] = json!("strict");
+    strict["spec"]["volumes"] = json!([{"name": "s", "secret": {"secretName": "other"}}]);
+    let r = raw.send_json(http::Method::POST, PODS, &strict).await;
+    assert_eq!(r.status, 403);
+    assert_eq!(
+        r.json()["message"],
+        "pods \"strict\" is forbidden: volume with secret.secretName=\"other\" is not allowed because service account strict does not reference that secret"
+    );
+
+    // Switched off: no account, no volume.
+    let off = TestServer::start_with(|c| c.admission = plugins(&[], &["ServiceAccount"])).await;
+    let p = admin(&off)
+        .send_json(http::Method::POST, PODS, &pod("bare"))
+        .await
+        .json();
+    assert!(p["spec"]["serviceAccountName"].is_null(), "{}", p["spec"]);
+    assert!(p["spec"]["volumes"].is_null());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn limit_ranges_default_and_bound_container_resources() {
+    let server = TestServer::start().await;
+    let raw = admin(&server);
+    const RANGES: &str = "/api/v1/namespaces/default/limitranges";
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            RANGES,
+            &json!({"metadata": {"name": "bad"}, "spec": {"limits": [{"type": "Container", "min": {"cpu": "2"}, "max": {"cpu": "1"}}]}}),
+        )
+        .await;
+    assert_eq!(r.status, 422, "{:?}", r.body);
+    assert_eq!(
+        r.json()["details"]["causes"][0]["field"],
+        "spec.limits[0].min[cpu]"
+    );
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            RANGES,
+            &json!({"metadata": {"name": "limits"}, "spec": {"limits": [
+                {"type": "Container", "default": {"cpu": "500m"}, "defaultRequest": {"cpu": "100m"}, "max": {"memory": "1Gi"}},
+            ]}}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    // The maximum became the default limit too (upstream's defaulting).
+    assert_eq!(
+        r.json()["spec"]["limits"][0]["default"],
+        json!({"cpu": "500m", "memory": "1Gi"})
+    );
+    let out = crate::ok(kubectl(&server.kubeconfig_path(), &["get", "limits"]));
+    assert!(
+        out.starts_with("NAME") && out.contains("CREATED AT") && out.contains("limits"),
+        "{out}"
+    );
+
+    let mut p = pod("defaulted");
+    p["spec"]["containers"][0]["resources"] = json!({"limits": {"memory": "512Mi"}});
+    let r = raw.send_json(http::Method::POST, PODS, &p).await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let created = r.json();
+    assert_eq!(
+        created["spec"]["containers"][0]["resources"],
+        json!({"requests": {"cpu": "100m", "memory": "512Mi"}, "limits": {"cpu": "500m", "memory": "512Mi"}})
+    );
+    assert_eq!(
+        created["metadata"]["annotations"]["kubernetes.io/limit-ranger"],
+        "LimitRanger plugin set: cpu request for container c; cpu limit for container c"
+    );
+    let mut big = pod("big");
+    big["spec"]["containers"][0]["resources"] = json!({"limits": {"memory": "2Gi"}});
+    let r = raw.send_json(http::Method::POST, PODS, &big).await;
+    assert_eq!(r.status, 403, "{:?}", r.body);
+    assert_eq!(
+        r.json()["message"],
+        "pods \"big\" is forbidden: maximum memory usage per Container is 1Gi, but limit is 2Gi"
+    );
+}

@@ -7,6 +7,7 @@ pub mod coordination;
 pub mod core;
 mod describe;
 pub mod events;
+pub mod limits;
 pub mod networking;
 pub mod node;
 pub mod pod;
@@ -25,6 +26,7 @@ pub use core::{
     PersistentVolumeClaimStrategy, PersistentVolumeStrategy, SecretStrategy,
     ServiceAccountStrategy,
 };
+pub use limits::LimitRangeStrategy;
 pub use networking::IngressClassStrategy;
 pub use node::RuntimeClassStrategy;
 pub use pod::PodStrategy;

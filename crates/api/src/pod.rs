@@ -66,32 +66,18 @@ impl Strategy for PodStrategy {
     }
 
     fn prepare_for_create(&self, pod: &mut Pod) {
-        // The service account, as upstream's ServiceAccount admission plugin names it (the
-        // plugin's checks and token volume come with it in capstan-admission); the
-        // tolerations and priority come from their admission plugins.
-        // Mirror pods (a kubelet's static pods) keep their spec as the kubelet wrote it.
-        let mirror = pod
-            .metadata
-            .annotations
-            .as_ref()
-            .is_some_and(|a| a.contains_key("kubernetes.io/config.mirror"));
+        // The deprecated `serviceAccount` mirrors `serviceAccountName`, as upstream's
+        // conversion keeps them; the ServiceAccount admission plugin names `default` when a
+        // pod names no account. The tolerations and priority come from their plugins too.
         let spec = pod.spec.get_or_insert_with(Default::default);
-        if !mirror
-            && spec
-                .service_account_name
-                .as_deref()
-                .is_none_or(str::is_empty)
+        if spec
+            .service_account_name
+            .as_deref()
+            .is_none_or(str::is_empty)
         {
-            let sa = spec
-                .service_account
-                .clone()
-                .filter(|s| !s.is_empty())
-                .unwrap_or_else(|| "default".into());
-            spec.service_account_name = Some(sa);
+            spec.service_account_name = spec.service_account.clone().filter(|s| !s.is_empty());
         }
-        if !mirror {
-            spec.service_account = spec.service_account_name.clone();
-        }
+        spec.service_account = spec.service_account_name.clone();
         spec.preemption_policy
             .get_or_insert_with(|| "PreemptLowerPriority".into());
         let qos = qos_class(spec);
@@ -572,7 +558,10 @@ mod tests {
         assert_eq!(spec.restart_policy.as_deref(), Some("Always"));
         assert_eq!(spec.scheduler_name.as_deref(), Some(DEFAULT_SCHEDULER));
         assert_eq!(spec.termination_grace_period_seconds, Some(30));
-        assert_eq!(spec.service_account_name.as_deref(), Some("default"));
+        assert_eq!(
+            spec.service_account_name, None,
+            "the ServiceAccount plugin's part"
+        );
         assert_eq!(
             spec.tolerations, None,
             "the DefaultTolerationSeconds plugin's part"

@@ -12,6 +12,7 @@ pub fn for_kind(group: &str, kind: &str) -> Vec<Column> {
         ("", "Node") => nodes(),
         ("", "Namespace") => namespaces(),
         ("", "ConfigMap") => config_maps(),
+        ("", "LimitRange") => limit_ranges(),
         ("", "Secret") => secrets(),
         ("", "ServiceAccount") => service_accounts(),
         ("", "Event") => events(),
@@ -202,6 +203,19 @@ pub fn config_maps() -> Vec<Column> {
             Value::from(n)
         }),
         Column::age(),
+    ]
+}
+
+/// LimitRanges: when each was made.
+fn limit_ranges() -> Vec<Column> {
+    vec![
+        Column::name(),
+        Column::new(
+            "Created At",
+            "date",
+            "When the object was created.",
+            |o, _| text_or(o, "/metadata/creationTimestamp", ""),
+        ),
     ]
 }
 

@@ -3,7 +3,9 @@
 //!
 //! - **namespaces**: a deleted namespace's content is deleted, resource by resource; when
 //!   nothing is left, the `kubernetes` finalizer is removed and the namespace goes away. New
-//!   namespaces get a `default` ServiceAccount.
+//!   namespaces get a `default` ServiceAccount and, given the cluster's CA, the
+//!   `kube-root-ca.crt` ConfigMap the pods' `kube-api-access-*` volumes read (upstream's
+//!   service account and root CA publisher controllers, in kube-controller-manager).
 //! - **events**: core events expire `--event-ttl` after their last activity.
 //! - **rbac**: the RBAC authorizer's index follows the roles and bindings; aggregated
 //!   ClusterRoles get the rules of the roles their selectors match (upstream runs that one in
@@ -45,6 +47,9 @@ pub struct ControllerConfig {
     pub event_ttl: Duration,
     /// Whether the garbage collector runs (`--enable-garbage-collector`).
     pub garbage_collector: bool,
+    /// The CA (PEM) published in every namespace as `kube-root-ca.crt`; none publishes
+    /// nothing.
+    pub root_ca: Option<String>,
 }
 
 impl Default for ControllerConfig {
@@ -52,6 +57,7 @@ impl Default for ControllerConfig {
         Self {
             event_ttl: Duration::from_secs(3600),
             garbage_collector: true,
+            root_ca: None,
         }
     }
 }
@@ -69,6 +75,10 @@ impl Controllers {
                 registry.clone(),
                 builtin.namespaces.clone(),
                 builtin.service_accounts.clone(),
+                config
+                    .root_ca
+                    .clone()
+                    .map(|ca| (builtin.config_maps.clone(), ca)),
             )),
             tokio::spawn(events::run(builtin.events.clone(), config.event_ttl)),
             tokio::spawn(rbac::aggregate(builtin.rbac.cluster_roles.clone())),

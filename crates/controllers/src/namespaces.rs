@@ -1,12 +1,13 @@
 //! The namespace controller: deleting a namespace's content, finalizing it, and giving every
-//! live namespace a `default` ServiceAccount (again, when it is deleted).
+//! live namespace a `default` ServiceAccount and the `kube-root-ca.crt` ConfigMap (again,
+//! when they are deleted).
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use capstan_api::core::NAMESPACE_FINALIZER;
-use capstan_api::{NamespaceStrategy, ServiceAccountStrategy};
+use capstan_api::{ConfigMapStrategy, NamespaceStrategy, ServiceAccountStrategy};
 use capstan_meta::Reason;
 use capstan_registry::{
     DeleteOptions, Error, GenericStore, ListOptions, Registry, RestStorage, WriteOptions,
@@ -22,10 +23,14 @@ use crate::watching::{Object, Seen, follow};
 /// Longest wait between two passes over a terminating namespace's content.
 const MAX_RETRY: Duration = Duration::from_secs(5);
 
+/// The ConfigMap of the cluster's CA in every namespace.
+const ROOT_CA: &str = "kube-root-ca.crt";
+
 pub(crate) async fn run(
     registry: Arc<Registry>,
     namespaces: Arc<GenericStore<NamespaceStrategy>>,
     service_accounts: Arc<GenericStore<ServiceAccountStrategy>>,
+    root_ca: Option<(Arc<GenericStore<ConfigMapStrategy>>, String)>,
 ) {
     let finalizing: Arc<Mutex<HashSet<String>>> = Arc::default();
     let mut has_account: HashSet<String> = HashSet::new();
@@ -39,6 +44,13 @@ pub(crate) async fn run(
     let mut tasks = JoinSet::new();
     tasks.spawn(follow::<Object>(source, tx));
     tasks.spawn(follow::<Object>(account_source, accounts_tx));
+    let (maps_tx, mut maps) = mpsc::channel::<Seen<Object>>(256);
+    if let Some((config_maps, _)) = &root_ca {
+        let maps_source: Arc<dyn RestStorage> = config_maps.clone();
+        tasks.spawn(follow::<Object>(maps_source, maps_tx));
+    } else {
+        drop(maps_tx);
+    }
     loop {
         let Seen {
             object: ns,
@@ -59,6 +71,16 @@ pub(crate) async fn run(
                     if ensure_default_account(&service_accounts, namespace).await {
                         has_account.insert(namespace.to_string());
                     }
+                }
+                continue;
+            }
+            Some(map) = maps.recv() => {
+                // A deleted CA map of a live namespace comes back.
+                let namespace = map.object.metadata.namespace.as_str();
+                if map.deleted && map.object.metadata.name == ROOT_CA && active.contains(namespace)
+                    && let Some((config_maps, ca)) = &root_ca
+                {
+                    ensure_root_ca(config_maps, namespace, ca).await;
                 }
                 continue;
             }
@@ -99,6 +121,9 @@ pub(crate) async fn run(
         } else if !has_account.contains(&name)
             && ensure_default_account(&service_accounts, &name).await
         {
+            if let Some((config_maps, ca)) = &root_ca {
+                ensure_root_ca(config_maps, &name, ca).await;
+            }
             has_account.insert(name);
         }
         // Reap finished finalizations.
@@ -123,6 +148,22 @@ async fn ensure_default_account(
             debug!(%err, namespace, "namespace controller: no default service account yet");
             false
         }
+    }
+}
+
+/// Creates the namespace's `kube-root-ca.crt` ConfigMap (`ca.crt`) unless it exists.
+async fn ensure_root_ca(config_maps: &GenericStore<ConfigMapStrategy>, namespace: &str, ca: &str) {
+    let body = serde_json::json!({"metadata": {"name": ROOT_CA}, "data": {"ca.crt": ca}});
+    let Ok(body) = serde_json::to_vec(&body) else {
+        return;
+    };
+    match config_maps
+        .create(namespace, &body, &WriteOptions::server())
+        .await
+    {
+        Ok(_) => {}
+        Err(Error::Api(e)) if e.reason == Reason::AlreadyExists => {}
+        Err(err) => debug!(%err, namespace, "namespace controller: no root CA config map yet"),
     }
 }
 

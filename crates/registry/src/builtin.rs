@@ -29,6 +29,8 @@ pub struct Builtin {
     pub pods: Arc<GenericStore<PodStrategy>>,
     /// Service accounts (a `default` one per namespace).
     pub service_accounts: Arc<GenericStore<ServiceAccountStrategy>>,
+    /// Config maps (a `kube-root-ca.crt` one per namespace).
+    pub config_maps: Arc<GenericStore<ConfigMapStrategy>>,
     /// Core events (expired after `--event-ttl`).
     pub events: Arc<GenericStore<EventStrategy>>,
     /// Secrets.
@@ -100,7 +102,7 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
     registry.add(Arc::new(BindingRest::subresource(pods.clone())));
     registry.add(Arc::new(BindingRest::resource(pods.clone())));
     let nodes = registry.register(NodeStrategy);
-    registry.register(ConfigMapStrategy);
+    let config_maps = registry.register(ConfigMapStrategy);
     let service_accounts = registry.register(ServiceAccountStrategy);
     let secrets = registry.register_with(SecretStrategy, |store| match config.legacy_tokens {
         Some((key, ca)) => store.with_create_hook(Arc::new(LegacyTokenFiller::new(
@@ -124,6 +126,7 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
     registry.register(StorageClassStrategy);
     registry.register(CsiNodeStrategy);
     registry.register(PodDisruptionBudgetStrategy);
+    registry.register(capstan_api::LimitRangeStrategy);
     let escalation = config.escalation.clone();
     let rbac = Rbac {
         roles: registry.register_with(capstan_api::RoleStrategy, |s| match &escalation {
@@ -154,6 +157,7 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
         namespaces,
         pods,
         service_accounts,
+        config_maps,
         events,
         secrets,
         nodes,

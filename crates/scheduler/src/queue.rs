@@ -358,7 +358,11 @@ mod tests {
         // The node the pod waits for changes while the pod is being scheduled.
         q.cluster_changed();
         q.done(&pod_key(&p), Outcome::Unschedulable);
-        assert_eq!(q.len(), (0, 1, 0), "backing off, not waiting for another change");
+        assert_eq!(
+            q.len(),
+            (0, 1, 0),
+            "backing off, not waiting for another change"
+        );
     }
 
     #[test]

@@ -380,6 +380,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         ControllerConfig {
             event_ttl: config.event_ttl,
             garbage_collector: config.garbage_collector,
+            root_ca: Some(cert.ca_pem.clone()),
         },
     );
 

@@ -4,12 +4,14 @@
 mod always;
 mod ingress;
 mod lifecycle;
+mod limit_ranger;
 mod namespaces;
 mod node_restriction;
 mod pods;
 mod priority;
 mod runtime_class;
 mod scheduling;
+mod service_account;
 mod storage;
 mod tolerations;
 
@@ -77,6 +79,8 @@ pub fn build(
             )),
             None => return Ok(None),
         },
+        "LimitRanger" => Arc::new(limit_ranger::LimitRanger::new(ctx.lister.clone())),
+        "ServiceAccount" => Arc::new(service_account::ServiceAccount::new(ctx.lister.clone())),
         "ExtendedResourceToleration" => Arc::new(scheduling::ExtendedResourceToleration),
         "PodNodeSelector" => Arc::new(scheduling::PodNodeSelector::new(
             ctx.lister.clone(),
