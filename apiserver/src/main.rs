@@ -381,7 +381,8 @@ struct Options {
     /// LimitPodHardAntiAffinityTopology, LimitRanger, MutatingAdmissionWebhook,
     /// NamespaceAutoProvision, NamespaceExists, NamespaceLifecycle, NodeRestriction,
     /// PersistentVolumeClaimResize, PodNodeSelector, PodTolerationRestriction, Priority,
-    /// RuntimeClass, ServiceAccount, StorageObjectInUseProtection, TaintNodesByCondition,
+    /// ResourceQuota, RuntimeClass, ServiceAccount, StorageObjectInUseProtection,
+    /// TaintNodesByCondition,
     /// ValidatingAdmissionWebhook; the others are accepted, logged at start, and have no
     /// effect yet.
     #[arg(long, value_delimiter = ',', help_heading = "Admission flags")]

@@ -866,3 +866,131 @@ async fn limit_ranges_default_and_bound_container_resources() {
         "pods \"big\" is forbidden: maximum memory usage per Container is 1Gi, but limit is 2Gi"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resource_quotas_charge_creates_and_release_deletions() {
+    let server = TestServer::start().await;
+    let raw = admin(&server);
+    const QUOTAS: &str = "/api/v1/namespaces/default/resourcequotas";
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            QUOTAS,
+            &json!({"metadata": {"name": "compute"}, "spec": {"hard": {"pods": "5", "requests.cpu": "1", "count/configmaps": "2"}}}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    // The controller fills the status in.
+    let mut quota = Value::Null;
+    for _ in 0..100 {
+        quota = raw.get(&format!("{QUOTAS}/compute")).await.json();
+        if !quota["status"]["used"].is_null() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        quota["status"]["hard"],
+        json!({"pods": "5", "requests.cpu": "1", "count/configmaps": "2"})
+    );
+    assert_eq!(quota["status"]["used"]["pods"], "0");
+    // The CA map the controller publishes counts as one config map.
+    assert_eq!(quota["status"]["used"]["count/configmaps"], "1");
+
+    let sized = |name: &str, cpu: &str| {
+        let mut p = pod(name);
+        p["spec"]["containers"][0]["resources"] = json!({"requests": {"cpu": cpu}});
+        p
+    };
+    // Without a cpu request, the pod cannot be charged.
+    let r = raw.send_json(http::Method::POST, PODS, &pod("bare")).await;
+    assert_eq!(r.status, 403);
+    assert_eq!(
+        r.json()["message"],
+        "pods \"bare\" is forbidden: failed quota: compute: must specify requests.cpu"
+    );
+    // Twenty concurrent creates of 100m: the quota's five pods, not one more.
+    let creates = (0..20).map(|i| {
+        let raw = raw.clone();
+        let body = sized(&format!("p{i}"), "100m");
+        async move { raw.send_json(http::Method::POST, PODS, &body).await }
+    });
+    let results = futures_util::future::join_all(creates).await;
+    let created = results.iter().filter(|r| r.status == 201).count();
+    assert_eq!(
+        created,
+        5,
+        "{:?}",
+        results.iter().map(|r| r.status).collect::<Vec<_>>()
+    );
+    let refused = results.iter().find(|r| r.status == 403).unwrap().json();
+    let message = refused["message"].as_str().unwrap();
+    assert!(
+        message.ends_with("is forbidden: exceeded quota: compute, requested: pods=1, used: pods=5, limited: pods=5"),
+        "{message}"
+    );
+    let quota = raw.get(&format!("{QUOTAS}/compute")).await.json();
+    assert_eq!(quota["status"]["used"]["pods"], "5");
+    assert_eq!(quota["status"]["used"]["requests.cpu"], "500m");
+    let out = crate::ok(kubectl(&server.kubeconfig_path(), &["get", "quota"]));
+    assert!(
+        out.contains("REQUEST") && out.contains("pods: 5/5"),
+        "{out}"
+    );
+
+    // A deleted pod gives its share back.
+    let name = results
+        .iter()
+        .find(|r| r.status == 201)
+        .map(|r| r.json()["metadata"]["name"].as_str().unwrap().to_string())
+        .unwrap();
+    let r = raw
+        .request(
+            http::Method::DELETE,
+            &format!("{PODS}/{name}?gracePeriodSeconds=0"),
+            &[],
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let mut again = 0;
+    for _ in 0..100 {
+        again = raw
+            .send_json(http::Method::POST, PODS, &sized("again", "100m"))
+            .await
+            .status
+            .as_u16();
+        if again == 201 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(again, 201);
+    // count/<resource>: one more config map, then no more.
+    let cm = |n: &str| json!({"metadata": {"name": n}});
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            "/api/v1/namespaces/default/configmaps",
+            &cm("one"),
+        )
+        .await;
+    assert_eq!(r.status, 201);
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            "/api/v1/namespaces/default/configmaps",
+            &cm("two"),
+        )
+        .await;
+    assert_eq!(r.status, 403);
+    // Dry runs are judged too.
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            "/api/v1/namespaces/default/configmaps?dryRun=All",
+            &cm("three"),
+        )
+        .await;
+    assert_eq!(r.status, 403);
+}

@@ -75,6 +75,8 @@ fn bench(c: &mut Criterion) {
         unreachable_toleration_seconds: 300,
         namespace_creator: None,
         external: Vec::new(),
+        status_writer: None,
+        quota_namespaces: Default::default(),
     };
     let resolved = AdmissionOptions::default().resolve().expect("the defaults");
     let (chain, _) = chain(&resolved, &ctx).expect("a chain");

@@ -12,6 +12,7 @@ mod chain;
 pub mod config;
 mod error;
 pub mod plugins;
+pub mod quota;
 
 pub use attributes::{Attributes, Feedback, Operation, Reinvocation};
 pub use chain::{Chain, Lister, Plugin};

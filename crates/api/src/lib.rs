@@ -13,6 +13,7 @@ pub mod node;
 pub mod pod;
 pub mod policy;
 pub mod printers;
+pub mod quota;
 pub mod rbac;
 pub mod scheduling;
 pub mod storage;
@@ -31,6 +32,7 @@ pub use networking::IngressClassStrategy;
 pub use node::RuntimeClassStrategy;
 pub use pod::PodStrategy;
 pub use policy::PodDisruptionBudgetStrategy;
+pub use quota::ResourceQuotaStrategy;
 pub use rbac::{
     ClusterRoleBindingStrategy, ClusterRoleStrategy, RoleBindingStrategy, RoleStrategy,
 };

@@ -13,6 +13,7 @@ pub fn for_kind(group: &str, kind: &str) -> Vec<Column> {
         ("", "Namespace") => namespaces(),
         ("", "ConfigMap") => config_maps(),
         ("", "LimitRange") => limit_ranges(),
+        ("", "ResourceQuota") => resource_quotas(),
         ("", "Secret") => secrets(),
         ("", "ServiceAccount") => service_accounts(),
         ("", "Event") => events(),
@@ -203,6 +204,41 @@ pub fn config_maps() -> Vec<Column> {
             Value::from(n)
         }),
         Column::age(),
+    ]
+}
+
+/// ResourceQuotas: `used/hard` of each resource, the limits apart.
+fn resource_quotas() -> Vec<Column> {
+    fn pairs(o: &Value, limits: bool) -> Value {
+        let hard = o["status"]["hard"]
+            .as_object()
+            .or(o["spec"]["hard"].as_object());
+        let text: Vec<String> = hard
+            .into_iter()
+            .flatten()
+            .filter(|(k, _)| k.starts_with("limits.") == limits)
+            .map(|(k, h)| {
+                let used = o["status"]["used"][k.as_str()].as_str().unwrap_or("0");
+                format!("{k}: {used}/{}", h.as_str().unwrap_or_default())
+            })
+            .collect();
+        Value::from(text.join(", "))
+    }
+    vec![
+        Column::name(),
+        Column::age(),
+        Column::new(
+            "Request",
+            "string",
+            "Used and hard amounts of what is not a limit.",
+            |o, _| pairs(o, false),
+        ),
+        Column::new(
+            "Limit",
+            "string",
+            "Used and hard amounts of the limits.",
+            |o, _| pairs(o, true),
+        ),
     ]
 }
 

@@ -6,6 +6,8 @@
 //!   namespaces get a `default` ServiceAccount and, given the cluster's CA, the
 //!   `kube-root-ca.crt` ConfigMap the pods' `kube-api-access-*` volumes read (upstream's
 //!   service account and root CA publisher controllers, in kube-controller-manager).
+//! - **resource quotas**: each quota's usage is recounted from what its namespace holds
+//!   (upstream's resource quota controller, in kube-controller-manager).
 //! - **events**: core events expire `--event-ttl` after their last activity.
 //! - **rbac**: the RBAC authorizer's index follows the roles and bindings; aggregated
 //!   ClusterRoles get the rules of the roles their selectors match (upstream runs that one in
@@ -26,6 +28,7 @@ mod namespaces;
 pub mod node_graph;
 mod node_taints;
 pub mod protection;
+mod quota;
 pub mod rbac;
 mod watching;
 pub mod webhooks;
@@ -50,6 +53,9 @@ pub struct ControllerConfig {
     /// The CA (PEM) published in every namespace as `kube-root-ca.crt`; none publishes
     /// nothing.
     pub root_ca: Option<String>,
+    /// Where the quota controller says which namespaces hold quotas (the ResourceQuota
+    /// admission plugin reads it); none runs no quota controller.
+    pub quota_namespaces: Option<Arc<capstan_admission::plugins::QuotaNamespaces>>,
 }
 
 impl Default for ControllerConfig {
@@ -58,6 +64,7 @@ impl Default for ControllerConfig {
             event_ttl: Duration::from_secs(3600),
             garbage_collector: true,
             root_ca: None,
+            quota_namespaces: None,
         }
     }
 }
@@ -89,6 +96,9 @@ impl Controllers {
                 builtin.volumes.clone(),
             )),
         ];
+        if let Some(namespaces) = config.quota_namespaces {
+            tasks.push(tokio::spawn(quota::run(registry.clone(), namespaces)));
+        }
         if config.garbage_collector {
             tasks.push(tokio::spawn(gc::run(registry.clone())));
         }

@@ -27,7 +27,7 @@ impl StoreLister {
     }
 
     pub(crate) fn add(&self, storage: Arc<dyn RestStorage>) {
-        if storage.descriptor().subresource.is_empty() {
+        if matches!(storage.descriptor().subresource.as_str(), "" | "status") {
             self.stores
                 .write()
                 .unwrap_or_else(|e| e.into_inner())
@@ -36,6 +36,14 @@ impl StoreLister {
     }
 
     fn find(&self, resource: &GroupResource) -> Option<Arc<dyn RestStorage>> {
+        self.find_sub(resource, "")
+    }
+
+    fn find_sub(
+        &self,
+        resource: &GroupResource,
+        subresource: &str,
+    ) -> Option<Arc<dyn RestStorage>> {
         self.stores
             .read()
             .unwrap_or_else(|e| e.into_inner())
@@ -43,7 +51,9 @@ impl StoreLister {
             .filter_map(Weak::upgrade)
             .find(|s| {
                 let d = s.descriptor();
-                d.group == resource.group && d.resource == resource.resource
+                d.group == resource.group
+                    && d.resource == resource.resource
+                    && d.subresource == subresource
             })
     }
 }
@@ -119,5 +129,44 @@ impl capstan_admission::plugins::NamespaceCreator for StoreLister {
             Err(Error::Api(e)) if e.code() == 409 => Ok(()),
             Err(e) => Err(e.into()),
         }
+    }
+}
+
+#[async_trait]
+impl capstan_admission::plugins::StatusWriter for StoreLister {
+    async fn read(
+        &self,
+        resource: &GroupResource,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Value>, ApiError> {
+        let Some(store) = self.find(resource) else {
+            return Ok(None);
+        };
+        match store.get(namespace, name, &GetOptions::default()).await {
+            Ok(found) => serde_json::from_slice(&found.body.into_bytes())
+                .map(Some)
+                .map_err(ApiError::internal),
+            Err(Error::Api(e)) if e.code() == 404 => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    async fn write_status(
+        &self,
+        resource: &GroupResource,
+        namespace: &str,
+        object: &Value,
+    ) -> Result<(), ApiError> {
+        let Some(store) = self.find_sub(resource, "status") else {
+            return Err(ApiError::internal(format!("{resource:?} has no status")));
+        };
+        let name = object["metadata"]["name"].as_str().unwrap_or_default();
+        let body = serde_json::to_vec(object).map_err(ApiError::internal)?;
+        store
+            .update(namespace, name, &body, &WriteOptions::server())
+            .await
+            .map(|_| ())
+            .map_err(ApiError::from)
     }
 }

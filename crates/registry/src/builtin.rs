@@ -31,6 +31,8 @@ pub struct Builtin {
     pub service_accounts: Arc<GenericStore<ServiceAccountStrategy>>,
     /// Config maps (a `kube-root-ca.crt` one per namespace).
     pub config_maps: Arc<GenericStore<ConfigMapStrategy>>,
+    /// Resource quotas (the quota controller keeps their usage).
+    pub quotas: Arc<GenericStore<capstan_api::ResourceQuotaStrategy>>,
     /// Core events (expired after `--event-ttl`).
     pub events: Arc<GenericStore<EventStrategy>>,
     /// Secrets.
@@ -127,6 +129,7 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
     registry.register(CsiNodeStrategy);
     registry.register(PodDisruptionBudgetStrategy);
     registry.register(capstan_api::LimitRangeStrategy);
+    let quotas = registry.register(capstan_api::ResourceQuotaStrategy);
     let escalation = config.escalation.clone();
     let rbac = Rbac {
         roles: registry.register_with(capstan_api::RoleStrategy, |s| match &escalation {
@@ -158,6 +161,7 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
         pods,
         service_accounts,
         config_maps,
+        quotas,
         events,
         secrets,
         nodes,

@@ -168,6 +168,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     let uses_webhooks = webhooks
         .iter()
         .any(|w| admission_plan.enabled.contains(&w.name()));
+    let quota_namespaces = Arc::new(capstan_admission::plugins::QuotaNamespaces::default());
     let (admission, not_built) = capstan_admission::plugins::chain(
         &admission_plan,
         &capstan_admission::plugins::Context {
@@ -176,6 +177,8 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             unreachable_toleration_seconds: config.default_unreachable_toleration_seconds,
             namespace_creator: Some(registry.lister()),
             external: webhooks,
+            status_writer: Some(registry.lister()),
+            quota_namespaces: quota_namespaces.clone(),
         },
     )?;
     info!(plugins = ?admission.names(), "admission chain");
@@ -381,6 +384,10 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             event_ttl: config.event_ttl,
             garbage_collector: config.garbage_collector,
             root_ca: Some(cert.ca_pem.clone()),
+            quota_namespaces: admission_plan
+                .enabled
+                .contains(&"ResourceQuota")
+                .then(|| quota_namespaces.clone()),
         },
     );
 

@@ -9,6 +9,7 @@ mod namespaces;
 mod node_restriction;
 mod pods;
 mod priority;
+mod resource_quota;
 mod runtime_class;
 mod scheduling;
 mod service_account;
@@ -16,6 +17,7 @@ mod storage;
 mod tolerations;
 
 pub use namespaces::NamespaceCreator;
+pub use resource_quota::{QuotaNamespaces, StatusWriter};
 
 use std::sync::Arc;
 
@@ -39,6 +41,10 @@ pub struct Context {
     pub namespace_creator: Option<Arc<dyn NamespaceCreator>>,
     /// Plugins built outside this crate (the admission webhooks), by name.
     pub external: Vec<Arc<dyn Plugin>>,
+    /// Writes quota status (ResourceQuota; without it the plugin is not built).
+    pub status_writer: Option<Arc<dyn StatusWriter>>,
+    /// The namespaces holding quotas, kept by the quota controller.
+    pub quota_namespaces: Arc<QuotaNamespaces>,
 }
 
 /// The plugin `name` with its configuration (from the configuration file), or `None` when
@@ -80,6 +86,14 @@ pub fn build(
             None => return Ok(None),
         },
         "LimitRanger" => Arc::new(limit_ranger::LimitRanger::new(ctx.lister.clone())),
+        "ResourceQuota" => match &ctx.status_writer {
+            Some(writer) => Arc::new(resource_quota::ResourceQuota::new(
+                ctx.lister.clone(),
+                writer.clone(),
+                ctx.quota_namespaces.clone(),
+            )),
+            None => return Ok(None),
+        },
         "ServiceAccount" => Arc::new(service_account::ServiceAccount::new(ctx.lister.clone())),
         "ExtendedResourceToleration" => Arc::new(scheduling::ExtendedResourceToleration),
         "PodNodeSelector" => Arc::new(scheduling::PodNodeSelector::new(

@@ -1,0 +1,345 @@
+//! `ResourceQuota`: a new object (and a claim that grows) is charged to every quota of its
+//! namespace whose scopes cover it; what would pass a quota's hard limit is refused, and what
+//! passes is added to the quota's `status.used` at once (a write guarded by the quota's
+//! resourceVersion, retried on conflict), so concurrent creates cannot overshoot. The quota
+//! controller recounts `used` from what the namespace holds (releasing deleted objects).
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::{Arc, RwLock};
+
+use async_trait::async_trait;
+use capstan_meta::quantity::{self, Milli};
+use capstan_meta::status::Reason;
+use capstan_meta::{ApiError, GroupResource};
+use serde_json::{Value, json};
+
+use super::{core, forbidden};
+use crate::attributes::{Attributes, Operation};
+use crate::chain::{Lister, Plugin};
+use crate::quota::{self, COMPUTE, Usage};
+
+/// Writes objects' status for a plugin (the registry implements it).
+#[async_trait]
+pub trait StatusWriter: Send + Sync + 'static {
+    /// Reads the object as stored now (not from a cache).
+    async fn read(
+        &self,
+        resource: &GroupResource,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Value>, ApiError>;
+    /// Replaces the object's status; its `resourceVersion` guards the write (409 when
+    /// another write came first).
+    async fn write_status(
+        &self,
+        resource: &GroupResource,
+        namespace: &str,
+        object: &Value,
+    ) -> Result<(), ApiError>;
+}
+
+/// The namespaces that hold quotas (kept by the quota controller): requests elsewhere cost
+/// the plugin nothing.
+#[derive(Debug, Default)]
+pub struct QuotaNamespaces(RwLock<HashSet<String>>);
+
+impl QuotaNamespaces {
+    /// Replaces the set.
+    pub fn replace(&self, namespaces: HashSet<String>) {
+        *self.0.write().unwrap_or_else(|e| e.into_inner()) = namespaces;
+    }
+
+    /// Adds one namespace (a quota was just created there).
+    pub fn insert(&self, namespace: &str) {
+        self.0
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(namespace.to_string());
+    }
+
+    fn contains(&self, namespace: &str) -> bool {
+        self.0
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(namespace)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.read().unwrap_or_else(|e| e.into_inner()).is_empty()
+    }
+}
+
+/// Tries of a charge that lost a race with another write of the quota.
+const CHARGE_TRIES: usize = 16;
+
+/// The `ResourceQuota` plugin.
+pub struct ResourceQuota {
+    lister: Arc<dyn Lister>,
+    writer: Arc<dyn StatusWriter>,
+    namespaces: Arc<QuotaNamespaces>,
+}
+
+impl ResourceQuota {
+    /// Reads quotas through `lister`, charges them through `writer`; looks only in
+    /// `namespaces`.
+    pub fn new(
+        lister: Arc<dyn Lister>,
+        writer: Arc<dyn StatusWriter>,
+        namespaces: Arc<QuotaNamespaces>,
+    ) -> Self {
+        Self {
+            lister,
+            writer,
+            namespaces,
+        }
+    }
+}
+
+fn amounts(v: &Value) -> BTreeMap<String, Milli> {
+    v.as_object()
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, q)| Some((k.clone(), quantity::parse(q.as_str()?)?)))
+        .collect()
+}
+
+fn listed(resources: &[&String], amounts: &BTreeMap<String, Milli>) -> String {
+    resources
+        .iter()
+        .map(|r| {
+            format!(
+                "{r}={}",
+                quota::show(amounts.get(*r).copied().unwrap_or(Milli(0)))
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// What the request adds: the new object's usage, less the old one's for updates.
+fn delta(a: &Attributes) -> Usage {
+    let new = a
+        .object
+        .as_ref()
+        .map(|o| quota::usage(&a.resource.group, &a.resource.resource, o))
+        .unwrap_or_default();
+    let old = a
+        .old_object
+        .as_ref()
+        .map(|o| quota::usage(&a.resource.group, &a.resource.resource, o))
+        .unwrap_or_default();
+    new.into_iter()
+        .filter_map(|(k, v)| {
+            let grown = v.0 - old.get(&k).map_or(0, |o| o.0);
+            (grown > 0).then_some((k, Milli(grown)))
+        })
+        .collect()
+}
+
+/// The quota's verdict on `delta`: nothing to charge (`None`), the charged quota, or a
+/// refusal.
+fn judge(a: &Attributes, quota: &Value, delta: &Usage) -> Result<Option<Value>, ApiError> {
+    let object = a.object.as_ref().unwrap_or(&Value::Null);
+    if !quota::covers(quota, &a.resource.resource, object) {
+        return Ok(None);
+    }
+    let name = quota["metadata"]["name"].as_str().unwrap_or_default();
+    let hard = amounts(&quota["spec"]["hard"]);
+    if a.resource.group.is_empty()
+        && a.resource.resource == "pods"
+        && a.operation == Operation::Create
+    {
+        let mut missing: Vec<&str> = COMPUTE
+            .iter()
+            .copied()
+            .filter(|r| hard.contains_key(*r) && !delta.contains_key(*r))
+            .collect();
+        missing.sort_unstable();
+        if !missing.is_empty() {
+            return Err(forbidden(
+                a,
+                &format!("failed quota: {name}: must specify {}", missing.join(",")),
+            ));
+        }
+    }
+    let relevant: Vec<&String> = delta.keys().filter(|r| hard.contains_key(*r)).collect();
+    if relevant.is_empty() {
+        return Ok(None);
+    }
+    let used = amounts(&quota["status"]["used"]);
+    let exceeded: Vec<&String> = relevant
+        .iter()
+        .copied()
+        .filter(|r| used.get(*r).map_or(0, |u| u.0) + delta[*r].0 > hard[*r].0)
+        .collect();
+    if !exceeded.is_empty() {
+        return Err(forbidden(
+            a,
+            &format!(
+                "exceeded quota: {name}, requested: {}, used: {}, limited: {}",
+                listed(&exceeded, delta),
+                listed(&exceeded, &used),
+                listed(&exceeded, &hard)
+            ),
+        ));
+    }
+    let mut charged = quota.clone();
+    let status = &mut charged["status"];
+    if !status["used"].is_object() {
+        status["used"] = json!({});
+    }
+    for r in relevant {
+        let total = Milli(used.get(r).map_or(0, |u| u.0) + delta[r].0);
+        status["used"][r.as_str()] = json!(quota::show(total));
+    }
+    if !status["hard"].is_object() {
+        status["hard"] = quota["spec"]["hard"].clone();
+    }
+    Ok(Some(charged))
+}
+
+#[async_trait]
+impl Plugin for ResourceQuota {
+    fn name(&self) -> &'static str {
+        "ResourceQuota"
+    }
+
+    fn validates(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
+        if self.namespaces.is_empty() || !subresource.is_empty() {
+            return false;
+        }
+        match operation {
+            Operation::Create => true,
+            Operation::Update => {
+                resource.group.is_empty() && resource.resource == "persistentvolumeclaims"
+            }
+            _ => false,
+        }
+    }
+
+    async fn validate(&self, a: &Attributes) -> Result<(), ApiError> {
+        if a.namespace.is_empty() || !self.namespaces.contains(&a.namespace) {
+            return Ok(());
+        }
+        let delta = delta(a);
+        if delta.is_empty() {
+            return Ok(());
+        }
+        let resource = core("resourcequotas");
+        let mut quotas = self.lister.list(&resource, &a.namespace).await?;
+        quotas.sort_by(|x, y| {
+            x["metadata"]["name"]
+                .as_str()
+                .cmp(&y["metadata"]["name"].as_str())
+        });
+        // Every quota judges first: nothing is charged unless all of them allow it.
+        let mut charges = Vec::new();
+        for quota in &quotas {
+            if let Some(charged) = judge(a, quota, &delta)? {
+                charges.push(charged);
+            }
+        }
+        if a.dry_run {
+            return Ok(());
+        }
+        for mut charged in charges {
+            let name = charged["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            let mut tries = 0;
+            loop {
+                match self
+                    .writer
+                    .write_status(&resource, &a.namespace, &charged)
+                    .await
+                {
+                    Ok(()) => break,
+                    Err(e) if e.reason == Reason::Conflict && tries < CHARGE_TRIES => {
+                        tries += 1;
+                        let Some(fresh) = self.writer.read(&resource, &a.namespace, &name).await?
+                        else {
+                            break;
+                        };
+                        match judge(a, &fresh, &delta)? {
+                            Some(again) => charged = again,
+                            None => break,
+                        }
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use capstan_auth::UserInfo;
+
+    fn pod_create(cpu: Option<&str>) -> Attributes {
+        let mut a = Attributes::new(Operation::Create, core("pods"), UserInfo::default());
+        a.namespace = "ns".into();
+        a.name = "p".into();
+        let resources = match cpu {
+            Some(c) => json!({"requests": {"cpu": c}, "limits": {"cpu": c}}),
+            None => json!({}),
+        };
+        a.object = Some(
+            json!({"spec": {"containers": [{"name": "c", "resources": resources}]}, "status": {"qosClass": "Burstable"}}),
+        );
+        a
+    }
+
+    fn quota(hard: Value, used: Value) -> Value {
+        json!({"metadata": {"name": "q", "resourceVersion": "5"}, "spec": {"hard": hard}, "status": {"hard": hard, "used": used}})
+    }
+
+    #[test]
+    fn charges_within_the_limit_and_refuses_beyond_it() {
+        let a = pod_create(Some("500m"));
+        let q = quota(
+            json!({"pods": "2", "requests.cpu": "1"}),
+            json!({"pods": "1", "requests.cpu": "250m"}),
+        );
+        let charged = judge(&a, &q, &delta(&a)).unwrap().unwrap();
+        assert_eq!(
+            charged["status"]["used"],
+            json!({"pods": "2", "requests.cpu": "750m"})
+        );
+        assert_eq!(charged["metadata"]["resourceVersion"], "5");
+        let full = quota(
+            json!({"pods": "2", "requests.cpu": "1"}),
+            json!({"pods": "2", "requests.cpu": "750m"}),
+        );
+        let err = judge(&a, &full, &delta(&a)).unwrap_err();
+        assert_eq!(err.code(), 403);
+        assert_eq!(
+            err.message,
+            "pods \"p\" is forbidden: exceeded quota: q, requested: pods=1,requests.cpu=500m, used: pods=2,requests.cpu=750m, limited: pods=2,requests.cpu=1"
+        );
+    }
+
+    #[test]
+    fn compute_quotas_need_pods_to_state_their_resources() {
+        let a = pod_create(None);
+        let q = quota(json!({"requests.cpu": "1", "limits.cpu": "2"}), json!({}));
+        let err = judge(&a, &q, &delta(&a)).unwrap_err();
+        assert_eq!(
+            err.message,
+            "pods \"p\" is forbidden: failed quota: q: must specify limits.cpu,requests.cpu"
+        );
+        // A quota on other resources does not care.
+        assert!(
+            judge(
+                &a,
+                &quota(json!({"configmaps": "1"}), json!({})),
+                &delta(&a)
+            )
+            .unwrap()
+            .is_none()
+        );
+    }
+}
