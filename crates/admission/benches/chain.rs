@@ -77,6 +77,7 @@ fn bench(c: &mut Criterion) {
         external: Vec::new(),
         status_writer: None,
         quota_namespaces: Default::default(),
+        limit_range_namespaces: Default::default(),
     };
     let resolved = AdmissionOptions::default().resolve().expect("the defaults");
     let (chain, _) = chain(&resolved, &ctx).expect("a chain");

@@ -55,7 +55,9 @@ pub struct ControllerConfig {
     pub root_ca: Option<String>,
     /// Where the quota controller says which namespaces hold quotas (the ResourceQuota
     /// admission plugin reads it); none runs no quota controller.
-    pub quota_namespaces: Option<Arc<capstan_admission::plugins::QuotaNamespaces>>,
+    pub quota_namespaces: Option<Arc<capstan_admission::plugins::NamespaceSet>>,
+    /// Kept to the namespaces that hold LimitRanges (the LimitRanger plugin reads it).
+    pub limit_range_namespaces: Option<Arc<capstan_admission::plugins::NamespaceSet>>,
 }
 
 impl Default for ControllerConfig {
@@ -65,6 +67,7 @@ impl Default for ControllerConfig {
             garbage_collector: true,
             root_ca: None,
             quota_namespaces: None,
+            limit_range_namespaces: None,
         }
     }
 }
@@ -98,6 +101,18 @@ impl Controllers {
         ];
         if let Some(namespaces) = config.quota_namespaces {
             tasks.push(tokio::spawn(quota::run(registry.clone(), namespaces)));
+        }
+        if let Some(namespaces) = config.limit_range_namespaces {
+            let ranges = registry
+                .resources()
+                .find(|r| {
+                    r.descriptor().resource == "limitranges"
+                        && r.descriptor().subresource.is_empty()
+                })
+                .cloned();
+            if let Some(ranges) = ranges {
+                tasks.push(tokio::spawn(quota::follow_namespaces(ranges, namespaces)));
+            }
         }
         if config.garbage_collector {
             tasks.push(tokio::spawn(gc::run(registry.clone())));

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use capstan_admission::plugins::QuotaNamespaces;
+use capstan_admission::plugins::NamespaceSet;
 use capstan_admission::quota::{self, Usage};
 use capstan_meta::quantity::{self, Milli};
 use capstan_registry::{ListOptions, Registry, RestStorage, WriteOptions};
@@ -166,7 +166,7 @@ async fn recount(registry: &Registry, namespace: &str) -> bool {
 }
 
 /// Follows quotas and the deletions that release quota; recounts as described above.
-pub(crate) async fn run(registry: Arc<Registry>, namespaces: Arc<QuotaNamespaces>) {
+pub(crate) async fn run(registry: Arc<Registry>, namespaces: Arc<NamespaceSet>) {
     let Some(quotas) = store(&registry, "", "resourcequotas", "") else {
         return;
     };
@@ -189,8 +189,9 @@ pub(crate) async fn run(registry: Arc<Registry>, namespaces: Arc<QuotaNamespaces
         tokio::select! {
             Some(seen) = quota_events.recv() => {
                 if seen.listed {
-                    for names in held.values_mut() {
+                    for (ns, names) in held.iter_mut() {
                         names.retain(|_, g| *g >= seen.generation);
+                        namespaces.set(ns, names.len());
                     }
                     held.retain(|_, names| !names.is_empty());
                 } else {
@@ -201,10 +202,10 @@ pub(crate) async fn run(registry: Arc<Registry>, namespaces: Arc<QuotaNamespaces
                     } else {
                         names.insert(m.name.clone(), seen.generation);
                     }
+                    namespaces.set(&m.namespace, names.len());
                     dirty.insert(m.namespace.clone());
                     held.retain(|_, names| !names.is_empty());
                 }
-                namespaces.replace(held.keys().cloned().collect());
             }
             Some(seen) = object_events.recv() => {
                 let ns = &seen.object.metadata.namespace;
@@ -223,6 +224,35 @@ pub(crate) async fn run(registry: Arc<Registry>, namespaces: Arc<QuotaNamespaces
                 dirty.extend(held.keys().cloned());
             }
         }
+    }
+}
+
+/// Keeps `namespaces` to the namespaces that hold objects of `storage` (LimitRanges).
+pub(crate) async fn follow_namespaces(
+    storage: Arc<dyn RestStorage>,
+    namespaces: Arc<NamespaceSet>,
+) {
+    let (tx, mut events) = mpsc::channel::<Seen<Object>>(256);
+    let mut tasks = JoinSet::new();
+    tasks.spawn(follow::<Object>(storage, tx));
+    let mut held: HashMap<String, HashMap<String, u64>> = HashMap::new();
+    while let Some(seen) = events.recv().await {
+        if seen.listed {
+            for (ns, names) in held.iter_mut() {
+                names.retain(|_, g| *g >= seen.generation);
+                namespaces.set(ns, names.len());
+            }
+        } else {
+            let m = &seen.object.metadata;
+            let names = held.entry(m.namespace.clone()).or_default();
+            if seen.deleted {
+                names.remove(&m.name);
+            } else {
+                names.insert(m.name.clone(), seen.generation);
+            }
+            namespaces.set(&m.namespace, names.len());
+        }
+        held.retain(|_, names| !names.is_empty());
     }
 }
 

@@ -84,6 +84,10 @@ pub struct BuiltinConfig {
     pub legacy_tokens: Option<(Arc<SigningKey>, String)>,
     /// RBAC's escalation checks on roles and bindings.
     pub escalation: Option<Arc<crate::rbac::Escalation>>,
+    /// Where LimitRanges are (new ones noted at once).
+    pub limit_range_namespaces: Option<Arc<capstan_admission::plugins::NamespaceSet>>,
+    /// Where ResourceQuotas are (new ones noted at once).
+    pub quota_namespaces: Option<Arc<capstan_admission::plugins::NamespaceSet>>,
 }
 
 /// Registers every built-in resource with its subresources (set the registry's admission
@@ -128,8 +132,19 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
     registry.register(StorageClassStrategy);
     registry.register(CsiNodeStrategy);
     registry.register(PodDisruptionBudgetStrategy);
-    registry.register(capstan_api::LimitRangeStrategy);
-    let quotas = registry.register(capstan_api::ResourceQuotaStrategy);
+    let noted = |set: &Option<Arc<capstan_admission::plugins::NamespaceSet>>| {
+        set.clone().map(crate::hooks::NoteNamespace)
+    };
+    let limit_note = noted(&config.limit_range_namespaces);
+    registry.register_with(capstan_api::LimitRangeStrategy, |s| match limit_note {
+        Some(note) => s.with_create_hook(Arc::new(note)),
+        None => s,
+    });
+    let quota_note = noted(&config.quota_namespaces);
+    let quotas = registry.register_with(capstan_api::ResourceQuotaStrategy, |s| match quota_note {
+        Some(note) => s.with_create_hook(Arc::new(note)),
+        None => s,
+    });
     let escalation = config.escalation.clone();
     let rbac = Rbac {
         roles: registry.register_with(capstan_api::RoleStrategy, |s| match &escalation {

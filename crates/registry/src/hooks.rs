@@ -20,3 +20,17 @@ pub trait CreateHook<T>: Send + Sync + 'static {
     /// Changes `obj` as needed, or refuses it with an upstream error.
     async fn on_create(&self, obj: &mut T) -> Result<()>;
 }
+
+/// Notes the namespace of every new object in a set (the admission plugins that read
+/// LimitRanges and ResourceQuotas look only where there are some).
+pub struct NoteNamespace(pub std::sync::Arc<capstan_admission::plugins::NamespaceSet>);
+
+#[async_trait]
+impl<T: capstan_meta::ApiObject> CreateHook<T> for NoteNamespace {
+    async fn on_create(&self, obj: &mut T) -> Result<()> {
+        if let Some(ns) = obj.metadata().namespace.as_deref() {
+            self.0.insert(ns);
+        }
+        Ok(())
+    }
+}

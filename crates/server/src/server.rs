@@ -168,7 +168,8 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     let uses_webhooks = webhooks
         .iter()
         .any(|w| admission_plan.enabled.contains(&w.name()));
-    let quota_namespaces = Arc::new(capstan_admission::plugins::QuotaNamespaces::default());
+    let quota_namespaces = Arc::new(capstan_admission::plugins::NamespaceSet::default());
+    let limit_range_namespaces = Arc::new(capstan_admission::plugins::NamespaceSet::default());
     let (admission, not_built) = capstan_admission::plugins::chain(
         &admission_plan,
         &capstan_admission::plugins::Context {
@@ -179,6 +180,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             external: webhooks,
             status_writer: Some(registry.lister()),
             quota_namespaces: quota_namespaces.clone(),
+            limit_range_namespaces: limit_range_namespaces.clone(),
         },
     )?;
     info!(plugins = ?admission.names(), "admission chain");
@@ -313,6 +315,8 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         BuiltinConfig {
             legacy_tokens,
             escalation: Some(Escalation::new(authz.clone(), rbac_index.clone())),
+            limit_range_namespaces: Some(limit_range_namespaces.clone()),
+            quota_namespaces: Some(quota_namespaces.clone()),
         },
     );
     let lookup: Arc<dyn ObjectLookup> = Arc::new(builtin.lookup());
@@ -388,6 +392,10 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
                 .enabled
                 .contains(&"ResourceQuota")
                 .then(|| quota_namespaces.clone()),
+            limit_range_namespaces: admission_plan
+                .enabled
+                .contains(&"LimitRanger")
+                .then(|| limit_range_namespaces.clone()),
         },
     );
 

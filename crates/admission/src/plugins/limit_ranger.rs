@@ -21,16 +21,20 @@ const ANNOTATION: &str = "kubernetes.io/limit-ranger";
 /// The `LimitRanger` plugin.
 pub struct LimitRanger {
     lister: Arc<dyn Lister>,
+    namespaces: Arc<super::NamespaceSet>,
 }
 
 impl LimitRanger {
-    /// Reads LimitRanges through `lister`.
-    pub fn new(lister: Arc<dyn Lister>) -> Self {
-        Self { lister }
+    /// Reads LimitRanges through `lister`, in `namespaces` only.
+    pub fn new(lister: Arc<dyn Lister>, namespaces: Arc<super::NamespaceSet>) -> Self {
+        Self { lister, namespaces }
     }
 
     /// The items of every LimitRange of the namespace.
     async fn items(&self, namespace: &str) -> Result<Vec<Value>, ApiError> {
+        if !self.namespaces.contains(namespace) {
+            return Ok(Vec::new());
+        }
         let ranges = self.lister.list(&core("limitranges"), namespace).await?;
         Ok(ranges
             .into_iter()

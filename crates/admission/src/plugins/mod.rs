@@ -17,7 +17,7 @@ mod storage;
 mod tolerations;
 
 pub use namespaces::NamespaceCreator;
-pub use resource_quota::{QuotaNamespaces, StatusWriter};
+pub use resource_quota::{NamespaceSet, StatusWriter};
 
 use std::sync::Arc;
 
@@ -43,8 +43,10 @@ pub struct Context {
     pub external: Vec<Arc<dyn Plugin>>,
     /// Writes quota status (ResourceQuota; without it the plugin is not built).
     pub status_writer: Option<Arc<dyn StatusWriter>>,
-    /// The namespaces holding quotas, kept by the quota controller.
-    pub quota_namespaces: Arc<QuotaNamespaces>,
+    /// The namespaces holding ResourceQuotas.
+    pub quota_namespaces: Arc<NamespaceSet>,
+    /// The namespaces holding LimitRanges.
+    pub limit_range_namespaces: Arc<NamespaceSet>,
 }
 
 /// The plugin `name` with its configuration (from the configuration file), or `None` when
@@ -85,7 +87,10 @@ pub fn build(
             )),
             None => return Ok(None),
         },
-        "LimitRanger" => Arc::new(limit_ranger::LimitRanger::new(ctx.lister.clone())),
+        "LimitRanger" => Arc::new(limit_ranger::LimitRanger::new(
+            ctx.lister.clone(),
+            ctx.limit_range_namespaces.clone(),
+        )),
         "ResourceQuota" => match &ctx.status_writer {
             Some(writer) => Arc::new(resource_quota::ResourceQuota::new(
                 ctx.lister.clone(),

@@ -4,7 +4,7 @@
 //! resourceVersion, retried on conflict), so concurrent creates cannot overshoot. The quota
 //! controller recounts `used` from what the namespace holds (releasing deleted objects).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
@@ -38,33 +38,44 @@ pub trait StatusWriter: Send + Sync + 'static {
     ) -> Result<(), ApiError>;
 }
 
-/// The namespaces that hold quotas (kept by the quota controller): requests elsewhere cost
-/// the plugin nothing.
+/// The namespaces that hold objects of one kind (quotas, limit ranges), so that requests
+/// elsewhere cost the plugins that read them nothing. The registry adds a namespace as an
+/// object is created there (before it is stored: never later than the object); the
+/// controllers add and remove them as they follow the objects.
 #[derive(Debug, Default)]
-pub struct QuotaNamespaces(RwLock<HashSet<String>>);
+pub struct NamespaceSet(RwLock<HashMap<String, usize>>);
 
-impl QuotaNamespaces {
-    /// Replaces the set.
-    pub fn replace(&self, namespaces: HashSet<String>) {
-        *self.0.write().unwrap_or_else(|e| e.into_inner()) = namespaces;
-    }
-
-    /// Adds one namespace (a quota was just created there).
+impl NamespaceSet {
+    /// One more object in `namespace`.
     pub fn insert(&self, namespace: &str) {
-        self.0
+        *self
+            .0
             .write()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(namespace.to_string());
+            .entry(namespace.to_string())
+            .or_default() += 1;
     }
 
-    fn contains(&self, namespace: &str) -> bool {
+    /// Sets how many objects `namespace` holds (0 removes it).
+    pub fn set(&self, namespace: &str, count: usize) {
+        let mut map = self.0.write().unwrap_or_else(|e| e.into_inner());
+        if count == 0 {
+            map.remove(namespace);
+        } else {
+            map.insert(namespace.to_string(), count);
+        }
+    }
+
+    /// Whether `namespace` may hold objects.
+    pub fn contains(&self, namespace: &str) -> bool {
         self.0
             .read()
             .unwrap_or_else(|e| e.into_inner())
-            .contains(namespace)
+            .contains_key(namespace)
     }
 
-    fn is_empty(&self) -> bool {
+    /// Whether no namespace holds any.
+    pub fn is_empty(&self) -> bool {
         self.0.read().unwrap_or_else(|e| e.into_inner()).is_empty()
     }
 }
@@ -76,7 +87,7 @@ const CHARGE_TRIES: usize = 16;
 pub struct ResourceQuota {
     lister: Arc<dyn Lister>,
     writer: Arc<dyn StatusWriter>,
-    namespaces: Arc<QuotaNamespaces>,
+    namespaces: Arc<NamespaceSet>,
 }
 
 impl ResourceQuota {
@@ -85,7 +96,7 @@ impl ResourceQuota {
     pub fn new(
         lister: Arc<dyn Lister>,
         writer: Arc<dyn StatusWriter>,
-        namespaces: Arc<QuotaNamespaces>,
+        namespaces: Arc<NamespaceSet>,
     ) -> Self {
         Self {
             lister,
