@@ -994,3 +994,155 @@ async fn resource_quotas_charge_creates_and_release_deletions() {
         .await;
     assert_eq!(r.status, 403);
 }
+
+/// A PEM certificate request for `cn` in `orgs`.
+fn certificate_request(cn: &str, orgs: &[&str]) -> String {
+    let key = rcgen::KeyPair::generate().unwrap();
+    let mut params = rcgen::CertificateParams::default();
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, cn);
+    for o in orgs {
+        params
+            .distinguished_name
+            .push(rcgen::DnType::OrganizationName, *o);
+    }
+    params.serialize_request(&key).unwrap().pem().unwrap()
+}
+
+fn csr(name: &str, request: &str) -> Value {
+    use base64::Engine;
+    json!({
+        "apiVersion": "certificates.k8s.io/v1",
+        "kind": "CertificateSigningRequest",
+        "metadata": {"name": name},
+        "spec": {
+            "request": base64::engine::general_purpose::STANDARD.encode(request),
+            "signerName": "kubernetes.io/kube-apiserver-client",
+            "expirationSeconds": 86400,
+            "usages": ["client auth"],
+        },
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn certificate_requests_need_their_signers_verbs() {
+    const CSRS: &str = "/apis/certificates.k8s.io/v1/certificatesigningrequests";
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.csv");
+    std::fs::write(&tokens, "bob-token,bob,1002\n").unwrap();
+    let server = TestServer::start_with(move |c| {
+        c.token_auth_file = Some(tokens);
+        c.authorization_modes = vec!["RBAC".into()];
+    })
+    .await;
+    let raw = admin(&server);
+    let bob = raw.with_token(Some("bob-token"));
+    let bob_conf = dir.path().join("bob.kubeconfig");
+    std::fs::write(
+        &bob_conf,
+        server.kubeconfig().replace(server.token(), "bob-token"),
+    )
+    .unwrap();
+    // Bob may create, read and approve requests, but holds no signer's `approve`.
+    let role = json!({"metadata": {"name": "csr-approver"}, "rules": [
+        {"apiGroups": ["certificates.k8s.io"], "resources": ["certificatesigningrequests", "certificatesigningrequests/approval", "certificatesigningrequests/status"], "verbs": ["create", "get", "list", "update"]},
+    ]});
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+            &role,
+        )
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let binding = json!({"metadata": {"name": "bob"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "csr-approver"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "bob"}]});
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+            &binding,
+        )
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+
+    // The requester is whoever created the request, whatever the body says.
+    let mut body = csr("alice", &certificate_request("alice", &["devs"]));
+    body["spec"]["username"] = json!("someone-else");
+    let mut r = bob.send_json(http::Method::POST, CSRS, &body).await;
+    for _ in 0..100 {
+        if r.status != 403 {
+            break;
+        }
+        // The RBAC index follows the new binding.
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        r = bob.send_json(http::Method::POST, CSRS, &body).await;
+    }
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    assert_eq!(r.json()["spec"]["username"], "bob");
+
+    // No certificates for system:masters from the client signer.
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            CSRS,
+            &csr("root", &certificate_request("root", &["system:masters"])),
+        )
+        .await;
+    assert_eq!(r.status, 403);
+    assert_eq!(
+        r.json()["message"],
+        "certificatesigningrequests.certificates.k8s.io \"root\" is forbidden: use of kubernetes.io/kube-apiserver-client signer with system:masters group is not allowed"
+    );
+    // Not a certificate request: 422.
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            CSRS,
+            &csr("junk", "-----BEGIN NONSENSE-----\n"),
+        )
+        .await;
+    assert_eq!(r.status, 422, "{:?}", r.body);
+    assert_eq!(r.json()["details"]["causes"][0]["field"], "spec.request");
+
+    // Bob may write the approval but not approve for this signer.
+    let (ok, _, err) = kubectl(&bob_conf, &["certificate", "approve", "alice"]);
+    assert!(!ok);
+    assert!(
+        err.contains("user not permitted to approve requests with signerName \"kubernetes.io/kube-apiserver-client\""),
+        "{err}"
+    );
+    // The administrator may.
+    crate::ok(kubectl(
+        &server.kubeconfig_path(),
+        &["certificate", "approve", "alice"],
+    ));
+    let out = crate::ok(kubectl(&server.kubeconfig_path(), &["get", "csr", "alice"]));
+    assert!(
+        out.contains("SIGNERNAME")
+            && out.contains("Approved")
+            && out.contains("24h")
+            && out.contains("bob"),
+        "{out}"
+    );
+    // Issuing needs `sign`: bob may write the status, but signs for no signer.
+    let mut issued = raw.get(&format!("{CSRS}/alice")).await.json();
+    use base64::Engine;
+    issued["status"]["certificate"] =
+        json!(base64::engine::general_purpose::STANDARD.encode(server.ca_pem()));
+    let r = bob
+        .send_json(http::Method::PUT, &format!("{CSRS}/alice/status"), &issued)
+        .await;
+    assert_eq!(r.status, 403, "{:?}", r.body);
+    assert_eq!(
+        r.json()["message"],
+        "certificatesigningrequests.certificates.k8s.io \"alice\" is forbidden: user not permitted to sign requests with signerName \"kubernetes.io/kube-apiserver-client\""
+    );
+    let r = raw
+        .send_json(http::Method::PUT, &format!("{CSRS}/alice/status"), &issued)
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let out = crate::ok(kubectl(&server.kubeconfig_path(), &["get", "csr", "alice"]));
+    assert!(out.contains("Approved,Issued"), "{out}");
+}

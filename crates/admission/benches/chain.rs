@@ -78,6 +78,7 @@ fn bench(c: &mut Criterion) {
         status_writer: None,
         quota_namespaces: Default::default(),
         limit_range_namespaces: Default::default(),
+        authorizer: None,
     };
     let resolved = AdmissionOptions::default().resolve().expect("the defaults");
     let (chain, _) = chain(&resolved, &ctx).expect("a chain");

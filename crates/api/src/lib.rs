@@ -3,6 +3,7 @@
 //! registers these strategies; nothing in the server knows a kind by name.
 
 pub mod admissionregistration;
+pub mod certificates;
 pub mod coordination;
 pub mod core;
 mod describe;
@@ -21,6 +22,7 @@ pub mod storage;
 pub use admissionregistration::{
     MutatingWebhookConfigurationStrategy, ValidatingWebhookConfigurationStrategy,
 };
+pub use certificates::CertificateSigningRequestStrategy;
 pub use coordination::LeaseStrategy;
 pub use core::{
     ConfigMapStrategy, EventStrategy, NamespaceStrategy, NodeStrategy,

@@ -14,6 +14,7 @@ pub fn for_kind(group: &str, kind: &str) -> Vec<Column> {
         ("", "ConfigMap") => config_maps(),
         ("", "LimitRange") => limit_ranges(),
         ("", "ResourceQuota") => resource_quotas(),
+        ("certificates.k8s.io", "CertificateSigningRequest") => certificate_signing_requests(),
         ("", "Secret") => secrets(),
         ("", "ServiceAccount") => service_accounts(),
         ("", "Event") => events(),
@@ -204,6 +205,61 @@ pub fn config_maps() -> Vec<Column> {
             Value::from(n)
         }),
         Column::age(),
+    ]
+}
+
+/// CertificateSigningRequests: signer, requester, duration and where the request stands.
+fn certificate_signing_requests() -> Vec<Column> {
+    vec![
+        Column::name(),
+        Column::age(),
+        Column::new(
+            "SignerName",
+            "string",
+            "The signer asked to sign.",
+            |o, _| text_or(o, "/spec/signerName", ""),
+        ),
+        Column::new("Requestor", "string", "Who asked.", |o, _| {
+            text_or(o, "/spec/username", "")
+        }),
+        Column::new(
+            "RequestedDuration",
+            "string",
+            "The certificate lifetime asked for.",
+            |o, _| {
+                Value::from(match o["spec"]["expirationSeconds"].as_i64() {
+                    None => "<none>".to_string(),
+                    Some(s) if s % 3600 == 0 => format!("{}h", s / 3600),
+                    Some(s) if s % 60 == 0 => format!("{}m", s / 60),
+                    Some(s) => format!("{s}s"),
+                })
+            },
+        ),
+        Column::new(
+            "Condition",
+            "string",
+            "Approved, denied, failed, issued.",
+            |o, _| {
+                let mut shown: Vec<String> = o["status"]["conditions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|c| c["status"] == "True")
+                    .filter_map(|c| c["type"].as_str().map(str::to_string))
+                    .collect();
+                if o["status"]["certificate"]
+                    .as_str()
+                    .is_some_and(|c| !c.is_empty())
+                {
+                    shown.push("Issued".into());
+                }
+                Value::from(if shown.is_empty() {
+                    "Pending".to_string()
+                } else {
+                    shown.join(",")
+                })
+            },
+        ),
     ]
 }
 

@@ -175,6 +175,10 @@ pub trait Strategy: Send + Sync + 'static {
     /// Copies the status of `from` into `to` (for the `status` subresource).
     fn copy_status(&self, _to: &mut Self::Object, _from: &Self::Object) {}
 
+    /// Copies what an `approval` subresource writes (CertificateSigningRequests' approval
+    /// conditions) from `from` into `to`.
+    fn copy_approval(&self, _to: &mut Self::Object, _from: &Self::Object) {}
+
     /// The grace period of a delete (`requested` is the client's `gracePeriodSeconds`): a
     /// positive value keeps the object, marked with a deletionTimestamp that many seconds
     /// ahead, until something finishes it (upstream's graceful deletion of bound pods);

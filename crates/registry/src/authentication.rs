@@ -563,7 +563,7 @@ struct LegacyClaims<'a> {
 
 #[async_trait]
 impl CreateHook<Secret> for LegacyTokenFiller {
-    async fn on_create(&self, secret: &mut Secret) -> Result<()> {
+    async fn on_create(&self, secret: &mut Secret, _user: &capstan_auth::UserInfo) -> Result<()> {
         if secret.type_.as_deref() != Some(SERVICE_ACCOUNT_TOKEN_TYPE) {
             return Ok(());
         }

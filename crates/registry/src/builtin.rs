@@ -132,6 +132,10 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
     registry.register(StorageClassStrategy);
     registry.register(CsiNodeStrategy);
     registry.register(PodDisruptionBudgetStrategy);
+    let csrs = registry.register_with(capstan_api::CertificateSigningRequestStrategy, |s| {
+        s.with_create_hook(Arc::new(crate::hooks::CsrRequester))
+    });
+    registry.add(Arc::new(crate::subresources::ApprovalRest::new(csrs)));
     let noted = |set: &Option<Arc<capstan_admission::plugins::NamespaceSet>>| {
         set.clone().map(crate::hooks::NoteNamespace)
     };

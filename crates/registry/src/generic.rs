@@ -67,13 +67,16 @@ pub struct GenericStore<S: Strategy> {
 pub(crate) enum Target {
     Resource,
     Status,
+    /// `certificatesigningrequests/approval`: the approval conditions only.
+    Approval,
 }
 
 impl Target {
-    fn subresource(self) -> &'static str {
+    pub(crate) fn subresource(self) -> &'static str {
         match self {
             Self::Resource => "",
             Self::Status => "status",
+            Self::Approval => "approval",
         }
     }
 }
@@ -522,12 +525,16 @@ impl<S: Strategy> GenericStore<S> {
         options: &WriteOptions,
         tracking: Tracking<'_>,
     ) -> Result<Attempt<Encoded>> {
-        if target == Target::Status {
-            // Only the status changes; the rest stays as stored (the given resourceVersion
-            // still guards the write).
+        if target != Target::Resource {
+            // Only the status (or its approval) changes; the rest stays as stored (the given
+            // resourceVersion still guards the write).
             let given = new.metadata_mut().resource_version.take();
             let mut merged = old.clone();
-            self.strategy.copy_status(&mut merged, &new);
+            if target == Target::Status {
+                self.strategy.copy_status(&mut merged, &new);
+            } else {
+                self.strategy.copy_approval(&mut merged, &new);
+            }
             merged.metadata_mut().resource_version = given;
             new = merged;
         }
@@ -818,7 +825,7 @@ impl<S: Strategy> GenericStore<S> {
             let (new, warnings) =
                 decode_value::<S::Object>(merged, &self.descriptor, options.field_validation)?;
             let (Some(current), Some(old)) = (current, old) else {
-                if target == Target::Status {
+                if target != Target::Resource {
                     return Err(ApiError::not_found(&self.gr, name).into());
                 }
                 return self
@@ -971,7 +978,7 @@ impl<S: Strategy> GenericStore<S> {
         self.settle_namespace(obj.metadata_mut(), namespace)?;
         self.strategy.default(&mut obj);
         for hook in &self.create_hooks {
-            hook.on_create(&mut obj).await?;
+            hook.on_create(&mut obj, &options.user).await?;
         }
         let attributes = |name: &str| {
             self.attributes(

@@ -39,17 +39,14 @@ impl FieldTracker {
 
     fn ignored(&self, target: Target) -> Ignored {
         match target {
-            Target::Status => Ignored::identity().keeping_only(&["status"]),
+            Target::Status | Target::Approval => Ignored::identity().keeping_only(&["status"]),
             Target::Resource if self.has_status => Ignored::identity().with_top_level(&["status"]),
             Target::Resource => Ignored::identity(),
         }
     }
 
     fn subresource(target: Target) -> &'static str {
-        match target {
-            Target::Status => "status",
-            Target::Resource => "",
-        }
+        target.subresource()
     }
 
     /// Records a create (`old` `None`) or an update by `manager` in `new`'s managedFields.

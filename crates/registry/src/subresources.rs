@@ -81,6 +81,69 @@ where
     }
 }
 
+/// `certificatesigningrequests/approval`: writes only the approval conditions.
+pub struct ApprovalRest<S: Strategy> {
+    main: Arc<GenericStore<S>>,
+    descriptor: ResourceDescriptor,
+}
+
+impl<S> ApprovalRest<S>
+where
+    S: Strategy,
+    S::Object: schemars::JsonSchema,
+{
+    /// The approval subresource of `main`.
+    pub fn new(main: Arc<GenericStore<S>>) -> Self {
+        let d = main.descriptor();
+        let descriptor = d.subresource("approval", &d.kind, &["get", "patch", "update"]);
+        Self { main, descriptor }
+    }
+}
+
+#[async_trait]
+impl<S> RestStorage for ApprovalRest<S>
+where
+    S: Strategy,
+    S::Object: schemars::JsonSchema,
+{
+    fn descriptor(&self) -> &ResourceDescriptor {
+        &self.descriptor
+    }
+
+    fn schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        self.main.schema(generator)
+    }
+
+    async fn get(&self, namespace: &str, name: &str, options: &GetOptions) -> Result<Encoded> {
+        self.main.get(namespace, name, options).await
+    }
+
+    async fn update(
+        &self,
+        namespace: &str,
+        name: &str,
+        body: &[u8],
+        options: &WriteOptions,
+    ) -> Result<Encoded> {
+        self.main
+            .update_target(Target::Approval, namespace, name, body, options)
+            .await
+    }
+
+    async fn patch(
+        &self,
+        namespace: &str,
+        name: &str,
+        patch_type: PatchType,
+        body: &[u8],
+        options: &WriteOptions,
+    ) -> Result<Encoded> {
+        self.main
+            .patch_target(Target::Approval, namespace, name, patch_type, body, options)
+            .await
+    }
+}
+
 /// `POST pods/{name}/binding` and `POST bindings`: assigns a pod to a node, once.
 pub struct BindingRest<S: Strategy<Object = Pod>> {
     pods: Arc<GenericStore<S>>,

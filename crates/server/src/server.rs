@@ -154,6 +154,24 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             allow_privileged: config.allow_privileged,
         },
     );
+    let rbac_index = Arc::new(RbacIndex::new());
+    let node_graph = Arc::new(capstan_auth::authz::node::NodeGraph::new());
+    let parts = ModeParts {
+        rbac: rbac_index.clone(),
+        node: node_graph.clone(),
+        abac: match &config.authorization_policy_file {
+            Some(path) => Some(Arc::new(Abac::load(path)?)),
+            None => None,
+        },
+        webhook: match &config.authorization_webhook {
+            Some(webhook) => Some(Arc::new(AuthorizationWebhook::new(webhook.clone())?)),
+            None => None,
+        },
+    };
+    let authz = Arc::new(AuthorizerChain::from_modes(
+        &config.authorization_modes,
+        &parts,
+    )?);
     let webhook_index = Arc::new(capstan_admission_webhook::WebhookIndex::new());
     let webhooks: Vec<Arc<dyn capstan_admission::Plugin>> = vec![
         Arc::new(capstan_admission_webhook::MutatingWebhooks::new(
@@ -181,6 +199,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             status_writer: Some(registry.lister()),
             quota_namespaces: quota_namespaces.clone(),
             limit_range_namespaces: limit_range_namespaces.clone(),
+            authorizer: Some(authz.clone()),
         },
     )?;
     info!(plugins = ?admission.names(), "admission chain");
@@ -292,24 +311,6 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         .signing_key
         .clone()
         .map(|key| (key, cert.ca_pem.clone()));
-    let rbac_index = Arc::new(RbacIndex::new());
-    let node_graph = Arc::new(capstan_auth::authz::node::NodeGraph::new());
-    let parts = ModeParts {
-        rbac: rbac_index.clone(),
-        node: node_graph.clone(),
-        abac: match &config.authorization_policy_file {
-            Some(path) => Some(Arc::new(Abac::load(path)?)),
-            None => None,
-        },
-        webhook: match &config.authorization_webhook {
-            Some(webhook) => Some(Arc::new(AuthorizationWebhook::new(webhook.clone())?)),
-            None => None,
-        },
-    };
-    let authz = Arc::new(AuthorizerChain::from_modes(
-        &config.authorization_modes,
-        &parts,
-    )?);
     let builtin = register_builtin(
         &mut registry,
         BuiltinConfig {

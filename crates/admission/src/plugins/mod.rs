@@ -2,6 +2,7 @@
 //! [`chain`] reports those to the caller (and `--help` says so).
 
 mod always;
+mod certificates;
 mod ingress;
 mod lifecycle;
 mod limit_ranger;
@@ -47,6 +48,9 @@ pub struct Context {
     pub quota_namespaces: Arc<NamespaceSet>,
     /// The namespaces holding LimitRanges.
     pub limit_range_namespaces: Arc<NamespaceSet>,
+    /// Asks whether a user may do something (CertificateApproval, CertificateSigning; without
+    /// it they are not built).
+    pub authorizer: Option<Arc<dyn capstan_auth::authz::Authorizer>>,
 }
 
 /// The plugin `name` with its configuration (from the configuration file), or `None` when
@@ -99,6 +103,15 @@ pub fn build(
             )),
             None => return Ok(None),
         },
+        "CertificateApproval" => match &ctx.authorizer {
+            Some(authz) => Arc::new(certificates::CertificateApproval(authz.clone())),
+            None => return Ok(None),
+        },
+        "CertificateSigning" => match &ctx.authorizer {
+            Some(authz) => Arc::new(certificates::CertificateSigning(authz.clone())),
+            None => return Ok(None),
+        },
+        "CertificateSubjectRestriction" => Arc::new(certificates::CertificateSubjectRestriction),
         "ServiceAccount" => Arc::new(service_account::ServiceAccount::new(ctx.lister.clone())),
         "ExtendedResourceToleration" => Arc::new(scheduling::ExtendedResourceToleration),
         "PodNodeSelector" => Arc::new(scheduling::PodNodeSelector::new(

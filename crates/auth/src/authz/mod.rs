@@ -332,6 +332,18 @@ impl AuthorizerChain {
     }
 }
 
+/// The chain as one authorizer (for admission plugins that ask about other verbs): allowed,
+/// or denied with the chain's reason.
+#[async_trait]
+impl Authorizer for AuthorizerChain {
+    async fn authorize(&self, attributes: &Attributes) -> Decision {
+        match self.decide(attributes, false).await {
+            verdict if verdict.allowed => Decision::Allow,
+            verdict => Decision::Deny(verdict.reason),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
