@@ -378,11 +378,13 @@ struct Options {
     /// ValidatingAdmissionPolicy, ValidatingAdmissionWebhook. Built so far: AlwaysAdmit,
     /// AlwaysDeny, AlwaysPullImages, CertificateApproval, CertificateSigning,
     /// CertificateSubjectRestriction, DefaultIngressClass, DefaultStorageClass,
+    /// DenyServiceExternalIPs,
     /// DefaultTolerationSeconds, ExtendedResourceToleration,
     /// LimitPodHardAntiAffinityTopology, LimitRanger, MutatingAdmissionWebhook,
     /// NamespaceAutoProvision, NamespaceExists, NamespaceLifecycle, NodeRestriction,
-    /// PersistentVolumeClaimResize, PodNodeSelector, PodTolerationRestriction, Priority,
-    /// ResourceQuota, RuntimeClass, ServiceAccount, StorageObjectInUseProtection,
+    /// PersistentVolumeClaimResize, PodNodeSelector, PodSecurity, PodTolerationRestriction,
+    /// Priority, ResourceQuota, RuntimeClass, SecurityContextDeny, ServiceAccount,
+    /// StorageObjectInUseProtection,
     /// TaintNodesByCondition,
     /// ValidatingAdmissionWebhook; the others are accepted, logged at start, and have no
     /// effect yet.

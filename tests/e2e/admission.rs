@@ -1146,3 +1146,74 @@ async fn certificate_requests_need_their_signers_verbs() {
     let out = crate::ok(kubectl(&server.kubeconfig_path(), &["get", "csr", "alice"]));
     assert!(out.contains("Approved,Issued"), "{out}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn security_context_deny_refuses_the_fields_it_guards() {
+    let server =
+        TestServer::start_with(|c| c.admission = plugins(&["SecurityContextDeny"], &[])).await;
+    let raw = admin(&server);
+    let mut root = pod("root");
+    root["spec"]["securityContext"] = json!({"runAsUser": 0});
+    let r = raw.send_json(http::Method::POST, PODS, &root).await;
+    assert_eq!(r.status, 403);
+    assert_eq!(
+        r.json()["message"],
+        "pods \"root\" is forbidden: pod.Spec.SecurityContext.RunAsUser is forbidden"
+    );
+    let mut fine = pod("fine");
+    fine["spec"]["securityContext"] = json!({"runAsNonRoot": true});
+    let r = raw.send_json(http::Method::POST, PODS, &fine).await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pod_security_enforces_and_warns_by_namespace_labels() {
+    let server = TestServer::start_with(|c| c.admission = plugins(&["PodSecurity"], &[])).await;
+    let raw = admin(&server);
+    let ns = |name: &str, labels: Value| json!({"metadata": {"name": name, "labels": labels}});
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            "/api/v1/namespaces",
+            &ns(
+                "bad",
+                json!({"pod-security.kubernetes.io/enforce": "strict"}),
+            ),
+        )
+        .await;
+    assert_eq!(r.status, 422, "{:?}", r.body);
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            "/api/v1/namespaces",
+            &ns("locked", json!({"pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/warn": "restricted"})),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let pods = "/api/v1/namespaces/locked/pods";
+    let mut host = pod("host");
+    host["spec"]["hostNetwork"] = json!(true);
+    let r = raw.send_json(http::Method::POST, pods, &host).await;
+    assert_eq!(r.status, 403, "{:?}", r.body);
+    assert_eq!(
+        r.json()["message"],
+        "pods \"host\" is forbidden: violates PodSecurity \"baseline:latest\": host namespaces (hostNetwork=true)"
+    );
+    // Baseline passes; restricted is only warned about.
+    let r = raw.send_json(http::Method::POST, pods, &pod("plain")).await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let warning = r
+        .headers
+        .get("warning")
+        .expect("a warning")
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        warning.starts_with("299 - \"would violate PodSecurity \\\"restricted:latest\\\": allowPrivilegeEscalation != false"),
+        "{warning}"
+    );
+    // Namespaces without labels are privileged (the default).
+    let r = raw.send_json(http::Method::POST, PODS, &host).await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+}

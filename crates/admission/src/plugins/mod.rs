@@ -8,11 +8,13 @@ mod lifecycle;
 mod limit_ranger;
 mod namespaces;
 mod node_restriction;
+mod pod_security;
 mod pods;
 mod priority;
 mod resource_quota;
 mod runtime_class;
 mod scheduling;
+mod security_context;
 mod service_account;
 mod storage;
 mod tolerations;
@@ -112,6 +114,9 @@ pub fn build(
             None => return Ok(None),
         },
         "CertificateSubjectRestriction" => Arc::new(certificates::CertificateSubjectRestriction),
+        "PodSecurity" => Arc::new(pod_security::PodSecurity::new(ctx.lister.clone(), config)?),
+        "SecurityContextDeny" => Arc::new(security_context::SecurityContextDeny),
+        "DenyServiceExternalIPs" => Arc::new(security_context::DenyServiceExternalIPs),
         "ServiceAccount" => Arc::new(service_account::ServiceAccount::new(ctx.lister.clone())),
         "ExtendedResourceToleration" => Arc::new(scheduling::ExtendedResourceToleration),
         "PodNodeSelector" => Arc::new(scheduling::PodNodeSelector::new(

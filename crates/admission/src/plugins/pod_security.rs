@@ -1,0 +1,630 @@
+//! `PodSecurity`: the Pod Security Standards (`privileged`, `baseline`, `restricted`)
+//! enforced, warned about and audited per namespace, as its `pod-security.kubernetes.io/`
+//! labels say (or the configuration's defaults), with the configuration's exemptions.
+//! Versions other than `latest` are read as `latest`: one set of checks, upstream's current.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use capstan_meta::{ApiError, FieldError, GroupResource};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{core, forbidden};
+use crate::attributes::{Attributes, Operation};
+use crate::chain::{Lister, Plugin};
+use crate::error::{Error, Result};
+
+const LABEL: &str = "pod-security.kubernetes.io/";
+const LEVELS: [&str; 3] = ["privileged", "baseline", "restricted"];
+
+/// A standard, ordered by strictness.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Level {
+    Privileged,
+    Baseline,
+    Restricted,
+}
+
+impl Level {
+    fn parse(s: &str) -> Option<Self> {
+        match s {
+            "privileged" => Some(Self::Privileged),
+            "baseline" => Some(Self::Baseline),
+            "restricted" => Some(Self::Restricted),
+            _ => None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        LEVELS[self as usize]
+    }
+}
+
+/// `PodSecurityConfiguration` (`pod-security.admission.config.k8s.io/v1`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct Configuration {
+    #[serde(rename = "apiVersion")]
+    _api_version: Option<String>,
+    #[serde(rename = "kind")]
+    _kind: Option<String>,
+    defaults: BTreeMap<String, String>,
+    exemptions: Exemptions,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+struct Exemptions {
+    usernames: Vec<String>,
+    runtime_classes: Vec<String>,
+    namespaces: Vec<String>,
+}
+
+/// The `PodSecurity` plugin.
+pub struct PodSecurity {
+    lister: Arc<dyn Lister>,
+    defaults: [Level; 3],
+    exemptions: Exemptions,
+}
+
+/// Enforce, audit, warn.
+const MODES: [&str; 3] = ["enforce", "audit", "warn"];
+
+impl PodSecurity {
+    /// The plugin with its configuration (defaults privileged everywhere, no exemptions).
+    pub fn new(lister: Arc<dyn Lister>, config: Option<&Value>) -> Result<Self> {
+        let config: Configuration = match config {
+            Some(v) => serde_json::from_value(v.clone()).map_err(|e| Error::Plugin {
+                plugin: "PodSecurity",
+                reason: e.to_string(),
+            })?,
+            None => Configuration::default(),
+        };
+        let mut defaults = [Level::Privileged; 3];
+        for (key, value) in &config.defaults {
+            let Some(i) = MODES.iter().position(|m| m == key) else {
+                if key.ends_with("-version") {
+                    continue;
+                }
+                return Err(Error::Plugin {
+                    plugin: "PodSecurity",
+                    reason: format!("defaults: unknown mode {key:?}"),
+                });
+            };
+            defaults[i] = Level::parse(value).ok_or_else(|| Error::Plugin {
+                plugin: "PodSecurity",
+                reason: format!(
+                    "defaults.{key}: {value:?} is not one of {}",
+                    LEVELS.join(", ")
+                ),
+            })?;
+        }
+        Ok(Self {
+            lister,
+            defaults,
+            exemptions: config.exemptions,
+        })
+    }
+
+    /// The namespace's levels (enforce, audit, warn).
+    async fn levels(&self, namespace: &str) -> std::result::Result<[Level; 3], ApiError> {
+        let ns = self.lister.get(&core("namespaces"), "", namespace).await?;
+        let labels = ns.as_ref().map(|n| &n["metadata"]["labels"]);
+        let mut levels = self.defaults;
+        for (i, mode) in MODES.iter().enumerate() {
+            if let Some(level) = labels
+                .and_then(|l| l[format!("{LABEL}{mode}")].as_str())
+                .and_then(Level::parse)
+            {
+                levels[i] = level;
+            }
+        }
+        Ok(levels)
+    }
+}
+
+fn items(v: &Value) -> impl Iterator<Item = &Value> {
+    v.as_array().into_iter().flatten()
+}
+
+/// Every container with its name.
+fn containers(spec: &Value) -> Vec<(&str, &Value)> {
+    ["initContainers", "containers", "ephemeralContainers"]
+        .iter()
+        .flat_map(|l| items(&spec[*l]))
+        .map(|c| (c["name"].as_str().unwrap_or_default(), c))
+        .collect()
+}
+
+/// `container "a"` or `containers "a", "b"`.
+fn named(names: &[&str]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
+    if names.len() == 1 {
+        format!("container {}", quoted[0])
+    } else {
+        format!("containers {}", quoted.join(", "))
+    }
+}
+
+const BASELINE_CAPABILITIES: [&str; 13] = [
+    "AUDIT_WRITE",
+    "CHOWN",
+    "DAC_OVERRIDE",
+    "FOWNER",
+    "FSETID",
+    "KILL",
+    "MKNOD",
+    "NET_BIND_SERVICE",
+    "SETFCAP",
+    "SETGID",
+    "SETPCAP",
+    "SETUID",
+    "SYS_CHROOT",
+];
+
+const SAFE_SYSCTLS: [&str; 10] = [
+    "kernel.shm_rmid_forced",
+    "net.ipv4.ip_local_port_range",
+    "net.ipv4.ip_unprivileged_port_start",
+    "net.ipv4.tcp_syncookies",
+    "net.ipv4.ping_group_range",
+    "net.ipv4.ip_local_reserved_ports",
+    "net.ipv4.tcp_keepalive_time",
+    "net.ipv4.tcp_fin_timeout",
+    "net.ipv4.tcp_keepalive_intvl",
+    "net.ipv4.tcp_keepalive_probes",
+];
+
+const RESTRICTED_VOLUMES: [&str; 9] = [
+    "configMap",
+    "csi",
+    "downwardAPI",
+    "emptyDir",
+    "ephemeral",
+    "image",
+    "persistentVolumeClaim",
+    "projected",
+    "secret",
+];
+
+/// The violations of the baseline standard, as upstream words them.
+fn baseline(spec: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let host: Vec<String> = ["hostNetwork", "hostPID", "hostIPC"]
+        .iter()
+        .filter(|f| spec[**f] == true)
+        .map(|f| format!("{f}=true"))
+        .collect();
+    if !host.is_empty() {
+        out.push(format!("host namespaces ({})", host.join(", ")));
+    }
+    let all = containers(spec);
+    let privileged: Vec<&str> = all
+        .iter()
+        .filter(|(_, c)| c["securityContext"]["privileged"] == true)
+        .map(|(n, _)| *n)
+        .collect();
+    if !privileged.is_empty() {
+        out.push(format!(
+            "privileged ({} must not set securityContext.privileged=true)",
+            named(&privileged)
+        ));
+    }
+    let mut caps = Vec::new();
+    for (name, c) in &all {
+        let added: Vec<String> = items(&c["securityContext"]["capabilities"]["add"])
+            .filter_map(Value::as_str)
+            .filter(|cap| !BASELINE_CAPABILITIES.contains(cap))
+            .map(|cap| format!("{cap:?}"))
+            .collect();
+        if !added.is_empty() {
+            caps.push(format!(
+                "container {name:?} must not include {} in securityContext.capabilities.add",
+                added.join(", ")
+            ));
+        }
+    }
+    if !caps.is_empty() {
+        out.push(format!("non-default capabilities ({})", caps.join("; ")));
+    }
+    let host_paths: Vec<String> = items(&spec["volumes"])
+        .filter(|v| !v["hostPath"].is_null())
+        .filter_map(|v| v["name"].as_str().map(|n| format!("{n:?}")))
+        .collect();
+    if !host_paths.is_empty() {
+        let noun = if host_paths.len() == 1 {
+            "volume"
+        } else {
+            "volumes"
+        };
+        out.push(format!(
+            "hostPath volumes ({noun} {})",
+            host_paths.join(", ")
+        ));
+    }
+    let mut ports = Vec::new();
+    for (name, c) in &all {
+        let used: Vec<String> = items(&c["ports"])
+            .filter_map(|p| p["hostPort"].as_i64())
+            .filter(|p| *p != 0)
+            .map(|p| p.to_string())
+            .collect();
+        if !used.is_empty() {
+            let noun = if used.len() == 1 {
+                "hostPort"
+            } else {
+                "hostPorts"
+            };
+            ports.push(format!(
+                "container {name:?} uses {noun} {}",
+                used.join(", ")
+            ));
+        }
+    }
+    if !ports.is_empty() {
+        out.push(format!("hostPort ({})", ports.join("; ")));
+    }
+    let unconfined = |sc: &Value| sc["seccompProfile"]["type"] == "Unconfined";
+    let mut seccomp = Vec::new();
+    if unconfined(&spec["securityContext"]) {
+        seccomp.push(
+            "pod must not set securityContext.seccompProfile.type to \"Unconfined\"".to_string(),
+        );
+    }
+    let bad: Vec<&str> = all
+        .iter()
+        .filter(|(_, c)| unconfined(&c["securityContext"]))
+        .map(|(n, _)| *n)
+        .collect();
+    if !bad.is_empty() {
+        seccomp.push(format!(
+            "{} must not set securityContext.seccompProfile.type to \"Unconfined\"",
+            named(&bad)
+        ));
+    }
+    if !seccomp.is_empty() {
+        out.push(format!("seccompProfile ({})", seccomp.join("; ")));
+    }
+    let unmasked: Vec<&str> = all
+        .iter()
+        .filter(|(_, c)| {
+            c["securityContext"]["procMount"]
+                .as_str()
+                .is_some_and(|m| m != "Default")
+        })
+        .map(|(n, _)| *n)
+        .collect();
+    if !unmasked.is_empty() {
+        out.push(format!(
+            "procMount ({} must not set securityContext.procMount to \"Unmasked\")",
+            named(&unmasked)
+        ));
+    }
+    let sysctls: Vec<&str> = items(&spec["securityContext"]["sysctls"])
+        .filter_map(|s| s["name"].as_str())
+        .filter(|n| !SAFE_SYSCTLS.contains(n))
+        .collect();
+    if !sysctls.is_empty() {
+        out.push(format!("forbidden sysctls ({})", sysctls.join(", ")));
+    }
+    out
+}
+
+/// The further violations of the restricted standard.
+fn restricted(spec: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let all = containers(spec);
+    let mut volumes = Vec::new();
+    for v in items(&spec["volumes"]) {
+        let name = v["name"].as_str().unwrap_or_default();
+        let kind = v
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, _)| k.as_str())
+            .find(|k| *k != "name");
+        if let Some(kind) = kind
+            && !RESTRICTED_VOLUMES.contains(&kind)
+        {
+            volumes.push(format!(
+                "volume {name:?} uses restricted volume type {kind:?}"
+            ));
+        }
+    }
+    if !volumes.is_empty() {
+        out.push(format!("restricted volume types ({})", volumes.join("; ")));
+    }
+    let escalating: Vec<&str> = all
+        .iter()
+        .filter(|(_, c)| c["securityContext"]["allowPrivilegeEscalation"] != false)
+        .map(|(n, _)| *n)
+        .collect();
+    if !escalating.is_empty() {
+        out.push(format!(
+            "allowPrivilegeEscalation != false ({} must set securityContext.allowPrivilegeEscalation=false)",
+            named(&escalating)
+        ));
+    }
+    let mut caps = Vec::new();
+    let not_dropping: Vec<&str> = all
+        .iter()
+        .filter(|(_, c)| !items(&c["securityContext"]["capabilities"]["drop"]).any(|d| d == "ALL"))
+        .map(|(n, _)| *n)
+        .collect();
+    if !not_dropping.is_empty() {
+        caps.push(format!(
+            "{} must set securityContext.capabilities.drop=[\"ALL\"]",
+            named(&not_dropping)
+        ));
+    }
+    for (name, c) in &all {
+        let added: Vec<String> = items(&c["securityContext"]["capabilities"]["add"])
+            .filter_map(Value::as_str)
+            .filter(|cap| *cap != "NET_BIND_SERVICE")
+            .map(|cap| format!("{cap:?}"))
+            .collect();
+        if !added.is_empty() {
+            caps.push(format!(
+                "container {name:?} must not include {} in securityContext.capabilities.add",
+                added.join(", ")
+            ));
+        }
+    }
+    if !caps.is_empty() {
+        out.push(format!("unrestricted capabilities ({})", caps.join("; ")));
+    }
+    let pod_sc = &spec["securityContext"];
+    let pod_non_root = pod_sc["runAsNonRoot"] == true;
+    let not_non_root: Vec<&str> = all
+        .iter()
+        .filter(
+            |(_, c)| match c["securityContext"]["runAsNonRoot"].as_bool() {
+                Some(v) => !v,
+                None => !pod_non_root,
+            },
+        )
+        .map(|(n, _)| *n)
+        .collect();
+    if !not_non_root.is_empty() {
+        out.push(format!(
+            "runAsNonRoot != true (pod or {} must set securityContext.runAsNonRoot=true)",
+            named(&not_non_root)
+        ));
+    }
+    let root: Vec<&str> = all
+        .iter()
+        .filter(|(_, c)| c["securityContext"]["runAsUser"] == 0)
+        .map(|(n, _)| *n)
+        .collect();
+    if pod_sc["runAsUser"] == 0 {
+        out.push("runAsUser=0 (pod must not set runAsUser=0)".into());
+    } else if !root.is_empty() {
+        out.push(format!(
+            "runAsUser=0 ({} must not set runAsUser=0)",
+            named(&root)
+        ));
+    }
+    let allowed = |sc: &Value| {
+        matches!(
+            sc["seccompProfile"]["type"].as_str(),
+            Some("RuntimeDefault" | "Localhost")
+        )
+    };
+    let pod_seccomp = allowed(pod_sc);
+    let without: Vec<&str> = all
+        .iter()
+        .filter(|(_, c)| {
+            let sc = &c["securityContext"];
+            if sc["seccompProfile"]["type"].is_null() {
+                !pod_seccomp
+            } else {
+                !allowed(sc) && sc["seccompProfile"]["type"] != "Unconfined"
+            }
+        })
+        .map(|(n, _)| *n)
+        .collect();
+    if !without.is_empty() {
+        out.push(format!(
+            "seccompProfile (pod or {} must set securityContext.seccompProfile.type to \"RuntimeDefault\" or \"Localhost\")",
+            named(&without)
+        ));
+    }
+    out
+}
+
+/// The violations of `level` by the pod spec.
+fn violations(level: Level, spec: &Value) -> Vec<String> {
+    match level {
+        Level::Privileged => Vec::new(),
+        Level::Baseline => baseline(spec),
+        Level::Restricted => {
+            let mut all = baseline(spec);
+            all.extend(restricted(spec));
+            all
+        }
+    }
+}
+
+fn is_pod(resource: &GroupResource, subresource: &str) -> bool {
+    resource.group.is_empty()
+        && resource.resource == "pods"
+        && matches!(subresource, "" | "ephemeralcontainers")
+}
+
+fn is_namespace(resource: &GroupResource, subresource: &str) -> bool {
+    resource.group.is_empty() && resource.resource == "namespaces" && subresource.is_empty()
+}
+
+#[async_trait]
+impl Plugin for PodSecurity {
+    fn name(&self) -> &'static str {
+        "PodSecurity"
+    }
+
+    fn validates(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
+        matches!(operation, Operation::Create | Operation::Update)
+            && (is_pod(resource, subresource) || is_namespace(resource, subresource))
+    }
+
+    async fn validate(&self, a: &Attributes) -> std::result::Result<(), ApiError> {
+        let Some(object) = a.object.as_ref() else {
+            return Ok(());
+        };
+        if is_namespace(&a.resource, &a.subresource) {
+            return check_labels(a, object);
+        }
+        // Updates that leave the spec alone (labels, status) are not judged again.
+        if a.operation == Operation::Update
+            && a.subresource.is_empty()
+            && a.old_object
+                .as_ref()
+                .is_some_and(|old| old["spec"] == object["spec"])
+        {
+            return Ok(());
+        }
+        if self.exemptions.namespaces.contains(&a.namespace)
+            || self.exemptions.usernames.contains(&a.user.name)
+            || object["spec"]["runtimeClassName"]
+                .as_str()
+                .is_some_and(|r| self.exemptions.runtime_classes.iter().any(|e| e == r))
+        {
+            return Ok(());
+        }
+        let [enforce, audit, warn] = self.levels(&a.namespace).await?;
+        let spec = &object["spec"];
+        let found = violations(enforce, spec);
+        if !found.is_empty() {
+            return Err(forbidden(
+                a,
+                &format!(
+                    "violates PodSecurity \"{}:latest\": {}",
+                    enforce.name(),
+                    found.join(", ")
+                ),
+            ));
+        }
+        let found = violations(warn, spec);
+        if !found.is_empty() {
+            a.feedback.warn(format!(
+                "would violate PodSecurity \"{}:latest\": {}",
+                warn.name(),
+                found.join(", ")
+            ));
+        }
+        let found = violations(audit, spec);
+        if !found.is_empty() {
+            a.feedback.annotate(
+                "pod-security.kubernetes.io/audit-violations",
+                format!(
+                    "would violate PodSecurity \"{}:latest\": {}",
+                    audit.name(),
+                    found.join(", ")
+                ),
+            );
+        }
+        a.feedback.annotate(
+            "pod-security.kubernetes.io/enforce-policy",
+            format!("{}:latest", enforce.name()),
+        );
+        Ok(())
+    }
+}
+
+/// A namespace's `pod-security.kubernetes.io/` labels must name a level (and a version).
+fn check_labels(a: &Attributes, namespace: &Value) -> std::result::Result<(), ApiError> {
+    let mut errors = Vec::new();
+    for (key, value) in namespace["metadata"]["labels"]
+        .as_object()
+        .into_iter()
+        .flatten()
+    {
+        let Some(mode) = key.strip_prefix(LABEL) else {
+            continue;
+        };
+        let value = value.as_str().unwrap_or_default();
+        let path = format!("metadata.labels[{key}]");
+        if MODES.contains(&mode) {
+            if Level::parse(value).is_none() {
+                errors.push(FieldError::not_supported(path, value, &LEVELS));
+            }
+        } else if mode
+            .strip_suffix("-version")
+            .is_some_and(|m| MODES.contains(&m))
+        {
+            let ok = value == "latest"
+                || value
+                    .strip_prefix("v1.")
+                    .is_some_and(|minor| minor.parse::<u32>().is_ok());
+            if !ok {
+                errors.push(FieldError::invalid(
+                    path,
+                    value,
+                    "must be \"latest\" or \"v1.x\"",
+                ));
+            }
+        }
+    }
+    if errors.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::invalid(
+        "",
+        "Namespace",
+        a.display_name(),
+        &errors,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn baseline_names_each_violation() {
+        let spec = json!({
+            "hostNetwork": true,
+            "volumes": [{"name": "root", "hostPath": {"path": "/"}}],
+            "containers": [
+                {"name": "a", "securityContext": {"privileged": true, "capabilities": {"add": ["NET_ADMIN"]}}, "ports": [{"containerPort": 80, "hostPort": 80}]},
+            ],
+        });
+        assert_eq!(
+            violations(Level::Baseline, &spec),
+            [
+                "host namespaces (hostNetwork=true)",
+                "privileged (container \"a\" must not set securityContext.privileged=true)",
+                "non-default capabilities (container \"a\" must not include \"NET_ADMIN\" in securityContext.capabilities.add)",
+                "hostPath volumes (volume \"root\")",
+                "hostPort (container \"a\" uses hostPort 80)",
+            ]
+        );
+        assert!(violations(Level::Privileged, &spec).is_empty());
+    }
+
+    #[test]
+    fn restricted_asks_for_a_hardened_pod() {
+        let plain = json!({"containers": [{"name": "c"}]});
+        assert_eq!(
+            violations(Level::Restricted, &plain),
+            [
+                "allowPrivilegeEscalation != false (container \"c\" must set securityContext.allowPrivilegeEscalation=false)",
+                "unrestricted capabilities (container \"c\" must set securityContext.capabilities.drop=[\"ALL\"])",
+                "runAsNonRoot != true (pod or container \"c\" must set securityContext.runAsNonRoot=true)",
+                "seccompProfile (pod or container \"c\" must set securityContext.seccompProfile.type to \"RuntimeDefault\" or \"Localhost\")",
+            ]
+        );
+        let hardened = json!({
+            "securityContext": {"runAsNonRoot": true, "seccompProfile": {"type": "RuntimeDefault"}},
+            "containers": [{"name": "c", "securityContext": {"allowPrivilegeEscalation": false, "capabilities": {"drop": ["ALL"], "add": ["NET_BIND_SERVICE"]}}}],
+            "volumes": [{"name": "t", "projected": {"sources": []}}],
+        });
+        assert!(
+            violations(Level::Restricted, &hardened).is_empty(),
+            "{:?}",
+            violations(Level::Restricted, &hardened)
+        );
+    }
+}
