@@ -1217,3 +1217,110 @@ async fn pod_security_enforces_and_warns_by_namespace_labels() {
     let r = raw.send_json(http::Method::POST, PODS, &host).await;
     assert_eq!(r.status, 201, "{:?}", r.body);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn owner_references_need_delete_and_finalizer_rights() {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.csv");
+    std::fs::write(&tokens, "bob-token,bob,1002\n").unwrap();
+    let server = TestServer::start_with(move |c| {
+        c.token_auth_file = Some(tokens);
+        c.authorization_modes = vec!["RBAC".into()];
+        c.admission = plugins(&["OwnerReferencesPermissionEnforcement"], &[]);
+    })
+    .await;
+    let raw = admin(&server);
+    let bob = raw.with_token(Some("bob-token"));
+    let grant = |verbs: &[&str]| json!({"metadata": {"name": "bob-configmaps"}, "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": verbs}]});
+    let roles = "/apis/rbac.authorization.k8s.io/v1/clusterroles";
+    let r = raw
+        .send_json(http::Method::POST, roles, &grant(&["create", "get"]))
+        .await;
+    assert_eq!(r.status, 201);
+    let binding = json!({"metadata": {"name": "bob"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "bob-configmaps"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "bob"}]});
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+            &binding,
+        )
+        .await;
+    assert_eq!(r.status, 201);
+    const CMS: &str = "/api/v1/namespaces/default/configmaps";
+    let owner = raw
+        .send_json(
+            http::Method::POST,
+            CMS,
+            &json!({"metadata": {"name": "owner"}}),
+        )
+        .await
+        .json();
+    let owned = |name: &str, block: bool| json!({"metadata": {"name": name, "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner["metadata"]["uid"], "blockOwnerDeletion": block}]}});
+    // Plain objects are fine; an owner reference needs the right to delete.
+    let mut r = bob
+        .send_json(
+            http::Method::POST,
+            CMS,
+            &json!({"metadata": {"name": "plain"}}),
+        )
+        .await;
+    for _ in 0..100 {
+        if r.status == 201 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        r = bob
+            .send_json(
+                http::Method::POST,
+                CMS,
+                &json!({"metadata": {"name": "plain"}}),
+            )
+            .await;
+    }
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let r = bob
+        .send_json(http::Method::POST, CMS, &owned("child", false))
+        .await;
+    assert_eq!(r.status, 403, "{:?}", r.body);
+    let message = r.json()["message"].as_str().unwrap().to_string();
+    assert!(
+        message.starts_with("configmaps \"child\" is forbidden: cannot set an ownerRef on a resource you can't delete: "),
+        "{message}"
+    );
+    // With delete, the reference goes in; blocking the owner's deletion needs its finalizers.
+    let r = raw
+        .send_json(
+            http::Method::PUT,
+            &format!("{roles}/bob-configmaps"),
+            &grant(&["create", "get", "delete"]),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let mut r = bob
+        .send_json(http::Method::POST, CMS, &owned("child", false))
+        .await;
+    for _ in 0..100 {
+        if r.status == 201 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        r = bob
+            .send_json(http::Method::POST, CMS, &owned("child", false))
+            .await;
+    }
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let r = bob
+        .send_json(http::Method::POST, CMS, &owned("blocking", true))
+        .await;
+    assert_eq!(r.status, 403, "{:?}", r.body);
+    let message = r.json()["message"].as_str().unwrap().to_string();
+    assert!(
+        message.contains("cannot set blockOwnerDeletion if an ownerReference refers to a resource you can't set finalizers on"),
+        "{message}"
+    );
+    let r = raw
+        .send_json(http::Method::POST, CMS, &owned("blocking", true))
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+}

@@ -23,6 +23,11 @@ pub trait Lister: Send + Sync + 'static {
     /// Every object of the resource in `namespace` (every namespace when empty).
     async fn list(&self, resource: &GroupResource, namespace: &str)
     -> Result<Vec<Value>, ApiError>;
+
+    /// The resource serving `kind` in `group` (a REST mapping), if one does.
+    fn resource_for_kind(&self, _group: &str, _kind: &str) -> Option<GroupResource> {
+        None
+    }
 }
 
 /// One admission plugin. A plugin takes part in the mutating phase, the validating phase,

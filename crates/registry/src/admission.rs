@@ -110,6 +110,17 @@ impl Lister for StoreLister {
             _ => Vec::new(),
         })
     }
+
+    fn resource_for_kind(&self, group: &str, kind: &str) -> Option<GroupResource> {
+        self.stores
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter_map(Weak::upgrade)
+            .map(|s| s.descriptor().clone())
+            .find(|d| d.group == group && d.kind == kind && d.subresource.is_empty())
+            .map(|d| GroupResource::new(d.group, d.resource))
+    }
 }
 
 #[async_trait]

@@ -8,6 +8,7 @@ mod lifecycle;
 mod limit_ranger;
 mod namespaces;
 mod node_restriction;
+mod owner_references;
 mod pod_security;
 mod pods;
 mod priority;
@@ -114,6 +115,13 @@ pub fn build(
             None => return Ok(None),
         },
         "CertificateSubjectRestriction" => Arc::new(certificates::CertificateSubjectRestriction),
+        "OwnerReferencesPermissionEnforcement" => match &ctx.authorizer {
+            Some(authz) => Arc::new(owner_references::OwnerReferencesPermissionEnforcement {
+                authorizer: authz.clone(),
+                lister: ctx.lister.clone(),
+            }),
+            None => return Ok(None),
+        },
         "PodSecurity" => Arc::new(pod_security::PodSecurity::new(ctx.lister.clone(), config)?),
         "SecurityContextDeny" => Arc::new(security_context::SecurityContextDeny),
         "DenyServiceExternalIPs" => Arc::new(security_context::DenyServiceExternalIPs),
