@@ -378,14 +378,14 @@ struct Options {
     /// ValidatingAdmissionPolicy, ValidatingAdmissionWebhook. Built so far: AlwaysAdmit,
     /// AlwaysDeny, AlwaysPullImages, CertificateApproval, CertificateSigning,
     /// CertificateSubjectRestriction, DefaultIngressClass, DefaultStorageClass,
-    /// DefaultTolerationSeconds, DenyServiceExternalIPs, ExtendedResourceToleration,
-    /// LimitPodHardAntiAffinityTopology, LimitRanger, MutatingAdmissionWebhook,
-    /// NamespaceAutoProvision, NamespaceExists, NamespaceLifecycle, NodeRestriction,
-    /// OwnerReferencesPermissionEnforcement, PersistentVolumeClaimResize, PodNodeSelector,
-    /// PodSecurity, PodTolerationRestriction, Priority, ResourceQuota, RuntimeClass,
-    /// SecurityContextDeny, ServiceAccount, StorageObjectInUseProtection,
-    /// TaintNodesByCondition, ValidatingAdmissionWebhook; the others are accepted, logged
-    /// at start, and have no effect yet.
+    /// DefaultTolerationSeconds, DenyServiceExternalIPs, EventRateLimit,
+    /// ExtendedResourceToleration, LimitPodHardAntiAffinityTopology, LimitRanger,
+    /// MutatingAdmissionWebhook, NamespaceAutoProvision, NamespaceExists,
+    /// NamespaceLifecycle, NodeRestriction, OwnerReferencesPermissionEnforcement,
+    /// PersistentVolumeClaimResize, PodNodeSelector, PodSecurity, PodTolerationRestriction,
+    /// Priority, ResourceQuota, RuntimeClass, SecurityContextDeny, ServiceAccount,
+    /// StorageObjectInUseProtection, TaintNodesByCondition, ValidatingAdmissionWebhook; the
+    /// others are accepted, logged at start, and have no effect yet.
     #[arg(long, value_delimiter = ',', help_heading = "Admission flags")]
     enable_admission_plugins: Vec<String>,
 

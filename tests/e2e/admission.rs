@@ -1324,3 +1324,66 @@ async fn owner_references_need_delete_and_finalizer_rights() {
         .await;
     assert_eq!(r.status, 201, "{:?}", r.body);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn event_rate_limit_throttles_event_creates_per_namespace() {
+    let dir = tempfile::tempdir().unwrap();
+    let limits = dir.path().join("limits.yaml");
+    std::fs::write(
+        &limits,
+        "apiVersion: eventratelimit.admission.k8s.io/v1alpha1\nkind: Configuration\nlimits:\n- type: Namespace\n  qps: 1\n  burst: 3\n",
+    )
+    .unwrap();
+    let file = dir.path().join("admission.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: EventRateLimit\n  path: {}\n",
+            limits.display()
+        ),
+    )
+    .unwrap();
+    let server = TestServer::start_with(move |c| {
+        c.admission = capstan_admission::AdmissionOptions {
+            enable: vec!["EventRateLimit".into()],
+            config_file: Some(file),
+            ..Default::default()
+        };
+    })
+    .await;
+    let raw = admin(&server);
+    let event = |ns: &str, i: usize| {
+        json!({"metadata": {"name": format!("e{i}"), "namespace": ns},
+            "involvedObject": {"kind": "Pod", "name": "p", "namespace": ns}, "reason": "Test", "message": "m"})
+    };
+    let statuses: Vec<u16> = {
+        let mut out = Vec::new();
+        for i in 0..4 {
+            let r = raw
+                .send_json(
+                    http::Method::POST,
+                    "/api/v1/namespaces/default/events",
+                    &event("default", i),
+                )
+                .await;
+            out.push(r.status.as_u16());
+            if r.status == 429 {
+                assert_eq!(
+                    r.json()["message"],
+                    "Too many requests: limit reached on type Namespace for key default"
+                );
+            }
+        }
+        out
+    };
+    // A burst of three; the fourth comes within the same second.
+    assert_eq!(statuses, [201, 201, 201, 429]);
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            "/api/v1/namespaces/kube-system/events",
+            &event("kube-system", 0),
+        )
+        .await;
+    assert_eq!(r.status, 201, "another namespace has its own bucket");
+}

@@ -3,6 +3,7 @@
 
 mod always;
 mod certificates;
+mod event_rate_limit;
 mod ingress;
 mod lifecycle;
 mod limit_ranger;
@@ -122,6 +123,7 @@ pub fn build(
             }),
             None => return Ok(None),
         },
+        "EventRateLimit" => Arc::new(event_rate_limit::EventRateLimit::new(config)?),
         "PodSecurity" => Arc::new(pod_security::PodSecurity::new(ctx.lister.clone(), config)?),
         "SecurityContextDeny" => Arc::new(security_context::SecurityContextDeny),
         "DenyServiceExternalIPs" => Arc::new(security_context::DenyServiceExternalIPs),
