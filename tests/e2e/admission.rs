@@ -1387,3 +1387,76 @@ async fn event_rate_limit_throttles_event_creates_per_namespace() {
         .await;
     assert_eq!(r.status, 201, "another namespace has its own bucket");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn image_policy_webhook_reviews_images_and_caches_answers() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = calls.clone();
+    let backend = capstan_e2e::HttpsServer::start(move |req| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        let mut review: Value = serde_json::from_slice(&req.body).unwrap();
+        let evil = review["spec"]["containers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["image"].as_str().unwrap().contains("evil"));
+        review["status"] = if evil {
+            json!({"allowed": false, "reason": "evil images are refused"})
+        } else {
+            json!({"allowed": true})
+        };
+        (http::StatusCode::OK, review)
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("backend-ca.crt"), &backend.ca_pem).unwrap();
+    let kubeconfig = json!({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": format!("{}/review", backend.url), "certificate-authority": dir.path().join("backend-ca.crt")}}],
+        "users": [{"name": "u", "user": {}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+    });
+    std::fs::write(
+        dir.path().join("backend.kubeconfig"),
+        kubeconfig.to_string(),
+    )
+    .unwrap();
+    let file = dir.path().join("admission.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: ImagePolicyWebhook\n  configuration:\n    imagePolicy:\n      kubeConfigFile: backend.kubeconfig\n      allowTTL: 50\n      denyTTL: 50\n      retryBackoff: 100\n      defaultAllow: false\n",
+    )
+    .unwrap();
+    let server = TestServer::start_with(move |c| {
+        c.admission = capstan_admission::AdmissionOptions {
+            enable: vec!["ImagePolicyWebhook".into()],
+            config_file: Some(file),
+            ..Default::default()
+        };
+    })
+    .await;
+    let raw = admin(&server);
+    let r = raw.send_json(http::Method::POST, PODS, &pod("good")).await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    // The same images again: answered from the cache.
+    let r = raw
+        .send_json(http::Method::POST, PODS, &pod("good-again"))
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    let mut bad = pod("bad");
+    bad["spec"]["containers"][0]["image"] = json!("registry.example/evil:1");
+    let r = raw.send_json(http::Method::POST, PODS, &bad).await;
+    assert_eq!(r.status, 403, "{:?}", r.body);
+    assert_eq!(
+        r.json()["message"],
+        "pods \"bad\" is forbidden: image policy webhook backend denied one or more images: evil images are refused"
+    );
+    // Break glass.
+    bad["metadata"]["annotations"] = json!({"alpha.image-policy.k8s.io/break-glass": "true"});
+    let r = raw.send_json(http::Method::POST, PODS, &bad).await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+}

@@ -10,11 +10,15 @@
 //!   answer applied: a JSONPatch, a denial, warnings, audit annotations. Mutating webhooks
 //!   run in order (and again, once, when `reinvocationPolicy: IfNeeded` asks); validating
 //!   webhooks run in parallel.
+//! - [`ImagePolicyWebhook`]: pods' images reviewed by a backend named in the plugin's
+//!   configuration.
 
 mod dispatch;
+mod image_policy;
 mod index;
 mod matching;
 mod review;
 
 pub use dispatch::{MutatingWebhooks, ValidatingWebhooks};
+pub use image_policy::ImagePolicyWebhook;
 pub use index::{Kind, WebhookIndex};

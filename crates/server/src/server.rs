@@ -173,7 +173,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         &parts,
     )?);
     let webhook_index = Arc::new(capstan_admission_webhook::WebhookIndex::new());
-    let webhooks: Vec<Arc<dyn capstan_admission::Plugin>> = vec![
+    let mut webhooks: Vec<Arc<dyn capstan_admission::Plugin>> = vec![
         Arc::new(capstan_admission_webhook::MutatingWebhooks::new(
             webhook_index.clone(),
             registry.lister(),
@@ -186,6 +186,23 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     let uses_webhooks = webhooks
         .iter()
         .any(|w| admission_plan.enabled.contains(&w.name()));
+    if admission_plan.enabled.contains(&"ImagePolicyWebhook") {
+        let Some(settings) = admission_plan.configurations.get("ImagePolicyWebhook") else {
+            return Err(Error::Startup(
+                "admission plugin ImagePolicyWebhook: a configuration (imagePolicy) is required in --admission-control-config-file".into(),
+            ));
+        };
+        // Relative paths are read from the configuration file's directory.
+        let base = config
+            .admission
+            .config_file
+            .as_deref()
+            .and_then(std::path::Path::parent)
+            .unwrap_or(std::path::Path::new("."));
+        let plugin = capstan_admission_webhook::ImagePolicyWebhook::new(settings, base)
+            .map_err(Error::Startup)?;
+        webhooks.push(Arc::new(plugin));
+    }
     let quota_namespaces = Arc::new(capstan_admission::plugins::NamespaceSet::default());
     let limit_range_namespaces = Arc::new(capstan_admission::plugins::NamespaceSet::default());
     let (admission, not_built) = capstan_admission::plugins::chain(
