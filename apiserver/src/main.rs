@@ -365,27 +365,16 @@ struct Options {
     /// DefaultStorageClass, DefaultIngressClass, TaintNodesByCondition,
     /// StorageObjectInUseProtection, PersistentVolumeClaimResize, MutatingAdmissionWebhook,
     /// ValidatingAdmissionWebhook, CertificateApproval, CertificateSigning,
-    /// CertificateSubjectRestriction); the order does not matter. Known: AlwaysAdmit,
-    /// AlwaysDeny, AlwaysPullImages, ClusterTrustBundleAttest, DefaultIngressClass,
-    /// DefaultStorageClass, DefaultTolerationSeconds, DenyServiceExternalIPs,
+    /// CertificateSubjectRestriction); the order does not matter. Also known: AlwaysAdmit,
+    /// AlwaysDeny, AlwaysPullImages, ClusterTrustBundleAttest, DenyServiceExternalIPs,
     /// EventRateLimit, ExtendedResourceToleration, ImagePolicyWebhook,
-    /// LimitPodHardAntiAffinityTopology, LimitRanger, MutatingAdmissionWebhook,
-    /// NamespaceAutoProvision, NamespaceExists, NamespaceLifecycle, NodeRestriction,
-    /// OwnerReferencesPermissionEnforcement, PersistentVolumeClaimResize,
-    /// PersistentVolumeLabel, PodNodeSelector, PodSecurity, PodSecurityPolicy,
-    /// PodTolerationRestriction, Priority, ResourceQuota, RuntimeClass, SecurityContextDeny,
-    /// ServiceAccount, StorageObjectInUseProtection, TaintNodesByCondition,
-    /// ValidatingAdmissionPolicy, ValidatingAdmissionWebhook. Built so far: AlwaysAdmit,
-    /// AlwaysDeny, AlwaysPullImages, CertificateApproval, CertificateSigning,
-    /// CertificateSubjectRestriction, DefaultIngressClass, DefaultStorageClass,
-    /// DefaultTolerationSeconds, DenyServiceExternalIPs, EventRateLimit,
-    /// ExtendedResourceToleration, ImagePolicyWebhook, LimitPodHardAntiAffinityTopology,
-    /// LimitRanger, MutatingAdmissionWebhook, NamespaceAutoProvision, NamespaceExists,
-    /// NamespaceLifecycle, NodeRestriction, OwnerReferencesPermissionEnforcement,
-    /// PersistentVolumeClaimResize, PodNodeSelector, PodSecurity, PodTolerationRestriction,
-    /// Priority, ResourceQuota, RuntimeClass, SecurityContextDeny, ServiceAccount,
-    /// StorageObjectInUseProtection, TaintNodesByCondition, ValidatingAdmissionWebhook; the
-    /// others are accepted, logged at start, and have no effect yet.
+    /// LimitPodHardAntiAffinityTopology, NamespaceAutoProvision, NamespaceExists,
+    /// NodeRestriction, OwnerReferencesPermissionEnforcement, PersistentVolumeLabel (no
+    /// cloud providers: volumes on cloud disks are refused), PodNodeSelector, PodSecurity,
+    /// PodTolerationRestriction, SecurityContextDeny, ValidatingAdmissionPolicy. Not
+    /// accepted: PodSecurityPolicy (removed upstream in v1.25). ClusterTrustBundleAttest has
+    /// no effect: ClusterTrustBundles (certificates.k8s.io/v1beta1, off by default upstream)
+    /// are not served.
     #[arg(long, value_delimiter = ',', help_heading = "Admission flags")]
     enable_admission_plugins: Vec<String>,
 

@@ -13,6 +13,7 @@ mod gc;
 mod kube_client;
 mod kubectl;
 mod operations;
+mod policies;
 mod representations;
 mod serving;
 mod watch;

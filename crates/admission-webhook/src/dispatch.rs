@@ -14,7 +14,7 @@ use serde_json::Value;
 use tracing::warn;
 
 use crate::index::{Kind, Webhook, WebhookIndex};
-use crate::matching::namespaced;
+use crate::matching::{labels, namespace_labels, namespaced};
 use crate::review::{self, Answer};
 
 /// What both plugins share: the index and the lister of namespaces.
@@ -31,11 +31,6 @@ enum Outcome {
     Answered(Answer),
     /// It does not look at this request.
     Skipped,
-}
-
-fn labels(object: Option<&Value>) -> Option<std::collections::BTreeMap<String, String>> {
-    let labels = object?.get("metadata")?.get("labels")?;
-    serde_json::from_value(labels.clone()).ok()
 }
 
 /// The denial of webhook `name`, with the webhook's own code (at least 400) and reason.
@@ -76,22 +71,6 @@ impl Dispatcher {
         })
     }
 
-    /// The labels `namespaceSelector` is matched against: the namespace's, or a
-    /// Namespace's own.
-    async fn namespace_labels(
-        &self,
-        a: &Attributes,
-    ) -> Result<Option<std::collections::BTreeMap<String, String>>, ApiError> {
-        if a.resource.group.is_empty() && a.resource.resource == "namespaces" {
-            return Ok(labels(a.object.as_ref().or(a.old_object.as_ref())));
-        }
-        let namespace = self
-            .lister
-            .get(&GroupResource::new("", "namespaces"), "", &a.namespace)
-            .await?;
-        Ok(labels(namespace.as_ref()))
-    }
-
     /// Whether `hook` looks at `a`: rules, selectors, then match conditions (an error in
     /// those is the webhook's failure).
     async fn matches(&self, hook: &Webhook, a: &Attributes) -> Result<bool, String> {
@@ -110,8 +89,7 @@ impl Dispatcher {
         }
         let is_namespace = a.resource.group.is_empty() && a.resource.resource == "namespaces";
         if !hook.namespace_selector.is_empty() && (in_namespace || is_namespace) {
-            let labels = self
-                .namespace_labels(a)
+            let labels = namespace_labels(self.lister.as_ref(), a)
                 .await
                 .map_err(|e| format!("could not read the namespace: {}", e.message))?;
             if !hook.namespace_selector.matches(labels.as_ref()) {

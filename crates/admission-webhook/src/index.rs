@@ -100,7 +100,7 @@ macro_rules! fields {
     };
 }
 
-fn selector(
+pub(crate) fn selector(
     s: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>,
 ) -> LabelSelector {
     // Validation refused bad selectors; one stored by another server matches nothing.

@@ -10,6 +10,9 @@
 //!   answer applied: a JSONPatch, a denial, warnings, audit annotations. Mutating webhooks
 //!   run in order (and again, once, when `reinvocationPolicy: IfNeeded` asks); validating
 //!   webhooks run in parallel.
+//! - [`ValidatingAdmissionPolicies`]: the `ValidatingAdmissionPolicy` plugin, CEL
+//!   validations of ValidatingAdmissionPolicies evaluated in process, compiled into a
+//!   [`PolicyIndex`] as their objects change.
 //! - [`ImagePolicyWebhook`]: pods' images reviewed by a backend named in the plugin's
 //!   configuration.
 
@@ -17,8 +20,12 @@ mod dispatch;
 mod image_policy;
 mod index;
 mod matching;
+mod policy;
 mod review;
 
 pub use dispatch::{MutatingWebhooks, ValidatingWebhooks};
 pub use image_policy::ImagePolicyWebhook;
 pub use index::{Kind, WebhookIndex};
+pub use policy::{
+    PolicyIndex, PolicyKind, VALIDATION_FAILURE_ANNOTATION, ValidatingAdmissionPolicies,
+};

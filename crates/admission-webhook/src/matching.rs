@@ -1,7 +1,11 @@
 //! Which requests a webhook's rules cover.
 
-use capstan_admission::{Attributes, Operation};
+use std::collections::BTreeMap;
+
+use capstan_admission::{Attributes, Lister, Operation};
+use capstan_meta::{ApiError, GroupResource};
 use k8s_openapi::api::admissionregistration::v1::RuleWithOperations;
+use serde_json::Value;
 
 /// One rule: operations, groups, versions, resources (with subresources) and scope.
 #[derive(Debug, Clone)]
@@ -101,6 +105,39 @@ fn resource_matches(entry: &str, resource: &str, subresource: &str) -> bool {
 pub(crate) fn namespaced(a: &Attributes) -> bool {
     let is_namespace = a.resource.group.is_empty() && a.resource.resource == "namespaces";
     !a.namespace.is_empty() && !is_namespace
+}
+
+/// An object's labels.
+pub(crate) fn labels(object: Option<&Value>) -> Option<BTreeMap<String, String>> {
+    let labels = object?.get("metadata")?.get("labels")?;
+    serde_json::from_value(labels.clone()).ok()
+}
+
+/// The namespace of the request, or the Namespace the request is about.
+pub(crate) async fn namespace_object(
+    lister: &dyn Lister,
+    a: &Attributes,
+) -> Result<Option<Value>, ApiError> {
+    if a.resource.group.is_empty() && a.resource.resource == "namespaces" {
+        return Ok(a.object.clone().or_else(|| a.old_object.clone()));
+    }
+    if a.namespace.is_empty() {
+        return Ok(None);
+    }
+    lister
+        .get(&GroupResource::new("", "namespaces"), "", &a.namespace)
+        .await
+}
+
+/// The labels `namespaceSelector` is matched against: the namespace's, or a Namespace's own.
+pub(crate) async fn namespace_labels(
+    lister: &dyn Lister,
+    a: &Attributes,
+) -> Result<Option<BTreeMap<String, String>>, ApiError> {
+    if a.resource.group.is_empty() && a.resource.resource == "namespaces" {
+        return Ok(labels(a.object.as_ref().or(a.old_object.as_ref())));
+    }
+    Ok(labels(namespace_object(lister, a).await?.as_ref()))
 }
 
 #[cfg(test)]

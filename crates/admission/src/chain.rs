@@ -28,6 +28,11 @@ pub trait Lister: Send + Sync + 'static {
     fn resource_for_kind(&self, _group: &str, _kind: &str) -> Option<GroupResource> {
         None
     }
+
+    /// Whether the resource's objects live in namespaces (`None` when nothing serves it).
+    fn is_namespaced(&self, _resource: &GroupResource) -> Option<bool> {
+        None
+    }
 }
 
 /// One admission plugin. A plugin takes part in the mutating phase, the validating phase,

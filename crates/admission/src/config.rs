@@ -105,6 +105,12 @@ impl AdmissionOptions {
             .filter(|n| self.disable.contains(n))
             .map(String::as_str)
             .collect();
+        if self.enable.iter().any(|n| n == "PodSecurityPolicy") {
+            return Err(Error::Plugin {
+                plugin: "PodSecurityPolicy",
+                reason: "removed in Kubernetes v1.25 with the policy/v1beta1 PodSecurityPolicy API, which is not served; use PodSecurity (pod-security.kubernetes.io/* namespace labels)".into(),
+            });
+        }
         if !both.is_empty() {
             return Err(Error::Plugin {
                 plugin: "options",
@@ -265,6 +271,12 @@ mod tests {
             .enabled()
             .unwrap_err();
         assert!(err.to_string().contains("appear in both"), "{err}");
+        let err = options(&["PodSecurityPolicy"], &[]).enabled().unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("admission plugin PodSecurityPolicy: removed in Kubernetes v1.25"),
+            "{err}"
+        );
     }
 
     #[test]

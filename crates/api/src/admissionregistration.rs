@@ -70,7 +70,7 @@ macro_rules! default_hook {
     }};
 }
 
-fn one_of(errs: &mut FieldErrors, path: String, value: Option<&str>, allowed: &[&str]) {
+pub(crate) fn one_of(errs: &mut FieldErrors, path: String, value: Option<&str>, allowed: &[&str]) {
     if let Some(v) = value
         && !allowed.contains(&v)
     {
@@ -246,7 +246,7 @@ fn validate_list(errs: &mut FieldErrors, path: &str, values: &[String], allow_em
     }
 }
 
-fn validate_rule(errs: &mut FieldErrors, path: &str, rule: &RuleWithOperations) {
+pub(crate) fn validate_rule(errs: &mut FieldErrors, path: &str, rule: &RuleWithOperations) {
     let operations = rule.operations.as_deref().unwrap_or_default();
     validate_list(errs, &format!("{path}.operations"), operations, false);
     for (i, op) in operations.iter().enumerate() {
@@ -283,7 +283,11 @@ fn validate_rule(errs: &mut FieldErrors, path: &str, rule: &RuleWithOperations) 
     );
 }
 
-fn validate_selector(errs: &mut FieldErrors, path: &str, selector: Option<&LabelSelector>) {
+pub(crate) fn validate_selector(
+    errs: &mut FieldErrors,
+    path: &str,
+    selector: Option<&LabelSelector>,
+) {
     if let Some(s) = selector
         && let Err(e) = Selector::from_api(s)
     {
@@ -291,7 +295,11 @@ fn validate_selector(errs: &mut FieldErrors, path: &str, selector: Option<&Label
     }
 }
 
-fn validate_conditions(errs: &mut FieldErrors, path: &str, conditions: &[MatchCondition]) {
+pub(crate) fn validate_conditions(
+    errs: &mut FieldErrors,
+    path: &str,
+    conditions: &[MatchCondition],
+) {
     if conditions.len() > MAX_CONDITIONS {
         errs.push(FieldError::invalid(
             path,

@@ -2,6 +2,7 @@
 //! upstream defaulting, validation and update rules over the `k8s-openapi` types. The server
 //! registers these strategies; nothing in the server knows a kind by name.
 
+pub mod admission_policy;
 pub mod admissionregistration;
 pub mod certificates;
 pub mod coordination;
@@ -19,6 +20,9 @@ pub mod rbac;
 pub mod scheduling;
 pub mod storage;
 
+pub use admission_policy::{
+    ValidatingAdmissionPolicyBindingStrategy, ValidatingAdmissionPolicyStrategy,
+};
 pub use admissionregistration::{
     MutatingWebhookConfigurationStrategy, ValidatingWebhookConfigurationStrategy,
 };

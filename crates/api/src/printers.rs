@@ -29,6 +29,10 @@ pub fn for_kind(group: &str, kind: &str) -> Vec<Column> {
             "admissionregistration.k8s.io",
             "MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration",
         ) => webhook_configurations(),
+        ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy") => admission_policies(),
+        ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding") => {
+            admission_policy_bindings()
+        }
         ("storage.k8s.io", "StorageClass") => storage_classes(),
         ("storage.k8s.io", "CSINode") => csi_nodes(),
         ("rbac.authorization.k8s.io", "RoleBinding" | "ClusterRoleBinding") => role_bindings(),
@@ -378,6 +382,60 @@ pub fn ingress_classes() -> Vec<Column> {
                         Value::String(format!("{kind}{group}/{name}"))
                     }
                     _ => Value::from("<none>"),
+                }
+            },
+        ),
+        Column::age(),
+    ]
+}
+
+/// Admission policies: how many validations, and the kind of their parameters.
+fn admission_policies() -> Vec<Column> {
+    vec![
+        Column::name(),
+        Column::new(
+            "Validations",
+            "integer",
+            "The number of validations in the policy.",
+            |o, _| Value::from(o["spec"]["validations"].as_array().map_or(0, Vec::len)),
+        ),
+        Column::new(
+            "ParamKind",
+            "string",
+            "The kind of the policy's parameters.",
+            |o, _| {
+                let kind = &o["spec"]["paramKind"];
+                match (kind["apiVersion"].as_str(), kind["kind"].as_str()) {
+                    (Some(version), Some(kind)) => Value::from(format!("{version}, Kind={kind}")),
+                    _ => Value::from("<unset>"),
+                }
+            },
+        ),
+        Column::age(),
+    ]
+}
+
+/// Admission policy bindings: the policy and the parameters they bind it to.
+fn admission_policy_bindings() -> Vec<Column> {
+    vec![
+        Column::name(),
+        Column::new("PolicyName", "string", "The policy bound.", |o, _| {
+            Value::from(o["spec"]["policyName"].as_str().unwrap_or(""))
+        }),
+        Column::new(
+            "ParamRef",
+            "string",
+            "The parameters the policy is bound to.",
+            |o, _| {
+                let r = &o["spec"]["paramRef"];
+                let name = match (r["name"].as_str(), r.get("selector")) {
+                    (Some(name), _) => name.to_string(),
+                    (None, Some(_)) => "*".to_string(),
+                    (None, None) => return Value::from("<unset>"),
+                };
+                match r["namespace"].as_str().filter(|ns| !ns.is_empty()) {
+                    Some(ns) => Value::from(format!("{ns}/{name}")),
+                    None => Value::from(name),
                 }
             },
         ),

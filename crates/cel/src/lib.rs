@@ -5,6 +5,13 @@
 use serde_json::Value;
 use thiserror::Error;
 
+/// A CEL value, as programs answer.
+pub use cel::Value as CelValue;
+use cel::common::types::{
+    CelBool, CelDouble, CelInt, CelList, CelMap, CelMapKey, CelNull, CelString, CelUInt,
+};
+use cel::common::value::Val;
+
 /// Why an expression could not be compiled or evaluated.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum Error {
@@ -22,6 +29,112 @@ pub enum Error {
         /// What came out.
         found: String,
     },
+}
+
+/// Variables bound once and read by several programs (each binding converts its JSON value,
+/// which is the costly part of an evaluation).
+pub struct Activation {
+    context: cel::Context<'static, 'static>,
+}
+
+impl Default for Activation {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for Activation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Activation")
+    }
+}
+
+impl Activation {
+    /// No variables bound; the standard functions available (their table built once).
+    pub fn new() -> Self {
+        static STANDARD: std::sync::LazyLock<std::sync::Arc<cel::Env>> =
+            std::sync::LazyLock::new(|| std::sync::Arc::new(cel::Env::stdlib()));
+        Self {
+            context: cel::Context::with_env(STANDARD.clone()),
+        }
+    }
+
+    /// Binds `name` to `value` (JSON `null` for an absent object), replacing a binding.
+    pub fn bind(&mut self, name: &str, value: &Value) -> Result<(), Error> {
+        self.context.add_variable_as_val(name, to_val(value));
+        Ok(())
+    }
+
+    /// Binds `name` to a map of results (the `variables` of a policy).
+    pub fn bind_results(&mut self, name: &str, results: &[(String, CelValue)]) {
+        let map: std::collections::HashMap<CelMapKey<'static>, Box<dyn Val>> = results
+            .iter()
+            .filter_map(|(k, v)| {
+                let v: Box<dyn Val> = v.clone().try_into().ok()?;
+                Some((CelMapKey::from(k.clone()), v))
+            })
+            .collect();
+        self.context
+            .add_variable_as_val(name, Box::new(CelMap::from(map)));
+    }
+}
+
+/// The CEL value of a JSON value, built in one pass into the engine's own representation:
+/// integers are `int` (as upstream, whose object fields are int64), `uint` only beyond
+/// `i64`, other numbers `double`.
+fn to_val(value: &Value) -> Box<dyn Val> {
+    match value {
+        Value::Null => Box::new(CelNull),
+        Value::Bool(b) => Box::new(CelBool::from(*b)),
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => Box::new(CelInt::from(i)),
+            (None, Some(u)) => Box::new(CelUInt::from(u)),
+            _ => Box::new(CelDouble::from(n.as_f64().unwrap_or(f64::NAN))),
+        },
+        Value::String(s) => Box::new(CelString::from(s.clone())),
+        Value::Array(items) => {
+            Box::new(CelList::from(items.iter().map(to_val).collect::<Vec<_>>()))
+        }
+        Value::Object(fields) => Box::new(CelMap::from(
+            fields
+                .iter()
+                .map(|(k, v)| (CelMapKey::from(k.clone()), to_val(v)))
+                .collect::<std::collections::HashMap<_, _>>(),
+        )),
+    }
+}
+
+/// The CEL value of a JSON value: integers are `int` (as upstream, whose object fields are
+/// int64), `uint` only beyond `i64`, other numbers `double`.
+pub fn from_json(value: &Value) -> cel::Value {
+    match value {
+        Value::Null => cel::Value::Null,
+        Value::Bool(b) => cel::Value::Bool(*b),
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => cel::Value::Int(i),
+            (None, Some(u)) => cel::Value::UInt(u),
+            _ => cel::Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Value::String(s) => cel::Value::String(std::sync::Arc::new(s.clone())),
+        Value::Array(items) => {
+            cel::Value::List(std::sync::Arc::new(items.iter().map(from_json).collect()))
+        }
+        Value::Object(fields) => {
+            let map: std::collections::HashMap<cel::objects::Key, cel::Value> = fields
+                .iter()
+                .map(|(k, v)| (cel::objects::Key::from(k.as_str()), from_json(v)))
+                .collect();
+            cel::Value::from(map)
+        }
+    }
+}
+
+/// The JSON form of a result (a map, list, string, number, bool or null).
+pub fn to_json(value: &cel::Value) -> Result<Value, Error> {
+    value.json().map_err(|e| Error::Type {
+        expected: "a JSON value",
+        found: e.to_string(),
+    })
 }
 
 /// A compiled expression.
@@ -60,13 +173,29 @@ impl Program {
     pub fn evaluate(&self, variables: &[(&str, &Value)]) -> Result<cel::Value, Error> {
         let mut context = cel::Context::default();
         for (name, value) in variables {
-            context
-                .add_variable(*name, *value)
-                .map_err(|e| Error::Evaluate(e.to_string()))?;
+            context.add_variable_as_val(*name, to_val(value));
         }
         self.program
             .execute(&context)
             .map_err(|e| Error::Evaluate(e.to_string()))
+    }
+
+    /// Evaluates the program over the variables of `activation`.
+    pub fn run(&self, activation: &Activation) -> Result<cel::Value, Error> {
+        self.program
+            .execute(&activation.context)
+            .map_err(|e| Error::Evaluate(e.to_string()))
+    }
+
+    /// Evaluates, over `activation`, a program that must answer true or false.
+    pub fn run_bool(&self, activation: &Activation) -> Result<bool, Error> {
+        match self.run(activation)? {
+            cel::Value::Bool(b) => Ok(b),
+            other => Err(Error::Type {
+                expected: "bool",
+                found: format!("{:?}", other.type_of()),
+            }),
+        }
     }
 
     /// Evaluates a program that must answer true or false.
@@ -113,6 +242,19 @@ mod tests {
         let labelled = json!({"metadata": {"labels": {"app": "x"}}});
         assert!(!p.evaluate_bool(&[("object", &bare)]).unwrap());
         assert!(p.evaluate_bool(&[("object", &labelled)]).unwrap());
+    }
+
+    #[test]
+    fn an_activation_serves_several_programs_and_results_convert_back() {
+        let mut activation = Activation::new();
+        activation
+            .bind("object", &json!({"spec": {"replicas": 3}}))
+            .unwrap();
+        let p = Program::compile("object.spec.replicas * 2").unwrap();
+        assert_eq!(to_json(&p.run(&activation).unwrap()).unwrap(), json!(6));
+        activation.bind("variables", &json!({"double": 6})).unwrap();
+        let q = Program::compile("variables.double > object.spec.replicas").unwrap();
+        assert!(q.run_bool(&activation).unwrap());
     }
 
     #[test]

@@ -111,6 +111,10 @@ impl Lister for StoreLister {
         })
     }
 
+    fn is_namespaced(&self, resource: &GroupResource) -> Option<bool> {
+        self.find(resource).map(|s| s.descriptor().namespaced)
+    }
+
     fn resource_for_kind(&self, group: &str, kind: &str) -> Option<GroupResource> {
         self.stores
             .read()

@@ -49,6 +49,11 @@ pub struct Builtin {
     pub mutating_webhooks: Arc<GenericStore<capstan_api::MutatingWebhookConfigurationStrategy>>,
     /// Validating webhook configurations (the webhook index follows them).
     pub validating_webhooks: Arc<GenericStore<capstan_api::ValidatingWebhookConfigurationStrategy>>,
+    /// Validating admission policies (the policy index follows them).
+    pub admission_policies: Arc<GenericStore<capstan_api::ValidatingAdmissionPolicyStrategy>>,
+    /// Their bindings (the policy index follows them).
+    pub admission_policy_bindings:
+        Arc<GenericStore<capstan_api::ValidatingAdmissionPolicyBindingStrategy>>,
 }
 
 /// The RBAC stores.
@@ -101,6 +106,9 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
     let mutating_webhooks = registry.register(capstan_api::MutatingWebhookConfigurationStrategy);
     let validating_webhooks =
         registry.register(capstan_api::ValidatingWebhookConfigurationStrategy);
+    let admission_policies = registry.register(capstan_api::ValidatingAdmissionPolicyStrategy);
+    let admission_policy_bindings =
+        registry.register(capstan_api::ValidatingAdmissionPolicyBindingStrategy);
     let pod_strategy = PodStrategy {
         allow_privileged: registry.config().allow_privileged,
     };
@@ -189,6 +197,8 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
         rbac,
         mutating_webhooks,
         validating_webhooks,
+        admission_policies,
+        admission_policy_bindings,
     }
 }
 

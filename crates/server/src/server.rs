@@ -186,6 +186,16 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     let uses_webhooks = webhooks
         .iter()
         .any(|w| admission_plan.enabled.contains(&w.name()));
+    let policy_index = Arc::new(capstan_admission_webhook::PolicyIndex::new());
+    let uses_policies = admission_plan
+        .enabled
+        .contains(&"ValidatingAdmissionPolicy");
+    webhooks.push(Arc::new(
+        capstan_admission_webhook::ValidatingAdmissionPolicies::new(
+            policy_index.clone(),
+            registry.lister(),
+        ),
+    ));
     if admission_plan.enabled.contains(&"ImagePolicyWebhook") {
         let Some(settings) = admission_plan.configurations.get("ImagePolicyWebhook") else {
             return Err(Error::Startup(
@@ -221,7 +231,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     )?;
     info!(plugins = ?admission.names(), "admission chain");
     if !not_built.is_empty() {
-        warn!(plugins = ?not_built, "enabled admission plugins not built yet: no effect");
+        warn!(plugins = ?not_built, "enabled admission plugins without effect (see --help)");
     }
     registry.set_admission(Arc::new(admission));
     let mut compactors: Vec<JoinHandle<()>> = compactor.into_iter().collect();
@@ -446,6 +456,17 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         // Admit nothing before the configurations are known.
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         while !webhook_index.is_loaded() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+    if uses_policies {
+        compactors.extend(capstan_controllers::webhooks::start_policies(
+            builtin.admission_policies.clone(),
+            builtin.admission_policy_bindings.clone(),
+            policy_index.clone(),
+        ));
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while !policy_index.is_loaded() && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
     }

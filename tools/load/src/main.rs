@@ -21,6 +21,7 @@ use rustls_pki_types::{CertificateDer, ServerName};
 mod deletion;
 mod fanout;
 mod pods;
+mod policy;
 mod scheduling;
 mod webhook;
 
@@ -97,6 +98,11 @@ struct Options {
     /// register it for StorageClass creates and updates while measuring.
     #[arg(long)]
     validating_webhook: bool,
+    /// Register a ValidatingAdmissionPolicy (two CEL validations and a variable) with a Deny
+    /// binding for StorageClass creates and updates while measuring; the server needs the
+    /// ValidatingAdmissionPolicy admission plugin.
+    #[arg(long)]
+    admission_policy: bool,
 }
 
 struct Target {
@@ -505,6 +511,17 @@ async fn main() {
     } else {
         None
     };
+    let policy = if options.admission_policy {
+        match policy::install(&target, &run).await {
+            Ok(p) => Some(p),
+            Err(e) => {
+                eprintln!("capstan-load: {e}");
+                std::process::exit(1);
+            }
+        }
+    } else {
+        None
+    };
     println!(
         "| operation | clients | requests | errors | ops/s | p50 ms | p90 ms | p99 ms | max ms |"
     );
@@ -544,6 +561,9 @@ async fn main() {
             webhook.calls.load(std::sync::atomic::Ordering::Relaxed)
         );
         webhook.remove(&target).await;
+    }
+    if let Some(policy) = policy {
+        policy.remove(&target).await;
     }
     cleanup(&target, &run, options.keep).await;
 }

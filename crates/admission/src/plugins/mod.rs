@@ -85,6 +85,7 @@ pub fn build(
             ctx.lister.clone(),
         )),
         "StorageObjectInUseProtection" => Arc::new(storage::StorageObjectInUseProtection),
+        "PersistentVolumeLabel" => Arc::new(storage::PersistentVolumeLabel),
         "DefaultIngressClass" => Arc::new(ingress::DefaultIngressClass::new(ctx.lister.clone())),
         "RuntimeClass" => Arc::new(runtime_class::RuntimeClass::new(ctx.lister.clone())),
         "NamespaceExists" => Arc::new(namespaces::NamespaceExists::new(ctx.lister.clone())),

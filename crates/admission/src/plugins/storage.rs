@@ -1,7 +1,9 @@
 //! Claims and volumes: `DefaultStorageClass` (a claim naming no class gets the default one),
 //! `PersistentVolumeClaimResize` (a claim grows only when its class allows expansion) and
 //! `StorageObjectInUseProtection` (new claims and volumes get the finalizers that keep them
-//! while in use).
+//! while in use), and `PersistentVolumeLabel` (volumes of a cloud's disks labelled by the
+//! cloud provider: with no cloud provider, as in Capstan, such volumes are refused, as
+//! upstream refuses them when it cannot build the provider).
 
 use std::sync::Arc;
 
@@ -200,5 +202,85 @@ impl Plugin for StorageObjectInUseProtection {
             list.push(finalizer.into());
         }
         Ok(())
+    }
+}
+
+/// `PersistentVolumeLabel`: upstream asks the cloud provider for the zone and region of a
+/// new volume on a cloud disk. Capstan has no cloud providers, so such a volume is refused
+/// as upstream refuses it when the provider cannot be built; other volumes pass untouched.
+pub struct PersistentVolumeLabel;
+
+/// The cloud disk sources: field, upstream's volume name, provider, the disk's name field.
+const CLOUD_DISKS: [(&str, &str, &str, &str); 3] = [
+    ("gcePersistentDisk", "GCE PD", "GCE", "pdName"),
+    ("awsElasticBlockStore", "AWS EBS", "AWS", "volumeID"),
+    ("azureDisk", "Azure disk", "Azure", "diskName"),
+];
+
+#[async_trait]
+impl Plugin for PersistentVolumeLabel {
+    fn name(&self) -> &'static str {
+        "PersistentVolumeLabel"
+    }
+
+    fn admits(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
+        operation == Operation::Create
+            && resource.group.is_empty()
+            && resource.resource == "persistentvolumes"
+            && subresource.is_empty()
+    }
+
+    async fn admit(&self, a: &mut Attributes) -> Result<(), ApiError> {
+        let Some(spec) = a.object.as_ref().map(|v| &v["spec"]) else {
+            return Ok(());
+        };
+        for (field, volume, provider, name) in CLOUD_DISKS {
+            if let Some(source) = spec.get(field) {
+                let disk = source[name].as_str().unwrap_or_default();
+                return Err(forbidden(
+                    a,
+                    &format!(
+                        "error querying {volume} volume {disk}: unable to build {provider} cloud provider for {volume}"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use capstan_auth::UserInfo;
+    use serde_json::json;
+
+    #[tokio::test]
+    async fn cloud_disks_cannot_be_labelled_without_a_cloud_provider() {
+        let volume = |spec: Value| {
+            let mut a = Attributes::new(
+                Operation::Create,
+                GroupResource::new("", "persistentvolumes"),
+                UserInfo::default(),
+            );
+            a.name = "pv".into();
+            a.object = Some(json!({"metadata": {"name": "pv"}, "spec": spec}));
+            a
+        };
+        let err = PersistentVolumeLabel
+            .admit(&mut volume(
+                json!({"gcePersistentDisk": {"pdName": "disk-1"}}),
+            ))
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), 403);
+        assert_eq!(
+            err.message,
+            "persistentvolumes \"pv\" is forbidden: error querying GCE PD volume disk-1: unable to build GCE cloud provider for GCE PD"
+        );
+        PersistentVolumeLabel
+            .admit(&mut volume(json!({"hostPath": {"path": "/data"}})))
+            .await
+            .unwrap();
     }
 }

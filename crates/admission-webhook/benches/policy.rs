@@ -1,0 +1,92 @@
+//! What a ValidatingAdmissionPolicy costs a write in process: the policy of
+//! `capstan-load --admission-policy` (a variable and two validations) evaluated for a
+//! StorageClass create, and the test a write its rules do not cover pays.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use capstan_admission::{Attributes, Lister, Operation, Plugin};
+use capstan_admission_webhook::{PolicyIndex, ValidatingAdmissionPolicies};
+use capstan_auth::UserInfo;
+use capstan_meta::{ApiError, GroupResource};
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::{Value, json};
+
+/// A cluster with no stored objects (the policy reads none).
+struct Empty;
+
+#[async_trait]
+impl Lister for Empty {
+    async fn get(&self, _: &GroupResource, _: &str, _: &str) -> Result<Option<Value>, ApiError> {
+        Ok(None)
+    }
+
+    async fn list(&self, _: &GroupResource, _: &str) -> Result<Vec<Value>, ApiError> {
+        Ok(Vec::new())
+    }
+}
+
+fn plugin() -> ValidatingAdmissionPolicies {
+    let index = Arc::new(PolicyIndex::new());
+    let policy = serde_json::from_value(json!({
+        "metadata": {"name": "load"},
+        "spec": {
+            "matchConstraints": {"resourceRules": [{"operations": ["CREATE", "UPDATE"], "apiGroups": ["storage.k8s.io"], "apiVersions": ["v1"], "resources": ["storageclasses"], "scope": "*"}]},
+            "variables": [{"name": "labels", "expression": "has(object.metadata.labels) ? object.metadata.labels : {}"}],
+            "validations": [
+                {"expression": "!('capstan-load-deny' in variables.labels)", "messageExpression": "'refused: ' + object.metadata.name"},
+                {"expression": "object.provisioner.size() > 0 && object.parameters.all(k, k.size() < 64)"},
+            ],
+        },
+    }))
+    .expect("a policy");
+    let binding = serde_json::from_value(json!({
+        "metadata": {"name": "load"},
+        "spec": {"policyName": "load", "validationActions": ["Deny"]},
+    }))
+    .expect("a binding");
+    index.put_policy(&policy, 1);
+    index.put_binding(&binding, 1);
+    ValidatingAdmissionPolicies::new(index, Arc::new(Empty))
+}
+
+fn storage_class() -> Attributes {
+    let mut a = Attributes::new(
+        Operation::Create,
+        GroupResource::new("storage.k8s.io", "storageclasses"),
+        UserInfo {
+            name: "capstan-admin".into(),
+            groups: vec!["system:masters".into(), "system:authenticated".into()],
+            ..Default::default()
+        },
+    );
+    a.version = "v1".into();
+    a.kind = "StorageClass".into();
+    a.name = "fast".into();
+    a.object = Some(json!({
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": "fast", "labels": {"capstan-load": "run", "generation": "0"}},
+        "provisioner": "example.com/load",
+        "parameters": {"type": "ssd", "iops": "3000"},
+    }));
+    a
+}
+
+fn bench(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a runtime");
+    let plugin = plugin();
+    let a = storage_class();
+    c.bench_function("admission policy: StorageClass create", |b| {
+        b.iter(|| runtime.block_on(plugin.validate(&a)).expect("admitted"))
+    });
+    let configmaps = GroupResource::new("", "configmaps");
+    c.bench_function("admission policy: a write it does not cover", |b| {
+        b.iter(|| plugin.validates(Operation::Create, &configmaps, ""))
+    });
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
