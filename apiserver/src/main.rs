@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use clap::{ArgAction, CommandFactory, FromArgMatches, Parser};
 
+mod audit_flags;
+
 /// A Kubernetes-compatible API server on an embedded, crash-safe store.
 #[derive(Debug, Parser)]
 #[command(name = "capstan-apiserver", about, long_about = None)]
@@ -443,6 +445,9 @@ struct Options {
     metrics: capstan_serving::options::MetricsFlags,
 
     #[command(flatten)]
+    audit: audit_flags::AuditFlags,
+
+    #[command(flatten)]
     log: capstan_logging::LogOptions,
 
     /// How long events are kept after their last activity.
@@ -869,6 +874,13 @@ fn main() -> ExitCode {
         api_audiences: options.api_audiences,
     };
     config.authorization_modes = options.authorization_mode;
+    match options.audit.configuration() {
+        Ok(audit) => config.audit = audit,
+        Err(err) => {
+            eprintln!("capstan-apiserver: {err}");
+            return ExitCode::FAILURE;
+        }
+    }
     config.admission = capstan_admission::AdmissionOptions {
         enable: options.enable_admission_plugins,
         disable: options.disable_admission_plugins,

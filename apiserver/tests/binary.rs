@@ -492,3 +492,34 @@ async fn log_files_per_severity_written_out_at_exit() {
     assert!(logs.join("capstan-apiserver.WARNING").exists());
     assert!(logs.join("capstan-apiserver.ERROR").exists());
 }
+
+#[test]
+fn a_bad_audit_policy_fails_the_start_naming_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("audit.yaml");
+    let run = |text: &str| {
+        std::fs::write(&policy, text).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_capstan-apiserver"))
+            .arg("--audit-policy-file")
+            .arg(&policy)
+            .args(["--audit-log-path", "-", "--secure-port", "0", "--data-dir"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+        err
+    };
+    let head = "apiVersion: audit.k8s.io/v1\nkind: Policy\n";
+    let err = run(&format!("{head}rules:\n- level: Everything\n"));
+    assert!(
+        err.contains("rules[0].level: Unsupported value: \"Everything\""),
+        "{err}"
+    );
+    let err = run(&format!("{head}rules:\n- level: Metadata\n  verb: [get]\n"));
+    assert!(
+        err.contains("audit policy file") && err.contains("verb"),
+        "{err}"
+    );
+}

@@ -219,6 +219,7 @@ impl<S: Strategy> GenericStore<S> {
                 name,
                 &options.user,
                 options.dry_run,
+                &options.feedback,
             );
             a.subresource = subresource.to_string();
             a.kind = kind.to_string();
@@ -298,8 +299,10 @@ impl<S: Strategy> GenericStore<S> {
         name: &str,
         user: &capstan_auth::UserInfo,
         dry_run: bool,
+        feedback: &Arc<capstan_admission::Feedback>,
     ) -> Attributes {
         let mut a = Attributes::new(operation, self.gr.clone(), user.clone());
+        a.feedback = feedback.clone();
         a.version = self.descriptor.version.clone();
         a.kind = self.descriptor.kind.clone();
         a.subresource = target.subresource().to_string();
@@ -590,6 +593,7 @@ impl<S: Strategy> GenericStore<S> {
                 &name,
                 &options.user,
                 options.dry_run,
+                &options.feedback,
             )
         };
         self.admit_object(attributes(), &mut new, Some(old), &mut warnings)
@@ -988,6 +992,7 @@ impl<S: Strategy> GenericStore<S> {
                 name,
                 &options.user,
                 options.dry_run,
+                &options.feedback,
             )
         };
         let name = meta_name(obj.metadata()).to_string();
@@ -1092,6 +1097,7 @@ impl<S: Strategy> GenericStore<S> {
                     name,
                     &options.user,
                     options.dry_run,
+                    &options.feedback,
                 )
             };
             // A delete has no new object: the mutating phase sees the stored one only.

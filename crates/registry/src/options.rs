@@ -270,6 +270,8 @@ pub struct WriteOptions {
     pub field_validation: FieldValidation,
     /// Who writes.
     pub user: capstan_auth::UserInfo,
+    /// Where admission leaves its warnings and audit annotations.
+    pub feedback: std::sync::Arc<capstan_admission::Feedback>,
 }
 
 impl WriteOptions {
@@ -327,6 +329,8 @@ pub struct DeleteOptions {
     pub orphan_dependents: Option<bool>,
     /// Who deletes.
     pub user: capstan_auth::UserInfo,
+    /// Where admission leaves its warnings and audit annotations.
+    pub feedback: std::sync::Arc<capstan_admission::Feedback>,
 }
 
 impl DeleteOptions {

@@ -52,6 +52,8 @@ pub struct ServerConfig {
     /// The admission plugins and their configuration (`--enable-admission-plugins`,
     /// `--disable-admission-plugins`, `--admission-control-config-file`).
     pub admission: capstan_admission::AdmissionOptions,
+    /// Audit (`--audit-policy-file` with the log and webhook backends); none audits nothing.
+    pub audit: Option<AuditConfig>,
     /// `--default-not-ready-toleration-seconds` (DefaultTolerationSeconds).
     pub default_not_ready_toleration_seconds: i64,
     /// `--default-unreachable-toleration-seconds` (DefaultTolerationSeconds).
@@ -154,6 +156,7 @@ impl ServerConfig {
             profiling: true,
             allow_privileged: false,
             admission: Default::default(),
+            audit: None,
             default_not_ready_toleration_seconds: 300,
             default_unreachable_toleration_seconds: 300,
             livez_grace_period: Duration::ZERO,
@@ -240,4 +243,13 @@ impl Default for ServiceAccountOptions {
             api_audiences: Vec::new(),
         }
     }
+}
+
+/// The audit policy and its backends.
+#[derive(Debug, Clone)]
+pub struct AuditConfig {
+    /// `--audit-policy-file`, parsed.
+    pub policy: capstan_audit::Policy,
+    /// The log and webhook backends (at least one).
+    pub backends: Vec<capstan_audit::BackendOptions>,
 }

@@ -344,6 +344,7 @@ fn write_options<B>(info: &RequestInfo, req: &Request<B>) -> Result<WriteOptions
             }
         },
         field_validation: FieldValidation::parse(info.query.get("fieldValidation"))?,
+        feedback: Default::default(),
         user: req
             .extensions()
             .get::<capstan_auth::UserInfo>()
@@ -380,6 +381,18 @@ fn watch_timeout(
         None => {
             let factor: f64 = rand::Rng::random_range(&mut rand::rng(), 1.0..2.0);
             Ok(min.mul_f64(factor))
+        }
+    }
+}
+
+/// Copies admission's audit annotations into the request's audit state.
+fn annotate(
+    audit: &Option<Arc<capstan_audit::RequestContext>>,
+    feedback: &capstan_admission::Feedback,
+) {
+    if let Some(a) = audit {
+        for (k, v) in feedback.annotations() {
+            a.annotate(k, v);
         }
     }
 }
@@ -459,6 +472,23 @@ async fn resource(
     let ns = info.namespace.as_str();
     let name = info.name.as_str();
     let q = &info.query;
+    // Audited: admission's annotations go into the events, and at level Request or above
+    // the bodies too.
+    let req_audit = req
+        .extensions()
+        .get::<Arc<capstan_audit::RequestContext>>()
+        .filter(|a| a.level() != capstan_audit::Level::None)
+        .cloned();
+    let audit = req
+        .extensions()
+        .get::<Arc<capstan_audit::RequestContext>>()
+        .filter(|a| a.level() >= capstan_audit::Level::Request)
+        .cloned();
+    let log_request = |body: &[u8]| {
+        if let Some(a) = &audit {
+            a.log_request_object(body);
+        }
+    };
     let encoded = match info.verb.as_str() {
         "get" => {
             storage
@@ -490,20 +520,25 @@ async fn resource(
         }
         "create" | "update" => {
             let options = write_options(info, &req)?;
+            let feedback = options.feedback.clone();
             let body = render::body_to_json(&headers, read_body(req, state.max_body).await?)?;
-            if info.verb == "create" && !info.subresource.is_empty() {
-                storage.create_for(ns, name, &body, &options).await?
+            log_request(&body);
+            let written = if info.verb == "create" && !info.subresource.is_empty() {
+                storage.create_for(ns, name, &body, &options).await
             } else if info.verb == "create" {
-                storage.create(ns, &body, &options).await?
+                storage.create(ns, &body, &options).await
             } else {
-                storage.update(ns, name, &body, &options).await?
-            }
+                storage.update(ns, name, &body, &options).await
+            };
+            annotate(&req_audit, &feedback);
+            written?
         }
         "patch" => {
             let ct = content_type(req.headers());
             let patch_type = PatchType::from_content_type(&ct)
                 .ok_or_else(|| ApiError::unsupported_media_type(&ct, PatchType::MEDIA_TYPES))?;
             let options = write_options(info, &req)?;
+            let feedback = options.feedback.clone();
             let mut body = read_body(req, state.max_body).await?;
             if patch_type == PatchType::Apply
                 && serde_json::from_slice::<serde::de::IgnoredAny>(&body).is_err()
@@ -514,7 +549,10 @@ async fn resource(
                 })?;
                 body = serde_json::to_vec(&doc).map_err(ApiError::internal)?.into();
             }
-            storage.patch(ns, name, patch_type, &body, &options).await?
+            log_request(&body);
+            let patched = storage.patch(ns, name, patch_type, &body, &options).await;
+            annotate(&req_audit, &feedback);
+            patched?
         }
         "delete" | "deletecollection" => {
             let list = if info.verb == "deletecollection" {
@@ -536,16 +574,25 @@ async fn resource(
             } else {
                 render::body_to_json(&headers, body)?
             };
+            if !body.is_empty() {
+                log_request(&body);
+            }
             let options = DeleteOptions {
                 user,
                 ..DeleteOptions::parse(&body, &dry_run, grace.as_deref(), propagation.as_deref())?
             };
-            match list {
-                Some(list) => storage.delete_collection(ns, &list, &options).await?,
-                None => storage.delete(ns, name, &options).await?,
-            }
+            let feedback = options.feedback.clone();
+            let deleted = match list {
+                Some(list) => storage.delete_collection(ns, &list, &options).await,
+                None => storage.delete(ns, name, &options).await,
+            };
+            annotate(&req_audit, &feedback);
+            deleted?
         }
         _ => return Err(ApiError::method_not_allowed()),
     };
+    if let Some(a) = audit.filter(|a| a.level() == capstan_audit::Level::RequestResponse) {
+        a.log_response_object(&encoded.body.clone().into_bytes());
+    }
     respond(encoded, &renderer)
 }

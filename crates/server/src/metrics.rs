@@ -36,6 +36,8 @@ pub struct Metrics {
     pub inflight: Family<Labels, Gauge>,
     /// `apiserver_watch_events_total`.
     pub watch_events: Family<Labels, Counter>,
+    /// The `apiserver_audit_*` counters.
+    pub audit: capstan_audit::AuditMetrics,
     process: ProcessMetrics,
     allowed_labels: LabelAllowList,
 }
@@ -278,8 +280,34 @@ impl Metrics {
             watch_events.clone(),
             true,
         );
+        let audit = capstan_audit::AuditMetrics::default();
+        registry.register(
+            "apiserver_audit_event",
+            "[ALPHA] Audit events generated and handed to the audit backends",
+            audit.events.clone(),
+            true,
+        );
+        registry.register(
+            "apiserver_audit_error",
+            "[ALPHA] Audit events a backend (plugin) lost to an error",
+            audit.errors.clone(),
+            true,
+        );
+        registry.register(
+            "apiserver_audit_requests_rejected",
+            "[ALPHA] Requests refused because their audit event could not be recorded",
+            audit.rejected.clone(),
+            true,
+        );
+        registry.register(
+            "apiserver_audit_level",
+            "[ALPHA] Requests by the audit policy level chosen for them",
+            audit.levels.clone(),
+            true,
+        );
         let process = ProcessMetrics::register(&mut registry);
         Self {
+            audit,
             registry: inner,
             allowed_labels: options.allowed_labels,
             storage_objects,

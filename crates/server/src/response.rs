@@ -98,15 +98,20 @@ impl http_body::Body for PayloadBody {
 
 /// The `Status` response of an error, with `Retry-After` when the error carries one.
 pub fn error(err: &ApiError) -> Response<Body> {
-    let body = serde_json::to_vec(&err.to_status()).unwrap_or_default();
+    let body = Bytes::from(serde_json::to_vec(&err.to_status()).unwrap_or_default());
     let status = StatusCode::from_u16(err.code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let mut resp = json(status, body.into(), false);
+    let mut resp = json(status, body.clone(), false);
+    resp.extensions_mut().insert(ErrorStatus(body));
     if let Some(secs) = err.retry_after_seconds {
         resp.headers_mut()
             .insert(header::RETRY_AFTER, HeaderValue::from(secs));
     }
     resp
 }
+
+/// The `Status` (JSON) of an error response, for the layers above the handler (audit).
+#[derive(Debug, Clone)]
+pub struct ErrorStatus(pub Bytes);
 
 /// Adds `Warning: 299 - "…"` headers, as upstream sends warnings.
 pub fn add_warnings(resp: &mut Response<Body>, warnings: &[String]) {

@@ -54,6 +54,8 @@ pub struct RunningServer {
     background: Vec<JoinHandle<()>>,
     /// Set when shutdown begins: `/readyz` fails from then on.
     terminating: Arc<std::sync::atomic::AtomicBool>,
+    /// Audit, flushed at shutdown.
+    auditor: Option<Arc<filters::Auditor>>,
     _controllers: Controllers,
 }
 
@@ -106,6 +108,10 @@ impl RunningServer {
             task.abort();
         }
         let _ = self.accept_loop.await;
+        // After the last request: what the batch buffers hold is written out.
+        if let Some(auditor) = &self.auditor {
+            auditor.sink().shutdown().await;
+        }
     }
 }
 
@@ -120,6 +126,7 @@ fn random_token() -> String {
 pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     // Options read before anything starts: a bad one fails the start at once.
     let admission_plan = config.admission.resolve()?;
+
     let store: Arc<dyn Store> = match &config.etcd {
         Some(etcd) => Arc::new(
             capstan_etcd::EtcdStore::connect(etcd)
@@ -514,12 +521,21 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             })
         })
         .collect::<Result<Vec<_>>>()?;
+    let auditor = match &config.audit {
+        Some(audit) => {
+            let sink = capstan_audit::Sink::new(audit.backends.clone(), metrics.audit.clone())
+                .map_err(|e| Error::Startup(e.to_string()))?;
+            Some(Arc::new(filters::Auditor::new(audit.policy.clone(), sink)))
+        }
+        None => None,
+    };
     let layers = filters::Filters {
         hsts_directives: config.hsts_directives.clone(),
         cors: filters::Cors::new(origins),
         instrument: filters::Instrument::new(metrics.clone()),
         goaway: filters::Goaway::new(config.goaway_chance),
         access_log: filters::AccessLog::new(config.request_log),
+        auditor: auditor.clone(),
     };
     let service = filters::chain(handler, layers, authn, authz);
 
@@ -540,6 +556,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             .chain(std::iter::once(cert_watch))
             .collect(),
         terminating,
+        auditor,
         _controllers: controllers,
     };
     if let Some(path) = &config.admin_kubeconfig

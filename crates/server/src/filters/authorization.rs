@@ -10,6 +10,11 @@ use super::filter::{Answer, Filter, Next};
 use crate::request_info::RequestInfo;
 use crate::response::{self};
 
+/// The audit annotation of an authorization decision (`allow` or `forbid`).
+pub const DECISION_ANNOTATION: &str = "authorization.k8s.io/decision";
+/// The audit annotation of the authorizer's reason.
+pub const REASON_ANNOTATION: &str = "authorization.k8s.io/reason";
+
 /// Asks the authorizers whether the authenticated user may make the request; answers 403
 /// otherwise.
 #[derive(Clone)]
@@ -80,9 +85,30 @@ impl Filter for Authorization {
                 )));
             };
             let attrs = attributes(user.clone(), info);
-            match chain.authorize(&attrs).await {
-                Ok(()) => inner.oneshot(req).await,
-                Err(why) => Ok(response::error(&forbidden(&attrs, &why))),
+            let audit = req
+                .extensions()
+                .get::<Arc<capstan_audit::RequestContext>>()
+                .filter(|a| a.level() != capstan_audit::Level::None)
+                .cloned();
+            let Some(audit) = audit else {
+                return match chain.authorize(&attrs).await {
+                    Ok(()) => inner.oneshot(req).await,
+                    Err(why) => Ok(response::error(&forbidden(&attrs, &why))),
+                };
+            };
+            // Audited: the decision and its reason go into the event, as upstream's.
+            let verdict = chain.review(&attrs).await;
+            audit.annotate(
+                DECISION_ANNOTATION,
+                if verdict.allowed { "allow" } else { "forbid" },
+            );
+            if !verdict.reason.is_empty() {
+                audit.annotate(REASON_ANNOTATION, verdict.reason.clone());
+            }
+            if verdict.allowed {
+                inner.oneshot(req).await
+            } else {
+                Ok(response::error(&forbidden(&attrs, &verdict.reason)))
             }
         })
     }

@@ -184,7 +184,11 @@ impl Filter for Impersonation {
             for h in extras {
                 headers.remove(h);
             }
-            req.extensions_mut().insert(settle(wanted));
+            let acting = settle(wanted);
+            if let Some(audit) = req.extensions().get::<Arc<capstan_audit::RequestContext>>() {
+                audit.set_impersonated(capstan_audit::User::from(&acting));
+            }
+            req.extensions_mut().insert(acting);
             inner.oneshot(req).await
         })
     }

@@ -2,6 +2,7 @@
 //! the next as a typed request extension. [`chain`] is the one place that orders them.
 
 mod access_log;
+mod audit;
 mod authentication;
 mod authorization;
 mod filter;
@@ -23,6 +24,7 @@ use tower::util::BoxCloneSyncService;
 use tower::{Service, ServiceBuilder};
 
 pub use access_log::{AccessLog, ClientAddr};
+pub use audit::{Audit, AuditStart, Auditor};
 pub use authentication::Authentication;
 pub use authorization::Authorization;
 pub use filter::FilterLayer;
@@ -51,6 +53,8 @@ pub struct Filters {
     pub goaway: Goaway,
     /// The request log (`-v=2` and above).
     pub access_log: AccessLog,
+    /// Audit (`--audit-policy-file` with a backend), when configured.
+    pub auditor: Option<Arc<Auditor>>,
 }
 
 /// Wraps `handler` in the filters, outermost first.
@@ -82,11 +86,20 @@ where
         .layer(FilterLayer::new(filters.cors))
         // Parses what the request is about once; everything below reads the extension.
         .layer(RequestInfoLayer)
+        // Every request gets its audit ID; the stages after the handler (and panics, and
+        // failed authentications) are recorded here.
+        .layer(FilterLayer::new(Audit::new(filters.auditor.clone())))
         // Counts and times every request, refused ones included.
         .layer(FilterLayer::new(filters.instrument))
-        // Who is asking: 401 before any work is done for an unknown caller. Audit and
-        // fairness limits will sit between this and authorization.
+        // Who is asking: 401 before any work is done for an unknown caller. Fairness limits
+        // will sit between this and authorization.
         .layer(FilterLayer::new(Authentication::new(authn)))
+        // The audit level, by the policy, for the user as authenticated (RequestReceived).
+        .option_layer(
+            filters
+                .auditor
+                .map(|a| FilterLayer::new(AuditStart::new(a))),
+        )
         // Acting as another user, when allowed to (`kubectl --as`).
         .layer(FilterLayer::new(Impersonation::new(authz.clone())))
         // May they: 403 before the request reaches a handler.

@@ -1,0 +1,296 @@
+//! The log file of the log backend: appended to, rotated by size into time-stamped backups
+//! (`audit-2026-11-25T10-00-00.000.log`), old backups removed by count and age and
+//! optionally gzipped, as upstream's rotation does. `-` writes to standard output.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use jiff::Timestamp;
+
+use crate::error::{Error, Result};
+
+/// `--audit-log-maxage`, `-maxbackup`, `-maxsize`, `-compress`.
+#[derive(Debug, Clone, Default)]
+pub struct Rotation {
+    /// Days a backup is kept (by the time in its name); 0 keeps them.
+    pub max_age_days: u32,
+    /// Backups kept; 0 keeps them all.
+    pub max_backups: u32,
+    /// Megabytes at which the file rotates; 0 means 100, as upstream.
+    pub max_size_mb: u32,
+    /// Gzip backups.
+    pub compress: bool,
+}
+
+/// Where log lines go.
+pub struct LogFile {
+    target: Target,
+}
+
+enum Target {
+    Stdout,
+    File {
+        path: PathBuf,
+        file: File,
+        size: u64,
+        rotation: Rotation,
+    },
+}
+
+/// The time format in backup names.
+const BACKUP_TIME: &str = "%Y-%m-%dT%H-%M-%S%.3f";
+
+impl LogFile {
+    /// Opens (creating with mode 0600) `path` for appending; `-` is standard output.
+    pub fn open(path: &Path, rotation: Rotation) -> Result<Self> {
+        if path == Path::new("-") {
+            return Ok(Self {
+                target: Target::Stdout,
+            });
+        }
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| io(path, e))?;
+        }
+        let file = open_append(path)?;
+        let size = file.metadata().map_err(|e| io(path, e))?.len();
+        Ok(Self {
+            target: Target::File {
+                path: path.to_path_buf(),
+                file,
+                size,
+                rotation,
+            },
+        })
+    }
+
+    /// Appends `bytes` (whole lines), rotating first when they would pass the size limit.
+    pub fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        match &mut self.target {
+            Target::Stdout => std::io::stdout()
+                .lock()
+                .write_all(bytes)
+                .map_err(|e| io(Path::new("-"), e)),
+            Target::File {
+                path,
+                file,
+                size,
+                rotation,
+            } => {
+                let limit = u64::from(if rotation.max_size_mb == 0 {
+                    100
+                } else {
+                    rotation.max_size_mb
+                }) * 1024
+                    * 1024;
+                if *size > 0 && *size + bytes.len() as u64 > limit {
+                    *file = rotate(path, rotation)?;
+                    *size = 0;
+                }
+                file.write_all(bytes).map_err(|e| io(path, e))?;
+                *size += bytes.len() as u64;
+                Ok(())
+            }
+        }
+    }
+}
+
+fn open_append(path: &Path) -> Result<File> {
+    let mut options = OpenOptions::new();
+    options.create(true).append(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path).map_err(|e| io(path, e))
+}
+
+fn io(path: &Path, e: std::io::Error) -> Error {
+    Error::Io {
+        path: path.display().to_string(),
+        source: e,
+    }
+}
+
+/// The name stem and extension of `path` (`audit`, `.log`).
+fn stem_and_ext(path: &Path) -> (String, String) {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    match name.rfind('.') {
+        Some(i) if i > 0 => (name[..i].to_string(), name[i..].to_string()),
+        _ => (name, String::new()),
+    }
+}
+
+/// Moves the full file aside under a time-stamped name, starts a new one, and tidies the
+/// backups (compressing and removing in the background).
+fn rotate(path: &Path, rotation: &Rotation) -> Result<File> {
+    let (stem, ext) = stem_and_ext(path);
+    let now = Timestamp::now();
+    let backup = path.with_file_name(format!("{stem}-{}{ext}", now.strftime(BACKUP_TIME)));
+    std::fs::rename(path, &backup).map_err(|e| io(path, e))?;
+    let file = open_append(path)?;
+    let path = path.to_path_buf();
+    let rotation = rotation.clone();
+    std::thread::Builder::new()
+        .name("audit-log-tidy".into())
+        .spawn(move || {
+            if let Err(e) = tidy(&path, &rotation, now) {
+                tracing::warn!(error = %e, "tidying rotated audit logs failed");
+            }
+        })
+        .map_err(|e| io(Path::new("audit-log-tidy"), e))?;
+    Ok(file)
+}
+
+/// The backups of `path`, newest first, with the time in their names.
+pub fn backups(path: &Path) -> Vec<(PathBuf, Timestamp)> {
+    let (stem, ext) = stem_and_ext(path);
+    let dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(d) => d.to_path_buf(),
+        None => PathBuf::from("."),
+    };
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return vec![];
+    };
+    let prefix = format!("{stem}-");
+    let mut found: Vec<(PathBuf, Timestamp)> = entries
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let rest = name.strip_prefix(&prefix)?;
+            let rest = rest.strip_suffix(".gz").unwrap_or(rest);
+            let time = rest.strip_suffix(ext.as_str())?;
+            let civil = jiff::civil::DateTime::strptime(BACKUP_TIME, time).ok()?;
+            let ts = civil.to_zoned(jiff::tz::TimeZone::UTC).ok()?.timestamp();
+            Some((entry.path(), ts))
+        })
+        .collect();
+    found.sort_by(|a, b| b.1.cmp(&a.1));
+    found
+}
+
+fn tidy(path: &Path, rotation: &Rotation, now: Timestamp) -> std::io::Result<()> {
+    // One tidy at a time: two must not compress or remove the same backup.
+    static TIDYING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = TIDYING.lock().unwrap_or_else(|e| e.into_inner());
+    let mut keep = Vec::new();
+    for (i, (backup, time)) in backups(path).into_iter().enumerate() {
+        let too_many = rotation.max_backups > 0 && i >= rotation.max_backups as usize;
+        let too_old = rotation.max_age_days > 0
+            && now.duration_since(time)
+                > jiff::SignedDuration::from_secs(i64::from(rotation.max_age_days) * 86_400);
+        if too_many || too_old {
+            std::fs::remove_file(&backup)?;
+        } else {
+            keep.push(backup);
+        }
+    }
+    if rotation.compress {
+        for backup in keep {
+            if backup.extension().is_some_and(|e| e == "gz") {
+                continue;
+            }
+            let mut gz_name = backup.clone().into_os_string();
+            gz_name.push(".gz");
+            let gz_path = PathBuf::from(gz_name);
+            let mut input = File::open(&backup)?;
+            let output = File::create(&gz_path)?;
+            let mut encoder = flate2::write::GzEncoder::new(output, flate2::Compression::default());
+            std::io::copy(&mut input, &mut encoder)?;
+            encoder.finish()?.sync_all()?;
+            std::fs::remove_file(&backup)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+    use std::time::Duration;
+
+    use super::*;
+
+    fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+        for _ in 0..500 {
+            if done() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!("timed out waiting for {what}");
+    }
+
+    #[test]
+    fn files_rotate_by_size_keep_backups_and_compress() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.log");
+        let rotation = Rotation {
+            max_backups: 2,
+            max_size_mb: 1,
+            compress: true,
+            ..Rotation::default()
+        };
+        let mut log = LogFile::open(&path, rotation).unwrap();
+        let line = [b'x'; 1023]
+            .iter()
+            .copied()
+            .chain([b'\n'])
+            .collect::<Vec<_>>();
+        // 1024 lines of 1 KiB fill a file; four files' worth makes three rotations.
+        for round in 0..4 {
+            for _ in 0..1024 {
+                log.write(&line).unwrap();
+            }
+            // Backup names have millisecond precision.
+            std::thread::sleep(Duration::from_millis(5));
+            let _ = round;
+        }
+        log.write(b"last\n").unwrap();
+        wait_for("two compressed backups", || {
+            let b = backups(&path);
+            b.len() == 2 && b.iter().all(|(p, _)| p.extension().unwrap() == "gz")
+        });
+        let mut text = String::new();
+        File::open(&path)
+            .unwrap()
+            .read_to_string(&mut text)
+            .unwrap();
+        assert_eq!(text, "last\n");
+        let (newest, _) = &backups(&path)[0];
+        let mut unzipped = Vec::new();
+        flate2::read::GzDecoder::new(File::open(newest).unwrap())
+            .read_to_end(&mut unzipped)
+            .unwrap();
+        assert_eq!(unzipped.len(), 1024 * 1024);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+    }
+
+    #[test]
+    fn old_backups_are_removed_by_age() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.log");
+        let stale = dir.path().join("audit-2020-01-01T00-00-00.000.log");
+        std::fs::write(&stale, "old\n").unwrap();
+        let other = dir.path().join("unrelated.log");
+        std::fs::write(&other, "keep\n").unwrap();
+        assert_eq!(backups(&path).len(), 1);
+        tidy(
+            &path,
+            &Rotation {
+                max_age_days: 30,
+                ..Rotation::default()
+            },
+            Timestamp::now(),
+        )
+        .unwrap();
+        assert!(!stale.exists());
+        assert!(other.exists());
+    }
+}
