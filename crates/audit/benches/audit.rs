@@ -54,6 +54,7 @@ fn event(level: Level) -> Event {
                 ..ObjectRef::default()
             }),
             received: now,
+            encoded: Default::default(),
         }),
         stage: Stage::ResponseComplete,
         stage_timestamp: now,

@@ -3,7 +3,7 @@
 //! and admission annotate it, the handler hands over the bodies its level records.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use jiff::Timestamp;
 use serde_json::value::RawValue;
@@ -16,6 +16,7 @@ use crate::policy::{Decision, Level, Stage};
 pub struct RequestContext {
     audit_id: String,
     received: Timestamp,
+    decision: OnceLock<Decision>,
     state: Mutex<State>,
 }
 
@@ -23,11 +24,11 @@ pub struct RequestContext {
 struct State {
     started: Option<Started>,
     annotations: BTreeMap<String, String>,
+    unauthenticated: Option<(RequestRecord, String)>,
 }
 
 #[derive(Debug)]
 struct Started {
-    decision: Decision,
     record: Arc<RequestRecord>,
     request_object: Option<Arc<RawValue>>,
     response_object: Option<Arc<RawValue>>,
@@ -39,6 +40,7 @@ impl RequestContext {
         Self {
             audit_id,
             received,
+            decision: OnceLock::new(),
             state: Mutex::default(),
         }
     }
@@ -59,18 +61,32 @@ impl RequestContext {
 
     /// Records what the policy decided and what is known of the request; events follow
     /// from here (none at level None).
-    pub fn start(&self, decision: Decision, record: RequestRecord) {
-        self.state().started = Some(Started {
-            decision,
-            record: Arc::new(record),
-            request_object: None,
-            response_object: None,
-        });
+    pub fn start(&self, decision: Decision, record: Option<RequestRecord>) {
+        if self.decision.set(decision).is_err() {
+            return;
+        }
+        if let Some(record) = record {
+            self.state().started = Some(Started {
+                record: Arc::new(record),
+                request_object: None,
+                response_object: None,
+            });
+        }
     }
 
     /// The policy's decision, once started.
     pub fn decision(&self) -> Option<Decision> {
-        self.state().started.as_ref().map(|s| s.decision)
+        self.decision.get().copied()
+    }
+
+    /// Notes a request refused for its credentials: what is known of it, and what it tried.
+    pub fn note_unauthenticated(&self, record: RequestRecord, message: String) {
+        self.state().unauthenticated = Some((record, message));
+    }
+
+    /// The request refused for its credentials, if it was.
+    pub fn take_unauthenticated(&self) -> Option<(RequestRecord, String)> {
+        self.state().unauthenticated.take()
     }
 
     /// The level of the request's events (None before the start).
@@ -89,7 +105,9 @@ impl RequestContext {
     /// Names the user the request acts as.
     pub fn set_impersonated(&self, user: User) {
         if let Some(s) = self.state().started.as_mut() {
-            Arc::make_mut(&mut s.record).impersonated_user = Some(user);
+            let record = Arc::make_mut(&mut s.record);
+            record.impersonated_user = Some(user);
+            record.encoded = std::sync::OnceLock::new();
         }
     }
 
@@ -125,12 +143,21 @@ impl RequestContext {
     }
 
     /// The event of `stage`, unless the request is not recorded or the stage is omitted.
+    /// The last event of a request takes the annotations instead of copying them.
     pub fn event(&self, stage: Stage, status: Option<ResponseStatus>) -> Option<Event> {
-        let state = self.state();
-        let started = state.started.as_ref()?;
-        if started.decision.level == Level::None || started.decision.omit_stages.contains(stage) {
+        let decision = self.decision()?;
+        if decision.level == Level::None || decision.omit_stages.contains(stage) {
             return None;
         }
+        let mut state = self.state();
+        let annotations = match stage {
+            Stage::RequestReceived => None,
+            Stage::ResponseStarted => Some(state.annotations.clone()),
+            Stage::ResponseComplete | Stage::Panic => Some(std::mem::take(&mut state.annotations)),
+        }
+        .filter(|a| !a.is_empty())
+        .map(Arc::new);
+        let started = state.started.as_ref()?;
         let stage_timestamp = if stage == Stage::RequestReceived {
             self.received
         } else {
@@ -144,8 +171,7 @@ impl RequestContext {
             response_status: status,
             request_object: started.request_object.clone(),
             response_object: started.response_object.clone().filter(|_| later),
-            annotations: (later && !state.annotations.is_empty())
-                .then(|| Arc::new(state.annotations.clone())),
+            annotations,
         })
     }
 }

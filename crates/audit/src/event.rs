@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use jiff::Timestamp;
 use serde::Serialize;
@@ -89,6 +89,9 @@ pub struct RequestRecord {
     pub object_ref: Option<ObjectRef>,
     /// When the request arrived.
     pub received: Timestamp,
+    /// The record's fields as JSON, encoded once for all the request's events (leave
+    /// default; changing a field after an event was encoded must reset it).
+    pub encoded: OnceLock<Box<[u8]>>,
 }
 
 /// The status of a response as events record it (a `Status` without its type fields).
@@ -167,15 +170,10 @@ pub struct Event {
     pub annotations: Option<Arc<BTreeMap<String, String>>>,
 }
 
+/// The fields every event of a request shares, between `stage` and `responseStatus`.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct Wire<'a> {
-    kind: &'static str,
-    api_version: &'static str,
-    level: &'static str,
-    #[serde(rename = "auditID")]
-    audit_id: &'a str,
-    stage: &'static str,
+struct Shared<'a> {
     #[serde(rename = "requestURI")]
     request_uri: &'a str,
     verb: &'a str,
@@ -188,6 +186,12 @@ struct Wire<'a> {
     user_agent: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     object_ref: Option<&'a ObjectRef>,
+}
+
+/// The fields of one stage's event, after the shared ones.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Stagewise<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     response_status: Option<&'a ResponseStatus>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -200,41 +204,112 @@ struct Wire<'a> {
     annotations: Option<&'a BTreeMap<String, String>>,
 }
 
+/// `value`'s JSON object without its braces, appended to `out`.
+fn append_fields(out: &mut Vec<u8>, value: &impl Serialize) {
+    let start = out.len();
+    // Writing into a Vec cannot fail, and every field serializes.
+    let _ = serde_json::to_writer(&mut *out, value);
+    // `{` at the start and `}` at the end go; what is between is `"k":v,...`.
+    out.remove(start);
+    out.pop();
+}
+
 /// A timestamp written with microseconds, as upstream's `MicroTime`.
 struct MicroTime(Timestamp);
 
 impl Serialize for MicroTime {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(&self.0.strftime("%Y-%m-%dT%H:%M:%S%.6fZ"))
+        let mut buf = [0u8; 27];
+        s.serialize_str(rfc3339_micros(self.0, &mut buf))
     }
 }
 
+/// `ts` as `2006-01-02T15:04:05.000000Z` in `buf` (the civil date computed directly: a
+/// general formatter costs more than the rest of an event's encoding).
+pub fn rfc3339_micros(ts: Timestamp, buf: &mut [u8; 27]) -> &str {
+    let micros = ts.as_microsecond();
+    let secs = micros.div_euclid(1_000_000);
+    let frac = micros.rem_euclid(1_000_000) as u32;
+    let days = secs.div_euclid(86_400);
+    let of_day = secs.rem_euclid(86_400) as u32;
+    // Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = (yoe + era * 400 + i64::from(month <= 2)).clamp(0, 9999) as u32;
+    let mut put = |at: usize, value: u32, width: usize| {
+        let mut v = value;
+        for i in (0..width).rev() {
+            buf[at + i] = b'0' + (v % 10) as u8;
+            v /= 10;
+        }
+    };
+    put(0, year, 4);
+    put(5, month, 2);
+    put(8, day, 2);
+    put(11, of_day / 3600, 2);
+    put(14, of_day / 60 % 60, 2);
+    put(17, of_day % 60, 2);
+    put(20, frac, 6);
+    buf[4] = b'-';
+    buf[7] = b'-';
+    buf[10] = b'T';
+    buf[13] = b':';
+    buf[16] = b':';
+    buf[19] = b'.';
+    buf[26] = b'Z';
+    std::str::from_utf8(buf).unwrap_or_default()
+}
+
 impl Event {
-    /// Appends the event's JSON (one line, no newline) to `out`.
+    /// Appends the event's JSON (one line, no newline) to `out`; the fields shared by the
+    /// request's events are encoded once.
     pub fn write_json(&self, out: &mut Vec<u8>) {
         let r = &*self.request;
-        let wire = Wire {
-            kind: "Event",
-            api_version: API_VERSION,
-            level: r.level.as_str(),
-            audit_id: &r.audit_id,
-            stage: self.stage.as_str(),
-            request_uri: &r.request_uri,
-            verb: &r.verb,
-            user: &r.user,
-            impersonated_user: r.impersonated_user.as_ref(),
-            source_ips: &r.source_ips,
-            user_agent: &r.user_agent,
-            object_ref: r.object_ref.as_ref(),
-            response_status: self.response_status.as_ref(),
-            request_object: self.request_object.as_deref(),
-            response_object: self.response_object.as_deref(),
-            request_received_timestamp: MicroTime(r.received),
-            stage_timestamp: MicroTime(self.stage_timestamp),
-            annotations: self.annotations.as_deref().filter(|a| !a.is_empty()),
-        };
-        // Writing into a Vec cannot fail, and every field serializes.
-        let _ = serde_json::to_writer(&mut *out, &wire);
+        out.extend_from_slice(b"{\"kind\":\"Event\",\"apiVersion\":\"");
+        out.extend_from_slice(API_VERSION.as_bytes());
+        out.extend_from_slice(b"\",\"level\":\"");
+        out.extend_from_slice(r.level.as_str().as_bytes());
+        out.extend_from_slice(b"\",\"auditID\":");
+        let _ = serde_json::to_writer(&mut *out, &r.audit_id);
+        out.extend_from_slice(b",\"stage\":\"");
+        out.extend_from_slice(self.stage.as_str().as_bytes());
+        out.extend_from_slice(b"\",");
+        let shared = r.encoded.get_or_init(|| {
+            let mut fields = Vec::with_capacity(256);
+            append_fields(
+                &mut fields,
+                &Shared {
+                    request_uri: &r.request_uri,
+                    verb: &r.verb,
+                    user: &r.user,
+                    impersonated_user: r.impersonated_user.as_ref(),
+                    source_ips: &r.source_ips,
+                    user_agent: &r.user_agent,
+                    object_ref: r.object_ref.as_ref(),
+                },
+            );
+            fields.into_boxed_slice()
+        });
+        out.extend_from_slice(shared);
+        out.push(b',');
+        append_fields(
+            out,
+            &Stagewise {
+                response_status: self.response_status.as_ref(),
+                request_object: self.request_object.as_deref(),
+                response_object: self.response_object.as_deref(),
+                request_received_timestamp: MicroTime(r.received),
+                stage_timestamp: MicroTime(self.stage_timestamp),
+                annotations: self.annotations.as_deref().filter(|a| !a.is_empty()),
+            },
+        );
+        out.push(b'}');
     }
 
     /// The event as JSON.
@@ -386,6 +461,7 @@ pub(crate) mod tests {
                     ..ObjectRef::default()
                 }),
                 received,
+                encoded: OnceLock::new(),
             }),
             stage,
             stage_timestamp: received,
@@ -402,6 +478,15 @@ pub(crate) mod tests {
     #[test]
     fn json_has_upstreams_fields() {
         let ev = sample(Stage::ResponseComplete);
+        let first = sample(Stage::RequestReceived);
+        let first = Event {
+            request: ev.request.clone(),
+            ..first
+        };
+        let v: serde_json::Value = serde_json::from_slice(&first.to_json()).unwrap();
+        assert_eq!(v["stage"], "RequestReceived");
+        // The second event reuses the shared fields the first encoded.
+        assert!(ev.request.encoded.get().is_some());
         let v: serde_json::Value = serde_json::from_slice(&ev.to_json()).unwrap();
         assert_eq!(v["kind"], "Event");
         assert_eq!(v["apiVersion"], "audit.k8s.io/v1");
@@ -420,6 +505,24 @@ pub(crate) mod tests {
         assert!(v.get("responseObject").is_none());
         assert_eq!(v["requestReceivedTimestamp"], "2026-11-25T10:00:00.123456Z");
         assert_eq!(v["annotations"]["authorization.k8s.io/decision"], "allow");
+    }
+
+    #[test]
+    fn timestamps_match_a_general_formatter() {
+        for text in [
+            "1970-01-01T00:00:00.000000Z",
+            "2000-02-29T23:59:59.999999Z",
+            "2026-11-25T10:00:00.123456Z",
+            "2100-03-01T00:00:01.000001Z",
+        ] {
+            let ts: Timestamp = text.parse().unwrap();
+            let mut buf = [0u8; 27];
+            assert_eq!(rfc3339_micros(ts, &mut buf), text);
+            assert_eq!(
+                rfc3339_micros(ts, &mut buf),
+                ts.strftime("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
+            );
+        }
     }
 
     #[test]

@@ -166,7 +166,7 @@ pub fn backups(path: &Path) -> Vec<(PathBuf, Timestamp)> {
             Some((entry.path(), ts))
         })
         .collect();
-    found.sort_by(|a, b| b.1.cmp(&a.1));
+    found.sort_by_key(|b| std::cmp::Reverse(b.1));
     found
 }
 

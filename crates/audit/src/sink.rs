@@ -11,7 +11,9 @@ use bytes::Bytes;
 use capstan_client::{HttpsClient, RateLimiter};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
-use tokio::sync::{Notify, mpsc, oneshot};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use tokio::sync::{Notify, oneshot};
 
 use crate::error::{Error, Result};
 use crate::event::{API_VERSION, Event};
@@ -125,14 +127,27 @@ pub struct AuditMetrics {
     pub rejected: Counter,
     /// `apiserver_audit_level_total{level}`.
     pub levels: Family<Vec<(String, String)>, Counter>,
+    /// The four series of `levels`, looked up once.
+    level_series: Arc<std::sync::OnceLock<[Counter; 4]>>,
 }
 
 impl AuditMetrics {
     /// Counts one request at `level`.
     pub fn observe_level(&self, level: Level) {
-        self.levels
-            .get_or_create(&vec![("level".into(), level.as_str().into())])
-            .inc();
+        let series = self.level_series.get_or_init(|| {
+            [
+                Level::None,
+                Level::Metadata,
+                Level::Request,
+                Level::RequestResponse,
+            ]
+            .map(|l| {
+                self.levels
+                    .get_or_create(&vec![("level".into(), l.as_str().into())])
+                    .clone()
+            })
+        });
+        series[level as usize].inc();
     }
 
     fn lost(&self, plugin: &str, events: usize) {
@@ -154,10 +169,40 @@ struct Backend {
     queue: Option<Queue>,
 }
 
+/// The buffer of a batched backend. Requests only push (the task is woken when a batch is
+/// full or at shutdown); the task takes everything buffered each time it wakes.
 struct Queue {
-    tx: mpsc::Sender<Arc<Event>>,
-    stop: Arc<Notify>,
+    shared: Arc<Shared>,
     done: Mutex<Option<oneshot::Receiver<()>>>,
+}
+
+struct Shared {
+    buffer: Mutex<Vec<Arc<Event>>>,
+    capacity: usize,
+    max_size: usize,
+    wake: Notify,
+    stopping: AtomicBool,
+}
+
+impl Shared {
+    /// Buffers `event`; false when the buffer is full.
+    fn push(&self, event: &Arc<Event>) -> bool {
+        let mut buffer = self.buffer.lock().unwrap_or_else(|e| e.into_inner());
+        if buffer.len() >= self.capacity {
+            return false;
+        }
+        buffer.push(event.clone());
+        let full = buffer.len() >= self.max_size;
+        drop(buffer);
+        if full {
+            self.wake.notify_one();
+        }
+        true
+    }
+
+    fn take(&self) -> Vec<Arc<Event>> {
+        std::mem::take(&mut *self.buffer.lock().unwrap_or_else(|e| e.into_inner()))
+    }
 }
 
 impl Sink {
@@ -196,7 +241,7 @@ impl Sink {
         for backend in &self.backends {
             match &backend.queue {
                 Some(queue) => {
-                    if queue.tx.try_send(event.clone()).is_err() {
+                    if !queue.shared.push(&event) {
                         self.metrics.lost(backend.writer.plugin(), 1);
                         tracing::warn!(
                             plugin = backend.writer.plugin(),
@@ -219,7 +264,8 @@ impl Sink {
     pub async fn shutdown(&self) {
         for backend in &self.backends {
             if let Some(queue) = &backend.queue {
-                queue.stop.notify_one();
+                queue.shared.stopping.store(true, Ordering::SeqCst);
+                queue.shared.wake.notify_one();
                 let done = queue.done.lock().unwrap_or_else(|e| e.into_inner()).take();
                 if let Some(done) = done {
                     let _ = done.await;
@@ -230,57 +276,67 @@ impl Sink {
 }
 
 fn start_batches(o: &BackendOptions, writer: Arc<Writer>) -> Queue {
-    let (tx, mut rx) = mpsc::channel::<Arc<Event>>(o.batch.buffer_size.max(1));
-    let stop = Arc::new(Notify::new());
-    let (done_tx, done_rx) = oneshot::channel();
     let batch = o.batch.clone();
+    let max = batch.max_size.max(1);
+    let shared = Arc::new(Shared {
+        buffer: Mutex::new(Vec::new()),
+        capacity: batch.buffer_size.max(1),
+        max_size: max,
+        wake: Notify::new(),
+        stopping: AtomicBool::new(false),
+    });
+    let (done_tx, done_rx) = oneshot::channel();
     let throttle = batch
         .throttle_enable
         .then(|| RateLimiter::new(batch.throttle_qps, batch.throttle_burst.max(1)));
     let concurrent = matches!(o.destination, Destination::Webhook { .. });
-    let stopping = stop.clone();
+    let queue = shared.clone();
     tokio::spawn(async move {
-        let max = batch.max_size.max(1);
         let mut pending = tokio::task::JoinSet::new();
         loop {
-            let first = tokio::select! {
-                ev = rx.recv() => ev,
-                () = stopping.notified() => None,
-            };
-            let Some(first) = first else { break };
-            let mut events = vec![first];
-            let deadline = tokio::time::Instant::now() + batch.max_wait;
-            while events.len() < max {
-                match tokio::time::timeout_at(deadline, rx.recv()).await {
-                    Ok(Some(ev)) => events.push(ev),
-                    _ => break,
+            // Read before taking: events pushed before the stop are in this take or a
+            // later one.
+            let stopping = queue.stopping.load(Ordering::SeqCst);
+            let events = queue.take();
+            if events.is_empty() {
+                if stopping {
+                    break;
+                }
+                if batch.max_wait.is_zero() {
+                    queue.wake.notified().await;
+                } else {
+                    tokio::select! {
+                        () = queue.wake.notified() => {}
+                        () = tokio::time::sleep(batch.max_wait) => {}
+                    }
+                }
+                continue;
+            }
+            for chunk in events.chunks(max) {
+                if let Some(t) = &throttle {
+                    t.acquire().await;
+                }
+                if concurrent {
+                    let writer = writer.clone();
+                    let chunk = chunk.to_vec();
+                    pending.spawn(async move { writer.write(&chunk).await });
+                } else {
+                    writer.write(chunk).await;
                 }
             }
-            if let Some(t) = &throttle {
-                t.acquire().await;
+            // A short batch waits for more events (a full one woke the task early).
+            if events.len() < max && !stopping && !batch.max_wait.is_zero() {
+                tokio::select! {
+                    () = queue.wake.notified() => {}
+                    () = tokio::time::sleep(batch.max_wait) => {}
+                }
             }
-            if concurrent {
-                let writer = writer.clone();
-                pending.spawn(async move { writer.write(&events).await });
-            } else {
-                writer.write(&events).await;
-            }
-        }
-        // Stopping: what is buffered still goes out, in batches.
-        rx.close();
-        let mut rest = Vec::new();
-        while let Ok(ev) = rx.try_recv() {
-            rest.push(ev);
-        }
-        for chunk in rest.chunks(max) {
-            writer.write(chunk).await;
         }
         while pending.join_next().await.is_some() {}
         let _ = done_tx.send(());
     });
     Queue {
-        tx,
-        stop,
+        shared,
         done: Mutex::new(Some(done_rx)),
     }
 }
@@ -298,7 +354,7 @@ enum Target {
         format: Format,
     },
     Webhook {
-        client: HttpsClient,
+        client: Box<HttpsClient>,
         url: String,
         initial_backoff: Duration,
     },
@@ -329,7 +385,7 @@ impl Writer {
                 let client = HttpsClient::new(&config, WEBHOOK_TIMEOUT)
                     .map_err(|e| Error::Webhook(format!("{}: {e}", config_file.display())))?;
                 Target::Webhook {
-                    client,
+                    client: Box::new(client),
                     url: config.server.clone(),
                     initial_backoff: *initial_backoff,
                 }
@@ -598,7 +654,9 @@ mod tests {
         assert_eq!(written[0]["auditID"], big.request.audit_id);
 
         let mut huge = big;
-        Arc::make_mut(&mut huge.request).request_uri = "/".repeat(1000);
+        let record = Arc::make_mut(&mut huge.request);
+        record.request_uri = "/".repeat(1000);
+        record.encoded = Default::default();
         assert!(sink.record(huge).await, "blocking mode does not refuse");
         assert_eq!(lines(&path).len(), 1);
         assert_eq!(

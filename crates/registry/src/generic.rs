@@ -217,9 +217,7 @@ impl<S: Strategy> GenericStore<S> {
                 Target::Resource,
                 namespace,
                 name,
-                &options.user,
-                options.dry_run,
-                &options.feedback,
+                options,
             );
             a.subresource = subresource.to_string();
             a.kind = kind.to_string();
@@ -297,12 +295,11 @@ impl<S: Strategy> GenericStore<S> {
         target: Target,
         namespace: &str,
         name: &str,
-        user: &capstan_auth::UserInfo,
-        dry_run: bool,
-        feedback: &Arc<capstan_admission::Feedback>,
+        options: &impl crate::options::Writer,
     ) -> Attributes {
-        let mut a = Attributes::new(operation, self.gr.clone(), user.clone());
-        a.feedback = feedback.clone();
+        let mut a = Attributes::new(operation, self.gr.clone(), options.user().clone());
+        a.feedback = options.feedback().clone();
+        let dry_run = options.dry_run();
         a.version = self.descriptor.version.clone();
         a.kind = self.descriptor.kind.clone();
         a.subresource = target.subresource().to_string();
@@ -585,17 +582,7 @@ impl<S: Strategy> GenericStore<S> {
             self.strategy.copy_status(&mut new, old);
         }
         let namespace = old_meta.namespace.clone().unwrap_or_default();
-        let attributes = || {
-            self.attributes(
-                Operation::Update,
-                target,
-                &namespace,
-                &name,
-                &options.user,
-                options.dry_run,
-                &options.feedback,
-            )
-        };
+        let attributes = || self.attributes(Operation::Update, target, &namespace, &name, options);
         self.admit_object(attributes(), &mut new, Some(old), &mut warnings)
             .await?;
         self.strategy.prepare_for_update(&mut new, old);
@@ -990,9 +977,7 @@ impl<S: Strategy> GenericStore<S> {
                 Target::Resource,
                 namespace,
                 name,
-                &options.user,
-                options.dry_run,
-                &options.feedback,
+                options,
             )
         };
         let name = meta_name(obj.metadata()).to_string();
@@ -1095,9 +1080,7 @@ impl<S: Strategy> GenericStore<S> {
                     Target::Resource,
                     namespace,
                     name,
-                    &options.user,
-                    options.dry_run,
-                    &options.feedback,
+                    options,
                 )
             };
             // A delete has no new object: the mutating phase sees the stored one only.

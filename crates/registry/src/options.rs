@@ -393,6 +393,41 @@ impl DeleteOptions {
     }
 }
 
+/// What admission needs of a write's options: who writes, whether for real, and where the
+/// plugins leave their feedback.
+pub trait Writer {
+    /// Who writes.
+    fn user(&self) -> &capstan_auth::UserInfo;
+    /// `dryRun=All`.
+    fn dry_run(&self) -> bool;
+    /// Where admission leaves its warnings and audit annotations.
+    fn feedback(&self) -> &std::sync::Arc<capstan_admission::Feedback>;
+}
+
+impl Writer for WriteOptions {
+    fn user(&self) -> &capstan_auth::UserInfo {
+        &self.user
+    }
+    fn dry_run(&self) -> bool {
+        self.dry_run
+    }
+    fn feedback(&self) -> &std::sync::Arc<capstan_admission::Feedback> {
+        &self.feedback
+    }
+}
+
+impl Writer for DeleteOptions {
+    fn user(&self) -> &capstan_auth::UserInfo {
+        &self.user
+    }
+    fn dry_run(&self) -> bool {
+        self.dry_run
+    }
+    fn feedback(&self) -> &std::sync::Arc<capstan_admission::Feedback> {
+        &self.feedback
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -62,42 +62,39 @@ impl Audit {
 
 /// A fresh random (version 4) UUID.
 fn new_uuid() -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut b: [u8; 16] = rand::random();
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
-    let h = |r: std::ops::Range<usize>| b[r].iter().map(|x| format!("{x:02x}")).collect::<String>();
-    format!(
-        "{}-{}-{}-{}-{}",
-        h(0..4),
-        h(4..6),
-        h(6..8),
-        h(8..10),
-        h(10..16)
-    )
+    let mut out = String::with_capacity(36);
+    for (i, byte) in b.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            out.push('-');
+        }
+        out.push(HEX[usize::from(byte >> 4)] as char);
+        out.push(HEX[usize::from(byte & 0x0f)] as char);
+    }
+    out
 }
 
-/// What the outer filter keeps of a request for the event of a failed authentication.
-struct Arrival {
-    uri: String,
-    verb: String,
-    user_agent: String,
-    source_ips: Vec<String>,
-    auth_methods: String,
-    info: Option<RequestInfo>,
-}
+static FORWARDED_FOR: http::HeaderName = http::HeaderName::from_static("x-forwarded-for");
+static REAL_IP: http::HeaderName = http::HeaderName::from_static("x-real-ip");
 
+/// The client's addresses as upstream lists them: `X-Forwarded-For`, then `X-Real-Ip`,
+/// then the connection's peer.
 fn source_ips<B>(req: &Request<B>) -> Vec<String> {
     let headers = req.headers();
-    let mut ips: Vec<String> = headers
-        .get_all("x-forwarded-for")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(|ip| ip.trim().to_string())
-        .filter(|ip| ip.parse::<std::net::IpAddr>().is_ok())
-        .collect();
+    let mut ips: Vec<String> = Vec::with_capacity(1);
+    for value in headers.get_all(&FORWARDED_FOR) {
+        let Ok(value) = value.to_str() else { continue };
+        for ip in value.split(',').map(str::trim) {
+            if ip.parse::<std::net::IpAddr>().is_ok() {
+                ips.push(ip.to_string());
+            }
+        }
+    }
     if let Some(real) = headers
-        .get("x-real-ip")
+        .get(&REAL_IP)
         .and_then(|v| v.to_str().ok())
         .map(str::trim)
         .filter(|ip| ip.parse::<std::net::IpAddr>().is_ok())
@@ -196,6 +193,47 @@ fn object_ref(info: &RequestInfo) -> Option<ObjectRef> {
     })
 }
 
+/// What an event records of `req` (made by `user`; none when not authenticated).
+fn record_of<B>(
+    req: &Request<B>,
+    ctx: &RequestContext,
+    level: Level,
+    info: Option<&RequestInfo>,
+    user: Option<&UserInfo>,
+) -> RequestRecord {
+    RequestRecord {
+        level,
+        audit_id: ctx.audit_id().to_string(),
+        request_uri: request_uri(req),
+        verb: match info {
+            Some(i) if !i.verb.is_empty() => i.verb.clone(),
+            _ => req.method().as_str().to_ascii_lowercase(),
+        },
+        user: user.map(User::from).unwrap_or_default(),
+        impersonated_user: None,
+        source_ips: source_ips(req),
+        user_agent: user_agent(req.headers()),
+        object_ref: info.and_then(object_ref),
+        received: ctx.received(),
+        encoded: Default::default(),
+    }
+}
+
+/// Notes, for the audit filter, a request refused for its credentials (called by
+/// authentication as it answers 401; nothing without audit).
+pub fn note_failed_authentication<B>(req: &Request<B>) {
+    if let Some(ctx) = req.extensions().get::<Arc<RequestContext>>() {
+        let record = record_of(
+            req,
+            ctx,
+            Level::None,
+            req.extensions().get::<RequestInfo>(),
+            None,
+        );
+        ctx.note_unauthenticated(record, auth_methods(req));
+    }
+}
+
 /// The status an event records for `resp`: an error's Status fields, or the code.
 fn response_status(resp: &Response<Body>) -> ResponseStatus {
     let code = resp.status().as_u16();
@@ -227,14 +265,10 @@ impl Filter for Audit {
             });
         };
         let ctx = Arc::new(RequestContext::new(audit_id, jiff::Timestamp::now()));
-        let arrival = Arrival {
-            uri: request_uri(&req),
-            verb: req.method().as_str().to_ascii_lowercase(),
-            user_agent: user_agent(req.headers()),
-            source_ips: source_ips(&req),
-            auth_methods: auth_methods(&req),
-            info: req.extensions().get::<RequestInfo>().cloned(),
-        };
+        let is_watch = req
+            .extensions()
+            .get::<RequestInfo>()
+            .is_some_and(|i| i.verb == "watch");
         req.extensions_mut().insert(ctx.clone());
         let fut = AssertUnwindSafe(next.call(req)).catch_unwind();
         Box::pin(async move {
@@ -263,15 +297,14 @@ impl Filter for Audit {
             }
             if ctx.decision().is_none() {
                 // Refused before the user was known: a failed authentication.
-                if resp.status() == http::StatusCode::UNAUTHORIZED {
-                    failed_authentication(&auditor, &ctx, arrival, 401).await;
+                if let Some((record, message)) = ctx.take_unauthenticated() {
+                    failed_authentication(&auditor, &ctx, record, message, resp.status().as_u16())
+                        .await;
                 }
                 return Ok(resp);
             }
             let status = response_status(&resp);
-            let long_running = arrival.info.as_ref().is_some_and(|i| i.verb == "watch")
-                && resp.status().is_success();
-            if long_running {
+            if is_watch && resp.status().is_success() {
                 if let Some(ev) = ctx.event(Stage::ResponseStarted, Some(status.clone())) {
                     auditor.sink.record(ev).await;
                 }
@@ -296,38 +329,33 @@ impl Filter for Audit {
 async fn failed_authentication(
     auditor: &Auditor,
     ctx: &RequestContext,
-    arrival: Arrival,
+    mut record: RequestRecord,
+    message: String,
     code: u16,
 ) {
-    let nobody = UserInfo::default();
-    let fallback = RequestInfo::parse(&http::Method::GET, "/", None);
-    let info = arrival.info.as_ref().unwrap_or(&fallback);
-    let decision = auditor.policy.decide(&attributes(&nobody, info));
+    let nobody: [String; 0] = [];
+    let path = record.request_uri.split('?').next().unwrap_or_default();
+    let object = record.object_ref.clone().unwrap_or_default();
+    let decision = auditor.policy.decide(&RequestAttributes {
+        user: "",
+        groups: &nobody,
+        verb: &record.verb,
+        resource_request: record.object_ref.is_some(),
+        api_group: &object.api_group,
+        resource: &object.resource,
+        subresource: &object.subresource,
+        namespace: &object.namespace,
+        name: &object.name,
+        path,
+    });
     auditor.sink.metrics().observe_level(decision.level);
     if decision.level == Level::None {
         return;
     }
-    ctx.start(
-        decision,
-        RequestRecord {
-            level: decision.level,
-            audit_id: ctx.audit_id().to_string(),
-            request_uri: arrival.uri,
-            verb: if info.verb.is_empty() {
-                arrival.verb
-            } else {
-                info.verb.clone()
-            },
-            user: User::default(),
-            impersonated_user: None,
-            source_ips: arrival.source_ips,
-            user_agent: arrival.user_agent,
-            object_ref: object_ref(info),
-            received: ctx.received(),
-        },
-    );
+    record.level = decision.level;
+    ctx.start(decision, Some(record));
     let status = ResponseStatus {
-        message: arrival.auth_methods,
+        message,
         ..ResponseStatus::code(code)
     };
     if let Some(ev) = ctx.event(Stage::ResponseStarted, Some(status)) {
@@ -409,23 +437,12 @@ impl Filter for AuditStart {
         let decision = self.auditor.policy.decide(&attributes(user, info));
         self.auditor.sink.metrics().observe_level(decision.level);
         if decision.level == Level::None {
-            ctx.start(decision, placeholder(ctx));
+            ctx.start(decision, None);
             return Box::pin(next.call(req));
         }
         ctx.start(
             decision,
-            RequestRecord {
-                level: decision.level,
-                audit_id: ctx.audit_id().to_string(),
-                request_uri: request_uri(&req),
-                verb: info.verb.clone(),
-                user: User::from(user),
-                impersonated_user: None,
-                source_ips: source_ips(&req),
-                user_agent: user_agent(req.headers()),
-                object_ref: object_ref(info),
-                received: ctx.received(),
-            },
+            Some(record_of(&req, ctx, decision.level, Some(info), Some(user))),
         );
         let event = ctx.event(Stage::RequestReceived, None);
         let auditor = self.auditor.clone();
@@ -441,22 +458,6 @@ impl Filter for AuditStart {
             }
             inner.oneshot(req).await
         })
-    }
-}
-
-/// The record of a request whose level is None (never written).
-fn placeholder(ctx: &RequestContext) -> RequestRecord {
-    RequestRecord {
-        level: Level::None,
-        audit_id: String::new(),
-        request_uri: String::new(),
-        verb: String::new(),
-        user: User::default(),
-        impersonated_user: None,
-        source_ips: Vec::new(),
-        user_agent: String::new(),
-        object_ref: None,
-        received: ctx.received(),
     }
 }
 

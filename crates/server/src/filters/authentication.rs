@@ -53,6 +53,7 @@ impl Filter for Authentication {
                 }
                 Err(why) => {
                     tracing::debug!(reason = %why, "authentication failed");
+                    super::audit::note_failed_authentication(&req);
                     Ok(response::error(&ApiError::unauthorized()))
                 }
             }
