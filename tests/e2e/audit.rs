@@ -136,6 +136,7 @@ async fn the_log_records_each_level_and_stage() {
     let server = TestServer::start_with(move |c| {
         c.token_auth_file = Some(tokens);
         c.authorization_modes = vec!["RBAC".into()];
+        c.admission.enable = vec!["PodSecurity".into()];
         c.audit = Some(capstan_server::AuditConfig {
             policy: Policy::parse(POLICY).unwrap(),
             backends: vec![backend],
@@ -219,6 +220,26 @@ async fn the_log_records_each_level_and_stage() {
         "hunter2"
     );
     assert!(events[0].get("responseObject").is_none());
+
+    // Admission's annotations: PodSecurity names the level it enforced.
+    let pod = admin
+        .send_json(
+            Method::POST,
+            "/api/v1/namespaces/default/pods",
+            &json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                    "spec": {"containers": [{"name": "c", "image": "busybox"}]}}),
+        )
+        .await;
+    assert_eq!(pod.status, 201, "{}", String::from_utf8_lossy(&pod.body));
+    let events = of(&read_events(&log), &audit_id(&pod));
+    assert_eq!(
+        events[1]["annotations"]["pod-security.kubernetes.io/enforce-policy"],
+        "privileged:latest"
+    );
+    assert_eq!(
+        events[1]["annotations"]["authorization.k8s.io/decision"],
+        "allow"
+    );
 
     // Everything else at Metadata: no bodies.
     let list = admin.get("/api/v1/namespaces/default/pods").await;

@@ -295,13 +295,17 @@ impl Filter for Audit {
             if let Some(v) = header_value {
                 resp.headers_mut().insert(AUDIT_ID, v);
             }
-            if ctx.decision().is_none() {
-                // Refused before the user was known: a failed authentication.
-                if let Some((record, message)) = ctx.take_unauthenticated() {
-                    failed_authentication(&auditor, &ctx, record, message, resp.status().as_u16())
-                        .await;
+            match ctx.decision() {
+                None => {
+                    // Refused before the user was known: a failed authentication.
+                    if let Some((record, message)) = ctx.take_unauthenticated() {
+                        let code = resp.status().as_u16();
+                        failed_authentication(&auditor, &ctx, record, message, code).await;
+                    }
+                    return Ok(resp);
                 }
-                return Ok(resp);
+                Some(d) if d.level == Level::None => return Ok(resp),
+                Some(_) => {}
             }
             let status = response_status(&resp);
             if is_watch && resp.status().is_success() {
