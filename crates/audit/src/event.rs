@@ -359,7 +359,7 @@ impl Event {
             .first()
             .map(String::as_str)
             .unwrap_or("<unknown>");
-        let mut line = format!(
+        format!(
             "{} AUDIT: id={} stage={} ip={} method={} user={} groups={} as={} asgroups={} \
              user-agent={} namespace={} uri={} response=\"{}\"",
             r.received.strftime("%Y-%m-%dT%H:%M:%S%.fZ"),
@@ -375,9 +375,7 @@ impl Event {
             go_quote(namespace),
             go_quote(&r.request_uri),
             response,
-        );
-        line.shrink_to_fit();
-        line
+        )
     }
 }
 

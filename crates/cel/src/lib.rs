@@ -104,31 +104,6 @@ fn to_val(value: &Value) -> Box<dyn Val> {
     }
 }
 
-/// The CEL value of a JSON value: integers are `int` (as upstream, whose object fields are
-/// int64), `uint` only beyond `i64`, other numbers `double`.
-pub fn from_json(value: &Value) -> cel::Value {
-    match value {
-        Value::Null => cel::Value::Null,
-        Value::Bool(b) => cel::Value::Bool(*b),
-        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => cel::Value::Int(i),
-            (None, Some(u)) => cel::Value::UInt(u),
-            _ => cel::Value::Float(n.as_f64().unwrap_or(f64::NAN)),
-        },
-        Value::String(s) => cel::Value::String(std::sync::Arc::new(s.clone())),
-        Value::Array(items) => {
-            cel::Value::List(std::sync::Arc::new(items.iter().map(from_json).collect()))
-        }
-        Value::Object(fields) => {
-            let map: std::collections::HashMap<cel::objects::Key, cel::Value> = fields
-                .iter()
-                .map(|(k, v)| (cel::objects::Key::from(k.as_str()), from_json(v)))
-                .collect();
-            cel::Value::from(map)
-        }
-    }
-}
-
 /// The JSON form of a result (a map, list, string, number, bool or null).
 pub fn to_json(value: &cel::Value) -> Result<Value, Error> {
     value.json().map_err(|e| Error::Type {

@@ -404,29 +404,24 @@ pub trait Writer {
     fn feedback(&self) -> &std::sync::Arc<capstan_admission::Feedback>;
 }
 
-impl Writer for WriteOptions {
-    fn user(&self) -> &capstan_auth::UserInfo {
-        &self.user
-    }
-    fn dry_run(&self) -> bool {
-        self.dry_run
-    }
-    fn feedback(&self) -> &std::sync::Arc<capstan_admission::Feedback> {
-        &self.feedback
-    }
+/// Both option types carry the three fields under the same names.
+macro_rules! writer {
+    ($($options:ty),*) => {$(
+        impl Writer for $options {
+            fn user(&self) -> &capstan_auth::UserInfo {
+                &self.user
+            }
+            fn dry_run(&self) -> bool {
+                self.dry_run
+            }
+            fn feedback(&self) -> &std::sync::Arc<capstan_admission::Feedback> {
+                &self.feedback
+            }
+        }
+    )*};
 }
 
-impl Writer for DeleteOptions {
-    fn user(&self) -> &capstan_auth::UserInfo {
-        &self.user
-    }
-    fn dry_run(&self) -> bool {
-        self.dry_run
-    }
-    fn feedback(&self) -> &std::sync::Arc<capstan_admission::Feedback> {
-        &self.feedback
-    }
-}
+writer!(WriteOptions, DeleteOptions);
 
 #[cfg(test)]
 mod tests {

@@ -275,11 +275,7 @@ impl Filter for Audit {
             let mut resp = match fut.await {
                 Ok(resp) => resp?,
                 Err(panic) => {
-                    let what = panic
-                        .downcast_ref::<&str>()
-                        .map(|s| s.to_string())
-                        .or_else(|| panic.downcast_ref::<String>().cloned())
-                        .unwrap_or_else(|| "unknown panic".into());
+                    let what = super::panic::panic_message(&*panic);
                     let status = ResponseStatus {
                         status: "Failure".into(),
                         reason: "InternalError".into(),

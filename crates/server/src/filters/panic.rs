@@ -19,11 +19,7 @@ impl Filter for CatchPanic {
             match fut.await {
                 Ok(resp) => resp,
                 Err(panic) => {
-                    let what = panic
-                        .downcast_ref::<&str>()
-                        .map(|s| s.to_string())
-                        .or_else(|| panic.downcast_ref::<String>().cloned())
-                        .unwrap_or_else(|| "unknown panic".into());
+                    let what = panic_message(&*panic);
                     tracing::error!(%path, panic = %what, "handler panicked");
                     Ok(response::error(&ApiError::internal(format!(
                         "the server panicked serving {path}"
@@ -32,4 +28,13 @@ impl Filter for CatchPanic {
             }
         })
     }
+}
+
+/// The message a panic was raised with.
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
 }
