@@ -9,13 +9,14 @@ use protobuf::Message as _;
 use protobuf::descriptor::field_descriptor_proto::{Label, Type};
 use protobuf::descriptor::{DescriptorProto, FileDescriptorSet};
 
-/// The upstream schemas (the `generated.proto` of every API group) as a descriptor set,
-/// compiled by the build script.
-const DESCRIPTORS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/schemas.pb"));
+/// The upstream schemas (the `generated.proto` of every API group, Kubernetes v1.33) as a
+/// descriptor set: names, field numbers and types, no comments. Generated from the sources
+/// the `k8s-rs-pb` crate carries; `tests/schemas_current.rs` checks it and rewrites it.
+const DESCRIPTORS: &[u8] = include_bytes!("../schemas/v1_33.pb");
 
-/// The merge markers of messages and fields, read by the build script from the comments of
-/// the same schemas: `message<TAB>field<TAB>marker;marker` (field empty for a message).
-const MARKERS: &str = include_str!(concat!(env!("OUT_DIR"), "/markers.tsv"));
+/// The merge markers of messages and fields, read from the comments of the same schemas:
+/// `message<TAB>field<TAB>marker;marker` (field empty for a message).
+const MARKERS: &str = include_str!("../schemas/v1_33-markers.tsv");
 
 /// Types whose JSON form is not their message; the transcoder converts them explicitly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,24 +1,18 @@
-//! Compiles the upstream protobuf schemas into a descriptor set the crate embeds.
-//!
-//! The schemas (`generated.proto` of every API group, as go-to-protobuf writes them) come from
-//! the `k8s-rs-pb` crate, which carries them in its source tree for each Kubernetes version;
-//! nothing of them is copied into this repository. The build finds that crate's sources
-//! through `cargo metadata` (set `CAPSTAN_K8S_PROTO_DIR` to a directory of the same layout to
-//! use other schemas) and parses them with the pure-Rust parser of `protobuf-parse`.
+//! The embedded schemas (`schemas/v1_33.pb` and its markers) are what the upstream
+//! `generated.proto` files compile to. The files come from the `k8s-rs-pb` crate's source tree
+//! (a dev-dependency; nothing of the `.proto` text is kept here) and are parsed with the
+//! pure-Rust `protobuf-parse`. Run with `CAPSTAN_BLESS_SCHEMAS=1` to rewrite the embedded files
+//! after changing the Kubernetes version or the generator below.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The Kubernetes version whose schemas are served; the same as k8s-openapi's feature.
+/// The Kubernetes version whose schemas are embedded; the same as k8s-openapi's feature.
 const KUBERNETES: &str = "v1_33";
 
-fn main() {
-    println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-env-changed=CAPSTAN_K8S_PROTO_DIR");
-    let root = match std::env::var_os("CAPSTAN_K8S_PROTO_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => schema_crate_dir().join("src").join(KUBERNETES),
-    };
+#[test]
+fn embedded_schemas_match_the_upstream_sources() {
+    let root = schema_crate_dir().join("src").join(KUBERNETES);
     let mut files = Vec::new();
     collect(&root, &mut files);
     files.sort();
@@ -37,16 +31,30 @@ fn main() {
         file: parsed.file_descriptors,
         ..Default::default()
     };
-    let bytes = protobuf::Message::write_to_bytes(&set).expect("descriptor set encodes");
-    let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
-    std::fs::write(out_dir.join("schemas.pb"), bytes).expect("writing the descriptor set");
+    let descriptors = protobuf::Message::write_to_bytes(&set).expect("descriptor set encodes");
     let mut markers = String::new();
     for file in &files {
         let text = std::fs::read_to_string(file)
             .unwrap_or_else(|e| panic!("reading {}: {e}", file.display()));
         scan_markers(&text, &mut markers);
     }
-    std::fs::write(out_dir.join("markers.tsv"), markers).expect("writing the markers");
+
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas");
+    let descriptor_path = dir.join(format!("{KUBERNETES}.pb"));
+    let markers_path = dir.join(format!("{KUBERNETES}-markers.tsv"));
+    if std::env::var_os("CAPSTAN_BLESS_SCHEMAS").is_some() {
+        std::fs::write(&descriptor_path, &descriptors).expect("writing the descriptor set");
+        std::fs::write(&markers_path, &markers).expect("writing the markers");
+        return;
+    }
+    let embedded = std::fs::read(&descriptor_path).expect("the embedded descriptor set");
+    assert!(
+        embedded == descriptors,
+        "{} is stale: run this test with CAPSTAN_BLESS_SCHEMAS=1",
+        descriptor_path.display()
+    );
+    let embedded = std::fs::read_to_string(&markers_path).expect("the embedded markers");
+    assert_eq!(embedded, markers, "{} is stale", markers_path.display());
 }
 
 /// Collects the merge markers (`+listType=map`, `+patchMergeKey=name`, ...) that the
@@ -54,25 +62,25 @@ fn main() {
 /// so they are read from the text: one line per marked message (`pkg.Message<TAB><TAB>…`) or
 /// field (`pkg.Message<TAB>field<TAB>…`), the markers joined by `;`.
 fn scan_markers(text: &str, out: &mut String) {
+    const KNOWN: &[&str] = &[
+        "listType=",
+        "listMapKey=",
+        "mapType=",
+        "structType=",
+        "patchStrategy=",
+        "patchMergeKey=",
+        "default=",
+    ];
     let mut package = String::new();
     let mut scopes: Vec<String> = Vec::new();
     let mut pending: Vec<String> = Vec::new();
     for line in text.lines() {
         let line = line.trim();
         if let Some(comment) = line.strip_prefix("//") {
-            if let Some(marker) = comment.trim().strip_prefix('+') {
-                const KNOWN: &[&str] = &[
-                    "listType=",
-                    "listMapKey=",
-                    "mapType=",
-                    "structType=",
-                    "patchStrategy=",
-                    "patchMergeKey=",
-                    "default=",
-                ];
-                if KNOWN.iter().any(|k| marker.starts_with(k)) {
-                    pending.push(marker.to_string());
-                }
+            if let Some(marker) = comment.trim().strip_prefix('+')
+                && KNOWN.iter().any(|k| marker.starts_with(k))
+            {
+                pending.push(marker.to_string());
             }
             continue;
         }
@@ -116,14 +124,20 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The source directory of the `k8s-rs-pb` package in this build's dependency graph.
+/// The source directory of the `k8s-rs-pb` package this test was built with. Cargo has
+/// already fetched it (it is a dev-dependency), so the lookup stays offline.
 fn schema_crate_dir() -> PathBuf {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("manifest dir"))
-        .join("Cargo.toml");
     let output = Command::new(cargo)
-        .args(["metadata", "--format-version", "1", "--manifest-path"])
-        .arg(&manifest)
+        .args([
+            "metadata",
+            "--offline",
+            "--format-version",
+            "1",
+            "--manifest-path",
+        ])
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
+        .stdin(std::process::Stdio::null())
         .output()
         .expect("running cargo metadata");
     assert!(
@@ -133,12 +147,13 @@ fn schema_crate_dir() -> PathBuf {
     );
     let doc: serde_json::Value =
         serde_json::from_slice(&output.stdout).expect("cargo metadata prints JSON");
-    let packages = doc["packages"].as_array().expect("a package list");
-    let manifest_path = packages
+    let manifest_path = doc["packages"]
+        .as_array()
+        .expect("a package list")
         .iter()
         .find(|p| p["name"] == "k8s-rs-pb")
         .and_then(|p| p["manifest_path"].as_str())
-        .expect("k8s-rs-pb is in the dependency graph (a dev-dependency of this crate)");
+        .expect("k8s-rs-pb is a dev-dependency of this crate");
     Path::new(manifest_path)
         .parent()
         .expect("a manifest has a directory")
