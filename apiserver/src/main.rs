@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use capstan_logging::parse_duration;
 use clap::{ArgAction, CommandFactory, FromArgMatches, Parser};
 
 mod audit_flags;
@@ -47,6 +48,21 @@ struct Options {
     /// A watch without timeoutSeconds ends after a random time between this and twice this.
     #[arg(long, default_value_t = 1800, help_heading = "Generic flags")]
     min_request_timeout: u64,
+
+    /// The most non-mutating requests (get, list) served at once; beyond it a request is
+    /// refused with 429 and Retry-After. Watches and other long-running requests, and
+    /// members of system:masters, are not counted against it. 0: no limit.
+    #[arg(long, default_value_t = 400, help_heading = "Generic flags")]
+    max_requests_inflight: usize,
+
+    /// The same for mutating requests (every verb but get, list and watch).
+    #[arg(long, default_value_t = 200, help_heading = "Generic flags")]
+    max_mutating_requests_inflight: usize,
+
+    /// How long a request that is not long-running may take before it is answered with a
+    /// 504 Timeout; a client's shorter `timeout` query parameter wins. 0: no limit.
+    #[arg(long, default_value = "1m0s", value_parser = parse_duration, help_heading = "Generic flags")]
+    request_timeout: Duration,
 
     /// The longest time after start during which /livez reports unfinished start-up work
     /// (the poststarthook/* checks) as healthy (e.g. 30s).
@@ -691,13 +707,6 @@ fn parse_key_value(s: &str) -> Result<(String, String), String> {
     }
 }
 
-fn parse_duration(value: &str) -> Result<Duration, String> {
-    if value == "0" {
-        return Ok(Duration::ZERO);
-    }
-    humantime::parse_duration(value).map_err(|e| format!("invalid duration {value:?}: {e}"))
-}
-
 fn parse_cache_size(value: &str) -> Result<(String, usize), String> {
     let (resource, size) = value.split_once('#').ok_or_else(|| {
         format!("invalid watch cache size {value:?}: expected resource[.group]#size")
@@ -902,6 +911,9 @@ fn main() -> ExitCode {
     config.default_watch_cache_size = options.default_watch_cache_size;
     config.watch_cache_sizes = options.watch_cache_sizes.into_iter().collect();
     config.min_request_timeout = Duration::from_secs(options.min_request_timeout);
+    config.max_requests_inflight = options.max_requests_inflight;
+    config.max_mutating_requests_inflight = options.max_mutating_requests_inflight;
+    config.request_timeout = options.request_timeout;
     config.event_ttl = options.event_ttl;
     config.garbage_collector = options.enable_garbage_collector;
     config.delete_collection_workers = options.delete_collection_workers as usize;
@@ -965,6 +977,27 @@ mod tests {
             Options::try_parse_from(["capstan-apiserver", "--watch-cache-sizes=pods"]).is_err()
         );
         assert_eq!(parse_duration("0").unwrap(), Duration::ZERO);
+        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
+        assert!(parse_duration("-1s").is_err());
+        assert!(parse_duration("1 minute").is_err());
+    }
+
+    #[test]
+    fn limit_options_have_upstreams_defaults() {
+        let o = Options::try_parse_from(["capstan-apiserver"]).unwrap();
+        assert_eq!(
+            (o.max_requests_inflight, o.max_mutating_requests_inflight),
+            (400, 200)
+        );
+        assert_eq!(o.request_timeout, Duration::from_secs(60));
+        let o = Options::try_parse_from([
+            "capstan-apiserver",
+            "--max-requests-inflight=0",
+            "--request-timeout=30s",
+        ])
+        .unwrap();
+        assert_eq!(o.max_requests_inflight, 0);
+        assert_eq!(o.request_timeout, Duration::from_secs(30));
     }
 
     #[test]

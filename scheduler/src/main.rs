@@ -57,13 +57,13 @@ struct Options {
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
     leader_elect: bool,
     /// How long other replicas wait after the leader's last renewal before taking over.
-    #[arg(long, default_value = "15s", value_parser = humantime::parse_duration)]
+    #[arg(long, default_value = "15s", value_parser = capstan_logging::parse_duration)]
     leader_elect_lease_duration: Duration,
     /// How long the leader keeps trying to renew before it gives up (and exits).
-    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    #[arg(long, default_value = "10s", value_parser = capstan_logging::parse_duration)]
     leader_elect_renew_deadline: Duration,
     /// The wait between attempts to take or renew the lease.
-    #[arg(long, default_value = "2s", value_parser = humantime::parse_duration)]
+    #[arg(long, default_value = "2s", value_parser = capstan_logging::parse_duration)]
     leader_elect_retry_period: Duration,
     /// The kind of lock object: leases, configmaps, endpoints, or configmapsleases /
     /// endpointsleases (both objects, to migrate to leases). Endpoints locks need a server
@@ -172,7 +172,7 @@ struct Delegation {
           default_missing_value = "true")]
     authentication_tolerate_lookup_failure: bool,
     /// How long token reviews are cached.
-    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    #[arg(long, default_value = "10s", value_parser = capstan_logging::parse_duration)]
     authentication_token_webhook_cache_ttl: Duration,
     /// Kubeconfig of the API server that authorizes requests (SubjectAccessReview); when
     /// empty, every request but the always-allowed paths is forbidden.
@@ -183,10 +183,10 @@ struct Delegation {
     #[arg(long, value_delimiter = ',', default_value = "/healthz,/readyz,/livez")]
     authorization_always_allow_paths: Vec<String>,
     /// How long 'authorized' answers are cached.
-    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    #[arg(long, default_value = "10s", value_parser = capstan_logging::parse_duration)]
     authorization_webhook_cache_authorized_ttl: Duration,
     /// How long 'unauthorized' answers are cached.
-    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    #[arg(long, default_value = "10s", value_parser = capstan_logging::parse_duration)]
     authorization_webhook_cache_unauthorized_ttl: Duration,
     /// Authorities of client certificates (the user is the common name, the groups the
     /// organizations); looked up when not given.

@@ -13,6 +13,7 @@ mod etcd;
 mod gc;
 mod kube_client;
 mod kubectl;
+mod limits;
 mod operations;
 mod policies;
 mod representations;

@@ -223,6 +223,40 @@ impl RawClient {
         StalledConnection(tls)
     }
 
+    /// Sends `method path` announcing a body of `length` bytes and only `sent` of them: a
+    /// request that stays in the server's hands until the connection closes or the server
+    /// answers without the rest. Read the answer with [`read_response`].
+    pub async fn unfinished_request(
+        &self,
+        method: &str,
+        path: &str,
+        length: usize,
+        sent: &[u8],
+    ) -> StalledConnection {
+        let tcp = tokio::net::TcpStream::connect((self.host.as_str(), self.port))
+            .await
+            .expect("connect");
+        let name = ServerName::try_from(self.host.clone()).expect("server name");
+        let mut tls = self.connector.connect(name, tcp).await.expect("TLS");
+        let mut head = format!(
+            "{method} {path} HTTP/1.1\r\nhost: {}:{}\r\ncontent-type: application/json\r\ncontent-length: {length}\r\n",
+            self.host, self.port
+        );
+        if let Some(token) = &self.token {
+            head.push_str(&format!("authorization: Bearer {token}\r\n"));
+        }
+        head.push_str("\r\n");
+        let mut bytes = head.into_bytes();
+        bytes.extend_from_slice(sent);
+        tokio::io::AsyncWriteExt::write_all(&mut tls, &bytes)
+            .await
+            .expect("send");
+        tokio::io::AsyncWriteExt::flush(&mut tls)
+            .await
+            .expect("flush");
+        StalledConnection(tls)
+    }
+
     /// GET `path`.
     pub async fn get(&self, path: &str) -> RawResponse {
         self.request(Method::GET, path, &[], Vec::new()).await
@@ -284,6 +318,43 @@ pub async fn read_to_end(conn: StalledConnection) -> Vec<u8> {
     // A peer that closes without TLS close_notify is still the end of the response here.
     let _ = tokio::io::AsyncReadExt::read_to_end(&mut tls, &mut out).await;
     out
+}
+
+/// Reads one response with a `Content-Length` body from `conn`: its status and body.
+pub async fn read_response(conn: &mut StalledConnection) -> (u16, Vec<u8>) {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..end]).to_string();
+            let status = head
+                .split_whitespace()
+                .nth(1)
+                .and_then(|s| s.parse().ok())
+                .expect("a status line");
+            let length: usize = head
+                .lines()
+                .find_map(|l| {
+                    let (k, v) = l.split_once(':')?;
+                    k.eq_ignore_ascii_case("content-length")
+                        .then(|| v.trim().parse().ok())?
+                })
+                .unwrap_or(0);
+            while buf.len() < end + 4 + length {
+                let n = tokio::io::AsyncReadExt::read(&mut conn.0, &mut chunk)
+                    .await
+                    .expect("read");
+                assert!(n > 0, "the connection closed inside the body");
+                buf.extend_from_slice(&chunk[..n]);
+            }
+            return (status, buf[end + 4..end + 4 + length].to_vec());
+        }
+        let n = tokio::io::AsyncReadExt::read(&mut conn.0, &mut chunk)
+            .await
+            .expect("read");
+        assert!(n > 0, "the connection closed before a response");
+        buf.extend_from_slice(&chunk[..n]);
+    }
 }
 
 /// The specification's option tables, for checking the daemons' `--help`.

@@ -203,12 +203,14 @@ fn parse_backtrace_at(value: &str) -> Result<BacktraceAt, String> {
     })
 }
 
-/// Parses a Go-style duration (`5s`, `1m30s`, `0`).
+/// Parses a duration option as Go's flags do (`5s`, `1m30s`, `1.5h`, `300ms`, `0`); negative
+/// durations are refused.
 pub fn parse_duration(value: &str) -> Result<Duration, String> {
-    if value == "0" {
-        return Ok(Duration::ZERO);
+    match capstan_meta::duration::parse_go_duration(value) {
+        Some(nanos) if nanos >= 0 => Ok(Duration::from_nanos(nanos as u64)),
+        Some(_) => Err(format!("invalid duration {value:?}: negative")),
+        None => Err(format!("time: invalid duration {value:?}")),
     }
-    humantime::parse_duration(value).map_err(|e| format!("invalid duration {value:?}: {e}"))
 }
 
 impl LogOptions {

@@ -397,9 +397,15 @@ impl ApiError {
 
     /// The upstream `Status` object for this error.
     pub fn to_status(&self) -> Status {
+        let mut details = self.details.as_deref().cloned();
+        if let Some(secs) = self.retry_after_seconds {
+            details
+                .get_or_insert_with(Default::default)
+                .retry_after_seconds = Some(secs);
+        }
         Status {
             code: Some(i32::from(self.code())),
-            details: self.details.as_deref().cloned(),
+            details,
             message: Some(self.message.clone()),
             metadata: ListMeta {
                 continue_: self.continue_token.clone(),

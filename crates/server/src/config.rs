@@ -129,6 +129,13 @@ pub struct ServerConfig {
     /// A watch without `timeoutSeconds` ends after a random time between this and twice this
     /// (`--min-request-timeout`).
     pub min_request_timeout: Duration,
+    /// Read-only requests served at once; 0: no bound (`--max-requests-inflight`).
+    pub max_requests_inflight: usize,
+    /// Mutating requests served at once; 0: no bound (`--max-mutating-requests-inflight`).
+    pub max_mutating_requests_inflight: usize,
+    /// How long a request that is not long-running may take; zero: no bound
+    /// (`--request-timeout`).
+    pub request_timeout: Duration,
     /// How long events are kept after their last activity (`--event-ttl`).
     pub event_ttl: Duration,
     /// Whether the garbage collector runs (`--enable-garbage-collector`).
@@ -200,6 +207,9 @@ impl ServerConfig {
             default_watch_cache_size: 100,
             watch_cache_sizes: Default::default(),
             min_request_timeout: Duration::from_secs(1800),
+            max_requests_inflight: 400,
+            max_mutating_requests_inflight: 200,
+            request_timeout: Duration::from_secs(60),
             event_ttl: Duration::from_secs(3600),
             garbage_collector: true,
             delete_collection_workers: 1,

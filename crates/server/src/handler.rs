@@ -371,18 +371,29 @@ fn watch_timeout(
     info: &RequestInfo,
     min: std::time::Duration,
 ) -> Result<std::time::Duration, ApiError> {
-    match info.query.get("timeoutSeconds").filter(|v| !v.is_empty()) {
+    // Far beyond any connection's life, and within what the timers and the clock can add.
+    const LONGEST: std::time::Duration = std::time::Duration::from_secs(365 * 24 * 3600);
+    let asked = match info.query.get("timeoutSeconds").filter(|v| !v.is_empty()) {
         Some(raw) => match raw.parse::<i64>() {
-            Ok(secs) if secs >= 0 => Ok(std::time::Duration::from_secs(secs as u64)),
-            _ => Err(ApiError::bad_request(format!(
-                "invalid timeoutSeconds {raw:?}: not a non-negative integer"
-            ))),
+            Ok(secs) if secs >= 0 => secs as u64,
+            _ => {
+                return Err(ApiError::bad_request(format!(
+                    "invalid timeoutSeconds {raw:?}: not a non-negative integer"
+                )));
+            }
         },
-        None => {
-            let factor: f64 = rand::Rng::random_range(&mut rand::rng(), 1.0..2.0);
-            Ok(min.mul_f64(factor))
-        }
+        None => 0,
+    };
+    if asked > 0 {
+        return Ok(std::time::Duration::from_secs(asked).min(LONGEST));
     }
+    // None or 0: upstream's default, spread over [min, 2·min) so that watches started
+    // together do not all end together; no end at all with --min-request-timeout=0.
+    if min.is_zero() {
+        return Ok(LONGEST);
+    }
+    let factor: f64 = rand::Rng::random_range(&mut rand::rng(), 1.0..2.0);
+    Ok(min.mul_f64(factor).min(LONGEST))
 }
 
 /// Copies admission's audit annotations into the request's audit state.

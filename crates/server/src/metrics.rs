@@ -32,8 +32,8 @@ pub struct Metrics {
     pub requests: Family<Labels, Counter>,
     /// `apiserver_request_duration_seconds`.
     pub durations: Family<Labels, Histogram, fn() -> Histogram>,
-    /// `apiserver_current_inflight_requests`.
-    pub inflight: Family<Labels, Gauge>,
+    /// `apiserver_current_inflight_requests` and `apiserver_dropped_requests_total`.
+    pub inflight: crate::filters::InFlightMetrics,
     /// `apiserver_watch_events_total`.
     pub watch_events: Family<Labels, Counter>,
     /// The `apiserver_audit_*` counters.
@@ -266,13 +266,38 @@ impl Metrics {
             durations.clone(),
             false,
         );
-        let inflight = Family::<Labels, Gauge>::default();
+        let current = Family::<Labels, Gauge>::default();
         registry.register(
             "apiserver_current_inflight_requests",
             "[STABLE] Maximal number of currently used inflight request limit of this apiserver per request kind in last second",
-            inflight.clone(),
+            current.clone(),
             false,
         );
+        let dropped = Family::<Labels, Counter>::default();
+        registry.register(
+            "apiserver_dropped_requests",
+            "[ALPHA] Number of requests dropped with 'Try again later' response",
+            dropped.clone(),
+            true,
+        );
+        // One family lookup per statement: a lookup's guard lives to the end of its
+        // statement, and a second lookup that inserts would wait for it forever.
+        let handles = |family: &Family<Labels, Gauge>| {
+            crate::filters::REQUEST_KINDS.map(|k| {
+                let gauge = family.get_or_create(&vec![("request_kind".into(), k.into())]);
+                gauge.clone()
+            })
+        };
+        let counters = |family: &Family<Labels, Counter>| {
+            crate::filters::REQUEST_KINDS.map(|k| {
+                let counter = family.get_or_create(&vec![("request_kind".into(), k.into())]);
+                counter.clone()
+            })
+        };
+        let inflight = crate::filters::InFlightMetrics {
+            current: handles(&current),
+            dropped: counters(&dropped),
+        };
         let watch_events = Family::<Labels, Counter>::default();
         registry.register(
             "apiserver_watch_events",

@@ -536,6 +536,12 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         goaway: filters::Goaway::new(config.goaway_chance),
         access_log: filters::AccessLog::new(config.request_log),
         auditor: auditor.clone(),
+        max_in_flight: filters::MaxInFlight::new(
+            config.max_requests_inflight,
+            config.max_mutating_requests_inflight,
+            &metrics.inflight,
+        ),
+        deadline: filters::RequestDeadline::new(config.request_timeout),
     };
     let service = filters::chain(handler, layers, authn, authz);
 

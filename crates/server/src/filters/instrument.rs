@@ -1,5 +1,4 @@
-//! Request metrics: `apiserver_request_total`, `apiserver_request_duration_seconds` and
-//! `apiserver_current_inflight_requests`, labelled as upstream labels them.
+//! Request metrics: `apiserver_request_total` and `apiserver_request_duration_seconds`, labelled as upstream labels them.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -74,24 +73,12 @@ impl Filter for Instrument {
             ("version".into(), info.api_version.clone()),
         ];
         let long_running = verb == "WATCH";
-        let kind = match verb.as_str() {
-            "GET" | "LIST" | "WATCH" | "HEAD" | "OPTIONS" => "readOnly",
-            _ => "mutating",
-        };
-        let inflight = self.metrics.allowed(
-            "apiserver_current_inflight_requests",
-            vec![("request_kind".to_string(), kind.to_string())],
-        );
-        if !long_running {
-            self.metrics.inflight.get_or_create(&inflight).inc();
-        }
         let started = Instant::now();
         let metrics = self.metrics.clone();
         let fut = next.call(req);
         Box::pin(async move {
             let resp = fut.await?;
             if !long_running {
-                metrics.inflight.get_or_create(&inflight).dec();
                 metrics
                     .durations
                     .get_or_create(

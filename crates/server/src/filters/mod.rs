@@ -10,6 +10,7 @@ mod goaway;
 mod headers;
 mod impersonation;
 mod instrument;
+mod limits;
 mod panic;
 mod request_info;
 
@@ -32,6 +33,7 @@ pub use goaway::{CloseConnection, Goaway};
 pub use headers::{Cors, hsts};
 pub use impersonation::Impersonation;
 pub use instrument::Instrument;
+pub use limits::{InFlightMetrics, MaxInFlight, REQUEST_KINDS, RequestDeadline};
 pub use panic::CatchPanic;
 pub use request_info::RequestInfoLayer;
 
@@ -55,6 +57,10 @@ pub struct Filters {
     pub access_log: AccessLog,
     /// Audit (`--audit-policy-file` with a backend), when configured.
     pub auditor: Option<Arc<Auditor>>,
+    /// `--max-requests-inflight`, `--max-mutating-requests-inflight`.
+    pub max_in_flight: MaxInFlight,
+    /// `--request-timeout`.
+    pub deadline: RequestDeadline,
 }
 
 /// Wraps `handler` in the filters, outermost first.
@@ -91,8 +97,9 @@ where
         .layer(FilterLayer::new(Audit::new(filters.auditor.clone())))
         // Counts and times every request, refused ones included.
         .layer(FilterLayer::new(filters.instrument))
-        // Who is asking: 401 before any work is done for an unknown caller. Fairness limits
-        // will sit between this and authorization.
+        // A 504 for what runs past its deadline, authentication's work included.
+        .layer(FilterLayer::new(filters.deadline))
+        // Who is asking: 401 before any work is done for an unknown caller.
         .layer(FilterLayer::new(Authentication::new(authn)))
         // The audit level, by the policy, for the user as authenticated (RequestReceived).
         .option_layer(
@@ -102,6 +109,9 @@ where
         )
         // Acting as another user, when allowed to (`kubectl --as`).
         .layer(FilterLayer::new(Impersonation::new(authz.clone())))
+        // A 429 beyond the requests in flight (system:masters excepted, so it follows
+        // authentication and impersonation).
+        .layer(FilterLayer::new(filters.max_in_flight))
         // May they: 403 before the request reaches a handler.
         .layer(FilterLayer::new(Authorization::new(authz)))
         .service(handler);

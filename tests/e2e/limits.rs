@@ -1,0 +1,187 @@
+//! Limits: requests beyond the in-flight bounds are refused with 429, requests past their
+//! deadline answered with 504, and watches are neither counted nor cut short.
+
+use std::time::Duration;
+
+use capstan_e2e::{RawClient, read_response};
+use capstan_testing::TestServer;
+use serde_json::json;
+
+use crate::admin;
+
+const CM: &str = "/api/v1/namespaces/default/configmaps";
+
+/// A server where `bob` (not a member of system:masters) may do everything.
+async fn server_with_bob(configure: impl FnOnce(&mut capstan_server::ServerConfig)) -> TestServer {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.csv");
+    std::fs::write(&tokens, "bob-token,bob,1002\n").unwrap();
+    let server = TestServer::start_with(move |c| {
+        c.token_auth_file = Some(tokens);
+        configure(c);
+    })
+    .await;
+    // The token file is read at start.
+    drop(dir);
+    server
+}
+
+/// The value of one sample in the server's metrics (0 when absent).
+async fn sample(server: &TestServer, name_and_labels: &str) -> f64 {
+    let page = admin(server).get("/metrics").await;
+    String::from_utf8_lossy(&page.body)
+        .lines()
+        .find_map(|l| l.strip_prefix(name_and_labels)?.trim().parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// Waits until the sample reaches `value`.
+async fn wait_for_sample(server: &TestServer, name_and_labels: &str, value: f64) {
+    for _ in 0..500 {
+        if sample(server, name_and_labels).await == value {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("{name_and_labels} never reached {value}");
+}
+
+const MUTATING_IN_FLIGHT: &str = "apiserver_current_inflight_requests{request_kind=\"mutating\"}";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_beyond_the_in_flight_limits_are_refused_with_429() {
+    let server = server_with_bob(|c| {
+        c.max_requests_inflight = 1;
+        c.max_mutating_requests_inflight = 1;
+    })
+    .await;
+    let bob = RawClient::new(&server.url(), server.ca_pem(), Some("bob-token"));
+
+    // A create whose body never arrives holds the one mutating seat.
+    let held = bob.unfinished_request("POST", CM, 100, b"{").await;
+    wait_for_sample(&server, MUTATING_IN_FLIGHT, 1.0).await;
+    let r = bob
+        .send_json(http::Method::POST, CM, &json!({"metadata": {"name": "b"}}))
+        .await;
+    assert_eq!(r.status, 429, "{:?}", r.body);
+    assert_eq!(r.headers["retry-after"], "1");
+    let status = r.json();
+    assert_eq!(status["reason"], "TooManyRequests");
+    assert_eq!(
+        status["message"],
+        "Too many requests, please try again later."
+    );
+    assert_eq!(status["details"]["retryAfterSeconds"], 1);
+    // Reads have their own bound.
+    assert_eq!(bob.get(CM).await.status, 200);
+    // Members of system:masters always get an answer.
+    let r = admin(&server)
+        .send_json(http::Method::POST, CM, &json!({"metadata": {"name": "a"}}))
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    assert_eq!(
+        sample(
+            &server,
+            "apiserver_dropped_requests_total{request_kind=\"mutating\"}"
+        )
+        .await,
+        1.0
+    );
+    // A client that goes away gives its seat back.
+    drop(held);
+    wait_for_sample(&server, MUTATING_IN_FLIGHT, 0.0).await;
+    let r = bob
+        .send_json(http::Method::POST, CM, &json!({"metadata": {"name": "b"}}))
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+
+    // A read that waits for a future resourceVersion holds the one read-only seat.
+    let slow = {
+        let bob = bob.clone();
+        tokio::spawn(async move {
+            bob.get(&format!(
+                "{CM}?resourceVersion=999999999&resourceVersionMatch=NotOlderThan"
+            ))
+            .await
+        })
+    };
+    let mut refused = false;
+    for _ in 0..200 {
+        if bob.get(CM).await.status == 429 {
+            refused = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(
+        refused,
+        "a second read is refused while the first holds the seat"
+    );
+    // Watches are not counted.
+    let watch = bob.get(&format!("{CM}?watch=true&timeoutSeconds=1")).await;
+    assert_eq!(watch.status, 200, "{:?}", watch.body);
+    assert_eq!(slow.await.unwrap().status, 504);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_past_their_deadline_get_504_and_watches_run_on() {
+    let server = TestServer::start_with(|c| c.request_timeout = Duration::from_secs(1)).await;
+    let raw = admin(&server);
+
+    let mut held = raw.unfinished_request("POST", CM, 100, b"{").await;
+    let (code, body) = read_response(&mut held).await;
+    assert_eq!(code, 504, "{}", String::from_utf8_lossy(&body));
+    let status: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(status["reason"], "Timeout");
+    assert_eq!(
+        status["message"],
+        "Timeout: request did not complete within requested timeout - context deadline exceeded"
+    );
+
+    // A client's shorter timeout wins; a malformed one is a 400.
+    let mut held = raw
+        .unfinished_request("POST", &format!("{CM}?timeout=200ms"), 100, b"{")
+        .await;
+    assert_eq!(read_response(&mut held).await.0, 504);
+    let r = raw.get(&format!("{CM}?timeout=soon")).await;
+    assert_eq!(r.status, 400);
+    assert!(
+        r.json()["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("invalid timeout specified in the request URL"),
+        "{:?}",
+        r.body
+    );
+
+    // A watch outlives the request timeout; timeoutSeconds 0 and values too large for the
+    // clock mean the default and the longest wait, not an error.
+    let r = raw.get(&format!("{CM}?watch=true&timeoutSeconds=2")).await;
+    assert_eq!(r.status, 200);
+    for timeout in ["0", "9223372036854775807"] {
+        let mut watch = raw
+            .unfinished_request(
+                "GET",
+                &format!("{CM}?watch=true&timeoutSeconds={timeout}"),
+                0,
+                b"",
+            )
+            .await;
+        assert_eq!(
+            read_response(&mut watch).await.0,
+            200,
+            "timeoutSeconds={timeout}"
+        );
+    }
+
+    // The server still serves, and the timed-out creates' handlers ended (their bodies
+    // never came: nothing was created).
+    let list = raw.get(CM).await.json();
+    let names: Vec<_> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["metadata"]["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names, ["kube-root-ca.crt"]);
+}
