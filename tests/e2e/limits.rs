@@ -185,3 +185,95 @@ async fn requests_past_their_deadline_get_504_and_watches_run_on() {
         .collect();
     assert_eq!(names, ["kube-root-ca.crt"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_patch_bombs_are_refused_and_the_server_stays_responsive() {
+    let server = TestServer::start().await;
+    let raw = admin(&server);
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            CM,
+            &json!({"metadata": {"name": "bomb"}, "data": {"a": "x".repeat(1000)}}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let patch = |ops: Vec<serde_json::Value>| serde_json::to_vec(&ops).unwrap();
+    let send = |body: Vec<u8>| {
+        let raw = raw.clone();
+        async move {
+            raw.request(
+                http::Method::PATCH,
+                &format!("{CM}/bomb"),
+                &[("content-type", "application/json-patch+json")],
+                body,
+            )
+            .await
+        }
+    };
+    // Copies that double the document each time: a terabyte after 30 of them.
+    let mut ops = vec![json!({"op": "add", "path": "/data/b", "value": ""})];
+    ops.extend(
+        (0..40).map(|i| json!({"op": "copy", "from": "/data", "path": format!("/data/c{i}")})),
+    );
+    let r = send(patch(ops)).await;
+    assert_eq!(r.status, 422, "{:?}", r.body);
+    assert!(
+        r.json()["message"]
+            .as_str()
+            .unwrap()
+            .contains("the accumulated size increase of copy"),
+        "{:?}",
+        r.body
+    );
+    // More operations than upstream allows: 413 before any is applied.
+    let ops = (0..10_001)
+        .map(|_| json!({"op": "test", "path": "/metadata/name", "value": "bomb"}))
+        .collect();
+    let r = send(patch(ops)).await;
+    assert_eq!(r.status, 413, "{:?}", r.body);
+    assert_eq!(
+        r.json()["message"],
+        "The allowed maximum operations in a JSON patch is 10000, got 10001"
+    );
+    // Nothing was changed, and the server answers.
+    let cm = raw.get(&format!("{CM}/bomb")).await.json();
+    assert_eq!(cm["data"]["a"], "x".repeat(1000));
+    assert!(cm["data"].get("b").is_none(), "{cm}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_cannot_add_metric_series() {
+    let server = TestServer::start().await;
+    let anonymous = RawClient::new(&server.url(), server.ca_pem(), None);
+    let raw = admin(&server);
+    for path in [
+        "/api/v1/madeupresource12345",
+        "/apis/madeup.example.com/v9/things12345",
+        "/api/v1/namespaces/default/configmaps/x/madeupsub12345",
+    ] {
+        anonymous.get(path).await;
+        raw.get(path).await;
+    }
+    raw.request(
+        http::Method::from_bytes(b"BREW").unwrap(),
+        "/api/v1/pods",
+        &[],
+        Vec::new(),
+    )
+    .await;
+    raw.get("/api/v1/namespaces/default/configmaps?dryRun=madeupvalue12345")
+        .await;
+    let page = String::from_utf8_lossy(&raw.get("/metrics").await.body).to_string();
+    for minted in ["madeup", "12345", "BREW"] {
+        assert!(
+            !page
+                .lines()
+                .any(|l| l.starts_with("apiserver_request") && l.contains(minted)),
+            "a client minted a series with {minted:?}"
+        );
+    }
+    // The requests were counted, under labels the server chose.
+    assert!(page.contains("verb=\"other\""), "{page}");
+    assert!(page.contains("dry_run=\"invalid\""), "{page}");
+}

@@ -176,10 +176,22 @@ struct Queue {
     done: Mutex<Option<oneshot::Receiver<()>>>,
 }
 
+/// How long a log backend without a batch wait gathers events after the first before
+/// writing them: one write (and one wake of the batch task) per millisecond at most,
+/// instead of one per event.
+const LOG_GATHER: std::time::Duration = std::time::Duration::from_millis(1);
+
+/// Events that wake a gathering log backend at once however young the batch is.
+const LOG_GATHER_MAX: usize = 4096;
+
 struct Shared {
     buffer: Mutex<Vec<Arc<Event>>>,
     capacity: usize,
+    /// The buffer length that wakes the task.
     max_size: usize,
+    /// Whether the first event of an empty buffer wakes the task, which then gathers for
+    /// [`LOG_GATHER`] before taking.
+    gather: bool,
     wake: Notify,
     stopping: AtomicBool,
 }
@@ -192,9 +204,9 @@ impl Shared {
             return false;
         }
         buffer.push(event.clone());
-        let full = buffer.len() >= self.max_size;
+        let wake = buffer.len() >= self.max_size || (self.gather && buffer.len() == 1);
         drop(buffer);
-        if full {
+        if wake {
             self.wake.notify_one();
         }
         true
@@ -278,10 +290,15 @@ impl Sink {
 fn start_batches(o: &BackendOptions, writer: Arc<Writer>) -> Queue {
     let batch = o.batch.clone();
     let max = batch.max_size.max(1);
+    let concurrent = matches!(o.destination, Destination::Webhook { .. });
+    // A log file shows no batch boundaries, so without a batch wait its events are gathered
+    // briefly instead of written one by one (upstream's defaults make batches of one).
+    let gather = !concurrent && batch.max_wait.is_zero();
     let shared = Arc::new(Shared {
         buffer: Mutex::new(Vec::new()),
         capacity: batch.buffer_size.max(1),
-        max_size: max,
+        max_size: if gather { LOG_GATHER_MAX } else { max },
+        gather,
         wake: Notify::new(),
         stopping: AtomicBool::new(false),
     });
@@ -289,7 +306,6 @@ fn start_batches(o: &BackendOptions, writer: Arc<Writer>) -> Queue {
     let throttle = batch
         .throttle_enable
         .then(|| RateLimiter::new(batch.throttle_qps, batch.throttle_burst.max(1)));
-    let concurrent = matches!(o.destination, Destination::Webhook { .. });
     let queue = shared.clone();
     tokio::spawn(async move {
         let mut pending = tokio::task::JoinSet::new();
@@ -304,6 +320,12 @@ fn start_batches(o: &BackendOptions, writer: Arc<Writer>) -> Queue {
                 }
                 if batch.max_wait.is_zero() {
                     queue.wake.notified().await;
+                    if gather && !queue.stopping.load(Ordering::SeqCst) {
+                        tokio::select! {
+                            () = queue.wake.notified() => {}
+                            () = tokio::time::sleep(LOG_GATHER) => {}
+                        }
+                    }
                 } else {
                     tokio::select! {
                         () = queue.wake.notified() => {}
@@ -312,17 +334,26 @@ fn start_batches(o: &BackendOptions, writer: Arc<Writer>) -> Queue {
                 }
                 continue;
             }
-            for chunk in events.chunks(max) {
-                if let Some(t) = &throttle {
-                    t.acquire().await;
-                }
-                if concurrent {
+            if concurrent {
+                for chunk in events.chunks(max) {
+                    if let Some(t) = &throttle {
+                        t.acquire().await;
+                    }
                     let writer = writer.clone();
                     let chunk = chunk.to_vec();
                     pending.spawn(async move { writer.write(&chunk).await });
-                } else {
-                    writer.write(chunk).await;
                 }
+            } else {
+                // A file has no batch boundaries to keep: what was taken is written at once
+                // (one write, not one per batch of --audit-log-batch-max-size, whose default
+                // of 1 would cost a system call per event), once the throttle has let every
+                // batch in it pass.
+                if let Some(t) = &throttle {
+                    for _ in events.chunks(max) {
+                        t.acquire().await;
+                    }
+                }
+                writer.write(&events).await;
             }
             // A short batch waits for more events (a full one woke the task early).
             if events.len() < max && !stopping && !batch.max_wait.is_zero() {

@@ -58,7 +58,7 @@ pub fn apply(
         PatchType::Json => {
             let ops: json_patch::Patch = serde_json::from_slice(patch)
                 .map_err(|e| ApiError::bad_request(format!("the JSON patch is malformed: {e}")))?;
-            json_patch::patch(doc, &ops.0).map_err(|e| unprocessable(e.to_string()))
+            apply_json_patch(doc, &ops.0)
         }
         PatchType::Merge => {
             let p: Value = serde_json::from_slice(patch)
@@ -76,6 +76,70 @@ pub fn apply(
             "an apply patch is applied by the store, not as a patch",
         )),
     }
+}
+
+/// The most operations a JSON patch may have, as upstream.
+pub const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
+
+/// How much `copy` operations may grow a document in all, in bytes of JSON: upstream's
+/// limit, the largest request body (a patch of a few copies could otherwise double a
+/// document again and again).
+pub const MAX_JSON_PATCH_COPY_BYTES: usize = 3 * 1024 * 1024;
+
+/// Applies a JSON patch with upstream's bounds: at most [`MAX_JSON_PATCH_OPERATIONS`]
+/// operations (413 beyond), copies adding at most [`MAX_JSON_PATCH_COPY_BYTES`] (422 beyond).
+fn apply_json_patch(doc: &mut Value, ops: &[json_patch::PatchOperation]) -> Result<(), ApiError> {
+    if ops.len() > MAX_JSON_PATCH_OPERATIONS {
+        return Err(ApiError::new(
+            Reason::RequestEntityTooLarge,
+            format!(
+                "The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {}",
+                ops.len()
+            ),
+        ));
+    }
+    if !ops
+        .iter()
+        .any(|op| matches!(op, json_patch::PatchOperation::Copy(_)))
+    {
+        return json_patch::patch(doc, ops).map_err(|e| unprocessable(e.to_string()));
+    }
+    // With copies, one operation at a time, each copy's size counted before it is made. The
+    // caller drops the document on an error, so a half-applied patch is never seen.
+    let mut copied = 0usize;
+    for op in ops {
+        if let json_patch::PatchOperation::Copy(copy) = op
+            && let Some(value) = doc.pointer(copy.from.as_str())
+        {
+            copied = copied.saturating_add(json_size(value));
+            if copied > MAX_JSON_PATCH_COPY_BYTES {
+                return Err(unprocessable(format!(
+                    "Unable to complete the copy, the accumulated size increase of copy is {copied}, exceeding the limit {MAX_JSON_PATCH_COPY_BYTES}"
+                )));
+            }
+        }
+        json_patch::patch(doc, std::slice::from_ref(op))
+            .map_err(|e| unprocessable(e.to_string()))?;
+    }
+    Ok(())
+}
+
+/// The length of `value`'s compact JSON, without building it.
+fn json_size(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Counting cannot fail.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
 }
 
 /// Whether the patch itself sets `metadata.resourceVersion` (a precondition: such a patch is
@@ -106,6 +170,38 @@ mod tests {
         let mut doc = doc;
         apply(kind, None, &mut doc, &serde_json::to_vec(&patch).unwrap())?;
         Ok(doc)
+    }
+
+    #[test]
+    fn json_patch_bombs_are_refused() {
+        // Each copy doubles the list: 40 of them would ask for terabytes.
+        let ops: Vec<Value> = (0..40)
+            .map(|_| json!({"op": "copy", "from": "/a", "path": "/a/-"}))
+            .collect();
+        let doc = json!({"a": ["x".repeat(1000)]});
+        let err = run(PatchType::Json, doc.clone(), Value::Array(ops)).unwrap_err();
+        assert_eq!(err.code(), 422);
+        assert!(
+            err.message.contains("accumulated size increase of copy"),
+            "{}",
+            err.message
+        );
+        // A few copies are fine.
+        let ops = json!([{"op": "copy", "from": "/a/0", "path": "/b"}]);
+        assert_eq!(
+            run(PatchType::Json, doc, ops).unwrap()["b"],
+            "x".repeat(1000)
+        );
+        // Too many operations: 413 before anything is applied.
+        let ops: Vec<Value> = (0..=MAX_JSON_PATCH_OPERATIONS)
+            .map(|_| json!({"op": "test", "path": "/a", "value": 1}))
+            .collect();
+        let err = run(PatchType::Json, json!({}), Value::Array(ops)).unwrap_err();
+        assert_eq!(err.code(), 413);
+        assert_eq!(
+            err.message,
+            "The allowed maximum operations in a JSON patch is 10000, got 10001"
+        );
     }
 
     #[test]

@@ -495,7 +495,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         discovery: Discovery::build(&registry, &advertised),
         openapi: std::sync::OnceLock::new(),
         openapi_v2: std::sync::OnceLock::new(),
-        registry,
+        registry: registry.clone(),
         max_body: config.max_request_body_bytes,
         min_request_timeout: config.min_request_timeout,
         shutdown: shutdown_rx.clone(),
@@ -532,7 +532,19 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     let layers = filters::Filters {
         hsts_directives: config.hsts_directives.clone(),
         cors: filters::Cors::new(origins),
-        instrument: filters::Instrument::new(metrics.clone()),
+        instrument: filters::Instrument::new(metrics.clone(), {
+            let registry = registry.clone();
+            Arc::new(move |info: &crate::request_info::RequestInfo| {
+                registry
+                    .get(
+                        &info.api_group,
+                        &info.api_version,
+                        &info.resource,
+                        &info.subresource,
+                    )
+                    .is_some()
+            })
+        }),
         goaway: filters::Goaway::new(config.goaway_chance),
         access_log: filters::AccessLog::new(config.request_log),
         auditor: auditor.clone(),

@@ -9,21 +9,38 @@ use super::filter::{Answer, Filter, Next};
 use crate::metrics::Metrics;
 use crate::request_info::RequestInfo;
 
-/// Counts and times every request below the request-info filter.
+/// Whether a request names a resource the server serves.
+pub type Served = Arc<dyn Fn(&RequestInfo) -> bool + Send + Sync>;
+
+/// Counts and times every request below the request-info filter. Label values come from
+/// what the server knows, never from the request as written: a resource it does not serve,
+/// an unknown method or a malformed `dryRun` cannot add series (this filter runs before
+/// authentication, so anyone could otherwise).
 #[derive(Clone)]
 pub struct Instrument {
     metrics: Arc<Metrics>,
+    served: Served,
 }
 
 impl Instrument {
-    /// The filter recording into `metrics`.
-    pub fn new(metrics: Arc<Metrics>) -> Self {
-        Self { metrics }
+    /// The filter recording into `metrics`; `served` recognises the resources served.
+    pub fn new(metrics: Arc<Metrics>, served: Served) -> Self {
+        Self { metrics, served }
     }
 }
 
-/// Upstream's verb label: LIST, WATCH, GET, POST, PUT, PATCH, APPLY, DELETE; the method for
-/// other requests.
+/// Upstream's `dry_run` label: the sorted distinct values when they are valid (`All`), empty
+/// without any, `invalid` otherwise.
+fn dry_run_label(info: &RequestInfo) -> &'static str {
+    match info.query.get("dryRun") {
+        None | Some("") => "",
+        Some("All") => "All",
+        Some(_) => "invalid",
+    }
+}
+
+/// Upstream's verb label: LIST, WATCH, GET, POST, PUT, PATCH, APPLY, DELETE; the method of
+/// other requests when it is a standard one, `other` otherwise.
 fn verb_label(info: &RequestInfo, apply: bool) -> String {
     match info.verb.as_str() {
         "get" => "GET",
@@ -34,7 +51,13 @@ fn verb_label(info: &RequestInfo, apply: bool) -> String {
         "patch" if apply => "APPLY",
         "patch" => "PATCH",
         "delete" | "deletecollection" => "DELETE",
-        other => return other.to_ascii_uppercase(),
+        "head" => "HEAD",
+        "options" => "OPTIONS",
+        "connect" | "proxy" => "CONNECT",
+        "post" => "POST",
+        "put" => "PUT",
+        // Any other method is one label, as upstream's.
+        _ => "other",
     }
     .to_string()
 }
@@ -50,7 +73,8 @@ impl Filter for Instrument {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|ct| ct.starts_with("application/apply-patch"));
         let verb = verb_label(info, apply);
-        let scope = if !info.is_resource_request {
+        let served = info.is_resource_request && (self.served)(info);
+        let scope = if !served {
             ""
         } else if !info.name.is_empty() {
             "resource"
@@ -59,18 +83,16 @@ impl Filter for Instrument {
         } else {
             "cluster"
         };
+        let known = |value: &String| if served { value.clone() } else { String::new() };
         let labels: Vec<(String, String)> = vec![
             ("component".into(), "apiserver".into()),
-            (
-                "dry_run".into(),
-                info.query.get("dryRun").unwrap_or_default().to_string(),
-            ),
-            ("group".into(), info.api_group.clone()),
-            ("resource".into(), info.resource.clone()),
+            ("dry_run".into(), dry_run_label(info).into()),
+            ("group".into(), known(&info.api_group)),
+            ("resource".into(), known(&info.resource)),
             ("scope".into(), scope.into()),
-            ("subresource".into(), info.subresource.clone()),
+            ("subresource".into(), known(&info.subresource)),
             ("verb".into(), verb.clone()),
-            ("version".into(), info.api_version.clone()),
+            ("version".into(), known(&info.api_version)),
         ];
         let long_running = verb == "WATCH";
         let started = Instant::now();

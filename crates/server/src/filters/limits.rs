@@ -2,8 +2,11 @@
 //! (`--max-requests-inflight`, `--max-mutating-requests-inflight`), [`RequestDeadline`] ends
 //! requests that run too long (`--request-timeout`, the `timeout` query parameter).
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::Poll;
 use std::time::Duration;
 
 use capstan_auth::UserInfo;
@@ -206,19 +209,30 @@ impl Filter for RequestDeadline {
                 return Box::pin(async move { Ok(resp) });
             }
         };
-        let mut fut = Box::pin(next.call(req));
-        Box::pin(async move {
-            tokio::select! {
-                biased;
-                resp = &mut fut => resp,
-                () = tokio::time::sleep(deadline) => {
-                    tokio::spawn(async move {
-                        let _ = fut.await;
-                    });
-                    Ok(response::error(&timed_out()))
-                }
+        let ends = tokio::time::Instant::now() + deadline;
+        let mut handler = Some(Box::pin(next.call(req)));
+        // The timer is set only once the handler has to wait: most reads finish on their
+        // first poll, and a timer per request costs more than they do.
+        let mut timer: Option<Pin<Box<tokio::time::Sleep>>> = None;
+        Box::pin(std::future::poll_fn(move |cx| {
+            let Some(running) = handler.as_mut() else {
+                return Poll::Ready(Ok(response::error(&timed_out())));
+            };
+            if let Poll::Ready(resp) = running.as_mut().poll(cx) {
+                handler = None;
+                return Poll::Ready(resp);
             }
-        })
+            let timer = timer.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(ends)));
+            if timer.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            if let Some(rest) = handler.take() {
+                tokio::spawn(async move {
+                    let _ = rest.await;
+                });
+            }
+            Poll::Ready(Ok(response::error(&timed_out())))
+        }))
     }
 }
 
