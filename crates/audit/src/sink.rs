@@ -244,6 +244,34 @@ impl Sink {
         &self.metrics
     }
 
+    /// Hands `event` to every backend at once when they all buffer it (batch mode), so the
+    /// caller need not wait or start a task; gives it back when some backend writes in the
+    /// caller's time (blocking modes: use [`Sink::record`]). None when recorded.
+    #[must_use = "an event given back is not recorded"]
+    pub fn record_buffered(&self, event: Event) -> Option<Event> {
+        if self.backends.iter().any(|b| b.queue.is_none()) {
+            return Some(event);
+        }
+        self.metrics.events.inc();
+        let event = Arc::new(event);
+        for backend in &self.backends {
+            if let Some(queue) = &backend.queue {
+                self.push(backend, queue, &event);
+            }
+        }
+        None
+    }
+
+    fn push(&self, backend: &Backend, queue: &Queue, event: &Arc<Event>) {
+        if !queue.shared.push(event) {
+            self.metrics.lost(backend.writer.plugin(), 1);
+            tracing::warn!(
+                plugin = backend.writer.plugin(),
+                "audit buffer queue blocked: event dropped"
+            );
+        }
+    }
+
     /// Hands `event` to every backend; false when a blocking-strict backend failed to
     /// write it.
     pub async fn record(&self, event: Event) -> bool {
@@ -252,15 +280,7 @@ impl Sink {
         let mut ok = true;
         for backend in &self.backends {
             match &backend.queue {
-                Some(queue) => {
-                    if !queue.shared.push(&event) {
-                        self.metrics.lost(backend.writer.plugin(), 1);
-                        tracing::warn!(
-                            plugin = backend.writer.plugin(),
-                            "audit buffer queue blocked: event dropped"
-                        );
-                    }
-                }
+                Some(queue) => self.push(backend, queue, &event),
                 None => {
                     let written = backend.writer.write(std::slice::from_ref(&event)).await;
                     if !written && backend.mode == Mode::BlockingStrict {

@@ -373,8 +373,10 @@ impl AuditedBody {
     fn finish(&mut self) {
         if let Some((auditor, ctx, status)) = self.finish.take()
             && let Some(ev) = ctx.event(Stage::ResponseComplete, Some(status))
+            && let Some(ev) = auditor.sink.record_buffered(ev)
             && let Ok(runtime) = tokio::runtime::Handle::try_current()
         {
+            // A blocking backend writes in a task of its own: the body has been sent.
             runtime.spawn(async move {
                 auditor.sink.record(ev).await;
             });
