@@ -277,3 +277,29 @@ async fn clients_cannot_add_metric_series() {
     assert!(page.contains("verb=\"other\""), "{page}");
     assert!(page.contains("dry_run=\"invalid\""), "{page}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_handshakes_slow_headers_and_idle_connections_are_closed() {
+    let server = TestServer::start_with(|c| {
+        c.tls_handshake_timeout = Duration::from_millis(300);
+        c.request_header_timeout = Duration::from_millis(300);
+    })
+    .await;
+    let raw = admin(&server);
+    let patience = Duration::from_secs(10);
+    // A client that connects and never starts its handshake.
+    let address = server.url().trim_start_matches("https://").to_string();
+    let mut tcp = tokio::net::TcpStream::connect(address).await.unwrap();
+    assert!(capstan_e2e::closed_within(&mut tcp, patience).await);
+    // A client whose headers never end.
+    let mut slow = raw.connection().await;
+    slow.send(b"GET /api HTTP/1.1\r\nhost: x\r\n").await;
+    assert!(slow.closed_within(patience).await);
+    // A keep-alive connection left idle after its request.
+    let mut idle = raw.connection().await;
+    idle.send(b"GET /version HTTP/1.1\r\nhost: x\r\n\r\n").await;
+    assert_eq!(read_response(&mut idle).await.0, 200);
+    assert!(idle.closed_within(patience).await);
+    // Everyone else is served.
+    assert_eq!(raw.get("/version").await.status, 200);
+}

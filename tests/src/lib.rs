@@ -257,6 +257,15 @@ impl RawClient {
         StalledConnection(tls)
     }
 
+    /// A TLS connection to the server on which nothing has been sent yet.
+    pub async fn connection(&self) -> StalledConnection {
+        let tcp = tokio::net::TcpStream::connect((self.host.as_str(), self.port))
+            .await
+            .expect("connect");
+        let name = ServerName::try_from(self.host.clone()).expect("server name");
+        StalledConnection(self.connector.connect(name, tcp).await.expect("TLS"))
+    }
+
     /// GET `path`.
     pub async fn get(&self, path: &str) -> RawResponse {
         self.request(Method::GET, path, &[], Vec::new()).await
@@ -318,6 +327,42 @@ pub async fn read_to_end(conn: StalledConnection) -> Vec<u8> {
     // A peer that closes without TLS close_notify is still the end of the response here.
     let _ = tokio::io::AsyncReadExt::read_to_end(&mut tls, &mut out).await;
     out
+}
+
+impl StalledConnection {
+    /// Sends `bytes` as they are.
+    pub async fn send(&mut self, bytes: &[u8]) {
+        tokio::io::AsyncWriteExt::write_all(&mut self.0, bytes)
+            .await
+            .expect("send");
+        tokio::io::AsyncWriteExt::flush(&mut self.0)
+            .await
+            .expect("flush");
+    }
+
+    /// Whether the server closes the connection within `within` (reading and dropping
+    /// whatever it sends before).
+    pub async fn closed_within(&mut self, within: std::time::Duration) -> bool {
+        closed_within(&mut self.0, within).await
+    }
+}
+
+/// Whether the peer of `stream` closes it within `within`.
+pub async fn closed_within(
+    stream: &mut (impl tokio::io::AsyncRead + Unpin),
+    within: std::time::Duration,
+) -> bool {
+    let mut chunk = [0u8; 4096];
+    tokio::time::timeout(within, async {
+        loop {
+            match tokio::io::AsyncReadExt::read(stream, &mut chunk).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    })
+    .await
+    .is_ok()
 }
 
 /// Reads one response with a `Content-Length` body from `conn`: its status and body.

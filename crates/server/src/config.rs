@@ -136,6 +136,12 @@ pub struct ServerConfig {
     /// How long a request that is not long-running may take; zero: no bound
     /// (`--request-timeout`).
     pub request_timeout: Duration,
+    /// How long a client may take to finish the TLS handshake (32 s: what upstream's Go
+    /// server allows, its header timeout).
+    pub tls_handshake_timeout: Duration,
+    /// How long a client may take to send a request's headers, on a new connection or an
+    /// idle HTTP/1.1 one (32 s, upstream's).
+    pub request_header_timeout: Duration,
     /// How long events are kept after their last activity (`--event-ttl`).
     pub event_ttl: Duration,
     /// Whether the garbage collector runs (`--enable-garbage-collector`).
@@ -210,6 +216,8 @@ impl ServerConfig {
             max_requests_inflight: 400,
             max_mutating_requests_inflight: 200,
             request_timeout: Duration::from_secs(60),
+            tls_handshake_timeout: Duration::from_secs(32),
+            request_header_timeout: Duration::from_secs(32),
             event_ttl: Duration::from_secs(3600),
             garbage_collector: true,
             delete_collection_workers: 1,

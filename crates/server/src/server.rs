@@ -23,7 +23,7 @@ use capstan_registry::builtin::{
 use capstan_registry::rbac::Escalation;
 use capstan_registry::{Registry, RegistryConfig};
 use capstan_storage::{EmbeddedStore, EmbeddedStoreConfig, Store, spawn_compactor};
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::service::TowerToHyperService;
 use rand::Rng;
@@ -567,7 +567,11 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             acceptor,
             service,
             shutdown_rx,
-            config.http2_max_streams_per_connection,
+            ConnectionLimits {
+                max_streams: config.http2_max_streams_per_connection,
+                handshake_timeout: config.tls_handshake_timeout,
+                header_timeout: config.request_header_timeout,
+            },
         )),
         background: compactors
             .into_iter()
@@ -636,30 +640,53 @@ async fn start_post_start_hooks(
     (out, retrying)
 }
 
+/// What bounds one connection.
+struct ConnectionLimits {
+    /// `--http2-max-streams-per-connection`.
+    max_streams: u32,
+    /// How long a client may take to finish the TLS handshake.
+    handshake_timeout: Duration,
+    /// How long a client may take to send a request's headers (HTTP/1.1, the wait on an
+    /// idle keep-alive connection included).
+    header_timeout: Duration,
+}
+
 async fn accept_loop(
     listener: TcpListener,
     acceptor: capstan_serving::sni::Acceptor,
     service: ApiService,
     mut shutdown: watch::Receiver<bool>,
-    max_streams: u32,
+    limits: ConnectionLimits,
 ) {
     let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout);
     // Large windows: request and response bodies flow without waiting for WINDOW_UPDATEs.
     builder
         .http2()
         .initial_stream_window_size(1 << 20)
         .initial_connection_window_size(16 << 20)
-        .max_concurrent_streams(capstan_serving::http2_max_streams(max_streams));
+        .max_concurrent_streams(capstan_serving::http2_max_streams(limits.max_streams));
     let builder = Arc::new(builder);
+    let handshake_timeout = limits.handshake_timeout;
     // Every connection task holds a sender; when all are gone, the drain is complete.
     let (alive, mut drained) = mpsc::channel::<()>(1);
+    // After a failed accept (out of file descriptors, most often), wait before the next,
+    // longer each time it fails again, as Go's servers do.
+    let mut backoff = Duration::ZERO;
     loop {
         let (tcp, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok(pair) => pair,
+                Ok(pair) => {
+                    backoff = Duration::ZERO;
+                    pair
+                }
                 Err(err) => {
-                    warn!(%err, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    backoff = (backoff * 2).clamp(Duration::from_millis(5), Duration::from_secs(1));
+                    warn!(%err, retry_in = ?backoff, "accept failed");
+                    tokio::time::sleep(backoff).await;
                     continue;
                 }
             },
@@ -676,10 +703,14 @@ async fn accept_loop(
         let alive = alive.clone();
         tokio::spawn(async move {
             let _alive = alive;
-            let tls = match acceptor.accept(tcp).await {
-                Ok(tls) => tls,
-                Err(err) => {
+            let tls = match tokio::time::timeout(handshake_timeout, acceptor.accept(tcp)).await {
+                Ok(Ok(tls)) => tls,
+                Ok(Err(err)) => {
                     debug!(%peer, %err, "TLS handshake failed");
+                    return;
+                }
+                Err(_) => {
+                    debug!(%peer, "TLS handshake timed out");
                     return;
                 }
             };
