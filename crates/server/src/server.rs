@@ -23,8 +23,7 @@ use capstan_registry::builtin::{
 use capstan_registry::rbac::Escalation;
 use capstan_registry::{Registry, RegistryConfig};
 use capstan_storage::{EmbeddedStore, EmbeddedStoreConfig, Store, spawn_compactor};
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto;
+use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 use rand::Rng;
 use tokio::net::TcpListener;
@@ -567,11 +566,11 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             acceptor,
             service,
             shutdown_rx,
-            ConnectionLimits {
-                max_streams: config.http2_max_streams_per_connection,
-                handshake_timeout: config.tls_handshake_timeout,
-                header_timeout: config.request_header_timeout,
+            capstan_serving::ConnectionTimeouts {
+                handshake: config.tls_handshake_timeout,
+                headers: config.request_header_timeout,
             },
+            config.http2_max_streams_per_connection,
         )),
         background: compactors
             .into_iter()
@@ -640,56 +639,27 @@ async fn start_post_start_hooks(
     (out, retrying)
 }
 
-/// What bounds one connection.
-struct ConnectionLimits {
-    /// `--http2-max-streams-per-connection`.
-    max_streams: u32,
-    /// How long a client may take to finish the TLS handshake.
-    handshake_timeout: Duration,
-    /// How long a client may take to send a request's headers (HTTP/1.1, the wait on an
-    /// idle keep-alive connection included).
-    header_timeout: Duration,
-}
-
 async fn accept_loop(
     listener: TcpListener,
     acceptor: capstan_serving::sni::Acceptor,
     service: ApiService,
     mut shutdown: watch::Receiver<bool>,
-    limits: ConnectionLimits,
+    timeouts: capstan_serving::ConnectionTimeouts,
+    max_streams: u32,
 ) {
-    let mut builder = auto::Builder::new(TokioExecutor::new());
-    builder
-        .http1()
-        .timer(TokioTimer::new())
-        .header_read_timeout(limits.header_timeout);
+    let mut builder = capstan_serving::http_builder(timeouts, max_streams);
     // Large windows: request and response bodies flow without waiting for WINDOW_UPDATEs.
     builder
         .http2()
         .initial_stream_window_size(1 << 20)
-        .initial_connection_window_size(16 << 20)
-        .max_concurrent_streams(capstan_serving::http2_max_streams(limits.max_streams));
+        .initial_connection_window_size(16 << 20);
     let builder = Arc::new(builder);
-    let handshake_timeout = limits.handshake_timeout;
     // Every connection task holds a sender; when all are gone, the drain is complete.
     let (alive, mut drained) = mpsc::channel::<()>(1);
-    // After a failed accept (out of file descriptors, most often), wait before the next,
-    // longer each time it fails again, as Go's servers do.
     let mut backoff = Duration::ZERO;
     loop {
         let (tcp, peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(pair) => {
-                    backoff = Duration::ZERO;
-                    pair
-                }
-                Err(err) => {
-                    backoff = (backoff * 2).clamp(Duration::from_millis(5), Duration::from_secs(1));
-                    warn!(%err, retry_in = ?backoff, "accept failed");
-                    tokio::time::sleep(backoff).await;
-                    continue;
-                }
-            },
+            pair = capstan_serving::accept(&listener, &mut backoff) => pair,
             _ = shutdown.changed() => break,
         };
         let _ = tcp.set_nodelay(true);
@@ -703,16 +673,10 @@ async fn accept_loop(
         let alive = alive.clone();
         tokio::spawn(async move {
             let _alive = alive;
-            let tls = match tokio::time::timeout(handshake_timeout, acceptor.accept(tcp)).await {
-                Ok(Ok(tls)) => tls,
-                Ok(Err(err)) => {
-                    debug!(%peer, %err, "TLS handshake failed");
-                    return;
-                }
-                Err(_) => {
-                    debug!(%peer, "TLS handshake timed out");
-                    return;
-                }
+            let Some(tls) =
+                capstan_serving::handshake(acceptor, tcp, peer, timeouts.handshake).await
+            else {
+                return;
             };
             // Filters may ask this connection to close (GOAWAY) through the extension.
             let close = filters::CloseConnection::default();

@@ -57,6 +57,90 @@ pub fn http2_max_streams(configured: u32) -> u32 {
     if configured == 0 { 1000 } else { configured }
 }
 
+/// What bounds one connection's start, shared by both daemons' accept loops.
+#[derive(Debug, Clone, Copy)]
+pub struct ConnectionTimeouts {
+    /// How long a client may take to finish the TLS handshake.
+    pub handshake: std::time::Duration,
+    /// How long a client may take to send a request's headers (HTTP/1.1; the wait on an
+    /// idle keep-alive connection included).
+    pub headers: std::time::Duration,
+}
+
+impl Default for ConnectionTimeouts {
+    /// 32 s each: what upstream's Go servers allow (their `ReadHeaderTimeout`, which also
+    /// bounds the handshake).
+    fn default() -> Self {
+        let upstream = std::time::Duration::from_secs(32);
+        Self {
+            handshake: upstream,
+            headers: upstream,
+        }
+    }
+}
+
+/// The HTTP/1.1 and HTTP/2 connection builder both daemons use: the header timeout of
+/// `timeouts` and at most `http2_max_streams` streams per HTTP/2 connection (0: the default).
+pub fn http_builder(
+    timeouts: ConnectionTimeouts,
+    http2_max_streams: u32,
+) -> auto::Builder<TokioExecutor> {
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(timeouts.headers);
+    builder
+        .http2()
+        .max_concurrent_streams(self::http2_max_streams(http2_max_streams));
+    builder
+}
+
+/// Accepts the next connection. A failed accept (file descriptors exhausted, most often) is
+/// retried after `backoff`, which doubles from 5 ms to 1 s while accepts keep failing and
+/// starts over after a success, as Go's servers do.
+pub async fn accept(
+    listener: &TcpListener,
+    backoff: &mut std::time::Duration,
+) -> (tokio::net::TcpStream, std::net::SocketAddr) {
+    loop {
+        match listener.accept().await {
+            Ok(pair) => {
+                *backoff = std::time::Duration::ZERO;
+                return pair;
+            }
+            Err(err) => {
+                *backoff = (*backoff * 2).clamp(
+                    std::time::Duration::from_millis(5),
+                    std::time::Duration::from_secs(1),
+                );
+                tracing::warn!(%err, retry_in = ?backoff, "accept failed");
+                tokio::time::sleep(*backoff).await;
+            }
+        }
+    }
+}
+
+/// The TLS handshake of `stream`, given up after `timeout`.
+pub async fn handshake(
+    acceptor: tokio_rustls::TlsAcceptor,
+    stream: tokio::net::TcpStream,
+    peer: std::net::SocketAddr,
+    timeout: std::time::Duration,
+) -> Option<tokio_rustls::server::TlsStream<tokio::net::TcpStream>> {
+    match tokio::time::timeout(timeout, acceptor.accept(stream)).await {
+        Ok(Ok(tls)) => Some(tls),
+        Ok(Err(e)) => {
+            tracing::debug!(%peer, error = %e, "TLS handshake failed");
+            None
+        }
+        Err(_) => {
+            tracing::debug!(%peer, "TLS handshake timed out");
+            None
+        }
+    }
+}
+
 /// Accepts connections on `listener` until the task is dropped, answering each request with
 /// `handler`; with `tls`, connections are TLS (ALPN picks HTTP/2 or HTTP/1.1). HTTP/2
 /// clients may open `http2_max_streams` streams at once (0: the default). A TLS client's
@@ -70,27 +154,23 @@ pub async fn serve<H, F>(
     H: Fn(Request<Incoming>, Transport) -> F + Clone + Send + Sync + 'static,
     F: Future<Output = Response<Full<Bytes>>> + Send + 'static,
 {
-    let max_streams = self::http2_max_streams(http2_max_streams);
+    let timeouts = ConnectionTimeouts::default();
+    let builder = std::sync::Arc::new(http_builder(timeouts, http2_max_streams));
+    let mut backoff = std::time::Duration::ZERO;
     loop {
-        let (stream, peer) = match listener.accept().await {
-            Ok(s) => s,
-            Err(e) => {
-                tracing::debug!(error = %e, "accepting a connection failed");
-                continue;
-            }
-        };
+        let (stream, peer) = accept(&listener, &mut backoff).await;
         let acceptor = match (&tls, stream.local_addr()) {
             (Some(tls), Ok(local)) => Some(tls.for_connection(local.ip())),
             (Some(_), Err(_)) => continue,
             (None, _) => None,
         };
         let handler = handler.clone();
+        let builder = builder.clone();
         tokio::spawn(async move {
-            let mut builder = auto::Builder::new(TokioExecutor::new());
-            builder.http2().max_concurrent_streams(max_streams);
             let result = match acceptor {
-                Some(acceptor) => match acceptor.accept(stream).await {
-                    Ok(tls) => {
+                Some(acceptor) => match handshake(acceptor, stream, peer, timeouts.handshake).await
+                {
+                    Some(tls) => {
                         let chain = tls
                             .get_ref()
                             .1
@@ -106,10 +186,7 @@ pub async fn serve<H, F>(
                             });
                         builder.serve_connection(TokioIo::new(tls), service).await
                     }
-                    Err(e) => {
-                        tracing::debug!(%peer, error = %e, "TLS handshake failed");
-                        return;
-                    }
+                    None => return,
                 },
                 None => {
                     let service = hyper::service::service_fn(move |req| {
