@@ -46,6 +46,14 @@ impl RawResponse {
             )
         })
     }
+
+    /// The `message` of the Status the body holds (panics when there is none).
+    pub fn message(&self) -> String {
+        match self.json()["message"].as_str() {
+            Some(m) => m.to_string(),
+            None => panic!("no Status message: {}", String::from_utf8_lossy(&self.body)),
+        }
+    }
 }
 
 /// A minimal HTTPS client: one HTTP/1.1 connection per request, trusting one CA.
@@ -209,14 +217,7 @@ impl RawClient {
         let tcp = socket.connect(addr).await.expect("connect");
         let name = ServerName::try_from(self.host.clone()).expect("server name");
         let mut tls = self.connector.connect(name, tcp).await.expect("TLS");
-        let mut head = format!(
-            "GET {path} HTTP/1.1\r\nhost: {}:{}\r\nconnection: close\r\n",
-            self.host, self.port
-        );
-        if let Some(token) = &self.token {
-            head.push_str(&format!("authorization: Bearer {token}\r\n"));
-        }
-        head.push_str("\r\n");
+        let head = self.head("GET", path, "connection: close\r\n");
         tokio::io::AsyncWriteExt::write_all(&mut tls, head.as_bytes())
             .await
             .expect("send");
@@ -233,28 +234,28 @@ impl RawClient {
         length: usize,
         sent: &[u8],
     ) -> StalledConnection {
-        let tcp = tokio::net::TcpStream::connect((self.host.as_str(), self.port))
-            .await
-            .expect("connect");
-        let name = ServerName::try_from(self.host.clone()).expect("server name");
-        let mut tls = self.connector.connect(name, tcp).await.expect("TLS");
+        let head = self.head(
+            method,
+            path,
+            &format!("content-type: application/json\r\ncontent-length: {length}\r\n"),
+        );
+        let mut conn = self.connection().await;
+        conn.send(&[head.as_bytes(), sent].concat()).await;
+        conn
+    }
+
+    /// An HTTP/1.1 request head with this client's host and token and `headers` (each line
+    /// ending in CRLF).
+    fn head(&self, method: &str, path: &str, headers: &str) -> String {
         let mut head = format!(
-            "{method} {path} HTTP/1.1\r\nhost: {}:{}\r\ncontent-type: application/json\r\ncontent-length: {length}\r\n",
+            "{method} {path} HTTP/1.1\r\nhost: {}:{}\r\n{headers}",
             self.host, self.port
         );
         if let Some(token) = &self.token {
             head.push_str(&format!("authorization: Bearer {token}\r\n"));
         }
         head.push_str("\r\n");
-        let mut bytes = head.into_bytes();
-        bytes.extend_from_slice(sent);
-        tokio::io::AsyncWriteExt::write_all(&mut tls, &bytes)
-            .await
-            .expect("send");
-        tokio::io::AsyncWriteExt::flush(&mut tls)
-            .await
-            .expect("flush");
-        StalledConnection(tls)
+        head
     }
 
     /// A TLS connection to the server on which nothing has been sent yet.

@@ -54,6 +54,8 @@ pub struct Registry {
     overrides: HashMap<(String, String), Arc<dyn Store>>,
     config: RegistryConfig,
     resources: Vec<Arc<dyn RestStorage>>,
+    /// Positions in `resources` by plural name: every request looks one up.
+    by_name: HashMap<String, Vec<usize>>,
     /// What admission plugins read (every served resource).
     lister: Arc<StoreLister>,
     /// The admission chain of every store registered after it is set.
@@ -102,6 +104,7 @@ impl Registry {
             overrides: HashMap::new(),
             config,
             resources: Vec::new(),
+            by_name: HashMap::new(),
             lister: Arc::new(StoreLister::new()),
             admission: None,
         }
@@ -179,6 +182,10 @@ impl Registry {
     /// Serves a resource with its own [`RestStorage`].
     pub fn add(&mut self, storage: Arc<dyn RestStorage>) {
         self.lister.add(storage.clone());
+        self.by_name
+            .entry(storage.descriptor().resource.to_string())
+            .or_default()
+            .push(self.resources.len());
         self.resources.push(storage);
     }
 
@@ -191,13 +198,14 @@ impl Registry {
         resource: &str,
         subresource: &str,
     ) -> Option<&Arc<dyn RestStorage>> {
-        self.resources.iter().find(|r| {
-            let d = r.descriptor();
-            d.group == group
-                && d.version == version
-                && d.resource == resource
-                && d.subresource == subresource
-        })
+        self.by_name
+            .get(resource)?
+            .iter()
+            .map(|&i| &self.resources[i])
+            .find(|r| {
+                let d = r.descriptor();
+                d.group == group && d.version == version && d.subresource == subresource
+            })
     }
 
     /// The store everything is kept in.
