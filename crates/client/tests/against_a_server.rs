@@ -163,12 +163,14 @@ async fn watches_decode_protobuf_frames() {
         .unwrap()
         .collect()
         .await;
+    // Only "a": the namespace's kube-root-ca.crt may be published after the list.
+    let named_a = |cm: &ConfigMap| cm.metadata.name.as_deref() == Some("a");
     let kinds: Vec<&str> = events
         .iter()
         .filter_map(|e| match e.as_ref().unwrap() {
-            WatchEvent::Added(_) => Some("ADDED"),
-            WatchEvent::Deleted(_) => Some("DELETED"),
-            WatchEvent::Modified(_) => Some("MODIFIED"),
+            WatchEvent::Added(cm) if named_a(cm) => Some("ADDED"),
+            WatchEvent::Deleted(cm) if named_a(cm) => Some("DELETED"),
+            WatchEvent::Modified(cm) if named_a(cm) => Some("MODIFIED"),
             _ => None,
         })
         .collect();
