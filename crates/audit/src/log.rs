@@ -1,6 +1,8 @@
 //! The log file of the log backend: appended to, rotated by size into time-stamped backups
 //! (`audit-2026-11-25T10-00-00.000.log`), old backups removed by count and age and
-//! optionally gzipped, as upstream's rotation does. `-` writes to standard output.
+//! optionally gzipped, as upstream's rotation does. `-` writes to standard output. Only a
+//! regular file rotates: a device or a pipe (`/dev/null`, a FIFO read by a collector) is
+//! written without ever being renamed.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -34,7 +36,8 @@ enum Target {
         path: PathBuf,
         file: File,
         size: u64,
-        rotation: Rotation,
+        /// `None` for a path that is not a regular file: it never rotates.
+        rotation: Option<Rotation>,
     },
 }
 
@@ -53,7 +56,9 @@ impl LogFile {
             std::fs::create_dir_all(dir).map_err(|e| io(path, e))?;
         }
         let file = open_append(path)?;
-        let size = file.metadata().map_err(|e| io(path, e))?.len();
+        let metadata = file.metadata().map_err(|e| io(path, e))?;
+        let rotation = metadata.is_file().then_some(rotation);
+        let size = metadata.len();
         Ok(Self {
             target: Target::File {
                 path: path.to_path_buf(),
@@ -77,15 +82,17 @@ impl LogFile {
                 size,
                 rotation,
             } => {
-                let limit = u64::from(if rotation.max_size_mb == 0 {
-                    100
-                } else {
-                    rotation.max_size_mb
-                }) * 1024
-                    * 1024;
-                if *size > 0 && *size + bytes.len() as u64 > limit {
-                    *file = rotate(path, rotation)?;
-                    *size = 0;
+                if let Some(rotation) = rotation {
+                    let limit = u64::from(if rotation.max_size_mb == 0 {
+                        100
+                    } else {
+                        rotation.max_size_mb
+                    }) * 1024
+                        * 1024;
+                    if *size > 0 && *size + bytes.len() as u64 > limit {
+                        *file = rotate(path, rotation)?;
+                        *size = 0;
+                    }
                 }
                 file.write_all(bytes).map_err(|e| io(path, e))?;
                 *size += bytes.len() as u64;
@@ -270,6 +277,49 @@ mod tests {
             let mode = std::fs::metadata(&path).unwrap().permissions().mode();
             assert_eq!(mode & 0o777, 0o600);
         }
+    }
+
+    /// `--audit-log-path=/dev/null` once renamed the machine's /dev/null after 100 MB: a
+    /// path that is not a regular file is written but never rotated.
+    #[cfg(unix)]
+    #[test]
+    fn a_pipe_is_never_rotated() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.log");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let reader_path = path.clone();
+        let reader = std::thread::spawn(move || {
+            let mut all = Vec::new();
+            File::open(reader_path)
+                .unwrap()
+                .read_to_end(&mut all)
+                .unwrap();
+            all.len()
+        });
+        let rotation = Rotation {
+            max_size_mb: 1,
+            ..Rotation::default()
+        };
+        let mut log = LogFile::open(&path, rotation).unwrap();
+        let line = [b'y'; 1023]
+            .iter()
+            .copied()
+            .chain([b'\n'])
+            .collect::<Vec<_>>();
+        // Three times the size limit.
+        for _ in 0..3 * 1024 {
+            log.write(&line).unwrap();
+        }
+        drop(log);
+        assert_eq!(reader.join().unwrap(), 3 * 1024 * 1024);
+        assert!(std::fs::metadata(&path).unwrap().file_type().is_fifo());
+        assert!(backups(&path).is_empty());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 
     #[test]

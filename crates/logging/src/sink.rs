@@ -153,12 +153,14 @@ struct LogFile {
 impl LogFile {
     fn open(place: Place, program: &str, max_bytes: u64, header: bool) -> Result<Self, Error> {
         let (writer, written) = create(&place, program, header, true)?;
+        // A device or a pipe (`--log-file=/dev/null`) is written but never renamed aside.
+        let regular = writer.get_ref().metadata().is_ok_and(|m| m.is_file());
         Ok(Self {
             place,
             program: program.to_string(),
             writer,
             written,
-            max_bytes,
+            max_bytes: if regular { max_bytes } else { 0 },
             header,
             broken: false,
         })
@@ -353,6 +355,47 @@ mod tests {
             text.contains(" i=11999 "),
             "the last line is in the new file"
         );
+    }
+
+    /// `--log-file=/dev/null` must not rename the device after the size limit: a path that
+    /// is not a regular file is written but never rotated.
+    #[cfg(unix)]
+    #[test]
+    fn a_pipe_log_file_is_never_rotated() {
+        use std::io::Read as _;
+        use std::os::unix::fs::FileTypeExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("server.log");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let reader_path = path.clone();
+        let reader = std::thread::spawn(move || {
+            let mut text = String::new();
+            std::fs::File::open(reader_path)
+                .unwrap()
+                .read_to_string(&mut text)
+                .unwrap();
+            text
+        });
+        let file = format!("--log-file={}", path.display());
+        let sinks = with_logger(
+            &["--logtostderr=false", &file, "--log-file-max-size=1"],
+            Format::default(),
+            || {
+                for i in 0..24_000 {
+                    tracing::warn!(target: "capstan::test", i, padding = "x".repeat(80), "filler");
+                }
+            },
+        );
+        drop(sinks);
+        let text = reader.join().unwrap();
+        assert!(text.len() > 2 * 1024 * 1024, "{}", text.len());
+        assert!(text.contains(" i=23999 "));
+        assert!(std::fs::metadata(&path).unwrap().file_type().is_fifo());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 
     #[test]
