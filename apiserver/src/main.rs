@@ -51,13 +51,21 @@ struct Options {
 
     /// The most non-mutating requests (get, list) served at once; beyond it a request is
     /// refused with 429 and Retry-After. Watches and other long-running requests, and
-    /// members of system:masters, are not counted against it. 0: no limit.
+    /// members of system:masters, are not counted against it. 0: no limit. With API Priority
+    /// and Fairness on, this and --max-mutating-requests-inflight together are the seats
+    /// its priority levels share.
     #[arg(long, default_value_t = 400, help_heading = "Generic flags")]
     max_requests_inflight: usize,
 
     /// The same for mutating requests (every verb but get, list and watch).
     #[arg(long, default_value_t = 200, help_heading = "Generic flags")]
     max_mutating_requests_inflight: usize,
+
+    /// API Priority and Fairness: requests classified by FlowSchemas into priority levels,
+    /// queued fairly per flow, instead of the two in-flight limits.
+    #[arg(long, default_value_t = true, action = ArgAction::Set, num_args = 0..=1,
+        require_equals = true, default_missing_value = "true", help_heading = "Generic flags")]
+    enable_priority_and_fairness: bool,
 
     /// How long a request that is not long-running may take before it is answered with a
     /// 504 Timeout; a client's shorter `timeout` query parameter wins. 0: no limit.
@@ -913,6 +921,7 @@ fn main() -> ExitCode {
     config.min_request_timeout = Duration::from_secs(options.min_request_timeout);
     config.max_requests_inflight = options.max_requests_inflight;
     config.max_mutating_requests_inflight = options.max_mutating_requests_inflight;
+    config.enable_priority_and_fairness = options.enable_priority_and_fairness;
     config.request_timeout = options.request_timeout;
     config.event_ttl = options.event_ttl;
     config.garbage_collector = options.enable_garbage_collector;

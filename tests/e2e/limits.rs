@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use capstan_e2e::{RawClient, read_response};
+use capstan_e2e::{RawClient, kubectl, read_response};
 use capstan_testing::TestServer;
 use serde_json::json;
 
@@ -11,11 +11,11 @@ use crate::admin;
 
 const CM: &str = "/api/v1/namespaces/default/configmaps";
 
-/// A server where `bob` (not a member of system:masters) may do everything.
+/// A server where `bob` and `carol` (not members of system:masters) may do everything.
 async fn server_with_bob(configure: impl FnOnce(&mut capstan_server::ServerConfig)) -> TestServer {
     let dir = tempfile::tempdir().unwrap();
     let tokens = dir.path().join("tokens.csv");
-    std::fs::write(&tokens, "bob-token,bob,1002\n").unwrap();
+    std::fs::write(&tokens, "bob-token,bob,1002\ncarol-token,carol,1003\n").unwrap();
     let server = TestServer::start_with(move |c| {
         c.token_auth_file = Some(tokens);
         configure(c);
@@ -53,6 +53,7 @@ async fn requests_beyond_the_in_flight_limits_are_refused_with_429() {
     let server = server_with_bob(|c| {
         c.max_requests_inflight = 1;
         c.max_mutating_requests_inflight = 1;
+        c.enable_priority_and_fairness = false;
     })
     .await;
     let bob = RawClient::new(&server.url(), server.ca_pem(), Some("bob-token"));
@@ -298,4 +299,175 @@ async fn slow_handshakes_slow_headers_and_idle_connections_are_closed() {
     assert!(idle.closed_within(patience).await);
     // Everyone else is served.
     assert_eq!(raw.get("/version").await.status, 200);
+}
+
+const FLOWCONTROL: &str = "/apis/flowcontrol.apiserver.k8s.io/v1";
+
+/// The UID of a FlowSchema or PriorityLevelConfiguration.
+async fn uid(server: &TestServer, resource: &str, name: &str) -> String {
+    let r = admin(server)
+        .get(&format!("{FLOWCONTROL}/{resource}/{name}"))
+        .await;
+    assert_eq!(r.status, 200, "{resource}/{name}: {:?}", r.body);
+    r.json()["metadata"]["uid"].as_str().unwrap().to_string()
+}
+
+/// Waits until `client`'s requests are classified by the FlowSchema of UID `schema`.
+async fn classified_by(client: &RawClient, schema: &str) {
+    for _ in 0..500 {
+        if client.get(CM).await.headers["x-kubernetes-pf-flowschema-uid"] == schema {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("requests are never classified by FlowSchema {schema}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn priority_and_fairness_classifies_queues_and_takes_new_flow_schemas() {
+    // One seat in all: every priority level gets one.
+    let server = server_with_bob(|c| {
+        c.max_requests_inflight = 1;
+        c.max_mutating_requests_inflight = 0;
+    })
+    .await;
+    let bob = RawClient::new(&server.url(), server.ca_pem(), Some("bob-token"));
+    let carol = RawClient::new(&server.url(), server.ca_pem(), Some("carol-token"));
+
+    // Every response says where the request was classified.
+    let r = admin(&server).get(CM).await;
+    assert_eq!(
+        r.headers["x-kubernetes-pf-flowschema-uid"],
+        uid(&server, "flowschemas", "exempt").await.as_str()
+    );
+    let r = carol.get(CM).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.headers["x-kubernetes-pf-prioritylevel-uid"],
+        uid(&server, "prioritylevelconfigurations", "global-default")
+            .await
+            .as_str()
+    );
+
+    // Bob gets a level of his own that rejects rather than queues, through kubectl.
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = dir.path().join("tight.yaml");
+    // Levels that do not borrow: with one seat each, they would borrow their neighbours'.
+    let level = |name: &str, response: &str| {
+        format!(
+            "apiVersion: flowcontrol.apiserver.k8s.io/v1\nkind: PriorityLevelConfiguration\n\
+             metadata:\n  name: {name}\nspec:\n  type: Limited\n  limited:\n\
+             \x20   nominalConcurrencyShares: 1\n    borrowingLimitPercent: 0\n\
+             \x20   limitResponse:\n{response}---\n"
+        )
+    };
+    let schema = |name: &str, level: &str, user: &str| {
+        format!(
+            "apiVersion: flowcontrol.apiserver.k8s.io/v1\nkind: FlowSchema\nmetadata:\n  name: {name}\n\
+             spec:\n  priorityLevelConfiguration:\n    name: {level}\n  matchingPrecedence: 500\n\
+             \x20 distinguisherMethod:\n    type: ByUser\n  rules:\n  - subjects:\n    - kind: User\n\
+             \x20     user:\n        name: {user}\n    resourceRules:\n    - verbs: ['*']\n\
+             \x20     apiGroups: ['*']\n      resources: ['*']\n      namespaces: ['*']\n\
+             \x20     clusterScope: true\n---\n"
+        )
+    };
+    std::fs::write(
+        &manifest,
+        [
+            level("tight", "      type: Reject\n"),
+            level(
+                "patient",
+                "      type: Queue\n      queuing:\n        queues: 8\n        handSize: 2\n\
+                 \x20       queueLengthLimit: 10\n",
+            ),
+            schema("bob-is-tight", "tight", "bob"),
+            schema("carol-is-patient", "patient", "carol"),
+        ]
+        .concat(),
+    )
+    .unwrap();
+    let conf = server.kubeconfig_path();
+    let (success, _, err) = kubectl(&conf, &["apply", "-f", manifest.to_str().unwrap()]);
+    assert!(success, "{err}");
+    let tight = uid(&server, "flowschemas", "bob-is-tight").await;
+    classified_by(&bob, &tight).await;
+    classified_by(
+        &carol,
+        &uid(&server, "flowschemas", "carol-is-patient").await,
+    )
+    .await;
+    let (success, out, err) = kubectl(&conf, &["get", "flowschema", "bob-is-tight"]);
+    assert!(success, "{err}");
+    assert!(out.contains("tight") && out.contains("500"), "{out}");
+
+    // A create whose body never arrives holds tight's one seat: bob's next request is
+    // refused, carol's is served.
+    let held = bob.unfinished_request("POST", CM, 100, b"{").await;
+    let mut refused = None;
+    for _ in 0..200 {
+        let r = bob.get(CM).await;
+        if r.status == 429 {
+            refused = Some(r);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let refused = refused.expect("bob is refused while his seat is held");
+    assert_eq!(refused.headers["retry-after"], "1");
+    assert_eq!(
+        refused.headers["x-kubernetes-pf-flowschema-uid"],
+        tight.as_str()
+    );
+    assert_eq!(refused.json()["reason"], "TooManyRequests");
+    assert_eq!(carol.get(CM).await.status, 200);
+    let rejected = "apiserver_flowcontrol_rejected_requests_total{flow_schema=\"bob-is-tight\",\
+                    priority_level=\"tight\",reason=\"concurrency-limit\"}";
+    assert!(sample(&server, rejected).await >= 1.0);
+    drop(held);
+    let mut served = false;
+    for _ in 0..200 {
+        if bob.get(CM).await.status == 200 {
+            served = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(served, "the seat comes back when the client goes away");
+
+    // Carol's level queues: her second request waits for her first one's seat.
+    let held = carol.unfinished_request("POST", CM, 100, b"{").await;
+    let waiting = {
+        let carol = carol.clone();
+        tokio::spawn(async move { carol.get(CM).await.status })
+    };
+    let mut queued = false;
+    for _ in 0..200 {
+        let dump = admin(&server)
+            .get("/debug/api_priority_and_fairness/dump_requests?includeRequestDetails=1")
+            .await;
+        let text = String::from_utf8_lossy(&dump.body).to_string();
+        if text.contains("patient, carol-is-patient, ") && text.contains(", carol, list, ") {
+            queued = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(queued, "carol's second request waits in a queue");
+    drop(held);
+    assert_eq!(waiting.await.unwrap(), 200);
+
+    // Bad configuration is refused with upstream's field errors.
+    let r = admin(&server)
+        .send_json(
+            http::Method::POST,
+            &format!("{FLOWCONTROL}/prioritylevelconfigurations"),
+            &json!({"metadata": {"name": "bad"}, "spec": {"type": "Limited", "limited": {
+                "limitResponse": {"type": "Queue", "queuing": {"queues": 4, "handSize": 8}}}}}),
+        )
+        .await;
+    assert_eq!(r.status, 422, "{:?}", r.body);
+    assert_eq!(
+        r.json()["details"]["causes"][0]["field"],
+        "spec.limited.limitResponse.queuing.handSize"
+    );
 }

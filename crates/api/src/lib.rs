@@ -9,6 +9,7 @@ pub mod coordination;
 pub mod core;
 mod describe;
 pub mod events;
+pub mod flowcontrol;
 pub mod limits;
 pub mod networking;
 pub mod node;
@@ -33,6 +34,7 @@ pub use core::{
     PersistentVolumeClaimStrategy, PersistentVolumeStrategy, SecretStrategy,
     ServiceAccountStrategy,
 };
+pub use flowcontrol::{FlowSchemaStrategy, PriorityLevelConfigurationStrategy};
 pub use limits::LimitRangeStrategy;
 pub use networking::IngressClassStrategy;
 pub use node::RuntimeClassStrategy;

@@ -23,6 +23,8 @@ pub fn for_kind(group: &str, kind: &str) -> Vec<Column> {
         ("coordination.k8s.io", "Lease") => leases(),
         ("scheduling.k8s.io", "PriorityClass") => priority_classes(),
         ("node.k8s.io", "RuntimeClass") => runtime_classes(),
+        ("flowcontrol.apiserver.k8s.io", "FlowSchema") => flow_schemas(),
+        ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration") => priority_levels(),
         ("networking.k8s.io", "IngressClass") => ingress_classes(),
         ("policy", "PodDisruptionBudget") => pod_disruption_budgets(),
         (
@@ -466,6 +468,89 @@ pub fn runtime_classes() -> Vec<Column> {
             "string",
             "The container runtime configuration this class selects.",
             |o, _| o.get("handler").cloned().unwrap_or_else(|| Value::from("")),
+        ),
+        Column::age(),
+    ]
+}
+
+/// FlowSchemas: the level, precedence and distinguisher; whether the level is missing.
+fn flow_schemas() -> Vec<Column> {
+    vec![
+        Column::name(),
+        Column::new(
+            "PriorityLevel",
+            "string",
+            "The priority level requests of this schema run at.",
+            |o, _| text_or(o, "/spec/priorityLevelConfiguration/name", ""),
+        ),
+        Column::new(
+            "MatchingPrecedence",
+            "string",
+            "Lower precedences are matched first.",
+            |o, _| {
+                let p = o
+                    .pointer("/spec/matchingPrecedence")
+                    .and_then(Value::as_i64);
+                Value::String(p.unwrap_or(1000).to_string())
+            },
+        ),
+        Column::new(
+            "DistinguisherMethod",
+            "string",
+            "How requests are told apart into flows.",
+            |o, _| text_or(o, "/spec/distinguisherMethod/type", "<none>"),
+        ),
+        Column::age(),
+        Column::new(
+            "MissingPL",
+            "string",
+            "Whether the priority level does not exist.",
+            |o, _| {
+                let dangling = o
+                    .pointer("/status/conditions")
+                    .and_then(Value::as_array)
+                    .and_then(|c| c.iter().find(|c| c["type"] == "Dangling"))
+                    .and_then(|c| c["status"].as_str())
+                    .unwrap_or("?");
+                Value::String(dangling.to_string())
+            },
+        ),
+    ]
+}
+
+/// A field of a limited level's spec, `<none>` when absent (exempt levels).
+fn limited(o: &Value, field: &str) -> Value {
+    let v = o.pointer(&format!("/spec/limited/{field}"));
+    Value::String(v.map_or("<none>".to_string(), |v| v.to_string()))
+}
+
+/// PriorityLevelConfigurations: type, shares and queuing.
+fn priority_levels() -> Vec<Column> {
+    vec![
+        Column::name(),
+        Column::new("Type", "string", "Exempt or Limited.", |o, _| {
+            text_or(o, "/spec/type", "")
+        }),
+        Column::new(
+            "NominalConcurrencyShares",
+            "string",
+            "The level's share of the server's seats.",
+            |o, _| limited(o, "nominalConcurrencyShares"),
+        ),
+        Column::new("Queues", "string", "Queues of the level.", |o, _| {
+            limited(o, "limitResponse/queuing/queues")
+        }),
+        Column::new(
+            "HandSize",
+            "string",
+            "Queues dealt to each flow.",
+            |o, _| limited(o, "limitResponse/queuing/handSize"),
+        ),
+        Column::new(
+            "QueueLengthLimit",
+            "string",
+            "Requests one queue may hold.",
+            |o, _| limited(o, "limitResponse/queuing/queueLengthLimit"),
         ),
         Column::age(),
     ]

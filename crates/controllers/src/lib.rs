@@ -23,6 +23,7 @@
 //!   are deleted; `Orphan` and `Foreground` deletions are carried out.
 
 mod events;
+pub mod flowcontrol;
 mod gc;
 mod namespaces;
 pub mod node_graph;

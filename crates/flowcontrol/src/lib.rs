@@ -116,6 +116,16 @@ impl Drop for Ticket {
     }
 }
 
+/// Where a request stands once classified.
+pub enum Decision {
+    /// It runs now.
+    Admitted(Ticket),
+    /// It does not run.
+    Rejected(Rejection),
+    /// It waits in a queue: [`Pending::admitted`] says how that ends.
+    Waiting(Pending),
+}
+
 /// A request on its way to a seat: run at once, rejected, or waiting in a queue.
 pub struct Pending {
     classification: Classification,
@@ -228,6 +238,19 @@ impl Pending {
         &self.classification
     }
 
+    /// The outcome when it is already decided (seats free, or a rejection); otherwise the
+    /// request is waiting and comes back.
+    pub fn decided(self) -> Decision {
+        match self.state {
+            PendingState::Done(Ok(ticket)) => Decision::Admitted(ticket),
+            PendingState::Done(Err(why)) => Decision::Rejected(why),
+            state => Decision::Waiting(Pending {
+                classification: self.classification,
+                state,
+            }),
+        }
+    }
+
     /// Waits for the request's seats.
     pub async fn admitted(self) -> Result<Ticket, Rejection> {
         match self.state {
@@ -239,9 +262,9 @@ impl Pending {
 
 impl FlowControl {
     /// A controller for a server of `server_seats` seats whose requests wait in queues at
-    /// most `wait_limit`, with the mandatory configuration until [`Self::put_schema`] and
-    /// [`Self::put_level`] bring the stored one.
-    pub fn new(server_seats: u32, wait_limit: Duration) -> Arc<Self> {
+    /// most `wait_limit`, recording into `metrics`, with the mandatory configuration until
+    /// [`Self::put_schema`] and [`Self::put_level`] bring the stored one.
+    pub fn new(server_seats: u32, wait_limit: Duration, metrics: Metrics) -> Arc<Self> {
         let control = Arc::new(FlowControl {
             config: RwLock::new(Arc::new(Config {
                 schemas: Vec::new(),
@@ -249,7 +272,7 @@ impl FlowControl {
             })),
             objects: Mutex::new(Objects::default()),
             dispatch: Mutex::new(Dispatch::default()),
-            metrics: Metrics::default(),
+            metrics,
             server_seats: server_seats.max(1),
             wait_limit,
             next_id: AtomicU64::new(0),

@@ -51,7 +51,7 @@ fn authenticated() -> Vec<String> {
 
 /// A server of 2 seats: `tiny` (5 shares) gets 1, catch-all (5) the other.
 fn tiny(queuing: serde_json::Value, wait: Duration) -> Arc<FlowControl> {
-    let fc = FlowControl::new(2, wait);
+    let fc = FlowControl::new(2, wait, Metrics::default());
     fc.put_level(&level("tiny", 5, queuing));
     fc.put_schema(&schema("tiny", "tiny", 100, "alice"));
     fc.put_schema(&schema("tiny-too", "tiny", 100, "bob"));
@@ -64,7 +64,7 @@ fn queue(queues: i32, hand: i32, length: i32) -> serde_json::Value {
 
 #[test]
 fn the_suggested_configuration_classifies_as_upstream() {
-    let fc = FlowControl::new(600, Duration::from_secs(15));
+    let fc = FlowControl::new(600, Duration::from_secs(15), Metrics::default());
     for l in bootstrap::suggested_priority_levels() {
         fc.put_level(&l);
     }
@@ -150,7 +150,7 @@ fn the_suggested_configuration_classifies_as_upstream() {
 
 #[test]
 fn a_deleted_mandatory_object_is_still_in_effect_and_dangling_schemas_are_skipped() {
-    let fc = FlowControl::new(10, Duration::from_secs(1));
+    let fc = FlowControl::new(10, Duration::from_secs(1), Metrics::default());
     let groups = authenticated();
     assert_eq!(
         &*fc.classify(&get("alice", &groups)).unwrap().schema,

@@ -54,6 +54,10 @@ pub struct Builtin {
     /// Their bindings (the policy index follows them).
     pub admission_policy_bindings:
         Arc<GenericStore<capstan_api::ValidatingAdmissionPolicyBindingStrategy>>,
+    /// FlowSchemas (API Priority and Fairness follows them).
+    pub flow_schemas: Arc<GenericStore<capstan_api::FlowSchemaStrategy>>,
+    /// PriorityLevelConfigurations (likewise).
+    pub priority_levels: Arc<GenericStore<capstan_api::PriorityLevelConfigurationStrategy>>,
 }
 
 /// The RBAC stores.
@@ -109,6 +113,8 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
     let admission_policies = registry.register(capstan_api::ValidatingAdmissionPolicyStrategy);
     let admission_policy_bindings =
         registry.register(capstan_api::ValidatingAdmissionPolicyBindingStrategy);
+    let flow_schemas = registry.register(capstan_api::FlowSchemaStrategy);
+    let priority_levels = registry.register(capstan_api::PriorityLevelConfigurationStrategy);
     let pod_strategy = PodStrategy {
         allow_privileged: registry.config().allow_privileged,
     };
@@ -199,6 +205,8 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
         validating_webhooks,
         admission_policies,
         admission_policy_bindings,
+        flow_schemas,
+        priority_levels,
     }
 }
 

@@ -136,6 +136,9 @@ pub struct ServerConfig {
     /// How long a request that is not long-running may take; zero: no bound
     /// (`--request-timeout`).
     pub request_timeout: Duration,
+    /// API Priority and Fairness in place of the two in-flight limits
+    /// (`--enable-priority-and-fairness`).
+    pub enable_priority_and_fairness: bool,
     /// How long a client may take to finish the TLS handshake (32 s: what upstream's Go
     /// server allows, its header timeout).
     pub tls_handshake_timeout: Duration,
@@ -215,6 +218,7 @@ impl ServerConfig {
             min_request_timeout: Duration::from_secs(1800),
             max_requests_inflight: 400,
             max_mutating_requests_inflight: 200,
+            enable_priority_and_fairness: true,
             request_timeout: Duration::from_secs(60),
             tls_handshake_timeout: Duration::from_secs(32),
             request_header_timeout: Duration::from_secs(32),

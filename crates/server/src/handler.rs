@@ -48,6 +48,8 @@ pub struct State {
     pub metrics: Arc<crate::metrics::Metrics>,
     /// Whether `/debug/pprof/` is served.
     pub profiling: bool,
+    /// API Priority and Fairness, when on (its `/debug/api_priority_and_fairness/` pages).
+    pub flow_control: Option<Arc<capstan_flowcontrol::FlowControl>>,
     /// Service-account tokens: the issuer's discovery document and keys.
     pub service_accounts: Arc<capstan_auth::authn::serviceaccount::ServiceAccountTokens>,
 }
@@ -143,6 +145,22 @@ fn non_resource(
 ) -> Result<Response<Body>, ApiError> {
     let path = info.path.as_str();
     let document = match path.trim_end_matches('/') {
+        "/debug/api_priority_and_fairness/dump_priority_levels"
+        | "/debug/api_priority_and_fairness/dump_queues"
+        | "/debug/api_priority_and_fairness/dump_requests"
+            if state.flow_control.is_some() =>
+        {
+            if method != Method::GET && method != Method::HEAD {
+                return Err(ApiError::method_not_allowed());
+            }
+            let control = state.flow_control.as_ref().expect("checked");
+            let page = match path.trim_end_matches('/').rsplit('/').next() {
+                Some("dump_priority_levels") => control.dump_priority_levels(),
+                Some("dump_queues") => control.dump_queues(),
+                _ => control.dump_requests(info.query.get("includeRequestDetails") == Some("1")),
+            };
+            return Ok(response::text(StatusCode::OK, page));
+        }
         "/metrics" => {
             if method != Method::GET && method != Method::HEAD {
                 return Err(ApiError::method_not_allowed());

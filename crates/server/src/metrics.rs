@@ -38,6 +38,8 @@ pub struct Metrics {
     pub watch_events: Family<Labels, Counter>,
     /// The `apiserver_audit_*` counters.
     pub audit: capstan_audit::AuditMetrics,
+    /// The `apiserver_flowcontrol_*` families (API Priority and Fairness).
+    pub flowcontrol: capstan_flowcontrol::Metrics,
     process: ProcessMetrics,
     allowed_labels: LabelAllowList,
 }
@@ -305,6 +307,66 @@ impl Metrics {
             watch_events.clone(),
             true,
         );
+        let flowcontrol = capstan_flowcontrol::Metrics::default();
+        {
+            let f = &flowcontrol;
+            let mut add = |name: &str, help: &str, metric: Family<Labels, Gauge>| {
+                registry.register(name, help, metric, false);
+            };
+            add(
+                "apiserver_flowcontrol_current_inqueue_requests",
+                "[BETA] Number of requests currently pending in queues of the API Priority and Fairness subsystem",
+                f.inqueue.clone(),
+            );
+            add(
+                "apiserver_flowcontrol_current_executing_requests",
+                "[BETA] Number of requests in initial (for a WATCH) or any (for a non-WATCH) execution stage in the API Priority and Fairness subsystem",
+                f.executing.clone(),
+            );
+            add(
+                "apiserver_flowcontrol_current_executing_seats",
+                "[BETA] Concurrency (number of seats) occupied by the currently executing (initial stage for a WATCH, any stage otherwise) requests in the API Priority and Fairness subsystem",
+                f.executing_seats.clone(),
+            );
+            add(
+                "apiserver_flowcontrol_nominal_limit_seats",
+                "[BETA] Nominal number of execution seats configured for each priority level",
+                f.nominal_limit.clone(),
+            );
+            add(
+                "apiserver_flowcontrol_request_concurrency_limit",
+                "[ALPHA] Nominal number of execution seats configured for each priority level",
+                f.concurrency_limit.clone(),
+            );
+            add(
+                "apiserver_flowcontrol_upper_limit_seats",
+                "[ALPHA] Configured upper bound on number of execution seats available to each priority level",
+                f.upper_limit.clone(),
+            );
+            add(
+                "apiserver_flowcontrol_lower_limit_seats",
+                "[ALPHA] Configured lower bound on number of execution seats available to each priority level",
+                f.lower_limit.clone(),
+            );
+        }
+        registry.register(
+            "apiserver_flowcontrol_dispatched_requests",
+            "[BETA] Number of requests executed by API Priority and Fairness subsystem",
+            flowcontrol.dispatched.clone(),
+            true,
+        );
+        registry.register(
+            "apiserver_flowcontrol_rejected_requests",
+            "[BETA] Number of requests rejected by API Priority and Fairness subsystem",
+            flowcontrol.rejected.clone(),
+            true,
+        );
+        registry.register(
+            "apiserver_flowcontrol_request_wait_duration_seconds",
+            "[BETA] Length of time a request spent waiting in its queue",
+            flowcontrol.wait.clone(),
+            false,
+        );
         let audit = capstan_audit::AuditMetrics::default();
         registry.register(
             "apiserver_audit_event",
@@ -333,6 +395,7 @@ impl Metrics {
         let process = ProcessMetrics::register(&mut registry);
         Self {
             audit,
+            flowcontrol,
             registry: inner,
             allowed_labels: options.allowed_labels,
             storage_objects,

@@ -408,6 +408,59 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     let metrics = Arc::new(crate::metrics::Metrics::with_options(
         config.metrics.clone(),
     ));
+    // API Priority and Fairness divides the two in-flight limits' seats between priority
+    // levels; with no limits at all there is nothing to divide.
+    let seats = config.max_requests_inflight + config.max_mutating_requests_inflight;
+    let flow_control = (config.enable_priority_and_fairness && seats > 0).then(|| {
+        let wait = if config.request_timeout.is_zero() {
+            Duration::from_secs(15)
+        } else {
+            (config.request_timeout / 4).max(Duration::from_secs(1))
+        };
+        capstan_flowcontrol::FlowControl::new(
+            u32::try_from(seats).unwrap_or(u32::MAX),
+            wait,
+            metrics.flowcontrol.clone(),
+        )
+    });
+    if let Some(control) = &flow_control {
+        let group = "flowcontrol.apiserver.k8s.io";
+        let stores = capstan_controllers::flowcontrol::Stores {
+            schemas: builtin.flow_schemas.clone(),
+            schema_status: registry
+                .get(group, "v1", "flowschemas", "status")
+                .cloned()
+                .ok_or_else(|| Error::Startup("flowschemas/status is not served".into()))?,
+            levels: builtin.priority_levels.clone(),
+        };
+        let producer = PostStartHook::new("priority-and-fairness-config-producer");
+        hooks.push(producer.clone());
+        if capstan_controllers::flowcontrol::ensure_configuration(&stores)
+            .await
+            .is_ok()
+        {
+            producer.finish();
+        } else {
+            let stores = stores.clone();
+            compactors.push(tokio::spawn(async move {
+                while capstan_controllers::flowcontrol::ensure_configuration(&stores)
+                    .await
+                    .is_err()
+                {
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+                producer.finish();
+            }));
+        }
+        let loaded = Arc::new(tokio::sync::Notify::new());
+        compactors.extend(capstan_controllers::flowcontrol::start(
+            stores,
+            control.clone(),
+            loaded.clone(),
+        ));
+        // Classify by the stored configuration from the first request on.
+        let _ = tokio::time::timeout(Duration::from_secs(10), loaded.notified()).await;
+    }
     compactors.extend(metrics.start_storage_polls(
         registry.clone(),
         config.storage_prefix.trim_end_matches('/').to_string(),
@@ -506,6 +559,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         .with_hooks(hooks, config.livez_grace_period),
         metrics: metrics.clone(),
         profiling: config.profiling,
+        flow_control: flow_control.clone(),
         service_accounts,
     });
     let handler = tower::service_fn(move |req| handler::handle(state.clone(), req));
@@ -547,11 +601,14 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         goaway: filters::Goaway::new(config.goaway_chance),
         access_log: filters::AccessLog::new(config.request_log),
         auditor: auditor.clone(),
-        max_in_flight: filters::MaxInFlight::new(
-            config.max_requests_inflight,
-            config.max_mutating_requests_inflight,
-            &metrics.inflight,
-        ),
+        max_in_flight: flow_control.is_none().then(|| {
+            filters::MaxInFlight::new(
+                config.max_requests_inflight,
+                config.max_mutating_requests_inflight,
+                &metrics.inflight,
+            )
+        }),
+        fairness: flow_control.map(filters::PriorityAndFairness::new),
         deadline: filters::RequestDeadline::new(config.request_timeout),
     };
     let service = filters::chain(handler, layers, authn, authz);

@@ -32,7 +32,7 @@ pub(crate) fn is_long_running(info: &RequestInfo) -> bool {
 
 /// Whether a request only reads (upstream counts every verb but get, list and watch as
 /// mutating, non-resource POSTs included).
-fn is_read_only(info: &RequestInfo) -> bool {
+pub(crate) fn is_read_only(info: &RequestInfo) -> bool {
     matches!(info.verb.as_str(), "get" | "list" | "watch")
 }
 
@@ -107,7 +107,7 @@ impl MaxInFlight {
 }
 
 /// The answer to a request beyond the in-flight limit.
-fn too_many_requests() -> ApiError {
+pub(crate) fn too_many_requests() -> ApiError {
     let mut err = ApiError::new(
         Reason::TooManyRequests,
         "Too many requests, please try again later.",

@@ -5,6 +5,7 @@ mod access_log;
 mod audit;
 mod authentication;
 mod authorization;
+mod fairness;
 mod filter;
 mod goaway;
 mod headers;
@@ -28,6 +29,7 @@ pub use access_log::{AccessLog, ClientAddr};
 pub use audit::{Audit, AuditStart, Auditor};
 pub use authentication::Authentication;
 pub use authorization::Authorization;
+pub use fairness::PriorityAndFairness;
 pub use filter::FilterLayer;
 pub use goaway::{CloseConnection, Goaway};
 pub use headers::{Cors, hsts};
@@ -57,8 +59,12 @@ pub struct Filters {
     pub access_log: AccessLog,
     /// Audit (`--audit-policy-file` with a backend), when configured.
     pub auditor: Option<Arc<Auditor>>,
-    /// `--max-requests-inflight`, `--max-mutating-requests-inflight`.
-    pub max_in_flight: MaxInFlight,
+    /// `--max-requests-inflight`, `--max-mutating-requests-inflight`, when API Priority and
+    /// Fairness is off.
+    pub max_in_flight: Option<MaxInFlight>,
+    /// API Priority and Fairness (`--enable-priority-and-fairness`), which divides the same
+    /// seats between priority levels.
+    pub fairness: Option<PriorityAndFairness>,
     /// `--request-timeout`.
     pub deadline: RequestDeadline,
 }
@@ -110,8 +116,10 @@ where
         // Acting as another user, when allowed to (`kubectl --as`).
         .layer(FilterLayer::new(Impersonation::new(authz.clone())))
         // A 429 beyond the requests in flight (system:masters excepted, so it follows
-        // authentication and impersonation).
-        .layer(FilterLayer::new(filters.max_in_flight))
+        // authentication and impersonation); or, with API Priority and Fairness, a seat of
+        // the request's priority level, after a fair wait in its queue.
+        .option_layer(filters.max_in_flight.map(FilterLayer::new))
+        .option_layer(filters.fairness.map(FilterLayer::new))
         // May they: 403 before the request reaches a handler.
         .layer(FilterLayer::new(Authorization::new(authz)))
         .service(handler);
