@@ -142,6 +142,7 @@ async fn requests_fail_clearly_while_etcd_is_down_and_recover() {
          [+]poststarthook/scheduling/bootstrap-system-priority-classes ok\n\
          [+]poststarthook/rbac/bootstrap-roles ok\n\
          [+]poststarthook/start-cluster-authentication-info-controller ok\n\
+         [+]poststarthook/priority-and-fairness-config-producer ok\n\
          readyz check passed\n"
     );
 
@@ -156,6 +157,7 @@ async fn requests_fail_clearly_while_etcd_is_down_and_recover() {
          [+]poststarthook/scheduling/bootstrap-system-priority-classes ok\n\
          [+]poststarthook/rbac/bootstrap-roles ok\n\
          [+]poststarthook/start-cluster-authentication-info-controller ok\n\
+         [+]poststarthook/priority-and-fairness-config-producer ok\n\
          readyz check failed\n"
     );
     assert_eq!(raw.get("/readyz/etcd").await.status.as_u16(), 500);

@@ -436,6 +436,9 @@ async fn priority_and_fairness_classifies_queues_and_takes_new_flow_schemas() {
 
     // Carol's level queues: her second request waits for her first one's seat.
     let held = carol.unfinished_request("POST", CM, 100, b"{").await;
+    let executing = "apiserver_flowcontrol_current_executing_requests{flow_schema=\"carol-is-patient\",\
+                     priority_level=\"patient\"}";
+    wait_for_sample(&server, executing, 1.0).await;
     let waiting = {
         let carol = carol.clone();
         tokio::spawn(async move { carol.get(CM).await.status })

@@ -63,6 +63,7 @@ async fn readyz_reports_the_post_start_hooks() {
         "[+]poststarthook/scheduling/bootstrap-system-priority-classes ok",
         "[+]poststarthook/rbac/bootstrap-roles ok",
         "[+]poststarthook/start-cluster-authentication-info-controller ok",
+        "[+]poststarthook/priority-and-fairness-config-producer ok",
     ] {
         assert!(body.contains(check), "{body}");
     }

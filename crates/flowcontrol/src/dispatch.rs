@@ -124,8 +124,10 @@ impl Level {
             return 0;
         };
         let deck = self.queues.len() as u32;
-        deal(hash, deck, q.hand_size.min(deck))
-            .into_iter()
+        let mut hand = [0usize; MAX_HAND];
+        deal(hash, deck, q.hand_size, &mut hand)
+            .iter()
+            .copied()
             .min_by_key(|&i| {
                 let queue = &self.queues[i];
                 queue.waiting_seats() + queue.executing_seats
@@ -134,24 +136,30 @@ impl Level {
     }
 }
 
-/// Deals `hand` distinct queues out of `deck` from the entropy in `hash`.
-pub(crate) fn deal(mut hash: u64, deck: u32, hand: u32) -> Vec<usize> {
-    let mut chosen: Vec<usize> = Vec::with_capacity(hand as usize);
-    for i in 0..hand {
-        let remaining = u64::from(deck - i);
+/// The most cards a hand may hold: 60 bits of hash spent at one bit or more a card.
+const MAX_HAND: usize = 64;
+
+/// Deals `hand` distinct queues out of `deck` from the entropy in `hash`, into `out`
+/// (returned as the dealt part).
+pub(crate) fn deal(mut hash: u64, deck: u32, hand: u32, out: &mut [usize; MAX_HAND]) -> &[usize] {
+    let hand = (hand as usize).min(MAX_HAND).min(deck as usize);
+    // The cards dealt so far, in ascending order, to map each new card past them.
+    let mut sorted = [0usize; MAX_HAND];
+    for (i, slot) in out.iter_mut().enumerate().take(hand) {
+        let remaining = u64::from(deck) - i as u64;
         let mut card = (hash % remaining) as usize;
         hash /= remaining;
         // The card-th queue not yet dealt.
-        let mut sorted = chosen.clone();
-        sorted.sort_unstable();
-        for c in sorted {
-            if card >= c {
-                card += 1;
-            }
+        let mut at = 0;
+        while at < i && sorted[at] <= card {
+            card += 1;
+            at += 1;
         }
-        chosen.push(card);
+        sorted.copy_within(at..i, at + 1);
+        sorted[at] = card;
+        *slot = card;
     }
-    chosen
+    &out[..hand]
 }
 
 /// All levels' seats, under one lock: lending ties them together.
@@ -380,7 +388,8 @@ mod tests {
     fn deals_distinct_queues_spread_over_the_deck() {
         let mut seen = vec![0u32; 64];
         for hash in 0..2000u64 {
-            let hand = deal(hash.wrapping_mul(0x9e37_79b9_7f4a_7c15), 64, 6);
+            let mut out = [0usize; MAX_HAND];
+            let hand = deal(hash.wrapping_mul(0x9e37_79b9_7f4a_7c15), 64, 6, &mut out).to_vec();
             let mut sorted = hand.clone();
             sorted.sort_unstable();
             sorted.dedup();
