@@ -49,7 +49,7 @@ pub(crate) struct Schema {
     pub level: usize,
     pub distinguisher: Distinguisher,
     pub rules: Vec<Rule>,
-    pub series: FlowSeries,
+    pub series: Arc<FlowSeries>,
 }
 
 /// The configuration requests are classified and dispatched by.
@@ -112,7 +112,7 @@ impl Config {
                     .iter()
                     .position(|l| *l.name == *spec.priority_level_configuration.name)?;
                 let name: Arc<str> = fs.metadata.name.as_deref().unwrap_or_default().into();
-                let series = metrics.flow(&name, &compiled_levels[level].name);
+                let series = Arc::new(metrics.flow(&name, &compiled_levels[level].name));
                 Some(Schema {
                     uid: fs.metadata.uid.as_deref().unwrap_or_default().into(),
                     precedence: spec.matching_precedence.unwrap_or(1000),

@@ -29,7 +29,7 @@ pub(crate) struct Waiter {
     pub width: u32,
     pub arrived: Instant,
     pub tx: oneshot::Sender<Grant>,
-    pub series: FlowSeries,
+    pub series: Arc<FlowSeries>,
     pub summary: RequestSummary,
 }
 

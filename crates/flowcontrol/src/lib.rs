@@ -93,7 +93,7 @@ pub struct Ticket {
     borrowed: bool,
     charged: f64,
     started: Instant,
-    series: FlowSeries,
+    series: Arc<FlowSeries>,
     exempt: bool,
 }
 
@@ -144,7 +144,7 @@ struct Wait {
     queue: usize,
     id: u64,
     width: u32,
-    series: FlowSeries,
+    series: Arc<FlowSeries>,
     rx: Option<oneshot::Receiver<Grant>>,
 }
 
