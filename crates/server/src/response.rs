@@ -154,3 +154,96 @@ pub fn json_stream(
     );
     resp
 }
+
+/// A body that keeps `guard` until its last frame is sent or the body is dropped (a client
+/// that goes away): what a request holds (a seat) lasts while its response is written.
+struct Holding<G> {
+    body: Body,
+    guard: Option<G>,
+}
+
+impl<G: Send + Unpin + 'static> http_body::Body for Holding<G> {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Infallible>>> {
+        let polled = std::pin::Pin::new(&mut self.body).poll_frame(cx);
+        if matches!(polled, std::task::Poll::Ready(None)) || self.body.is_end_stream() {
+            self.guard = None;
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// `resp` with `guard` kept until its body has been sent.
+pub fn hold_until_sent<G: Send + Unpin + 'static>(
+    resp: Response<Body>,
+    guard: G,
+) -> Response<Body> {
+    if http_body::Body::is_end_stream(resp.body()) {
+        return resp;
+    }
+    let (parts, body) = resp.into_parts();
+    Response::from_parts(
+        parts,
+        UnsyncBoxBody::new(Holding {
+            body,
+            guard: Some(guard),
+        }),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use http_body_util::{BodyExt, StreamBody};
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_held_guard_lasts_until_the_last_frame_and_no_longer() {
+        let frames = futures_util::stream::iter(
+            ["first", "second"]
+                .map(|s| Ok::<_, Infallible>(http_body::Frame::data(Bytes::from(s)))),
+        );
+        let guard = Arc::new(());
+        let resp = Response::new(UnsyncBoxBody::new(StreamBody::new(frames)));
+        let mut body = hold_until_sent(resp, guard.clone()).into_body();
+        let first = body.frame().await.unwrap().unwrap();
+        assert_eq!(first.into_data().unwrap(), "first");
+        assert_eq!(
+            Arc::strong_count(&guard),
+            2,
+            "held while the body is written"
+        );
+        body.frame().await.unwrap().unwrap();
+        assert!(body.frame().await.is_none());
+        assert_eq!(Arc::strong_count(&guard), 1, "given back at the end");
+
+        // A body dropped half way (the client went away) gives it back too.
+        let frames = futures_util::stream::iter(
+            ["a", "b"].map(|s| Ok::<_, Infallible>(http_body::Frame::data(Bytes::from(s)))),
+        );
+        let resp = Response::new(UnsyncBoxBody::new(StreamBody::new(frames)));
+        let mut body = hold_until_sent(resp, guard.clone()).into_body();
+        body.frame().await.unwrap().unwrap();
+        drop(body);
+        assert_eq!(Arc::strong_count(&guard), 1);
+        // An empty body holds nothing.
+        let empty = hold_until_sent(Response::new(full(Bytes::new())), guard.clone());
+        assert_eq!(Arc::strong_count(&guard), 1);
+        drop(empty);
+    }
+}

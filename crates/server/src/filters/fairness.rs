@@ -2,7 +2,9 @@
 //! classified by the FlowSchemas and runs on a seat of its priority level, after waiting in
 //! its flow's queue if need be, or is refused with 429. Every response says where the request
 //! was classified (`X-Kubernetes-PF-FlowSchema-UID`, `X-Kubernetes-PF-PriorityLevel-UID`).
-//! Long-running requests are classified but hold no seat.
+//! A seat is held until the response has been written (or the client has gone), as upstream's
+//! handlers write theirs before returning. Long-running requests are classified but hold no
+//! seat.
 
 use std::sync::Arc;
 
@@ -88,9 +90,8 @@ impl Filter for PriorityAndFairness {
                 let fut = next.call(req);
                 Box::pin(async move {
                     let mut resp = fut.await?;
-                    drop(ticket);
                     mark(&mut resp, &class);
-                    Ok(resp)
+                    Ok(response::hold_until_sent(resp, ticket))
                 })
             }
             Decision::Rejected(_) => refused(&class),
@@ -101,9 +102,8 @@ impl Filter for PriorityAndFairness {
                         return refused(&class).await;
                     };
                     let mut resp = next.oneshot(req).await?;
-                    drop(ticket);
                     mark(&mut resp, &class);
-                    Ok(resp)
+                    Ok(response::hold_until_sent(resp, ticket))
                 })
             }
         }

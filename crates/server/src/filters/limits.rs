@@ -128,11 +128,9 @@ impl Filter for MaxInFlight {
         match seats.take() {
             Some(seat) => {
                 let fut = next.call(req);
-                Box::pin(async move {
-                    let resp = fut.await;
-                    drop(seat);
-                    resp
-                })
+                // The seat lasts while the response is written, as upstream's handlers write
+                // theirs before they return.
+                Box::pin(async move { Ok(response::hold_until_sent(fut.await?, seat)) })
             }
             None => {
                 let privileged = req
