@@ -82,15 +82,6 @@ impl Distinguisher {
             Distinguisher::ByNamespace => req.namespace,
         }
     }
-
-    /// The name upstream uses (`ByUser`, `ByNamespace`, empty).
-    pub fn name(self) -> &'static str {
-        match self {
-            Distinguisher::None => "",
-            Distinguisher::ByUser => "ByUser",
-            Distinguisher::ByNamespace => "ByNamespace",
-        }
-    }
 }
 
 fn any(list: &[String], value: &str, all: &str) -> bool {

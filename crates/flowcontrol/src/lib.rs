@@ -286,11 +286,6 @@ impl FlowControl {
         &self.metrics
     }
 
-    /// The server's seats.
-    pub fn server_seats(&self) -> u32 {
-        self.server_seats
-    }
-
     fn lock_dispatch(&self) -> std::sync::MutexGuard<'_, Dispatch> {
         self.dispatch.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -348,14 +343,6 @@ impl FlowControl {
     pub fn remove_level(&self, name: &str) {
         self.change(|o| {
             o.levels.remove(name);
-        });
-    }
-
-    /// Keeps only the objects named (after a relist, the others are gone).
-    pub fn retain(&self, schemas: &[String], levels: &[String]) {
-        self.change(|o| {
-            o.schemas.retain(|n, _| schemas.contains(n));
-            o.levels.retain(|n, _| levels.contains(n));
         });
     }
 

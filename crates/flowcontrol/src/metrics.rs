@@ -69,7 +69,6 @@ impl Default for Metrics {
 }
 
 /// One schema's series at its level.
-#[derive(Clone)]
 pub(crate) struct FlowSeries {
     pub dispatched: Counter,
     pub rejected: [Counter; 4],
