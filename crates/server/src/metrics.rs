@@ -2,7 +2,7 @@
 //! `apiserver_storage_objects{resource}` (every `--etcd-count-metric-poll-period`) and
 //! `apiserver_storage_size_bytes{storage_cluster_id}` (every `--etcd-db-metric-poll-interval`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,6 +27,8 @@ const DURATION_BUCKETS: [f64; 23] = [
 pub struct Metrics {
     registry: prometheus_client::registry::Registry,
     storage_objects: Family<Labels, Gauge>,
+    /// The last counts of stored objects: resource → (group, count).
+    object_counts: std::sync::RwLock<HashMap<String, Vec<(String, u64)>>>,
     storage_size: Family<Labels, Gauge>,
     /// `apiserver_request_total`.
     pub requests: Family<Labels, Counter>,
@@ -399,6 +401,7 @@ impl Metrics {
             registry: inner,
             allowed_labels: options.allowed_labels,
             storage_objects,
+            object_counts: Default::default(),
             storage_size,
             requests,
             durations,
@@ -489,6 +492,16 @@ impl Metrics {
         tasks
     }
 
+    /// The stored objects of `resource` in `group` at the last count, if counted.
+    pub fn stored_objects(&self, group: &str, resource: &str) -> Option<u64> {
+        let counts = self.object_counts.read().unwrap_or_else(|e| e.into_inner());
+        counts
+            .get(resource)?
+            .iter()
+            .find(|(g, _)| g == group)
+            .map(|(_, n)| *n)
+    }
+
     /// Counts every served resource's stored objects.
     async fn count_objects(&self, registry: &Registry, prefix: &str) {
         // One count per stored collection (a resource served in two versions counts once).
@@ -512,9 +525,19 @@ impl Metrics {
                 Ok(n) => {
                     let labels = self.allowed(
                         "apiserver_storage_objects",
-                        vec![("resource".into(), label)],
+                        vec![("resource".into(), label.clone())],
                     );
                     self.storage_objects.get_or_create(&labels).set(n as i64);
+                    let (resource, group) = label.split_once('.').unwrap_or((&label, ""));
+                    let mut counts = self
+                        .object_counts
+                        .write()
+                        .unwrap_or_else(|e| e.into_inner());
+                    let groups = counts.entry(resource.to_string()).or_default();
+                    match groups.iter_mut().find(|(g, _)| g == group) {
+                        Some(entry) => entry.1 = n,
+                        None => groups.push((group.to_string(), n)),
+                    }
                 }
                 Err(err) => tracing::debug!(%err, resource = label, "object count poll failed"),
             }

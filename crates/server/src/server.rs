@@ -608,7 +608,15 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
                 &metrics.inflight,
             )
         }),
-        fairness: flow_control.map(filters::PriorityAndFairness::new),
+        fairness: flow_control.map(|control| {
+            let metrics = metrics.clone();
+            let width: filters::Width = Arc::new(move |info: &crate::request_info::RequestInfo| {
+                filters::list_width(info, || {
+                    metrics.stored_objects(&info.api_group, &info.resource)
+                })
+            });
+            filters::PriorityAndFairness::new(control, width)
+        }),
         deadline: filters::RequestDeadline::new(config.request_timeout),
     };
     let service = filters::chain(handler, layers, authn, authz);

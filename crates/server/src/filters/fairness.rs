@@ -18,17 +18,43 @@ use super::limits::{is_long_running, too_many_requests};
 use crate::request_info::RequestInfo;
 use crate::response::{self, Body};
 
+/// The seats a request needs (its width).
+pub type Width = Arc<dyn Fn(&RequestInfo) -> u32 + Send + Sync>;
+
 /// The filter, over the server's flow controller.
 #[derive(Clone)]
 pub struct PriorityAndFairness {
     control: Arc<FlowControl>,
+    width: Width,
 }
 
 impl PriorityAndFairness {
-    /// The filter of `control`.
-    pub fn new(control: Arc<FlowControl>) -> Self {
-        Self { control }
+    /// The filter of `control`, giving each request `width` seats.
+    pub fn new(control: Arc<FlowControl>, width: Width) -> Self {
+        Self { control, width }
     }
+}
+
+/// Objects a LIST seat stands for, and the most seats a LIST takes (upstream's figures).
+const OBJECTS_PER_SEAT: u64 = 100;
+const MAX_LIST_SEATS: u64 = 10;
+
+/// Upstream's width of a request: one seat, and for a LIST one per 100 objects it may return
+/// (`stored`: the collection's last count; a `limit` bounds it), at most 10.
+pub fn list_width(info: &RequestInfo, stored: impl FnOnce() -> Option<u64>) -> u32 {
+    if info.verb != "list" {
+        return 1;
+    }
+    let mut objects = stored().unwrap_or(0);
+    if let Some(limit) = info
+        .query
+        .get("limit")
+        .and_then(|l| l.parse::<u64>().ok())
+        .filter(|l| *l > 0)
+    {
+        objects = objects.min(limit);
+    }
+    objects.div_ceil(OBJECTS_PER_SEAT).clamp(1, MAX_LIST_SEATS) as u32
 }
 
 fn mark(resp: &mut Response<Body>, class: &Classification) {
@@ -81,7 +107,7 @@ impl Filter for PriorityAndFairness {
                 Ok(resp)
             });
         }
-        let Some(pending) = self.control.admit(&digest, 1) else {
+        let Some(pending) = self.control.admit(&digest, (self.width)(info)) else {
             return Box::pin(next.call(req));
         };
         let class = pending.classification().clone();
@@ -107,5 +133,29 @@ impl Filter for PriorityAndFairness {
                 })
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use http::Method;
+
+    use super::*;
+
+    fn info(path: &str, query: Option<&str>) -> RequestInfo {
+        RequestInfo::parse(&Method::GET, path, query)
+    }
+
+    #[test]
+    fn lists_take_a_seat_per_hundred_objects_up_to_ten() {
+        let list = info("/api/v1/configmaps", None);
+        assert_eq!(list_width(&list, || Some(0)), 1);
+        assert_eq!(list_width(&list, || None), 1);
+        assert_eq!(list_width(&list, || Some(250)), 3);
+        assert_eq!(list_width(&list, || Some(20_000)), 10);
+        let limited = info("/api/v1/configmaps", Some("limit=100"));
+        assert_eq!(list_width(&limited, || Some(20_000)), 1);
+        let get = info("/api/v1/namespaces/default/configmaps/x", None);
+        assert_eq!(list_width(&get, || Some(20_000)), 1);
     }
 }
