@@ -108,13 +108,10 @@ impl Level {
             .min(self.config.nominal.saturating_sub(self.own))
     }
 
-    /// The widest request the level can ever run.
-    pub fn max_width(&self, server_seats: u32) -> u32 {
-        let upper = self
-            .config
-            .borrow_limit
-            .map_or(server_seats, |b| self.config.nominal.saturating_add(b));
-        upper.max(1)
+    /// The widest a request of this level may be: its nominal seats (what it can always get
+    /// back), so that a wide request never waits for seats the level cannot have.
+    pub fn max_width(&self) -> u32 {
+        self.config.nominal.max(1)
     }
 
     /// The queue a request of flow `hash` joins: of the queues dealt to the flow, the one

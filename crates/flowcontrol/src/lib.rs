@@ -408,7 +408,7 @@ impl FlowControl {
         let hash = classify::flow_hash(&schema.name, &classified.distinguisher);
         let mut dispatch = self.lock_dispatch();
         let level = dispatch.levels.get(&level_config.name)?;
-        let width = width.clamp(1, level.max_width(self.server_seats));
+        let width = width.clamp(1, level.max_width());
         let queue = level.choose_queue(hash);
         let queuing = level.config.queuing;
         let nobody_waiting = level.waiting == 0;

@@ -299,3 +299,22 @@ async fn a_quiet_flow_is_served_before_a_noisy_flows_backlog() {
     );
     drop(quiet_ticket);
 }
+
+#[tokio::test]
+async fn a_request_wider_than_its_level_runs_on_the_seats_the_level_has() {
+    // tiny has one seat: a request asking for ten takes that one, and does not wait forever
+    // for seats it could only borrow.
+    let fc = tiny(queue(4, 2, 5), Duration::from_millis(500));
+    let groups = authenticated();
+    let wide = fc.admit(&get("alice", &groups), 10).unwrap();
+    let ticket = tokio::time::timeout(Duration::from_millis(100), wide.admitted())
+        .await
+        .expect("admitted at once")
+        .unwrap();
+    let labels = vec![
+        ("flow_schema".to_string(), "tiny".to_string()),
+        ("priority_level".to_string(), "tiny".to_string()),
+    ];
+    assert_eq!(fc.metrics().executing_seats.get_or_create(&labels).get(), 1);
+    drop(ticket);
+}
