@@ -32,7 +32,7 @@ impl ContentType {
 }
 
 /// How to reach and authenticate to an API server.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Config {
     /// `https://host:port`.
     pub server: String,
@@ -55,6 +55,34 @@ pub struct Config {
     pub burst: u32,
     /// The User-Agent header.
     pub user_agent: String,
+}
+
+/// Everything but the secrets: the token and the client key show as `<redacted>`.
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let redacted = |present: bool| if present { Some("<redacted>") } else { None };
+        f.debug_struct("Config")
+            .field("server", &self.server)
+            .field(
+                "ca_pem",
+                &self.ca_pem.as_ref().map(|p| String::from_utf8_lossy(p)),
+            )
+            .field("insecure", &self.insecure)
+            .field("token", &redacted(self.token.is_some()))
+            .field(
+                "client_identity",
+                &self
+                    .client_identity
+                    .as_ref()
+                    .map(|(cert, _)| (String::from_utf8_lossy(cert), "<redacted>")),
+            )
+            .field("namespace", &self.namespace)
+            .field("content_type", &self.content_type)
+            .field("qps", &self.qps)
+            .field("burst", &self.burst)
+            .field("user_agent", &self.user_agent)
+            .finish()
+    }
 }
 
 impl Config {
@@ -262,6 +290,11 @@ mod tests {
         assert_eq!(c.server, "https://two:6443");
         assert_eq!(c.ca_pem.as_deref(), Some(b"PEM".as_slice()));
         assert_eq!(c.token.as_deref(), Some("file-token"));
+        let printed = format!("{c:?}");
+        assert!(
+            !printed.contains("file-token") && printed.contains("<redacted>"),
+            "{printed}"
+        );
         assert_eq!(c.namespace.as_deref(), Some("team"));
         let c = Config::from_kubeconfig_str(text, &dir, Some("https://master:1")).unwrap();
         assert_eq!(c.server, "https://master:1");

@@ -15,6 +15,7 @@ pub mod fields;
 pub mod labels;
 pub mod names;
 pub mod quantity;
+mod redacted;
 pub mod resource;
 pub mod status;
 pub mod time;
@@ -24,6 +25,7 @@ pub use error::{Error, Result};
 pub use field::{FieldError, FieldErrorKind, FieldErrors};
 pub use fields::FieldSelector;
 pub use labels::LabelSelector;
+pub use redacted::Redacted;
 pub use resource::{ApiObject, ResourceDescriptor, Strategy};
 pub use status::{ApiError, GroupResource, Reason};
 

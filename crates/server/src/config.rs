@@ -117,7 +117,7 @@ pub struct ServerConfig {
     /// Generate an admin token (implied by `admin_kubeconfig`).
     pub admin_token: bool,
     /// Use this admin token instead of a random one (tests that restart a server keep theirs).
-    pub admin_token_value: Option<String>,
+    pub admin_token_value: Option<capstan_meta::Redacted<String>>,
     /// Largest accepted request body.
     pub max_request_body_bytes: usize,
     /// Serve lists and watches from the watch cache (`--watch-cache`).
@@ -274,4 +274,18 @@ pub struct AuditConfig {
     pub policy: capstan_audit::Policy,
     /// The log and webhook backends (at least one).
     pub backends: Vec<capstan_audit::BackendOptions>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_output_keeps_the_admin_token_secret() {
+        let mut config = ServerConfig::new("/tmp/capstan-data");
+        config.admin_token_value = Some(capstan_meta::Redacted("s3cret-admin".into()));
+        let printed = format!("{config:?}");
+        assert!(!printed.contains("s3cret-admin"), "{printed}");
+        assert!(printed.contains("admin_token_value: Some(<redacted>)"));
+    }
 }

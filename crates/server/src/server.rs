@@ -363,7 +363,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         config
             .admin_token_value
             .clone()
-            .unwrap_or_else(random_token)
+            .map_or_else(random_token, |t| t.0)
     });
     if let Some(token) = &admin_token {
         tokens.insert(

@@ -46,10 +46,10 @@ impl TestServer {
         config.bind_address = IpAddr::V4(Ipv4Addr::LOCALHOST);
         config.secure_port = 0;
         config.admin_token = true;
-        config.admin_token_value = Some(format!(
+        config.admin_token_value = Some(capstan_meta::Redacted(format!(
             "test-{}",
             std::process::id() as u128 * 1_000_003 + nanos()
-        ));
+        )));
         configure(&mut config);
         let server = capstan_server::start(config.clone())
             .await
