@@ -134,3 +134,38 @@ async fn a_cpu_profile_in_the_pprof_format() {
     let c = crate::admin(&quiet);
     assert_eq!(c.get("/debug/pprof/").await.status.as_u16(), 404);
 }
+
+/// The admin kubeconfig written at start keeps working after a restart: its token is kept in
+/// the data directory (mode 0600), and the file is replaced whole with mode 0600.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_admin_kubeconfig_survives_a_restart() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let conf_dir = tempfile::tempdir().unwrap();
+    let conf = conf_dir.path().join("admin.conf");
+    std::fs::write(&conf, "a stale file anyone could read").unwrap();
+    std::fs::set_permissions(&conf, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let written = conf.clone();
+    let mut server = TestServer::start_with(move |c| {
+        c.admin_token_value = None;
+        c.admin_kubeconfig = Some(written);
+    })
+    .await;
+    let first = server.token().to_string();
+    let kubeconfig = std::fs::read_to_string(&conf).unwrap();
+    assert!(kubeconfig.contains(&first));
+    assert_eq!(
+        std::fs::metadata(&conf).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let stored = server.data_dir().join("admin-token");
+    assert_eq!(std::fs::read_to_string(&stored).unwrap(), first);
+    assert_eq!(
+        std::fs::metadata(&stored).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+
+    server.restart().await;
+    assert_eq!(server.token(), first, "the same token after the restart");
+    let old = capstan_e2e::RawClient::new(&server.url(), server.ca_pem(), Some(&first));
+    assert_eq!(old.get("/api/v1/namespaces").await.status, 200);
+}

@@ -25,23 +25,103 @@ pub fn render(server: &str, ca_pem: &str, token: &str) -> String {
 
 /// Writes the kubeconfig to `path`, readable by its owner only.
 pub fn write(path: &Path, contents: &str) -> Result<()> {
+    write_private(
+        path,
+        contents.as_bytes(),
+        "writing --write-admin-kubeconfig",
+    )
+}
+
+/// Replaces `path` with `contents`, readable by its owner only, atomically: a new file
+/// (mode 0600, synced) renamed over the old one, and the directory synced, so a crash
+/// leaves the old file or the new one, and an old file's looser mode does not survive.
+pub fn write_private(path: &Path, contents: &[u8], what: &'static str) -> Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let err = |source| Error::File {
-        what: "writing --write-admin-kubeconfig",
+        what,
         path: path.into(),
         source,
     };
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(err)?;
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).map_err(err)?;
+    let mut temporary = path.as_os_str().to_owned();
+    temporary.push(format!(".tmp-{}", std::process::id()));
+    let temporary = std::path::PathBuf::from(temporary);
+    let written = (|| {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&temporary)?;
+        f.write_all(contents)?;
+        f.sync_all()?;
+        std::fs::rename(&temporary, path)?;
+        std::fs::File::open(parent)?.sync_all()
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
     }
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(err)?;
-    f.write_all(contents.as_bytes()).map_err(err)?;
-    f.sync_all().map_err(err)
+    written.map_err(err)
+}
+
+/// The admin token kept in `data_dir/admin-token`: read when there, else made and stored, so
+/// kubeconfigs handed out keep working after a restart.
+pub fn admin_token(data_dir: &Path, make: impl FnOnce() -> String) -> Result<String> {
+    let path = data_dir.join("admin-token");
+    match std::fs::read_to_string(&path) {
+        Ok(token) if !token.trim().is_empty() => Ok(token.trim().to_string()),
+        Ok(_) => store_token(&path, make()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => store_token(&path, make()),
+        Err(source) => Err(Error::File {
+            what: "reading the admin token",
+            path,
+            source,
+        }),
+    }
+}
+
+fn store_token(path: &Path, token: String) -> Result<String> {
+    write_private(path, token.as_bytes(), "storing the admin token")?;
+    Ok(token)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    fn mode(path: &Path) -> u32 {
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn a_kubeconfig_replaces_a_looser_file_whole_with_mode_0600() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("admin.conf");
+        std::fs::write(&path, "old and longer contents").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        write(&path, "new").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(mode(&path), 0o600);
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temporary left"
+        );
+    }
+
+    #[test]
+    fn the_admin_token_is_made_once_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = admin_token(dir.path(), || "made-once".into()).unwrap();
+        let again = admin_token(dir.path(), || panic!("made twice")).unwrap();
+        assert_eq!((first.as_str(), again.as_str()), ("made-once", "made-once"));
+        assert_eq!(mode(&dir.path().join("admin-token")), 0o600);
+    }
 }

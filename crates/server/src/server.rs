@@ -359,12 +359,13 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         Some(path) => StaticTokens::load(path)?,
         None => StaticTokens::new(),
     };
-    let admin_token = (config.admin_token || config.admin_kubeconfig.is_some()).then(|| {
-        config
-            .admin_token_value
-            .clone()
-            .map_or_else(random_token, |t| t.0)
-    });
+    let admin_token = match &config.admin_token_value {
+        Some(token) => Some(token.0.clone()),
+        None if config.admin_token || config.admin_kubeconfig.is_some() => {
+            Some(kubeconfig::admin_token(&config.data_dir, random_token)?)
+        }
+        None => None,
+    };
     if let Some(token) = &admin_token {
         tokens.insert(
             token.clone(),
