@@ -162,7 +162,7 @@ fn generated_key(data_dir: &Path) -> Result<SigningKey> {
     if !path.exists() {
         let pem = SigningKey::generate_pem().map_err(Error::Startup)?;
         std::fs::create_dir_all(data_dir)
-            .and_then(|()| write_private(&path, pem.as_bytes()))
+            .and_then(|()| capstan_serving::files::replace(&path, pem.as_bytes(), 0o600))
             .map_err(|e| {
                 Error::Startup(format!(
                     "writing the service-account signing key {}: {e}",
@@ -172,21 +172,6 @@ fn generated_key(data_dir: &Path) -> Result<SigningKey> {
         tracing::info!(path = %path.display(), "generated the service-account signing key");
     }
     Ok(SigningKey::load("--data-dir", &path)?)
-}
-
-fn write_private(path: &Path, contents: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let tmp = path.with_extension("tmp");
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)?;
-    file.write_all(contents)?;
-    file.sync_all()?;
-    std::fs::rename(&tmp, path)
 }
 
 /// The authenticators, and the authorities they read from files.

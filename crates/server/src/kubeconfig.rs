@@ -23,7 +23,7 @@ pub fn render(server: &str, ca_pem: &str, token: &str) -> String {
     serde_json::to_string_pretty(&doc).unwrap_or_default()
 }
 
-/// Writes the kubeconfig to `path`, readable by its owner only.
+/// Writes the kubeconfig to `path`, readable by its owner only (replaced atomically).
 pub fn write(path: &Path, contents: &str) -> Result<()> {
     write_private(
         path,
@@ -32,41 +32,12 @@ pub fn write(path: &Path, contents: &str) -> Result<()> {
     )
 }
 
-/// Replaces `path` with `contents`, readable by its owner only, atomically: a new file
-/// (mode 0600, synced) renamed over the old one, and the directory synced, so a crash
-/// leaves the old file or the new one, and an old file's looser mode does not survive.
-pub fn write_private(path: &Path, contents: &[u8], what: &'static str) -> Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let err = |source| Error::File {
+fn write_private(path: &Path, contents: &[u8], what: &'static str) -> Result<()> {
+    capstan_serving::files::replace(path, contents, 0o600).map_err(|source| Error::File {
         what,
         path: path.into(),
         source,
-    };
-    let parent = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).map_err(err)?;
-    let mut temporary = path.as_os_str().to_owned();
-    temporary.push(format!(".tmp-{}", std::process::id()));
-    let temporary = std::path::PathBuf::from(temporary);
-    let written = (|| {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&temporary)?;
-        f.write_all(contents)?;
-        f.sync_all()?;
-        std::fs::rename(&temporary, path)?;
-        std::fs::File::open(parent)?.sync_all()
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
-    written.map_err(err)
+    })
 }
 
 /// The admin token kept in `data_dir/admin-token`: read when there, else made and stored, so

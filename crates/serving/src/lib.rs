@@ -3,6 +3,7 @@
 //! `/debug/pprof/` endpoints ([`profiling`]).
 
 mod error;
+pub mod files;
 pub mod options;
 pub mod profiling;
 pub mod sni;

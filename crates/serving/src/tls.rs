@@ -29,24 +29,11 @@ fn read(what: &'static str, path: &Path) -> Result<String> {
 }
 
 fn write(what: &'static str, path: &Path, contents: &str, mode: u32) -> Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let err = |source| Error::File {
+    crate::files::replace(path, contents.as_bytes(), mode).map_err(|source| Error::File {
         what,
         path: path.into(),
         source,
-    };
-    let tmp = path.with_extension("tmp");
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(mode)
-        .open(&tmp)
-        .map_err(err)?;
-    f.write_all(contents.as_bytes()).map_err(err)?;
-    f.sync_all().map_err(err)?;
-    std::fs::rename(&tmp, path).map_err(err)
+    })
 }
 
 fn last_cert_pem(chain_pem: &str) -> Result<String> {
