@@ -4,6 +4,7 @@
 //! `Dangling` condition kept in its status.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -12,7 +13,9 @@ use capstan_flowcontrol::bootstrap::{self, server_keeps_spec};
 use capstan_meta::{Reason, Strategy};
 use capstan_registry::options::GetOptions;
 use capstan_registry::{Error, RestStorage, WriteOptions};
+use k8s_openapi::Metadata;
 use k8s_openapi::api::flowcontrol::v1 as api;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::sync::Notify;
@@ -42,91 +45,64 @@ async fn read<T: DeserializeOwned>(
     }
 }
 
-/// Makes `wanted` exist in `store`; when it exists with another spec and the server owns it
-/// (`mandatory`, or the auto-update annotation says so), puts the wanted spec back.
+/// Makes each of `mandatory` and `suggested` exist in `store`; when one exists with another
+/// spec and the server owns it (a mandatory object, or the auto-update annotation says so),
+/// puts the wanted spec back.
 async fn keep<T, S>(
     store: &dyn RestStorage,
     strategy: S,
-    mut wanted: T,
-    mandatory: bool,
-    name: &str,
-    meta: fn(&T) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
-    spec_of: fn(&T) -> serde_json::Value,
+    mandatory: Vec<T>,
+    suggested: Vec<T>,
 ) -> Result<(), Error>
 where
-    T: Serialize + DeserializeOwned + Clone,
+    T: Metadata<Ty = ObjectMeta> + Serialize + DeserializeOwned,
     S: Strategy<Object = T>,
 {
-    strategy.default(&mut wanted);
     let options = WriteOptions::server();
-    let Some(current) = read::<T>(store, name).await? else {
-        let body = serde_json::to_vec(&wanted).map_err(Error::Encode)?;
-        return match store.create("", &body, &options).await {
-            Ok(_) => Ok(()),
-            Err(Error::Api(e)) if e.reason == Reason::AlreadyExists => Ok(()),
-            Err(e) => Err(e),
+    let spec = |object: &T| serde_json::to_value(object).map(|mut v| v["spec"].take());
+    let wanted = mandatory.into_iter().map(|o| (o, true));
+    for (mut object, mandatory) in wanted.chain(suggested.into_iter().map(|o| (o, false))) {
+        strategy.default(&mut object);
+        let name = object.metadata().name.clone().unwrap_or_default();
+        let Some(current) = read::<T>(store, &name).await? else {
+            let body = serde_json::to_vec(&object).map_err(Error::Encode)?;
+            match store.create("", &body, &options).await {
+                Ok(_) => {}
+                Err(Error::Api(e)) if e.reason == Reason::AlreadyExists => {}
+                Err(e) => return Err(e),
+            }
+            continue;
         };
-    };
-    let owned = mandatory || server_keeps_spec(meta(&current).annotations.as_ref());
-    if !owned || spec_of(&current) == spec_of(&wanted) {
-        return Ok(());
+        let owned = mandatory || server_keeps_spec(current.metadata().annotations.as_ref());
+        let wanted_spec = spec(&object).map_err(Error::Encode)?;
+        if !owned || spec(&current).map_err(Error::Encode)? == wanted_spec {
+            continue;
+        }
+        let mut replaced = serde_json::to_value(&current).map_err(Error::Encode)?;
+        replaced["spec"] = wanted_spec;
+        let body = serde_json::to_vec(&replaced).map_err(Error::Encode)?;
+        store.update("", &name, &body, &options).await?;
     }
-    let mut replaced = serde_json::to_value(&current).map_err(Error::Encode)?;
-    replaced["spec"] = spec_of(&wanted);
-    let body = serde_json::to_vec(&replaced).map_err(Error::Encode)?;
-    store.update("", name, &body, &options).await.map(|_| ())
-}
-
-fn spec_json<T: Serialize>(spec: &Option<T>) -> serde_json::Value {
-    serde_json::to_value(spec).unwrap_or_default()
+    Ok(())
 }
 
 /// Creates the mandatory and suggested objects that are missing and restores the specs the
 /// server owns (upstream's `priority-and-fairness-config-producer`).
 pub async fn ensure_configuration(stores: &Stores) -> Result<(), Error> {
-    let levels = bootstrap::mandatory_priority_levels()
-        .into_iter()
-        .map(|l| (l, true))
-        .chain(
-            bootstrap::suggested_priority_levels()
-                .into_iter()
-                .map(|l| (l, false)),
-        );
-    for (level, mandatory) in levels {
-        let name = level.metadata.name.clone().unwrap_or_default();
-        keep(
-            &*stores.levels,
-            capstan_api::PriorityLevelConfigurationStrategy,
-            level,
-            mandatory,
-            &name,
-            |l: &api::PriorityLevelConfiguration| &l.metadata,
-            |l| spec_json(&l.spec),
-        )
-        .await?;
-    }
-    let schemas = bootstrap::mandatory_flow_schemas()
-        .into_iter()
-        .map(|s| (s, true))
-        .chain(
-            bootstrap::suggested_flow_schemas()
-                .into_iter()
-                .map(|s| (s, false)),
-        );
-    for (schema, mandatory) in schemas {
-        let name = schema.metadata.name.clone().unwrap_or_default();
-        keep(
-            &*stores.schemas,
-            capstan_api::FlowSchemaStrategy,
-            schema,
-            mandatory,
-            &name,
-            |s: &api::FlowSchema| &s.metadata,
-            |s| spec_json(&s.spec),
-        )
-        .await?;
-    }
-    Ok(())
+    keep(
+        &*stores.levels,
+        capstan_api::PriorityLevelConfigurationStrategy,
+        bootstrap::mandatory_priority_levels(),
+        bootstrap::suggested_priority_levels(),
+    )
+    .await?;
+    keep(
+        &*stores.schemas,
+        capstan_api::FlowSchemaStrategy,
+        bootstrap::mandatory_flow_schemas(),
+        bootstrap::suggested_flow_schemas(),
+    )
+    .await
 }
 
 /// Sets the `Dangling` condition of every FlowSchema whose condition is not what the
@@ -214,6 +190,56 @@ fn stale(seen: &Seen, generation: u64) -> Vec<String> {
     gone
 }
 
+/// What following one collection into the flow controller shares with the other.
+#[derive(Clone)]
+struct Following {
+    control: Arc<FlowControl>,
+    changed: Arc<Notify>,
+    /// One bit per collection listed; `loaded` is notified when both are.
+    listed: Arc<AtomicU8>,
+    loaded: Arc<Notify>,
+}
+
+impl Following {
+    /// Follows `store` (collection `bit`) into the controller with `put` and `remove`.
+    fn start<T>(
+        self,
+        store: Arc<dyn RestStorage>,
+        bit: u8,
+        put: fn(&FlowControl, &T),
+        remove: fn(&FlowControl, &str),
+    ) -> [JoinHandle<()>; 2]
+    where
+        T: Metadata<Ty = ObjectMeta> + DeserializeOwned + Default + Send + 'static,
+    {
+        let seen: Seen = Arc::default();
+        let (on_list, on_object) = (self.clone(), self);
+        let seen_listed = seen.clone();
+        crate::watching::feed::<T>(
+            store,
+            move |generation| {
+                for name in stale(&seen_listed, generation) {
+                    remove(&on_list.control, &name);
+                }
+                if on_list.listed.fetch_or(bit, Ordering::AcqRel) | bit == 3 {
+                    on_list.loaded.notify_one();
+                }
+                on_list.changed.notify_one();
+            },
+            move |object, deleted, generation| {
+                let name = object.metadata().name.clone().unwrap_or_default();
+                note(&seen, &name, deleted, generation);
+                if deleted {
+                    remove(&on_object.control, &name);
+                } else {
+                    put(&on_object.control, &object);
+                }
+                on_object.changed.notify_one();
+            },
+        )
+    }
+}
+
 /// Follows the configuration into `control`; after every change (a moment later, once a
 /// burst has settled) keeps the bootstrap objects and the schemas' `Dangling` conditions.
 /// `loaded` is notified once both collections have been listed.
@@ -223,69 +249,25 @@ pub fn start(
     loaded: Arc<Notify>,
 ) -> Vec<JoinHandle<()>> {
     let changed = Arc::new(Notify::new());
-    let schemas_seen: Seen = Arc::default();
-    let levels_seen: Seen = Arc::default();
-    let listed_both = Arc::new(std::sync::atomic::AtomicU8::new(0));
+    let listed = Arc::new(AtomicU8::new(0));
+    let follow = Following {
+        control: control.clone(),
+        changed: changed.clone(),
+        listed,
+        loaded,
+    };
     let mut tasks = Vec::new();
-    let (fc, fc_listed, ch, ch_listed) = (
-        control.clone(),
-        control.clone(),
-        changed.clone(),
-        changed.clone(),
-    );
-    let (seen, seen_listed) = (schemas_seen.clone(), schemas_seen.clone());
-    let (both, ready) = (listed_both.clone(), loaded.clone());
-    tasks.extend(crate::watching::feed::<api::FlowSchema>(
+    tasks.extend(follow.clone().start(
         stores.schemas.clone(),
-        move |generation| {
-            for name in stale(&seen_listed, generation) {
-                fc_listed.remove_schema(&name);
-            }
-            if both.fetch_or(1, std::sync::atomic::Ordering::AcqRel) | 1 == 3 {
-                ready.notify_one();
-            }
-            ch_listed.notify_one();
-        },
-        move |fs, deleted, generation| {
-            let name = fs.metadata.name.clone().unwrap_or_default();
-            note(&seen, &name, deleted, generation);
-            if deleted {
-                fc.remove_schema(&name);
-            } else {
-                fc.put_schema(&fs);
-            }
-            ch.notify_one();
-        },
+        1,
+        FlowControl::put_schema,
+        FlowControl::remove_schema,
     ));
-    let (fc, fc_listed, ch, ch_listed) = (
-        control.clone(),
-        control.clone(),
-        changed.clone(),
-        changed.clone(),
-    );
-    let (seen, seen_listed) = (levels_seen.clone(), levels_seen);
-    let (both, ready) = (listed_both, loaded);
-    tasks.extend(crate::watching::feed::<api::PriorityLevelConfiguration>(
+    tasks.extend(follow.start(
         stores.levels.clone(),
-        move |generation| {
-            for name in stale(&seen_listed, generation) {
-                fc_listed.remove_level(&name);
-            }
-            if both.fetch_or(2, std::sync::atomic::Ordering::AcqRel) | 2 == 3 {
-                ready.notify_one();
-            }
-            ch_listed.notify_one();
-        },
-        move |pl, deleted, generation| {
-            let name = pl.metadata.name.clone().unwrap_or_default();
-            note(&seen, &name, deleted, generation);
-            if deleted {
-                fc.remove_level(&name);
-            } else {
-                fc.put_level(&pl);
-            }
-            ch.notify_one();
-        },
+        2,
+        FlowControl::put_level,
+        FlowControl::remove_level,
     ));
     tasks.push(tokio::spawn(async move {
         loop {

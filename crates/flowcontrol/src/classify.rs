@@ -3,31 +3,7 @@
 
 use k8s_openapi::api::flowcontrol::v1 as api;
 
-/// What classification reads of a request.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct RequestDigest<'a> {
-    /// The user name.
-    pub user: &'a str,
-    /// The user's groups.
-    pub groups: &'a [String],
-    /// The Kubernetes verb (`get`, `list`, `create`, ...; for other paths the lower-case
-    /// HTTP method).
-    pub verb: &'a str,
-    /// Whether the request is about a resource (not a path such as `/healthz`).
-    pub is_resource_request: bool,
-    /// The API group (`""` for core).
-    pub api_group: &'a str,
-    /// The resource (plural).
-    pub resource: &'a str,
-    /// The subresource, if any.
-    pub subresource: &'a str,
-    /// The namespace; empty for cluster-scoped requests.
-    pub namespace: &'a str,
-    /// The object's name, if the request names one.
-    pub name: &'a str,
-    /// The request path.
-    pub path: &'a str,
-}
+use capstan_meta::RequestAttributes;
 
 /// A subject of a rule.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,7 +51,7 @@ pub enum Distinguisher {
 
 impl Distinguisher {
     /// The flow distinguisher of `req`.
-    pub fn of<'a>(self, req: &RequestDigest<'a>) -> &'a str {
+    pub fn of<'a>(self, req: &RequestAttributes<'a>) -> &'a str {
         match self {
             Distinguisher::None => "",
             Distinguisher::ByUser => req.user,
@@ -104,7 +80,7 @@ impl Subject {
         }
     }
 
-    fn matches(&self, req: &RequestDigest) -> bool {
+    fn matches(&self, req: &RequestAttributes) -> bool {
         match self {
             Subject::User(name) => name == "*" || name == req.user,
             Subject::Group(name) => name == "*" || req.groups.iter().any(|g| g == name),
@@ -118,8 +94,8 @@ impl Subject {
 }
 
 impl ResourceRule {
-    fn matches(&self, req: &RequestDigest) -> bool {
-        if !req.is_resource_request
+    fn matches(&self, req: &RequestAttributes) -> bool {
+        if !req.resource_request
             || !any(&self.verbs, req.verb, "*")
             || !any(&self.api_groups, req.api_group, "*")
         {
@@ -146,8 +122,8 @@ impl ResourceRule {
 }
 
 impl NonResourceRule {
-    fn matches(&self, req: &RequestDigest) -> bool {
-        !req.is_resource_request
+    fn matches(&self, req: &RequestAttributes) -> bool {
+        !req.resource_request
             && any(&self.verbs, req.verb, "*")
             && self.urls.iter().any(|u| {
                 u == "*"
@@ -186,7 +162,7 @@ impl Rule {
         }
     }
 
-    pub(crate) fn matches(&self, req: &RequestDigest) -> bool {
+    pub(crate) fn matches(&self, req: &RequestAttributes) -> bool {
         self.subjects.iter().any(|s| s.matches(req))
             && (self.resource_rules.iter().any(|r| r.matches(req))
                 || self.non_resource_rules.iter().any(|r| r.matches(req)))
@@ -217,18 +193,18 @@ mod tests {
         Rule::from_api(&serde_json::from_value(json).unwrap())
     }
 
-    fn digest<'a>(user: &'a str, groups: &'a [String]) -> RequestDigest<'a> {
-        RequestDigest {
+    fn digest<'a>(user: &'a str, groups: &'a [String]) -> RequestAttributes<'a> {
+        RequestAttributes {
             user,
             groups,
             verb: "get",
-            is_resource_request: true,
+            resource_request: true,
             api_group: "",
             resource: "pods",
             namespace: "team-a",
             name: "web",
             path: "/api/v1/namespaces/team-a/pods/web",
-            ..RequestDigest::default()
+            ..RequestAttributes::default()
         }
     }
 
@@ -272,12 +248,12 @@ mod tests {
             "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": ["/healthz", "/metrics/*"]}],
         }));
         let groups = ["system:authenticated".to_string()];
-        let mut req = RequestDigest {
+        let mut req = RequestAttributes {
             user: "carol",
             groups: &groups,
             verb: "get",
             path: "/healthz",
-            ..RequestDigest::default()
+            ..RequestAttributes::default()
         };
         assert!(r.matches(&req));
         req.path = "/metrics/slis";

@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use k8s_openapi::api::flowcontrol::v1 as api;
 
-use crate::classify::{Distinguisher, RequestDigest, Rule};
+use capstan_meta::RequestAttributes;
+
+use crate::classify::{Distinguisher, Rule};
 use crate::metrics::{FlowSeries, Metrics};
 
 /// Queuing of a limited level (`limitResponse.type: Queue`).
@@ -62,7 +64,6 @@ pub(crate) struct Config {
 pub(crate) struct Classified<'c> {
     pub schema: &'c Schema,
     pub level: &'c LevelConfig,
-    pub distinguisher: String,
 }
 
 impl Config {
@@ -141,7 +142,7 @@ impl Config {
 
     /// The schema and level of `req`; `None` only when no schema matches (the mandatory
     /// catch-all matches every user, so only a request without the usual groups).
-    pub fn classify(&self, req: &RequestDigest) -> Option<Classified<'_>> {
+    pub fn classify(&self, req: &RequestAttributes) -> Option<Classified<'_>> {
         let schema = self
             .schemas
             .iter()
@@ -149,7 +150,6 @@ impl Config {
         Some(Classified {
             schema,
             level: &self.levels[schema.level],
-            distinguisher: schema.distinguisher.of(req).to_string(),
         })
     }
 }

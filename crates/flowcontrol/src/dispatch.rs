@@ -199,6 +199,17 @@ impl Dispatch {
 
     /// Takes `width` seats for `level`, if free now: `Some(borrowed)`.
     pub fn try_take(&mut self, name: &str, width: u32) -> Option<bool> {
+        let level = self.levels.get_mut(name)?;
+        if level.config.exempt {
+            return Some(false);
+        }
+        let nominal = level.config.nominal;
+        let guaranteed = nominal - level.config.lendable.min(nominal);
+        // Seats nobody else may use: no need to look at the other levels.
+        if level.own + width <= guaranteed {
+            level.own += width;
+            return Some(false);
+        }
         let (idle_elsewhere, borrowed_total) = self
             .levels
             .iter()
@@ -207,16 +218,7 @@ impl Dispatch {
                 (idle + l.idle_lendable(), borrowed + l.borrowed)
             });
         let level = self.levels.get_mut(name)?;
-        if level.config.exempt {
-            return Some(false);
-        }
-        let nominal = level.config.nominal;
-        let guaranteed = nominal - level.config.lendable.min(nominal);
         let borrowed_total = borrowed_total + level.borrowed;
-        if level.own + width <= guaranteed {
-            level.own += width;
-            return Some(false);
-        }
         if level.own + width <= nominal {
             // Its lendable seats: free unless lent out.
             let idle_after = level.config.lendable.min(nominal - level.own - width);

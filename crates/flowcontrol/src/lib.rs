@@ -21,7 +21,8 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::flowcontrol::v1 as api;
 use tokio::sync::oneshot;
 
-pub use classify::{Distinguisher, RequestDigest};
+pub use capstan_meta::RequestAttributes;
+pub use classify::Distinguisher;
 pub use config::{LevelConfig, Queuing};
 pub use metrics::{Labels, Metrics, REJECT_REASONS};
 
@@ -353,7 +354,7 @@ impl FlowControl {
     }
 
     /// The schema and level of `req`, without taking seats (for long-running requests).
-    pub fn classify(&self, req: &RequestDigest) -> Option<Classification> {
+    pub fn classify(&self, req: &RequestAttributes) -> Option<Classification> {
         let config = self.current();
         config.classify(req).map(|c| Classification {
             schema: c.schema.name.clone(),
@@ -368,7 +369,7 @@ impl FlowControl {
     /// waiting in its flow's queue (limited by the wait limit), or not at all. `None` when
     /// no schema matches (the request runs without limits, as it would upstream only if the
     /// mandatory catch-all were gone).
-    pub fn admit(self: &Arc<Self>, req: &RequestDigest, width: u32) -> Option<Pending> {
+    pub fn admit(self: &Arc<Self>, req: &RequestAttributes, width: u32) -> Option<Pending> {
         let config = self.current();
         let classified = config.classify(req)?;
         let schema = classified.schema;
@@ -405,7 +406,8 @@ impl FlowControl {
                 state: PendingState::Done(Ok(ticket)),
             });
         }
-        let hash = classify::flow_hash(&schema.name, &classified.distinguisher);
+        let distinguisher = schema.distinguisher.of(req);
+        let hash = classify::flow_hash(&schema.name, distinguisher);
         let mut dispatch = self.lock_dispatch();
         let level = dispatch.levels.get(&level_config.name)?;
         let width = width.clamp(1, level.max_width());
@@ -472,7 +474,7 @@ impl FlowControl {
             series: series.clone(),
             summary: RequestSummary {
                 schema: schema.name.clone(),
-                distinguisher: classified.distinguisher.clone(),
+                distinguisher: distinguisher.to_string(),
                 user: req.user.to_string(),
                 verb: req.verb.to_string(),
                 path: req.path.to_string(),

@@ -32,17 +32,32 @@ fn schema(name: &str, level: &str, precedence: i32, user: &str) -> api::FlowSche
     .unwrap()
 }
 
-fn get<'a>(user: &'a str, groups: &'a [String]) -> RequestDigest<'a> {
-    RequestDigest {
+fn get<'a>(user: &'a str, groups: &'a [String]) -> RequestAttributes<'a> {
+    RequestAttributes {
         user,
         groups,
         verb: "get",
-        is_resource_request: true,
+        resource_request: true,
         resource: "configmaps",
         namespace: "default",
         path: "/api/v1/namespaces/default/configmaps/x",
-        ..RequestDigest::default()
+        ..RequestAttributes::default()
     }
+}
+
+/// The metric labels of the `tiny` schema at its level.
+fn tiny_labels() -> Labels {
+    vec![
+        ("flow_schema".to_string(), "tiny".to_string()),
+        ("priority_level".to_string(), "tiny".to_string()),
+    ]
+}
+
+/// A request of `user` (authenticated) admitted at once.
+async fn seated(fc: &Arc<FlowControl>, user: &str) -> Ticket {
+    let groups = authenticated();
+    let pending = fc.admit(&get(user, &groups), 1).expect("classified");
+    pending.admitted().await.expect("a free seat")
 }
 
 fn authenticated() -> Vec<String> {
@@ -72,7 +87,7 @@ fn the_suggested_configuration_classifies_as_upstream() {
         fc.put_schema(&s);
     }
     let groups = authenticated();
-    let of = |req: &RequestDigest| {
+    let of = |req: &RequestAttributes| {
         let c = fc.classify(req).expect("classified");
         (c.schema.to_string(), c.level.to_string())
     };
@@ -88,12 +103,12 @@ fn the_suggested_configuration_classifies_as_upstream() {
         of(&get("alice", &groups)),
         ("global-default".into(), "global-default".into())
     );
-    let probe = RequestDigest {
+    let probe = RequestAttributes {
         user: "system:anonymous",
         groups: &["system:unauthenticated".to_string()],
         verb: "get",
         path: "/readyz",
-        ..RequestDigest::default()
+        ..RequestAttributes::default()
     };
     assert_eq!(of(&probe), ("probes".into(), "exempt".into()));
     let nodes = vec![
@@ -193,10 +208,7 @@ async fn requests_beyond_the_seats_wait_then_run_or_time_out() {
     );
     drop(running);
     let metrics = fc.metrics();
-    let labels = vec![
-        ("flow_schema".to_string(), "tiny".to_string()),
-        ("priority_level".to_string(), "tiny".to_string()),
-    ];
+    let labels = tiny_labels();
     assert_eq!(metrics.dispatched.get_or_create(&labels).get(), 2);
     assert_eq!(metrics.executing.get_or_create(&labels).get(), 0);
 }
@@ -205,12 +217,7 @@ async fn requests_beyond_the_seats_wait_then_run_or_time_out() {
 async fn full_queues_and_rejecting_levels_refuse_at_once() {
     let fc = tiny(queue(1, 1, 1), Duration::from_secs(5));
     let groups = authenticated();
-    let _running = fc
-        .admit(&get("alice", &groups), 1)
-        .unwrap()
-        .admitted()
-        .await
-        .unwrap();
+    let _running = seated(&fc, "alice").await;
     let _waiting = fc.admit(&get("alice", &groups), 1).unwrap();
     let full = fc.admit(&get("alice", &groups), 1).unwrap();
     assert_eq!(full.admitted().await.err(), Some(Rejection::QueueFull));
@@ -230,12 +237,7 @@ async fn full_queues_and_rejecting_levels_refuse_at_once() {
 async fn a_request_that_goes_away_leaves_its_queue_and_its_seat() {
     let fc = tiny(queue(4, 2, 5), Duration::from_secs(5));
     let groups = authenticated();
-    let running = fc
-        .admit(&get("alice", &groups), 1)
-        .unwrap()
-        .admitted()
-        .await
-        .unwrap();
+    let running = seated(&fc, "alice").await;
     let gone = tokio::spawn(fc.admit(&get("alice", &groups), 1).unwrap().admitted());
     tokio::time::sleep(Duration::from_millis(20)).await;
     gone.abort();
@@ -260,12 +262,7 @@ async fn a_quiet_flow_is_served_before_a_noisy_flows_backlog() {
     // hashes differ), and fair queuing alternates between them.
     let fc = tiny(queue(64, 1, 100), Duration::from_secs(5));
     let groups = authenticated();
-    let running = fc
-        .admit(&get("alice", &groups), 1)
-        .unwrap()
-        .admitted()
-        .await
-        .unwrap();
+    let running = seated(&fc, "alice").await;
     let mut noisy = Vec::new();
     for _ in 0..20 {
         noisy.push(tokio::spawn(
@@ -311,10 +308,7 @@ async fn a_request_wider_than_its_level_runs_on_the_seats_the_level_has() {
         .await
         .expect("admitted at once")
         .unwrap();
-    let labels = vec![
-        ("flow_schema".to_string(), "tiny".to_string()),
-        ("priority_level".to_string(), "tiny".to_string()),
-    ];
+    let labels = tiny_labels();
     assert_eq!(fc.metrics().executing_seats.get_or_create(&labels).get(), 1);
     drop(ticket);
 }

@@ -7,6 +7,7 @@
 //! ([`ApiError`]), field error lists ([`FieldError`]), name and metadata validation, label and
 //! field selectors, `generateName`, and the clock. It knows nothing of HTTP or storage.
 
+mod attributes;
 pub mod columns;
 pub mod duration;
 mod error;
@@ -21,6 +22,7 @@ pub mod status;
 pub mod time;
 pub mod validation;
 
+pub use attributes::RequestAttributes;
 pub use error::{Error, Result};
 pub use field::{FieldError, FieldErrorKind, FieldErrors};
 pub use fields::FieldSelector;

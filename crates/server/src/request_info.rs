@@ -35,6 +35,26 @@ pub struct RequestInfo {
 }
 
 impl RequestInfo {
+    /// The request as policies match it (audit rules, FlowSchemas), for `user` (anonymous
+    /// and groupless when none).
+    pub fn attributes<'a>(
+        &'a self,
+        user: Option<&'a capstan_auth::UserInfo>,
+    ) -> capstan_meta::RequestAttributes<'a> {
+        capstan_meta::RequestAttributes {
+            user: user.map_or("", |u| u.name.as_str()),
+            groups: user.map_or(&[][..], |u| u.groups.as_slice()),
+            verb: &self.verb,
+            resource_request: self.is_resource_request,
+            api_group: &self.api_group,
+            resource: &self.resource,
+            subresource: &self.subresource,
+            namespace: &self.namespace,
+            name: &self.name,
+            path: &self.path,
+        }
+    }
+
     /// Parses the request line.
     pub fn parse(method: &Method, path: &str, raw_query: Option<&str>) -> Self {
         let query = Query::parse(raw_query);

@@ -167,21 +167,6 @@ fn auth_methods<B>(req: &Request<B>) -> String {
     }
 }
 
-fn attributes<'a>(user: &'a UserInfo, info: &'a RequestInfo) -> RequestAttributes<'a> {
-    RequestAttributes {
-        user: &user.name,
-        groups: &user.groups,
-        verb: &info.verb,
-        resource_request: info.is_resource_request,
-        api_group: &info.api_group,
-        resource: &info.resource,
-        subresource: &info.subresource,
-        namespace: &info.namespace,
-        name: &info.name,
-        path: &info.path,
-    }
-}
-
 fn object_ref(info: &RequestInfo) -> Option<ObjectRef> {
     info.is_resource_request.then(|| ObjectRef {
         resource: info.resource.clone(),
@@ -436,7 +421,7 @@ impl Filter for AuditStart {
         ) else {
             return Box::pin(next.call(req));
         };
-        let decision = self.auditor.policy.decide(&attributes(user, info));
+        let decision = self.auditor.policy.decide(&info.attributes(Some(user)));
         self.auditor.sink.metrics().observe_level(decision.level);
         if decision.level == Level::None {
             ctx.start(decision, None);

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use capstan_auth::UserInfo;
-use capstan_flowcontrol::{Classification, Decision, FlowControl, RequestDigest};
+use capstan_flowcontrol::{Classification, Decision, FlowControl};
 use http::{HeaderValue, Request, Response};
 use tower::ServiceExt;
 
@@ -80,24 +80,9 @@ impl Filter for PriorityAndFairness {
         let Some(info) = req.extensions().get::<RequestInfo>() else {
             return Box::pin(next.call(req));
         };
-        let (user, groups) = req
-            .extensions()
-            .get::<UserInfo>()
-            .map_or(("", &[][..]), |u| (u.name.as_str(), u.groups.as_slice()));
-        let digest = RequestDigest {
-            user,
-            groups,
-            verb: &info.verb,
-            is_resource_request: info.is_resource_request,
-            api_group: &info.api_group,
-            resource: &info.resource,
-            subresource: &info.subresource,
-            namespace: &info.namespace,
-            name: &info.name,
-            path: &info.path,
-        };
+        let attributes = info.attributes(req.extensions().get::<UserInfo>());
         if is_long_running(info) {
-            let class = self.control.classify(&digest);
+            let class = self.control.classify(&attributes);
             let fut = next.call(req);
             return Box::pin(async move {
                 let mut resp = fut.await?;
@@ -107,7 +92,7 @@ impl Filter for PriorityAndFairness {
                 Ok(resp)
             });
         }
-        let Some(pending) = self.control.admit(&digest, (self.width)(info)) else {
+        let Some(pending) = self.control.admit(&attributes, (self.width)(info)) else {
             return Box::pin(next.call(req));
         };
         let class = pending.classification().clone();
