@@ -176,8 +176,15 @@ async fn the_log_records_each_level_and_stage() {
     assert_eq!(done["user"]["username"], server_admin_name(&admin).await);
     assert_eq!(done["sourceIPs"][0], "127.0.0.1");
     assert_eq!(
+        received["objectRef"],
+        json!({"resource": "configmaps", "namespace": "default", "apiVersion": "v1"}),
+        "the body is not read yet"
+    );
+    assert_eq!(
         done["objectRef"],
-        json!({"resource": "configmaps", "namespace": "default", "apiVersion": "v1"})
+        json!({"resource": "configmaps", "namespace": "default", "name": "audited",
+               "apiVersion": "v1"}),
+        "completed from the body"
     );
     assert_eq!(done["responseStatus"], json!({"metadata": {}, "code": 201}));
     assert_eq!(done["requestObject"]["data"]["k"], "v");
@@ -198,6 +205,26 @@ async fn the_log_records_each_level_and_stage() {
             .as_str()
             .unwrap()
             .ends_with('Z')
+    );
+
+    // An update's reference takes the UID and resourceVersion its body sends.
+    let mut object: serde_json::Value = serde_json::from_slice(&created.body).unwrap();
+    object["data"]["k"] = json!("w");
+    let updated = admin
+        .send_json(
+            Method::PUT,
+            "/api/v1/namespaces/default/configmaps/audited",
+            &object,
+        )
+        .await;
+    assert_eq!(updated.status, 200);
+    let events = of(&read_events(&log), &audit_id(&updated));
+    let reference = &events[1]["objectRef"];
+    assert_eq!(reference["name"], "audited");
+    assert_eq!(reference["uid"], object["metadata"]["uid"]);
+    assert_eq!(
+        reference["resourceVersion"],
+        object["metadata"]["resourceVersion"]
     );
 
     // A secret at Request, its RequestReceived stage omitted; a generated audit ID.

@@ -107,7 +107,24 @@ impl RequestContext {
         if let Some(s) = self.state().started.as_mut() {
             let record = Arc::make_mut(&mut s.record);
             record.impersonated_user = Some(user);
-            record.encoded = std::sync::OnceLock::new();
+            record.encoded = OnceLock::new();
+        }
+    }
+
+    /// Completes the request's object reference from the object a create or update sends
+    /// (its name, UID and resourceVersion; the events after RequestReceived carry them).
+    pub fn complete_object_ref(&self, json: &[u8]) {
+        let reference = self.state().started.as_ref().map(|s| s.record.object_ref.clone());
+        let Some(Some(mut reference)) = reference else {
+            return;
+        };
+        if !reference.complete_from(json) {
+            return;
+        }
+        if let Some(s) = self.state().started.as_mut() {
+            let record = Arc::make_mut(&mut s.record);
+            record.object_ref = Some(reference);
+            record.encoded = OnceLock::new();
         }
     }
 

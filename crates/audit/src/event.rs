@@ -55,15 +55,60 @@ pub struct ObjectRef {
     /// The name.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub name: String,
+    /// The object's UID, as the request body gives it.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub uid: String,
     /// The API group.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub api_group: String,
     /// The API version.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub api_version: String,
+    /// The object's resourceVersion, as the request body gives it.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub resource_version: String,
     /// The subresource.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub subresource: String,
+}
+
+impl ObjectRef {
+    /// Fills the namespace, name, UID and resourceVersion this reference lacks from the
+    /// `metadata` of `body` (a request's JSON object), as upstream completes references from
+    /// the objects of creates and updates. Says whether anything changed.
+    pub fn complete_from(&mut self, body: &[u8]) -> bool {
+        #[derive(serde::Deserialize)]
+        struct Object {
+            metadata: Option<Metadata>,
+        }
+        #[derive(serde::Deserialize, Default)]
+        #[serde(default, rename_all = "camelCase")]
+        struct Metadata {
+            namespace: String,
+            name: String,
+            uid: String,
+            resource_version: String,
+        }
+        let Some(meta) = serde_json::from_slice::<Object>(body)
+            .ok()
+            .and_then(|o| o.metadata)
+        else {
+            return false;
+        };
+        let mut changed = false;
+        for (mine, theirs) in [
+            (&mut self.namespace, meta.namespace),
+            (&mut self.name, meta.name),
+            (&mut self.uid, meta.uid),
+            (&mut self.resource_version, meta.resource_version),
+        ] {
+            if mine.is_empty() && !theirs.is_empty() {
+                *mine = theirs;
+                changed = true;
+            }
+        }
+        changed
+    }
 }
 
 /// What is known of a request when it arrives; shared by all its events.
@@ -521,6 +566,25 @@ pub(crate) mod tests {
                 ts.strftime("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
             );
         }
+    }
+
+    #[test]
+    fn references_are_completed_from_the_body_without_overriding_the_path() {
+        let mut r = ObjectRef {
+            resource: "configmaps".into(),
+            namespace: "default".into(),
+            ..ObjectRef::default()
+        };
+        let body = br#"{"kind":"ConfigMap","metadata":{"namespace":"other","name":"a\u0062",
+            "uid":"u-1","resourceVersion":"42","labels":{"x":"y"}},"data":{"k":"v"}}"#;
+        assert!(r.complete_from(body));
+        assert_eq!(
+            (&*r.namespace, &*r.name, &*r.uid, &*r.resource_version),
+            ("default", "ab", "u-1", "42")
+        );
+        assert!(!r.complete_from(body), "nothing left to fill");
+        assert!(!ObjectRef::default().complete_from(b"not json"));
+        assert!(!ObjectRef::default().complete_from(br#"{"metadata":{"generateName":"x-"}}"#));
     }
 
     #[test]

@@ -551,6 +551,9 @@ async fn resource(
             let options = write_options(info, &req)?;
             let feedback = options.feedback.clone();
             let body = render::body_to_json(&headers, read_body(req, state.max_body).await?)?;
+            if let Some(a) = &req_audit {
+                a.complete_object_ref(&body);
+            }
             log_request(&body);
             let written = if info.verb == "create" && !info.subresource.is_empty() {
                 storage.create_for(ns, name, &body, &options).await

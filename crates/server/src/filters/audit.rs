@@ -175,6 +175,7 @@ fn object_ref(info: &RequestInfo) -> Option<ObjectRef> {
         api_group: info.api_group.clone(),
         api_version: info.api_version.clone(),
         subresource: info.subresource.clone(),
+        ..ObjectRef::default()
     })
 }
 
