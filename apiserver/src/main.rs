@@ -61,6 +61,12 @@ struct Options {
     #[arg(long, default_value_t = 200, help_heading = "Generic flags")]
     max_mutating_requests_inflight: usize,
 
+    /// Bytes per second each proxied upgrade connection may carry (0: no limit). No effect
+    /// yet: upstream throttles only the connections it proxies (exec, attach, port-forward
+    /// and proxy to pods and nodes), which Capstan does not serve yet; the value is checked.
+    #[arg(long, default_value_t = 0, help_heading = "Generic flags")]
+    max_connection_bytes_per_sec: u64,
+
     /// API Priority and Fairness: requests classified by FlowSchemas into priority levels,
     /// queued fairly per flow, instead of the two in-flight limits.
     #[arg(long, default_value_t = true, action = ArgAction::Set, num_args = 0..=1,
@@ -758,6 +764,7 @@ const NO_EFFECT: &[&str] = &[
     "runtime_config",
     "show_hidden_metrics_for_version",
     "permit_address_sharing",
+    "max_connection_bytes_per_sec",
 ];
 
 /// Parses the command line; a bad value ends the process with clap's first line (the

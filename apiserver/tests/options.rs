@@ -70,6 +70,18 @@ const SERVING_STORAGE_GENERAL: &[&str] = &[
     "runtime-config",
     "version",
     "help",
+    // Spec 8.1.
+    "max-requests-inflight",
+    "max-mutating-requests-inflight",
+    "enable-priority-and-fairness",
+    "request-timeout",
+    "min-request-timeout",
+    "max-connection-bytes-per-sec",
+    "watch-cache",
+    "default-watch-cache-size",
+    "watch-cache-sizes",
+    "event-ttl",
+    "delete-collection-workers",
 ];
 
 /// Spec 5.1, the authenticators built so far.

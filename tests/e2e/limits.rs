@@ -301,6 +301,99 @@ async fn slow_handshakes_slow_headers_and_idle_connections_are_closed() {
     assert_eq!(raw.get("/version").await.status, 200);
 }
 
+/// An HTTP/2 connection to `server`, and the task that ends when the server closes it.
+async fn h2_connection(
+    server: &TestServer,
+) -> (
+    hyper::client::conn::http2::SendRequest<http_body_util::Empty<bytes::Bytes>>,
+    tokio::task::JoinHandle<()>,
+) {
+    let config = capstan_e2e::tls_config(server.ca_pem(), &[b"h2"]);
+    let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config));
+    let address = server.url().trim_start_matches("https://").to_string();
+    let tcp = tokio::net::TcpStream::connect(address).await.unwrap();
+    let name = rustls_pki_types::ServerName::try_from("127.0.0.1").unwrap();
+    let tls = connector.connect(name, tcp).await.unwrap();
+    let (send, conn) = hyper::client::conn::http2::handshake(
+        hyper_util::rt::TokioExecutor::new(),
+        hyper_util::rt::TokioIo::new(tls),
+    )
+    .await
+    .unwrap();
+    (send, tokio::spawn(async move { drop(conn.await) }))
+}
+
+/// GET `path` with `token` over an HTTP/2 connection; the response body is left unread.
+async fn h2_get(
+    send: &mut hyper::client::conn::http2::SendRequest<http_body_util::Empty<bytes::Bytes>>,
+    path: &str,
+    token: &str,
+) -> http::Response<hyper::body::Incoming> {
+    let req = http::Request::get(format!("https://127.0.0.1{path}"))
+        .header("authorization", format!("Bearer {token}"))
+        .body(http_body_util::Empty::new())
+        .unwrap();
+    send.send_request(req).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_connections_are_closed_and_open_ones_are_capped() {
+    let idle = Duration::from_millis(300);
+    let server = TestServer::start_with(|c| {
+        c.idle_connection_timeout = idle;
+        c.max_connections = Some(2);
+    })
+    .await;
+    let token = server.token().to_string();
+    let raw = admin(&server);
+    let patience = Duration::from_secs(10);
+
+    // An HTTP/2 connection left idle after its request is closed by the server (the
+    // client keeps its side open).
+    let (mut quiet, closed) = h2_connection(&server).await;
+    assert_eq!(h2_get(&mut quiet, "/version", &token).await.status(), 200);
+    tokio::time::timeout(patience, closed)
+        .await
+        .expect("an idle HTTP/2 connection is closed")
+        .unwrap();
+    drop(quiet);
+
+    // One with a watch open is not: it holds one of the two places, a request still
+    // waiting for its body the other.
+    let (mut send, watch_closed) = h2_connection(&server).await;
+    let watch = h2_get(&mut send, &format!("{CM}?watch=1"), &token).await;
+    assert_eq!(watch.status(), 200);
+    let _waiting = raw
+        .unfinished_request("POST", CM, 100, b"{\"apiVersion\":")
+        .await;
+
+    // A third client is not accepted while both are open: its handshake waits.
+    let third = tokio::spawn({
+        let raw = raw.clone();
+        async move {
+            let mut conn = raw.connection().await;
+            conn.send(b"GET /version HTTP/1.1\r\nhost: x\r\n\r\n").await;
+            read_response(&mut conn).await.0
+        }
+    });
+    tokio::time::sleep(idle * 4).await;
+    assert!(!watch_closed.is_finished(), "a connection with a watch open stays");
+    assert!(!third.is_finished(), "a third connection was served beyond the cap");
+
+    // The watch ends; its connection goes idle and closes, and the third client is served.
+    drop(watch);
+    tokio::time::timeout(patience, watch_closed)
+        .await
+        .expect("the watch's connection closes once idle")
+        .unwrap();
+    let status = tokio::time::timeout(patience, third)
+        .await
+        .expect("the third client is served once a place is free")
+        .unwrap();
+    assert_eq!(status, 200);
+    drop(send);
+}
+
 const FLOWCONTROL: &str = "/apis/flowcontrol.apiserver.k8s.io/v1";
 
 /// The UID of a FlowSchema or PriorityLevelConfiguration.

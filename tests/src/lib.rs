@@ -428,13 +428,15 @@ pub mod spec_options {
         "show-hidden-metrics-for-version",
     ];
 
-    /// The options of `names` that `help` does not list as `--name`.
+    /// The options of `names` that `help` does not list as `--name` (or `--name[=...]`).
     pub fn missing_from_help<'a>(help: &str, names: &[&'a str]) -> Vec<&'a str> {
         names
             .iter()
             .copied()
             .filter(|name| {
-                !help.contains(&format!("--{name} ")) && !help.contains(&format!("--{name}\n"))
+                ![" ", "\n", "[="]
+                    .iter()
+                    .any(|after| help.contains(&format!("--{name}{after}")))
             })
             .collect()
     }

@@ -250,5 +250,9 @@ impl Drop for EtcdMember {
     fn drop(&mut self) {
         self.kill();
         let _ = std::fs::remove_dir_all(&self.dir);
+        // The run's directory goes with its last member (removing a non-empty one fails).
+        if let Some(run) = self.dir.parent() {
+            let _ = std::fs::remove_dir(run);
+        }
     }
 }

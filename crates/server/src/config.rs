@@ -145,6 +145,13 @@ pub struct ServerConfig {
     /// How long a client may take to send a request's headers, on a new connection or an
     /// idle HTTP/1.1 one (32 s, upstream's).
     pub request_header_timeout: Duration,
+    /// How long a connection with no request in flight stays open, HTTP/2 ones included
+    /// (90 s, upstream's).
+    pub idle_connection_timeout: Duration,
+    /// The most client connections open at once; beyond them the server stops accepting
+    /// until one closes. None: the open-file limit (raised to its hard limit at start) less
+    /// a reserve.
+    pub max_connections: Option<usize>,
     /// How long events are kept after their last activity (`--event-ttl`).
     pub event_ttl: Duration,
     /// Whether the garbage collector runs (`--enable-garbage-collector`).
@@ -222,6 +229,8 @@ impl ServerConfig {
             request_timeout: Duration::from_secs(60),
             tls_handshake_timeout: Duration::from_secs(32),
             request_header_timeout: Duration::from_secs(32),
+            idle_connection_timeout: capstan_serving::IDLE_TIMEOUT,
+            max_connections: None,
             event_ttl: Duration::from_secs(3600),
             garbage_collector: true,
             delete_collection_workers: 1,

@@ -24,7 +24,7 @@ use capstan_registry::rbac::Escalation;
 use capstan_registry::{Registry, RegistryConfig};
 use capstan_storage::{EmbeddedStore, EmbeddedStoreConfig, Store, spawn_compactor};
 use hyper_util::rt::TokioIo;
-use hyper_util::service::TowerToHyperService;
+
 use rand::Rng;
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
@@ -635,6 +635,11 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             capstan_serving::ConnectionTimeouts {
                 handshake: config.tls_handshake_timeout,
                 headers: config.request_header_timeout,
+                idle: config.idle_connection_timeout,
+            },
+            match config.max_connections {
+                Some(max) => capstan_serving::ConnectionLimit::new(max),
+                None => capstan_serving::ConnectionLimit::from_open_files(),
             },
             config.http2_max_streams_per_connection,
         )),
@@ -711,6 +716,7 @@ async fn accept_loop(
     service: ApiService,
     mut shutdown: watch::Receiver<bool>,
     timeouts: capstan_serving::ConnectionTimeouts,
+    limit: capstan_serving::ConnectionLimit,
     max_streams: u32,
 ) {
     let mut builder = capstan_serving::http_builder(timeouts, max_streams);
@@ -724,8 +730,12 @@ async fn accept_loop(
     let (alive, mut drained) = mpsc::channel::<()>(1);
     let mut backoff = Duration::ZERO;
     loop {
-        let (tcp, peer) = tokio::select! {
-            pair = capstan_serving::accept(&listener, &mut backoff) => pair,
+        let capstan_serving::Accepted {
+            stream: tcp,
+            peer,
+            permit,
+        } = tokio::select! {
+            accepted = capstan_serving::accept(&listener, &limit, &mut backoff) => accepted,
             _ = shutdown.changed() => break,
         };
         let _ = tcp.set_nodelay(true);
@@ -739,6 +749,7 @@ async fn accept_loop(
         let alive = alive.clone();
         tokio::spawn(async move {
             let _alive = alive;
+            let _permit = permit;
             let Some(tls) =
                 capstan_serving::handshake(acceptor, tcp, peer, timeouts.handshake).await
             else {
@@ -753,40 +764,33 @@ async fn accept_loop(
                 .peer_certificates()
                 .and_then(|chain| PeerCertificates::new(chain.to_vec()))
                 .map(Arc::new);
+            let activity = capstan_serving::Activity::default();
             let tagged = {
                 let close = close.clone();
-                tower::util::MapRequest::new(
-                    service,
-                    move |mut req: http::Request<hyper::body::Incoming>| {
-                        req.extensions_mut().insert(close.clone());
-                        req.extensions_mut().insert(filters::ClientAddr(peer));
-                        if let Some(certificates) = &certificates {
-                            req.extensions_mut().insert(certificates.clone());
-                        }
-                        req
-                    },
-                )
-            };
-            let conn = builder.serve_connection_with_upgrades(
-                TokioIo::new(tls),
-                TowerToHyperService::new(tagged),
-            );
-            tokio::pin!(conn);
-            tokio::select! {
-                res = conn.as_mut() => {
-                    if let Err(err) = res {
-                        debug!(%peer, %err, "connection ended with an error");
+                let activity = activity.clone();
+                hyper::service::service_fn(move |mut req: http::Request<hyper::body::Incoming>| {
+                    let in_flight = activity.begin();
+                    req.extensions_mut().insert(close.clone());
+                    req.extensions_mut().insert(filters::ClientAddr(peer));
+                    if let Some(certificates) = &certificates {
+                        req.extensions_mut().insert(certificates.clone());
                     }
+                    let answer = tower::ServiceExt::oneshot(service.clone(), req);
+                    async move { answer.await.map(|resp| in_flight.hold(resp)) }
+                })
+            };
+            let stop = async {
+                tokio::select! {
+                    _ = close.0.notified() => debug!(%peer, "closing the connection (goaway chance)"),
+                    _ = shutdown.changed() => {}
                 }
-                _ = close.0.notified() => {
-                    debug!(%peer, "closing the connection (goaway chance)");
-                    conn.as_mut().graceful_shutdown();
-                    let _ = conn.await;
-                }
-                _ = shutdown.changed() => {
-                    conn.as_mut().graceful_shutdown();
-                    let _ = conn.await;
-                }
+            };
+            let io = TokioIo::new(tls);
+            let idle = timeouts.idle;
+            if let Err(err) =
+                capstan_serving::serve_connection(&builder, io, tagged, &activity, idle, stop).await
+            {
+                debug!(%peer, %err, "connection ended with an error");
             }
         });
     }

@@ -2,6 +2,7 @@
 //! accepts connections (TLS or plain) and answers them with HTTP/1.1 or HTTP/2; the
 //! `/debug/pprof/` endpoints ([`profiling`]).
 
+mod connections;
 mod error;
 pub mod files;
 pub mod options;
@@ -20,6 +21,10 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use tokio::net::TcpListener;
 
+pub use connections::{
+    Activity, ConnectionLimit, ConnectionPermit, IDLE_TIMEOUT, InFlight, TrackedBody,
+    raise_open_file_limit,
+};
 pub use error::{Error, Result};
 
 /// The certificate chain a TLS client presented (a request extension); whether an
@@ -58,7 +63,7 @@ pub fn http2_max_streams(configured: u32) -> u32 {
     if configured == 0 { 1000 } else { configured }
 }
 
-/// What bounds one connection's start, shared by both daemons' accept loops.
+/// What bounds one connection's time, shared by both daemons' accept loops.
 #[derive(Debug, Clone, Copy)]
 pub struct ConnectionTimeouts {
     /// How long a client may take to finish the TLS handshake.
@@ -66,16 +71,19 @@ pub struct ConnectionTimeouts {
     /// How long a client may take to send a request's headers (HTTP/1.1; the wait on an
     /// idle keep-alive connection included).
     pub headers: std::time::Duration,
+    /// How long a connection with no request in flight stays open (HTTP/2 too).
+    pub idle: std::time::Duration,
 }
 
 impl Default for ConnectionTimeouts {
-    /// 32 s each: what upstream's Go servers allow (their `ReadHeaderTimeout`, which also
-    /// bounds the handshake).
+    /// Upstream's Go servers: 32 s for the handshake and headers (their `ReadHeaderTimeout`,
+    /// which also bounds the handshake), 90 s idle.
     fn default() -> Self {
         let upstream = std::time::Duration::from_secs(32);
         Self {
             handshake: upstream,
             headers: upstream,
+            idle: IDLE_TIMEOUT,
         }
     }
 }
@@ -97,18 +105,35 @@ pub fn http_builder(
     builder
 }
 
-/// Accepts the next connection. A failed accept (file descriptors exhausted, most often) is
-/// retried after `backoff`, which doubles from 5 ms to 1 s while accepts keep failing and
-/// starts over after a success, as Go's servers do.
+/// A connection accepted under a [`ConnectionLimit`].
+#[derive(Debug)]
+pub struct Accepted {
+    /// The connection.
+    pub stream: tokio::net::TcpStream,
+    /// The client's address.
+    pub peer: std::net::SocketAddr,
+    /// Its place under the limit: keep it as long as the connection.
+    pub permit: ConnectionPermit,
+}
+
+/// Accepts the next connection once `limit` has room for it. A failed accept (file
+/// descriptors exhausted, most often) is retried after `backoff`, which doubles from 5 ms
+/// to 1 s while accepts keep failing and starts over after a success, as Go's servers do.
 pub async fn accept(
     listener: &TcpListener,
+    limit: &ConnectionLimit,
     backoff: &mut std::time::Duration,
-) -> (tokio::net::TcpStream, std::net::SocketAddr) {
+) -> Accepted {
+    let permit = limit.acquire().await;
     loop {
         match listener.accept().await {
-            Ok(pair) => {
+            Ok((stream, peer)) => {
                 *backoff = std::time::Duration::ZERO;
-                return pair;
+                return Accepted {
+                    stream,
+                    peer,
+                    permit,
+                };
             }
             Err(err) => {
                 *backoff = (*backoff * 2).clamp(
@@ -142,10 +167,49 @@ pub async fn handshake(
     }
 }
 
+/// Serves one connection until it ends; once no request has been in flight on it for
+/// `idle`, or when `stop` resolves, it is closed gracefully: requests in flight finish, then
+/// the connection is dropped a second later at most.
+/// `service` must count its requests in `activity` ([`Activity::begin`]).
+pub async fn serve_connection<I, S, B>(
+    builder: &auto::Builder<TokioExecutor>,
+    io: I,
+    service: S,
+    activity: &Activity,
+    idle: std::time::Duration,
+    stop: impl Future<Output = ()>,
+) -> std::result::Result<(), Box<dyn std::error::Error + Send + Sync>>
+where
+    S: hyper::service::Service<Request<Incoming>, Response = Response<B>>,
+    S::Future: 'static,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B: http_body::Body + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+    TokioExecutor: auto::HttpServerConnExec<S::Future, B>,
+{
+    let conn = builder.serve_connection_with_upgrades(io, service);
+    tokio::pin!(conn);
+    tokio::pin!(stop);
+    tokio::select! {
+        ended = conn.as_mut() => return ended,
+        _ = activity.idle_for(idle) => tracing::debug!("closing an idle connection"),
+        _ = &mut stop => {}
+    }
+    conn.as_mut().graceful_shutdown();
+    // A client may never answer the HTTP/2 shutdown's PING: once no request is left, a
+    // second of grace, then the connection is dropped (as Go's servers do after GOAWAY).
+    tokio::select! {
+        ended = conn => ended,
+        _ = activity.idle_for(std::time::Duration::from_secs(1)) => Ok(()),
+    }
+}
+
 /// Accepts connections on `listener` until the task is dropped, answering each request with
 /// `handler`; with `tls`, connections are TLS (ALPN picks HTTP/2 or HTTP/1.1). HTTP/2
 /// clients may open `http2_max_streams` streams at once (0: the default). A TLS client's
-/// certificates travel in each request's [`ClientChain`] extension.
+/// certificates travel in each request's [`ClientChain`] extension. Connections are bounded
+/// by the open-file limit ([`ConnectionLimit::from_open_files`]) and closed when idle.
 pub async fn serve<H, F>(
     listener: TcpListener,
     tls: Option<sni::Acceptor>,
@@ -156,10 +220,15 @@ pub async fn serve<H, F>(
     F: Future<Output = Response<Full<Bytes>>> + Send + 'static,
 {
     let timeouts = ConnectionTimeouts::default();
+    let limit = ConnectionLimit::from_open_files();
     let builder = std::sync::Arc::new(http_builder(timeouts, http2_max_streams));
     let mut backoff = std::time::Duration::ZERO;
     loop {
-        let (stream, peer) = accept(&listener, &mut backoff).await;
+        let Accepted {
+            stream,
+            peer,
+            permit,
+        } = accept(&listener, &limit, &mut backoff).await;
         let acceptor = match (&tls, stream.local_addr()) {
             (Some(tls), Ok(local)) => Some(tls.for_connection(local.ip())),
             (Some(_), Err(_)) => continue,
@@ -168,35 +237,39 @@ pub async fn serve<H, F>(
         let handler = handler.clone();
         let builder = builder.clone();
         tokio::spawn(async move {
-            let result = match acceptor {
-                Some(acceptor) => match handshake(acceptor, stream, peer, timeouts.handshake).await
-                {
-                    Some(tls) => {
-                        let chain = tls
-                            .get_ref()
-                            .1
-                            .peer_certificates()
-                            .map(|chain| ClientChain(chain.to_vec().into()));
-                        let service =
-                            hyper::service::service_fn(move |mut req: Request<Incoming>| {
-                                if let Some(chain) = &chain {
-                                    req.extensions_mut().insert(chain.clone());
-                                }
-                                let answer = handler(req, Transport::Tls);
-                                async move { Ok::<_, Infallible>(answer.await) }
-                            });
-                        builder.serve_connection(TokioIo::new(tls), service).await
+            let _permit = permit;
+            let activity = Activity::default();
+            let service = |transport: Transport, chain: Option<ClientChain>| {
+                let activity = activity.clone();
+                hyper::service::service_fn(move |mut req: Request<Incoming>| {
+                    let in_flight = activity.begin();
+                    if let Some(chain) = &chain {
+                        req.extensions_mut().insert(chain.clone());
                     }
-                    None => return,
-                },
+                    let answer = handler(req, transport);
+                    async move { Ok::<_, Infallible>(in_flight.hold(answer.await)) }
+                })
+            };
+            let never = std::future::pending();
+            let result = match acceptor {
+                Some(acceptor) => {
+                    let Some(tls) = handshake(acceptor, stream, peer, timeouts.handshake).await
+                    else {
+                        return;
+                    };
+                    let chain = tls
+                        .get_ref()
+                        .1
+                        .peer_certificates()
+                        .map(|chain| ClientChain(chain.to_vec().into()));
+                    let service = service(Transport::Tls, chain);
+                    let io = TokioIo::new(tls);
+                    serve_connection(&builder, io, service, &activity, timeouts.idle, never).await
+                }
                 None => {
-                    let service = hyper::service::service_fn(move |req| {
-                        let answer = handler(req, Transport::Plain);
-                        async move { Ok::<_, Infallible>(answer.await) }
-                    });
-                    builder
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await
+                    let service = service(Transport::Plain, None);
+                    let io = TokioIo::new(stream);
+                    serve_connection(&builder, io, service, &activity, timeouts.idle, never).await
                 }
             };
             if let Err(e) = result {
