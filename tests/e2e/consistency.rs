@@ -145,12 +145,55 @@ async fn list_and_get_follow_the_resource_version_tables() {
         .get(&format!("{SC}/t1?resourceVersion={}", current + 1000))
         .await;
     assert_eq!(future.status, 504);
-    assert!(
-        future.json()["message"]
-            .as_str()
-            .unwrap()
-            .starts_with("Too large resource version")
-    );
+    let too_large = |status: &Value, requested: u64| {
+        assert_eq!(status["reason"], "Timeout", "{status}");
+        assert_eq!(status["code"], 504);
+        assert!(
+            status["message"].as_str().unwrap().starts_with(&format!(
+                "Too large resource version: {requested}, current: "
+            )),
+            "{status}"
+        );
+        assert_eq!(status["details"]["retryAfterSeconds"], 1);
+        assert_eq!(
+            status["details"]["causes"],
+            json!([{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}])
+        );
+    };
+    too_large(&future.json(), current + 1000);
+    assert_eq!(future.headers["retry-after"], "1");
+
+    // A watch from a revision the server has not reached waits for it, then is refused the
+    // same way instead of starting and skipping the changes up to it.
+    let ahead = current + 1000;
+    let refused = c
+        .get(&format!("{SC}?watch=1&resourceVersion={ahead}"))
+        .await;
+    assert_eq!(refused.status, 504);
+    too_large(&refused.json(), ahead);
+    // One reached while it waits is served: the changes after it arrive.
+    let latest = rv_of(&c.get(SC).await.json());
+    let waiting = tokio::spawn({
+        let c = c.clone();
+        let path = format!(
+            "{SC}?watch=1&resourceVersion={}&timeoutSeconds=2",
+            latest + 1
+        );
+        async move { c.get(&path).await }
+    });
+    let sc = |name: &str| json!({"metadata": {"name": name}, "provisioner": "p"});
+    for name in ["late1", "late2"] {
+        assert_eq!(c.send_json(Method::POST, SC, &sc(name)).await.status, 201);
+    }
+    let served = waiting.await.unwrap();
+    assert_eq!(served.status, 200);
+    let added: Vec<Value> = served
+        .json_lines()
+        .iter()
+        .filter(|e| e["type"] == "ADDED")
+        .map(|e| e["object"]["metadata"]["name"].clone())
+        .collect();
+    assert!(added.contains(&json!("late2")), "{added:?}");
 }
 
 fn names(page: &Value) -> Vec<String> {

@@ -135,6 +135,57 @@ async fn a_cpu_profile_in_the_pprof_format() {
     assert_eq!(c.get("/debug/pprof/").await.status.as_u16(), 404);
 }
 
+/// Under RBAC the profiling endpoints need `get` on their path, as upstream's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn profiles_need_the_get_verb_on_their_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.csv");
+    std::fs::write(&tokens, "bob-token,bob,1002\n").unwrap();
+    let server = TestServer::start_with(move |c| {
+        c.token_auth_file = Some(tokens);
+        c.authorization_modes = vec!["RBAC".into()];
+    })
+    .await;
+    let admin = crate::admin(&server);
+    let bob = capstan_e2e::RawClient::new(&server.url(), server.ca_pem(), Some("bob-token"));
+    let refused = bob.get("/debug/pprof/").await;
+    assert_eq!(refused.status.as_u16(), 403);
+    assert_eq!(
+        refused.json()["message"],
+        "forbidden: User \"bob\" cannot get path \"/debug/pprof/\""
+    );
+    let rbac = "/apis/rbac.authorization.k8s.io/v1";
+    let role = serde_json::json!({"metadata": {"name": "profiler"},
+        "rules": [{"nonResourceURLs": ["/debug/pprof", "/debug/pprof/*"], "verbs": ["get"]}]});
+    let created = admin
+        .send_json(http::Method::POST, &format!("{rbac}/clusterroles"), &role)
+        .await;
+    assert_eq!(created.status.as_u16(), 201);
+    let binding = serde_json::json!({"metadata": {"name": "bob-profiles"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "profiler"},
+        "subjects": [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": "bob"}]});
+    let created = admin
+        .send_json(
+            http::Method::POST,
+            &format!("{rbac}/clusterrolebindings"),
+            &binding,
+        )
+        .await;
+    assert_eq!(created.status.as_u16(), 201);
+    // The authorizer sees the binding through its informer, shortly.
+    let mut status = 0;
+    for _ in 0..200 {
+        status = bob.get("/debug/pprof/").await.status.as_u16();
+        if status == 200 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    assert_eq!(status, 200);
+    let index = bob.get("/debug/pprof/").await;
+    assert!(String::from_utf8_lossy(&index.body).contains("profile"));
+}
+
 /// The admin kubeconfig written at start keeps working after a restart: its token is kept in
 /// the data directory (mode 0600), and the file is replaced whole with mode 0600.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -231,6 +231,26 @@ impl ApiError {
         err
     }
 
+    /// 504 for a read or watch at a resourceVersion storage has not reached after waiting:
+    /// upstream's message, `Retry-After: 1` and the `ResourceVersionTooLarge` cause that
+    /// clients (client-go's reflector) look for.
+    pub fn resource_version_too_large(requested: u64, current: u64) -> Self {
+        let mut err = Self::new(
+            Reason::Timeout,
+            format!("Too large resource version: {requested}, current: {current}"),
+        );
+        err.retry_after_seconds = Some(1);
+        err.details = Some(Box::new(StatusDetails {
+            causes: Some(vec![StatusCause {
+                reason: Some("ResourceVersionTooLarge".into()),
+                message: Some("Too large resource version".into()),
+                ..Default::default()
+            }]),
+            ..Default::default()
+        }));
+        err
+    }
+
     /// 404 for an object that does not exist.
     pub fn not_found(gr: &GroupResource, name: &str) -> Self {
         let mut err = Self::new(Reason::NotFound, format!("{gr} \"{name}\" not found"));

@@ -382,7 +382,9 @@ impl<S: Strategy> GenericStore<S> {
                 format!("too old resource version: {requested} ({compacted})"),
             )
             .into(),
-            E::FutureRevision { requested, current } => too_large(requested, current).into(),
+            E::FutureRevision { requested, current } => {
+                ApiError::resource_version_too_large(requested, current).into()
+            }
             other => Error::Storage(other),
         }
     }
@@ -1212,7 +1214,7 @@ impl<S: Strategy> GenericStore<S> {
                 return Ok(());
             }
             if tokio::time::Instant::now() >= deadline {
-                return Err(too_large(revision.0, current.0).into());
+                return Err(ApiError::resource_version_too_large(revision.0, current.0).into());
             }
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
@@ -1243,7 +1245,7 @@ impl<S: Strategy> GenericStore<S> {
         match cache.wait_for(at_least, FRESHNESS_WAIT).await {
             Ok(()) => {}
             Err(capstan_watch::Error::TooLarge { requested, current }) => {
-                return Err(too_large(requested, current).into());
+                return Err(ApiError::resource_version_too_large(requested, current).into());
             }
             Err(_) => return Ok(None),
         }
@@ -1280,15 +1282,6 @@ impl<S: Strategy> GenericStore<S> {
             status: ResponseStatus::Ok,
         }))
     }
-}
-
-fn too_large(requested: u64, current: u64) -> ApiError {
-    let mut err = ApiError::new(
-        Reason::Timeout,
-        format!("Too large resource version: {requested}, current: {current}"),
-    );
-    err.retry_after_seconds = Some(1);
-    err
 }
 
 #[async_trait]
@@ -1425,6 +1418,13 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
             Some(rev) => Some(rev),
         };
         if let Some(cache) = &self.cache {
+            // A revision ahead of the cache: wait for it, then refuse as storage does.
+            if let Some(rev) = from
+                && let Err(capstan_watch::Error::TooLarge { requested, current }) =
+                    cache.wait_for(rev, FRESHNESS_WAIT).await
+            {
+                return Err(ApiError::resource_version_too_large(requested, current).into());
+            }
             match cache.watch(&prefix, from, filter.clone()) {
                 Ok(w) => {
                     return Ok(watching::line_stream(

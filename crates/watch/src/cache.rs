@@ -275,6 +275,13 @@ impl WatchCache {
                 state.revision
             }
             Some(Revision(from)) => {
+                // Changes up to a revision the cache has not seen would be skipped unseen.
+                if from > state.revision {
+                    return Err(Error::TooLarge {
+                        requested: from,
+                        current: state.revision,
+                    });
+                }
                 if from < state.oldest {
                     return Err(Error::Expired {
                         requested: from,

@@ -168,6 +168,12 @@ async fn watch_from_now_from_a_revision_and_too_old() {
         f.cache.watch("/r/", Some(start), all()),
         Err(Error::Expired { .. })
     ));
+    // A revision the cache has not reached is refused: its changes would be skipped.
+    let ahead = Revision(f.cache.revision().0 + 1);
+    assert!(matches!(
+        f.cache.watch("/r/", Some(ahead), all()),
+        Err(Error::TooLarge { requested, .. }) if requested == ahead.0
+    ));
 }
 
 #[tokio::test]
