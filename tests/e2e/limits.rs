@@ -377,8 +377,14 @@ async fn idle_connections_are_closed_and_open_ones_are_capped() {
         }
     });
     tokio::time::sleep(idle * 4).await;
-    assert!(!watch_closed.is_finished(), "a connection with a watch open stays");
-    assert!(!third.is_finished(), "a third connection was served beyond the cap");
+    assert!(
+        !watch_closed.is_finished(),
+        "a connection with a watch open stays"
+    );
+    assert!(
+        !third.is_finished(),
+        "a third connection was served beyond the cap"
+    );
 
     // The watch ends; its connection goes idle and closes, and the third client is served.
     drop(watch);

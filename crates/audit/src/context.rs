@@ -114,7 +114,11 @@ impl RequestContext {
     /// Completes the request's object reference from the object a create or update sends
     /// (its name, UID and resourceVersion; the events after RequestReceived carry them).
     pub fn complete_object_ref(&self, json: &[u8]) {
-        let reference = self.state().started.as_ref().map(|s| s.record.object_ref.clone());
+        let reference = self
+            .state()
+            .started
+            .as_ref()
+            .map(|s| s.record.object_ref.clone());
         let Some(Some(mut reference)) = reference else {
             return;
         };

@@ -122,15 +122,23 @@ impl EtcdStore {
     /// The storage error of an etcd failure.
     fn classify(&self, what: &str, err: etcd_client::Error) -> StoreError {
         let message = err.to_string();
-        if message.contains("required revision has been compacted") {
-            return StoreError::Compacted {
-                requested: 0,
-                compacted: self.compacted.load(Ordering::Relaxed),
-            };
-        }
         if let etcd_client::Error::GRpcStatus(status) = &err {
             use tonic_code::*;
             match status.code() as i32 {
+                // etcd's two revision errors share a code and differ in their fixed
+                // descriptions (what etcd's own client compares, too).
+                OUT_OF_RANGE if status.message() == COMPACTED => {
+                    return StoreError::Compacted {
+                        requested: 0,
+                        compacted: self.compacted.load(Ordering::Relaxed),
+                    };
+                }
+                OUT_OF_RANGE if status.message() == FUTURE_REVISION => {
+                    return StoreError::FutureRevision {
+                        requested: 0,
+                        current: 0,
+                    };
+                }
                 DEADLINE_EXCEEDED => {
                     return StoreError::Timeout(format!("etcd {what}: {}", status.message()));
                 }
@@ -195,7 +203,7 @@ impl EtcdStore {
                 requested: requested.0,
                 compacted,
             },
-            StoreError::Backend(message) if message.contains("future revision") => {
+            StoreError::FutureRevision { .. } => {
                 let current = self.current_revision_quiet().await.unwrap_or_default();
                 StoreError::FutureRevision {
                     requested: requested.0,
@@ -227,7 +235,12 @@ mod tonic_code {
     pub const UNKNOWN: i32 = 2;
     pub const DEADLINE_EXCEEDED: i32 = 4;
     pub const RESOURCE_EXHAUSTED: i32 = 8;
+    pub const OUT_OF_RANGE: i32 = 11;
     pub const UNAVAILABLE: i32 = 14;
+    /// etcd's `ErrGRPCCompacted` description.
+    pub const COMPACTED: &str = "etcdserver: mvcc: required revision has been compacted";
+    /// etcd's `ErrGRPCFutureRev` description.
+    pub const FUTURE_REVISION: &str = "etcdserver: mvcc: required revision is a future revision";
 }
 
 /// Whether an etcd server version sends progress notifications only for watches that are

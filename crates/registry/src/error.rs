@@ -34,17 +34,46 @@ pub enum Error {
 }
 
 impl From<Error> for ApiError {
+    /// Failures the client caused keep their upstream form. Failures of the server are
+    /// logged in full and answered without internal detail: no storage keys, paths or
+    /// database messages reach the client.
     fn from(err: Error) -> Self {
-        match err {
-            Error::Api(api) => api,
+        use capstan_meta::Reason;
+        use capstan_storage::Error as S;
+        let public = match &err {
+            Error::Api(_) => None,
             // The backend is down or slow: the client may retry (upstream answers the same).
-            Error::Storage(capstan_storage::Error::Unavailable(message)) => {
-                ApiError::new(capstan_meta::Reason::ServiceUnavailable, message)
+            Error::Storage(S::Unavailable(message)) => {
+                return ApiError::new(Reason::ServiceUnavailable, message.clone());
             }
-            Error::Storage(capstan_storage::Error::Timeout(message)) => {
-                ApiError::new(capstan_meta::Reason::Timeout, message)
+            Error::Storage(S::Timeout(message)) => {
+                return ApiError::new(Reason::Timeout, message.clone());
             }
-            other => ApiError::internal(other),
+            Error::Storage(S::Fenced(_)) => {
+                tracing::error!(error = %err, "refusing a write");
+                return ApiError::new(
+                    Reason::ServiceUnavailable,
+                    "the storage refuses writes after a failed commit; the server needs a restart",
+                );
+            }
+            Error::Storage(S::Indeterminate(_)) => {
+                Some("the write failed and its outcome is unknown".to_string())
+            }
+            Error::Storage(S::Io { source, .. }) => {
+                Some(format!("storage I/O failed: {}", source.kind()))
+            }
+            Error::Storage(_) => Some("storage error".to_string()),
+            Error::Unreadable { .. } | Error::Decode { .. } => {
+                Some("a stored object could not be read".to_string())
+            }
+            Error::Encode(_) => Some("an object could not be encoded".to_string()),
+        };
+        match (err, public) {
+            (Error::Api(api), _) => api,
+            (err, public) => {
+                tracing::error!(error = %err, "internal error");
+                ApiError::internal(public.unwrap_or_default())
+            }
         }
     }
 }

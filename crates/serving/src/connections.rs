@@ -234,7 +234,11 @@ mod tests {
             .expect("idle once the body is sent");
 
         // A response dropped unsent (the client went away) ends the request too.
-        drop(activity.begin().hold(Response::new(Full::new(bytes::Bytes::new()))));
+        drop(
+            activity
+                .begin()
+                .hold(Response::new(Full::new(bytes::Bytes::new()))),
+        );
         assert_eq!(activity.in_flight(), 0);
     }
 

@@ -91,6 +91,9 @@ enum Op {
     Compact {
         revision: Revision,
     },
+    /// Answered by the writer after a write transaction, changing nothing: proves the
+    /// writer is alive and accepting writes.
+    Ping,
 }
 
 struct Request {
@@ -103,6 +106,8 @@ struct Shared {
     revision: AtomicU64,
     compacted: AtomicU64,
     events: broadcast::Sender<Arc<[Event]>>,
+    #[cfg(test)]
+    faults: tests::Faults,
 }
 
 /// The default backend: a crash-safe database file on local disk with group commit.
@@ -130,7 +135,7 @@ impl EmbeddedStore {
     pub fn open(config: EmbeddedStoreConfig) -> Result<Self> {
         if let Some(parent) = config.path.parent() {
             std::fs::create_dir_all(parent)
-                .map_err(|e| Error::Corrupt(format!("creating {}: {e}", parent.display())))?;
+                .map_err(|e| Error::io(format!("creating {}", parent.display()), e))?;
         }
         let db = Database::builder()
             .set_cache_size(config.cache_bytes)
@@ -174,6 +179,8 @@ impl EmbeddedStore {
             revision: AtomicU64::new(revision),
             compacted: AtomicU64::new(compacted),
             events,
+            #[cfg(test)]
+            faults: tests::Faults::default(),
         });
         let (tx, rx) = mpsc::channel(config.max_batch * 4);
         let writer_shared = shared.clone();
@@ -184,11 +191,12 @@ impl EmbeddedStore {
             checkpoint_bytes: config.checkpoint_bytes,
             checkpoint_interval: config.checkpoint_interval,
             last_checkpoint: Instant::now(),
+            fenced: None,
         };
         let thread = std::thread::Builder::new()
             .name("capstan-store-writer".into())
             .spawn(move || writer.run(rx))
-            .map_err(|e| Error::Corrupt(format!("spawning the writer thread: {e}")))?;
+            .map_err(|e| Error::io("spawning the writer thread", e))?;
         Ok(Self {
             shared,
             path: config.path.clone(),
@@ -216,6 +224,30 @@ struct Writer {
     checkpoint_bytes: u64,
     checkpoint_interval: Duration,
     last_checkpoint: Instant,
+    /// Why the writer refuses writes: a batch failed after its log record may have been
+    /// written, so it may reappear after a restart and no later batch may reuse its
+    /// revisions.
+    fenced: Option<String>,
+}
+
+/// How a batch failed.
+enum BatchError {
+    /// Before anything was logged: nothing of it survives.
+    Rejected(Error),
+    /// After its log record was (perhaps) written: a restart may replay it.
+    Indeterminate(Error),
+}
+
+/// An error for one writer of a failed batch (I/O errors keep their kind, so a full disk
+/// stays visible as such).
+fn error_for_writer(err: &Error) -> Error {
+    match err {
+        Error::Io { what, source } => Error::io(
+            what.clone(),
+            std::io::Error::new(source.kind(), source.to_string()),
+        ),
+        other => Error::Corrupt(format!("commit failed: {other}")),
+    }
 }
 
 /// The four tables, open in one write transaction.
@@ -284,6 +316,16 @@ impl Writer {
                     Err(_) => break,
                 }
             }
+            #[cfg(test)]
+            if self.shared.faults.kill_writer.load(Ordering::Acquire) {
+                panic!("the writer thread was killed by a test");
+            }
+            if let Some(reason) = &self.fenced {
+                for req in batch.drain(..) {
+                    let _ = req.reply.send(Err(Error::Fenced(reason.clone())));
+                }
+                continue;
+            }
             let start = self.shared.revision.load(Ordering::Acquire);
             match self.commit_batch(&batch, start) {
                 Ok((results, events, revision, compacted)) => {
@@ -296,14 +338,24 @@ impl Writer {
                         let _ = req.reply.send(result);
                     }
                 }
-                Err(err) => {
+                Err(BatchError::Rejected(err)) => {
                     error!(%err, "embedded store commit failed; the batch is rejected");
-                    let msg = err.to_string();
                     for req in batch.drain(..) {
-                        let _ = req
-                            .reply
-                            .send(Err(Error::Corrupt(format!("commit failed: {msg}"))));
+                        let _ = req.reply.send(Err(error_for_writer(&err)));
                     }
+                }
+                Err(BatchError::Indeterminate(err)) => {
+                    error!(
+                        %err,
+                        "embedded store commit failed after the batch was logged; the store \
+                         refuses writes until a restart replays the log"
+                    );
+                    let reason = err.to_string();
+                    for req in batch.drain(..) {
+                        let _ = req.reply.send(Err(Error::Indeterminate(reason.clone())));
+                    }
+                    self.fenced = Some(reason);
+                    continue;
                 }
             }
             let due =
@@ -312,7 +364,9 @@ impl Writer {
                 self.checkpoint();
             }
         }
-        self.checkpoint();
+        if self.fenced.is_none() {
+            self.checkpoint();
+        }
     }
 
     /// Makes every commit so far durable in the database, so the log can start over.
@@ -333,7 +387,44 @@ impl Writer {
         }
     }
 
-    fn commit_batch(&mut self, batch: &[Request], start: u64) -> Result<BatchOutcome> {
+    fn commit_batch(
+        &mut self,
+        batch: &[Request],
+        start: u64,
+    ) -> std::result::Result<BatchOutcome, BatchError> {
+        let (txn, results, events, rev, compacted) = self
+            .apply_batch(batch, start)
+            .map_err(BatchError::Rejected)?;
+        if events.is_empty() {
+            // Nothing logged: a failed commit leaves nothing behind.
+            txn.commit()
+                .map_err(|e| BatchError::Rejected(Error::from(e)))?;
+        } else {
+            // Durable before anyone is answered; from here on a failure may be replayed.
+            self.wal
+                .append(&events)
+                .map_err(BatchError::Indeterminate)?;
+            #[cfg(test)]
+            if self
+                .shared
+                .faults
+                .fail_after_log
+                .swap(false, Ordering::AcqRel)
+            {
+                return Err(BatchError::Indeterminate(Error::io(
+                    "committing the embedded database",
+                    std::io::Error::from(std::io::ErrorKind::StorageFull),
+                )));
+            }
+            txn.commit()
+                .map_err(|e| BatchError::Indeterminate(Error::from(e)))?;
+        }
+        Ok((results, events, rev, compacted))
+    }
+
+    /// Applies `batch` in a new write transaction, returned uncommitted with what each
+    /// request gets, the batch's events, and the revision and compaction after it.
+    fn apply_batch(&mut self, batch: &[Request], start: u64) -> Result<AppliedBatch> {
         let shared = &self.shared;
         let mut txn = shared.db.begin_write()?;
         let compacting = batch.iter().any(|r| matches!(r.op, Op::Compact { .. }));
@@ -416,6 +507,10 @@ impl Writer {
                         results.push(outcome);
                         continue;
                     }
+                    Op::Ping => {
+                        results.push(Ok(None));
+                        continue;
+                    }
                 };
                 results.push(match event {
                     Ok(event) => {
@@ -432,16 +527,18 @@ impl Writer {
                 t.meta.insert(META_REVISION, rev)?;
             }
         }
-        if !events.is_empty() {
-            // Durable before anyone is answered; on failure the transaction is dropped.
-            self.wal.append(&events)?;
-        }
-        txn.commit()?;
-        Ok((results, events, rev, compacted))
+        Ok((txn, results, events, rev, compacted))
     }
 }
 
 type BatchOutcome = (Vec<Result<Option<KeyValue>>>, Vec<Event>, u64, u64);
+type AppliedBatch = (
+    redb::WriteTransaction,
+    Vec<Result<Option<KeyValue>>>,
+    Vec<Event>,
+    u64,
+    u64,
+);
 
 /// Removes history entries in `(from, to]` that no read after `to` needs: for each key touched
 /// there, every revision but the last at or before `to`, and that one too if it is a delete.
@@ -725,6 +822,12 @@ impl Store for EmbeddedStore {
         Ok(Revision(self.shared.revision.load(Ordering::Acquire)))
     }
 
+    /// A no-op through the writer thread and a write transaction: fails when the thread is
+    /// gone or the store has stopped accepting writes.
+    async fn ping(&self) -> Result<()> {
+        self.submit(Op::Ping).await.map(|_| ())
+    }
+
     async fn watch(&self, prefix: &str, from: Revision) -> Result<WatchStream> {
         // Subscribe before reading history so that no commit falls between the two.
         let live = self.shared.events.subscribe();
@@ -798,8 +901,78 @@ impl Store for EmbeddedStore {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::AtomicBool;
+
     use super::*;
     use crate::conformance;
+
+    /// Failures a test can inject into the writer.
+    #[derive(Default)]
+    pub(super) struct Faults {
+        /// The next batch's commit fails after its log record was synced.
+        pub fail_after_log: AtomicBool,
+        /// The writer thread panics at its next batch.
+        pub kill_writer: AtomicBool,
+    }
+
+    fn value(s: &'static str) -> Bytes {
+        Bytes::from_static(s.as_bytes())
+    }
+
+    /// A commit that fails once its batch is logged has an unknown outcome: the writer
+    /// says so and refuses every later write (whose revisions would collide with the
+    /// logged batch on replay), health checks fail, reads go on; a restart replays the log
+    /// and writes are accepted again. No acknowledged write is lost on the way.
+    #[tokio::test]
+    async fn a_commit_failing_after_its_log_record_fences_the_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(&dir);
+        store.create("/k/acked", value("1")).await.unwrap();
+        store.ping().await.unwrap();
+        store
+            .shared
+            .faults
+            .fail_after_log
+            .store(true, Ordering::Release);
+        let err = store.create("/k/unknown", value("2")).await.unwrap_err();
+        assert!(matches!(err, Error::Indeterminate(_)), "{err}");
+        let err = store.create("/k/later", value("3")).await.unwrap_err();
+        assert!(matches!(err, Error::Fenced(_)), "{err}");
+        assert!(matches!(store.ping().await, Err(Error::Fenced(_))));
+        assert!(
+            store.get("/k/acked").await.unwrap().0.is_some(),
+            "reads go on"
+        );
+        drop(store);
+
+        let store = open(&dir);
+        store.ping().await.unwrap();
+        assert!(store.get("/k/acked").await.unwrap().0.is_some());
+        assert!(store.get("/k/later").await.unwrap().0.is_none());
+        // The logged batch may come back; a new write follows whatever is there.
+        let replayed = store.get("/k/unknown").await.unwrap().0;
+        let next = store.create("/k/next", value("4")).await.unwrap();
+        let expected = if replayed.is_some() { 3 } else { 2 };
+        assert_eq!(next.mod_revision, Revision(expected));
+    }
+
+    #[tokio::test]
+    async fn a_dead_writer_thread_fails_the_ping() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(&dir);
+        store.ping().await.unwrap();
+        store
+            .shared
+            .faults
+            .kill_writer
+            .store(true, Ordering::Release);
+        assert!(matches!(store.ping().await, Err(Error::Closed)));
+        assert!(matches!(
+            store.create("/k/a", value("1")).await,
+            Err(Error::Closed)
+        ));
+        assert!(matches!(store.ping().await, Err(Error::Closed)));
+    }
 
     fn open(dir: &tempfile::TempDir) -> EmbeddedStore {
         EmbeddedStore::open(EmbeddedStoreConfig::new(dir.path().join("db.redb"))).unwrap()

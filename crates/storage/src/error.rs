@@ -50,6 +50,23 @@ pub enum Error {
     /// The store is shut down.
     #[error("the store is closed")]
     Closed,
+    /// Reading or writing the store's files failed (a full disk included).
+    #[error("storage I/O: {what}: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A write failed after it may have reached the disk: it may or may not be applied
+    /// after a restart.
+    #[error("the outcome of the write is unknown: {0}")]
+    Indeterminate(String),
+    /// The store stopped accepting writes after a write whose outcome is unknown; only a
+    /// restart (which replays what reached the disk) brings it back.
+    #[error("the store stopped accepting writes after a failed commit: {0}")]
+    Fenced(String),
     /// The embedded database failed.
     #[error("embedded database: {0}")]
     Database(#[source] Box<redb::Error>),
@@ -69,7 +86,20 @@ pub enum Error {
 
 impl<E: Into<redb::Error>> From<E> for Error {
     fn from(err: E) -> Self {
-        Error::Database(Box::new(err.into()))
+        match err.into() {
+            redb::Error::Io(source) => Error::io("embedded database", source),
+            other => Error::Database(Box::new(other)),
+        }
+    }
+}
+
+impl Error {
+    /// An I/O error while doing `what`.
+    pub fn io(what: impl Into<String>, source: std::io::Error) -> Self {
+        Error::Io {
+            what: what.into(),
+            source,
+        }
     }
 }
 

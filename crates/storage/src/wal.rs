@@ -39,7 +39,7 @@ pub(crate) struct Wal {
 }
 
 fn io(what: &str, err: std::io::Error) -> Error {
-    Error::Corrupt(format!("write-ahead log: {what}: {err}"))
+    Error::io(format!("write-ahead log: {what}"), err)
 }
 
 impl Wal {
