@@ -2,13 +2,14 @@
 //! ([`ConnectionLimit`]) and when an idle one is closed ([`Activity`]).
 
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use http::Response;
 use http_body::{Body, Frame, SizeHint};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// How long a connection with no request in flight stays open: upstream's servers close
 /// idle connections after 90 s (their `IdleTimeout`), HTTP/2 ones included.
@@ -110,27 +111,49 @@ pub fn raise_open_file_limit() -> u64 {
 }
 
 /// The requests in flight on one connection, for closing it once idle. A request counts
-/// from [`Activity::begin`] until its response body is sent or dropped.
+/// from [`Activity::begin`] until its response body is sent or dropped. Requests only
+/// update two counters; the idle check runs on its own timer, so nothing is woken per
+/// request.
 #[derive(Clone, Debug)]
 pub struct Activity {
-    in_flight: Arc<watch::Sender<usize>>,
+    inner: Arc<ActivityState>,
+}
+
+#[derive(Debug)]
+struct ActivityState {
+    in_flight: AtomicUsize,
+    /// When the last request ended (or the connection opened), in milliseconds after
+    /// `opened`.
+    last_end: AtomicU64,
+    opened: Instant,
+}
+
+impl ActivityState {
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.opened.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
 }
 
 impl Default for Activity {
     fn default() -> Self {
         Self {
-            in_flight: Arc::new(watch::Sender::new(0)),
+            inner: Arc::new(ActivityState {
+                in_flight: AtomicUsize::new(0),
+                last_end: AtomicU64::new(0),
+                opened: Instant::now(),
+            }),
         }
     }
 }
 
 /// One request in flight on a connection ([`Activity::begin`]), until dropped.
 #[derive(Debug)]
-pub struct InFlight(Arc<watch::Sender<usize>>);
+pub struct InFlight(Arc<ActivityState>);
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        self.0.send_modify(|n| *n = n.saturating_sub(1));
+        self.0.last_end.store(self.0.now_ms(), Ordering::Relaxed);
+        self.0.in_flight.fetch_sub(1, Ordering::Release);
     }
 }
 
@@ -153,29 +176,34 @@ pub struct TrackedBody<B> {
 impl Activity {
     /// Counts a request as in flight from its arrival; the result goes with its response.
     pub fn begin(&self) -> InFlight {
-        self.in_flight.send_modify(|n| *n += 1);
-        InFlight(self.in_flight.clone())
+        self.inner.in_flight.fetch_add(1, Ordering::Acquire);
+        InFlight(self.inner.clone())
     }
 
     /// Requests in flight now.
     pub fn in_flight(&self) -> usize {
-        *self.in_flight.borrow()
+        self.inner.in_flight.load(Ordering::Acquire)
     }
 
-    /// Resolves once no request has been in flight for `timeout`.
+    /// How long the connection has been without a request in flight (None while one is).
+    fn idle(&self) -> Option<Duration> {
+        if self.in_flight() > 0 {
+            return None;
+        }
+        let since = self.inner.last_end.load(Ordering::Relaxed);
+        Some(Duration::from_millis(self.inner.now_ms().saturating_sub(since)))
+    }
+
+    /// Resolves once no request has been in flight for `timeout` (checked when the
+    /// timeout could have passed: between `timeout` and twice it after the last request).
     pub async fn idle_for(&self, timeout: Duration) {
-        let mut changes = self.in_flight.subscribe();
         loop {
-            let busy = *changes.borrow_and_update() > 0;
-            if busy {
-                // The sender lives as long as `self`: changed() cannot fail here.
-                let _ = changes.changed().await;
-                continue;
-            }
-            tokio::select! {
-                _ = tokio::time::sleep(timeout) => return,
-                _ = changes.changed() => {}
-            }
+            let wait = match self.idle() {
+                Some(idle) if idle >= timeout => return,
+                Some(idle) => timeout - idle,
+                None => timeout,
+            };
+            tokio::time::sleep(wait).await;
         }
     }
 }
