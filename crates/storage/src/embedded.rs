@@ -39,6 +39,8 @@ const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 
 const META_REVISION: &str = "revision";
 const META_COMPACTED: &str = "compacted";
+/// The epoch of the write-ahead log's current round (see [`crate::wal`]).
+const META_EPOCH: &str = "wal-epoch";
 const PUT: u8 = 0;
 const DELETE: u8 = 1;
 
@@ -141,37 +143,44 @@ impl EmbeddedStore {
             .set_cache_size(config.cache_bytes)
             .create(&config.path)?;
         let txn = db.begin_write()?;
-        let (mut revision, compacted) = {
+        let (mut revision, compacted, epoch) = {
             txn.open_table(KV)?;
             txn.open_table(LOG)?;
             txn.open_table(HIST)?;
             let meta = txn.open_table(META)?;
             let rev = meta.get(META_REVISION)?.map(|g| g.value()).unwrap_or(0);
             let compacted = meta.get(META_COMPACTED)?.map(|g| g.value()).unwrap_or(0);
-            (rev, compacted)
+            let epoch = meta.get(META_EPOCH)?.map(|g| g.value());
+            (rev, compacted, epoch)
         };
         txn.commit()?;
-        // Bring the database up to the last acknowledged write.
+        // Bring the database up to the last acknowledged write, and start a new round of the
+        // log under a new epoch (durable before any record of it is written).
         let mut wal = Wal::open(&config.path.with_extension("wal"))?;
-        let batches = wal.replay(Revision(revision))?;
-        if !batches.is_empty() {
-            let mut txn = db.begin_write()?;
-            txn.set_durability(Durability::Immediate)?;
-            {
-                let mut tables = Tables::open(&txn)?;
-                for event in batches.iter().flatten() {
-                    tables.apply(event)?;
-                    revision = event.kv.mod_revision.0;
-                }
-                tables.meta.insert(META_REVISION, revision)?;
+        let batches = wal.replay(Revision(revision), epoch)?;
+        let epoch = epoch.map_or(1, |e| e + 1);
+        let mut txn = db.begin_write()?;
+        txn.set_durability(Durability::Immediate)?;
+        {
+            let mut tables = Tables::open(&txn)?;
+            for event in batches.iter().flatten() {
+                tables.apply(event)?;
+                revision = event.kv.mod_revision.0;
             }
-            txn.commit()?;
+            tables.meta.insert(META_REVISION, revision)?;
+            tables.meta.insert(META_EPOCH, epoch)?;
+        }
+        txn.commit()?;
+        if !batches.is_empty() {
             info!(
                 batches = batches.len(),
                 revision, "replayed the write-ahead log"
             );
         }
-        wal.reset();
+        wal.reset(epoch);
+        // The database and the log may have just been created: their names must survive a
+        // power loss as their contents do.
+        sync_directories(&config.path)?;
         info!(path = %config.path.display(), revision, compacted, "embedded store opened");
         let (events, _) = broadcast::channel(config.watch_buffer);
         let shared = Arc::new(Shared {
@@ -192,6 +201,7 @@ impl EmbeddedStore {
             checkpoint_interval: config.checkpoint_interval,
             last_checkpoint: Instant::now(),
             fenced: None,
+            epoch,
         };
         let thread = std::thread::Builder::new()
             .name("capstan-store-writer".into())
@@ -228,6 +238,8 @@ struct Writer {
     /// written, so it may reappear after a restart and no later batch may reuse its
     /// revisions.
     fenced: Option<String>,
+    /// The log round's epoch.
+    epoch: u64,
 }
 
 /// How a batch failed.
@@ -369,17 +381,21 @@ impl Writer {
         }
     }
 
-    /// Makes every commit so far durable in the database, so the log can start over.
+    /// Makes every commit so far durable in the database, so the log can start over under
+    /// the next epoch.
     fn checkpoint(&mut self) {
+        let next = self.epoch + 1;
         let result = (|| -> Result<()> {
             let mut txn = self.shared.db.begin_write()?;
             txn.set_durability(Durability::Immediate)?;
+            txn.open_table(META)?.insert(META_EPOCH, next)?;
             txn.commit()?;
             Ok(())
         })();
         match result {
             Ok(()) => {
-                self.wal.reset();
+                self.epoch = next;
+                self.wal.reset(next);
                 self.last_checkpoint = Instant::now();
             }
             // The log keeps growing and stays authoritative; try again after the next batch.
@@ -529,6 +545,23 @@ impl Writer {
         }
         Ok((txn, results, events, rev, compacted))
     }
+}
+
+/// Syncs the directory holding `file` and the one above it (which holds the first, when it
+/// was created with the data directory).
+fn sync_directories(file: &Path) -> Result<()> {
+    let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) else {
+        return Ok(());
+    };
+    for dir in [Some(dir), dir.parent().filter(|d| !d.as_os_str().is_empty())]
+        .into_iter()
+        .flatten()
+    {
+        std::fs::File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| Error::io(format!("syncing the directory {}", dir.display()), e))?;
+    }
+    Ok(())
 }
 
 type BatchOutcome = (Vec<Result<Option<KeyValue>>>, Vec<Event>, u64, u64);

@@ -8,12 +8,16 @@
 //! every acknowledged batch since: replay applies the records with newer revisions.
 //!
 //! The file is zero-filled ahead of use, so that a write and its `fdatasync` never change the
-//! file's size. Records from earlier rounds that lie past the current end are recognised by
-//! their revisions (older than what replay expects) and ignored.
+//! file's size. Each round has an epoch, kept in the database by the durable commit that
+//! starts the round, and written into every record of the round: replay takes only records
+//! of the database's epoch, so records of earlier rounds that lie past the current end are
+//! never replayed, whatever their revisions.
 //!
-//! Record: magic `CWAL` (u32 LE), payload length (u32), CRC32 of the payload (u32), then the
-//! payload: entry count (u32) and per entry kind (u8), revision (u64), create revision
-//! (u64), key length (u32), key, value length (u32), value.
+//! Record: magic `CWA2` (u32 LE), payload length (u32), CRC32 of the payload (u32), then the
+//! payload: epoch (u64), entry count (u32) and per entry kind (u8), revision (u64), create
+//! revision (u64), key length (u32), key, value length (u32), value. Logs written before
+//! epochs (magic `CWAL`, no epoch) are replayed by revision alone, for databases that have no
+//! epoch yet.
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
@@ -24,7 +28,10 @@ use bytes::Bytes;
 use crate::error::{Error, Result};
 use crate::store::{Event, EventKind, KeyValue, Revision};
 
-const MAGIC: u32 = 0x4C41_5743;
+/// `CWA2`: records with an epoch.
+const MAGIC: u32 = 0x3241_5743;
+/// `CWAL`: records from before epochs.
+const LEGACY_MAGIC: u32 = 0x4C41_5743;
 const HEADER: usize = 12;
 /// The file grows by this much at a time, zero-filled.
 const GROWTH: u64 = 4 << 20;
@@ -36,6 +43,8 @@ pub(crate) struct Wal {
     offset: u64,
     /// Bytes zero-filled and synced so far.
     capacity: u64,
+    /// The epoch of the current round.
+    epoch: u64,
 }
 
 fn io(what: &str, err: std::io::Error) -> Error {
@@ -57,6 +66,7 @@ impl Wal {
             file,
             offset: 0,
             capacity,
+            epoch: 0,
         })
     }
 
@@ -65,9 +75,11 @@ impl Wal {
         self.offset
     }
 
-    /// Starts the log over (after a durable checkpoint).
-    pub fn reset(&mut self) {
+    /// Starts a new round at the start of the file, its records marked `epoch` (after the
+    /// durable commit that recorded that epoch in the database).
+    pub fn reset(&mut self, epoch: u64) {
         self.offset = 0;
+        self.epoch = epoch;
     }
 
     fn grow_to(&mut self, needed: u64) -> Result<()> {
@@ -89,11 +101,12 @@ impl Wal {
     /// Appends the effects of one batch and syncs them.
     pub fn append(&mut self, events: &[Event]) -> Result<()> {
         let mut payload = Vec::with_capacity(
-            4 + events
+            12 + events
                 .iter()
                 .map(|e| 29 + e.kv.key.len() + e.kv.value.len())
                 .sum::<usize>(),
         );
+        payload.extend_from_slice(&self.epoch.to_le_bytes());
         payload.extend_from_slice(&(events.len() as u32).to_le_bytes());
         for e in events {
             payload.push(match e.kind {
@@ -124,9 +137,10 @@ impl Wal {
         Ok(())
     }
 
-    /// The batches after revision `after`, in order, up to the first record that is torn,
-    /// corrupt, or not the continuation of the one before.
-    pub fn replay(&self, after: Revision) -> Result<Vec<Vec<Event>>> {
+    /// The batches after revision `after` of the round `epoch` (None: a log from before
+    /// epochs), in order, up to the first record that is torn, corrupt, of another round, or
+    /// not the continuation of the one before.
+    pub fn replay(&self, after: Revision, epoch: Option<u64>) -> Result<Vec<Vec<Event>>> {
         let mut batches = Vec::new();
         let mut offset = 0u64;
         let mut expected = after.0 + 1;
@@ -137,7 +151,8 @@ impl Wal {
             }
             let word = |i: usize| u32::from_le_bytes(header[i..i + 4].try_into().expect("4 bytes"));
             let (magic, len, crc) = (word(0), word(4) as u64, word(8));
-            if magic != MAGIC || offset + HEADER as u64 + len > self.capacity {
+            let wanted = if epoch.is_some() { MAGIC } else { LEGACY_MAGIC };
+            if magic != wanted || offset + HEADER as u64 + len > self.capacity {
                 break;
             }
             let mut payload = vec![0u8; len as usize];
@@ -149,7 +164,14 @@ impl Wal {
             {
                 break;
             }
-            let Some(events) = decode(&payload) else {
+            let entries = match epoch {
+                Some(epoch) => match payload.split_first_chunk::<8>() {
+                    Some((round, rest)) if u64::from_le_bytes(*round) == epoch => rest,
+                    _ => break,
+                },
+                None => &payload[..],
+            };
+            let Some(events) = decode(entries) else {
                 break;
             };
             let (Some(first), Some(last)) = (events.first(), events.last()) else {
@@ -231,19 +253,20 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("wal");
         let mut wal = Wal::open(&path).unwrap();
+        wal.reset(1);
         wal.append(&[put(1, "a"), put(2, "b")]).unwrap();
         wal.append(&[put(3, "c")]).unwrap();
         let end = wal.len();
         wal.append(&[put(4, "d")]).unwrap();
-        assert_eq!(wal.replay(Revision(0)).unwrap().len(), 3);
-        assert_eq!(wal.replay(Revision(2)).unwrap().len(), 2);
-        assert_eq!(wal.replay(Revision(4)).unwrap().len(), 0);
+        assert_eq!(wal.replay(Revision(0), Some(1)).unwrap().len(), 3);
+        assert_eq!(wal.replay(Revision(2), Some(1)).unwrap().len(), 2);
+        assert_eq!(wal.replay(Revision(4), Some(1)).unwrap().len(), 0);
         // A torn last record is ignored.
         wal.file
             .write_all_at(&[0xff; 4], end + HEADER as u64 + 2)
             .unwrap();
         let again = Wal::open(&path).unwrap();
-        let batches = again.replay(Revision(0)).unwrap();
+        let batches = again.replay(Revision(0), Some(1)).unwrap();
         assert_eq!(batches.len(), 2);
         assert_eq!(batches[1][0].kv.key, "c");
     }
@@ -252,15 +275,60 @@ mod tests {
     fn a_new_round_ignores_the_previous_one() {
         let dir = tempfile::tempdir().unwrap();
         let mut wal = Wal::open(&dir.path().join("wal")).unwrap();
+        wal.reset(1);
         for rev in 1..=5 {
             wal.append(&[put(rev, "k")]).unwrap();
         }
         // Checkpoint at 5, then a shorter round overwrites the start.
-        wal.reset();
+        wal.reset(2);
         wal.append(&[put(6, "k")]).unwrap();
-        let batches = wal.replay(Revision(5)).unwrap();
+        let batches = wal.replay(Revision(5), Some(2)).unwrap();
         assert_eq!(batches.len(), 1);
         assert_eq!(batches[0][0].kv.mod_revision, Revision(6));
-        assert!(wal.replay(Revision(6)).unwrap().is_empty());
+        assert!(wal.replay(Revision(6), Some(2)).unwrap().is_empty());
+    }
+
+    /// A record of an earlier round is not replayed even where its revisions would follow
+    /// on: here round 1's second record sits right after round 2's first, and continues it.
+    #[test]
+    fn records_of_an_earlier_round_are_never_replayed() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut wal = Wal::open(&dir.path().join("wal")).unwrap();
+        wal.reset(1);
+        wal.append(&[put(1, "a")]).unwrap();
+        wal.append(&[put(2, "b")]).unwrap();
+        assert!(wal.replay(Revision(0), Some(2)).unwrap().is_empty());
+        wal.reset(2);
+        wal.append(&[put(1, "c")]).unwrap();
+        let batches = wal.replay(Revision(0), Some(2)).unwrap();
+        let keys: Vec<&str> = batches.iter().flatten().map(|e| e.kv.key.as_str()).collect();
+        assert_eq!(keys, ["c"]);
+    }
+
+    /// A log written before epochs is replayed by revision for a database without an epoch.
+    #[test]
+    fn a_log_from_before_epochs_is_replayed() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut wal = Wal::open(&dir.path().join("wal")).unwrap();
+        wal.reset(7);
+        wal.append(&[put(1, "a")]).unwrap();
+        // Rewrite the record in the old form: the old magic, no epoch in the payload.
+        let mut header = [0u8; HEADER];
+        wal.file.read_exact_at(&mut header, 0).unwrap();
+        let len = u32::from_le_bytes(header[4..8].try_into().unwrap()) as usize;
+        let mut payload = vec![0u8; len];
+        wal.file.read_exact_at(&mut payload, HEADER as u64).unwrap();
+        let legacy = &payload[8..];
+        let mut record = Vec::new();
+        record.extend_from_slice(&LEGACY_MAGIC.to_le_bytes());
+        record.extend_from_slice(&(legacy.len() as u32).to_le_bytes());
+        record.extend_from_slice(&crc32fast::hash(legacy).to_le_bytes());
+        record.extend_from_slice(legacy);
+        record.extend_from_slice(&[0u8; 8]);
+        wal.file.write_all_at(&record, 0).unwrap();
+        let batches = wal.replay(Revision(0), None).unwrap();
+        assert_eq!(batches.len(), 1);
+        assert_eq!(batches[0][0].kv.key, "a");
+        assert!(wal.replay(Revision(0), Some(7)).unwrap().is_empty());
     }
 }
