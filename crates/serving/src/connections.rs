@@ -191,7 +191,9 @@ impl Activity {
             return None;
         }
         let since = self.inner.last_end.load(Ordering::Relaxed);
-        Some(Duration::from_millis(self.inner.now_ms().saturating_sub(since)))
+        Some(Duration::from_millis(
+            self.inner.now_ms().saturating_sub(since),
+        ))
     }
 
     /// Resolves once no request has been in flight for `timeout` (checked when the

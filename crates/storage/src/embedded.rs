@@ -139,9 +139,21 @@ impl EmbeddedStore {
             std::fs::create_dir_all(parent)
                 .map_err(|e| Error::io(format!("creating {}", parent.display()), e))?;
         }
+        if !config.path.exists() {
+            create_database(&config.path)?;
+        }
         let db = Database::builder()
             .set_cache_size(config.cache_bytes)
             .create(&config.path)?;
+        let wal = Wal::open(&config.path.with_extension("wal"))?;
+        // The database and the log may have just been created: their names must survive a
+        // power loss as their contents do.
+        sync_directories(&config.path)?;
+        Self::start(&config, db, wal)
+    }
+
+    /// Brings `db` up to the last acknowledged write from `wal` and starts the writer.
+    pub(crate) fn start(config: &EmbeddedStoreConfig, db: Database, mut wal: Wal) -> Result<Self> {
         let txn = db.begin_write()?;
         let (mut revision, compacted, epoch) = {
             txn.open_table(KV)?;
@@ -156,7 +168,6 @@ impl EmbeddedStore {
         txn.commit()?;
         // Bring the database up to the last acknowledged write, and start a new round of the
         // log under a new epoch (durable before any record of it is written).
-        let mut wal = Wal::open(&config.path.with_extension("wal"))?;
         let batches = wal.replay(Revision(revision), epoch)?;
         let epoch = epoch.map_or(1, |e| e + 1);
         let mut txn = db.begin_write()?;
@@ -178,9 +189,6 @@ impl EmbeddedStore {
             );
         }
         wal.reset(epoch);
-        // The database and the log may have just been created: their names must survive a
-        // power loss as their contents do.
-        sync_directories(&config.path)?;
         info!(path = %config.path.display(), revision, compacted, "embedded store opened");
         let (events, _) = broadcast::channel(config.watch_buffer);
         let shared = Arc::new(Shared {
@@ -547,15 +555,39 @@ impl Writer {
     }
 }
 
+/// Creates an empty database at `path` atomically: made and synced under another name, then
+/// renamed. A crash while redb writes a new file's header would otherwise leave a file that
+/// is not a database, and the server would never start again.
+fn create_database(path: &Path) -> Result<()> {
+    let mut fresh = path.as_os_str().to_owned();
+    fresh.push(".new");
+    let fresh = PathBuf::from(fresh);
+    let made = (|| -> Result<()> {
+        drop(Database::builder().create(&fresh)?);
+        std::fs::File::open(&fresh)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| Error::io("syncing the new database", e))?;
+        std::fs::rename(&fresh, path).map_err(|e| Error::io("naming the new database", e))
+    })();
+    if made.is_err() {
+        let _ = std::fs::remove_file(&fresh);
+    }
+    made?;
+    sync_directories(path)
+}
+
 /// Syncs the directory holding `file` and the one above it (which holds the first, when it
 /// was created with the data directory).
 fn sync_directories(file: &Path) -> Result<()> {
     let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) else {
         return Ok(());
     };
-    for dir in [Some(dir), dir.parent().filter(|d| !d.as_os_str().is_empty())]
-        .into_iter()
-        .flatten()
+    for dir in [
+        Some(dir),
+        dir.parent().filter(|d| !d.as_os_str().is_empty()),
+    ]
+    .into_iter()
+    .flatten()
     {
         std::fs::File::open(dir)
             .and_then(|d| d.sync_all())

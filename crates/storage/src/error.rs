@@ -88,6 +88,10 @@ impl<E: Into<redb::Error>> From<E> for Error {
     fn from(err: E) -> Self {
         match err.into() {
             redb::Error::Io(source) => Error::io("embedded database", source),
+            redb::Error::PreviousIo => Error::io(
+                "embedded database",
+                std::io::Error::other("an earlier I/O error left it unusable until a restart"),
+            ),
             other => Error::Database(Box::new(other)),
         }
     }

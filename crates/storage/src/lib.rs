@@ -13,6 +13,8 @@ mod compactor;
 pub mod conformance;
 mod embedded;
 mod error;
+#[cfg(test)]
+mod power_loss;
 mod store;
 mod wal;
 

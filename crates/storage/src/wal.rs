@@ -20,6 +20,7 @@
 //! epoch yet.
 
 use std::fs::{File, OpenOptions};
+use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
@@ -36,9 +37,39 @@ const HEADER: usize = 12;
 /// The file grows by this much at a time, zero-filled.
 const GROWTH: u64 = 4 << 20;
 
+/// What the log needs of its file: a real file, or a simulated disk in tests.
+pub(crate) trait LogFile: Send + Sync {
+    /// Reads exactly `buf.len()` bytes at `offset`.
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
+    /// Writes all of `buf` at `offset`.
+    fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()>;
+    /// Makes the data written so far (and the length) durable.
+    fn sync_data(&self) -> io::Result<()>;
+    /// The file's length.
+    fn len(&self) -> io::Result<u64>;
+}
+
+impl LogFile for File {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        FileExt::read_exact_at(self, buf, offset)
+    }
+
+    fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
+        FileExt::write_all_at(self, buf, offset)
+    }
+
+    fn sync_data(&self) -> io::Result<()> {
+        File::sync_data(self)
+    }
+
+    fn len(&self) -> io::Result<u64> {
+        Ok(self.metadata()?.len())
+    }
+}
+
 /// An open log.
 pub(crate) struct Wal {
-    file: File,
+    file: Box<dyn LogFile>,
     /// Where the next record goes.
     offset: u64,
     /// Bytes zero-filled and synced so far.
@@ -61,7 +92,12 @@ impl Wal {
             .truncate(false)
             .open(path)
             .map_err(|e| io("open", e))?;
-        let capacity = file.metadata().map_err(|e| io("stat", e))?.len();
+        Self::with_file(Box::new(file))
+    }
+
+    /// The log kept in `file`, positioned at the start.
+    pub fn with_file(file: Box<dyn LogFile>) -> Result<Self> {
+        let capacity = file.len().map_err(|e| io("stat", e))?;
         Ok(Self {
             file,
             offset: 0,
@@ -91,8 +127,9 @@ impl Wal {
         self.file
             .write_all_at(&zeros, self.capacity)
             .map_err(|e| io("zero-fill", e))?;
+        // fdatasync covers the new length (needed to read the data back).
         self.file
-            .sync_all()
+            .sync_data()
             .map_err(|e| io("sync after growth", e))?;
         self.capacity = target;
         Ok(())
@@ -301,7 +338,11 @@ mod tests {
         wal.reset(2);
         wal.append(&[put(1, "c")]).unwrap();
         let batches = wal.replay(Revision(0), Some(2)).unwrap();
-        let keys: Vec<&str> = batches.iter().flatten().map(|e| e.kv.key.as_str()).collect();
+        let keys: Vec<&str> = batches
+            .iter()
+            .flatten()
+            .map(|e| e.kv.key.as_str())
+            .collect();
         assert_eq!(keys, ["c"]);
     }
 
