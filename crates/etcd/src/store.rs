@@ -7,8 +7,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use bytes::Bytes;
 use capstan_storage::{
-    Error as StoreError, Event, EventKind, KeyValue, ListRequest, ListResponse, Result, Revision,
-    Store, WatchStream,
+    CompactionTurn, Error as StoreError, Event, EventKind, KeyValue, ListRequest, ListResponse,
+    Result, Revision, Store, WatchStream,
 };
 use etcd_client::{
     Certificate, Client, CompactionOptions, Compare, CompareOp, ConnectOptions, DeleteOptions,
@@ -424,8 +424,12 @@ impl Store for EtcdStore {
 
     async fn current_revision(&self) -> Result<Revision> {
         // A reader that asks is about to wait for watches to catch up: ask them to report.
-        self.progress_wanted.notify_waiters();
+        self.request_progress();
         self.current_revision_quiet().await
+    }
+
+    fn request_progress(&self) {
+        self.progress_wanted.notify_waiters();
     }
 
     async fn watch(&self, prefix: &str, from: Revision) -> Result<WatchStream> {
@@ -574,7 +578,48 @@ impl Store for EtcdStore {
     async fn compacted_revision(&self) -> Result<Revision> {
         Ok(Revision(self.compacted.load(Ordering::Relaxed)))
     }
+
+    /// Upstream's protocol, so that Capstan and kube-apiservers on one etcd take turns with
+    /// each other: the version of the key `compact_rev_key` counts the rounds; whoever
+    /// raises it from the round it last saw (a compare-and-swap that also stores the target)
+    /// compacts, the others learn the new round.
+    async fn compaction_turn(&self, seen: u64, target: Revision) -> Result<CompactionTurn> {
+        let txn = Txn::new()
+            .when([Compare::version(
+                COMPACT_REV_KEY,
+                CompareOp::Equal,
+                seen as i64,
+            )])
+            .and_then([TxnOp::put(COMPACT_REV_KEY, target.0.to_string(), None)])
+            .or_else([TxnOp::get(COMPACT_REV_KEY, None)]);
+        let mut kv = self.client.kv_client();
+        let response = self.call("taking the compaction turn", kv.txn(txn)).await?;
+        let current = Self::revision_of(response.header());
+        if response.succeeded() {
+            return Ok(CompactionTurn {
+                granted: true,
+                round: seen + 1,
+                current,
+            });
+        }
+        let round = response
+            .op_responses()
+            .into_iter()
+            .find_map(|op| match op {
+                TxnOpResponse::Get(get) => get.kvs().first().map(|kv| kv.version()),
+                _ => None,
+            })
+            .unwrap_or(0);
+        Ok(CompactionTurn {
+            granted: false,
+            round: round.max(0) as u64,
+            current,
+        })
+    }
 }
+
+/// The key whose version counts compaction rounds (upstream's name, outside any prefix).
+const COMPACT_REV_KEY: &str = "compact_rev_key";
 
 /// A receiver as a boxed stream.
 fn tokio_stream_from(mut rx: mpsc::Receiver<Result<Event>>) -> WatchStream {

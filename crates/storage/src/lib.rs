@@ -22,5 +22,6 @@ pub use compactor::spawn_compactor;
 pub use embedded::{EmbeddedStore, EmbeddedStoreConfig};
 pub use error::{Error, Result};
 pub use store::{
-    Event, EventKind, KeyValue, ListRequest, ListResponse, Revision, Store, WatchStream,
+    CompactionTurn, Event, EventKind, KeyValue, ListRequest, ListResponse, Revision, Store,
+    WatchStream,
 };

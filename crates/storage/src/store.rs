@@ -170,4 +170,33 @@ pub trait Store: Send + Sync + 'static {
 
     /// The oldest revision that reads and watches can still start after.
     async fn compacted_revision(&self) -> Result<Revision>;
+
+    /// Asks the backend's watches to report their progress soon (etcd's progress requests),
+    /// for a reader waiting for a watch to reach a revision. Nothing by default: the
+    /// embedded store's watches report every commit.
+    fn request_progress(&self) {}
+
+    /// Takes this process's turn at the periodic compaction, for backends that several API
+    /// servers share: `seen` is the last round this process knows of and `target` the
+    /// revision it means to compact to. A backend only this process uses (the default)
+    /// always grants the turn.
+    async fn compaction_turn(&self, seen: u64, target: Revision) -> Result<CompactionTurn> {
+        let _ = target;
+        Ok(CompactionTurn {
+            granted: true,
+            round: seen + 1,
+            current: self.current_revision().await?,
+        })
+    }
+}
+
+/// What [`Store::compaction_turn`] answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompactionTurn {
+    /// Whether this process compacts this round (another one did when not).
+    pub granted: bool,
+    /// The latest round, counting this one.
+    pub round: u64,
+    /// The revision current when the turn was taken: the target of the next round.
+    pub current: Revision,
 }
