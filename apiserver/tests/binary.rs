@@ -252,15 +252,15 @@ async fn sigterm_with_a_shutdown_delay_fails_readyz_and_keeps_serving() {
     let dir = tempfile::tempdir().unwrap();
     let mut daemon = start_with(dir.path(), &["--shutdown-delay-duration=3s"]);
     let client = daemon.client.clone();
-    // A watch that outlives the signal: it must see writes made during the delay and end
-    // cleanly when the server drains.
+    // A watch that outlives the signal: it must see writes made during the delay (as
+    // changes, or in its initial state should it start late) and end cleanly when the
+    // server drains.
     let watcher = client.clone();
     let watch = tokio::spawn(async move {
         watcher
             .get(&format!("{SC}?watch=true&timeoutSeconds=60"))
             .await
     });
-    tokio::time::sleep(Duration::from_millis(300)).await;
     let ready = client.get("/readyz?verbose").await;
     assert_eq!(ready.status.as_u16(), 200);
 
@@ -269,8 +269,14 @@ async fn sigterm_with_a_shutdown_delay_fails_readyz_and_keeps_serving() {
         .status()
         .unwrap();
     assert!(status.success());
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let ready = client.get("/readyz").await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let ready = loop {
+        let ready = client.get("/readyz").await;
+        if ready.status.as_u16() != 200 || Instant::now() > deadline {
+            break ready;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
     assert_eq!(ready.status.as_u16(), 500);
     assert!(
         String::from_utf8_lossy(&ready.body).contains("[-]shutdown failed"),
@@ -304,7 +310,7 @@ async fn sigterm_with_a_shutdown_delay_fails_readyz_and_keeps_serving() {
             Instant::now() < deadline,
             "the server exits after the delay"
         );
-        std::thread::sleep(Duration::from_millis(50));
+        tokio::time::sleep(Duration::from_millis(50)).await;
     };
     assert!(exit.success(), "{exit:?}");
 }

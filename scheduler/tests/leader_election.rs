@@ -43,6 +43,29 @@ async fn holder(client: &Client) -> Option<String> {
     lease.spec?.holder_identity
 }
 
+/// When the lease was last renewed.
+async fn renewed(client: &Client) -> Option<k8s_openapi::jiff::Timestamp> {
+    let lease: Lease = client
+        .get(Some("kube-system"), "kube-scheduler")
+        .await
+        .ok()?;
+    Some(lease.spec?.renew_time?.0)
+}
+
+/// Waits until the holder has renewed the lease for longer than its duration (2 s) after
+/// now: a standby that was going to take a held lease has had its chance.
+async fn renewed_past_a_lease_duration(client: &Client) {
+    let from = renewed(client).await.expect("a renewed lease");
+    let past = from + k8s_openapi::jiff::SignedDuration::from_millis(2500);
+    for _ in 0..200 {
+        if renewed(client).await.is_some_and(|at| at >= past) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the lease is not renewed");
+}
+
 async fn bound(client: &Client, name: &str) -> bool {
     for _ in 0..200 {
         let p: Pod = client.get(Some("default"), name).await.unwrap();
@@ -95,7 +118,7 @@ async fn a_standby_replica_takes_over() {
         .unwrap();
     assert!(bound(&client, "before").await);
     // The standby waits: the lease keeps its holder.
-    tokio::time::sleep(Duration::from_millis(1000)).await;
+    renewed_past_a_lease_duration(&client).await;
     assert_eq!(holder(&client).await.as_deref(), Some(leader.as_str()));
 
     // The leader dies; the standby takes over after the lease duration and schedules.
@@ -177,6 +200,6 @@ async fn the_migration_lock_keeps_a_config_map_and_a_lease_in_step() {
     assert_eq!(holder(&client).await.as_deref(), Some(holder_id.as_str()));
     // A leases-only replica sees the Lease held and stays a standby.
     let _two = replica(&server);
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    renewed_past_a_lease_duration(&client).await;
     assert_eq!(holder(&client).await.as_deref(), Some(holder_id.as_str()));
 }

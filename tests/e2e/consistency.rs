@@ -47,18 +47,33 @@ async fn list_and_get_follow_the_resource_version_tables() {
         async move { c.get(&format!("{SC}?{q}")).await }
     };
     let items = |v: &Value| v["items"].as_array().unwrap().len();
+    // A refusal: its code, reason and the message (a field error's, for 422s).
+    let refused = |r: capstan_e2e::RawResponse, code: u16, message: &str| {
+        assert_eq!(r.status, code);
+        let status = r.json();
+        let text = status["message"].as_str().unwrap().to_string();
+        assert!(text.contains(message), "{status}");
+        status
+    };
 
     // resourceVersionMatch unset, limit unset.
     let most_recent = list(String::new()).await.json();
     assert_eq!((rv_of(&most_recent), items(&most_recent)), (current, 3));
-    assert_eq!(list("resourceVersion=0".into()).await.status, 200);
+    // "0": any state the server has, never newer than the latest.
+    let any = list("resourceVersion=0".into()).await.json();
+    assert_eq!(any["kind"], "StorageClassList");
+    assert!(rv_of(&any) <= current && items(&any) <= 3, "{any}");
     let not_older = list(format!("resourceVersion={rv2}")).await.json();
     assert!(rv_of(&not_older) >= rv2);
     // limit set, continue unset.
     let page = list("limit=2".into()).await.json();
     assert_eq!((rv_of(&page), items(&page)), (current, 2));
     let token = page["metadata"]["continue"].as_str().unwrap().to_string();
-    assert_eq!(list("resourceVersion=0&limit=2".into()).await.status, 200);
+    let any_page = list("resourceVersion=0&limit=2".into()).await.json();
+    assert!(
+        rv_of(&any_page) <= current && items(&any_page) <= 2,
+        "{any_page}"
+    );
     let exact = list(format!("resourceVersion={rv2}&limit=2")).await.json();
     assert_eq!(
         (rv_of(&exact), items(&exact)),
@@ -68,25 +83,31 @@ async fn list_and_get_follow_the_resource_version_tables() {
     // limit and continue: the token's version; rv=0 tolerated; another version is 400.
     let next = list(format!("limit=2&continue={token}")).await.json();
     assert_eq!((rv_of(&next), items(&next)), (current, 1));
-    assert_eq!(
-        list(format!("resourceVersion=0&limit=2&continue={token}"))
-            .await
-            .status,
-        200
+    let tolerated = list(format!("resourceVersion=0&limit=2&continue={token}"))
+        .await
+        .json();
+    assert_eq!((rv_of(&tolerated), items(&tolerated)), (current, 1));
+    let status = refused(
+        list(format!("resourceVersion={rv2}&limit=2&continue={token}")).await,
+        400,
+        "specifying resource version is not allowed when using continue",
     );
-    assert_eq!(
-        list(format!("resourceVersion={rv2}&limit=2&continue={token}"))
-            .await
-            .status,
-        400
-    );
+    assert_eq!(status["reason"], "BadRequest");
     // resourceVersionMatch=Exact.
-    assert_eq!(list("resourceVersionMatch=Exact".into()).await.status, 422);
+    let status = refused(
+        list("resourceVersionMatch=Exact".into()).await,
+        422,
+        "resourceVersionMatch is forbidden unless resourceVersion is provided",
+    );
+    assert_eq!(status["reason"], "Invalid");
     assert_eq!(
-        list("resourceVersionMatch=Exact&resourceVersion=0".into())
-            .await
-            .status,
-        422
+        status["details"]["causes"][0]["field"],
+        "resourceVersionMatch"
+    );
+    refused(
+        list("resourceVersionMatch=Exact&resourceVersion=0".into()).await,
+        422,
+        "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
     );
     let exact = list(format!("resourceVersionMatch=Exact&resourceVersion={rv2}"))
         .await
@@ -100,18 +121,15 @@ async fn list_and_get_follow_the_resource_version_tables() {
     assert_eq!((rv_of(&exact_page), items(&exact_page)), (rv2, 1));
     assert!(exact_page["metadata"]["continue"].is_string());
     // resourceVersionMatch=NotOlderThan.
-    assert_eq!(
-        list("resourceVersionMatch=NotOlderThan".into())
-            .await
-            .status,
-        422
+    refused(
+        list("resourceVersionMatch=NotOlderThan".into()).await,
+        422,
+        "resourceVersionMatch is forbidden unless resourceVersion is provided",
     );
-    assert_eq!(
-        list("resourceVersionMatch=NotOlderThan&resourceVersion=0".into())
-            .await
-            .status,
-        200
-    );
+    let any = list("resourceVersionMatch=NotOlderThan&resourceVersion=0".into())
+        .await
+        .json();
+    assert!(rv_of(&any) <= current && items(&any) <= 3, "{any}");
     let newer = list(format!(
         "resourceVersionMatch=NotOlderThan&resourceVersion={rv2}"
     ))
@@ -129,10 +147,9 @@ async fn list_and_get_follow_the_resource_version_tables() {
     // get: unset is the latest, 0 any, another value not older than it.
     let t1 = c.get(&format!("{SC}/t1")).await.json();
     assert_eq!(rv_of(&t1), current);
-    assert_eq!(
-        c.get(&format!("{SC}/t1?resourceVersion=0")).await.status,
-        200
-    );
+    let any = c.get(&format!("{SC}/t1?resourceVersion=0")).await.json();
+    assert_eq!(any["metadata"]["name"], "t1");
+    assert!(rv_of(&any) <= current);
     assert_eq!(
         rv_of(
             &c.get(&format!("{SC}/t1?resourceVersion={rv2}"))

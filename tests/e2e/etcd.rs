@@ -216,10 +216,12 @@ async fn no_acknowledged_write_is_lost_when_the_leader_dies() {
     let raw = admin(&server);
     let path = "/api/v1/namespaces/default/configmaps";
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let acks = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let mut writers = Vec::new();
     for writer in 0..4 {
         let raw = raw.clone();
         let stop = stop.clone();
+        let acks = acks.clone();
         writers.push(tokio::spawn(async move {
             let (mut acknowledged, mut failed) = (Vec::new(), 0u32);
             let mut i = 0;
@@ -234,7 +236,10 @@ async fn no_acknowledged_write_is_lost_when_the_leader_dies() {
                     )
                     .await;
                 match res.status.as_u16() {
-                    201 => acknowledged.push(name),
+                    201 => {
+                        acknowledged.push(name);
+                        acks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
                     500..=599 => failed += 1,
                     other => panic!("{other}: {}", String::from_utf8_lossy(&res.body)),
                 }
@@ -242,10 +247,22 @@ async fn no_acknowledged_write_is_lost_when_the_leader_dies() {
             (acknowledged, failed)
         }));
     }
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    // Writes under way, the leader dies; they go on once a new leader is elected.
+    let acknowledged_so_far = || acks.load(std::sync::atomic::Ordering::Relaxed);
+    let reach = |count: usize| async move {
+        tokio::time::timeout(Duration::from_secs(30), async {
+            while acknowledged_so_far() < count {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await
+        .is_ok()
+    };
+    assert!(reach(20).await, "the burst is writing");
     let leader = cluster.leader().expect("a leader");
     cluster.members[leader].kill();
-    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let at_kill = acknowledged_so_far();
+    assert!(reach(at_kill + 40).await, "writes go on under a new leader");
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let mut acknowledged = Vec::new();
     let mut failed = 0;
@@ -429,7 +446,11 @@ async fn secrets_are_encrypted_at_rest_and_keys_rotate() {
     // Rotation: key 2 first, key 1 still read.
     let second = encrypted(&cluster, &format!("  - aescbc:\n      keys:\n      - {{name: key2, secret: {KEY2}}}\n      - {{name: key1, secret: {KEY1}}}\n")).await;
     let raw = admin(&second);
-    assert_eq!(raw.get(&format!("{path}/old")).await.status.as_u16(), 200);
+    let old = raw.get(&format!("{path}/old")).await.json();
+    assert_eq!(
+        old["data"]["password"], "aHVudGVyMi1wbGFpbnRleHQ=",
+        "decrypted with key 1"
+    );
     assert_eq!(
         raw.send_json(http::Method::POST, path, &secret("new"))
             .await
@@ -448,6 +469,9 @@ async fn secrets_are_encrypted_at_rest_and_keys_rotate() {
         )
         .await;
     assert_eq!(res.status.as_u16(), 200);
+    let patched = res.json();
+    assert_eq!(patched["metadata"]["labels"]["rotated"], "yes");
+    assert_eq!(patched["data"]["password"], "aHVudGVyMi1wbGFpbnRleHQ=");
     assert!(stored("old").await.starts_with(b"k8s:enc:aescbc:v1:key2:"));
     second.stop().await;
 
@@ -462,6 +486,10 @@ async fn secrets_are_encrypted_at_rest_and_keys_rotate() {
     assert_eq!(res.status.as_u16(), 500);
     let text = String::from_utf8_lossy(&res.body);
     assert!(text.contains("k8s:enc:aescbc:v1:key2"), "{text}");
+    assert!(
+        !text.contains("/registry/"),
+        "no storage keys in a 500: {text}"
+    );
     assert_eq!(
         raw.get("/api/v1/namespaces/default/configmaps/open")
             .await

@@ -184,6 +184,24 @@ async fn next<K>(rx: &mut tokio::sync::mpsc::Receiver<Change<K>>) -> Change<K> {
         .expect("the reflector runs")
 }
 
+/// ConfigMap watches the server has started (`apiserver_request_total` counts a watch when
+/// it starts).
+async fn watches_started(c: &Client) -> f64 {
+    let (_, _, page) = c
+        .send(http::Method::GET, "/metrics", None, bytes::Bytes::new())
+        .await
+        .unwrap();
+    String::from_utf8_lossy(&page)
+        .lines()
+        .filter(|l| {
+            l.starts_with("apiserver_request_total{")
+                && l.contains("verb=\"WATCH\"")
+                && l.contains("resource=\"configmaps\"")
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
 fn name_of(change: &Change<ConfigMap>) -> String {
     match change {
         Change::Applied(c) | Change::Deleted(c) => c.metadata.name.clone().unwrap_or_default(),
@@ -220,7 +238,17 @@ async fn a_reflector_lists_watches_resumes_and_relists() {
         .unwrap();
     assert_eq!(name_of(&next(&mut rx).await), "during");
     // The watch ends after a second; the reflector resumes without listing again.
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let watches = watches_started(&c).await;
+    for _ in 0..200 {
+        if watches_started(&c).await > watches {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        watches_started(&c).await > watches,
+        "the reflector watches again"
+    );
     c.delete::<ConfigMap>(Some("default"), "pre0")
         .await
         .unwrap();
@@ -235,7 +263,7 @@ async fn a_reflector_lists_watches_resumes_and_relists() {
             .await
             .unwrap();
     }
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    // Four changes fit the watch cache's window: resuming from "1" is too old at once.
     let (tx, mut rx) = tokio::sync::mpsc::channel(64);
     let reflector =
         Reflector::<ConfigMap>::new(c.clone(), Some("default".into()), params).resume_from("1");

@@ -151,7 +151,7 @@ impl Transformer {
                     if let Some(payload) = stored.strip_prefix(p.as_bytes()) {
                         return open(provider, key, storage_key, payload).map_err(|why| {
                             Error::Decrypt(format!(
-                                "{storage_key}: the {} key {:?} cannot decrypt it: {why}",
+                                "the {} key {:?} cannot decrypt it: {why}",
                                 provider.name(),
                                 key.name
                             ))
@@ -165,7 +165,7 @@ impl Transformer {
                 .collect::<Vec<_>>()
                 .join(":");
             return Err(Error::Decrypt(format!(
-                "{storage_key}: no configured provider has the key its prefix names ({named}:)"
+                "no configured provider has the key its prefix names ({named}:)"
             )));
         }
         if self
@@ -175,9 +175,9 @@ impl Transformer {
         {
             return Ok(stored.to_vec());
         }
-        Err(Error::Decrypt(format!(
-            "{storage_key}: the value is not encrypted and identity is not a provider for it"
-        )))
+        Err(Error::Decrypt(
+            "the value is not encrypted and identity is not a provider for it".into(),
+        ))
     }
 }
 

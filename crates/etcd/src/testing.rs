@@ -70,7 +70,46 @@ impl EtcdCluster {
         Self::start_with(1, Some(tls))
     }
 
+    /// Starts the members on free ports. A port found free may be taken by another process
+    /// before etcd binds it; then a member exits, and the cluster starts over on new ports.
     fn start_with(size: usize, tls: Option<&ServerTls>) -> Self {
+        const ATTEMPTS: usize = 5;
+        for attempt in 1..=ATTEMPTS {
+            let mut cluster = Self::spawn(size, tls);
+            match blocking(|| cluster.wait_all_healthy(Duration::from_secs(30))) {
+                Ok(()) => return cluster,
+                Err(log) if attempt == ATTEMPTS => {
+                    panic!("etcd did not become healthy; the log of a member:\n{log}")
+                }
+                Err(_) => {}
+            }
+        }
+        unreachable!("the last attempt returns or panics")
+    }
+
+    /// Waits until every member is healthy; the log of a member that exited (or of the
+    /// first unhealthy one after `timeout`) otherwise.
+    fn wait_all_healthy(&mut self, timeout: Duration) -> Result<(), String> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let mut all = true;
+            for member in &mut self.members {
+                if member.healthy() {
+                    continue;
+                }
+                all = false;
+                if member.exited() || Instant::now() > deadline {
+                    return Err(member.log());
+                }
+            }
+            if all {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn spawn(size: usize, tls: Option<&ServerTls>) -> Self {
         let scheme = if tls.is_some() { "https" } else { "http" };
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let run = format!(
@@ -121,11 +160,7 @@ impl EtcdCluster {
                 member
             })
             .collect();
-        let cluster = Self { members };
-        for member in &cluster.members {
-            member.wait_healthy(Duration::from_secs(30));
-        }
-        cluster
+        Self { members }
     }
 
     /// The client URLs of every member.
@@ -211,19 +246,34 @@ impl EtcdMember {
         Some((member, leader))
     }
 
-    /// Waits until the member is healthy; panics with its log after `timeout`.
+    /// Waits until the member is healthy; panics with its log after `timeout`. Inside a
+    /// multi-threaded runtime the wait moves the runtime's other tasks off this thread.
     pub fn wait_healthy(&self, timeout: Duration) {
         let deadline = Instant::now() + timeout;
-        while !self.healthy() {
-            if Instant::now() > deadline {
-                let log = std::fs::read_to_string(self.dir.join("etcd.log")).unwrap_or_default();
-                panic!(
-                    "etcd member {} did not become healthy; its log:\n{log}",
-                    self.name
-                );
+        blocking(|| {
+            while !self.healthy() {
+                if Instant::now() > deadline {
+                    panic!(
+                        "etcd member {} did not become healthy; its log:\n{}",
+                        self.name,
+                        self.log()
+                    );
+                }
+                std::thread::sleep(Duration::from_millis(50));
             }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        })
+    }
+
+    /// The member's log so far.
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("etcd.log")).unwrap_or_default()
+    }
+
+    /// Whether the process has exited.
+    fn exited(&mut self) -> bool {
+        self.child
+            .as_mut()
+            .is_none_or(|child| !matches!(child.try_wait(), Ok(None)))
     }
 
     /// Kills the process (SIGKILL); the data stays for [`EtcdMember::restart`].
@@ -243,6 +293,16 @@ impl EtcdMember {
             }
         }
         self.spawn();
+    }
+}
+
+/// Runs `wait`, a blocking wait, without holding up a multi-threaded runtime's other tasks.
+fn blocking<T>(wait: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) if runtime.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(wait)
+        }
+        _ => wait(),
     }
 }
 

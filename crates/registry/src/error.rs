@@ -63,8 +63,13 @@ impl From<Error> for ApiError {
                 Some(format!("storage I/O failed: {}", source.kind()))
             }
             Error::Storage(_) => Some("storage error".to_string()),
-            Error::Unreadable { .. } | Error::Decode { .. } => {
-                Some("a stored object could not be read".to_string())
+            // The reason (a decryption failure names the key prefix it lacks), not the
+            // storage key.
+            Error::Unreadable { message, .. } => {
+                Some(format!("a stored object could not be read: {message}"))
+            }
+            Error::Decode { source, .. } => {
+                Some(format!("a stored object could not be decoded: {source}"))
             }
             Error::Encode(_) => Some("an object could not be encoded".to_string()),
         };

@@ -35,6 +35,8 @@ const MAX_RETRIES: usize = 16;
 const GENERATE_NAME_ATTEMPTS: usize = 8;
 /// How long a read waits for a resourceVersion the server has not reached yet.
 const FRESHNESS_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+/// How often a reader waiting on the watch cache asks storage's watches for progress.
+const PROGRESS_REQUEST_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
 /// Events a watch served from storage may have queued before it is ended as too slow.
 const STORAGE_WATCH_QUEUE: usize = 1024;
 
@@ -1205,11 +1207,35 @@ impl<S: Strategy> GenericStore<S> {
     }
 
     /// Waits (briefly) until storage has reached `revision`; 504 "Too large resource version"
-    /// otherwise.
+    /// otherwise. With a watch cache the wait is on the cache, which follows storage (every
+    /// write, and progress on request), asking for progress every 100 ms as upstream's
+    /// cacher does; storage is read once, not polled.
     async fn wait_for_store(&self, revision: Revision) -> Result<()> {
         let deadline = tokio::time::Instant::now() + FRESHNESS_WAIT;
+        let mut current = self.store.current_revision().await?;
+        if current >= revision {
+            return Ok(());
+        }
+        if let Some(cache) = &self.cache {
+            loop {
+                let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+                match cache
+                    .wait_for(revision, left.min(PROGRESS_REQUEST_EVERY))
+                    .await
+                {
+                    Ok(()) => return Ok(()),
+                    Err(capstan_watch::Error::TooLarge { current, .. }) if left.is_zero() => {
+                        return Err(
+                            ApiError::resource_version_too_large(revision.0, current).into()
+                        );
+                    }
+                    Err(capstan_watch::Error::TooLarge { .. }) => self.store.request_progress(),
+                    // Not loaded yet: ask storage instead.
+                    Err(_) => break,
+                }
+            }
+        }
         loop {
-            let current = self.store.current_revision().await?;
             if current >= revision {
                 return Ok(());
             }
@@ -1217,6 +1243,7 @@ impl<S: Strategy> GenericStore<S> {
                 return Err(ApiError::resource_version_too_large(revision.0, current.0).into());
             }
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            current = self.store.current_revision().await?;
         }
     }
 

@@ -81,9 +81,9 @@ impl StorageCodec {
                 let plain = t.decrypt(key, value).map_err(|e| e.to_string())?;
                 to_json(&plain).map(|json| Cow::Owned(json.into_owned()))
             }
-            None if value.starts_with(b"k8s:enc:") => Err(format!(
-                "{key}: the value is encrypted and no encryption is configured for it"
-            )),
+            None if value.starts_with(b"k8s:enc:") => {
+                Err("the value is encrypted and no encryption is configured for it".into())
+            }
             None => to_json(value),
         }
     }

@@ -606,3 +606,108 @@ async fn cached_chunks_report_remaining_items() {
         first["metadata"]["resourceVersion"]
     );
 }
+
+/// The embedded store, counting how often the current revision is read.
+struct CountingReads {
+    inner: EmbeddedStore,
+    reads: std::sync::atomic::AtomicUsize,
+}
+
+#[async_trait::async_trait]
+impl Store for CountingReads {
+    async fn get(&self, key: &str) -> capstan_storage::Result<(Option<KeyValue>, Revision)> {
+        self.inner.get(key).await
+    }
+    async fn list(
+        &self,
+        request: ListRequest<'_>,
+    ) -> capstan_storage::Result<capstan_storage::ListResponse> {
+        self.inner.list(request).await
+    }
+    async fn create(&self, key: &str, value: Bytes) -> capstan_storage::Result<KeyValue> {
+        self.inner.create(key, value).await
+    }
+    async fn update(
+        &self,
+        key: &str,
+        value: Bytes,
+        expected: Revision,
+    ) -> capstan_storage::Result<KeyValue> {
+        self.inner.update(key, value, expected).await
+    }
+    async fn delete(
+        &self,
+        key: &str,
+        expected: Option<Revision>,
+    ) -> capstan_storage::Result<KeyValue> {
+        self.inner.delete(key, expected).await
+    }
+    async fn current_revision(&self) -> capstan_storage::Result<Revision> {
+        self.reads
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.inner.current_revision().await
+    }
+    async fn watch(
+        &self,
+        prefix: &str,
+        from: Revision,
+    ) -> capstan_storage::Result<capstan_storage::WatchStream> {
+        self.inner.watch(prefix, from).await
+    }
+    async fn compact(&self, revision: Revision) -> capstan_storage::Result<()> {
+        self.inner.compact(revision).await
+    }
+    async fn compacted_revision(&self) -> capstan_storage::Result<Revision> {
+        self.inner.compacted_revision().await
+    }
+}
+
+/// A read at a resourceVersion storage has not reached waits on the watch cache, which a
+/// write elsewhere advances, instead of polling storage.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_ahead_of_storage_waits_on_the_cache_without_polling() {
+    let dir = tempfile::tempdir().unwrap();
+    let counting = Arc::new(CountingReads {
+        inner: EmbeddedStore::open(EmbeddedStoreConfig::new(dir.path().join("db"))).unwrap(),
+        reads: Default::default(),
+    });
+    let store: Arc<dyn Store> = counting.clone();
+    let cached = Arc::new(GenericStore::new(
+        StorageClassStrategy,
+        store.clone(),
+        "/registry",
+        Some(Default::default()),
+    ));
+    let made = json_of(
+        &cached
+            .create("", &sc("here"), &WriteOptions::default())
+            .await
+            .unwrap(),
+    );
+    let rv: u64 = made["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    // Wait until the cache has the object, so that the read below waits on a ready cache.
+    json_of(&cached.list("", &ListOptions::default()).await.unwrap());
+    let ahead = (rv + 2).to_string();
+    let reads_before = counting.reads.load(std::sync::atomic::Ordering::Relaxed);
+    let read = tokio::spawn({
+        let cached = cached.clone();
+        async move {
+            cached
+                .get("", "here", &GetOptions::parse(Some(&ahead)).unwrap())
+                .await
+        }
+    });
+    // Two writes to keys the cache does not hold bring storage to the revision.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    for key in ["/elsewhere/a", "/elsewhere/b"] {
+        store.create(key, Bytes::from_static(b"x")).await.unwrap();
+    }
+    let got = json_of(&read.await.unwrap().unwrap());
+    assert_eq!(got["metadata"]["name"], "here");
+    let reads = counting.reads.load(std::sync::atomic::Ordering::Relaxed) - reads_before;
+    assert!(reads <= 2, "storage was read {reads} times while waiting");
+}
