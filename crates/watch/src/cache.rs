@@ -1,5 +1,5 @@
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -144,8 +144,11 @@ struct State {
     watchers: Vec<Watcher>,
 }
 
+/// The state is behind a reader-writer lock held only for map and window operations:
+/// decoding happens before a change takes the lock, and selectors run after a list or a new
+/// watch has taken its snapshot, so a large list holds up neither other lists nor changes.
 struct Shared {
-    state: Mutex<State>,
+    state: RwLock<State>,
     revision: watch::Sender<u64>,
     config: WatchCacheConfig,
 }
@@ -174,10 +177,17 @@ impl Drop for WatchCache {
     }
 }
 
-fn lock(shared: &Shared) -> MutexGuard<'_, State> {
+fn lock(shared: &Shared) -> RwLockWriteGuard<'_, State> {
     shared
         .state
-        .lock()
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn read(shared: &Shared) -> RwLockReadGuard<'_, State> {
+    shared
+        .state
+        .read()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
@@ -191,7 +201,7 @@ impl WatchCache {
     ) -> Self {
         let (revision, _) = watch::channel(0);
         let shared = Arc::new(Shared {
-            state: Mutex::new(State::default()),
+            state: RwLock::new(State::default()),
             revision,
             config,
         });
@@ -211,7 +221,7 @@ impl WatchCache {
             .await
             .map(|r| r.is_ok());
         match reached {
-            Ok(true) if lock(&self.shared).ready => Ok(()),
+            Ok(true) if read(&self.shared).ready => Ok(()),
             Ok(true) => Err(Error::NotReady),
             _ => Err(Error::TooLarge {
                 requested: revision.0,
@@ -222,7 +232,7 @@ impl WatchCache {
 
     /// The object at `key`, as the cache has it now.
     pub fn get(&self, key: &str) -> Result<Option<Arc<CachedObject>>> {
-        let state = lock(&self.shared);
+        let state = read(&self.shared);
         if !state.ready {
             return Err(Error::NotReady);
         }
@@ -235,18 +245,15 @@ impl WatchCache {
         prefix: &str,
         filter: &Filter,
     ) -> Result<(Vec<Arc<CachedObject>>, Revision)> {
-        let state = lock(&self.shared);
-        if !state.ready {
-            return Err(Error::NotReady);
-        }
-        let items = state
-            .objects
-            .range(prefix.to_string()..)
-            .take_while(|(k, _)| k.starts_with(prefix))
-            .filter(|(_, o)| filter(o))
-            .map(|(_, o)| o.clone())
-            .collect();
-        Ok((items, Revision(state.revision)))
+        let (mut items, revision) = {
+            let state = read(&self.shared);
+            if !state.ready {
+                return Err(Error::NotReady);
+            }
+            (in_range(&state.objects, prefix), state.revision)
+        };
+        items.retain(|o| filter(o));
+        Ok((items, Revision(revision)))
     }
 
     /// Starts a watch of the selected keys under `prefix`. Without `from`, it begins with an
@@ -258,20 +265,11 @@ impl WatchCache {
             return Err(Error::NotReady);
         }
         let mut initial = Vec::new();
+        // The objects of a watch from now: selected once the lock is released.
+        let mut snapshot = Vec::new();
         let after = match from {
             None => {
-                for (_, o) in state
-                    .objects
-                    .range(prefix.to_string()..)
-                    .take_while(|(k, _)| k.starts_with(prefix))
-                {
-                    if filter(o) {
-                        initial.push(WatchEvent {
-                            kind: EventType::Added,
-                            object: o.clone(),
-                        });
-                    }
-                }
+                snapshot = in_range(&state.objects, prefix);
                 state.revision
             }
             Some(Revision(from)) => {
@@ -302,10 +300,20 @@ impl WatchCache {
         let revision = Revision(state.revision.max(from.map_or(0, |r| r.0)));
         state.watchers.push(Watcher {
             prefix: prefix.to_string(),
-            filter,
+            filter: filter.clone(),
             after,
             tx,
         });
+        drop(state);
+        initial.extend(
+            snapshot
+                .into_iter()
+                .filter(|o| filter(o))
+                .map(|object| WatchEvent {
+                    kind: EventType::Added,
+                    object,
+                }),
+        );
         Ok(Watch {
             initial,
             events,
@@ -321,8 +329,20 @@ impl WatchCache {
 
     /// Number of watchers registered.
     pub fn watchers(&self) -> usize {
-        lock(&self.shared).watchers.len()
+        read(&self.shared).watchers.len()
     }
+}
+
+/// The objects under `prefix`, in key order (cheap clones of their `Arc`s).
+fn in_range(objects: &BTreeMap<String, Arc<CachedObject>>, prefix: &str) -> Vec<Arc<CachedObject>> {
+    objects
+        .range::<str, _>((
+            std::ops::Bound::Included(prefix),
+            std::ops::Bound::Unbounded,
+        ))
+        .take_while(|(k, _)| k.starts_with(prefix))
+        .map(|(_, o)| o.clone())
+        .collect()
 }
 
 /// Loads the state, then follows the store's watch; starts over when the watch fails.
@@ -387,16 +407,20 @@ async fn follow(
     while let Some(item) = stream.next().await {
         let event = item?;
         let revision = event.kv.mod_revision.0;
-        let mut state = lock(shared);
-        if event.kind != EventKind::Progress {
-            let deleted = event.kind == EventKind::Delete;
-            let object = match decode(&event.kv) {
-                Ok(o) => Arc::new(o),
+        // Decoded before the lock is taken.
+        let object = match event.kind {
+            EventKind::Progress => None,
+            _ => match decode(&event.kv) {
+                Ok(o) => Some(Arc::new(o)),
                 Err(err) => {
                     warn!(key = %event.kv.key, %err, "watch cache: skipping a change that does not decode");
                     continue;
                 }
-            };
+            },
+        };
+        let mut state = lock(shared);
+        if let Some(object) = object {
+            let deleted = event.kind == EventKind::Delete;
             let previous = if deleted {
                 state.objects.remove(&event.kv.key)
             } else {

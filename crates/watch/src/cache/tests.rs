@@ -237,3 +237,43 @@ async fn a_slow_watcher_is_dropped_and_others_keep_up() {
     assert_eq!(received, 2);
     assert_eq!(f.cache.watchers(), 1);
 }
+
+/// A list whose selector is slow (here: one that waits to be released) holds up neither the
+/// changes that follow storage, nor other lists, nor new watches.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_list_holds_up_neither_changes_nor_other_lists() {
+    let f = Arc::new(fixture(WatchCacheConfig::default()).await);
+    let (entered_tx, entered) = std::sync::mpsc::channel::<()>();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let released = std::sync::Mutex::new(released);
+    let slow: Filter = Arc::new(move |_| {
+        let _ = entered_tx.send(());
+        let _ = released.lock().unwrap().recv();
+        true
+    });
+    let list = tokio::task::spawn_blocking({
+        let f = f.clone();
+        move || f.cache.list("/r/", &slow).map(|(items, _)| items.len())
+    });
+    entered.recv().expect("the slow selector runs");
+    // While it runs: a change is applied, another list and a watch see it.
+    let b = f
+        .store
+        .create("/r/b", Bytes::from_static(b"tier=gold"))
+        .await
+        .unwrap();
+    f.cache
+        .wait_for(b.mod_revision, Duration::from_secs(10))
+        .await
+        .expect("the change is applied during the slow list");
+    let (items, _) = f.cache.list("/r/", &all()).unwrap();
+    assert_eq!(items.len(), 2);
+    let w = f.cache.watch("/r/", None, tier("gold")).unwrap();
+    assert_eq!(w.initial.len(), 2);
+    release.send(()).unwrap();
+    assert_eq!(
+        list.await.unwrap().unwrap(),
+        1,
+        "the slow list's own snapshot"
+    );
+}
