@@ -210,6 +210,7 @@ impl EmbeddedStore {
             last_checkpoint: Instant::now(),
             fenced: None,
             epoch,
+            compaction: None,
         };
         let thread = std::thread::Builder::new()
             .name("capstan-store-writer".into())
@@ -248,6 +249,8 @@ struct Writer {
     fenced: Option<String>,
     /// The log round's epoch.
     epoch: u64,
+    /// The compaction under way, done a step at a time.
+    compaction: Option<Compaction>,
 }
 
 /// How a batch failed.
@@ -328,7 +331,25 @@ impl<'t> Tables<'t> {
 impl Writer {
     fn run(mut self, mut rx: mpsc::Receiver<Request>) {
         let mut batch = Vec::with_capacity(self.max_batch);
-        while let Some(first) = rx.blocking_recv() {
+        loop {
+            // With a compaction under way the writer does not wait: it compacts a step
+            // between batches, and whenever no write is waiting.
+            let first = if self.compaction.is_some() {
+                match rx.try_recv() {
+                    Ok(req) => Some(req),
+                    Err(mpsc::error::TryRecvError::Empty) => None,
+                    Err(mpsc::error::TryRecvError::Disconnected) => break,
+                }
+            } else {
+                match rx.blocking_recv() {
+                    Some(req) => Some(req),
+                    None => break,
+                }
+            };
+            let Some(first) = first else {
+                self.compact_step();
+                continue;
+            };
             batch.push(first);
             while batch.len() < self.max_batch {
                 match rx.try_recv() {
@@ -346,11 +367,15 @@ impl Writer {
                 }
                 continue;
             }
+            self.take_compactions(&mut batch);
+            self.compact_step();
+            if batch.is_empty() {
+                continue;
+            }
             let start = self.shared.revision.load(Ordering::Acquire);
             match self.commit_batch(&batch, start) {
-                Ok((results, events, revision, compacted)) => {
+                Ok((results, events, revision)) => {
                     self.shared.revision.store(revision, Ordering::Release);
-                    self.shared.compacted.store(compacted, Ordering::Release);
                     if !events.is_empty() {
                         let _ = self.shared.events.send(events.into());
                     }
@@ -389,6 +414,84 @@ impl Writer {
         }
     }
 
+    /// Takes the compactions out of `batch`: a target beyond the current revision is refused,
+    /// one already reached answered, the others joined to the compaction under way (answered
+    /// when it reaches them).
+    fn take_compactions(&mut self, batch: &mut Vec<Request>) {
+        let current = self.shared.revision.load(Ordering::Acquire);
+        let compacted = self.shared.compacted.load(Ordering::Acquire);
+        let mut i = 0;
+        while i < batch.len() {
+            let Op::Compact { revision } = batch[i].op else {
+                i += 1;
+                continue;
+            };
+            let req = batch.remove(i);
+            if revision.0 > current {
+                let _ = req.reply.send(Err(Error::FutureRevision {
+                    requested: revision.0,
+                    current,
+                }));
+            } else if revision.0 <= compacted {
+                let _ = req.reply.send(Ok(None));
+            } else {
+                let pending = self.compaction.get_or_insert_with(|| Compaction {
+                    target: revision.0,
+                    waiting: Vec::new(),
+                });
+                pending.target = pending.target.max(revision.0);
+                pending.waiting.push(req.reply);
+            }
+        }
+    }
+
+    /// Compacts at most [`COMPACTION_STEP`] revisions of the compaction under way, in a
+    /// transaction of its own (not synced: a compaction lost in a crash is done again), so
+    /// that writes wait for one step at most instead of the whole compaction.
+    fn compact_step(&mut self) {
+        let Some(pending) = &mut self.compaction else {
+            return;
+        };
+        if let Some(reason) = &self.fenced {
+            for reply in pending.waiting.drain(..) {
+                let _ = reply.send(Err(Error::Fenced(reason.clone())));
+            }
+            self.compaction = None;
+            return;
+        }
+        let from = self.shared.compacted.load(Ordering::Acquire);
+        let to = pending.target.min(from + COMPACTION_STEP);
+        let result = (|| -> Result<()> {
+            let mut txn = self.shared.db.begin_write()?;
+            txn.set_durability(Durability::None)?;
+            {
+                let mut t = Tables::open(&txn)?;
+                compact_range(&mut t.log, &mut t.hist, from, to)?;
+                t.meta.insert(META_COMPACTED, to)?;
+            }
+            txn.commit()?;
+            Ok(())
+        })();
+        match result {
+            Ok(()) => {
+                self.shared.compacted.store(to, Ordering::Release);
+                if to >= pending.target {
+                    for reply in pending.waiting.drain(..) {
+                        let _ = reply.send(Ok(None));
+                    }
+                    self.compaction = None;
+                }
+            }
+            Err(err) => {
+                error!(%err, "compaction failed");
+                for reply in pending.waiting.drain(..) {
+                    let _ = reply.send(Err(error_for_writer(&err)));
+                }
+                self.compaction = None;
+            }
+        }
+    }
+
     /// Makes every commit so far durable in the database, so the log can start over under
     /// the next epoch.
     fn checkpoint(&mut self) {
@@ -416,7 +519,7 @@ impl Writer {
         batch: &[Request],
         start: u64,
     ) -> std::result::Result<BatchOutcome, BatchError> {
-        let (txn, results, events, rev, compacted) = self
+        let (txn, results, events, rev) = self
             .apply_batch(batch, start)
             .map_err(BatchError::Rejected)?;
         if events.is_empty() {
@@ -443,7 +546,7 @@ impl Writer {
             txn.commit()
                 .map_err(|e| BatchError::Indeterminate(Error::from(e)))?;
         }
-        Ok((results, events, rev, compacted))
+        Ok((results, events, rev))
     }
 
     /// Applies `batch` in a new write transaction, returned uncommitted with what each
@@ -451,17 +554,11 @@ impl Writer {
     fn apply_batch(&mut self, batch: &[Request], start: u64) -> Result<AppliedBatch> {
         let shared = &self.shared;
         let mut txn = shared.db.begin_write()?;
-        let compacting = batch.iter().any(|r| matches!(r.op, Op::Compact { .. }));
-        // The log makes ordinary batches durable; compactions are rare and commit durably.
-        txn.set_durability(if compacting {
-            Durability::Immediate
-        } else {
-            Durability::None
-        })?;
+        // The log makes batches durable.
+        txn.set_durability(Durability::None)?;
         let mut results = Vec::with_capacity(batch.len());
         let mut events = Vec::new();
         let mut rev = start;
-        let mut compacted = shared.compacted.load(Ordering::Acquire);
         {
             let mut t = Tables::open(&txn)?;
             for req in batch {
@@ -514,21 +611,9 @@ impl Writer {
                             },
                         }),
                     },
-                    Op::Compact { revision } => {
-                        let outcome = if revision.0 > rev {
-                            Err(Error::FutureRevision {
-                                requested: revision.0,
-                                current: rev,
-                            })
-                        } else {
-                            if revision.0 > compacted {
-                                compact_range(&mut t.log, &mut t.hist, compacted, revision.0)?;
-                                compacted = revision.0;
-                                t.meta.insert(META_COMPACTED, compacted)?;
-                            }
-                            Ok(None)
-                        };
-                        results.push(outcome);
+                    // Taken out of the batch before it is applied.
+                    Op::Compact { .. } => {
+                        results.push(Ok(None));
                         continue;
                     }
                     Op::Ping => {
@@ -551,7 +636,7 @@ impl Writer {
                 t.meta.insert(META_REVISION, rev)?;
             }
         }
-        Ok((txn, results, events, rev, compacted))
+        Ok((txn, results, events, rev))
     }
 }
 
@@ -596,14 +681,22 @@ fn sync_directories(file: &Path) -> Result<()> {
     Ok(())
 }
 
-type BatchOutcome = (Vec<Result<Option<KeyValue>>>, Vec<Event>, u64, u64);
+type BatchOutcome = (Vec<Result<Option<KeyValue>>>, Vec<Event>, u64);
 type AppliedBatch = (
     redb::WriteTransaction,
     Vec<Result<Option<KeyValue>>>,
     Vec<Event>,
     u64,
-    u64,
 );
+
+/// Revisions one compaction step covers at most.
+const COMPACTION_STEP: u64 = 1000;
+
+/// A compaction under way: the revision it goes to, and who waits for it.
+struct Compaction {
+    target: u64,
+    waiting: Vec<oneshot::Sender<Result<Option<KeyValue>>>>,
+}
 
 /// Removes history entries in `(from, to]` that no read after `to` needs: for each key touched
 /// there, every revision but the last at or before `to`, and that one too if it is a delete.
@@ -1019,6 +1112,55 @@ mod tests {
         let next = store.create("/k/next", value("4")).await.unwrap();
         let expected = if replayed.is_some() { 3 } else { 2 };
         assert_eq!(next.mod_revision, Revision(expected));
+    }
+
+    /// A compaction is done a step at a time: a write made while a long compaction runs is
+    /// answered before the compaction ends, and the compaction's result is the whole one.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn writes_go_on_while_a_long_compaction_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(open(&dir));
+        let revisions = 20 * COMPACTION_STEP;
+        for chunk in 0..revisions / 100 {
+            let writes = (0..100).map(|i| {
+                let store = store.clone();
+                async move {
+                    // A hundred keys, rewritten over and over: history to compact away.
+                    let key = format!("/k/{i}");
+                    let value = Bytes::from(format!("{chunk}-{i}"));
+                    match store.get(&key).await.unwrap().0 {
+                        Some(kv) => store.update(&key, value, kv.mod_revision).await,
+                        None => store.create(&key, value).await,
+                    }
+                    .unwrap();
+                }
+            });
+            futures_util::future::join_all(writes).await;
+        }
+        let target = store.current_revision().await.unwrap();
+        let compaction = tokio::spawn({
+            let store = store.clone();
+            async move { store.compact(target).await }
+        });
+        while store.compacted_revision().await.unwrap().0 == 0 {
+            tokio::task::yield_now().await;
+        }
+        store.create("/k/during", value("x")).await.unwrap();
+        let compacted = store.compacted_revision().await.unwrap();
+        assert!(
+            compacted < target,
+            "the write waited for the whole compaction ({compacted:?} of {target:?})"
+        );
+        compaction.await.unwrap().unwrap();
+        assert_eq!(store.compacted_revision().await.unwrap(), target);
+        let old = store
+            .list(ListRequest {
+                prefix: "/k/",
+                revision: Some(Revision(target.0 - 1)),
+                ..Default::default()
+            })
+            .await;
+        assert!(matches!(old, Err(Error::Compacted { .. })), "{old:?}");
     }
 
     #[tokio::test]

@@ -523,9 +523,9 @@ async fn main() {
         None
     };
     println!(
-        "| operation | clients | requests | errors | ops/s | p50 ms | p90 ms | p99 ms | max ms |"
+        "| operation | clients | requests | errors | ops/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for &clients in &options.clients {
         for op in &options.ops {
             let names = existing_names(&target, &run).await;
@@ -545,12 +545,13 @@ async fn main() {
                 None => op.clone(),
             };
             println!(
-                "| {label} | {clients} | {n} | {} | {:.0} | {} | {} | {} | {} |",
+                "| {label} | {clients} | {n} | {} | {:.0} | {} | {} | {} | {} | {} |",
                 out.errors,
                 n as f64 / out.elapsed.as_secs_f64(),
                 ms(percentile(&out.latencies, 0.5)),
                 ms(percentile(&out.latencies, 0.9)),
                 ms(percentile(&out.latencies, 0.99)),
+                ms(percentile(&out.latencies, 0.999)),
                 ms(out.latencies.last().copied().unwrap_or_default()),
             );
         }
