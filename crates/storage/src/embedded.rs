@@ -69,7 +69,7 @@ impl EmbeddedStoreConfig {
             path: path.as_ref().to_path_buf(),
             max_batch: 512,
             watch_buffer: 4096,
-            checkpoint_bytes: 64 << 20,
+            checkpoint_bytes: 16 << 20,
             checkpoint_interval: Duration::from_secs(1),
             cache_bytes: 64 << 20,
         }
