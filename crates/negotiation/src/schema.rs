@@ -5,9 +5,9 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use protobuf::Message as _;
-use protobuf::descriptor::field_descriptor_proto::{Label, Type};
-use protobuf::descriptor::{DescriptorProto, FileDescriptorSet};
+use prost::Message as _;
+use prost_types::field_descriptor_proto::{Label, Type};
+use prost_types::{DescriptorProto, FieldDescriptorProto, FileDescriptorSet};
 
 /// The upstream schemas (the `generated.proto` of every API group, Kubernetes v1.33) as a
 /// descriptor set: names, field numbers and types, no comments. Generated from the sources
@@ -248,7 +248,7 @@ impl Schema {
             };
             marked.insert((message, field), list.split(';').collect());
         }
-        let set = FileDescriptorSet::parse_from_bytes(bytes).map_err(|e| e.to_string())?;
+        let set = FileDescriptorSet::decode(bytes).map_err(|e| e.to_string())?;
         let mut declared = Vec::new();
         for file in &set.file {
             let package = file.package();
@@ -266,7 +266,7 @@ impl Schema {
             let mut fields = Vec::with_capacity(proto.field.len());
             for f in &proto.field {
                 let ty = field_type(f, &by_name)?;
-                let shape = if f.label() != Label::LABEL_REPEATED {
+                let shape = if f.label() != Label::Repeated {
                     Shape::Single
                 } else if let FieldType::Message(i) = ty {
                     match map_entry(&declared[i].1, &by_name)? {
@@ -444,27 +444,27 @@ fn json_name(proto: &str) -> String {
 }
 
 fn field_type(
-    f: &protobuf::descriptor::FieldDescriptorProto,
+    f: &FieldDescriptorProto,
     by_name: &HashMap<String, usize>,
 ) -> Result<FieldType, String> {
-    Ok(match f.type_() {
-        Type::TYPE_DOUBLE => FieldType::Double,
-        Type::TYPE_FLOAT => FieldType::Float,
-        Type::TYPE_INT64 => FieldType::Int64,
-        Type::TYPE_UINT64 => FieldType::Uint64,
-        Type::TYPE_INT32 => FieldType::Int32,
-        Type::TYPE_FIXED64 => FieldType::Fixed64,
-        Type::TYPE_FIXED32 => FieldType::Fixed32,
-        Type::TYPE_BOOL => FieldType::Bool,
-        Type::TYPE_STRING => FieldType::String,
-        Type::TYPE_BYTES => FieldType::Bytes,
-        Type::TYPE_UINT32 => FieldType::Uint32,
-        Type::TYPE_ENUM => FieldType::Enum,
-        Type::TYPE_SFIXED32 => FieldType::Sfixed32,
-        Type::TYPE_SFIXED64 => FieldType::Sfixed64,
-        Type::TYPE_SINT32 => FieldType::Sint32,
-        Type::TYPE_SINT64 => FieldType::Sint64,
-        Type::TYPE_MESSAGE | Type::TYPE_GROUP => {
+    Ok(match f.r#type() {
+        Type::Double => FieldType::Double,
+        Type::Float => FieldType::Float,
+        Type::Int64 => FieldType::Int64,
+        Type::Uint64 => FieldType::Uint64,
+        Type::Int32 => FieldType::Int32,
+        Type::Fixed64 => FieldType::Fixed64,
+        Type::Fixed32 => FieldType::Fixed32,
+        Type::Bool => FieldType::Bool,
+        Type::String => FieldType::String,
+        Type::Bytes => FieldType::Bytes,
+        Type::Uint32 => FieldType::Uint32,
+        Type::Enum => FieldType::Enum,
+        Type::Sfixed32 => FieldType::Sfixed32,
+        Type::Sfixed64 => FieldType::Sfixed64,
+        Type::Sint32 => FieldType::Sint32,
+        Type::Sint64 => FieldType::Sint64,
+        Type::Message | Type::Group => {
             let name = f.type_name().trim_start_matches('.');
             FieldType::Message(
                 *by_name
@@ -480,7 +480,7 @@ fn map_entry(
     m: &DescriptorProto,
     by_name: &HashMap<String, usize>,
 ) -> Result<Option<(FieldType, FieldType)>, String> {
-    if !m.options.map_entry() {
+    if !m.options.as_ref().is_some_and(|o| o.map_entry()) {
         return Ok(None);
     }
     let typed = |n: i32| {
