@@ -1220,11 +1220,7 @@ async fn pod_security_enforces_and_warns_by_namespace_labels() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn owner_references_need_delete_and_finalizer_rights() {
-    let dir = tempfile::tempdir().unwrap();
-    let tokens = dir.path().join("tokens.csv");
-    std::fs::write(&tokens, "bob-token,bob,1002\n").unwrap();
-    let server = TestServer::start_with(move |c| {
-        c.token_auth_file = Some(tokens);
+    let server = crate::server_with_tokens("bob-token,bob,1002\n", |c| {
         c.authorization_modes = vec!["RBAC".into()];
         c.admission = plugins(&["OwnerReferencesPermissionEnforcement"], &[]);
     })

@@ -13,17 +13,7 @@ const CM: &str = "/api/v1/namespaces/default/configmaps";
 
 /// A server where `bob` and `carol` (not members of system:masters) may do everything.
 async fn server_with_bob(configure: impl FnOnce(&mut capstan_server::ServerConfig)) -> TestServer {
-    let dir = tempfile::tempdir().unwrap();
-    let tokens = dir.path().join("tokens.csv");
-    std::fs::write(&tokens, "bob-token,bob,1002\ncarol-token,carol,1003\n").unwrap();
-    let server = TestServer::start_with(move |c| {
-        c.token_auth_file = Some(tokens);
-        configure(c);
-    })
-    .await;
-    // The token file is read at start.
-    drop(dir);
-    server
+    crate::server_with_tokens("bob-token,bob,1002\ncarol-token,carol,1003\n", configure).await
 }
 
 /// The value of one sample in the server's metrics (0 when absent).

@@ -31,6 +31,22 @@ fn ok(result: (bool, String, String)) -> String {
     out
 }
 
+/// A server that also authenticates the users of `tokens` (static token file lines,
+/// `token,user,uid[,"groups"]`; the file is read at start), configured further by `configure`.
+async fn server_with_tokens(
+    tokens: &str,
+    configure: impl FnOnce(&mut capstan_server::ServerConfig),
+) -> TestServer {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tokens.csv");
+    std::fs::write(&file, tokens).unwrap();
+    TestServer::start_with(move |c| {
+        c.token_auth_file = Some(file);
+        configure(c);
+    })
+    .await
+}
+
 /// A raw client authenticated as admin.
 fn admin(server: &TestServer) -> RawClient {
     RawClient::new(&server.url(), server.ca_pem(), Some(server.token()))

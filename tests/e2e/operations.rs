@@ -138,11 +138,7 @@ async fn a_cpu_profile_in_the_pprof_format() {
 /// Under RBAC the profiling endpoints need `get` on their path, as upstream's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn profiles_need_the_get_verb_on_their_path() {
-    let dir = tempfile::tempdir().unwrap();
-    let tokens = dir.path().join("tokens.csv");
-    std::fs::write(&tokens, "bob-token,bob,1002\n").unwrap();
-    let server = TestServer::start_with(move |c| {
-        c.token_auth_file = Some(tokens);
+    let server = crate::server_with_tokens("bob-token,bob,1002\n", |c| {
         c.authorization_modes = vec!["RBAC".into()];
     })
     .await;
