@@ -750,6 +750,9 @@ async fn accept_loop(
         tokio::spawn(async move {
             let _alive = alive;
             let _permit = permit;
+            let activity = capstan_serving::Activity::default();
+            let meter = Arc::new(capstan_serving::lanes::Meter::new(&activity));
+            let tcp = capstan_serving::lanes::LaneStream::new(tcp, meter.clone());
             let Some(tls) =
                 capstan_serving::handshake(acceptor, tcp, peer, timeouts.handshake).await
             else {
@@ -764,7 +767,6 @@ async fn accept_loop(
                 .peer_certificates()
                 .and_then(|chain| PeerCertificates::new(chain.to_vec()))
                 .map(Arc::new);
-            let activity = capstan_serving::Activity::default();
             let tagged = {
                 let close = close.clone();
                 let activity = activity.clone();
@@ -779,7 +781,7 @@ async fn accept_loop(
                     async move { answer.await.map(|resp| in_flight.hold(resp)) }
                 })
             };
-            let stop = async {
+            let stop = async move {
                 tokio::select! {
                     _ = close.0.notified() => debug!(%peer, "closing the connection (goaway chance)"),
                     _ = shutdown.changed() => {}
@@ -788,7 +790,7 @@ async fn accept_loop(
             let io = TokioIo::new(tls);
             let idle = timeouts.idle;
             if let Err(err) =
-                capstan_serving::serve_connection(&builder, io, tagged, &activity, idle, stop).await
+                capstan_serving::serve_connection(builder, io, tagged, meter, idle, stop).await
             {
                 debug!(%peer, %err, "connection ended with an error");
             }

@@ -122,6 +122,8 @@ pub struct Activity {
 #[derive(Debug)]
 struct ActivityState {
     in_flight: AtomicUsize,
+    /// Requests begun since the connection opened.
+    begun: AtomicU64,
     /// When the last request ended (or the connection opened), in milliseconds after
     /// `opened`.
     last_end: AtomicU64,
@@ -139,6 +141,7 @@ impl Default for Activity {
         Self {
             inner: Arc::new(ActivityState {
                 in_flight: AtomicUsize::new(0),
+                begun: AtomicU64::new(0),
                 last_end: AtomicU64::new(0),
                 opened: Instant::now(),
             }),
@@ -177,7 +180,13 @@ impl Activity {
     /// Counts a request as in flight from its arrival; the result goes with its response.
     pub fn begin(&self) -> InFlight {
         self.inner.in_flight.fetch_add(1, Ordering::Acquire);
+        self.inner.begun.fetch_add(1, Ordering::Relaxed);
         InFlight(self.inner.clone())
+    }
+
+    /// Requests begun since the connection opened.
+    pub fn begun(&self) -> u64 {
+        self.inner.begun.load(Ordering::Relaxed)
     }
 
     /// Requests in flight now.

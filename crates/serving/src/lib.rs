@@ -5,6 +5,7 @@
 mod connections;
 mod error;
 pub mod files;
+pub mod lanes;
 pub mod options;
 pub mod profiling;
 pub mod sni;
@@ -148,12 +149,15 @@ pub async fn accept(
 }
 
 /// The TLS handshake of `stream`, given up after `timeout`.
-pub async fn handshake(
+pub async fn handshake<IO>(
     acceptor: tokio_rustls::TlsAcceptor,
-    stream: tokio::net::TcpStream,
+    stream: IO,
     peer: std::net::SocketAddr,
     timeout: std::time::Duration,
-) -> Option<tokio_rustls::server::TlsStream<tokio::net::TcpStream>> {
+) -> Option<tokio_rustls::server::TlsStream<IO>>
+where
+    IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
     match tokio::time::timeout(timeout, acceptor.accept(stream)).await {
         Ok(Ok(tls)) => Some(tls),
         Ok(Err(e)) => {
@@ -169,40 +173,48 @@ pub async fn handshake(
 
 /// Serves one connection until it ends; once no request has been in flight on it for
 /// `idle`, or when `stop` resolves, it is closed gracefully: requests in flight finish, then
-/// the connection is dropped a second later at most.
-/// `service` must count its requests in `activity` ([`Activity::begin`]).
+/// the connection is dropped a second later at most. While the connection writes in bulk,
+/// its task runs on the bulk lane ([`lanes`]).
+/// `service` must count its requests in the meter's activity ([`Activity::begin`]), and
+/// `io` should sit on a [`lanes::LaneStream`] of the same meter.
 pub async fn serve_connection<I, S, B>(
-    builder: &auto::Builder<TokioExecutor>,
+    builder: std::sync::Arc<auto::Builder<TokioExecutor>>,
     io: I,
     service: S,
-    activity: &Activity,
+    meter: std::sync::Arc<lanes::Meter>,
     idle: std::time::Duration,
-    stop: impl Future<Output = ()>,
+    stop: impl Future<Output = ()> + Send + 'static,
 ) -> std::result::Result<(), Box<dyn std::error::Error + Send + Sync>>
 where
-    S: hyper::service::Service<Request<Incoming>, Response = Response<B>>,
-    S::Future: 'static,
+    S: hyper::service::Service<Request<Incoming>, Response = Response<B>> + Send + 'static,
+    S::Future: Send + 'static,
     S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    B: http_body::Body + 'static,
+    B: http_body::Body + Send + 'static,
+    B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
     TokioExecutor: auto::HttpServerConnExec<S::Future, B>,
 {
-    let conn = builder.serve_connection_with_upgrades(io, service);
-    tokio::pin!(conn);
-    tokio::pin!(stop);
-    tokio::select! {
-        ended = conn.as_mut() => return ended,
-        _ = activity.idle_for(idle) => tracing::debug!("closing an idle connection"),
-        _ = &mut stop => {}
-    }
-    conn.as_mut().graceful_shutdown();
-    // A client may never answer the HTTP/2 shutdown's PING: once no request is left, a
-    // second of grace, then the connection is dropped (as Go's servers do after GOAWAY).
-    tokio::select! {
-        ended = conn => ended,
-        _ = activity.idle_for(std::time::Duration::from_secs(1)) => Ok(()),
-    }
+    let activity = meter.activity().clone();
+    let io = lanes::Metered::new(io, meter.clone());
+    let task = async move {
+        let conn = builder.serve_connection_with_upgrades(io, service);
+        tokio::pin!(conn);
+        tokio::pin!(stop);
+        tokio::select! {
+            ended = conn.as_mut() => return ended,
+            _ = activity.idle_for(idle) => tracing::debug!("closing an idle connection"),
+            _ = &mut stop => {}
+        }
+        conn.as_mut().graceful_shutdown();
+        // A client may never answer the HTTP/2 shutdown's PING: once no request is left, a
+        // second of grace, then the connection is dropped (as Go's servers do after GOAWAY).
+        tokio::select! {
+            ended = conn => ended,
+            _ = activity.idle_for(std::time::Duration::from_secs(1)) => Ok(()),
+        }
+    };
+    lanes::run(task, meter).await
 }
 
 /// Accepts connections on `listener` until the task is dropped, answering each request with
@@ -239,6 +251,8 @@ pub async fn serve<H, F>(
         tokio::spawn(async move {
             let _permit = permit;
             let activity = Activity::default();
+            let meter = std::sync::Arc::new(lanes::Meter::new(&activity));
+            let stream = lanes::LaneStream::new(stream, meter.clone());
             let service = |transport: Transport, chain: Option<ClientChain>| {
                 let activity = activity.clone();
                 hyper::service::service_fn(move |mut req: Request<Incoming>| {
@@ -264,12 +278,12 @@ pub async fn serve<H, F>(
                         .map(|chain| ClientChain(chain.to_vec().into()));
                     let service = service(Transport::Tls, chain);
                     let io = TokioIo::new(tls);
-                    serve_connection(&builder, io, service, &activity, timeouts.idle, never).await
+                    serve_connection(builder, io, service, meter, timeouts.idle, never).await
                 }
                 None => {
                     let service = service(Transport::Plain, None);
                     let io = TokioIo::new(stream);
-                    serve_connection(&builder, io, service, &activity, timeouts.idle, never).await
+                    serve_connection(builder, io, service, meter, timeouts.idle, never).await
                 }
             };
             if let Err(e) = result {
