@@ -509,6 +509,10 @@ async fn priority_and_fairness_classifies_queues_and_takes_new_flow_schemas() {
     );
     assert_eq!(refused.json()["reason"], "TooManyRequests");
     assert_eq!(carol.get(CM).await.status, 200);
+    // A watch needs a seat while it sends its initial events, so it is refused too.
+    let r = bob.get(&format!("{CM}?watch=true&timeoutSeconds=1")).await;
+    assert_eq!(r.status, 429, "{:?}", r.message());
+    assert_eq!(r.json()["reason"], "TooManyRequests");
     let rejected = "apiserver_flowcontrol_rejected_requests_total{flow_schema=\"bob-is-tight\",\
                     priority_level=\"tight\",reason=\"concurrency-limit\"}";
     assert!(sample(&server, rejected).await >= 1.0);
@@ -522,6 +526,22 @@ async fn priority_and_fairness_classifies_queues_and_takes_new_flow_schemas() {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     assert!(served, "the seat comes back when the client goes away");
+    // A watch holds its seat only while it initializes: with one open (its client never
+    // reading), bob's other requests are served.
+    let dispatched = "apiserver_flowcontrol_dispatched_requests_total{flow_schema=\"bob-is-tight\",\
+                      priority_level=\"tight\"}";
+    let before = sample(&server, dispatched).await;
+    let watching = bob.stalled_get(&format!("{CM}?watch=true"), 4096).await;
+    wait_for_sample(&server, dispatched, before + 1.0).await;
+    let executing = "apiserver_flowcontrol_current_executing_requests{flow_schema=\"bob-is-tight\",\
+                     priority_level=\"tight\"}";
+    wait_for_sample(&server, executing, 0.0).await;
+    assert_eq!(
+        bob.get(CM).await.status,
+        200,
+        "the watch gave its seat back"
+    );
+    drop(watching);
 
     // Carol's level queues: her second request waits for her first one's seat.
     let held = carol.unfinished_request("POST", CM, 100, b"{").await;

@@ -200,6 +200,7 @@ where
             },
             allow_bookmarks: false,
             timeout: Duration::from_secs(3600),
+            initialization: None,
         };
         let mut lines = match storage.watch("", &options).await {
             Ok(lines) => lines,

@@ -1427,6 +1427,7 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
             descriptor: self.descriptor.clone(),
             bookmarks: options.allow_bookmarks,
             deadline: tokio::time::Instant::now() + options.timeout,
+            initialization: options.initialization.clone(),
         };
         let error_stream = |err: ApiError| -> EventStream {
             Box::pin(futures_util::stream::iter([watching::error_line(&err)]))

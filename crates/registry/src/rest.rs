@@ -16,7 +16,14 @@ pub struct WatchOptions {
     pub allow_bookmarks: bool,
     /// When the watch ends.
     pub timeout: std::time::Duration,
+    /// Kept until the watch's initial events have been handed on, then dropped: the seat a
+    /// watch holds while it initializes (upstream's watch initialization in API Priority and
+    /// Fairness).
+    pub initialization: Option<InitializationGuard>,
 }
+
+/// Whatever a watch holds while it sends its initial events ([`WatchOptions::initialization`]).
+pub type InitializationGuard = std::sync::Arc<dyn std::any::Any + Send + Sync>;
 
 /// A response body (JSON) with the warnings to send along (`Warning` headers).
 #[derive(Debug, Clone, Default)]

@@ -83,6 +83,8 @@ pub(crate) struct StreamParams {
     pub descriptor: ResourceDescriptor,
     pub bookmarks: bool,
     pub deadline: Instant,
+    /// Dropped once the initial events have been yielded.
+    pub initialization: Option<crate::InitializationGuard>,
 }
 
 struct StreamState {
@@ -104,10 +106,14 @@ pub(crate) fn line_stream(
     progress: watch::Receiver<u64>,
     params: StreamParams,
 ) -> EventStream {
-    let pending = initial
+    let pending: VecDeque<Bytes> = initial
         .iter()
         .map(|e| event_line(e.kind.as_str(), &e.object.json))
         .collect();
+    let mut params = params;
+    if pending.is_empty() {
+        params.initialization = None;
+    }
     let state = StreamState {
         pending,
         events,
@@ -119,7 +125,26 @@ pub(crate) fn line_stream(
     Box::pin(futures_util::stream::unfold(state, |mut st| async move {
         loop {
             if let Some(line) = st.pending.pop_front() {
-                return Some((line, st));
+                // Lines waiting together (the initial events) go out in chunks, as bursts
+                // of live events do.
+                let chunk = if st.pending.is_empty() || line.len() >= MAX_CHUNK {
+                    line
+                } else {
+                    let mut chunk = Vec::with_capacity(MAX_CHUNK);
+                    chunk.extend_from_slice(&line);
+                    while let Some(next) = st.pending.front() {
+                        if chunk.len() + next.len() > MAX_CHUNK {
+                            break;
+                        }
+                        chunk.extend_from_slice(next);
+                        st.pending.pop_front();
+                    }
+                    chunk.into()
+                };
+                if st.pending.is_empty() {
+                    st.params.initialization = None;
+                }
+                return Some((chunk, st));
             }
             if st.finished {
                 return None;

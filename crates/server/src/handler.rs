@@ -530,6 +530,10 @@ async fn resource(
                 list: list_options(info)?,
                 allow_bookmarks: q.flag("allowWatchBookmarks"),
                 timeout: watch_timeout(info, state.min_request_timeout)?,
+                initialization: req
+                    .extensions()
+                    .get::<crate::filters::WatchSeat>()
+                    .map(|seat| seat.0.clone()),
             };
             let lines = storage.watch(ns, &options).await?;
             let labels = state.metrics.allowed(

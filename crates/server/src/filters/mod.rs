@@ -29,7 +29,7 @@ pub use access_log::{AccessLog, ClientAddr};
 pub use audit::{Audit, AuditStart, Auditor};
 pub use authentication::Authentication;
 pub use authorization::Authorization;
-pub use fairness::{PriorityAndFairness, Width, list_width};
+pub use fairness::{PriorityAndFairness, WatchSeat, Width, list_width};
 pub use filter::FilterLayer;
 pub use goaway::{CloseConnection, Goaway};
 pub use headers::{Cors, hsts};
