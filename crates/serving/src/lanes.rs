@@ -162,10 +162,9 @@ impl LaneStream {
     /// The socket, registered with the current runtime if its connection changed lanes.
     fn follow(&mut self) -> std::io::Result<Pin<&mut tokio::net::TcpStream>> {
         let bulk = self.meter.is_bulk();
-        if bulk != self.bulk {
-            let Some(registered) = self.stream.take() else {
-                return Err(std::io::Error::other("the socket was lost changing lanes"));
-            };
+        if bulk != self.bulk
+            && let Some(registered) = self.stream.take()
+        {
             // Deregistered from the old lane's driver, still non-blocking.
             let socket = registered.into_std()?;
             self.stream = Some(tokio::net::TcpStream::from_std(socket)?);
@@ -176,60 +175,56 @@ impl LaneStream {
             None => Err(std::io::Error::other("the socket was lost changing lanes")),
         }
     }
+
+    /// `op` on the socket, once it is registered where the connection is.
+    fn on_socket<T>(
+        mut self: Pin<&mut Self>,
+        op: impl FnOnce(Pin<&mut tokio::net::TcpStream>) -> Poll<std::io::Result<T>>,
+    ) -> Poll<std::io::Result<T>> {
+        match self.follow() {
+            Ok(stream) => op(stream),
+            Err(e) => Poll::Ready(Err(e)),
+        }
+    }
 }
 
 impl tokio::io::AsyncRead for LaneStream {
     fn poll_read(
-        mut self: Pin<&mut Self>,
+        self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &mut tokio::io::ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
-        match self.follow() {
-            Ok(stream) => stream.poll_read(cx, buf),
-            Err(e) => Poll::Ready(Err(e)),
-        }
+        self.on_socket(|socket| socket.poll_read(cx, buf))
     }
 }
 
 impl tokio::io::AsyncWrite for LaneStream {
     fn poll_write(
-        mut self: Pin<&mut Self>,
+        self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
-        match self.follow() {
-            Ok(stream) => stream.poll_write(cx, buf),
-            Err(e) => Poll::Ready(Err(e)),
-        }
+        self.on_socket(|socket| socket.poll_write(cx, buf))
     }
 
     fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
+        self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         bufs: &[std::io::IoSlice<'_>],
     ) -> Poll<std::io::Result<usize>> {
-        match self.follow() {
-            Ok(stream) => stream.poll_write_vectored(cx, bufs),
-            Err(e) => Poll::Ready(Err(e)),
-        }
+        self.on_socket(|socket| socket.poll_write_vectored(cx, bufs))
     }
 
     fn is_write_vectored(&self) -> bool {
         true
     }
 
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        match self.follow() {
-            Ok(stream) => stream.poll_flush(cx),
-            Err(e) => Poll::Ready(Err(e)),
-        }
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        self.on_socket(|socket| socket.poll_flush(cx))
     }
 
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        match self.follow() {
-            Ok(stream) => stream.poll_shutdown(cx),
-            Err(e) => Poll::Ready(Err(e)),
-        }
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        self.on_socket(|socket| socket.poll_shutdown(cx))
     }
 }
 
