@@ -909,13 +909,28 @@ async fn resource_quotas_charge_creates_and_release_deletions() {
         r.json()["message"],
         "pods \"bare\" is forbidden: failed quota: compute: must specify requests.cpu"
     );
-    // Twenty concurrent creates of 100m: the quota's five pods, not one more.
+    const CONFIG_MAPS: &str = "/api/v1/namespaces/default/configmaps";
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            CONFIG_MAPS,
+            &json!({"metadata": {"name": "spare"}}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    // Twenty concurrent creates of 100m: the quota's five pods, not one more. A deletion
+    // among them makes the controller recount, which must still count every pod (whether
+    // it lands while a create is in flight is up to timing; the controller's unit tests
+    // cover that case).
     let creates = (0..20).map(|i| {
         let raw = raw.clone();
         let body = sized(&format!("p{i}"), "100m");
         async move { raw.send_json(http::Method::POST, PODS, &body).await }
     });
-    let results = futures_util::future::join_all(creates).await;
+    let spare = format!("{CONFIG_MAPS}/spare");
+    let delete = raw.request(http::Method::DELETE, &spare, &[], Vec::new());
+    let (results, deleted) = tokio::join!(futures_util::future::join_all(creates), delete);
+    assert_eq!(deleted.status, 200, "{:?}", deleted.body);
     let created = results.iter().filter(|r| r.status == 201).count();
     assert_eq!(
         created,
@@ -929,7 +944,16 @@ async fn resource_quotas_charge_creates_and_release_deletions() {
         message.ends_with("is forbidden: exceeded quota: compute, requested: pods=1, used: pods=5, limited: pods=5"),
         "{message}"
     );
-    let quota = raw.get(&format!("{QUOTAS}/compute")).await.json();
+    // Once the recount the deletion caused is written, the pods are still all counted.
+    let mut quota = Value::Null;
+    for _ in 0..100 {
+        quota = raw.get(&format!("{QUOTAS}/compute")).await.json();
+        if quota["status"]["used"]["count/configmaps"] == "1" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(quota["status"]["used"]["count/configmaps"], "1");
     assert_eq!(quota["status"]["used"]["pods"], "5");
     assert_eq!(quota["status"]["used"]["requests.cpu"], "500m");
     let out = crate::ok(kubectl(&server.kubeconfig_path(), &["get", "quota"]));

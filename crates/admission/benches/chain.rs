@@ -77,6 +77,7 @@ fn bench(c: &mut Criterion) {
         external: Vec::new(),
         status_writer: None,
         quota_namespaces: Default::default(),
+        quota_charges: Default::default(),
         limit_range_namespaces: Default::default(),
         authorizer: None,
     };

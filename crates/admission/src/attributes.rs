@@ -64,11 +64,21 @@ pub struct Attributes {
 }
 
 /// What plugins report besides their verdict: warnings for the client (`Warning` headers)
-/// and annotations for the audit event.
-#[derive(Debug, Default)]
+/// and annotations for the audit event; and what they keep until the request ends.
+#[derive(Default)]
 pub struct Feedback {
     warnings: Mutex<Vec<String>>,
     annotations: Mutex<BTreeMap<String, String>>,
+    held: Mutex<Vec<Box<dyn std::any::Any + Send>>>,
+}
+
+impl std::fmt::Debug for Feedback {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Feedback")
+            .field("warnings", &self.warnings)
+            .field("annotations", &self.annotations)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Feedback {
@@ -87,6 +97,15 @@ impl Feedback {
             .unwrap_or_else(|e| e.into_inner())
             .entry(key.into())
             .or_insert_with(|| value.into());
+    }
+
+    /// Keeps `guard` until the request ends (the request's write stored or refused), for
+    /// a plugin that must know when what it admitted is done.
+    pub fn hold(&self, guard: impl std::any::Any + Send) {
+        self.held
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(Box::new(guard));
     }
 
     /// The warnings so far, taken.

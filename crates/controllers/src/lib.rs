@@ -57,6 +57,8 @@ pub struct ControllerConfig {
     /// Where the quota controller says which namespaces hold quotas (the ResourceQuota
     /// admission plugin reads it); none runs no quota controller.
     pub quota_namespaces: Option<Arc<capstan_admission::plugins::NamespaceSet>>,
+    /// The ResourceQuota plugin's charges in flight (a recount adds those not stored yet).
+    pub quota_charges: Arc<capstan_admission::plugins::ChargesInFlight>,
     /// Kept to the namespaces that hold LimitRanges (the LimitRanger plugin reads it).
     pub limit_range_namespaces: Option<Arc<capstan_admission::plugins::NamespaceSet>>,
 }
@@ -68,6 +70,7 @@ impl Default for ControllerConfig {
             garbage_collector: true,
             root_ca: None,
             quota_namespaces: None,
+            quota_charges: Default::default(),
             limit_range_namespaces: None,
         }
     }
@@ -101,7 +104,11 @@ impl Controllers {
             )),
         ];
         if let Some(namespaces) = config.quota_namespaces {
-            tasks.push(tokio::spawn(quota::run(registry.clone(), namespaces)));
+            tasks.push(tokio::spawn(quota::run(
+                registry.clone(),
+                namespaces,
+                config.quota_charges.clone(),
+            )));
         }
         if let Some(namespaces) = config.limit_range_namespaces {
             let ranges = registry

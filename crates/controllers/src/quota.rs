@@ -1,13 +1,16 @@
 //! The resource quota controller: each quota's `status.hard` follows its `spec.hard`, and
-//! `status.used` is recounted from what its namespace holds: when a quota changes, soon
-//! after an object it may count is deleted (which releases what the admission plugin
-//! charged for it), and every ten seconds.
+//! `status.used` is recounted from what its namespace holds: when a quota is new or its
+//! `spec.hard` changes (not when the admission plugin charges it), soon after an object it
+//! may count is deleted (which releases what the plugin charged for it), and every ten
+//! seconds. A recount reads the quotas, then the plugin's charges in flight, then the
+//! objects, all current (not from a cache that may lag): a charged object that is not
+//! stored yet is counted from its charge.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use capstan_admission::plugins::NamespaceSet;
+use capstan_admission::plugins::{Charge, ChargesInFlight, NamespaceSet};
 use capstan_admission::quota::{self, Usage};
 use capstan_meta::quantity::{self, Milli};
 use capstan_registry::{ListOptions, Registry, RestStorage, WriteOptions};
@@ -16,7 +19,23 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tracing::debug;
 
-use crate::watching::{Object, Seen, follow};
+use crate::watching::{Metadata, Object, Seen, follow};
+
+/// What the controller follows of a quota.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct Quota {
+    metadata: Metadata,
+    spec: Hard,
+    status: Hard,
+}
+
+/// `hard` of a quota's spec or status.
+#[derive(Debug, Default, PartialEq, serde::Deserialize)]
+#[serde(default)]
+struct Hard {
+    hard: Option<BTreeMap<String, String>>,
+}
 
 /// How often every namespace with quotas is recounted.
 const RESYNC: Duration = Duration::from_secs(10);
@@ -69,15 +88,10 @@ fn counted(name: &str) -> Option<(String, String)> {
     }
 }
 
+/// The objects of `namespace` as stored now.
 async fn list(storage: &Arc<dyn RestStorage>, namespace: &str) -> Option<Vec<Value>> {
     let listed = storage
-        .list(
-            namespace,
-            &ListOptions {
-                resource_version: "0".into(),
-                ..Default::default()
-            },
-        )
+        .list(namespace, &ListOptions::default())
         .await
         .ok()?;
     let mut list: Value = serde_json::from_slice(&listed.body.into_bytes()).ok()?;
@@ -87,8 +101,23 @@ async fn list(storage: &Arc<dyn RestStorage>, namespace: &str) -> Option<Vec<Val
     }
 }
 
-/// Recounts every quota of `namespace`; false when a write lost a race (try again).
-async fn recount(registry: &Registry, namespace: &str) -> bool {
+/// Adds to `stored` (objects of `group`/`resource`) the objects charged in flight that are
+/// not among them yet.
+fn add_unstored(stored: &mut Vec<Value>, charges: &[Charge], group: &str, resource: &str) {
+    let name = |o: &Value| o["metadata"]["name"].as_str().map(str::to_string);
+    let names: HashSet<String> = stored.iter().filter_map(name).collect();
+    stored.extend(
+        charges
+            .iter()
+            .filter(|c| c.resource.group == group && c.resource.resource == resource)
+            .filter(|c| name(&c.object).is_some_and(|n| !names.contains(&n)))
+            .map(|c| c.object.clone()),
+    );
+}
+
+/// Recounts every quota of `namespace`; false when a write lost a race, or an update the
+/// plugin charged is in flight (try again).
+async fn recount(registry: &Registry, namespace: &str, in_flight: &ChargesInFlight) -> bool {
     let (Some(quotas), Some(status)) = (
         store(registry, "", "resourcequotas", ""),
         store(registry, "", "resourcequotas", "status"),
@@ -98,6 +127,12 @@ async fn recount(registry: &Registry, namespace: &str) -> bool {
     let Some(items) = list(&quotas, namespace).await else {
         return false;
     };
+    // After the quotas: every charge they hold has either ended or is in this list.
+    let charges = in_flight.in_namespace(namespace);
+    if charges.iter().any(|c| c.update) {
+        // Whether the stored object has its old size or its new one is not known.
+        return false;
+    }
     let mut objects: HashMap<(String, String), Vec<Value>> = HashMap::new();
     let mut settled = true;
     for mut q in items {
@@ -113,10 +148,14 @@ async fn recount(registry: &Registry, namespace: &str) -> bool {
         for (group, resource) in kinds {
             let key = (group.clone(), resource.clone());
             if !objects.contains_key(&key) {
-                let found = match store(registry, &group, &resource, "") {
-                    Some(s) => list(&s, namespace).await.unwrap_or_default(),
+                let mut found = match store(registry, &group, &resource, "") {
+                    Some(s) => match list(&s, namespace).await {
+                        Some(found) => found,
+                        None => return false,
+                    },
                     None => Vec::new(),
                 };
+                add_unstored(&mut found, &charges, &group, &resource);
                 objects.insert(key.clone(), found);
             }
             for object in &objects[&key] {
@@ -166,14 +205,18 @@ async fn recount(registry: &Registry, namespace: &str) -> bool {
 }
 
 /// Follows quotas and the deletions that release quota; recounts as described above.
-pub(crate) async fn run(registry: Arc<Registry>, namespaces: Arc<NamespaceSet>) {
+pub(crate) async fn run(
+    registry: Arc<Registry>,
+    namespaces: Arc<NamespaceSet>,
+    in_flight: Arc<ChargesInFlight>,
+) {
     let Some(quotas) = store(&registry, "", "resourcequotas", "") else {
         return;
     };
-    let (quota_tx, mut quota_events) = mpsc::channel::<Seen<Object>>(256);
+    let (quota_tx, mut quota_events) = mpsc::channel::<Seen<Quota>>(256);
     let (object_tx, mut object_events) = mpsc::channel::<Seen<Object>>(1024);
     let mut tasks = JoinSet::new();
-    tasks.spawn(follow::<Object>(quotas, quota_tx));
+    tasks.spawn(follow::<Quota>(quotas, quota_tx));
     for resource in RELEASING {
         if let Some(s) = store(&registry, "", resource, "") {
             tasks.spawn(follow::<Object>(s, object_tx.clone()));
@@ -203,7 +246,10 @@ pub(crate) async fn run(registry: Arc<Registry>, namespaces: Arc<NamespaceSet>) 
                         names.insert(m.name.clone(), seen.generation);
                     }
                     namespaces.set(&m.namespace, names.len());
-                    dirty.insert(m.namespace.clone());
+                    // A charge changes only `status.used`: no recount for it.
+                    if !seen.deleted && seen.object.spec != seen.object.status {
+                        dirty.insert(m.namespace.clone());
+                    }
                     held.retain(|_, names| !names.is_empty());
                 }
             }
@@ -215,7 +261,7 @@ pub(crate) async fn run(registry: Arc<Registry>, namespaces: Arc<NamespaceSet>) 
             }
             _ = soon.tick() => {
                 for ns in std::mem::take(&mut dirty) {
-                    if held.contains_key(&ns) && !recount(&registry, &ns).await {
+                    if held.contains_key(&ns) && !recount(&registry, &ns, &in_flight).await {
                         dirty.insert(ns);
                     }
                 }
@@ -259,6 +305,28 @@ pub(crate) async fn follow_namespaces(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn charged_objects_not_stored_yet_are_counted_once() {
+        let pod = |name: &str| json!({"metadata": {"name": name}});
+        let charge = |resource: &str, name: &str| Charge {
+            resource: capstan_meta::GroupResource::new("", resource),
+            object: pod(name),
+            update: false,
+        };
+        let mut stored = vec![pod("a"), pod("b")];
+        let charges = [
+            charge("pods", "b"),       // stored already: not again
+            charge("pods", "c"),       // not stored yet: counted
+            charge("configmaps", "d"), // another resource
+        ];
+        add_unstored(&mut stored, &charges, "", "pods");
+        let names: Vec<&str> = stored
+            .iter()
+            .map(|o| o["metadata"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["a", "b", "c"]);
+    }
 
     #[test]
     fn quota_names_map_to_the_resources_they_count() {

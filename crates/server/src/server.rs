@@ -221,6 +221,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     }
     let quota_namespaces = Arc::new(capstan_admission::plugins::NamespaceSet::default());
     let limit_range_namespaces = Arc::new(capstan_admission::plugins::NamespaceSet::default());
+    let quota_charges = Arc::new(capstan_admission::plugins::ChargesInFlight::default());
     let (admission, not_built) = capstan_admission::plugins::chain(
         &admission_plan,
         &capstan_admission::plugins::Context {
@@ -231,6 +232,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             external: webhooks,
             status_writer: Some(registry.lister()),
             quota_namespaces: quota_namespaces.clone(),
+            quota_charges: quota_charges.clone(),
             limit_range_namespaces: limit_range_namespaces.clone(),
             authorizer: Some(authz.clone()),
         },
@@ -480,6 +482,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
                 .enabled
                 .contains(&"ResourceQuota")
                 .then(|| quota_namespaces.clone()),
+            quota_charges,
             limit_range_namespaces: admission_plan
                 .enabled
                 .contains(&"LimitRanger")

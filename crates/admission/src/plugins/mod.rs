@@ -22,7 +22,7 @@ mod storage;
 mod tolerations;
 
 pub use namespaces::NamespaceCreator;
-pub use resource_quota::{NamespaceSet, StatusWriter};
+pub use resource_quota::{Charge, ChargesInFlight, NamespaceSet, StatusWriter};
 
 use std::sync::Arc;
 
@@ -50,6 +50,8 @@ pub struct Context {
     pub status_writer: Option<Arc<dyn StatusWriter>>,
     /// The namespaces holding ResourceQuotas.
     pub quota_namespaces: Arc<NamespaceSet>,
+    /// The quota charges whose requests have not ended (the quota controller reads them).
+    pub quota_charges: Arc<ChargesInFlight>,
     /// The namespaces holding LimitRanges.
     pub limit_range_namespaces: Arc<NamespaceSet>,
     /// Asks whether a user may do something (CertificateApproval, CertificateSigning; without
@@ -105,6 +107,7 @@ pub fn build(
                 ctx.lister.clone(),
                 writer.clone(),
                 ctx.quota_namespaces.clone(),
+                ctx.quota_charges.clone(),
             )),
             None => return Ok(None),
         },

@@ -2,10 +2,13 @@
 //! namespace whose scopes cover it; what would pass a quota's hard limit is refused, and what
 //! passes is added to the quota's `status.used` at once (a write guarded by the quota's
 //! resourceVersion, retried on conflict), so concurrent creates cannot overshoot. The quota
-//! controller recounts `used` from what the namespace holds (releasing deleted objects).
+//! controller recounts `used` from what the namespace holds (releasing deleted objects); the
+//! charges whose requests have not ended yet ([`ChargesInFlight`]) tell it what it cannot
+//! see stored yet.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, RwLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 
 use async_trait::async_trait;
 use capstan_meta::quantity::{self, Milli};
@@ -80,6 +83,79 @@ impl NamespaceSet {
     }
 }
 
+/// A charge whose request has not ended: its object may not be stored yet.
+#[derive(Debug, Clone)]
+pub struct Charge {
+    /// The charged object's resource.
+    pub resource: GroupResource,
+    /// The object (its name, and what it uses).
+    pub object: Value,
+    /// Whether the request updates an object that is already stored (and counted at its
+    /// old size).
+    pub update: bool,
+}
+
+/// The charges of this server's requests that have not ended, by namespace. A recount of
+/// `status.used` that reads the quota, then these, then the objects, counts every charged
+/// object exactly once: a charge the quota holds either ended before (its object stored
+/// or refused) or is listed here.
+#[derive(Debug, Default)]
+pub struct ChargesInFlight {
+    next: AtomicU64,
+    charges: Mutex<HashMap<String, BTreeMap<u64, Charge>>>,
+}
+
+impl ChargesInFlight {
+    /// Records `charge` in `namespace` until the returned guard is dropped.
+    fn begin(self: &Arc<Self>, namespace: &str, charge: Charge) -> ChargeGuard {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        self.charges
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(namespace.to_string())
+            .or_default()
+            .insert(id, charge);
+        ChargeGuard {
+            charges: self.clone(),
+            namespace: namespace.to_string(),
+            id,
+        }
+    }
+
+    /// The charges in flight in `namespace`.
+    pub fn in_namespace(&self, namespace: &str) -> Vec<Charge> {
+        self.charges
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(namespace)
+            .map(|c| c.values().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+/// Removes its charge from [`ChargesInFlight`] when the request ends.
+struct ChargeGuard {
+    charges: Arc<ChargesInFlight>,
+    namespace: String,
+    id: u64,
+}
+
+impl Drop for ChargeGuard {
+    fn drop(&mut self) {
+        let mut map = self
+            .charges
+            .charges
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(charges) = map.get_mut(&self.namespace) {
+            charges.remove(&self.id);
+            if charges.is_empty() {
+                map.remove(&self.namespace);
+            }
+        }
+    }
+}
+
 /// Tries of a charge that lost a race with another write of the quota.
 const CHARGE_TRIES: usize = 16;
 
@@ -88,20 +164,23 @@ pub struct ResourceQuota {
     lister: Arc<dyn Lister>,
     writer: Arc<dyn StatusWriter>,
     namespaces: Arc<NamespaceSet>,
+    in_flight: Arc<ChargesInFlight>,
 }
 
 impl ResourceQuota {
     /// Reads quotas through `lister`, charges them through `writer`; looks only in
-    /// `namespaces`.
+    /// `namespaces`; keeps its charges in `in_flight` until their requests end.
     pub fn new(
         lister: Arc<dyn Lister>,
         writer: Arc<dyn StatusWriter>,
         namespaces: Arc<NamespaceSet>,
+        in_flight: Arc<ChargesInFlight>,
     ) -> Self {
         Self {
             lister,
             writer,
             namespaces,
+            in_flight,
         }
     }
 }
@@ -250,9 +329,17 @@ impl Plugin for ResourceQuota {
                 charges.push(charged);
             }
         }
-        if a.dry_run {
+        if a.dry_run || charges.is_empty() {
             return Ok(());
         }
+        // Recorded before the quota changes, so that a recount which sees the charge also
+        // sees it in flight (or its object stored).
+        let charge = Charge {
+            resource: a.resource.clone(),
+            object: a.object.clone().unwrap_or_default(),
+            update: a.operation == Operation::Update,
+        };
+        a.feedback.hold(self.in_flight.begin(&a.namespace, charge));
         for mut charged in charges {
             let name = charged["metadata"]["name"]
                 .as_str()
@@ -331,6 +418,34 @@ mod tests {
             err.message,
             "pods \"p\" is forbidden: exceeded quota: q, requested: pods=1,requests.cpu=500m, used: pods=2,requests.cpu=750m, limited: pods=2,requests.cpu=1"
         );
+    }
+
+    #[test]
+    fn a_charge_stays_in_flight_until_its_request_ends() {
+        let in_flight = Arc::new(ChargesInFlight::default());
+        let charge = |name: &str| Charge {
+            resource: core("pods"),
+            object: json!({"metadata": {"name": name}}),
+            update: false,
+        };
+        let feedback = Arc::new(crate::Feedback::default());
+        feedback.hold(in_flight.begin("ns", charge("a")));
+        let other = in_flight.begin("ns", charge("b"));
+        let names = |ns: &str| {
+            in_flight
+                .in_namespace(ns)
+                .iter()
+                .map(|c| c.object["metadata"]["name"].as_str().unwrap().to_string())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names("ns"), ["a", "b"]);
+        assert!(names("elsewhere").is_empty());
+        drop(other);
+        assert_eq!(names("ns"), ["a"]);
+        // The request's feedback goes when the request ends, and the charge with it.
+        drop(feedback);
+        assert!(names("ns").is_empty());
+        assert!(in_flight.charges.lock().unwrap().is_empty());
     }
 
     #[test]
