@@ -44,6 +44,9 @@ struct Options {
     /// How long each measurement runs.
     #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
     duration: Duration,
+    /// The collection the operations (and `--populate`) work on.
+    #[arg(long, value_enum, default_value = "storageclasses")]
+    resource: Resource,
     /// Use HTTP/1.1 instead of HTTP/2.
     #[arg(long)]
     http1: bool,
@@ -105,7 +108,40 @@ struct Options {
     admission_policy: bool,
 }
 
+/// A collection the operations can work on.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum Resource {
+    /// Cluster-scoped StorageClasses.
+    Storageclasses,
+    /// ConfigMaps in `default` (e.g. creates that do not grow the listed StorageClasses).
+    Configmaps,
+}
+
+impl Resource {
+    fn path(self) -> &'static str {
+        match self {
+            Self::Storageclasses => SC,
+            Self::Configmaps => "/api/v1/namespaces/default/configmaps",
+        }
+    }
+
+    /// A new object of the collection, labelled with the run.
+    fn object(self, run: &str, name: &str, generation: u64) -> Vec<u8> {
+        match self {
+            Self::Storageclasses => object(run, name, generation),
+            Self::Configmaps => serde_json::to_vec(&serde_json::json!({
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": name, "labels": {"capstan-load": run, "generation": generation.to_string()}},
+                "data": {"type": "ssd", "iops": "3000"},
+            }))
+            .expect("JSON"),
+        }
+    }
+}
+
 struct Target {
+    resource: Resource,
     host: String,
     port: u16,
     token: String,
@@ -184,6 +220,7 @@ impl Target {
             vec![b"h2".to_vec()]
         };
         Ok(Self {
+            resource: options.resource,
             host: host.trim_matches(['[', ']']).to_string(),
             port: port.parse().map_err(|_| "bad port")?,
             token,
@@ -264,15 +301,30 @@ impl Conn {
     }
 
     async fn send(&mut self, req: Request<Full<Bytes>>) -> Result<(StatusCode, Bytes), String> {
+        self.send_told(req)
+            .await
+            .map(|(status, _, body)| (status, body))
+    }
+
+    /// [`Conn::send`], with how long the server asks the client to wait (`Retry-After`).
+    async fn send_told(
+        &mut self,
+        req: Request<Full<Bytes>>,
+    ) -> Result<(StatusCode, Option<Duration>, Bytes), String> {
         let resp = self.open(req).await?;
         let status = resp.status();
+        let retry_after = resp
+            .headers()
+            .get(http::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok()?.parse().ok())
+            .map(Duration::from_secs);
         let body = resp
             .into_body()
             .collect()
             .await
             .map_err(|e| e.to_string())?
             .to_bytes();
-        Ok((status, body))
+        Ok((status, retry_after, body))
     }
 }
 
@@ -290,6 +342,8 @@ fn object(run: &str, name: &str, generation: u64) -> Vec<u8> {
 struct Outcome {
     latencies: Vec<Duration>,
     errors: usize,
+    /// 429s, after each of which the worker waited as `Retry-After` asked (as client-go).
+    refused: usize,
     elapsed: Duration,
     /// Items and bytes of one list response.
     list_size: Option<(usize, usize)>,
@@ -315,6 +369,7 @@ async fn measure(
             let mut conn = target.connect().await.expect("connecting to the server");
             let mut latencies = Vec::new();
             let mut errors = 0;
+            let mut refused = 0;
             let mut created = Vec::new();
             let mut list_size = None;
             let mut i = 0u64;
@@ -322,29 +377,40 @@ async fn measure(
                 let (req, expect) = match op.as_str() {
                     "create" => {
                         let name = format!("load-{run}-{clients}-{w}-{i}");
-                        let body = object(&run, &name, 0);
+                        let body = target.resource.object(&run, &name, 0);
                         created.push(name);
                         (
-                            target.request(Method::POST, SC, Some(body)),
+                            target.request(Method::POST, target.resource.path(), Some(body)),
                             StatusCode::CREATED,
                         )
                     }
                     "get" if !mine.is_empty() => {
                         let name = &mine[i as usize % mine.len()];
                         (
-                            target.request(Method::GET, &format!("{SC}/{name}"), None),
+                            target.request(
+                                Method::GET,
+                                &format!("{}/{name}", target.resource.path()),
+                                None,
+                            ),
                             StatusCode::OK,
                         )
                     }
                     "update" if !mine.is_empty() => {
                         let name = &mine[i as usize % mine.len()];
-                        let body = object(&run, name, i + 1);
+                        let body = target.resource.object(&run, name, i + 1);
                         (
-                            target.request(Method::PUT, &format!("{SC}/{name}"), Some(body)),
+                            target.request(
+                                Method::PUT,
+                                &format!("{}/{name}", target.resource.path()),
+                                Some(body),
+                            ),
                             StatusCode::OK,
                         )
                     }
-                    "list" => (target.request(Method::GET, SC, None), StatusCode::OK),
+                    "list" => (
+                        target.request(Method::GET, target.resource.path(), None),
+                        StatusCode::OK,
+                    ),
                     "connect" => {
                         // A fresh connection each time: the handshake is what is measured.
                         i += 1;
@@ -363,13 +429,17 @@ async fn measure(
                         continue;
                     }
                     "list-protobuf" => (
-                        target.request_as(Method::GET, SC, "application/vnd.kubernetes.protobuf"),
+                        target.request_as(
+                            Method::GET,
+                            target.resource.path(),
+                            "application/vnd.kubernetes.protobuf",
+                        ),
                         StatusCode::OK,
                     ),
                     "list-table" => (
                         target.request_as(
                             Method::GET,
-                            SC,
+                            target.resource.path(),
                             "application/json;as=Table;v=v1;g=meta.k8s.io",
                         ),
                         StatusCode::OK,
@@ -378,8 +448,14 @@ async fn measure(
                 };
                 i += 1;
                 let t = Instant::now();
-                match conn.send(req).await {
-                    Ok((status, body)) if status == expect => {
+                match conn.send_told(req).await {
+                    Ok((StatusCode::TOO_MANY_REQUESTS, retry_after, _)) => {
+                        refused += 1;
+                        let wait = retry_after.unwrap_or(Duration::from_secs(1));
+                        tokio::time::sleep(wait.min(duration.saturating_sub(start.elapsed())))
+                            .await;
+                    }
+                    Ok((status, _, body)) if status == expect => {
                         latencies.push(t.elapsed());
                         if op.starts_with("list") && list_size.is_none() {
                             let items = serde_json::from_slice::<serde_json::Value>(&body)
@@ -396,21 +472,24 @@ async fn measure(
                     _ => errors += 1,
                 }
             }
-            (latencies, errors, created, list_size)
+            (latencies, errors, refused, created, list_size)
         }));
     }
     let mut latencies = Vec::new();
     let mut errors = 0;
+    let mut refused = 0;
     let mut list_size = None;
     for t in tasks {
-        let (l, e, _, size) = t.await.expect("a worker");
+        let (l, e, r, _, size) = t.await.expect("a worker");
         latencies.extend(l);
         errors += e;
+        refused += r;
         list_size = list_size.or(size);
     }
     Outcome {
         latencies,
         errors,
+        refused,
         elapsed: start.elapsed(),
         list_size,
     }
@@ -432,7 +511,10 @@ async fn existing_names(target: &Target, run: &str) -> Vec<String> {
     let mut conn = target.connect().await.expect("connecting");
     let req = target.request(
         Method::GET,
-        &format!("{SC}?labelSelector=capstan-load%3D{run}"),
+        &format!(
+            "{}?labelSelector=capstan-load%3D{run}",
+            target.resource.path()
+        ),
         None,
     );
     let (_, body) = conn.send(req).await.expect("listing");
@@ -523,9 +605,9 @@ async fn main() {
         None
     };
     println!(
-        "| operation | clients | requests | errors | ops/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms |"
+        "| operation | clients | requests | errors | 429s | ops/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for &clients in &options.clients {
         for op in &options.ops {
             let names = existing_names(&target, &run).await;
@@ -545,8 +627,9 @@ async fn main() {
                 None => op.clone(),
             };
             println!(
-                "| {label} | {clients} | {n} | {} | {:.0} | {} | {} | {} | {} | {} |",
+                "| {label} | {clients} | {n} | {} | {} | {:.0} | {} | {} | {} | {} | {} |",
                 out.errors,
+                out.refused,
                 n as f64 / out.elapsed.as_secs_f64(),
                 ms(percentile(&out.latencies, 0.5)),
                 ms(percentile(&out.latencies, 0.9)),
@@ -579,8 +662,10 @@ async fn populate(target: &Arc<Target>, run: &str, count: usize) {
         tasks.push(tokio::spawn(async move {
             let mut conn = target.connect().await.expect("connecting");
             for i in (w..count).step_by(CLIENTS) {
-                let body = object(&run, &format!("populate-{run}-{i}"), 0);
-                let req = target.request(Method::POST, SC, Some(body));
+                let body = target
+                    .resource
+                    .object(&run, &format!("populate-{run}-{i}"), 0);
+                let req = target.request(Method::POST, target.resource.path(), Some(body));
                 let (status, _) = conn.send(req).await.expect("a create");
                 assert_eq!(status, StatusCode::CREATED, "populating");
             }
@@ -599,7 +684,10 @@ async fn cleanup(target: &Target, run: &str, keep: bool) {
     let mut conn = target.connect().await.expect("connecting");
     let req = target.request(
         Method::DELETE,
-        &format!("{SC}?labelSelector=capstan-load%3D{run}"),
+        &format!(
+            "{}?labelSelector=capstan-load%3D{run}",
+            target.resource.path()
+        ),
         None,
     );
     if let Err(e) = conn.send(req).await {
