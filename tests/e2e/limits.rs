@@ -579,3 +579,28 @@ async fn priority_and_fairness_classifies_queues_and_takes_new_flow_schemas() {
         "spec.limited.limitResponse.queuing.handSize"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_takes_a_seat_per_hundred_objects_from_the_start() {
+    // The storage count poll would not run again for a minute: the width comes from the
+    // watch cache's count.
+    let server = server_with_bob(|_| {}).await;
+    let raw = admin(&server);
+    let data = "x".repeat(48 << 10);
+    let creates = (0..120).map(|i| {
+        let raw = raw.clone();
+        let body = json!({"metadata": {"name": format!("big-{i}")}, "data": {"d": data}});
+        async move { raw.send_json(http::Method::POST, CM, &body).await.status }
+    });
+    let statuses = futures_util::future::join_all(creates).await;
+    assert!(statuses.iter().all(|s| *s == 201), "{statuses:?}");
+
+    // Bob's list of 120 objects (about 6 MB, never read) holds two seats until it is sent.
+    let bob = RawClient::new(&server.url(), server.ca_pem(), Some("bob-token"));
+    let listing = bob.stalled_get(CM, 4096).await;
+    let seats = "apiserver_flowcontrol_current_executing_seats{flow_schema=\"global-default\",\
+                 priority_level=\"global-default\"}";
+    wait_for_sample(&server, seats, 2.0).await;
+    drop(listing);
+    wait_for_sample(&server, seats, 0.0).await;
+}

@@ -145,6 +145,10 @@ impl RestStorage for ConvertedRest {
         (self.schema)(generator)
     }
 
+    fn cached_count(&self) -> Option<u64> {
+        self.stored.cached_count()
+    }
+
     async fn get(&self, namespace: &str, name: &str, options: &GetOptions) -> Result<Encoded> {
         self.out(self.stored.get(namespace, name, options).await?)
     }

@@ -1321,6 +1321,10 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
         (self.schema)(generator)
     }
 
+    fn cached_count(&self) -> Option<u64> {
+        Some(self.cache.as_ref()?.object_count()? as u64)
+    }
+
     async fn get(&self, namespace: &str, name: &str, options: &GetOptions) -> Result<Encoded> {
         if let (Some(rev), false) = (options.resource_version, options.any_version) {
             self.wait_for_store(rev).await?;

@@ -60,6 +60,12 @@ pub trait RestStorage: Send + Sync + 'static {
     /// The JSON schema of the object type (upstream definition names), for OpenAPI.
     fn schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema;
 
+    /// How many objects the collection holds, when known without reading storage (from a
+    /// watch cache), across namespaces.
+    fn cached_count(&self) -> Option<u64> {
+        None
+    }
+
     /// Reads one object.
     async fn get(&self, _namespace: &str, _name: &str, _options: &GetOptions) -> Result<Encoded> {
         Err(not_allowed())

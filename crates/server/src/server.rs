@@ -614,9 +614,14 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         }),
         fairness: flow_control.map(|control| {
             let metrics = metrics.clone();
+            let registry = registry.clone();
             let width: filters::Width = Arc::new(move |info: &crate::request_info::RequestInfo| {
+                // The watch cache's count, exact and current; else the storage count poll's.
                 filters::list_width(info, || {
-                    metrics.stored_objects(&info.api_group, &info.resource)
+                    registry
+                        .get(&info.api_group, &info.api_version, &info.resource, "")
+                        .and_then(|r| r.cached_count())
+                        .or_else(|| metrics.stored_objects(&info.api_group, &info.resource))
                 })
             });
             filters::PriorityAndFairness::new(control, width)

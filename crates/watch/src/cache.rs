@@ -230,6 +230,12 @@ impl WatchCache {
         }
     }
 
+    /// How many objects the cache holds now (none before it has its first list).
+    pub fn object_count(&self) -> Option<usize> {
+        let state = read(&self.shared);
+        state.ready.then(|| state.objects.len())
+    }
+
     /// The object at `key`, as the cache has it now.
     pub fn get(&self, key: &str) -> Result<Option<Arc<CachedObject>>> {
         let state = read(&self.shared);
