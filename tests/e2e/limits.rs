@@ -586,14 +586,9 @@ async fn a_list_takes_a_seat_per_hundred_objects_from_the_start() {
     // watch cache's count.
     let server = server_with_bob(|_| {}).await;
     let raw = admin(&server);
-    let data = "x".repeat(48 << 10);
-    let creates = (0..120).map(|i| {
-        let raw = raw.clone();
-        let body = json!({"metadata": {"name": format!("big-{i}")}, "data": {"d": data}});
-        async move { raw.send_json(http::Method::POST, CM, &body).await.status }
-    });
-    let statuses = futures_util::future::join_all(creates).await;
-    assert!(statuses.iter().all(|s| *s == 201), "{statuses:?}");
+    fill(&raw, 120, 48 << 10).await;
+    // A consistent list waits until the cache holds every acknowledged create.
+    assert_eq!(raw.get(CM).await.json()["items"].as_array().unwrap().len(), 121);
 
     // Bob's list of 120 objects (about 6 MB, never read) holds two seats until it is sent.
     let bob = RawClient::new(&server.url(), server.ca_pem(), Some("bob-token"));
@@ -603,4 +598,79 @@ async fn a_list_takes_a_seat_per_hundred_objects_from_the_start() {
     wait_for_sample(&server, seats, 2.0).await;
     drop(listing);
     wait_for_sample(&server, seats, 0.0).await;
+}
+
+/// Creates `count` config maps named `big-<i>` with `size` bytes of data each.
+async fn fill(raw: &RawClient, count: usize, size: usize) {
+    let data = "x".repeat(size);
+    for start in (0..count).step_by(64) {
+        let creates = (start..count.min(start + 64)).map(|i| {
+            let body = json!({"metadata": {"name": format!("big-{i}")}, "data": {"d": data}});
+            async move { raw.send_json(http::Method::POST, CM, &body).await.status }
+        });
+        let statuses = futures_util::future::join_all(creates).await;
+        assert!(statuses.iter().all(|s| *s == 201), "{statuses:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_lists_are_served_whole_in_every_representation() {
+    // 600 objects: produced and rendered on the bulk lane.
+    let server = TestServer::start().await;
+    let raw = admin(&server);
+    fill(&raw, 600, 16).await;
+    let list = raw.get(CM).await.json();
+    let names: std::collections::BTreeSet<String> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["metadata"]["name"].as_str().unwrap().to_string())
+        .collect();
+    // Ours, and the CA map the server publishes.
+    assert_eq!(names.len(), 601);
+    assert!(names.contains("kube-root-ca.crt"));
+    assert!(names.contains("big-0") && names.contains("big-599"));
+    let table = raw
+        .request(
+            http::Method::GET,
+            CM,
+            &[("accept", "application/json;as=Table;v=v1;g=meta.k8s.io")],
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(table.status, 200);
+    assert_eq!(table.json()["rows"].as_array().unwrap().len(), 601);
+    let protobuf = raw
+        .request(
+            http::Method::GET,
+            CM,
+            &[("accept", "application/vnd.kubernetes.protobuf")],
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(protobuf.status, 200);
+    assert_eq!(
+        protobuf.headers["content-type"],
+        "application/vnd.kubernetes.protobuf"
+    );
+    assert!(protobuf.body.starts_with(b"k8s\0"));
+    // kubectl reads the Table: one line per object.
+    let out = crate::ok(kubectl(
+        &server.kubeconfig_path(),
+        &["get", "configmaps", "-o", "name"],
+    ));
+    assert_eq!(
+        out.lines()
+            .filter(|l| l.starts_with("configmap/big-"))
+            .count(),
+        600
+    );
+    // A list bounded by a limit is still served in chunks.
+    let page = raw.get(&format!("{CM}?limit=100")).await.json();
+    assert_eq!(page["items"].as_array().unwrap().len(), 100);
+    assert!(
+        page["metadata"]["continue"]
+            .as_str()
+            .is_some_and(|c| !c.is_empty())
+    );
 }

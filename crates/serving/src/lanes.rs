@@ -371,6 +371,30 @@ impl<T> Drop for AbortOnDrop<T> {
     }
 }
 
+/// Runs one request's heavy `work` (producing a large list, say) on the bulk lane and waits
+/// for it, so that it does not hold up the interactive workers while it runs; where there
+/// is no bulk lane, or the caller is on it already, it runs in place. Dropping the returned
+/// future aborts the work.
+pub async fn on_bulk<F>(work: F) -> F::Output
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let Some(bulk) = bulk_runtime() else {
+        return work.await;
+    };
+    if tokio::runtime::Handle::try_current().is_ok_and(|here| here.id() == bulk.id()) {
+        return work.await;
+    }
+    let mut guard = AbortOnDrop(bulk.spawn(work));
+    match (&mut guard.0).await {
+        Ok(out) => out,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        // Cancelled: the bulk runtime is shutting down, and so is the process.
+        Err(_) => std::future::pending().await,
+    }
+}
+
 /// Runs a connection's `task`, whose I/O counts into `meter`, on the lane its output calls
 /// for; it starts on the caller's runtime (the interactive lane).
 pub async fn run<F>(task: F, meter: Arc<Meter>) -> F::Output
@@ -555,6 +579,27 @@ mod tests {
         .expect("writes beyond the budget go on when nothing moves the connection");
         assert!(lanes.iter().all(|bulk| !bulk));
         assert_eq!(meter.written.load(Ordering::Relaxed), 64 * (16 << 10));
+    }
+
+    #[tokio::test]
+    async fn heavy_work_runs_on_the_bulk_lane_and_panics_come_back() {
+        let name = || {
+            std::thread::current()
+                .name()
+                .unwrap_or_default()
+                .to_string()
+        };
+        let (there, nested) = on_bulk(async move {
+            // Already on the bulk lane: no second hop.
+            let nested = on_bulk(async move { name() }).await;
+            (name(), nested)
+        })
+        .await;
+        assert_eq!(there, "capstan-bulk");
+        assert_eq!(nested, "capstan-bulk");
+        assert_ne!(name(), "capstan-bulk");
+        let panicked = tokio::spawn(on_bulk(async { panic!("heavy work failed") })).await;
+        assert!(panicked.unwrap_err().is_panic());
     }
 
     #[test]
