@@ -588,7 +588,10 @@ async fn a_list_takes_a_seat_per_hundred_objects_from_the_start() {
     let raw = admin(&server);
     fill(&raw, 120, 48 << 10).await;
     // A consistent list waits until the cache holds every acknowledged create.
-    assert_eq!(raw.get(CM).await.json()["items"].as_array().unwrap().len(), 121);
+    assert_eq!(
+        raw.get(CM).await.json()["items"].as_array().unwrap().len(),
+        121
+    );
 
     // Bob's list of 120 objects (about 6 MB, never read) holds two seats until it is sent.
     let bob = RawClient::new(&server.url(), server.ca_pem(), Some("bob-token"));
