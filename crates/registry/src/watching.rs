@@ -35,6 +35,8 @@ pub(crate) fn filter(options: &ListOptions) -> Filter {
 
 /// Most bytes of queued events sent as one chunk.
 const MAX_CHUNK: usize = 64 * 1024;
+/// What an event line adds to its object, at most (`{"type":"MODIFIED","object":` ... `}\n`).
+const LINE_OVERHEAD: usize = 32;
 
 /// Appends one event line.
 fn push_event(out: &mut Vec<u8>, kind: &str, object: &[u8]) {
@@ -45,9 +47,27 @@ fn push_event(out: &mut Vec<u8>, kind: &str, object: &[u8]) {
     out.extend_from_slice(b"}\n");
 }
 
+/// The event lines of `events` packed into chunks of at most [`MAX_CHUNK`] bytes (an event
+/// larger than that is a chunk of its own).
+fn chunked(events: &[WatchEvent]) -> VecDeque<Bytes> {
+    let mut chunks = VecDeque::new();
+    let mut chunk = Vec::new();
+    for e in events {
+        let line_len = e.object.json.len() + LINE_OVERHEAD;
+        if !chunk.is_empty() && chunk.len() + line_len > MAX_CHUNK {
+            chunks.push_back(std::mem::take(&mut chunk).into());
+        }
+        push_event(&mut chunk, e.kind.as_str(), &e.object.json);
+    }
+    if !chunk.is_empty() {
+        chunks.push_back(chunk.into());
+    }
+    chunks
+}
+
 /// One event line.
 pub(crate) fn event_line(kind: &str, object: &[u8]) -> Bytes {
-    let mut out = Vec::with_capacity(object.len() + 32);
+    let mut out = Vec::with_capacity(object.len() + LINE_OVERHEAD);
     push_event(&mut out, kind, object);
     out.into()
 }
@@ -106,10 +126,8 @@ pub(crate) fn line_stream(
     progress: watch::Receiver<u64>,
     params: StreamParams,
 ) -> EventStream {
-    let pending: VecDeque<Bytes> = initial
-        .iter()
-        .map(|e| event_line(e.kind.as_str(), &e.object.json))
-        .collect();
+    // The initial events go out in chunks, as bursts of live events do.
+    let pending = chunked(&initial);
     let mut params = params;
     if pending.is_empty() {
         params.initialization = None;
@@ -124,23 +142,7 @@ pub(crate) fn line_stream(
     };
     Box::pin(futures_util::stream::unfold(state, |mut st| async move {
         loop {
-            if let Some(line) = st.pending.pop_front() {
-                // Lines waiting together (the initial events) go out in chunks, as bursts
-                // of live events do.
-                let chunk = if st.pending.is_empty() || line.len() >= MAX_CHUNK {
-                    line
-                } else {
-                    let mut chunk = Vec::with_capacity(MAX_CHUNK);
-                    chunk.extend_from_slice(&line);
-                    while let Some(next) = st.pending.front() {
-                        if chunk.len() + next.len() > MAX_CHUNK {
-                            break;
-                        }
-                        chunk.extend_from_slice(next);
-                        st.pending.pop_front();
-                    }
-                    chunk.into()
-                };
+            if let Some(chunk) = st.pending.pop_front() {
                 if st.pending.is_empty() {
                     st.params.initialization = None;
                 }
@@ -262,4 +264,48 @@ pub(crate) async fn storage_watch(
         }
     });
     Ok((initial, rx, progress_rx))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn added(name: &str, size: usize) -> WatchEvent {
+        let json = format!("{{\"n\":\"{name}{}\"}}", "x".repeat(size));
+        WatchEvent {
+            kind: EventType::Added,
+            object: Arc::new(CachedObject {
+                key: name.to_string(),
+                revision: Revision(1),
+                json: json.into(),
+                labels: Default::default(),
+                fields: Default::default(),
+                protobuf: Default::default(),
+            }),
+        }
+    }
+
+    #[test]
+    fn initial_events_are_packed_into_chunks_of_whole_lines() {
+        let events: Vec<WatchEvent> = (0..100)
+            .map(|i| added(&format!("o{i}"), 1000))
+            .chain([added("big", 100 * 1024), added("last", 10)])
+            .collect();
+        let chunks = chunked(&events);
+        let lines: Vec<Bytes> = events
+            .iter()
+            .map(|e| event_line(e.kind.as_str(), &e.object.json))
+            .collect();
+        // Nothing lost, nothing reordered, every chunk whole lines.
+        let bytes = |all: &mut dyn Iterator<Item = &Bytes>| {
+            all.flat_map(|b| b.to_vec()).collect::<Vec<u8>>()
+        };
+        assert_eq!(bytes(&mut chunks.iter()), bytes(&mut lines.iter()));
+        assert!(chunks.iter().all(|c| c.ends_with(b"}\n")));
+        // 100 lines of ~1 KB in two chunks, the large event alone, the last one alone.
+        assert_eq!(chunks.len(), 4);
+        assert!(chunks[0].len() <= MAX_CHUNK && chunks[0].len() > MAX_CHUNK - 1100);
+        assert!(chunks[2].len() > MAX_CHUNK);
+        assert!(chunked(&[]).is_empty());
+    }
 }

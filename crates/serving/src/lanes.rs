@@ -252,10 +252,24 @@ impl<I> Metered<I> {
         false
     }
 
-    fn count(&self, polled: &Poll<std::io::Result<usize>>) {
-        if let Poll::Ready(Ok(n)) = polled {
+    /// One write through `write`: held back when the connection must move first, counted
+    /// when done.
+    fn metered_write(
+        &mut self,
+        cx: &mut Context<'_>,
+        write: impl FnOnce(Pin<&mut I>, &mut Context<'_>) -> Poll<std::io::Result<usize>>,
+    ) -> Poll<std::io::Result<usize>>
+    where
+        I: Unpin,
+    {
+        if self.must_yield(cx) {
+            return Poll::Pending;
+        }
+        let polled = write(Pin::new(&mut self.io), cx);
+        if let Poll::Ready(Ok(n)) = &polled {
             self.meter.written.fetch_add(*n as u64, Ordering::Relaxed);
         }
+        polled
     }
 }
 
@@ -275,12 +289,7 @@ impl<I: hyper::rt::Write + Unpin> hyper::rt::Write for Metered<I> {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
-        if self.must_yield(cx) {
-            return Poll::Pending;
-        }
-        let polled = Pin::new(&mut self.io).poll_write(cx, buf);
-        self.count(&polled);
-        polled
+        self.metered_write(cx, |io, cx| io.poll_write(cx, buf))
     }
 
     fn poll_write_vectored(
@@ -288,12 +297,7 @@ impl<I: hyper::rt::Write + Unpin> hyper::rt::Write for Metered<I> {
         cx: &mut Context<'_>,
         bufs: &[std::io::IoSlice<'_>],
     ) -> Poll<std::io::Result<usize>> {
-        if self.must_yield(cx) {
-            return Poll::Pending;
-        }
-        let polled = Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
-        self.count(&polled);
-        polled
+        self.metered_write(cx, |io, cx| io.poll_write_vectored(cx, bufs))
     }
 
     fn is_write_vectored(&self) -> bool {
