@@ -87,17 +87,33 @@ async fn requests_beyond_the_in_flight_limits_are_refused_with_429() {
         .await;
     assert_eq!(r.status, 201, "{:?}", r.body);
 
-    // A read that waits for a future resourceVersion holds the one read-only seat.
+    // A read that waits for a future resourceVersion holds the one read-only seat. Reading
+    // the metrics takes that seat too, for a moment, so the gauge cannot tell whether the
+    // slow read has arrived; the slow read is repeated until it is not refused, and bob's
+    // reads of /metrics are refused once it holds the seat.
     let slow = {
         let bob = bob.clone();
         tokio::spawn(async move {
-            bob.get(&format!(
-                "{CM}?resourceVersion=999999999&resourceVersionMatch=NotOlderThan"
-            ))
-            .await
+            loop {
+                let r = bob
+                    .get(&format!(
+                        "{CM}?resourceVersion=999999999&resourceVersionMatch=NotOlderThan"
+                    ))
+                    .await;
+                if r.status != 429 {
+                    return r;
+                }
+            }
         })
     };
-    wait_for_sample(&server, READ_ONLY_IN_FLIGHT, 1.0).await;
+    for attempt in 0.. {
+        if bob.get("/metrics").await.status == 429 {
+            break;
+        }
+        assert!(attempt < 500, "the slow read never took the read-only seat");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(sample(&server, READ_ONLY_IN_FLIGHT).await, 1.0);
     let r = bob.get(CM).await;
     assert_eq!(
         r.status, 429,
