@@ -427,6 +427,10 @@ async fn a_watcher_that_never_reads_is_dropped_and_stalls_no_one() {
                 .expect("the fast watcher stalled")
                 .unwrap()
                 .expect("the fast watcher's stream ended");
+            // kube asks for bookmarks; one may come on a slow machine.
+            if matches!(ev, WatchEvent::Bookmark(_)) {
+                continue;
+            }
             assert!(matches!(ev, WatchEvent::Added(_)), "{ev:?}");
             seen += 1;
         }
