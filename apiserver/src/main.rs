@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use capstan_logging::parse_duration;
+use capstan_registry::services::Cidr;
 use clap::{ArgAction, CommandFactory, FromArgMatches, Parser};
 
 mod audit_flags;
@@ -490,13 +491,12 @@ struct Options {
           default_missing_value = "true", help_heading = "Misc flags")]
     allow_privileged: bool,
 
-    /// CIDRs of Service cluster IPs, at most two (one IPv4, one IPv6). No effect yet:
-    /// Capstan does not allocate cluster IPs; the value is checked.
+    /// CIDRs Service cluster IPs are allocated from, at most two (one IPv4, one IPv6: dual
+    /// stack; the first is the default family). Unset: 10.0.0.0/24.
     #[arg(long, value_parser = parse_service_cidrs, help_heading = "Misc flags")]
-    service_cluster_ip_range: Option<String>,
+    service_cluster_ip_range: Option<Vec<Cidr>>,
 
-    /// Ports reserved for NodePort Services, N1-N2 inclusive. No effect yet: Capstan does
-    /// not allocate node ports; the value is checked.
+    /// Ports reserved for NodePort Services, N1-N2 inclusive.
     #[arg(long, default_value = "30000-32767", value_parser = parse_port_range, help_heading = "Misc flags")]
     service_node_port_range: (u16, u16),
 
@@ -611,26 +611,22 @@ fn parse_runtime_config(value: &str) -> Result<(String, bool), String> {
 
 fn parse_cidr(value: &str) -> Result<String, String> {
     let value = value.trim();
-    let bad = || format!("{value:?} is not a CIDR (address/prefix, e.g. 10.96.0.0/12)");
-    let (address, prefix) = value.split_once('/').ok_or_else(bad)?;
-    let address: IpAddr = address.parse().map_err(|_| bad())?;
-    let prefix: u8 = prefix.parse().map_err(|_| bad())?;
-    let max = if address.is_ipv4() { 32 } else { 128 };
-    if prefix > max {
-        return Err(bad());
-    }
-    Ok(value.to_string())
+    Cidr::parse_network(value)
+        .map(|_| value.to_string())
+        .map_err(|_| format!("{value:?} is not a CIDR (address/prefix, e.g. 10.96.0.0/12)"))
 }
 
-fn parse_service_cidrs(value: &str) -> Result<String, String> {
+fn parse_service_cidrs(value: &str) -> Result<Vec<Cidr>, String> {
     let cidrs = value
         .split(',')
-        .map(parse_cidr)
+        .map(|c| {
+            Cidr::parse_network(c.trim())
+                .map_err(|_| format!("{c:?} is not a CIDR (address/prefix, e.g. 10.96.0.0/12)"))
+        })
         .collect::<Result<Vec<_>, _>>()?;
-    let v4 = |c: &String| !c.contains(':');
     match cidrs.as_slice() {
-        [_] => Ok(value.to_string()),
-        [a, b] if v4(a) != v4(b) => Ok(value.to_string()),
+        [_] => Ok(cidrs),
+        [a, b] if a.family() != b.family() => Ok(cidrs),
         [_, _] => Err("two ranges must be one IPv4 and one IPv6 (dual-stack)".into()),
         _ => Err(format!(
             "at most two ranges are allowed, got {}",
@@ -740,8 +736,6 @@ fn parse_cache_size(value: &str) -> Result<(String, usize), String> {
 /// logs a warning at start.
 const NO_EFFECT: &[&str] = &[
     "contention_profiling",
-    "service_cluster_ip_range",
-    "service_node_port_range",
     "kubernetes_service_node_port",
     "master_service_namespace",
     "endpoint_reconciler_type",
@@ -836,6 +830,11 @@ fn main() -> ExitCode {
         allowed_labels: options.metrics.allowed_labels(),
     };
     config.advertise_address = options.advertise_address;
+    if let Some(cidrs) = options.service_cluster_ip_range.clone() {
+        config.service_network.cidrs = cidrs;
+    }
+    let (low, high) = options.service_node_port_range;
+    config.service_network.node_ports = low..=high;
     config.external_hostname = options.external_hostname.filter(|h| !h.is_empty());
     config.tls_sni_cert_key = options.serving.tls_sni_cert_key.clone();
     config.tls = match options.serving.tls() {

@@ -17,6 +17,7 @@ mod limits;
 mod operations;
 mod policies;
 mod representations;
+mod services;
 mod serving;
 mod watch;
 mod webhooks;

@@ -64,6 +64,7 @@ async fn readyz_reports_the_post_start_hooks() {
         "[+]poststarthook/rbac/bootstrap-roles ok",
         "[+]poststarthook/start-cluster-authentication-info-controller ok",
         "[+]poststarthook/priority-and-fairness-config-producer ok",
+        "[+]poststarthook/start-service-ip-repair-controllers ok",
     ] {
         assert!(body.contains(check), "{body}");
     }

@@ -19,6 +19,7 @@ pub mod printers;
 pub mod quota;
 pub mod rbac;
 pub mod scheduling;
+pub mod service;
 pub mod storage;
 
 pub use admission_policy::{
@@ -45,4 +46,5 @@ pub use rbac::{
     ClusterRoleBindingStrategy, ClusterRoleStrategy, RoleBindingStrategy, RoleStrategy,
 };
 pub use scheduling::PriorityClassStrategy;
+pub use service::{IpAddressStrategy, ServiceCidrStrategy, ServiceStrategy};
 pub use storage::{CsiNodeStrategy, StorageClassStrategy};

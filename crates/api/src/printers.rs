@@ -26,6 +26,9 @@ pub fn for_kind(group: &str, kind: &str) -> Vec<Column> {
         ("flowcontrol.apiserver.k8s.io", "FlowSchema") => flow_schemas(),
         ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration") => priority_levels(),
         ("networking.k8s.io", "IngressClass") => ingress_classes(),
+        ("", "Service") => services(),
+        ("networking.k8s.io", "IPAddress") => ip_addresses(),
+        ("networking.k8s.io", "ServiceCIDR") => service_cidrs(),
         ("policy", "PodDisruptionBudget") => pod_disruption_budgets(),
         (
             "admissionregistration.k8s.io",
@@ -40,6 +43,159 @@ pub fn for_kind(group: &str, kind: &str) -> Vec<Column> {
         ("rbac.authorization.k8s.io", "RoleBinding" | "ClusterRoleBinding") => role_bindings(),
         _ => Vec::new(),
     }
+}
+
+/// Services: type, cluster IP, external addresses, ports (with node ports), and (wide) the
+/// selector.
+fn services() -> Vec<Column> {
+    fn joined(items: Vec<String>) -> Value {
+        Value::String(if items.is_empty() {
+            "<none>".into()
+        } else {
+            items.join(",")
+        })
+    }
+    fn strings(o: &Value, pointer: &str) -> Vec<String> {
+        o.pointer(pointer)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+    fn external(o: &Value) -> Value {
+        let kind = o
+            .pointer("/spec/type")
+            .and_then(Value::as_str)
+            .unwrap_or("ClusterIP");
+        let mut ips = strings(o, "/spec/externalIPs");
+        match kind {
+            "ExternalName" => text_or(o, "/spec/externalName", "<none>"),
+            "LoadBalancer" => {
+                let ingress = o
+                    .pointer("/status/loadBalancer/ingress")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                let mut found: Vec<String> = ingress
+                    .iter()
+                    .filter_map(|i| i["ip"].as_str().or(i["hostname"].as_str()))
+                    .map(String::from)
+                    .collect();
+                found.append(&mut ips);
+                if found.is_empty() {
+                    Value::String("<pending>".into())
+                } else {
+                    joined(found)
+                }
+            }
+            _ => joined(ips),
+        }
+    }
+    fn ports(o: &Value) -> Value {
+        let ports = o
+            .pointer("/spec/ports")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        joined(
+            ports
+                .iter()
+                .map(|p| {
+                    let protocol = p["protocol"].as_str().unwrap_or("TCP");
+                    match p["nodePort"].as_i64().filter(|n| *n != 0) {
+                        Some(node) => format!("{}:{node}/{protocol}", p["port"]),
+                        None => format!("{}/{protocol}", p["port"]),
+                    }
+                })
+                .collect(),
+        )
+    }
+    fn selector(o: &Value) -> Value {
+        let pairs = o
+            .pointer("/spec/selector")
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
+                    .collect()
+            })
+            .unwrap_or_default();
+        joined(pairs)
+    }
+    vec![
+        Column::name(),
+        Column::new("Type", "string", "The type of the service.", |o, _| {
+            text_or(o, "/spec/type", "ClusterIP")
+        }),
+        Column::new(
+            "Cluster-IP",
+            "string",
+            "The cluster IP of the service.",
+            |o, _| match o.pointer("/spec/clusterIP").and_then(Value::as_str) {
+                Some(ip) if !ip.is_empty() => Value::String(ip.into()),
+                _ => Value::String("<none>".into()),
+            },
+        ),
+        Column::new(
+            "External-IP",
+            "string",
+            "The external addresses of the service.",
+            |o, _| external(o),
+        ),
+        Column::new("Port(s)", "string", "The ports of the service.", |o, _| {
+            ports(o)
+        }),
+        Column::age(),
+        Column::new(
+            "Selector",
+            "string",
+            "The pods the service selects.",
+            |o, _| selector(o),
+        )
+        .wide(),
+    ]
+}
+
+/// IPAddresses: what each address is allocated to.
+fn ip_addresses() -> Vec<Column> {
+    vec![
+        Column::name(),
+        Column::new(
+            "ParentRef",
+            "string",
+            "The object holding the address.",
+            |o, _| {
+                let p = o.pointer("/spec/parentRef").cloned().unwrap_or_default();
+                let part = |k: &str| p[k].as_str().unwrap_or("").to_string();
+                let ns = part("namespace");
+                let scoped = if ns.is_empty() {
+                    String::new()
+                } else {
+                    format!("{ns}/")
+                };
+                Value::String(format!("{}/{scoped}{}", part("resource"), part("name")))
+            },
+        ),
+    ]
+}
+
+/// ServiceCIDRs: their ranges.
+fn service_cidrs() -> Vec<Column> {
+    vec![
+        Column::name(),
+        Column::new("CIDRs", "string", "The ranges of cluster IPs.", |o, _| {
+            let cidrs: Vec<&str> = o
+                .pointer("/spec/cidrs")
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            Value::String(cidrs.join(","))
+        }),
+        Column::age(),
+    ]
 }
 
 /// Role bindings: the role, and (wide) the subjects by kind.

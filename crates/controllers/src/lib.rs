@@ -19,6 +19,8 @@
 //! - **storage protection**: the `kubernetes.io/pvc-protection` and `pv-protection`
 //!   finalizers go once a deleted claim has no running pod using it, and once a deleted volume
 //!   is no longer bound (upstream's controllers of those names).
+//! - **service allocations**: the default ServiceCIDR is kept, and Service cluster IPs and
+//!   node ports are repaired from the Services (upstream's repair controllers).
 //! - **garbage collector** (`--enable-garbage-collector`): dependents whose owners are gone
 //!   are deleted; `Orphan` and `Foreground` deletions are carried out.
 
@@ -31,6 +33,7 @@ mod node_taints;
 pub mod protection;
 mod quota;
 pub mod rbac;
+pub mod services;
 mod watching;
 pub mod webhooks;
 

@@ -30,6 +30,14 @@ fn is_label_part(s: &str) -> bool {
         && b[b.len() - 1] != b'-'
 }
 
+/// The part of a label checked for its characters (its length is reported apart); the whole
+/// value when the limit falls inside a multi-byte character (never a label).
+fn label_head(value: &str) -> &str {
+    value
+        .get(..value.len().min(DNS1123_LABEL_MAX))
+        .unwrap_or(value)
+}
+
 /// Problems of `value` as a DNS-1123 label (empty when valid).
 pub fn dns1123_label(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
@@ -38,8 +46,25 @@ pub fn dns1123_label(value: &str) -> Vec<String> {
             "must be no more than {DNS1123_LABEL_MAX} characters"
         ));
     }
-    if !is_label_part(&value[..value.len().min(DNS1123_LABEL_MAX)]) || value.is_empty() {
+    if !is_label_part(label_head(value)) || value.is_empty() {
         errs.push(LABEL_MSG.to_string());
+    }
+    errs
+}
+
+const DNS1035_MSG: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
+
+/// Problems of `value` as a DNS-1035 label (a DNS-1123 label starting with a letter), as
+/// Service names are; empty when valid.
+pub fn dns1035_label(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > DNS1123_LABEL_MAX {
+        errs.push(format!(
+            "must be no more than {DNS1123_LABEL_MAX} characters"
+        ));
+    }
+    if !is_label_part(label_head(value)) || !value.starts_with(|c: char| c.is_ascii_lowercase()) {
+        errs.push(DNS1035_MSG.to_string());
     }
     errs
 }
@@ -313,6 +338,16 @@ pub fn object_meta_update(new: &ObjectMeta, old: &ObjectMeta) -> FieldErrors {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn dns1035_labels_start_with_a_letter_and_long_multibyte_names_do_not_panic() {
+        assert!(super::dns1035_label("my-svc").is_empty());
+        assert_eq!(super::dns1035_label("1abc").len(), 1);
+        assert_eq!(super::dns1035_label("abc-").len(), 1);
+        let long = format!("{}é", "a".repeat(62));
+        assert_eq!(super::dns1035_label(&long).len(), 2);
+        assert_eq!(super::dns1123_label(&long).len(), 2);
+    }
+
     use super::*;
 
     #[test]

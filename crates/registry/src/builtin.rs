@@ -58,6 +58,12 @@ pub struct Builtin {
     pub flow_schemas: Arc<GenericStore<capstan_api::FlowSchemaStrategy>>,
     /// PriorityLevelConfigurations (likewise).
     pub priority_levels: Arc<GenericStore<capstan_api::PriorityLevelConfigurationStrategy>>,
+    /// Services (their allocations are repaired from them).
+    pub services: Arc<GenericStore<capstan_api::ServiceStrategy>>,
+    /// ServiceCIDRs (the default one is kept from `--service-cluster-ip-range`).
+    pub service_cidrs: Arc<GenericStore<capstan_api::ServiceCidrStrategy>>,
+    /// Allocates the Services' cluster IPs and node ports.
+    pub service_allocator: Arc<crate::services::ServiceAllocator>,
 }
 
 /// The RBAC stores.
@@ -97,6 +103,8 @@ pub struct BuiltinConfig {
     pub limit_range_namespaces: Option<Arc<capstan_admission::plugins::NamespaceSet>>,
     /// Where ResourceQuotas are (new ones noted at once).
     pub quota_namespaces: Option<Arc<capstan_admission::plugins::NamespaceSet>>,
+    /// The ranges of Service cluster IPs and node ports.
+    pub service_network: crate::services::ServiceNetwork,
 }
 
 /// Registers every built-in resource with its subresources (set the registry's admission
@@ -142,6 +150,18 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
     )));
     let volumes = registry.register(PersistentVolumeStrategy);
     let claims = registry.register(PersistentVolumeClaimStrategy);
+    let addresses = registry.register(capstan_api::IpAddressStrategy);
+    let service_cidrs = registry.register(capstan_api::ServiceCidrStrategy);
+    let service_allocator = Arc::new(crate::services::ServiceAllocator::new(
+        config.service_network.clone(),
+        addresses,
+        registry.store_for("", "services"),
+        &registry.config().prefix,
+    ));
+    let allocations = service_allocator.clone();
+    let services = registry.register_with(capstan_api::ServiceStrategy, |s| {
+        s.with_allocations(allocations)
+    });
     registry.register(LeaseStrategy);
     registry.register(StorageClassStrategy);
     registry.register(CsiNodeStrategy);
@@ -207,6 +227,9 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
         admission_policy_bindings,
         flow_schemas,
         priority_levels,
+        services,
+        service_cidrs,
+        service_allocator,
     }
 }
 

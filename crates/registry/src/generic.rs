@@ -17,7 +17,7 @@ use k8s_openapi::Metadata;
 
 use crate::codec::{self, decode, decode_value};
 use crate::error::{Error, Result};
-use crate::hooks::{CreateHook, WriteCheck};
+use crate::hooks::{Allocations, CreateHook, Reserved, WriteCheck};
 use crate::managed::FieldTracker;
 use crate::options::{
     ContinueToken, DeleteOptions, GetOptions, ListOptions, ResourceVersionMatch, WriteOptions,
@@ -56,6 +56,8 @@ pub struct GenericStore<S: Strategy> {
     admission: Option<Arc<capstan_admission::Chain>>,
     create_hooks: Vec<Arc<dyn CreateHook<S::Object>>>,
     write_checks: Vec<Arc<dyn WriteCheck<S::Object>>>,
+    /// Takes and gives back what objects claim from shared pools.
+    allocations: Option<Arc<dyn Allocations<S::Object>>>,
     /// Deletes a deletecollection runs at once (`--delete-collection-workers`).
     delete_workers: usize,
     /// Keeps managedFields and runs server-side apply.
@@ -165,6 +167,7 @@ where
             admission: None,
             create_hooks: Vec::new(),
             write_checks: Vec::new(),
+            allocations: None,
             delete_workers: 1,
         }
     }
@@ -186,6 +189,13 @@ where
     /// written (dry runs included): RBAC's escalation checks.
     pub fn with_write_check(mut self, check: Arc<dyn WriteCheck<S::Object>>) -> Self {
         self.write_checks.push(check);
+        self
+    }
+
+    /// Reserves what new and changed objects claim with `allocations` (after admission's
+    /// mutating phase, before validation), and gives it back when an object is removed.
+    pub fn with_allocations(mut self, allocations: Arc<dyn Allocations<S::Object>>) -> Self {
+        self.allocations = Some(allocations);
         self
     }
 
@@ -511,6 +521,33 @@ impl<S: Strategy> GenericStore<S> {
         Ok(())
     }
 
+    /// Reserves what `new` claims, when the type has allocations.
+    async fn reserve(
+        &self,
+        new: &mut S::Object,
+        old: Option<&S::Object>,
+        dry_run: bool,
+    ) -> Result<Option<Reserved>> {
+        match &self.allocations {
+            Some(a) => a.reserve(new, old, dry_run).await.map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Settles a reservation once the write is known to have landed or not.
+    async fn settle(&self, reserved: Option<Reserved>, written: bool) {
+        if let (Some(a), Some(r)) = (&self.allocations, reserved) {
+            a.settle(r, written).await;
+        }
+    }
+
+    /// Gives back what an object removed from storage held.
+    async fn released(&self, removed: &S::Object) {
+        if let Some(a) = &self.allocations {
+            a.release(removed).await;
+        }
+    }
+
     async fn current(&self, namespace: &str, name: &str) -> Result<KeyValue> {
         let (kv, _) = self.store.get(&self.key(namespace, name)).await?;
         kv.ok_or_else(|| ApiError::not_found(&self.gr, name).into())
@@ -590,6 +627,47 @@ impl<S: Strategy> GenericStore<S> {
         self.admit_object(attributes(), &mut new, Some(old), &mut warnings)
             .await?;
         self.strategy.prepare_for_update(&mut new, old);
+        let reserved = if target == Target::Resource {
+            self.reserve(&mut new, Some(old), options.dry_run).await?
+        } else {
+            None
+        };
+        let result = self
+            .store_update(
+                target,
+                current,
+                old,
+                new,
+                explicit_version,
+                warnings,
+                options,
+                tracking,
+                errors,
+            )
+            .await;
+        let written = matches!(result, Ok(Attempt::Done(_))) && !options.dry_run;
+        self.settle(reserved, written).await;
+        result
+    }
+
+    /// The tail of an update once its object is complete: validation, checks, the write.
+    #[allow(clippy::too_many_arguments)]
+    async fn store_update(
+        &self,
+        target: Target,
+        current: &KeyValue,
+        old: &S::Object,
+        mut new: S::Object,
+        explicit_version: bool,
+        mut warnings: Vec<String>,
+        options: &WriteOptions,
+        tracking: Tracking<'_>,
+        mut errors: Vec<FieldError>,
+    ) -> Result<Attempt<Encoded>> {
+        let name = meta_name(old.metadata()).to_string();
+        let old_meta = old.metadata();
+        let namespace = old_meta.namespace.clone().unwrap_or_default();
+        let attributes = || self.attributes(Operation::Update, target, &namespace, &name, options);
         errors.extend(validation::object_meta(
             new.metadata(),
             self.descriptor.namespaced,
@@ -624,6 +702,7 @@ impl<S: Strategy> GenericStore<S> {
             }
             return match self.store.delete(key, Some(current.mod_revision)).await {
                 Ok(kv) => {
+                    self.released(&new).await;
                     new.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
                     self.encode(&new, warnings, ResponseStatus::Ok)
                         .map(Attempt::Done)
@@ -915,7 +994,8 @@ impl<S: Strategy> GenericStore<S> {
             if dry_run {
                 return Ok(new);
             }
-            let written = if self.completes_deletion(&old, &new) {
+            let removes = self.completes_deletion(&old, &new);
+            let written = if removes {
                 self.store
                     .delete(&current.key, Some(current.mod_revision))
                     .await
@@ -927,6 +1007,9 @@ impl<S: Strategy> GenericStore<S> {
             };
             match written {
                 Ok(kv) => {
+                    if removes {
+                        self.released(&new).await;
+                    }
                     new.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
                     return Ok(new);
                 }
@@ -999,6 +1082,31 @@ impl<S: Strategy> GenericStore<S> {
         if let Tracking::Record(manager) = tracking {
             self.record_managers(Target::Resource, None, &mut obj, manager)?;
         }
+        let reserved = self.reserve(&mut obj, None, options.dry_run).await?;
+        let result = self.store_new(namespace, obj, warnings, options).await;
+        self.settle(reserved, result.is_ok() && !options.dry_run)
+            .await;
+        result
+    }
+
+    /// The tail of a create once its object is complete: validation, checks, the write
+    /// (under new names while a generated one is taken).
+    async fn store_new(
+        &self,
+        namespace: &str,
+        mut obj: S::Object,
+        mut warnings: Vec<String>,
+        options: &WriteOptions,
+    ) -> Result<Encoded> {
+        let attributes = |name: &str| {
+            self.attributes(
+                Operation::Create,
+                Target::Resource,
+                namespace,
+                name,
+                options,
+            )
+        };
         let generate = obj
             .metadata()
             .generate_name
@@ -1169,6 +1277,7 @@ impl<S: Strategy> GenericStore<S> {
                 .await
             {
                 Ok(kv) => {
+                    self.released(&obj).await;
                     obj.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
                     return self.encode(&obj, Vec::new(), ResponseStatus::Ok);
                 }

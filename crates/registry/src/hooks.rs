@@ -22,6 +22,35 @@ pub trait CreateHook<T>: Send + Sync + 'static {
     async fn on_create(&self, obj: &mut T, user: &capstan_auth::UserInfo) -> Result<()>;
 }
 
+/// What a write reserved from a pool shared between objects, settled once it is known
+/// whether the write landed (see [`Allocations`]). The entries name what is held, in the
+/// allocator's own terms.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Reserved {
+    /// Newly taken for the new object: given back when the write fails.
+    pub taken: Vec<String>,
+    /// Held by the old object and not by the new one: given back once the write lands.
+    pub freed: Vec<String>,
+}
+
+/// Takes what objects of type `T` claim from pools shared between them (a Service's cluster
+/// IPs and node ports) as they are written, and gives it back when a write fails or an
+/// object is removed. A crash between the two leaves a leak for the allocator's repair to
+/// find, never a value held twice.
+#[async_trait]
+pub trait Allocations<T>: Send + Sync + 'static {
+    /// Fills in and reserves what `new` claims (`old`: the stored object of an update), or
+    /// refuses it with the upstream error. A dry run takes nothing but checks the same.
+    async fn reserve(&self, new: &mut T, old: Option<&T>, dry_run: bool) -> Result<Reserved>;
+
+    /// Settles a reservation: `written` keeps what was taken and gives back what was freed;
+    /// otherwise what was taken goes back.
+    async fn settle(&self, reserved: Reserved, written: bool);
+
+    /// Gives back everything an object removed from storage held.
+    async fn release(&self, removed: &T);
+}
+
 /// Notes the namespace of every new object in a set (the admission plugins that read
 /// LimitRanges and ResourceQuotas look only where there are some).
 pub struct NoteNamespace(pub std::sync::Arc<capstan_admission::plugins::NamespaceSet>);

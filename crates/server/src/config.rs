@@ -38,6 +38,9 @@ pub struct ServerConfig {
     pub tls: capstan_serving::tls::TlsTuning,
     /// The address advertised to clients and cluster members (`--advertise-address`).
     pub advertise_address: Option<IpAddr>,
+    /// The ranges of Service cluster IPs and node ports (`--service-cluster-ip-range`,
+    /// `--service-node-port-range`).
+    pub service_network: capstan_registry::services::ServiceNetwork,
     /// The host name put in generated URLs, before the advertised address
     /// (`--external-hostname`).
     pub external_hostname: Option<String>,
@@ -185,6 +188,7 @@ impl ServerConfig {
             livez_grace_period: Duration::ZERO,
             metrics: Default::default(),
             advertise_address: None,
+            service_network: Default::default(),
             external_hostname: None,
             tls: Default::default(),
             tls_sni_cert_key: Vec::new(),

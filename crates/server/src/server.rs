@@ -353,6 +353,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             escalation: Some(Escalation::new(authz.clone(), rbac_index.clone())),
             limit_range_namespaces: Some(limit_range_namespaces.clone()),
             quota_namespaces: Some(quota_namespaces.clone()),
+            service_network: config.service_network.clone(),
         },
     );
     let lookup: Arc<dyn ObjectLookup> = Arc::new(builtin.lookup());
@@ -397,6 +398,16 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     let (mut hooks, retrying) = start_post_start_hooks(&registry).await;
     compactors.extend(retrying);
     compactors.extend(authenticators.tasks);
+    let repaired = PostStartHook::new("start-service-ip-repair-controllers");
+    hooks.push(repaired.clone());
+    compactors.push(capstan_controllers::services::start(
+        capstan_controllers::services::Stores {
+            services: builtin.services.clone(),
+            cidrs: builtin.service_cidrs.clone(),
+            allocator: builtin.service_allocator.clone(),
+        },
+        move || repaired.finish(),
+    ));
     let published = PostStartHook::new("start-cluster-authentication-info-controller");
     hooks.push(published.clone());
     compactors.push(

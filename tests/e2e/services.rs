@@ -1,0 +1,341 @@
+//! Services: cluster IPs and node ports allocated from the configured ranges, unique under
+//! concurrent creates, across restarts and across two API servers on one etcd; given back
+//! when a Service goes; refused with upstream's 422s when taken or out of range.
+
+use std::collections::HashSet;
+use std::net::IpAddr;
+
+use capstan_e2e::kubectl;
+use capstan_registry::services::{Cidr, ServiceNetwork};
+use capstan_testing::TestServer;
+use k8s_openapi::api::core::v1::Service;
+use k8s_openapi::api::networking::v1::IPAddress;
+use kube::api::{Api, DeleteParams, ListParams, PostParams};
+use serde_json::json;
+
+use crate::admin;
+
+const SVC: &str = "/api/v1/namespaces/default/services";
+
+/// 10.96.0.0/24 and node ports 30000-30099 (small, so that collisions are likely).
+fn network() -> ServiceNetwork {
+    ServiceNetwork {
+        cidrs: vec![Cidr::parse("10.96.0.0/24").unwrap()],
+        node_ports: 30000..=30099,
+    }
+}
+
+fn node_port_service(name: &str) -> Service {
+    serde_json::from_value(json!({
+        "metadata": {"name": name},
+        "spec": {"type": "NodePort", "selector": {"app": name},
+                 "ports": [{"port": 80, "targetPort": 8080}]},
+    }))
+    .unwrap()
+}
+
+/// Every Service's cluster IP and node port, checked unique.
+async fn allocations(api: &Api<Service>) -> (HashSet<IpAddr>, HashSet<i32>) {
+    let (mut ips, mut ports) = (HashSet::new(), HashSet::new());
+    let range = Cidr::parse("10.96.0.0/24").unwrap();
+    for svc in api.list(&ListParams::default()).await.unwrap() {
+        let spec = svc.spec.unwrap();
+        if spec.type_.as_deref() == Some("ExternalName") {
+            continue;
+        }
+        let ip: IpAddr = spec.cluster_ip.unwrap().parse().unwrap();
+        assert!(range.offset_of(&ip).is_some(), "{ip} is outside the range");
+        assert!(ips.insert(ip), "{ip} was handed out twice");
+        assert_eq!(spec.cluster_ips.unwrap(), vec![ip.to_string()]);
+        for port in spec.ports.unwrap() {
+            let n = port.node_port.unwrap();
+            assert!((30000..=30099).contains(&n), "{n} is outside the range");
+            assert!(ports.insert(n), "node port {n} was handed out twice");
+        }
+    }
+    (ips, ports)
+}
+
+/// The status of a create.
+async fn create_status(server: &TestServer, body: serde_json::Value) -> (u16, serde_json::Value) {
+    let r = admin(server)
+        .send_json(http::Method::POST, SVC, &body)
+        .await;
+    (
+        r.status.as_u16(),
+        serde_json::from_slice(&r.body).unwrap_or_default(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_ips_and_node_ports_are_unique_given_back_and_survive_restarts() {
+    let mut server = TestServer::start_with(|c| c.service_network = network()).await;
+    let api: Api<Service> = Api::namespaced(server.client().await, "default");
+
+    let creates = (0..64).map(|i| {
+        let api = api.clone();
+        async move {
+            api.create(&PostParams::default(), &node_port_service(&format!("s{i}")))
+                .await
+                .unwrap()
+        }
+    });
+    let created = futures_util::future::join_all(creates).await;
+    let (ips, ports) = allocations(&api).await;
+    assert_eq!((ips.len(), ports.len()), (64, 64));
+    // Each address is recorded as an IPAddress naming its Service.
+    let addresses: Api<IPAddress> = Api::all(server.client().await);
+    let first = &created[0];
+    let ip = first.spec.as_ref().unwrap().cluster_ip.clone().unwrap();
+    let record = addresses.get(&ip).await.unwrap();
+    let parent = record.spec.unwrap().parent_ref;
+    assert_eq!(
+        (parent.resource.as_str(), parent.name.as_str()),
+        ("services", "s0")
+    );
+    assert_eq!(
+        record.metadata.labels.unwrap()["ipaddress.kubernetes.io/ip-family"],
+        "IPv4"
+    );
+
+    // A taken address, an address outside the range and a taken node port are refused.
+    let (code, status) = create_status(
+        &server,
+        json!({"metadata": {"name": "dup"}, "spec": {"clusterIP": ip, "ports": [{"port": 80}]}}),
+    )
+    .await;
+    assert_eq!(code, 422, "{status}");
+    assert_eq!(status["details"]["causes"][0]["field"], "spec.clusterIPs");
+    assert!(
+        status["message"].as_str().unwrap().contains(&format!(
+            "failed to allocate IP {ip}: provided IP is already allocated"
+        )),
+        "{status}"
+    );
+    let (code, status) = create_status(
+        &server,
+        json!({"metadata": {"name": "far"}, "spec": {"clusterIP": "10.97.0.5", "ports": [{"port": 80}]}}),
+    )
+    .await;
+    assert_eq!(code, 422, "{status}");
+    assert!(
+        status["message"].as_str().unwrap().contains(
+            "the provided IP (10.97.0.5) is not in the valid range. The range of valid IPs is 10.96.0.0/24"
+        ),
+        "{status}"
+    );
+    let taken_port = *ports.iter().next().unwrap();
+    let (code, status) = create_status(
+        &server,
+        json!({"metadata": {"name": "np"}, "spec": {"type": "NodePort",
+               "ports": [{"port": 80, "nodePort": taken_port}]}}),
+    )
+    .await;
+    assert_eq!(code, 422, "{status}");
+    assert_eq!(
+        status["details"]["causes"][0]["field"],
+        "spec.ports[0].nodePort"
+    );
+    assert!(
+        status["message"]
+            .as_str()
+            .unwrap()
+            .contains("provided port is already allocated"),
+        "{status}"
+    );
+    // A refused create leaves nothing taken: its node port is still free to use.
+    let (code, status) = create_status(
+        &server,
+        json!({"metadata": {"name": "np2"}, "spec": {"type": "NodePort",
+               "ports": [{"port": 80, "nodePort": 30100}]}}),
+    )
+    .await;
+    assert_eq!(code, 422, "{status}");
+    assert!(status["message"].as_str().unwrap().contains(
+        "provided port is not in the valid range. The range of valid ports is 30000-30099"
+    ));
+
+    // A dry run takes nothing.
+    let r = admin(&server)
+        .send_json(
+            http::Method::POST,
+            &format!("{SVC}?dryRun=All"),
+            &json!({"metadata": {"name": "dry"}, "spec": {"clusterIP": "10.96.0.3", "ports": [{"port": 80}]}}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    assert_eq!(r.json()["spec"]["clusterIP"], "10.96.0.3");
+    assert!(addresses.get_opt("10.96.0.3").await.unwrap().is_none());
+
+    // A deleted Service gives its address and port back at once.
+    let port = first.spec.as_ref().unwrap().ports.as_ref().unwrap()[0]
+        .node_port
+        .unwrap();
+    api.delete("s0", &DeleteParams::default()).await.unwrap();
+    assert!(addresses.get_opt(&ip).await.unwrap().is_none());
+    let (code, status) = create_status(
+        &server,
+        json!({"metadata": {"name": "again"}, "spec": {"type": "NodePort", "clusterIP": ip,
+               "ports": [{"port": 80, "nodePort": port}]}}),
+    )
+    .await;
+    assert_eq!(code, 201, "{status}");
+
+    // Switching to ClusterIP gives the node port back; to ExternalName, the address too.
+    let mut again = api.get("again").await.unwrap();
+    let spec = again.spec.as_mut().unwrap();
+    spec.type_ = Some("ExternalName".into());
+    spec.external_name = Some("example.com".into());
+    spec.external_traffic_policy = None;
+    for p in spec.ports.iter_mut().flatten() {
+        p.node_port = None;
+    }
+    let changed = api
+        .replace("again", &PostParams::default(), &again)
+        .await
+        .unwrap();
+    assert_eq!(changed.spec.unwrap().cluster_ip, None);
+    assert!(addresses.get_opt(&ip).await.unwrap().is_none());
+
+    // After a restart, the records are where they were and new Services get new values.
+    server.restart().await;
+    let api: Api<Service> = Api::namespaced(server.client().await, "default");
+    for i in 64..74 {
+        api.create(&PostParams::default(), &node_port_service(&format!("s{i}")))
+            .await
+            .unwrap();
+    }
+    let (ips, ports) = allocations(&api).await;
+    assert_eq!((ips.len(), ports.len()), (73, 73));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_record_is_repaired_at_start() {
+    let mut server = TestServer::start_with(|c| c.service_network = network()).await;
+    let api: Api<Service> = Api::namespaced(server.client().await, "default");
+    let svc = api
+        .create(&PostParams::default(), &node_port_service("kept"))
+        .await
+        .unwrap();
+    let ip = svc.spec.unwrap().cluster_ip.unwrap();
+    let addresses: Api<IPAddress> = Api::all(server.client().await);
+    addresses
+        .delete(&ip, &DeleteParams::default())
+        .await
+        .unwrap();
+    server.restart().await;
+    let addresses: Api<IPAddress> = Api::all(server.client().await);
+    let record = addresses.get(&ip).await.unwrap();
+    assert_eq!(record.spec.unwrap().parent_ref.name, "kept");
+    // And the repaired address is not handed out again.
+    let (code, _) = create_status(
+        &server,
+        json!({"metadata": {"name": "dup"}, "spec": {"clusterIP": ip, "ports": [{"port": 80}]}}),
+    )
+    .await;
+    assert_eq!(code, 422);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_creates_lists_and_describes_services() {
+    let server = TestServer::start().await;
+    let config = server.kubeconfig_path();
+    let run = |args: &[&str]| kubectl(&config, args);
+
+    let (ok, out, err) = run(&["create", "service", "nodeport", "web", "--tcp=80:8080"]);
+    assert!(ok, "{out}{err}");
+    let (ok, out, err) = run(&[
+        "create",
+        "service",
+        "clusterip",
+        "db",
+        "--clusterip=None",
+        "--tcp=5432",
+    ]);
+    assert!(ok, "{out}{err}");
+    let (_, table, _) = run(&["get", "services", "-o", "wide"]);
+    assert!(
+        table.starts_with("NAME   TYPE        CLUSTER-IP"),
+        "{table}"
+    );
+    let web = table.lines().find(|l| l.starts_with("web ")).unwrap();
+    assert!(web.contains("NodePort"), "{table}");
+    assert!(web.contains("10.0.0."), "{table}");
+    assert!(web.contains("80:3"), "{table}");
+    assert!(web.contains("app=web"), "{table}");
+    let db = table.lines().find(|l| l.starts_with("db ")).unwrap();
+    assert!(db.contains("None") && db.contains("5432/TCP"), "{table}");
+
+    // The default ServiceCIDR, from the (default) flag.
+    let (_, table, _) = run(&["get", "servicecidrs"]);
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("kubernetes") && l.contains("10.0.0.0/24")),
+        "{table}"
+    );
+    let (_, table, _) = run(&["get", "ipaddresses"]);
+    assert!(table.contains("services/default/web"), "{table}");
+
+    // An immutable cluster IP, the upstream 422 with its field.
+    let (ok, _, err) = run(&[
+        "patch",
+        "service",
+        "web",
+        "-p",
+        r#"{"spec":{"clusterIP":"10.0.0.200","clusterIPs":["10.0.0.200"]}}"#,
+    ]);
+    assert!(!ok);
+    assert!(
+        err.contains("spec.clusterIPs[0]") && err.contains("may not change once set"),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_servers_on_one_etcd_hand_out_no_address_twice() {
+    let cluster = capstan_etcd::testing::EtcdCluster::start(1);
+    let start = || {
+        let endpoints = cluster.endpoints();
+        TestServer::start_with(move |config| {
+            config.etcd = Some(capstan_etcd::EtcdConfig::new(endpoints));
+            config.service_network = ServiceNetwork {
+                // 14 addresses and 16 ports for 2 × 7 Services: every value is contested.
+                cidrs: vec![Cidr::parse("10.96.0.0/28").unwrap()],
+                node_ports: 30000..=30015,
+            };
+        })
+    };
+    let a = start().await;
+    let b = start().await;
+    let on_a: Api<Service> = Api::namespaced(a.client().await, "default");
+    let on_b: Api<Service> = Api::namespaced(b.client().await, "default");
+    let creates = (0..14).map(|i| {
+        let api = if i % 2 == 0 {
+            on_a.clone()
+        } else {
+            on_b.clone()
+        };
+        async move {
+            api.create(&PostParams::default(), &node_port_service(&format!("e{i}")))
+                .await
+        }
+    });
+    for created in futures_util::future::join_all(creates).await {
+        created.unwrap();
+    }
+    let mut ips = HashSet::new();
+    let mut ports = HashSet::new();
+    for svc in on_b.list(&ListParams::default()).await.unwrap() {
+        let spec = svc.spec.unwrap();
+        assert!(ips.insert(spec.cluster_ip.unwrap()));
+        assert!(ports.insert(spec.ports.unwrap()[0].node_port.unwrap()));
+    }
+    assert_eq!((ips.len(), ports.len()), (14, 14));
+    // The range is full now, on both servers.
+    let err = on_a
+        .create(&PostParams::default(), &node_port_service("full"))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("range is full"), "{err}");
+}
