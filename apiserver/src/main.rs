@@ -494,7 +494,7 @@ struct Options {
     /// CIDRs Service cluster IPs are allocated from, at most two (one IPv4, one IPv6: dual
     /// stack; the first is the default family). Unset: 10.0.0.0/24.
     #[arg(long, value_parser = parse_service_cidrs, help_heading = "Misc flags")]
-    service_cluster_ip_range: Option<Vec<Cidr>>,
+    service_cluster_ip_range: Option<ServiceCidrs>,
 
     /// Ports reserved for NodePort Services, N1-N2 inclusive.
     #[arg(long, default_value = "30000-32767", value_parser = parse_port_range, help_heading = "Misc flags")]
@@ -616,7 +616,11 @@ fn parse_cidr(value: &str) -> Result<String, String> {
         .map_err(|_| format!("{value:?} is not a CIDR (address/prefix, e.g. 10.96.0.0/12)"))
 }
 
-fn parse_service_cidrs(value: &str) -> Result<Vec<Cidr>, String> {
+/// The ranges of `--service-cluster-ip-range` (one value to clap, not a list).
+#[derive(Debug, Clone)]
+struct ServiceCidrs(Vec<Cidr>);
+
+fn parse_service_cidrs(value: &str) -> Result<ServiceCidrs, String> {
     let cidrs = value
         .split(',')
         .map(|c| {
@@ -625,8 +629,8 @@ fn parse_service_cidrs(value: &str) -> Result<Vec<Cidr>, String> {
         })
         .collect::<Result<Vec<_>, _>>()?;
     match cidrs.as_slice() {
-        [_] => Ok(cidrs),
-        [a, b] if a.family() != b.family() => Ok(cidrs),
+        [_] => Ok(ServiceCidrs(cidrs)),
+        [a, b] if a.family() != b.family() => Ok(ServiceCidrs(cidrs)),
         [_, _] => Err("two ranges must be one IPv4 and one IPv6 (dual-stack)".into()),
         _ => Err(format!(
             "at most two ranges are allowed, got {}",
@@ -830,7 +834,7 @@ fn main() -> ExitCode {
         allowed_labels: options.metrics.allowed_labels(),
     };
     config.advertise_address = options.advertise_address;
-    if let Some(cidrs) = options.service_cluster_ip_range.clone() {
+    if let Some(ServiceCidrs(cidrs)) = options.service_cluster_ip_range.clone() {
         config.service_network.cidrs = cidrs;
     }
     let (low, high) = options.service_node_port_range;
