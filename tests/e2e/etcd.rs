@@ -141,6 +141,7 @@ async fn requests_fail_clearly_while_etcd_is_down_and_recover() {
          [+]poststarthook/start-system-namespaces-controller ok\n\
          [+]poststarthook/scheduling/bootstrap-system-priority-classes ok\n\
          [+]poststarthook/rbac/bootstrap-roles ok\n\
+         [+]poststarthook/start-service-ip-repair-controllers ok\n\
          [+]poststarthook/start-cluster-authentication-info-controller ok\n\
          [+]poststarthook/priority-and-fairness-config-producer ok\n\
          readyz check passed\n"
@@ -156,6 +157,7 @@ async fn requests_fail_clearly_while_etcd_is_down_and_recover() {
          [+]poststarthook/start-system-namespaces-controller ok\n\
          [+]poststarthook/scheduling/bootstrap-system-priority-classes ok\n\
          [+]poststarthook/rbac/bootstrap-roles ok\n\
+         [+]poststarthook/start-service-ip-repair-controllers ok\n\
          [+]poststarthook/start-cluster-authentication-info-controller ok\n\
          [+]poststarthook/priority-and-fairness-config-producer ok\n\
          readyz check failed\n"

@@ -97,15 +97,16 @@ async fn typed_calls_in_both_representations() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn discovery_tells_which_resources_are_served() {
     use k8s_openapi::api::apps::v1::ReplicaSet;
-    use k8s_openapi::api::core::v1::Service;
+    use k8s_openapi::api::core::v1::{PodTemplate, Service};
     use k8s_openapi::api::storage::v1::StorageClass;
     let server = TestServer::start().await;
     let c = client(&server, ContentType::Protobuf);
     assert!(c.serves::<ConfigMap>().await.unwrap());
     assert!(c.serves::<StorageClass>().await.unwrap());
+    assert!(c.serves::<Service>().await.unwrap());
     // Not served (yet): a kind missing from a served group version, and a group version
     // the server does not know.
-    assert!(!c.serves::<Service>().await.unwrap());
+    assert!(!c.serves::<PodTemplate>().await.unwrap());
     assert!(!c.serves::<ReplicaSet>().await.unwrap());
 }
 
