@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use capstan_logging::parse_duration;
 use capstan_registry::services::Cidr;
+use capstan_server::Reconciler;
 use clap::{ArgAction, CommandFactory, FromArgMatches, Parser};
 
 mod audit_flags;
@@ -500,22 +501,21 @@ struct Options {
     #[arg(long, default_value = "30000-32767", value_parser = parse_port_range, help_heading = "Misc flags")]
     service_node_port_range: (u16, u16),
 
-    /// Non-zero: the kubernetes Service is of type NodePort with this port. No effect yet:
-    /// Capstan does not create the kubernetes Service.
+    /// Non-zero: the kubernetes Service is of type NodePort with this port (in
+    /// --service-node-port-range); 0: ClusterIP.
     #[arg(long, default_value_t = 0, help_heading = "Misc flags")]
     kubernetes_service_node_port: u16,
 
-    /// Deprecated: the namespace of the kubernetes Service. No effect yet (see
-    /// --kubernetes-service-node-port).
+    /// Deprecated: the namespace of the kubernetes Service (created when missing).
     #[arg(long, default_value = "default", help_heading = "Misc flags")]
     master_service_namespace: String,
 
-    /// How the kubernetes Service's endpoints are kept: master-count, lease or none. No
-    /// effect yet (see --kubernetes-service-node-port).
+    /// How the kubernetes Service's endpoints are kept: lease (each server's address while
+    /// it renews its lease), master-count (up to --apiserver-count addresses) or none.
     #[arg(long, default_value = "lease", value_parser = ["master-count", "lease", "none"], help_heading = "Misc flags")]
     endpoint_reconciler_type: String,
 
-    /// The number of API servers (positive), for the master-count reconciler. No effect yet.
+    /// The number of API servers (positive), for the master-count reconciler.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..), help_heading = "Misc flags")]
     apiserver_count: u32,
 
@@ -740,10 +740,6 @@ fn parse_cache_size(value: &str) -> Result<(String, usize), String> {
 /// logs a warning at start.
 const NO_EFFECT: &[&str] = &[
     "contention_profiling",
-    "kubernetes_service_node_port",
-    "master_service_namespace",
-    "endpoint_reconciler_type",
-    "apiserver_count",
     "identity_lease_duration_seconds",
     "identity_lease_renew_interval_seconds",
     "lease_reuse_duration_seconds",
@@ -839,6 +835,13 @@ fn main() -> ExitCode {
     }
     let (low, high) = options.service_node_port_range;
     config.service_network.node_ports = low..=high;
+    config.master_service_namespace = options.master_service_namespace.clone();
+    config.kubernetes_service_node_port = options.kubernetes_service_node_port;
+    config.endpoint_reconciler = match options.endpoint_reconciler_type.as_str() {
+        "master-count" => Reconciler::MasterCount(options.apiserver_count),
+        "none" => Reconciler::None,
+        _ => Reconciler::Lease,
+    };
     config.external_hostname = options.external_hostname.filter(|h| !h.is_empty());
     config.tls_sni_cert_key = options.serving.tls_sni_cert_key.clone();
     config.tls = match options.serving.tls() {

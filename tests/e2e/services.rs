@@ -40,6 +40,12 @@ async fn allocations(api: &Api<Service>) -> (HashSet<IpAddr>, HashSet<i32>) {
     let range = Cidr::parse("10.96.0.0/24").unwrap();
     for svc in api.list(&ListParams::default()).await.unwrap() {
         let spec = svc.spec.unwrap();
+        // The API servers' own Service holds the range's first address, no node port.
+        if svc.metadata.name.as_deref() == Some("kubernetes") {
+            assert_eq!(spec.cluster_ip.as_deref(), Some("10.96.0.1"));
+            assert!(ips.insert("10.96.0.1".parse().unwrap()));
+            continue;
+        }
         if spec.type_.as_deref() == Some("ExternalName") {
             continue;
         }
@@ -54,6 +60,17 @@ async fn allocations(api: &Api<Service>) -> (HashSet<IpAddr>, HashSet<i32>) {
         }
     }
     (ips, ports)
+}
+
+/// Waits until the API servers' own Service is there (it is created in the background).
+async fn wait_for_kubernetes_service(api: &Api<Service>) {
+    for _ in 0..500 {
+        if api.get_opt("kubernetes").await.unwrap().is_some() {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("the kubernetes Service never came");
 }
 
 /// The status of a create.
@@ -81,8 +98,9 @@ async fn cluster_ips_and_node_ports_are_unique_given_back_and_survive_restarts()
         }
     });
     let created = futures_util::future::join_all(creates).await;
+    wait_for_kubernetes_service(&api).await;
     let (ips, ports) = allocations(&api).await;
-    assert_eq!((ips.len(), ports.len()), (64, 64));
+    assert_eq!((ips.len(), ports.len()), (65, 64));
     // Each address is recorded as an IPAddress naming its Service.
     let addresses: Api<IPAddress> = Api::all(server.client().await);
     let first = &created[0];
@@ -181,6 +199,19 @@ async fn cluster_ips_and_node_ports_are_unique_given_back_and_survive_restarts()
     .await;
     assert_eq!(code, 201, "{status}");
 
+    // A replacement without the allocated values keeps them, as upstream's.
+    let kept = admin(&server)
+        .send_json(
+            http::Method::PUT,
+            &format!("{SVC}/again"),
+            &json!({"metadata": {"name": "again"}, "spec": {"type": "NodePort",
+                    "ports": [{"port": 80}]}}),
+        )
+        .await;
+    assert_eq!(kept.status, 200, "{:?}", kept.body);
+    assert_eq!(kept.json()["spec"]["clusterIP"], ip.as_str());
+    assert_eq!(kept.json()["spec"]["ports"][0]["nodePort"], port);
+
     // Switching to ClusterIP gives the node port back; to ExternalName, the address too.
     let mut again = api.get("again").await.unwrap();
     let spec = again.spec.as_mut().unwrap();
@@ -206,7 +237,7 @@ async fn cluster_ips_and_node_ports_are_unique_given_back_and_survive_restarts()
             .unwrap();
     }
     let (ips, ports) = allocations(&api).await;
-    assert_eq!((ips.len(), ports.len()), (73, 73));
+    assert_eq!((ips.len(), ports.len()), (74, 73));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -254,8 +285,18 @@ async fn kubectl_creates_lists_and_describes_services() {
     ]);
     assert!(ok, "{out}{err}");
     let (_, table, _) = run(&["get", "services", "-o", "wide"]);
-    assert!(
-        table.starts_with("NAME   TYPE        CLUSTER-IP"),
+    let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(
+        header,
+        [
+            "NAME",
+            "TYPE",
+            "CLUSTER-IP",
+            "EXTERNAL-IP",
+            "PORT(S)",
+            "AGE",
+            "SELECTOR"
+        ],
         "{table}"
     );
     let web = table.lines().find(|l| l.starts_with("web ")).unwrap();
@@ -300,7 +341,8 @@ async fn two_servers_on_one_etcd_hand_out_no_address_twice() {
         TestServer::start_with(move |config| {
             config.etcd = Some(capstan_etcd::EtcdConfig::new(endpoints));
             config.service_network = ServiceNetwork {
-                // 14 addresses and 16 ports for 2 × 7 Services: every value is contested.
+                // 14 addresses (one the kubernetes Service's) and 16 ports for 13
+                // Services: every value is contested.
                 cidrs: vec![Cidr::parse("10.96.0.0/28").unwrap()],
                 node_ports: 30000..=30015,
             };
@@ -310,7 +352,8 @@ async fn two_servers_on_one_etcd_hand_out_no_address_twice() {
     let b = start().await;
     let on_a: Api<Service> = Api::namespaced(a.client().await, "default");
     let on_b: Api<Service> = Api::namespaced(b.client().await, "default");
-    let creates = (0..14).map(|i| {
+    wait_for_kubernetes_service(&on_a).await;
+    let creates = (0..13).map(|i| {
         let api = if i % 2 == 0 {
             on_a.clone()
         } else {
@@ -328,14 +371,82 @@ async fn two_servers_on_one_etcd_hand_out_no_address_twice() {
     let mut ports = HashSet::new();
     for svc in on_b.list(&ListParams::default()).await.unwrap() {
         let spec = svc.spec.unwrap();
+        if svc.metadata.name.as_deref() == Some("kubernetes") {
+            continue;
+        }
         assert!(ips.insert(spec.cluster_ip.unwrap()));
         assert!(ports.insert(spec.ports.unwrap()[0].node_port.unwrap()));
     }
-    assert_eq!((ips.len(), ports.len()), (14, 14));
+    assert_eq!((ips.len(), ports.len()), (13, 13));
     // The range is full now, on both servers.
     let err = on_a
         .create(&PostParams::default(), &node_port_service("full"))
         .await
         .unwrap_err();
     assert!(err.to_string().contains("range is full"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_kubernetes_service_and_its_endpoints_name_the_server() {
+    let server = TestServer::start_with(|c| {
+        c.advertise_address = Some("192.0.2.10".parse().unwrap());
+        c.kubernetes_service_node_port = 30443;
+    })
+    .await;
+    let port = server
+        .url()
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .parse::<i64>()
+        .unwrap();
+    let raw = admin(&server);
+    let wait_for = |path: &'static str| {
+        let raw = raw.clone();
+        async move {
+            for _ in 0..500 {
+                let r = raw.get(path).await;
+                if r.status == 200 {
+                    return r.json();
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+            panic!("{path} never came");
+        }
+    };
+    let svc = wait_for("/api/v1/namespaces/default/services/kubernetes").await;
+    assert_eq!(svc["metadata"]["labels"]["provider"], "kubernetes");
+    assert_eq!(svc["spec"]["clusterIP"], "10.0.0.1");
+    assert_eq!(svc["spec"]["type"], "NodePort");
+    let ports = &svc["spec"]["ports"][0];
+    assert_eq!(
+        (
+            &ports["name"],
+            &ports["port"],
+            &ports["targetPort"],
+            &ports["nodePort"]
+        ),
+        (&json!("https"), &json!(443), &json!(port), &json!(30443))
+    );
+    assert!(svc["spec"].get("selector").is_none(), "{svc}");
+
+    let ep = wait_for("/api/v1/namespaces/default/endpoints/kubernetes").await;
+    assert_eq!(
+        ep["subsets"],
+        json!([{"addresses": [{"ip": "192.0.2.10"}],
+                "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}])
+    );
+    let slice =
+        wait_for("/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/kubernetes").await;
+    assert_eq!(slice["addressType"], "IPv4");
+    assert_eq!(slice["endpoints"][0]["addresses"], json!(["192.0.2.10"]));
+    assert_eq!(
+        slice["metadata"]["labels"]["kubernetes.io/service-name"],
+        "kubernetes"
+    );
+    let (_, table, _) = kubectl(
+        &server.kubeconfig_path(),
+        &["get", "endpoints", "kubernetes"],
+    );
+    assert!(table.contains(&format!("192.0.2.10:{port}")), "{table}");
 }

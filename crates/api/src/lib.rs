@@ -8,6 +8,7 @@ pub mod certificates;
 pub mod coordination;
 pub mod core;
 mod describe;
+pub mod endpoints;
 pub mod events;
 pub mod flowcontrol;
 pub mod limits;
@@ -35,6 +36,7 @@ pub use core::{
     PersistentVolumeClaimStrategy, PersistentVolumeStrategy, SecretStrategy,
     ServiceAccountStrategy,
 };
+pub use endpoints::{EndpointSliceStrategy, EndpointsStrategy};
 pub use flowcontrol::{FlowSchemaStrategy, PriorityLevelConfigurationStrategy};
 pub use limits::LimitRangeStrategy;
 pub use networking::IngressClassStrategy;

@@ -27,6 +27,8 @@ pub fn for_kind(group: &str, kind: &str) -> Vec<Column> {
         ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration") => priority_levels(),
         ("networking.k8s.io", "IngressClass") => ingress_classes(),
         ("", "Service") => services(),
+        ("", "Endpoints") => endpoints(),
+        ("discovery.k8s.io", "EndpointSlice") => endpoint_slices(),
         ("networking.k8s.io", "IPAddress") => ip_addresses(),
         ("networking.k8s.io", "ServiceCIDR") => service_cidrs(),
         ("policy", "PodDisruptionBudget") => pod_disruption_budgets(),
@@ -156,6 +158,81 @@ fn services() -> Vec<Column> {
             |o, _| selector(o),
         )
         .wide(),
+    ]
+}
+
+/// Up to three items, then how many more, as kubectl shows endpoints.
+fn first_three(items: Vec<String>, empty: &str) -> Value {
+    let text = match items.len() {
+        0 => empty.to_string(),
+        1..=3 => items.join(","),
+        n => format!("{} + {} more...", items[..3].join(","), n - 3),
+    };
+    Value::String(text)
+}
+
+/// Endpoints: their `address:port` pairs.
+fn endpoints() -> Vec<Column> {
+    vec![
+        Column::name(),
+        Column::new("Endpoints", "string", "The addresses and ports.", |o, _| {
+            let mut pairs = Vec::new();
+            for subset in o["subsets"].as_array().into_iter().flatten() {
+                let ports: Vec<i64> = subset["ports"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|p| p["port"].as_i64())
+                    .collect();
+                for address in subset["addresses"].as_array().into_iter().flatten() {
+                    let ip = address["ip"].as_str().unwrap_or("");
+                    if ports.is_empty() {
+                        pairs.push(ip.to_string());
+                    }
+                    for port in &ports {
+                        pairs.push(format!("{ip}:{port}"));
+                    }
+                }
+            }
+            first_three(pairs, "<none>")
+        }),
+        Column::age(),
+    ]
+}
+
+/// EndpointSlices: address type, ports and addresses.
+fn endpoint_slices() -> Vec<Column> {
+    vec![
+        Column::name(),
+        Column::new(
+            "AddressType",
+            "string",
+            "The type of the addresses.",
+            |o, _| text_or(o, "/addressType", ""),
+        ),
+        Column::new("Ports", "string", "The ports.", |o, _| {
+            let ports: Vec<String> = o["ports"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|p| match p["port"].as_i64() {
+                    Some(n) => n.to_string(),
+                    None => "<unset>".into(),
+                })
+                .collect();
+            first_three(ports, "<unset>")
+        }),
+        Column::new("Endpoints", "string", "The addresses.", |o, _| {
+            let addresses: Vec<String> = o["endpoints"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .flat_map(|e| e["addresses"].as_array().cloned().unwrap_or_default())
+                .filter_map(|a| a.as_str().map(String::from))
+                .collect();
+            first_three(addresses, "<unset>")
+        }),
+        Column::age(),
     ]
 }
 

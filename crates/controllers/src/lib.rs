@@ -19,6 +19,8 @@
 //! - **storage protection**: the `kubernetes.io/pvc-protection` and `pv-protection`
 //!   finalizers go once a deleted claim has no running pod using it, and once a deleted volume
 //!   is no longer bound (upstream's controllers of those names).
+//! - **the `kubernetes` Service** and its Endpoints and EndpointSlice, by
+//!   `--endpoint-reconciler-type` (upstream's kubernetes service controller).
 //! - **service allocations**: the default ServiceCIDR is kept, and Service cluster IPs and
 //!   node ports are repaired from the Services (upstream's repair controllers).
 //! - **garbage collector** (`--enable-garbage-collector`): dependents whose owners are gone
@@ -27,6 +29,7 @@
 mod events;
 pub mod flowcontrol;
 mod gc;
+pub mod kubernetes_service;
 mod namespaces;
 pub mod node_graph;
 mod node_taints;

@@ -64,6 +64,10 @@ pub struct Builtin {
     pub service_cidrs: Arc<GenericStore<capstan_api::ServiceCidrStrategy>>,
     /// Allocates the Services' cluster IPs and node ports.
     pub service_allocator: Arc<crate::services::ServiceAllocator>,
+    /// Endpoints (the `kubernetes` Service's are kept by the endpoint reconciler).
+    pub endpoints: Arc<GenericStore<capstan_api::EndpointsStrategy>>,
+    /// EndpointSlices (likewise).
+    pub endpoint_slices: Arc<GenericStore<capstan_api::EndpointSliceStrategy>>,
 }
 
 /// The RBAC stores.
@@ -162,6 +166,8 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
     let services = registry.register_with(capstan_api::ServiceStrategy, |s| {
         s.with_allocations(allocations)
     });
+    let endpoints = registry.register(capstan_api::EndpointsStrategy);
+    let endpoint_slices = registry.register(capstan_api::EndpointSliceStrategy);
     registry.register(LeaseStrategy);
     registry.register(StorageClassStrategy);
     registry.register(CsiNodeStrategy);
@@ -230,6 +236,8 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
         services,
         service_cidrs,
         service_allocator,
+        endpoints,
+        endpoint_slices,
     }
 }
 

@@ -517,6 +517,46 @@ impl ServiceAllocator {
         Err(ApiError::internal("failed to allocate a nodePort: range is full").into())
     }
 
+    /// Keeps what an update leaves out but the type still needs: the cluster IPs, the node
+    /// port of a port (by number and protocol) and the health check node port, as upstream
+    /// does for PUTs of objects without them.
+    fn keep_allocated(new: &mut Service, old: &Service) {
+        let external = |s: &Service| service_type(s) == "ExternalName";
+        let old_spec = old.spec.clone().unwrap_or_default();
+        let both_node_ports = has_node_ports(old) && has_node_ports(new);
+        let both_health = needs_health_check(old) && needs_health_check(new);
+        let keep_ips = !external(old) && !external(new);
+        let spec = new.spec.get_or_insert_with(Default::default);
+        if keep_ips {
+            if spec.cluster_ip.as_deref().unwrap_or("").is_empty() {
+                spec.cluster_ip = old_spec.cluster_ip.clone();
+            }
+            if spec.cluster_ips.as_ref().is_none_or(|ips| ips.is_empty()) {
+                spec.cluster_ips = old_spec.cluster_ips.clone();
+            }
+        }
+        if both_node_ports {
+            let old_ports = old_spec.ports.clone().unwrap_or_default();
+            for port in spec.ports.iter_mut().flatten() {
+                if port.node_port.unwrap_or(0) != 0 {
+                    continue;
+                }
+                let protocol = |p: &k8s_openapi::api::core::v1::ServicePort| {
+                    p.protocol.clone().unwrap_or_else(|| "TCP".into())
+                };
+                if let Some(was) = old_ports
+                    .iter()
+                    .find(|o| o.port == port.port && protocol(o) == protocol(port))
+                {
+                    port.node_port = was.node_port;
+                }
+            }
+        }
+        if both_health && spec.health_check_node_port.unwrap_or(0) == 0 {
+            spec.health_check_node_port = old_spec.health_check_node_port;
+        }
+    }
+
     async fn reserve_ips(
         &self,
         svc: &mut Service,
@@ -840,6 +880,9 @@ impl Allocations<Service> for ServiceAllocator {
         dry_run: bool,
     ) -> Result<Reserved> {
         let mut reserved = Reserved::default();
+        if let Some(old) = old {
+            Self::keep_allocated(new, old);
+        }
         let outcome = async {
             self.reserve_ips(new, old, dry_run, &mut reserved).await?;
             self.reserve_ports(new, old, dry_run, &mut reserved).await

@@ -41,6 +41,14 @@ pub struct ServerConfig {
     /// The ranges of Service cluster IPs and node ports (`--service-cluster-ip-range`,
     /// `--service-node-port-range`).
     pub service_network: capstan_registry::services::ServiceNetwork,
+    /// The namespace of the `kubernetes` Service (`--master-service-namespace`).
+    pub master_service_namespace: String,
+    /// Non-zero: the `kubernetes` Service is a NodePort one with this port
+    /// (`--kubernetes-service-node-port`).
+    pub kubernetes_service_node_port: u16,
+    /// How the `kubernetes` Service's endpoints are kept (`--endpoint-reconciler-type`,
+    /// `--apiserver-count`).
+    pub endpoint_reconciler: capstan_controllers::kubernetes_service::Reconciler,
     /// The host name put in generated URLs, before the advertised address
     /// (`--external-hostname`).
     pub external_hostname: Option<String>,
@@ -189,6 +197,9 @@ impl ServerConfig {
             metrics: Default::default(),
             advertise_address: None,
             service_network: Default::default(),
+            master_service_namespace: "default".into(),
+            kubernetes_service_node_port: 0,
+            endpoint_reconciler: Default::default(),
             external_hostname: None,
             tls: Default::default(),
             tls_sni_cert_key: Vec::new(),

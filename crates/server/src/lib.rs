@@ -27,6 +27,7 @@ mod server;
 pub use authn::{AUTHENTICATION_INFO, DEFAULT_ISSUER};
 pub use capstan_auth::authn::RequestHeaderConfig;
 pub use capstan_auth_remote::{AuthorizationWebhookConfig, OidcConfig, TokenWebhookConfig};
+pub use capstan_controllers::kubernetes_service::Reconciler;
 pub use config::{AuditConfig, ServerConfig, ServiceAccountOptions};
 pub use error::{Error, Result};
 pub use request_info::RequestInfo;

@@ -408,6 +408,33 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         },
         move || repaired.finish(),
     ));
+    {
+        use capstan_controllers::kubernetes_service as kubernetes;
+        let namespaces = registry
+            .get("", "v1", "namespaces", "")
+            .cloned()
+            .ok_or_else(|| Error::Startup("namespaces are not served".into()))?;
+        compactors.push(kubernetes::start(
+            kubernetes::Config {
+                namespace: config.master_service_namespace.clone(),
+                node_port: config.kubernetes_service_node_port,
+                reconciler: config.endpoint_reconciler,
+                address: config
+                    .advertise_address
+                    .or_else(|| kubernetes::default_address(config.bind_address)),
+                port: local_addr.port(),
+                cluster_ip: config.service_network.first_address(),
+            },
+            kubernetes::Stores {
+                namespaces,
+                services: builtin.services.clone(),
+                endpoints: builtin.endpoints.clone(),
+                slices: builtin.endpoint_slices.clone(),
+                store: registry.store_for("", "endpoints"),
+                prefix: registry.config().prefix.clone(),
+            },
+        ));
+    }
     let published = PostStartHook::new("start-cluster-authentication-info-controller");
     hooks.push(published.clone());
     compactors.push(

@@ -115,6 +115,9 @@ enum Resource {
     Storageclasses,
     /// ConfigMaps in `default` (e.g. creates that do not grow the listed StorageClasses).
     Configmaps,
+    /// ClusterIP Services in `default`: each create also allocates a cluster IP (start the
+    /// server with a range large enough for the run, e.g. 10.96.0.0/12).
+    Services,
 }
 
 impl Resource {
@@ -122,6 +125,7 @@ impl Resource {
         match self {
             Self::Storageclasses => SC,
             Self::Configmaps => "/api/v1/namespaces/default/configmaps",
+            Self::Services => "/api/v1/namespaces/default/services",
         }
     }
 
@@ -134,6 +138,13 @@ impl Resource {
                 "kind": "ConfigMap",
                 "metadata": {"name": name, "labels": {"capstan-load": run, "generation": generation.to_string()}},
                 "data": {"type": "ssd", "iops": "3000"},
+            }))
+            .expect("JSON"),
+            Self::Services => serde_json::to_vec(&serde_json::json!({
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": name, "labels": {"capstan-load": run, "generation": generation.to_string()}},
+                "spec": {"selector": {"app": name}, "ports": [{"port": 80, "targetPort": 8080}]},
             }))
             .expect("JSON"),
         }

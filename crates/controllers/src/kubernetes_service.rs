@@ -1,0 +1,324 @@
+//! The `kubernetes` Service, through which pods reach the API servers, and its Endpoints and
+//! EndpointSlice (upstream's kubernetes service controller and endpoint reconcilers).
+//!
+//! Every 10 s the Service is created or put back as it should be (port 443 `https` to the
+//! secure port, the first address of the primary service range, NodePort when
+//! `--kubernetes-service-node-port` is set), and its endpoints are reconciled:
+//!
+//! - `lease`: each server keeps a record that expires 15 s after its last renewal under
+//!   `masterleases/<ip>`; the endpoints are the addresses of the live records.
+//! - `master-count`: each server adds its address; beyond `--apiserver-count` addresses, the
+//!   others go.
+//! - `none`: the endpoints are left alone.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use capstan_api::{EndpointSliceStrategy, EndpointsStrategy, ServiceStrategy};
+use capstan_meta::Reason;
+use capstan_registry::{Error, GenericStore, RestStorage, WriteOptions};
+use capstan_storage::{ListRequest, Store};
+use serde_json::{Value, json};
+use tracing::warn;
+
+/// The Service's name.
+pub const SERVICE_NAME: &str = "kubernetes";
+/// The Service's port.
+const SERVICE_PORT: i32 = 443;
+/// How often the Service and endpoints are reconciled.
+const INTERVAL: Duration = Duration::from_secs(10);
+/// How long a server's lease lasts after its last renewal.
+const LEASE_TTL: Duration = Duration::from_secs(15);
+
+/// How the endpoints are kept (`--endpoint-reconciler-type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Reconciler {
+    /// Expiring records per server.
+    #[default]
+    Lease,
+    /// Up to `--apiserver-count` addresses.
+    MasterCount(u32),
+    /// Not at all.
+    None,
+}
+
+/// What the controller is told.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// `--master-service-namespace`.
+    pub namespace: String,
+    /// `--kubernetes-service-node-port` (0: a ClusterIP Service).
+    pub node_port: u16,
+    /// `--endpoint-reconciler-type` (and `--apiserver-count`).
+    pub reconciler: Reconciler,
+    /// The address other servers and pods reach this one at; none: no endpoints.
+    pub address: Option<IpAddr>,
+    /// The secure port.
+    pub port: u16,
+    /// The Service's cluster IP: the primary range's first address.
+    pub cluster_ip: Option<IpAddr>,
+}
+
+/// The stores the controller writes.
+#[derive(Clone)]
+pub struct Stores {
+    /// Namespaces (`--master-service-namespace` is created when missing).
+    pub namespaces: Arc<dyn RestStorage>,
+    /// Services.
+    pub services: Arc<GenericStore<ServiceStrategy>>,
+    /// Endpoints.
+    pub endpoints: Arc<GenericStore<EndpointsStrategy>>,
+    /// EndpointSlices.
+    pub slices: Arc<GenericStore<EndpointSliceStrategy>>,
+    /// Where the lease records are.
+    pub store: Arc<dyn Store>,
+    /// The registry's key prefix.
+    pub prefix: String,
+}
+
+/// The address a server bound to `bind` is reached at when none is advertised: the bound
+/// address, or for a wildcard bind the address of the interface of the default route (no
+/// packet is sent), as upstream picks it.
+pub fn default_address(bind: IpAddr) -> Option<IpAddr> {
+    if !bind.is_unspecified() {
+        return Some(bind);
+    }
+    let probe = std::net::UdpSocket::bind("0.0.0.0:0").ok()?;
+    probe.connect("192.0.2.1:9").ok()?;
+    Some(probe.local_addr().ok()?.ip()).filter(|ip| !ip.is_unspecified())
+}
+
+async fn json<T: serde::Serialize>(value: &T) -> capstan_registry::Result<Vec<u8>> {
+    serde_json::to_vec(value).map_err(Error::Encode)
+}
+
+/// Creates `body` as `name`, or replaces the stored object when `differs` says it should.
+async fn ensure(
+    storage: &dyn RestStorage,
+    namespace: &str,
+    name: &str,
+    mut body: Value,
+    differs: impl Fn(&Value) -> bool,
+) -> capstan_registry::Result<()> {
+    let options = WriteOptions::server();
+    let current = match storage.get(namespace, name, &Default::default()).await {
+        Ok(found) => {
+            Some(serde_json::from_slice::<Value>(&found.body.into_bytes()).map_err(Error::Encode)?)
+        }
+        Err(Error::Api(e)) if e.reason == Reason::NotFound => None,
+        Err(e) => return Err(e),
+    };
+    match current {
+        None => match storage
+            .create(namespace, &json(&body).await?, &options)
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(Error::Api(e)) if e.reason == Reason::AlreadyExists => Ok(()),
+            Err(e) => Err(e),
+        },
+        Some(current) if differs(&current) => {
+            body["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"].clone();
+            storage
+                .update(namespace, name, &json(&body).await?, &options)
+                .await
+                .map(|_| ())
+        }
+        Some(_) => Ok(()),
+    }
+}
+
+/// One pass: the namespace, the Service, the endpoints.
+pub async fn reconcile(config: &Config, stores: &Stores) -> capstan_registry::Result<()> {
+    let ns = config.namespace.as_str();
+    let namespace = json(&json!({"metadata": {"name": ns}})).await?;
+    match stores
+        .namespaces
+        .create("", &namespace, &WriteOptions::server())
+        .await
+    {
+        Ok(_) => {}
+        Err(Error::Api(e)) if e.reason == Reason::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    let mut port = json!({"name": "https", "protocol": "TCP", "port": SERVICE_PORT,
+                          "targetPort": config.port});
+    let kind = if config.node_port == 0 {
+        "ClusterIP"
+    } else {
+        "NodePort"
+    };
+    if config.node_port != 0 {
+        port["nodePort"] = json!(config.node_port);
+    }
+    let mut spec = json!({"type": kind, "ports": [port.clone()], "sessionAffinity": "None"});
+    if let Some(ip) = config.cluster_ip {
+        spec["clusterIP"] = json!(ip.to_string());
+    }
+    let service = json!({
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": SERVICE_NAME, "namespace": ns,
+                     "labels": {"component": "apiserver", "provider": "kubernetes"}},
+        "spec": spec,
+    });
+    ensure(&*stores.services, ns, SERVICE_NAME, service, |current| {
+        let ports = &current["spec"]["ports"];
+        current["spec"]["type"] != kind
+            || ports.as_array().map(Vec::len) != Some(1)
+            || ports[0]["port"] != SERVICE_PORT
+            || ports[0]["targetPort"] != config.port
+            || (config.node_port != 0 && ports[0]["nodePort"] != config.node_port)
+    })
+    .await?;
+    let Some(address) = config.address else {
+        return Ok(());
+    };
+    let addresses = match config.reconciler {
+        Reconciler::None => return Ok(()),
+        Reconciler::Lease => renew_lease(stores, address).await?,
+        Reconciler::MasterCount(count) => master_count(stores, ns, address, count).await?,
+    };
+    write_endpoints(config, stores, &addresses).await
+}
+
+/// Renews this server's lease and answers the addresses of the live ones (expired ones are
+/// removed).
+async fn renew_lease(stores: &Stores, own: IpAddr) -> capstan_registry::Result<Vec<IpAddr>> {
+    let prefix = format!("{}/masterleases/", stores.prefix.trim_end_matches('/'));
+    let now = jiff::Timestamp::now().as_millisecond();
+    let expires = now + LEASE_TTL.as_millis() as i64;
+    let record = Bytes::from(json(&json!({"expires": expires})).await?);
+    let key = format!("{prefix}{own}");
+    let (current, _) = stores.store.get(&key).await?;
+    match current {
+        Some(kv) => {
+            stores.store.update(&key, record, kv.mod_revision).await?;
+        }
+        None => {
+            stores.store.create(&key, record).await?;
+        }
+    }
+    let listed = stores
+        .store
+        .list(ListRequest {
+            prefix: &prefix,
+            ..Default::default()
+        })
+        .await?;
+    let mut live = Vec::new();
+    for kv in listed.items {
+        #[derive(serde::Deserialize)]
+        struct Lease {
+            expires: i64,
+        }
+        let Some(ip) = kv.key.strip_prefix(&prefix).and_then(|ip| ip.parse().ok()) else {
+            continue;
+        };
+        match serde_json::from_slice::<Lease>(&kv.value) {
+            Ok(lease) if lease.expires > now => live.push(ip),
+            _ => {
+                let _ = stores.store.delete(&kv.key, Some(kv.mod_revision)).await;
+            }
+        }
+    }
+    if !live.contains(&own) {
+        live.push(own);
+    }
+    live.sort();
+    Ok(live)
+}
+
+/// The addresses of the stored Endpoints with this server's added, at most `count`.
+async fn master_count(
+    stores: &Stores,
+    ns: &str,
+    own: IpAddr,
+    count: u32,
+) -> capstan_registry::Result<Vec<IpAddr>> {
+    let mut addresses: Vec<IpAddr> = match stores.endpoints.cached_json(ns, SERVICE_NAME).await? {
+        Some(body) => {
+            let ep: Value = serde_json::from_slice(&body).map_err(Error::Encode)?;
+            ep["subsets"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .flat_map(|s| s["addresses"].as_array().cloned().unwrap_or_default())
+                .filter_map(|a| a["ip"].as_str()?.parse().ok())
+                .collect()
+        }
+        None => Vec::new(),
+    };
+    addresses.retain(|a| *a != own);
+    addresses.sort();
+    addresses.truncate(count.saturating_sub(1) as usize);
+    addresses.push(own);
+    addresses.sort();
+    Ok(addresses)
+}
+
+/// Writes the Endpoints and the EndpointSlice of `addresses`.
+async fn write_endpoints(
+    config: &Config,
+    stores: &Stores,
+    addresses: &[IpAddr],
+) -> capstan_registry::Result<()> {
+    let ns = config.namespace.as_str();
+    let ips: Vec<Value> = addresses
+        .iter()
+        .map(|ip| json!({"ip": ip.to_string()}))
+        .collect();
+    let endpoints = json!({
+        "apiVersion": "v1", "kind": "Endpoints",
+        "metadata": {"name": SERVICE_NAME, "namespace": ns,
+                     "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"}},
+        "subsets": [{"addresses": ips,
+                     "ports": [{"name": "https", "port": config.port, "protocol": "TCP"}]}],
+    });
+    let want = endpoints["subsets"].clone();
+    ensure(&*stores.endpoints, ns, SERVICE_NAME, endpoints, |current| {
+        current["subsets"] != want
+    })
+    .await?;
+    let family = if addresses.first().is_some_and(IpAddr::is_ipv6) {
+        "IPv6"
+    } else {
+        "IPv4"
+    };
+    let endpoints: Vec<Value> = addresses
+        .iter()
+        .map(|ip| json!({"addresses": [ip.to_string()], "conditions": {"ready": true}}))
+        .collect();
+    let slice = json!({
+        "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+        "metadata": {"name": SERVICE_NAME, "namespace": ns,
+                     "labels": {"kubernetes.io/service-name": SERVICE_NAME}},
+        "addressType": family,
+        "endpoints": endpoints,
+        "ports": [{"name": "https", "port": config.port, "protocol": "TCP"}],
+    });
+    let want = slice["endpoints"].clone();
+    ensure(&*stores.slices, ns, SERVICE_NAME, slice, |current| {
+        current["endpoints"] != want || current["addressType"] != family
+    })
+    .await
+}
+
+/// Reconciles now and every 10 s; a failure is logged and retried at the next pass.
+pub fn start(config: Config, stores: Stores) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut warned = false;
+        loop {
+            match reconcile(&config, &stores).await {
+                Ok(()) => warned = false,
+                Err(err) if !warned => {
+                    warn!(%err, "the kubernetes Service or its endpoints could not be reconciled");
+                    warned = true;
+                }
+                Err(_) => {}
+            }
+            tokio::time::sleep(INTERVAL).await;
+        }
+    })
+}
