@@ -450,3 +450,60 @@ async fn the_kubernetes_service_and_its_endpoints_name_the_server() {
     );
     assert!(table.contains(&format!("192.0.2.10:{port}")), "{table}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quotas_count_services_node_ports_and_load_balancers() {
+    let server = TestServer::start().await;
+    let raw = admin(&server);
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            "/api/v1/namespaces",
+            &json!({"metadata": {"name": "q"}}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let quotas = "/api/v1/namespaces/q/resourcequotas";
+    let hard = json!({"services": "2", "services.nodeports": "1", "services.loadbalancers": "0"});
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            quotas,
+            &json!({"metadata": {"name": "svc"}, "spec": {"hard": hard}}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    for _ in 0..200 {
+        let quota = raw.get(&format!("{quotas}/svc")).await.json();
+        if !quota["status"]["used"].is_null() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let services = "/api/v1/namespaces/q/services";
+    let service = |name: &str, kind: &str| json!({"metadata": {"name": name}, "spec": {"type": kind, "ports": [{"port": 80}]}});
+    let create = |body: serde_json::Value| {
+        let raw = raw.clone();
+        async move { raw.send_json(http::Method::POST, services, &body).await }
+    };
+    assert_eq!(create(service("a", "NodePort")).await.status, 201);
+    let r = create(service("b", "NodePort")).await;
+    assert_eq!(r.status, 403, "{:?}", r.body);
+    assert_eq!(
+        r.json()["message"],
+        "services \"b\" is forbidden: exceeded quota: svc, requested: services.nodeports=1, used: services.nodeports=1, limited: services.nodeports=1"
+    );
+    let r = create(service("c", "LoadBalancer")).await;
+    assert_eq!(r.status, 403, "{:?}", r.body);
+    assert_eq!(create(service("d", "ClusterIP")).await.status, 201);
+    // A type change that needs a node port is judged too.
+    let r = raw
+        .request(
+            http::Method::PATCH,
+            &format!("{services}/d"),
+            &[("content-type", "application/merge-patch+json")],
+            br#"{"spec":{"type":"NodePort"}}"#.to_vec(),
+        )
+        .await;
+    assert_eq!(r.status, 403, "{:?}", r.body);
+}

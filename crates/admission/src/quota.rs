@@ -96,6 +96,30 @@ pub fn usage(group: &str, resource: &str, object: &Value) -> Usage {
             }
         }
     }
+    if group.is_empty() && resource == "services" {
+        // Node ports count by intent (they are not allocated when quota judges): every port
+        // of a NodePort or LoadBalancer Service, or for a LoadBalancer that allocates none,
+        // the ports that name one.
+        let ports = object["spec"]["ports"].as_array().map_or(0, Vec::len) as i128;
+        let named = object["spec"]["ports"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|p| p["nodePort"].as_i64().unwrap_or(0) != 0)
+            .count() as i128;
+        let (node_ports, balancers) = match object["spec"]["type"].as_str() {
+            Some("NodePort") => (ports, 0),
+            Some("LoadBalancer")
+                if object["spec"]["allocateLoadBalancerNodePorts"] == Value::Bool(false) =>
+            {
+                (named, 1)
+            }
+            Some("LoadBalancer") => (ports, 1),
+            _ => (0, 0),
+        };
+        used.insert("services.nodeports".into(), Milli(node_ports * 1000));
+        used.insert("services.loadbalancers".into(), Milli(balancers * 1000));
+    }
     if group.is_empty() && resource == "persistentvolumeclaims" {
         if let Some(storage) = amounts(&object["spec"]["resources"]["requests"]).get("storage") {
             used.insert("requests.storage".into(), *storage);
@@ -198,6 +222,27 @@ pub fn show(m: Milli) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn services_use_node_ports_by_intent_and_load_balancers() {
+        let ports = json!([{"port": 80}, {"port": 443, "nodePort": 30443}]);
+        let of = |spec: Value| usage("", "services", &json!({"spec": spec}));
+        let plain = of(json!({"type": "ClusterIP", "ports": ports}));
+        assert_eq!(plain["services"], Milli(1000));
+        assert_eq!(plain["services.nodeports"], Milli(0));
+        let node = of(json!({"type": "NodePort", "ports": ports}));
+        assert_eq!(node["services.nodeports"], Milli(2000));
+        assert_eq!(node["services.loadbalancers"], Milli(0));
+        let lb = of(json!({"type": "LoadBalancer", "ports": ports}));
+        assert_eq!(
+            (lb["services.nodeports"], lb["services.loadbalancers"]),
+            (Milli(2000), Milli(1000))
+        );
+        let lb = of(
+            json!({"type": "LoadBalancer", "ports": ports, "allocateLoadBalancerNodePorts": false}),
+        );
+        assert_eq!(lb["services.nodeports"], Milli(1000));
+    }
 
     #[test]
     fn pods_use_their_count_and_compute() {

@@ -84,6 +84,7 @@ fn counted(name: &str) -> Option<(String, String)> {
         "services" | "configmaps" | "secrets" | "replicationcontrollers" | "resourcequotas" => {
             core(name)
         }
+        "services.nodeports" | "services.loadbalancers" => core("services"),
         _ => None,
     }
 }

@@ -301,7 +301,11 @@ impl Plugin for ResourceQuota {
         match operation {
             Operation::Create => true,
             Operation::Update => {
-                resource.group.is_empty() && resource.resource == "persistentvolumeclaims"
+                resource.group.is_empty()
+                    && matches!(
+                        resource.resource.as_str(),
+                        "persistentvolumeclaims" | "services"
+                    )
             }
             _ => false,
         }
