@@ -3,6 +3,7 @@
 
 mod admission;
 mod apply;
+mod apps;
 mod audit;
 mod auth;
 mod bad_input;

@@ -4,6 +4,7 @@
 
 pub mod admission_policy;
 pub mod admissionregistration;
+pub mod apps;
 pub mod certificates;
 pub mod coordination;
 pub mod core;
@@ -28,6 +29,10 @@ pub use admission_policy::{
 };
 pub use admissionregistration::{
     MutatingWebhookConfigurationStrategy, ValidatingWebhookConfigurationStrategy,
+};
+pub use apps::{
+    ControllerRevisionStrategy, DaemonSetStrategy, DeploymentStrategy, ReplicaSetStrategy,
+    StatefulSetStrategy,
 };
 pub use certificates::CertificateSigningRequestStrategy;
 pub use coordination::LeaseStrategy;

@@ -221,6 +221,46 @@ impl Strategy for PodStrategy {
     }
 }
 
+/// Defaults a workload's pod template as a pod is defaulted.
+pub fn default_template(template: &mut k8s_openapi::api::core::v1::PodTemplateSpec) {
+    default_spec(template.spec.get_or_insert_with(Default::default));
+}
+
+/// Validates a workload's pod template at `path` (e.g. `spec.template`): its labels and
+/// its spec, as a pod's, with the fields named from the workload; `privileged`: whether
+/// privileged containers are allowed (`--allow-privileged`).
+pub fn validate_template(
+    template: Option<&k8s_openapi::api::core::v1::PodTemplateSpec>,
+    path: &str,
+    privileged: bool,
+) -> FieldErrors {
+    let Some(template) = template else {
+        return vec![FieldError::required(path, "")];
+    };
+    let mut errs = Vec::new();
+    if let Some(labels) = template.metadata.as_ref().and_then(|m| m.labels.as_ref()) {
+        errs.extend(validation::labels(
+            &format!("{path}.metadata.labels"),
+            labels,
+        ));
+    }
+    let mut spec_errs = Vec::new();
+    match &template.spec {
+        None => spec_errs.push(FieldError::required("spec", "")),
+        Some(spec) => {
+            validate_spec(spec, &mut spec_errs);
+            if !privileged {
+                forbid_privileged(spec, &mut spec_errs);
+            }
+        }
+    }
+    for mut e in spec_errs {
+        e.field = format!("{path}.{}", e.field);
+        errs.push(e);
+    }
+    errs
+}
+
 fn default_spec(spec: &mut PodSpec) {
     spec.restart_policy.get_or_insert_with(|| "Always".into());
     spec.dns_policy.get_or_insert_with(|| "ClusterFirst".into());

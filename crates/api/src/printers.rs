@@ -27,6 +27,11 @@ pub fn for_kind(group: &str, kind: &str) -> Vec<Column> {
         ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration") => priority_levels(),
         ("networking.k8s.io", "IngressClass") => ingress_classes(),
         ("", "Service") => services(),
+        ("apps", "Deployment") => deployments(),
+        ("apps", "ReplicaSet") => replica_sets(),
+        ("apps", "StatefulSet") => stateful_sets(),
+        ("apps", "DaemonSet") => daemon_sets(),
+        ("apps", "ControllerRevision") => controller_revisions(),
         ("", "Endpoints") => endpoints(),
         ("discovery.k8s.io", "EndpointSlice") => endpoint_slices(),
         ("networking.k8s.io", "IPAddress") => ip_addresses(),
@@ -158,6 +163,215 @@ fn services() -> Vec<Column> {
             |o, _| selector(o),
         )
         .wide(),
+    ]
+}
+
+/// A number at `pointer` (0 when absent).
+fn number(o: &Value, pointer: &str) -> Value {
+    Value::from(o.pointer(pointer).and_then(Value::as_i64).unwrap_or(0))
+}
+
+/// `ready/desired`, as kubectl shows workloads.
+fn ready_of(o: &Value, ready: &str, desired: &str, default_desired: i64) -> Value {
+    let ready = o.pointer(ready).and_then(Value::as_i64).unwrap_or(0);
+    let desired = o
+        .pointer(desired)
+        .and_then(Value::as_i64)
+        .unwrap_or(default_desired);
+    Value::String(format!("{ready}/{desired}"))
+}
+
+/// The wide columns of a workload: its containers, their images and its selector.
+fn workload_wide(with_selector: bool) -> Vec<Column> {
+    fn containers(o: &Value, field: &str) -> Value {
+        let items: Vec<&str> = o
+            .pointer("/spec/template/spec/containers")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c[field].as_str())
+            .collect();
+        Value::String(items.join(","))
+    }
+    let mut columns = vec![
+        Column::new(
+            "Containers",
+            "string",
+            "The containers of the pods.",
+            |o, _| containers(o, "name"),
+        )
+        .wide(),
+        Column::new(
+            "Images",
+            "string",
+            "The images of the containers.",
+            |o, _| containers(o, "image"),
+        )
+        .wide(),
+    ];
+    if with_selector {
+        columns.push(
+            Column::new(
+                "Selector",
+                "string",
+                "The pods the workload selects.",
+                |o, _| match serde_json::from_value(o["spec"]["selector"].clone()) {
+                    Ok(s) => none_if_empty(crate::apps::selector_text(&s)),
+                    Err(_) => Value::String("<none>".into()),
+                },
+            )
+            .wide(),
+        );
+    }
+    columns
+}
+
+/// Deployments: ready, up-to-date and available replicas.
+fn deployments() -> Vec<Column> {
+    let mut columns = vec![
+        Column::name(),
+        Column::new(
+            "Ready",
+            "string",
+            "Ready replicas of the desired.",
+            |o, _| ready_of(o, "/status/readyReplicas", "/spec/replicas", 1),
+        ),
+        Column::new(
+            "Up-to-date",
+            "integer",
+            "Replicas of the current template.",
+            |o, _| number(o, "/status/updatedReplicas"),
+        ),
+        Column::new("Available", "integer", "Available replicas.", |o, _| {
+            number(o, "/status/availableReplicas")
+        }),
+        Column::age(),
+    ];
+    columns.extend(workload_wide(true));
+    columns
+}
+
+/// ReplicaSets: desired, current and ready replicas.
+fn replica_sets() -> Vec<Column> {
+    let mut columns = vec![
+        Column::name(),
+        Column::new("Desired", "integer", "Desired replicas.", |o, _| {
+            Value::from(
+                o.pointer("/spec/replicas")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(1),
+            )
+        }),
+        Column::new("Current", "integer", "Current replicas.", |o, _| {
+            number(o, "/status/replicas")
+        }),
+        Column::new("Ready", "integer", "Ready replicas.", |o, _| {
+            number(o, "/status/readyReplicas")
+        }),
+        Column::age(),
+    ];
+    columns.extend(workload_wide(true));
+    columns
+}
+
+/// StatefulSets: ready replicas of the desired.
+fn stateful_sets() -> Vec<Column> {
+    let mut columns = vec![
+        Column::name(),
+        Column::new(
+            "Ready",
+            "string",
+            "Ready replicas of the desired.",
+            |o, _| ready_of(o, "/status/readyReplicas", "/spec/replicas", 1),
+        ),
+        Column::age(),
+    ];
+    columns.extend(workload_wide(false));
+    columns
+}
+
+/// DaemonSets: the scheduled, ready, up-to-date and available pods, and the node selector.
+fn daemon_sets() -> Vec<Column> {
+    let mut columns = vec![
+        Column::name(),
+        Column::new(
+            "Desired",
+            "integer",
+            "Nodes that should run the pod.",
+            |o, _| number(o, "/status/desiredNumberScheduled"),
+        ),
+        Column::new("Current", "integer", "Nodes running the pod.", |o, _| {
+            number(o, "/status/currentNumberScheduled")
+        }),
+        Column::new("Ready", "integer", "Nodes with the pod ready.", |o, _| {
+            number(o, "/status/numberReady")
+        }),
+        Column::new(
+            "Up-to-date",
+            "integer",
+            "Nodes with the current pod.",
+            |o, _| number(o, "/status/updatedNumberScheduled"),
+        ),
+        Column::new(
+            "Available",
+            "integer",
+            "Nodes with the pod available.",
+            |o, _| number(o, "/status/numberAvailable"),
+        ),
+        Column::new("Node Selector", "string", "Where the pods run.", |o, _| {
+            let pairs: Vec<String> = o
+                .pointer("/spec/template/spec/nodeSelector")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
+                .collect();
+            none_if_empty(pairs.join(","))
+        }),
+        Column::age(),
+    ];
+    columns.extend(workload_wide(true));
+    columns
+}
+
+/// ControllerRevisions: their controller and revision.
+fn controller_revisions() -> Vec<Column> {
+    vec![
+        Column::name(),
+        Column::new(
+            "Controller",
+            "string",
+            "The object the revision belongs to.",
+            |o, _| {
+                let owner = o["metadata"]["ownerReferences"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .find(|r| r["controller"] == Value::Bool(true));
+                match owner {
+                    Some(r) => {
+                        let kind = r["kind"].as_str().unwrap_or("").to_ascii_lowercase();
+                        let group = r["apiVersion"]
+                            .as_str()
+                            .and_then(|v| v.split_once('/'))
+                            .map(|(g, _)| g)
+                            .unwrap_or("");
+                        let name = r["name"].as_str().unwrap_or("");
+                        let kind = if group.is_empty() {
+                            kind
+                        } else {
+                            format!("{kind}.{group}")
+                        };
+                        Value::String(format!("{kind}/{name}"))
+                    }
+                    None => Value::String("<none>".into()),
+                }
+            },
+        ),
+        Column::new("Revision", "integer", "The revision number.", |o, _| {
+            number(o, "/revision")
+        }),
+        Column::age(),
     ]
 }
 

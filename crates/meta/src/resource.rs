@@ -48,6 +48,9 @@ pub struct ResourceDescriptor {
     pub selectable_fields: Vec<String>,
     /// The columns of its Table; empty for the default table (Name, Created At).
     pub columns: Vec<crate::columns::Column>,
+    /// The group and version of `kind` when they are not the resource's own (a workload's
+    /// `scale` answers `autoscaling/v1` Scales).
+    pub response_group_version: Option<(String, String)>,
 }
 
 impl ResourceDescriptor {

@@ -220,6 +220,19 @@ const INLINE_FIELDS: &[(&str, &str)] = &[
 /// Fields whose JSON name is their capitalised Go name (`json:"Port"`), unlike every other.
 const VERBATIM_FIELDS: &[(&str, &str)] = &[("api.core.v1.DaemonEndpoint", "Port")];
 
+/// The merge markers of the upstream types, as `(message, field, markers)`: the message as
+/// `api.core.v1.PodSpec`, the field by its JSON name (empty for the message itself), the
+/// markers as `patchMergeKey=name`, `listType=map`, ...
+pub fn upstream_markers() -> impl Iterator<Item = (&'static str, &'static str, Vec<&'static str>)> {
+    MARKERS.lines().filter_map(|line| {
+        let mut parts = line.split('\t');
+        let message = parts.next()?;
+        let field = parts.next()?;
+        let markers = parts.next()?.split(';').collect();
+        Some((message, field, markers))
+    })
+}
+
 impl Schema {
     /// The schemas compiled into this crate, loaded on first use.
     pub fn upstream() -> &'static Schema {

@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::generic::GenericStore;
 use crate::options::WriteOptions;
 use crate::registry::Registry;
-use crate::subresources::{BindingRest, FinalizeRest};
+use crate::subresources::{BindingRest, FinalizeRest, ScaleRest};
 
 /// The stores the server's own controllers work with.
 pub struct Builtin {
@@ -168,6 +168,15 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
     });
     let endpoints = registry.register(capstan_api::EndpointsStrategy);
     let endpoint_slices = registry.register(capstan_api::EndpointSliceStrategy);
+    let allow_privileged = registry.config().allow_privileged;
+    let deployments = registry.register(capstan_api::DeploymentStrategy { allow_privileged });
+    registry.add(Arc::new(ScaleRest::new(deployments)));
+    let replica_sets = registry.register(capstan_api::ReplicaSetStrategy { allow_privileged });
+    registry.add(Arc::new(ScaleRest::new(replica_sets)));
+    let stateful_sets = registry.register(capstan_api::StatefulSetStrategy { allow_privileged });
+    registry.add(Arc::new(ScaleRest::new(stateful_sets)));
+    registry.register(capstan_api::DaemonSetStrategy { allow_privileged });
+    registry.register(capstan_api::ControllerRevisionStrategy);
     registry.register(LeaseStrategy);
     registry.register(StorageClassStrategy);
     registry.register(CsiNodeStrategy);

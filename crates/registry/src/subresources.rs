@@ -1,6 +1,7 @@
 //! Subresources served beside a resource: `status` (for every type that has one), and the two
 //! actions of the core group that write outside the update rules: a pod's `binding` (also
-//! served as the `bindings` resource) and a namespace's `finalize`.
+//! served as the `bindings` resource) and a namespace's `finalize`; and the workloads'
+//! `scale`.
 
 use std::sync::Arc;
 
@@ -403,5 +404,183 @@ where
             warnings: Vec::new(),
             status: ResponseStatus::Ok,
         })
+    }
+}
+
+/// `<workload>/scale`: the replicas of a Deployment, ReplicaSet or StatefulSet as an
+/// `autoscaling/v1` Scale. A write changes the workload's `spec.replicas` through the
+/// workload's own update (its validation, admission and generation).
+pub struct ScaleRest<S: Strategy> {
+    main: Arc<GenericStore<S>>,
+    descriptor: ResourceDescriptor,
+}
+
+impl<S> ScaleRest<S>
+where
+    S: Strategy,
+    S::Object: schemars::JsonSchema + capstan_api::apps::Scalable,
+{
+    /// The scale subresource of `main`.
+    pub fn new(main: Arc<GenericStore<S>>) -> Self {
+        let mut descriptor =
+            main.descriptor()
+                .subresource("scale", "Scale", &["get", "patch", "update"]);
+        descriptor.response_group_version = Some(("autoscaling".into(), "v1".into()));
+        Self { main, descriptor }
+    }
+
+    async fn object(&self, namespace: &str, name: &str) -> Result<S::Object> {
+        let found = self
+            .main
+            .get(namespace, name, &GetOptions::default())
+            .await?;
+        serde_json::from_slice(&found.body.into_bytes()).map_err(Error::Encode)
+    }
+
+    fn scale(obj: &S::Object) -> serde_json::Value {
+        use capstan_api::apps::Scalable;
+        let meta = obj.metadata();
+        serde_json::json!({
+            "kind": "Scale",
+            "apiVersion": "autoscaling/v1",
+            "metadata": {
+                "name": meta.name, "namespace": meta.namespace, "uid": meta.uid,
+                "resourceVersion": meta.resource_version,
+                "creationTimestamp": meta.creation_timestamp,
+            },
+            "spec": {"replicas": obj.desired()},
+            "status": {"replicas": obj.current(), "selector": obj.selector()},
+        })
+    }
+
+    fn encoded(obj: &S::Object, warnings: Vec<String>) -> Result<Encoded> {
+        let body = serde_json::to_vec(&Self::scale(obj)).map_err(Error::Encode)?;
+        Ok(Encoded {
+            body: body.into(),
+            warnings,
+            status: Default::default(),
+        })
+    }
+
+    /// Writes `scale` (a Scale's JSON) to the workload: its replicas, guarded by its
+    /// resourceVersion when it names one.
+    async fn write(
+        &self,
+        namespace: &str,
+        name: &str,
+        scale: &serde_json::Value,
+        options: &WriteOptions,
+    ) -> Result<Encoded> {
+        use capstan_api::apps::Scalable;
+        let Some(replicas) = scale["spec"]["replicas"].as_i64() else {
+            return Err(ApiError::invalid(
+                "autoscaling",
+                "Scale",
+                name,
+                &[FieldError::required("spec.replicas", "")],
+            )
+            .into());
+        };
+        let Ok(replicas) = i32::try_from(replicas) else {
+            return Err(ApiError::invalid(
+                "autoscaling",
+                "Scale",
+                name,
+                &[FieldError::invalid_raw(
+                    "spec.replicas",
+                    replicas.to_string(),
+                    "must be a 32-bit integer",
+                )],
+            )
+            .into());
+        };
+        if replicas < 0 {
+            return Err(ApiError::invalid(
+                "autoscaling",
+                "Scale",
+                name,
+                &[FieldError::invalid_raw(
+                    "spec.replicas",
+                    replicas.to_string(),
+                    "must be greater than or equal to 0",
+                )],
+            )
+            .into());
+        }
+        let given = scale["metadata"]["resourceVersion"]
+            .as_str()
+            .filter(|v| !v.is_empty());
+        let mut obj = self.object(namespace, name).await?;
+        if let Some(rv) = given
+            && obj.metadata().resource_version.as_deref() != Some(rv)
+        {
+            return Err(
+                ApiError::conflict(self.main.group_resource(), name, ApiError::MODIFIED).into(),
+            );
+        }
+        obj.set_desired(replicas);
+        let body = serde_json::to_vec(&obj).map_err(Error::Encode)?;
+        let written = self.main.update(namespace, name, &body, options).await?;
+        let warnings = written.warnings;
+        let obj: S::Object =
+            serde_json::from_slice(&written.body.into_bytes()).map_err(Error::Encode)?;
+        Self::encoded(&obj, warnings)
+    }
+}
+
+#[async_trait]
+impl<S> RestStorage for ScaleRest<S>
+where
+    S: Strategy,
+    S::Object: schemars::JsonSchema + capstan_api::apps::Scalable,
+{
+    fn descriptor(&self) -> &ResourceDescriptor {
+        &self.descriptor
+    }
+
+    fn schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        generator.subschema_for::<k8s_openapi::api::autoscaling::v1::Scale>()
+    }
+
+    async fn get(&self, namespace: &str, name: &str, _options: &GetOptions) -> Result<Encoded> {
+        let obj = self.object(namespace, name).await?;
+        Self::encoded(&obj, Vec::new())
+    }
+
+    async fn update(
+        &self,
+        namespace: &str,
+        name: &str,
+        body: &[u8],
+        options: &WriteOptions,
+    ) -> Result<Encoded> {
+        let scale: serde_json::Value = serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("the body is not a Scale: {e}")))?;
+        self.write(namespace, name, &scale, options).await
+    }
+
+    async fn patch(
+        &self,
+        namespace: &str,
+        name: &str,
+        patch_type: PatchType,
+        body: &[u8],
+        options: &WriteOptions,
+    ) -> Result<Encoded> {
+        if patch_type == PatchType::Apply {
+            return Err(ApiError::unsupported_media_type(
+                "application/apply-patch+yaml",
+                &[
+                    "application/json-patch+json",
+                    "application/merge-patch+json",
+                    "application/strategic-merge-patch+json",
+                ],
+            )
+            .into());
+        }
+        let obj = self.object(namespace, name).await?;
+        let mut doc = Self::scale(&obj);
+        crate::patch::apply(patch_type, None, &mut doc, body)?;
+        self.write(namespace, name, &doc, options).await
     }
 }

@@ -78,7 +78,7 @@ impl Discovery {
                 .filter(|d| d.group == group && d.version == version)
                 .map(|d| APIResource {
                     categories: (!d.categories.is_empty()).then(|| d.categories.clone()),
-                    group: None,
+                    group: d.response_group_version.as_ref().map(|(g, _)| g.clone()),
                     kind: d.kind.clone(),
                     name: d.path_name(),
                     namespaced: d.namespaced,
@@ -90,7 +90,7 @@ impl Discovery {
                     },
                     storage_version_hash: None,
                     verbs: d.verbs.clone(),
-                    version: None,
+                    version: d.response_group_version.as_ref().map(|(_, v)| v.clone()),
                 })
                 .collect();
             let (path, gv) = if group.is_empty() {
@@ -179,7 +179,11 @@ fn aggregated(registry: &Registry, core: bool) -> serde_json::Value {
                             .map(|s| {
                                 json!({
                                     "subresource": s.subresource,
-                                    "responseKind": {"group": s.group, "version": s.version, "kind": s.kind},
+                                    "responseKind": {
+                                        "group": s.response_group_version.as_ref().map_or(&s.group, |(g, _)| g),
+                                        "version": s.response_group_version.as_ref().map_or(&s.version, |(_, v)| v),
+                                        "kind": s.kind,
+                                    },
                                     "verbs": s.verbs,
                                 })
                             })

@@ -387,6 +387,46 @@ fn ref_name(schema: &schemars::Schema) -> Option<String> {
         .map(str::to_string)
 }
 
+/// Puts upstream's merge extensions on the definitions (`x-kubernetes-patch-merge-key`,
+/// `-patch-strategy`, `-list-type`, `-list-map-keys`, `-map-type`), from the markers of the
+/// upstream types: kubectl's client-side apply and strategic merge patches read them.
+pub(crate) fn add_merge_extensions(schemas: &mut Map<String, Value>) {
+    for (message, field, markers) in capstan_negotiation::schema::upstream_markers() {
+        let Some(Value::Object(def)) = schemas.get_mut(&format!("io.k8s.{message}")) else {
+            continue;
+        };
+        let target = if field.is_empty() {
+            def
+        } else {
+            match def.get_mut("properties").and_then(|p| p.get_mut(field)) {
+                Some(Value::Object(property)) => property,
+                _ => continue,
+            }
+        };
+        let mut map_keys = Vec::new();
+        for marker in markers {
+            let Some((key, value)) = marker.split_once('=') else {
+                continue;
+            };
+            let extension = match key {
+                "patchMergeKey" => "x-kubernetes-patch-merge-key",
+                "patchStrategy" => "x-kubernetes-patch-strategy",
+                "listType" => "x-kubernetes-list-type",
+                "mapType" | "structType" => "x-kubernetes-map-type",
+                "listMapKey" => {
+                    map_keys.push(Value::String(value.into()));
+                    continue;
+                }
+                _ => continue,
+            };
+            target.insert(extension.into(), Value::String(value.into()));
+        }
+        if !map_keys.is_empty() {
+            target.insert("x-kubernetes-list-map-keys".into(), Value::Array(map_keys));
+        }
+    }
+}
+
 fn set_gvk(schemas: &mut Map<String, Value>, name: &str, gvks: Value) {
     if let Some(Value::Object(def)) = schemas.get_mut(name) {
         def.insert("x-kubernetes-group-version-kind".into(), gvks);
@@ -445,6 +485,7 @@ impl OpenApi {
                     "io.k8s.apimachinery.pkg.apis.meta.v1.Patch".into(),
                     json!({"description": "Patch is provided to give a concrete name and type to the Kubernetes PATCH request body.", "type": "object"}),
                 );
+                add_merge_extensions(&mut schemas);
                 for (name, d) in &kinds {
                     set_gvk(
                         &mut schemas,

@@ -43,6 +43,7 @@ impl OpenApiV2 {
         generator.subschema_for::<capstan_meta::v1::DeleteOptions>();
         let mut definitions: Map<String, Value> =
             generator.take_definitions(true).into_iter().collect();
+        crate::openapi::add_merge_extensions(&mut definitions);
         for (name, d) in &kinds {
             if let Some(Value::Object(def)) = definitions.get_mut(name) {
                 def.insert(

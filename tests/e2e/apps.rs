@@ -1,0 +1,241 @@
+//! `apps/v1` through kubectl and raw HTTP: create, scale, rollout restart, expose, apply of a
+//! multi-document manifest, immutable selectors, and the garbage collector's cascade from a
+//! Deployment through its ReplicaSet to its Pod.
+
+use std::time::Duration;
+
+use capstan_e2e::kubectl;
+use capstan_testing::TestServer;
+use serde_json::json;
+
+use crate::admin;
+
+const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
+
+fn ok(result: (bool, String, String)) -> String {
+    assert!(result.0, "{}{}", result.1, result.2);
+    result.1
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_creates_scales_restarts_and_exposes_deployments() {
+    let server = TestServer::start().await;
+    let kc = server.kubeconfig_path();
+    let run = |args: &[&str]| kubectl(&kc, args);
+    let raw = admin(&server);
+
+    ok(run(&[
+        "create",
+        "deployment",
+        "web",
+        "--image=nginx",
+        "--replicas=2",
+    ]));
+    let table = ok(run(&["get", "deployments"]));
+    let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(
+        header,
+        ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"],
+        "{table}"
+    );
+    assert!(
+        table.lines().nth(1).unwrap().starts_with("web    0/2"),
+        "{table}"
+    );
+    let d = raw.get(&format!("{DEPLOYMENTS}/web")).await.json();
+    assert_eq!(d["metadata"]["generation"], 1);
+    assert_eq!(d["spec"]["strategy"]["rollingUpdate"]["maxSurge"], "25%");
+    assert_eq!(d["spec"]["template"]["spec"]["restartPolicy"], "Always");
+
+    // The scale subresource: an autoscaling/v1 Scale, written through kubectl scale.
+    ok(run(&["scale", "deployment", "web", "--replicas=5"]));
+    let scale = raw.get(&format!("{DEPLOYMENTS}/web/scale")).await.json();
+    assert_eq!(scale["apiVersion"], "autoscaling/v1");
+    assert_eq!(scale["spec"]["replicas"], 5);
+    assert_eq!(scale["status"]["selector"], "app=web");
+    let d = raw.get(&format!("{DEPLOYMENTS}/web")).await.json();
+    assert_eq!(
+        (
+            d["spec"]["replicas"].clone(),
+            d["metadata"]["generation"].clone()
+        ),
+        (json!(5), json!(2))
+    );
+    let r = raw
+        .send_json(
+            http::Method::PUT,
+            &format!("{DEPLOYMENTS}/web/scale"),
+            &json!({"apiVersion": "autoscaling/v1", "kind": "Scale",
+                    "metadata": {"name": "web", "resourceVersion": "1"}, "spec": {"replicas": 1}}),
+        )
+        .await;
+    assert_eq!(r.status, 409, "{:?}", r.body);
+    let discovery = raw.get("/apis/apps/v1").await.json();
+    let scale_resource = discovery["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "deployments/scale")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (
+            &scale_resource["group"],
+            &scale_resource["version"],
+            &scale_resource["kind"]
+        ),
+        (&json!("autoscaling"), &json!("v1"), &json!("Scale"))
+    );
+
+    // rollout restart patches the template: a new generation.
+    ok(run(&["rollout", "restart", "deployment", "web"]));
+    let d = raw.get(&format!("{DEPLOYMENTS}/web")).await.json();
+    assert_eq!(d["metadata"]["generation"], 3);
+    assert!(
+        d["spec"]["template"]["metadata"]["annotations"]["kubectl.kubernetes.io/restartedAt"]
+            .is_string()
+    );
+
+    // expose reads the selector and makes a Service of it.
+    ok(run(&[
+        "expose",
+        "deployment",
+        "web",
+        "--port=80",
+        "--target-port=8080",
+    ]));
+    let svc = raw
+        .get("/api/v1/namespaces/default/services/web")
+        .await
+        .json();
+    assert_eq!(svc["spec"]["selector"], json!({"app": "web"}));
+    assert_eq!(svc["spec"]["ports"][0]["targetPort"], 8080);
+
+    // The selector is immutable, the upstream 422 with its field.
+    let (success, _, err) = run(&[
+        "patch",
+        "deployment",
+        "web",
+        "-p",
+        r#"{"spec":{"selector":{"matchLabels":{"app":"other"}},"template":{"metadata":{"labels":{"app":"other"}}}}}"#,
+    ]);
+    assert!(!success);
+    assert!(
+        err.contains("spec.selector") && err.contains("field is immutable"),
+        "{err}"
+    );
+    // A template its selector does not match.
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            DEPLOYMENTS,
+            &json!({"metadata": {"name": "bad"}, "spec": {
+                "selector": {"matchLabels": {"app": "a"}},
+                "template": {"metadata": {"labels": {"app": "b"}},
+                             "spec": {"containers": [{"name": "c", "image": "i"}]}}}}),
+        )
+        .await;
+    assert_eq!(r.status, 422, "{:?}", r.body);
+    assert_eq!(
+        r.json()["details"]["causes"][0]["field"],
+        "spec.template.metadata.labels"
+    );
+    assert!(
+        r.message()
+            .contains("`selector` does not match template `labels`"),
+        "{}",
+        r.message()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manifest_of_every_workload_applies_and_deletions_cascade() {
+    let server = TestServer::start().await;
+    let kc = server.kubeconfig_path();
+    let manifest = kc.with_file_name("workloads.yaml");
+    let template = |app: &str| {
+        format!(
+            "    metadata:\n      labels:\n        app: {app}\n    spec:\n      containers:\n      - name: c\n        image: busybox\n"
+        )
+    };
+    let selector = |app: &str| format!("  selector:\n    matchLabels:\n      app: {app}\n");
+    let docs = [
+        format!("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n{}  template:\n{}", selector("d"), template("d")),
+        format!("apiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: r\nspec:\n{}  template:\n{}", selector("r"), template("r")),
+        format!("apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: s\nspec:\n  serviceName: s\n{}  template:\n{}", selector("s"), template("s")),
+        format!("apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: ds\nspec:\n{}  template:\n{}", selector("ds"), template("ds")),
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\nspec:\n  clusterIP: None\n  selector:\n    app: s\n  ports:\n  - port: 80\n".to_string(),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  k: v\n".to_string(),
+    ];
+    std::fs::write(&manifest, docs.join("---\n")).unwrap();
+    let path = manifest.to_str().unwrap();
+    let out = ok(kubectl(&kc, &["apply", "-f", path]));
+    for line in [
+        "deployment.apps/d created",
+        "replicaset.apps/r created",
+        "statefulset.apps/s created",
+        "daemonset.apps/ds created",
+        "service/s created",
+        "configmap/c created",
+    ] {
+        assert!(out.contains(line), "{out}");
+    }
+    // A second apply changes nothing: kubectl's three-way merge needs the merge keys of the
+    // OpenAPI schemas (containers by name, ports by port) to see that.
+    let out = ok(kubectl(&kc, &["apply", "-f", path]));
+    assert_eq!(out.matches(" unchanged").count(), 6, "{out}");
+    let all = ok(kubectl(&kc, &["get", "all"]));
+    for name in [
+        "deployment.apps/d",
+        "replicaset.apps/r",
+        "statefulset.apps/s",
+        "daemonset.apps/ds",
+    ] {
+        assert!(all.contains(name), "{all}");
+    }
+
+    // Deployment → ReplicaSet → Pod, by ownerReferences: deleting the Deployment takes both.
+    let raw = admin(&server);
+    let d = raw.get(&format!("{DEPLOYMENTS}/d")).await.json();
+    let owner = |kind: &str, name: &str, uid: &serde_json::Value| {
+        json!([{"apiVersion": "apps/v1", "kind": kind, "name": name, "uid": uid,
+                "controller": true, "blockOwnerDeletion": true}])
+    };
+    let rs = raw
+        .send_json(
+            http::Method::POST,
+            "/apis/apps/v1/namespaces/default/replicasets",
+            &json!({"metadata": {"name": "d-1", "labels": {"app": "d"},
+                                 "ownerReferences": owner("Deployment", "d", &d["metadata"]["uid"])},
+                    "spec": {"selector": {"matchLabels": {"app": "d"}},
+                             "template": {"metadata": {"labels": {"app": "d"}},
+                                          "spec": {"containers": [{"name": "c", "image": "i"}]}}}}),
+        )
+        .await;
+    assert_eq!(rs.status, 201, "{:?}", rs.body);
+    let rs = rs.json();
+    let pod = raw
+        .send_json(
+            http::Method::POST,
+            "/api/v1/namespaces/default/pods",
+            &json!({"metadata": {"name": "d-1-x", "labels": {"app": "d"},
+                                 "ownerReferences": owner("ReplicaSet", "d-1", &rs["metadata"]["uid"])},
+                    "spec": {"containers": [{"name": "c", "image": "i"}]}}),
+        )
+        .await;
+    assert_eq!(pod.status, 201, "{:?}", pod.body);
+    ok(kubectl(&kc, &["delete", "deployment", "d"]));
+    let mut gone = false;
+    for _ in 0..300 {
+        let rs = raw
+            .get("/apis/apps/v1/namespaces/default/replicasets/d-1")
+            .await;
+        let pod = raw.get("/api/v1/namespaces/default/pods/d-1-x").await;
+        if rs.status == 404 && pod.status == 404 {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(gone, "the ReplicaSet and its Pod outlived their Deployment");
+}
