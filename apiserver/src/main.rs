@@ -462,9 +462,9 @@ struct Options {
     #[arg(long, default_value = "", help_heading = "Cloud provider flags")]
     cloud_config: String,
 
-    /// APIs to enable or disable, comma-separated key=true|false (api/all, api/ga, api/beta,
-    /// api/alpha, or group/version; a bare key means true), checked. No effect yet: every
-    /// built-in API is served.
+    /// APIs to serve or not, comma-separated key=true|false: api/all, api/ga, api/beta,
+    /// api/alpha, group/version (v1 or api/v1 for the core group, which cannot be turned
+    /// off) or group/version/resource; a bare key means true; narrower keys win.
     #[arg(long, value_delimiter = ',', value_parser = parse_runtime_config, help_heading = "Api enablement flags")]
     runtime_config: Vec<(String, bool)>,
 
@@ -587,23 +587,11 @@ struct Options {
     version: Option<String>,
 }
 
+/// One `--runtime-config` entry: `key=bool`, a bare key meaning true (the keys are checked
+/// by `RuntimeConfig::parse`).
 fn parse_runtime_config(value: &str) -> Result<(String, bool), String> {
     let (key, enabled) = value.split_once('=').unwrap_or((value, "true"));
     let key = key.trim();
-    let valid_key = match key.split_once('/') {
-        Some(("api", level)) => matches!(level, "all" | "ga" | "beta" | "alpha" | "legacy" | "v1"),
-        Some((group, version)) => {
-            !version.is_empty()
-                && version.chars().all(|c| c.is_ascii_alphanumeric())
-                && (group.is_empty() || group.contains('.') || !group.contains('/'))
-        }
-        None => key == "api" || key.contains('.') || key == "v1",
-    };
-    if !valid_key {
-        return Err(format!(
-            "{key:?} is not api/all, api/ga, api/beta, api/alpha or group/version"
-        ));
-    }
     let enabled = capstan_serving::options::parse_go_bool(enabled.trim())
         .ok_or_else(|| format!("invalid value {enabled:?} for {key}: not a boolean"))?;
     Ok((key.to_string(), enabled))
@@ -755,7 +743,6 @@ const NO_EFFECT: &[&str] = &[
     "cloud_provider_gce_l7lb_src_cidrs",
     "azure_container_registry_config",
     "feature_gates",
-    "runtime_config",
     "show_hidden_metrics_for_version",
     "permit_address_sharing",
     "max_connection_bytes_per_sec",
@@ -835,6 +822,14 @@ fn main() -> ExitCode {
     }
     let (low, high) = options.service_node_port_range;
     config.service_network.node_ports = low..=high;
+    config.runtime_config =
+        match capstan_registry::runtime_config::RuntimeConfig::parse(&options.runtime_config) {
+            Ok(parsed) => parsed,
+            Err(err) => {
+                eprintln!("capstan-apiserver: {err}");
+                return ExitCode::FAILURE;
+            }
+        };
     config.master_service_namespace = options.master_service_namespace.clone();
     config.kubernetes_service_node_port = options.kubernetes_service_node_port;
     config.endpoint_reconciler = match options.endpoint_reconciler_type.as_str() {

@@ -157,7 +157,6 @@ fn help_lists_every_option_of_the_specification() {
     for name in [
         "kubelet-timeout",
         "cloud-provider",
-        "runtime-config",
         "feature-gates",
         "contention-profiling",
     ] {
@@ -228,6 +227,8 @@ fn each_malformed_value_fails_the_start_with_one_line_naming_the_option() {
         ("--feature-gates=APIListChunking=maybe", "--feature-gates"),
         ("--feature-gates=APIListChunking", "--feature-gates"),
         ("--runtime-config=api/all=sometimes", "--runtime-config"),
+        ("--runtime-config=apps/v-1=false", "--runtime-config"),
+        ("--runtime-config=api/v1=false", "--runtime-config"),
         (
             "--cloud-provider-gce-l7lb-src-cidrs=1.2.3.4",
             "--cloud-provider-gce-l7lb-src-cidrs",

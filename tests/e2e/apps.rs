@@ -239,3 +239,68 @@ async fn a_manifest_of_every_workload_applies_and_deletions_cascade() {
     }
     assert!(gone, "the ReplicaSet and its Pod outlived their Deployment");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runtime_config_turns_group_versions_and_resources_off() {
+    let pairs = |list: &[(&str, bool)]| {
+        let pairs: Vec<(String, bool)> = list.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        capstan_registry::runtime_config::RuntimeConfig::parse(&pairs).unwrap()
+    };
+    let config = pairs(&[
+        ("api/all", false),
+        ("apps/v1", true),
+        ("apps/v1/daemonsets", false),
+    ]);
+    let server = TestServer::start_with(move |c| c.runtime_config = config).await;
+    let raw = admin(&server);
+    let groups = raw.get("/apis").await.json();
+    let names: Vec<&str> = groups["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|g| g["name"].as_str())
+        .collect();
+    assert_eq!(names, ["apps"], "{groups}");
+    assert_eq!(
+        raw.get("/apis/storage.k8s.io/v1/storageclasses")
+            .await
+            .status,
+        404
+    );
+    assert_eq!(
+        raw.get("/apis/apps/v1/namespaces/default/daemonsets")
+            .await
+            .status,
+        404
+    );
+    assert_eq!(
+        raw.get("/apis/apps/v1/namespaces/default/deployments")
+            .await
+            .status,
+        200
+    );
+    // The core group stays, and the server still works without APF's group.
+    assert_eq!(
+        raw.get("/api/v1/namespaces/default/configmaps")
+            .await
+            .status,
+        200
+    );
+
+    // Naming a group version Capstan does not serve is refused at start.
+    let config = pairs(&[("batch/v2alpha1", true)]);
+    let dir = tempfile::tempdir().unwrap();
+    let refused = capstan_server::start({
+        let mut c = capstan_server::ServerConfig::new(dir.path());
+        c.runtime_config = config;
+        c.secure_port = 0;
+        c.bind_address = "127.0.0.1".parse().unwrap();
+        c
+    })
+    .await;
+    let err = refused
+        .err()
+        .expect("the server refused to start")
+        .to_string();
+    assert!(err.contains("batch/v2alpha1 is not served"), "{err}");
+}

@@ -167,8 +167,8 @@ async fn owners_of_kinds_not_served_and_live_owners_keep_their_dependents() {
         .await
         .unwrap();
     let unserved = OwnerReference {
-        api_version: "apps/v1".into(),
-        kind: "ReplicaSet".into(),
+        api_version: "widgets.example.com/v1".into(),
+        kind: "Widget".into(),
         name: "web-123".into(),
         uid: "00000000-0000-0000-0000-000000000001".into(),
         ..Default::default()

@@ -97,6 +97,7 @@ async fn typed_calls_in_both_representations() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn discovery_tells_which_resources_are_served() {
     use k8s_openapi::api::apps::v1::ReplicaSet;
+    use k8s_openapi::api::batch::v1::Job;
     use k8s_openapi::api::core::v1::{PodTemplate, Service};
     use k8s_openapi::api::storage::v1::StorageClass;
     let server = TestServer::start().await;
@@ -107,7 +108,8 @@ async fn discovery_tells_which_resources_are_served() {
     // Not served (yet): a kind missing from a served group version, and a group version
     // the server does not know.
     assert!(!c.serves::<PodTemplate>().await.unwrap());
-    assert!(!c.serves::<ReplicaSet>().await.unwrap());
+    assert!(c.serves::<ReplicaSet>().await.unwrap());
+    assert!(!c.serves::<Job>().await.unwrap());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -22,6 +22,9 @@ pub enum Error {
     /// An object could not be encoded.
     #[error("encoding: {0}")]
     Encode(#[source] serde_json::Error),
+    /// A `--runtime-config` key names nothing, or turns off the core group.
+    #[error("--runtime-config: {0}")]
+    RuntimeConfig(String),
     /// A stored object could not be decoded.
     #[error("decoding stored object {key:?}: {source}")]
     Decode {
@@ -72,6 +75,8 @@ impl From<Error> for ApiError {
                 Some(format!("a stored object could not be decoded: {source}"))
             }
             Error::Encode(_) => Some("an object could not be encoded".to_string()),
+            // A start-up error; no request sees it.
+            Error::RuntimeConfig(why) => Some(why.clone()),
         };
         match (err, public) {
             (Error::Api(api), _) => api,

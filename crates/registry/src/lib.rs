@@ -24,6 +24,7 @@ pub mod payload;
 pub mod rbac;
 mod registry;
 mod rest;
+pub mod runtime_config;
 pub mod services;
 pub mod stored;
 pub mod subresources;

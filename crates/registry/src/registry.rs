@@ -30,6 +30,9 @@ pub struct RegistryConfig {
     pub encryption: Option<capstan_encryption::EncryptionConfig>,
     /// Accept privileged containers (`--allow-privileged`; upstream's default is false).
     pub allow_privileged: bool,
+    /// Which group versions and resources are served (`--runtime-config`); the stores of
+    /// the others exist for the server's own use but are not served.
+    pub runtime_config: crate::runtime_config::RuntimeConfig,
 }
 
 impl Default for RegistryConfig {
@@ -43,6 +46,7 @@ impl Default for RegistryConfig {
             storage_media_type: crate::stored::StorageMediaType::default(),
             encryption: None,
             allow_privileged: false,
+            runtime_config: Default::default(),
         }
     }
 }
@@ -179,8 +183,12 @@ impl Registry {
         store
     }
 
-    /// Serves a resource with its own [`RestStorage`].
+    /// Serves a resource with its own [`RestStorage`] (unless `--runtime-config` turns it
+    /// off).
     pub fn add(&mut self, storage: Arc<dyn RestStorage>) {
+        if !self.config.runtime_config.serves(storage.descriptor()) {
+            return;
+        }
         self.lister.add(storage.clone());
         self.by_name
             .entry(storage.descriptor().resource.to_string())

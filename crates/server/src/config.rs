@@ -41,6 +41,8 @@ pub struct ServerConfig {
     /// The ranges of Service cluster IPs and node ports (`--service-cluster-ip-range`,
     /// `--service-node-port-range`).
     pub service_network: capstan_registry::services::ServiceNetwork,
+    /// Which group versions and resources are served (`--runtime-config`).
+    pub runtime_config: capstan_registry::runtime_config::RuntimeConfig,
     /// The namespace of the `kubernetes` Service (`--master-service-namespace`).
     pub master_service_namespace: String,
     /// Non-zero: the `kubernetes` Service is a NodePort one with this port
@@ -197,6 +199,7 @@ impl ServerConfig {
             metrics: Default::default(),
             advertise_address: None,
             service_network: Default::default(),
+            runtime_config: Default::default(),
             master_service_namespace: "default".into(),
             kubernetes_service_node_port: 0,
             endpoint_reconciler: Default::default(),

@@ -158,6 +158,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             storage_media_type: config.storage_media_type,
             encryption: config.encryption.clone(),
             allow_privileged: config.allow_privileged,
+            runtime_config: config.runtime_config.clone(),
         },
     );
     let rbac_index = Arc::new(RbacIndex::new());
@@ -394,6 +395,21 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     registry.add(Arc::new(LocalSubjectAccessReviewRest::new(authz.clone())));
     registry.add(Arc::new(SelfSubjectAccessReviewRest::new(authz.clone())));
     registry.add(Arc::new(SelfSubjectRulesReviewRest::new(authz.clone())));
+    for (group, version) in config.runtime_config.enabled_group_versions() {
+        if !registry
+            .descriptors()
+            .any(|d| d.group == group && d.version == version)
+        {
+            let gv = if group.is_empty() {
+                version
+            } else {
+                format!("{group}/{version}")
+            };
+            return Err(Error::Startup(format!(
+                "--runtime-config: {gv} is not served by Capstan"
+            )));
+        }
+    }
     let registry = Arc::new(registry);
     let (mut hooks, retrying) = start_post_start_hooks(&registry).await;
     compactors.extend(retrying);
@@ -452,18 +468,27 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     // API Priority and Fairness divides the two in-flight limits' seats between priority
     // levels; with no limits at all there is nothing to divide.
     let seats = config.max_requests_inflight + config.max_mutating_requests_inflight;
-    let flow_control = (config.enable_priority_and_fairness && seats > 0).then(|| {
-        let wait = if config.request_timeout.is_zero() {
-            Duration::from_secs(15)
-        } else {
-            (config.request_timeout / 4).max(Duration::from_secs(1))
-        };
-        capstan_flowcontrol::FlowControl::new(
-            u32::try_from(seats).unwrap_or(u32::MAX),
-            wait,
-            metrics.flowcontrol.clone(),
-        )
-    });
+    let flowcontrol_served = registry
+        .get("flowcontrol.apiserver.k8s.io", "v1", "flowschemas", "")
+        .is_some();
+    if config.enable_priority_and_fairness && !flowcontrol_served {
+        tracing::warn!(
+            "flowcontrol.apiserver.k8s.io/v1 is turned off (--runtime-config): API Priority and Fairness is off, the max-in-flight limits apply"
+        );
+    }
+    let flow_control = (config.enable_priority_and_fairness && seats > 0 && flowcontrol_served)
+        .then(|| {
+            let wait = if config.request_timeout.is_zero() {
+                Duration::from_secs(15)
+            } else {
+                (config.request_timeout / 4).max(Duration::from_secs(1))
+            };
+            capstan_flowcontrol::FlowControl::new(
+                u32::try_from(seats).unwrap_or(u32::MAX),
+                wait,
+                metrics.flowcontrol.clone(),
+            )
+        });
     if let Some(control) = &flow_control {
         let group = "flowcontrol.apiserver.k8s.io";
         let stores = capstan_controllers::flowcontrol::Stores {
