@@ -304,3 +304,101 @@ async fn runtime_config_turns_group_versions_and_resources_off() {
         .to_string();
     assert!(err.contains("batch/v2alpha1 is not served"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_creates_jobs_and_cron_jobs() {
+    let server = TestServer::start().await;
+    let kc = server.kubeconfig_path();
+    let run = |args: &[&str]| kubectl(&kc, args);
+    let raw = admin(&server);
+
+    ok(run(&[
+        "create",
+        "job",
+        "pi",
+        "--image=perl",
+        "--",
+        "perl",
+        "-e",
+        "print 1",
+    ]));
+    let job = raw
+        .get("/apis/batch/v1/namespaces/default/jobs/pi")
+        .await
+        .json();
+    let uid = job["metadata"]["uid"].as_str().unwrap();
+    assert_eq!(
+        job["spec"]["selector"]["matchLabels"]["batch.kubernetes.io/controller-uid"],
+        uid
+    );
+    assert_eq!(
+        job["spec"]["template"]["metadata"]["labels"]["job-name"],
+        "pi"
+    );
+    assert_eq!(job["spec"]["backoffLimit"], 6);
+    let table = ok(run(&["get", "jobs"]));
+    let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(
+        header,
+        ["NAME", "STATUS", "COMPLETIONS", "DURATION", "AGE"],
+        "{table}"
+    );
+    assert!(
+        table.contains("Running") && table.contains("0/1"),
+        "{table}"
+    );
+
+    ok(run(&[
+        "create",
+        "cronjob",
+        "hello",
+        "--image=busybox",
+        "--schedule=*/5 * * * *",
+    ]));
+    let table = ok(run(&["get", "cronjobs"]));
+    let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(
+        header,
+        [
+            "NAME", "SCHEDULE", "TIMEZONE", "SUSPEND", "ACTIVE", "LAST", "SCHEDULE", "AGE"
+        ],
+        "{table}"
+    );
+    assert!(
+        table.contains("*/5 * * * *") && table.contains("<none>"),
+        "{table}"
+    );
+    // A Job made from the CronJob's template, owned by it.
+    ok(run(&["create", "job", "manual", "--from=cronjob/hello"]));
+    let manual = raw
+        .get("/apis/batch/v1/namespaces/default/jobs/manual")
+        .await
+        .json();
+    assert_eq!(manual["metadata"]["ownerReferences"][0]["kind"], "CronJob");
+
+    let (success, _, err) = run(&[
+        "create",
+        "cronjob",
+        "bad",
+        "--image=busybox",
+        "--schedule=61 * * * *",
+    ]);
+    assert!(!success);
+    assert!(
+        err.contains("spec.schedule") && err.contains("above maximum"),
+        "{err}"
+    );
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            "/apis/batch/v1/namespaces/default/jobs",
+            &json!({"metadata": {"name": "always"}, "spec": {"template": {"spec": {
+                "restartPolicy": "Always", "containers": [{"name": "c", "image": "i"}]}}}}),
+        )
+        .await;
+    assert_eq!(r.status, 422, "{:?}", r.body);
+    assert_eq!(
+        r.json()["details"]["causes"][0]["field"],
+        "spec.template.spec.restartPolicy"
+    );
+}

@@ -5,6 +5,7 @@
 pub mod admission_policy;
 pub mod admissionregistration;
 pub mod apps;
+pub mod batch;
 pub mod certificates;
 pub mod coordination;
 pub mod core;
@@ -34,6 +35,7 @@ pub use apps::{
     ControllerRevisionStrategy, DaemonSetStrategy, DeploymentStrategy, ReplicaSetStrategy,
     StatefulSetStrategy,
 };
+pub use batch::{CronJobStrategy, JobStrategy};
 pub use certificates::CertificateSigningRequestStrategy;
 pub use coordination::LeaseStrategy;
 pub use core::{

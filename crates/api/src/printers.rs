@@ -28,6 +28,8 @@ pub fn for_kind(group: &str, kind: &str) -> Vec<Column> {
         ("networking.k8s.io", "IngressClass") => ingress_classes(),
         ("", "Service") => services(),
         ("apps", "Deployment") => deployments(),
+        ("batch", "Job") => jobs(),
+        ("batch", "CronJob") => cron_jobs(),
         ("apps", "ReplicaSet") => replica_sets(),
         ("apps", "StatefulSet") => stateful_sets(),
         ("apps", "DaemonSet") => daemon_sets(),
@@ -224,6 +226,115 @@ fn workload_wide(with_selector: bool) -> Vec<Column> {
         );
     }
     columns
+}
+
+/// Jobs: status, completions, duration.
+fn jobs() -> Vec<Column> {
+    fn condition(o: &Value, kind: &str) -> bool {
+        o.pointer("/status/conditions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .any(|c| c["type"] == kind && c["status"] == "True")
+    }
+    let mut columns = vec![
+        Column::name(),
+        Column::new("Status", "string", "The state of the job.", |o, _| {
+            let state = [
+                "Failed",
+                "Complete",
+                "Suspended",
+                "FailureTarget",
+                "SuccessCriteriaMet",
+            ]
+            .into_iter()
+            .find(|k| condition(o, k))
+            .unwrap_or("Running");
+            Value::String(state.into())
+        }),
+        Column::new(
+            "Completions",
+            "string",
+            "Succeeded pods of the completions.",
+            |o, _| {
+                let succeeded = o
+                    .pointer("/status/succeeded")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(0);
+                let text = match o.pointer("/spec/completions").and_then(Value::as_i64) {
+                    Some(c) => format!("{succeeded}/{c}"),
+                    None => {
+                        let parallelism = o
+                            .pointer("/spec/parallelism")
+                            .and_then(Value::as_i64)
+                            .unwrap_or(0);
+                        if parallelism > 1 {
+                            format!("{succeeded}/1 of {parallelism}")
+                        } else {
+                            format!("{succeeded}/1")
+                        }
+                    }
+                };
+                Value::String(text)
+            },
+        ),
+        Column::new("Duration", "string", "How long the job ran.", |o, now| {
+            let time = |p: &str| capstan_meta::columns::epoch_seconds(o.pointer(p));
+            match (time("/status/startTime"), time("/status/completionTime")) {
+                (Some(start), Some(end)) => {
+                    Value::String(capstan_meta::columns::human_duration(end - start))
+                }
+                (Some(start), None) => {
+                    Value::String(capstan_meta::columns::human_duration(now - start))
+                }
+                _ => Value::String(String::new()),
+            }
+        }),
+        Column::age(),
+    ];
+    columns.extend(workload_wide(true));
+    columns
+}
+
+/// CronJobs: schedule, time zone, suspension, active jobs, last schedule.
+fn cron_jobs() -> Vec<Column> {
+    vec![
+        Column::name(),
+        Column::new("Schedule", "string", "The cron schedule.", |o, _| {
+            text_or(o, "/spec/schedule", "")
+        }),
+        Column::new(
+            "Timezone",
+            "string",
+            "The time zone of the schedule.",
+            |o, _| or_none(o, "/spec/timeZone"),
+        ),
+        Column::new(
+            "Suspend",
+            "boolean",
+            "Whether new jobs are held back.",
+            |o, _| {
+                Value::Bool(
+                    o.pointer("/spec/suspend")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false),
+                )
+            },
+        ),
+        Column::new("Active", "integer", "Jobs running.", |o, _| {
+            count(o, "/status/active")
+        }),
+        Column::new(
+            "Last Schedule",
+            "string",
+            "When a job was last started.",
+            |o, now| match o.pointer("/status/lastScheduleTime") {
+                Some(t) => Value::String(since(Some(t), now)),
+                None => Value::String("<none>".into()),
+            },
+        ),
+        Column::age(),
+    ]
 }
 
 /// Deployments: ready, up-to-date and available replicas.

@@ -97,9 +97,9 @@ async fn typed_calls_in_both_representations() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn discovery_tells_which_resources_are_served() {
     use k8s_openapi::api::apps::v1::ReplicaSet;
-    use k8s_openapi::api::batch::v1::Job;
     use k8s_openapi::api::core::v1::{PodTemplate, Service};
     use k8s_openapi::api::storage::v1::StorageClass;
+    use k8s_openapi::api::storagemigration::v1alpha1::StorageVersionMigration;
     let server = TestServer::start().await;
     let c = client(&server, ContentType::Protobuf);
     assert!(c.serves::<ConfigMap>().await.unwrap());
@@ -109,7 +109,7 @@ async fn discovery_tells_which_resources_are_served() {
     // the server does not know.
     assert!(!c.serves::<PodTemplate>().await.unwrap());
     assert!(c.serves::<ReplicaSet>().await.unwrap());
-    assert!(!c.serves::<Job>().await.unwrap());
+    assert!(!c.serves::<StorageVersionMigration>().await.unwrap());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

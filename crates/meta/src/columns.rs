@@ -116,6 +116,14 @@ pub fn age(obj: &Value, now: i64) -> String {
     since(obj.pointer("/metadata/creationTimestamp"), now)
 }
 
+/// An RFC 3339 timestamp as seconds since the epoch.
+pub fn epoch_seconds(timestamp: Option<&Value>) -> Option<i64> {
+    timestamp
+        .and_then(Value::as_str)
+        .and_then(|s| s.parse::<jiff::Timestamp>().ok())
+        .map(|t| t.as_second())
+}
+
 /// The time from an RFC 3339 `timestamp` to `now`, as kubectl prints ages; `<unknown>` when
 /// absent or unreadable.
 pub fn since(timestamp: Option<&Value>, now: i64) -> String {

@@ -177,6 +177,8 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
     registry.add(Arc::new(ScaleRest::new(stateful_sets)));
     registry.register(capstan_api::DaemonSetStrategy { allow_privileged });
     registry.register(capstan_api::ControllerRevisionStrategy);
+    registry.register(capstan_api::JobStrategy { allow_privileged });
+    registry.register(capstan_api::CronJobStrategy { allow_privileged });
     registry.register(LeaseStrategy);
     registry.register(StorageClassStrategy);
     registry.register(CsiNodeStrategy);

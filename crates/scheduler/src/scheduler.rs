@@ -413,20 +413,13 @@ impl Scheduler {
         }
     }
 
-    /// Records the node on the preemptor (`status.nominatedNodeName`) and evicts the
-    /// victims, each with a `Preempted` event.
+    /// Evicts the victims, each with a `Preempted` event, then records the node on the
+    /// preemptor (`status.nominatedNodeName`), in upstream's order: a client that sees the
+    /// nomination sees the victims going.
     async fn carry_out(&self, pod: &Pod, c: &preemption::Candidate) {
         let ns = pod.metadata.namespace.as_deref();
         let name = pod.metadata.name.as_deref().unwrap_or("");
         tracing::info!(pod = name, node = %c.node, victims = c.victims.len(), "preempting");
-        let patch = serde_json::json!({"status": {"nominatedNodeName": c.node}});
-        if let Err(e) = self
-            .client
-            .patch_status::<Pod>(ns, name, PatchType::Merge, &patch)
-            .await
-        {
-            tracing::warn!(pod = name, error = %e, "recording the nominated node failed");
-        }
         for v in &c.victims {
             let (vns, vname) = v.key.split_once('/').unwrap_or(("", &v.key));
             let victim: Pod = match self.client.get(Some(vns), vname).await {
@@ -446,6 +439,14 @@ impl Scheduler {
                 Err(e) if e.code() == Some(404) => {}
                 Err(e) => tracing::warn!(victim = %v.key, error = %e, "evicting a victim failed"),
             }
+        }
+        let patch = serde_json::json!({"status": {"nominatedNodeName": c.node}});
+        if let Err(e) = self
+            .client
+            .patch_status::<Pod>(ns, name, PatchType::Merge, &patch)
+            .await
+        {
+            tracing::warn!(pod = name, error = %e, "recording the nominated node failed");
         }
     }
 
