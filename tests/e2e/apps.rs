@@ -402,3 +402,85 @@ async fn kubectl_creates_jobs_and_cron_jobs() {
         "spec.template.spec.restartPolicy"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replication_controllers_pod_templates_ingresses_and_network_policies() {
+    let server = TestServer::start().await;
+    let kc = server.kubeconfig_path();
+    let run = |args: &[&str]| kubectl(&kc, args);
+    let raw = admin(&server);
+    let manifest = kc.with_file_name("core.yaml");
+    std::fs::write(
+        &manifest,
+        "apiVersion: v1\nkind: ReplicationController\nmetadata:\n  name: nginx\nspec:\n  template:\n    metadata:\n      labels:\n        app: nginx\n    spec:\n      containers:\n      - name: c\n        image: nginx\n\
+---\napiVersion: v1\nkind: PodTemplate\nmetadata:\n  name: t\ntemplate:\n  metadata:\n    labels:\n      app: t\n  spec:\n    containers:\n    - name: c\n      image: busybox\n\
+---\napiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata:\n  name: nginx\n  annotations:\n    ingressclass.kubernetes.io/is-default-class: \"true\"\nspec:\n  controller: example.com/ingress\n\
+---\napiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  name: deny\nspec:\n  podSelector:\n    matchLabels:\n      app: nginx\n  egress:\n  - to:\n    - ipBlock:\n        cidr: 10.0.0.0/8\n",
+    )
+    .unwrap();
+    ok(run(&["apply", "-f", manifest.to_str().unwrap()]));
+    // The controller's selector and labels come from its template.
+    let rc = raw
+        .get("/api/v1/namespaces/default/replicationcontrollers/nginx")
+        .await
+        .json();
+    assert_eq!(rc["spec"]["selector"], json!({"app": "nginx"}));
+    assert_eq!(rc["metadata"]["labels"], json!({"app": "nginx"}));
+    ok(run(&["scale", "rc", "nginx", "--replicas=3"]));
+    let scale = raw
+        .get("/api/v1/namespaces/default/replicationcontrollers/nginx/scale")
+        .await
+        .json();
+    assert_eq!(
+        (
+            scale["spec"]["replicas"].clone(),
+            scale["status"]["selector"].clone()
+        ),
+        (json!(3), json!("app=nginx"))
+    );
+    let table = ok(run(&["get", "rc,podtemplates"]));
+    assert!(table.contains("replicationcontroller/nginx   3"), "{table}");
+    assert!(
+        table.contains("podtemplate/t") && table.contains("app=t"),
+        "{table}"
+    );
+
+    // kubectl's ingress, given the default class by the DefaultIngressClass plugin.
+    ok(run(&[
+        "create",
+        "ingress",
+        "web",
+        "--rule=foo.com/bar*=web:80",
+    ]));
+    let ing = raw
+        .get("/apis/networking.k8s.io/v1/namespaces/default/ingresses/web")
+        .await
+        .json();
+    assert_eq!(ing["spec"]["ingressClassName"], "nginx");
+    assert_eq!(
+        ing["spec"]["rules"][0]["http"]["paths"][0]["pathType"],
+        "Prefix"
+    );
+    let table = ok(run(&["get", "ingress"]));
+    let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(
+        header,
+        ["NAME", "CLASS", "HOSTS", "ADDRESS", "PORTS", "AGE"],
+        "{table}"
+    );
+    assert!(table.contains("foo.com"), "{table}");
+    let (success, _, err) = run(&["create", "ingress", "bad", "--rule=foo.com/x=web:0"]);
+    assert!(!success);
+    assert!(
+        err.contains("port name or number is required") || err.contains("spec.rules[0]"),
+        "{err}"
+    );
+
+    let np = raw
+        .get("/apis/networking.k8s.io/v1/namespaces/default/networkpolicies/deny")
+        .await
+        .json();
+    assert_eq!(np["spec"]["policyTypes"], json!(["Ingress", "Egress"]));
+    let table = ok(run(&["get", "netpol"]));
+    assert!(table.contains("app=nginx"), "{table}");
+}

@@ -21,6 +21,7 @@ pub mod policy;
 pub mod printers;
 pub mod quota;
 pub mod rbac;
+pub mod replication;
 pub mod scheduling;
 pub mod service;
 pub mod storage;
@@ -46,7 +47,7 @@ pub use core::{
 pub use endpoints::{EndpointSliceStrategy, EndpointsStrategy};
 pub use flowcontrol::{FlowSchemaStrategy, PriorityLevelConfigurationStrategy};
 pub use limits::LimitRangeStrategy;
-pub use networking::IngressClassStrategy;
+pub use networking::{IngressClassStrategy, IngressStrategy, NetworkPolicyStrategy};
 pub use node::RuntimeClassStrategy;
 pub use pod::PodStrategy;
 pub use policy::PodDisruptionBudgetStrategy;
@@ -54,6 +55,7 @@ pub use quota::ResourceQuotaStrategy;
 pub use rbac::{
     ClusterRoleBindingStrategy, ClusterRoleStrategy, RoleBindingStrategy, RoleStrategy,
 };
+pub use replication::{PodTemplateStrategy, ReplicationControllerStrategy};
 pub use scheduling::PriorityClassStrategy;
 pub use service::{IpAddressStrategy, ServiceCidrStrategy, ServiceStrategy};
 pub use storage::{CsiNodeStrategy, StorageClassStrategy};

@@ -26,8 +26,12 @@ pub fn for_kind(group: &str, kind: &str) -> Vec<Column> {
         ("flowcontrol.apiserver.k8s.io", "FlowSchema") => flow_schemas(),
         ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration") => priority_levels(),
         ("networking.k8s.io", "IngressClass") => ingress_classes(),
+        ("networking.k8s.io", "Ingress") => ingresses(),
+        ("networking.k8s.io", "NetworkPolicy") => network_policies(),
         ("", "Service") => services(),
         ("apps", "Deployment") => deployments(),
+        ("", "ReplicationController") => replication_controllers(),
+        ("", "PodTemplate") => pod_templates(),
         ("batch", "Job") => jobs(),
         ("batch", "CronJob") => cron_jobs(),
         ("apps", "ReplicaSet") => replica_sets(),
@@ -226,6 +230,125 @@ fn workload_wide(with_selector: bool) -> Vec<Column> {
         );
     }
     columns
+}
+
+/// `k=v` pairs of the map at `pointer`, joined; `<none>` when empty.
+fn pairs(o: &Value, pointer: &str) -> Value {
+    let pairs: Vec<String> = o
+        .pointer(pointer)
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
+        .collect();
+    none_if_empty(pairs.join(","))
+}
+
+/// ReplicationControllers: desired, current and ready replicas.
+fn replication_controllers() -> Vec<Column> {
+    let mut columns = replica_sets();
+    columns.retain(|c| c.name != "Selector");
+    columns.push(
+        Column::new(
+            "Selector",
+            "string",
+            "The pods the controller selects.",
+            |o, _| pairs(o, "/spec/selector"),
+        )
+        .wide(),
+    );
+    columns
+}
+
+/// PodTemplates: containers, images and the pods' labels.
+fn pod_templates() -> Vec<Column> {
+    fn containers(o: &Value, field: &str) -> Value {
+        let items: Vec<&str> = o
+            .pointer("/template/spec/containers")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c[field].as_str())
+            .collect();
+        Value::String(items.join(","))
+    }
+    vec![
+        Column::name(),
+        Column::new("Containers", "string", "The containers.", |o, _| {
+            containers(o, "name")
+        }),
+        Column::new("Images", "string", "The images.", |o, _| {
+            containers(o, "image")
+        }),
+        Column::new("Pod Labels", "string", "The labels of the pods.", |o, _| {
+            pairs(o, "/template/metadata/labels")
+        }),
+    ]
+}
+
+/// Ingresses: class, hosts, load balancer addresses, ports.
+fn ingresses() -> Vec<Column> {
+    vec![
+        Column::name(),
+        Column::new("Class", "string", "The ingress class.", |o, _| {
+            or_none(o, "/spec/ingressClassName")
+        }),
+        Column::new("Hosts", "string", "The hosts of the rules.", |o, _| {
+            let hosts: Vec<String> = o
+                .pointer("/spec/rules")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .map(|r| r["host"].as_str().unwrap_or("*").to_string())
+                .collect();
+            first_three(hosts, "*")
+        }),
+        Column::new(
+            "Address",
+            "string",
+            "The load balancer's addresses.",
+            |o, _| {
+                let addresses: Vec<String> = o
+                    .pointer("/status/loadBalancer/ingress")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|i| {
+                        i["ip"]
+                            .as_str()
+                            .or(i["hostname"].as_str())
+                            .map(String::from)
+                    })
+                    .collect();
+                Value::String(addresses.join(","))
+            },
+        ),
+        Column::new("Ports", "string", "80, and 443 with TLS.", |o, _| {
+            let tls = o
+                .pointer("/spec/tls")
+                .and_then(Value::as_array)
+                .is_some_and(|t| !t.is_empty());
+            Value::String(if tls { "80, 443" } else { "80" }.into())
+        }),
+        Column::age(),
+    ]
+}
+
+/// NetworkPolicies: the pods they select.
+fn network_policies() -> Vec<Column> {
+    vec![
+        Column::name(),
+        Column::new(
+            "Pod-Selector",
+            "string",
+            "The pods the policy applies to.",
+            |o, _| match serde_json::from_value(o["spec"]["podSelector"].clone()) {
+                Ok(s) => none_if_empty(crate::apps::selector_text(&s)),
+                Err(_) => Value::String("<none>".into()),
+            },
+        ),
+        Column::age(),
+    ]
 }
 
 /// Jobs: status, completions, duration.

@@ -119,6 +119,8 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
     registry.register(PriorityClassStrategy);
     registry.register(capstan_api::RuntimeClassStrategy);
     registry.register(capstan_api::IngressClassStrategy);
+    registry.register(capstan_api::IngressStrategy);
+    registry.register(capstan_api::NetworkPolicyStrategy);
     let mutating_webhooks = registry.register(capstan_api::MutatingWebhookConfigurationStrategy);
     let validating_webhooks =
         registry.register(capstan_api::ValidatingWebhookConfigurationStrategy);
@@ -178,6 +180,10 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
     registry.register(capstan_api::DaemonSetStrategy { allow_privileged });
     registry.register(capstan_api::ControllerRevisionStrategy);
     registry.register(capstan_api::JobStrategy { allow_privileged });
+    registry.register(capstan_api::PodTemplateStrategy { allow_privileged });
+    let controllers =
+        registry.register(capstan_api::ReplicationControllerStrategy { allow_privileged });
+    registry.add(Arc::new(ScaleRest::new(controllers)));
     registry.register(capstan_api::CronJobStrategy { allow_privileged });
     registry.register(LeaseStrategy);
     registry.register(StorageClassStrategy);
