@@ -484,3 +484,52 @@ async fn replication_controllers_pod_templates_ingresses_and_network_policies() 
     let table = ok(run(&["get", "netpol"]));
     assert!(table.contains("app=nginx"), "{table}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn csi_drivers_volume_attachments_and_storage_capacities() {
+    let server = TestServer::start().await;
+    let raw = admin(&server);
+    let post = |path: &'static str, body: serde_json::Value| {
+        let raw = raw.clone();
+        async move { raw.send_json(http::Method::POST, path, &body).await }
+    };
+    let r = post(
+        "/apis/storage.k8s.io/v1/csidrivers",
+        json!({"metadata": {"name": "ebs.csi.aws.com"}, "spec": {}}),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    assert_eq!(r.json()["spec"]["fsGroupPolicy"], "ReadWriteOnceWithFSType");
+    let attachments = "/apis/storage.k8s.io/v1/volumeattachments";
+    let r = post(
+        attachments,
+        json!({"metadata": {"name": "a"}, "spec": {"attacher": "ebs.csi.aws.com", "nodeName": "n1",
+               "source": {"persistentVolumeName": "pv1"}}}),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let r = raw
+        .request(
+            http::Method::PATCH,
+            &format!("{attachments}/a"),
+            &[("content-type", "application/merge-patch+json")],
+            br#"{"spec":{"nodeName":"n2"}}"#.to_vec(),
+        )
+        .await;
+    assert_eq!(r.status, 422, "{:?}", r.body);
+    assert_eq!(r.json()["details"]["causes"][0]["field"], "spec");
+    let r = post(
+        "/apis/storage.k8s.io/v1/namespaces/default/csistoragecapacities",
+        json!({"metadata": {"name": "c"}, "storageClassName": "fast", "capacity": "-1Gi"}),
+    )
+    .await;
+    assert_eq!(r.status, 422, "{:?}", r.body);
+    let table = ok(kubectl(
+        &server.kubeconfig_path(),
+        &["get", "volumeattachments,csidrivers"],
+    ));
+    assert!(
+        table.contains("ebs.csi.aws.com   pv1   n1") || table.contains("pv1"),
+        "{table}"
+    );
+}

@@ -505,7 +505,8 @@ async fn priority_and_fairness_classifies_queues_and_takes_new_flow_schemas() {
     // refused, carol's is served.
     let held = bob.unfinished_request("POST", CM, 100, b"{").await;
     let mut refused = None;
-    for _ in 0..200 {
+    // Until the held request has reached its seat (up to 10 s on a loaded machine).
+    for _ in 0..2000 {
         let r = bob.get(CM).await;
         if r.status == 429 {
             refused = Some(r);

@@ -58,4 +58,7 @@ pub use rbac::{
 pub use replication::{PodTemplateStrategy, ReplicationControllerStrategy};
 pub use scheduling::PriorityClassStrategy;
 pub use service::{IpAddressStrategy, ServiceCidrStrategy, ServiceStrategy};
-pub use storage::{CsiNodeStrategy, StorageClassStrategy};
+pub use storage::{
+    CsiDriverStrategy, CsiNodeStrategy, CsiStorageCapacityStrategy, StorageClassStrategy,
+    VolumeAttachmentStrategy,
+};

@@ -53,6 +53,9 @@ pub fn for_kind(group: &str, kind: &str) -> Vec<Column> {
         }
         ("storage.k8s.io", "StorageClass") => storage_classes(),
         ("storage.k8s.io", "CSINode") => csi_nodes(),
+        ("storage.k8s.io", "CSIDriver") => csi_drivers(),
+        ("storage.k8s.io", "VolumeAttachment") => volume_attachments(),
+        ("storage.k8s.io", "CSIStorageCapacity") => csi_storage_capacities(),
         ("rbac.authorization.k8s.io", "RoleBinding" | "ClusterRoleBinding") => role_bindings(),
         _ => Vec::new(),
     }
@@ -347,6 +350,107 @@ fn network_policies() -> Vec<Column> {
                 Err(_) => Value::String("<none>".into()),
             },
         ),
+        Column::age(),
+    ]
+}
+
+/// CSIDrivers: what the driver asks of Kubernetes.
+fn csi_drivers() -> Vec<Column> {
+    fn flag(o: &Value, pointer: &str) -> Value {
+        Value::Bool(o.pointer(pointer).and_then(Value::as_bool).unwrap_or(false))
+    }
+    vec![
+        Column::name(),
+        Column::new(
+            "AttachRequired",
+            "boolean",
+            "Whether volumes are attached.",
+            |o, _| flag(o, "/spec/attachRequired"),
+        ),
+        Column::new(
+            "PodInfoOnMount",
+            "boolean",
+            "Whether mounts get pod information.",
+            |o, _| flag(o, "/spec/podInfoOnMount"),
+        ),
+        Column::new(
+            "StorageCapacity",
+            "boolean",
+            "Whether capacity is reported.",
+            |o, _| flag(o, "/spec/storageCapacity"),
+        ),
+        Column::new(
+            "TokenRequests",
+            "string",
+            "Audiences of tokens passed.",
+            |o, _| {
+                let audiences: Vec<String> = o
+                    .pointer("/spec/tokenRequests")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|t| t["audience"].as_str().map(String::from))
+                    .collect();
+                none_if_empty(audiences.join(","))
+            },
+        ),
+        Column::new(
+            "RequiresRepublish",
+            "boolean",
+            "Whether mounts are refreshed.",
+            |o, _| flag(o, "/spec/requiresRepublish"),
+        ),
+        Column::new("Modes", "string", "Volume lifecycle modes.", |o, _| {
+            let modes: Vec<String> = o
+                .pointer("/spec/volumeLifecycleModes")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|m| m.as_str().map(String::from))
+                .collect();
+            none_if_empty(modes.join(","))
+        }),
+        Column::age(),
+    ]
+}
+
+/// VolumeAttachments: attacher, volume, node, whether attached.
+fn volume_attachments() -> Vec<Column> {
+    vec![
+        Column::name(),
+        Column::new("Attacher", "string", "The attaching driver.", |o, _| {
+            text_or(o, "/spec/attacher", "")
+        }),
+        Column::new("PV", "string", "The volume.", |o, _| {
+            text_or(o, "/spec/source/persistentVolumeName", "")
+        }),
+        Column::new("Node", "string", "The node.", |o, _| {
+            text_or(o, "/spec/nodeName", "")
+        }),
+        Column::new("Attached", "boolean", "Whether it is attached.", |o, _| {
+            Value::Bool(
+                o.pointer("/status/attached")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+            )
+        }),
+        Column::age(),
+    ]
+}
+
+/// CSIStorageCapacities: storage class and capacity.
+fn csi_storage_capacities() -> Vec<Column> {
+    vec![
+        Column::name(),
+        Column::new(
+            "StorageClassName",
+            "string",
+            "The storage class.",
+            |o, _| text_or(o, "/storageClassName", ""),
+        ),
+        Column::new("Capacity", "string", "The capacity.", |o, _| {
+            text_or(o, "/capacity", "")
+        }),
         Column::age(),
     ]
 }

@@ -1,4 +1,5 @@
-//! `storage.k8s.io/v1`: StorageClass.
+//! `storage.k8s.io/v1`: StorageClass, CSINode, CSIDriver, VolumeAttachment,
+//! CSIStorageCapacity.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -7,6 +8,8 @@ use capstan_meta::validation;
 use capstan_meta::{FieldError, FieldErrors, ResourceDescriptor, Strategy};
 use k8s_openapi::api::core::v1::TopologySelectorTerm;
 use k8s_openapi::api::storage::v1::StorageClass;
+
+use crate::describe::Names;
 
 /// Reclaim policies a StorageClass may name.
 pub const RECLAIM_POLICIES: &[&str] = &["Delete", "Retain"];
@@ -299,5 +302,291 @@ impl Strategy for CsiNodeStrategy {
 
     fn validate_update(&self, new: &Self::Object, _old: &Self::Object) -> FieldErrors {
         self.validate(new)
+    }
+}
+
+/// The strategy of CSIDriver: upstream's defaults, known policies and modes, and the fields
+/// fixed at create.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct CsiDriverStrategy;
+
+impl Strategy for CsiDriverStrategy {
+    type Object = k8s_openapi::api::storage::v1::CSIDriver;
+
+    fn descriptor(&self) -> ResourceDescriptor {
+        Names {
+            group: "storage.k8s.io",
+            kind: "CSIDriver",
+            resource: "csidrivers",
+            short_names: &[],
+            namespaced: false,
+        }
+        .v1()
+    }
+
+    fn default(&self, d: &mut Self::Object) {
+        let spec = &mut d.spec;
+        spec.attach_required.get_or_insert(true);
+        spec.pod_info_on_mount.get_or_insert(false);
+        spec.storage_capacity.get_or_insert(false);
+        spec.requires_republish.get_or_insert(false);
+        spec.se_linux_mount.get_or_insert(false);
+        spec.fs_group_policy
+            .get_or_insert_with(|| "ReadWriteOnceWithFSType".into());
+        spec.volume_lifecycle_modes
+            .get_or_insert_with(|| vec!["Persistent".into()]);
+    }
+
+    fn name_rule(&self) -> fn(&str) -> Vec<String> {
+        |name| {
+            let mut why = validation::dns1123_subdomain(name);
+            if name.len() > 63 {
+                why.push("must be no more than 63 characters".into());
+            }
+            why
+        }
+    }
+
+    fn validate(&self, d: &Self::Object) -> FieldErrors {
+        let mut errs = Vec::new();
+        let spec = &d.spec;
+        if let Some(p) = spec.fs_group_policy.as_deref()
+            && !matches!(p, "ReadWriteOnceWithFSType" | "File" | "None")
+        {
+            errs.push(FieldError::not_supported(
+                "spec.fsGroupPolicy",
+                p,
+                &["File", "None", "ReadWriteOnceWithFSType"],
+            ));
+        }
+        for (i, mode) in spec.volume_lifecycle_modes.iter().flatten().enumerate() {
+            if !matches!(mode.as_str(), "Persistent" | "Ephemeral") {
+                errs.push(FieldError::not_supported(
+                    format!("spec.volumeLifecycleModes[{i}]"),
+                    mode,
+                    &["Ephemeral", "Persistent"],
+                ));
+            }
+        }
+        let mut audiences = Vec::new();
+        for (i, t) in spec.token_requests.iter().flatten().enumerate() {
+            if audiences.contains(&t.audience) {
+                errs.push(FieldError::duplicate(
+                    format!("spec.tokenRequests[{i}].audience"),
+                    &t.audience,
+                ));
+            }
+            audiences.push(t.audience.clone());
+            if let Some(s) = t.expiration_seconds
+                && s < 600
+            {
+                errs.push(FieldError::invalid(
+                    format!("spec.tokenRequests[{i}].expirationSeconds"),
+                    &s.to_string(),
+                    "may not specify a duration less than 10 minutes",
+                ));
+            }
+        }
+        errs
+    }
+
+    fn validate_update(&self, new: &Self::Object, old: &Self::Object) -> FieldErrors {
+        let mut errs = self.validate(new);
+        if new.spec.attach_required != old.spec.attach_required {
+            errs.push(FieldError::invalid(
+                "spec.attachRequired",
+                "",
+                "field is immutable",
+            ));
+        }
+        if new.spec.volume_lifecycle_modes != old.spec.volume_lifecycle_modes {
+            errs.push(FieldError::invalid(
+                "spec.volumeLifecycleModes",
+                "",
+                "field is immutable",
+            ));
+        }
+        errs
+    }
+}
+
+/// The strategy of VolumeAttachment: an attacher, a node and one source; the spec fixed.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct VolumeAttachmentStrategy;
+
+impl Strategy for VolumeAttachmentStrategy {
+    type Object = k8s_openapi::api::storage::v1::VolumeAttachment;
+
+    fn descriptor(&self) -> ResourceDescriptor {
+        Names {
+            group: "storage.k8s.io",
+            kind: "VolumeAttachment",
+            resource: "volumeattachments",
+            short_names: &[],
+            namespaced: false,
+        }
+        .v1()
+    }
+
+    fn prepare_for_create(&self, va: &mut Self::Object) {
+        va.status = None;
+    }
+
+    fn validate(&self, va: &Self::Object) -> FieldErrors {
+        let mut errs = Vec::new();
+        let spec = &va.spec;
+        if spec.attacher.is_empty() {
+            errs.push(FieldError::required("spec.attacher", ""));
+        } else {
+            for why in validation::dns1123_subdomain(&spec.attacher) {
+                errs.push(FieldError::invalid("spec.attacher", &spec.attacher, why));
+            }
+        }
+        if spec.node_name.is_empty() {
+            errs.push(FieldError::required("spec.nodeName", ""));
+        } else {
+            for why in validation::dns1123_subdomain(&spec.node_name) {
+                errs.push(FieldError::invalid("spec.nodeName", &spec.node_name, why));
+            }
+        }
+        let source = &spec.source;
+        match (
+            source
+                .persistent_volume_name
+                .as_deref()
+                .filter(|n| !n.is_empty()),
+            &source.inline_volume_spec,
+        ) {
+            (Some(_), Some(_)) => errs.push(FieldError::forbidden(
+                "spec.source",
+                "must specify exactly one of inlineVolumeSpec and persistentVolumeName",
+            )),
+            (None, None) => errs.push(FieldError::required(
+                "spec.source",
+                "must specify exactly one of inlineVolumeSpec and persistentVolumeName",
+            )),
+            _ => {}
+        }
+        errs
+    }
+
+    fn validate_update(&self, new: &Self::Object, old: &Self::Object) -> FieldErrors {
+        let mut errs = self.validate(new);
+        if new.spec != old.spec {
+            errs.push(FieldError::invalid("spec", "", "field is immutable"));
+        }
+        errs
+    }
+
+    fn has_status(&self) -> bool {
+        true
+    }
+
+    fn copy_status(&self, to: &mut Self::Object, from: &Self::Object) {
+        to.status = from.status.clone();
+    }
+}
+
+/// The strategy of CSIStorageCapacity: a storage class and non-negative sizes.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct CsiStorageCapacityStrategy;
+
+impl Strategy for CsiStorageCapacityStrategy {
+    type Object = k8s_openapi::api::storage::v1::CSIStorageCapacity;
+
+    fn descriptor(&self) -> ResourceDescriptor {
+        Names {
+            group: "storage.k8s.io",
+            kind: "CSIStorageCapacity",
+            resource: "csistoragecapacities",
+            short_names: &[],
+            namespaced: true,
+        }
+        .v1()
+    }
+
+    fn validate(&self, c: &Self::Object) -> FieldErrors {
+        let mut errs = Vec::new();
+        if c.storage_class_name.is_empty() {
+            errs.push(FieldError::required("storageClassName", ""));
+        } else {
+            for why in validation::dns1123_subdomain(&c.storage_class_name) {
+                errs.push(FieldError::invalid(
+                    "storageClassName",
+                    &c.storage_class_name,
+                    why,
+                ));
+            }
+        }
+        crate::admissionregistration::validate_selector(
+            &mut errs,
+            "nodeTopology",
+            c.node_topology.as_ref(),
+        );
+        for (field, q) in [
+            ("capacity", &c.capacity),
+            ("maximumVolumeSize", &c.maximum_volume_size),
+        ] {
+            if let Some(q) = q
+                && capstan_meta::quantity::parse(&q.0).is_none_or(|m| m.0 < 0)
+            {
+                errs.push(FieldError::invalid(
+                    field,
+                    &q.0,
+                    "must be greater than or equal to 0",
+                ));
+            }
+        }
+        errs
+    }
+
+    fn validate_update(&self, new: &Self::Object, old: &Self::Object) -> FieldErrors {
+        let mut errs = self.validate(new);
+        if new.storage_class_name != old.storage_class_name {
+            errs.push(FieldError::invalid(
+                "storageClassName",
+                &new.storage_class_name,
+                "field is immutable",
+            ));
+        }
+        if new.node_topology != old.node_topology {
+            errs.push(FieldError::invalid(
+                "nodeTopology",
+                "",
+                "field is immutable",
+            ));
+        }
+        errs
+    }
+}
+
+#[cfg(test)]
+mod csi_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn csi_drivers_default_and_attachments_name_one_source() {
+        let mut d: k8s_openapi::api::storage::v1::CSIDriver =
+            serde_json::from_value(json!({"metadata": {"name": "ebs.csi.aws.com"}, "spec": {}}))
+                .unwrap();
+        CsiDriverStrategy.default(&mut d);
+        assert_eq!(d.spec.attach_required, Some(true));
+        assert_eq!(
+            d.spec.volume_lifecycle_modes.as_deref(),
+            Some(&["Persistent".to_string()][..])
+        );
+        assert!(CsiDriverStrategy.validate(&d).is_empty());
+        let va: k8s_openapi::api::storage::v1::VolumeAttachment = serde_json::from_value(json!({
+            "metadata": {"name": "a"},
+            "spec": {"attacher": "ebs.csi.aws.com", "nodeName": "n1", "source": {}},
+        }))
+        .unwrap();
+        let fields: Vec<String> = VolumeAttachmentStrategy
+            .validate(&va)
+            .into_iter()
+            .map(|e| e.field)
+            .collect();
+        assert_eq!(fields, ["spec.source"]);
     }
 }

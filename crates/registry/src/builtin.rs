@@ -188,6 +188,9 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
     registry.register(LeaseStrategy);
     registry.register(StorageClassStrategy);
     registry.register(CsiNodeStrategy);
+    registry.register(capstan_api::CsiDriverStrategy);
+    registry.register(capstan_api::VolumeAttachmentStrategy);
+    registry.register(capstan_api::CsiStorageCapacityStrategy);
     registry.register(PodDisruptionBudgetStrategy);
     let csrs = registry.register_with(capstan_api::CertificateSigningRequestStrategy, |s| {
         s.with_create_hook(Arc::new(crate::hooks::CsrRequester))
