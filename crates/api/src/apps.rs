@@ -168,6 +168,25 @@ fn int_or_percent(errs: &mut FieldErrors, field: &str, value: Option<&IntOrStrin
     }
 }
 
+/// A rolling update's `maxUnavailable` and `maxSurge` at `path`: each a count or a
+/// percentage, not both 0.
+fn validate_rolling(
+    errs: &mut FieldErrors,
+    path: &str,
+    unavailable: Option<&IntOrString>,
+    surge: Option<&IntOrString>,
+) {
+    let unavailable_zero = int_or_percent(errs, &format!("{path}.maxUnavailable"), unavailable);
+    let surge_zero = int_or_percent(errs, &format!("{path}.maxSurge"), surge);
+    if unavailable_zero && surge_zero {
+        errs.push(FieldError::invalid(
+            format!("{path}.maxUnavailable"),
+            "0",
+            "may not be 0 when `maxSurge` is 0",
+        ));
+    }
+}
+
 /// The selector may not change (apps/v1).
 fn selector_unchanged(
     errs: &mut FieldErrors,
@@ -260,24 +279,12 @@ impl Strategy for DeploymentStrategy {
                 )),
             }
             if let Some(rolling) = &strategy.rolling_update {
-                let path = "spec.strategy.rollingUpdate";
-                let unavailable_zero = int_or_percent(
+                validate_rolling(
                     &mut errs,
-                    &format!("{path}.maxUnavailable"),
+                    "spec.strategy.rollingUpdate",
                     rolling.max_unavailable.as_ref(),
-                );
-                let surge_zero = int_or_percent(
-                    &mut errs,
-                    &format!("{path}.maxSurge"),
                     rolling.max_surge.as_ref(),
                 );
-                if unavailable_zero && surge_zero {
-                    errs.push(FieldError::invalid(
-                        format!("{path}.maxUnavailable"),
-                        "0",
-                        "may not be 0 when `maxSurge` is 0",
-                    ));
-                }
             }
         }
         non_negative(
@@ -318,7 +325,7 @@ impl Strategy for DeploymentStrategy {
 }
 
 /// Bumps `metadata.generation` when the spec changed (upstream's rule for workloads).
-fn bump_generation(
+pub(crate) fn bump_generation(
     new: &mut capstan_meta::v1::ObjectMeta,
     old: &capstan_meta::v1::ObjectMeta,
     changed: bool,
@@ -599,24 +606,12 @@ impl Strategy for DaemonSetStrategy {
                 )),
             }
             if let Some(rolling) = &update.rolling_update {
-                let path = "spec.updateStrategy.rollingUpdate";
-                let unavailable_zero = int_or_percent(
+                validate_rolling(
                     &mut errs,
-                    &format!("{path}.maxUnavailable"),
+                    "spec.updateStrategy.rollingUpdate",
                     rolling.max_unavailable.as_ref(),
-                );
-                let surge_zero = int_or_percent(
-                    &mut errs,
-                    &format!("{path}.maxSurge"),
                     rolling.max_surge.as_ref(),
                 );
-                if unavailable_zero && surge_zero {
-                    errs.push(FieldError::invalid(
-                        format!("{path}.maxUnavailable"),
-                        "0",
-                        "may not be 0 when `maxSurge` is 0",
-                    ));
-                }
             }
         }
         non_negative(

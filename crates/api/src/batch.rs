@@ -194,12 +194,7 @@ impl Strategy for JobStrategy {
     }
 
     fn prepare_for_update(&self, new: &mut Job, old: &Job) {
-        let before = old.metadata.generation.unwrap_or(1);
-        new.metadata.generation = Some(if new.spec != old.spec {
-            before + 1
-        } else {
-            before
-        });
+        crate::apps::bump_generation(&mut new.metadata, &old.metadata, new.spec != old.spec);
     }
 
     fn validate(&self, job: &Job) -> FieldErrors {
@@ -411,12 +406,7 @@ impl Strategy for CronJobStrategy {
     }
 
     fn prepare_for_update(&self, new: &mut CronJob, old: &CronJob) {
-        let before = old.metadata.generation.unwrap_or(1);
-        new.metadata.generation = Some(if new.spec != old.spec {
-            before + 1
-        } else {
-            before
-        });
+        crate::apps::bump_generation(&mut new.metadata, &old.metadata, new.spec != old.spec);
     }
 
     fn name_rule(&self) -> fn(&str) -> Vec<String> {

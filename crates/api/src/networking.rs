@@ -194,12 +194,7 @@ impl Strategy for IngressStrategy {
     }
 
     fn prepare_for_update(&self, new: &mut Self::Object, old: &Self::Object) {
-        let before = old.metadata.generation.unwrap_or(1);
-        new.metadata.generation = Some(if new.spec != old.spec {
-            before + 1
-        } else {
-            before
-        });
+        crate::apps::bump_generation(&mut new.metadata, &old.metadata, new.spec != old.spec);
     }
 
     fn validate(&self, ing: &Self::Object) -> FieldErrors {
@@ -339,12 +334,7 @@ impl Strategy for NetworkPolicyStrategy {
     }
 
     fn prepare_for_update(&self, new: &mut Self::Object, old: &Self::Object) {
-        let before = old.metadata.generation.unwrap_or(1);
-        new.metadata.generation = Some(if new.spec != old.spec {
-            before + 1
-        } else {
-            before
-        });
+        crate::apps::bump_generation(&mut new.metadata, &old.metadata, new.spec != old.spec);
     }
 
     fn validate(&self, np: &Self::Object) -> FieldErrors {

@@ -95,12 +95,7 @@ impl Strategy for ReplicationControllerStrategy {
     }
 
     fn prepare_for_update(&self, new: &mut ReplicationController, old: &ReplicationController) {
-        let before = old.metadata.generation.unwrap_or(1);
-        new.metadata.generation = Some(if new.spec != old.spec {
-            before + 1
-        } else {
-            before
-        });
+        crate::apps::bump_generation(&mut new.metadata, &old.metadata, new.spec != old.spec);
     }
 
     fn validate(&self, rc: &ReplicationController) -> FieldErrors {
