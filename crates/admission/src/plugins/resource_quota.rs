@@ -343,7 +343,9 @@ impl Plugin for ResourceQuota {
             object: a.object.clone().unwrap_or_default(),
             update: a.operation == Operation::Update,
         };
-        a.feedback.hold(self.in_flight.begin(&a.namespace, charge));
+        // Held by the request only once every quota is charged: a charge refused on a retry
+        // leaves nothing in flight for a recount to count.
+        let guard = self.in_flight.begin(&a.namespace, charge);
         for mut charged in charges {
             let name = charged["metadata"]["name"]
                 .as_str()
@@ -372,6 +374,7 @@ impl Plugin for ResourceQuota {
                 }
             }
         }
+        a.feedback.hold(guard);
         Ok(())
     }
 }
@@ -450,6 +453,67 @@ mod tests {
         drop(feedback);
         assert!(names("ns").is_empty());
         assert!(in_flight.charges.lock().unwrap().is_empty());
+    }
+
+    /// Quotas as stored: the first read shows room, every later one a full quota, and every
+    /// write loses its race.
+    struct Contended {
+        reads: Mutex<u32>,
+    }
+
+    #[async_trait]
+    impl Lister for Contended {
+        async fn get(
+            &self,
+            _: &GroupResource,
+            _: &str,
+            _: &str,
+        ) -> Result<Option<Value>, ApiError> {
+            Ok(None)
+        }
+        async fn list(&self, _: &GroupResource, _: &str) -> Result<Vec<Value>, ApiError> {
+            Ok(vec![quota(json!({"pods": "2"}), json!({"pods": "1"}))])
+        }
+    }
+
+    #[async_trait]
+    impl StatusWriter for Contended {
+        async fn read(
+            &self,
+            _: &GroupResource,
+            _: &str,
+            _: &str,
+        ) -> Result<Option<Value>, ApiError> {
+            *self.reads.lock().unwrap() += 1;
+            Ok(Some(quota(json!({"pods": "2"}), json!({"pods": "2"}))))
+        }
+        async fn write_status(
+            &self,
+            _: &GroupResource,
+            _: &str,
+            _: &Value,
+        ) -> Result<(), ApiError> {
+            Err(ApiError::new(Reason::Conflict, "modified"))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_charge_refused_on_retry_leaves_nothing_in_flight() {
+        let store = Arc::new(Contended {
+            reads: Mutex::new(0),
+        });
+        let namespaces = Arc::new(NamespaceSet::default());
+        namespaces.insert("ns");
+        let in_flight = Arc::new(ChargesInFlight::default());
+        let plugin =
+            ResourceQuota::new(store.clone(), store.clone(), namespaces, in_flight.clone());
+        let a = pod_create(Some("100m"));
+        let err = plugin.validate(&a).await.unwrap_err();
+        assert_eq!(err.code(), 403, "{}", err.message);
+        assert_eq!(*store.reads.lock().unwrap(), 1);
+        // The request is still alive (its feedback with it), but nothing of it is in flight.
+        assert!(in_flight.in_namespace("ns").is_empty());
+        drop(a);
     }
 
     #[test]
