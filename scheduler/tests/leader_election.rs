@@ -197,7 +197,16 @@ async fn the_migration_lock_keeps_a_config_map_and_a_lease_in_step() {
     // Go's metav1.Time: whole seconds.
     let renew = record["renewTime"].as_str().unwrap();
     assert!(renew.ends_with('Z') && !renew.contains('.'), "{renew}");
-    assert_eq!(holder(&client).await.as_deref(), Some(holder_id.as_str()));
+    // The Lease is written right after the ConfigMap.
+    let mut held = None;
+    for _ in 0..100 {
+        held = holder(&client).await;
+        if held.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(held.as_deref(), Some(holder_id.as_str()));
     // A leases-only replica sees the Lease held and stays a standby.
     let _two = replica(&server);
     renewed_past_a_lease_duration(&client).await;
