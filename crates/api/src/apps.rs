@@ -16,6 +16,17 @@ use serde_json::json;
 use crate::describe::Names;
 use crate::pod::{default_template, validate_template};
 
+/// The descriptor of an `apps/v1` workload, in the `all` category.
+fn workload(
+    kind: &'static str,
+    resource: &'static str,
+    short: &'static [&'static str],
+) -> ResourceDescriptor {
+    let mut d = names(kind, resource, short).v1();
+    d.categories = vec!["all".into()];
+    d
+}
+
 /// Names of an `apps/v1` workload.
 fn names(
     kind: &'static str,
@@ -202,8 +213,8 @@ fn selector_unchanged(
     }
 }
 
-fn percent(p: &str) -> Option<IntOrString> {
-    Some(IntOrString::String(p.into()))
+fn percent(p: &str) -> IntOrString {
+    IntOrString::String(p.into())
 }
 
 /// The strategy of Deployment.
@@ -217,9 +228,7 @@ impl Strategy for DeploymentStrategy {
     type Object = Deployment;
 
     fn descriptor(&self) -> ResourceDescriptor {
-        let mut d = names("Deployment", "deployments", &["deploy"]).v1();
-        d.categories = vec!["all".into()];
-        d
+        workload("Deployment", "deployments", &["deploy"])
     }
 
     fn default(&self, d: &mut Deployment) {
@@ -231,10 +240,8 @@ impl Strategy for DeploymentStrategy {
             let rolling = strategy.rolling_update.get_or_insert_with(Default::default);
             rolling
                 .max_unavailable
-                .get_or_insert_with(|| percent("25%").unwrap());
-            rolling
-                .max_surge
-                .get_or_insert_with(|| percent("25%").unwrap());
+                .get_or_insert_with(|| percent("25%"));
+            rolling.max_surge.get_or_insert_with(|| percent("25%"));
         }
         spec.revision_history_limit.get_or_insert(10);
         spec.progress_deadline_seconds.get_or_insert(600);
@@ -345,9 +352,7 @@ impl Strategy for ReplicaSetStrategy {
     type Object = ReplicaSet;
 
     fn descriptor(&self) -> ResourceDescriptor {
-        let mut d = names("ReplicaSet", "replicasets", &["rs"]).v1();
-        d.categories = vec!["all".into()];
-        d
+        workload("ReplicaSet", "replicasets", &["rs"])
     }
 
     fn default(&self, rs: &mut ReplicaSet) {
@@ -414,9 +419,7 @@ impl Strategy for StatefulSetStrategy {
     type Object = StatefulSet;
 
     fn descriptor(&self) -> ResourceDescriptor {
-        let mut d = names("StatefulSet", "statefulsets", &["sts"]).v1();
-        d.categories = vec!["all".into()];
-        d
+        workload("StatefulSet", "statefulsets", &["sts"])
     }
 
     fn default(&self, sts: &mut StatefulSet) {
@@ -556,9 +559,7 @@ impl Strategy for DaemonSetStrategy {
     type Object = DaemonSet;
 
     fn descriptor(&self) -> ResourceDescriptor {
-        let mut d = names("DaemonSet", "daemonsets", &["ds"]).v1();
-        d.categories = vec!["all".into()];
-        d
+        workload("DaemonSet", "daemonsets", &["ds"])
     }
 
     fn default(&self, ds: &mut DaemonSet) {
@@ -745,7 +746,7 @@ mod tests {
         let spec = d.spec.unwrap();
         assert_eq!(spec.replicas, Some(1));
         let rolling = spec.strategy.unwrap().rolling_update.unwrap();
-        assert_eq!(rolling.max_surge, percent("25%"));
+        assert_eq!(rolling.max_surge, Some(percent("25%")));
         assert_eq!(spec.revision_history_limit, Some(10));
         assert_eq!(spec.progress_deadline_seconds, Some(600));
         let pod = spec.template.spec.unwrap();

@@ -90,7 +90,7 @@ pub fn default_address(bind: IpAddr) -> Option<IpAddr> {
     Some(probe.local_addr().ok()?.ip()).filter(|ip| !ip.is_unspecified())
 }
 
-async fn json<T: serde::Serialize>(value: &T) -> capstan_registry::Result<Vec<u8>> {
+fn json<T: serde::Serialize>(value: &T) -> capstan_registry::Result<Vec<u8>> {
     serde_json::to_vec(value).map_err(Error::Encode)
 }
 
@@ -111,10 +111,7 @@ async fn ensure(
         Err(e) => return Err(e),
     };
     match current {
-        None => match storage
-            .create(namespace, &json(&body).await?, &options)
-            .await
-        {
+        None => match storage.create(namespace, &json(&body)?, &options).await {
             Ok(_) => Ok(()),
             Err(Error::Api(e)) if e.reason == Reason::AlreadyExists => Ok(()),
             Err(e) => Err(e),
@@ -122,7 +119,7 @@ async fn ensure(
         Some(current) if differs(&current) => {
             body["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"].clone();
             storage
-                .update(namespace, name, &json(&body).await?, &options)
+                .update(namespace, name, &json(&body)?, &options)
                 .await
                 .map(|_| ())
         }
@@ -133,7 +130,7 @@ async fn ensure(
 /// One pass: the namespace, the Service, the endpoints.
 pub async fn reconcile(config: &Config, stores: &Stores) -> capstan_registry::Result<()> {
     let ns = config.namespace.as_str();
-    let namespace = json(&json!({"metadata": {"name": ns}})).await?;
+    let namespace = json(&json!({"metadata": {"name": ns}}))?;
     match stores
         .namespaces
         .create("", &namespace, &WriteOptions::server())
@@ -189,7 +186,7 @@ async fn renew_lease(stores: &Stores, own: IpAddr) -> capstan_registry::Result<V
     let prefix = format!("{}/masterleases/", stores.prefix.trim_end_matches('/'));
     let now = jiff::Timestamp::now().as_millisecond();
     let expires = now + LEASE_TTL.as_millis() as i64;
-    let record = Bytes::from(json(&json!({"expires": expires})).await?);
+    let record = Bytes::from(json(&json!({"expires": expires}))?);
     let key = format!("{prefix}{own}");
     let (current, _) = stores.store.get(&key).await?;
     match current {
