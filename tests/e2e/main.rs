@@ -6,6 +6,7 @@ mod apply;
 mod apps;
 mod audit;
 mod auth;
+mod autoscaling;
 mod bad_input;
 mod consistency;
 mod core;

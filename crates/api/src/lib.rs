@@ -5,6 +5,7 @@
 pub mod admission_policy;
 pub mod admissionregistration;
 pub mod apps;
+pub mod autoscaling;
 pub mod batch;
 pub mod certificates;
 pub mod coordination;
@@ -36,6 +37,7 @@ pub use apps::{
     ControllerRevisionStrategy, DaemonSetStrategy, DeploymentStrategy, ReplicaSetStrategy,
     StatefulSetStrategy,
 };
+pub use autoscaling::HorizontalPodAutoscalerStrategy;
 pub use batch::{CronJobStrategy, JobStrategy};
 pub use certificates::CertificateSigningRequestStrategy;
 pub use coordination::LeaseStrategy;

@@ -30,6 +30,7 @@ pub fn for_kind(group: &str, kind: &str) -> Vec<Column> {
         ("networking.k8s.io", "NetworkPolicy") => network_policies(),
         ("", "Service") => services(),
         ("apps", "Deployment") => deployments(),
+        ("autoscaling", "HorizontalPodAutoscaler") => crate::autoscaling::columns(),
         ("", "ReplicationController") => replication_controllers(),
         ("", "PodTemplate") => pod_templates(),
         ("batch", "Job") => jobs(),

@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::generic::GenericStore;
 use crate::options::WriteOptions;
 use crate::registry::Registry;
-use crate::subresources::{BindingRest, FinalizeRest, ScaleRest};
+use crate::subresources::{BindingRest, FinalizeRest, ScaleRest, StatusRest};
 
 /// The stores the server's own controllers work with.
 pub struct Builtin {
@@ -179,6 +179,8 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
     registry.add(Arc::new(ScaleRest::new(stateful_sets)));
     registry.register(capstan_api::DaemonSetStrategy { allow_privileged });
     registry.register(capstan_api::ControllerRevisionStrategy);
+    let autoscalers = registry.register(capstan_api::HorizontalPodAutoscalerStrategy);
+    serve_autoscaling_v1(registry, autoscalers);
     registry.register(capstan_api::JobStrategy { allow_privileged });
     registry.register(capstan_api::PodTemplateStrategy { allow_privileged });
     let controllers =
@@ -259,6 +261,34 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
         endpoints,
         endpoint_slices,
     }
+}
+
+/// `autoscaling/v1` HorizontalPodAutoscalers and their status, served by converting to and
+/// from the stored `autoscaling/v2` form.
+fn serve_autoscaling_v1(
+    registry: &mut Registry,
+    v2: Arc<GenericStore<capstan_api::HorizontalPodAutoscalerStrategy>>,
+) {
+    use capstan_api::autoscaling::{to_v1, to_v2, v1_descriptor};
+    let schema = |g: &mut schemars::SchemaGenerator| {
+        g.subschema_for::<k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscaler>()
+    };
+    let d = v1_descriptor();
+    let status = d.subresource("status", &d.kind, &["get", "patch", "update"]);
+    registry.add(Arc::new(ConvertedRest::new(
+        d,
+        v2.clone(),
+        to_v2,
+        to_v1,
+        schema,
+    )));
+    registry.add(Arc::new(ConvertedRest::new(
+        status,
+        Arc::new(StatusRest::new(v2)),
+        to_v2,
+        to_v1,
+        schema,
+    )));
 }
 
 /// What every cluster has, created by the server's post-start hooks.
