@@ -12,6 +12,7 @@ mod consistency;
 mod core;
 mod discovery;
 mod etcd;
+mod eviction;
 mod gc;
 mod kube_client;
 mod kubectl;

@@ -7,7 +7,8 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use crate::describe::Names;
 
 /// The strategy of PodDisruptionBudget: `status` subresource; `minAvailable` and
-/// `maxUnavailable` are exclusive.
+/// `maxUnavailable` are exclusive; `metadata.generation` counts spec changes (evictions wait
+/// for the disruption controller to have observed the latest).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct PodDisruptionBudgetStrategy;
 
@@ -54,6 +55,11 @@ impl Strategy for PodDisruptionBudgetStrategy {
 
     fn prepare_for_create(&self, pdb: &mut PodDisruptionBudget) {
         pdb.status = None;
+        pdb.metadata.generation = Some(1);
+    }
+
+    fn prepare_for_update(&self, new: &mut PodDisruptionBudget, old: &PodDisruptionBudget) {
+        crate::apps::bump_generation(&mut new.metadata, &old.metadata, new.spec != old.spec);
     }
 
     fn validate(&self, pdb: &PodDisruptionBudget) -> FieldErrors {

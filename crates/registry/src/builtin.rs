@@ -193,7 +193,11 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
     registry.register(capstan_api::CsiDriverStrategy);
     registry.register(capstan_api::VolumeAttachmentStrategy);
     registry.register(capstan_api::CsiStorageCapacityStrategy);
-    registry.register(PodDisruptionBudgetStrategy);
+    let budgets = registry.register(PodDisruptionBudgetStrategy);
+    registry.add(Arc::new(crate::eviction::EvictionRest::new(
+        pods.clone(),
+        budgets,
+    )));
     let csrs = registry.register_with(capstan_api::CertificateSigningRequestStrategy, |s| {
         s.with_create_hook(Arc::new(crate::hooks::CsrRequester))
     });

@@ -15,6 +15,7 @@ pub mod builtin;
 mod codec;
 pub mod converted;
 mod error;
+pub mod eviction;
 mod generic;
 pub mod hooks;
 mod managed;
