@@ -822,3 +822,91 @@ async fn a_deleted_default_service_account_comes_back() {
         "the default account was not recreated"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_debug_adds_ephemeral_containers_through_their_subresource() {
+    let server = TestServer::start().await;
+    let kc = server.kubeconfig_path();
+    let raw = admin(&server);
+    let pods = "/api/v1/namespaces/default/pods";
+
+    // Not on create.
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
+        "spec": {"containers": [{"name": "web", "image": "nginx"}],
+            "ephemeralContainers": [{"name": "dbg", "image": "busybox"}]}});
+    let r = raw.send_json(Method::POST, pods, &pod).await;
+    assert_eq!(r.status, 422);
+    assert!(
+        r.message()
+            .contains("spec.ephemeralContainers: Forbidden: cannot be set on create"),
+        "{}",
+        r.message()
+    );
+    ok(kubectl(&kc, &["run", "web", "--image=nginx"]));
+
+    // kubectl debug patches pods/ephemeralcontainers; the container is defaulted.
+    ok(kubectl(
+        &kc,
+        &["debug", "web", "--image=busybox:1.36", "--target=web"],
+    ));
+    let web = raw.get(&format!("{pods}/web")).await.json();
+    let added = &web["spec"]["ephemeralContainers"][0];
+    assert_eq!(added["targetContainerName"], "web");
+    assert_eq!(added["imagePullPolicy"], "IfNotPresent");
+    assert_eq!(added["terminationMessagePolicy"], "File");
+    let rv = web["metadata"]["resourceVersion"].clone();
+
+    // A target that is not one of the pod's containers, and a removal: upstream's 422s.
+    let (success, _, err) = kubectl(&kc, &["debug", "web", "--image=busybox", "--target=nope"]);
+    assert!(!success);
+    assert!(
+        err.contains("spec.ephemeralContainers[1].targetContainerName: Not found: \"nope\""),
+        "{err}"
+    );
+    let mut without = web.clone();
+    without["spec"]["ephemeralContainers"] = json!([]);
+    let r = raw
+        .send_json(
+            Method::PUT,
+            &format!("{pods}/web/ephemeralcontainers"),
+            &without,
+        )
+        .await;
+    assert_eq!(r.status, 422);
+    assert!(
+        r.message().contains(&format!(
+            "existing ephemeral containers \"{}\" may not be removed",
+            added["name"].as_str().unwrap()
+        )),
+        "{}",
+        r.message()
+    );
+    // The pod itself cannot change them, and the subresource changes nothing else.
+    let mut relabelled = web.clone();
+    relabelled["metadata"]["labels"] = json!({"changed": "yes"});
+    relabelled["spec"]["ephemeralContainers"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "second", "image": "busybox"}));
+    let r = raw
+        .send_json(
+            Method::PUT,
+            &format!("{pods}/web/ephemeralcontainers"),
+            &relabelled,
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let web = r.json();
+    assert_ne!(web["metadata"]["resourceVersion"], rv);
+    assert_eq!(web["spec"]["ephemeralContainers"][1]["name"], "second");
+    assert!(web["metadata"]["labels"].get("changed").is_none(), "{web}");
+    let mut more = web.clone();
+    more["spec"]["ephemeralContainers"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "third", "image": "busybox"}));
+    let r = raw
+        .send_json(Method::PUT, &format!("{pods}/web"), &more)
+        .await;
+    assert_eq!(r.status, 422);
+}

@@ -4,7 +4,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use capstan_meta::{FieldError, FieldErrors, ResourceDescriptor, Strategy, quantity, validation};
-use k8s_openapi::api::core::v1::{Container, Pod, PodSpec, PodStatus, Probe, SecurityContext};
+use k8s_openapi::api::core::v1::{
+    Container, EphemeralContainer, Pod, PodSpec, PodStatus, Probe, SecurityContext,
+};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
 use crate::describe::Names;
@@ -35,6 +37,8 @@ const RESTART_POLICIES: &[&str] = &["Always", "OnFailure", "Never"];
 const DNS_POLICIES: &[&str] = &["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"];
 const PROTOCOLS: &[&str] = &["TCP", "UDP", "SCTP"];
 const PULL_POLICIES: &[&str] = &["Always", "Never", "IfNotPresent"];
+/// The annotation of a kubelet's mirror of a static pod.
+pub const MIRROR_POD_ANNOTATION: &str = "kubernetes.io/config.mirror";
 
 /// The strategy of `v1` Pod.
 #[derive(Debug, Default, Clone, Copy)]
@@ -106,21 +110,22 @@ impl Strategy for PodStrategy {
     }
 
     fn validate(&self, pod: &Pod) -> FieldErrors {
-        let mut errs = Vec::new();
-        match &pod.spec {
-            None => errs.push(FieldError::required("spec", "")),
-            Some(spec) => {
-                validate_spec(spec, &mut errs);
-                if !self.allow_privileged {
-                    forbid_privileged(spec, &mut errs);
-                }
-            }
+        let mut errs = self.check(pod);
+        if pod.spec.as_ref().is_some_and(|s| {
+            s.ephemeral_containers
+                .as_ref()
+                .is_some_and(|e| !e.is_empty())
+        }) {
+            errs.push(FieldError::forbidden(
+                "spec.ephemeralContainers",
+                "cannot be set on create",
+            ));
         }
         errs
     }
 
     fn validate_update(&self, new: &Pod, old: &Pod) -> FieldErrors {
-        let mut errs = self.validate(new);
+        let mut errs = self.check(new);
         let (Some(new_spec), Some(old_spec)) = (&new.spec, &old.spec) else {
             return errs;
         };
@@ -197,6 +202,60 @@ impl Strategy for PodStrategy {
         }
     }
 
+    fn copy_ephemeral_containers(&self, to: &mut Pod, from: &Pod) {
+        let containers = from
+            .spec
+            .as_ref()
+            .and_then(|s| s.ephemeral_containers.clone());
+        to.spec
+            .get_or_insert_with(Default::default)
+            .ephemeral_containers = containers;
+    }
+
+    /// Ephemeral containers are only added: the ones a pod has never change or go, and a
+    /// static pod's mirror takes none.
+    fn validate_ephemeral_containers_update(&self, new: &Pod, old: &Pod) -> FieldErrors {
+        let mirrored = old
+            .metadata
+            .annotations
+            .as_ref()
+            .is_some_and(|a| a.contains_key(MIRROR_POD_ANNOTATION));
+        if mirrored {
+            return vec![FieldError::forbidden(
+                "",
+                "static pods do not support ephemeral containers",
+            )];
+        }
+        let mut errs = self.check(new);
+        let listed = |pod: &Pod| -> Vec<EphemeralContainer> {
+            pod.spec
+                .as_ref()
+                .and_then(|s| s.ephemeral_containers.clone())
+                .unwrap_or_default()
+        };
+        let now = listed(new);
+        for before in listed(old) {
+            match now.iter().find(|c| c.name == before.name) {
+                None => errs.push(FieldError::forbidden(
+                    "spec.ephemeralContainers",
+                    format!(
+                        "existing ephemeral containers {:?} may not be removed\n",
+                        before.name
+                    ),
+                )),
+                Some(c) if *c != before => errs.push(FieldError::forbidden(
+                    "spec.ephemeralContainers",
+                    format!(
+                        "existing ephemeral containers {:?} may not be changed\n",
+                        before.name
+                    ),
+                )),
+                Some(_) => {}
+            }
+        }
+        errs
+    }
+
     fn has_status(&self) -> bool {
         true
     }
@@ -249,6 +308,16 @@ pub fn validate_template(
         None => spec_errs.push(FieldError::required("spec", "")),
         Some(spec) => {
             validate_spec(spec, &mut spec_errs);
+            if spec
+                .ephemeral_containers
+                .as_ref()
+                .is_some_and(|e| !e.is_empty())
+            {
+                spec_errs.push(FieldError::forbidden(
+                    "spec.ephemeralContainers",
+                    "ephemeral containers not allowed in pod template",
+                ));
+            }
             if !privileged {
                 forbid_privileged(spec, &mut spec_errs);
             }
@@ -276,6 +345,15 @@ fn default_spec(spec: &mut PodSpec) {
     for c in spec.init_containers.iter_mut().flatten() {
         default_container(c);
     }
+    for c in spec.ephemeral_containers.iter_mut().flatten() {
+        c.termination_message_path
+            .get_or_insert_with(|| "/dev/termination-log".into());
+        c.termination_message_policy
+            .get_or_insert_with(|| "File".into());
+        if c.image_pull_policy.is_none() {
+            c.image_pull_policy = Some(pull_policy(c.image.as_deref().unwrap_or("")).into());
+        }
+    }
     for v in spec.volumes.iter_mut().flatten() {
         const MODE: i32 = 0o644;
         if let Some(s) = v.secret.as_mut() {
@@ -302,14 +380,7 @@ fn default_container(c: &mut Container) {
     c.termination_message_policy
         .get_or_insert_with(|| "File".into());
     if c.image_pull_policy.is_none() {
-        let image = c.image.as_deref().unwrap_or("");
-        // The tag is what follows the last ':' after the last '/' (a registry port is not a tag).
-        let last = image.rsplit('/').next().unwrap_or(image);
-        let name = last.split('@').next().unwrap_or(last);
-        let tag = name.rsplit_once(':').map(|(_, t)| t);
-        let digest = last.contains('@');
-        let latest = !digest && matches!(tag, None | Some("latest"));
-        c.image_pull_policy = Some(if latest { "Always" } else { "IfNotPresent" }.into());
+        c.image_pull_policy = Some(pull_policy(c.image.as_deref().unwrap_or("")).into());
     }
     for p in c.ports.iter_mut().flatten() {
         p.protocol.get_or_insert_with(|| "TCP".into());
@@ -336,6 +407,20 @@ fn default_container(c: &mut Container) {
         if let Some(field) = env.value_from.as_mut().and_then(|f| f.field_ref.as_mut()) {
             field.api_version.get_or_insert_with(|| "v1".into());
         }
+    }
+}
+
+/// The default pull policy of `image`: `Always` for `latest` or no tag, else `IfNotPresent`.
+fn pull_policy(image: &str) -> &'static str {
+    // The tag is what follows the last ':' after the last '/' (a registry port is not a tag).
+    let last = image.rsplit('/').next().unwrap_or(image);
+    let name = last.split('@').next().unwrap_or(last);
+    let tag = name.rsplit_once(':').map(|(_, t)| t);
+    let digest = last.contains('@');
+    if !digest && matches!(tag, None | Some("latest")) {
+        "Always"
+    } else {
+        "IfNotPresent"
     }
 }
 
@@ -451,6 +536,107 @@ fn init_and_regular_containers(spec: &PodSpec) -> impl Iterator<Item = (String, 
     paths("spec.initContainers", init)
         .zip(init)
         .chain(paths("spec.containers", &spec.containers).zip(&spec.containers))
+}
+
+impl PodStrategy {
+    /// The checks of every write: the spec, and privilege unless allowed.
+    fn check(&self, pod: &Pod) -> FieldErrors {
+        let mut errs = Vec::new();
+        match &pod.spec {
+            None => errs.push(FieldError::required("spec", "")),
+            Some(spec) => {
+                validate_spec(spec, &mut errs);
+                validate_ephemeral_containers(spec, &mut errs);
+                if !self.allow_privileged {
+                    forbid_privileged(spec, &mut errs);
+                }
+            }
+        }
+        errs
+    }
+}
+
+/// The fields an ephemeral container may not set (they serve a pod's own workload).
+fn forbidden_ephemeral_fields(c: &EphemeralContainer) -> Vec<&'static str> {
+    let nonempty = |v: Option<usize>| v.is_some_and(|n| n > 0);
+    let resources = c.resources.as_ref().is_some_and(|r| {
+        nonempty(r.limits.as_ref().map(BTreeMap::len))
+            || nonempty(r.requests.as_ref().map(BTreeMap::len))
+            || nonempty(r.claims.as_ref().map(Vec::len))
+    });
+    [
+        ("ports", nonempty(c.ports.as_ref().map(Vec::len))),
+        ("resources", resources),
+        (
+            "resizePolicy",
+            nonempty(c.resize_policy.as_ref().map(Vec::len)),
+        ),
+        (
+            "restartPolicy",
+            c.restart_policy.as_deref().is_some_and(|p| !p.is_empty()),
+        ),
+        ("livenessProbe", c.liveness_probe.is_some()),
+        ("readinessProbe", c.readiness_probe.is_some()),
+        ("startupProbe", c.startup_probe.is_some()),
+        ("lifecycle", c.lifecycle.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(field, set)| set.then_some(field))
+    .collect()
+}
+
+/// An ephemeral container as the container it shares its fields with.
+fn as_container(c: &EphemeralContainer) -> Container {
+    let mut doc = serde_json::to_value(c).unwrap_or_default();
+    if let Some(fields) = doc.as_object_mut() {
+        fields.remove("targetContainerName");
+    }
+    serde_json::from_value(doc).unwrap_or_default()
+}
+
+/// Ephemeral containers: valid containers, named uniquely among all of the pod's, targeting
+/// one of its other containers, without the fields of a workload's containers.
+fn validate_ephemeral_containers(spec: &PodSpec, errs: &mut FieldErrors) {
+    let ephemeral = spec.ephemeral_containers.as_deref().unwrap_or_default();
+    if ephemeral.is_empty() {
+        return;
+    }
+    let others: BTreeSet<&str> = init_and_regular_containers(spec)
+        .map(|(_, c)| c.name.as_str())
+        .collect();
+    let converted: Vec<Container> = ephemeral.iter().map(as_container).collect();
+    let mut names = others.clone();
+    for (i, (ec, c)) in ephemeral.iter().zip(&converted).enumerate() {
+        let path = format!("spec.ephemeralContainers[{i}]");
+        validate_container(&path, c, &mut names, errs);
+        if let Some(target) = ec
+            .target_container_name
+            .as_deref()
+            .filter(|t| !t.is_empty())
+            && !others.contains(target)
+        {
+            errs.push(FieldError::not_found(
+                format!("{path}.targetContainerName"),
+                target,
+            ));
+        }
+        for field in forbidden_ephemeral_fields(ec) {
+            errs.push(FieldError::forbidden(
+                format!("{path}.{field}"),
+                "cannot be set for an Ephemeral Container",
+            ));
+        }
+        for (j, m) in ec.volume_mounts.iter().flatten().enumerate() {
+            for (field, value) in [("subPath", &m.sub_path), ("subPathExpr", &m.sub_path_expr)] {
+                if value.as_deref().is_some_and(|v| !v.is_empty()) {
+                    errs.push(FieldError::forbidden(
+                        format!("{path}.volumeMounts[{j}].{field}"),
+                        "cannot be set for an Ephemeral Container",
+                    ));
+                }
+            }
+        }
+    }
 }
 
 /// Without `--allow-privileged`, no container may run privileged.
@@ -750,7 +936,7 @@ mod tests {
         let strict = PodStrategy {
             allow_privileged: false,
         }
-        .validate(&pod);
+        .check(&pod);
         let fields: Vec<&str> = strict.iter().map(|e| e.field.as_str()).collect();
         assert_eq!(
             fields,
@@ -764,8 +950,60 @@ mod tests {
             PodStrategy {
                 allow_privileged: true
             }
-            .validate(&pod)
+            .check(&pod)
             .is_empty()
+        );
+    }
+
+    #[test]
+    fn ephemeral_containers_are_added_only_through_their_subresource() {
+        let s = PodStrategy {
+            allow_privileged: false,
+        };
+        let old = pod(serde_json::json!({"metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "app", "image": "x"}],
+                "ephemeralContainers": [{"name": "dbg", "image": "busybox"}]}}));
+        let messages = |errs: FieldErrors| -> Vec<String> {
+            errs.iter()
+                .map(|e| format!("{}: {}", e.field, e.body()))
+                .collect()
+        };
+        assert_eq!(
+            messages(s.validate(&old)),
+            ["spec.ephemeralContainers: Forbidden: cannot be set on create"]
+        );
+        let mut new = old.clone();
+        let added: EphemeralContainer = serde_json::from_value(serde_json::json!({
+            "name": "app", "image": "busybox", "targetContainerName": "nope",
+            "ports": [{"containerPort": 80}], "readinessProbe": {"exec": {"command": ["true"]}},
+            "volumeMounts": [{"name": "v", "mountPath": "/v", "subPath": "x"}]}))
+        .unwrap();
+        let list = new
+            .spec
+            .as_mut()
+            .unwrap()
+            .ephemeral_containers
+            .as_mut()
+            .unwrap();
+        list[0].image = Some("other".into());
+        list.push(added);
+        assert_eq!(
+            messages(s.validate_ephemeral_containers_update(&new, &old)),
+            [
+                "spec.ephemeralContainers[1].name: Duplicate value: \"app\"",
+                "spec.ephemeralContainers[1].targetContainerName: Not found: \"nope\"",
+                "spec.ephemeralContainers[1].ports: Forbidden: cannot be set for an Ephemeral Container",
+                "spec.ephemeralContainers[1].readinessProbe: Forbidden: cannot be set for an Ephemeral Container",
+                "spec.ephemeralContainers[1].volumeMounts[0].subPath: Forbidden: cannot be set for an Ephemeral Container",
+                "spec.ephemeralContainers: Forbidden: existing ephemeral containers \"dbg\" may not be changed\n",
+            ]
+        );
+        let mut mirror = old.clone();
+        mirror.metadata.annotations =
+            Some([(MIRROR_POD_ANNOTATION.to_string(), "x".to_string())].into());
+        assert_eq!(
+            messages(s.validate_ephemeral_containers_update(&new, &mirror)),
+            [": Forbidden: static pods do not support ephemeral containers"]
         );
     }
 }

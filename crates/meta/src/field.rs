@@ -19,6 +19,8 @@ pub enum FieldErrorKind {
     Duplicate,
     /// A value is longer than allowed.
     TooLong,
+    /// A value names something that does not exist.
+    NotFound,
 }
 
 impl FieldErrorKind {
@@ -31,6 +33,7 @@ impl FieldErrorKind {
             Self::Forbidden => "FieldValueForbidden",
             Self::Duplicate => "FieldValueDuplicate",
             Self::TooLong => "FieldValueTooLong",
+            Self::NotFound => "FieldValueNotFound",
         }
     }
 }
@@ -121,6 +124,16 @@ impl FieldError {
         }
     }
 
+    /// A value names something that does not exist.
+    pub fn not_found(field: impl Into<String>, value: &str) -> Self {
+        Self {
+            kind: FieldErrorKind::NotFound,
+            field: field.into(),
+            value: Some(quoted(value)),
+            detail: String::new(),
+        }
+    }
+
     /// A value is longer than `max` bytes.
     pub fn too_long(field: impl Into<String>, max: usize) -> Self {
         Self {
@@ -140,6 +153,7 @@ impl FieldError {
             FieldErrorKind::Forbidden => "Forbidden",
             FieldErrorKind::Duplicate => "Duplicate value",
             FieldErrorKind::TooLong => "Too long",
+            FieldErrorKind::NotFound => "Not found",
         };
         let mut out = head.to_string();
         if let Some(value) = &self.value {

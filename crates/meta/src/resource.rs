@@ -182,6 +182,19 @@ pub trait Strategy: Send + Sync + 'static {
     /// conditions) from `from` into `to`.
     fn copy_approval(&self, _to: &mut Self::Object, _from: &Self::Object) {}
 
+    /// Copies what an `ephemeralcontainers` subresource writes (a pod's
+    /// `spec.ephemeralContainers`) from `from` into `to`.
+    fn copy_ephemeral_containers(&self, _to: &mut Self::Object, _from: &Self::Object) {}
+
+    /// Checks an update made through the `ephemeralcontainers` subresource.
+    fn validate_ephemeral_containers_update(
+        &self,
+        new: &Self::Object,
+        old: &Self::Object,
+    ) -> FieldErrors {
+        self.validate_update(new, old)
+    }
+
     /// The grace period of a delete (`requested` is the client's `gracePeriodSeconds`): a
     /// positive value keeps the object, marked with a deletionTimestamp that many seconds
     /// ahead, until something finishes it (upstream's graceful deletion of bound pods);

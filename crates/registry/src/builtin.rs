@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::generic::GenericStore;
 use crate::options::WriteOptions;
 use crate::registry::Registry;
-use crate::subresources::{BindingRest, FinalizeRest, ScaleRest, StatusRest};
+use crate::subresources::{BindingRest, FinalizeRest, PartRest, ScaleRest};
 
 /// The stores the server's own controllers work with.
 pub struct Builtin {
@@ -135,6 +135,7 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
     let pods = registry.register(pod_strategy);
     registry.add(Arc::new(BindingRest::subresource(pods.clone())));
     registry.add(Arc::new(BindingRest::resource(pods.clone())));
+    registry.add(Arc::new(PartRest::ephemeral_containers(pods.clone())));
     let nodes = registry.register(NodeStrategy);
     let config_maps = registry.register(ConfigMapStrategy);
     let service_accounts = registry.register(ServiceAccountStrategy);
@@ -201,7 +202,7 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
     let csrs = registry.register_with(capstan_api::CertificateSigningRequestStrategy, |s| {
         s.with_create_hook(Arc::new(crate::hooks::CsrRequester))
     });
-    registry.add(Arc::new(crate::subresources::ApprovalRest::new(csrs)));
+    registry.add(Arc::new(PartRest::approval(csrs)));
     let noted = |set: &Option<Arc<capstan_admission::plugins::NamespaceSet>>| {
         set.clone().map(crate::hooks::NoteNamespace)
     };
@@ -288,7 +289,7 @@ fn serve_autoscaling_v1(
     )));
     registry.add(Arc::new(ConvertedRest::new(
         status,
-        Arc::new(StatusRest::new(v2)),
+        Arc::new(PartRest::status(v2)),
         to_v2,
         to_v1,
         schema,

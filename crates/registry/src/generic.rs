@@ -73,6 +73,8 @@ pub(crate) enum Target {
     Status,
     /// `certificatesigningrequests/approval`: the approval conditions only.
     Approval,
+    /// `pods/ephemeralcontainers`: the ephemeral containers only.
+    EphemeralContainers,
 }
 
 impl Target {
@@ -81,6 +83,7 @@ impl Target {
             Self::Resource => "",
             Self::Status => "status",
             Self::Approval => "approval",
+            Self::EphemeralContainers => "ephemeralcontainers",
         }
     }
 }
@@ -567,14 +570,17 @@ impl<S: Strategy> GenericStore<S> {
         tracking: Tracking<'_>,
     ) -> Result<Attempt<Encoded>> {
         if target != Target::Resource {
-            // Only the status (or its approval) changes; the rest stays as stored (the given
+            // Only the subresource's part changes; the rest stays as stored (the given
             // resourceVersion still guards the write).
             let given = new.metadata_mut().resource_version.take();
             let mut merged = old.clone();
-            if target == Target::Status {
-                self.strategy.copy_status(&mut merged, &new);
-            } else {
-                self.strategy.copy_approval(&mut merged, &new);
+            match target {
+                Target::Status => self.strategy.copy_status(&mut merged, &new),
+                Target::Approval => self.strategy.copy_approval(&mut merged, &new),
+                Target::EphemeralContainers => {
+                    self.strategy.copy_ephemeral_containers(&mut merged, &new)
+                }
+                Target::Resource => {}
             }
             merged.metadata_mut().resource_version = given;
             new = merged;
@@ -674,7 +680,12 @@ impl<S: Strategy> GenericStore<S> {
             self.strategy.name_rule(),
         ));
         errors.extend(validation::object_meta_update(new.metadata(), old_meta));
-        errors.extend(self.strategy.validate_update(&new, old));
+        errors.extend(match target {
+            Target::EphemeralContainers => self
+                .strategy
+                .validate_ephemeral_containers_update(&new, old),
+            _ => self.strategy.validate_update(&new, old),
+        });
         if !errors.is_empty() {
             return Err(self.invalid(&name, &errors));
         }

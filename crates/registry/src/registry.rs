@@ -8,7 +8,7 @@ use capstan_watch::WatchCacheConfig;
 use crate::admission::StoreLister;
 use crate::generic::GenericStore;
 use crate::rest::RestStorage;
-use crate::subresources::StatusRest;
+use crate::subresources::PartRest;
 
 /// How the registry stores and caches resources.
 #[derive(Debug, Clone)]
@@ -178,7 +178,7 @@ impl Registry {
         let store = Arc::new(configure(store));
         self.add(store.clone());
         if has_status {
-            self.add(Arc::new(StatusRest::new(store.clone())));
+            self.add(Arc::new(PartRest::status(store.clone())));
         }
         store
     }

@@ -19,27 +19,48 @@ use crate::options::{GetOptions, WriteOptions};
 use crate::patch::PatchType;
 use crate::rest::{Encoded, ResponseStatus, RestStorage};
 
-/// `<resource>/status`: reads the object, writes only its status.
-pub struct StatusRest<S: Strategy> {
+/// A subresource that reads the whole object and writes one part of it: `status` (every type
+/// that has one), a CertificateSigningRequest's `approval` conditions, a pod's
+/// `ephemeralcontainers`.
+pub struct PartRest<S: Strategy> {
     main: Arc<GenericStore<S>>,
     descriptor: ResourceDescriptor,
+    target: Target,
 }
 
-impl<S> StatusRest<S>
+impl<S> PartRest<S>
 where
     S: Strategy,
     S::Object: schemars::JsonSchema,
 {
+    fn new(main: Arc<GenericStore<S>>, target: Target) -> Self {
+        let d = main.descriptor();
+        let descriptor = d.subresource(target.subresource(), &d.kind, &["get", "patch", "update"]);
+        Self {
+            main,
+            descriptor,
+            target,
+        }
+    }
+
     /// The status subresource of `main`.
-    pub fn new(main: Arc<GenericStore<S>>) -> Self {
-        let d = main.descriptor();
-        let descriptor = d.subresource("status", &d.kind, &["get", "patch", "update"]);
-        Self { main, descriptor }
+    pub fn status(main: Arc<GenericStore<S>>) -> Self {
+        Self::new(main, Target::Status)
+    }
+
+    /// The approval subresource of `main` (CertificateSigningRequests).
+    pub fn approval(main: Arc<GenericStore<S>>) -> Self {
+        Self::new(main, Target::Approval)
+    }
+
+    /// The ephemeralcontainers subresource of `main` (pods).
+    pub fn ephemeral_containers(main: Arc<GenericStore<S>>) -> Self {
+        Self::new(main, Target::EphemeralContainers)
     }
 }
 
 #[async_trait]
-impl<S> RestStorage for StatusRest<S>
+impl<S> RestStorage for PartRest<S>
 where
     S: Strategy,
     S::Object: schemars::JsonSchema,
@@ -64,7 +85,7 @@ where
         options: &WriteOptions,
     ) -> Result<Encoded> {
         self.main
-            .update_target(Target::Status, namespace, name, body, options)
+            .update_target(self.target, namespace, name, body, options)
             .await
     }
 
@@ -77,70 +98,7 @@ where
         options: &WriteOptions,
     ) -> Result<Encoded> {
         self.main
-            .patch_target(Target::Status, namespace, name, patch_type, body, options)
-            .await
-    }
-}
-
-/// `certificatesigningrequests/approval`: writes only the approval conditions.
-pub struct ApprovalRest<S: Strategy> {
-    main: Arc<GenericStore<S>>,
-    descriptor: ResourceDescriptor,
-}
-
-impl<S> ApprovalRest<S>
-where
-    S: Strategy,
-    S::Object: schemars::JsonSchema,
-{
-    /// The approval subresource of `main`.
-    pub fn new(main: Arc<GenericStore<S>>) -> Self {
-        let d = main.descriptor();
-        let descriptor = d.subresource("approval", &d.kind, &["get", "patch", "update"]);
-        Self { main, descriptor }
-    }
-}
-
-#[async_trait]
-impl<S> RestStorage for ApprovalRest<S>
-where
-    S: Strategy,
-    S::Object: schemars::JsonSchema,
-{
-    fn descriptor(&self) -> &ResourceDescriptor {
-        &self.descriptor
-    }
-
-    fn schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        self.main.schema(generator)
-    }
-
-    async fn get(&self, namespace: &str, name: &str, options: &GetOptions) -> Result<Encoded> {
-        self.main.get(namespace, name, options).await
-    }
-
-    async fn update(
-        &self,
-        namespace: &str,
-        name: &str,
-        body: &[u8],
-        options: &WriteOptions,
-    ) -> Result<Encoded> {
-        self.main
-            .update_target(Target::Approval, namespace, name, body, options)
-            .await
-    }
-
-    async fn patch(
-        &self,
-        namespace: &str,
-        name: &str,
-        patch_type: PatchType,
-        body: &[u8],
-        options: &WriteOptions,
-    ) -> Result<Encoded> {
-        self.main
-            .patch_target(Target::Approval, namespace, name, patch_type, body, options)
+            .patch_target(self.target, namespace, name, patch_type, body, options)
             .await
     }
 }
