@@ -635,3 +635,72 @@ async fn storage_metrics_count_objects_and_measure_the_database() {
     );
     assert!(size.is_some_and(|s| s > 0.0), "{page}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn component_statuses_probe_the_components_and_each_etcd_server() {
+    let cluster = EtcdCluster::start(1);
+    let healthz = capstan_e2e::HttpsServer::start(|r| {
+        assert_eq!(r.path, "/healthz");
+        (http::StatusCode::OK, json!("ok"))
+    })
+    .await;
+    let endpoints = cluster.endpoints();
+    let scheduler = format!("{}/healthz", healthz.url);
+    let server = TestServer::start_with(move |config| {
+        config.etcd = Some(EtcdConfig::new(endpoints));
+        config.component_health_urls = vec![
+            ("scheduler".into(), scheduler),
+            // Nothing listens on port 1.
+            (
+                "controller-manager".into(),
+                "https://127.0.0.1:1/healthz".into(),
+            ),
+        ];
+    })
+    .await;
+    let raw = admin(&server);
+
+    let list = raw.get("/api/v1/componentstatuses").await;
+    assert_eq!(list.status, 200);
+    assert_eq!(
+        list.headers["warning"],
+        "299 - \"v1 ComponentStatus is deprecated in v1.19+\""
+    );
+    let items = list.json()["items"].as_array().unwrap().clone();
+    let names: Vec<&str> = items
+        .iter()
+        .map(|i| i["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["scheduler", "controller-manager", "etcd-0"]);
+    let condition = |i: usize| items[i]["conditions"][0].clone();
+    assert_eq!(condition(0)["status"], "True");
+    assert_eq!(condition(1)["status"], "False");
+    assert!(
+        condition(1)["error"]
+            .as_str()
+            .unwrap()
+            .contains("127.0.0.1:1"),
+        "{}",
+        condition(1)
+    );
+    assert_eq!(
+        condition(2),
+        json!({"type": "Healthy", "status": "True", "message": "ok"})
+    );
+
+    let (success, table, _) = capstan_e2e::kubectl(&server.kubeconfig_path(), &["get", "cs"]);
+    assert!(success, "{table}");
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .map(|l| l.split_whitespace().take(3).collect())
+        .collect();
+    assert_eq!(rows[0], ["NAME", "STATUS", "MESSAGE"]);
+    assert_eq!(rows[2][..2], ["controller-manager", "Unhealthy"]);
+    assert_eq!(rows[3], ["etcd-0", "Healthy", "ok"]);
+
+    let one = raw.get("/api/v1/componentstatuses/etcd-0").await.json();
+    assert_eq!(one["kind"], "ComponentStatus");
+    let missing = raw.get("/api/v1/componentstatuses/nope").await;
+    assert_eq!(missing.status, 404);
+    assert_eq!(missing.message(), "componentstatuses \"nope\" not found");
+}

@@ -444,11 +444,23 @@ async fn the_kubernetes_service_and_its_endpoints_name_the_server() {
         slice["metadata"]["labels"]["kubernetes.io/service-name"],
         "kubernetes"
     );
-    let (_, table, _) = kubectl(
+    let (_, table, warnings) = kubectl(
         &server.kubeconfig_path(),
         &["get", "endpoints", "kubernetes"],
     );
     assert!(table.contains(&format!("192.0.2.10:{port}")), "{table}");
+    // v1 Endpoints are deprecated in v1.33: every request hears so; EndpointSlices do not.
+    assert!(
+        warnings.contains(
+            "Warning: v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"
+        ),
+        "{warnings}"
+    );
+    let (_, _, warnings) = kubectl(
+        &server.kubeconfig_path(),
+        &["get", "endpointslices", "kubernetes"],
+    );
+    assert!(!warnings.contains("deprecated"), "{warnings}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

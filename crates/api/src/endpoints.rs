@@ -82,14 +82,18 @@ impl Strategy for EndpointsStrategy {
     type Object = Endpoints;
 
     fn descriptor(&self) -> ResourceDescriptor {
-        Names {
+        let mut d = Names {
             group: "",
             kind: "Endpoints",
             resource: "endpoints",
             short_names: &["ep"],
             namespaced: true,
         }
-        .v1()
+        .v1();
+        d.deprecation = Some(
+            "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice".into(),
+        );
+        d
     }
 
     fn default(&self, ep: &mut Endpoints) {

@@ -33,6 +33,7 @@ pub fn for_kind(group: &str, kind: &str) -> Vec<Column> {
         ("autoscaling", "HorizontalPodAutoscaler") => crate::autoscaling::columns(),
         ("", "ReplicationController") => replication_controllers(),
         ("", "PodTemplate") => pod_templates(),
+        ("", "ComponentStatus") => component_statuses(),
         ("batch", "Job") => jobs(),
         ("batch", "CronJob") => cron_jobs(),
         ("apps", "ReplicaSet") => replica_sets(),
@@ -262,6 +263,36 @@ fn replication_controllers() -> Vec<Column> {
         .wide(),
     );
     columns
+}
+
+/// ComponentStatuses: Healthy or Unhealthy (Unknown without the condition), with the probe's
+/// message or error.
+fn component_statuses() -> Vec<Column> {
+    fn healthy(o: &Value) -> Option<&Value> {
+        o["conditions"]
+            .as_array()?
+            .iter()
+            .find(|c| c["type"] == "Healthy")
+    }
+    vec![
+        Column::name(),
+        Column::new("Status", "string", "Healthy or Unhealthy.", |o, _| {
+            Value::String(
+                match healthy(o).map(|c| c["status"] == "True") {
+                    Some(true) => "Healthy",
+                    Some(false) => "Unhealthy",
+                    None => "Unknown",
+                }
+                .into(),
+            )
+        }),
+        Column::new("Message", "string", "What the probe answered.", |o, _| {
+            healthy(o).map_or(Value::String(String::new()), |c| text_or(c, "/message", ""))
+        }),
+        Column::new("Error", "string", "Why the probe failed.", |o, _| {
+            healthy(o).map_or(Value::String(String::new()), |c| text_or(c, "/error", ""))
+        }),
+    ]
 }
 
 /// PodTemplates: containers, images and the pods' labels.

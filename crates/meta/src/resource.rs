@@ -51,6 +51,9 @@ pub struct ResourceDescriptor {
     /// The group and version of `kind` when they are not the resource's own (a workload's
     /// `scale` answers `autoscaling/v1` Scales).
     pub response_group_version: Option<(String, String)>,
+    /// The warning every request to a deprecated resource gets, in upstream's words
+    /// (`v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice`).
+    pub deprecation: Option<String>,
 }
 
 impl ResourceDescriptor {

@@ -38,6 +38,10 @@ pub struct ServerConfig {
     pub tls: capstan_serving::tls::TlsTuning,
     /// The address advertised to clients and cluster members (`--advertise-address`).
     pub advertise_address: Option<IpAddr>,
+    /// The components `componentstatuses` reports besides etcd, each with the health URL it is
+    /// probed at: upstream's, the scheduler at `https://127.0.0.1:10259/healthz` and the
+    /// controller manager at `https://127.0.0.1:10257/healthz`.
+    pub component_health_urls: Vec<(String, String)>,
     /// The ranges of Service cluster IPs and node ports (`--service-cluster-ip-range`,
     /// `--service-node-port-range`).
     pub service_network: capstan_registry::services::ServiceNetwork,
@@ -198,6 +202,10 @@ impl ServerConfig {
             livez_grace_period: Duration::ZERO,
             metrics: Default::default(),
             advertise_address: None,
+            component_health_urls: crate::component_status::DEFAULT_COMPONENTS
+                .iter()
+                .map(|(name, url)| (name.to_string(), url.to_string()))
+                .collect(),
             service_network: Default::default(),
             runtime_config: Default::default(),
             master_service_namespace: "default".into(),

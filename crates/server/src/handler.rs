@@ -464,7 +464,24 @@ fn lookup<'a>(
 /// Lists of collections this large are produced on the bulk lane.
 const LARGE_LIST: u64 = 500;
 
+/// A resource request's answer, with the resource's deprecation warning when it has one.
 async fn resource(
+    state: &State,
+    info: &RequestInfo,
+    req: Request<Incoming>,
+    pretty: bool,
+) -> Result<Response<Body>, ApiError> {
+    let deprecation = lookup(&state.registry, info)
+        .ok()
+        .and_then(|s| s.descriptor().deprecation.clone());
+    let mut resp = resource_answer(state, info, req, pretty).await?;
+    if let Some(warning) = deprecation {
+        response::add_warnings(&mut resp, &[warning]);
+    }
+    Ok(resp)
+}
+
+async fn resource_answer(
     state: &State,
     info: &RequestInfo,
     req: Request<Incoming>,

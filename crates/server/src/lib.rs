@@ -7,6 +7,7 @@
 //! crate that knows HTTP.
 
 mod authn;
+mod component_status;
 mod config;
 mod discovery;
 mod error;

@@ -390,6 +390,10 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         service_accounts.clone(),
     )));
     registry.add(Arc::new(TokenReviewRest::new(authn.clone())));
+    registry.add(Arc::new(crate::component_status::ComponentStatusRest::new(
+        &config.component_health_urls,
+        config.etcd.as_ref(),
+    )));
     registry.add(Arc::new(SelfSubjectReviewRest::default()));
     registry.add(Arc::new(SubjectAccessReviewRest::new(authz.clone())));
     registry.add(Arc::new(LocalSubjectAccessReviewRest::new(authz.clone())));
