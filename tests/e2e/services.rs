@@ -519,3 +519,70 @@ async fn quotas_count_services_node_ports_and_load_balancers() {
         .await;
     assert_eq!(r.status, 403, "{:?}", r.body);
 }
+
+/// The addresses of the kubernetes Endpoints, as `raw` reads them (empty when there are none).
+async fn endpoint_addresses(raw: &capstan_e2e::RawClient) -> Vec<String> {
+    let ep = raw
+        .get("/api/v1/namespaces/default/endpoints/kubernetes")
+        .await;
+    if ep.status != 200 {
+        return Vec::new();
+    }
+    let mut ips: Vec<String> = ep.json()["subsets"][0]["addresses"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|a| a["ip"].as_str().map(String::from))
+        .collect();
+    ips.sort();
+    ips
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopping_server_leaves_the_kubernetes_endpoints() {
+    let cluster = capstan_etcd::testing::EtcdCluster::start(1);
+    let start = |address: &'static str| {
+        let endpoints = cluster.endpoints();
+        TestServer::start_with(move |config| {
+            config.etcd = Some(capstan_etcd::EtcdConfig::new(endpoints));
+            config.advertise_address = Some(address.parse().unwrap());
+        })
+    };
+    let a = start("192.0.2.10").await;
+    let b = start("192.0.2.11").await;
+    let raw = admin(&a);
+    // Each server's lease is seen by the other's next pass (every 10 s).
+    let both = vec!["192.0.2.10".to_string(), "192.0.2.11".to_string()];
+    let mut seen = Vec::new();
+    for _ in 0..250 {
+        seen = endpoint_addresses(&raw).await;
+        if seen == both {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(seen, both);
+
+    // B takes itself out as it stops, without waiting for its lease to expire.
+    b.stop().await;
+    assert_eq!(endpoint_addresses(&raw).await, ["192.0.2.10"]);
+    // The last server leaves the endpoints as they are rather than empty them.
+    let on_etcd =
+        capstan_etcd::EtcdStore::connect(&capstan_etcd::EtcdConfig::new(cluster.endpoints()))
+            .await
+            .unwrap();
+    a.stop().await;
+    let (lease, _) = capstan_storage::Store::get(&on_etcd, "/registry/masterleases/192.0.2.10")
+        .await
+        .unwrap();
+    assert!(lease.is_none(), "the lease record stays: {lease:?}");
+    let (ep, _) = capstan_storage::Store::get(&on_etcd, "/registry/endpoints/default/kubernetes")
+        .await
+        .unwrap();
+    let ep = ep.expect("the endpoints stay");
+    assert!(
+        String::from_utf8_lossy(&ep.value).contains("192.0.2.10"),
+        "{:?}",
+        ep.value
+    );
+}

@@ -10,6 +10,10 @@
 //! - `master-count`: each server adds its address; beyond `--apiserver-count` addresses, the
 //!   others go.
 //! - `none`: the endpoints are left alone.
+//!
+//! When the server stops, it takes itself out of the endpoints (its lease record goes, or its
+//! address under `master-count`), unless it is the last server: the endpoints are never
+//! emptied, as upstream's reconcilers refuse to.
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -180,14 +184,11 @@ pub async fn reconcile(config: &Config, stores: &Stores) -> capstan_registry::Re
     write_endpoints(config, stores, &addresses).await
 }
 
-/// Renews this server's lease and answers the addresses of the live ones (expired ones are
-/// removed).
+/// Renews this server's lease and answers the addresses of the live ones.
 async fn renew_lease(stores: &Stores, own: IpAddr) -> capstan_registry::Result<Vec<IpAddr>> {
-    let prefix = format!("{}/masterleases/", stores.prefix.trim_end_matches('/'));
-    let now = jiff::Timestamp::now().as_millisecond();
-    let expires = now + LEASE_TTL.as_millis() as i64;
+    let expires = jiff::Timestamp::now().as_millisecond() + LEASE_TTL.as_millis() as i64;
     let record = Bytes::from(json(&json!({"expires": expires}))?);
-    let key = format!("{prefix}{own}");
+    let key = format!("{}{own}", lease_prefix(stores));
     let (current, _) = stores.store.get(&key).await?;
     match current {
         Some(kv) => {
@@ -197,6 +198,26 @@ async fn renew_lease(stores: &Stores, own: IpAddr) -> capstan_registry::Result<V
             stores.store.create(&key, record).await?;
         }
     }
+    let mut live = live_leases(stores).await?;
+    if !live.contains(&own) {
+        live.push(own);
+        live.sort();
+    }
+    Ok(live)
+}
+
+fn lease_prefix(stores: &Stores) -> String {
+    format!("{}/masterleases/", stores.prefix.trim_end_matches('/'))
+}
+
+/// The addresses of the unexpired lease records, sorted (expired ones are removed).
+async fn live_leases(stores: &Stores) -> capstan_registry::Result<Vec<IpAddr>> {
+    #[derive(serde::Deserialize)]
+    struct Lease {
+        expires: i64,
+    }
+    let prefix = lease_prefix(stores);
+    let now = jiff::Timestamp::now().as_millisecond();
     let listed = stores
         .store
         .list(ListRequest {
@@ -206,10 +227,6 @@ async fn renew_lease(stores: &Stores, own: IpAddr) -> capstan_registry::Result<V
         .await?;
     let mut live = Vec::new();
     for kv in listed.items {
-        #[derive(serde::Deserialize)]
-        struct Lease {
-            expires: i64,
-        }
         let Some(ip) = kv.key.strip_prefix(&prefix).and_then(|ip| ip.parse().ok()) else {
             continue;
         };
@@ -220,11 +237,27 @@ async fn renew_lease(stores: &Stores, own: IpAddr) -> capstan_registry::Result<V
             }
         }
     }
-    if !live.contains(&own) {
-        live.push(own);
-    }
     live.sort();
     Ok(live)
+}
+
+/// The addresses the stored Endpoints list.
+async fn stored_addresses(stores: &Stores, ns: &str) -> capstan_registry::Result<Vec<IpAddr>> {
+    Ok(
+        match stores.endpoints.cached_json(ns, SERVICE_NAME).await? {
+            Some(body) => {
+                let ep: Value = serde_json::from_slice(&body).map_err(Error::Encode)?;
+                ep["subsets"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .flat_map(|s| s["addresses"].as_array().cloned().unwrap_or_default())
+                    .filter_map(|a| a["ip"].as_str()?.parse().ok())
+                    .collect()
+            }
+            None => Vec::new(),
+        },
+    )
 }
 
 /// The addresses of the stored Endpoints with this server's added, at most `count`.
@@ -234,19 +267,7 @@ async fn master_count(
     own: IpAddr,
     count: u32,
 ) -> capstan_registry::Result<Vec<IpAddr>> {
-    let mut addresses: Vec<IpAddr> = match stores.endpoints.cached_json(ns, SERVICE_NAME).await? {
-        Some(body) => {
-            let ep: Value = serde_json::from_slice(&body).map_err(Error::Encode)?;
-            ep["subsets"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .flat_map(|s| s["addresses"].as_array().cloned().unwrap_or_default())
-                .filter_map(|a| a["ip"].as_str()?.parse().ok())
-                .collect()
-        }
-        None => Vec::new(),
-    };
+    let mut addresses = stored_addresses(stores, ns).await?;
     addresses.retain(|a| *a != own);
     addresses.sort();
     addresses.truncate(count.saturating_sub(1) as usize);
@@ -302,20 +323,80 @@ async fn write_endpoints(
     .await
 }
 
-/// Reconciles now and every 10 s; a failure is logged and retried at the next pass.
-pub fn start(config: Config, stores: Stores) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        let mut warned = false;
-        loop {
-            match reconcile(&config, &stores).await {
-                Ok(()) => warned = false,
-                Err(err) if !warned => {
-                    warn!(%err, "the kubernetes Service or its endpoints could not be reconciled");
-                    warned = true;
-                }
-                Err(_) => {}
+/// The running controller; [`Running::stop`] takes this server out of the endpoints.
+pub struct Running {
+    task: tokio::task::JoinHandle<()>,
+    config: Config,
+    stores: Stores,
+}
+
+impl Running {
+    /// Stops reconciling and removes this server from the endpoints (given at most two
+    /// intervals, as upstream).
+    pub async fn stop(self) {
+        self.task.abort();
+        match tokio::time::timeout(2 * INTERVAL, remove(&self.config, &self.stores)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(err)) => {
+                warn!(%err, "this server could not be removed from the kubernetes endpoints")
             }
-            tokio::time::sleep(INTERVAL).await;
+            Err(_) => warn!("removing this server from the kubernetes endpoints timed out"),
         }
-    })
+    }
+}
+
+/// Takes this server out of the endpoints: its lease record is deleted (`lease`) or its
+/// address dropped (`master-count`); the endpoints are rewritten with the servers left, and
+/// kept as they are when none is.
+pub async fn remove(config: &Config, stores: &Stores) -> capstan_registry::Result<()> {
+    let Some(own) = config.address else {
+        return Ok(());
+    };
+    let ns = config.namespace.as_str();
+    let others = match config.reconciler {
+        Reconciler::None => return Ok(()),
+        Reconciler::Lease => {
+            let key = format!("{}/masterleases/{own}", stores.prefix.trim_end_matches('/'));
+            match stores.store.delete(&key, None).await {
+                Ok(_) | Err(capstan_storage::Error::NotFound { .. }) => {}
+                Err(err) => return Err(err.into()),
+            }
+            live_leases(stores).await?
+        }
+        Reconciler::MasterCount(_) => {
+            let mut addresses = stored_addresses(stores, ns).await?;
+            addresses.retain(|a| *a != own);
+            addresses
+        }
+    };
+    if others.is_empty() {
+        return Ok(());
+    }
+    write_endpoints(config, stores, &others).await
+}
+
+/// Reconciles now and every 10 s; a failure is logged and retried at the next pass.
+pub fn start(config: Config, stores: Stores) -> Running {
+    let task = {
+        let (config, stores) = (config.clone(), stores.clone());
+        tokio::spawn(async move {
+            let mut warned = false;
+            loop {
+                match reconcile(&config, &stores).await {
+                    Ok(()) => warned = false,
+                    Err(err) if !warned => {
+                        warn!(%err, "the kubernetes Service or its endpoints could not be reconciled");
+                        warned = true;
+                    }
+                    Err(_) => {}
+                }
+                tokio::time::sleep(INTERVAL).await;
+            }
+        })
+    };
+    Running {
+        task,
+        config,
+        stores,
+    }
 }

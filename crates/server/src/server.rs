@@ -55,6 +55,9 @@ pub struct RunningServer {
     terminating: Arc<std::sync::atomic::AtomicBool>,
     /// Audit, flushed at shutdown.
     auditor: Option<Arc<filters::Auditor>>,
+    /// The kubernetes Service's controller, which takes this server out of the endpoints
+    /// at shutdown.
+    kubernetes_service: Option<capstan_controllers::kubernetes_service::Running>,
     _controllers: Controllers,
 }
 
@@ -101,7 +104,11 @@ impl RunningServer {
     }
 
     /// Stops accepting, lets in-flight requests finish, and closes the store.
-    pub async fn shutdown(self) {
+    pub async fn shutdown(mut self) {
+        // First out of the kubernetes endpoints, while the store is still at hand.
+        if let Some(controller) = self.kubernetes_service.take() {
+            controller.stop().await;
+        }
         let _ = self.shutdown.send(true);
         for task in &self.background {
             task.abort();
@@ -428,13 +435,14 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         },
         move || repaired.finish(),
     ));
+    let kubernetes_service;
     {
         use capstan_controllers::kubernetes_service as kubernetes;
         let namespaces = registry
             .get("", "v1", "namespaces", "")
             .cloned()
             .ok_or_else(|| Error::Startup("namespaces are not served".into()))?;
-        compactors.push(kubernetes::start(
+        kubernetes_service = Some(kubernetes::start(
             kubernetes::Config {
                 namespace: config.master_service_namespace.clone(),
                 node_port: config.kubernetes_service_node_port,
@@ -724,6 +732,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             .collect(),
         terminating,
         auditor,
+        kubernetes_service,
         _controllers: controllers,
     };
     if let Some(path) = &config.admin_kubeconfig
