@@ -495,3 +495,80 @@ async fn switched_off_webhook_plugins_call_nothing() {
     }
     assert_eq!(calls.load(Ordering::SeqCst), 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scale_writes_are_admitted_as_scales() {
+    // The webhook caps replicas at 5 by patching the Scale, and records what it saw.
+    let seen: Arc<std::sync::Mutex<Vec<Value>>> = Arc::default();
+    let record = seen.clone();
+    let webhook = HttpsServer::start(move |r: Received| {
+        let review: Value = serde_json::from_slice(&r.body).unwrap();
+        let request = review["request"].clone();
+        record.lock().unwrap().push(request.clone());
+        let replicas = request["object"]["spec"]["replicas"].as_i64().unwrap_or(0);
+        let response = if replicas > 5 {
+            json!({"allowed": true, "patchType": "JSONPatch",
+                "patch": b64(json!([{"op": "replace", "path": "/spec/replicas", "value": 5}]).to_string().as_bytes())})
+        } else {
+            json!({"allowed": true})
+        };
+        (StatusCode::OK, answer(&request, response))
+    })
+    .await;
+    let server = TestServer::start().await;
+    let raw = admin(&server);
+    let rules = json!([{"operations": ["UPDATE"], "apiGroups": ["apps"], "apiVersions": ["v1"],
+        "resources": ["deployments/scale"]}]);
+    let mut config = hook("cap.example.com", &webhook.url, &webhook.ca_pem, rules);
+    config["reinvocationPolicy"] = json!("Never");
+    created(
+        &raw,
+        MUTATING,
+        json!({"metadata": {"name": "cap"}, "webhooks": [config]}),
+    )
+    .await;
+    let kc = server.kubeconfig_path();
+    ok(kubectl(
+        &kc,
+        &["create", "deployment", "web", "--image=nginx"],
+    ));
+
+    // The webhook index follows the configuration asynchronously: scale until it answers.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let deployment = loop {
+        ok(kubectl(
+            &kc,
+            &["scale", "deployment", "web", "--replicas=9"],
+        ));
+        let d = raw
+            .get("/apis/apps/v1/namespaces/default/deployments/web")
+            .await
+            .json();
+        if d["spec"]["replicas"] == 5 || tokio::time::Instant::now() > deadline {
+            break d;
+        }
+    };
+    assert_eq!(deployment["spec"]["replicas"], 5);
+    let request = seen.lock().unwrap().last().unwrap().clone();
+    assert_eq!(
+        request["kind"],
+        json!({"group": "autoscaling", "version": "v1", "kind": "Scale"})
+    );
+    assert_eq!(
+        request["resource"],
+        json!({"group": "apps", "version": "v1", "resource": "deployments"})
+    );
+    assert_eq!(request["subResource"], "scale");
+    assert_eq!(request["object"]["kind"], "Scale");
+    assert_eq!(request["oldObject"]["spec"]["replicas"], 1);
+    // A write to the deployment itself is not the scale subresource's: the webhook is silent.
+    let calls = seen.lock().unwrap().len();
+    ok(kubectl(&kc, &["label", "deployment", "web", "touched=yes"]));
+    assert_eq!(seen.lock().unwrap().len(), calls);
+    // The scale's managedFields entry names the subresource.
+    let managers = deployment["metadata"]["managedFields"].as_array().unwrap();
+    assert!(
+        managers.iter().any(|m| m["subresource"] == "scale"),
+        "{managers:?}"
+    );
+}

@@ -86,9 +86,10 @@ fn options(a: &Attributes) -> Value {
 }
 
 fn request<'a>(a: &'a Attributes, uid: &'a str, objects: bool) -> Request<'a> {
+    let (group, version) = a.kind_group_version();
     let kind = GroupVersionKind {
-        group: &a.resource.group,
-        version: &a.version,
+        group,
+        version,
         kind: &a.kind,
     };
     let resource = || GroupVersionResource {

@@ -45,6 +45,9 @@ pub struct Attributes {
     pub subresource: String,
     /// The object's kind (`Pod`), of `object` for subresources (`Binding`).
     pub kind: String,
+    /// The group and version of `kind` when they are not the resource's: a workload's
+    /// `scale` takes `autoscaling/v1` Scales, a pod's `eviction` `policy/v1` Evictions.
+    pub kind_group_version: Option<(String, String)>,
     /// The namespace (empty for cluster objects).
     pub namespace: String,
     /// The object's name (empty for a create with `generateName`).
@@ -145,6 +148,7 @@ impl Attributes {
             version: String::new(),
             subresource: String::new(),
             kind: String::new(),
+            kind_group_version: None,
             namespace: String::new(),
             name: String::new(),
             object: None,
@@ -153,6 +157,14 @@ impl Attributes {
             dry_run: false,
             feedback: Arc::default(),
             reinvocation: Reinvocation::default(),
+        }
+    }
+
+    /// The group and version of `kind`.
+    pub fn kind_group_version(&self) -> (&str, &str) {
+        match &self.kind_group_version {
+            Some((group, version)) => (group, version),
+            None => (&self.resource.group, &self.version),
         }
     }
 

@@ -374,7 +374,15 @@ impl RestStorage for TokenRequestRest {
         let mut request = self
             .lookup
             .service_accounts
-            .admit_subresource("token", "TokenRequest", namespace, name, request, options)
+            .admit_subresource(
+                "token",
+                "TokenRequest",
+                Some(("authentication.k8s.io", "v1")),
+                namespace,
+                name,
+                request,
+                options,
+            )
             .await?;
         let account = peek(&self.lookup.service_accounts, namespace, name)
             .await?

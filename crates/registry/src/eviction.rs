@@ -466,7 +466,15 @@ where
         }
         let eviction = self
             .pods
-            .admit_subresource("eviction", "Eviction", namespace, name, eviction, options)
+            .admit_subresource(
+                "eviction",
+                "Eviction",
+                Some(("policy", "v1")),
+                namespace,
+                name,
+                eviction,
+                options,
+            )
             .await?;
         self.evict(namespace, eviction, options).await?;
         let status = Status {

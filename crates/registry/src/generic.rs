@@ -75,15 +75,23 @@ pub(crate) enum Target {
     Approval,
     /// `pods/ephemeralcontainers`: the ephemeral containers only.
     EphemeralContainers,
+    /// A workload written through its `scale` subresource, whose admission ran on the Scale.
+    Scale,
 }
 
 impl Target {
+    /// Whether the write's admission is the store's to run (a scale's ran on the Scale).
+    fn admitted_here(self) -> bool {
+        self != Self::Scale
+    }
+
     pub(crate) fn subresource(self) -> &'static str {
         match self {
             Self::Resource => "",
             Self::Status => "status",
             Self::Approval => "approval",
             Self::EphemeralContainers => "ephemeralcontainers",
+            Self::Scale => "scale",
         }
     }
 }
@@ -212,12 +220,15 @@ where
 
 impl<S: Strategy> GenericStore<S> {
     /// Admits the create of a subresource with its own object (`pods/binding`,
-    /// `serviceaccounts/token`): the mutating plugins, then the validating ones; the object
-    /// as they left it.
+    /// `pods/eviction`, `serviceaccounts/token`), of `kind` in `kind_group_version` when that
+    /// is not the resource's: the mutating plugins, then the validating ones; the object as
+    /// they left it.
+    #[allow(clippy::too_many_arguments)]
     pub async fn admit_subresource<T>(
         &self,
         subresource: &str,
         kind: &str,
+        kind_group_version: Option<(&str, &str)>,
         namespace: &str,
         name: &str,
         object: T,
@@ -226,24 +237,70 @@ impl<S: Strategy> GenericStore<S> {
     where
         T: serde::Serialize + serde::de::DeserializeOwned,
     {
+        self.admit_subresource_write(
+            Operation::Create,
+            (subresource, kind, kind_group_version),
+            namespace,
+            name,
+            (object, None),
+            options,
+        )
+        .await
+    }
+
+    /// Admits an update through a subresource whose object is not the stored one (a
+    /// workload's `scale`): `object` replacing `old`, both of `kind`.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn admit_subresource_update<T>(
+        &self,
+        subresource: &str,
+        kind: &str,
+        kind_group_version: Option<(&str, &str)>,
+        namespace: &str,
+        name: &str,
+        object: T,
+        old: T,
+        options: &WriteOptions,
+    ) -> Result<T>
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned,
+    {
+        self.admit_subresource_write(
+            Operation::Update,
+            (subresource, kind, kind_group_version),
+            namespace,
+            name,
+            (object, Some(old)),
+            options,
+        )
+        .await
+    }
+
+    async fn admit_subresource_write<T>(
+        &self,
+        operation: Operation,
+        (subresource, kind, kind_group_version): (&str, &str, Option<(&str, &str)>),
+        namespace: &str,
+        name: &str,
+        (object, old): (T, Option<T>),
+        options: &WriteOptions,
+    ) -> Result<T>
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned,
+    {
         let attributes = || {
-            let mut a = self.attributes(
-                Operation::Create,
-                Target::Resource,
-                namespace,
-                name,
-                options,
-            );
+            let mut a = self.attributes(operation, Target::Resource, namespace, name, options);
             a.subresource = subresource.to_string();
             a.kind = kind.to_string();
+            a.kind_group_version = kind_group_version.map(|(g, v)| (g.to_string(), v.to_string()));
             a
         };
         let mut object = object;
         // Subresource answers carry no warnings.
         let mut warnings = Vec::new();
-        self.admit_object(attributes(), &mut object, None, &mut warnings)
+        self.admit_object(attributes(), &mut object, old.as_ref(), &mut warnings)
             .await?;
-        self.validate_object(attributes(), Some(&object), None, &mut warnings)
+        self.validate_object(attributes(), Some(&object), old.as_ref(), &mut warnings)
             .await?;
         Ok(object)
     }
@@ -569,7 +626,7 @@ impl<S: Strategy> GenericStore<S> {
         options: &WriteOptions,
         tracking: Tracking<'_>,
     ) -> Result<Attempt<Encoded>> {
-        if target != Target::Resource {
+        if target != Target::Resource && target != Target::Scale {
             // Only the subresource's part changes; the rest stays as stored (the given
             // resourceVersion still guards the write).
             let given = new.metadata_mut().resource_version.take();
@@ -580,7 +637,7 @@ impl<S: Strategy> GenericStore<S> {
                 Target::EphemeralContainers => {
                     self.strategy.copy_ephemeral_containers(&mut merged, &new)
                 }
-                Target::Resource => {}
+                Target::Resource | Target::Scale => {}
             }
             merged.metadata_mut().resource_version = given;
             new = merged;
@@ -624,14 +681,16 @@ impl<S: Strategy> GenericStore<S> {
                 }
             }
         }
-        if self.strategy.has_status() && target == Target::Resource {
+        if self.strategy.has_status() && matches!(target, Target::Resource | Target::Scale) {
             // The status is written through `<resource>/status` only.
             self.strategy.copy_status(&mut new, old);
         }
         let namespace = old_meta.namespace.clone().unwrap_or_default();
         let attributes = || self.attributes(Operation::Update, target, &namespace, &name, options);
-        self.admit_object(attributes(), &mut new, Some(old), &mut warnings)
-            .await?;
+        if target.admitted_here() {
+            self.admit_object(attributes(), &mut new, Some(old), &mut warnings)
+                .await?;
+        }
         self.strategy.prepare_for_update(&mut new, old);
         let reserved = if target == Target::Resource {
             self.reserve(&mut new, Some(old), options.dry_run).await?
@@ -692,8 +751,10 @@ impl<S: Strategy> GenericStore<S> {
         for check in &self.write_checks {
             check.check(&new, Some(old), &options.user).await?;
         }
-        self.validate_object(attributes(), Some(&new), Some(old), &mut warnings)
-            .await?;
+        if target.admitted_here() {
+            self.validate_object(attributes(), Some(&new), Some(old), &mut warnings)
+                .await?;
+        }
         if let Tracking::Record(manager) = tracking {
             self.record_managers(target, Some(old), &mut new, manager)?;
         }

@@ -166,7 +166,9 @@ where
         }
         let binding = self
             .pods
-            .admit_subresource("binding", "Binding", namespace, &name, binding, options)
+            .admit_subresource(
+                "binding", "Binding", None, namespace, &name, binding, options,
+            )
             .await?;
         let target = &binding.target;
         let node = target.name.clone().unwrap_or_default();
@@ -476,9 +478,34 @@ where
                 ApiError::conflict(self.main.group_resource(), name, ApiError::MODIFIED).into(),
             );
         }
+        // Admission sees the Scale (kind autoscaling/v1 Scale, subresource scale), as
+        // upstream's: mutating plugins may change its replicas.
+        let old_scale = Self::scale(&obj);
+        let mut new_scale = old_scale.clone();
+        new_scale["spec"]["replicas"] = replicas.into();
+        let admitted = self
+            .main
+            .admit_subresource_update(
+                "scale",
+                "Scale",
+                Some(("autoscaling", "v1")),
+                namespace,
+                name,
+                new_scale,
+                old_scale,
+                options,
+            )
+            .await?;
+        let replicas = admitted["spec"]["replicas"]
+            .as_i64()
+            .and_then(|r| i32::try_from(r).ok())
+            .unwrap_or(replicas);
         obj.set_desired(replicas);
         let body = serde_json::to_vec(&obj).map_err(Error::Encode)?;
-        let written = self.main.update(namespace, name, &body, options).await?;
+        let written = self
+            .main
+            .update_target(Target::Scale, namespace, name, &body, options)
+            .await?;
         let warnings = written.warnings;
         let obj: S::Object =
             serde_json::from_slice(&written.body.into_bytes()).map_err(Error::Encode)?;
