@@ -586,3 +586,89 @@ async fn a_stopping_server_leaves_the_kubernetes_endpoints() {
         ep.value
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn service_cidrs_users_create_add_addresses() {
+    let server = TestServer::start_with(|config| {
+        config.service_network = ServiceNetwork {
+            // Six usable addresses, one the kubernetes Service's.
+            cidrs: vec![Cidr::parse("10.96.0.0/29").unwrap()],
+            node_ports: 30000..=32767,
+        };
+    })
+    .await;
+    let raw = admin(&server);
+    let cidrs = "/apis/networking.k8s.io/v1/servicecidrs";
+    let cluster_ip = |name: &str, ip: Option<&str>| {
+        let mut spec = json!({"selector": {"app": name}, "ports": [{"port": 80}]});
+        if let Some(ip) = ip {
+            spec["clusterIP"] = json!(ip);
+        }
+        json!({"metadata": {"name": name}, "spec": spec})
+    };
+    // Outside every range: upstream's 422.
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            SVC,
+            &cluster_ip("early", Some("10.97.0.3")),
+        )
+        .await;
+    assert_eq!(r.status, 422, "{:?}", r.body);
+    assert!(
+        r.message().contains("is not in the valid range"),
+        "{}",
+        r.message()
+    );
+
+    let extra = json!({"metadata": {"name": "extra"}, "spec": {"cidrs": ["10.97.0.0/29"]}});
+    let r = raw.send_json(http::Method::POST, cidrs, &extra).await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    // An address of the new range may be asked for ...
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            SVC,
+            &cluster_ip("chosen", Some("10.97.0.3")),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    // ... and when the configured range is full, new Services take the new range's.
+    let mut ips = Vec::new();
+    for i in 0..7 {
+        let r = raw
+            .send_json(http::Method::POST, SVC, &cluster_ip(&format!("s{i}"), None))
+            .await;
+        assert_eq!(r.status, 201, "{:?}", r.body);
+        ips.push(r.json()["spec"]["clusterIP"].as_str().unwrap().to_string());
+    }
+    let (first, beyond): (Vec<&String>, Vec<&String>) =
+        ips.iter().partition(|ip| ip.starts_with("10.96.0."));
+    assert_eq!(first.len(), 5, "{ips:?}");
+    assert_eq!(beyond.len(), 2, "{ips:?}");
+    assert!(
+        beyond
+            .iter()
+            .all(|ip| ip.starts_with("10.97.0.") && *ip != "10.97.0.3")
+    );
+    let address = raw
+        .get(&format!(
+            "/apis/networking.k8s.io/v1/ipaddresses/{}",
+            beyond[0]
+        ))
+        .await;
+    assert_eq!(address.status, 200);
+    // A range marked not Ready takes no new Services.
+    let mut cidr = raw.get(&format!("{cidrs}/extra")).await.json();
+    cidr["status"] = json!({"conditions": [{"type": "Ready", "status": "False",
+        "reason": "Terminating", "message": "", "lastTransitionTime": "2026-11-26T00:00:00Z"}]});
+    let r = raw
+        .send_json(http::Method::PUT, &format!("{cidrs}/extra/status"), &cidr)
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let r = raw
+        .send_json(http::Method::POST, SVC, &cluster_ip("late", None))
+        .await;
+    assert_eq!(r.status, 500, "{:?}", r.body);
+    assert!(r.message().contains("range is full"), "{}", r.message());
+}

@@ -159,12 +159,15 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
     let claims = registry.register(PersistentVolumeClaimStrategy);
     let addresses = registry.register(capstan_api::IpAddressStrategy);
     let service_cidrs = registry.register(capstan_api::ServiceCidrStrategy);
-    let service_allocator = Arc::new(crate::services::ServiceAllocator::new(
-        config.service_network.clone(),
-        addresses,
-        registry.store_for("", "services"),
-        &registry.config().prefix,
-    ));
+    let service_allocator = Arc::new(
+        crate::services::ServiceAllocator::new(
+            config.service_network.clone(),
+            addresses,
+            registry.store_for("", "services"),
+            &registry.config().prefix,
+        )
+        .with_service_cidrs(service_cidrs.clone()),
+    );
     let allocations = service_allocator.clone();
     let services = registry.register_with(capstan_api::ServiceStrategy, |s| {
         s.with_allocations(allocations)

@@ -17,13 +17,13 @@ pub use capstan_api::service::Cidr;
 use capstan_api::service::{
     NONE, family_of, has_node_ports, needs_health_check, parse_ip, service_type,
 };
-use capstan_api::{IpAddressStrategy, ServiceStrategy};
+use capstan_api::{IpAddressStrategy, ServiceCidrStrategy, ServiceStrategy};
 use capstan_meta::{ApiError, FieldError, Reason};
 use capstan_storage::{ListRequest, Store};
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::networking::v1::IPAddress;
 use rand::Rng;
-use serde_json::json;
+use serde_json::{Value, json};
 use tracing::{info, warn};
 
 use crate::error::{Error, Result};
@@ -160,6 +160,7 @@ fn invalid(svc: &Service, errors: Vec<FieldError>) -> Error {
 pub struct ServiceAllocator {
     network: ServiceNetwork,
     addresses: Arc<GenericStore<IpAddressStrategy>>,
+    cidrs: Option<Arc<GenericStore<ServiceCidrStrategy>>>,
     store: Arc<dyn Store>,
     ports_prefix: String,
 }
@@ -176,6 +177,7 @@ impl ServiceAllocator {
         Self {
             network,
             addresses,
+            cidrs: None,
             store,
             ports_prefix: format!(
                 "{}/ranges/servicenodeports/",
@@ -184,9 +186,61 @@ impl ServiceAllocator {
         }
     }
 
-    /// The ranges allocated from.
+    /// Also allocates from the ServiceCIDRs in `cidrs` (as upstream since v1.33): those not
+    /// being deleted and not marked not `Ready` (a ServiceCIDR without the condition counts
+    /// as ready, as upstream's allocator takes it when no controller manager runs).
+    pub fn with_service_cidrs(mut self, cidrs: Arc<GenericStore<ServiceCidrStrategy>>) -> Self {
+        self.cidrs = Some(cidrs);
+        self
+    }
+
+    /// The ranges allocated from at start.
     pub fn network(&self) -> &ServiceNetwork {
         &self.network
+    }
+
+    /// The ServiceCIDRs' ranges of `family` beyond the configured one, in name order.
+    async fn more_ranges(&self, family: &str) -> Vec<Cidr> {
+        let Some(store) = &self.cidrs else {
+            return Vec::new();
+        };
+        let Ok(listed) = store.list("", &ListOptions::default()).await else {
+            return Vec::new();
+        };
+        let Ok(doc) = serde_json::from_slice::<Value>(&listed.body.into_bytes()) else {
+            return Vec::new();
+        };
+        let configured = self.network.cidr_of(family).copied();
+        let mut out = Vec::new();
+        for item in doc["items"].as_array().into_iter().flatten() {
+            let not_ready = item["status"]["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| c["type"] == "Ready" && c["status"] != "True");
+            if item["metadata"]["deletionTimestamp"].is_string() || not_ready {
+                continue;
+            }
+            let ranges = item["spec"]["cidrs"].as_array().into_iter().flatten();
+            for cidr in ranges.filter_map(|c| Cidr::parse_network(c.as_str()?).ok()) {
+                if cidr.family() == family && Some(cidr) != configured && !out.contains(&cidr) {
+                    out.push(cidr);
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether `addr` may be handed out: in the usable part of the configured range of its
+    /// family, or of a ServiceCIDR's.
+    async fn in_ranges(&self, addr: &IpAddr) -> bool {
+        let usable = |c: &Cidr| {
+            let (low, high) = ServiceNetwork::usable(c);
+            c.offset_of(addr).is_some_and(|o| o >= low && o < high)
+        };
+        let family = family_of(addr);
+        self.network.cidr_of(family).is_some_and(usable)
+            || self.more_ranges(family).await.iter().any(usable)
     }
 
     fn port_key(&self, port: i32) -> String {
@@ -368,12 +422,8 @@ impl ServiceAllocator {
         let Some(addr) = parse_ip(ip) else {
             return Ok(()); // validation reports it
         };
-        let cidr = self.network.cidr_of(family_of(&addr));
-        let in_range = cidr.and_then(|c| {
-            let (low, high) = ServiceNetwork::usable(c);
-            c.offset_of(&addr).filter(|o| *o >= low && *o < high)
-        });
-        if in_range.is_none() {
+        if !self.in_ranges(&addr).await {
+            let cidr = self.network.cidr_of(family_of(&addr));
             let range = cidr.map(ToString::to_string).unwrap_or_default();
             return Err(refuse(format!(
                 "the provided IP ({ip}) is not in the valid range. The range of valid IPs is {range}"
@@ -393,9 +443,9 @@ impl ServiceAllocator {
         Ok(())
     }
 
-    /// Takes a free address of `family`: a random one from the upper part of the range
-    /// first (the lower part is kept for addresses clients choose, as upstream's), then
-    /// any.
+    /// Takes a free address of `family`: from the configured range, a random one from its
+    /// upper part first (the lower part is kept for addresses clients choose, as upstream's),
+    /// then any; when it is full, from the ServiceCIDRs' ranges in turn.
     async fn take_next_ip(
         &self,
         svc: &Service,
@@ -403,12 +453,31 @@ impl ServiceAllocator {
         dry_run: bool,
         taken: &mut Vec<String>,
     ) -> Result<String> {
-        let Some(cidr) = self.network.cidr_of(family) else {
+        let Some(configured) = self.network.cidr_of(family) else {
             return Err(ApiError::internal(format!(
                 "failed to allocate a serviceIP: {family} is not configured"
             ))
             .into());
         };
+        if let Some(ip) = self.take_ip_in(svc, configured, dry_run, taken).await? {
+            return Ok(ip);
+        }
+        for cidr in self.more_ranges(family).await {
+            if let Some(ip) = self.take_ip_in(svc, &cidr, dry_run, taken).await? {
+                return Ok(ip);
+            }
+        }
+        Err(ApiError::internal("failed to allocate a serviceIP: range is full").into())
+    }
+
+    /// A free address of `cidr` taken for `svc`; `None` when the range is full.
+    async fn take_ip_in(
+        &self,
+        svc: &Service,
+        cidr: &Cidr,
+        dry_run: bool,
+        taken: &mut Vec<String>,
+    ) -> Result<Option<String>> {
         let (low, high) = ServiceNetwork::usable(cidr);
         let count = high.saturating_sub(low);
         let band = (count / 16).clamp(16, 256).min(count);
@@ -418,14 +487,14 @@ impl ServiceAllocator {
                 continue;
             }
             if dry_run {
-                return Ok(text);
+                return Ok(Some(text));
             }
             if self.take_ip(svc, &ip).await? {
                 taken.push(Held::Ip(text.clone()).encode());
-                return Ok(text);
+                return Ok(Some(text));
             }
         }
-        Err(ApiError::internal("failed to allocate a serviceIP: range is full").into())
+        Ok(None)
     }
 
     async fn port_taken(&self, port: i32) -> Result<bool> {
@@ -792,12 +861,7 @@ impl ServiceAllocator {
                 continue;
             }
             let Some(addr) = parse_ip(ip) else { continue };
-            if self
-                .network
-                .cidr_of(family_of(&addr))
-                .and_then(|c| c.offset_of(&addr))
-                .is_none()
-            {
+            if !self.in_ranges(&addr).await {
                 warn!(%ip, "repair: a Service's cluster IP is outside the service ranges");
                 continue;
             }
