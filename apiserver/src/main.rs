@@ -101,8 +101,9 @@ struct Options {
           value_parser = parse_cidr, help_heading = "Generic flags")]
     cloud_provider_gce_l7lb_src_cidrs: Vec<String>,
 
-    /// Feature gates, comma-separated Name=true|false, checked. No effect yet: no Capstan
-    /// behaviour depends on a gate.
+    /// Feature gates, comma-separated Name=true|false: kube v1.33's gates, checked as upstream
+    /// checks them (unknown gates, and locked ones set away from their default, are refused).
+    /// No effect yet: no Capstan behaviour depends on a gate.
     #[arg(long, value_delimiter = ',', value_parser = capstan_serving::options::parse_feature_gate, help_heading = "Generic flags")]
     feature_gates: Vec<(String, bool)>,
 
@@ -778,6 +779,7 @@ fn main() -> ExitCode {
         }
     };
     capstan_serving::options::warn_no_effect(&matches, NO_EFFECT);
+    capstan_serving::feature_gates::warn_settings(&options.feature_gates);
     let mut config = capstan_server::ServerConfig::new(&options.data_dir);
     config.bind_address = options.bind_address;
     config.secure_port = options.secure_port;

@@ -226,6 +226,9 @@ fn each_malformed_value_fails_the_start_with_one_line_naming_the_option() {
         ("--kubelet-timeout=5", "--kubelet-timeout"),
         ("--feature-gates=APIListChunking=maybe", "--feature-gates"),
         ("--feature-gates=APIListChunking", "--feature-gates"),
+        // Gone in v1.33 (unknown), and locked to its default.
+        ("--feature-gates=APIListChunking=true", "--feature-gates"),
+        ("--feature-gates=SidecarContainers=false", "--feature-gates"),
         ("--runtime-config=api/all=sometimes", "--runtime-config"),
         ("--runtime-config=apps/v-1=false", "--runtime-config"),
         ("--runtime-config=api/v1=false", "--runtime-config"),
@@ -256,7 +259,7 @@ fn well_formed_values_of_upstream_manifests_parse() {
         "--service-node-port-range=30000-32767",
         "--allow-privileged=true",
         "--kubelet-preferred-address-types=InternalIP,ExternalIP,Hostname",
-        "--feature-gates=APIListChunking=true,WatchList=false",
+        "--feature-gates=ImageVolume=true,WatchList=false,SidecarContainers=true",
         "--runtime-config=api/all=true,storage.k8s.io/v1beta1=false",
         "--enable-aggregator-routing",
         "--endpoint-reconciler-type=lease",

@@ -139,8 +139,9 @@ struct Options {
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1,
           default_missing_value = "true")]
     contention_profiling: bool,
-    /// Feature gates, comma-separated Name=true|false, checked. No effect yet: no Capstan
-    /// behaviour depends on a gate.
+    /// Feature gates, comma-separated Name=true|false: kube v1.33's gates, checked as upstream
+    /// checks them (unknown gates, and locked ones set away from their default, are refused).
+    /// No effect yet: no Capstan behaviour depends on a gate.
     #[arg(long, value_delimiter = ',', value_parser = capstan_serving::options::parse_feature_gate)]
     feature_gates: Vec<(String, bool)>,
     /// The Azure container registry configuration file. No effect: Capstan has no cloud
@@ -383,6 +384,7 @@ fn main() -> ExitCode {
             "show_hidden_metrics_for_version",
         ],
     );
+    capstan_serving::feature_gates::warn_settings(&options.feature_gates);
     match run(options, &given) {
         Ok(code) => code,
         Err(e) => {

@@ -4,6 +4,7 @@
 
 mod connections;
 mod error;
+pub mod feature_gates;
 pub mod files;
 pub mod lanes;
 pub mod options;

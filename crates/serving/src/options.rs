@@ -233,28 +233,7 @@ pub fn warn_no_effect(matches: &clap::ArgMatches, ids: &[&str]) {
     }
 }
 
-/// Go's strconv.ParseBool.
-pub fn parse_go_bool(value: &str) -> Option<bool> {
-    match value {
-        "1" | "t" | "T" | "true" | "TRUE" | "True" => Some(true),
-        "0" | "f" | "F" | "false" | "FALSE" | "False" => Some(false),
-        _ => None,
-    }
-}
-
-/// Parses one `--feature-gates` entry: `Name=true|false`.
-pub fn parse_feature_gate(value: &str) -> Result<(String, bool), String> {
-    let (name, enabled) = value
-        .split_once('=')
-        .ok_or_else(|| format!("{value:?} is not Name=true|false"))?;
-    let name = name.trim();
-    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric()) {
-        return Err(format!("{name:?} is not a feature gate name"));
-    }
-    let enabled = parse_go_bool(enabled.trim())
-        .ok_or_else(|| format!("invalid value of {name}: {enabled:?}, err: not a boolean"))?;
-    Ok((name.to_string(), enabled))
-}
+pub use crate::feature_gates::{parse_feature_gate, parse_go_bool};
 
 /// The Kubernetes version Capstan's API matches (major, minor, patch).
 pub const KUBERNETES_VERSION: (u32, u32, u32) = (1, 33, 0);
