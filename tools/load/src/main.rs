@@ -118,6 +118,11 @@ enum Resource {
     /// ClusterIP Services in `default`: each create also allocates a cluster IP (start the
     /// server with a range large enough for the run, e.g. 10.96.0.0/12).
     Services,
+    /// `autoscaling/v2` HorizontalPodAutoscalers in `default` (the stored version).
+    Hpav2,
+    /// `autoscaling/v1` HorizontalPodAutoscalers in `default`: each request and answer
+    /// converted to and from the stored `v2`.
+    Hpav1,
 }
 
 impl Resource {
@@ -126,6 +131,8 @@ impl Resource {
             Self::Storageclasses => SC,
             Self::Configmaps => "/api/v1/namespaces/default/configmaps",
             Self::Services => "/api/v1/namespaces/default/services",
+            Self::Hpav2 => "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers",
+            Self::Hpav1 => "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers",
         }
     }
 
@@ -145,6 +152,24 @@ impl Resource {
                 "kind": "Service",
                 "metadata": {"name": name, "labels": {"capstan-load": run, "generation": generation.to_string()}},
                 "spec": {"selector": {"app": name}, "ports": [{"port": 80, "targetPort": 8080}]},
+            }))
+            .expect("JSON"),
+            Self::Hpav2 => serde_json::to_vec(&serde_json::json!({
+                "apiVersion": "autoscaling/v2",
+                "kind": "HorizontalPodAutoscaler",
+                "metadata": {"name": name, "labels": {"capstan-load": run, "generation": generation.to_string()}},
+                "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
+                    "maxReplicas": 5,
+                    "metrics": [{"type": "Resource", "resource": {"name": "cpu",
+                        "target": {"type": "Utilization", "averageUtilization": 60}}}]},
+            }))
+            .expect("JSON"),
+            Self::Hpav1 => serde_json::to_vec(&serde_json::json!({
+                "apiVersion": "autoscaling/v1",
+                "kind": "HorizontalPodAutoscaler",
+                "metadata": {"name": name, "labels": {"capstan-load": run, "generation": generation.to_string()}},
+                "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
+                    "maxReplicas": 5, "targetCPUUtilizationPercentage": 60},
             }))
             .expect("JSON"),
         }
