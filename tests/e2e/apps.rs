@@ -166,8 +166,8 @@ async fn a_manifest_of_every_workload_applies_and_deletions_cascade() {
         format!("apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: ds\nspec:\n{}  template:\n{}", selector("ds"), template("ds")),
         "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\nspec:\n  clusterIP: None\n  selector:\n    app: s\n  ports:\n  - port: 80\n".to_string(),
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  k: v\n".to_string(),
-        format!("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: c\n        image: busybox\n"),
-        format!("apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: cj\nspec:\n  schedule: \"*/5 * * * *\"\n  jobTemplate:\n    spec:\n      template:\n        spec:\n          restartPolicy: OnFailure\n          containers:\n          - name: c\n            image: busybox\n"),
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: c\n        image: busybox\n".to_string(),
+        "apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: cj\nspec:\n  schedule: \"*/5 * * * *\"\n  jobTemplate:\n    spec:\n      template:\n        spec:\n          restartPolicy: OnFailure\n          containers:\n          - name: c\n            image: busybox\n".to_string(),
         "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata:\n  name: d\nspec:\n  scaleTargetRef:\n    apiVersion: apps/v1\n    kind: Deployment\n    name: d\n  maxReplicas: 4\n  metrics:\n  - type: Resource\n    resource:\n      name: cpu\n      target:\n        type: Utilization\n        averageUtilization: 70\n".to_string(),
         "apiVersion: autoscaling/v1\nkind: HorizontalPodAutoscaler\nmetadata:\n  name: r\nspec:\n  scaleTargetRef:\n    apiVersion: apps/v1\n    kind: ReplicaSet\n    name: r\n  maxReplicas: 3\n  targetCPUUtilizationPercentage: 60\n".to_string(),
         "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: d\nspec:\n  minAvailable: 1\n  selector:\n    matchLabels:\n      app: d\n".to_string(),
@@ -211,8 +211,14 @@ async fn a_manifest_of_every_workload_applies_and_deletions_cascade() {
     // replacing it (so its three-way patch is never empty), and a NetworkPolicy's atomic
     // ingress list differs from the stored one by its defaulted protocol.
     assert_eq!(out.matches(" unchanged").count(), docs.len() - 2, "{out}");
-    assert!(out.contains("poddisruptionbudget.policy/d configured"), "{out}");
-    assert!(out.contains("networkpolicy.networking.k8s.io/np configured"), "{out}");
+    assert!(
+        out.contains("poddisruptionbudget.policy/d configured"),
+        "{out}"
+    );
+    assert!(
+        out.contains("networkpolicy.networking.k8s.io/np configured"),
+        "{out}"
+    );
     let all = ok(kubectl(&kc, &["get", "all"]));
     for name in [
         "deployment.apps/d",

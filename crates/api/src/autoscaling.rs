@@ -535,63 +535,28 @@ fn insert_some(map: &mut Map<String, Value>, key: &str, value: Option<&Value>) {
     }
 }
 
-/// A `v2` metric spec in `v1`'s annotation form.
-fn metric_spec_to_v1(m: &Value) -> Value {
-    let mut out = Map::new();
-    out.insert("type".into(), m["type"].clone());
-    let zero = json!("0");
-    if let Some(o) = m.get("object") {
-        let mut src = Map::new();
-        insert_some(&mut src, "target", o.get("describedObject"));
-        insert_some(&mut src, "metricName", o.pointer("/metric/name"));
-        src.insert(
-            "targetValue".into(),
-            o.pointer("/target/value").unwrap_or(&zero).clone(),
-        );
-        insert_some(&mut src, "selector", o.pointer("/metric/selector"));
-        insert_some(&mut src, "averageValue", o.pointer("/target/averageValue"));
-        out.insert("object".into(), src.into());
-    }
-    if let Some(p) = m.get("pods") {
-        let mut src = Map::new();
-        insert_some(&mut src, "metricName", p.pointer("/metric/name"));
-        src.insert(
-            "targetAverageValue".into(),
-            p.pointer("/target/averageValue").unwrap_or(&zero).clone(),
-        );
-        insert_some(&mut src, "selector", p.pointer("/metric/selector"));
-        out.insert("pods".into(), src.into());
-    }
-    for key in ["resource", "containerResource"] {
-        if let Some(r) = m.get(key) {
-            let mut src = Map::new();
-            copy_fields(&mut src, r, &["name", "container"]);
-            insert_some(
-                &mut src,
-                "targetAverageUtilization",
-                r.pointer("/target/averageUtilization"),
-            );
-            insert_some(
-                &mut src,
-                "targetAverageValue",
-                r.pointer("/target/averageValue"),
-            );
-            out.insert(key.into(), src.into());
+/// Which half of an autoscaler a metric comes from: the spec's targets or the status's
+/// current values. Their `v1` annotation forms differ only in names (`targetValue`,
+/// `currentValue`) and in which values are required.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Spec,
+    Status,
+}
+
+impl Side {
+    /// The `v2` field holding the values, which is also the prefix of `v1`'s names.
+    fn key(self) -> &'static str {
+        match self {
+            Self::Spec => "target",
+            Self::Status => "current",
         }
     }
-    if let Some(e) = m.get("external") {
-        let mut src = Map::new();
-        insert_some(&mut src, "metricName", e.pointer("/metric/name"));
-        insert_some(&mut src, "metricSelector", e.pointer("/metric/selector"));
-        insert_some(&mut src, "targetValue", e.pointer("/target/value"));
-        insert_some(
-            &mut src,
-            "targetAverageValue",
-            e.pointer("/target/averageValue"),
-        );
-        out.insert("external".into(), src.into());
+
+    /// `v1`'s name of a value: `Value` → `targetValue` or `currentValue`.
+    fn v1(self, suffix: &str) -> String {
+        format!("{}{suffix}", self.key())
     }
-    out.into()
 }
 
 fn metric_identifier(name: Option<&Value>, selector: Option<&Value>) -> Value {
@@ -601,168 +566,108 @@ fn metric_identifier(name: Option<&Value>, selector: Option<&Value>) -> Value {
     id.into()
 }
 
-/// A metric spec from `v1`'s annotation form in the `v2` form.
-fn metric_spec_from_v1(m: &Value) -> Value {
-    let mut out = Map::new();
-    out.insert("type".into(), m["type"].clone());
-    if let Some(o) = m.get("object") {
-        let average = o.get("averageValue").filter(|v| !v.is_null());
-        let mut target = Map::new();
-        let kind = if average.is_some() {
-            "AverageValue"
-        } else {
-            "Value"
-        };
-        target.insert("type".into(), kind.into());
-        insert_some(&mut target, "value", o.get("targetValue"));
-        insert_some(&mut target, "averageValue", average);
-        let mut src = Map::new();
-        insert_some(&mut src, "describedObject", o.get("target"));
-        src.insert(
-            "metric".into(),
-            metric_identifier(o.get("metricName"), o.get("selector")),
-        );
-        src.insert("target".into(), target.into());
-        out.insert("object".into(), src.into());
-    }
-    if let Some(p) = m.get("pods") {
-        let mut target = Map::new();
-        target.insert("type".into(), "AverageValue".into());
-        insert_some(&mut target, "averageValue", p.get("targetAverageValue"));
-        let mut src = Map::new();
-        src.insert(
-            "metric".into(),
-            metric_identifier(p.get("metricName"), p.get("selector")),
-        );
-        src.insert("target".into(), target.into());
-        out.insert("pods".into(), src.into());
-    }
-    for key in ["resource", "containerResource"] {
-        if let Some(r) = m.get(key) {
-            let utilization = r.get("targetAverageUtilization").filter(|v| !v.is_null());
-            let mut target = Map::new();
-            let kind = if utilization.is_some() {
-                "Utilization"
-            } else {
-                "AverageValue"
-            };
-            target.insert("type".into(), kind.into());
-            insert_some(&mut target, "averageUtilization", utilization);
-            insert_some(&mut target, "averageValue", r.get("targetAverageValue"));
-            let mut src = Map::new();
-            copy_fields(&mut src, r, &["name", "container"]);
-            src.insert("target".into(), target.into());
-            out.insert(key.into(), src.into());
-        }
-    }
-    if let Some(e) = m.get("external") {
-        let value = e.get("targetValue").filter(|v| !v.is_null());
-        let mut target = Map::new();
-        let kind = if value.is_some() {
-            "Value"
-        } else {
-            "AverageValue"
-        };
-        target.insert("type".into(), kind.into());
-        insert_some(&mut target, "value", value);
-        insert_some(&mut target, "averageValue", e.get("targetAverageValue"));
-        let mut src = Map::new();
-        src.insert(
-            "metric".into(),
-            metric_identifier(e.get("metricName"), e.get("metricSelector")),
-        );
-        src.insert("target".into(), target.into());
-        out.insert("external".into(), src.into());
-    }
-    out.into()
-}
-
-/// A `v2` metric status in `v1`'s annotation form.
-fn metric_status_to_v1(m: &Value) -> Value {
-    let mut out = Map::new();
-    out.insert("type".into(), m["type"].clone());
+/// A `v2` metric (spec or status) in `v1`'s annotation form.
+fn metric_to_v1(m: &Value, side: Side) -> Value {
     let zero = json!("0");
+    let values = |source: &Value| source.get(side.key()).cloned().unwrap_or_default();
+    // A value `v1` always carries (its Go field is not a pointer) shows as "0" when unset.
+    let required = |out: &mut Map<String, Value>, name: String, value: Option<&Value>| {
+        out.insert(
+            name,
+            value.filter(|v| !v.is_null()).unwrap_or(&zero).clone(),
+        );
+    };
+    let mut out = Map::new();
+    out.insert("type".into(), m["type"].clone());
     if let Some(o) = m.get("object") {
+        let v = values(o);
         let mut src = Map::new();
         insert_some(&mut src, "target", o.get("describedObject"));
         insert_some(&mut src, "metricName", o.pointer("/metric/name"));
-        src.insert(
-            "currentValue".into(),
-            o.pointer("/current/value").unwrap_or(&zero).clone(),
-        );
+        required(&mut src, side.v1("Value"), v.get("value"));
         insert_some(&mut src, "selector", o.pointer("/metric/selector"));
-        insert_some(&mut src, "averageValue", o.pointer("/current/averageValue"));
+        insert_some(&mut src, "averageValue", v.get("averageValue"));
         out.insert("object".into(), src.into());
     }
     if let Some(p) = m.get("pods") {
         let mut src = Map::new();
         insert_some(&mut src, "metricName", p.pointer("/metric/name"));
-        src.insert(
-            "currentAverageValue".into(),
-            p.pointer("/current/averageValue").unwrap_or(&zero).clone(),
+        required(
+            &mut src,
+            side.v1("AverageValue"),
+            values(p).get("averageValue"),
         );
         insert_some(&mut src, "selector", p.pointer("/metric/selector"));
         out.insert("pods".into(), src.into());
     }
     for key in ["resource", "containerResource"] {
         if let Some(r) = m.get(key) {
+            let v = values(r);
             let mut src = Map::new();
             copy_fields(&mut src, r, &["name", "container"]);
             insert_some(
                 &mut src,
-                "currentAverageUtilization",
-                r.pointer("/current/averageUtilization"),
+                &side.v1("AverageUtilization"),
+                v.get("averageUtilization"),
             );
-            src.insert(
-                "currentAverageValue".into(),
-                r.pointer("/current/averageValue").unwrap_or(&zero).clone(),
-            );
+            match side {
+                Side::Spec => {
+                    insert_some(&mut src, &side.v1("AverageValue"), v.get("averageValue"))
+                }
+                Side::Status => required(&mut src, side.v1("AverageValue"), v.get("averageValue")),
+            }
             out.insert(key.into(), src.into());
         }
     }
     if let Some(e) = m.get("external") {
+        let v = values(e);
         let mut src = Map::new();
         insert_some(&mut src, "metricName", e.pointer("/metric/name"));
         insert_some(&mut src, "metricSelector", e.pointer("/metric/selector"));
-        src.insert(
-            "currentValue".into(),
-            e.pointer("/current/value").unwrap_or(&zero).clone(),
-        );
-        insert_some(
-            &mut src,
-            "currentAverageValue",
-            e.pointer("/current/averageValue"),
-        );
+        match side {
+            Side::Spec => insert_some(&mut src, &side.v1("Value"), v.get("value")),
+            Side::Status => required(&mut src, side.v1("Value"), v.get("value")),
+        }
+        insert_some(&mut src, &side.v1("AverageValue"), v.get("averageValue"));
         out.insert("external".into(), src.into());
     }
     out.into()
 }
 
-/// A metric status from `v1`'s annotation form in the `v2` form.
-fn metric_status_from_v1(m: &Value) -> Value {
+/// A metric (spec or status) from `v1`'s annotation form in the `v2` form. A spec's target
+/// gets the type its values imply (`Utilization`, `Value` or `AverageValue`).
+fn metric_from_v1(m: &Value, side: Side) -> Value {
+    let values = |pairs: &[(&str, Option<&Value>)], kind: &str| {
+        let mut v = Map::new();
+        if side == Side::Spec {
+            v.insert("type".into(), kind.into());
+        }
+        for (key, value) in pairs {
+            insert_some(&mut v, key, *value);
+        }
+        Value::Object(v)
+    };
+    let present = |v: Option<&Value>| v.is_some_and(|v| !v.is_null());
     let mut out = Map::new();
     out.insert("type".into(), m["type"].clone());
-    let current = |pairs: &[(&str, Option<&Value>)]| {
-        let mut c = Map::new();
-        for (key, value) in pairs {
-            insert_some(&mut c, key, *value);
-        }
-        Value::Object(c)
-    };
     if let Some(o) = m.get("object") {
+        let average = o.get("averageValue");
+        let kind = if present(average) {
+            "AverageValue"
+        } else {
+            "Value"
+        };
         let mut src = Map::new();
         insert_some(&mut src, "describedObject", o.get("target"));
         src.insert(
             "metric".into(),
             metric_identifier(o.get("metricName"), o.get("selector")),
         );
-        src.insert(
-            "current".into(),
-            current(&[
-                ("value", o.get("currentValue")),
-                ("averageValue", o.get("averageValue")),
-            ]),
-        );
+        let pairs = [
+            ("value", o.get(side.v1("Value"))),
+            ("averageValue", average),
+        ];
+        src.insert(side.key().into(), values(&pairs, kind));
         out.insert("object".into(), src.into());
     }
     if let Some(p) = m.get("pods") {
@@ -771,39 +676,45 @@ fn metric_status_from_v1(m: &Value) -> Value {
             "metric".into(),
             metric_identifier(p.get("metricName"), p.get("selector")),
         );
-        src.insert(
-            "current".into(),
-            current(&[("averageValue", p.get("currentAverageValue"))]),
-        );
+        let pairs = [("averageValue", p.get(side.v1("AverageValue")))];
+        src.insert(side.key().into(), values(&pairs, "AverageValue"));
         out.insert("pods".into(), src.into());
     }
     for key in ["resource", "containerResource"] {
         if let Some(r) = m.get(key) {
+            let utilization = r.get(side.v1("AverageUtilization"));
+            let kind = if present(utilization) {
+                "Utilization"
+            } else {
+                "AverageValue"
+            };
             let mut src = Map::new();
             copy_fields(&mut src, r, &["name", "container"]);
-            src.insert(
-                "current".into(),
-                current(&[
-                    ("averageUtilization", r.get("currentAverageUtilization")),
-                    ("averageValue", r.get("currentAverageValue")),
-                ]),
-            );
+            let pairs = [
+                ("averageUtilization", utilization),
+                ("averageValue", r.get(side.v1("AverageValue"))),
+            ];
+            src.insert(side.key().into(), values(&pairs, kind));
             out.insert(key.into(), src.into());
         }
     }
     if let Some(e) = m.get("external") {
+        let value = e.get(side.v1("Value"));
+        let kind = if present(value) {
+            "Value"
+        } else {
+            "AverageValue"
+        };
         let mut src = Map::new();
         src.insert(
             "metric".into(),
             metric_identifier(e.get("metricName"), e.get("metricSelector")),
         );
-        src.insert(
-            "current".into(),
-            current(&[
-                ("value", e.get("currentValue")),
-                ("averageValue", e.get("currentAverageValue")),
-            ]),
-        );
+        let pairs = [
+            ("value", value),
+            ("averageValue", e.get(side.v1("AverageValue"))),
+        ];
+        src.insert(side.key().into(), values(&pairs, kind));
         out.insert("external".into(), src.into());
     }
     out.into()
@@ -894,7 +805,7 @@ pub fn to_v1(mut doc: Value) -> Value {
     let others: Vec<Value> = metrics
         .iter()
         .filter(|m| !is_cpu_utilization(m))
-        .map(metric_spec_to_v1)
+        .map(|m| metric_to_v1(m, Side::Spec))
         .collect();
     let current = status["currentMetrics"]
         .as_array()
@@ -926,7 +837,10 @@ pub fn to_v1(mut doc: Value) -> Value {
         extra.push((METRICS_ANNOTATION, Value::Array(others)));
     }
     if !current.is_empty() {
-        let current: Vec<Value> = current.iter().map(metric_status_to_v1).collect();
+        let current: Vec<Value> = current
+            .iter()
+            .map(|m| metric_to_v1(m, Side::Status))
+            .collect();
         extra.push((CURRENT_METRICS_ANNOTATION, Value::Array(current)));
     }
     if let Some(b) = spec.get("behavior").filter(|b| !b.is_null()) {
@@ -965,7 +879,7 @@ pub fn to_v2(mut doc: Value) -> Value {
         .and_then(|v| v.as_array().cloned())
         .unwrap_or_default()
         .iter()
-        .map(metric_spec_from_v1)
+        .map(|m| metric_from_v1(m, Side::Spec))
         .collect();
     if let Some(percent) = spec
         .get("targetCPUUtilizationPercentage")
@@ -1002,7 +916,10 @@ pub fn to_v2(mut doc: Value) -> Value {
     let current = match json_annotation(&round_trip, CURRENT_METRICS_ANNOTATION)
         .and_then(|v| v.as_array().cloned())
     {
-        Some(list) => list.iter().map(metric_status_from_v1).collect(),
+        Some(list) => list
+            .iter()
+            .map(|m| metric_from_v1(m, Side::Status))
+            .collect(),
         None => match status
             .get("currentCPUUtilizationPercentage")
             .filter(|v| !v.is_null())
@@ -1284,6 +1201,44 @@ mod tests {
         assert_eq!(back["spec"], stored["spec"]);
         assert_eq!(back["status"], stored["status"]);
         assert_eq!(back["metadata"], stored["metadata"]);
+    }
+
+    #[test]
+    fn every_metric_source_round_trips_through_v1() {
+        let stored = json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "a"},
+            "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "minReplicas": 1, "maxReplicas": 9,
+                "metrics": [
+                    {"type": "Object", "object": {"describedObject": {"kind": "Ingress", "name": "i"},
+                        "metric": {"name": "rps", "selector": {"matchLabels": {"a": "b"}}},
+                        "target": {"type": "Value", "value": "10"}}},
+                    {"type": "External", "external": {"metric": {"name": "queue"},
+                        "target": {"type": "AverageValue", "averageValue": "30"}}},
+                    {"type": "ContainerResource", "containerResource": {"name": "memory", "container": "app",
+                        "target": {"type": "AverageValue", "averageValue": "1Gi"}}}]},
+            "status": {"currentReplicas": 1, "desiredReplicas": 1, "currentMetrics": [
+                {"type": "Object", "object": {"describedObject": {"kind": "Ingress", "name": "i"},
+                    "metric": {"name": "rps"}, "current": {"value": "7"}}},
+                {"type": "External", "external": {"metric": {"name": "queue"},
+                    "current": {"value": "3", "averageValue": "1"}}},
+                {"type": "Pods", "pods": {"metric": {"name": "qps"}, "current": {"averageValue": "5"}}},
+                {"type": "ContainerResource", "containerResource": {"name": "memory", "container": "app",
+                    "current": {"averageValue": "512Mi"}}}]}});
+        let v1 = to_v1(stored.clone());
+        let metrics: Value = serde_json::from_str(
+            v1["metadata"]["annotations"][METRICS_ANNOTATION]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            metrics[0]["object"],
+            json!({"target": {"kind": "Ingress", "name": "i"}, "metricName": "rps",
+                "targetValue": "10", "selector": {"matchLabels": {"a": "b"}}})
+        );
+        let back = to_v2(v1);
+        assert_eq!(back["spec"], stored["spec"]);
+        assert_eq!(back["status"], stored["status"]);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use capstan_api::PodDisruptionBudgetStrategy;
 use capstan_meta::labels::LabelSelector;
 use capstan_meta::resource::Strategy;
-use capstan_meta::v1::{Status, StatusCause, StatusDetails};
+use capstan_meta::v1::{StatusCause, StatusDetails};
 use capstan_meta::{ApiError, GroupResource, Reason, ResourceDescriptor};
 use k8s_openapi::api::core::v1::{Pod, PodCondition};
 use k8s_openapi::api::policy::v1::{Eviction, PodDisruptionBudget, PodDisruptionBudgetStatus};
@@ -21,7 +21,7 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 use crate::generic::GenericStore;
 use crate::options::{DeleteOptions, GetOptions, ListOptions, WriteOptions};
-use crate::rest::{Encoded, ResponseStatus, RestStorage};
+use crate::rest::{Encoded, RestStorage};
 
 /// How many evictions a budget may have approved that its controller has not yet seen.
 pub const MAX_DISRUPTED_PODS: usize = 2000;
@@ -477,16 +477,7 @@ where
             )
             .await?;
         self.evict(namespace, eviction, options).await?;
-        let status = Status {
-            status: Some("Success".into()),
-            code: Some(201),
-            ..Default::default()
-        };
-        Ok(Encoded {
-            body: serde_json::to_vec(&status).map_err(Error::Encode)?.into(),
-            warnings: Vec::new(),
-            status: ResponseStatus::Created,
-        })
+        Encoded::created_success()
     }
 }
 

@@ -37,6 +37,25 @@ pub struct Encoded {
     pub status: ResponseStatus,
 }
 
+impl Encoded {
+    /// The 201 `Success` Status of an action that creates no object of its own (a pod's
+    /// `binding`, an `eviction`).
+    pub fn created_success() -> crate::Result<Self> {
+        let status = capstan_meta::v1::Status {
+            status: Some("Success".into()),
+            code: Some(201),
+            ..Default::default()
+        };
+        Ok(Self {
+            body: serde_json::to_vec(&status)
+                .map_err(crate::Error::Encode)?
+                .into(),
+            warnings: Vec::new(),
+            status: ResponseStatus::Created,
+        })
+    }
+}
+
 /// Which success code a response carries.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ResponseStatus {

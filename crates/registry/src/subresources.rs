@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use capstan_meta::resource::Strategy;
-use capstan_meta::v1::Status;
 use capstan_meta::{ApiError, FieldError, GroupResource, ResourceDescriptor};
 use k8s_openapi::Metadata;
 use k8s_openapi::api::core::v1::{Binding, Namespace, Pod, PodCondition};
@@ -223,16 +222,7 @@ where
                 Ok(())
             })
             .await?;
-        let status = Status {
-            status: Some("Success".into()),
-            code: Some(201),
-            ..Default::default()
-        };
-        Ok(Encoded {
-            body: serde_json::to_vec(&status).map_err(Error::Encode)?.into(),
-            warnings: Vec::new(),
-            status: ResponseStatus::Created,
-        })
+        Encoded::created_success()
     }
 }
 
