@@ -144,3 +144,63 @@ async fn kubectl_autoscales_and_both_versions_share_one_object() {
         r.message()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_side_apply_works_through_the_converted_version() {
+    let server = TestServer::start().await;
+    let kc = server.kubeconfig_path();
+    let raw = admin(&server);
+    let manifest = kc.with_file_name("hpa-v1.yaml");
+    let write = |max: u32| {
+        std::fs::write(
+            &manifest,
+            format!(
+                "apiVersion: autoscaling/v1\nkind: HorizontalPodAutoscaler\nmetadata:\n  name: web\nspec:\n  scaleTargetRef:\n    apiVersion: apps/v1\n    kind: Deployment\n    name: web\n  maxReplicas: {max}\n  targetCPUUtilizationPercentage: 50\n"
+            ),
+        )
+        .unwrap();
+    };
+    let path = manifest.to_str().unwrap().to_string();
+    write(4);
+    let out = ok(kubectl(&kc, &["apply", "--server-side", "-f", &path]));
+    assert!(out.contains("serverside-applied"), "{out}");
+    write(6);
+    ok(kubectl(&kc, &["apply", "--server-side", "-f", &path]));
+    let v2 = raw.get(&format!("{V2}/web")).await.json();
+    assert_eq!(v2["spec"]["maxReplicas"], 6);
+    assert_eq!(
+        v2["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"],
+        50
+    );
+    let managers = v2["metadata"]["managedFields"].as_array().unwrap().clone();
+    assert!(
+        managers
+            .iter()
+            .any(|m| m["manager"] == "kubectl" && m["operation"] == "Apply"),
+        "{managers:?}"
+    );
+    // Another manager changing the applied field conflicts, in either version.
+    let r = raw
+        .request(
+            http::Method::PATCH,
+            &format!("{V2}/web?fieldManager=other"),
+            &[("content-type", "application/apply-patch+yaml")],
+            serde_json::to_vec(&json!({"apiVersion": "autoscaling/v2",
+                "kind": "HorizontalPodAutoscaler", "metadata": {"name": "web"},
+                "spec": {"maxReplicas": 9}}))
+            .unwrap(),
+        )
+        .await;
+    assert_eq!(r.status, 409, "{:?}", r.body);
+    assert!(r.message().contains("conflict"), "{}", r.message());
+    // An apply without its type says so.
+    let r = raw
+        .request(
+            http::Method::PATCH,
+            &format!("{V1}/web?fieldManager=kubectl"),
+            &[("content-type", "application/apply-patch+yaml")],
+            b"{\"metadata\": {\"name\": \"web\"}}".to_vec(),
+        )
+        .await;
+    assert_eq!(r.status, 400, "{:?}", r.body);
+}

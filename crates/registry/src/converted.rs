@@ -119,6 +119,37 @@ impl ConvertedRest {
         Ok(Encoded { body, ..encoded })
     }
 
+    /// Server-side apply in the served version: the applied configuration is converted to
+    /// the stored form and applied there, so managers own the stored form's fields (upstream
+    /// records them in the version they applied; ownership and conflicts come out the same).
+    async fn apply(
+        &self,
+        namespace: &str,
+        name: &str,
+        body: &[u8],
+        options: &WriteOptions,
+    ) -> Result<Encoded> {
+        let config: Value = serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("the apply patch is malformed: {e}")))?;
+        for field in ["apiVersion", "kind"] {
+            if config
+                .get(field)
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+            {
+                return Err(
+                    ApiError::bad_request(format!("an apply patch must set {field}")).into(),
+                );
+            }
+        }
+        let stored = self.body_in(body)?;
+        self.out(
+            self.stored
+                .patch(namespace, name, PatchType::Apply, &stored, options)
+                .await?,
+        )
+    }
+
     fn retype_list(&self, doc: &mut Value) {
         doc["kind"] = self.descriptor.list_kind().into();
         doc["apiVersion"] = self.descriptor.api_version().into();
@@ -213,7 +244,7 @@ impl RestStorage for ConvertedRest {
 
     /// Applied to the served form: read, convert, patch, convert back, and update with the
     /// read's resourceVersion (retried when another write came between, unless the patch
-    /// names a resourceVersion itself).
+    /// names a resourceVersion itself). Server-side apply goes to the stored form instead.
     async fn patch(
         &self,
         namespace: &str,
@@ -223,11 +254,7 @@ impl RestStorage for ConvertedRest {
         options: &WriteOptions,
     ) -> Result<Encoded> {
         if patch_type == PatchType::Apply {
-            return Err(ApiError::new(
-                capstan_meta::Reason::UnsupportedMediaType,
-                "server-side apply is not supported in this version of the resource; apply the stored version",
-            )
-            .into());
+            return self.apply(namespace, name, body, options).await;
         }
         let explicit = patch::sets_resource_version(patch_type, body);
         let mut last = None;
