@@ -19,6 +19,7 @@ mod kubectl;
 mod limits;
 mod operations;
 mod policies;
+mod proxy;
 mod representations;
 mod services;
 mod serving;

@@ -20,3 +20,4 @@ pub use https::HttpsClient;
 pub use leader::{LEADER_ANNOTATION, LeaderElection, LeaderElector, LeaderRecord, LockKind};
 pub use limiter::RateLimiter;
 pub use reflector::{Change, Reflector};
+pub use transport::client_tls;

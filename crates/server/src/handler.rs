@@ -471,6 +471,9 @@ async fn resource(
     req: Request<Incoming>,
     pretty: bool,
 ) -> Result<Response<Body>, ApiError> {
+    if crate::proxy::is_proxy(info) {
+        return crate::proxy::serve(&state.registry, info, req).await;
+    }
     let deprecation = lookup(&state.registry, info)
         .ok()
         .and_then(|s| s.descriptor().deprecation.clone());

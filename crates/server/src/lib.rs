@@ -19,6 +19,7 @@ mod metrics;
 pub use metrics::{LabelAllowList, MetricsOptions};
 mod openapi;
 mod openapi_v2;
+mod proxy;
 mod query;
 mod render;
 mod request_info;

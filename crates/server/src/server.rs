@@ -397,6 +397,14 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         service_accounts.clone(),
     )));
     registry.add(Arc::new(TokenReviewRest::new(authn.clone())));
+    registry.add(Arc::new(crate::proxy::ProxyDescriptor::new(
+        "services",
+        "ServiceProxyOptions",
+    )));
+    registry.add(Arc::new(crate::proxy::ProxyDescriptor::new(
+        "pods",
+        "PodProxyOptions",
+    )));
     registry.add(Arc::new(crate::component_status::ComponentStatusRest::new(
         &config.component_health_urls,
         config.etcd.as_ref(),
