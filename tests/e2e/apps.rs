@@ -8,14 +8,9 @@ use capstan_e2e::kubectl;
 use capstan_testing::TestServer;
 use serde_json::json;
 
-use crate::admin;
+use crate::{admin, ok};
 
 const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
-
-fn ok(result: (bool, String, String)) -> String {
-    assert!(result.0, "{}{}", result.1, result.2);
-    result.1
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_creates_scales_restarts_and_exposes_deployments() {

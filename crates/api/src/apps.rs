@@ -22,9 +22,7 @@ fn workload(
     resource: &'static str,
     short: &'static [&'static str],
 ) -> ResourceDescriptor {
-    let mut d = names(kind, resource, short).v1();
-    d.categories = vec!["all".into()];
-    d
+    names(kind, resource, short).v1_in_all()
 }
 
 /// Names of an `apps/v1` workload.
@@ -134,7 +132,8 @@ fn validate_workload(
     }
 }
 
-fn non_negative(errs: &mut FieldErrors, field: &str, value: Option<i32>) {
+/// A count that may not be negative (upstream's message).
+pub(crate) fn non_negative(errs: &mut FieldErrors, field: &str, value: Option<i32>) {
     if let Some(v) = value
         && v < 0
     {
@@ -146,8 +145,13 @@ fn non_negative(errs: &mut FieldErrors, field: &str, value: Option<i32>) {
     }
 }
 
-/// An `IntOrString` of a rolling update: a non-negative count or a percentage up to 100 %.
-fn int_or_percent(errs: &mut FieldErrors, field: &str, value: Option<&IntOrString>) -> bool {
+/// An `IntOrString` count (a rolling update's, a disruption budget's): a non-negative count
+/// or a percentage up to 100 %; whether it is zero.
+pub(crate) fn int_or_percent(
+    errs: &mut FieldErrors,
+    field: &str,
+    value: Option<&IntOrString>,
+) -> bool {
     match value {
         None => false,
         Some(IntOrString::Int(n)) => {
@@ -155,7 +159,7 @@ fn int_or_percent(errs: &mut FieldErrors, field: &str, value: Option<&IntOrStrin
             *n == 0
         }
         Some(IntOrString::String(s)) => {
-            let parsed = s.strip_suffix('%').and_then(|n| n.parse::<i32>().ok());
+            let parsed = s.strip_suffix('%').and_then(|n| n.parse::<i64>().ok());
             match parsed {
                 None => {
                     errs.push(FieldError::invalid(

@@ -48,9 +48,8 @@ fn names() -> Names<'static> {
 }
 
 fn descriptor_in(version: &str) -> ResourceDescriptor {
-    let mut d = names().v1();
+    let mut d = names().v1_in_all();
     d.version = version.into();
-    d.categories = vec!["all".into()];
     d
 }
 

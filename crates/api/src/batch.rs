@@ -10,6 +10,7 @@ use k8s_openapi::api::batch::v1::{CronJob, Job, JobSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde_json::json;
 
+use crate::apps::non_negative;
 use crate::describe::Names;
 use crate::pod::{default_template, validate_template};
 
@@ -19,18 +20,6 @@ pub const CONTROLLER_UID: &str = "batch.kubernetes.io/controller-uid";
 pub const JOB_NAME: &str = "batch.kubernetes.io/job-name";
 /// Longest CronJob name (its Jobs add 11 characters of schedule time).
 const MAX_CRONJOB_NAME: usize = 52;
-
-fn non_negative(errs: &mut FieldErrors, field: &str, value: Option<i32>) {
-    if let Some(v) = value
-        && v < 0
-    {
-        errs.push(FieldError::invalid(
-            field,
-            &v.to_string(),
-            "must be greater than or equal to 0",
-        ));
-    }
-}
 
 /// Upstream's Job defaults (also those a CronJob's template does not get).
 fn default_job_spec(spec: &mut JobSpec) {
@@ -152,16 +141,14 @@ impl Strategy for JobStrategy {
     type Object = Job;
 
     fn descriptor(&self) -> ResourceDescriptor {
-        let mut d = Names {
+        Names {
             group: "batch",
             kind: "Job",
             resource: "jobs",
             short_names: &[],
             namespaced: true,
         }
-        .v1();
-        d.categories = vec!["all".into()];
-        d
+        .v1_in_all()
     }
 
     fn default(&self, job: &mut Job) {
@@ -377,16 +364,14 @@ impl Strategy for CronJobStrategy {
     type Object = CronJob;
 
     fn descriptor(&self) -> ResourceDescriptor {
-        let mut d = Names {
+        Names {
             group: "batch",
             kind: "CronJob",
             resource: "cronjobs",
             short_names: &["cj"],
             namespaced: true,
         }
-        .v1();
-        d.categories = vec!["all".into()];
-        d
+        .v1_in_all()
     }
 
     fn default(&self, cj: &mut CronJob) {

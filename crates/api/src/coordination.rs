@@ -3,6 +3,7 @@
 use capstan_meta::{FieldError, FieldErrors, ResourceDescriptor, Strategy};
 use k8s_openapi::api::coordination::v1::Lease;
 
+use crate::apps::non_negative;
 use crate::describe::Names;
 
 /// The strategy of Lease.
@@ -31,20 +32,12 @@ impl Strategy for LeaseStrategy {
     fn validate(&self, lease: &Lease) -> FieldErrors {
         let mut errs = Vec::new();
         let spec = lease.spec.clone().unwrap_or_default();
-        for (field, value) in [
-            ("spec.leaseDurationSeconds", spec.lease_duration_seconds),
-            ("spec.leaseTransitions", spec.lease_transitions),
-        ] {
-            if let Some(v) = value
-                && v < 0
-            {
-                errs.push(FieldError::invalid(
-                    field,
-                    &v.to_string(),
-                    "must be greater than or equal to 0",
-                ));
-            }
-        }
+        non_negative(
+            &mut errs,
+            "spec.leaseDurationSeconds",
+            spec.lease_duration_seconds,
+        );
+        non_negative(&mut errs, "spec.leaseTransitions", spec.lease_transitions);
         if field_is_zero(spec.lease_duration_seconds) {
             errs.push(FieldError::invalid(
                 "spec.leaseDurationSeconds",

@@ -29,4 +29,11 @@ impl Names<'_> {
             ..Default::default()
         }
     }
+
+    /// [`Names::v1`] in the `all` category (what `kubectl get all` lists).
+    pub(crate) fn v1_in_all(&self) -> ResourceDescriptor {
+        let mut d = self.v1();
+        d.categories = vec!["all".into()];
+        d
+    }
 }

@@ -58,8 +58,7 @@ impl Strategy for PodStrategy {
             short_names: &["po"],
             namespaced: true,
         }
-        .v1();
-        d.categories = vec!["all".into()];
+        .v1_in_all();
         d.selectable_fields = POD_FIELDS.iter().map(|f| f.to_string()).collect();
         d
     }

@@ -2,8 +2,8 @@
 
 use capstan_meta::{FieldError, FieldErrors, ResourceDescriptor, Strategy};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
+use crate::apps::int_or_percent;
 use crate::describe::Names;
 
 /// The strategy of PodDisruptionBudget: `status` subresource; `minAvailable` and
@@ -11,33 +11,6 @@ use crate::describe::Names;
 /// for the disruption controller to have observed the latest).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct PodDisruptionBudgetStrategy;
-
-fn validate_int_or_percent(field: &str, v: &IntOrString, errs: &mut FieldErrors) {
-    match v {
-        IntOrString::Int(n) if *n < 0 => errs.push(FieldError::invalid(
-            field,
-            &n.to_string(),
-            "must be greater than or equal to 0",
-        )),
-        IntOrString::String(s) => {
-            let pct = s.strip_suffix('%').and_then(|n| n.parse::<i64>().ok());
-            match pct {
-                None => errs.push(FieldError::invalid(
-                    field,
-                    s,
-                    "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')",
-                )),
-                Some(p) if p > 100 => errs.push(FieldError::invalid(
-                    field,
-                    s,
-                    "must not be greater than 100%",
-                )),
-                Some(_) => {}
-            }
-        }
-        IntOrString::Int(_) => {}
-    }
-}
 
 impl Strategy for PodDisruptionBudgetStrategy {
     type Object = PodDisruptionBudget;
@@ -73,10 +46,10 @@ impl Strategy for PodDisruptionBudgetStrategy {
             ));
         }
         if let Some(v) = &spec.min_available {
-            validate_int_or_percent("spec.minAvailable", v, &mut errs);
+            int_or_percent(&mut errs, "spec.minAvailable", Some(v));
         }
         if let Some(v) = &spec.max_unavailable {
-            validate_int_or_percent("spec.maxUnavailable", v, &mut errs);
+            int_or_percent(&mut errs, "spec.maxUnavailable", Some(v));
         }
         let policies = ["IfHealthyBudget", "AlwaysAllow"];
         if let Some(p) = spec.unhealthy_pod_eviction_policy.as_deref()

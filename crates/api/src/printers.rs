@@ -67,21 +67,7 @@ pub fn for_kind(group: &str, kind: &str) -> Vec<Column> {
 /// selector.
 fn services() -> Vec<Column> {
     fn joined(items: Vec<String>) -> Value {
-        Value::String(if items.is_empty() {
-            "<none>".into()
-        } else {
-            items.join(",")
-        })
-    }
-    fn strings(o: &Value, pointer: &str) -> Vec<String> {
-        o.pointer(pointer)
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default()
+        none_if_empty(items.join(","))
     }
     fn external(o: &Value) -> Value {
         let kind = o
@@ -131,18 +117,6 @@ fn services() -> Vec<Column> {
                 .collect(),
         )
     }
-    fn selector(o: &Value) -> Value {
-        let pairs = o
-            .pointer("/spec/selector")
-            .and_then(Value::as_object)
-            .map(|m| {
-                m.iter()
-                    .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
-                    .collect()
-            })
-            .unwrap_or_default();
-        joined(pairs)
-    }
     vec![
         Column::name(),
         Column::new("Type", "string", "The type of the service.", |o, _| {
@@ -171,7 +145,7 @@ fn services() -> Vec<Column> {
             "Selector",
             "string",
             "The pods the service selects.",
-            |o, _| selector(o),
+            |o, _| pairs(o, "/spec/selector"),
         )
         .wide(),
     ]
@@ -433,14 +407,7 @@ fn csi_drivers() -> Vec<Column> {
             |o, _| flag(o, "/spec/requiresRepublish"),
         ),
         Column::new("Modes", "string", "Volume lifecycle modes.", |o, _| {
-            let modes: Vec<String> = o
-                .pointer("/spec/volumeLifecycleModes")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(|m| m.as_str().map(String::from))
-                .collect();
-            none_if_empty(modes.join(","))
+            none_if_empty(strings(o, "/spec/volumeLifecycleModes").join(","))
         }),
         Column::age(),
     ]
@@ -689,14 +656,7 @@ fn daemon_sets() -> Vec<Column> {
             |o, _| number(o, "/status/numberAvailable"),
         ),
         Column::new("Node Selector", "string", "Where the pods run.", |o, _| {
-            let pairs: Vec<String> = o
-                .pointer("/spec/template/spec/nodeSelector")
-                .and_then(Value::as_object)
-                .into_iter()
-                .flatten()
-                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
-                .collect();
-            none_if_empty(pairs.join(","))
+            pairs(o, "/spec/template/spec/nodeSelector")
         }),
         Column::age(),
     ];

@@ -4,7 +4,7 @@ use capstan_meta::{FieldError, FieldErrors, ResourceDescriptor, Strategy};
 use k8s_openapi::api::core::v1::{PodTemplate, ReplicationController};
 use serde_json::json;
 
-use crate::apps::Scalable;
+use crate::apps::{Scalable, non_negative};
 use crate::describe::Names;
 use crate::pod::{default_template, validate_template};
 
@@ -56,16 +56,14 @@ impl Strategy for ReplicationControllerStrategy {
     type Object = ReplicationController;
 
     fn descriptor(&self) -> ResourceDescriptor {
-        let mut d = Names {
+        Names {
             group: "",
             kind: "ReplicationController",
             resource: "replicationcontrollers",
             short_names: &["rc"],
             namespaced: true,
         }
-        .v1();
-        d.categories = vec!["all".into()];
-        d
+        .v1_in_all()
     }
 
     fn default(&self, rc: &mut ReplicationController) {
@@ -138,20 +136,8 @@ impl Strategy for ReplicationControllerStrategy {
                 ));
             }
         }
-        for (field, value) in [
-            ("spec.replicas", spec.replicas),
-            ("spec.minReadySeconds", spec.min_ready_seconds),
-        ] {
-            if let Some(v) = value
-                && v < 0
-            {
-                errs.push(FieldError::invalid(
-                    field,
-                    &v.to_string(),
-                    "must be greater than or equal to 0",
-                ));
-            }
-        }
+        non_negative(&mut errs, "spec.replicas", spec.replicas);
+        non_negative(&mut errs, "spec.minReadySeconds", spec.min_ready_seconds);
         errs
     }
 

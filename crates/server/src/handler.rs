@@ -474,23 +474,21 @@ async fn resource(
     if crate::proxy::is_proxy(info) {
         return crate::proxy::serve(&state.registry, info, req).await;
     }
-    let deprecation = lookup(&state.registry, info)
-        .ok()
-        .and_then(|s| s.descriptor().deprecation.clone());
-    let mut resp = resource_answer(state, info, req, pretty).await?;
-    if let Some(warning) = deprecation {
-        response::add_warnings(&mut resp, &[warning]);
+    let storage = lookup(&state.registry, info)?;
+    let mut resp = resource_answer(state, storage, info, req, pretty).await?;
+    if let Some(warning) = &storage.descriptor().deprecation {
+        response::add_warnings(&mut resp, std::slice::from_ref(warning));
     }
     Ok(resp)
 }
 
 async fn resource_answer(
     state: &State,
+    storage: &Arc<dyn RestStorage>,
     info: &RequestInfo,
     req: Request<Incoming>,
     pretty: bool,
 ) -> Result<Response<Body>, ApiError> {
-    let storage = lookup(&state.registry, info)?;
     let misplaced = match info.verb.as_str() {
         "create" => !info.name.is_empty() && info.subresource.is_empty(),
         "update" | "patch" => info.name.is_empty(),
