@@ -130,8 +130,9 @@ async fn recount(registry: &Registry, namespace: &str, in_flight: &ChargesInFlig
     };
     // After the quotas: every charge they hold has either ended or is in this list.
     let charges = in_flight.in_namespace(namespace);
-    if charges.iter().any(|c| c.update) {
-        // Whether the stored object has its old size or its new one is not known.
+    if charges.iter().any(|c| c.update || !c.written) {
+        // Whether the stored object has its old size or its new one, or whether a charge
+        // being written lands, is not known.
         return false;
     }
     let mut objects: HashMap<(String, String), Vec<Value>> = HashMap::new();
@@ -314,6 +315,7 @@ mod tests {
             resource: capstan_meta::GroupResource::new("", resource),
             object: pod(name),
             update: false,
+            written: true,
         };
         let mut stored = vec![pod("a"), pod("b")];
         let charges = [

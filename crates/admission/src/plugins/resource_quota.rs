@@ -93,6 +93,9 @@ pub struct Charge {
     /// Whether the request updates an object that is already stored (and counted at its
     /// old size).
     pub update: bool,
+    /// Whether every quota's write of the charge has succeeded. Until then a quota may or
+    /// may not hold it (the write may land, or be refused on a retry).
+    pub written: bool,
 }
 
 /// The charges of this server's requests that have not ended, by namespace. A recount of
@@ -138,6 +141,23 @@ struct ChargeGuard {
     charges: Arc<ChargesInFlight>,
     namespace: String,
     id: u64,
+}
+
+impl ChargeGuard {
+    /// Marks the charge as held by every quota it was judged against.
+    fn written(&self) {
+        let mut map = self
+            .charges
+            .charges
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(charge) = map
+            .get_mut(&self.namespace)
+            .and_then(|c| c.get_mut(&self.id))
+        {
+            charge.written = true;
+        }
+    }
 }
 
 impl Drop for ChargeGuard {
@@ -342,9 +362,11 @@ impl Plugin for ResourceQuota {
             resource: a.resource.clone(),
             object: a.object.clone().unwrap_or_default(),
             update: a.operation == Operation::Update,
+            written: false,
         };
-        // Held by the request only once every quota is charged: a charge refused on a retry
-        // leaves nothing in flight for a recount to count.
+        // Marked written only once every quota holds it: a recount that finds a charge not
+        // written cannot tell whether to count it, and tries again later (a charge refused
+        // on a retry must not be counted, one that lands must).
         let guard = self.in_flight.begin(&a.namespace, charge);
         for mut charged in charges {
             let name = charged["metadata"]["name"]
@@ -374,6 +396,7 @@ impl Plugin for ResourceQuota {
                 }
             }
         }
+        guard.written();
         a.feedback.hold(guard);
         Ok(())
     }
@@ -434,10 +457,18 @@ mod tests {
             resource: core("pods"),
             object: json!({"metadata": {"name": name}}),
             update: false,
+            written: false,
         };
         let feedback = Arc::new(crate::Feedback::default());
         feedback.hold(in_flight.begin("ns", charge("a")));
         let other = in_flight.begin("ns", charge("b"));
+        other.written();
+        let written: Vec<bool> = in_flight
+            .in_namespace("ns")
+            .iter()
+            .map(|c| c.written)
+            .collect();
+        assert_eq!(written, [false, true]);
         let names = |ns: &str| {
             in_flight
                 .in_namespace(ns)
@@ -456,9 +487,11 @@ mod tests {
     }
 
     /// Quotas as stored: the first read shows room, every later one a full quota, and every
-    /// write loses its race.
+    /// write loses its race. Notes what a recount would find in flight during each write.
     struct Contended {
         reads: Mutex<u32>,
+        in_flight: Arc<ChargesInFlight>,
+        written_during_writes: Mutex<Vec<bool>>,
     }
 
     #[async_trait]
@@ -493,24 +526,32 @@ mod tests {
             _: &str,
             _: &Value,
         ) -> Result<(), ApiError> {
+            let seen = self.in_flight.in_namespace("ns");
+            let mut noted = self.written_during_writes.lock().unwrap();
+            noted.extend(seen.iter().map(|c| c.written));
             Err(ApiError::new(Reason::Conflict, "modified"))
         }
     }
 
     #[tokio::test]
     async fn a_charge_refused_on_retry_leaves_nothing_in_flight() {
+        let in_flight = Arc::new(ChargesInFlight::default());
         let store = Arc::new(Contended {
             reads: Mutex::new(0),
+            in_flight: in_flight.clone(),
+            written_during_writes: Mutex::new(Vec::new()),
         });
         let namespaces = Arc::new(NamespaceSet::default());
         namespaces.insert("ns");
-        let in_flight = Arc::new(ChargesInFlight::default());
         let plugin =
             ResourceQuota::new(store.clone(), store.clone(), namespaces, in_flight.clone());
         let a = pod_create(Some("100m"));
         let err = plugin.validate(&a).await.unwrap_err();
         assert_eq!(err.code(), 403, "{}", err.message);
         assert_eq!(*store.reads.lock().unwrap(), 1);
+        // While its write was being tried, a recount saw the charge, marked as not written
+        // (so it waits instead of counting a charge that is then refused).
+        assert_eq!(*store.written_during_writes.lock().unwrap(), [false]);
         // The request is still alive (its feedback with it), but nothing of it is in flight.
         assert!(in_flight.in_namespace("ns").is_empty());
         drop(a);
