@@ -54,7 +54,7 @@ where
 {
     let removed = store
         .update_with(namespace, name, false, |obj| {
-            let meta = k8s_openapi::Metadata::metadata_mut(obj);
+            let meta = capstan_meta::HasMetadata::metadata_mut(obj);
             if let Some(list) = meta.finalizers.as_mut() {
                 list.retain(|f| f != finalizer);
             }

@@ -21,6 +21,10 @@ pub enum FieldErrorKind {
     TooLong,
     /// A value names something that does not exist.
     NotFound,
+    /// A value has the wrong JSON type.
+    TypeInvalid,
+    /// A list or map has more entries than allowed.
+    TooMany,
 }
 
 impl FieldErrorKind {
@@ -34,6 +38,8 @@ impl FieldErrorKind {
             Self::Duplicate => "FieldValueDuplicate",
             Self::TooLong => "FieldValueTooLong",
             Self::NotFound => "FieldValueNotFound",
+            Self::TypeInvalid => "FieldValueTypeInvalid",
+            Self::TooMany => "FieldValueTooMany",
         }
     }
 }
@@ -154,6 +160,8 @@ impl FieldError {
             FieldErrorKind::Duplicate => "Duplicate value",
             FieldErrorKind::TooLong => "Too long",
             FieldErrorKind::NotFound => "Not found",
+            FieldErrorKind::TypeInvalid => "Invalid value",
+            FieldErrorKind::TooMany => "Too many",
         };
         let mut out = head.to_string();
         if let Some(value) = &self.value {

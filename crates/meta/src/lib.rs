@@ -28,7 +28,7 @@ pub use field::{FieldError, FieldErrorKind, FieldErrors};
 pub use fields::FieldSelector;
 pub use labels::LabelSelector;
 pub use redacted::Redacted;
-pub use resource::{ApiObject, ResourceDescriptor, Strategy};
+pub use resource::{ApiObject, HasMetadata, ResourceDescriptor, STANDARD_VERBS, Strategy};
 pub use status::{ApiError, GroupResource, Reason};
 
 /// The upstream apimachinery types (`meta/v1`), shared by every crate.

@@ -105,30 +105,34 @@ impl ResourceDescriptor {
     }
 }
 
-/// The typed object a strategy handles: an upstream resource type with standard metadata.
+/// Standard object metadata, read and written: every upstream type has it (through
+/// `k8s_openapi::Metadata`), and so do custom objects, whose kind is known only at run time.
+pub trait HasMetadata {
+    /// The object's metadata.
+    fn metadata(&self) -> &ObjectMeta;
+    /// The object's metadata, to change.
+    fn metadata_mut(&mut self) -> &mut ObjectMeta;
+}
+
+impl<T: k8s_openapi::Metadata<Ty = ObjectMeta>> HasMetadata for T {
+    fn metadata(&self) -> &ObjectMeta {
+        k8s_openapi::Metadata::metadata(self)
+    }
+
+    fn metadata_mut(&mut self) -> &mut ObjectMeta {
+        k8s_openapi::Metadata::metadata_mut(self)
+    }
+}
+
+/// The typed object a strategy handles: an upstream resource type, or a custom object, with
+/// standard metadata.
 pub trait ApiObject:
-    k8s_openapi::Resource
-    + k8s_openapi::Metadata<Ty = ObjectMeta>
-    + Serialize
-    + DeserializeOwned
-    + Clone
-    + PartialEq
-    + Send
-    + Sync
-    + 'static
+    HasMetadata + Serialize + DeserializeOwned + Clone + PartialEq + Send + Sync + 'static
 {
 }
 
 impl<T> ApiObject for T where
-    T: k8s_openapi::Resource
-        + k8s_openapi::Metadata<Ty = ObjectMeta>
-        + Serialize
-        + DeserializeOwned
-        + Clone
-        + PartialEq
-        + Send
-        + Sync
-        + 'static
+    T: HasMetadata + Serialize + DeserializeOwned + Clone + PartialEq + Send + Sync + 'static
 {
 }
 
@@ -140,6 +144,12 @@ pub trait Strategy: Send + Sync + 'static {
 
     /// Names, scope and verbs.
     fn descriptor(&self) -> ResourceDescriptor;
+
+    /// Removes from a decoded object the fields its type does not declare (custom resources
+    /// prune by their schema) and returns their paths, reported as unknown fields.
+    fn prune(&self, _obj: &mut Self::Object) -> Vec<String> {
+        Vec::new()
+    }
 
     /// Fills defaults, as upstream does when it decodes any write (create, update, patch).
     fn default(&self, _obj: &mut Self::Object) {}

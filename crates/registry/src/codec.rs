@@ -96,19 +96,31 @@ pub(crate) fn decode<T: DeserializeOwned>(
     d: &ResourceDescriptor,
     validation: FieldValidation,
 ) -> Result<(T, Vec<String>), ApiError> {
+    decode_pruned(body, d, validation, |_| Vec::new())
+}
+
+/// [`decode`], with `prune` removing (and naming) fields the type's schema does not declare
+/// from the decoded object; they count as unknown fields too.
+pub(crate) fn decode_pruned<T: DeserializeOwned>(
+    body: &[u8],
+    d: &ResourceDescriptor,
+    validation: FieldValidation,
+    prune: impl FnOnce(&mut T) -> Vec<String>,
+) -> Result<(T, Vec<String>), ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::bad_request("the body of the request was empty"));
     }
     check_type(body, d)?;
     let mut unknown = Vec::new();
     let mut de = serde_json::Deserializer::from_slice(body);
-    let obj: T = serde_ignored::deserialize(&mut de, |path| {
+    let mut obj: T = serde_ignored::deserialize(&mut de, |path| {
         let mut s = String::new();
         format_path(&path, &mut s);
         unknown.push(s);
     })
     .and_then(|obj| de.end().map(|()| obj))
     .map_err(|e| cannot_handle(d, e))?;
+    unknown.extend(prune(&mut obj));
     unknown_fields(unknown, validation).map(|w| (obj, w))
 }
 
@@ -118,13 +130,24 @@ pub(crate) fn decode_value<T: DeserializeOwned>(
     d: &ResourceDescriptor,
     validation: FieldValidation,
 ) -> Result<(T, Vec<String>), ApiError> {
+    decode_value_pruned(value, d, validation, |_| Vec::new())
+}
+
+/// [`decode_value`] with pruning, as [`decode_pruned`].
+pub(crate) fn decode_value_pruned<T: DeserializeOwned>(
+    value: serde_json::Value,
+    d: &ResourceDescriptor,
+    validation: FieldValidation,
+    prune: impl FnOnce(&mut T) -> Vec<String>,
+) -> Result<(T, Vec<String>), ApiError> {
     let mut unknown = Vec::new();
-    let obj: T = serde_ignored::deserialize(value, |path| {
+    let mut obj: T = serde_ignored::deserialize(value, |path| {
         let mut s = String::new();
         format_path(&path, &mut s);
         unknown.push(s);
     })
     .map_err(|e| cannot_handle(d, e))?;
+    unknown.extend(prune(&mut obj));
     unknown_fields(unknown, validation).map(|w| (obj, w))
 }
 

@@ -20,7 +20,7 @@ use crate::rest::{Encoded, RestStorage, WatchOptions};
 use crate::watching::EventStream;
 
 /// A conversion of one object's JSON between the served and the stored form.
-pub type Convert = fn(Value) -> Value;
+pub type Convert = Arc<dyn Fn(Value) -> Value + Send + Sync>;
 
 /// Tries of a patch that loses a race with another write.
 const PATCH_RETRIES: usize = 8;
@@ -39,15 +39,15 @@ impl ConvertedRest {
     pub fn new(
         descriptor: ResourceDescriptor,
         stored: Arc<dyn RestStorage>,
-        to_stored: Convert,
-        to_served: Convert,
+        to_stored: impl Fn(Value) -> Value + Send + Sync + 'static,
+        to_served: impl Fn(Value) -> Value + Send + Sync + 'static,
         schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
     ) -> Self {
         Self {
             descriptor,
             stored,
-            to_stored,
-            to_served,
+            to_stored: Arc::new(to_stored),
+            to_served: Arc::new(to_served),
             schema,
         }
     }
@@ -190,7 +190,7 @@ impl RestStorage for ConvertedRest {
 
     async fn watch(&self, namespace: &str, options: &WatchOptions) -> Result<EventStream> {
         let lines = self.stored.watch(namespace, options).await?;
-        let to_served = self.to_served;
+        let to_served = self.to_served.clone();
         let api_version = self.descriptor.api_version();
         let kind = self.descriptor.kind.clone();
         Ok(Box::pin(lines.map(move |chunk| {

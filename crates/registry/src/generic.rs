@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use bytes::Bytes;
+use capstan_meta::HasMetadata;
 use capstan_meta::v1::ObjectMeta;
 use capstan_meta::{
     ApiError, FieldError, GroupResource, Reason, ResourceDescriptor, Strategy, names, time,
@@ -13,15 +14,14 @@ use capstan_meta::{
 use capstan_storage::{KeyValue, ListRequest, Revision, Store};
 use capstan_watch::{CachedObject, Decode, WatchCache, WatchCacheConfig};
 use futures_util::StreamExt;
-use k8s_openapi::Metadata;
 
-use crate::codec::{self, decode, decode_value};
+use crate::codec;
 use crate::error::{Error, Result};
 use crate::hooks::{Allocations, CreateHook, Reserved, WriteCheck};
 use crate::managed::FieldTracker;
 use crate::options::{
-    ContinueToken, DeleteOptions, GetOptions, ListOptions, ResourceVersionMatch, WriteOptions,
-    parse_resource_version, resource_version,
+    ContinueToken, DeleteOptions, FieldValidation, GetOptions, ListOptions, ResourceVersionMatch,
+    WriteOptions, parse_resource_version, resource_version,
 };
 use crate::patch::{self, PatchType};
 use crate::rest::{Encoded, ResponseStatus, RestStorage, WatchOptions};
@@ -424,6 +424,28 @@ fn meta_name(meta: &ObjectMeta) -> &str {
 }
 
 impl<S: Strategy> GenericStore<S> {
+    /// A request body as the resource's object, pruned by the strategy.
+    fn decode_body(
+        &self,
+        body: &[u8],
+        validation: FieldValidation,
+    ) -> std::result::Result<(S::Object, Vec<String>), ApiError> {
+        codec::decode_pruned(body, &self.descriptor, validation, |o| {
+            self.strategy.prune(o)
+        })
+    }
+
+    /// A patched or applied document as the resource's object, pruned by the strategy.
+    fn decode_doc(
+        &self,
+        doc: serde_json::Value,
+        validation: FieldValidation,
+    ) -> std::result::Result<(S::Object, Vec<String>), ApiError> {
+        codec::decode_value_pruned(doc, &self.descriptor, validation, |o| {
+            self.strategy.prune(o)
+        })
+    }
+
     fn key(&self, namespace: &str, name: &str) -> String {
         if self.descriptor.namespaced {
             format!("{}{namespace}/{name}", self.prefix)
@@ -809,8 +831,7 @@ impl<S: Strategy> GenericStore<S> {
         body: &[u8],
         options: &WriteOptions,
     ) -> Result<Encoded> {
-        let (mut new, warnings) =
-            decode::<S::Object>(body, &self.descriptor, options.field_validation)?;
+        let (mut new, warnings) = self.decode_body(body, options.field_validation)?;
         let body_name = meta_name(new.metadata());
         if body_name != name {
             return Err(ApiError::bad_request(format!(
@@ -886,8 +907,7 @@ impl<S: Strategy> GenericStore<S> {
             let mut doc = serde_json::to_value(&old).map_err(Error::Encode)?;
             patch::apply(patch_type, self.tracker.typed(), &mut doc, body)?;
             codec::check_type_value(&doc, &self.descriptor)?;
-            let (new, warnings) =
-                decode_value::<S::Object>(doc, &self.descriptor, options.field_validation)?;
+            let (new, warnings) = self.decode_doc(doc, options.field_validation)?;
             match self
                 .write_update(
                     target, &current, &old, new, explicit, warnings, options, tracking,
@@ -968,8 +988,7 @@ impl<S: Strategy> GenericStore<S> {
             let merged = self
                 .tracker
                 .apply(target, live, &config, manager, options.force)?;
-            let (new, warnings) =
-                decode_value::<S::Object>(merged, &self.descriptor, options.field_validation)?;
+            let (new, warnings) = self.decode_doc(merged, options.field_validation)?;
             let (Some(current), Some(old)) = (current, old) else {
                 if target != Target::Resource {
                     return Err(ApiError::not_found(&self.gr, name).into());
@@ -1684,8 +1703,7 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
         body: &[u8],
         options: &WriteOptions,
     ) -> Result<Encoded> {
-        let (obj, warnings) =
-            decode::<S::Object>(body, &self.descriptor, options.field_validation)?;
+        let (obj, warnings) = self.decode_body(body, options.field_validation)?;
         self.create_object(
             namespace,
             obj,

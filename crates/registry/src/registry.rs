@@ -147,6 +147,23 @@ impl Registry {
         S::Object: schemars::JsonSchema,
     {
         let has_status = strategy.has_status();
+        let store = self.build_store(strategy, &self.config.prefix.clone());
+        let store = Arc::new(configure(store));
+        self.add(store.clone());
+        if has_status {
+            self.add(Arc::new(PartRest::status(store.clone())));
+        }
+        store
+    }
+
+    /// A store for `strategy`'s resource as this registry makes them (its storage, codec,
+    /// watch cache and admission), with keys under `<key_prefix>/<resource>/`, not served:
+    /// resources that come and go (custom resources) are served elsewhere.
+    pub fn build_store<S>(&self, strategy: S, key_prefix: &str) -> GenericStore<S>
+    where
+        S: Strategy,
+        S::Object: schemars::JsonSchema,
+    {
         let d = strategy.descriptor();
         let key = if d.group.is_empty() {
             d.resource.clone()
@@ -167,18 +184,13 @@ impl Registry {
         let mut store = GenericStore::with_codec(
             strategy,
             self.store_for(&d.group, &d.resource),
-            &self.config.prefix,
+            key_prefix,
             cache,
             codec,
         )
         .with_delete_workers(self.config.delete_collection_workers);
         if let Some(chain) = &self.admission {
             store = store.with_admission(chain.clone());
-        }
-        let store = Arc::new(configure(store));
-        self.add(store.clone());
-        if has_status {
-            self.add(Arc::new(PartRest::status(store.clone())));
         }
         store
     }

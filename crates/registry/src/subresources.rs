@@ -6,9 +6,9 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use capstan_meta::HasMetadata;
 use capstan_meta::resource::Strategy;
 use capstan_meta::{ApiError, FieldError, GroupResource, ResourceDescriptor};
-use k8s_openapi::Metadata;
 use k8s_openapi::api::core::v1::{Binding, Namespace, Pod, PodCondition};
 
 use crate::codec::decode;

@@ -1,0 +1,287 @@
+//! Custom objects and their strategy: an object of a CRD is its type meta, standard
+//! metadata and whatever else the schema declares; writes are pruned, defaulted and
+//! validated by the storage version's schema.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use capstan_meta::v1::ObjectMeta;
+use capstan_meta::{FieldError, FieldErrors, ResourceDescriptor, Strategy};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::schema::Schema;
+
+/// An object of a custom resource.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct CustomObject {
+    /// `apiVersion`.
+    #[serde(
+        rename = "apiVersion",
+        default,
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub api_version: String,
+    /// `kind`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub kind: String,
+    /// Standard object metadata.
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    /// Every other field (`spec`, `status`, ...).
+    #[serde(flatten)]
+    pub content: Map<String, Value>,
+}
+
+impl capstan_meta::HasMetadata for CustomObject {
+    fn metadata(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+
+    fn metadata_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+impl schemars::JsonSchema for CustomObject {
+    fn schema_name() -> Cow<'static, str> {
+        "CustomObject".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "object", "x-kubernetes-preserve-unknown-fields": true})
+    }
+}
+
+/// Where a CRD's `scale` subresource finds replicas and the selector.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScalePaths {
+    /// `.spec.replicas`
+    pub spec_replicas: String,
+    /// `.status.replicas`
+    pub status_replicas: String,
+    /// `.status.selector`, when set.
+    pub label_selector: Option<String>,
+}
+
+/// Reads the value at a simple JSON path (`.spec.replicas`) of an object's fields.
+pub fn lookup<'a>(content: &'a Map<String, Value>, path: &str) -> Option<&'a Value> {
+    let mut parts = path.trim_start_matches('.').split('.');
+    let mut value = content.get(parts.next()?)?;
+    for part in parts {
+        value = value.get(part)?;
+    }
+    Some(value)
+}
+
+/// The strategy of one custom resource (its storage version).
+#[derive(Debug, Clone)]
+pub struct CustomStrategy {
+    descriptor: ResourceDescriptor,
+    schema: Arc<Schema>,
+    status: bool,
+}
+
+impl CustomStrategy {
+    /// The strategy of the resource `descriptor` names, with objects of `schema`; `status`
+    /// when the version has the status subresource.
+    pub fn new(descriptor: ResourceDescriptor, schema: Arc<Schema>, status: bool) -> Self {
+        Self {
+            descriptor,
+            schema,
+            status,
+        }
+    }
+}
+
+impl Strategy for CustomStrategy {
+    type Object = CustomObject;
+
+    fn descriptor(&self) -> ResourceDescriptor {
+        self.descriptor.clone()
+    }
+
+    fn prune(&self, obj: &mut CustomObject) -> Vec<String> {
+        let mut value = Value::Object(std::mem::take(&mut obj.content));
+        let mut unknown = Vec::new();
+        self.schema.prune_object(&mut value, &mut unknown);
+        if let Value::Object(map) = value {
+            obj.content = map;
+        }
+        unknown
+    }
+
+    fn default(&self, obj: &mut CustomObject) {
+        let mut value = Value::Object(std::mem::take(&mut obj.content));
+        self.schema.apply_defaults(&mut value);
+        if let Value::Object(map) = value {
+            obj.content = map;
+        }
+    }
+
+    fn prepare_for_create(&self, obj: &mut CustomObject) {
+        if obj.api_version.is_empty() {
+            obj.api_version = self.descriptor.api_version();
+        }
+        if obj.kind.is_empty() {
+            obj.kind = self.descriptor.kind.clone();
+        }
+        if self.status {
+            obj.content.remove("status");
+        }
+        obj.metadata.generation = Some(1);
+    }
+
+    fn prepare_for_update(&self, new: &mut CustomObject, old: &CustomObject) {
+        if new.api_version.is_empty() {
+            new.api_version = self.descriptor.api_version();
+        }
+        if new.kind.is_empty() {
+            new.kind = self.descriptor.kind.clone();
+        }
+        if self.status {
+            match old.content.get("status") {
+                Some(status) => new.content.insert("status".into(), status.clone()),
+                None => new.content.remove("status"),
+            };
+        }
+        let changed = if self.status {
+            let without_status = |m: &Map<String, Value>| {
+                m.iter()
+                    .filter(|(k, _)| *k != "status")
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect::<Map<String, Value>>()
+            };
+            without_status(&new.content) != without_status(&old.content)
+        } else {
+            new.content != old.content
+        };
+        let before = old.metadata.generation.unwrap_or(1);
+        new.metadata.generation = Some(if changed { before + 1 } else { before });
+    }
+
+    fn validate(&self, obj: &CustomObject) -> FieldErrors {
+        let mut errs = Vec::new();
+        let want = self.descriptor.api_version();
+        if obj.api_version != want {
+            errs.push(FieldError::invalid(
+                "apiVersion",
+                &obj.api_version,
+                format!("must be {want}"),
+            ));
+        }
+        if obj.kind != self.descriptor.kind {
+            errs.push(FieldError::invalid(
+                "kind",
+                &obj.kind,
+                format!("must be {}", self.descriptor.kind),
+            ));
+        }
+        errs.extend(self.schema.validate_fields(&obj.content));
+        errs
+    }
+
+    fn validate_update(&self, new: &CustomObject, _old: &CustomObject) -> FieldErrors {
+        self.validate(new)
+    }
+
+    fn field(&self, obj: &CustomObject, field: &str) -> Option<String> {
+        match lookup(&obj.content, field)? {
+            Value::String(s) => Some(s.clone()),
+            Value::Bool(b) => Some(b.to_string()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        }
+    }
+
+    fn has_status(&self) -> bool {
+        self.status
+    }
+
+    fn copy_status(&self, to: &mut CustomObject, from: &CustomObject) {
+        match from.content.get("status") {
+            Some(status) => to.content.insert("status".into(), status.clone()),
+            None => to.content.remove("status"),
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn strategy(status: bool) -> CustomStrategy {
+        let props = serde_json::from_value(json!({
+            "type": "object",
+            "properties": {
+                "spec": {"type": "object", "properties": {
+                    "size": {"type": "integer", "maximum": 5},
+                    "color": {"type": "string", "default": "red"}
+                }},
+                "status": {"type": "object", "properties": {"ready": {"type": "boolean"}}}
+            }
+        }))
+        .unwrap();
+        let descriptor = ResourceDescriptor {
+            group: "example.com".into(),
+            version: "v1".into(),
+            kind: "Shop".into(),
+            resource: "shops".into(),
+            namespaced: true,
+            ..Default::default()
+        };
+        CustomStrategy::new(descriptor, Arc::new(Schema::compile(&props)), status)
+    }
+
+    fn object(doc: Value) -> CustomObject {
+        serde_json::from_value(doc).unwrap()
+    }
+
+    #[test]
+    fn objects_keep_their_type_meta_and_fields_round_trip() {
+        let doc = json!({"apiVersion": "example.com/v1", "kind": "Shop", "metadata": {"name": "a"}, "spec": {"size": 1}});
+        let o = object(doc.clone());
+        assert_eq!(o.metadata.name.as_deref(), Some("a"));
+        assert_eq!(serde_json::to_value(&o).unwrap(), doc);
+    }
+
+    #[test]
+    fn writes_are_pruned_defaulted_and_validated() {
+        let s = strategy(true);
+        let mut o = object(
+            json!({"metadata": {"name": "a"}, "spec": {"size": 9, "junk": 1}, "status": {"ready": true}}),
+        );
+        assert_eq!(s.prune(&mut o), ["spec.junk"]);
+        s.default(&mut o);
+        s.prepare_for_create(&mut o);
+        assert_eq!(o.api_version, "example.com/v1");
+        assert_eq!(o.content["spec"]["color"], "red");
+        assert!(
+            !o.content.contains_key("status"),
+            "status comes through its subresource"
+        );
+        let errs: Vec<String> = s.validate(&o).iter().map(ToString::to_string).collect();
+        assert_eq!(
+            errs,
+            ["spec.size: Invalid value: 9: spec.size in body should be less than or equal to 5"]
+        );
+    }
+
+    #[test]
+    fn generation_counts_spec_changes_not_status_ones() {
+        let s = strategy(true);
+        let old = object(
+            json!({"apiVersion": "example.com/v1", "kind": "Shop", "metadata": {"name": "a", "generation": 1}, "spec": {"size": 1}, "status": {"ready": false}}),
+        );
+        let mut new = old.clone();
+        new.content.insert("status".into(), json!({"ready": true}));
+        s.prepare_for_update(&mut new, &old);
+        assert_eq!(new.metadata.generation, Some(1));
+        assert_eq!(new.content["status"], json!({"ready": false}));
+        new.content.insert("spec".into(), json!({"size": 2}));
+        s.prepare_for_update(&mut new, &old);
+        assert_eq!(new.metadata.generation, Some(2));
+        assert_eq!(s.field(&new, "spec.size").as_deref(), Some("2"));
+    }
+}

@@ -1,0 +1,19 @@
+//! `apiextensions.k8s.io`: CustomResourceDefinitions and the resources they define.
+//!
+//! - [`definition`]: the CRD strategy (defaults, validation, update rules).
+//! - [`structural`]: whether a CRD's schema is structural, with upstream's causes.
+//! - [`schema`]: a version's schema compiled for objects: pruning, defaulting, validation.
+//! - [`custom`]: custom objects and their strategy.
+//! - [`served`]: the custom resources served now, added and removed as CRDs come and go.
+
+pub mod custom;
+pub mod definition;
+pub mod formats;
+pub mod schema;
+pub mod served;
+pub mod structural;
+
+pub use custom::{CustomObject, CustomStrategy};
+pub use definition::CustomResourceDefinitionStrategy;
+pub use schema::Schema;
+pub use served::CustomResources;

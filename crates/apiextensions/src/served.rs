@@ -1,0 +1,292 @@
+//! The custom resources served now. A CRD's resources are installed when its names are
+//! accepted and removed when it goes; readers (request routing, discovery) see one
+//! consistent set, swapped whole, and are told when it changes.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use capstan_meta::{ResourceDescriptor, STANDARD_VERBS};
+use capstan_registry::converted::ConvertedRest;
+use capstan_registry::subresources::PartRest;
+use capstan_registry::{GenericStore, Registry, RestStorage};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceDefinition, CustomResourceDefinitionVersion,
+};
+use serde_json::Value;
+
+use crate::custom::{CustomObject, CustomStrategy};
+use crate::definition::storage_version;
+use crate::schema::Schema;
+
+/// Where a served resource is found: group, version, resource, subresource.
+type Route = (String, String, String, String);
+
+/// One CRD's served resources.
+struct Installed {
+    /// The CRD's spec when installed (a status change does not reinstall).
+    spec: Value,
+    /// The storage version's store: where every version's objects live.
+    store: Arc<GenericStore<CustomStrategy>>,
+    /// Every served version's resource and subresources.
+    routes: Vec<(Route, Arc<dyn RestStorage>)>,
+}
+
+/// The set readers see.
+#[derive(Default)]
+struct Snapshot {
+    routes: HashMap<Route, Arc<dyn RestStorage>>,
+    descriptors: Vec<ResourceDescriptor>,
+}
+
+/// The custom resources served now.
+pub struct CustomResources {
+    registry: Arc<Registry>,
+    installed: std::sync::Mutex<HashMap<String, Installed>>,
+    snapshot: RwLock<Arc<Snapshot>>,
+    changes: tokio::sync::watch::Sender<u64>,
+}
+
+fn route(d: &ResourceDescriptor) -> Route {
+    (
+        d.group.clone(),
+        d.version.clone(),
+        d.resource.clone(),
+        d.subresource.clone(),
+    )
+}
+
+/// The resource descriptor of one version of `crd`.
+pub fn descriptor(
+    crd: &CustomResourceDefinition,
+    version: &CustomResourceDefinitionVersion,
+) -> ResourceDescriptor {
+    let names = &crd.spec.names;
+    ResourceDescriptor {
+        group: crd.spec.group.clone(),
+        version: version.name.clone(),
+        kind: names.kind.clone(),
+        resource: names.plural.clone(),
+        subresource: String::new(),
+        singular: names.singular.clone().unwrap_or_default(),
+        short_names: names.short_names.clone().unwrap_or_default(),
+        categories: names.categories.clone().unwrap_or_default(),
+        namespaced: crd.spec.scope == "Namespaced",
+        verbs: STANDARD_VERBS.iter().map(|v| v.to_string()).collect(),
+        selectable_fields: version
+            .selectable_fields
+            .iter()
+            .flatten()
+            .map(|f| f.json_path.trim_start_matches('.').to_string())
+            .collect(),
+        columns: Vec::new(),
+        response_group_version: None,
+        deprecation: version.deprecated.unwrap_or(false).then(|| {
+            version.deprecation_warning.clone().unwrap_or_else(|| {
+                format!(
+                    "{}/{} {} is deprecated",
+                    crd.spec.group, version.name, names.kind
+                )
+            })
+        }),
+    }
+}
+
+/// Rewrites an object's (or a list's items') `apiVersion` to `api_version`: the conversion
+/// of CRDs whose strategy is `None`.
+fn retyped(api_version: String) -> impl Fn(Value) -> Value + Send + Sync + 'static {
+    move |mut doc: Value| {
+        if doc.get("apiVersion").is_some() {
+            doc["apiVersion"] = Value::String(api_version.clone());
+        }
+        doc
+    }
+}
+
+impl CustomResources {
+    /// No custom resources yet; stores are made by `registry`.
+    pub fn new(registry: Arc<Registry>) -> Self {
+        Self {
+            registry,
+            installed: Default::default(),
+            snapshot: Default::default(),
+            changes: tokio::sync::watch::channel(0).0,
+        }
+    }
+
+    /// The resource or subresource served at `group`/`version`/`resource`/`subresource`.
+    pub fn get(
+        &self,
+        group: &str,
+        version: &str,
+        resource: &str,
+        subresource: &str,
+    ) -> Option<Arc<dyn RestStorage>> {
+        let snapshot = self
+            .snapshot
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        snapshot
+            .routes
+            .get(&(
+                group.to_string(),
+                version.to_string(),
+                resource.to_string(),
+                subresource.to_string(),
+            ))
+            .cloned()
+    }
+
+    /// Every served descriptor, CRDs by name, versions in the CRD's order.
+    pub fn descriptors(&self) -> Vec<ResourceDescriptor> {
+        self.snapshot
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .descriptors
+            .clone()
+    }
+
+    /// Every served resource (not subresources), with its storage.
+    pub fn resources(&self) -> Vec<Arc<dyn RestStorage>> {
+        let snapshot = self
+            .snapshot
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let mut out: Vec<Arc<dyn RestStorage>> = snapshot
+            .routes
+            .iter()
+            .filter(|(r, _)| r.3.is_empty())
+            .map(|(_, s)| s.clone())
+            .collect();
+        out.sort_by_key(|s| route(s.descriptor()));
+        out
+    }
+
+    /// Ticks whenever the served set changes.
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    /// The store holding `crd_name`'s objects, when it is served.
+    pub fn store(&self, crd_name: &str) -> Option<Arc<GenericStore<CustomStrategy>>> {
+        self.installed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(crd_name)
+            .map(|i| i.store.clone())
+    }
+
+    /// Serves `crd`'s served versions (replacing what an older spec of it served); a spec
+    /// already installed changes nothing.
+    pub fn install(&self, crd: &CustomResourceDefinition) {
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        let spec = serde_json::to_value(&crd.spec).unwrap_or_default();
+        let mut installed = self.installed.lock().unwrap_or_else(|e| e.into_inner());
+        if installed.get(&name).is_some_and(|i| i.spec == spec) {
+            return;
+        }
+        let Some(storage) = storage_version(crd) else {
+            return;
+        };
+        let Some(stored_schema) = storage
+            .schema
+            .as_ref()
+            .and_then(|s| s.open_api_v3_schema.as_ref())
+        else {
+            return;
+        };
+        let has_status = |v: &CustomResourceDefinitionVersion| {
+            v.subresources.as_ref().is_some_and(|s| s.status.is_some())
+        };
+        let stored_d = descriptor(crd, storage);
+        let strategy = CustomStrategy::new(
+            stored_d.clone(),
+            Arc::new(Schema::compile(stored_schema)),
+            has_status(storage),
+        );
+        // Keys as upstream's: `/registry/<group>/<plural>/...`.
+        let prefix = format!(
+            "{}/{}",
+            self.registry.config().prefix.trim_end_matches('/'),
+            crd.spec.group
+        );
+        let store = Arc::new(self.registry.build_store(strategy, &prefix));
+        let status_store: Arc<dyn RestStorage> = Arc::new(PartRest::status(store.clone()));
+        let mut routes: Vec<(Route, Arc<dyn RestStorage>)> = Vec::new();
+        for version in crd.spec.versions.iter().filter(|v| v.served) {
+            let d = descriptor(crd, version);
+            let status_d = d.subresource("status", &d.kind, &["get", "patch", "update"]);
+            if version.name == storage.name {
+                routes.push((route(&d), store.clone()));
+                if has_status(version) {
+                    routes.push((route(&status_d), status_store.clone()));
+                }
+                continue;
+            }
+            let served = d.api_version();
+            let stored = stored_d.api_version();
+            routes.push((
+                route(&d),
+                Arc::new(ConvertedRest::new(
+                    d.clone(),
+                    store.clone(),
+                    retyped(stored.clone()),
+                    retyped(served.clone()),
+                    |g| g.subschema_for::<CustomObject>(),
+                )),
+            ));
+            if has_status(version) && has_status(storage) {
+                routes.push((
+                    route(&status_d),
+                    Arc::new(ConvertedRest::new(
+                        status_d.clone(),
+                        status_store.clone(),
+                        retyped(stored),
+                        retyped(served),
+                        |g| g.subschema_for::<CustomObject>(),
+                    )),
+                ));
+            }
+        }
+        installed.insert(
+            name,
+            Installed {
+                spec,
+                store,
+                routes,
+            },
+        );
+        self.publish(&installed);
+    }
+
+    /// Stops serving `crd_name`'s resources.
+    pub fn remove(&self, crd_name: &str) {
+        let mut installed = self.installed.lock().unwrap_or_else(|e| e.into_inner());
+        if installed.remove(crd_name).is_some() {
+            self.publish(&installed);
+        }
+    }
+
+    /// Whether `crd_name`'s resources are served.
+    pub fn serves(&self, crd_name: &str) -> bool {
+        self.installed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains_key(crd_name)
+    }
+
+    fn publish(&self, installed: &HashMap<String, Installed>) {
+        let mut names: Vec<&String> = installed.keys().collect();
+        names.sort();
+        let mut snapshot = Snapshot::default();
+        for name in names {
+            for (r, storage) in &installed[name].routes {
+                snapshot.descriptors.push(storage.descriptor().clone());
+                snapshot.routes.insert(r.clone(), storage.clone());
+            }
+        }
+        *self.snapshot.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(snapshot);
+        self.changes.send_modify(|n| *n += 1);
+    }
+}
