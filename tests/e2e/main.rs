@@ -10,6 +10,7 @@ mod autoscaling;
 mod bad_input;
 mod consistency;
 mod core;
+mod crds;
 mod discovery;
 mod etcd;
 mod eviction;

@@ -101,6 +101,10 @@ impl Strategy for CustomStrategy {
         self.descriptor.clone()
     }
 
+    fn strategic_merge(&self) -> bool {
+        false
+    }
+
     fn prune(&self, obj: &mut CustomObject) -> Vec<String> {
         let mut value = Value::Object(std::mem::take(&mut obj.content));
         let mut unknown = Vec::new();
@@ -139,12 +143,7 @@ impl Strategy for CustomStrategy {
         if new.kind.is_empty() {
             new.kind = self.descriptor.kind.clone();
         }
-        if self.status {
-            match old.content.get("status") {
-                Some(status) => new.content.insert("status".into(), status.clone()),
-                None => new.content.remove("status"),
-            };
-        }
+        // The store keeps the stored status on writes of the resource (`copy_status`).
         let changed = if self.status {
             let without_status = |m: &Map<String, Value>| {
                 m.iter()
@@ -278,7 +277,6 @@ mod tests {
         new.content.insert("status".into(), json!({"ready": true}));
         s.prepare_for_update(&mut new, &old);
         assert_eq!(new.metadata.generation, Some(1));
-        assert_eq!(new.content["status"], json!({"ready": false}));
         new.content.insert("spec".into(), json!({"size": 2}));
         s.prepare_for_update(&mut new, &old);
         assert_eq!(new.metadata.generation, Some(2));

@@ -23,9 +23,12 @@
 //!   `--endpoint-reconciler-type` (upstream's kubernetes service controller).
 //! - **service allocations**: the default ServiceCIDR is kept, and Service cluster IPs and
 //!   node ports are repaired from the Services (upstream's repair controllers).
+//! - **custom resource definitions**: names accepted, resources served, `Established`;
+//!   deleted CRDs' objects deleted before the CRD goes (upstream's apiextensions controllers).
 //! - **garbage collector** (`--enable-garbage-collector`): dependents whose owners are gone
 //!   are deleted; `Orphan` and `Foreground` deletions are carried out.
 
+pub mod crds;
 mod events;
 pub mod flowcontrol;
 mod gc;

@@ -145,6 +145,12 @@ pub trait Strategy: Send + Sync + 'static {
     /// Names, scope and verbs.
     fn descriptor(&self) -> ResourceDescriptor;
 
+    /// Whether strategic merge patches apply (custom resources have no patch strategies,
+    /// and refuse them as upstream does).
+    fn strategic_merge(&self) -> bool {
+        true
+    }
+
     /// Removes from a decoded object the fields its type does not declare (custom resources
     /// prune by their schema) and returns their paths, reported as unknown fields.
     fn prune(&self, _obj: &mut Self::Object) -> Vec<String> {

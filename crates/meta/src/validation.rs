@@ -255,7 +255,13 @@ pub fn object_meta(
             let path = format!("metadata.finalizers[{i}]");
             push_all(&mut out, &path, f, qualified_name(f));
             if !f.contains('/')
-                && !matches!(f.as_str(), "kubernetes" | "orphan" | "foregroundDeletion")
+                && !matches!(
+                    f.as_str(),
+                    "kubernetes"
+                        | "orphan"
+                        | "foregroundDeletion"
+                        | "customresourcecleanup.apiextensions.k8s.io"
+                )
             {
                 out.push(FieldError::invalid(
                     &path,

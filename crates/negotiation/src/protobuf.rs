@@ -323,8 +323,14 @@ impl<'s> Codec<'s> {
         path: &Path<'_>,
     ) -> Result<()> {
         let message = self.schema.message(index);
-        if let Some(special) = message.special {
-            return encode_special(special, doc, out, path);
+        match message.special {
+            Some(
+                special @ (Special::SchemaOrBool
+                | Special::SchemaOrArray
+                | Special::SchemaOrStringArray),
+            ) => return self.encode_schema_or(special, message, doc, out, path),
+            Some(special) => return encode_special(special, doc, out, path),
+            None => {}
         }
         let Value::Object(obj) = doc else {
             return Err(bad(path, "expected an object"));
@@ -394,6 +400,79 @@ impl<'s> Codec<'s> {
             }
         }
         Ok(())
+    }
+
+    /// apiextensions' either-or messages: field 1 holds the schema (or, for `OrBool`, the
+    /// boolean), field 2 the alternative (the schema, for `OrBool`).
+    fn encode_schema_or(
+        &self,
+        special: Special,
+        message: &crate::schema::Message,
+        doc: &Value,
+        out: &mut Vec<u8>,
+        path: &Path<'_>,
+    ) -> Result<()> {
+        let ty = |number: u32| {
+            message
+                .field(number)
+                .map(|f| f.ty)
+                .ok_or_else(|| bad(path, "unknown field"))
+        };
+        match (special, doc) {
+            (Special::SchemaOrBool, Value::Bool(b)) => {
+                put_key(out, 1, 0);
+                put_varint(out, u64::from(*b));
+                Ok(())
+            }
+            (Special::SchemaOrBool, Value::Object(_)) => {
+                put_key(out, 1, 0);
+                put_varint(out, 1);
+                self.encode_value(2, ty(2)?, doc, out, path)
+            }
+            (Special::SchemaOrArray | Special::SchemaOrStringArray, Value::Object(_)) => {
+                self.encode_value(1, ty(1)?, doc, out, path)
+            }
+            (Special::SchemaOrArray | Special::SchemaOrStringArray, Value::Array(items)) => {
+                let item_ty = ty(2)?;
+                for (i, item) in items.iter().enumerate() {
+                    self.encode_value(2, item_ty, item, out, &Path::Index(path, i))?;
+                }
+                Ok(())
+            }
+            (Special::SchemaOrBool, _) => Err(bad(path, "expected a schema or a boolean")),
+            _ => Err(bad(path, "expected a schema or a list")),
+        }
+    }
+
+    /// The JSON form of [`Self::encode_schema_or`]'s messages.
+    fn decode_schema_or(
+        &self,
+        special: Special,
+        message: &crate::schema::Message,
+        bytes: &[u8],
+        depth: usize,
+    ) -> Result<Value> {
+        let mut r = Reader::new(bytes);
+        let mut allows = false;
+        let mut schema = None;
+        let mut items = Vec::new();
+        while let Some((number, wire)) = r.key()? {
+            let Some(field) = message.field(number) else {
+                r.skip(wire)?;
+                continue;
+            };
+            let value = self.decode_value(field.ty, wire, &mut r, depth + 1, message)?;
+            match (special, number) {
+                (Special::SchemaOrBool, 1) => allows = value == Value::Bool(true),
+                (Special::SchemaOrBool, 2) | (_, 1) => schema = Some(value),
+                _ => items.push(value),
+            }
+        }
+        Ok(match (special, schema) {
+            (_, Some(schema)) => schema,
+            (Special::SchemaOrBool, None) => Value::Bool(allows),
+            _ => Value::Array(items),
+        })
     }
 
     fn encode_value(
@@ -488,8 +567,14 @@ impl<'s> Codec<'s> {
             return Err(Error::Decode("the message nests too deeply".into()));
         }
         let message = self.schema.message(index);
-        if let Some(special) = message.special {
-            return decode_special(special, bytes, self, depth);
+        match message.special {
+            Some(
+                special @ (Special::SchemaOrBool
+                | Special::SchemaOrArray
+                | Special::SchemaOrStringArray),
+            ) => return self.decode_schema_or(special, message, bytes, depth),
+            Some(special) => return decode_special(special, bytes, self, depth),
+            None => {}
         }
         let mut obj = Map::new();
         let mut r = Reader::new(bytes);
@@ -677,6 +762,10 @@ fn bad(path: &Path<'_>, reason: impl Into<String>) -> Error {
 
 fn encode_special(special: Special, doc: &Value, out: &mut Vec<u8>, path: &Path<'_>) -> Result<()> {
     match special {
+        // They nest messages: the codec encodes them (`encode_schema_or`).
+        Special::SchemaOrBool | Special::SchemaOrArray | Special::SchemaOrStringArray => {
+            return Err(bad(path, "a schema alternative outside its codec"));
+        }
         Special::Time | Special::MicroTime => {
             let text = doc
                 .as_str()
@@ -771,6 +860,12 @@ fn decode_special(
         }
     }
     Ok(match special {
+        // They nest messages: the codec decodes them (`decode_schema_or`).
+        Special::SchemaOrBool | Special::SchemaOrArray | Special::SchemaOrStringArray => {
+            return Err(Error::Decode(
+                "a schema alternative outside its codec".into(),
+            ));
+        }
         Special::Time | Special::MicroTime => {
             if !seen {
                 return Ok(Value::Null);

@@ -38,6 +38,14 @@ pub enum Special {
     /// `meta/v1.Verbs` (of discovery's APIResource) and the `ExtraValue`s of user info
     /// (authentication, authorization, certificates): a list of strings ↔ `{items}`.
     Verbs,
+    /// apiextensions' `JSONSchemaPropsOrBool`: a schema or a boolean ↔ `{allows, schema}`.
+    SchemaOrBool,
+    /// apiextensions' `JSONSchemaPropsOrArray`: a schema or a list of them ↔
+    /// `{schema, jSONSchemas}`.
+    SchemaOrArray,
+    /// apiextensions' `JSONSchemaPropsOrStringArray`: a schema or a list of strings ↔
+    /// `{schema, property}`.
+    SchemaOrStringArray,
 }
 
 /// The scalar and message types a field can have.
@@ -515,6 +523,18 @@ fn special(name: &str) -> Option<Special> {
         "apimachinery.pkg.util.intstr.IntOrString" => Special::IntOrString,
         "apimachinery.pkg.api.resource.Quantity" => Special::Quantity,
         "apimachinery.pkg.runtime.RawExtension" => Special::RawExtension,
+        // apiextensions' `JSON` (defaults, enums, examples) is raw JSON in `raw`, as is a
+        // RawExtension.
+        "apiextensions_apiserver.pkg.apis.apiextensions.v1.JSON" => Special::RawExtension,
+        "apiextensions_apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrBool" => {
+            Special::SchemaOrBool
+        }
+        "apiextensions_apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrArray" => {
+            Special::SchemaOrArray
+        }
+        "apiextensions_apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrStringArray" => {
+            Special::SchemaOrStringArray
+        }
         "apimachinery.pkg.apis.meta.v1.Verbs" => Special::Verbs,
         n if n.starts_with("api.") && n.ends_with(".ExtraValue") => Special::Verbs,
         _ => return None,

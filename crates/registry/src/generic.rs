@@ -892,6 +892,18 @@ impl<S: Strategy> GenericStore<S> {
                 .apply_target(target, namespace, name, body, options)
                 .await;
         }
+        if patch_type == PatchType::Strategic && !self.strategy.strategic_merge() {
+            let accepted: Vec<&str> = PatchType::MEDIA_TYPES
+                .iter()
+                .copied()
+                .filter(|t| *t != "application/strategic-merge-patch+json")
+                .collect();
+            return Err(ApiError::unsupported_media_type(
+                "application/strategic-merge-patch+json",
+                &accepted,
+            )
+            .into());
+        }
         if options.force {
             return Err(ApiError::new(
                 Reason::Invalid,

@@ -37,7 +37,7 @@ pub use generic::{FOREGROUND_FINALIZER, GenericStore, ORPHAN_FINALIZER};
 pub use options::{DeleteOptions, FieldValidation, GetOptions, ListOptions, WriteOptions};
 pub use patch::PatchType;
 pub use payload::Payload;
-pub use registry::{Registry, RegistryConfig};
+pub use registry::{Registry, RegistryConfig, group_versions};
 pub use rest::{Encoded, InitializationGuard, ResponseStatus, RestStorage, WatchOptions};
 pub use stored::StorageMediaType;
 pub use watching::EventStream;

@@ -83,10 +83,15 @@ impl Registry {
             .clone()
     }
 
-    /// How the objects of `group`/`resource` are stored.
-    fn codec(&self, group: &str, resource: &str) -> crate::stored::StorageCodec {
+    /// How the objects of `group`/`resource` are stored, in `media_type`.
+    fn codec(
+        &self,
+        group: &str,
+        resource: &str,
+        media_type: crate::stored::StorageMediaType,
+    ) -> crate::stored::StorageCodec {
         crate::stored::StorageCodec {
-            media_type: self.config.storage_media_type,
+            media_type,
             transformer: self
                 .config
                 .encryption
@@ -147,7 +152,11 @@ impl Registry {
         S::Object: schemars::JsonSchema,
     {
         let has_status = strategy.has_status();
-        let store = self.build_store(strategy, &self.config.prefix.clone());
+        let store = self.make_store(
+            strategy,
+            &self.config.prefix.clone(),
+            self.config.storage_media_type,
+        );
         let store = Arc::new(configure(store));
         self.add(store.clone());
         if has_status {
@@ -156,10 +165,25 @@ impl Registry {
         store
     }
 
-    /// A store for `strategy`'s resource as this registry makes them (its storage, codec,
-    /// watch cache and admission), with keys under `<key_prefix>/<resource>/`, not served:
-    /// resources that come and go (custom resources) are served elsewhere.
-    pub fn build_store<S>(&self, strategy: S, key_prefix: &str) -> GenericStore<S>
+    /// A store for a custom resource, `strategy`'s, as this registry makes them (its
+    /// storage, encryption, watch cache and admission), with keys under
+    /// `<key_prefix>/<resource>/` and objects stored as JSON (as upstream stores custom
+    /// objects, which have no protobuf form); not served: resources that come and go are
+    /// served elsewhere.
+    pub fn build_custom_store<S>(&self, strategy: S, key_prefix: &str) -> GenericStore<S>
+    where
+        S: Strategy,
+        S::Object: schemars::JsonSchema,
+    {
+        self.make_store(strategy, key_prefix, crate::stored::StorageMediaType::Json)
+    }
+
+    fn make_store<S>(
+        &self,
+        strategy: S,
+        key_prefix: &str,
+        media_type: crate::stored::StorageMediaType,
+    ) -> GenericStore<S>
     where
         S: Strategy,
         S::Object: schemars::JsonSchema,
@@ -180,7 +204,7 @@ impl Registry {
             window: size,
             ..WatchCacheConfig::default()
         });
-        let codec = self.codec(&d.group, &d.resource);
+        let codec = self.codec(&d.group, &d.resource, media_type);
         let mut store = GenericStore::with_codec(
             strategy,
             self.store_for(&d.group, &d.resource),
@@ -246,16 +270,23 @@ impl Registry {
     /// The groups served, each with its versions, in registration order (core group first
     /// when present, as "").
     pub fn groups(&self) -> Vec<(String, Vec<String>)> {
-        let mut out: Vec<(String, Vec<String>)> = Vec::new();
-        for d in self.descriptors() {
-            match out.iter_mut().find(|(g, _)| *g == d.group) {
-                Some((_, versions)) if !versions.contains(&d.version) => {
-                    versions.push(d.version.clone())
-                }
-                Some(_) => {}
-                None => out.push((d.group.clone(), vec![d.version.clone()])),
-            }
-        }
-        out
+        group_versions(self.descriptors())
     }
+}
+
+/// The groups of `descriptors`, each with its versions, in the order they first appear.
+pub fn group_versions<'a>(
+    descriptors: impl IntoIterator<Item = &'a ResourceDescriptor>,
+) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for d in descriptors {
+        match out.iter_mut().find(|(g, _)| *g == d.group) {
+            Some((_, versions)) if !versions.contains(&d.version) => {
+                versions.push(d.version.clone())
+            }
+            Some(_) => {}
+            None => out.push((d.group.clone(), vec![d.version.clone()])),
+        }
+    }
+    out
 }

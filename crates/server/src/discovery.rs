@@ -1,14 +1,16 @@
 //! Discovery documents (`/api`, `/apis`, `/apis/{group}`, `/apis/{group}/{version}`,
-//! `/api/v1`) and `/version`, built once from the registry's descriptors.
+//! `/api/v1`) and `/version`, built from the registry's descriptors and the custom
+//! resources', again whenever custom resources come or go.
 
 use std::collections::HashMap;
 
 use bytes::Bytes;
+use capstan_meta::ResourceDescriptor;
 use capstan_meta::v1::{
     APIGroup, APIGroupList, APIResource, APIResourceList, APIVersions, GroupVersionForDiscovery,
     ServerAddressByClientCIDR,
 };
-use capstan_registry::Registry;
+use capstan_registry::group_versions;
 
 use crate::KUBERNETES_VERSION;
 
@@ -22,8 +24,10 @@ fn to_bytes<T: serde::Serialize>(value: &T) -> Bytes {
 }
 
 impl Discovery {
-    /// Builds every document. `server_address` is the `host:port` clients are told to use.
-    pub fn build(registry: &Registry, server_address: &str) -> Self {
+    /// Builds every document of `descriptors`, in their order. `server_address` is the
+    /// `host:port` clients are told to use.
+    pub fn build(descriptors: &[ResourceDescriptor], server_address: &str) -> Self {
+        let groups = group_versions(descriptors);
         let mut documents = HashMap::new();
         let addresses = vec![ServerAddressByClientCIDR {
             client_cidr: "0.0.0.0/0".into(),
@@ -31,11 +35,10 @@ impl Discovery {
         }];
         // The core group is listed only when it serves something: an empty group version
         // makes client discovery fail.
-        let core_versions: Vec<String> = registry
-            .groups()
-            .into_iter()
+        let core_versions: Vec<String> = groups
+            .iter()
             .find(|(g, _)| g.is_empty())
-            .map(|(_, v)| v)
+            .map(|(_, v)| v.clone())
             .unwrap_or_default();
         documents.insert(
             "/api".to_string(),
@@ -44,12 +47,12 @@ impl Discovery {
                 versions: core_versions,
             }),
         );
-        let mut groups = Vec::new();
-        let mut group_versions: Vec<(String, String)> = Vec::new();
-        for (group, versions) in registry.groups() {
-            for v in &versions {
-                if !group_versions.contains(&(group.clone(), v.clone())) {
-                    group_versions.push((group.clone(), v.clone()));
+        let mut api_groups = Vec::new();
+        let mut pairs: Vec<(String, String)> = Vec::new();
+        for (group, versions) in &groups {
+            for v in versions {
+                if !pairs.contains(&(group.clone(), v.clone())) {
+                    pairs.push((group.clone(), v.clone()));
                 }
             }
             if group.is_empty() {
@@ -69,12 +72,15 @@ impl Discovery {
                 versions: entries,
             };
             documents.insert(format!("/apis/{group}"), to_bytes(&api_group));
-            groups.push(api_group);
+            api_groups.push(api_group);
         }
-        documents.insert("/apis".to_string(), to_bytes(&APIGroupList { groups }));
-        for (group, version) in group_versions {
-            let resources: Vec<APIResource> = registry
-                .descriptors()
+        documents.insert(
+            "/apis".to_string(),
+            to_bytes(&APIGroupList { groups: api_groups }),
+        );
+        for (group, version) in pairs {
+            let resources: Vec<APIResource> = descriptors
+                .iter()
                 .filter(|d| d.group == group && d.version == version)
                 .map(|d| APIResource {
                     categories: (!d.categories.is_empty()).then(|| d.categories.clone()),
@@ -110,7 +116,7 @@ impl Discovery {
             );
         }
         for (path, core) in [("/api", true), ("/apis", false)] {
-            let v2 = aggregated(registry, core);
+            let v2 = aggregated(descriptors, &groups, core);
             let mut v2beta1 = v2.clone();
             v2beta1["apiVersion"] = "apidiscovery.k8s.io/v2beta1".into();
             documents.insert(format!("{AGGREGATED_V2}{path}"), to_bytes(&v2));
@@ -155,19 +161,23 @@ const AGGREGATED_V2BETA1: &str = "aggregated-v2beta1:";
 
 /// An `APIGroupDiscoveryList` (`apidiscovery.k8s.io`) of the core group (`core`) or of the
 /// named groups: every version with its resources and their subresources.
-fn aggregated(registry: &Registry, core: bool) -> serde_json::Value {
+fn aggregated(
+    descriptors: &[ResourceDescriptor],
+    groups: &[(String, Vec<String>)],
+    core: bool,
+) -> serde_json::Value {
     use serde_json::{Value, json};
     let mut items = Vec::new();
-    for (group, versions) in registry.groups() {
+    for (group, versions) in groups {
         if group.is_empty() != core {
             continue;
         }
         let versions: Vec<Value> = versions
             .iter()
             .map(|version| {
-                let in_version: Vec<_> = registry
-                    .descriptors()
-                    .filter(|d| d.group == group && &d.version == version)
+                let in_version: Vec<_> = descriptors
+                    .iter()
+                    .filter(|d| &d.group == group && &d.version == version)
                     .collect();
                 let resources: Vec<Value> = in_version
                     .iter()

@@ -29,8 +29,10 @@ use crate::response::{self, Body};
 pub struct State {
     /// The served resources.
     pub registry: Arc<Registry>,
-    /// Discovery documents.
-    pub discovery: Discovery,
+    /// Discovery documents, swapped whole when custom resources come or go.
+    pub discovery: std::sync::RwLock<Arc<Discovery>>,
+    /// The custom resources served now.
+    pub custom: Arc<capstan_apiextensions::CustomResources>,
     /// OpenAPI v3 documents, built on first use (they cost tens of milliseconds and
     /// megabytes that a server nobody asks for them need not spend).
     pub openapi: std::sync::OnceLock<OpenApi>,
@@ -52,6 +54,16 @@ pub struct State {
     pub flow_control: Option<Arc<capstan_flowcontrol::FlowControl>>,
     /// Service-account tokens: the issuer's discovery document and keys.
     pub service_accounts: Arc<capstan_auth::authn::serviceaccount::ServiceAccountTokens>,
+}
+
+impl State {
+    /// The discovery documents served now.
+    pub fn discovery(&self) -> Arc<Discovery> {
+        self.discovery
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
 }
 
 /// Serves one request.
@@ -222,7 +234,7 @@ fn non_resource(
         }
         p @ ("/api" | "/apis") if method == Method::GET || method == Method::HEAD => {
             if let Some(version) = aggregated_discovery_version(headers) {
-                let document = state.discovery.aggregated(p, version).unwrap_or_default();
+                let document = state.discovery().aggregated(p, version).unwrap_or_default();
                 let mut resp = response::json(StatusCode::OK, document, pretty);
                 let ct = format!(
                     "application/json;g=apidiscovery.k8s.io;v={version};as=APIGroupDiscoveryList"
@@ -234,9 +246,9 @@ fn non_resource(
                     .insert(header::VARY, http::HeaderValue::from_static("Accept"));
                 return Ok(resp);
             }
-            state.discovery.get(p)
+            state.discovery().get(p)
         }
-        p => state.discovery.get(p),
+        p => state.discovery().get(p),
     };
     let Some(document) = document else {
         return Err(ApiError::path_not_found());
@@ -437,18 +449,20 @@ fn respond(encoded: Encoded, renderer: &Renderer) -> Result<Response<Body>, ApiE
     Ok(resp)
 }
 
-fn lookup<'a>(
-    registry: &'a Registry,
-    info: &RequestInfo,
-) -> Result<&'a Arc<dyn RestStorage>, ApiError> {
-    let storage = registry
-        .get(
-            &info.api_group,
-            &info.api_version,
-            &info.resource,
-            &info.subresource,
-        )
-        .ok_or_else(ApiError::path_not_found)?;
+fn lookup(state: &State, info: &RequestInfo) -> Result<Arc<dyn RestStorage>, ApiError> {
+    let (group, version, resource, sub) = (
+        &info.api_group,
+        &info.api_version,
+        &info.resource,
+        &info.subresource,
+    );
+    let storage = match state.registry.get(group, version, resource, sub) {
+        Some(storage) => storage.clone(),
+        None => state
+            .custom
+            .get(group, version, resource, sub)
+            .ok_or_else(ApiError::path_not_found)?,
+    };
     let d = storage.descriptor();
     let scoped_wrong = if d.namespaced {
         info.namespace.is_empty() && !matches!(info.verb.as_str(), "list" | "watch")
@@ -474,8 +488,8 @@ async fn resource(
     if crate::proxy::is_proxy(info) {
         return crate::proxy::serve(&state.registry, info, req).await;
     }
-    let storage = lookup(&state.registry, info)?;
-    let mut resp = resource_answer(state, storage, info, req, pretty).await?;
+    let storage = lookup(state, info)?;
+    let mut resp = resource_answer(state, &storage, info, req, pretty).await?;
     if let Some(warning) = &storage.descriptor().deprecation {
         response::add_warnings(&mut resp, std::slice::from_ref(warning));
     }

@@ -121,6 +121,16 @@ impl RunningServer {
     }
 }
 
+/// Every served resource's descriptor: the built-in ones, then the custom ones.
+fn served_descriptors(
+    registry: &Registry,
+    custom: &capstan_apiextensions::CustomResources,
+) -> Vec<capstan_meta::ResourceDescriptor> {
+    let mut all: Vec<_> = registry.descriptors().cloned().collect();
+    all.extend(custom.descriptors());
+    all
+}
+
 fn random_token() -> String {
     use base64::Engine;
     let bytes: [u8; 32] = rand::rng().random();
@@ -414,6 +424,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     registry.add(Arc::new(LocalSubjectAccessReviewRest::new(authz.clone())));
     registry.add(Arc::new(SelfSubjectAccessReviewRest::new(authz.clone())));
     registry.add(Arc::new(SelfSubjectRulesReviewRest::new(authz.clone())));
+    let crds = registry.register(capstan_apiextensions::CustomResourceDefinitionStrategy);
     for (group, version) in config.runtime_config.enabled_group_versions() {
         if !registry
             .descriptors()
@@ -430,6 +441,13 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         }
     }
     let registry = Arc::new(registry);
+    let custom = Arc::new(capstan_apiextensions::CustomResources::new(
+        registry.clone(),
+    ));
+    compactors.push(tokio::spawn(capstan_controllers::crds::run(
+        crds,
+        custom.clone(),
+    )));
     let (mut hooks, retrying) = start_post_start_hooks(&registry).await;
     compactors.extend(retrying);
     compactors.extend(authenticators.tasks);
@@ -631,7 +649,11 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
 
     let (shutdown, shutdown_rx) = watch::channel(false);
     let state = Arc::new(State {
-        discovery: Discovery::build(&registry, &advertised),
+        discovery: std::sync::RwLock::new(Arc::new(Discovery::build(
+            &served_descriptors(&registry, &custom),
+            &advertised,
+        ))),
+        custom: custom.clone(),
         openapi: std::sync::OnceLock::new(),
         openapi_v2: std::sync::OnceLock::new(),
         registry: registry.clone(),
@@ -649,6 +671,18 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         flow_control: flow_control.clone(),
         service_accounts,
     });
+    // Discovery follows the custom resources.
+    compactors.push(tokio::spawn({
+        let state = state.clone();
+        let mut changes = custom.changes();
+        async move {
+            while changes.changed().await.is_ok() {
+                let all = served_descriptors(&state.registry, &state.custom);
+                let rebuilt = Discovery::build(&all, &advertised);
+                *state.discovery.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(rebuilt);
+            }
+        }
+    }));
     let handler = tower::service_fn(move |req| handler::handle(state.clone(), req));
     let origins = config
         .cors_allowed_origins
@@ -674,15 +708,15 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         cors: filters::Cors::new(origins),
         instrument: filters::Instrument::new(metrics.clone(), {
             let registry = registry.clone();
+            let custom = custom.clone();
             Arc::new(move |info: &crate::request_info::RequestInfo| {
-                registry
-                    .get(
-                        &info.api_group,
-                        &info.api_version,
-                        &info.resource,
-                        &info.subresource,
-                    )
-                    .is_some()
+                let (g, v, r, sub) = (
+                    &info.api_group,
+                    &info.api_version,
+                    &info.resource,
+                    &info.subresource,
+                );
+                registry.get(g, v, r, sub).is_some() || custom.get(g, v, r, sub).is_some()
             })
         }),
         goaway: filters::Goaway::new(config.goaway_chance),

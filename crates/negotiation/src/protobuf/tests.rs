@@ -496,3 +496,26 @@ fn capitalised_proto_fields_keep_their_json_names() {
         "status": {"daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}}},
     }));
 }
+
+#[test]
+fn crd_schemas_round_trip_with_their_either_or_fields() {
+    round_trip(json!({
+        "kind": "CustomResourceDefinition", "apiVersion": "apiextensions.k8s.io/v1",
+        "metadata": {"name": "shops.example.com"},
+        "spec": {
+            "group": "example.com", "scope": "Namespaced",
+            "names": {"plural": "shops", "kind": "Shop"},
+            "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {
+                "type": "object",
+                "properties": {
+                    "color": {"type": "string", "default": "red", "enum": ["red", 7, {"x": [1]}]},
+                    "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "closed": {"type": "object", "additionalProperties": false},
+                    "tuple": {"type": "array", "items": [{"type": "string"}, {"type": "integer"}]},
+                    "list": {"type": "array", "items": {"type": "string"}},
+                    "deps": {"type": "object", "dependencies": {"a": ["b", "c"], "d": {"required": ["e"]}}}
+                }
+            }}}]
+        }
+    }));
+}

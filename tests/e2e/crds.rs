@@ -1,0 +1,315 @@
+//! CustomResourceDefinitions: a CRD applied with kubectl is established and its resource
+//! served at once (discovery, short names), objects are pruned, defaulted and validated by
+//! the schema with upstream's causes, a second version shares the objects, the status
+//! subresource keeps status apart, and deleting the CRD deletes its objects first.
+
+use std::time::Duration;
+
+use capstan_e2e::kubectl;
+use capstan_testing::TestServer;
+use serde_json::{Value, json};
+
+use crate::{admin, ok};
+
+const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+const SHOPS: &str = "/apis/example.com/v1/namespaces/default/shops";
+
+const SHOP_CRD: &str = r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: shops.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names:
+    plural: shops
+    kind: Shop
+    shortNames: [sh]
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources:
+      status: {}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            required: [size]
+            properties:
+              size: {type: integer, minimum: 1, maximum: 10}
+              color: {type: string, enum: [red, blue], default: red}
+              labels:
+                type: object
+                additionalProperties: {type: string}
+          status:
+            type: object
+            properties:
+              open: {type: boolean}
+  - name: v1beta1
+    served: true
+    storage: false
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+"#;
+
+/// Waits until the CRD `name` is Established, with kubectl as users do.
+fn wait_established(kc: &std::path::Path, name: &str) {
+    ok(kubectl(
+        kc,
+        &[
+            "wait",
+            "--for=condition=Established",
+            "--timeout=20s",
+            &format!("crd/{name}"),
+        ],
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crd_serves_its_resource_with_schema_pruning_defaults_and_validation() {
+    let server = TestServer::start().await;
+    let kc = server.kubeconfig_path();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crd.yaml");
+    std::fs::write(&file, SHOP_CRD).unwrap();
+    ok(kubectl(&kc, &["apply", "-f", file.to_str().unwrap()]));
+    wait_established(&kc, "shops.example.com");
+
+    let raw = admin(&server);
+    let crd = raw.get(&format!("{CRDS}/shops.example.com")).await.json();
+    assert_eq!(crd["spec"]["names"]["singular"], "shop");
+    assert_eq!(crd["spec"]["names"]["listKind"], "ShopList");
+    assert_eq!(crd["status"]["acceptedNames"]["kind"], "Shop");
+    assert_eq!(crd["status"]["storedVersions"], json!(["v1"]));
+    assert_eq!(
+        crd["metadata"]["finalizers"],
+        json!(["customresourcecleanup.apiextensions.k8s.io"])
+    );
+
+    // Served, and discovered: kubectl finds it by its short name.
+    let shop = json!({
+        "apiVersion": "example.com/v1", "kind": "Shop",
+        "metadata": {"name": "corner"},
+        "spec": {"size": 3, "junk": true, "labels": {"a": "b"}},
+        "status": {"open": true}
+    });
+    let r = raw.send_json(http::Method::POST, SHOPS, &shop).await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    assert_eq!(
+        r.headers.get("warning").map(|v| v.to_str().unwrap()),
+        Some("299 - \"unknown field \\\"spec.junk\\\"\"")
+    );
+    let created = r.json();
+    assert_eq!(
+        created["spec"],
+        json!({"size": 3, "color": "red", "labels": {"a": "b"}})
+    );
+    assert!(
+        created.get("status").is_none(),
+        "status comes through its subresource: {created}"
+    );
+    assert_eq!(created["metadata"]["generation"], 1);
+    let out = ok(kubectl(&kc, &["get", "sh", "-o", "name"]));
+    assert_eq!(out.trim(), "shop.example.com/corner");
+
+    // Strict field validation refuses what would be pruned.
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            &format!("{SHOPS}?fieldValidation=Strict"),
+            &json!({"apiVersion": "example.com/v1", "kind": "Shop", "metadata": {"name": "strict"}, "spec": {"size": 1, "junk": 1}}),
+        )
+        .await;
+    assert_eq!(r.status, 400, "{:?}", r.body);
+    assert_eq!(
+        r.json()["message"],
+        "strict decoding error: unknown field \"spec.junk\""
+    );
+
+    // Schema violations: a 422 with upstream's causes.
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            SHOPS,
+            &json!({"apiVersion": "example.com/v1", "kind": "Shop", "metadata": {"name": "bad"}, "spec": {"size": 11, "color": "pink"}}),
+        )
+        .await;
+    assert_eq!(r.status, 422, "{:?}", r.body);
+    let status = r.json();
+    assert_eq!(status["reason"], "Invalid");
+    assert_eq!(status["details"]["kind"], "Shop");
+    assert_eq!(status["details"]["group"], "example.com");
+    assert_eq!(
+        status["message"],
+        "Shop.example.com \"bad\" is invalid: [spec.color: Unsupported value: \"pink\": supported values: \"red\", \"blue\", spec.size: Invalid value: 11: spec.size in body should be less than or equal to 10]"
+    );
+    assert_eq!(
+        status["details"]["causes"][1],
+        json!({"reason": "FieldValueInvalid", "message": "Invalid value: 11: spec.size in body should be less than or equal to 10", "field": "spec.size"})
+    );
+
+    // The status subresource writes status, and only status.
+    let mut current = raw.get(&format!("{SHOPS}/corner")).await.json();
+    current["status"] = json!({"open": true});
+    current["spec"]["size"] = json!(5);
+    let r = raw
+        .send_json(
+            http::Method::PUT,
+            &format!("{SHOPS}/corner/status"),
+            &current,
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let after = r.json();
+    assert_eq!(after["status"], json!({"open": true}));
+    assert_eq!(after["spec"]["size"], 3);
+    assert_eq!(after["metadata"]["generation"], 1);
+
+    // The second version: the same object, in its own apiVersion.
+    let v1beta1 = raw
+        .get("/apis/example.com/v1beta1/namespaces/default/shops/corner")
+        .await
+        .json();
+    assert_eq!(v1beta1["apiVersion"], "example.com/v1beta1");
+    assert_eq!(v1beta1["spec"]["size"], 3);
+    assert_eq!(
+        v1beta1["metadata"]["resourceVersion"],
+        after["metadata"]["resourceVersion"]
+    );
+
+    // kubectl patch (merge) and label; a strategic merge patch is refused as upstream.
+    ok(kubectl(
+        &kc,
+        &[
+            "patch",
+            "shop",
+            "corner",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"size":4}}"#,
+        ],
+    ));
+    ok(kubectl(&kc, &["label", "shop", "corner", "tier=gold"]));
+    let got = raw.get(&format!("{SHOPS}/corner")).await.json();
+    assert_eq!(got["spec"]["size"], 4);
+    assert_eq!(got["metadata"]["labels"]["tier"], "gold");
+    assert_eq!(got["metadata"]["generation"], 2);
+    let r = raw
+        .request(
+            http::Method::PATCH,
+            &format!("{SHOPS}/corner"),
+            &[("content-type", "application/strategic-merge-patch+json")],
+            br#"{"spec":{"size":2}}"#.to_vec(),
+        )
+        .await;
+    assert_eq!(r.status, 415, "{:?}", r.body);
+
+    // Deleting the CRD deletes its objects, then the CRD, then the resource.
+    ok(kubectl(
+        &kc,
+        &["delete", "crd", "shops.example.com", "--timeout=30s"],
+    ));
+    let mut gone = 0;
+    for _ in 0..100 {
+        gone = raw.get(SHOPS).await.status.as_u16();
+        if gone == 404 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(gone, 404);
+    let r = raw.get(&format!("{CRDS}/shops.example.com")).await;
+    assert_eq!(r.status, 404);
+    // Its objects went with it: a new CRD of the same names starts empty.
+    ok(kubectl(&kc, &["apply", "-f", file.to_str().unwrap()]));
+    wait_established(&kc, "shops.example.com");
+    let list: Value = raw.get(SHOPS).await.json();
+    assert_eq!(list["items"], json!([]), "{list}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_definitions_are_refused_with_upstream_causes() {
+    let server = TestServer::start().await;
+    let raw = admin(&server);
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "things.example.com"},
+        "spec": {
+            "group": "example.com", "scope": "Cluster",
+            "names": {"plural": "things", "kind": "Thing"},
+            "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {
+                "type": "object",
+                "properties": {"spec": {"properties": {"a": {"type": "string"}}}}
+            }}}]
+        }
+    });
+    let r = raw.send_json(http::Method::POST, CRDS, &crd).await;
+    assert_eq!(r.status, 422, "{:?}", r.body);
+    assert_eq!(
+        r.json()["message"],
+        "CustomResourceDefinition.apiextensions.k8s.io \"things.example.com\" is invalid: spec.versions[0].schema.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields"
+    );
+
+    // A name that is not plural.group.
+    let mut misnamed = crd.clone();
+    misnamed["metadata"]["name"] = json!("thing.example.com");
+    misnamed["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = json!({"type": "object"});
+    let r = raw.send_json(http::Method::POST, CRDS, &misnamed).await;
+    assert_eq!(r.status, 422);
+    assert_eq!(
+        r.json()["details"]["causes"][0],
+        json!({"reason": "FieldValueInvalid", "message": "Invalid value: \"thing.example.com\": must be spec.names.plural+\".\"+spec.group", "field": "metadata.name"})
+    );
+
+    // Names another CRD of the group holds: stored, but not accepted nor served.
+    let mut first = misnamed.clone();
+    first["metadata"]["name"] = json!("things.example.com");
+    assert_eq!(
+        raw.send_json(http::Method::POST, CRDS, &first).await.status,
+        201
+    );
+    let mut second = first.clone();
+    second["metadata"]["name"] = json!("items.example.com");
+    second["spec"]["names"] = json!({"plural": "items", "kind": "Thing"});
+    assert_eq!(
+        raw.send_json(http::Method::POST, CRDS, &second)
+            .await
+            .status,
+        201
+    );
+    let mut status = Value::Null;
+    for _ in 0..100 {
+        status = raw.get(&format!("{CRDS}/items.example.com")).await.json()["status"].clone();
+        if status["conditions"]
+            .as_array()
+            .is_some_and(|c| !c.is_empty())
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let condition = |t: &str| {
+        status["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["type"] == t)
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(condition("NamesAccepted")["status"], "False", "{status}");
+    // The singular name, defaulted from the kind, is the first that clashes.
+    assert_eq!(
+        condition("NamesAccepted")["message"],
+        "\"thing\" is already in use"
+    );
+    assert_eq!(condition("Established")["status"], "False");
+    assert_eq!(raw.get("/apis/example.com/v1/items").await.status, 404);
+    assert_eq!(raw.get("/apis/example.com/v1/things").await.status, 200);
+}
