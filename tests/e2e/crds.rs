@@ -118,6 +118,25 @@ async fn a_crd_serves_its_resource_with_schema_pruning_defaults_and_validation()
     let out = ok(kubectl(&kc, &["get", "sh", "-o", "name"]));
     assert_eq!(out.trim(), "shop.example.com/corner");
 
+    // kubectl apply, twice: created, then configured (kubectl patches custom objects
+    // with a merge patch).
+    let manifest = dir.path().join("shop.yaml");
+    let write = |size: u32| {
+        std::fs::write(
+            &manifest,
+            format!("apiVersion: example.com/v1\nkind: Shop\nmetadata:\n  name: applied\nspec:\n  size: {size}\n"),
+        )
+        .unwrap()
+    };
+    write(2);
+    let out = ok(kubectl(&kc, &["apply", "-f", manifest.to_str().unwrap()]));
+    assert_eq!(out.trim(), "shop.example.com/applied created");
+    write(6);
+    let out = ok(kubectl(&kc, &["apply", "-f", manifest.to_str().unwrap()]));
+    assert_eq!(out.trim(), "shop.example.com/applied configured");
+    let applied = raw.get(&format!("{SHOPS}/applied")).await.json();
+    assert_eq!(applied["spec"], json!({"size": 6, "color": "red"}));
+
     // Strict field validation refuses what would be pruned.
     let r = raw
         .send_json(
@@ -312,4 +331,152 @@ async fn bad_definitions_are_refused_with_upstream_causes() {
     assert_eq!(condition("Established")["status"], "False");
     assert_eq!(raw.get("/apis/example.com/v1/items").await.status, 404);
     assert_eq!(raw.get("/apis/example.com/v1/things").await.status, 200);
+}
+
+/// A custom resource as operator authors declare it, with the kube crate's derive.
+#[derive(
+    kube::CustomResource,
+    Clone,
+    Debug,
+    PartialEq,
+    serde::Deserialize,
+    serde::Serialize,
+    schemars::JsonSchema,
+)]
+#[kube(
+    group = "example.com",
+    version = "v1",
+    kind = "Gadget",
+    namespaced,
+    status = "GadgetStatus",
+    shortname = "gd"
+)]
+pub struct GadgetSpec {
+    size: i32,
+    #[serde(default)]
+    owner: Option<String>,
+}
+
+/// The status of a Gadget.
+#[derive(
+    Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize, schemars::JsonSchema,
+)]
+pub struct GadgetStatus {
+    ready: bool,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_kube_crate_serves_a_derived_custom_resource() {
+    use futures_util::StreamExt;
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    use kube::CustomResourceExt;
+    use kube::api::{Api, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
+
+    let server = TestServer::start().await;
+    let client = server.client().await;
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    crds.create(&PostParams::default(), &Gadget::crd())
+        .await
+        .unwrap();
+    let established = kube::runtime::wait::await_condition(
+        crds.clone(),
+        "gadgets.example.com",
+        kube::runtime::wait::conditions::is_crd_established(),
+    );
+    tokio::time::timeout(Duration::from_secs(10), established)
+        .await
+        .expect("established in time")
+        .unwrap();
+
+    let gadgets: Api<Gadget> = Api::namespaced(client.clone(), "default");
+    let mut watch = gadgets
+        .watch(&WatchParams::default(), "0")
+        .await
+        .unwrap()
+        .boxed();
+    let created = gadgets
+        .create(
+            &PostParams::default(),
+            &Gadget::new(
+                "g1",
+                GadgetSpec {
+                    size: 2,
+                    owner: None,
+                },
+            ),
+        )
+        .await
+        .unwrap();
+    assert_eq!(created.spec.size, 2);
+    match watch.next().await.unwrap().unwrap() {
+        WatchEvent::Added(g) => assert_eq!(g.metadata.name.as_deref(), Some("g1")),
+        other => panic!("expected ADDED, got {other:?}"),
+    }
+
+    // The status subresource, through the typed client.
+    let status = serde_json::json!({"status": {"ready": true}});
+    let patched = gadgets
+        .patch_status("g1", &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .unwrap();
+    assert_eq!(patched.status, Some(GadgetStatus { ready: true }));
+
+    // Server-side apply: two managers, a conflict on the field the first owns, forced away.
+    let apply = |size: i32, owner: &str| {
+        serde_json::json!({
+            "apiVersion": "example.com/v1", "kind": "Gadget",
+            "metadata": {"name": "g2"},
+            "spec": {"size": size, "owner": owner}
+        })
+    };
+    let first = PatchParams::apply("alice");
+    gadgets
+        .patch("g2", &first, &Patch::Apply(apply(1, "alice")))
+        .await
+        .unwrap();
+    let err = gadgets
+        .patch(
+            "g2",
+            &PatchParams::apply("bob"),
+            &Patch::Apply(apply(5, "alice")),
+        )
+        .await
+        .unwrap_err();
+    match err {
+        kube::Error::Api(status) => {
+            assert_eq!(status.code, 409);
+            assert!(
+                status.message.contains("conflict with \"alice\"")
+                    && status.message.contains(".spec.size"),
+                "{}",
+                status.message
+            );
+        }
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+    let forced = gadgets
+        .patch(
+            "g2",
+            &PatchParams::apply("bob").force(),
+            &Patch::Apply(apply(5, "alice")),
+        )
+        .await
+        .unwrap();
+    assert_eq!(forced.spec.size, 5);
+    let managers: Vec<String> = forced
+        .metadata
+        .managed_fields
+        .iter()
+        .flatten()
+        .filter_map(|m| m.manager.clone())
+        .collect();
+    assert_eq!(managers, ["alice", "bob"]);
+
+    let list = gadgets.list(&Default::default()).await.unwrap();
+    let names: Vec<String> = list
+        .items
+        .iter()
+        .filter_map(|g| g.metadata.name.clone())
+        .collect();
+    assert_eq!(names, ["g1", "g2"]);
 }

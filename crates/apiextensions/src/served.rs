@@ -211,7 +211,13 @@ impl CustomResources {
             self.registry.config().prefix.trim_end_matches('/'),
             crd.spec.group
         );
-        let store = Arc::new(self.registry.build_custom_store(strategy, &prefix));
+        let merge =
+            crate::fields::merge_schema(&stored_d.api_version(), &stored_d.kind, stored_schema);
+        let store = Arc::new(
+            self.registry
+                .build_custom_store(strategy, &prefix)
+                .with_field_schema(Arc::new(merge)),
+        );
         let status_store: Arc<dyn RestStorage> = Arc::new(PartRest::status(store.clone()));
         let mut routes: Vec<(Route, Arc<dyn RestStorage>)> = Vec::new();
         for version in crd.spec.versions.iter().filter(|v| v.served) {

@@ -40,6 +40,14 @@ impl<'s> Typed<'s> {
         })
     }
 
+    /// The typed view of the message at `index` of `schema`.
+    pub fn at(schema: &'s Schema, index: usize) -> Self {
+        Self {
+            schema,
+            root: schema.message(index),
+        }
+    }
+
     /// The kind's message type.
     pub fn root(&self) -> Ty<'s> {
         Ty::Struct(self.root)

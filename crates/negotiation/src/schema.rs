@@ -186,10 +186,12 @@ impl Message {
 }
 
 /// Every known message.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Schema {
     messages: Vec<Message>,
     by_name: HashMap<String, usize>,
+    /// Kinds added at run time (custom resources), by (apiVersion, kind).
+    kinds: HashMap<(String, String), usize>,
 }
 
 /// Fields whose Go struct is embedded inline in the JSON form (`json:",inline"`) while the
@@ -373,7 +375,78 @@ impl Schema {
                 }),
             });
         }
-        Ok(Schema { messages, by_name })
+        Ok(Schema {
+            messages,
+            by_name,
+            kinds: HashMap::new(),
+        })
+    }
+
+    /// The messages of `self` that `roots` (full names) reach, as a schema of their own to
+    /// which custom kinds are added (a custom resource's schema starts from `ObjectMeta`).
+    pub fn subset(&self, roots: &[&str]) -> Schema {
+        let mut order: Vec<usize> = Vec::new();
+        let mut pending: Vec<usize> = roots.iter().filter_map(|r| self.index(r)).collect();
+        let mut seen = std::collections::HashSet::new();
+        while let Some(i) = pending.pop() {
+            if !seen.insert(i) {
+                continue;
+            }
+            order.push(i);
+            for f in &self.messages[i].fields {
+                for ty in [Some(f.ty), map_value(f.shape)].into_iter().flatten() {
+                    if let FieldType::Message(j) = ty {
+                        pending.push(j);
+                    }
+                }
+            }
+        }
+        let renumbered: HashMap<usize, usize> = order
+            .iter()
+            .enumerate()
+            .map(|(new, old)| (*old, new))
+            .collect();
+        let remap = |ty: FieldType| match ty {
+            FieldType::Message(i) => FieldType::Message(renumbered[&i]),
+            other => other,
+        };
+        let messages: Vec<Message> = order
+            .iter()
+            .map(|&i| {
+                let mut m = self.messages[i].clone();
+                for f in &mut m.fields {
+                    f.ty = remap(f.ty);
+                    if let Shape::Map(k, v) = f.shape {
+                        f.shape = Shape::Map(remap(k), remap(v));
+                    }
+                }
+                m
+            })
+            .collect();
+        let by_name = messages
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (m.name.clone(), i))
+            .collect();
+        Schema {
+            messages,
+            by_name,
+            kinds: HashMap::new(),
+        }
+    }
+
+    /// Adds `message` (its field types refer to this schema's indexes); returns its index.
+    pub fn push(&mut self, message: Message) -> usize {
+        let index = self.messages.len();
+        self.by_name.insert(message.name.clone(), index);
+        self.messages.push(message);
+        index
+    }
+
+    /// Makes the message at `index` the one of `api_version`/`kind`.
+    pub fn add_kind(&mut self, api_version: &str, kind: &str, index: usize) {
+        self.kinds
+            .insert((api_version.to_string(), kind.to_string()), index);
     }
 
     /// The message at `index`.
@@ -390,6 +463,9 @@ impl Schema {
     /// kinds and the meta kinds every group version carries, such as Status, come from
     /// apimachinery).
     pub fn kind(&self, api_version: &str, kind: &str) -> Option<usize> {
+        if let Some(&i) = self.kinds.get(&(api_version.to_string(), kind.to_string())) {
+            return Some(i);
+        }
         let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
         let meta = |v: &str| format!("apimachinery.pkg.apis.meta.{v}.{kind}");
         let candidates = match group {
@@ -405,12 +481,23 @@ impl Schema {
             "internal.apiserver.k8s.io" => {
                 vec![format!("api.apiserverinternal.{version}.{kind}")]
             }
+            // Custom groups (`batch.tutorial.kubebuilder.io`) are not upstream's, whatever
+            // their first label says: only the meta kinds.
+            group if group.contains('.') && !group.ends_with(".k8s.io") => vec![meta("v1")],
             group => {
                 let short = group.split('.').next().unwrap_or(group);
                 vec![format!("api.{short}.{version}.{kind}"), meta("v1")]
             }
         };
         candidates.iter().find_map(|name| self.index(name))
+    }
+}
+
+/// The value type of a map field.
+fn map_value(shape: Shape) -> Option<FieldType> {
+    match shape {
+        Shape::Map(_, v) => Some(v),
+        _ => None,
     }
 }
 
@@ -573,6 +660,12 @@ mod tests {
             Some("apimachinery.pkg.apis.meta.v1.PartialObjectMetadataList")
         );
         assert_eq!(name("example.com/v1", "Widget"), None);
+        // A custom group whose first label names an upstream group is still custom.
+        assert_eq!(name("batch.tutorial.kubebuilder.io/v1", "CronJob"), None);
+        assert_eq!(
+            name("apps/v1", "Deployment").as_deref(),
+            Some("api.apps.v1.Deployment")
+        );
         let pod = s.message(s.kind("v1", "Pod").unwrap());
         let numbers: Vec<(&str, u32)> = pod
             .fields

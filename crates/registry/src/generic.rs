@@ -183,6 +183,13 @@ where
         }
     }
 
+    /// Tracks field managers (and applies) by `schema`, which knows the resource's kind (a
+    /// custom resource's schema, built from its CRD).
+    pub fn with_field_schema(mut self, schema: Arc<capstan_negotiation::schema::Schema>) -> Self {
+        self.tracker = self.tracker.with_schema(schema);
+        self
+    }
+
     /// Runs up to `workers` deletes of a deletecollection at once.
     pub fn with_delete_workers(mut self, workers: usize) -> Self {
         self.delete_workers = workers.max(1);
@@ -917,7 +924,7 @@ impl<S: Strategy> GenericStore<S> {
             let current = self.current(namespace, name).await?;
             let old = self.decode_stored(&current)?;
             let mut doc = serde_json::to_value(&old).map_err(Error::Encode)?;
-            patch::apply(patch_type, self.tracker.typed(), &mut doc, body)?;
+            patch::apply(patch_type, self.tracker.typed().as_ref(), &mut doc, body)?;
             codec::check_type_value(&doc, &self.descriptor)?;
             let (new, warnings) = self.decode_doc(doc, options.field_validation)?;
             match self

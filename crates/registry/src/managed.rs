@@ -13,10 +13,19 @@ use crate::generic::Target;
 /// The longest field manager name accepted.
 pub const MAX_MANAGER_LENGTH: usize = 128;
 
+/// The schema a tracker reads: upstream's, or a custom resource's own.
+enum SchemaRef {
+    Upstream,
+    Custom(std::sync::Arc<Schema>),
+}
+
 /// Tracks the field managers of one resource's objects.
 pub(crate) struct FieldTracker {
-    typed: Option<Typed<'static>>,
+    schema: SchemaRef,
+    /// The kind's message, when the schema knows the kind.
+    root: Option<usize>,
     api_version: String,
+    kind: String,
     has_status: bool,
 }
 
@@ -26,15 +35,28 @@ impl FieldTracker {
     pub fn new(descriptor: &ResourceDescriptor, has_status: bool) -> Self {
         let api_version = descriptor.api_version();
         Self {
-            typed: Typed::for_kind(Schema::upstream(), &api_version, &descriptor.kind),
+            schema: SchemaRef::Upstream,
+            root: Schema::upstream().kind(&api_version, &descriptor.kind),
             api_version,
+            kind: descriptor.kind.clone(),
             has_status,
         }
     }
 
+    /// The same tracker reading `schema` (a custom resource's, which knows its kind).
+    pub fn with_schema(mut self, schema: std::sync::Arc<Schema>) -> Self {
+        self.root = schema.kind(&self.api_version, &self.kind);
+        self.schema = SchemaRef::Custom(schema);
+        self
+    }
+
     /// The typed view, when the kind is known.
-    pub fn typed(&self) -> Option<&Typed<'static>> {
-        self.typed.as_ref()
+    pub fn typed(&self) -> Option<Typed<'_>> {
+        let schema = match &self.schema {
+            SchemaRef::Upstream => Schema::upstream(),
+            SchemaRef::Custom(schema) => schema,
+        };
+        self.root.map(|root| Typed::at(schema, root))
     }
 
     fn ignored(&self, target: Target) -> Ignored {
@@ -61,7 +83,7 @@ impl FieldTracker {
         new: &mut Value,
         manager: &str,
     ) -> Result<(), ApiError> {
-        let Some(typed) = &self.typed else {
+        let Some(typed) = self.typed() else {
             return Ok(());
         };
         let stored = old.as_mut().and_then(take_managed_fields);
@@ -81,7 +103,7 @@ impl FieldTracker {
             now: &now,
         };
         let ignored = self.ignored(target);
-        match managed::update(typed, &mut entries, old.as_ref(), new, &ignored, &writer) {
+        match managed::update(&typed, &mut entries, old.as_ref(), new, &ignored, &writer) {
             Ok(()) => put_managed_fields(new, entries.encode()),
             Err(err) => {
                 // The object breaks a list rule (validation reports it); ownership stays.
@@ -102,7 +124,7 @@ impl FieldTracker {
         manager: &str,
         force: bool,
     ) -> Result<Value, ApiError> {
-        let Some(typed) = &self.typed else {
+        let Some(typed) = self.typed() else {
             return Err(ApiError::new(
                 Reason::UnsupportedMediaType,
                 "server-side apply is not supported for this kind",
@@ -122,7 +144,7 @@ impl FieldTracker {
             now: &now,
         };
         let mut merged = managed::apply(
-            typed,
+            &typed,
             &mut entries,
             live,
             &config,
