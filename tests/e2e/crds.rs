@@ -480,3 +480,235 @@ async fn the_kube_crate_serves_a_derived_custom_resource() {
         .collect();
     assert_eq!(names, ["g1", "g2"]);
 }
+
+const FLEET_CRD: &str = r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: fleets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: fleets, kind: Fleet}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources:
+      status: {}
+      scale:
+        specReplicasPath: .spec.replicas
+        statusReplicasPath: .status.replicas
+        labelSelectorPath: .status.selector
+    additionalPrinterColumns:
+    - {name: Replicas, type: integer, jsonPath: .spec.replicas}
+    - {name: Ready, type: string, jsonPath: '.status.conditions[?(@.type=="Ready")].status'}
+    - {name: Region, type: string, jsonPath: .spec.region, priority: 1}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              replicas: {type: integer}
+              region: {type: string}
+          status:
+            type: object
+            properties:
+              replicas: {type: integer}
+              selector: {type: string}
+              conditions:
+                type: array
+                items:
+                  type: object
+                  properties:
+                    type: {type: string}
+                    status: {type: string}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn printer_columns_and_the_scale_subresource() {
+    let server = TestServer::start().await;
+    let kc = server.kubeconfig_path();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crd.yaml");
+    std::fs::write(&file, FLEET_CRD).unwrap();
+    ok(kubectl(&kc, &["apply", "-f", file.to_str().unwrap()]));
+    wait_established(&kc, "fleets.example.com");
+    let raw = admin(&server);
+    const FLEETS: &str = "/apis/example.com/v1/namespaces/default/fleets";
+    let fleet = json!({"apiVersion": "example.com/v1", "kind": "Fleet", "metadata": {"name": "blue"},
+                       "spec": {"replicas": 2, "region": "north"}});
+    assert_eq!(
+        raw.send_json(http::Method::POST, FLEETS, &fleet)
+            .await
+            .status,
+        201
+    );
+    let status = json!({"status": {"replicas": 1, "selector": "app=blue",
+                        "conditions": [{"type": "Synced", "status": "False"}, {"type": "Ready", "status": "True"}]}});
+    let r = raw
+        .request(
+            http::Method::PATCH,
+            &format!("{FLEETS}/blue/status"),
+            &[("content-type", "application/merge-patch+json")],
+            serde_json::to_vec(&status).unwrap(),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+
+    let table = ok(kubectl(&kc, &["get", "fleets"]));
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows[0], ["NAME", "REPLICAS", "READY"], "{table}");
+    assert_eq!(rows[1], ["blue", "2", "True"], "{table}");
+    let wide = ok(kubectl(&kc, &["get", "fleets", "-o", "wide"]));
+    assert!(wide.lines().next().unwrap().ends_with("REGION"), "{wide}");
+    assert!(wide.lines().nth(1).unwrap().ends_with("north"), "{wide}");
+
+    // The scale subresource, as kubectl scale and the HPA use it.
+    let scale = raw.get(&format!("{FLEETS}/blue/scale")).await.json();
+    assert_eq!(scale["apiVersion"], "autoscaling/v1");
+    assert_eq!(scale["spec"]["replicas"], 2);
+    assert_eq!(
+        scale["status"],
+        json!({"replicas": 1, "selector": "app=blue"})
+    );
+    ok(kubectl(&kc, &["scale", "fleet", "blue", "--replicas=5"]));
+    let after = raw.get(&format!("{FLEETS}/blue")).await.json();
+    assert_eq!(after["spec"]["replicas"], 5);
+    assert_eq!(after["metadata"]["generation"], 2);
+
+    // A deleted namespace takes its custom objects with it.
+    ok(kubectl(&kc, &["create", "namespace", "harbour"]));
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            "/apis/example.com/v1/namespaces/harbour/fleets",
+            &json!({"apiVersion": "example.com/v1", "kind": "Fleet", "metadata": {"name": "red"}}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    ok(kubectl(
+        &kc,
+        &["delete", "namespace", "harbour", "--timeout=30s"],
+    ));
+    let left = raw.get("/apis/example.com/v1/fleets").await.json();
+    let names: Vec<&str> = left["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["blue"]);
+
+    // A printer column path that does not parse is refused with the CRD.
+    let bad = FLEET_CRD
+        .replace("fleets", "navies")
+        .replace("Fleet", "Navy")
+        .replace("jsonPath: .spec.region", "jsonPath: spec.region");
+    std::fs::write(&file, bad).unwrap();
+    let (success, _, err) = kubectl(&kc, &["apply", "-f", file.to_str().unwrap()]);
+    assert!(!success);
+    assert!(
+        err.contains("spec.versions[0].additionalPrinterColumns[2].jsonPath: Invalid value: \"spec.region\": must be a simple json path starting with ."),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cel_rules_judge_writes_and_transitions() {
+    let server = TestServer::start().await;
+    let raw = admin(&server);
+    let crd = |rule: &str| {
+        json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "ranges.example.com"},
+            "spec": {
+                "group": "example.com", "scope": "Namespaced",
+                "names": {"plural": "ranges", "kind": "Range"},
+                "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {
+                    "type": "object",
+                    "properties": {"spec": {
+                        "type": "object",
+                        "x-kubernetes-validations": [
+                            {"rule": rule, "message": "min must not exceed max"},
+                            {"rule": "self.size >= oldSelf.size", "messageExpression": "'size cannot shrink below ' + string(oldSelf.size)"}
+                        ],
+                        "properties": {
+                            "min": {"type": "integer"}, "max": {"type": "integer"}, "size": {"type": "integer"},
+                            "name": {"type": "string", "x-kubernetes-validations": [
+                                {"rule": "self == oldSelf", "message": "name is immutable", "reason": "FieldValueForbidden"}
+                            ]}
+                        }
+                    }}
+                }}}]
+            }
+        })
+    };
+    // A rule that does not compile is refused with the CRD.
+    let r = raw
+        .send_json(http::Method::POST, CRDS, &crd("self.min <="))
+        .await;
+    assert_eq!(r.status, 422, "{:?}", r.body);
+    let cause = &r.json()["details"]["causes"][0];
+    assert_eq!(
+        cause["field"],
+        "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule"
+    );
+    assert!(
+        cause["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Invalid value: \"self.min <=\": compilation failed: "),
+        "{cause}"
+    );
+
+    let r = raw
+        .send_json(http::Method::POST, CRDS, &crd("self.min <= self.max"))
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let kc = server.kubeconfig_path();
+    wait_established(&kc, "ranges.example.com");
+    const RANGES: &str = "/apis/example.com/v1/namespaces/default/ranges";
+    let range = |min: i64, max: i64, size: i64, name: &str| {
+        json!({"apiVersion": "example.com/v1", "kind": "Range", "metadata": {"name": "r"},
+               "spec": {"min": min, "max": max, "size": size, "name": name}})
+    };
+    let r = raw
+        .send_json(http::Method::POST, RANGES, &range(5, 1, 3, "a"))
+        .await;
+    assert_eq!(r.status, 422, "{:?}", r.body);
+    assert_eq!(
+        r.json()["message"],
+        "Range.example.com \"r\" is invalid: spec: Invalid value: \"object\": min must not exceed max"
+    );
+    // Transition rules judge updates only.
+    let r = raw
+        .send_json(http::Method::POST, RANGES, &range(1, 5, 3, "a"))
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let r = raw
+        .send_json(
+            http::Method::PUT,
+            &format!("{RANGES}/r"),
+            &range(1, 5, 2, "b"),
+        )
+        .await;
+    assert_eq!(r.status, 422, "{:?}", r.body);
+    assert_eq!(
+        r.json()["message"],
+        "Range.example.com \"r\" is invalid: [spec: Invalid value: \"object\": size cannot shrink below 3, spec.name: Forbidden: name is immutable]"
+    );
+    let r = raw
+        .send_json(
+            http::Method::PUT,
+            &format!("{RANGES}/r"),
+            &range(1, 5, 4, "a"),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+}

@@ -908,7 +908,7 @@ fn access_modes(obj: &Value, pointer: &str) -> Value {
 pub fn storage_classes() -> Vec<Column> {
     vec![
         Column {
-            cell: |obj, _| {
+            cell: capstan_meta::columns::Cell::Fn(|obj, _| {
                 let name = obj["metadata"]["name"].as_str().unwrap_or("");
                 let annotations = &obj["metadata"]["annotations"];
                 let default = [
@@ -922,7 +922,7 @@ pub fn storage_classes() -> Vec<Column> {
                 } else {
                     name.to_string()
                 })
-            },
+            }),
             ..Column::name()
         },
         Column::new(
@@ -1865,7 +1865,7 @@ mod tests {
     fn cells(columns: &[Column], obj: &Value) -> Vec<Value> {
         columns
             .iter()
-            .map(|c| (c.cell)(obj, 1_795_330_800 + 3_600))
+            .map(|c| c.cell(obj, 1_795_330_800 + 3_600))
             .collect()
     }
 

@@ -64,6 +64,63 @@ pub struct ScalePaths {
     pub label_selector: Option<String>,
 }
 
+/// The scale of a custom object, at the paths its CRD names (absent replicas count as 0, as
+/// upstream counts them).
+pub struct CustomScale(pub ScalePaths);
+
+impl capstan_registry::subresources::ScaleAccess<CustomObject> for CustomScale {
+    fn desired(&self, obj: &CustomObject) -> i32 {
+        replicas(lookup(&obj.content, &self.0.spec_replicas))
+    }
+
+    fn set_desired(&self, obj: &mut CustomObject, replicas: i32) {
+        let mut parts: Vec<&str> = self
+            .0
+            .spec_replicas
+            .trim_start_matches('.')
+            .split('.')
+            .collect();
+        let Some(last) = parts.pop() else {
+            return;
+        };
+        let mut map = &mut obj.content;
+        for part in parts {
+            let entry = map
+                .entry(part.to_string())
+                .or_insert_with(|| Value::Object(Map::new()));
+            if !entry.is_object() {
+                *entry = Value::Object(Map::new());
+            }
+            let Value::Object(inner) = entry else {
+                return;
+            };
+            map = inner;
+        }
+        map.insert(last.to_string(), Value::from(replicas));
+    }
+
+    fn current(&self, obj: &CustomObject) -> i32 {
+        replicas(lookup(&obj.content, &self.0.status_replicas))
+    }
+
+    fn selector(&self, obj: &CustomObject) -> String {
+        self.0
+            .label_selector
+            .as_deref()
+            .and_then(|p| lookup(&obj.content, p))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    }
+}
+
+fn replicas(value: Option<&Value>) -> i32 {
+    value
+        .and_then(Value::as_i64)
+        .and_then(|r| i32::try_from(r).ok())
+        .unwrap_or(0)
+}
+
 /// Reads the value at a simple JSON path (`.spec.replicas`) of an object's fields.
 pub fn lookup<'a>(content: &'a Map<String, Value>, path: &str) -> Option<&'a Value> {
     let mut parts = path.trim_start_matches('.').split('.');
@@ -91,6 +148,36 @@ impl CustomStrategy {
             schema,
             status,
         }
+    }
+}
+
+impl CustomStrategy {
+    /// Type meta, the schema, then (when those pass) the CEL rules; `old` on updates.
+    fn check(&self, obj: &CustomObject, old: Option<&CustomObject>) -> FieldErrors {
+        let mut errs = Vec::new();
+        let want = self.descriptor.api_version();
+        if obj.api_version != want {
+            errs.push(FieldError::invalid(
+                "apiVersion",
+                &obj.api_version,
+                format!("must be {want}"),
+            ));
+        }
+        if obj.kind != self.descriptor.kind {
+            errs.push(FieldError::invalid(
+                "kind",
+                &obj.kind,
+                format!("must be {}", self.descriptor.kind),
+            ));
+        }
+        errs.extend(self.schema.validate_fields(&obj.content));
+        if errs.is_empty() {
+            errs.extend(
+                self.schema
+                    .check_object_rules(&obj.content, old.map(|o| &o.content)),
+            );
+        }
+        errs
     }
 }
 
@@ -160,28 +247,11 @@ impl Strategy for CustomStrategy {
     }
 
     fn validate(&self, obj: &CustomObject) -> FieldErrors {
-        let mut errs = Vec::new();
-        let want = self.descriptor.api_version();
-        if obj.api_version != want {
-            errs.push(FieldError::invalid(
-                "apiVersion",
-                &obj.api_version,
-                format!("must be {want}"),
-            ));
-        }
-        if obj.kind != self.descriptor.kind {
-            errs.push(FieldError::invalid(
-                "kind",
-                &obj.kind,
-                format!("must be {}", self.descriptor.kind),
-            ));
-        }
-        errs.extend(self.schema.validate_fields(&obj.content));
-        errs
+        self.check(obj, None)
     }
 
-    fn validate_update(&self, new: &CustomObject, _old: &CustomObject) -> FieldErrors {
-        self.validate(new)
+    fn validate_update(&self, new: &CustomObject, old: &CustomObject) -> FieldErrors {
+        self.check(new, Some(old))
     }
 
     fn field(&self, obj: &CustomObject, field: &str) -> Option<String> {
@@ -281,5 +351,23 @@ mod tests {
         s.prepare_for_update(&mut new, &old);
         assert_eq!(new.metadata.generation, Some(2));
         assert_eq!(s.field(&new, "spec.size").as_deref(), Some("2"));
+    }
+
+    #[test]
+    fn scale_reads_and_writes_the_crd_paths() {
+        use capstan_registry::subresources::ScaleAccess;
+        let scale = CustomScale(ScalePaths {
+            spec_replicas: ".spec.replicas".into(),
+            status_replicas: ".status.replicas".into(),
+            label_selector: Some(".status.selector".into()),
+        });
+        let mut o = object(
+            json!({"metadata": {"name": "a"}, "status": {"replicas": 2, "selector": "app=a"}}),
+        );
+        assert_eq!((scale.desired(&o), scale.current(&o)), (0, 2));
+        assert_eq!(scale.selector(&o), "app=a");
+        scale.set_desired(&mut o, 4);
+        assert_eq!(o.content["spec"], json!({"replicas": 4}));
+        assert_eq!(scale.desired(&o), 4);
     }
 }

@@ -328,7 +328,13 @@ fn validate_version(v: &CustomResourceDefinitionVersion, path: &str) -> FieldErr
             ));
         }
         if c.json_path.is_empty() {
-            errs.push(FieldError::required(format!("{col}.JSONPath"), ""));
+            errs.push(FieldError::required(format!("{col}.jsonPath"), ""));
+        } else if let Err(e) = capstan_meta::columns::JsonPath::parse(&c.json_path) {
+            errs.push(FieldError::invalid(
+                format!("{col}.jsonPath"),
+                &c.json_path,
+                e,
+            ));
         }
     }
     errs

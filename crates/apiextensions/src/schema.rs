@@ -10,6 +10,9 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 };
 use serde_json::Value;
 
+use crate::rules::Rule;
+use std::sync::Arc;
+
 /// The JSON types a schema names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Type {
@@ -129,6 +132,10 @@ pub struct Schema {
     any_of: Vec<Schema>,
     one_of: Vec<Schema>,
     not: Option<Box<Schema>>,
+    /// `x-kubernetes-validations`, compiled.
+    rules: Vec<Arc<Rule>>,
+    /// Whether this node or one below it has rules.
+    has_rules: bool,
 }
 
 /// The properties every object has, kept by pruning at the root and in embedded resources.
@@ -150,7 +157,7 @@ impl Schema {
         let many = |list: &Option<Vec<JSONSchemaProps>>| -> Vec<Schema> {
             list.iter().flatten().map(Schema::compile).collect()
         };
-        Self {
+        let mut compiled = Self {
             ty: props.type_.as_deref().and_then(Type::parse),
             properties: props
                 .properties
@@ -203,7 +210,100 @@ impl Schema {
             any_of: many(&props.any_of),
             one_of: many(&props.one_of),
             not: props.not.as_ref().map(|n| Box::new(Schema::compile(n))),
+            rules: props
+                .x_kubernetes_validations
+                .iter()
+                .flatten()
+                .filter_map(|r| Rule::compile(r, "").ok().map(Arc::new))
+                .collect(),
+            has_rules: false,
+        };
+        compiled.has_rules = !compiled.rules.is_empty()
+            || compiled.properties.values().any(|p| p.has_rules)
+            || compiled.additional.as_ref().is_some_and(|a| a.has_rules)
+            || compiled.items.as_ref().is_some_and(|i| i.has_rules);
+        compiled
+    }
+
+    /// Evaluates the CEL rules at and below this node over `value`; `old` is the stored
+    /// value at the same place (on updates, where it correlates: same field, same map key,
+    /// same keys of a map list), for transition rules.
+    pub fn check_rules(
+        &self,
+        value: &Value,
+        old: Option<&Value>,
+        path: &str,
+        errs: &mut FieldErrors,
+    ) {
+        if !self.has_rules {
+            return;
         }
+        let ty = match self.ty {
+            Some(ty) => ty.name(),
+            None if self.int_or_string => "integer",
+            None => "object",
+        };
+        for rule in &self.rules {
+            rule.check(value, old, path, ty, errs);
+        }
+        match value {
+            Value::Object(map) => {
+                self.check_rules_in(map, old.and_then(Value::as_object), path, errs)
+            }
+            Value::Array(items) => {
+                let Some(item) = self.items.as_deref().filter(|i| i.has_rules) else {
+                    return;
+                };
+                let olds = old.and_then(Value::as_array);
+                for (i, v) in items.iter().enumerate() {
+                    let old_item = match (self.list_type.as_deref(), olds) {
+                        (Some("map"), Some(olds)) => olds
+                            .iter()
+                            .find(|o| self.list_map_keys.iter().all(|k| o.get(k) == v.get(k))),
+                        _ => None,
+                    };
+                    item.check_rules(v, old_item, &format!("{path}[{i}]"), errs);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// [`Schema::check_rules`] for the fields of an object.
+    fn check_rules_in(
+        &self,
+        map: &serde_json::Map<String, Value>,
+        old: Option<&serde_json::Map<String, Value>>,
+        path: &str,
+        errs: &mut FieldErrors,
+    ) {
+        for (k, v) in map {
+            if let Some(sub) = self.properties.get(k).or(self.additional.as_deref()) {
+                sub.check_rules(v, old.and_then(|o| o.get(k)), &child(path, k), errs);
+            }
+        }
+    }
+
+    /// Evaluates the rules over an object's fields (`old`: the stored object's, on
+    /// updates).
+    pub fn check_object_rules(
+        &self,
+        fields: &serde_json::Map<String, Value>,
+        old: Option<&serde_json::Map<String, Value>>,
+    ) -> FieldErrors {
+        let mut errs = Vec::new();
+        if !self.has_rules {
+            return errs;
+        }
+        if !self.rules.is_empty() {
+            let value = Value::Object(fields.clone());
+            let old = old.map(|o| Value::Object(o.clone()));
+            for rule in &self.rules {
+                rule.check(&value, old.as_ref(), "", "object", &mut errs);
+            }
+        }
+        self.check_rules_in(fields, old, "", &mut errs);
+        errs
     }
 
     /// Removes from `value` (an object at the root) what the schema does not declare, and

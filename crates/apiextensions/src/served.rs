@@ -5,16 +5,17 @@
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
+use capstan_meta::columns::{Column, JsonPath};
 use capstan_meta::{ResourceDescriptor, STANDARD_VERBS};
 use capstan_registry::converted::ConvertedRest;
-use capstan_registry::subresources::PartRest;
+use capstan_registry::subresources::{PartRest, ScaleRest};
 use capstan_registry::{GenericStore, Registry, RestStorage};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceDefinition, CustomResourceDefinitionVersion,
 };
 use serde_json::Value;
 
-use crate::custom::{CustomObject, CustomStrategy};
+use crate::custom::{CustomObject, CustomScale, CustomStrategy, ScalePaths};
 use crate::definition::storage_version;
 use crate::schema::Schema;
 
@@ -78,7 +79,7 @@ pub fn descriptor(
             .flatten()
             .map(|f| f.json_path.trim_start_matches('.').to_string())
             .collect(),
-        columns: Vec::new(),
+        columns: columns(version),
         response_group_version: None,
         deprecation: version.deprecated.unwrap_or(false).then(|| {
             version.deprecation_warning.clone().unwrap_or_else(|| {
@@ -91,6 +92,44 @@ pub fn descriptor(
     }
 }
 
+/// The Table columns of `version`: Name, then its printer columns, or Age when it has none
+/// (as upstream prints custom objects).
+fn columns(version: &CustomResourceDefinitionVersion) -> Vec<Column> {
+    let mut out = vec![Column::name()];
+    let declared = version
+        .additional_printer_columns
+        .as_deref()
+        .unwrap_or_default();
+    if declared.is_empty() {
+        if let Ok(path) = JsonPath::parse(".metadata.creationTimestamp") {
+            out.push(Column::at_path(
+                "Age".into(),
+                "date".into(),
+                String::new(),
+                "When the object was created.".into(),
+                0,
+                path,
+            ));
+        }
+        return out;
+    }
+    for c in declared {
+        // The CRD's validation refused paths that do not parse.
+        let Ok(path) = JsonPath::parse(&c.json_path) else {
+            continue;
+        };
+        out.push(Column::at_path(
+            c.name.clone(),
+            c.type_.clone(),
+            c.format.clone().unwrap_or_default(),
+            c.description.clone().unwrap_or_default(),
+            c.priority.unwrap_or(0),
+            path,
+        ));
+    }
+    out
+}
+
 /// Rewrites an object's (or a list's items') `apiVersion` to `api_version`: the conversion
 /// of CRDs whose strategy is `None`.
 fn retyped(api_version: String) -> impl Fn(Value) -> Value + Send + Sync + 'static {
@@ -99,6 +138,17 @@ fn retyped(api_version: String) -> impl Fn(Value) -> Value + Send + Sync + 'stat
             doc["apiVersion"] = Value::String(api_version.clone());
         }
         doc
+    }
+}
+
+impl std::fmt::Debug for CustomResources {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let installed = self.installed.lock().unwrap_or_else(|e| e.into_inner());
+        let mut names: Vec<&String> = installed.keys().collect();
+        names.sort();
+        f.debug_struct("CustomResources")
+            .field("served", &names)
+            .finish_non_exhaustive()
     }
 }
 
@@ -163,6 +213,16 @@ impl CustomResources {
         out
     }
 
+    /// The store of every served CRD (its storage version's): every custom object once.
+    pub fn stores(&self) -> Vec<Arc<dyn RestStorage>> {
+        self.installed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .map(|i| i.store.clone() as Arc<dyn RestStorage>)
+            .collect()
+    }
+
     /// Ticks whenever the served set changes.
     pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
         self.changes.subscribe()
@@ -223,6 +283,16 @@ impl CustomResources {
         for version in crd.spec.versions.iter().filter(|v| v.served) {
             let d = descriptor(crd, version);
             let status_d = d.subresource("status", &d.kind, &["get", "patch", "update"]);
+            if let Some(scale) = version.subresources.as_ref().and_then(|s| s.scale.as_ref()) {
+                let access = CustomScale(ScalePaths {
+                    spec_replicas: scale.spec_replicas_path.clone(),
+                    status_replicas: scale.status_replicas_path.clone(),
+                    label_selector: scale.label_selector_path.clone(),
+                });
+                let rest = ScaleRest::with_access(store.clone(), Arc::new(access))
+                    .in_version(&version.name);
+                routes.push((route(rest.descriptor()), Arc::new(rest)));
+            }
             if version.name == storage.name {
                 routes.push((route(&d), store.clone()));
                 if has_status(version) {

@@ -206,6 +206,12 @@ fn node(s: &JSONSchemaProps, level: Level, path: &str, errs: &mut FieldErrors) {
     if let Some(default) = &s.default {
         check_default(s, &default.0, path, errs);
     }
+    for (i, rule) in s.x_kubernetes_validations.iter().flatten().enumerate() {
+        let at = format!("{path}.x-kubernetes-validations[{i}]");
+        if let Err(e) = crate::rules::Rule::compile(rule, &at) {
+            errs.extend(e);
+        }
+    }
 }
 
 /// The `anyOf: [{type: integer}, {type: string}]` of an int-or-string.

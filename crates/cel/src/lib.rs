@@ -144,6 +144,12 @@ impl Program {
         Ok(Self { program })
     }
 
+    /// Whether the expression reads the variable `name` (e.g. a transition rule's
+    /// `oldSelf`).
+    pub fn references_variable(&self, name: &str) -> bool {
+        self.program.references().has_variable(name)
+    }
+
     /// Evaluates the program with `variables` bound (JSON `null` for absent objects).
     pub fn evaluate(&self, variables: &[(&str, &Value)]) -> Result<cel::Value, Error> {
         let mut context = cel::Context::default();

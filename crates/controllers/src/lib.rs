@@ -70,6 +70,8 @@ pub struct ControllerConfig {
     pub quota_charges: Arc<capstan_admission::plugins::ChargesInFlight>,
     /// Kept to the namespaces that hold LimitRanges (the LimitRanger plugin reads it).
     pub limit_range_namespaces: Option<Arc<capstan_admission::plugins::NamespaceSet>>,
+    /// The custom resources served (a deleted namespace's custom objects go with it).
+    pub custom: Option<Arc<capstan_apiextensions::CustomResources>>,
 }
 
 impl Default for ControllerConfig {
@@ -81,6 +83,7 @@ impl Default for ControllerConfig {
             quota_namespaces: None,
             quota_charges: Default::default(),
             limit_range_namespaces: None,
+            custom: None,
         }
     }
 }
@@ -96,6 +99,7 @@ impl Controllers {
         let mut tasks = vec![
             tokio::spawn(namespaces::run(
                 registry.clone(),
+                config.custom.clone(),
                 builtin.namespaces.clone(),
                 builtin.service_accounts.clone(),
                 config

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use capstan_api::core::NAMESPACE_FINALIZER;
 use capstan_api::{ConfigMapStrategy, NamespaceStrategy, ServiceAccountStrategy};
+use capstan_apiextensions::CustomResources;
 use capstan_meta::Reason;
 use capstan_registry::{
     DeleteOptions, Error, GenericStore, ListOptions, Registry, RestStorage, WriteOptions,
@@ -28,6 +29,7 @@ const ROOT_CA: &str = "kube-root-ca.crt";
 
 pub(crate) async fn run(
     registry: Arc<Registry>,
+    custom: Option<Arc<CustomResources>>,
     namespaces: Arc<GenericStore<NamespaceStrategy>>,
     service_accounts: Arc<GenericStore<ServiceAccountStrategy>>,
     root_ca: Option<(Arc<GenericStore<ConfigMapStrategy>>, String)>,
@@ -109,10 +111,11 @@ pub(crate) async fn run(
                     .unwrap_or(false);
             if started {
                 let registry = registry.clone();
+                let custom = custom.clone();
                 let namespaces = namespaces.clone();
                 let finalizing = finalizing.clone();
                 tasks.spawn(async move {
-                    finalize_namespace(&registry, &namespaces, &name).await;
+                    finalize_namespace(&registry, custom.as_deref(), &namespaces, &name).await;
                     if let Ok(mut f) = finalizing.lock() {
                         f.remove(&name);
                     }
@@ -172,13 +175,15 @@ async fn ensure_root_ca(config_maps: &GenericStore<ConfigMapStrategy>, namespace
 /// removes the namespace.
 pub async fn finalize_namespace(
     registry: &Registry,
+    custom: Option<&CustomResources>,
     namespaces: &GenericStore<NamespaceStrategy>,
     namespace: &str,
 ) {
     let mut wait = Duration::from_millis(50);
     loop {
         let mut remaining = 0;
-        for storage in registry.resources() {
+        let custom_stores = custom.map(CustomResources::stores).unwrap_or_default();
+        for storage in registry.resources().chain(custom_stores.iter()) {
             let d = storage.descriptor();
             if !d.namespaced || !d.subresource.is_empty() || !d.serves("deletecollection") {
                 continue;

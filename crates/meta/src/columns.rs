@@ -2,26 +2,38 @@
 //! its columns in its [`ResourceDescriptor`](crate::ResourceDescriptor); a resource without
 //! columns gets the default table (Name, Created At).
 
+use std::borrow::Cow;
+use std::sync::Arc;
+
 use serde_json::Value;
 
 /// Computes one cell from an object's JSON; `now` is the Unix time in seconds (for ages).
 pub type CellFn = fn(obj: &Value, now: i64) -> Value;
 
+/// How a column computes its cells.
+#[derive(Clone)]
+pub enum Cell {
+    /// A function of the object (the built-in resources' columns).
+    Fn(CellFn),
+    /// The value at a JSONPath (a custom resource's `additionalPrinterColumns`).
+    Path(Arc<JsonPath>),
+}
+
 /// One column of a resource's table.
 #[derive(Clone)]
 pub struct Column {
     /// The header, e.g. `Provisioner`.
-    pub name: &'static str,
+    pub name: Cow<'static, str>,
     /// The OpenAPI type of the cells: `string`, `integer`, `number`, `boolean` or `date`.
-    pub type_: &'static str,
+    pub type_: Cow<'static, str>,
     /// An OpenAPI format hint, e.g. `name` for the column identifying the object.
-    pub format: &'static str,
+    pub format: Cow<'static, str>,
     /// What the column shows.
-    pub description: &'static str,
+    pub description: Cow<'static, str>,
     /// 0 for the columns always shown, higher for those of `-o wide`.
     pub priority: i32,
     /// The cell of an object.
-    pub cell: CellFn,
+    pub cell: Cell,
 }
 
 impl Column {
@@ -33,12 +45,39 @@ impl Column {
         cell: CellFn,
     ) -> Self {
         Self {
-            name,
-            type_,
-            format: "",
-            description,
+            name: Cow::Borrowed(name),
+            type_: Cow::Borrowed(type_),
+            format: Cow::Borrowed(""),
+            description: Cow::Borrowed(description),
             priority: 0,
-            cell,
+            cell: Cell::Fn(cell),
+        }
+    }
+
+    /// A column of cells found at `path` (a custom resource's printer column).
+    pub fn at_path(
+        name: String,
+        type_: String,
+        format: String,
+        description: String,
+        priority: i32,
+        path: JsonPath,
+    ) -> Self {
+        Self {
+            name: Cow::Owned(name),
+            type_: Cow::Owned(type_),
+            format: Cow::Owned(format),
+            description: Cow::Owned(description),
+            priority,
+            cell: Cell::Path(Arc::new(path)),
+        }
+    }
+
+    /// The cell of `obj` at `now` (Unix seconds).
+    pub fn cell(&self, obj: &Value, now: i64) -> Value {
+        match &self.cell {
+            Cell::Fn(f) => f(obj, now),
+            Cell::Path(path) => path.cell(obj),
         }
     }
 
@@ -51,12 +90,12 @@ impl Column {
     /// The `Name` column.
     pub const fn name() -> Self {
         Self {
-            name: "Name",
-            type_: "string",
-            format: "name",
-            description: "The object's name, unique within its namespace.",
+            name: Cow::Borrowed("Name"),
+            type_: Cow::Borrowed("string"),
+            format: Cow::Borrowed("name"),
+            description: Cow::Borrowed("The object's name, unique within its namespace."),
             priority: 0,
-            cell: |obj, _| obj.pointer("/metadata/name").cloned().unwrap_or_default(),
+            cell: Cell::Fn(|obj, _| obj.pointer("/metadata/name").cloned().unwrap_or_default()),
         }
     }
 
@@ -74,18 +113,16 @@ impl Column {
     pub fn defaults() -> Vec<Column> {
         vec![
             Self::name(),
-            Self {
-                name: "Created At",
-                type_: "date",
-                format: "",
-                description: "When the object was created.",
-                priority: 0,
-                cell: |obj, _| {
+            Self::new(
+                "Created At",
+                "date",
+                "When the object was created.",
+                |obj, _| {
                     obj.pointer("/metadata/creationTimestamp")
                         .cloned()
                         .unwrap_or_default()
                 },
-            },
+            ),
         ]
     }
 }
@@ -104,8 +141,8 @@ impl PartialEq for Column {
     /// Columns are equal when they print the same header the same way (the cell function
     /// is not compared).
     fn eq(&self, other: &Self) -> bool {
-        (self.name, self.type_, self.format, self.priority)
-            == (other.name, other.type_, other.format, other.priority)
+        (&self.name, &self.type_, &self.format, self.priority)
+            == (&other.name, &other.type_, &other.format, other.priority)
     }
 }
 
@@ -213,6 +250,137 @@ pub fn count(obj: &Value, pointer: &str) -> Value {
     })
 }
 
+/// A JSONPath as printer columns use them: fields (`.spec.replicas`), indexes
+/// (`.spec.containers[0].image`), every item (`[*]`) and equality filters
+/// (`.status.conditions[?(@.type=="Ready")].status`), optionally in braces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JsonPath(Vec<Step>);
+
+/// One step of a [`JsonPath`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Step {
+    Field(String),
+    Index(usize),
+    All,
+    Filter { field: Vec<String>, value: String },
+}
+
+impl JsonPath {
+    /// Parses `text`; the error says what is wrong.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let text = text.trim();
+        let text = text
+            .strip_prefix('{')
+            .and_then(|t| t.strip_suffix('}'))
+            .unwrap_or(text);
+        if !text.starts_with('.') {
+            return Err("must be a simple json path starting with .".into());
+        }
+        let mut steps = Vec::new();
+        let mut rest = text;
+        while !rest.is_empty() {
+            if let Some(r) = rest.strip_prefix('.') {
+                let end = r.find(['.', '[']).unwrap_or(r.len());
+                if end == 0 {
+                    return Err(format!("unexpected character after '.' in {text:?}"));
+                }
+                steps.push(Step::Field(r[..end].to_string()));
+                rest = &r[end..];
+            } else if let Some(r) = rest.strip_prefix('[') {
+                let end = r
+                    .find(']')
+                    .ok_or_else(|| format!("unclosed [ in {text:?}"))?;
+                let inside = &r[..end];
+                rest = &r[end + 1..];
+                if inside == "*" {
+                    steps.push(Step::All);
+                } else if let Ok(i) = inside.parse::<usize>() {
+                    steps.push(Step::Index(i));
+                } else if let Some(filter) = inside
+                    .strip_prefix("?(@.")
+                    .and_then(|f| f.strip_suffix(')'))
+                {
+                    let (field, value) = filter
+                        .split_once("==")
+                        .ok_or_else(|| format!("unsupported filter in {text:?}"))?;
+                    let value = value.trim().trim_matches(|c| c == '"' || c == '\'');
+                    steps.push(Step::Filter {
+                        field: field.trim().split('.').map(str::to_string).collect(),
+                        value: value.to_string(),
+                    });
+                } else {
+                    return Err(format!("unsupported subscript [{inside}] in {text:?}"));
+                }
+            } else {
+                return Err(format!("unexpected character in {text:?}"));
+            }
+        }
+        Ok(Self(steps))
+    }
+
+    /// Every value at the path.
+    pub fn find<'a>(&self, root: &'a Value) -> Vec<&'a Value> {
+        let mut current = vec![root];
+        for step in &self.0 {
+            let mut next = Vec::new();
+            for v in current {
+                match step {
+                    Step::Field(f) => next.extend(v.get(f)),
+                    Step::Index(i) => next.extend(v.get(*i)),
+                    Step::All => match v {
+                        Value::Array(items) => next.extend(items),
+                        Value::Object(map) => next.extend(map.values()),
+                        _ => {}
+                    },
+                    Step::Filter { field, value } => {
+                        for item in v.as_array().into_iter().flatten() {
+                            let mut found = Some(item);
+                            for f in field {
+                                found = found.and_then(|x| x.get(f));
+                            }
+                            let matches = match found {
+                                Some(Value::String(s)) => s == value,
+                                Some(other) => {
+                                    *other
+                                        == serde_json::from_str::<Value>(value)
+                                            .unwrap_or(Value::Null)
+                                }
+                                None => false,
+                            };
+                            if matches {
+                                next.push(item);
+                            }
+                        }
+                    }
+                }
+            }
+            current = next;
+        }
+        current
+    }
+
+    /// The cell of `obj`: the value found (several joined with commas), `null` when none.
+    pub fn cell(&self, obj: &Value) -> Value {
+        let found = self.find(obj);
+        match found.as_slice() {
+            [] => Value::Null,
+            [one] => match one {
+                Value::Object(_) | Value::Array(_) => Value::String(one.to_string()),
+                v => (*v).clone(),
+            },
+            many => Value::String(
+                many.iter()
+                    .map(|v| match v {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -243,5 +411,24 @@ mod tests {
         let obj = serde_json::json!({"metadata": {"creationTimestamp": "2026-11-22T07:00:00Z"}});
         assert_eq!(age(&obj, 1_795_330_800 + 65), "65s");
         assert_eq!(age(&serde_json::json!({}), 0), "<unknown>");
+    }
+
+    #[test]
+    fn json_paths_find_fields_items_and_filtered_items() {
+        let obj = serde_json::json!({
+            "spec": {"replicas": 3, "containers": [{"image": "a"}, {"image": "b"}]},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}, {"type": "Synced", "status": "False"}]}
+        });
+        let cell = |p: &str| JsonPath::parse(p).unwrap().cell(&obj);
+        assert_eq!(cell(".spec.replicas"), 3);
+        assert_eq!(cell("{.spec.containers[1].image}"), "b");
+        assert_eq!(cell(".spec.containers[*].image"), "a,b");
+        assert_eq!(
+            cell(".status.conditions[?(@.type==\"Ready\")].status"),
+            "True"
+        );
+        assert_eq!(cell(".spec.missing"), Value::Null);
+        assert!(JsonPath::parse("spec.replicas").is_err());
+        assert!(JsonPath::parse(".spec[").is_err());
     }
 }

@@ -230,6 +230,46 @@ const INLINE_FIELDS: &[(&str, &str)] = &[
 /// Fields whose JSON name is their capitalised Go name (`json:"Port"`), unlike every other.
 const VERBATIM_FIELDS: &[(&str, &str)] = &[("api.core.v1.DaemonEndpoint", "Port")];
 
+/// Fields whose JSON name is not derived from their protobuf name at all: the JSON Schema
+/// keywords and Kubernetes extensions of apiextensions' `JSONSchemaProps`.
+const RENAMED_FIELDS: &[(&str, &str, &str)] = &[
+    (SCHEMA_PROPS, "ref", "$ref"),
+    (SCHEMA_PROPS, "schema", "$schema"),
+    (
+        SCHEMA_PROPS,
+        "xKubernetesPreserveUnknownFields",
+        "x-kubernetes-preserve-unknown-fields",
+    ),
+    (
+        SCHEMA_PROPS,
+        "xKubernetesEmbeddedResource",
+        "x-kubernetes-embedded-resource",
+    ),
+    (
+        SCHEMA_PROPS,
+        "xKubernetesIntOrString",
+        "x-kubernetes-int-or-string",
+    ),
+    (
+        SCHEMA_PROPS,
+        "xKubernetesListMapKeys",
+        "x-kubernetes-list-map-keys",
+    ),
+    (
+        SCHEMA_PROPS,
+        "xKubernetesListType",
+        "x-kubernetes-list-type",
+    ),
+    (SCHEMA_PROPS, "xKubernetesMapType", "x-kubernetes-map-type"),
+    (
+        SCHEMA_PROPS,
+        "xKubernetesValidations",
+        "x-kubernetes-validations",
+    ),
+];
+
+const SCHEMA_PROPS: &str = "apiextensions_apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps";
+
 /// The merge markers of the upstream types, as `(message, field, markers)`: the message as
 /// `api.core.v1.PodSpec`, the field by its JSON name (empty for the message itself), the
 /// markers as `patchMergeKey=name`, `listType=map`, ...
@@ -352,7 +392,12 @@ impl Schema {
                     list_type,
                     atomic,
                     patch,
-                    name: if VERBATIM_FIELDS.contains(&(name.as_str(), f.name())) {
+                    name: if let Some((_, _, json)) = RENAMED_FIELDS
+                        .iter()
+                        .find(|(m, field, _)| *m == name.as_str() && *field == f.name())
+                    {
+                        json.to_string()
+                    } else if VERBATIM_FIELDS.contains(&(name.as_str(), f.name())) {
                         f.name().to_string()
                     } else {
                         json_name(f.name())

@@ -78,11 +78,7 @@ impl<'a> Tables<'a> {
 
     /// One row.
     pub fn row(&self, obj: &Value) -> Value {
-        let cells: Vec<Value> = self
-            .columns
-            .iter()
-            .map(|c| (c.cell)(obj, self.now))
-            .collect();
+        let cells: Vec<Value> = self.columns.iter().map(|c| c.cell(obj, self.now)).collect();
         let mut row = Map::new();
         row.insert("cells".into(), Value::Array(cells));
         match self.include {

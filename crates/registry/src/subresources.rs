@@ -357,12 +357,45 @@ where
     }
 }
 
-/// `<workload>/scale`: the replicas of a Deployment, ReplicaSet or StatefulSet as an
-/// `autoscaling/v1` Scale. A write changes the workload's `spec.replicas` through the
-/// workload's own update (its validation, admission and generation).
+/// Where a kind keeps what its Scale shows: the replicas asked for and seen, and the
+/// selector. Workloads implement [`Scalable`](capstan_api::apps::Scalable); a custom resource
+/// reads the paths its CRD names.
+pub trait ScaleAccess<O>: Send + Sync + 'static {
+    /// The replicas asked for.
+    fn desired(&self, obj: &O) -> i32;
+    /// Sets the replicas asked for.
+    fn set_desired(&self, obj: &mut O, replicas: i32);
+    /// The replicas seen.
+    fn current(&self, obj: &O) -> i32;
+    /// The selector, as text.
+    fn selector(&self, obj: &O) -> String;
+}
+
+/// [`ScaleAccess`] through the object's own [`Scalable`](capstan_api::apps::Scalable).
+struct Workload;
+
+impl<O: capstan_api::apps::Scalable> ScaleAccess<O> for Workload {
+    fn desired(&self, obj: &O) -> i32 {
+        obj.desired()
+    }
+    fn set_desired(&self, obj: &mut O, replicas: i32) {
+        obj.set_desired(replicas)
+    }
+    fn current(&self, obj: &O) -> i32 {
+        obj.current()
+    }
+    fn selector(&self, obj: &O) -> String {
+        obj.selector()
+    }
+}
+
+/// `<resource>/scale`: the replicas of a Deployment, ReplicaSet, StatefulSet, replication
+/// controller or custom resource as an `autoscaling/v1` Scale. A write changes the object's
+/// replicas through the object's own update (its validation, admission and generation).
 pub struct ScaleRest<S: Strategy> {
     main: Arc<GenericStore<S>>,
     descriptor: ResourceDescriptor,
+    access: Arc<dyn ScaleAccess<S::Object>>,
 }
 
 impl<S> ScaleRest<S>
@@ -370,13 +403,38 @@ where
     S: Strategy,
     S::Object: schemars::JsonSchema + capstan_api::apps::Scalable,
 {
-    /// The scale subresource of `main`.
+    /// The scale subresource of a workload's `main`.
     pub fn new(main: Arc<GenericStore<S>>) -> Self {
+        Self::with_access(main, Arc::new(Workload))
+    }
+}
+
+impl<S> ScaleRest<S>
+where
+    S: Strategy,
+    S::Object: schemars::JsonSchema,
+{
+    /// The scale subresource of `main`, reading and writing replicas through `access`.
+    pub fn with_access(
+        main: Arc<GenericStore<S>>,
+        access: Arc<dyn ScaleAccess<S::Object>>,
+    ) -> Self {
         let mut descriptor =
             main.descriptor()
                 .subresource("scale", "Scale", &["get", "patch", "update"]);
         descriptor.response_group_version = Some(("autoscaling".into(), "v1".into()));
-        Self { main, descriptor }
+        Self {
+            main,
+            descriptor,
+            access,
+        }
+    }
+
+    /// The same subresource served in another version of the resource (a Scale is the
+    /// same in every version).
+    pub fn in_version(mut self, version: &str) -> Self {
+        self.descriptor.version = version.to_string();
+        self
     }
 
     async fn object(&self, namespace: &str, name: &str) -> Result<S::Object> {
@@ -387,8 +445,7 @@ where
         serde_json::from_slice(&found.body.into_bytes()).map_err(Error::Encode)
     }
 
-    fn scale(obj: &S::Object) -> serde_json::Value {
-        use capstan_api::apps::Scalable;
+    fn scale(&self, obj: &S::Object) -> serde_json::Value {
         let meta = obj.metadata();
         serde_json::json!({
             "kind": "Scale",
@@ -398,13 +455,13 @@ where
                 "resourceVersion": meta.resource_version,
                 "creationTimestamp": meta.creation_timestamp,
             },
-            "spec": {"replicas": obj.desired()},
-            "status": {"replicas": obj.current(), "selector": obj.selector()},
+            "spec": {"replicas": self.access.desired(obj)},
+            "status": {"replicas": self.access.current(obj), "selector": self.access.selector(obj)},
         })
     }
 
-    fn encoded(obj: &S::Object, warnings: Vec<String>) -> Result<Encoded> {
-        let body = serde_json::to_vec(&Self::scale(obj)).map_err(Error::Encode)?;
+    fn encoded(&self, obj: &S::Object, warnings: Vec<String>) -> Result<Encoded> {
+        let body = serde_json::to_vec(&self.scale(obj)).map_err(Error::Encode)?;
         Ok(Encoded {
             body: body.into(),
             warnings,
@@ -421,7 +478,6 @@ where
         scale: &serde_json::Value,
         options: &WriteOptions,
     ) -> Result<Encoded> {
-        use capstan_api::apps::Scalable;
         let Some(replicas) = scale["spec"]["replicas"].as_i64() else {
             return Err(ApiError::invalid(
                 "autoscaling",
@@ -470,7 +526,7 @@ where
         }
         // Admission sees the Scale (kind autoscaling/v1 Scale, subresource scale), as
         // upstream's: mutating plugins may change its replicas.
-        let old_scale = Self::scale(&obj);
+        let old_scale = self.scale(&obj);
         let mut new_scale = old_scale.clone();
         new_scale["spec"]["replicas"] = replicas.into();
         let admitted = self
@@ -490,7 +546,7 @@ where
             .as_i64()
             .and_then(|r| i32::try_from(r).ok())
             .unwrap_or(replicas);
-        obj.set_desired(replicas);
+        self.access.set_desired(&mut obj, replicas);
         let body = serde_json::to_vec(&obj).map_err(Error::Encode)?;
         let written = self
             .main
@@ -499,7 +555,7 @@ where
         let warnings = written.warnings;
         let obj: S::Object =
             serde_json::from_slice(&written.body.into_bytes()).map_err(Error::Encode)?;
-        Self::encoded(&obj, warnings)
+        self.encoded(&obj, warnings)
     }
 }
 
@@ -507,7 +563,7 @@ where
 impl<S> RestStorage for ScaleRest<S>
 where
     S: Strategy,
-    S::Object: schemars::JsonSchema + capstan_api::apps::Scalable,
+    S::Object: schemars::JsonSchema,
 {
     fn descriptor(&self) -> &ResourceDescriptor {
         &self.descriptor
@@ -519,7 +575,7 @@ where
 
     async fn get(&self, namespace: &str, name: &str, _options: &GetOptions) -> Result<Encoded> {
         let obj = self.object(namespace, name).await?;
-        Self::encoded(&obj, Vec::new())
+        self.encoded(&obj, Vec::new())
     }
 
     async fn update(
@@ -554,7 +610,7 @@ where
             .into());
         }
         let obj = self.object(namespace, name).await?;
-        let mut doc = Self::scale(&obj);
+        let mut doc = self.scale(&obj);
         crate::patch::apply(patch_type, None, &mut doc, body)?;
         self.write(namespace, name, &doc, options).await
     }

@@ -588,6 +588,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
                 .enabled
                 .contains(&"LimitRanger")
                 .then(|| limit_range_namespaces.clone()),
+            custom: Some(custom.clone()),
         },
     );
 

@@ -18,6 +18,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, ServerName};
 
+mod custom;
 mod deletion;
 mod fanout;
 mod pods;
@@ -123,6 +124,10 @@ enum Resource {
     /// `autoscaling/v1` HorizontalPodAutoscalers in `default`: each request and answer
     /// converted to and from the stored `v2`.
     Hpav1,
+    /// Custom objects (`load.capstan.dev/v1` Widgets) in `default`, pruned, defaulted and
+    /// validated by their CRD's schema; the CRD is created first (and its time to
+    /// Established printed).
+    Widgets,
 }
 
 impl Resource {
@@ -133,6 +138,7 @@ impl Resource {
             Self::Services => "/api/v1/namespaces/default/services",
             Self::Hpav2 => "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers",
             Self::Hpav1 => "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers",
+            Self::Widgets => custom::WIDGETS,
         }
     }
 
@@ -162,6 +168,13 @@ impl Resource {
                     "maxReplicas": 5,
                     "metrics": [{"type": "Resource", "resource": {"name": "cpu",
                         "target": {"type": "Utilization", "averageUtilization": 60}}}]},
+            }))
+            .expect("JSON"),
+            Self::Widgets => serde_json::to_vec(&serde_json::json!({
+                "apiVersion": "load.capstan.dev/v1",
+                "kind": "Widget",
+                "metadata": {"name": name, "labels": {"capstan-load": run, "generation": generation.to_string()}},
+                "spec": {"type": "ssd", "iops": 3000},
             }))
             .expect("JSON"),
             Self::Hpav1 => serde_json::to_vec(&serde_json::json!({
@@ -614,6 +627,12 @@ async fn main() {
     if let Some(nodes) = options.schedule_nodes {
         scheduling::run(&target, &run, nodes, options.schedule_pods).await;
         return;
+    }
+    if matches!(options.resource, Resource::Widgets)
+        && let Err(e) = custom::install(&target).await
+    {
+        eprintln!("capstan-load: {e}");
+        std::process::exit(1);
     }
     if options.populate > 0 {
         populate(&target, &run, options.populate).await;

@@ -513,7 +513,13 @@ fn crd_schemas_round_trip_with_their_either_or_fields() {
                     "closed": {"type": "object", "additionalProperties": false},
                     "tuple": {"type": "array", "items": [{"type": "string"}, {"type": "integer"}]},
                     "list": {"type": "array", "items": {"type": "string"}},
-                    "deps": {"type": "object", "dependencies": {"a": ["b", "c"], "d": {"required": ["e"]}}}
+                    "deps": {"type": "object", "dependencies": {"a": ["b", "c"], "d": {"required": ["e"]}}},
+                    "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+                             "x-kubernetes-embedded-resource": true, "x-kubernetes-map-type": "atomic"},
+                    "port": {"x-kubernetes-int-or-string": true},
+                    "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["port"],
+                              "items": {"$ref": "#/x"}},
+                    "ruled": {"type": "object", "x-kubernetes-validations": [{"rule": "self.a > 0", "message": "m"}]}
                 }
             }}}]
         }
