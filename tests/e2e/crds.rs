@@ -117,6 +117,21 @@ async fn a_crd_serves_its_resource_with_schema_pruning_defaults_and_validation()
     assert_eq!(created["metadata"]["generation"], 1);
     let out = ok(kubectl(&kc, &["get", "sh", "-o", "name"]));
     assert_eq!(out.trim(), "shop.example.com/corner");
+    // OpenAPI has the schema at once: kubectl explain reads it.
+    let explained = ok(kubectl(&kc, &["explain", "shops.spec"]));
+    let line = |field: &str| {
+        explained
+            .lines()
+            .find(|l| l.trim_start().starts_with(field))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(line("KIND:").ends_with("Shop"), "{explained}");
+    assert!(line("size").contains("<integer>"), "{explained}");
+    assert!(
+        line("labels").contains("<map[string]string>"),
+        "{explained}"
+    );
 
     // kubectl apply, twice: created, then configured (kubectl patches custom objects
     // with a merge patch).

@@ -15,7 +15,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 };
 use serde_json::Value;
 
-use crate::custom::{CustomObject, CustomScale, CustomStrategy, ScalePaths};
+use crate::custom::{CustomScale, CustomStrategy, ScalePaths};
 use crate::definition::storage_version;
 use crate::schema::Schema;
 
@@ -80,6 +80,7 @@ pub fn descriptor(
             .map(|f| f.json_path.trim_start_matches('.').to_string())
             .collect(),
         columns: columns(version),
+        custom: true,
         response_group_version: None,
         deprecation: version.deprecated.unwrap_or(false).then(|| {
             version.deprecation_warning.clone().unwrap_or_else(|| {
@@ -128,6 +129,93 @@ fn columns(version: &CustomResourceDefinitionVersion) -> Vec<Column> {
         ));
     }
     out
+}
+
+/// The sort key of a version name in upstream's order: `v2` before `v1` before `v1beta2`
+/// before `v1beta1` before `v1alpha1`, then names that are not Kubernetes versions,
+/// alphabetically.
+fn version_priority(name: &str) -> (u8, std::cmp::Reverse<u64>, std::cmp::Reverse<u64>, String) {
+    let parsed = name.strip_prefix('v').and_then(|rest| {
+        let split = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let major: u64 = rest[..split].parse().ok()?;
+        let tail = &rest[split..];
+        let (level, minor) = if tail.is_empty() {
+            (0, 0)
+        } else if let Some(n) = tail.strip_prefix("beta") {
+            (1, n.parse().ok()?)
+        } else if let Some(n) = tail.strip_prefix("alpha") {
+            (2, n.parse().ok()?)
+        } else {
+            return None;
+        };
+        Some((level, major, minor))
+    });
+    match parsed {
+        Some((level, major, minor)) => (
+            level,
+            std::cmp::Reverse(major),
+            std::cmp::Reverse(minor),
+            String::new(),
+        ),
+        None => (
+            3,
+            std::cmp::Reverse(0),
+            std::cmp::Reverse(0),
+            name.to_string(),
+        ),
+    }
+}
+
+/// The OpenAPI description of `version`'s objects: its schema with the type meta and
+/// upstream's ObjectMeta, named as upstream names it (`com.example.v1.Shop`).
+pub fn openapi_schema(
+    crd: &CustomResourceDefinition,
+    version: &CustomResourceDefinitionVersion,
+) -> impl Fn(&mut schemars::SchemaGenerator) -> schemars::Schema + Send + Sync + 'static {
+    let reversed: Vec<&str> = crd.spec.group.split('.').rev().collect();
+    let name = format!(
+        "{}.{}.{}",
+        reversed.join("."),
+        version.name,
+        crd.spec.names.kind
+    );
+    let body = version
+        .schema
+        .as_ref()
+        .and_then(|s| s.open_api_v3_schema.as_ref())
+        .and_then(|s| serde_json::to_value(s).ok())
+        .unwrap_or_else(|| serde_json::json!({"type": "object"}));
+    move |generator| {
+        let meta = generator.subschema_for::<capstan_meta::v1::ObjectMeta>();
+        let mut doc = body.clone();
+        if !doc["properties"].is_object() {
+            doc["properties"] = serde_json::json!({});
+        }
+        doc["properties"]["apiVersion"] = serde_json::json!({
+            "description": "APIVersion defines the versioned schema of this representation of an object.",
+            "type": "string"
+        });
+        doc["properties"]["kind"] = serde_json::json!({
+            "description": "Kind is a string value representing the REST resource this object represents.",
+            "type": "string"
+        });
+        doc["properties"]["metadata"] = meta.to_value();
+        generator.definitions_mut().insert(name.clone(), doc);
+        let path = generator
+            .settings()
+            .definitions_path
+            .trim_end_matches('/')
+            .to_string();
+        let path = if path.starts_with('#') {
+            path
+        } else {
+            format!("#{path}")
+        };
+        schemars::Schema::try_from(serde_json::json!({"$ref": format!("{path}/{name}")}))
+            .unwrap_or_default()
+    }
 }
 
 /// Rewrites an object's (or a list's items') `apiVersion` to `api_version`: the conversion
@@ -213,6 +301,22 @@ impl CustomResources {
         out
     }
 
+    /// Every served resource and subresource, in route order.
+    pub fn resources_and_subresources(&self) -> Vec<Arc<dyn RestStorage>> {
+        let snapshot = self
+            .snapshot
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let mut out: Vec<(Route, Arc<dyn RestStorage>)> = snapshot
+            .routes
+            .iter()
+            .map(|(r, s)| (r.clone(), s.clone()))
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out.into_iter().map(|(_, s)| s).collect()
+    }
+
     /// The store of every served CRD (its storage version's): every custom object once.
     pub fn stores(&self) -> Vec<Arc<dyn RestStorage>> {
         self.installed
@@ -276,11 +380,17 @@ impl CustomResources {
         let store = Arc::new(
             self.registry
                 .build_custom_store(strategy, &prefix)
-                .with_field_schema(Arc::new(merge)),
+                .with_field_schema(Arc::new(merge))
+                .with_openapi_schema(openapi_schema(crd, storage)),
         );
         let status_store: Arc<dyn RestStorage> = Arc::new(PartRest::status(store.clone()));
         let mut routes: Vec<(Route, Arc<dyn RestStorage>)> = Vec::new();
-        for version in crd.spec.versions.iter().filter(|v| v.served) {
+        // Discovery lists versions by upstream's priority (GA, then beta, then alpha, newest
+        // first): the first is the group's preferred version.
+        let mut versions: Vec<&CustomResourceDefinitionVersion> =
+            crd.spec.versions.iter().filter(|v| v.served).collect();
+        versions.sort_by_key(|v| version_priority(&v.name));
+        for version in versions {
             let d = descriptor(crd, version);
             let status_d = d.subresource("status", &d.kind, &["get", "patch", "update"]);
             if let Some(scale) = version.subresources.as_ref().and_then(|s| s.scale.as_ref()) {
@@ -309,7 +419,7 @@ impl CustomResources {
                     store.clone(),
                     retyped(stored.clone()),
                     retyped(served.clone()),
-                    |g| g.subschema_for::<CustomObject>(),
+                    openapi_schema(crd, version),
                 )),
             ));
             if has_status(version) && has_status(storage) {
@@ -320,7 +430,7 @@ impl CustomResources {
                         status_store.clone(),
                         retyped(stored),
                         retyped(served),
-                        |g| g.subschema_for::<CustomObject>(),
+                        openapi_schema(crd, version),
                     )),
                 ));
             }
@@ -364,5 +474,24 @@ impl CustomResources {
         }
         *self.snapshot.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(snapshot);
         self.changes.send_modify(|n| *n += 1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_sort_as_upstream_prefers_them() {
+        let mut names = [
+            "v1alpha1", "foo", "v1beta1", "v2", "v1", "v1beta2", "v10", "bar",
+        ];
+        names.sort_by_key(|n| version_priority(n));
+        assert_eq!(
+            names,
+            [
+                "v10", "v2", "v1", "v1beta2", "v1beta1", "v1alpha1", "bar", "foo"
+            ]
+        );
     }
 }

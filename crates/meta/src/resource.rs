@@ -54,6 +54,9 @@ pub struct ResourceDescriptor {
     /// The warning every request to a deprecated resource gets, in upstream's words
     /// (`v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice`).
     pub deprecation: Option<String>,
+    /// Whether a CustomResourceDefinition defines the resource: it takes no strategic merge
+    /// patch and has no protobuf form.
+    pub custom: bool,
 }
 
 impl ResourceDescriptor {

@@ -31,7 +31,7 @@ pub struct ConvertedRest {
     stored: Arc<dyn RestStorage>,
     to_stored: Convert,
     to_served: Convert,
-    schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
+    schema: crate::rest::SchemaFn,
 }
 
 impl ConvertedRest {
@@ -41,14 +41,14 @@ impl ConvertedRest {
         stored: Arc<dyn RestStorage>,
         to_stored: impl Fn(Value) -> Value + Send + Sync + 'static,
         to_served: impl Fn(Value) -> Value + Send + Sync + 'static,
-        schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
+        schema: impl Fn(&mut schemars::SchemaGenerator) -> schemars::Schema + Send + Sync + 'static,
     ) -> Self {
         Self {
             descriptor,
             stored,
             to_stored: Arc::new(to_stored),
             to_served: Arc::new(to_served),
-            schema,
+            schema: Arc::new(schema),
         }
     }
 

@@ -47,7 +47,7 @@ pub struct GenericStore<S: Strategy> {
     gr: GroupResource,
     store: Arc<dyn Store>,
     prefix: String,
-    schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
+    schema: crate::rest::SchemaFn,
     /// Stored value → cache entry (served JSON, labels, selectable fields).
     decode: Decode,
     /// Lists and watches are served from here when present.
@@ -172,7 +172,7 @@ where
             strategy,
             store,
             prefix,
-            schema: |g| g.subschema_for::<S::Object>(),
+            schema: Arc::new(|g| g.subschema_for::<S::Object>()),
             decode,
             cache,
             admission: None,
@@ -187,6 +187,16 @@ where
     /// custom resource's schema, built from its CRD).
     pub fn with_field_schema(mut self, schema: Arc<capstan_negotiation::schema::Schema>) -> Self {
         self.tracker = self.tracker.with_schema(schema);
+        self
+    }
+
+    /// Describes the objects in OpenAPI with `schema` instead of their type's (a custom
+    /// resource's schema comes from its CRD).
+    pub fn with_openapi_schema(
+        mut self,
+        schema: impl Fn(&mut schemars::SchemaGenerator) -> schemars::Schema + Send + Sync + 'static,
+    ) -> Self {
+        self.schema = Arc::new(schema);
         self
     }
 

@@ -38,6 +38,6 @@ pub use options::{DeleteOptions, FieldValidation, GetOptions, ListOptions, Write
 pub use patch::PatchType;
 pub use payload::Payload;
 pub use registry::{Registry, RegistryConfig, group_versions};
-pub use rest::{Encoded, InitializationGuard, ResponseStatus, RestStorage, WatchOptions};
+pub use rest::{Encoded, InitializationGuard, ResponseStatus, RestStorage, SchemaFn, WatchOptions};
 pub use stored::StorageMediaType;
 pub use watching::EventStream;

@@ -68,6 +68,11 @@ pub enum ResponseStatus {
     Accepted,
 }
 
+/// A function describing a resource's objects for OpenAPI: it adds their definitions to the
+/// generator and answers a reference to the kind's.
+pub type SchemaFn =
+    std::sync::Arc<dyn Fn(&mut schemars::SchemaGenerator) -> schemars::Schema + Send + Sync>;
+
 /// The operations of one served resource (or subresource), independent of HTTP.
 /// `namespace` is empty for cluster-scoped resources and for lists across all namespaces. A
 /// verb the type does not implement answers 405, as do verbs its descriptor does not list.

@@ -34,10 +34,11 @@ pub struct State {
     /// The custom resources served now.
     pub custom: Arc<capstan_apiextensions::CustomResources>,
     /// OpenAPI v3 documents, built on first use (they cost tens of milliseconds and
-    /// megabytes that a server nobody asks for them need not spend).
-    pub openapi: std::sync::OnceLock<OpenApi>,
-    /// The OpenAPI v2 document, built on first use.
-    pub openapi_v2: std::sync::OnceLock<OpenApiV2>,
+    /// megabytes that a server nobody asks for them need not spend), again after custom
+    /// resources come or go.
+    pub openapi: std::sync::RwLock<Option<Arc<OpenApi>>>,
+    /// The OpenAPI v2 document, built on first use and after custom resources change.
+    pub openapi_v2: std::sync::RwLock<Option<Arc<OpenApiV2>>>,
     /// Largest accepted request body.
     pub max_body: usize,
     /// Lower bound of a watch's duration when the client sets none.
@@ -57,6 +58,33 @@ pub struct State {
 }
 
 impl State {
+    /// Every served resource: the built-in ones, then the custom ones.
+    pub fn served(&self) -> Vec<Arc<dyn RestStorage>> {
+        let mut all: Vec<Arc<dyn RestStorage>> = self.registry.resources().cloned().collect();
+        all.extend(self.custom.resources_and_subresources());
+        all
+    }
+
+    /// The OpenAPI v3 documents, built now if they are not current.
+    pub fn openapi(&self) -> Arc<OpenApi> {
+        if let Some(doc) = &*self.openapi.read().unwrap_or_else(|e| e.into_inner()) {
+            return doc.clone();
+        }
+        let built = Arc::new(OpenApi::build(&self.served()));
+        *self.openapi.write().unwrap_or_else(|e| e.into_inner()) = Some(built.clone());
+        built
+    }
+
+    /// The OpenAPI v2 document, built now if it is not current.
+    pub fn openapi_v2(&self) -> Arc<OpenApiV2> {
+        if let Some(doc) = &*self.openapi_v2.read().unwrap_or_else(|e| e.into_inner()) {
+            return doc.clone();
+        }
+        let built = Arc::new(OpenApiV2::build(&self.served()));
+        *self.openapi_v2.write().unwrap_or_else(|e| e.into_inner()) = Some(built.clone());
+        built
+    }
+
     /// The discovery documents served now.
     pub fn discovery(&self) -> Arc<Discovery> {
         self.discovery
@@ -217,15 +245,11 @@ fn non_resource(
             if method != Method::GET && method != Method::HEAD {
                 return Err(ApiError::method_not_allowed());
             }
-            let doc = state
-                .openapi_v2
-                .get_or_init(|| OpenApiV2::build(&state.registry));
-            return openapi_v2_response(doc, headers, pretty);
+            let doc = state.openapi_v2();
+            return openapi_v2_response(&doc, headers, pretty);
         }
         p if p.starts_with("/openapi/v3") => {
-            let openapi = state
-                .openapi
-                .get_or_init(|| OpenApi::build(&state.registry));
+            let openapi = state.openapi();
             let document = openapi.get(p).ok_or_else(ApiError::path_not_found)?;
             if method != Method::GET && method != Method::HEAD {
                 return Err(ApiError::method_not_allowed());

@@ -4,10 +4,11 @@
 
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use capstan_meta::ResourceDescriptor;
-use capstan_registry::Registry;
+use capstan_registry::{RestStorage, group_versions};
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
 
@@ -187,12 +188,18 @@ fn paths_for(
     let delete_body =
         json!({"content": content("io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions", &["*/*"])});
     let json_types = ["application/json", "application/yaml"];
-    let patch_types = [
+    let all_patch_types = [
         "application/json-patch+json",
         "application/merge-patch+json",
         "application/strategic-merge-patch+json",
         "application/apply-patch+yaml",
     ];
+    // Custom resources take no strategic merge patch (kubectl reads this to choose its
+    // client-side apply patch).
+    let patch_types: Vec<&str> = all_patch_types
+        .into_iter()
+        .filter(|t| !d.custom || !t.starts_with("application/strategic"))
+        .collect();
     let ns = d.namespaced;
     let op = |verb: &str,
               action: &str,
@@ -435,10 +442,10 @@ fn set_gvk(schemas: &mut Map<String, Value>, name: &str, gvks: Value) {
 
 impl OpenApi {
     /// Builds the documents of every served group version.
-    pub fn build(registry: &Registry) -> Self {
+    pub fn build(resources: &[Arc<dyn RestStorage>]) -> Self {
         let (major, minor, patch) = KUBERNETES_VERSION;
         let mut docs = BTreeMap::new();
-        for (group, versions) in registry.groups() {
+        for (group, versions) in group_versions(resources.iter().map(|r| r.descriptor())) {
             for version in versions {
                 let mut generator = SchemaSettings::openapi3().into_generator();
                 let status_ref = generator.subschema_for::<capstan_meta::v1::Status>();
@@ -447,7 +454,7 @@ impl OpenApi {
                 let mut paths = Map::new();
                 let mut extra_schemas = Map::new();
                 let mut kinds = Vec::new();
-                for storage in registry.resources() {
+                for storage in resources {
                     let d = storage.descriptor();
                     if d.group != group || d.version != version {
                         continue;

@@ -4,7 +4,9 @@
 //! v3 documents only.
 
 use bytes::Bytes;
-use capstan_registry::Registry;
+use std::sync::Arc;
+
+use capstan_registry::RestStorage;
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
 
@@ -23,13 +25,13 @@ pub struct OpenApiV2 {
 
 impl OpenApiV2 {
     /// Builds the document from every registered type.
-    pub fn build(registry: &Registry) -> Self {
+    pub fn build(resources: &[Arc<dyn RestStorage>]) -> Self {
         let mut settings = SchemaSettings::draft07();
         settings.definitions_path = "#/definitions/".into();
         settings.meta_schema = None;
         let mut generator = settings.into_generator();
         let mut kinds = Vec::new();
-        for storage in registry.resources() {
+        for storage in resources {
             let schema = storage.schema(&mut generator);
             if let Some(name) = schema
                 .get("$ref")

@@ -655,8 +655,8 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             &advertised,
         ))),
         custom: custom.clone(),
-        openapi: std::sync::OnceLock::new(),
-        openapi_v2: std::sync::OnceLock::new(),
+        openapi: Default::default(),
+        openapi_v2: Default::default(),
         registry: registry.clone(),
         max_body: config.max_request_body_bytes,
         min_request_timeout: config.min_request_timeout,
@@ -681,6 +681,9 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
                 let all = served_descriptors(&state.registry, &state.custom);
                 let rebuilt = Discovery::build(&all, &advertised);
                 *state.discovery.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(rebuilt);
+                // OpenAPI is built again when next asked for.
+                *state.openapi.write().unwrap_or_else(|e| e.into_inner()) = None;
+                *state.openapi_v2.write().unwrap_or_else(|e| e.into_inner()) = None;
             }
         }
     }));
