@@ -71,15 +71,23 @@ fn wait_established(kc: &std::path::Path, name: &str) {
     ));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_crd_serves_its_resource_with_schema_pruning_defaults_and_validation() {
+/// A server with the CRD `yaml` applied by kubectl and Established; the file stays in the
+/// directory returned.
+async fn with_crd(yaml: &str, name: &str) -> (TestServer, tempfile::TempDir, std::path::PathBuf) {
     let server = TestServer::start().await;
-    let kc = server.kubeconfig_path();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("crd.yaml");
-    std::fs::write(&file, SHOP_CRD).unwrap();
+    std::fs::write(&file, yaml).unwrap();
+    let kc = server.kubeconfig_path();
     ok(kubectl(&kc, &["apply", "-f", file.to_str().unwrap()]));
-    wait_established(&kc, "shops.example.com");
+    wait_established(&kc, name);
+    (server, dir, file)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crd_serves_its_resource_with_schema_pruning_defaults_and_validation() {
+    let (server, dir, file) = with_crd(SHOP_CRD, "shops.example.com").await;
+    let kc = server.kubeconfig_path();
 
     let raw = admin(&server);
     let crd = raw.get(&format!("{CRDS}/shops.example.com")).await.json();
@@ -544,13 +552,8 @@ spec:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn printer_columns_and_the_scale_subresource() {
-    let server = TestServer::start().await;
+    let (server, _dir, file) = with_crd(FLEET_CRD, "fleets.example.com").await;
     let kc = server.kubeconfig_path();
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("crd.yaml");
-    std::fs::write(&file, FLEET_CRD).unwrap();
-    ok(kubectl(&kc, &["apply", "-f", file.to_str().unwrap()]));
-    wait_established(&kc, "fleets.example.com");
     let raw = admin(&server);
     const FLEETS: &str = "/apis/example.com/v1/namespaces/default/fleets";
     let fleet = json!({"apiVersion": "example.com/v1", "kind": "Fleet", "metadata": {"name": "blue"},

@@ -471,21 +471,8 @@ impl Schema {
                 errs.push(FieldError::required(child(path, name), ""));
             }
         }
-        let count = map.len() as i64;
-        if let Some(max) = self.max_properties
-            && count > max
-        {
-            errs.push(too_many(path, count, max));
-        }
-        if let Some(min) = self.min_properties
-            && count < min
-        {
-            errs.push(FieldError::invalid_raw(
-                path,
-                count.to_string(),
-                format!("{shown} in body should have at least {min} properties"),
-            ));
-        }
+        let bounds = (self.min_properties, self.max_properties);
+        count_within(map.len(), bounds, "properties", path, shown, errs);
         for (k, v) in map {
             if (root || self.embedded) && TYPE_META.contains(&k.as_str()) {
                 continue;
@@ -497,21 +484,8 @@ impl Schema {
     }
 
     fn validate_list(&self, items: &[Value], path: &str, shown: &str, errs: &mut FieldErrors) {
-        let count = items.len() as i64;
-        if let Some(max) = self.max_items
-            && count > max
-        {
-            errs.push(too_many(path, count, max));
-        }
-        if let Some(min) = self.min_items
-            && count < min
-        {
-            errs.push(FieldError::invalid_raw(
-                path,
-                count.to_string(),
-                format!("{shown} in body should have at least {min} items"),
-            ));
-        }
+        let bounds = (self.min_items, self.max_items);
+        count_within(items.len(), bounds, "items", path, shown, errs);
         let set = self.unique_items || self.list_type.as_deref() == Some("set");
         if set {
             for (i, v) in items.iter().enumerate() {
@@ -718,12 +692,34 @@ fn type_invalid(path: &str, found: &str, want: &str, shown: &str) -> FieldError 
     }
 }
 
-fn too_many(path: &str, count: i64, max: i64) -> FieldError {
-    FieldError {
-        kind: capstan_meta::FieldErrorKind::TooMany,
-        field: path.to_string(),
-        value: Some(count.to_string()),
-        detail: format!("must have at most {max} items"),
+/// Checks a map's property count or a list's item count against `(min, max)`.
+fn count_within(
+    count: usize,
+    (min, max): (Option<i64>, Option<i64>),
+    unit: &str,
+    path: &str,
+    shown: &str,
+    errs: &mut FieldErrors,
+) {
+    let count = count as i64;
+    if let Some(max) = max
+        && count > max
+    {
+        errs.push(FieldError {
+            kind: capstan_meta::FieldErrorKind::TooMany,
+            field: path.to_string(),
+            value: Some(count.to_string()),
+            detail: format!("must have at most {max} items"),
+        });
+    }
+    if let Some(min) = min
+        && count < min
+    {
+        errs.push(FieldError::invalid_raw(
+            path,
+            count.to_string(),
+            format!("{shown} in body should have at least {min} {unit}"),
+        ));
     }
 }
 

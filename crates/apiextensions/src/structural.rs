@@ -372,77 +372,53 @@ fn list_and_map_types(s: &JSONSchemaProps, ty: &str, path: &str, errs: &mut Fiel
 
 /// A schema under `allOf`/`anyOf`/`oneOf`/`not`: it may constrain values, not specify them.
 fn nested(v: &JSONSchemaProps, skip_any_of: bool, path: &str, errs: &mut FieldErrors) {
-    let forbid = |field: &str, set: bool, detail: &str, errs: &mut FieldErrors| {
-        if set {
-            errs.push(FieldError::forbidden(format!("{path}.{field}"), detail));
-        }
-    };
-    forbid(
-        "type",
-        v.type_.is_some(),
-        "must be empty to be structural",
-        errs,
-    );
-    forbid(
-        "additionalProperties",
-        v.additional_properties.is_some(),
-        "must be undefined to be structural",
-        errs,
-    );
-    forbid(
-        "default",
-        v.default.is_some(),
-        "must be undefined to be structural",
-        errs,
-    );
-    forbid(
-        "title",
-        v.title.is_some(),
-        "must be empty to be structural",
-        errs,
-    );
-    forbid(
-        "description",
-        v.description.is_some(),
-        "must be empty to be structural",
-        errs,
-    );
-    forbid(
-        "nullable",
-        v.nullable == Some(true),
-        "must be false to be structural",
-        errs,
-    );
-    for (field, set) in [
+    const EMPTY: &str = "must be empty to be structural";
+    const UNDEFINED: &str = "must be undefined to be structural";
+    const FALSE: &str = "must be false to be structural";
+    let specified = [
+        ("type", v.type_.is_some(), EMPTY),
+        (
+            "additionalProperties",
+            v.additional_properties.is_some(),
+            UNDEFINED,
+        ),
+        ("default", v.default.is_some(), UNDEFINED),
+        ("title", v.title.is_some(), EMPTY),
+        ("description", v.description.is_some(), EMPTY),
+        ("nullable", v.nullable == Some(true), FALSE),
         (
             "x-kubernetes-preserve-unknown-fields",
             v.x_kubernetes_preserve_unknown_fields == Some(true),
+            FALSE,
         ),
         (
             "x-kubernetes-embedded-resource",
             v.x_kubernetes_embedded_resource == Some(true),
+            FALSE,
         ),
         (
             "x-kubernetes-int-or-string",
             v.x_kubernetes_int_or_string == Some(true),
+            FALSE,
         ),
-    ] {
-        forbid(field, set, "must be false to be structural", errs);
+        (
+            "x-kubernetes-list-map-keys",
+            v.x_kubernetes_list_map_keys
+                .as_ref()
+                .is_some_and(|k| !k.is_empty()),
+            EMPTY,
+        ),
+        (
+            "x-kubernetes-list-type",
+            v.x_kubernetes_list_type.is_some(),
+            UNDEFINED,
+        ),
+    ];
+    for (field, set, detail) in specified {
+        if set {
+            errs.push(FieldError::forbidden(format!("{path}.{field}"), detail));
+        }
     }
-    forbid(
-        "x-kubernetes-list-map-keys",
-        v.x_kubernetes_list_map_keys
-            .as_ref()
-            .is_some_and(|k| !k.is_empty()),
-        "must be empty to be structural",
-        errs,
-    );
-    forbid(
-        "x-kubernetes-list-type",
-        v.x_kubernetes_list_type.is_some(),
-        "must be undefined to be structural",
-        errs,
-    );
     if v.properties
         .as_ref()
         .is_some_and(|p| p.contains_key("metadata"))

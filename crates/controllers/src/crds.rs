@@ -48,20 +48,14 @@ pub async fn run(
                         .map(|(n, _)| n.clone())
                         .collect();
                     for name in gone {
-                        generations.remove(&name);
-                        known.remove(&name);
-                        terminating.remove(&name);
-                        accepted.remove(&name);
+                        forget(&name, &mut generations, &mut known, &mut terminating, &mut accepted);
                         served.remove(&name);
                     }
                     continue;
                 }
                 let name = seen.object.metadata.name.clone().unwrap_or_default();
                 if seen.deleted {
-                    generations.remove(&name);
-                    known.remove(&name);
-                    terminating.remove(&name);
-                    accepted.remove(&name);
+                    forget(&name, &mut generations, &mut known, &mut terminating, &mut accepted);
                     served.remove(&name);
                     continue;
                 }
@@ -92,6 +86,20 @@ pub async fn run(
             else => return,
         }
     }
+}
+
+/// Drops what the controller keeps of a CRD that is gone.
+fn forget(
+    name: &str,
+    generations: &mut BTreeMap<String, u64>,
+    known: &mut BTreeMap<String, CustomResourceDefinition>,
+    terminating: &mut HashSet<String>,
+    accepted: &mut Accepted,
+) {
+    generations.remove(name);
+    known.remove(name);
+    terminating.remove(name);
+    accepted.remove(name);
 }
 
 /// The names CRDs hold, by CRD name, with their group.
