@@ -243,7 +243,7 @@ fn validate_spec(crd: &CustomResourceDefinition) -> FieldErrors {
     }
     errs.extend(validate_names(&spec.names, "spec.names", true));
     if let Some(conversion) = &spec.conversion {
-        errs.extend(validate_conversion(conversion, spec.versions.len()));
+        errs.extend(validate_conversion(conversion));
     }
     errs
 }
@@ -428,7 +428,6 @@ pub fn validate_names(
 
 fn validate_conversion(
     conversion: &k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceConversion,
-    versions: usize,
 ) -> FieldErrors {
     let mut errs = Vec::new();
     match conversion.strategy.as_str() {
@@ -492,7 +491,6 @@ fn validate_conversion(
             &["None", "Webhook"],
         )),
     }
-    let _ = versions;
     errs
 }
 

@@ -19,24 +19,23 @@ use crate::custom::{CustomScale, CustomStrategy, ScalePaths};
 use crate::definition::storage_version;
 use crate::schema::Schema;
 
-/// Where a served resource is found: group, version, resource, subresource.
-type Route = (String, String, String, String);
-
 /// One CRD's served resources.
 struct Installed {
     /// The CRD's spec when installed (a status change does not reinstall).
     spec: Value,
     /// The storage version's store: where every version's objects live.
     store: Arc<GenericStore<CustomStrategy>>,
-    /// Every served version's resource and subresources.
-    routes: Vec<(Route, Arc<dyn RestStorage>)>,
+    /// Every served version's resource and subresources, versions by priority.
+    routes: Vec<Arc<dyn RestStorage>>,
 }
 
 /// The set readers see.
 #[derive(Default)]
 struct Snapshot {
-    routes: HashMap<Route, Arc<dyn RestStorage>>,
-    descriptors: Vec<ResourceDescriptor>,
+    /// Every route, CRDs by name, versions by priority (discovery's order).
+    ordered: Vec<Arc<dyn RestStorage>>,
+    /// Positions in `ordered` by plural name: every custom resource request looks one up.
+    by_name: HashMap<String, Vec<usize>>,
 }
 
 /// The custom resources served now.
@@ -45,15 +44,6 @@ pub struct CustomResources {
     installed: std::sync::Mutex<HashMap<String, Installed>>,
     snapshot: RwLock<Arc<Snapshot>>,
     changes: tokio::sync::watch::Sender<u64>,
-}
-
-fn route(d: &ResourceDescriptor) -> Route {
-    (
-        d.group.clone(),
-        d.version.clone(),
-        d.resource.clone(),
-        d.subresource.clone(),
-    )
 }
 
 /// The resource descriptor of one version of `crd`.
@@ -259,62 +249,29 @@ impl CustomResources {
         resource: &str,
         subresource: &str,
     ) -> Option<Arc<dyn RestStorage>> {
-        let snapshot = self
-            .snapshot
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
+        let snapshot = self.snapshot();
         snapshot
-            .routes
-            .get(&(
-                group.to_string(),
-                version.to_string(),
-                resource.to_string(),
-                subresource.to_string(),
-            ))
+            .by_name
+            .get(resource)?
+            .iter()
+            .map(|&i| &snapshot.ordered[i])
+            .find(|r| {
+                let d = r.descriptor();
+                d.group == group && d.version == version && d.subresource == subresource
+            })
             .cloned()
     }
 
-    /// Every served descriptor, CRDs by name, versions in the CRD's order.
-    pub fn descriptors(&self) -> Vec<ResourceDescriptor> {
+    /// Every served resource and subresource, CRDs by name, versions by priority.
+    pub fn resources_and_subresources(&self) -> Vec<Arc<dyn RestStorage>> {
+        self.snapshot().ordered.clone()
+    }
+
+    fn snapshot(&self) -> Arc<Snapshot> {
         self.snapshot
             .read()
             .unwrap_or_else(|e| e.into_inner())
-            .descriptors
             .clone()
-    }
-
-    /// Every served resource (not subresources), with its storage.
-    pub fn resources(&self) -> Vec<Arc<dyn RestStorage>> {
-        let snapshot = self
-            .snapshot
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        let mut out: Vec<Arc<dyn RestStorage>> = snapshot
-            .routes
-            .iter()
-            .filter(|(r, _)| r.3.is_empty())
-            .map(|(_, s)| s.clone())
-            .collect();
-        out.sort_by_key(|s| route(s.descriptor()));
-        out
-    }
-
-    /// Every served resource and subresource, in route order.
-    pub fn resources_and_subresources(&self) -> Vec<Arc<dyn RestStorage>> {
-        let snapshot = self
-            .snapshot
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        let mut out: Vec<(Route, Arc<dyn RestStorage>)> = snapshot
-            .routes
-            .iter()
-            .map(|(r, s)| (r.clone(), s.clone()))
-            .collect();
-        out.sort_by(|a, b| a.0.cmp(&b.0));
-        out.into_iter().map(|(_, s)| s).collect()
     }
 
     /// The store of every served CRD (its storage version's): every custom object once.
@@ -384,7 +341,7 @@ impl CustomResources {
                 .with_openapi_schema(openapi_schema(crd, storage)),
         );
         let status_store: Arc<dyn RestStorage> = Arc::new(PartRest::status(store.clone()));
-        let mut routes: Vec<(Route, Arc<dyn RestStorage>)> = Vec::new();
+        let mut routes: Vec<Arc<dyn RestStorage>> = Vec::new();
         // Discovery lists versions by upstream's priority (GA, then beta, then alpha, newest
         // first): the first is the group's preferred version.
         let mut versions: Vec<&CustomResourceDefinitionVersion> =
@@ -393,6 +350,31 @@ impl CustomResources {
         for version in versions {
             let d = descriptor(crd, version);
             let status_d = d.subresource("status", &d.kind, &["get", "patch", "update"]);
+            if version.name == storage.name {
+                routes.push(store.clone());
+                if has_status(version) {
+                    routes.push(status_store.clone());
+                }
+            } else {
+                let served = d.api_version();
+                let stored = stored_d.api_version();
+                routes.push(Arc::new(ConvertedRest::new(
+                    d.clone(),
+                    store.clone(),
+                    retyped(stored.clone()),
+                    retyped(served.clone()),
+                    openapi_schema(crd, version),
+                )));
+                if has_status(version) && has_status(storage) {
+                    routes.push(Arc::new(ConvertedRest::new(
+                        status_d,
+                        status_store.clone(),
+                        retyped(stored),
+                        retyped(served),
+                        openapi_schema(crd, version),
+                    )));
+                }
+            }
             if let Some(scale) = version.subresources.as_ref().and_then(|s| s.scale.as_ref()) {
                 let access = CustomScale(ScalePaths {
                     spec_replicas: scale.spec_replicas_path.clone(),
@@ -401,38 +383,7 @@ impl CustomResources {
                 });
                 let rest = ScaleRest::with_access(store.clone(), Arc::new(access))
                     .in_version(&version.name);
-                routes.push((route(rest.descriptor()), Arc::new(rest)));
-            }
-            if version.name == storage.name {
-                routes.push((route(&d), store.clone()));
-                if has_status(version) {
-                    routes.push((route(&status_d), status_store.clone()));
-                }
-                continue;
-            }
-            let served = d.api_version();
-            let stored = stored_d.api_version();
-            routes.push((
-                route(&d),
-                Arc::new(ConvertedRest::new(
-                    d.clone(),
-                    store.clone(),
-                    retyped(stored.clone()),
-                    retyped(served.clone()),
-                    openapi_schema(crd, version),
-                )),
-            ));
-            if has_status(version) && has_status(storage) {
-                routes.push((
-                    route(&status_d),
-                    Arc::new(ConvertedRest::new(
-                        status_d.clone(),
-                        status_store.clone(),
-                        retyped(stored),
-                        retyped(served),
-                        openapi_schema(crd, version),
-                    )),
-                ));
+                routes.push(Arc::new(rest));
             }
         }
         installed.insert(
@@ -454,23 +405,17 @@ impl CustomResources {
         }
     }
 
-    /// Whether `crd_name`'s resources are served.
-    pub fn serves(&self, crd_name: &str) -> bool {
-        self.installed
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains_key(crd_name)
-    }
-
     fn publish(&self, installed: &HashMap<String, Installed>) {
         let mut names: Vec<&String> = installed.keys().collect();
         names.sort();
         let mut snapshot = Snapshot::default();
-        for name in names {
-            for (r, storage) in &installed[name].routes {
-                snapshot.descriptors.push(storage.descriptor().clone());
-                snapshot.routes.insert(r.clone(), storage.clone());
-            }
+        for storage in names.into_iter().flat_map(|n| &installed[n].routes) {
+            snapshot
+                .by_name
+                .entry(storage.descriptor().resource.clone())
+                .or_default()
+                .push(snapshot.ordered.len());
+            snapshot.ordered.push(storage.clone());
         }
         *self.snapshot.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(snapshot);
         self.changes.send_modify(|n| *n += 1);

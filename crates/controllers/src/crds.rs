@@ -335,9 +335,9 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn crd(name: &str, plural: &str, kind: &str, created: &str) -> CustomResourceDefinition {
+    fn crd(name: &str, plural: &str, kind: &str) -> CustomResourceDefinition {
         serde_json::from_value(json!({
-            "metadata": {"name": name, "creationTimestamp": created},
+            "metadata": {"name": name},
             "spec": {"group": "example.com", "scope": "Namespaced",
                      "names": {"plural": plural, "singular": plural.trim_end_matches('s'), "kind": kind, "listKind": format!("{kind}List"), "shortNames": ["sh"]},
                      "versions": []}
@@ -347,14 +347,9 @@ mod tests {
 
     #[test]
     fn names_another_crd_holds_conflict() {
-        let shop = crd("shops.example.com", "shops", "Shop", "2026-01-01T00:00:00Z");
-        let store = crd(
-            "stores.example.com",
-            "stores",
-            "Store",
-            "2026-01-02T00:00:00Z",
-        );
-        let same_kind = crd("items.example.com", "items", "Shop", "2026-01-02T00:00:00Z");
+        let shop = crd("shops.example.com", "shops", "Shop");
+        let store = crd("stores.example.com", "stores", "Store");
+        let same_kind = crd("items.example.com", "items", "Shop");
         let held = [&shop.spec.names];
         // `sh`, the short name both ask for.
         assert_eq!(

@@ -10,7 +10,9 @@ use capstan_meta::v1::{
     APIGroup, APIGroupList, APIResource, APIResourceList, APIVersions, GroupVersionForDiscovery,
     ServerAddressByClientCIDR,
 };
-use capstan_registry::group_versions;
+use std::sync::Arc;
+
+use capstan_registry::{RestStorage, group_versions};
 
 use crate::KUBERNETES_VERSION;
 
@@ -24,10 +26,13 @@ fn to_bytes<T: serde::Serialize>(value: &T) -> Bytes {
 }
 
 impl Discovery {
-    /// Builds every document of `descriptors`, in their order. `server_address` is the
-    /// `host:port` clients are told to use.
-    pub fn build(descriptors: &[ResourceDescriptor], server_address: &str) -> Self {
-        let groups = group_versions(descriptors);
+    /// Builds every document of the `resources` served, in their order. `server_address` is
+    /// the `host:port` clients are told to use.
+    pub fn build(resources: &[Arc<dyn RestStorage>], server_address: &str) -> Self {
+        let descriptors: Vec<&ResourceDescriptor> =
+            resources.iter().map(|r| r.descriptor()).collect();
+        let descriptors = descriptors.as_slice();
+        let groups = group_versions(descriptors.iter().copied());
         let mut documents = HashMap::new();
         let addresses = vec![ServerAddressByClientCIDR {
             client_cidr: "0.0.0.0/0".into(),
@@ -162,7 +167,7 @@ const AGGREGATED_V2BETA1: &str = "aggregated-v2beta1:";
 /// An `APIGroupDiscoveryList` (`apidiscovery.k8s.io`) of the core group (`core`) or of the
 /// named groups: every version with its resources and their subresources.
 fn aggregated(
-    descriptors: &[ResourceDescriptor],
+    descriptors: &[&ResourceDescriptor],
     groups: &[(String, Vec<String>)],
     core: bool,
 ) -> serde_json::Value {

@@ -57,12 +57,21 @@ pub struct State {
     pub service_accounts: Arc<capstan_auth::authn::serviceaccount::ServiceAccountTokens>,
 }
 
+/// Every resource `registry` and `custom` serve: the built-in ones, then the custom ones
+/// (discovery's and OpenAPI's order).
+pub(crate) fn served(
+    registry: &Registry,
+    custom: &capstan_apiextensions::CustomResources,
+) -> Vec<Arc<dyn RestStorage>> {
+    let mut all: Vec<Arc<dyn RestStorage>> = registry.resources().cloned().collect();
+    all.extend(custom.resources_and_subresources());
+    all
+}
+
 impl State {
     /// Every served resource: the built-in ones, then the custom ones.
     pub fn served(&self) -> Vec<Arc<dyn RestStorage>> {
-        let mut all: Vec<Arc<dyn RestStorage>> = self.registry.resources().cloned().collect();
-        all.extend(self.custom.resources_and_subresources());
-        all
+        served(&self.registry, &self.custom)
     }
 
     /// The OpenAPI v3 documents, built now if they are not current.

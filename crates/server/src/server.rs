@@ -121,16 +121,6 @@ impl RunningServer {
     }
 }
 
-/// Every served resource's descriptor: the built-in ones, then the custom ones.
-fn served_descriptors(
-    registry: &Registry,
-    custom: &capstan_apiextensions::CustomResources,
-) -> Vec<capstan_meta::ResourceDescriptor> {
-    let mut all: Vec<_> = registry.descriptors().cloned().collect();
-    all.extend(custom.descriptors());
-    all
-}
-
 fn random_token() -> String {
     use base64::Engine;
     let bytes: [u8; 32] = rand::rng().random();
@@ -651,7 +641,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     let (shutdown, shutdown_rx) = watch::channel(false);
     let state = Arc::new(State {
         discovery: std::sync::RwLock::new(Arc::new(Discovery::build(
-            &served_descriptors(&registry, &custom),
+            &handler::served(&registry, &custom),
             &advertised,
         ))),
         custom: custom.clone(),
@@ -678,8 +668,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         let mut changes = custom.changes();
         async move {
             while changes.changed().await.is_ok() {
-                let all = served_descriptors(&state.registry, &state.custom);
-                let rebuilt = Discovery::build(&all, &advertised);
+                let rebuilt = Discovery::build(&state.served(), &advertised);
                 *state.discovery.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(rebuilt);
                 // OpenAPI is built again when next asked for.
                 *state.openapi.write().unwrap_or_else(|e| e.into_inner()) = None;
