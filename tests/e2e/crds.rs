@@ -730,3 +730,238 @@ async fn cel_rules_judge_writes_and_transitions() {
         .await;
     assert_eq!(r.status, 200, "{:?}", r.body);
 }
+
+/// What the test's conversion webhook saw, and how it answers.
+#[derive(Default)]
+struct Conversions {
+    /// Reviews received.
+    calls: std::sync::atomic::AtomicUsize,
+    /// The most objects one review carried.
+    most_objects: std::sync::atomic::AtomicUsize,
+    /// How to answer: 0 converts, 1 refuses, 2 renames the objects.
+    mode: std::sync::atomic::AtomicUsize,
+    /// The last review and the path it came to.
+    last: std::sync::Mutex<(String, Value)>,
+}
+
+/// A Listener's `spec` in `v1` is `address: host:port`; in `v2` it is `host` and `port`.
+fn convert_listener(object: &Value, desired: &str) -> Value {
+    let mut out = object.clone();
+    out["apiVersion"] = json!(desired);
+    let spec = &object["spec"];
+    out["spec"] = if desired.ends_with("/v2") {
+        let (host, port) = spec["address"]
+            .as_str()
+            .unwrap_or_default()
+            .split_once(':')
+            .unwrap_or_default();
+        json!({"host": host, "port": port.parse::<i64>().unwrap_or_default()})
+    } else {
+        json!({"address": format!("{}:{}", spec["host"].as_str().unwrap_or_default(), spec["port"])})
+    };
+    // The server keeps its own metadata whatever a webhook answers but labels.
+    out["metadata"]["resourceVersion"] = json!("999999");
+    out["metadata"]["labels"] = json!({"converted-to": desired.rsplit('/').next().unwrap()});
+    out
+}
+
+fn answer_conversion(state: &Conversions, r: capstan_e2e::Received) -> (http::StatusCode, Value) {
+    use std::sync::atomic::Ordering;
+    let review: Value = serde_json::from_slice(&r.body).unwrap_or_default();
+    let request = &review["request"];
+    let objects = request["objects"].as_array().cloned().unwrap_or_default();
+    state.calls.fetch_add(1, Ordering::SeqCst);
+    state
+        .most_objects
+        .fetch_max(objects.len(), Ordering::SeqCst);
+    *state.last.lock().unwrap() = (r.path.clone(), review.clone());
+    let desired = request["desiredAPIVersion"].as_str().unwrap_or_default();
+    let response = match state.mode.load(Ordering::SeqCst) {
+        0 => json!({
+            "uid": request["uid"], "result": {"status": "Success"},
+            "convertedObjects": objects.iter().map(|o| convert_listener(o, desired)).collect::<Vec<_>>()
+        }),
+        1 => json!({
+            "uid": request["uid"],
+            "result": {"status": "Failure", "message": "v2 is closed today"}
+        }),
+        _ => json!({
+            "uid": request["uid"], "result": {"status": "Success"},
+            "convertedObjects": objects.iter().map(|o| {
+                let mut o = convert_listener(o, desired);
+                o["metadata"]["name"] = json!("someone-else");
+                o
+            }).collect::<Vec<_>>()
+        }),
+    };
+    (
+        http::StatusCode::OK,
+        json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview", "response": response}),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conversion_webhook_served_by_the_test_converts_between_versions() {
+    use base64::Engine;
+    use std::sync::Arc;
+    use std::sync::atomic::Ordering;
+
+    let state = Arc::new(Conversions::default());
+    let hook_state = state.clone();
+    let webhook = capstan_e2e::HttpsServer::start(move |r| answer_conversion(&hook_state, r)).await;
+    let schema = |props: Value| json!({"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object", "properties": props}}}});
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "listeners.example.com"},
+        "spec": {
+            "group": "example.com", "scope": "Namespaced",
+            "names": {"plural": "listeners", "kind": "Listener"},
+            "versions": [
+                {"name": "v1", "served": true, "storage": true,
+                 "schema": schema(json!({"address": {"type": "string"}}))},
+                {"name": "v2", "served": true, "storage": false,
+                 "schema": schema(json!({"host": {"type": "string"}, "port": {"type": "integer"}}))}
+            ],
+            "conversion": {"strategy": "Webhook", "webhook": {
+                "conversionReviewVersions": ["v1"],
+                "clientConfig": {
+                    "url": format!("{}/convert", webhook.url),
+                    "caBundle": base64::engine::general_purpose::STANDARD.encode(&webhook.ca_pem)
+                }
+            }}
+        }
+    });
+    let (server, _dir, _file) = with_crd(&crd.to_string(), "listeners.example.com").await;
+    let kc = server.kubeconfig_path();
+    let raw = admin(&server);
+    let v1 = "/apis/example.com/v1/namespaces/default/listeners";
+    let v2 = "/apis/example.com/v2/namespaces/default/listeners";
+
+    // Written in v2: converted to the storage version by the webhook, and back.
+    let web = json!({"apiVersion": "example.com/v2", "kind": "Listener",
+                     "metadata": {"name": "web"}, "spec": {"host": "example.org", "port": 8080}});
+    let r = raw.send_json(http::Method::POST, v2, &web).await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let created = r.json();
+    assert_eq!(created["apiVersion"], "example.com/v2");
+    assert_eq!(
+        created["spec"],
+        json!({"host": "example.org", "port": 8080})
+    );
+    let (path, review) = state.last.lock().unwrap().clone();
+    assert_eq!(path, "/convert?timeout=30s");
+    assert_eq!(review["apiVersion"], "apiextensions.k8s.io/v1");
+    assert_eq!(review["kind"], "ConversionReview");
+    assert!(
+        review["request"]["uid"]
+            .as_str()
+            .is_some_and(|u| !u.is_empty())
+    );
+
+    // Stored in v1, with the server's resourceVersion (not the webhook's) and the labels
+    // the webhook set.
+    let stored = raw.get(&format!("{v1}/web")).await.json();
+    assert_eq!(stored["spec"], json!({"address": "example.org:8080"}));
+    assert_eq!(stored["metadata"]["labels"], json!({"converted-to": "v1"}));
+    assert_ne!(stored["metadata"]["resourceVersion"], "999999");
+    assert_eq!(
+        created["metadata"]["resourceVersion"],
+        stored["metadata"]["resourceVersion"]
+    );
+
+    // A v1 object read in v2 (kubectl prefers v2); a list converts its items in one review.
+    let api = json!({"apiVersion": "example.com/v1", "kind": "Listener",
+                     "metadata": {"name": "api"}, "spec": {"address": "api.example.org:443"}});
+    assert_eq!(
+        raw.send_json(http::Method::POST, v1, &api).await.status,
+        201
+    );
+    let port = ok(kubectl(
+        &kc,
+        &["get", "listeners", "api", "-o", "jsonpath={.spec.port}"],
+    ));
+    assert_eq!(port, "443");
+    state.most_objects.store(0, Ordering::SeqCst);
+    let list = raw.get(v2).await.json();
+    assert_eq!(list["apiVersion"], "example.com/v2");
+    let hosts: Vec<&Value> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| &i["spec"]["host"])
+        .collect();
+    assert_eq!(hosts, [&json!("api.example.org"), &json!("example.org")]);
+    assert_eq!(state.most_objects.load(Ordering::SeqCst), 2);
+    let before = state.calls.load(Ordering::SeqCst);
+    assert_eq!(
+        raw.get(v1).await.json()["items"].as_array().unwrap().len(),
+        2
+    );
+    assert_eq!(
+        state.calls.load(Ordering::SeqCst),
+        before,
+        "v1 reads need no conversion"
+    );
+
+    // Watch events in v2.
+    let rv = list["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let patch = json!({"spec": {"address": "api.example.org:8443"}});
+    let r = raw
+        .request(
+            http::Method::PATCH,
+            &format!("{v1}/api"),
+            &[("content-type", "application/merge-patch+json")],
+            patch.to_string().into_bytes(),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let events = raw
+        .get(&format!(
+            "{v2}?watch=1&resourceVersion={rv}&timeoutSeconds=1"
+        ))
+        .await
+        .json_lines();
+    assert_eq!(events[0]["type"], "MODIFIED");
+    assert_eq!(events[0]["object"]["apiVersion"], "example.com/v2");
+    assert_eq!(
+        events[0]["object"]["spec"],
+        json!({"host": "api.example.org", "port": 8443})
+    );
+
+    // A webhook that refuses: upstream's Status, code 500 without a reason; v1 still served.
+    state.mode.store(1, Ordering::SeqCst);
+    let r = raw.get(&format!("{v2}/web")).await;
+    assert_eq!(r.status, 500);
+    let status = r.json();
+    assert_eq!(
+        status["message"],
+        "conversion webhook for example.com/v1, Kind=Listener failed: v2 is closed today"
+    );
+    assert!(status.get("reason").is_none_or(|r| r == ""), "{status}");
+    let (success, _, err) = kubectl(&kc, &["get", "listeners.v2.example.com", "web"]);
+    assert!(!success);
+    assert!(
+        err.contains("Error from server: conversion webhook for example.com/v1, Kind=Listener failed: v2 is closed today"),
+        "{err}"
+    );
+    let r = raw.send_json(http::Method::POST, v2, &json!({"apiVersion": "example.com/v2", "kind": "Listener", "metadata": {"name": "refused"}, "spec": {"host": "a", "port": 1}})).await;
+    assert_eq!(r.status, 500, "{:?}", r.body);
+    assert_eq!(
+        raw.get(&format!("{v1}/refused")).await.status,
+        404,
+        "nothing stored"
+    );
+    assert_eq!(raw.get(&format!("{v1}/web")).await.status, 200);
+
+    // A webhook that renames the object is not believed.
+    state.mode.store(2, Ordering::SeqCst);
+    let r = raw.get(&format!("{v2}/web")).await;
+    assert_eq!(r.status, 500);
+    assert_eq!(
+        r.json()["message"],
+        "conversion webhook for example.com/v1, Kind=Listener returned invalid object: must have the same name: web != someone-else"
+    );
+}

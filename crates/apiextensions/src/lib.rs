@@ -5,9 +5,11 @@
 //! - [`fields`]: a version's merge schema, for server-side apply and managedFields.
 //! - [`rules`]: CEL validation rules (`x-kubernetes-validations`).
 //! - [`schema`]: a version's schema compiled for objects: pruning, defaulting, validation.
+//! - [`conversion`]: objects converted between versions (`None`, or the CRD's webhook).
 //! - [`custom`]: custom objects and their strategy.
 //! - [`served`]: the custom resources served now, added and removed as CRDs come and go.
 
+pub mod conversion;
 pub mod custom;
 pub mod definition;
 pub mod fields;

@@ -15,6 +15,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 };
 use serde_json::Value;
 
+use crate::conversion::{Webhook, converter};
 use crate::custom::{CustomScale, CustomStrategy, ScalePaths};
 use crate::definition::storage_version;
 use crate::schema::Schema;
@@ -208,17 +209,6 @@ pub fn openapi_schema(
     }
 }
 
-/// Rewrites an object's (or a list's items') `apiVersion` to `api_version`: the conversion
-/// of CRDs whose strategy is `None`.
-fn retyped(api_version: String) -> impl Fn(Value) -> Value + Send + Sync + 'static {
-    move |mut doc: Value| {
-        if doc.get("apiVersion").is_some() {
-            doc["apiVersion"] = Value::String(api_version.clone());
-        }
-        doc
-    }
-}
-
 impl std::fmt::Debug for CustomResources {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let installed = self.installed.lock().unwrap_or_else(|e| e.into_inner());
@@ -341,6 +331,7 @@ impl CustomResources {
                 .with_openapi_schema(openapi_schema(crd, storage)),
         );
         let status_store: Arc<dyn RestStorage> = Arc::new(PartRest::status(store.clone()));
+        let webhook = Webhook::of(crd);
         let mut routes: Vec<Arc<dyn RestStorage>> = Vec::new();
         // Discovery lists versions by upstream's priority (GA, then beta, then alpha, newest
         // first): the first is the group's preferred version.
@@ -356,21 +347,21 @@ impl CustomResources {
                     routes.push(status_store.clone());
                 }
             } else {
-                let served = d.api_version();
-                let stored = stored_d.api_version();
+                let to_stored = converter(crd, &webhook, stored_d.api_version());
+                let to_served = converter(crd, &webhook, d.api_version());
                 routes.push(Arc::new(ConvertedRest::new(
                     d.clone(),
                     store.clone(),
-                    retyped(stored.clone()),
-                    retyped(served.clone()),
+                    to_stored.clone(),
+                    to_served.clone(),
                     openapi_schema(crd, version),
                 )));
                 if has_status(version) && has_status(storage) {
                     routes.push(Arc::new(ConvertedRest::new(
                         status_d,
                         status_store.clone(),
-                        retyped(stored),
-                        retyped(served),
+                        to_stored,
+                        to_served,
                         openapi_schema(crd, version),
                     )));
                 }

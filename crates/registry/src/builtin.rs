@@ -14,7 +14,7 @@ use capstan_meta::Reason;
 use capstan_auth::authn::jwt::SigningKey;
 
 use crate::authentication::{LegacyTokenFiller, StoreLookup};
-use crate::converted::ConvertedRest;
+use crate::converted::{ConvertedRest, PerObject};
 use crate::error::{Error, Result};
 use crate::generic::GenericStore;
 use crate::options::WriteOptions;
@@ -151,8 +151,8 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
     registry.add(Arc::new(ConvertedRest::new(
         capstan_api::events::descriptor(),
         events.clone(),
-        capstan_api::events::to_core,
-        capstan_api::events::from_core,
+        Arc::new(PerObject(capstan_api::events::to_core)),
+        Arc::new(PerObject(capstan_api::events::from_core)),
         |g| g.subschema_for::<k8s_openapi::api::events::v1::Event>(),
     )));
     let volumes = registry.register(PersistentVolumeStrategy);
@@ -286,15 +286,15 @@ fn serve_autoscaling_v1(
     registry.add(Arc::new(ConvertedRest::new(
         d,
         v2.clone(),
-        to_v2,
-        to_v1,
+        Arc::new(PerObject(to_v2)),
+        Arc::new(PerObject(to_v1)),
         schema,
     )));
     registry.add(Arc::new(ConvertedRest::new(
         status,
         Arc::new(PartRest::status(v2)),
-        to_v2,
-        to_v1,
+        Arc::new(PerObject(to_v2)),
+        Arc::new(PerObject(to_v1)),
         schema,
     )));
 }

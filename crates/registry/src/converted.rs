@@ -2,7 +2,8 @@
 //! form (`events.k8s.io/v1` Events are stored as `v1` Events, as upstream stores them). Every
 //! verb goes to the stored form's storage; bodies are converted on the way in and answers on
 //! the way out, so both versions see one collection: the same objects, resourceVersions and
-//! watch events.
+//! watch events. A conversion may call out and fail (a CRD's conversion webhook): it is
+//! asynchronous and converts a whole list at once.
 
 use std::sync::Arc;
 
@@ -19,8 +20,31 @@ use crate::payload::Payload;
 use crate::rest::{Encoded, RestStorage, WatchOptions};
 use crate::watching::EventStream;
 
-/// A conversion of one object's JSON between the served and the stored form.
-pub type Convert = Arc<dyn Fn(Value) -> Value + Send + Sync>;
+/// Converts objects' JSON to one form (the served or the stored one).
+#[async_trait]
+pub trait Converter: Send + Sync {
+    /// `objects`, each in any form of the resource, in this converter's form and order.
+    async fn convert(&self, objects: Vec<Value>) -> Result<Vec<Value>>;
+}
+
+/// A converter mapping each object on its own, in process.
+pub struct PerObject<F>(pub F);
+
+#[async_trait]
+impl<F: Fn(Value) -> Value + Send + Sync> Converter for PerObject<F> {
+    async fn convert(&self, objects: Vec<Value>) -> Result<Vec<Value>> {
+        Ok(objects.into_iter().map(&self.0).collect())
+    }
+}
+
+/// One object through `converter`.
+async fn convert_one(converter: &dyn Converter, object: Value) -> Result<Value> {
+    converter
+        .convert(vec![object])
+        .await?
+        .pop()
+        .ok_or_else(|| ApiError::internal("the conversion returned no object").into())
+}
 
 /// Tries of a patch that loses a race with another write.
 const PATCH_RETRIES: usize = 8;
@@ -29,8 +53,8 @@ const PATCH_RETRIES: usize = 8;
 pub struct ConvertedRest {
     descriptor: ResourceDescriptor,
     stored: Arc<dyn RestStorage>,
-    to_stored: Convert,
-    to_served: Convert,
+    to_stored: Arc<dyn Converter>,
+    to_served: Arc<dyn Converter>,
     schema: crate::rest::SchemaFn,
 }
 
@@ -39,20 +63,20 @@ impl ConvertedRest {
     pub fn new(
         descriptor: ResourceDescriptor,
         stored: Arc<dyn RestStorage>,
-        to_stored: impl Fn(Value) -> Value + Send + Sync + 'static,
-        to_served: impl Fn(Value) -> Value + Send + Sync + 'static,
+        to_stored: Arc<dyn Converter>,
+        to_served: Arc<dyn Converter>,
         schema: impl Fn(&mut schemars::SchemaGenerator) -> schemars::Schema + Send + Sync + 'static,
     ) -> Self {
         Self {
             descriptor,
             stored,
-            to_stored: Arc::new(to_stored),
-            to_served: Arc::new(to_served),
+            to_stored,
+            to_served,
             schema: Arc::new(schema),
         }
     }
 
-    fn body_in(&self, body: &[u8]) -> Result<Vec<u8>> {
+    async fn body_in(&self, body: &[u8]) -> Result<Vec<u8>> {
         let doc: Value = serde_json::from_slice(body).map_err(|e| {
             ApiError::bad_request(format!("the request body is not valid JSON: {e}"))
         })?;
@@ -65,26 +89,27 @@ impl ConvertedRest {
             ))
             .into());
         }
-        serde_json::to_vec(&(self.to_stored)(doc)).map_err(Error::Encode)
+        let stored = convert_one(self.to_stored.as_ref(), doc).await?;
+        serde_json::to_vec(&stored).map_err(Error::Encode)
     }
 
     /// One stored-form object (or Status) in the served form.
-    fn object_out(&self, doc: Value) -> Value {
+    async fn object_out(&self, doc: Value) -> Result<Value> {
         if doc["kind"] == "Status" {
-            doc
+            Ok(doc)
         } else {
-            (self.to_served)(doc)
+            convert_one(self.to_served.as_ref(), doc).await
         }
     }
 
-    fn out(&self, encoded: Encoded) -> Result<Encoded> {
+    async fn out(&self, encoded: Encoded) -> Result<Encoded> {
         let body = match encoded.body {
             Payload::Whole(bytes) => {
                 let doc: Value = serde_json::from_slice(&bytes).map_err(Error::Encode)?;
                 let doc = if doc.get("items").is_some_and(Value::is_array) {
-                    self.list_out(doc)
+                    self.list_out(doc).await?
                 } else {
-                    self.object_out(doc)
+                    self.object_out(doc).await?
                 };
                 Payload::Whole(serde_json::to_vec(&doc).map_err(Error::Encode)?.into())
             }
@@ -99,15 +124,16 @@ impl ConvertedRest {
                 let mut head = serde_json::to_vec(&doc).map_err(Error::Encode)?;
                 head.pop();
                 head.extend_from_slice(b",\"items\":[");
-                let items = items
+                let docs = items
                     .iter()
-                    .map(|item| {
-                        let doc: Value = serde_json::from_slice(item).map_err(Error::Encode)?;
-                        let out = (self.to_served)(doc);
-                        Ok(Bytes::from(
-                            serde_json::to_vec(&out).map_err(Error::Encode)?,
-                        ))
-                    })
+                    .map(|item| serde_json::from_slice(item).map_err(Error::Encode))
+                    .collect::<Result<Vec<Value>>>()?;
+                let items = self
+                    .to_served
+                    .convert(docs)
+                    .await?
+                    .iter()
+                    .map(|doc| Ok(Bytes::from(serde_json::to_vec(doc).map_err(Error::Encode)?)))
                     .collect::<Result<Vec<_>>>()?;
                 Payload::List {
                     head: head.into(),
@@ -142,12 +168,13 @@ impl ConvertedRest {
                 );
             }
         }
-        let stored = self.body_in(body)?;
+        let stored = self.body_in(body).await?;
         self.out(
             self.stored
                 .patch(namespace, name, PatchType::Apply, &stored, options)
                 .await?,
         )
+        .await
     }
 
     fn retype_list(&self, doc: &mut Value) {
@@ -155,14 +182,12 @@ impl ConvertedRest {
         doc["apiVersion"] = self.descriptor.api_version().into();
     }
 
-    fn list_out(&self, mut doc: Value) -> Value {
+    async fn list_out(&self, mut doc: Value) -> Result<Value> {
         self.retype_list(&mut doc);
         if let Some(items) = doc["items"].as_array_mut() {
-            for item in items {
-                *item = (self.to_served)(item.take());
-            }
+            *items = self.to_served.convert(std::mem::take(items)).await?;
         }
-        doc
+        Ok(doc)
     }
 }
 
@@ -182,10 +207,11 @@ impl RestStorage for ConvertedRest {
 
     async fn get(&self, namespace: &str, name: &str, options: &GetOptions) -> Result<Encoded> {
         self.out(self.stored.get(namespace, name, options).await?)
+            .await
     }
 
     async fn list(&self, namespace: &str, options: &ListOptions) -> Result<Encoded> {
-        self.out(self.stored.list(namespace, options).await?)
+        self.out(self.stored.list(namespace, options).await?).await
     }
 
     async fn watch(&self, namespace: &str, options: &WatchOptions) -> Result<EventStream> {
@@ -193,31 +219,11 @@ impl RestStorage for ConvertedRest {
         let to_served = self.to_served.clone();
         let api_version = self.descriptor.api_version();
         let kind = self.descriptor.kind.clone();
-        Ok(Box::pin(lines.map(move |chunk| {
-            // A chunk holds one or more complete event lines.
-            let mut out = Vec::with_capacity(chunk.len());
-            for line in chunk.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
-                let Ok(mut event) = serde_json::from_slice::<Value>(line) else {
-                    out.extend_from_slice(line);
-                    out.push(b'\n');
-                    continue;
-                };
-                let object = event["object"].take();
-                event["object"] = match event["type"].as_str() {
-                    Some("ERROR") => object,
-                    Some("BOOKMARK") => {
-                        let mut object = object;
-                        object["apiVersion"] = api_version.clone().into();
-                        object["kind"] = kind.clone().into();
-                        object
-                    }
-                    _ => to_served(object),
-                };
-                if serde_json::to_writer(&mut out, &event).is_ok() {
-                    out.push(b'\n');
-                }
-            }
-            Bytes::from(out)
+        Ok(Box::pin(lines.then(move |chunk| {
+            let to_served = to_served.clone();
+            let api_version = api_version.clone();
+            let kind = kind.clone();
+            async move { watch_chunk_out(&chunk, to_served.as_ref(), &api_version, &kind).await }
         })))
     }
 
@@ -227,8 +233,9 @@ impl RestStorage for ConvertedRest {
         body: &[u8],
         options: &WriteOptions,
     ) -> Result<Encoded> {
-        let body = self.body_in(body)?;
+        let body = self.body_in(body).await?;
         self.out(self.stored.create(namespace, &body, options).await?)
+            .await
     }
 
     async fn update(
@@ -238,8 +245,9 @@ impl RestStorage for ConvertedRest {
         body: &[u8],
         options: &WriteOptions,
     ) -> Result<Encoded> {
-        let body = self.body_in(body)?;
+        let body = self.body_in(body).await?;
         self.out(self.stored.update(namespace, name, &body, options).await?)
+            .await
     }
 
     /// Applied to the served form: read, convert, patch, convert back, and update with the
@@ -285,6 +293,7 @@ impl RestStorage for ConvertedRest {
         options: &DeleteOptions,
     ) -> Result<Encoded> {
         self.out(self.stored.delete(namespace, name, options).await?)
+            .await
     }
 
     async fn delete_collection(
@@ -298,5 +307,79 @@ impl RestStorage for ConvertedRest {
                 .delete_collection(namespace, list, options)
                 .await?,
         )
+        .await
     }
+}
+
+/// A chunk of watch event lines (one or more) in the served form: the objects converted in
+/// one call, bookmarks retyped, errors kept. A failed conversion ends the chunk with an
+/// `ERROR` event carrying its Status, in place of the events it could not convert.
+async fn watch_chunk_out(
+    chunk: &[u8],
+    to_served: &dyn Converter,
+    api_version: &str,
+    kind: &str,
+) -> Bytes {
+    // Each line with whether its object awaits conversion; lines that are not JSON pass.
+    let mut lines: Vec<Result<(Value, bool), &[u8]>> = Vec::new();
+    let mut objects = Vec::new();
+    for line in chunk.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+        let Ok(mut event) = serde_json::from_slice::<Value>(line) else {
+            lines.push(Err(line));
+            continue;
+        };
+        let converts = match event["type"].as_str() {
+            Some("ERROR") => false,
+            Some("BOOKMARK") => {
+                event["object"]["apiVersion"] = api_version.into();
+                event["object"]["kind"] = kind.into();
+                false
+            }
+            _ => {
+                objects.push(event["object"].take());
+                true
+            }
+        };
+        lines.push(Ok((event, converts)));
+    }
+    let mut out = Vec::with_capacity(chunk.len());
+    let mut write = |event: &Value| {
+        if serde_json::to_writer(&mut out, event).is_ok() {
+            out.push(b'\n');
+        }
+    };
+    let converted = if objects.is_empty() {
+        Ok(objects)
+    } else {
+        to_served.convert(objects).await
+    };
+    match converted {
+        Ok(objects) => {
+            let mut objects = objects.into_iter();
+            for line in lines {
+                match line {
+                    Ok((mut event, converts)) => {
+                        if converts {
+                            event["object"] = objects.next().unwrap_or_default();
+                        }
+                        write(&event);
+                    }
+                    Err(raw) => {
+                        let text = String::from_utf8_lossy(raw);
+                        write(
+                            &serde_json::json!({"type": "ERROR", "object": ApiError::internal(format!("a watch event is not JSON: {text}")).to_status()}),
+                        );
+                    }
+                }
+            }
+        }
+        Err(e) => {
+            let status = match e {
+                Error::Api(api) => api.to_status(),
+                other => ApiError::internal(other).to_status(),
+            };
+            write(&serde_json::json!({"type": "ERROR", "object": status}));
+        }
+    }
+    Bytes::from(out)
 }
