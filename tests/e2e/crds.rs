@@ -252,10 +252,69 @@ async fn a_crd_serves_its_resource_with_schema_pruning_defaults_and_validation()
         .await;
     assert_eq!(r.status, 415, "{:?}", r.body);
 
-    // Deleting the CRD deletes its objects, then the CRD, then the resource.
+    // Deleting the CRD deletes its objects, then the CRD, then the resource. While an
+    // object's finalizer holds the CRD back, creates are refused as upstream refuses them.
     ok(kubectl(
         &kc,
-        &["delete", "crd", "shops.example.com", "--timeout=30s"],
+        &[
+            "patch",
+            "shop",
+            "corner",
+            "--type=merge",
+            "-p",
+            r#"{"metadata":{"finalizers":["example.com/hold"]}}"#,
+        ],
+    ));
+    ok(kubectl(
+        &kc,
+        &["delete", "crd", "shops.example.com", "--wait=false"],
+    ));
+    let late = json!({"apiVersion": "example.com/v1", "kind": "Shop",
+                      "metadata": {"name": "late"}, "spec": {"size": 1}});
+    let mut refused = raw.send_json(http::Method::POST, SHOPS, &late).await;
+    for _ in 0..100 {
+        if refused.status == 405 {
+            break;
+        }
+        if refused.status == 201 {
+            raw.request(http::Method::DELETE, &format!("{SHOPS}/late"), &[], vec![])
+                .await;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        refused = raw.send_json(http::Method::POST, SHOPS, &late).await;
+    }
+    assert_eq!(refused.status, 405, "{:?}", refused.body);
+    let status = refused.json();
+    assert_eq!(status["reason"], "MethodNotAllowed");
+    assert_eq!(
+        status["message"],
+        "create not allowed while custom resource definition is terminating"
+    );
+    assert_eq!(
+        status["details"],
+        json!({"group": "example.com", "kind": "shops"})
+    );
+    let crd = raw.get(&format!("{CRDS}/shops.example.com")).await.json();
+    let terminating = crd["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "Terminating")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(terminating["status"], "True", "{crd}");
+    assert_eq!(terminating["reason"], "InstanceDeletionInProgress");
+    // Reads and updates go on: the finalizer is taken off, and the CRD goes.
+    ok(kubectl(
+        &kc,
+        &[
+            "patch",
+            "shop",
+            "corner",
+            "--type=merge",
+            "-p",
+            r#"{"metadata":{"finalizers":null}}"#,
+        ],
     ));
     let mut gone = 0;
     for _ in 0..100 {

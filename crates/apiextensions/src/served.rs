@@ -3,11 +3,15 @@
 //! consistent set, swapped whole, and are told when it changes.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 
 use capstan_meta::columns::{Column, JsonPath};
-use capstan_meta::{ResourceDescriptor, STANDARD_VERBS};
+use capstan_meta::status::Reason;
+use capstan_meta::v1::StatusDetails;
+use capstan_meta::{ApiError, ResourceDescriptor, STANDARD_VERBS};
 use capstan_registry::converted::ConvertedRest;
+use capstan_registry::hooks::CreateHook;
 use capstan_registry::subresources::{PartRest, ScaleRest};
 use capstan_registry::{GenericStore, Registry, RestStorage};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
@@ -16,7 +20,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 use serde_json::Value;
 
 use crate::conversion::{Webhook, converter};
-use crate::custom::{CustomScale, CustomStrategy, ScalePaths};
+use crate::custom::{CustomObject, CustomScale, CustomStrategy, ScalePaths};
 use crate::definition::storage_version;
 use crate::schema::Schema;
 
@@ -28,6 +32,38 @@ struct Installed {
     store: Arc<GenericStore<CustomStrategy>>,
     /// Every served version's resource and subresources, versions by priority.
     routes: Vec<Arc<dyn RestStorage>>,
+    /// Set once the CRD is being deleted: creates are refused from then on.
+    terminating: Arc<AtomicBool>,
+}
+
+/// Refuses creates while the CRD terminates, as upstream's handler does.
+struct RefusedWhileTerminating {
+    terminating: Arc<AtomicBool>,
+    group: String,
+    resource: String,
+}
+
+#[async_trait::async_trait]
+impl CreateHook<CustomObject> for RefusedWhileTerminating {
+    async fn on_create(
+        &self,
+        _: &mut CustomObject,
+        _: &capstan_auth::UserInfo,
+    ) -> capstan_registry::Result<()> {
+        if !self.terminating.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let mut err = ApiError::new(
+            Reason::MethodNotAllowed,
+            "create not allowed while custom resource definition is terminating",
+        );
+        err.details = Some(Box::new(StatusDetails {
+            group: Some(self.group.clone()),
+            kind: Some(self.resource.clone()),
+            ..Default::default()
+        }));
+        Err(err.into())
+    }
 }
 
 /// The set readers see.
@@ -322,13 +358,19 @@ impl CustomResources {
             self.registry.config().prefix.trim_end_matches('/'),
             crd.spec.group
         );
+        let terminating = Arc::new(AtomicBool::new(false));
         let merge =
             crate::fields::merge_schema(&stored_d.api_version(), &stored_d.kind, stored_schema);
         let store = Arc::new(
             self.registry
                 .build_custom_store(strategy, &prefix)
                 .with_field_schema(Arc::new(merge))
-                .with_openapi_schema(openapi_schema(crd, storage)),
+                .with_openapi_schema(openapi_schema(crd, storage))
+                .with_create_hook(Arc::new(RefusedWhileTerminating {
+                    terminating: terminating.clone(),
+                    group: crd.spec.group.clone(),
+                    resource: crd.spec.names.plural.clone(),
+                })),
         );
         let status_store: Arc<dyn RestStorage> = Arc::new(PartRest::status(store.clone()));
         let webhook = Webhook::of(crd);
@@ -383,9 +425,22 @@ impl CustomResources {
                 spec,
                 store,
                 routes,
+                terminating,
             },
         );
         self.publish(&installed);
+    }
+
+    /// Refuses creates of `crd_name`'s objects from now on: the CRD is being deleted.
+    pub fn terminate(&self, crd_name: &str) {
+        if let Some(installed) = self
+            .installed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(crd_name)
+        {
+            installed.terminating.store(true, Ordering::Release);
+        }
     }
 
     /// Stops serving `crd_name`'s resources.

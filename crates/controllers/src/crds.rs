@@ -280,6 +280,7 @@ async fn finalize(
     {
         return false;
     }
+    served.terminate(&name);
     write_status(
         crds,
         crd,
