@@ -1024,3 +1024,129 @@ async fn a_conversion_webhook_served_by_the_test_converts_between_versions() {
         "conversion webhook for example.com/v1, Kind=Listener returned invalid object: must have the same name: web != someone-else"
     );
 }
+
+/// Polls `path` until it answers 404; false when it is still there after ten seconds.
+async fn gone_in_time(raw: &capstan_e2e::RawClient, path: &str) -> bool {
+    for _ in 0..200 {
+        if raw.get(path).await.status == 404 {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_garbage_collector_follows_custom_owners_and_dependents() {
+    let (server, _dir, _file) = with_crd(SHOP_CRD, "shops.example.com").await;
+    let raw = admin(&server);
+    let configmaps = "/api/v1/namespaces/default/configmaps";
+    let shop = |name: &str, owners: Value| {
+        json!({"apiVersion": "example.com/v1", "kind": "Shop",
+               "metadata": {"name": name, "ownerReferences": owners}, "spec": {"size": 1}})
+    };
+    let created = |r: capstan_e2e::RawResponse| {
+        assert_eq!(r.status, 201, "{:?}", r.body);
+        r.json()
+    };
+    let reference = |owner: &Value, block: bool| {
+        json!([{"apiVersion": owner["apiVersion"], "kind": owner["kind"],
+                "name": owner["metadata"]["name"], "uid": owner["metadata"]["uid"],
+                "blockOwnerDeletion": block}])
+    };
+
+    // A custom owner (as an operator's ConfigMap is owned by its custom object).
+    let owner = created(
+        raw.send_json(http::Method::POST, SHOPS, &shop("owner", json!(null)))
+            .await,
+    );
+    let cm = json!({"metadata": {"name": "owned", "ownerReferences": reference(&owner, false)}});
+    created(raw.send_json(http::Method::POST, configmaps, &cm).await);
+    let r = raw
+        .request(http::Method::DELETE, &format!("{SHOPS}/owner"), &[], vec![])
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert!(
+        gone_in_time(&raw, &format!("{configmaps}/owned")).await,
+        "the ConfigMap outlived its custom owner"
+    );
+
+    // A custom dependent of a built-in owner.
+    let parent = created(
+        raw.send_json(
+            http::Method::POST,
+            configmaps,
+            &json!({"metadata": {"name": "parent"}}),
+        )
+        .await,
+    );
+    created(
+        raw.send_json(
+            http::Method::POST,
+            SHOPS,
+            &shop("child", reference(&parent, true)),
+        )
+        .await,
+    );
+    let r = raw
+        .request(
+            http::Method::DELETE,
+            &format!("{configmaps}/parent"),
+            &[],
+            vec![],
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert!(
+        gone_in_time(&raw, &format!("{SHOPS}/child")).await,
+        "the custom object outlived its owner"
+    );
+
+    // Foreground deletion of a custom owner waits for its blocking dependents.
+    let owner = created(
+        raw.send_json(http::Method::POST, SHOPS, &shop("fore", json!(null)))
+            .await,
+    );
+    let cm = json!({"metadata": {"name": "blocking", "finalizers": ["example.com/hold"],
+                                 "ownerReferences": reference(&owner, true)}});
+    created(raw.send_json(http::Method::POST, configmaps, &cm).await);
+    let r = raw
+        .send_json(
+            http::Method::DELETE,
+            &format!("{SHOPS}/fore"),
+            &json!({"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Foreground"}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let mut dependent = Value::Null;
+    for _ in 0..200 {
+        dependent = raw.get(&format!("{configmaps}/blocking")).await.json();
+        if !dependent["metadata"]["deletionTimestamp"].is_null() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        !dependent["metadata"]["deletionTimestamp"].is_null(),
+        "{dependent}"
+    );
+    let waiting = raw.get(&format!("{SHOPS}/fore")).await.json();
+    assert_eq!(
+        waiting["metadata"]["finalizers"],
+        json!(["foregroundDeletion"]),
+        "{waiting}"
+    );
+    let r = raw
+        .request(
+            http::Method::PATCH,
+            &format!("{configmaps}/blocking"),
+            &[("content-type", "application/merge-patch+json")],
+            br#"{"metadata":{"finalizers":null}}"#.to_vec(),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert!(
+        gone_in_time(&raw, &format!("{SHOPS}/fore")).await,
+        "the foreground owner stayed"
+    );
+}

@@ -8,6 +8,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
+use capstan_apiextensions::CustomResources;
 use capstan_meta::Reason;
 use capstan_registry::{
     DeleteOptions, Error, FOREGROUND_FINALIZER, GetOptions, ORPHAN_FINALIZER, PatchType, Registry,
@@ -139,58 +140,101 @@ impl Graph {
     }
 }
 
-/// Runs the collector until the task is dropped.
-pub(crate) async fn run(registry: Arc<Registry>) {
+/// Whether the collector follows `storage`: a resource it can list, watch, patch and delete.
+fn collectable(storage: &Arc<dyn RestStorage>) -> bool {
+    let d = storage.descriptor();
+    d.subresource.is_empty()
+        && ["list", "watch", "delete", "patch"]
+            .iter()
+            .all(|v| d.verbs.iter().any(|x| x == v))
+}
+
+/// The follows of the collected resources, each feeding the one event channel tagged with its
+/// resource's slot.
+struct Followers {
+    tx: mpsc::Sender<(usize, Seen)>,
+    synced: mpsc::Sender<usize>,
+    tasks: JoinSet<()>,
+    running: HashMap<usize, tokio::task::AbortHandle>,
+}
+
+impl Followers {
+    /// Follows `storage` as slot `slot` (ending the slot's former follow); list generations
+    /// count on from `base`, so a relist of a replaced store still finds what went.
+    fn start(&mut self, slot: usize, storage: Arc<dyn RestStorage>, base: u64) {
+        self.stop(slot);
+        let tx = self.tx.clone();
+        let synced = self.synced.clone();
+        let handle = self.tasks.spawn(async move {
+            let (one_tx, mut one) = mpsc::channel(256);
+            let follow = follow::<crate::watching::Object>(storage, one_tx);
+            let forward = async move {
+                let mut announced = false;
+                while let Some(mut seen) = one.recv().await {
+                    seen.generation += base;
+                    if seen.listed && !announced {
+                        announced = true;
+                        let _ = synced.send(slot).await;
+                    }
+                    if tx.send((slot, seen)).await.is_err() {
+                        return;
+                    }
+                }
+            };
+            tokio::join!(follow, forward);
+        });
+        self.running.insert(slot, handle);
+    }
+
+    fn stop(&mut self, slot: usize) {
+        if let Some(handle) = self.running.remove(&slot) {
+            handle.abort();
+        }
+    }
+}
+
+/// Runs the collector until the task is dropped; `custom`'s resources are followed as they
+/// come and go.
+pub(crate) async fn run(registry: Arc<Registry>, custom: Option<Arc<CustomResources>>) {
     let resources: Vec<Arc<dyn RestStorage>> = registry
         .resources()
-        .filter(|r| {
-            let d = r.descriptor();
-            d.subresource.is_empty()
-                && ["list", "watch", "delete", "patch"]
-                    .iter()
-                    .all(|v| d.verbs.iter().any(|x| x == v))
-        })
+        .filter(|r| collectable(r))
         .cloned()
         .collect();
-    let mut tasks = JoinSet::new();
     let (tx, mut events) = mpsc::channel::<(usize, Seen)>(4096);
-    let (synced_tx, mut synced_rx) = mpsc::channel::<usize>(resources.len().max(1));
+    let (synced_tx, mut synced_rx) = mpsc::channel::<usize>(64);
+    let mut followers = Followers {
+        tx,
+        synced: synced_tx,
+        tasks: JoinSet::new(),
+        running: HashMap::new(),
+    };
     for (i, storage) in resources.iter().enumerate() {
-        let (one_tx, mut one) = mpsc::channel(256);
-        tasks.spawn(follow::<crate::watching::Object>(storage.clone(), one_tx));
-        let tx = tx.clone();
-        let synced_tx = synced_tx.clone();
-        tasks.spawn(async move {
-            let mut announced = false;
-            while let Some(seen) = one.recv().await {
-                if seen.listed && !announced {
-                    announced = true;
-                    let _ = synced_tx.send(i).await;
-                }
-                if tx.send((i, seen)).await.is_err() {
-                    return;
-                }
-            }
-        });
+        followers.start(i, storage.clone(), 0);
     }
-    drop(tx);
-    let collector = Collector {
+    let mut changes = custom.as_ref().map(|c| c.changes());
+    let mut collector = Collector {
         registry,
+        custom,
         resources,
         requested: Default::default(),
         started: Default::default(),
     };
+    // The slot and store of each custom resource followed, by group and resource.
+    let mut custom_slots: HashMap<(String, String), (usize, Arc<dyn RestStorage>)> = HashMap::new();
+    // The last list generation seen per slot.
+    let mut generations: Vec<u64> = vec![0; collector.resources.len()];
     let mut graph = Graph::default();
-    let mut queue: VecDeque<String> = VecDeque::new();
-    let mut queued: HashSet<String> = HashSet::new();
+    let mut work = Work::default();
     let mut synced: HashSet<usize> = HashSet::new();
     let mut retry_at: Vec<String> = Vec::new();
     let mut tick = tokio::time::interval(RETRY);
     loop {
-        let ready = synced.len() == collector.resources.len();
+        let ready = synced.len() >= collector.resources.len();
         tokio::select! {
             biased;
             Some((i, seen)) = events.recv() => {
+                generations[i] = generations[i].max(seen.generation);
                 if seen.listed {
                     // A (re)list ended: what it did not hold is gone.
                     let gone: Vec<String> = graph
@@ -201,11 +245,7 @@ pub(crate) async fn run(registry: Arc<Registry>) {
                         .collect();
                     for uid in gone {
                         collector.forget(&uid);
-                        for uid in graph.apply(uid, None) {
-                            if queued.insert(uid.clone()) {
-                                queue.push_back(uid);
-                            }
-                        }
+                        work.push(graph.apply(uid, None));
                     }
                     continue;
                 }
@@ -215,9 +255,53 @@ pub(crate) async fn run(registry: Arc<Registry>) {
                     collector.forget(&uid);
                 }
                 let node = (!seen.deleted).then_some(node);
-                for uid in graph.apply(uid, node) {
-                    if queued.insert(uid.clone()) {
-                        queue.push_back(uid);
+                work.push(graph.apply(uid, node));
+            }
+            Some(()) = async {
+                match changes.as_mut() {
+                    Some(c) => c.changed().await.ok(),
+                    None => std::future::pending().await,
+                }
+            } => {
+                let Some(custom) = collector.custom.clone() else { continue };
+                let mut present = HashSet::new();
+                for store in custom.stores().into_iter().filter(collectable) {
+                    let d = store.descriptor();
+                    let key = (d.group.clone(), d.resource.clone());
+                    present.insert(key.clone());
+                    let slot = match custom_slots.get(&key) {
+                        Some((_, followed)) if Arc::ptr_eq(followed, &store) => continue,
+                        Some((slot, _)) => *slot,
+                        None => {
+                            collector.resources.push(store.clone());
+                            generations.push(0);
+                            collector.resources.len() - 1
+                        }
+                    };
+                    // A new CRD, or a new spec of one (its objects are the same).
+                    collector.resources[slot] = store.clone();
+                    followers.start(slot, store.clone(), generations[slot]);
+                    custom_slots.insert(key, (slot, store));
+                }
+                let withdrawn: Vec<(String, String)> = custom_slots
+                    .keys()
+                    .filter(|k| !present.contains(*k))
+                    .cloned()
+                    .collect();
+                for key in withdrawn {
+                    // The CRD went after its objects: forget any left in the graph.
+                    let Some((slot, _)) = custom_slots.remove(&key) else { continue };
+                    followers.stop(slot);
+                    synced.insert(slot);
+                    let left: Vec<String> = graph
+                        .nodes
+                        .iter()
+                        .filter(|(_, n)| n.resource == slot)
+                        .map(|(uid, _)| uid.clone())
+                        .collect();
+                    for uid in left {
+                        collector.forget(&uid);
+                        work.push(graph.apply(uid, None));
                     }
                 }
             }
@@ -225,14 +309,10 @@ pub(crate) async fn run(registry: Arc<Registry>) {
                 synced.insert(i);
             }
             _ = tick.tick() => {
-                for uid in retry_at.drain(..) {
-                    if queued.insert(uid.clone()) {
-                        queue.push_back(uid);
-                    }
-                }
+                work.push(std::mem::take(&mut retry_at));
             }
             // Work is waiting and no event is: go on with it.
-            () = std::future::ready(()), if ready && !queue.is_empty() => {}
+            () = std::future::ready(()), if ready && !work.is_empty() => {}
             else => return,
         }
         // Nothing is judged before every resource has been listed once: an owner not seen
@@ -242,10 +322,9 @@ pub(crate) async fn run(registry: Arc<Registry>) {
         }
         // A bounded batch per turn: steady events neither starve the queue nor wait on it.
         for _ in 0..BATCH {
-            let Some(uid) = queue.pop_front() else {
+            let Some(uid) = work.pop() else {
                 break;
             };
-            queued.remove(&uid);
             if let Err(e) = collector.process(&graph, &uid).await {
                 debug!(%uid, error = %e, "garbage collector: will retry");
                 retry_at.push(uid);
@@ -254,8 +333,38 @@ pub(crate) async fn run(registry: Arc<Registry>) {
     }
 }
 
+/// The objects waiting to be judged, each once, in arrival order.
+#[derive(Default)]
+struct Work {
+    queue: VecDeque<String>,
+    queued: HashSet<String>,
+}
+
+impl Work {
+    fn push(&mut self, uids: Vec<String>) {
+        for uid in uids {
+            if self.queued.insert(uid.clone()) {
+                self.queue.push_back(uid);
+            }
+        }
+    }
+
+    fn pop(&mut self) -> Option<String> {
+        let uid = self.queue.pop_front()?;
+        self.queued.remove(&uid);
+        Some(uid)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
+}
+
 struct Collector {
     registry: Arc<Registry>,
+    /// The custom resources, whose owners are looked up too.
+    custom: Option<Arc<CustomResources>>,
+    /// The followed resources, by slot.
     resources: Vec<Arc<dyn RestStorage>>,
     /// Objects this collector has asked to delete and has not yet seen go: not asked again
     /// (a foreground owner is looked at once per change of each of its dependents).
@@ -372,11 +481,19 @@ impl Collector {
         }
     }
 
-    fn storage_of(&self, api_version: &str, kind: &str) -> Option<&Arc<dyn RestStorage>> {
-        self.registry.resources().find(|r| {
+    fn storage_of(&self, api_version: &str, kind: &str) -> Option<Arc<dyn RestStorage>> {
+        let serves = |r: &Arc<dyn RestStorage>| {
             let d = r.descriptor();
             d.subresource.is_empty() && d.kind == kind && d.api_version() == api_version
-        })
+        };
+        self.registry
+            .resources()
+            .find(|r| serves(r))
+            .cloned()
+            .or_else(|| {
+                let custom = self.custom.as_ref()?;
+                custom.resources_and_subresources().into_iter().find(serves)
+            })
     }
 
     fn forget(&self, uid: &str) {

@@ -136,7 +136,10 @@ impl Controllers {
             }
         }
         if config.garbage_collector {
-            tasks.push(tokio::spawn(gc::run(registry.clone())));
+            tasks.push(tokio::spawn(gc::run(
+                registry.clone(),
+                config.custom.clone(),
+            )));
         }
         Self { tasks }
     }
