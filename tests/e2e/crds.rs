@@ -1150,3 +1150,74 @@ async fn the_garbage_collector_follows_custom_owners_and_dependents() {
         "the foreground owner stayed"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resource_quotas_count_custom_objects() {
+    let (server, _dir, _file) = with_crd(SHOP_CRD, "shops.example.com").await;
+    let raw = admin(&server);
+    let quotas = "/api/v1/namespaces/default/resourcequotas";
+    let quota = json!({"metadata": {"name": "shops"},
+                       "spec": {"hard": {"count/shops.example.com": "1"}}});
+    let r = raw.send_json(http::Method::POST, quotas, &quota).await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let used = || async {
+        raw.get(&format!("{quotas}/shops")).await.json()["status"]["used"]["count/shops.example.com"]
+            .clone()
+    };
+    let until_used = |want: &'static str| async move {
+        for _ in 0..300 {
+            if used().await == want {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        false
+    };
+    assert!(until_used("0").await, "the quota was never counted");
+    let shop = |name: &str| {
+        json!({"apiVersion": "example.com/v1", "kind": "Shop",
+               "metadata": {"name": name}, "spec": {"size": 1}})
+    };
+    let r = raw
+        .send_json(http::Method::POST, SHOPS, &shop("first"))
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let r = raw
+        .send_json(http::Method::POST, SHOPS, &shop("second"))
+        .await;
+    assert_eq!(r.status, 403, "{:?}", r.body);
+    assert_eq!(
+        r.json()["message"],
+        "shops.example.com \"second\" is forbidden: exceeded quota: shops, requested: count/shops.example.com=1, used: count/shops.example.com=1, limited: count/shops.example.com=1"
+    );
+    // The controller's recounts find the custom object (they used to count none of them):
+    // a change of the quota's spec makes it recount.
+    let r = raw
+        .request(
+            http::Method::PATCH,
+            &format!("{quotas}/shops"),
+            &[("content-type", "application/merge-patch+json")],
+            br#"{"spec":{"hard":{"count/configmaps":"100"}}}"#.to_vec(),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let mut status = Value::Null;
+    for _ in 0..100 {
+        status = raw.get(&format!("{quotas}/shops")).await.json()["status"].clone();
+        if !status["used"]["count/configmaps"].is_null() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(status["used"]["count/shops.example.com"], "1", "{status}");
+    // A deletion releases its charge by the next recount.
+    let r = raw
+        .request(http::Method::DELETE, &format!("{SHOPS}/first"), &[], vec![])
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert!(until_used("0").await, "the deletion was never released");
+    let r = raw
+        .send_json(http::Method::POST, SHOPS, &shop("second"))
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+}

@@ -119,6 +119,7 @@ impl Controllers {
         if let Some(namespaces) = config.quota_namespaces {
             tasks.push(tokio::spawn(quota::run(
                 registry.clone(),
+                config.custom.clone(),
                 namespaces,
                 config.quota_charges.clone(),
             )));

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use capstan_admission::plugins::{Charge, ChargesInFlight, NamespaceSet};
 use capstan_admission::quota::{self, Usage};
+use capstan_apiextensions::CustomResources;
 use capstan_meta::quantity::{self, Milli};
 use capstan_registry::{ListOptions, Registry, RestStorage, WriteOptions};
 use serde_json::{Value, json};
@@ -66,6 +67,22 @@ fn store(
         .cloned()
 }
 
+/// The storage of the objects a quota counts: a built-in resource, or a custom one (whose
+/// storage version holds every object).
+fn counted_store(
+    registry: &Registry,
+    custom: Option<&CustomResources>,
+    group: &str,
+    resource: &str,
+) -> Option<Arc<dyn RestStorage>> {
+    store(registry, group, resource, "").or_else(|| {
+        custom?.stores().into_iter().find(|s| {
+            let d = s.descriptor();
+            d.group == group && d.resource == resource
+        })
+    })
+}
+
 /// The resource (group, plural) a quota's resource name counts.
 fn counted(name: &str) -> Option<(String, String)> {
     if let Some(rest) = name.strip_prefix("count/") {
@@ -118,7 +135,12 @@ fn add_unstored(stored: &mut Vec<Value>, charges: &[Charge], group: &str, resour
 
 /// Recounts every quota of `namespace`; false when a write lost a race, or an update the
 /// plugin charged is in flight (try again).
-async fn recount(registry: &Registry, namespace: &str, in_flight: &ChargesInFlight) -> bool {
+async fn recount(
+    registry: &Registry,
+    custom: Option<&CustomResources>,
+    namespace: &str,
+    in_flight: &ChargesInFlight,
+) -> bool {
     let (Some(quotas), Some(status)) = (
         store(registry, "", "resourcequotas", ""),
         store(registry, "", "resourcequotas", "status"),
@@ -150,7 +172,7 @@ async fn recount(registry: &Registry, namespace: &str, in_flight: &ChargesInFlig
         for (group, resource) in kinds {
             let key = (group.clone(), resource.clone());
             if !objects.contains_key(&key) {
-                let mut found = match store(registry, &group, &resource, "") {
+                let mut found = match counted_store(registry, custom, &group, &resource) {
                     Some(s) => match list(&s, namespace).await {
                         Some(found) => found,
                         None => return false,
@@ -209,6 +231,7 @@ async fn recount(registry: &Registry, namespace: &str, in_flight: &ChargesInFlig
 /// Follows quotas and the deletions that release quota; recounts as described above.
 pub(crate) async fn run(
     registry: Arc<Registry>,
+    custom: Option<Arc<CustomResources>>,
     namespaces: Arc<NamespaceSet>,
     in_flight: Arc<ChargesInFlight>,
 ) {
@@ -263,7 +286,7 @@ pub(crate) async fn run(
             }
             _ = soon.tick() => {
                 for ns in std::mem::take(&mut dirty) {
-                    if held.contains_key(&ns) && !recount(&registry, &ns, &in_flight).await {
+                    if held.contains_key(&ns) && !recount(&registry, custom.as_deref(), &ns, &in_flight).await {
                         dirty.insert(ns);
                     }
                 }
