@@ -171,14 +171,32 @@ impl CustomStrategy {
             ));
         }
         errs.extend(self.schema.validate_fields(&obj.content));
-        if errs.is_empty() {
+        if errs.is_empty() && self.schema.has_rules() {
+            let old = old.map(rule_view);
             errs.extend(
                 self.schema
-                    .check_object_rules(&obj.content, old.map(|o| &o.content)),
+                    .check_object_rules(&rule_view(obj), old.as_ref()),
             );
         }
         errs
     }
+}
+
+/// What root rules see as `self`: the fields, type meta, and of the metadata only `name` and
+/// `generateName`, as upstream.
+fn rule_view(obj: &CustomObject) -> Value {
+    let mut view = obj.content.clone();
+    view.insert("apiVersion".into(), obj.api_version.clone().into());
+    view.insert("kind".into(), obj.kind.clone().into());
+    let mut meta = Map::new();
+    if let Some(name) = &obj.metadata.name {
+        meta.insert("name".into(), name.clone().into());
+    }
+    if let Some(prefix) = &obj.metadata.generate_name {
+        meta.insert("generateName".into(), prefix.clone().into());
+    }
+    view.insert("metadata".into(), Value::Object(meta));
+    Value::Object(view)
 }
 
 impl Strategy for CustomStrategy {
@@ -369,5 +387,51 @@ mod tests {
         scale.set_desired(&mut o, 4);
         assert_eq!(o.content["spec"], json!({"replicas": 4}));
         assert_eq!(scale.desired(&o), 4);
+    }
+
+    #[test]
+    fn root_rules_see_type_meta_and_the_name_but_no_other_metadata() {
+        let props = serde_json::from_value(json!({
+            "type": "object",
+            "x-kubernetes-validations": [
+                {"rule": "self.metadata.name.startsWith('shop-')", "message": "names start with shop-"},
+                {"rule": "self.kind == 'Shop' && self.apiVersion == 'example.com/v1'"},
+                {"rule": "!has(self.metadata.labels)", "message": "labels are not seen"},
+                {"rule": "self.metadata.name != 'shop-x'", "fieldPath": ".spec"}
+            ],
+            "properties": {"spec": {"type": "object"}}
+        }))
+        .unwrap();
+        let descriptor = ResourceDescriptor {
+            group: "example.com".into(),
+            version: "v1".into(),
+            kind: "Shop".into(),
+            resource: "shops".into(),
+            ..Default::default()
+        };
+        let s = CustomStrategy::new(descriptor, Arc::new(Schema::compile(&props)), false);
+        let shop = |name: &str| {
+            object(json!({"apiVersion": "example.com/v1", "kind": "Shop",
+                          "metadata": {"name": name, "labels": {"a": "b"}}, "spec": {}}))
+        };
+        assert!(s.validate(&shop("shop-1")).is_empty());
+        let errs: Vec<String> = s
+            .validate(&shop("store"))
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            errs,
+            ["<nil>: Invalid value: \"object\": names start with shop-"]
+        );
+        let errs: Vec<String> = s
+            .validate(&shop("shop-x"))
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            errs,
+            ["spec: Invalid value: \"object\": failed rule: self.metadata.name != 'shop-x'"]
+        );
     }
 }

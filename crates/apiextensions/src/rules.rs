@@ -134,8 +134,11 @@ impl Rule {
         {
             return;
         }
+        // Upstream names the root `<nil>`.
         let at = match &self.field_path {
+            Some(fp) if path.is_empty() => fp.trim_start_matches('.').to_string(),
             Some(fp) => format!("{path}{fp}"),
+            None if path.is_empty() => "<nil>".to_string(),
             None => path.to_string(),
         };
         let shown_type = serde_json::to_string(ty).unwrap_or_default();

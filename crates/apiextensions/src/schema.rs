@@ -284,25 +284,25 @@ impl Schema {
         }
     }
 
-    /// Evaluates the rules over an object's fields (`old`: the stored object's, on
-    /// updates).
-    pub fn check_object_rules(
-        &self,
-        fields: &serde_json::Map<String, Value>,
-        old: Option<&serde_json::Map<String, Value>>,
-    ) -> FieldErrors {
+    /// Whether any rule sits anywhere in the schema.
+    pub fn has_rules(&self) -> bool {
+        self.has_rules
+    }
+
+    /// Evaluates the rules over an object (`old`: the stored object, on updates). Root rules
+    /// see the object as given: the caller decides what of its type meta and metadata they
+    /// read.
+    pub fn check_object_rules(&self, object: &Value, old: Option<&Value>) -> FieldErrors {
         let mut errs = Vec::new();
         if !self.has_rules {
             return errs;
         }
-        if !self.rules.is_empty() {
-            let value = Value::Object(fields.clone());
-            let old = old.map(|o| Value::Object(o.clone()));
-            for rule in &self.rules {
-                rule.check(&value, old.as_ref(), "", "object", &mut errs);
-            }
+        for rule in &self.rules {
+            rule.check(object, old, "", "object", &mut errs);
         }
-        self.check_rules_in(fields, old, "", &mut errs);
+        if let Some(fields) = object.as_object() {
+            self.check_rules_in(fields, old.and_then(Value::as_object), "", &mut errs);
+        }
         errs
     }
 
