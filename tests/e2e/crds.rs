@@ -1221,3 +1221,57 @@ async fn resource_quotas_count_custom_objects() {
         .await;
     assert_eq!(r.status, 201, "{:?}", r.body);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn defaults_added_to_a_schema_apply_to_stored_objects_as_they_are_read() {
+    let (server, dir, file) = with_crd(SHOP_CRD, "shops.example.com").await;
+    let kc = server.kubeconfig_path();
+    let raw = admin(&server);
+    let shop = json!({"apiVersion": "example.com/v1", "kind": "Shop",
+                      "metadata": {"name": "old"}, "spec": {"size": 2}});
+    let r = raw.send_json(http::Method::POST, SHOPS, &shop).await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    assert!(r.json()["spec"].get("opens").is_none());
+
+    // The schema gains a defaulted field: the stored object is not rewritten, but every read
+    // shows the default (get, list, watch), as upstream defaults what it reads from storage.
+    let yaml = SHOP_CRD.replace(
+        "              labels:\n",
+        "              opens: {type: string, default: \"09:00\"}\n              labels:\n",
+    );
+    assert_ne!(yaml, SHOP_CRD);
+    std::fs::write(&file, &yaml).unwrap();
+    ok(kubectl(&kc, &["apply", "-f", file.to_str().unwrap()]));
+    let mut got = Value::Null;
+    for _ in 0..100 {
+        got = raw.get(&format!("{SHOPS}/old")).await.json();
+        if got["spec"]["opens"] == "09:00" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        got["spec"],
+        json!({"size": 2, "color": "red", "opens": "09:00"}),
+        "{got}"
+    );
+    let list = raw.get(SHOPS).await.json();
+    assert_eq!(list["items"][0]["spec"]["opens"], "09:00", "{list}");
+    let rv = got["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let events = raw
+        .get(&format!(
+            "{SHOPS}?watch=1&resourceVersion=0&timeoutSeconds=1"
+        ))
+        .await
+        .json_lines();
+    assert_eq!(events[0]["object"]["spec"]["opens"], "09:00", "{events:?}");
+    assert_eq!(
+        events[0]["object"]["metadata"]["resourceVersion"],
+        rv.as_str(),
+        "not rewritten"
+    );
+    drop(dir);
+}

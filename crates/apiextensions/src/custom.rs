@@ -228,6 +228,12 @@ impl Strategy for CustomStrategy {
         }
     }
 
+    fn on_read(&self, obj: &mut CustomObject) {
+        if self.schema.has_defaults() {
+            self.default(obj);
+        }
+    }
+
     fn prepare_for_create(&self, obj: &mut CustomObject) {
         if obj.api_version.is_empty() {
             obj.api_version = self.descriptor.api_version();
@@ -433,5 +439,13 @@ mod tests {
             errs,
             ["spec: Invalid value: \"object\": failed rule: self.metadata.name != 'shop-x'"]
         );
+    }
+
+    #[test]
+    fn reads_fill_the_defaults_the_schema_has_now() {
+        let s = strategy(false);
+        let mut stored = object(json!({"metadata": {"name": "a"}, "spec": {"size": 1}}));
+        s.on_read(&mut stored);
+        assert_eq!(stored.content["spec"], json!({"size": 1, "color": "red"}));
     }
 }

@@ -136,6 +136,8 @@ pub struct Schema {
     rules: Vec<Arc<Rule>>,
     /// Whether this node or one below it has rules.
     has_rules: bool,
+    /// Whether a node below this one has a default.
+    has_defaults: bool,
 }
 
 /// The properties every object has, kept by pruning at the root and in embedded resources.
@@ -217,11 +219,16 @@ impl Schema {
                 .filter_map(|r| Rule::compile(r, "").ok().map(Arc::new))
                 .collect(),
             has_rules: false,
+            has_defaults: false,
         };
         compiled.has_rules = !compiled.rules.is_empty()
             || compiled.properties.values().any(|p| p.has_rules)
             || compiled.additional.as_ref().is_some_and(|a| a.has_rules)
             || compiled.items.as_ref().is_some_and(|i| i.has_rules);
+        let defaults = |s: &Schema| s.default.is_some() || s.has_defaults;
+        compiled.has_defaults = compiled.properties.values().any(defaults)
+            || compiled.additional.as_deref().is_some_and(defaults)
+            || compiled.items.as_deref().is_some_and(defaults);
         compiled
     }
 
@@ -282,6 +289,11 @@ impl Schema {
                 sub.check_rules(v, old.and_then(|o| o.get(k)), &child(path, k), errs);
             }
         }
+    }
+
+    /// Whether any field below the root has a default.
+    pub fn has_defaults(&self) -> bool {
+        self.has_defaults
     }
 
     /// Whether any rule sits anywhere in the schema.

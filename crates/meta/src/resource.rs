@@ -163,6 +163,11 @@ pub trait Strategy: Send + Sync + 'static {
     /// Fills defaults, as upstream does when it decodes any write (create, update, patch).
     fn default(&self, _obj: &mut Self::Object) {}
 
+    /// Adjusts an object read from storage, before it is served or changed: custom resources
+    /// fill the defaults their schema has now, as upstream defaults on read. Nothing else
+    /// changes on read.
+    fn on_read(&self, _obj: &mut Self::Object) {}
+
     /// Clears or sets fields on create (e.g. status) before validation.
     fn prepare_for_create(&self, _obj: &mut Self::Object) {}
 

@@ -409,6 +409,7 @@ fn to_cached<S: Strategy>(
 ) -> std::result::Result<CachedObject, String> {
     let json = codec.decode(&kv.key, &kv.value)?;
     let mut obj: S::Object = serde_json::from_slice(&json).map_err(|e| e.to_string())?;
+    strategy.on_read(&mut obj);
     obj.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
     let mut json = serde_json::to_vec(&obj).map_err(|e| e.to_string())?;
     // The cache keeps this for the object's lifetime: no spare capacity.
@@ -512,6 +513,7 @@ impl<S: Strategy> GenericStore<S> {
             key: kv.key.clone(),
             source,
         })?;
+        self.strategy.on_read(&mut obj);
         obj.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
         Ok(obj)
     }
