@@ -718,7 +718,8 @@ async fn cel_rules_judge_writes_and_transitions() {
                         "properties": {
                             "min": {"type": "integer"}, "max": {"type": "integer"}, "size": {"type": "integer"},
                             "name": {"type": "string", "x-kubernetes-validations": [
-                                {"rule": "self == oldSelf", "message": "name is immutable", "reason": "FieldValueForbidden"}
+                                {"rule": "self == oldSelf", "message": "name is immutable", "reason": "FieldValueForbidden"},
+                                {"rule": "!isIP(self) && self.lowerAscii() == self", "message": "names are lower case, not addresses"}
                             ]}
                         }
                     }}
@@ -788,6 +789,16 @@ async fn cel_rules_judge_writes_and_transitions() {
         )
         .await;
     assert_eq!(r.status, 200, "{:?}", r.body);
+    // Kubernetes' CEL libraries are there (here `isIP`, and the strings extension's
+    // `lowerAscii`).
+    let mut addressed = range(1, 5, 3, "10.0.0.1");
+    addressed["metadata"]["name"] = json!("addressed");
+    let r = raw.send_json(http::Method::POST, RANGES, &addressed).await;
+    assert_eq!(r.status, 422, "{:?}", r.body);
+    assert_eq!(
+        r.json()["message"],
+        "Range.example.com \"addressed\" is invalid: spec.name: Invalid value: \"string\": names are lower case, not addresses"
+    );
 }
 
 /// What the test's conversion webhook saw, and how it answers.

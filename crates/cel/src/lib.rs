@@ -5,6 +5,17 @@
 use serde_json::Value;
 use thiserror::Error;
 
+pub mod kubernetes;
+
+/// The environment every program runs in: the standard library, the strings extension and
+/// the Kubernetes libraries (built once).
+fn environment() -> std::sync::Arc<cel::Env> {
+    static ENV: std::sync::LazyLock<std::sync::Arc<cel::Env>> = std::sync::LazyLock::new(|| {
+        std::sync::Arc::new(kubernetes::environment().unwrap_or_else(|_| cel::Env::stdlib()))
+    });
+    ENV.clone()
+}
+
 /// A CEL value, as programs answer.
 pub use cel::Value as CelValue;
 use cel::common::types::{
@@ -50,12 +61,10 @@ impl std::fmt::Debug for Activation {
 }
 
 impl Activation {
-    /// No variables bound; the standard functions available (their table built once).
+    /// No variables bound; the standard functions and Kubernetes' libraries available.
     pub fn new() -> Self {
-        static STANDARD: std::sync::LazyLock<std::sync::Arc<cel::Env>> =
-            std::sync::LazyLock::new(|| std::sync::Arc::new(cel::Env::stdlib()));
         Self {
-            context: cel::Context::with_env(STANDARD.clone()),
+            context: cel::Context::with_env(environment()),
         }
     }
 
@@ -152,7 +161,7 @@ impl Program {
 
     /// Evaluates the program with `variables` bound (JSON `null` for absent objects).
     pub fn evaluate(&self, variables: &[(&str, &Value)]) -> Result<cel::Value, Error> {
-        let mut context = cel::Context::default();
+        let mut context = cel::Context::with_env(environment());
         for (name, value) in variables {
             context.add_variable_as_val(*name, to_val(value));
         }
