@@ -1042,6 +1042,10 @@ mod tests {
             ),
             ("quantity('-1').sign()", json!(-1)),
             ("isQuantity('1x') || !isQuantity('20Mi')", json!(false)),
+            // Durations and timestamps (the standard library, with `chrono`).
+            ("duration('90m') > duration('1h')", json!(true)),
+            ("timestamp('2026-01-01T00:00:00Z') + duration('24h') == timestamp('2026-01-02T00:00:00Z')", json!(true)),
+            ("timestamp('2026-03-01T10:00:00Z').getHours()", json!(10)),
         ];
         for (expression, want) in cases {
             assert_eq!(eval(expression), Ok(want), "{expression}");
