@@ -58,6 +58,21 @@ spec:
         x-kubernetes-preserve-unknown-fields: true
 "#;
 
+/// A merge patch of `path` with `body`.
+async fn merge_patch(
+    raw: &capstan_e2e::RawClient,
+    path: &str,
+    body: &str,
+) -> capstan_e2e::RawResponse {
+    raw.request(
+        http::Method::PATCH,
+        path,
+        &[("content-type", "application/merge-patch+json")],
+        body.as_bytes().to_vec(),
+    )
+    .await
+}
+
 /// Waits until the CRD `name` is Established, with kubectl as users do.
 fn wait_established(kc: &std::path::Path, name: &str) {
     ok(kubectl(
@@ -625,14 +640,7 @@ async fn printer_columns_and_the_scale_subresource() {
     );
     let status = json!({"status": {"replicas": 1, "selector": "app=blue",
                         "conditions": [{"type": "Synced", "status": "False"}, {"type": "Ready", "status": "True"}]}});
-    let r = raw
-        .request(
-            http::Method::PATCH,
-            &format!("{FLEETS}/blue/status"),
-            &[("content-type", "application/merge-patch+json")],
-            serde_json::to_vec(&status).unwrap(),
-        )
-        .await;
+    let r = merge_patch(&raw, &format!("{FLEETS}/blue/status"), &status.to_string()).await;
     assert_eq!(r.status, 200, "{:?}", r.body);
 
     let table = ok(kubectl(&kc, &["get", "fleets"]));
@@ -979,14 +987,7 @@ async fn a_conversion_webhook_served_by_the_test_converts_between_versions() {
         .unwrap()
         .to_string();
     let patch = json!({"spec": {"address": "api.example.org:8443"}});
-    let r = raw
-        .request(
-            http::Method::PATCH,
-            &format!("{v1}/api"),
-            &[("content-type", "application/merge-patch+json")],
-            patch.to_string().into_bytes(),
-        )
-        .await;
+    let r = merge_patch(&raw, &format!("{v1}/api"), &patch.to_string()).await;
     assert_eq!(r.status, 200, "{:?}", r.body);
     let events = raw
         .get(&format!(
@@ -1147,14 +1148,12 @@ async fn the_garbage_collector_follows_custom_owners_and_dependents() {
         json!(["foregroundDeletion"]),
         "{waiting}"
     );
-    let r = raw
-        .request(
-            http::Method::PATCH,
-            &format!("{configmaps}/blocking"),
-            &[("content-type", "application/merge-patch+json")],
-            br#"{"metadata":{"finalizers":null}}"#.to_vec(),
-        )
-        .await;
+    let r = merge_patch(
+        &raw,
+        &format!("{configmaps}/blocking"),
+        r#"{"metadata":{"finalizers":null}}"#,
+    )
+    .await;
     assert_eq!(r.status, 200, "{:?}", r.body);
     assert!(
         gone_in_time(&raw, &format!("{SHOPS}/fore")).await,
@@ -1203,14 +1202,12 @@ async fn resource_quotas_count_custom_objects() {
     );
     // The controller's recounts find the custom object (they used to count none of them):
     // a change of the quota's spec makes it recount.
-    let r = raw
-        .request(
-            http::Method::PATCH,
-            &format!("{quotas}/shops"),
-            &[("content-type", "application/merge-patch+json")],
-            br#"{"spec":{"hard":{"count/configmaps":"100"}}}"#.to_vec(),
-        )
-        .await;
+    let r = merge_patch(
+        &raw,
+        &format!("{quotas}/shops"),
+        r#"{"spec":{"hard":{"count/configmaps":"100"}}}"#,
+    )
+    .await;
     assert_eq!(r.status, 200, "{:?}", r.body);
     let mut status = Value::Null;
     for _ in 0..100 {

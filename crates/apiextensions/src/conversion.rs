@@ -16,7 +16,7 @@ use capstan_registry::converted::{Converter, PerObject};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceDefinition, WebhookConversion,
 };
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// How long a conversion webhook may take (upstream's webhook client timeout).
 const TIMEOUT: Duration = Duration::from_secs(30);
@@ -78,11 +78,16 @@ impl Webhook {
             .ok_or("no supported conversion review versions")?;
         let (client, url) = self.endpoint.as_ref().map_err(Clone::clone)?;
         let uid = uuid::Uuid::new_v4().to_string();
-        let review = json!({
-            "apiVersion": format!("apiextensions.k8s.io/{review_version}"),
-            "kind": "ConversionReview",
-            "request": {"uid": uid, "desiredAPIVersion": api_version, "objects": objects},
-        });
+        // Written straight from the objects: a JSON tree of the review would copy them all.
+        let review = Review {
+            api_version: format!("apiextensions.k8s.io/{review_version}"),
+            kind: "ConversionReview",
+            request: ReviewRequest {
+                uid: &uid,
+                desired_api_version: api_version,
+                objects,
+            },
+        };
         let body = serde_json::to_vec(&review).map_err(|e| e.to_string())?;
         let (status, answer) = client
             .request(
@@ -109,6 +114,23 @@ impl Webhook {
             .map_err(|e| format!("the webhook's answer is not a ConversionReview: {e}"))?;
         converted_objects(review_version, &uid, answer)
     }
+}
+
+/// A ConversionReview request, borrowing the objects it sends.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Review<'a> {
+    api_version: String,
+    kind: &'static str,
+    request: ReviewRequest<'a>,
+}
+
+#[derive(serde::Serialize)]
+struct ReviewRequest<'a> {
+    uid: &'a str,
+    #[serde(rename = "desiredAPIVersion")]
+    desired_api_version: &'a str,
+    objects: &'a [&'a Value],
 }
 
 /// The address of a webhook and a client trusting its `caBundle`.
@@ -335,6 +357,7 @@ impl Converter for WebhookConverter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn answer(uid: &str, result: Value, objects: Value) -> Value {
         json!({

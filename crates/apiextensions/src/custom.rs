@@ -420,23 +420,19 @@ mod tests {
             object(json!({"apiVersion": "example.com/v1", "kind": "Shop",
                           "metadata": {"name": name, "labels": {"a": "b"}}, "spec": {}}))
         };
-        assert!(s.validate(&shop("shop-1")).is_empty());
-        let errs: Vec<String> = s
-            .validate(&shop("store"))
-            .iter()
-            .map(ToString::to_string)
-            .collect();
+        let messages = |name: &str| -> Vec<String> {
+            s.validate(&shop(name))
+                .iter()
+                .map(ToString::to_string)
+                .collect()
+        };
+        assert!(messages("shop-1").is_empty());
         assert_eq!(
-            errs,
+            messages("store"),
             ["<nil>: Invalid value: \"object\": names start with shop-"]
         );
-        let errs: Vec<String> = s
-            .validate(&shop("shop-x"))
-            .iter()
-            .map(ToString::to_string)
-            .collect();
         assert_eq!(
-            errs,
+            messages("shop-x"),
             ["spec: Invalid value: \"object\": failed rule: self.metadata.name != 'shop-x'"]
         );
     }

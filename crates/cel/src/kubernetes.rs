@@ -128,44 +128,60 @@ fn sum<'b, 'v>(a: Vec<CowVal<'b, 'v>>) -> Out<'b, 'v> {
         .into_iter()
         .map(Value::try_from)
         .collect::<Result<Vec<_>, _>>()?;
+    // The elements' one numeric type decides the sum's (an empty list sums to int 0).
     let total = match values.first() {
-        None | Some(Value::Int(_)) => {
-            let mut total = 0i64;
-            for v in &values {
-                let Value::Int(i) = v else {
-                    return Err(fail("sum", "the elements are not all of one type"));
-                };
-                total = total
-                    .checked_add(*i)
-                    .ok_or_else(|| fail("sum", "integer overflow"))?;
-            }
-            Value::Int(total)
-        }
-        Some(Value::UInt(_)) => {
-            let mut total = 0u64;
-            for v in &values {
-                let Value::UInt(u) = v else {
-                    return Err(fail("sum", "the elements are not all of one type"));
-                };
-                total = total
-                    .checked_add(*u)
-                    .ok_or_else(|| fail("sum", "unsigned integer overflow"))?;
-            }
-            Value::UInt(total)
-        }
-        Some(Value::Float(_)) => {
-            let mut total = 0.0;
-            for v in &values {
-                let Value::Float(f) = v else {
-                    return Err(fail("sum", "the elements are not all of one type"));
-                };
-                total += f;
-            }
-            Value::Float(total)
-        }
+        None | Some(Value::Int(_)) => Value::Int(add_all(
+            &values,
+            0,
+            |v| {
+                if let Value::Int(i) = v {
+                    Some(*i)
+                } else {
+                    None
+                }
+            },
+            i64::checked_add,
+        )?),
+        Some(Value::UInt(_)) => Value::UInt(add_all(
+            &values,
+            0,
+            |v| {
+                if let Value::UInt(u) = v {
+                    Some(*u)
+                } else {
+                    None
+                }
+            },
+            u64::checked_add,
+        )?),
+        Some(Value::Float(_)) => Value::Float(add_all(
+            &values,
+            0.0,
+            |v| {
+                if let Value::Float(f) = v {
+                    Some(*f)
+                } else {
+                    None
+                }
+            },
+            |a, b| Some(a + b),
+        )?),
         Some(_) => return Err(fail("sum", "the elements are not numbers")),
     };
     Ok(CowVal::Owned(Box::<dyn Val>::try_from(total)?))
+}
+
+/// The sum of `values`, each read by `read` (which fails on another type).
+fn add_all<T: Copy>(
+    values: &[Value],
+    zero: T,
+    read: fn(&Value) -> Option<T>,
+    add: fn(T, T) -> Option<T>,
+) -> Result<T, ExecutionError> {
+    values.iter().try_fold(zero, |total, v| {
+        let v = read(v).ok_or_else(|| fail("sum", "the elements are not all of one type"))?;
+        add(total, v).ok_or_else(|| fail("sum", "overflow"))
+    })
 }
 
 fn extreme<'b, 'v>(function: &str, a: Vec<CowVal<'b, 'v>>, keep: Ordering) -> Out<'b, 'v> {
@@ -1044,7 +1060,10 @@ mod tests {
             ("isQuantity('1x') || !isQuantity('20Mi')", json!(false)),
             // Durations and timestamps (the standard library, with `chrono`).
             ("duration('90m') > duration('1h')", json!(true)),
-            ("timestamp('2026-01-01T00:00:00Z') + duration('24h') == timestamp('2026-01-02T00:00:00Z')", json!(true)),
+            (
+                "timestamp('2026-01-01T00:00:00Z') + duration('24h') == timestamp('2026-01-02T00:00:00Z')",
+                json!(true),
+            ),
             ("timestamp('2026-03-01T10:00:00Z').getHours()", json!(10)),
         ];
         for (expression, want) in cases {

@@ -110,7 +110,7 @@ struct Options {
 }
 
 /// A collection the operations can work on.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Resource {
     /// Cluster-scoped StorageClasses.
     Storageclasses,
@@ -128,6 +128,10 @@ enum Resource {
     /// validated by their CRD's schema; the CRD is created first (and its time to
     /// Established printed).
     Widgets,
+    /// The same Widgets served in `load.capstan.dev/v2`: every request and answer converted
+    /// to and from the stored `v1` by a conversion webhook this process serves.
+    #[value(name = "widgets-v2")]
+    WidgetsV2,
 }
 
 impl Resource {
@@ -139,6 +143,7 @@ impl Resource {
             Self::Hpav2 => "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers",
             Self::Hpav1 => "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers",
             Self::Widgets => custom::WIDGETS,
+            Self::WidgetsV2 => custom::WIDGETS_V2,
         }
     }
 
@@ -170,8 +175,8 @@ impl Resource {
                         "target": {"type": "Utilization", "averageUtilization": 60}}}]},
             }))
             .expect("JSON"),
-            Self::Widgets => serde_json::to_vec(&serde_json::json!({
-                "apiVersion": "load.capstan.dev/v1",
+            Self::Widgets | Self::WidgetsV2 => serde_json::to_vec(&serde_json::json!({
+                "apiVersion": if self == Self::Widgets { "load.capstan.dev/v1" } else { "load.capstan.dev/v2" },
                 "kind": "Widget",
                 "metadata": {"name": name, "labels": {"capstan-load": run, "generation": generation.to_string()}},
                 "spec": {"type": "ssd", "iops": 3000},
@@ -628,12 +633,18 @@ async fn main() {
         scheduling::run(&target, &run, nodes, options.schedule_pods).await;
         return;
     }
-    if matches!(options.resource, Resource::Widgets)
-        && let Err(e) = custom::install(&target).await
-    {
-        eprintln!("capstan-load: {e}");
-        std::process::exit(1);
-    }
+    let converter = match options.resource {
+        Resource::Widgets | Resource::WidgetsV2 => {
+            match custom::install(&target, options.resource == Resource::WidgetsV2).await {
+                Ok(converter) => converter,
+                Err(e) => {
+                    eprintln!("capstan-load: {e}");
+                    std::process::exit(1);
+                }
+            }
+        }
+        _ => None,
+    };
     if options.populate > 0 {
         populate(&target, &run, options.populate).await;
     }
@@ -693,6 +704,12 @@ async fn main() {
                 ms(out.latencies.last().copied().unwrap_or_default()),
             );
         }
+    }
+    if let Some(converter) = converter {
+        println!(
+            "\nconversion webhook: {} reviews answered",
+            converter.calls.load(std::sync::atomic::Ordering::Relaxed)
+        );
     }
     if let Some(webhook) = webhook {
         println!(

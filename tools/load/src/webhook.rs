@@ -25,9 +25,24 @@ pub(crate) struct Webhook {
     task: tokio::task::JoinHandle<()>,
 }
 
-/// Starts the webhook on a loopback port; its URL and the CA (PEM) that signed it.
-async fn serve(
+/// How a webhook answers a review.
+pub(crate) type Answer = fn(&serde_json::Value) -> serde_json::Value;
+
+/// The validating webhook's answer: allowed.
+fn allow(review: &serde_json::Value) -> serde_json::Value {
+    serde_json::json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "response": {"uid": review["request"]["uid"], "allowed": true},
+    })
+}
+
+/// Starts a webhook answering with `answer` on a loopback port, counting its calls in
+/// `calls`; its URL (with `path`) and the CA (PEM) that signed it.
+pub(crate) async fn serve(
     calls: Arc<AtomicU64>,
+    path: &str,
+    answer: Answer,
 ) -> Result<(String, String, tokio::task::JoinHandle<()>), String> {
     use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
     let ca_key = KeyPair::generate().map_err(|e| e.to_string())?;
@@ -59,7 +74,7 @@ async fn serve(
         .await
         .map_err(|e| e.to_string())?;
     let url = format!(
-        "https://{}/validate",
+        "https://{}{path}",
         listener.local_addr().map_err(|e| e.to_string())?
     );
     let task = tokio::spawn(async move {
@@ -84,11 +99,7 @@ async fn serve(
                             let review: serde_json::Value =
                                 serde_json::from_slice(&body).unwrap_or_default();
                             calls.fetch_add(1, Ordering::Relaxed);
-                            let answer = serde_json::json!({
-                                "apiVersion": "admission.k8s.io/v1",
-                                "kind": "AdmissionReview",
-                                "response": {"uid": review["request"]["uid"], "allowed": true},
-                            });
+                            let answer = answer(&review);
                             Ok::<_, std::convert::Infallible>(
                                 http::Response::builder()
                                     .status(StatusCode::OK)
@@ -110,7 +121,7 @@ async fn serve(
 /// Starts the webhook, registers it, and waits until the server calls it.
 pub(crate) async fn install(target: &Target, run: &str) -> Result<Webhook, String> {
     let calls = Arc::new(AtomicU64::new(0));
-    let (url, ca_pem, task) = serve(calls.clone()).await?;
+    let (url, ca_pem, task) = serve(calls.clone(), "/validate", allow).await?;
     let configuration = format!("capstan-load-{run}");
     let body = serde_json::json!({
         "apiVersion": "admissionregistration.k8s.io/v1",
