@@ -128,12 +128,16 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
 /// already fetched it (it is a dev-dependency), so the lookup stays offline.
 fn schema_crate_dir() -> PathBuf {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    // Offline, only this platform's packages can be read: others' (e.g. Android-only
+    // dependencies of chrono) were never downloaded.
     let output = Command::new(cargo)
         .args([
             "metadata",
             "--offline",
             "--format-version",
             "1",
+            "--filter-platform",
+            &host_triple(),
             "--manifest-path",
         ])
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
@@ -158,4 +162,18 @@ fn schema_crate_dir() -> PathBuf {
         .parent()
         .expect("a manifest has a directory")
         .to_path_buf()
+}
+
+/// The triple of the platform the tests run on, as rustc names it.
+fn host_triple() -> String {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let output = Command::new(rustc)
+        .arg("-vV")
+        .output()
+        .expect("running rustc -vV");
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .expect("rustc -vV names its host")
+        .to_string()
 }
