@@ -315,6 +315,12 @@ impl CustomResources {
         self.changes.subscribe()
     }
 
+    /// How many times the served set has changed: what is built from it (OpenAPI) is
+    /// current while this stays the same.
+    pub fn generation(&self) -> u64 {
+        *self.changes.borrow()
+    }
+
     /// The store holding `crd_name`'s objects, when it is served.
     pub fn store(&self, crd_name: &str) -> Option<Arc<GenericStore<CustomStrategy>>> {
         self.installed

@@ -320,7 +320,8 @@ async fn watch_chunk_out(
     api_version: &str,
     kind: &str,
 ) -> Bytes {
-    // Each line with whether its object awaits conversion; lines that are not JSON pass.
+    // Each line with whether its object awaits conversion; lines that are not JSON pass as
+    // they are.
     let mut lines: Vec<Result<(Value, bool), &[u8]>> = Vec::new();
     let mut objects = Vec::new();
     for line in chunk.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
@@ -343,15 +344,15 @@ async fn watch_chunk_out(
         lines.push(Ok((event, converts)));
     }
     let mut out = Vec::with_capacity(chunk.len());
-    let mut write = |event: &Value| {
-        if serde_json::to_writer(&mut out, event).is_ok() {
-            out.push(b'\n');
-        }
-    };
     let converted = if objects.is_empty() {
         Ok(objects)
     } else {
         to_served.convert(objects).await
+    };
+    let write = |out: &mut Vec<u8>, event: &Value| {
+        if serde_json::to_writer(&mut *out, event).is_ok() {
+            out.push(b'\n');
+        }
     };
     match converted {
         Ok(objects) => {
@@ -362,13 +363,11 @@ async fn watch_chunk_out(
                         if converts {
                             event["object"] = objects.next().unwrap_or_default();
                         }
-                        write(&event);
+                        write(&mut out, &event);
                     }
                     Err(raw) => {
-                        let text = String::from_utf8_lossy(raw);
-                        write(
-                            &serde_json::json!({"type": "ERROR", "object": ApiError::internal(format!("a watch event is not JSON: {text}")).to_status()}),
-                        );
+                        out.extend_from_slice(raw);
+                        out.push(b'\n');
                     }
                 }
             }
@@ -378,7 +377,10 @@ async fn watch_chunk_out(
                 Error::Api(api) => api.to_status(),
                 other => ApiError::internal(other).to_status(),
             };
-            write(&serde_json::json!({"type": "ERROR", "object": status}));
+            write(
+                &mut out,
+                &serde_json::json!({"type": "ERROR", "object": status}),
+            );
         }
     }
     Bytes::from(out)

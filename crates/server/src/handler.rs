@@ -35,10 +35,10 @@ pub struct State {
     pub custom: Arc<capstan_apiextensions::CustomResources>,
     /// OpenAPI v3 documents, built on first use (they cost tens of milliseconds and
     /// megabytes that a server nobody asks for them need not spend), again after custom
-    /// resources come or go.
-    pub openapi: std::sync::RwLock<Option<Arc<OpenApi>>>,
-    /// The OpenAPI v2 document, built on first use and after custom resources change.
-    pub openapi_v2: std::sync::RwLock<Option<Arc<OpenApiV2>>>,
+    /// resources come or go; with the custom set's generation they were built from.
+    pub openapi: Built<OpenApi>,
+    /// The OpenAPI v2 document, built likewise.
+    pub openapi_v2: Built<OpenApiV2>,
     /// Largest accepted request body.
     pub max_body: usize,
     /// Lower bound of a watch's duration when the client sets none.
@@ -68,6 +68,23 @@ pub(crate) fn served(
     all
 }
 
+/// A document built from the served set, with the custom set's generation it was built at.
+pub type Built<T> = std::sync::RwLock<Option<(u64, Arc<T>)>>;
+
+/// `slot`'s document when it was built at `generation`, else one `build` makes now. A
+/// document built while the set changed keeps the older generation, so the next request
+/// builds again.
+fn current<T>(slot: &Built<T>, generation: u64, build: impl FnOnce() -> T) -> Arc<T> {
+    if let Some((built_at, doc)) = &*slot.read().unwrap_or_else(|e| e.into_inner())
+        && *built_at == generation
+    {
+        return doc.clone();
+    }
+    let doc = Arc::new(build());
+    *slot.write().unwrap_or_else(|e| e.into_inner()) = Some((generation, doc.clone()));
+    doc
+}
+
 impl State {
     /// Every served resource: the built-in ones, then the custom ones.
     pub fn served(&self) -> Vec<Arc<dyn RestStorage>> {
@@ -76,22 +93,16 @@ impl State {
 
     /// The OpenAPI v3 documents, built now if they are not current.
     pub fn openapi(&self) -> Arc<OpenApi> {
-        if let Some(doc) = &*self.openapi.read().unwrap_or_else(|e| e.into_inner()) {
-            return doc.clone();
-        }
-        let built = Arc::new(OpenApi::build(&self.served()));
-        *self.openapi.write().unwrap_or_else(|e| e.into_inner()) = Some(built.clone());
-        built
+        current(&self.openapi, self.custom.generation(), || {
+            OpenApi::build(&self.served())
+        })
     }
 
     /// The OpenAPI v2 document, built now if it is not current.
     pub fn openapi_v2(&self) -> Arc<OpenApiV2> {
-        if let Some(doc) = &*self.openapi_v2.read().unwrap_or_else(|e| e.into_inner()) {
-            return doc.clone();
-        }
-        let built = Arc::new(OpenApiV2::build(&self.served()));
-        *self.openapi_v2.write().unwrap_or_else(|e| e.into_inner()) = Some(built.clone());
-        built
+        current(&self.openapi_v2, self.custom.generation(), || {
+            OpenApiV2::build(&self.served())
+        })
     }
 
     /// The discovery documents served now.

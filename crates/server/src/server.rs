@@ -670,9 +670,6 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             while changes.changed().await.is_ok() {
                 let rebuilt = Discovery::build(&state.served(), &advertised);
                 *state.discovery.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(rebuilt);
-                // OpenAPI is built again when next asked for.
-                *state.openapi.write().unwrap_or_else(|e| e.into_inner()) = None;
-                *state.openapi_v2.write().unwrap_or_else(|e| e.into_inner()) = None;
             }
         }
     }));
