@@ -431,6 +431,48 @@ async fn kubectl_creates_jobs_and_cron_jobs() {
         r.json()["details"]["causes"][0]["field"],
         "spec.template.spec.restartPolicy"
     );
+    // A pod failure policy naming a container the template does not have, and a CronJob
+    // in a time zone the IANA database does not know.
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            "/apis/batch/v1/namespaces/default/jobs",
+            &json!({"metadata": {"name": "policy"}, "spec": {
+                "podFailurePolicy": {"rules": [{"action": "FailJob",
+                    "onExitCodes": {"containerName": "xyz", "operator": "In", "values": [42]}}]},
+                "template": {"spec": {"restartPolicy": "Never",
+                    "containers": [{"name": "c", "image": "i"}]}}}}),
+        )
+        .await;
+    assert_eq!(r.status, 422, "{:?}", r.body);
+    assert_eq!(
+        r.json()["details"]["causes"][0]["message"],
+        "Invalid value: \"xyz\": must be one of the container or initContainer names in the pod template"
+    );
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            "/apis/batch/v1/namespaces/default/cronjobs",
+            &json!({"metadata": {"name": "rome"}, "spec": {"schedule": "0 * * * *",
+                "timeZone": "Europe/InvalidRome", "jobTemplate": {"spec": {"template": {"spec": {
+                "restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}}}}}}),
+        )
+        .await;
+    assert_eq!(r.status, 422, "{:?}", r.body);
+    assert_eq!(
+        r.json()["details"]["causes"][0]["message"],
+        "Invalid value: \"Europe/InvalidRome\": unknown time zone Europe/InvalidRome"
+    );
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            "/apis/batch/v1/namespaces/default/cronjobs",
+            &json!({"metadata": {"name": "rome"}, "spec": {"schedule": "0 * * * *",
+                "timeZone": "Europe/Rome", "jobTemplate": {"spec": {"template": {"spec": {
+                "restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}}}}}}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

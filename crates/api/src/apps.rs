@@ -124,11 +124,7 @@ fn validate_workload(
     if let Some(r) = replicas
         && r < 0
     {
-        errs.push(FieldError::invalid(
-            "spec.replicas",
-            &r.to_string(),
-            "must be greater than or equal to 0",
-        ));
+        errs.push(FieldError::negative("spec.replicas", i64::from(r)));
     }
 }
 
@@ -137,11 +133,7 @@ pub(crate) fn non_negative(errs: &mut FieldErrors, field: &str, value: Option<i3
     if let Some(v) = value
         && v < 0
     {
-        errs.push(FieldError::invalid(
-            field,
-            &v.to_string(),
-            "must be greater than or equal to 0",
-        ));
+        errs.push(FieldError::negative(field, i64::from(v)));
     }
 }
 
@@ -661,11 +653,7 @@ impl Strategy for ControllerRevisionStrategy {
     fn validate(&self, rev: &ControllerRevision) -> FieldErrors {
         let mut errs = Vec::new();
         if rev.revision < 0 {
-            errs.push(FieldError::invalid(
-                "revision",
-                &rev.revision.to_string(),
-                "must be greater than or equal to 0",
-            ));
+            errs.push(FieldError::negative("revision", i64::from(rev.revision)));
         }
         errs
     }

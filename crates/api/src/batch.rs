@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use capstan_meta::labels::LabelSelector as Selector;
 use capstan_meta::{FieldError, FieldErrors, ResourceDescriptor, Strategy};
 use k8s_openapi::api::batch::v1::{CronJob, Job, JobSpec};
+use k8s_openapi::api::core::v1::{Affinity, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde_json::json;
 
@@ -14,12 +15,16 @@ use crate::apps::non_negative;
 use crate::describe::Names;
 use crate::pod::{default_template, validate_template};
 
+mod policies;
+
 /// The label naming the Job's uid, on the Job's selector and its pods.
 pub const CONTROLLER_UID: &str = "batch.kubernetes.io/controller-uid";
 /// The label naming the Job, on its pods.
 pub const JOB_NAME: &str = "batch.kubernetes.io/job-name";
 /// Longest CronJob name (its Jobs add 11 characters of schedule time).
 const MAX_CRONJOB_NAME: usize = 52;
+/// Longest `spec.managedBy` of a Job.
+const MAX_MANAGED_BY: usize = 63;
 
 /// Upstream's Job defaults (also those a CronJob's template does not get).
 fn default_job_spec(spec: &mut JobSpec) {
@@ -55,19 +60,29 @@ fn validate_job_spec(spec: &JobSpec, path: &str, privileged: bool, generated: bo
     non_negative(&mut errs, &at("completions"), spec.completions);
     non_negative(&mut errs, &at("backoffLimit"), spec.backoff_limit);
     if let Some(d) = spec.active_deadline_seconds
-        && d <= 0
+        && d < 0
     {
-        errs.push(FieldError::invalid(
-            at("activeDeadlineSeconds"),
-            &d.to_string(),
-            "must be greater than 0",
-        ));
+        errs.push(FieldError::negative(at("activeDeadlineSeconds"), i64::from(d)));
     }
     non_negative(
         &mut errs,
         &at("ttlSecondsAfterFinished"),
         spec.ttl_seconds_after_finished,
     );
+    non_negative(
+        &mut errs,
+        &at("backoffLimitPerIndex"),
+        spec.backoff_limit_per_index,
+    );
+    non_negative(&mut errs, &at("maxFailedIndexes"), spec.max_failed_indexes);
+    if let Some(managed_by) = spec.managed_by.as_deref() {
+        if let Some(why) = crate::networking::domain_prefixed_path(managed_by) {
+            errs.push(FieldError::invalid(at("managedBy"), managed_by, why));
+        }
+        if managed_by.len() > MAX_MANAGED_BY {
+            errs.push(FieldError::too_long(at("managedBy"), MAX_MANAGED_BY));
+        }
+    }
     match spec.completion_mode.as_deref() {
         Some("NonIndexed") | None => {}
         Some("Indexed") => {
@@ -84,6 +99,10 @@ fn validate_job_spec(spec: &JobSpec, path: &str, privileged: bool, generated: bo
             &["NonIndexed", "Indexed"],
         )),
     }
+    errs.extend(policies::validate_indexed(spec, &at));
+    errs.extend(policies::validate_pod_failure_policy(spec, &at));
+    errs.extend(policies::validate_success_policy(spec, &at));
+    errs.extend(policies::validate_replacement(spec, &at));
     let template_path = at("template");
     errs.extend(validate_template(
         Some(&spec.template),
@@ -96,15 +115,20 @@ fn validate_job_spec(spec: &JobSpec, path: &str, privileged: bool, generated: bo
         .as_ref()
         .and_then(|s| s.restart_policy.as_deref())
     {
+        Some("OnFailure") if spec.pod_failure_policy.is_some() => errs.push(FieldError::invalid(
+            format!("{template_path}.spec.restartPolicy"),
+            "OnFailure",
+            "only \"Never\" is supported when podFailurePolicy is specified",
+        )),
         Some("OnFailure" | "Never") => {}
+        Some("Always") | None => errs.push(FieldError::required(
+            format!("{template_path}.spec.restartPolicy"),
+            "valid values: \"OnFailure\", \"Never\"",
+        )),
         Some(other) => errs.push(FieldError::not_supported(
             format!("{template_path}.spec.restartPolicy"),
             other,
             &["OnFailure", "Never"],
-        )),
-        None => errs.push(FieldError::required(
-            format!("{template_path}.spec.restartPolicy"),
-            "valid values: \"OnFailure\", \"Never\"",
         )),
     }
     // A selector the server made matches by construction; a CronJob's Jobs get theirs later.
@@ -128,6 +152,46 @@ fn validate_job_spec(spec: &JobSpec, path: &str, privileged: bool, generated: bo
         }
     }
     errs
+}
+
+/// `old` with the scheduling directives of `new`: what a suspended Job that has not started
+/// may change in its template.
+fn with_scheduling_of(old: &PodTemplateSpec, new: &PodTemplateSpec) -> PodTemplateSpec {
+    let mut merged = old.clone();
+    let meta = merged.metadata.get_or_insert_with(Default::default);
+    let new_meta = new.metadata.clone().unwrap_or_default();
+    meta.labels = new_meta.labels;
+    meta.annotations = new_meta.annotations;
+    if merged.metadata.as_ref() == Some(&Default::default()) && new.metadata.is_none() {
+        merged.metadata = None;
+    }
+    let (Some(spec), Some(new_spec)) = (merged.spec.as_mut(), new.spec.as_ref()) else {
+        return merged;
+    };
+    spec.node_selector = new_spec.node_selector.clone();
+    spec.tolerations = new_spec.tolerations.clone();
+    spec.scheduling_gates = new_spec.scheduling_gates.clone();
+    let node_affinity = new_spec
+        .affinity
+        .as_ref()
+        .and_then(|a| a.node_affinity.clone());
+    spec.affinity = match (spec.affinity.take(), &new_spec.affinity) {
+        // Clearing the affinity is allowed when only node affinity was in it.
+        (Some(mut a), None) => {
+            a.node_affinity = None;
+            (a != Default::default()).then_some(a)
+        }
+        (None, Some(_)) => Some(Affinity {
+            node_affinity,
+            ..Default::default()
+        }),
+        (Some(mut a), Some(_)) => {
+            a.node_affinity = node_affinity;
+            Some(a)
+        }
+        (None, None) => None,
+    };
+    merged
 }
 
 /// The strategy of Job.
@@ -192,6 +256,20 @@ impl Strategy for JobStrategy {
         if spec.manual_selector == Some(true) && spec.selector.is_none() {
             errs.push(FieldError::required("spec.selector", ""));
         }
+        // An Indexed Job's pods are named `<job>-<index>`, which must be a DNS label.
+        if spec.completion_mode.as_deref() == Some("Indexed")
+            && let Some(completions) = spec.completions.filter(|&c| c > 0)
+        {
+            let name = job.metadata.name.as_deref().unwrap_or_default();
+            let hostname = format!("{name}-{}", completions - 1);
+            if !capstan_meta::validation::dns1123_label(&hostname).is_empty() {
+                errs.push(FieldError::invalid(
+                    "metadata.name",
+                    name,
+                    format!("will not able to create pod with invalid DNS label: {hostname}"),
+                ));
+            }
+        }
         errs
     }
 
@@ -214,22 +292,66 @@ impl Strategy for JobStrategy {
                 "field is immutable",
             ));
         }
-        if n.completions != o.completions && n.completion_mode.as_deref() != Some("Indexed") {
-            errs.push(FieldError::invalid(
-                "spec.completions",
-                &n.completions.map(|c| c.to_string()).unwrap_or_default(),
-                "field is immutable",
-            ));
+        if n.completions != o.completions {
+            let indexed = n.completion_mode.as_deref() == Some("Indexed");
+            let value = n.completions.map(|c| c.to_string()).unwrap_or_default();
+            if !indexed {
+                errs.push(FieldError::invalid_raw(
+                    "spec.completions",
+                    value,
+                    "field is immutable",
+                ));
+            } else if n.completions.is_some() && n.completions != n.parallelism {
+                // Elastic Indexed Jobs: completions follow parallelism.
+                errs.push(FieldError::invalid_raw(
+                    "spec.completions",
+                    value,
+                    "can only be modified in tandem with spec.parallelism",
+                ));
+            }
         }
-        // The template may change only while the Job is suspended (its scheduling
-        // directives), as upstream allows.
-        let suspended = o.suspend == Some(true);
-        if n.template != o.template && !suspended {
+        // While a Job is suspended and has not started, its template's scheduling
+        // directives may change (node affinity and selector, tolerations, labels,
+        // annotations, scheduling gates); nothing else of it ever does.
+        let started = old.status.as_ref().is_some_and(|s| s.start_time.is_some());
+        let template = if o.suspend == Some(true) && !started {
+            with_scheduling_of(&o.template, &n.template)
+        } else {
+            o.template.clone()
+        };
+        if n.template != template {
             errs.push(FieldError::invalid(
                 "spec.template",
                 "",
                 "field is immutable",
             ));
+        }
+        let fixed = [
+            (
+                "spec.podFailurePolicy",
+                json!(n.pod_failure_policy),
+                json!(o.pod_failure_policy),
+            ),
+            (
+                "spec.backoffLimitPerIndex",
+                json!(n.backoff_limit_per_index),
+                json!(o.backoff_limit_per_index),
+            ),
+            ("spec.managedBy", json!(n.managed_by), json!(o.managed_by)),
+            (
+                "spec.successPolicy",
+                json!(n.success_policy),
+                json!(o.success_policy),
+            ),
+        ];
+        for (field, new, old) in fixed {
+            if new != old {
+                errs.push(FieldError::invalid_raw(
+                    field,
+                    new.to_string(),
+                    "field is immutable",
+                ));
+            }
         }
         errs
     }
@@ -353,6 +475,34 @@ fn cron_part_problem(
     None
 }
 
+/// Why `tz` is not a time zone of the IANA database, in upstream's words.
+fn time_zone_problem(tz: &str) -> Option<String> {
+    if tz.is_empty() {
+        return Some("timeZone must be nil or non-empty string".into());
+    }
+    let part_ok = |part: &str| {
+        part != "."
+            && part != ".."
+            && !part.starts_with('-')
+            && (1..=14).contains(&part.len())
+            && part
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"._-+".contains(&b))
+    };
+    if !tz.split('/').all(part_ok) {
+        return Some(format!("unknown time zone {tz}"));
+    }
+    if tz.eq_ignore_ascii_case("Local") {
+        return Some(
+            "timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones"
+                .into(),
+        );
+    }
+    tz.parse::<chrono_tz::Tz>()
+        .is_err()
+        .then(|| format!("unknown time zone {tz}"))
+}
+
 /// The strategy of CronJob.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct CronJobStrategy {
@@ -416,14 +566,17 @@ impl Strategy for CronJobStrategy {
         } else if let Some(why) = schedule_problem(&spec.schedule) {
             errs.push(FieldError::invalid("spec.schedule", &spec.schedule, why));
         }
-        if let Some(tz) = spec.time_zone.as_deref()
-            && (tz.is_empty() || tz.contains(' ') || tz.starts_with('/') || tz.contains(".."))
-        {
-            errs.push(FieldError::invalid(
-                "spec.timeZone",
-                tz,
-                "unknown time zone",
-            ));
+        if let Some(tz) = spec.time_zone.as_deref() {
+            if let Some(why) = time_zone_problem(tz) {
+                errs.push(FieldError::invalid("spec.timeZone", tz, why));
+            }
+            if spec.schedule.contains("TZ") {
+                errs.push(FieldError::invalid(
+                    "spec.schedule",
+                    &spec.schedule,
+                    "cannot use both timeZone field and TZ or CRON_TZ in schedule",
+                ));
+            }
         }
         match spec.concurrency_policy.as_deref() {
             Some("Allow" | "Forbid" | "Replace") | None => {}
@@ -436,11 +589,7 @@ impl Strategy for CronJobStrategy {
         if let Some(d) = spec.starting_deadline_seconds
             && d < 0
         {
-            errs.push(FieldError::invalid(
-                "spec.startingDeadlineSeconds",
-                &d.to_string(),
-                "must be greater than or equal to 0",
-            ));
+            errs.push(FieldError::negative("spec.startingDeadlineSeconds", i64::from(d)));
         }
         non_negative(
             &mut errs,
@@ -454,12 +603,29 @@ impl Strategy for CronJobStrategy {
         );
         match &spec.job_template.spec {
             None => errs.push(FieldError::required("spec.jobTemplate.spec", "")),
-            Some(job) => errs.extend(validate_job_spec(
-                job,
-                "spec.jobTemplate.spec",
-                self.allow_privileged,
-                job.manual_selector != Some(true),
-            )),
+            Some(job) => {
+                errs.extend(validate_job_spec(
+                    job,
+                    "spec.jobTemplate.spec",
+                    self.allow_privileged,
+                    true,
+                ));
+                // The Jobs' selectors are made when they are created.
+                if let Some(selector) = &job.selector {
+                    errs.push(FieldError::invalid_raw(
+                        "spec.jobTemplate.spec.selector",
+                        json!(selector).to_string(),
+                        "`selector` will be auto-generated",
+                    ));
+                }
+                if job.manual_selector == Some(true) {
+                    errs.push(FieldError::not_supported(
+                        "spec.jobTemplate.spec.manualSelector",
+                        "true",
+                        &["nil", "false"],
+                    ));
+                }
+            }
         }
         errs
     }
@@ -548,6 +714,89 @@ mod tests {
             .map(|e| e.field)
             .collect();
         assert_eq!(fields, ["spec.template"]);
+    }
+
+    #[test]
+    fn time_zones_come_from_the_iana_database() {
+        for ok in ["UTC", "Europe/Rome", "America/New_York", "Etc/GMT+5"] {
+            assert_eq!(time_zone_problem(ok), None, "{ok}");
+        }
+        for (bad, why) in [
+            ("", "timeZone must be nil or non-empty string"),
+            (
+                "Local",
+                "timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones",
+            ),
+            ("Europe/InvalidRome", "unknown time zone Europe/InvalidRome"),
+            (" Europe/Rome", "unknown time zone  Europe/Rome"),
+            ("AMERICA/new_york", "unknown time zone AMERICA/new_york"),
+            ("../etc/passwd", "unknown time zone ../etc/passwd"),
+        ] {
+            assert_eq!(time_zone_problem(bad).as_deref(), Some(why), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn suspended_jobs_change_only_scheduling_directives_before_they_start() {
+        let mut old = job();
+        old.spec.as_mut().unwrap().suspend = Some(true);
+        let mut new = old.clone();
+        let pod = new.spec.as_mut().unwrap().template.spec.as_mut().unwrap();
+        pod.node_selector = Some([("zone".to_string(), "a".to_string())].into());
+        assert!(JOBS.validate_update(&new, &old).is_empty());
+        let pod = new.spec.as_mut().unwrap().template.spec.as_mut().unwrap();
+        pod.containers[0].image = Some("other".into());
+        let fields: Vec<String> = JOBS
+            .validate_update(&new, &old)
+            .into_iter()
+            .map(|e| e.field)
+            .collect();
+        assert_eq!(fields, ["spec.template"]);
+        // Once started, even the node selector is fixed.
+        let mut started = old.clone();
+        started.status =
+            Some(serde_json::from_value(json!({"startTime": "2026-01-01T00:00:00Z"})).unwrap());
+        let mut new = started.clone();
+        let pod = new.spec.as_mut().unwrap().template.spec.as_mut().unwrap();
+        pod.node_selector = Some([("zone".to_string(), "a".to_string())].into());
+        assert_eq!(JOBS.validate_update(&new, &started).len(), 1);
+    }
+
+    #[test]
+    fn failure_policies_are_fixed_and_ask_for_never() {
+        let mut j = job();
+        j.spec.as_mut().unwrap().pod_failure_policy = Some(
+            serde_json::from_value(json!({"rules": [{"action": "Ignore",
+                "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}]}))
+            .unwrap(),
+        );
+        // With a failure policy, only failed pods are replaced (the default then).
+        j.spec.as_mut().unwrap().pod_replacement_policy = None;
+        JOBS.default(&mut j);
+        assert!(JOBS.validate(&j).is_empty(), "{:?}", JOBS.validate(&j));
+        let mut changed = j.clone();
+        changed.spec.as_mut().unwrap().pod_failure_policy = None;
+        let fields: Vec<String> = JOBS
+            .validate_update(&changed, &j)
+            .into_iter()
+            .map(|e| e.field)
+            .collect();
+        assert_eq!(fields, ["spec.podFailurePolicy"]);
+        j.spec
+            .as_mut()
+            .unwrap()
+            .template
+            .spec
+            .as_mut()
+            .unwrap()
+            .restart_policy = Some("OnFailure".into());
+        let errs: Vec<String> = JOBS.validate(&j).iter().map(ToString::to_string).collect();
+        assert_eq!(
+            errs,
+            [
+                "spec.template.spec.restartPolicy: Invalid value: \"OnFailure\": only \"Never\" is supported when podFailurePolicy is specified"
+            ]
+        );
     }
 
     #[test]

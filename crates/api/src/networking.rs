@@ -16,7 +16,8 @@ const MAX_CONTROLLER: usize = 250;
 #[derive(Debug, Default, Clone, Copy)]
 pub struct IngressClassStrategy;
 
-fn domain_prefixed_path(value: &str) -> Option<String> {
+/// Why `value` is not a domain-prefixed path (`acme.io/foo`), if it is not.
+pub(crate) fn domain_prefixed_path(value: &str) -> Option<String> {
     let Some((domain, path)) = value.split_once('/') else {
         return Some("must be a domain-prefixed path (such as \"acme.io/foo\")".into());
     };

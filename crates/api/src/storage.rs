@@ -290,11 +290,7 @@ impl Strategy for CsiNodeStrategy {
             if let Some(count) = d.allocatable.as_ref().and_then(|a| a.count)
                 && count < 0
             {
-                errs.push(FieldError::invalid(
-                    format!("{path}.allocatable.count"),
-                    &count.to_string(),
-                    "must be greater than or equal to 0",
-                ));
+                errs.push(FieldError::negative(format!("{path}.allocatable.count"), i64::from(count)));
             }
         }
         errs

@@ -150,6 +150,21 @@ impl FieldError {
         }
     }
 
+    /// A number is negative where it may not be (upstream's `ValidateNonnegativeField`).
+    pub fn negative(field: impl Into<String>, value: i64) -> Self {
+        Self::invalid_raw(field, value.to_string(), "must be greater than or equal to 0")
+    }
+
+    /// A list or map has `actual` entries, more than `max`.
+    pub fn too_many(field: impl Into<String>, actual: usize, max: usize) -> Self {
+        Self {
+            kind: FieldErrorKind::TooMany,
+            field: field.into(),
+            value: Some(actual.to_string()),
+            detail: format!("must have at most {max} items"),
+        }
+    }
+
     /// The message without the field path, as upstream puts it in a cause.
     pub fn body(&self) -> String {
         let head = match self.kind {

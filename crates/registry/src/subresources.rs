@@ -505,11 +505,7 @@ where
                 "autoscaling",
                 "Scale",
                 name,
-                &[FieldError::invalid_raw(
-                    "spec.replicas",
-                    replicas.to_string(),
-                    "must be greater than or equal to 0",
-                )],
+                &[FieldError::negative("spec.replicas", i64::from(replicas))],
             )
             .into());
         }
