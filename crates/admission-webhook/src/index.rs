@@ -6,7 +6,7 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use capstan_cel::Program;
-use capstan_client::{Config, HttpsClient};
+use capstan_client::HttpsClient;
 use capstan_meta::labels::LabelSelector;
 use k8s_openapi::api::admissionregistration::v1::{
     MatchCondition, MutatingWebhookConfiguration, RuleWithOperations,
@@ -109,19 +109,11 @@ pub(crate) fn selector(
 }
 
 fn endpoint(client: &WebhookClientConfig) -> Result<Endpoint, String> {
-    let Some(url) = &client.url else {
-        return Err(
-            "service references are not supported yet (no Services are served): use clientConfig.url"
-                .into(),
-        );
-    };
-    let mut config = Config::new(url.clone());
-    config.ca_pem = client.ca_bundle.as_ref().map(|b| b.0.clone());
-    config.user_agent = format!("capstan-apiserver/{}", env!("CARGO_PKG_VERSION"));
-    let client = HttpsClient::new(&config, MAX_TIMEOUT).map_err(|e| e.to_string())?;
+    let url = client.url.as_deref();
+    let ca_bundle = client.ca_bundle.as_ref().map(|b| b.0.as_slice());
     Ok(Endpoint {
-        client,
-        url: url.clone(),
+        client: HttpsClient::for_webhook(url, ca_bundle, MAX_TIMEOUT)?,
+        url: url.unwrap_or_default().to_string(),
     })
 }
 

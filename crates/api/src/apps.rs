@@ -653,7 +653,7 @@ impl Strategy for ControllerRevisionStrategy {
     fn validate(&self, rev: &ControllerRevision) -> FieldErrors {
         let mut errs = Vec::new();
         if rev.revision < 0 {
-            errs.push(FieldError::negative("revision", i64::from(rev.revision)));
+            errs.push(FieldError::negative("revision", rev.revision));
         }
         errs
     }

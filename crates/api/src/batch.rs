@@ -62,7 +62,7 @@ fn validate_job_spec(spec: &JobSpec, path: &str, privileged: bool, generated: bo
     if let Some(d) = spec.active_deadline_seconds
         && d < 0
     {
-        errs.push(FieldError::negative(at("activeDeadlineSeconds"), i64::from(d)));
+        errs.push(FieldError::negative(at("activeDeadlineSeconds"), d));
     }
     non_negative(
         &mut errs,
@@ -589,7 +589,7 @@ impl Strategy for CronJobStrategy {
         if let Some(d) = spec.starting_deadline_seconds
             && d < 0
         {
-            errs.push(FieldError::negative("spec.startingDeadlineSeconds", i64::from(d)));
+            errs.push(FieldError::negative("spec.startingDeadlineSeconds", d));
         }
         non_negative(
             &mut errs,

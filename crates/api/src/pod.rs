@@ -503,7 +503,10 @@ fn validate_spec(spec: &PodSpec, errs: &mut FieldErrors) {
     if let Some(g) = spec.termination_grace_period_seconds
         && g < 0
     {
-        errs.push(FieldError::negative("spec.terminationGracePeriodSeconds", i64::from(g)));
+        errs.push(FieldError::negative(
+            "spec.terminationGracePeriodSeconds",
+            g,
+        ));
     }
     if let Some(node) = spec.node_name.as_deref().filter(|n| !n.is_empty()) {
         for why in validation::dns1123_subdomain(node) {

@@ -290,7 +290,10 @@ impl Strategy for CsiNodeStrategy {
             if let Some(count) = d.allocatable.as_ref().and_then(|a| a.count)
                 && count < 0
             {
-                errs.push(FieldError::negative(format!("{path}.allocatable.count"), i64::from(count)));
+                errs.push(FieldError::negative(
+                    format!("{path}.allocatable.count"),
+                    i64::from(count),
+                ));
             }
         }
         errs

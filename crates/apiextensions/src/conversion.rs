@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use capstan_client::{Config, HttpsClient};
+use capstan_client::HttpsClient;
 use capstan_meta::ApiError;
 use capstan_meta::status::Reason;
 use capstan_registry::converted::{Converter, PerObject};
@@ -136,17 +136,11 @@ struct ReviewRequest<'a> {
 /// The address of a webhook and a client trusting its `caBundle`.
 fn endpoint(webhook: &WebhookConversion) -> Result<(HttpsClient, String), String> {
     let config = webhook.client_config.as_ref();
-    let Some(url) = config.and_then(|c| c.url.clone()) else {
-        return Err(
-            "service references are not supported yet (Services have no routable addresses here): use clientConfig.url"
-                .into(),
-        );
-    };
-    let mut client = Config::new(url.clone());
-    client.ca_pem = config.and_then(|c| c.ca_bundle.as_ref().map(|b| b.0.clone()));
-    client.user_agent = format!("capstan-apiserver/{}", env!("CARGO_PKG_VERSION"));
-    let client = HttpsClient::new(&client, TIMEOUT).map_err(|e| e.to_string())?;
+    let url = config.and_then(|c| c.url.as_deref());
+    let ca_bundle = config.and_then(|c| c.ca_bundle.as_ref().map(|b| b.0.as_slice()));
+    let client = HttpsClient::for_webhook(url, ca_bundle, TIMEOUT)?;
     // As upstream's client, the call names its timeout.
+    let url = url.unwrap_or_default();
     Ok((client, format!("{url}?timeout={}s", TIMEOUT.as_secs())))
 }
 

@@ -50,6 +50,28 @@ impl HttpsClient {
         })
     }
 
+    /// A client for a webhook the API server calls (admission, CRD conversion), from its
+    /// `clientConfig`: the `url`, trusting the PEM `ca_bundle` (the host's roots without
+    /// one), with the API server's user agent. A webhook named by a `service` reference
+    /// (no `url`) cannot be called yet: the error says so.
+    pub fn for_webhook(
+        url: Option<&str>,
+        ca_bundle: Option<&[u8]>,
+        timeout: Duration,
+    ) -> std::result::Result<Self, String> {
+        let Some(url) = url else {
+            return Err(
+                "service references are not supported yet (Services' cluster IPs \
+                 are not routed to from the API server here): use clientConfig.url"
+                    .into(),
+            );
+        };
+        let mut config = Config::new(url.to_string());
+        config.ca_pem = ca_bundle.map(<[u8]>::to_vec);
+        config.user_agent = format!("capstan-apiserver/{}", env!("CARGO_PKG_VERSION"));
+        Self::new(&config, timeout).map_err(|e| e.to_string())
+    }
+
     /// Sends `body` to `url` (an `https://` URL); the status and the body of the answer.
     pub async fn request(
         &self,

@@ -152,7 +152,11 @@ impl FieldError {
 
     /// A number is negative where it may not be (upstream's `ValidateNonnegativeField`).
     pub fn negative(field: impl Into<String>, value: i64) -> Self {
-        Self::invalid_raw(field, value.to_string(), "must be greater than or equal to 0")
+        Self::invalid_raw(
+            field,
+            value.to_string(),
+            "must be greater than or equal to 0",
+        )
     }
 
     /// A list or map has `actual` entries, more than `max`.

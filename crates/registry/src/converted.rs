@@ -37,6 +37,38 @@ impl<F: Fn(Value) -> Value + Send + Sync> Converter for PerObject<F> {
     }
 }
 
+/// A list's encoded items in the served form, converted a batch at a time: each batch
+/// is parsed, converted and written out again before the next is parsed, so a large
+/// list is never held as JSON trees whole (and a webhook gets reviews of bounded size).
+async fn items_out(converter: &dyn Converter, items: &[Bytes]) -> Result<Vec<Bytes>> {
+    let mut out = Vec::with_capacity(items.len());
+    let mut rest = items;
+    while !rest.is_empty() {
+        let mut size = 0;
+        let count = rest
+            .iter()
+            .take(CONVERT_BATCH_OBJECTS)
+            .take_while(|item| {
+                size += item.len();
+                size <= CONVERT_BATCH_BYTES
+            })
+            .count()
+            .max(1);
+        let (batch, next) = rest.split_at(count);
+        rest = next;
+        let docs = batch
+            .iter()
+            .map(|item| serde_json::from_slice(item).map_err(Error::Encode))
+            .collect::<Result<Vec<Value>>>()?;
+        for doc in converter.convert(docs).await? {
+            out.push(Bytes::from(
+                serde_json::to_vec(&doc).map_err(Error::Encode)?,
+            ));
+        }
+    }
+    Ok(out)
+}
+
 /// One object through `converter`.
 async fn convert_one(converter: &dyn Converter, object: Value) -> Result<Value> {
     converter
@@ -45,6 +77,11 @@ async fn convert_one(converter: &dyn Converter, object: Value) -> Result<Value> 
         .pop()
         .ok_or_else(|| ApiError::internal("the conversion returned no object").into())
 }
+
+/// Most objects of a list converted in one call (one review, for a webhook).
+const CONVERT_BATCH_OBJECTS: usize = 500;
+/// Most bytes of encoded objects of a list converted in one call (one object at least).
+const CONVERT_BATCH_BYTES: usize = 1 << 20;
 
 /// Tries of a patch that loses a race with another write.
 const PATCH_RETRIES: usize = 8;
@@ -124,17 +161,7 @@ impl ConvertedRest {
                 let mut head = serde_json::to_vec(&doc).map_err(Error::Encode)?;
                 head.pop();
                 head.extend_from_slice(b",\"items\":[");
-                let docs = items
-                    .iter()
-                    .map(|item| serde_json::from_slice(item).map_err(Error::Encode))
-                    .collect::<Result<Vec<Value>>>()?;
-                let items = self
-                    .to_served
-                    .convert(docs)
-                    .await?
-                    .iter()
-                    .map(|doc| Ok(Bytes::from(serde_json::to_vec(doc).map_err(Error::Encode)?)))
-                    .collect::<Result<Vec<_>>>()?;
+                let items = items_out(self.to_served.as_ref(), &items).await?;
                 Payload::List {
                     head: head.into(),
                     items,
@@ -185,7 +212,11 @@ impl ConvertedRest {
     async fn list_out(&self, mut doc: Value) -> Result<Value> {
         self.retype_list(&mut doc);
         if let Some(items) = doc["items"].as_array_mut() {
-            *items = self.to_served.convert(std::mem::take(items)).await?;
+            let mut pending = std::mem::take(items).into_iter().peekable();
+            while pending.peek().is_some() {
+                let batch: Vec<Value> = pending.by_ref().take(CONVERT_BATCH_OBJECTS).collect();
+                items.extend(self.to_served.convert(batch).await?);
+            }
         }
         Ok(doc)
     }
@@ -384,4 +415,59 @@ async fn watch_chunk_out(
         }
     }
     Bytes::from(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    /// Records the size of each call, converting as `None` conversion does.
+    #[derive(Default)]
+    struct Recording(Mutex<Vec<usize>>);
+
+    #[async_trait]
+    impl Converter for Recording {
+        async fn convert(&self, mut objects: Vec<Value>) -> Result<Vec<Value>> {
+            self.0.lock().unwrap().push(objects.len());
+            for o in &mut objects {
+                o["apiVersion"] = "example.com/v2".into();
+            }
+            Ok(objects)
+        }
+    }
+
+    fn item(i: usize, padding: usize) -> Bytes {
+        let doc = serde_json::json!({"apiVersion": "example.com/v1", "kind": "Widget",
+            "metadata": {"name": format!("w{i}")}, "data": "x".repeat(padding)});
+        serde_json::to_vec(&doc).unwrap().into()
+    }
+
+    #[tokio::test]
+    async fn lists_are_converted_in_bounded_batches_in_order() {
+        let converter = Recording::default();
+        let items: Vec<Bytes> = (0..1203).map(|i| item(i, 10)).collect();
+        let out = items_out(&converter, &items).await.unwrap();
+        assert_eq!(*converter.0.lock().unwrap(), [500, 500, 203]);
+        assert_eq!(out.len(), 1203);
+        let last: Value = serde_json::from_slice(&out[1202]).unwrap();
+        assert_eq!(
+            (
+                last["apiVersion"].as_str(),
+                last["metadata"]["name"].as_str()
+            ),
+            (Some("example.com/v2"), Some("w1202"))
+        );
+
+        // Large objects: a batch stops at 1 MiB, and an object larger than that goes alone.
+        let converter = Recording::default();
+        let items: Vec<Bytes> = [300_000, 300_000, 300_000, 300_000, 2_000_000, 10]
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| item(i, n))
+            .collect();
+        items_out(&converter, &items).await.unwrap();
+        assert_eq!(*converter.0.lock().unwrap(), [3, 1, 1, 1]);
+    }
 }
