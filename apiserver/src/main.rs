@@ -534,8 +534,9 @@ struct Options {
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..), help_heading = "Misc flags")]
     lease_reuse_duration_seconds: u32,
 
-    /// Route aggregated API requests to endpoint IPs. No effect yet: Capstan has no
-    /// aggregation layer.
+    /// Call webhooks named by a Service reference (admission, CRD conversion) at an
+    /// endpoint's address instead of the Service's cluster IP (Capstan has no aggregation
+    /// layer, whose requests this also routes upstream).
     #[arg(long, default_value_t = false, action = ArgAction::Set, num_args = 0..=1,
           default_missing_value = "true", help_heading = "Misc flags")]
     enable_aggregator_routing: bool,
@@ -732,7 +733,6 @@ const NO_EFFECT: &[&str] = &[
     "identity_lease_duration_seconds",
     "identity_lease_renew_interval_seconds",
     "lease_reuse_duration_seconds",
-    "enable_aggregator_routing",
     "egress_selector_config_file",
     "kubelet_certificate_authority",
     "kubelet_client_certificate",
@@ -840,6 +840,7 @@ fn main() -> ExitCode {
         _ => Reconciler::Lease,
     };
     config.external_hostname = options.external_hostname.filter(|h| !h.is_empty());
+    config.aggregator_routing = options.enable_aggregator_routing;
     config.tls_sni_cert_key = options.serving.tls_sni_cert_key.clone();
     config.tls = match options.serving.tls() {
         Ok(tls) => tls,

@@ -886,7 +886,16 @@ async fn a_conversion_webhook_served_by_the_test_converts_between_versions() {
 
     let state = Arc::new(Conversions::default());
     let hook_state = state.clone();
-    let webhook = capstan_e2e::HttpsServer::start(move |r| answer_conversion(&hook_state, r)).await;
+    // Its certificate also names the Service the last part of the test reaches it through.
+    let webhook = capstan_e2e::HttpsServer::start_at(
+        "127.0.0.1".parse().unwrap(),
+        &["converter.default.svc"],
+        move |r| {
+            let answer = answer_conversion(&hook_state, r);
+            Box::pin(async move { answer })
+        },
+    )
+    .await;
     let schema = |props: Value| json!({"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object", "properties": props}}}});
     let crd = json!({
         "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
@@ -1034,6 +1043,49 @@ async fn a_conversion_webhook_served_by_the_test_converts_between_versions() {
     assert_eq!(
         r.json()["message"],
         "conversion webhook for example.com/v1, Kind=Listener returned invalid object: must have the same name: web != someone-else"
+    );
+
+    // The webhook named by a Service reference: resolved from the Services at each new
+    // connection (an ExternalName naming this machine here), the Service's name in the URL.
+    state.mode.store(0, Ordering::SeqCst);
+    let port = webhook.url.rsplit(':').next().unwrap();
+    let by_service = json!({"spec": {"conversion": {"webhook": {"clientConfig": {"url": null,
+        "service": {"namespace": "default", "name": "converter", "port": port.parse::<u16>().unwrap(), "path": "/convert"}}}}}});
+    let crd_path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/listeners.example.com";
+    let r = merge_patch(&raw, crd_path, &by_service.to_string()).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let missing = loop {
+        let r = raw.get(&format!("{v2}/web")).await;
+        let message = r.json()["message"].as_str().unwrap_or_default().to_string();
+        if message.contains("service \"converter\" not found")
+            || std::time::Instant::now() > deadline
+        {
+            break message;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    };
+    assert!(
+        missing.contains(&format!(
+            "https://converter.default.svc:{port}/convert?timeout=30s"
+        )),
+        "{missing}"
+    );
+    let service = json!({"metadata": {"name": "converter"},
+        "spec": {"type": "ExternalName", "externalName": "localhost"}});
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            "/api/v1/namespaces/default/services",
+            &service,
+        )
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let r = raw.get(&format!("{v2}/web")).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(
+        r.json()["spec"],
+        json!({"host": "example.org", "port": 8080})
     );
 }
 

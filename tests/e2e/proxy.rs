@@ -15,7 +15,7 @@ use crate::{admin, ok};
 const PODS: &str = "/api/v1/namespaces/default/pods";
 
 /// This machine's address on its default route (no packet is sent).
-fn own_address() -> IpAddr {
+pub(crate) fn own_address() -> IpAddr {
     let socket = std::net::UdpSocket::bind("0.0.0.0:0").unwrap();
     socket.connect("192.0.2.1:80").unwrap();
     socket.local_addr().unwrap().ip()

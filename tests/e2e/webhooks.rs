@@ -572,3 +572,135 @@ async fn scale_writes_are_admitted_as_scales() {
         "{managers:?}"
     );
 }
+
+/// A webhook that refuses ConfigMaps, saying which route reached it.
+fn refusing(route: &'static str) -> impl Fn(Received) -> capstan_e2e::Answer + Send + Sync {
+    move |r: Received| {
+        let review: Value = serde_json::from_slice(&r.body).unwrap_or_default();
+        let response = json!({"allowed": false, "status": {"code": 403, "reason": "Forbidden",
+            "message": format!("refused by the webhook reached {route}")}});
+        let answer = answer(&review["request"], response);
+        Box::pin(async move { (StatusCode::OK, answer) })
+    }
+}
+
+/// A validating webhook of ConfigMaps labelled `route=<label>`, named by a Service reference.
+fn service_hook(label: &str, service: &str, port: u16, ca: &str) -> Value {
+    json!({"metadata": {"name": format!("by-{label}")}, "webhooks": [{
+        "name": format!("{label}.capstan.test"),
+        "clientConfig": {"service": {"namespace": "default", "name": service, "port": port,
+            "path": "/refuse"}, "caBundle": b64(ca.as_bytes())},
+        "rules": [rule(&["CREATE"], &["configmaps"])],
+        "objectSelector": {"matchLabels": {"route": label}},
+        "sideEffects": "None",
+        "admissionReviewVersions": ["v1"],
+    }]})
+}
+
+fn labelled_map(name: &str, label: &str) -> Value {
+    json!({"metadata": {"name": name, "labels": {"route": label}}})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webhooks_named_by_services_are_reached_as_upstream_resolves_them() {
+    // By default a Service reference resolves to the cluster IP, or an ExternalName
+    // Service's host; the connection names the Service for TLS.
+    let server = TestServer::start().await;
+    let raw = admin(&server);
+    let local = "127.0.0.1".parse().unwrap();
+    let webhook = HttpsServer::start_at(local, &["hooks.default.svc"], refusing("by name")).await;
+    let port: u16 = webhook.url.rsplit(':').next().unwrap().parse().unwrap();
+    created(
+        &raw,
+        "/api/v1/namespaces/default/services",
+        json!({"metadata": {"name": "hooks"}, "spec": {"type": "ExternalName", "externalName": "localhost"}}),
+    )
+    .await;
+    created(
+        &raw,
+        "/api/v1/namespaces/default/services",
+        json!({"metadata": {"name": "elsewhere"}, "spec": {"ports": [{"port": 443}]}}),
+    )
+    .await;
+    created(
+        &raw,
+        VALIDATING,
+        service_hook("external", "hooks", port, &webhook.ca_pem),
+    )
+    .await;
+    created(
+        &raw,
+        VALIDATING,
+        service_hook("missing", "elsewhere", 8443, &webhook.ca_pem),
+    )
+    .await;
+    let r = post_until(
+        &raw,
+        CONFIGMAPS,
+        || labelled_map("a", "external"),
+        |r| r.status == 403,
+    )
+    .await;
+    assert_eq!(r.status, 403, "{:?}", r.body);
+    assert_eq!(
+        r.json()["message"],
+        "admission webhook \"external.capstan.test\" denied the request: refused by the webhook reached by name"
+    );
+    // A port the Service does not have: the call fails, and the write with it (Fail).
+    let r = post_until(
+        &raw,
+        CONFIGMAPS,
+        || labelled_map("b", "missing"),
+        |r| r.status == 500,
+    )
+    .await;
+    let message = r.json()["message"].as_str().unwrap_or_default().to_string();
+    assert!(
+        message.contains("https://elsewhere.default.svc:8443/refuse")
+            && message.contains("no service port 8443 found for service \"elsewhere\""),
+        "{message}"
+    );
+    server.stop().await;
+
+    // With --enable-aggregator-routing, at an address of the Service's endpoints.
+    let server = TestServer::start_with(|c| c.aggregator_routing = true).await;
+    let raw = admin(&server);
+    let ip = crate::proxy::own_address();
+    let webhook =
+        HttpsServer::start_at(ip, &["hooks.default.svc"], refusing("by its endpoints")).await;
+    let port: u16 = webhook.url.rsplit(':').next().unwrap().parse().unwrap();
+    created(
+        &raw,
+        "/api/v1/namespaces/default/services",
+        json!({"metadata": {"name": "hooks"}, "spec": {"ports": [{"name": "https", "port": 443}]}}),
+    )
+    .await;
+    created(
+        &raw,
+        "/api/v1/namespaces/default/endpoints",
+        json!({"metadata": {"name": "hooks"}, "subsets": [{"addresses": [{"ip": ip.to_string()}],
+            "ports": [{"name": "https", "port": port}]}]}),
+    )
+    .await;
+    created(
+        &raw,
+        VALIDATING,
+        service_hook("endpoints", "hooks", 443, &webhook.ca_pem),
+    )
+    .await;
+    let r = post_until(
+        &raw,
+        CONFIGMAPS,
+        || labelled_map("c", "endpoints"),
+        |r| r.status == 403,
+    )
+    .await;
+    assert_eq!(r.status, 403, "{:?}", r.body);
+    assert!(
+        r.json()["message"]
+            .as_str()
+            .is_some_and(|m| m.ends_with("refused by the webhook reached by its endpoints")),
+        "{:?}",
+        r.body
+    );
+}

@@ -485,6 +485,19 @@ impl HttpsServer {
 
     /// Starts a server whose handler answers asynchronously (it may wait).
     pub async fn start_async(handler: impl Fn(Received) -> Answer + Send + Sync + 'static) -> Self {
+        Self::start_at("127.0.0.1".parse().expect("an address"), &[], move |r| {
+            handler(r)
+        })
+        .await
+    }
+
+    /// Starts a server on an ephemeral port of `ip` whose certificate also names `names`
+    /// (a Service's `<name>.<namespace>.svc`, say).
+    pub async fn start_at(
+        ip: std::net::IpAddr,
+        names: &[&str],
+        handler: impl Fn(Received) -> Answer + Send + Sync + 'static,
+    ) -> Self {
         use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
         let ca_key = KeyPair::generate().expect("a key");
         let mut ca = CertificateParams::default();
@@ -494,7 +507,14 @@ impl HttpsServer {
         let ca_pem = ca.self_signed(&ca_key).expect("a CA").pem();
         let issuer = Issuer::new(ca, ca_key);
         let key = KeyPair::generate().expect("a key");
-        let leaf = CertificateParams::new(vec!["127.0.0.1".into(), "localhost".into()])
+        let mut san = vec![
+            "127.0.0.1".to_string(),
+            "localhost".to_string(),
+            ip.to_string(),
+        ];
+        san.extend(names.iter().map(|n| n.to_string()));
+        san.dedup();
+        let leaf = CertificateParams::new(san)
             .expect("names")
             .signed_by(&key, &issuer)
             .expect("a certificate");
@@ -511,7 +531,7 @@ impl HttpsServer {
             .expect("a server configuration");
         config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        let listener = tokio::net::TcpListener::bind((ip, 0))
             .await
             .expect("a port");
         let url = format!("https://{}", listener.local_addr().expect("an address"));

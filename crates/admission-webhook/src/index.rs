@@ -6,7 +6,7 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use capstan_cel::Program;
-use capstan_client::HttpsClient;
+use capstan_client::{HttpsClient, ServiceResolver, WebhookTarget};
 use capstan_meta::labels::LabelSelector;
 use k8s_openapi::api::admissionregistration::v1::{
     MatchCondition, MutatingWebhookConfiguration, RuleWithOperations,
@@ -108,16 +108,33 @@ pub(crate) fn selector(
         .unwrap_or_else(|_| LabelSelector::parse("capstan.invalid/never").unwrap_or_default())
 }
 
-fn endpoint(client: &WebhookClientConfig) -> Result<Endpoint, String> {
-    let url = client.url.as_deref();
+fn endpoint(
+    client: &WebhookClientConfig,
+    services: &Option<Arc<dyn ServiceResolver>>,
+) -> Result<Endpoint, String> {
+    let target = match (&client.url, &client.service) {
+        (Some(url), _) => WebhookTarget::Url(url),
+        (None, Some(service)) => WebhookTarget::Service {
+            namespace: &service.namespace,
+            name: &service.name,
+            port: service
+                .port
+                .and_then(|p| u16::try_from(p).ok())
+                .unwrap_or(443),
+            path: service.path.as_deref(),
+        },
+        (None, None) => return Err("the webhook has neither a url nor a service".into()),
+    };
     let ca_bundle = client.ca_bundle.as_ref().map(|b| b.0.as_slice());
-    Ok(Endpoint {
-        client: HttpsClient::for_webhook(url, ca_bundle, MAX_TIMEOUT)?,
-        url: url.unwrap_or_default().to_string(),
-    })
+    let (client, url) = HttpsClient::for_webhook(target, ca_bundle, MAX_TIMEOUT, services.clone())?;
+    Ok(Endpoint { client, url })
 }
 
-fn compile(configuration: &str, f: Fields<'_>) -> Webhook {
+fn compile(
+    configuration: &str,
+    f: Fields<'_>,
+    services: &Option<Arc<dyn ServiceResolver>>,
+) -> Webhook {
     Webhook {
         name: f.name.to_string(),
         configuration: configuration.to_string(),
@@ -149,7 +166,7 @@ fn compile(configuration: &str, f: Fields<'_>) -> Webhook {
             })
             .collect(),
         reinvoke: f.reinvocation == Some("IfNeeded"),
-        endpoint: endpoint(f.client),
+        endpoint: endpoint(f.client, services),
     }
 }
 
@@ -181,6 +198,8 @@ impl Side {
 pub struct WebhookIndex {
     mutating: RwLock<Side>,
     validating: RwLock<Side>,
+    /// Where webhooks named by a `service` reference are (none: they cannot be called).
+    services: Option<Arc<dyn ServiceResolver>>,
 }
 
 impl std::fmt::Debug for WebhookIndex {
@@ -196,6 +215,15 @@ impl WebhookIndex {
     /// An empty index.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty index whose webhooks named by a `service` reference are reached where
+    /// `services` resolves them.
+    pub fn with_services(services: Arc<dyn ServiceResolver>) -> Self {
+        Self {
+            services: Some(services),
+            ..Self::default()
+        }
     }
 
     fn side(&self, kind: Kind) -> &RwLock<Side> {
@@ -218,7 +246,10 @@ impl WebhookIndex {
             .webhooks
             .iter()
             .flatten()
-            .map(|w| Arc::new(compile(&name, fields!(w, w.reinvocation_policy.as_deref()))))
+            .map(|w| {
+                let f = fields!(w, w.reinvocation_policy.as_deref());
+                Arc::new(compile(&name, f, &self.services))
+            })
             .collect();
         self.put(Kind::Mutating, name, generation, hooks);
     }
@@ -230,7 +261,7 @@ impl WebhookIndex {
             .webhooks
             .iter()
             .flatten()
-            .map(|w| Arc::new(compile(&name, fields!(w, None))))
+            .map(|w| Arc::new(compile(&name, fields!(w, None), &self.services)))
             .collect();
         self.put(Kind::Validating, name, generation, hooks);
     }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use capstan_client::HttpsClient;
+use capstan_client::{HttpsClient, ServiceResolver, WebhookTarget};
 use capstan_meta::ApiError;
 use capstan_meta::status::Reason;
 use capstan_registry::converted::{Converter, PerObject};
@@ -53,15 +53,22 @@ pub struct Webhook {
 }
 
 impl Webhook {
-    /// The webhook of `crd`, when its strategy is `Webhook`.
-    pub fn of(crd: &CustomResourceDefinition) -> Option<Arc<Self>> {
+    /// The webhook of `crd`, when its strategy is `Webhook`; one named by a `service`
+    /// reference is reached where `services` resolves it.
+    pub fn of(
+        crd: &CustomResourceDefinition,
+        services: Option<Arc<dyn ServiceResolver>>,
+    ) -> Option<Arc<Self>> {
         let conversion = crd.spec.conversion.as_ref()?;
         if conversion.strategy != "Webhook" {
             return None;
         }
         let webhook = conversion.webhook.as_ref();
         Some(Arc::new(Self {
-            endpoint: webhook.map_or_else(|| Err("no webhook is configured".into()), endpoint),
+            endpoint: webhook.map_or_else(
+                || Err("no webhook is configured".into()),
+                |w| endpoint(w, services),
+            ),
             review_version: webhook.and_then(|w| {
                 w.conversion_review_versions
                     .iter()
@@ -134,13 +141,30 @@ struct ReviewRequest<'a> {
 }
 
 /// The address of a webhook and a client trusting its `caBundle`.
-fn endpoint(webhook: &WebhookConversion) -> Result<(HttpsClient, String), String> {
-    let config = webhook.client_config.as_ref();
-    let url = config.and_then(|c| c.url.as_deref());
-    let ca_bundle = config.and_then(|c| c.ca_bundle.as_ref().map(|b| b.0.as_slice()));
-    let client = HttpsClient::for_webhook(url, ca_bundle, TIMEOUT)?;
+fn endpoint(
+    webhook: &WebhookConversion,
+    services: Option<Arc<dyn ServiceResolver>>,
+) -> Result<(HttpsClient, String), String> {
+    let config = webhook
+        .client_config
+        .as_ref()
+        .ok_or("the webhook has no clientConfig")?;
+    let target = match (&config.url, &config.service) {
+        (Some(url), _) => WebhookTarget::Url(url),
+        (None, Some(service)) => WebhookTarget::Service {
+            namespace: &service.namespace,
+            name: &service.name,
+            port: service
+                .port
+                .and_then(|p| u16::try_from(p).ok())
+                .unwrap_or(443),
+            path: service.path.as_deref(),
+        },
+        (None, None) => return Err("the webhook has neither a url nor a service".into()),
+    };
+    let ca_bundle = config.ca_bundle.as_ref().map(|b| b.0.as_slice());
+    let (client, url) = HttpsClient::for_webhook(target, ca_bundle, TIMEOUT, services)?;
     // As upstream's client, the call names its timeout.
-    let url = url.unwrap_or_default();
     Ok((client, format!("{url}?timeout={}s", TIMEOUT.as_secs())))
 }
 

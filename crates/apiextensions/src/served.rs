@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 
+use capstan_client::ServiceResolver;
 use capstan_meta::columns::{Column, JsonPath};
 use capstan_meta::status::Reason;
 use capstan_meta::v1::StatusDetails;
@@ -78,6 +79,8 @@ struct Snapshot {
 /// The custom resources served now.
 pub struct CustomResources {
     registry: Arc<Registry>,
+    /// Where conversion webhooks named by a `service` reference are.
+    services: Option<Arc<dyn ServiceResolver>>,
     installed: std::sync::Mutex<HashMap<String, Installed>>,
     snapshot: RwLock<Arc<Snapshot>>,
     changes: tokio::sync::watch::Sender<u64>,
@@ -261,10 +264,18 @@ impl CustomResources {
     pub fn new(registry: Arc<Registry>) -> Self {
         Self {
             registry,
+            services: None,
             installed: Default::default(),
             snapshot: Default::default(),
             changes: tokio::sync::watch::channel(0).0,
         }
+    }
+
+    /// Conversion webhooks named by a `service` reference are reached where `services`
+    /// resolves them (without it, calling them fails).
+    pub fn with_services(mut self, services: Arc<dyn ServiceResolver>) -> Self {
+        self.services = Some(services);
+        self
     }
 
     /// The resource or subresource served at `group`/`version`/`resource`/`subresource`.
@@ -379,7 +390,7 @@ impl CustomResources {
                 })),
         );
         let status_store: Arc<dyn RestStorage> = Arc::new(PartRest::status(store.clone()));
-        let webhook = Webhook::of(crd);
+        let webhook = Webhook::of(crd, self.services.clone());
         let mut routes: Vec<Arc<dyn RestStorage>> = Vec::new();
         // Discovery lists versions by upstream's priority (GA, then beta, then alpha, newest
         // first): the first is the group's preferred version.

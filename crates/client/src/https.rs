@@ -11,6 +11,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
+use futures_util::future::BoxFuture;
 use http::{Method, Request, StatusCode, Uri, header};
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::connect::{Connected, Connection};
@@ -36,9 +37,14 @@ impl HttpsClient {
     /// none), presenting its client certificate and bearer token; each call may take
     /// `timeout`.
     pub fn new(config: &Config, timeout: Duration) -> Result<Self> {
+        Self::build(config, timeout, None)
+    }
+
+    fn build(config: &Config, timeout: Duration, route: Option<Arc<Route>>) -> Result<Self> {
         let tls = tls_config(config, &[b"h2", b"http/1.1"], true)?;
         let connector = Connector {
             tls: tokio_rustls::TlsConnector::from(Arc::new(tls)),
+            route,
         };
         Ok(Self {
             client: hyper_util::client::legacy::Client::builder(TokioExecutor::new())
@@ -51,25 +57,44 @@ impl HttpsClient {
     }
 
     /// A client for a webhook the API server calls (admission, CRD conversion), from its
-    /// `clientConfig`: the `url`, trusting the PEM `ca_bundle` (the host's roots without
-    /// one), with the API server's user agent. A webhook named by a `service` reference
-    /// (no `url`) cannot be called yet: the error says so.
+    /// `clientConfig`, and the URL to call: `target`'s, trusting the PEM `ca_bundle` (the
+    /// host's roots without one), with the API server's user agent. A Service's webhook is
+    /// called at `https://<name>.<namespace>.svc:<port><path>` (the name its certificate
+    /// must have), each new connection going where `services` resolves the Service's port.
     pub fn for_webhook(
-        url: Option<&str>,
+        target: WebhookTarget<'_>,
         ca_bundle: Option<&[u8]>,
         timeout: Duration,
-    ) -> std::result::Result<Self, String> {
-        let Some(url) = url else {
-            return Err(
-                "service references are not supported yet (Services' cluster IPs \
-                 are not routed to from the API server here): use clientConfig.url"
-                    .into(),
-            );
+        services: Option<Arc<dyn ServiceResolver>>,
+    ) -> std::result::Result<(Self, String), String> {
+        let (url, route) = match target {
+            WebhookTarget::Url(url) => (url.to_string(), None),
+            WebhookTarget::Service {
+                namespace,
+                name,
+                port,
+                path,
+            } => {
+                let resolver = services
+                    .ok_or("service references cannot be resolved by this client: use a url")?;
+                let route = Route {
+                    resolver,
+                    namespace: namespace.to_string(),
+                    name: name.to_string(),
+                    port,
+                };
+                let path = path.unwrap_or_default();
+                (
+                    format!("https://{name}.{namespace}.svc:{port}{path}"),
+                    Some(Arc::new(route)),
+                )
+            }
         };
-        let mut config = Config::new(url.to_string());
+        let mut config = Config::new(url.clone());
         config.ca_pem = ca_bundle.map(<[u8]>::to_vec);
         config.user_agent = format!("capstan-apiserver/{}", env!("CARGO_PKG_VERSION"));
-        Self::new(&config, timeout).map_err(|e| e.to_string())
+        let client = Self::build(&config, timeout, route).map_err(|e| e.to_string())?;
+        Ok((client, url))
     }
 
     /// Sends `body` to `url` (an `https://` URL); the status and the body of the answer.
@@ -137,10 +162,49 @@ fn error_chain(e: &dyn std::error::Error) -> String {
     text
 }
 
-/// TCP, then TLS with the client's configuration.
+/// Where a webhook is: a URL, or a Service of the cluster (`clientConfig.service`).
+#[derive(Debug, Clone, Copy)]
+pub enum WebhookTarget<'a> {
+    /// `clientConfig.url`.
+    Url(&'a str),
+    /// `clientConfig.service`.
+    Service {
+        /// The Service's namespace.
+        namespace: &'a str,
+        /// The Service's name.
+        name: &'a str,
+        /// The Service's port (443 unless the configuration says otherwise).
+        port: u16,
+        /// The URL path, if any.
+        path: Option<&'a str>,
+    },
+}
+
+/// Finds where a port of a Service is served, for webhooks named by a `service` reference.
+pub trait ServiceResolver: Send + Sync {
+    /// The host and port serving `port` of the Service `namespace/name`, or why none does.
+    fn resolve<'a>(
+        &'a self,
+        namespace: &'a str,
+        name: &'a str,
+        port: u16,
+    ) -> BoxFuture<'a, std::result::Result<(String, u16), String>>;
+}
+
+/// The Service port a client's connections go to, resolved for each new connection.
+struct Route {
+    resolver: Arc<dyn ServiceResolver>,
+    namespace: String,
+    name: String,
+    port: u16,
+}
+
+/// TCP (to the URL's host, or where the route resolves), then TLS with the client's
+/// configuration and the URL's host name.
 #[derive(Clone)]
 struct Connector {
     tls: tokio_rustls::TlsConnector,
+    route: Option<Arc<Route>>,
 }
 
 impl tower::Service<Uri> for Connector {
@@ -154,6 +218,7 @@ impl tower::Service<Uri> for Connector {
 
     fn call(&mut self, uri: Uri) -> Self::Future {
         let tls = self.tls.clone();
+        let route = self.route.clone();
         Box::pin(async move {
             let invalid =
                 |what: &str| io::Error::new(io::ErrorKind::InvalidInput, what.to_string());
@@ -162,8 +227,15 @@ impl tower::Service<Uri> for Connector {
                 .ok_or_else(|| invalid("no host"))?
                 .trim_matches(['[', ']'])
                 .to_string();
-            let port = uri.port_u16().unwrap_or(443);
-            let tcp = TcpStream::connect((host.as_str(), port)).await?;
+            let (address, port) = match &route {
+                None => (host.clone(), uri.port_u16().unwrap_or(443)),
+                Some(r) => r
+                    .resolver
+                    .resolve(&r.namespace, &r.name, r.port)
+                    .await
+                    .map_err(io::Error::other)?,
+            };
+            let tcp = TcpStream::connect((address.as_str(), port)).await?;
             let _ = tcp.set_nodelay(true);
             let name = ServerName::try_from(host).map_err(|_| invalid("bad host name"))?;
             Ok(Tls(TokioIo::new(tls.connect(name, tcp).await?)))

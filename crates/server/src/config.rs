@@ -58,6 +58,9 @@ pub struct ServerConfig {
     /// The host name put in generated URLs, before the advertised address
     /// (`--external-hostname`).
     pub external_hostname: Option<String>,
+    /// Webhooks named by a `service` reference are called at an endpoint's address rather
+    /// than the cluster IP (`--enable-aggregator-routing`).
+    pub aggregator_routing: bool,
     /// Disabled metrics and label allow-lists (`--disabled-metrics`, `--allow-metric-labels`).
     pub metrics: crate::metrics::MetricsOptions,
     /// Log one line per request (`-v=2` and above).
@@ -212,6 +215,7 @@ impl ServerConfig {
             kubernetes_service_node_port: 0,
             endpoint_reconciler: Default::default(),
             external_hostname: None,
+            aggregator_routing: false,
             tls: Default::default(),
             tls_sni_cert_key: Vec::new(),
             goaway_chance: 0.0,

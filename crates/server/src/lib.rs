@@ -25,6 +25,7 @@ mod render;
 mod request_info;
 mod response;
 mod server;
+mod webhook_services;
 
 pub use authn::{AUTHENTICATION_INFO, DEFAULT_ISSUER};
 pub use capstan_auth::authn::RequestHeaderConfig;

@@ -186,7 +186,12 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         &config.authorization_modes,
         &parts,
     )?);
-    let webhook_index = Arc::new(capstan_admission_webhook::WebhookIndex::new());
+    let services: Arc<dyn capstan_client::ServiceResolver> = Arc::new(
+        crate::webhook_services::WebhookServices::new(registry.lister(), config.aggregator_routing),
+    );
+    let webhook_index = Arc::new(capstan_admission_webhook::WebhookIndex::with_services(
+        services.clone(),
+    ));
     let mut webhooks: Vec<Arc<dyn capstan_admission::Plugin>> = vec![
         Arc::new(capstan_admission_webhook::MutatingWebhooks::new(
             webhook_index.clone(),
@@ -431,9 +436,9 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         }
     }
     let registry = Arc::new(registry);
-    let custom = Arc::new(capstan_apiextensions::CustomResources::new(
-        registry.clone(),
-    ));
+    let custom = Arc::new(
+        capstan_apiextensions::CustomResources::new(registry.clone()).with_services(services),
+    );
     compactors.push(tokio::spawn(capstan_controllers::crds::run(
         crds,
         custom.clone(),

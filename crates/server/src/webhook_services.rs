@@ -1,0 +1,99 @@
+//! Where webhooks named by a `service` reference (admission and CRD conversion webhooks) are
+//! reached, as upstream's API server resolves them: at the Service's cluster IP and port, or
+//! with `--enable-aggregator-routing` at one of its endpoints' addresses and target port; an
+//! `ExternalName` Service at its host name. The connection still names the Service
+//! (`<name>.<namespace>.svc`) for TLS.
+
+use std::sync::Arc;
+
+use capstan_admission::Lister;
+use capstan_client::ServiceResolver;
+use capstan_meta::GroupResource;
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+
+/// Resolves Services from the server's own objects.
+pub(crate) struct WebhookServices {
+    lister: Arc<dyn Lister>,
+    /// `--enable-aggregator-routing`: endpoints' addresses rather than the cluster IP.
+    endpoints: bool,
+}
+
+impl WebhookServices {
+    /// Resolves through `lister`, to endpoints when `endpoints`.
+    pub(crate) fn new(lister: Arc<dyn Lister>, endpoints: bool) -> Self {
+        Self { lister, endpoints }
+    }
+
+    async fn read(&self, resource: &str, namespace: &str, name: &str) -> Result<Value, String> {
+        self.lister
+            .get(&GroupResource::new("", resource), namespace, name)
+            .await
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("{} {name:?} not found", resource.trim_end_matches('s')))
+    }
+
+    async fn resolve_port(
+        &self,
+        namespace: &str,
+        name: &str,
+        port: u16,
+    ) -> Result<(String, u16), String> {
+        let svc = self.read("services", namespace, name).await?;
+        let kind = svc["spec"]["type"].as_str().unwrap_or("ClusterIP");
+        if kind == "ExternalName" && !self.endpoints {
+            let host = svc["spec"]["externalName"].as_str().unwrap_or_default();
+            return Ok((host.to_string(), port));
+        }
+        if !matches!(kind, "ClusterIP" | "NodePort" | "LoadBalancer") {
+            return Err(format!("unsupported service type {kind:?}"));
+        }
+        let declared = svc["spec"]["ports"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|p| p["port"].as_u64() == Some(u64::from(port)))
+            .ok_or_else(|| format!("no service port {port} found for service {name:?}"))?;
+        if !self.endpoints {
+            let ip = svc["spec"]["clusterIP"].as_str().unwrap_or_default();
+            if ip == "None" {
+                return Err("cannot route to service with ClusterIP \"None\"".into());
+            }
+            return Ok((ip.to_string(), port));
+        }
+        let port_name = declared["name"].as_str().unwrap_or_default();
+        let endpoints = self.read("endpoints", namespace, name).await?;
+        let subsets = endpoints["subsets"].as_array().cloned().unwrap_or_default();
+        let start = rand::random_range(0..subsets.len().max(1));
+        for subset in subsets.iter().cycle().skip(start).take(subsets.len()) {
+            let addresses = subset["addresses"].as_array().cloned().unwrap_or_default();
+            if addresses.is_empty() {
+                continue;
+            }
+            let target = subset["ports"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|p| p["name"].as_str().unwrap_or_default() == port_name)
+                .and_then(|p| p["port"].as_u64())
+                .and_then(|p| u16::try_from(p).ok());
+            if let Some(target) = target {
+                let address = &addresses[rand::random_range(0..addresses.len())];
+                let ip = address["ip"].as_str().unwrap_or_default();
+                return Ok((ip.to_string(), target));
+            }
+        }
+        Err(format!("no endpoints available for service {name:?}"))
+    }
+}
+
+impl ServiceResolver for WebhookServices {
+    fn resolve<'a>(
+        &'a self,
+        namespace: &'a str,
+        name: &'a str,
+        port: u16,
+    ) -> BoxFuture<'a, Result<(String, u16), String>> {
+        Box::pin(self.resolve_port(namespace, name, port))
+    }
+}
