@@ -1335,3 +1335,126 @@ async fn defaults_added_to_a_schema_apply_to_stored_objects_as_they_are_read() {
     );
     drop(dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_version_judges_the_writes_made_in_it() {
+    // v1 (stored) allows sizes up to 10; v2 up to 5, and a rule of its own.
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "boxes.example.com"},
+        "spec": {
+            "group": "example.com", "scope": "Namespaced",
+            "names": {"plural": "boxes", "kind": "Box"},
+            "versions": [
+                {"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {
+                    "type": "object", "properties": {"spec": {"type": "object", "properties": {
+                        "size": {"type": "integer", "maximum": 10}}}}}}},
+                {"name": "v2", "served": true, "storage": false, "schema": {"openAPIV3Schema": {
+                    "type": "object", "properties": {"spec": {"type": "object",
+                        "x-kubernetes-validations": [{"rule": "self.size != 3", "message": "three is unlucky"}],
+                        "properties": {"size": {"type": "integer", "maximum": 5}}}}}}}
+            ]
+        }
+    });
+    let (server, _dir, _file) = with_crd(&crd.to_string(), "boxes.example.com").await;
+    let raw = admin(&server);
+    let v1 = "/apis/example.com/v1/namespaces/default/boxes";
+    let v2 = "/apis/example.com/v2/namespaces/default/boxes";
+    let object = |version: &str, name: &str, spec: Value| {
+        json!({"apiVersion": format!("example.com/{version}"), "kind": "Box",
+               "metadata": {"name": name}, "spec": spec})
+    };
+    let causes = |r: &capstan_e2e::RawResponse| -> Vec<String> {
+        r.json()["details"]["causes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| {
+                format!(
+                    "{}: {}",
+                    c["field"].as_str().unwrap_or(""),
+                    c["message"].as_str().unwrap_or("")
+                )
+            })
+            .collect()
+    };
+
+    // v2's bound and rule judge v2 writes; v1's bound judges v1 writes.
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            v2,
+            &object("v2", "seven", json!({"size": 7})),
+        )
+        .await;
+    assert_eq!(r.status, 422, "{:?}", r.body);
+    assert_eq!(
+        causes(&r),
+        ["spec.size: Invalid value: 7: spec.size in body should be less than or equal to 5"]
+    );
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            v2,
+            &object("v2", "three", json!({"size": 3})),
+        )
+        .await;
+    assert_eq!(r.status, 422, "{:?}", r.body);
+    assert_eq!(
+        r.json()["message"],
+        "Box.example.com \"three\" is invalid: spec: Invalid value: \"object\": three is unlucky"
+    );
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            v1,
+            &object("v1", "seven", json!({"size": 7})),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            v1,
+            &object("v1", "three", json!({"size": 3})),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+
+    // An unknown field is reported once, in the version it was written in.
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            v2,
+            &object("v2", "four", json!({"size": 4, "extra": true})),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let warnings: Vec<&str> = r
+        .headers
+        .get_all("warning")
+        .iter()
+        .map(|v| v.to_str().unwrap())
+        .collect();
+    assert_eq!(warnings, ["299 - \"unknown field \\\"spec.extra\\\"\""]);
+
+    // Updates in v2 are judged by v2 too, against the object read in v2.
+    let mut seven = raw.get(&format!("{v2}/seven")).await.json();
+    seven["spec"]["size"] = json!(6);
+    let r = raw
+        .send_json(http::Method::PUT, &format!("{v2}/seven"), &seven)
+        .await;
+    assert_eq!(r.status, 422, "{:?}", r.body);
+    seven["spec"]["size"] = json!(2);
+    let r = raw
+        .send_json(http::Method::PUT, &format!("{v2}/seven"), &seven)
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let r = merge_patch(
+        &raw,
+        &format!("{v2}/seven"),
+        &json!({"spec": {"size": 3}}).to_string(),
+    )
+    .await;
+    assert_eq!(r.status, 422, "{:?}", r.body);
+}

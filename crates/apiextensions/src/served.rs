@@ -11,7 +11,7 @@ use capstan_meta::columns::{Column, JsonPath};
 use capstan_meta::status::Reason;
 use capstan_meta::v1::StatusDetails;
 use capstan_meta::{ApiError, ResourceDescriptor, STANDARD_VERBS};
-use capstan_registry::converted::ConvertedRest;
+use capstan_registry::converted::{ConvertedRest, ServedStrategy};
 use capstan_registry::hooks::CreateHook;
 use capstan_registry::subresources::{PartRest, ScaleRest};
 use capstan_registry::{GenericStore, Registry, RestStorage};
@@ -408,13 +408,27 @@ impl CustomResources {
             } else {
                 let to_stored = converter(crd, &webhook, stored_d.api_version());
                 let to_served = converter(crd, &webhook, d.api_version());
-                routes.push(Arc::new(ConvertedRest::new(
+                let mut rest = ConvertedRest::new(
                     d.clone(),
                     store.clone(),
                     to_stored.clone(),
                     to_served.clone(),
                     openapi_schema(crd, version),
-                )));
+                );
+                // Writes in this version are judged by this version's schema and rules.
+                if let Some(schema) = version
+                    .schema
+                    .as_ref()
+                    .and_then(|s| s.open_api_v3_schema.as_ref())
+                {
+                    let own = CustomStrategy::new(
+                        d.clone(),
+                        Arc::new(Schema::compile(schema)),
+                        has_status(version),
+                    );
+                    rest = rest.with_served_writes(Arc::new(ServedStrategy(own)));
+                }
+                routes.push(Arc::new(rest));
                 if has_status(version) && has_status(storage) {
                     routes.push(Arc::new(ConvertedRest::new(
                         status_d,

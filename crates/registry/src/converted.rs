@@ -9,8 +9,10 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use capstan_meta::{ApiError, ResourceDescriptor};
+use capstan_meta::{ApiError, HasMetadata, ResourceDescriptor, Strategy};
 use futures_util::StreamExt;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
@@ -69,6 +71,77 @@ async fn items_out(converter: &dyn Converter, items: &[Bytes]) -> Result<Vec<Byt
     Ok(out)
 }
 
+/// A served version's own rules for writes, applied to a body in the served form before it
+/// is converted to the stored form (a CRD version's schema prunes, defaults and judges the
+/// writes made in that version, as upstream; the stored form's strategy runs after).
+#[async_trait]
+pub trait ServedWrite: Send + Sync {
+    /// `object` pruned, defaulted and checked, with the warnings for the answer; `old` is
+    /// the current object in the served form, on updates.
+    async fn admit(
+        &self,
+        object: Value,
+        old: Option<Value>,
+        options: &WriteOptions,
+    ) -> Result<(Value, Vec<String>)>;
+}
+
+/// A [`ServedWrite`] by a strategy of the served form: its pruning (unknown fields reported
+/// by the request's field validation), defaults, preparation and validation.
+pub struct ServedStrategy<S>(pub S);
+
+#[async_trait]
+impl<S> ServedWrite for ServedStrategy<S>
+where
+    S: Strategy,
+    S::Object: Serialize + DeserializeOwned + Clone + Send + Sync,
+{
+    async fn admit(
+        &self,
+        object: Value,
+        old: Option<Value>,
+        options: &WriteOptions,
+    ) -> Result<(Value, Vec<String>)> {
+        let strategy = &self.0;
+        let d = strategy.descriptor();
+        let (mut obj, warnings): (S::Object, _) =
+            crate::codec::decode_value_pruned(object, &d, options.field_validation, |o| {
+                strategy.prune(o)
+            })?;
+        strategy.default(&mut obj);
+        let errors = match old {
+            Some(old) => {
+                let mut old: S::Object = serde_json::from_value(old).map_err(Error::Encode)?;
+                strategy.on_read(&mut old);
+                strategy.prepare_for_update(&mut obj, &old);
+                if strategy.has_status() {
+                    // Writes of the resource keep the stored status.
+                    strategy.copy_status(&mut obj, &old);
+                }
+                strategy.validate_update(&obj, &old)
+            }
+            None => {
+                strategy.prepare_for_create(&mut obj);
+                strategy.validate(&obj)
+            }
+        };
+        if !errors.is_empty() {
+            let name = obj.metadata().name.clone().unwrap_or_default();
+            return Err(ApiError::invalid(&d.group, &d.kind, &name, &errors).into());
+        }
+        Ok((serde_json::to_value(&obj).map_err(Error::Encode)?, warnings))
+    }
+}
+
+/// `encoded` with `warnings` first.
+fn with_warnings(mut encoded: Encoded, mut warnings: Vec<String>) -> Result<Encoded> {
+    if !warnings.is_empty() {
+        warnings.append(&mut encoded.warnings);
+        encoded.warnings = warnings;
+    }
+    Ok(encoded)
+}
+
 /// One object through `converter`.
 async fn convert_one(converter: &dyn Converter, object: Value) -> Result<Value> {
     converter
@@ -93,6 +166,7 @@ pub struct ConvertedRest {
     to_stored: Arc<dyn Converter>,
     to_served: Arc<dyn Converter>,
     schema: crate::rest::SchemaFn,
+    served: Option<Arc<dyn ServedWrite>>,
 }
 
 impl ConvertedRest {
@@ -110,10 +184,67 @@ impl ConvertedRest {
             to_stored,
             to_served,
             schema: Arc::new(schema),
+            served: None,
         }
     }
 
+    /// Writes in the served form pass `served` before they are converted; the stored form
+    /// then prunes unknown fields silently (the client's body was judged in its own form).
+    pub fn with_served_writes(mut self, served: Arc<dyn ServedWrite>) -> Self {
+        self.served = Some(served);
+        self
+    }
+
+    /// A create's or update's body in the stored form, the served version's warnings, and
+    /// the options of the stored write; `old` is read for an update's checks.
+    async fn write_in(
+        &self,
+        body: &[u8],
+        update: Option<(&str, &str)>,
+        options: &WriteOptions,
+    ) -> Result<(Vec<u8>, Vec<String>, WriteOptions)> {
+        let Some(served) = &self.served else {
+            return Ok((self.body_in(body).await?, Vec::new(), options.clone()));
+        };
+        let doc = self.served_doc(body)?;
+        let old = match update {
+            None => None,
+            Some((namespace, name)) => {
+                match self.get(namespace, name, &GetOptions::default()).await {
+                    Ok(current) => Some(
+                        serde_json::from_slice(&current.body.into_bytes())
+                            .map_err(Error::Encode)?,
+                    ),
+                    // The stored write answers for a missing object.
+                    Err(Error::Api(e)) if e.code() == 404 => None,
+                    Err(e) => return Err(e),
+                }
+            }
+        };
+        let skip = update.is_some() && old.is_none();
+        let (doc, warnings) = if skip {
+            (doc, Vec::new())
+        } else {
+            served.admit(doc, old, options).await?
+        };
+        let stored = convert_one(self.to_stored.as_ref(), doc).await?;
+        let mut options = options.clone();
+        options.field_validation = crate::options::FieldValidation::Ignore;
+        Ok((
+            serde_json::to_vec(&stored).map_err(Error::Encode)?,
+            warnings,
+            options,
+        ))
+    }
+
     async fn body_in(&self, body: &[u8]) -> Result<Vec<u8>> {
+        let doc = self.served_doc(body)?;
+        let stored = convert_one(self.to_stored.as_ref(), doc).await?;
+        serde_json::to_vec(&stored).map_err(Error::Encode)
+    }
+
+    /// A body in the served form, its `apiVersion` (when given) the served one.
+    fn served_doc(&self, body: &[u8]) -> Result<Value> {
         let doc: Value = serde_json::from_slice(body).map_err(|e| {
             ApiError::bad_request(format!("the request body is not valid JSON: {e}"))
         })?;
@@ -126,8 +257,7 @@ impl ConvertedRest {
             ))
             .into());
         }
-        let stored = convert_one(self.to_stored.as_ref(), doc).await?;
-        serde_json::to_vec(&stored).map_err(Error::Encode)
+        Ok(doc)
     }
 
     /// One stored-form object (or Status) in the served form.
@@ -264,9 +394,9 @@ impl RestStorage for ConvertedRest {
         body: &[u8],
         options: &WriteOptions,
     ) -> Result<Encoded> {
-        let body = self.body_in(body).await?;
-        self.out(self.stored.create(namespace, &body, options).await?)
-            .await
+        let (body, warnings, options) = self.write_in(body, None, options).await?;
+        let out = self.out(self.stored.create(namespace, &body, &options).await?);
+        with_warnings(out.await?, warnings)
     }
 
     async fn update(
@@ -276,9 +406,11 @@ impl RestStorage for ConvertedRest {
         body: &[u8],
         options: &WriteOptions,
     ) -> Result<Encoded> {
-        let body = self.body_in(body).await?;
-        self.out(self.stored.update(namespace, name, &body, options).await?)
-            .await
+        let (body, warnings, options) = self
+            .write_in(body, Some((namespace, name)), options)
+            .await?;
+        let out = self.out(self.stored.update(namespace, name, &body, &options).await?);
+        with_warnings(out.await?, warnings)
     }
 
     /// Applied to the served form: read, convert, patch, convert back, and update with the
