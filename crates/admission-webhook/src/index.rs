@@ -112,19 +112,11 @@ fn endpoint(
     client: &WebhookClientConfig,
     services: &Option<Arc<dyn ServiceResolver>>,
 ) -> Result<Endpoint, String> {
-    let target = match (&client.url, &client.service) {
-        (Some(url), _) => WebhookTarget::Url(url),
-        (None, Some(service)) => WebhookTarget::Service {
-            namespace: &service.namespace,
-            name: &service.name,
-            port: service
-                .port
-                .and_then(|p| u16::try_from(p).ok())
-                .unwrap_or(443),
-            path: service.path.as_deref(),
-        },
-        (None, None) => return Err("the webhook has neither a url nor a service".into()),
-    };
+    let service = client.service.as_ref();
+    let target = WebhookTarget::of(
+        client.url.as_deref(),
+        service.map(|s| (&*s.namespace, &*s.name, s.port, s.path.as_deref())),
+    )?;
     let ca_bundle = client.ca_bundle.as_ref().map(|b| b.0.as_slice());
     let (client, url) = HttpsClient::for_webhook(target, ca_bundle, MAX_TIMEOUT, services.clone())?;
     Ok(Endpoint { client, url })

@@ -651,6 +651,11 @@ mod tests {
         allow_privileged: false,
     };
 
+    /// The pod spec of `j`'s template.
+    fn pod(j: &mut Job) -> &mut k8s_openapi::api::core::v1::PodSpec {
+        j.spec.as_mut().unwrap().template.spec.as_mut().unwrap()
+    }
+
     fn job() -> Job {
         let mut j: Job = serde_json::from_value(json!({
             "metadata": {"name": "pi", "uid": "u-1"},
@@ -687,27 +692,12 @@ mod tests {
     #[test]
     fn jobs_restart_on_failure_or_never_and_keep_their_template() {
         let mut j = job();
-        j.spec
-            .as_mut()
-            .unwrap()
-            .template
-            .spec
-            .as_mut()
-            .unwrap()
-            .restart_policy = Some("Always".into());
+        pod(&mut j).restart_policy = Some("Always".into());
         let fields: Vec<String> = JOBS.validate(&j).into_iter().map(|e| e.field).collect();
         assert_eq!(fields, ["spec.template.spec.restartPolicy"]);
         let old = job();
         let mut new = job();
-        new.spec
-            .as_mut()
-            .unwrap()
-            .template
-            .spec
-            .as_mut()
-            .unwrap()
-            .containers[0]
-            .image = Some("x".into());
+        pod(&mut new).containers[0].image = Some("x".into());
         let fields: Vec<String> = JOBS
             .validate_update(&new, &old)
             .into_iter()
@@ -741,11 +731,9 @@ mod tests {
         let mut old = job();
         old.spec.as_mut().unwrap().suspend = Some(true);
         let mut new = old.clone();
-        let pod = new.spec.as_mut().unwrap().template.spec.as_mut().unwrap();
-        pod.node_selector = Some([("zone".to_string(), "a".to_string())].into());
+        pod(&mut new).node_selector = Some([("zone".to_string(), "a".to_string())].into());
         assert!(JOBS.validate_update(&new, &old).is_empty());
-        let pod = new.spec.as_mut().unwrap().template.spec.as_mut().unwrap();
-        pod.containers[0].image = Some("other".into());
+        pod(&mut new).containers[0].image = Some("other".into());
         let fields: Vec<String> = JOBS
             .validate_update(&new, &old)
             .into_iter()
@@ -757,8 +745,7 @@ mod tests {
         started.status =
             Some(serde_json::from_value(json!({"startTime": "2026-01-01T00:00:00Z"})).unwrap());
         let mut new = started.clone();
-        let pod = new.spec.as_mut().unwrap().template.spec.as_mut().unwrap();
-        pod.node_selector = Some([("zone".to_string(), "a".to_string())].into());
+        pod(&mut new).node_selector = Some([("zone".to_string(), "a".to_string())].into());
         assert_eq!(JOBS.validate_update(&new, &started).len(), 1);
     }
 
@@ -782,14 +769,7 @@ mod tests {
             .map(|e| e.field)
             .collect();
         assert_eq!(fields, ["spec.podFailurePolicy"]);
-        j.spec
-            .as_mut()
-            .unwrap()
-            .template
-            .spec
-            .as_mut()
-            .unwrap()
-            .restart_policy = Some("OnFailure".into());
+        pod(&mut j).restart_policy = Some("OnFailure".into());
         let errs: Vec<String> = JOBS.validate(&j).iter().map(ToString::to_string).collect();
         assert_eq!(
             errs,

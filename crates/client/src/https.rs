@@ -180,6 +180,26 @@ pub enum WebhookTarget<'a> {
     },
 }
 
+impl<'a> WebhookTarget<'a> {
+    /// The target of a webhook's `clientConfig`: its `url`, else its `service` (namespace,
+    /// name, port (443 when not given) and path).
+    pub fn of(
+        url: Option<&'a str>,
+        service: Option<(&'a str, &'a str, Option<i32>, Option<&'a str>)>,
+    ) -> std::result::Result<Self, String> {
+        match (url, service) {
+            (Some(url), _) => Ok(Self::Url(url)),
+            (None, Some((namespace, name, port, path))) => Ok(Self::Service {
+                namespace,
+                name,
+                port: port.and_then(|p| u16::try_from(p).ok()).unwrap_or(443),
+                path,
+            }),
+            (None, None) => Err("the webhook has neither a url nor a service".into()),
+        }
+    }
+}
+
 /// Finds where a port of a Service is served, for webhooks named by a `service` reference.
 pub trait ServiceResolver: Send + Sync {
     /// The host and port serving `port` of the Service `namespace/name`, or why none does.
