@@ -1348,11 +1348,15 @@ async fn each_version_judges_the_writes_made_in_it() {
             "versions": [
                 {"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {
                     "type": "object", "properties": {"spec": {"type": "object", "properties": {
-                        "size": {"type": "integer", "maximum": 10}}}}}}},
+                        "size": {"type": "integer", "maximum": 10}}},
+                        "status": {"type": "object", "properties": {"count": {"type": "integer", "maximum": 10}}}}}},
+                 "subresources": {"status": {}}},
                 {"name": "v2", "served": true, "storage": false, "schema": {"openAPIV3Schema": {
                     "type": "object", "properties": {"spec": {"type": "object",
                         "x-kubernetes-validations": [{"rule": "self.size != 3", "message": "three is unlucky"}],
-                        "properties": {"size": {"type": "integer", "maximum": 5}}}}}}}
+                        "properties": {"size": {"type": "integer", "maximum": 5}}},
+                        "status": {"type": "object", "properties": {"count": {"type": "integer", "maximum": 5}}}}}},
+                 "subresources": {"status": {}}}
             ]
         }
     });
@@ -1457,4 +1461,19 @@ async fn each_version_judges_the_writes_made_in_it() {
     )
     .await;
     assert_eq!(r.status, 422, "{:?}", r.body);
+
+    // Status writes in v2 are judged by v2's status schema; the spec is left as stored.
+    let status = json!({"status": {"count": 7}}).to_string();
+    let r = merge_patch(&raw, &format!("{v2}/seven/status"), &status).await;
+    assert_eq!(r.status, 422, "{:?}", r.body);
+    assert_eq!(
+        causes(&r),
+        ["status.count: Invalid value: 7: status.count in body should be less than or equal to 5"]
+    );
+    let r = merge_patch(&raw, &format!("{v1}/seven/status"), &status).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let four = json!({"status": {"count": 4}}).to_string();
+    let r = merge_patch(&raw, &format!("{v2}/seven/status"), &four).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.json()["status"]["count"], 4);
 }

@@ -408,6 +408,18 @@ impl CustomResources {
             } else {
                 let to_stored = converter(crd, &webhook, stored_d.api_version());
                 let to_served = converter(crd, &webhook, d.api_version());
+                // Writes in this version are judged by this version's schema and rules.
+                let own = version
+                    .schema
+                    .as_ref()
+                    .and_then(|s| s.open_api_v3_schema.as_ref())
+                    .map(|schema| {
+                        CustomStrategy::new(
+                            d.clone(),
+                            Arc::new(Schema::compile(schema)),
+                            has_status(version),
+                        )
+                    });
                 let mut rest = ConvertedRest::new(
                     d.clone(),
                     store.clone(),
@@ -415,28 +427,22 @@ impl CustomResources {
                     to_served.clone(),
                     openapi_schema(crd, version),
                 );
-                // Writes in this version are judged by this version's schema and rules.
-                if let Some(schema) = version
-                    .schema
-                    .as_ref()
-                    .and_then(|s| s.open_api_v3_schema.as_ref())
-                {
-                    let own = CustomStrategy::new(
-                        d.clone(),
-                        Arc::new(Schema::compile(schema)),
-                        has_status(version),
-                    );
-                    rest = rest.with_served_writes(Arc::new(ServedStrategy(own)));
+                if let Some(own) = &own {
+                    rest = rest.with_served_writes(Arc::new(ServedStrategy::resource(own.clone())));
                 }
                 routes.push(Arc::new(rest));
                 if has_status(version) && has_status(storage) {
-                    routes.push(Arc::new(ConvertedRest::new(
+                    let mut rest = ConvertedRest::new(
                         status_d,
                         status_store.clone(),
                         to_stored,
                         to_served,
                         openapi_schema(crd, version),
-                    )));
+                    );
+                    if let Some(own) = own {
+                        rest = rest.with_served_writes(Arc::new(ServedStrategy::status(own)));
+                    }
+                    routes.push(Arc::new(rest));
                 }
             }
             if let Some(scale) = version.subresources.as_ref().and_then(|s| s.scale.as_ref()) {

@@ -88,7 +88,28 @@ pub trait ServedWrite: Send + Sync {
 
 /// A [`ServedWrite`] by a strategy of the served form: its pruning (unknown fields reported
 /// by the request's field validation), defaults, preparation and validation.
-pub struct ServedStrategy<S>(pub S);
+pub struct ServedStrategy<S> {
+    strategy: S,
+    status: bool,
+}
+
+impl<S> ServedStrategy<S> {
+    /// Judges writes of the resource (its stored status kept).
+    pub fn resource(strategy: S) -> Self {
+        Self {
+            strategy,
+            status: false,
+        }
+    }
+
+    /// Judges writes of the `status` subresource (the rest kept as stored).
+    pub fn status(strategy: S) -> Self {
+        Self {
+            strategy,
+            status: true,
+        }
+    }
+}
 
 #[async_trait]
 impl<S> ServedWrite for ServedStrategy<S>
@@ -102,7 +123,7 @@ where
         old: Option<Value>,
         options: &WriteOptions,
     ) -> Result<(Value, Vec<String>)> {
-        let strategy = &self.0;
+        let strategy = &self.strategy;
         let d = strategy.descriptor();
         let (mut obj, warnings): (S::Object, _) =
             crate::codec::decode_value_pruned(object, &d, options.field_validation, |o| {
@@ -113,12 +134,19 @@ where
             Some(old) => {
                 let mut old: S::Object = serde_json::from_value(old).map_err(Error::Encode)?;
                 strategy.on_read(&mut old);
-                strategy.prepare_for_update(&mut obj, &old);
-                if strategy.has_status() {
-                    // Writes of the resource keep the stored status.
-                    strategy.copy_status(&mut obj, &old);
+                if self.status {
+                    // Only the status changes: the rest is judged as stored.
+                    let mut merged = old.clone();
+                    strategy.copy_status(&mut merged, &obj);
+                    strategy.validate_update(&merged, &old)
+                } else {
+                    strategy.prepare_for_update(&mut obj, &old);
+                    if strategy.has_status() {
+                        // Writes of the resource keep the stored status.
+                        strategy.copy_status(&mut obj, &old);
+                    }
+                    strategy.validate_update(&obj, &old)
                 }
-                strategy.validate_update(&obj, &old)
             }
             None => {
                 strategy.prepare_for_create(&mut obj);
