@@ -651,6 +651,14 @@ mod tests {
         allow_privileged: false,
     };
 
+    /// The fields a Job update from `old` to `new` is refused at.
+    fn update_fields(new: &Job, old: &Job) -> Vec<String> {
+        JOBS.validate_update(new, old)
+            .into_iter()
+            .map(|e| e.field)
+            .collect()
+    }
+
     /// The pod spec of `j`'s template.
     fn pod(j: &mut Job) -> &mut k8s_openapi::api::core::v1::PodSpec {
         j.spec.as_mut().unwrap().template.spec.as_mut().unwrap()
@@ -698,11 +706,7 @@ mod tests {
         let old = job();
         let mut new = job();
         pod(&mut new).containers[0].image = Some("x".into());
-        let fields: Vec<String> = JOBS
-            .validate_update(&new, &old)
-            .into_iter()
-            .map(|e| e.field)
-            .collect();
+        let fields = update_fields(&new, &old);
         assert_eq!(fields, ["spec.template"]);
     }
 
@@ -734,11 +738,7 @@ mod tests {
         pod(&mut new).node_selector = Some([("zone".to_string(), "a".to_string())].into());
         assert!(JOBS.validate_update(&new, &old).is_empty());
         pod(&mut new).containers[0].image = Some("other".into());
-        let fields: Vec<String> = JOBS
-            .validate_update(&new, &old)
-            .into_iter()
-            .map(|e| e.field)
-            .collect();
+        let fields = update_fields(&new, &old);
         assert_eq!(fields, ["spec.template"]);
         // Once started, even the node selector is fixed.
         let mut started = old.clone();
@@ -763,11 +763,7 @@ mod tests {
         assert!(JOBS.validate(&j).is_empty(), "{:?}", JOBS.validate(&j));
         let mut changed = j.clone();
         changed.spec.as_mut().unwrap().pod_failure_policy = None;
-        let fields: Vec<String> = JOBS
-            .validate_update(&changed, &j)
-            .into_iter()
-            .map(|e| e.field)
-            .collect();
+        let fields = update_fields(&changed, &j);
         assert_eq!(fields, ["spec.podFailurePolicy"]);
         pod(&mut j).restart_policy = Some("OnFailure".into());
         let errs: Vec<String> = JOBS.validate(&j).iter().map(ToString::to_string).collect();
