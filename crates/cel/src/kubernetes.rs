@@ -1,8 +1,9 @@
 //! The libraries Kubernetes adds to CEL, as its expressions (CRD validation rules, admission
 //! policies) may call them: lists (`isSorted`, `sum`, `min`, `max`, `indexOf`,
 //! `lastIndexOf`), regular expressions (`find`, `findAll`), URLs (`url`, `isURL`, `getHost`,
-//! ...), IP addresses and CIDRs (`ip`, `cidr`, `containsIP`, ...) and quantities
-//! (`quantity`, `isQuantity`, `compareTo`, ...), with upstream's names and error messages.
+//! ...), IP addresses and CIDRs (`ip`, `cidr`, `containsIP`, ...), quantities
+//! (`quantity`, `isQuantity`, `compareTo`, ...) and semantic versions (`semver`,
+//! `isSemver`, `major`, `compareTo`, ...), with upstream's names and error messages.
 //! The cel crate's strings extension (`lowerAscii`, `split`, `join`, ...) is registered too,
 //! as upstream enables cel-go's.
 
@@ -28,6 +29,7 @@ pub fn environment() -> Result<Env, DeclarationError> {
     urls(&mut env)?;
     ips(&mut env)?;
     quantities(&mut env)?;
+    semvers(&mut env)?;
     Ok(env)
 }
 
@@ -955,6 +957,132 @@ fn q_sub<'b, 'v>(a: Vec<CowVal<'b, 'v>>) -> Out<'b, 'v> {
     ))
 }
 
+// Semantic versions.
+
+const SEMVER_TYPE: Type = Type::new_unspecified_type("kubernetes.Semver");
+static SEMVER_TYPE_REF: Type = SEMVER_TYPE;
+
+/// A semantic version (semver.org 2.0.0, strictly: three numbers, no `v`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Semver(semver::Version);
+
+impl Val for Semver {
+    fn get_type(&self) -> &Type {
+        &SEMVER_TYPE_REF
+    }
+
+    fn cel_type() -> &'static Type {
+        &SEMVER_TYPE_REF
+    }
+
+    fn equals(&self, other: &dyn Val) -> bool {
+        other
+            .downcast_ref::<Semver>()
+            .is_some_and(|o| o.0.cmp_precedence(&self.0) == Ordering::Equal)
+    }
+
+    fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v> {
+        Box::new(self.clone())
+    }
+
+    fn as_any(&self) -> Option<&dyn Any> {
+        Some(self)
+    }
+}
+
+impl StaticVal for Semver {}
+
+fn semvers(env: &mut Env) -> Result<(), DeclarationError> {
+    let v = || SEMVER_TYPE;
+    env.add_overload("semver", "string_to_semver", vec![STRING_TYPE], to_semver)?;
+    env.add_overload("isSemver", "is_semver_string", vec![STRING_TYPE], is_semver)?;
+    env.add_member_overload("major", "semver_major", v(), vec![], semver_major)?;
+    env.add_member_overload("minor", "semver_minor", v(), vec![], semver_minor)?;
+    env.add_member_overload("patch", "semver_patch", v(), vec![], semver_patch)?;
+    env.add_member_overload(
+        "compareTo",
+        "semver_compare_to",
+        v(),
+        vec![v()],
+        semver_compare,
+    )?;
+    env.add_member_overload(
+        "isGreaterThan",
+        "semver_is_greater_than",
+        v(),
+        vec![v()],
+        semver_greater,
+    )?;
+    env.add_member_overload(
+        "isLessThan",
+        "semver_is_less_than",
+        v(),
+        vec![v()],
+        semver_less,
+    )?;
+    Ok(())
+}
+
+fn semver_of<'a>(
+    function: &str,
+    v: &'a CowVal<'_, '_>,
+) -> Result<&'a semver::Version, ExecutionError> {
+    v.downcast_ref::<Semver>()
+        .map(|s| &s.0)
+        .ok_or_else(|| fail(function, "expected a semver"))
+}
+
+fn to_semver<'b, 'v>(a: Vec<CowVal<'b, 'v>>) -> Out<'b, 'v> {
+    let [s] = args(a)?;
+    let version = semver::Version::parse(text("semver", &s)?).map_err(|e| fail("semver", e))?;
+    owned(Semver(version))
+}
+
+fn is_semver<'b, 'v>(a: Vec<CowVal<'b, 'v>>) -> Out<'b, 'v> {
+    let [s] = args(a)?;
+    boolean(semver::Version::parse(text("isSemver", &s)?).is_ok())
+}
+
+fn semver_part<'b, 'v>(
+    function: &str,
+    a: Vec<CowVal<'b, 'v>>,
+    part: fn(&semver::Version) -> u64,
+) -> Out<'b, 'v> {
+    let [v] = args(a)?;
+    let n = part(semver_of(function, &v)?);
+    int(i64::try_from(n).map_err(|_| fail(function, "the number is too large"))?)
+}
+
+fn semver_major<'b, 'v>(a: Vec<CowVal<'b, 'v>>) -> Out<'b, 'v> {
+    semver_part("major", a, |v| v.major)
+}
+
+fn semver_minor<'b, 'v>(a: Vec<CowVal<'b, 'v>>) -> Out<'b, 'v> {
+    semver_part("minor", a, |v| v.minor)
+}
+
+fn semver_patch<'b, 'v>(a: Vec<CowVal<'b, 'v>>) -> Out<'b, 'v> {
+    semver_part("patch", a, |v| v.patch)
+}
+
+/// The precedence of two versions (build metadata ignored, as semver.org orders them).
+fn semver_order(function: &str, a: Vec<CowVal<'_, '_>>) -> Result<Ordering, ExecutionError> {
+    let [x, y] = args(a)?;
+    Ok(semver_of(function, &x)?.cmp_precedence(semver_of(function, &y)?))
+}
+
+fn semver_compare<'b, 'v>(a: Vec<CowVal<'b, 'v>>) -> Out<'b, 'v> {
+    int(semver_order("compareTo", a)? as i64)
+}
+
+fn semver_greater<'b, 'v>(a: Vec<CowVal<'b, 'v>>) -> Out<'b, 'v> {
+    boolean(semver_order("isGreaterThan", a)? == Ordering::Greater)
+}
+
+fn semver_less<'b, 'v>(a: Vec<CowVal<'b, 'v>>) -> Out<'b, 'v> {
+    boolean(semver_order("isLessThan", a)? == Ordering::Less)
+}
+
 #[cfg(test)]
 mod tests {
     use crate::{Error, Program, to_json};
@@ -1058,6 +1186,26 @@ mod tests {
             ),
             ("quantity('-1').sign()", json!(-1)),
             ("isQuantity('1x') || !isQuantity('20Mi')", json!(false)),
+            // Semantic versions.
+            ("isSemver('1.2.3-rc.1+build.5')", json!(true)),
+            (
+                "isSemver('v1.2.3') || isSemver('1.2') || isSemver('01.2.3')",
+                json!(false),
+            ),
+            (
+                "semver('1.2.3').major() + semver('1.2.3').minor() + semver('1.2.3').patch()",
+                json!(6),
+            ),
+            ("semver('1.2.3').compareTo(semver('1.2.3+other'))", json!(0)),
+            (
+                "semver('1.2.3-alpha').isLessThan(semver('1.2.3'))",
+                json!(true),
+            ),
+            (
+                "semver('1.10.0').isGreaterThan(semver('1.9.9'))",
+                json!(true),
+            ),
+            ("semver('1.2.3').compareTo(semver('2.0.0'))", json!(-1)),
             // Durations and timestamps (the standard library, with `chrono`).
             ("duration('90m') > duration('1h')", json!(true)),
             (
