@@ -184,12 +184,7 @@ async fn service_backend(
     let svc = read(registry, "services", namespace, name).await?;
     let mut port_name = port.to_string();
     if let Ok(number) = port.parse::<u64>() {
-        let declared = svc["spec"]["ports"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|p| p["port"].as_u64() == Some(number));
-        match declared {
+        match crate::webhook_services::service_port(&svc, number) {
             Some(p) => port_name = p["name"].as_str().unwrap_or_default().to_string(),
             None => {
                 return Err(ApiError::new(

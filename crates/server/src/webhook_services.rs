@@ -48,11 +48,7 @@ impl WebhookServices {
         if !matches!(kind, "ClusterIP" | "NodePort" | "LoadBalancer") {
             return Err(format!("unsupported service type {kind:?}"));
         }
-        let declared = svc["spec"]["ports"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|p| p["port"].as_u64() == Some(u64::from(port)))
+        let declared = service_port(&svc, u64::from(port))
             .ok_or_else(|| format!("no service port {port} found for service {name:?}"))?;
         if !self.endpoints {
             let ip = svc["spec"]["clusterIP"].as_str().unwrap_or_default();
@@ -63,10 +59,14 @@ impl WebhookServices {
         }
         let port_name = declared["name"].as_str().unwrap_or_default();
         let endpoints = self.read("endpoints", namespace, name).await?;
-        let subsets = endpoints["subsets"].as_array().cloned().unwrap_or_default();
+        let subsets = endpoints["subsets"]
+            .as_array()
+            .map_or(&[][..], Vec::as_slice);
         let start = rand::random_range(0..subsets.len().max(1));
         for subset in subsets.iter().cycle().skip(start).take(subsets.len()) {
-            let addresses = subset["addresses"].as_array().cloned().unwrap_or_default();
+            let addresses = subset["addresses"]
+                .as_array()
+                .map_or(&[][..], Vec::as_slice);
             if addresses.is_empty() {
                 continue;
             }
@@ -85,6 +85,14 @@ impl WebhookServices {
         }
         Err(format!("no endpoints available for service {name:?}"))
     }
+}
+
+/// The port of the Service `svc` whose number is `number`, as clients name it.
+pub(crate) fn service_port(svc: &Value, number: u64) -> Option<&Value> {
+    svc["spec"]["ports"]
+        .as_array()?
+        .iter()
+        .find(|p| p["port"].as_u64() == Some(number))
 }
 
 impl ServiceResolver for WebhookServices {
