@@ -12,6 +12,14 @@ use clap::{ArgAction, CommandFactory, FromArgMatches, Parser};
 
 mod audit_flags;
 
+/// mimalloc rather than the system allocator: a buffer freed on another thread than the one
+/// that allocated it (a list chunk made on the bulk lane and dropped by a connection on the
+/// interactive lane) goes back without a lock, where glibc's free waits for the other
+/// thread's arena, held by a thread the kernel may not run for milliseconds
+/// (docs/performance.md, "The overload benchmark").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// A Kubernetes-compatible API server on an embedded, crash-safe store.
 #[derive(Debug, Parser)]
 #[command(name = "capstan-apiserver", about, long_about = None)]
