@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds and runs capstan-apiserver with the given options. On a fresh Debian machine with
-# only the Rust toolchain it first installs what the build needs: a C compiler (for ring) and
+# only the Rust toolchain it first installs what the build needs: a C compiler (for ring and mimalloc) and
 # protoc (for the etcd client's generated code).
 set -euo pipefail
 cd "$(dirname "$0")/.."

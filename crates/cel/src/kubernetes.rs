@@ -290,6 +290,38 @@ fn find_all_n<'b, 'v>(a: Vec<CowVal<'b, 'v>>) -> Out<'b, 'v> {
     all_matches(text("findAll", &s)?, text("findAll", &pattern)?, limit)
 }
 
+// Opaque types.
+
+/// Implements `Val` for a Rust type standing for an opaque CEL type (`$cel`): equal by
+/// `PartialEq`, compared to nothing else.
+macro_rules! opaque_val {
+    ($ty:ty, $cel:expr) => {
+        impl Val for $ty {
+            fn get_type(&self) -> &Type {
+                &$cel
+            }
+
+            fn cel_type() -> &'static Type {
+                &$cel
+            }
+
+            fn equals(&self, other: &dyn Val) -> bool {
+                other.downcast_ref::<$ty>().is_some_and(|o| o == self)
+            }
+
+            fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v> {
+                Box::new(self.clone())
+            }
+
+            fn as_any(&self) -> Option<&dyn Any> {
+                Some(self)
+            }
+        }
+
+        impl StaticVal for $ty {}
+    };
+}
+
 // URLs.
 
 const URL_TYPE: Type = Type::new_unspecified_type("kubernetes.URL");
@@ -372,29 +404,7 @@ impl Url {
     }
 }
 
-impl Val for Url {
-    fn get_type(&self) -> &Type {
-        &URL_TYPE_REF
-    }
-
-    fn cel_type() -> &'static Type {
-        &URL_TYPE_REF
-    }
-
-    fn equals(&self, other: &dyn Val) -> bool {
-        other.downcast_ref::<Url>().is_some_and(|o| o == self)
-    }
-
-    fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v> {
-        Box::new(self.clone())
-    }
-
-    fn as_any(&self) -> Option<&dyn Any> {
-        Some(self)
-    }
-}
-
-impl StaticVal for Url {}
+opaque_val!(Url, URL_TYPE_REF);
 
 fn urls(env: &mut Env) -> Result<(), DeclarationError> {
     env.add_overload("url", "string_to_url", vec![STRING_TYPE], to_url)?;
@@ -508,34 +518,6 @@ struct Ip(IpAddr);
 /// A prefix as written: an address and a length (host bits may be set).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Cidr(IpAddr, u8);
-
-macro_rules! opaque_val {
-    ($ty:ty, $cel:expr) => {
-        impl Val for $ty {
-            fn get_type(&self) -> &Type {
-                &$cel
-            }
-
-            fn cel_type() -> &'static Type {
-                &$cel
-            }
-
-            fn equals(&self, other: &dyn Val) -> bool {
-                other.downcast_ref::<$ty>().is_some_and(|o| o == self)
-            }
-
-            fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v> {
-                Box::new(*self)
-            }
-
-            fn as_any(&self) -> Option<&dyn Any> {
-                Some(self)
-            }
-        }
-
-        impl StaticVal for $ty {}
-    };
-}
 
 opaque_val!(Ip, IP_TYPE_REF);
 opaque_val!(Cidr, CIDR_TYPE_REF);
@@ -963,34 +945,19 @@ const SEMVER_TYPE: Type = Type::new_unspecified_type("kubernetes.Semver");
 static SEMVER_TYPE_REF: Type = SEMVER_TYPE;
 
 /// A semantic version (semver.org 2.0.0, strictly: three numbers, no `v`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 struct Semver(semver::Version);
 
-impl Val for Semver {
-    fn get_type(&self) -> &Type {
-        &SEMVER_TYPE_REF
-    }
-
-    fn cel_type() -> &'static Type {
-        &SEMVER_TYPE_REF
-    }
-
-    fn equals(&self, other: &dyn Val) -> bool {
-        other
-            .downcast_ref::<Semver>()
-            .is_some_and(|o| o.0.cmp_precedence(&self.0) == Ordering::Equal)
-    }
-
-    fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v> {
-        Box::new(self.clone())
-    }
-
-    fn as_any(&self) -> Option<&dyn Any> {
-        Some(self)
+/// Versions are equal by semver.org precedence: build metadata does not count.
+impl PartialEq for Semver {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.cmp_precedence(&other.0) == Ordering::Equal
     }
 }
 
-impl StaticVal for Semver {}
+impl Eq for Semver {}
+
+opaque_val!(Semver, SEMVER_TYPE_REF);
 
 fn semvers(env: &mut Env) -> Result<(), DeclarationError> {
     let v = || SEMVER_TYPE;
@@ -1197,6 +1164,8 @@ mod tests {
                 json!(6),
             ),
             ("semver('1.2.3').compareTo(semver('1.2.3+other'))", json!(0)),
+            ("semver('1.2.3+a') == semver('1.2.3+b')", json!(true)),
+            ("semver('1.2.3') == semver('1.2.4')", json!(false)),
             (
                 "semver('1.2.3-alpha').isLessThan(semver('1.2.3'))",
                 json!(true),
