@@ -5,6 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/needs.sh
-needs cc build-essential protoc protobuf-compiler kubectl kubernetes-client etcd etcd-server
+needs cc build-essential protoc protobuf-compiler kubectl kubernetes-client etcd etcd-server xz xz-utils
 
 cargo test --workspace --locked "$@"

@@ -11,6 +11,7 @@ mod bad_input;
 mod consistency;
 mod core;
 mod crds;
+mod differential;
 mod discovery;
 mod etcd;
 mod eviction;

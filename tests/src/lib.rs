@@ -403,6 +403,8 @@ pub async fn read_response(conn: &mut StalledConnection) -> (u16, Vec<u8>) {
     }
 }
 
+pub mod upstream;
+
 /// The specification's option tables, for checking the daemons' `--help`.
 pub mod spec_options {
     /// Spec 1.5: the logging and metric options of both daemons.

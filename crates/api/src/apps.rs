@@ -325,6 +325,18 @@ impl Strategy for DeploymentStrategy {
     fn copy_status(&self, to: &mut Deployment, from: &Deployment) {
         to.status = from.status.clone();
     }
+
+    /// A Deployment's labels are written through the resource only, as upstream's.
+    fn status_metadata(
+        &self,
+        sent: &capstan_meta::v1::ObjectMeta,
+        stored: &capstan_meta::v1::ObjectMeta,
+    ) -> capstan_meta::v1::ObjectMeta {
+        capstan_meta::v1::ObjectMeta {
+            labels: stored.labels.clone(),
+            ..sent.clone()
+        }
+    }
 }
 
 /// Bumps `metadata.generation` when the spec changed (upstream's rule for workloads).

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use capstan_meta::labels::LabelSelector as Selector;
-use capstan_meta::{FieldError, FieldErrors, ResourceDescriptor, Strategy};
+use capstan_meta::{FieldError, FieldErrors, FieldLabels, Refusal, ResourceDescriptor, Strategy};
 use k8s_openapi::api::batch::v1::{CronJob, Job, JobSpec};
 use k8s_openapi::api::core::v1::{Affinity, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
@@ -205,14 +205,22 @@ impl Strategy for JobStrategy {
     type Object = Job;
 
     fn descriptor(&self) -> ResourceDescriptor {
-        Names {
+        let mut d = Names {
             group: "batch",
             kind: "Job",
             resource: "jobs",
             short_names: &[],
             namespaced: true,
         }
-        .v1_in_all()
+        .v1_in_all();
+        d.field_labels =
+            FieldLabels::of_kind(&["status.successful"]).refused_as(Refusal::NotSupportedForKind);
+        d
+    }
+
+    fn field(&self, job: &Job, field: &str) -> Option<String> {
+        let succeeded = job.status.as_ref().and_then(|s| s.succeeded).unwrap_or(0);
+        (field == "status.successful").then(|| succeeded.to_string())
     }
 
     fn default(&self, job: &mut Job) {

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use capstan_meta::validation::dns1123_subdomain;
-use capstan_meta::{FieldError, FieldErrors, ResourceDescriptor, Strategy};
+use capstan_meta::{FieldError, FieldErrors, FieldLabels, ResourceDescriptor, Strategy};
 use k8s_openapi::api::certificates::v1::{
     CertificateSigningRequest, CertificateSigningRequestCondition,
 };
@@ -117,14 +117,20 @@ impl Strategy for CertificateSigningRequestStrategy {
     type Object = CertificateSigningRequest;
 
     fn descriptor(&self) -> ResourceDescriptor {
-        Names {
+        let mut d = Names {
             group: "certificates.k8s.io",
             kind: "CertificateSigningRequest",
             resource: "certificatesigningrequests",
             short_names: &["csr"],
             namespaced: false,
         }
-        .v1()
+        .v1();
+        d.field_labels = FieldLabels::of_kind(&["spec.signerName"]).without_namespace();
+        d
+    }
+
+    fn field(&self, csr: &CertificateSigningRequest, field: &str) -> Option<String> {
+        (field == "spec.signerName").then(|| csr.spec.signer_name.clone())
     }
 
     fn prepare_for_create(&self, csr: &mut CertificateSigningRequest) {
@@ -247,28 +253,41 @@ impl Strategy for CertificateSigningRequestStrategy {
     }
 
     fn copy_status(&self, to: &mut CertificateSigningRequest, from: &CertificateSigningRequest) {
-        to.status = from.status.clone();
+        let mut status = from.status.clone();
+        if let Some(s) = status.as_mut() {
+            stamp_conditions(s.conditions.iter_mut().flatten(), to);
+        }
+        to.status = status;
     }
 
-    /// The approval writes the Approved and Denied conditions only.
+    /// The approval writes the conditions, all of them (custom types too, as upstream),
+    /// and nothing else of the status.
     fn copy_approval(&self, to: &mut CertificateSigningRequest, from: &CertificateSigningRequest) {
-        let others: Vec<_> = to
-            .status
-            .iter()
-            .flat_map(|s| s.conditions.iter().flatten())
-            .filter(|c| !is_approval(c))
-            .cloned()
-            .collect();
-        let approvals: Vec<_> = from
-            .status
-            .iter()
-            .flat_map(|s| s.conditions.iter().flatten())
-            .filter(|c| is_approval(c))
-            .cloned()
-            .collect();
+        let mut conditions = from.status.as_ref().and_then(|s| s.conditions.clone());
+        stamp_conditions(conditions.iter_mut().flatten(), to);
         let status = to.status.get_or_insert_with(Default::default);
-        let all: Vec<_> = approvals.into_iter().chain(others).collect();
-        status.conditions = (!all.is_empty()).then_some(all);
+        status.conditions = conditions.filter(|c| !c.is_empty());
+    }
+}
+
+/// Fills in the times a written condition leaves out, as upstream does: updated now, and
+/// changed when the stored condition of its type had another status (or there was none).
+fn stamp_conditions<'a>(
+    conditions: impl Iterator<Item = &'a mut CertificateSigningRequestCondition>,
+    old: &CertificateSigningRequest,
+) {
+    let now = capstan_meta::time::now();
+    let old_conditions = old.status.as_ref().and_then(|s| s.conditions.as_ref());
+    for c in conditions {
+        c.last_update_time.get_or_insert_with(|| now.clone());
+        if c.last_transition_time.is_none() {
+            let before = old_conditions
+                .into_iter()
+                .flatten()
+                .find(|o| o.type_ == c.type_ && o.status == c.status)
+                .and_then(|o| o.last_transition_time.clone());
+            c.last_transition_time = Some(before.unwrap_or_else(|| now.clone()));
+        }
     }
 }
 
@@ -287,7 +306,7 @@ mod tests {
     }
 
     #[test]
-    fn approval_writes_only_approval_conditions_and_they_stay() {
+    fn approval_writes_every_condition_and_approvals_stay() {
         let s = CertificateSigningRequestStrategy;
         let mut stored = csr(json!([{"type": "Failed", "status": "True"}]));
         let sent = csr(
@@ -308,8 +327,20 @@ mod tests {
             types,
             [
                 ("Approved".into(), "True".into()),
-                ("Failed".into(), "True".into())
+                ("Failed".into(), "False".into())
             ]
+        );
+        let approved = &stored.status.as_ref().unwrap().conditions.as_ref().unwrap()[0];
+        assert!(approved.last_update_time.is_some() && approved.last_transition_time.is_some());
+        // A condition of a type of the caller's own is kept, as upstream keeps it.
+        let mut custom = old.clone();
+        s.copy_approval(
+            &mut custom,
+            &csr(json!([{"type": "example.com/Reviewed", "status": "True"}])),
+        );
+        assert_eq!(
+            custom.status.unwrap().conditions.unwrap()[0].type_,
+            "example.com/Reviewed"
         );
         assert!(s.validate_update(&stored, &old).is_empty());
         // Approved and Denied together are refused; an approval cannot be taken back.

@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use capstan_meta::{FieldError, FieldErrors, ResourceDescriptor, Strategy, quantity, validation};
+use capstan_meta::{
+    FieldError, FieldErrors, FieldLabels, ResourceDescriptor, Strategy, quantity, validation,
+};
 use k8s_openapi::api::core::v1::{
     ConfigMap, Event, Namespace, NamespaceStatus, Node, PersistentVolume, PersistentVolumeClaim,
     PersistentVolumeClaimStatus, PersistentVolumeStatus, Secret, ServiceAccount,
@@ -48,7 +50,13 @@ impl Strategy for NamespaceStrategy {
         }
         .v1();
         d.verbs.retain(|v| v != "deletecollection");
+        d.field_labels = FieldLabels::of_kind(&["status.phase"]).without_namespace();
         d
+    }
+
+    fn field(&self, ns: &Namespace, field: &str) -> Option<String> {
+        let phase = ns.status.as_ref().and_then(|s| s.phase.clone());
+        (field == "status.phase").then(|| phase.unwrap_or_default())
     }
 
     fn default(&self, ns: &mut Namespace) {
@@ -140,7 +148,7 @@ impl Strategy for NodeStrategy {
             namespaced: false,
         }
         .v1();
-        d.selectable_fields = vec!["spec.unschedulable".into()];
+        d.field_labels = FieldLabels::of_kind(&["spec.unschedulable"]).without_namespace();
         d
     }
 
@@ -324,14 +332,20 @@ impl Strategy for SecretStrategy {
     type Object = Secret;
 
     fn descriptor(&self) -> ResourceDescriptor {
-        Names {
+        let mut d = Names {
             group: "",
             kind: "Secret",
             resource: "secrets",
             short_names: &[],
             namespaced: true,
         }
-        .v1()
+        .v1();
+        d.field_labels = FieldLabels::of_kind(&["type"]);
+        d
+    }
+
+    fn field(&self, secret: &Secret, field: &str) -> Option<String> {
+        (field == "type").then(|| secret.type_.clone().unwrap_or_default())
     }
 
     fn default(&self, secret: &mut Secret) {
@@ -452,7 +466,7 @@ impl Strategy for EventStrategy {
             namespaced: true,
         }
         .v1();
-        d.selectable_fields = EVENT_FIELDS.iter().map(|f| f.to_string()).collect();
+        d.field_labels = FieldLabels::of_kind(EVENT_FIELDS);
         d
     }
 

@@ -56,6 +56,23 @@ pub fn descriptor() -> ResourceDescriptor {
     }
     .v1();
     d.columns = columns();
+    // Its labels are the stored `v1` Event's fields under their events.k8s.io names.
+    let mut labels = capstan_meta::FieldLabels::of_kind(&["reason", "type"]);
+    for part in [
+        "kind",
+        "namespace",
+        "name",
+        "uid",
+        "apiVersion",
+        "resourceVersion",
+        "fieldPath",
+    ] {
+        labels = labels.alias(
+            &format!("regarding.{part}"),
+            &format!("involvedObject.{part}"),
+        );
+    }
+    d.field_labels = labels.alias("reportingController", "reportingComponent");
     d
 }
 

@@ -3,7 +3,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use capstan_meta::{FieldError, FieldErrors, ResourceDescriptor, Strategy, quantity, validation};
+use capstan_meta::{
+    FieldError, FieldErrors, FieldLabels, ResourceDescriptor, Strategy, quantity, validation,
+};
 use k8s_openapi::api::core::v1::{
     Container, EphemeralContainer, Pod, PodSpec, PodStatus, Probe, SecurityContext,
 };
@@ -59,7 +61,8 @@ impl Strategy for PodStrategy {
             namespaced: true,
         }
         .v1_in_all();
-        d.selectable_fields = POD_FIELDS.iter().map(|f| f.to_string()).collect();
+        // `spec.host` is what v1 clients of long ago sent for `spec.nodeName`.
+        d.field_labels = FieldLabels::of_kind(POD_FIELDS).alias("spec.host", "spec.nodeName");
         d
     }
 
@@ -261,6 +264,19 @@ impl Strategy for PodStrategy {
 
     fn copy_status(&self, to: &mut Pod, from: &Pod) {
         to.status = from.status.clone();
+    }
+
+    /// A pod's owners are not written through `status` (kubelets of old wrote them wrong
+    /// there, and the garbage collector relies on them), as upstream's.
+    fn status_metadata(
+        &self,
+        sent: &capstan_meta::v1::ObjectMeta,
+        stored: &capstan_meta::v1::ObjectMeta,
+    ) -> capstan_meta::v1::ObjectMeta {
+        capstan_meta::v1::ObjectMeta {
+            owner_references: stored.owner_references.clone(),
+            ..sent.clone()
+        }
     }
 
     fn grace_period(&self, pod: &Pod, requested: Option<i64>) -> i64 {

@@ -1,6 +1,6 @@
 //! The core group's pod templates and ReplicationControllers (with `scale`).
 
-use capstan_meta::{FieldError, FieldErrors, ResourceDescriptor, Strategy};
+use capstan_meta::{FieldError, FieldErrors, FieldLabels, ResourceDescriptor, Strategy};
 use k8s_openapi::api::core::v1::{PodTemplate, ReplicationController};
 use serde_json::json;
 
@@ -56,14 +56,21 @@ impl Strategy for ReplicationControllerStrategy {
     type Object = ReplicationController;
 
     fn descriptor(&self) -> ResourceDescriptor {
-        Names {
+        let mut d = Names {
             group: "",
             kind: "ReplicationController",
             resource: "replicationcontrollers",
             short_names: &["rc"],
             namespaced: true,
         }
-        .v1_in_all()
+        .v1_in_all();
+        d.field_labels = FieldLabels::of_kind(&["status.replicas"]);
+        d
+    }
+
+    fn field(&self, rc: &ReplicationController, field: &str) -> Option<String> {
+        let replicas = rc.status.as_ref().map_or(0, |s| s.replicas);
+        (field == "status.replicas").then(|| replicas.to_string())
     }
 
     fn default(&self, rc: &mut ReplicationController) {

@@ -6,7 +6,7 @@
 use std::net::IpAddr;
 
 use capstan_meta::validation::{dns1035_label, dns1123_label, dns1123_subdomain};
-use capstan_meta::{FieldError, FieldErrors, ResourceDescriptor, Strategy};
+use capstan_meta::{FieldError, FieldErrors, FieldLabels, ResourceDescriptor, Strategy};
 use k8s_openapi::api::core::v1::{Service, ServicePort, ServiceStatus};
 use k8s_openapi::api::networking::v1::{IPAddress, ServiceCIDR};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -65,14 +65,26 @@ impl Strategy for ServiceStrategy {
     type Object = Service;
 
     fn descriptor(&self) -> ResourceDescriptor {
-        Names {
+        let mut d = Names {
             group: "",
             kind: "Service",
             resource: "services",
             short_names: &["svc"],
             namespaced: true,
         }
-        .v1()
+        .v1();
+        d.field_labels = FieldLabels::of_kind(&["spec.clusterIP", "spec.type"]);
+        d
+    }
+
+    fn field(&self, svc: &Service, field: &str) -> Option<String> {
+        let spec = svc.spec.as_ref();
+        let value = match field {
+            "spec.clusterIP" => spec.and_then(|s| s.cluster_ip.clone()),
+            "spec.type" => spec.and_then(|s| s.type_.clone()),
+            _ => return None,
+        };
+        Some(value.unwrap_or_default())
     }
 
     fn default(&self, svc: &mut Service) {

@@ -291,6 +291,15 @@ impl Strategy for CustomStrategy {
         self.status
     }
 
+    /// A custom resource's `status` writes only the status, as upstream's.
+    fn status_metadata(
+        &self,
+        _sent: &capstan_meta::v1::ObjectMeta,
+        stored: &capstan_meta::v1::ObjectMeta,
+    ) -> capstan_meta::v1::ObjectMeta {
+        stored.clone()
+    }
+
     fn copy_status(&self, to: &mut CustomObject, from: &CustomObject) {
         match from.content.get("status") {
             Some(status) => to.content.insert("status".into(), status.clone()),

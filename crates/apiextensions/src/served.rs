@@ -103,12 +103,16 @@ pub fn descriptor(
         categories: names.categories.clone().unwrap_or_default(),
         namespaced: crd.spec.scope == "Namespaced",
         verbs: STANDARD_VERBS.iter().map(|v| v.to_string()).collect(),
-        selectable_fields: version
-            .selectable_fields
-            .iter()
-            .flatten()
-            .map(|f| f.json_path.trim_start_matches('.').to_string())
-            .collect(),
+        // Upstream's custom resources refuse other labels with "field label not supported".
+        field_labels: capstan_meta::FieldLabels {
+            fields: version
+                .selectable_fields
+                .iter()
+                .flatten()
+                .map(|f| f.json_path.trim_start_matches('.').to_string())
+                .collect(),
+            ..capstan_meta::FieldLabels::of_kind(&[])
+        },
         columns: columns(version),
         custom: true,
         response_group_version: None,

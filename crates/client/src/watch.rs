@@ -72,7 +72,7 @@ pub(crate) fn frames(body: Incoming, protobuf: bool) -> impl Stream<Item = Resul
 pub(crate) fn event<K: DeserializeOwned>(frame: &[u8], protobuf: bool) -> Result<WatchEvent<K>> {
     let mut doc: Value = if protobuf {
         Codec::default()
-            .decode_object(frame)
+            .decode_watch_event(frame)
             .map_err(|e| Error::Decode(e.to_string()))?
     } else {
         serde_json::from_slice(frame).map_err(|e| Error::Decode(e.to_string()))?

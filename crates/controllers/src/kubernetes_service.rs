@@ -83,10 +83,11 @@ pub struct Stores {
 }
 
 /// The address a server bound to `bind` is reached at when none is advertised: the bound
-/// address, or for a wildcard bind the address of the interface of the default route (no
-/// packet is sent), as upstream picks it.
+/// address, or for a wildcard or loopback bind the address of the interface of the default
+/// route (no packet is sent), as upstream picks it (a loopback address is no endpoint pods
+/// can reach, and Endpoints refuse it).
 pub fn default_address(bind: IpAddr) -> Option<IpAddr> {
-    if !bind.is_unspecified() {
+    if !bind.is_unspecified() && !bind.is_loopback() {
         return Some(bind);
     }
     let probe = std::net::UdpSocket::bind("0.0.0.0:0").ok()?;

@@ -9,8 +9,9 @@ pub enum Error {
         /// What is wrong, naming the offending part.
         reason: String,
     },
-    /// A field selector that does not parse.
-    #[error("invalid field selector {selector:?}: {reason}")]
+    /// A field selector that does not parse; the reason alone is the message, as upstream's
+    /// (`invalid selector: 'a>1'; can't understand 'a>1'`).
+    #[error("{reason}")]
     InvalidFieldSelector {
         /// The selector as given.
         selector: String,

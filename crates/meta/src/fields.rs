@@ -1,5 +1,6 @@
-//! Field selectors: `field=value`, `field==value`, `field!=value`, joined by commas. Which
-//! fields a resource supports is the registry's business; this module parses and matches.
+//! Field selectors: `field=value`, `field==value`, `field!=value`, joined by commas. This
+//! module parses and matches them, and [`FieldLabels`] says which labels a resource accepts
+//! (upstream's per-kind field label conversion: the names, their aliases and the refusal).
 
 use crate::error::{Error, Result};
 
@@ -138,9 +139,170 @@ impl FieldSelector {
     }
 }
 
+/// How a resource words its refusal of a field label it does not support. Upstream's kinds
+/// word it in four ways, and clients that compare messages see the difference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Refusal {
+    /// `"x" is not a known field selector: only "metadata.name", "metadata.namespace"`: kinds
+    /// with no field label conversion of their own.
+    #[default]
+    ObjectMeta,
+    /// `field label not supported: x`.
+    NotSupported,
+    /// `field label "x" not supported for Job`.
+    NotSupportedForKind,
+    /// `field label not supported for resource.k8s.io/v1, Kind=ResourceSlice: x`.
+    NotSupportedForGroupVersionKind,
+}
+
+/// The field selector labels a resource accepts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldLabels {
+    /// The kind's own fields beyond `metadata.name` and `metadata.namespace`, whose values
+    /// the strategy gives.
+    pub fields: Vec<String>,
+    /// Whether `metadata.namespace` is accepted (upstream refuses it for Nodes, Namespaces,
+    /// CertificateSigningRequests and ResourceSlices).
+    pub namespace: bool,
+    /// Other labels accepted for a field: `(label, field)`.
+    pub aliases: Vec<(String, String)>,
+    /// How an unsupported label is refused.
+    pub refusal: Refusal,
+}
+
+impl Default for FieldLabels {
+    /// `metadata.name` and `metadata.namespace` only.
+    fn default() -> Self {
+        Self {
+            fields: Vec::new(),
+            namespace: true,
+            aliases: Vec::new(),
+            refusal: Refusal::ObjectMeta,
+        }
+    }
+}
+
+impl FieldLabels {
+    /// A kind with field labels of its own: `metadata.*` and `fields`, refused with `field
+    /// label not supported: x`.
+    pub fn of_kind(fields: &[&str]) -> Self {
+        Self {
+            fields: fields.iter().map(|f| f.to_string()).collect(),
+            refusal: Refusal::NotSupported,
+            ..Self::default()
+        }
+    }
+
+    /// Refuses `metadata.namespace`.
+    pub fn without_namespace(mut self) -> Self {
+        self.namespace = false;
+        self
+    }
+
+    /// Accepts `label` as another name of `field`.
+    pub fn alias(mut self, label: &str, field: &str) -> Self {
+        self.aliases.push((label.into(), field.into()));
+        self
+    }
+
+    /// Words refusals as `refusal`.
+    pub fn refused_as(mut self, refusal: Refusal) -> Self {
+        self.refusal = refusal;
+        self
+    }
+
+    /// The field `label` selects, or `None` when it is not supported.
+    pub fn field<'a>(&'a self, label: &'a str) -> Option<&'a str> {
+        match label {
+            "metadata.name" => Some(label),
+            "metadata.namespace" if self.namespace => Some(label),
+            _ if self.fields.iter().any(|f| f == label) => Some(label),
+            _ => self
+                .aliases
+                .iter()
+                .find(|(alias, _)| alias == label)
+                .map(|(_, field)| field.as_str()),
+        }
+    }
+
+    /// The refusal of `label` for objects of `kind` in `api_version`.
+    pub fn refusal_message(&self, label: &str, api_version: &str, kind: &str) -> String {
+        match self.refusal {
+            Refusal::ObjectMeta => format!(
+                "{label:?} is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
+            ),
+            Refusal::NotSupported => format!("field label not supported: {label}"),
+            Refusal::NotSupportedForKind => {
+                format!("field label {label:?} not supported for {kind}")
+            }
+            Refusal::NotSupportedForGroupVersionKind => {
+                let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+                format!("field label not supported for {group}/{version}, Kind={kind}: {label}")
+            }
+        }
+    }
+
+    /// `selector` with every label replaced by the field it selects (`None` when nothing
+    /// changes), or the refusal of the first label not supported.
+    pub fn resolve<'a>(
+        &self,
+        selector: &'a FieldSelector,
+    ) -> std::result::Result<Option<FieldSelector>, &'a str> {
+        let mut resolved: Option<FieldSelector> = None;
+        for (i, r) in selector.requirements.iter().enumerate() {
+            match self.field(&r.field) {
+                None => return Err(r.field.as_str()),
+                Some(field) if field != r.field => {
+                    resolved
+                        .get_or_insert_with(|| selector.clone())
+                        .requirements[i]
+                        .field = field.to_string();
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(resolved)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn labels_resolve_to_fields_or_are_refused_in_the_kinds_words() {
+        let pods = FieldLabels::of_kind(&["spec.nodeName"]).alias("spec.host", "spec.nodeName");
+        let sel = FieldSelector::parse("spec.host=n1,metadata.namespace=a").unwrap();
+        let resolved = pods.resolve(&sel).unwrap().unwrap();
+        assert_eq!(resolved.requirements[0].field, "spec.nodeName");
+        assert_eq!(resolved.requirements[1].field, "metadata.namespace");
+        let plain = FieldSelector::parse("spec.nodeName=n1").unwrap();
+        assert_eq!(pods.resolve(&plain), Ok(None));
+        assert_eq!(
+            pods.resolve(&FieldSelector::parse("spec.nodeName=a,x=1").unwrap()),
+            Err("x")
+        );
+        assert_eq!(
+            pods.refusal_message("x", "v1", "Pod"),
+            "field label not supported: x"
+        );
+        let nodes = FieldLabels::of_kind(&["spec.unschedulable"]).without_namespace();
+        assert_eq!(nodes.field("metadata.namespace"), None);
+        assert_eq!(
+            FieldLabels::default().refusal_message("a", "v1", "ConfigMap"),
+            r#""a" is not a known field selector: only "metadata.name", "metadata.namespace""#
+        );
+        let jobs = FieldLabels::of_kind(&[]).refused_as(Refusal::NotSupportedForKind);
+        assert_eq!(
+            jobs.refusal_message("a", "batch/v1", "Job"),
+            r#"field label "a" not supported for Job"#
+        );
+        let slices = FieldLabels::of_kind(&[]).refused_as(Refusal::NotSupportedForGroupVersionKind);
+        assert_eq!(
+            slices.refusal_message("a", "resource.k8s.io/v1", "ResourceSlice"),
+            "field label not supported for resource.k8s.io/v1, Kind=ResourceSlice: a"
+        );
+    }
 
     #[test]
     fn parses_and_matches() {

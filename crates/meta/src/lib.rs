@@ -25,7 +25,7 @@ pub mod validation;
 pub use attributes::RequestAttributes;
 pub use error::{Error, Result};
 pub use field::{FieldError, FieldErrorKind, FieldErrors};
-pub use fields::FieldSelector;
+pub use fields::{FieldLabels, FieldSelector, Refusal};
 pub use labels::LabelSelector;
 pub use redacted::Redacted;
 pub use resource::{ApiObject, HasMetadata, ResourceDescriptor, STANDARD_VERBS, Strategy};

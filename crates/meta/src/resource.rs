@@ -44,8 +44,8 @@ pub struct ResourceDescriptor {
     pub namespaced: bool,
     /// Served verbs.
     pub verbs: Vec<String>,
-    /// Fields usable in field selectors besides `metadata.name` and `metadata.namespace`.
-    pub selectable_fields: Vec<String>,
+    /// The labels its field selectors accept.
+    pub field_labels: crate::FieldLabels,
     /// The columns of its Table; empty for the default table (Name, Created At).
     pub columns: Vec<crate::columns::Column>,
     /// The group and version of `kind` when they are not the resource's own (a workload's
@@ -96,9 +96,25 @@ impl ResourceDescriptor {
             verbs: verbs.iter().map(|v| v.to_string()).collect(),
             short_names: Vec::new(),
             categories: Vec::new(),
-            selectable_fields: Vec::new(),
+            field_labels: Default::default(),
             columns: Vec::new(),
             ..self.clone()
+        }
+    }
+
+    /// `selector` with its labels resolved to the fields they select, or upstream's
+    /// 400 for the first label this resource does not support.
+    pub fn resolve_field_selector<'a>(
+        &self,
+        selector: &'a crate::FieldSelector,
+    ) -> Result<std::borrow::Cow<'a, crate::FieldSelector>, crate::ApiError> {
+        match self.field_labels.resolve(selector) {
+            Ok(None) => Ok(std::borrow::Cow::Borrowed(selector)),
+            Ok(Some(resolved)) => Ok(std::borrow::Cow::Owned(resolved)),
+            Err(label) => Err(crate::ApiError::bad_request(
+                self.field_labels
+                    .refusal_message(label, &self.api_version(), &self.kind),
+            )),
         }
     }
 
@@ -208,6 +224,15 @@ pub trait Strategy: Send + Sync + 'static {
     /// Copies what an `approval` subresource writes (CertificateSigningRequests' approval
     /// conditions) from `from` into `to`.
     fn copy_approval(&self, _to: &mut Self::Object, _from: &Self::Object) {}
+
+    /// The metadata a write through `status` or `approval` stores, from the `sent` and the
+    /// `stored` metadata. Upstream's built-in kinds take the sent metadata (a controller
+    /// writes annotations and finalizers with the status: the deployment controller's
+    /// revision annotation), some putting part of the stored one back; custom resources keep
+    /// the stored metadata. The system fields (uid, creation and deletion) are guarded after.
+    fn status_metadata(&self, sent: &ObjectMeta, _stored: &ObjectMeta) -> ObjectMeta {
+        sent.clone()
+    }
 
     /// Copies what an `ephemeralcontainers` subresource writes (a pod's
     /// `spec.ephemeralContainers`) from `from` into `to`.

@@ -439,6 +439,153 @@ impl ApiError {
     }
 }
 
+/// A `Status` as upstream's API server writes it: its fields in the order of the Go types
+/// (kind, apiVersion, metadata, status, message, reason, details, code; details' name,
+/// group, kind, uid, causes, retryAfterSeconds; a cause's reason, message, field) and its
+/// strings escaped as Go's `encoding/json` escapes them (`<`, `>`, `&`, U+2028, U+2029), so
+/// that clients comparing error bodies as strings see the same bytes from both servers.
+pub fn status_json(status: &Status) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256);
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, GoFormatter);
+    // Serializing plain strings and numbers into a Vec cannot fail.
+    let _ = serde::Serialize::serialize(&InGoOrder(status), &mut ser);
+    out
+}
+
+struct InGoOrder<'a>(&'a Status);
+
+impl serde::Serialize for InGoOrder<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let st = self.0;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("kind", "Status")?;
+        m.serialize_entry("apiVersion", "v1")?;
+        m.serialize_entry("metadata", &GoListMeta(&st.metadata))?;
+        for (key, value) in [
+            ("status", &st.status),
+            ("message", &st.message),
+            ("reason", &st.reason),
+        ] {
+            if let Some(v) = value.as_deref().filter(|v| !v.is_empty()) {
+                m.serialize_entry(key, v)?;
+            }
+        }
+        if let Some(d) = &st.details {
+            m.serialize_entry("details", &GoDetails(d))?;
+        }
+        if let Some(code) = st.code.filter(|c| *c != 0) {
+            m.serialize_entry("code", &code)?;
+        }
+        m.end()
+    }
+}
+
+struct GoListMeta<'a>(&'a ListMeta);
+
+impl serde::Serialize for GoListMeta<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let meta = self.0;
+        let mut m = s.serialize_map(None)?;
+        for (key, value) in [
+            ("selfLink", &meta.self_link),
+            ("resourceVersion", &meta.resource_version),
+            ("continue", &meta.continue_),
+        ] {
+            if let Some(v) = value.as_deref().filter(|v| !v.is_empty()) {
+                m.serialize_entry(key, v)?;
+            }
+        }
+        if let Some(n) = meta.remaining_item_count {
+            m.serialize_entry("remainingItemCount", &n)?;
+        }
+        m.end()
+    }
+}
+
+struct GoDetails<'a>(&'a StatusDetails);
+
+impl serde::Serialize for GoDetails<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let d = self.0;
+        let mut m = s.serialize_map(None)?;
+        for (key, value) in [
+            ("name", &d.name),
+            ("group", &d.group),
+            ("kind", &d.kind),
+            ("uid", &d.uid),
+        ] {
+            if let Some(v) = value.as_deref().filter(|v| !v.is_empty()) {
+                m.serialize_entry(key, v)?;
+            }
+        }
+        if let Some(causes) = d.causes.as_ref().filter(|c| !c.is_empty()) {
+            let causes: Vec<GoCause<'_>> = causes.iter().map(GoCause).collect();
+            m.serialize_entry("causes", &causes)?;
+        }
+        if let Some(secs) = d.retry_after_seconds.filter(|s| *s != 0) {
+            m.serialize_entry("retryAfterSeconds", &secs)?;
+        }
+        m.end()
+    }
+}
+
+struct GoCause<'a>(&'a StatusCause);
+
+impl serde::Serialize for GoCause<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let c = self.0;
+        let mut m = s.serialize_map(None)?;
+        for (key, value) in [
+            ("reason", &c.reason),
+            ("message", &c.message),
+            ("field", &c.field),
+        ] {
+            if let Some(v) = value.as_deref().filter(|v| !v.is_empty()) {
+                m.serialize_entry(key, v)?;
+            }
+        }
+        m.end()
+    }
+}
+
+/// JSON strings escaped as Go's `encoding/json` escapes them by default.
+struct GoFormatter;
+
+impl serde_json::ser::Formatter for GoFormatter {
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        let mut start = 0;
+        for (i, c) in fragment.char_indices() {
+            let escaped = match c {
+                '<' => "\\u003c",
+                '>' => "\\u003e",
+                '&' => "\\u0026",
+                '\u{2028}' => "\\u2028",
+                '\u{2029}' => "\\u2029",
+                _ => continue,
+            };
+            writer.write_all(&fragment.as_bytes()[start..i])?;
+            writer.write_all(escaped.as_bytes())?;
+            start = i + c.len_utf8();
+        }
+        writer.write_all(&fragment.as_bytes()[start..])
+    }
+}
+
+impl ApiError {
+    /// The `Status` body of this error, as upstream writes it (see [`status_json`]).
+    pub fn to_json(&self) -> Vec<u8> {
+        status_json(&self.to_status())
+    }
+}
+
 /// A `Status` of success, as deletecollection returns it.
 pub fn success() -> Status {
     Status {
@@ -450,6 +597,35 @@ pub fn success() -> Status {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn status_bodies_are_written_as_upstream_writes_them() {
+        let gr = GroupResource::new("apps", "deployments");
+        let mut err = ApiError::invalid(
+            "apps",
+            "Deployment",
+            "web",
+            &[FieldError::invalid(
+                "spec.replicas",
+                "-1",
+                "must be >= 0 & <= max",
+            )],
+        );
+        err.retry_after_seconds = Some(2);
+        assert_eq!(
+            String::from_utf8(err.to_json()).unwrap(),
+            concat!(
+                r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","#,
+                r#""message":"Deployment.apps \"web\" is invalid: spec.replicas: Invalid value: \"-1\": must be \u003e= 0 \u0026 \u003c= max","#,
+                r#""reason":"Invalid","details":{"name":"web","group":"apps","kind":"Deployment","#,
+                r#""causes":[{"reason":"FieldValueInvalid","message":"Invalid value: \"-1\": must be \u003e= 0 \u0026 \u003c= max","field":"spec.replicas"}],"#,
+                r#""retryAfterSeconds":2},"code":422}"#
+            )
+        );
+        let not_found = ApiError::not_found(&gr, "web").to_json();
+        let back: Status = serde_json::from_slice(&not_found).unwrap();
+        assert_eq!(back, ApiError::not_found(&gr, "web").to_status());
+    }
 
     #[test]
     fn not_found_names_group_resource() {

@@ -275,26 +275,34 @@ impl<'s> Codec<'s> {
         Ok(out)
     }
 
-    /// A watch event as one frame of a protobuf watch stream: a 4-byte big-endian length, then
-    /// a `WatchEvent` (in its own envelope) whose object is the object's whole protobuf body.
-    pub fn encode_watch_frame(
-        &self,
-        api_version: &str,
-        event_type: &str,
-        object: &Value,
-    ) -> Result<Vec<u8>> {
+    /// A watch event as one frame of a protobuf watch stream: a 4-byte big-endian length,
+    /// then a bare `meta.v1.WatchEvent` message (no magic, no envelope: client-go reads the
+    /// frame with the raw decoder) whose `object.raw` is the object's whole protobuf body,
+    /// magic and envelope included.
+    pub fn encode_watch_frame(&self, event_type: &str, object: &Value) -> Result<Vec<u8>> {
         let object_body = self.encode_object(object)?;
-        let mut event = Vec::with_capacity(object_body.len() + 32);
-        put_bytes_field(&mut event, 1, event_type.as_bytes());
-        put_nested(&mut event, 2, |out| {
-            put_bytes_field(out, 1, &object_body);
-            Ok(())
-        })?;
-        let body = encode_envelope(api_version, "WatchEvent", &event);
-        let mut frame = Vec::with_capacity(body.len() + 4);
-        frame.extend_from_slice(&(body.len() as u32).to_be_bytes());
-        frame.extend_from_slice(&body);
+        let object_field = 1 + varint_len(object_body.len() as u64) + object_body.len();
+        let event_len = 1
+            + varint_len(event_type.len() as u64)
+            + event_type.len()
+            + 1
+            + varint_len(object_field as u64)
+            + object_field;
+        let frame_len = u32::try_from(event_len)
+            .map_err(|_| Error::Decode(format!("a watch event of {event_len} bytes")))?;
+        let mut frame = Vec::with_capacity(4 + event_len);
+        frame.extend_from_slice(&frame_len.to_be_bytes());
+        put_bytes_field(&mut frame, 1, event_type.as_bytes());
+        put_key(&mut frame, 2, 2);
+        put_varint(&mut frame, object_field as u64);
+        put_bytes_field(&mut frame, 1, &object_body);
         Ok(frame)
+    }
+
+    /// One frame of a protobuf watch stream (without its length) as the event's JSON:
+    /// `{"type": ..., "object": ...}`, the object with its apiVersion and kind.
+    pub fn decode_watch_event(&self, frame: &[u8]) -> Result<Value> {
+        self.decode_raw("meta.k8s.io/v1", "WatchEvent", frame)
     }
 
     /// A whole protobuf body as the object's JSON, with apiVersion and kind.

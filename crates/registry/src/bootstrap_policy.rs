@@ -416,6 +416,19 @@ fn component_roles() -> Vec<Value> {
                 rule(&[""], &["namespaces"], READ),
                 rule(&["storage.k8s.io"], &["csidrivers"], READ),
                 rule(&["storage.k8s.io"], &["csistoragecapacities"], READ),
+                rule(&["storage.k8s.io"], &["volumeattachments"], READ),
+                rule(&[""], &["pods/finalizers"], &["update"]),
+                {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+                 "resourceNames": ["kube-scheduler"], "verbs": ["list", "watch"]},
+                rule(&["coordination.k8s.io"], &["leasecandidates"],
+                    &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]),
+                // Dynamic Resource Allocation, as upstream's v1.36 role has it.
+                rule(&["resource.k8s.io"], &["deviceclasses", "resourceslices"], READ),
+                rule(&["resource.k8s.io"], &["resourceclaims"],
+                    &["create", "delete", "get", "list", "patch", "update", "watch"]),
+                rule(&["resource.k8s.io"], &["resourceclaims/status"],
+                    &["get", "list", "patch", "update", "watch"]),
+                rule(&["resource.k8s.io"], &["resourceclaims/binding"], &["patch", "update"]),
             ]),
         ),
         cluster_role(
@@ -462,6 +475,11 @@ fn component_roles() -> Vec<Value> {
                 rule(
                     &["discovery.k8s.io"],
                     &["endpointslices"],
+                    &["list", "watch"]
+                ),
+                rule(
+                    &["networking.k8s.io"],
+                    &["servicecidrs"],
                     &["list", "watch"]
                 ),
             ]),

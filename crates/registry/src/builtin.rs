@@ -349,6 +349,35 @@ pub async fn ensure_initial_objects(registry: &Registry, which: InitialObjects) 
     Ok(())
 }
 
+/// Creates the ConfigMap `namespace/name` with `data` unless it exists; whether it wrote.
+pub async fn create_config_map(
+    registry: &Registry,
+    namespace: &str,
+    name: &str,
+    data: &std::collections::BTreeMap<String, String>,
+) -> Result<bool> {
+    let Some(storage) = registry
+        .resources()
+        .find(|r| r.descriptor().resource == "configmaps" && r.descriptor().subresource.is_empty())
+    else {
+        return Ok(false);
+    };
+    let body = serde_json::to_vec(&serde_json::json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": namespace},
+        "data": data,
+    }))
+    .map_err(Error::Encode)?;
+    match storage
+        .create(namespace, &body, &WriteOptions::server())
+        .await
+    {
+        Ok(_) => Ok(true),
+        Err(Error::Api(e)) if e.reason == Reason::AlreadyExists => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 /// Makes the ConfigMap `namespace/name` hold exactly `data` (created, or replaced when its
 /// data differs), as the server's own publishers (authentication info) need; whether it
 /// wrote.
@@ -371,10 +400,8 @@ pub async fn publish_config_map(
     }))
     .map_err(Error::Encode)?;
     let options = WriteOptions::server();
-    match storage.create(namespace, &body, &options).await {
-        Ok(_) => return Ok(true),
-        Err(Error::Api(e)) if e.reason == Reason::AlreadyExists => {}
-        Err(e) => return Err(e),
+    if create_config_map(registry, namespace, name, data).await? {
+        return Ok(true);
     }
     let current = storage
         .get(namespace, name, &crate::options::GetOptions::default())

@@ -400,11 +400,16 @@ impl RestStorage for ConvertedRest {
     }
 
     async fn list(&self, namespace: &str, options: &ListOptions) -> Result<Encoded> {
-        self.out(self.stored.list(namespace, options).await?).await
+        let options = crate::options::resolved(&self.descriptor, options)?;
+        self.out(self.stored.list(namespace, &options).await?).await
     }
 
     async fn watch(&self, namespace: &str, options: &WatchOptions) -> Result<EventStream> {
-        let lines = self.stored.watch(namespace, options).await?;
+        let options = WatchOptions {
+            list: crate::options::resolved(&self.descriptor, &options.list)?.into_owned(),
+            ..options.clone()
+        };
+        let lines = self.stored.watch(namespace, &options).await?;
         let to_served = self.to_served.clone();
         let api_version = self.descriptor.api_version();
         let kind = self.descriptor.kind.clone();
@@ -493,9 +498,10 @@ impl RestStorage for ConvertedRest {
         list: &ListOptions,
         options: &DeleteOptions,
     ) -> Result<Encoded> {
+        let list = crate::options::resolved(&self.descriptor, list)?;
         self.out(
             self.stored
-                .delete_collection(namespace, list, options)
+                .delete_collection(namespace, &list, options)
                 .await?,
         )
         .await
@@ -564,14 +570,11 @@ async fn watch_chunk_out(
             }
         }
         Err(e) => {
-            let status = match e {
-                Error::Api(api) => api.to_status(),
-                other => ApiError::internal(other).to_status(),
+            let err = match e {
+                Error::Api(api) => api,
+                other => ApiError::internal(other),
             };
-            write(
-                &mut out,
-                &serde_json::json!({"type": "ERROR", "object": status}),
-            );
+            out.extend_from_slice(&crate::watching::error_line(&err));
         }
     }
     Bytes::from(out)

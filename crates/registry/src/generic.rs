@@ -157,7 +157,7 @@ where
         let strategy = Arc::new(strategy);
         let decode: Decode = {
             let strategy = strategy.clone();
-            let fields = descriptor.selectable_fields.clone();
+            let fields = descriptor.field_labels.fields.clone();
             let codec = codec.clone();
             Arc::new(move |kv: &KeyValue| to_cached(&*strategy, &codec, &fields, kv))
         };
@@ -580,21 +580,6 @@ impl<S: Strategy> GenericStore<S> {
         }
     }
 
-    fn check_field_selector(&self, options: &ListOptions) -> Result<()> {
-        for r in &options.field_selector.requirements {
-            let known = matches!(r.field.as_str(), "metadata.name" | "metadata.namespace")
-                || self.descriptor.selectable_fields.contains(&r.field);
-            if !known {
-                return Err(ApiError::bad_request(format!(
-                    "field label not supported: {}",
-                    r.field
-                ))
-                .into());
-            }
-        }
-        Ok(())
-    }
-
     fn matches(&self, obj: &S::Object, options: &ListOptions) -> bool {
         options
             .label_selector
@@ -672,6 +657,11 @@ impl<S: Strategy> GenericStore<S> {
             // resourceVersion still guards the write).
             let given = new.metadata_mut().resource_version.take();
             let mut merged = old.clone();
+            if matches!(target, Target::Status | Target::Approval) {
+                *merged.metadata_mut() = self
+                    .strategy
+                    .status_metadata(new.metadata(), old.metadata());
+            }
             match target {
                 Target::Status => self.strategy.copy_status(&mut merged, &new),
                 Target::Approval => self.strategy.copy_approval(&mut merged, &new),
@@ -1566,7 +1556,8 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
     }
 
     async fn list(&self, namespace: &str, options: &ListOptions) -> Result<Encoded> {
-        self.check_field_selector(options)?;
+        let resolved = crate::options::resolved(&self.descriptor, options)?;
+        let options = &*resolved;
         let prefix = self.collection_prefix(namespace);
         if let Some(cache) = &self.cache
             && let Some(listed) = self.list_from_cache(cache, &prefix, options).await?
@@ -1655,9 +1646,9 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
     }
 
     async fn watch(&self, namespace: &str, options: &WatchOptions) -> Result<EventStream> {
-        self.check_field_selector(&options.list)?;
+        let list = crate::options::resolved(&self.descriptor, &options.list)?;
         let prefix = self.collection_prefix(namespace);
-        let filter = watching::filter(&options.list);
+        let filter = watching::filter(&list);
         let params = StreamParams {
             descriptor: self.descriptor.clone(),
             bookmarks: options.allow_bookmarks,
@@ -1783,7 +1774,8 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
         list: &ListOptions,
         options: &DeleteOptions,
     ) -> Result<Encoded> {
-        self.check_field_selector(list)?;
+        let resolved = crate::options::resolved(&self.descriptor, list)?;
+        let list = &*resolved;
         let prefix = self.collection_prefix(namespace);
         let resp = self
             .store
@@ -1815,7 +1807,7 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
                 Err(e) => return Err(e),
             }
         }
-        let body = serde_json::to_vec(&capstan_meta::status::success()).map_err(Error::Encode)?;
+        let body = capstan_meta::status::status_json(&capstan_meta::status::success());
         Ok(Encoded {
             body: body.into(),
             warnings: Vec::new(),

@@ -114,6 +114,25 @@ pub struct ListOptions {
     pub resource_version_match: Option<ResourceVersionMatch>,
 }
 
+/// `options` with the field selector's labels resolved by `descriptor` to the fields they
+/// select (`spec.host` is `spec.nodeName`; events.k8s.io's `regarding.name` is the stored
+/// `v1` Event's `involvedObject.name`), or the resource's refusal of a label.
+pub fn resolved<'a>(
+    descriptor: &capstan_meta::ResourceDescriptor,
+    options: &'a ListOptions,
+) -> Result<std::borrow::Cow<'a, ListOptions>, capstan_meta::ApiError> {
+    use std::borrow::Cow;
+    Ok(
+        match descriptor.resolve_field_selector(&options.field_selector)? {
+            Cow::Borrowed(_) => Cow::Borrowed(options),
+            Cow::Owned(field_selector) => Cow::Owned(ListOptions {
+                field_selector,
+                ..options.clone()
+            }),
+        },
+    )
+}
+
 /// Raw list query values, before checking.
 #[derive(Debug, Clone, Default)]
 pub struct ListQuery<'a> {

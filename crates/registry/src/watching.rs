@@ -84,10 +84,7 @@ pub(crate) fn bookmark_line(d: &ResourceDescriptor, revision: u64) -> Bytes {
 
 /// An ERROR line carrying a Status.
 pub(crate) fn error_line(err: &ApiError) -> Bytes {
-    event_line(
-        "ERROR",
-        &serde_json::to_vec(&err.to_status()).unwrap_or_default(),
-    )
+    event_line("ERROR", &err.to_json())
 }
 
 /// 410 for a watch that starts before the kept history.

@@ -331,6 +331,35 @@ async fn publish_authentication_info(
     Ok(wrote)
 }
 
+/// Where the server records since when it tracks the use of legacy service-account
+/// tokens (kube-controller-manager's legacy token cleaner reads it).
+pub const LEGACY_TOKEN_TRACKING: (&str, &str) = (
+    "kube-system",
+    "kube-apiserver-legacy-service-account-token-tracking",
+);
+
+/// Keeps `kube-system/kube-apiserver-legacy-service-account-token-tracking`: created with
+/// `since` set to the day (UTC, `YYYY-MM-DD`) it is first written, as upstream's API server
+/// does, put back within a minute when deleted, and never changed otherwise (`since` must
+/// not move forward: the cleaner counts a token's unused days from it).
+pub fn keep_legacy_token_tracking(registry: Arc<Registry>) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(60));
+        loop {
+            tick.tick().await;
+            let today = capstan_meta::time::now().0.to_string();
+            let data = BTreeMap::from([("since".to_string(), today[..10].to_string())]);
+            let (namespace, name) = LEGACY_TOKEN_TRACKING;
+            if let Err(err) =
+                capstan_registry::builtin::create_config_map(&registry, namespace, name, &data)
+                    .await
+            {
+                tracing::warn!(%err, "recording the legacy token tracking date failed");
+            }
+        }
+    })
+}
+
 /// Publishes the authentication info (a first attempt before returning, as the other
 /// post-start hooks) and keeps it and the bundles current: files re-read within a second of a
 /// change, the ConfigMap written after every change and checked every minute (an edited or

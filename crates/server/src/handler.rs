@@ -637,7 +637,7 @@ async fn resource_answer(
                 Box::pin(futures_util::StreamExt::inspect(lines, move |_| {
                     sent.inc();
                 }));
-            return Ok(renderer.watch(lines, descriptor.api_version(), state.shutdown.clone()));
+            return Ok(renderer.watch(lines, state.shutdown.clone()));
         }
         "create" | "update" => {
             let options = write_options(info, &req)?;

@@ -115,7 +115,6 @@ impl Renderer {
     pub fn watch(
         self,
         lines: EventStream,
-        api_version: String,
         mut stop: tokio::sync::watch::Receiver<bool>,
     ) -> Response<Body> {
         use futures_util::StreamExt;
@@ -133,7 +132,7 @@ impl Renderer {
                 // A chunk holds one or more complete event lines.
                 let mut out = Vec::with_capacity(chunk.len());
                 for line in chunk.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
-                    out.extend_from_slice(&self.watch_event(line, &api_version, &mut first)?);
+                    out.extend_from_slice(&self.watch_event(line, &mut first)?);
                 }
                 Ok::<Bytes, String>(out.into())
             })
@@ -152,12 +151,7 @@ impl Renderer {
 
     /// One event in the negotiated form; `first` is true until an object event has been sent
     /// (it carries the Table's columns).
-    fn watch_event(
-        &self,
-        line: &[u8],
-        api_version: &str,
-        first: &mut bool,
-    ) -> Result<Bytes, String> {
+    fn watch_event(&self, line: &[u8], first: &mut bool) -> Result<Bytes, String> {
         let mut event: Value = serde_json::from_slice(line).map_err(|e| e.to_string())?;
         let kind = event["type"].as_str().unwrap_or("").to_string();
         let object = event["object"].take();
@@ -177,7 +171,7 @@ impl Renderer {
         };
         match self.choice.format {
             Format::Protobuf => Codec::default()
-                .encode_watch_frame(api_version, &kind, &object)
+                .encode_watch_frame(&kind, &object)
                 .map(Bytes::from)
                 .map_err(|e| e.to_string()),
             _ => {

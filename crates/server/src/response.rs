@@ -98,7 +98,10 @@ impl http_body::Body for PayloadBody {
 
 /// The `Status` response of an error, with `Retry-After` when the error carries one.
 pub fn error(err: &ApiError) -> Response<Body> {
-    let body = Bytes::from(serde_json::to_vec(&err.to_status()).unwrap_or_default());
+    // Ended by a newline, as Go's JSON encoder ends upstream's.
+    let mut body = err.to_json();
+    body.push(b'\n');
+    let body = Bytes::from(body);
     let status = StatusCode::from_u16(err.code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut resp = json(status, body.clone(), false);
     resp.extensions_mut().insert(ErrorStatus(body));

@@ -495,6 +495,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         )
         .await,
     );
+    compactors.push(authn::keep_legacy_token_tracking(registry.clone()));
     let metrics = Arc::new(crate::metrics::Metrics::with_options(
         config.metrics.clone(),
     ));

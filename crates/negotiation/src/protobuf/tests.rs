@@ -168,12 +168,22 @@ fn lists_encode_item_by_item() {
 fn watch_frames_carry_an_event_around_the_object() {
     let codec = codec();
     let pod = json!({"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "p"}});
-    let frame = codec.encode_watch_frame("v1", "ADDED", &pod).unwrap();
+    let frame = codec.encode_watch_frame("ADDED", &pod).unwrap();
     let len = u32::from_be_bytes(frame[..4].try_into().unwrap()) as usize;
     assert_eq!(len, frame.len() - 4);
-    let event = codec.decode_object(&frame[4..]).unwrap();
-    assert_eq!(event["type"], "ADDED");
-    assert_eq!(event["object"], pod);
+    // The frame is a bare WatchEvent, as client-go's raw decoder reads it: no magic.
+    assert!(!frame[4..].starts_with(MAGIC));
+    assert!(codec.decode_object(&frame[4..]).is_err());
+    let event = codec.decode_watch_event(&frame[4..]).unwrap();
+    assert_eq!(event, json!({"type": "ADDED", "object": pod}));
+    // Field 2 (object) holds a RawExtension whose raw is the whole body of the object.
+    let body = codec.encode_object(&pod).unwrap();
+    let mut expected = Vec::new();
+    put_bytes_field(&mut expected, 1, b"ADDED");
+    let mut raw_extension = Vec::new();
+    put_bytes_field(&mut raw_extension, 1, &body);
+    put_bytes_field(&mut expected, 2, &raw_extension);
+    assert_eq!(&frame[4..], &expected[..]);
 }
 
 #[test]

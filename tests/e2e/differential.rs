@@ -1,0 +1,353 @@
+//! Differential tests: the same requests to Capstan and to upstream's kube-apiserver v1.36
+//! (with its etcd, both from `../shared/k8s/`), the answers compared. Protobuf is read with an
+//! independent decoder (`k8s-rs-pb`, generated from upstream's `.proto` files), not with
+//! Capstan's negotiation crate, and capstan-client is pointed at upstream's server.
+
+use std::time::Duration;
+
+use capstan_e2e::RawClient;
+use capstan_e2e::upstream::{self, Pki, Process, free_port};
+use capstan_testing::TestServer;
+use http::Method;
+use k8s_rs_pb::api::core::v1 as core;
+use k8s_rs_pb::apimachinery::pkg::apis::meta::v1 as meta;
+use k8s_rs_pb::apimachinery::pkg::runtime::Unknown;
+use protobuf::Message;
+use serde_json::json;
+
+/// Upstream's API server on its own etcd, and an admin client of it.
+struct Upstream {
+    client: RawClient,
+    kubeconfig: std::path::PathBuf,
+    _processes: Vec<Process>,
+    _dir: tempfile::TempDir,
+}
+
+impl Upstream {
+    async fn start() -> Self {
+        let bin = upstream::binaries();
+        let dir = tempfile::tempdir().unwrap();
+        let pki = Pki::new(&dir.path().join("pki"));
+        let (client_port, peer_port, port) = (free_port(), free_port(), free_port());
+        let etcd_url = format!("http://127.0.0.1:{client_port}");
+        let etcd = Process::start(
+            "etcd",
+            &bin.join("etcd"),
+            &[
+                format!("--data-dir={}", dir.path().join("etcd").display()),
+                format!("--listen-client-urls={etcd_url}"),
+                format!("--advertise-client-urls={etcd_url}"),
+                format!("--listen-peer-urls=http://127.0.0.1:{peer_port}"),
+                format!("--initial-advertise-peer-urls=http://127.0.0.1:{peer_port}"),
+                format!("--initial-cluster=default=http://127.0.0.1:{peer_port}"),
+            ],
+            &[],
+            dir.path(),
+        );
+        let mut flags = pki.apiserver_flags(port, 300);
+        flags.push(format!("--etcd-servers={etcd_url}"));
+        let apiserver = Process::start(
+            "kube-apiserver",
+            &bin.join("kube-apiserver"),
+            &flags,
+            &[],
+            dir.path(),
+        );
+        let url = format!("https://127.0.0.1:{port}");
+        let (cert, key) = pki.ca.client("admin", &["system:masters"]);
+        let client = RawClient::new(&url, &pki.ca.pem, None).with_client_certificate(
+            &pki.ca.pem,
+            &cert,
+            &key,
+        );
+        let mut ready = false;
+        for _ in 0..300 {
+            if let Ok(r) = client
+                .try_request(Method::GET, "/readyz", &[], Vec::new())
+                .await
+                && r.status == 200
+            {
+                ready = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        assert!(
+            ready,
+            "kube-apiserver did not become ready:\n{}",
+            apiserver.log_text()
+        );
+        let kubeconfig = pki.kubeconfig(&url, "admin", &["system:masters"]);
+        Self {
+            client,
+            kubeconfig,
+            _processes: vec![etcd, apiserver],
+            _dir: dir,
+        }
+    }
+}
+
+fn capstan(server: &TestServer) -> RawClient {
+    RawClient::new(&server.url(), server.ca_pem(), Some(server.token()))
+}
+
+/// The labels tried on each collection: every kind's own, aliases, and nonsense.
+const LABELS: &[&str] = &[
+    "metadata.name",
+    "metadata.namespace",
+    "spec.nodeName",
+    "spec.host",
+    "status.phase",
+    "status.podIP",
+    "spec.unschedulable",
+    "spec.clusterIP",
+    "spec.type",
+    "type",
+    "status.replicas",
+    "status.successful",
+    "spec.signerName",
+    "involvedObject.name",
+    "reason",
+    "source",
+    "regarding.name",
+    "reportingController",
+    "spec.volumeName",
+    "no.such.field",
+];
+
+const COLLECTIONS: &[&str] = &[
+    "/api/v1/pods",
+    "/api/v1/nodes",
+    "/api/v1/namespaces",
+    "/api/v1/services",
+    "/api/v1/secrets",
+    "/api/v1/configmaps",
+    "/api/v1/events",
+    "/api/v1/replicationcontrollers",
+    "/api/v1/persistentvolumes",
+    "/apis/events.k8s.io/v1/events",
+    "/apis/apps/v1/replicasets",
+    "/apis/batch/v1/jobs",
+    "/apis/certificates.k8s.io/v1/certificatesigningrequests",
+    "/apis/storage.k8s.io/v1/storageclasses",
+];
+
+/// Every label on every collection: accepted by both or refused by both, with the same
+/// `Status` body byte for byte.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_selectors_are_accepted_and_refused_as_upstream_does() {
+    let upstream = Upstream::start().await;
+    let server = TestServer::start().await;
+    let ours = capstan(&server);
+    let mut differences = Vec::new();
+    for collection in COLLECTIONS {
+        for label in LABELS {
+            let path = format!("{collection}?limit=1&fieldSelector={label}%3Dx");
+            let theirs = upstream.client.get(&path).await;
+            let mine = ours.get(&path).await;
+            let same = theirs.status == mine.status
+                && (theirs.status == 200 || theirs.body.trim_ascii() == mine.body.trim_ascii());
+            if !same {
+                differences.push(format!(
+                    "{path}:\n  upstream {} {}\n  capstan  {} {}",
+                    theirs.status,
+                    String::from_utf8_lossy(&theirs.body),
+                    mine.status,
+                    String::from_utf8_lossy(&mine.body)
+                ));
+            }
+        }
+    }
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
+/// The differences from upstream that are known, each with its reason: `METHOD PATH # why`.
+const KNOWN: &str = include_str!("upstream-differences.txt");
+
+/// Whether `method path` is listed in [`KNOWN`].
+fn known(method: &Method, path: &str) -> bool {
+    KNOWN
+        .lines()
+        .filter_map(|l| l.split('#').next())
+        .any(|l| l.trim() == format!("{method} {path}"))
+}
+
+/// Errors of every common kind come in the same bytes from both servers (but for the
+/// differences listed in `upstream-differences.txt`, which must still differ: a fixed one is
+/// taken off the list).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn error_statuses_are_byte_identical() {
+    let upstream = Upstream::start().await;
+    let server = TestServer::start().await;
+    let ours = capstan(&server);
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a<b>&c"}});
+    let requests: Vec<(Method, &str, Vec<u8>)> = vec![
+        (
+            Method::GET,
+            "/api/v1/namespaces/default/configmaps/missing",
+            Vec::new(),
+        ),
+        (
+            Method::GET,
+            "/apis/apps/v1/namespaces/default/deployments/missing",
+            Vec::new(),
+        ),
+        (
+            Method::GET,
+            "/api/v1/pods?fieldSelector=spec.nodeName%3E1",
+            Vec::new(),
+        ),
+        (
+            Method::GET,
+            "/api/v1/pods?labelSelector=a%20in%20(",
+            Vec::new(),
+        ),
+        (
+            Method::POST,
+            "/api/v1/namespaces/default/configmaps",
+            serde_json::to_vec(&cm).unwrap(),
+        ),
+        (Method::DELETE, "/api/v1/namespaces/nowhere", Vec::new()),
+    ];
+    let mut differences = Vec::new();
+    for (method, path, body) in requests {
+        let headers = [("content-type", "application/json")];
+        let theirs = upstream
+            .client
+            .request(method.clone(), path, &headers, body.clone())
+            .await;
+        let mine = ours.request(method.clone(), path, &headers, body).await;
+        let same = theirs.status == mine.status && theirs.body == mine.body;
+        if known(&method, path) {
+            assert!(
+                !same,
+                "{method} {path} is listed as a difference but is the same"
+            );
+            continue;
+        }
+        if !same {
+            differences.push(format!(
+                "{method} {path}:\n  upstream {} {}\n  capstan  {} {}",
+                theirs.status,
+                String::from_utf8_lossy(&theirs.body),
+                mine.status,
+                String::from_utf8_lossy(&mine.body)
+            ));
+        }
+    }
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
+/// The frames of a protobuf watch (read until the server ends it), each decoded by
+/// `k8s-rs-pb` as a bare `WatchEvent` whose object is a whole protobuf body.
+async fn watch_frames(client: &RawClient, path: &str) -> Vec<(String, core::ConfigMap)> {
+    let answer = client
+        .request(
+            Method::GET,
+            path,
+            &[("accept", "application/vnd.kubernetes.protobuf;stream=watch")],
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(
+        answer.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&answer.body)
+    );
+    let mut events = Vec::new();
+    let mut rest = &answer.body[..];
+    while rest.len() >= 4 {
+        let len = u32::from_be_bytes(rest[..4].try_into().unwrap()) as usize;
+        let frame = &rest[4..4 + len];
+        rest = &rest[4 + len..];
+        let event = meta::WatchEvent::parse_from_bytes(frame)
+            .unwrap_or_else(|e| panic!("a frame is not a bare WatchEvent: {e}"));
+        let raw = event.object.raw();
+        let body = raw
+            .strip_prefix(b"k8s\0")
+            .expect("the object keeps its magic");
+        let unknown = Unknown::parse_from_bytes(body).unwrap();
+        assert_eq!(unknown.typeMeta.kind(), "ConfigMap");
+        events.push((
+            event.type_().to_string(),
+            core::ConfigMap::parse_from_bytes(unknown.raw()).unwrap(),
+        ));
+    }
+    assert!(rest.is_empty(), "a cut frame");
+    events
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn protobuf_watch_frames_are_upstreams() {
+    let upstream = Upstream::start().await;
+    let server = TestServer::start().await;
+    let ours = capstan(&server);
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "watched"}, "data": {"k": "v"}});
+    let path = "/api/v1/namespaces/default/configmaps";
+    for client in [&upstream.client, &ours] {
+        let created = client.send_json(Method::POST, path, &cm).await;
+        assert_eq!(created.status, 201);
+    }
+    let watch = format!("{path}?watch=1&timeoutSeconds=1&fieldSelector=metadata.name%3Dwatched");
+    let theirs = watch_frames(&upstream.client, &watch).await;
+    let mine = watch_frames(&ours, &watch).await;
+    let summary = |events: &[(String, core::ConfigMap)]| -> Vec<(String, String, String)> {
+        events
+            .iter()
+            .map(|(t, cm)| {
+                (
+                    t.clone(),
+                    cm.metadata.name().to_string(),
+                    cm.data["k"].clone(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(summary(&theirs), summary(&mine));
+    assert_eq!(
+        summary(&mine),
+        [("ADDED".to_string(), "watched".to_string(), "v".to_string())]
+    );
+}
+
+/// capstan-client (the scheduler's client) reads upstream's protobuf lists and watches.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn capstan_client_reads_upstreams_protobuf() {
+    use futures_util::StreamExt;
+    use k8s_openapi::api::core::v1::ConfigMap;
+    let upstream = Upstream::start().await;
+    let config = capstan_client::Config::from_kubeconfig(&upstream.kubeconfig, None).unwrap();
+    assert_eq!(config.content_type, capstan_client::ContentType::Protobuf);
+    let client = capstan_client::Client::new(config).unwrap();
+    let list = client
+        .list::<ConfigMap>(Some("default"), &Default::default())
+        .await
+        .unwrap();
+    let params = capstan_client::ListParams {
+        resource_version: list.metadata.resource_version.clone(),
+        ..Default::default()
+    };
+    let watch = client
+        .watch::<ConfigMap>(Some("default"), &params, 5)
+        .await
+        .unwrap();
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "seen"}});
+    let created = upstream
+        .client
+        .send_json(Method::POST, "/api/v1/namespaces/default/configmaps", &cm)
+        .await;
+    assert_eq!(created.status, 201);
+    let mut watch = std::pin::pin!(watch);
+    let mut seen = false;
+    while let Some(event) = watch.next().await {
+        if let capstan_client::WatchEvent::Added(cm) = event.unwrap()
+            && cm.metadata.name.as_deref() == Some("seen")
+        {
+            seen = true;
+            break;
+        }
+    }
+    assert!(seen, "the watch delivered the new ConfigMap");
+}
