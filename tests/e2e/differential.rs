@@ -28,22 +28,8 @@ impl Upstream {
         let bin = upstream::binaries();
         let dir = tempfile::tempdir().unwrap();
         let pki = Pki::new(&dir.path().join("pki"));
-        let (client_port, peer_port, port) = (free_port(), free_port(), free_port());
-        let etcd_url = format!("http://127.0.0.1:{client_port}");
-        let etcd = Process::start(
-            "etcd",
-            &bin.join("etcd"),
-            &[
-                format!("--data-dir={}", dir.path().join("etcd").display()),
-                format!("--listen-client-urls={etcd_url}"),
-                format!("--advertise-client-urls={etcd_url}"),
-                format!("--listen-peer-urls=http://127.0.0.1:{peer_port}"),
-                format!("--initial-advertise-peer-urls=http://127.0.0.1:{peer_port}"),
-                format!("--initial-cluster=default=http://127.0.0.1:{peer_port}"),
-            ],
-            &[],
-            dir.path(),
-        );
+        let port = free_port();
+        let (etcd, etcd_url) = upstream::start_etcd(&bin, dir.path());
         let mut flags = pki.apiserver_flags(port, 300);
         flags.push(format!("--etcd-servers={etcd_url}"));
         let apiserver = Process::start(

@@ -122,6 +122,29 @@ impl Drop for Process {
     }
 }
 
+/// Upstream's etcd (from [`binaries`] in `bin`) on free loopback ports, its data in `dir`;
+/// the process and its client URL.
+pub fn start_etcd(bin: &Path, dir: &Path) -> (Process, String) {
+    let (client_port, peer_port) = (free_port(), free_port());
+    let url = format!("http://127.0.0.1:{client_port}");
+    let peer = format!("http://127.0.0.1:{peer_port}");
+    let etcd = Process::start(
+        "etcd",
+        &bin.join("etcd"),
+        &[
+            format!("--data-dir={}", dir.join("etcd").display()),
+            format!("--listen-client-urls={url}"),
+            format!("--advertise-client-urls={url}"),
+            format!("--listen-peer-urls={peer}"),
+            format!("--initial-advertise-peer-urls={peer}"),
+            format!("--initial-cluster=default={peer}"),
+        ],
+        &[],
+        dir,
+    );
+    (etcd, url)
+}
+
 /// A cluster's PKI in a directory: one CA for serving and clients, the API server's serving
 /// certificate for 127.0.0.1, and the service-account key pair.
 pub struct Pki {

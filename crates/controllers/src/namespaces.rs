@@ -27,6 +27,12 @@ const MAX_RETRY: Duration = Duration::from_secs(5);
 /// The ConfigMap of the cluster's CA in every namespace.
 const ROOT_CA: &str = "kube-root-ca.crt";
 
+/// How long a namespace goes without its CA map before this controller publishes it: a
+/// controller manager's root-ca-cert-publisher, when one runs, publishes it within
+/// milliseconds, and two publishers creating it at once would fail one of them (upstream's
+/// logs that as an error and retries).
+const ROOT_CA_GRACE: Duration = Duration::from_secs(1);
+
 pub(crate) async fn run(
     registry: Arc<Registry>,
     custom: Option<Arc<CustomResources>>,
@@ -82,7 +88,7 @@ pub(crate) async fn run(
                 if map.deleted && map.object.metadata.name == ROOT_CA && active.contains(namespace)
                     && let Some((config_maps, ca)) = &root_ca
                 {
-                    ensure_root_ca(config_maps, namespace, ca).await;
+                    tasks.spawn(ensure_root_ca(config_maps.clone(), namespace.to_string(), ca.clone()));
                 }
                 continue;
             }
@@ -125,7 +131,11 @@ pub(crate) async fn run(
             && ensure_default_account(&service_accounts, &name).await
         {
             if let Some((config_maps, ca)) = &root_ca {
-                ensure_root_ca(config_maps, &name, ca).await;
+                tasks.spawn(ensure_root_ca(
+                    config_maps.clone(),
+                    name.clone(),
+                    ca.clone(),
+                ));
             }
             has_account.insert(name);
         }
@@ -154,8 +164,15 @@ async fn ensure_default_account(
     }
 }
 
-/// Creates the namespace's `kube-root-ca.crt` ConfigMap (`ca.crt`) unless it exists.
-async fn ensure_root_ca(config_maps: &GenericStore<ConfigMapStrategy>, namespace: &str, ca: &str) {
+/// Creates the namespace's `kube-root-ca.crt` ConfigMap (`ca.crt`) unless it exists after
+/// [`ROOT_CA_GRACE`].
+async fn ensure_root_ca(
+    config_maps: Arc<GenericStore<ConfigMapStrategy>>,
+    namespace: String,
+    ca: String,
+) {
+    tokio::time::sleep(ROOT_CA_GRACE).await;
+    let namespace = namespace.as_str();
     let body = serde_json::json!({"metadata": {"name": ROOT_CA}, "data": {"ca.crt": ca}});
     let Ok(body) = serde_json::to_vec(&body) else {
         return;
