@@ -439,8 +439,9 @@ impl Strategy for StatefulSetStrategy {
         let kind = update.type_.get_or_insert_with(|| "RollingUpdate".into());
         if kind == "RollingUpdate" {
             let rolling = update.rolling_update.get_or_insert_with(Default::default);
+            // No maxUnavailable: upstream defaults it only behind the MaxUnavailableStatefulSet
+            // gate, off in v1.36.
             rolling.partition.get_or_insert(0);
-            rolling.max_unavailable.get_or_insert(IntOrString::Int(1));
         }
         spec.revision_history_limit.get_or_insert(10);
         let retention = spec
@@ -461,7 +462,11 @@ impl Strategy for StatefulSetStrategy {
 
     fn prepare_for_create(&self, sts: &mut StatefulSet) {
         sts.metadata.generation = Some(1);
-        sts.status = Some(Default::default());
+        // Go writes the status' non-pointer counts even at zero.
+        sts.status = Some(k8s_openapi::api::apps::v1::StatefulSetStatus {
+            available_replicas: Some(0),
+            ..Default::default()
+        });
     }
 
     fn prepare_for_update(&self, new: &mut StatefulSet, old: &StatefulSet) {
@@ -563,6 +568,21 @@ pub struct DaemonSetStrategy {
     pub allow_privileged: bool,
 }
 
+/// The annotation in which `apps/v1` keeps a DaemonSet's template generation (upstream's
+/// `spec.templateGeneration` of the older versions).
+const TEMPLATE_GENERATION: &str = "deprecated.daemonset.template.generation";
+
+fn set_template_generation(ds: &mut DaemonSet, generation: i64) {
+    if generation == 0 {
+        if let Some(annotations) = ds.metadata.annotations.as_mut() {
+            annotations.remove(TEMPLATE_GENERATION);
+        }
+        return;
+    }
+    let annotations = ds.metadata.annotations.get_or_insert_with(Default::default);
+    annotations.insert(TEMPLATE_GENERATION.into(), generation.to_string());
+}
+
 impl Strategy for DaemonSetStrategy {
     type Object = DaemonSet;
 
@@ -586,10 +606,23 @@ impl Strategy for DaemonSetStrategy {
     fn prepare_for_create(&self, ds: &mut DaemonSet) {
         ds.metadata.generation = Some(1);
         ds.status = Some(Default::default());
+        set_template_generation(ds, 1);
     }
 
     fn prepare_for_update(&self, new: &mut DaemonSet, old: &DaemonSet) {
         bump_generation(&mut new.metadata, &old.metadata, new.spec != old.spec);
+        // The template's generation is the server's: kept, and counted up when the
+        // template changes.
+        let before = old
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(TEMPLATE_GENERATION))
+            .and_then(|g| g.parse::<i64>().ok())
+            .unwrap_or(0);
+        let template = |ds: &DaemonSet| ds.spec.as_ref().map(|s| s.template.clone());
+        let changed = template(new) != template(old);
+        set_template_generation(new, before + i64::from(changed));
     }
 
     fn validate(&self, ds: &DaemonSet) -> FieldErrors {

@@ -201,6 +201,21 @@ pub struct JobStrategy {
     pub allow_privileged: bool,
 }
 
+/// A Job without labels takes its template's (upstream's defaulting, which also runs when
+/// upstream reads a Job back: a new Job shows the generated `controller-uid` labels too).
+fn labels_from_template(job: &mut Job) {
+    if job.metadata.labels.as_ref().is_some_and(|l| !l.is_empty()) {
+        return;
+    }
+    let template = job.spec.as_ref().and_then(|s| s.template.metadata.as_ref());
+    if let Some(labels) = template
+        .and_then(|m| m.labels.clone())
+        .filter(|l| !l.is_empty())
+    {
+        job.metadata.labels = Some(labels);
+    }
+}
+
 impl Strategy for JobStrategy {
     type Object = Job;
 
@@ -227,6 +242,7 @@ impl Strategy for JobStrategy {
         let spec = job.spec.get_or_insert_with(Default::default);
         default_job_spec(spec);
         default_template(&mut spec.template);
+        labels_from_template(job);
     }
 
     /// Unless the selector is manual, the Job selects its pods by its uid: the selector and
@@ -238,6 +254,7 @@ impl Strategy for JobStrategy {
         let name = job.metadata.name.clone().unwrap_or_default();
         let spec = job.spec.get_or_insert_with(Default::default);
         if spec.manual_selector == Some(true) {
+            labels_from_template(job);
             return;
         }
         spec.selector = Some(LabelSelector {
@@ -250,6 +267,7 @@ impl Strategy for JobStrategy {
         labels.insert("controller-uid".into(), uid);
         labels.insert(JOB_NAME.into(), name.clone());
         labels.insert("job-name".into(), name);
+        labels_from_template(job);
     }
 
     fn prepare_for_update(&self, new: &mut Job, old: &Job) {
@@ -539,7 +557,12 @@ impl Strategy for CronJobStrategy {
         spec.suspend.get_or_insert(false);
         spec.successful_jobs_history_limit.get_or_insert(3);
         spec.failed_jobs_history_limit.get_or_insert(1);
+        // Go writes the templates' (non-pointer) metadata even when empty.
+        spec.job_template
+            .metadata
+            .get_or_insert_with(Default::default);
         let job = spec.job_template.spec.get_or_insert_with(Default::default);
+        job.template.metadata.get_or_insert_with(Default::default);
         default_template(&mut job.template);
     }
 

@@ -69,9 +69,13 @@ impl Strategy for PodStrategy {
     fn default(&self, pod: &mut Pod) {
         let spec = pod.spec.get_or_insert_with(Default::default);
         default_spec(spec);
+        // A pod's, not a template's (upstream defaults it on the Pod only).
+        spec.enable_service_links.get_or_insert(true);
     }
 
     fn prepare_for_create(&self, pod: &mut Pod) {
+        // Pods count their spec's generations, as upstream's since v1.33.
+        pod.metadata.generation = Some(1);
         // The deprecated `serviceAccount` mirrors `serviceAccountName`, as upstream's
         // conversion keeps them; the ServiceAccount admission plugin names `default` when a
         // pod names no account. The tolerations and priority come from their plugins too.
@@ -262,6 +266,10 @@ impl Strategy for PodStrategy {
         true
     }
 
+    fn prepare_for_update(&self, new: &mut Pod, old: &Pod) {
+        crate::apps::bump_generation(&mut new.metadata, &old.metadata, new.spec != old.spec);
+    }
+
     fn copy_status(&self, to: &mut Pod, from: &Pod) {
         to.status = from.status.clone();
     }
@@ -353,7 +361,6 @@ fn default_spec(spec: &mut PodSpec) {
     spec.security_context.get_or_insert_with(Default::default);
     spec.scheduler_name
         .get_or_insert_with(|| DEFAULT_SCHEDULER.into());
-    spec.enable_service_links.get_or_insert(true);
     for c in spec.containers.iter_mut() {
         default_container(c);
     }
@@ -361,6 +368,7 @@ fn default_spec(spec: &mut PodSpec) {
         default_container(c);
     }
     for c in spec.ephemeral_containers.iter_mut().flatten() {
+        c.resources.get_or_insert_with(Default::default);
         c.termination_message_path
             .get_or_insert_with(|| "/dev/termination-log".into());
         c.termination_message_policy
@@ -390,6 +398,8 @@ fn default_spec(spec: &mut PodSpec) {
 }
 
 fn default_container(c: &mut Container) {
+    // Go writes the struct even when empty: every upstream container has `resources: {}`.
+    c.resources.get_or_insert_with(Default::default);
     c.termination_message_path
         .get_or_insert_with(|| "/dev/termination-log".into());
     c.termination_message_policy

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Times a small cluster's life on one API server: Capstan's (the build in target/, by default
+# the debug one) or upstream's kube-apiserver v1.36 with its etcd, both from ../shared/k8s.
+# Around it: upstream's kube-controller-manager, three kubemark hollow nodes and a scheduler
+# (capstan-scheduler, or upstream's with SCHEDULER=upstream), all on 127.0.0.1.
+#
+#   tools/cluster/scenario.sh capstan|upstream      (CAPSTAN_BUILD=release for target/release)
+#
+# Prints the time to three Ready nodes (from the API server's start), to 30 pods Running, to a
+# rolling update of them done, to a namespace with running pods gone, and the API server's
+# resident memory (with etcd's, for upstream) at the end. Needs openssl, kubectl, curl, xz.
+set -euo pipefail
+which=${1:?capstan or upstream}
+top=$(cd "$(dirname "$0")/../.." && pwd)
+bin=$("${CAPSTAN_K8S_DIR:-$top/../shared/k8s}/unpack.sh")
+build=$top/target/${CAPSTAN_BUILD:-debug}
+work=$(mktemp -d)
+pids=()
+cleanup() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+port=$((20000 + RANDOM % 10000))
+url=https://127.0.0.1:$port
+pki=$work/pki
+mkdir -p "$pki"
+
+# The PKI: one CA, the server's certificate for 127.0.0.1, a client certificate per component.
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$pki/ca.key" -out "$pki/ca.crt" -days 1 \
+  -subj /CN=scenario-ca 2>/dev/null
+sign() { # name subject extension
+  openssl req -new -newkey rsa:2048 -nodes -keyout "$pki/$1.key" -out "$pki/$1.csr" -subj "$2" 2>/dev/null
+  echo "$3" > "$pki/$1.ext"
+  openssl x509 -req -in "$pki/$1.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial \
+    -out "$pki/$1.crt" -days 1 -extfile "$pki/$1.ext" 2>/dev/null
+}
+sign apiserver /CN=apiserver "subjectAltName=IP:127.0.0.1
+extendedKeyUsage=serverAuth"
+kubeconfig() { # name subject
+  sign "$1" "$2" extendedKeyUsage=clientAuth
+  cat > "$work/$1.kubeconfig" <<YAML
+apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "$url", certificate-authority: $pki/ca.crt}}]
+users: [{name: u, user: {client-certificate: $pki/$1.crt, client-key: $pki/$1.key}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+YAML
+}
+kubeconfig admin /O=system:masters/CN=admin
+kubeconfig kcm /CN=system:kube-controller-manager
+kubeconfig scheduler /CN=system:kube-scheduler
+for i in 1 2 3; do kubeconfig node$i /O=system:nodes/CN=system:node:hollow-$i; done
+openssl genrsa -out "$pki/sa.key" 2048 2>/dev/null
+openssl rsa -in "$pki/sa.key" -pubout -out "$pki/sa.pub" 2>/dev/null
+
+flags=(--bind-address=127.0.0.1 --secure-port=$port --client-ca-file=$pki/ca.crt
+  --tls-cert-file=$pki/apiserver.crt --tls-private-key-file=$pki/apiserver.key
+  --service-account-key-file=$pki/sa.pub --service-account-signing-key-file=$pki/sa.key
+  --service-account-issuer=https://kubernetes.default.svc --authorization-mode=Node,RBAC
+  --enable-admission-plugins=NodeRestriction --service-cluster-ip-range=10.0.0.0/24)
+start=$(date +%s.%N)
+if [ "$which" = capstan ]; then
+  "$build/capstan-apiserver" "${flags[@]}" --data-dir="$work/data" > "$work/apiserver.log" 2>&1 &
+  server_pids=($!)
+  controllers='*,-service-ca-cert-publisher' # the fork's controller: see ../shared/k8s/README.md
+else
+  eport=$((port + 1)); peer=$((port + 2))
+  "$bin/etcd" --data-dir "$work/etcd" --listen-client-urls http://127.0.0.1:$eport \
+    --advertise-client-urls http://127.0.0.1:$eport --listen-peer-urls http://127.0.0.1:$peer \
+    --initial-advertise-peer-urls http://127.0.0.1:$peer \
+    --initial-cluster default=http://127.0.0.1:$peer > "$work/etcd.log" 2>&1 &
+  server_pids=($!)
+  "$bin/kube-apiserver" "${flags[@]}" --etcd-servers=http://127.0.0.1:$eport > "$work/apiserver.log" 2>&1 &
+  server_pids+=($!)
+  controllers='*'
+fi
+pids+=("${server_pids[@]}")
+k() { kubectl --kubeconfig "$work/admin.kubeconfig" "$@"; }
+until k get --raw /readyz >/dev/null 2>&1; do sleep 0.1; done
+"$bin/kube-controller-manager" --kubeconfig="$work/kcm.kubeconfig" --use-service-account-credentials \
+  --service-account-private-key-file="$pki/sa.key" --root-ca-file="$pki/ca.crt" \
+  --controllers="$controllers" --leader-elect=false --secure-port=0 > "$work/kcm.log" 2>&1 &
+pids+=($!)
+for i in 1 2 3; do
+  mkdir -p "$work/node$i"
+  TMPDIR=$work/node$i "$bin/kubemark" --morph=kubelet --name=hollow-$i \
+    --kubeconfig="$work/node$i.kubeconfig" --kubelet-port=$((port + 10 + i)) \
+    --kubelet-read-only-port=0 --use-host-image-service=false > "$work/node$i.log" 2>&1 &
+  pids+=($!)
+done
+if [ "${SCHEDULER:-capstan}" = upstream ]; then
+  "$bin/kube-scheduler" --kubeconfig="$work/scheduler.kubeconfig" --leader-elect=false \
+    --secure-port=0 > "$work/scheduler.log" 2>&1 &
+else
+  "$build/capstan-scheduler" --kubeconfig="$work/scheduler.kubeconfig" --leader-elect=false \
+    --secure-port=0 --port=0 > "$work/scheduler.log" 2>&1 &
+fi
+pids+=($!)
+
+since() { echo "$(date +%s.%N) - $1" | bc; }
+until [ "$(k get nodes --no-headers 2>/dev/null | grep -c ' Ready')" = 3 ]; do sleep 0.1; done
+echo "three nodes Ready:            $(since "$start") s (from the API server's start)"
+t=$(date +%s.%N)
+k create deployment web --image=nginx --replicas=30 >/dev/null
+until [ "$(k get pods -l app=web --field-selector=status.phase=Running --no-headers 2>/dev/null | wc -l)" = 30 ]; do sleep 0.1; done
+echo "30 pods Running:              $(since "$t") s"
+t=$(date +%s.%N)
+k set image deployment/web nginx=nginx:2 >/dev/null
+k rollout status deployment/web --timeout=300s >/dev/null
+echo "rolling update of 30 done:    $(since "$t") s"
+k create namespace doomed >/dev/null
+k -n doomed create deployment d --image=x --replicas=10 >/dev/null
+k -n doomed rollout status deployment/d --timeout=300s >/dev/null
+t=$(date +%s.%N)
+k delete namespace doomed --timeout=300s >/dev/null
+echo "namespace of 10 pods gone:    $(since "$t") s"
+rss=0
+for p in "${server_pids[@]}"; do rss=$((rss + $(awk '/VmRSS/ {print $2}' "/proc/$p/status"))); done
+echo "API server resident memory:   $((rss / 1024)) MB$([ "$which" = upstream ] && echo ' (with etcd)')"
