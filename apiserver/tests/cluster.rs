@@ -43,6 +43,9 @@ const ALLOWED: &[&str] = &[
     // The taint eviction worker deleting a pod someone else (its ReplicaSet, the garbage
     // collector) deleted first: seen on upstream's server too.
     "TaintEvictionController: timed worker failed",
+    // A controller finishing the sync of an object in the namespace the test deletes, after
+    // the namespace controller removed the object (404 is the right answer).
+    "sync \\\"doomed/",
     // The controller manager's empty static manifest path (a flag default).
     "The manifest file is empty",
     // resource.k8s.io/v1 and VolumeAttributesClass are not served yet (issue 43, "Kubernetes
