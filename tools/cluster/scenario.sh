@@ -8,7 +8,7 @@
 #
 # Prints the time to three Ready nodes (from the API server's start), to 30 pods Running, to a
 # rolling update of them done, to a namespace with running pods gone, and the API server's
-# resident memory (with etcd's, for upstream) at the end. Needs openssl, kubectl, curl, xz.
+# resident memory (with etcd's, for upstream) at the end. Needs openssl, kubectl, xz, awk.
 set -euo pipefail
 which=${1:?capstan or upstream}
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -96,7 +96,7 @@ else
 fi
 pids+=($!)
 
-since() { echo "$(date +%s.%N) - $1" | bc; }
+since() { awk -v a="$(date +%s.%N)" -v b="$1" 'BEGIN { printf "%.2f", a - b }'; }
 until [ "$(k get nodes --no-headers 2>/dev/null | grep -c ' Ready')" = 3 ]; do sleep 0.1; done
 echo "three nodes Ready:            $(since "$start") s (from the API server's start)"
 t=$(date +%s.%N)

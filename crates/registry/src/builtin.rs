@@ -349,18 +349,21 @@ pub async fn ensure_initial_objects(registry: &Registry, which: InitialObjects) 
     Ok(())
 }
 
-/// Creates the ConfigMap `namespace/name` with `data` unless it exists; whether it wrote.
-pub async fn create_config_map(
+/// The served `configmaps` storage and a ConfigMap's body to write to it.
+type ConfigMapWrite = (Arc<dyn crate::RestStorage>, Vec<u8>);
+
+/// The served `configmaps` storage, and the body of ConfigMap `namespace/name` with `data`.
+fn config_map(
     registry: &Registry,
     namespace: &str,
     name: &str,
     data: &std::collections::BTreeMap<String, String>,
-) -> Result<bool> {
+) -> Result<Option<ConfigMapWrite>> {
     let Some(storage) = registry
         .resources()
         .find(|r| r.descriptor().resource == "configmaps" && r.descriptor().subresource.is_empty())
     else {
-        return Ok(false);
+        return Ok(None);
     };
     let body = serde_json::to_vec(&serde_json::json!({
         "apiVersion": "v1", "kind": "ConfigMap",
@@ -368,6 +371,19 @@ pub async fn create_config_map(
         "data": data,
     }))
     .map_err(Error::Encode)?;
+    Ok(Some((storage.clone(), body)))
+}
+
+/// Creates the ConfigMap `namespace/name` with `data` unless it exists; whether it wrote.
+pub async fn create_config_map(
+    registry: &Registry,
+    namespace: &str,
+    name: &str,
+    data: &std::collections::BTreeMap<String, String>,
+) -> Result<bool> {
+    let Some((storage, body)) = config_map(registry, namespace, name, data)? else {
+        return Ok(false);
+    };
     match storage
         .create(namespace, &body, &WriteOptions::server())
         .await
@@ -387,21 +403,14 @@ pub async fn publish_config_map(
     name: &str,
     data: &std::collections::BTreeMap<String, String>,
 ) -> Result<bool> {
-    let Some(storage) = registry
-        .resources()
-        .find(|r| r.descriptor().resource == "configmaps" && r.descriptor().subresource.is_empty())
-    else {
+    let Some((storage, body)) = config_map(registry, namespace, name, data)? else {
         return Ok(false);
     };
-    let body = serde_json::to_vec(&serde_json::json!({
-        "apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": name, "namespace": namespace},
-        "data": data,
-    }))
-    .map_err(Error::Encode)?;
     let options = WriteOptions::server();
-    if create_config_map(registry, namespace, name, data).await? {
-        return Ok(true);
+    match storage.create(namespace, &body, &options).await {
+        Ok(_) => return Ok(true),
+        Err(Error::Api(e)) if e.reason == Reason::AlreadyExists => {}
+        Err(e) => return Err(e),
     }
     let current = storage
         .get(namespace, name, &crate::options::GetOptions::default())
