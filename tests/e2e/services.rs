@@ -106,7 +106,7 @@ async fn cluster_ips_and_node_ports_are_unique_given_back_and_survive_restarts()
     let first = &created[0];
     let ip = first.spec.as_ref().unwrap().cluster_ip.clone().unwrap();
     let record = addresses.get(&ip).await.unwrap();
-    let parent = record.spec.unwrap().parent_ref;
+    let parent = record.spec.parent_ref;
     assert_eq!(
         (parent.resource.as_str(), parent.name.as_str()),
         ("services", "s0")
@@ -257,7 +257,7 @@ async fn a_lost_record_is_repaired_at_start() {
     server.restart().await;
     let addresses: Api<IPAddress> = Api::all(server.client().await);
     let record = addresses.get(&ip).await.unwrap();
-    assert_eq!(record.spec.unwrap().parent_ref.name, "kept");
+    assert_eq!(record.spec.parent_ref.name, "kept");
     // And the repaired address is not handed out again.
     let (code, _) = create_status(
         &server,

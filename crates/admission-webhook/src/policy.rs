@@ -227,12 +227,12 @@ pub(crate) struct Binding {
 
 impl Binding {
     fn new(b: &ValidatingAdmissionPolicyBinding) -> Self {
-        let spec = b.spec.clone().unwrap_or_default();
-        let actions = spec.validation_actions.unwrap_or_default();
+        let spec = b.spec.clone();
+        let actions = spec.validation_actions;
         let has = |action: &str| actions.iter().any(|a| a == action);
         Self {
             name: b.metadata.name.clone().unwrap_or_default(),
-            policy: spec.policy_name.unwrap_or_default(),
+            policy: spec.policy_name,
             deny: has("Deny"),
             warn: has("Warn"),
             audit: has("Audit"),

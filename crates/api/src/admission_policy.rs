@@ -223,8 +223,8 @@ fn validate_policy(p: &ValidatingAdmissionPolicy) -> FieldErrors {
 
 fn validate_binding(b: &ValidatingAdmissionPolicyBinding) -> FieldErrors {
     let mut errs = Vec::new();
-    let spec = &b.spec.clone().unwrap_or_default();
-    match spec.policy_name.as_deref().unwrap_or_default() {
+    let spec = &b.spec;
+    match spec.policy_name.as_str() {
         "" => errs.push(FieldError::required("spec.policyName", "")),
         name => {
             for why in dns1123_subdomain(name) {
@@ -232,7 +232,7 @@ fn validate_binding(b: &ValidatingAdmissionPolicyBinding) -> FieldErrors {
             }
         }
     }
-    let actions = spec.validation_actions.as_deref().unwrap_or_default();
+    let actions = &spec.validation_actions;
     if actions.is_empty() {
         errs.push(FieldError::required("spec.validationActions", ""));
     }
@@ -373,7 +373,7 @@ impl Strategy for ValidatingAdmissionPolicyBindingStrategy {
     }
 
     fn default(&self, obj: &mut ValidatingAdmissionPolicyBinding) {
-        let spec = obj.spec.get_or_insert_with(Default::default);
+        let spec = &mut obj.spec;
         if let Some(m) = &mut spec.match_resources {
             default_match(m);
         }

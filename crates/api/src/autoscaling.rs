@@ -417,7 +417,7 @@ fn validate_rules(rules: &HPAScalingRules, path: &str, errs: &mut FieldErrors) {
 /// The spec checks; `min_replicas_floor` is 0 on an update of an autoscaler already at 0.
 fn validate_spec(hpa: &HorizontalPodAutoscaler, min_replicas_floor: i32) -> FieldErrors {
     let mut errs = Vec::new();
-    let spec = hpa.spec.clone().unwrap_or_default();
+    let spec = &hpa.spec;
     if let Some(min) = spec.min_replicas
         && min < min_replicas_floor
     {
@@ -444,7 +444,7 @@ fn validate_spec(hpa: &HorizontalPodAutoscaler, min_replicas_floor: i32) -> Fiel
         ));
     }
     validate_reference(&spec.scale_target_ref, "spec.scaleTargetRef", &mut errs);
-    let metrics = spec.metrics.unwrap_or_default();
+    let metrics = spec.metrics.as_deref().unwrap_or_default();
     for (i, m) in metrics.iter().enumerate() {
         validate_metric(m, &format!("spec.metrics[{i}]"), &mut errs);
     }
@@ -477,7 +477,7 @@ impl Strategy for HorizontalPodAutoscalerStrategy {
     }
 
     fn default(&self, hpa: &mut HorizontalPodAutoscaler) {
-        let spec = hpa.spec.get_or_insert_with(Default::default);
+        let spec = &mut hpa.spec;
         spec.min_replicas.get_or_insert(1);
         if spec.metrics.as_ref().is_none_or(Vec::is_empty) {
             spec.metrics = Some(vec![cpu_utilization(DEFAULT_CPU_UTILIZATION)]);
@@ -503,7 +503,7 @@ impl Strategy for HorizontalPodAutoscalerStrategy {
         new: &HorizontalPodAutoscaler,
         old: &HorizontalPodAutoscaler,
     ) -> FieldErrors {
-        let at_zero = old.spec.as_ref().and_then(|s| s.min_replicas) == Some(0);
+        let at_zero = old.spec.min_replicas == Some(0);
         validate_spec(new, if at_zero { 0 } else { 1 })
     }
 
@@ -1108,7 +1108,7 @@ mod tests {
         let hpa = defaulted(json!({"metadata": {"name": "a"}, "spec": {
             "scaleTargetRef": {"kind": "Deployment", "name": "web"}, "maxReplicas": 3,
             "behavior": {"scaleDown": {"stabilizationWindowSeconds": 60}}}}));
-        let spec = hpa.spec.unwrap();
+        let spec = hpa.spec;
         assert_eq!(spec.min_replicas, Some(1));
         let metrics = spec.metrics.unwrap();
         let target = &metrics[0].resource.as_ref().unwrap().target;

@@ -551,7 +551,7 @@ impl Strategy for CronJobStrategy {
     }
 
     fn default(&self, cj: &mut CronJob) {
-        let spec = cj.spec.get_or_insert_with(Default::default);
+        let spec = &mut cj.spec;
         spec.concurrency_policy
             .get_or_insert_with(|| "Allow".into());
         spec.suspend.get_or_insert(false);
@@ -589,9 +589,7 @@ impl Strategy for CronJobStrategy {
 
     fn validate(&self, cj: &CronJob) -> FieldErrors {
         let mut errs = Vec::new();
-        let Some(spec) = &cj.spec else {
-            return vec![FieldError::required("spec", "")];
-        };
+        let spec = &cj.spec;
         if spec.schedule.is_empty() {
             errs.push(FieldError::required("spec.schedule", ""));
         } else if let Some(why) = schedule_problem(&spec.schedule) {

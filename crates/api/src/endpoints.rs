@@ -197,14 +197,15 @@ impl Strategy for EndpointSliceStrategy {
                 &["FQDN", "IPv4", "IPv6"],
             ));
         }
-        if slice.endpoints.len() > MAX_SLICE_ENDPOINTS {
+        let endpoints = slice.endpoints.as_deref().unwrap_or_default();
+        if endpoints.len() > MAX_SLICE_ENDPOINTS {
             errs.push(FieldError::invalid_raw(
                 "endpoints",
-                slice.endpoints.len().to_string(),
+                endpoints.len().to_string(),
                 format!("must have at most {MAX_SLICE_ENDPOINTS} items"),
             ));
         }
-        for (i, endpoint) in slice.endpoints.iter().enumerate() {
+        for (i, endpoint) in endpoints.iter().enumerate() {
             let at = format!("endpoints[{i}]");
             if endpoint.addresses.is_empty() {
                 errs.push(FieldError::required(

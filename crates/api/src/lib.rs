@@ -23,6 +23,7 @@ pub mod printers;
 pub mod quota;
 pub mod rbac;
 pub mod replication;
+pub mod resource;
 pub mod scheduling;
 pub mod service;
 pub mod storage;
@@ -58,9 +59,13 @@ pub use rbac::{
     ClusterRoleBindingStrategy, ClusterRoleStrategy, RoleBindingStrategy, RoleStrategy,
 };
 pub use replication::{PodTemplateStrategy, ReplicationControllerStrategy};
+pub use resource::{
+    DeviceClassStrategy, ResourceClaimStrategy, ResourceClaimTemplateStrategy,
+    ResourceSliceStrategy,
+};
 pub use scheduling::PriorityClassStrategy;
 pub use service::{IpAddressStrategy, ServiceCidrStrategy, ServiceStrategy};
 pub use storage::{
     CsiDriverStrategy, CsiNodeStrategy, CsiStorageCapacityStrategy, StorageClassStrategy,
-    VolumeAttachmentStrategy,
+    VolumeAttachmentStrategy, VolumeAttributesClassStrategy,
 };

@@ -59,6 +59,8 @@ pub fn for_kind(group: &str, kind: &str) -> Vec<Column> {
         ("storage.k8s.io", "VolumeAttachment") => volume_attachments(),
         ("storage.k8s.io", "CSIStorageCapacity") => csi_storage_capacities(),
         ("rbac.authorization.k8s.io", "RoleBinding" | "ClusterRoleBinding") => role_bindings(),
+        ("resource.k8s.io", "ResourceClaim") => resource_claims(),
+        ("resource.k8s.io", "ResourceSlice") => resource_slices(),
         _ => Vec::new(),
     }
 }
@@ -1132,6 +1134,78 @@ pub fn leases() -> Vec<Column> {
             "The identity holding the lease.",
             |o, _| text_or(o, "/spec/holderIdentity", ""),
         ),
+        Column::age(),
+    ]
+}
+
+/// VolumeAttributesClasses: the CSI driver.
+pub fn volume_attributes_classes() -> Vec<Column> {
+    vec![
+        Column::name(),
+        Column::new(
+            "DriverName",
+            "string",
+            "The CSI driver that applies the class's parameters.",
+            |o, _| text_or(o, "/driverName", ""),
+        ),
+        Column::age(),
+    ]
+}
+
+/// ResourceClaims: where the claim is in its life (`pending`, `allocated`, `reserved`,
+/// `deleted`, comma-separated).
+fn resource_claims() -> Vec<Column> {
+    vec![
+        Column::name(),
+        Column::new(
+            "State",
+            "string",
+            "Whether the claim is allocated and reserved for a consumer.",
+            |o, _| {
+                let deleted = !o["metadata"]["deletionTimestamp"].is_null();
+                let allocated = !o["status"]["allocation"].is_null();
+                let reserved = o["status"]["reservedFor"]
+                    .as_array()
+                    .is_some_and(|r| !r.is_empty());
+                let mut states = Vec::new();
+                if deleted {
+                    states.push("deleted");
+                }
+                if !allocated {
+                    if !deleted {
+                        states.push("pending");
+                    }
+                } else {
+                    states.push("allocated");
+                    if reserved {
+                        states.push("reserved");
+                    } else if deleted {
+                        states.push("deallocating");
+                    }
+                }
+                Value::String(states.join(","))
+            },
+        ),
+        Column::age(),
+    ]
+}
+
+/// ResourceSlices: the node (if one), the driver and the pool.
+fn resource_slices() -> Vec<Column> {
+    vec![
+        Column::name(),
+        Column::new("Node", "string", "The node the devices are on.", |o, _| {
+            text_or(o, "/spec/nodeName", "<none>")
+        }),
+        Column::new(
+            "Driver",
+            "string",
+            "The driver that publishes the devices.",
+            |o, _| text_or(o, "/spec/driver", ""),
+        ),
+        Column::new("Pool", "string", "The pool of the devices.", |o, _| {
+            text_or(o, "/spec/pool/name", "")
+        }),
         Column::age(),
     ]
 }

@@ -69,10 +69,11 @@ fn validate_rules(rules: &[PolicyRule], namespaced: bool, errs: &mut FieldErrors
 }
 
 fn validate_role_ref(role_ref: &RoleRef, kinds: &[&str], errs: &mut FieldErrors) {
-    if role_ref.api_group != GROUP {
+    let api_group = role_ref.api_group.as_deref().unwrap_or_default();
+    if api_group != GROUP {
         errs.push(FieldError::not_supported(
             "roleRef.apiGroup",
-            &role_ref.api_group,
+            api_group,
             &[GROUP],
         ));
     }

@@ -18,7 +18,7 @@ pub fn system_priority_classes() -> Vec<PriorityClass> {
                 name: Some(name.to_string()),
                 ..Default::default()
             },
-            value: *value,
+            value: Some(*value),
             description: Some(
                 "Used for system critical pods that must not be moved from their current node."
                     .into(),
@@ -48,6 +48,8 @@ impl Strategy for PriorityClassStrategy {
     }
 
     fn default(&self, pc: &mut PriorityClass) {
+        // Go's non-pointer `value`: always written, 0 when absent.
+        pc.value.get_or_insert(0);
         pc.preemption_policy
             .get_or_insert_with(|| "PreemptLowerPriority".into());
     }
@@ -60,7 +62,7 @@ impl Strategy for PriorityClassStrategy {
             .find(|(n, _)| *n == name)
             .map(|(_, v)| *v);
         match builtin {
-            Some(value) if pc.value != value => errs.push(FieldError::forbidden(
+            Some(value) if pc.value.unwrap_or(0) != value => errs.push(FieldError::forbidden(
                 "metadata.name",
                 format!("{name} is a system-reserved class name; its value must be {value}"),
             )),
@@ -69,7 +71,7 @@ impl Strategy for PriorityClassStrategy {
                 "metadata.name",
                 "priority class names with 'system-' prefix are reserved for system use only",
             )),
-            None if pc.value > HIGHEST_USER_PRIORITY => errs.push(FieldError::forbidden(
+            None if pc.value.unwrap_or(0) > HIGHEST_USER_PRIORITY => errs.push(FieldError::forbidden(
                 "value",
                 format!(
                     "maximum allowed value of a user defined priority is {HIGHEST_USER_PRIORITY}"

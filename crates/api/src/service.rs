@@ -507,7 +507,7 @@ impl Strategy for IpAddressStrategy {
 
     fn validate(&self, ip: &IPAddress) -> FieldErrors {
         let mut errs = Vec::new();
-        let parent = ip.spec.as_ref().map(|s| &s.parent_ref);
+        let parent = Some(&ip.spec.parent_ref).filter(|p| **p != Default::default());
         match parent {
             None => errs.push(FieldError::required("spec.parentRef", "")),
             Some(p) => {

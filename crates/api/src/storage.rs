@@ -7,7 +7,7 @@ use capstan_meta::resource::STANDARD_VERBS;
 use capstan_meta::validation;
 use capstan_meta::{FieldError, FieldErrors, ResourceDescriptor, Strategy};
 use k8s_openapi::api::core::v1::TopologySelectorTerm;
-use k8s_openapi::api::storage::v1::StorageClass;
+use k8s_openapi::api::storage::v1::{StorageClass, VolumeAttributesClass};
 
 use crate::describe::Names;
 
@@ -164,6 +164,65 @@ fn validate_allowed_topologies(terms: &[TopologySelectorTerm], errs: &mut FieldE
             ));
         }
         seen.push(by_key);
+    }
+}
+
+/// The strategy of VolumeAttributesClass: a CSI driver's name and the parameters it applies
+/// to volumes of the class, neither of which may change.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct VolumeAttributesClassStrategy;
+
+impl Strategy for VolumeAttributesClassStrategy {
+    type Object = VolumeAttributesClass;
+
+    fn descriptor(&self) -> ResourceDescriptor {
+        let mut d = Names {
+            group: "storage.k8s.io",
+            kind: "VolumeAttributesClass",
+            resource: "volumeattributesclasses",
+            short_names: &["vac"],
+            namespaced: false,
+        }
+        .v1();
+        d.columns = crate::printers::volume_attributes_classes();
+        d
+    }
+
+    fn validate(&self, vac: &VolumeAttributesClass) -> FieldErrors {
+        let mut errs = Vec::new();
+        let mut driver = Vec::new();
+        validate_provisioner(&vac.driver_name, &mut driver);
+        errs.extend(driver.into_iter().map(|mut e| {
+            e.field = "driverName".into();
+            e
+        }));
+        validate_parameters(
+            vac.parameters.as_ref().unwrap_or(&BTreeMap::new()),
+            &mut errs,
+        );
+        errs
+    }
+
+    fn validate_update(
+        &self,
+        new: &VolumeAttributesClass,
+        old: &VolumeAttributesClass,
+    ) -> FieldErrors {
+        let mut errs = Vec::new();
+        if new.driver_name != old.driver_name {
+            errs.push(FieldError::forbidden(
+                "driverName",
+                "updates to driverName are forbidden.",
+            ));
+        }
+        if new.parameters != old.parameters {
+            errs.push(FieldError::forbidden(
+                "parameters",
+                "updates to parameters are forbidden.",
+            ));
+        }
+        errs.extend(self.validate(new));
+        errs
     }
 }
 

@@ -100,7 +100,7 @@ async fn discovery_tells_which_resources_are_served() {
     use k8s_openapi::api::authentication::v1::TokenRequest;
     use k8s_openapi::api::core::v1::Service;
     use k8s_openapi::api::storage::v1::StorageClass;
-    use k8s_openapi::api::storagemigration::v1alpha1::StorageVersionMigration;
+    use k8s_openapi::api::storagemigration::v1beta1::StorageVersionMigration;
     let server = TestServer::start().await;
     let c = client(&server, ContentType::Protobuf);
     assert!(c.serves::<ConfigMap>().await.unwrap());

@@ -196,6 +196,7 @@ fn condition(
         reason: Some(reason.into()),
         message: Some(message.into()),
         last_transition_time: Some(capstan_meta::time::now()),
+        observed_generation: None,
     }
 }
 

@@ -9,14 +9,15 @@ use prost::Message as _;
 use prost_types::field_descriptor_proto::{Label, Type};
 use prost_types::{DescriptorProto, FieldDescriptorProto, FileDescriptorSet};
 
-/// The upstream schemas (the `generated.proto` of every API group, Kubernetes v1.33) as a
-/// descriptor set: names, field numbers and types, no comments. Generated from the sources
-/// the `k8s-rs-pb` crate carries; `tests/schemas_current.rs` checks it and rewrites it.
-const DESCRIPTORS: &[u8] = include_bytes!("../schemas/v1_33.pb");
+/// The upstream schemas (the `generated.proto` of every API group of Kubernetes v1.35, the
+/// newest the `k8s-rs-pb` crate carries: fields first added in v1.36 have no number here and are
+/// left out of protobuf bodies) as a descriptor set: names, field numbers and types, no
+/// comments. `tests/schemas_current.rs` checks it and rewrites it.
+const DESCRIPTORS: &[u8] = include_bytes!("../schemas/v1_35.pb");
 
 /// The merge markers of messages and fields, read from the comments of the same schemas:
 /// `message<TAB>field<TAB>marker;marker` (field empty for a message).
-const MARKERS: &str = include_str!("../schemas/v1_33-markers.tsv");
+const MARKERS: &str = include_str!("../schemas/v1_35-markers.tsv");
 
 /// Types whose JSON form is not their message; the transcoder converts them explicitly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,4 +1,4 @@
-//! The embedded schemas (`schemas/v1_33.pb` and its markers) are what the upstream
+//! The embedded schemas (`schemas/v1_35.pb` and its markers) are what the upstream
 //! `generated.proto` files compile to. The files come from the `k8s-rs-pb` crate's source tree
 //! (a dev-dependency; nothing of the `.proto` text is kept here) and are parsed with the
 //! pure-Rust `protobuf-parse`. Run with `CAPSTAN_BLESS_SCHEMAS=1` to rewrite the embedded files
@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The Kubernetes version whose schemas are embedded; the same as k8s-openapi's feature.
-const KUBERNETES: &str = "v1_33";
+const KUBERNETES: &str = "v1_35";
 
 #[test]
 fn embedded_schemas_match_the_upstream_sources() {

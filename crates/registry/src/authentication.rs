@@ -352,7 +352,11 @@ impl RestStorage for TokenRequestRest {
             }
             Some(_) => {}
         }
-        let requested = request.spec.expiration_seconds.unwrap_or(3600);
+        let requested = request
+            .spec
+            .get_or_insert_with(Default::default)
+            .expiration_seconds
+            .unwrap_or(3600);
         let mut errors = Vec::new();
         if requested < 600 {
             errors.push(FieldError::invalid(
@@ -392,39 +396,40 @@ impl RestStorage for TokenRequestRest {
                 ApiError::not_found(&GroupResource::new("", "serviceaccounts"), name).into(),
             );
         }
+        let asked = request.spec.get_or_insert_with(Default::default);
         let mut spec = TokenSpec {
             namespace: namespace.into(),
             service_account: Ref {
                 name: name.into(),
                 uid: account.metadata.uid.clone(),
             },
-            audiences: request.spec.audiences.clone(),
+            audiences: asked.audiences.clone().unwrap_or_default(),
             expiration_seconds: requested,
             ..Default::default()
         };
-        if let Some(bound) = &request.spec.bound_object_ref {
+        if let Some(bound) = &asked.bound_object_ref {
             self.bind(namespace, name, bound, &mut spec).await?;
         }
-        if request.spec.audiences.is_empty() {
-            request.spec.audiences = self.tokens.config().audiences().to_vec();
+        if asked.audiences.as_ref().is_none_or(Vec::is_empty) {
+            asked.audiences = Some(self.tokens.config().audiences().to_vec());
         }
         request.metadata.namespace = Some(namespace.into());
         request.metadata.creation_timestamp = Some(capstan_meta::time::now());
         if options.dry_run {
-            request.spec.expiration_seconds = Some(requested);
+            asked.expiration_seconds = Some(requested);
             return created(&request);
         }
         let issued = self.tokens.issue(&spec).map_err(ApiError::internal)?;
         if issued.expiration_seconds
             != capstan_auth::authn::serviceaccount::EXTENDED_EXPIRATION_SECONDS
         {
-            request.spec.expiration_seconds = Some(issued.expiration_seconds);
+            asked.expiration_seconds = Some(issued.expiration_seconds);
         }
         request.status = Some(TokenRequestStatus {
-            token: issued.token,
-            expiration_timestamp: Time(
+            token: Some(issued.token),
+            expiration_timestamp: Some(Time(
                 jiff::Timestamp::from_second(issued.expires).map_err(ApiError::internal)?,
-            ),
+            )),
         });
         created(&request)
     }
@@ -464,7 +469,7 @@ impl RestStorage for TokenReviewRest {
     ) -> Result<Encoded> {
         let (mut review, _) =
             decode::<TokenReview>(body, &self.descriptor, options.field_validation)?;
-        let token = review.spec.token.clone().unwrap_or_default();
+        let token = review.spec.token.clone();
         if token.is_empty() {
             return Err(ApiError::bad_request(
                 "token is required for TokenReview in authentication",

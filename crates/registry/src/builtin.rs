@@ -197,6 +197,11 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
     registry.register(capstan_api::CsiDriverStrategy);
     registry.register(capstan_api::VolumeAttachmentStrategy);
     registry.register(capstan_api::CsiStorageCapacityStrategy);
+    registry.register(capstan_api::VolumeAttributesClassStrategy);
+    registry.register(capstan_api::DeviceClassStrategy);
+    registry.register(capstan_api::ResourceClaimStrategy);
+    registry.register(capstan_api::ResourceClaimTemplateStrategy);
+    registry.register(capstan_api::ResourceSliceStrategy);
     let budgets = registry.register(PodDisruptionBudgetStrategy);
     registry.add(Arc::new(crate::eviction::EvictionRest::new(
         pods.clone(),

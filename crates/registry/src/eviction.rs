@@ -95,7 +95,8 @@ fn take_disruption(budget: &mut PodDisruptionBudget, pod: &str) -> Result<()> {
         return Err(still_processing(&name));
     }
     let gr = GroupResource::new("policy", "poddisruptionbudget");
-    if status.disruptions_allowed < 0 {
+    let allowed = status.disruptions_allowed.unwrap_or(0);
+    if allowed < 0 {
         return Err(
             ApiError::forbidden_because(&gr, &name, "pdb disruptions allowed is negative").into(),
         );
@@ -108,17 +109,18 @@ fn take_disruption(budget: &mut PodDisruptionBudget, pod: &str) -> Result<()> {
         )
         .into());
     }
-    if status.disruptions_allowed == 0 {
+    if allowed == 0 {
         return Err(budget_exhausted(
             0,
             format!(
                 "The disruption budget {name} needs {} healthy pods and has {} currently",
-                status.desired_healthy, status.current_healthy
+                status.desired_healthy.unwrap_or(0),
+                status.current_healthy.unwrap_or(0)
             ),
         ));
     }
-    status.disruptions_allowed -= 1;
-    if status.disruptions_allowed == 0 {
+    status.disruptions_allowed = Some(allowed - 1);
+    if allowed == 1 {
         set_disruption_allowed(status, generation);
     }
     status
@@ -339,8 +341,9 @@ impl<S: Strategy<Object = Pod>> EvictionRest<S> {
             let status = budget.status.clone().unwrap_or_default();
             let unhealthy_goes = !is_ready(&pod)
                 && (spec.unhealthy_pod_eviction_policy.as_deref() == Some("AlwaysAllow")
-                    || (status.current_healthy >= status.desired_healthy
-                        && status.desired_healthy > 0));
+                    || (status.current_healthy.unwrap_or(0)
+                        >= status.desired_healthy.unwrap_or(0)
+                        && status.desired_healthy.unwrap_or(0) > 0));
             if unhealthy_goes {
                 // An unready pod does not count as healthy: deleting it disrupts nothing,
                 // unless it becomes ready first (the resourceVersion guard).
@@ -498,7 +501,7 @@ mod tests {
             "currentHealthy": 3, "desiredHealthy": 2, "expectedPods": 3}));
         take_disruption(&mut b, "web-1").unwrap();
         let status = b.status.unwrap();
-        assert_eq!(status.disruptions_allowed, 0);
+        assert_eq!(status.disruptions_allowed, Some(0));
         assert!(status.disrupted_pods.unwrap().contains_key("web-1"));
         let c = &status.conditions.unwrap()[0];
         assert_eq!(

@@ -229,7 +229,11 @@ impl Scheduler {
                     .as_ref()
                     .and_then(|s| s.selector.as_ref())
                     .and_then(|s| LabelSelector::from_api(s).ok()),
-                disruptions_allowed: pdb.status.as_ref().map_or(0, |s| s.disruptions_allowed),
+                disruptions_allowed: pdb
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.disruptions_allowed)
+                    .unwrap_or(0),
                 disrupted: pdb
                     .status
                     .as_ref()

@@ -293,7 +293,7 @@ fn condition_patterns(
             ));
         }
         let status = format!("{at}.status");
-        match pattern.status.as_str() {
+        match pattern.status.as_deref().unwrap_or_default() {
             "" => errs.push(FieldError::required(status, valid_values(&STATUSES))),
             s if !STATUSES.contains(&s) => {
                 errs.push(FieldError::not_supported(status, s, &STATUSES))

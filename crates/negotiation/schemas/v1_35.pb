@@ -620,14 +620,22 @@ Expression
 
 Expression (	R
 ExpressionB+Z)k8s.io/api/admissionregistration/v1alpha1bproto2
-É0
-1api/admissionregistration/v1beta1/generated.proto!api.admissionregistration.v1beta1,api/admissionregistration/v1/generated.proto-apimachinery/pkg/apis/meta/v1/generated.proto(apimachinery/pkg/runtime/generated.proto/apimachinery/pkg/runtime/schema/generated.proto"M
+ª>
+1api/admissionregistration/v1beta1/generated.proto!api.admissionregistration.v1beta1,api/admissionregistration/v1/generated.proto-apimachinery/pkg/apis/meta/v1/generated.proto(apimachinery/pkg/runtime/generated.proto/apimachinery/pkg/runtime/schema/generated.proto"4
+ApplyConfiguration
+
+expression (	R
+expression"M
 AuditAnnotation
 key (	Rkey(
 valueExpression (	RvalueExpression"I
 ExpressionWarning
 fieldRef (	RfieldRef
-warning (	Rwarning"D
+warning (	Rwarning"+
+	JSONPatch
+
+expression (	R
+expression"D
 MatchCondition
 name (	Rname
 
@@ -638,7 +646,33 @@ expression"∂
 objectSelector (2,.apimachinery.pkg.apis.meta.v1.LabelSelectorRobjectSelector`
 resourceRules (2:.api.admissionregistration.v1beta1.NamedRuleWithOperationsRresourceRulesn
 excludeResourceRules (2:.api.admissionregistration.v1beta1.NamedRuleWithOperationsRexcludeResourceRules 
-matchPolicy (	RmatchPolicy"‘
+matchPolicy (	RmatchPolicy"¥
+MutatingAdmissionPolicyE
+metadata (2).apimachinery.pkg.apis.meta.v1.ObjectMetaRmetadataR
+spec (2>.api.admissionregistration.v1beta1.MutatingAdmissionPolicySpecRspec"¬
+MutatingAdmissionPolicyBindingE
+metadata (2).apimachinery.pkg.apis.meta.v1.ObjectMetaRmetadataY
+spec (2E.api.admissionregistration.v1beta1.MutatingAdmissionPolicyBindingSpecRspec"¬
+"MutatingAdmissionPolicyBindingListC
+metadata (2'.apimachinery.pkg.apis.meta.v1.ListMetaRmetadataW
+items (2A.api.admissionregistration.v1beta1.MutatingAdmissionPolicyBindingRitems"Ë
+"MutatingAdmissionPolicyBindingSpec
+
+policyName (	R
+policyNameG
+paramRef (2+.api.admissionregistration.v1beta1.ParamRefRparamRefY
+matchResources (21.api.admissionregistration.v1beta1.MatchResourcesRmatchResources"¥
+MutatingAdmissionPolicyListC
+metadata (2'.apimachinery.pkg.apis.meta.v1.ListMetaRmetadataP
+items (2:.api.admissionregistration.v1beta1.MutatingAdmissionPolicyRitems"ë
+MutatingAdmissionPolicySpecJ
+	paramKind (2,.api.admissionregistration.v1beta1.ParamKindR	paramKind]
+matchConstraints (21.api.admissionregistration.v1beta1.MatchResourcesRmatchConstraintsI
+	variables (2+.api.admissionregistration.v1beta1.VariableR	variablesI
+	mutations (2+.api.admissionregistration.v1beta1.MutationR	mutations$
+failurePolicy (	RfailurePolicy[
+matchConditions (21.api.admissionregistration.v1beta1.MatchConditionRmatchConditions.
+reinvocationPolicy (	RreinvocationPolicy"‘
 MutatingWebhook
 name (	RnameZ
 clientConfig (26.api.admissionregistration.v1beta1.WebhookClientConfigRclientConfigF
@@ -658,7 +692,11 @@ expression"∂
 Webhooks (22.api.admissionregistration.v1beta1.MutatingWebhookRWebhooks"æ
  MutatingWebhookConfigurationListC
 metadata (2'.apimachinery.pkg.apis.meta.v1.ListMetaRmetadataU
-items (2?.api.admissionregistration.v1beta1.MutatingWebhookConfigurationRitems"°
+items (2?.api.admissionregistration.v1beta1.MutatingWebhookConfigurationRitems"€
+Mutation
+	patchType (	R	patchTypee
+applyConfiguration (25.api.admissionregistration.v1beta1.ApplyConfigurationRapplyConfigurationJ
+	jsonPatch (2,.api.admissionregistration.v1beta1.JSONPatchR	jsonPatch"°
 NamedRuleWithOperations$
 resourceNames (	RresourceNames`
 ruleWithOperations (20.api.admissionregistration.v1.RuleWithOperationsRruleWithOperations"?
@@ -852,7 +890,7 @@ conditionsB'Z%k8s.io/api/apiserverinternal/v1alpha1bproto2
 type (Rtype
 intVal (RintVal
 strVal (	RstrValB%Z#k8s.io/apimachinery/pkg/util/intstrbproto2
-€î
+◊§
 api/core/v1/generated.protoapi.core.v1-apimachinery/pkg/api/resource/generated.proto-apimachinery/pkg/apis/meta/v1/generated.proto(apimachinery/pkg/runtime/generated.proto/apimachinery/pkg/runtime/schema/generated.proto,apimachinery/pkg/util/intstr/generated.proto"ê
  AWSElasticBlockStoreVolumeSource
 volumeID (	RvolumeID
@@ -1011,7 +1049,7 @@ binaryData7
 localObjectReference (2!.api.core.v1.LocalObjectReferenceRlocalObjectReference,
 items (2.api.core.v1.KeyToPathRitems 
 defaultMode (RdefaultMode
-optional (Roptional"–
+optional (Roptional"£	
 	Container
 name (	Rname
 image (	Rimage
@@ -1025,7 +1063,8 @@ workingDir0
 env (2.api.core.v1.EnvVarRenv?
 	resources (2!.api.core.v1.ResourceRequirementsR	resourcesF
 resizePolicy (2".api.core.v1.ContainerResizePolicyRresizePolicy$
-restartPolicy (	RrestartPolicy<
+restartPolicy (	RrestartPolicyQ
+restartPolicyRules (2!.api.core.v1.ContainerRestartRuleRrestartPolicyRules<
 volumeMounts	 (2.api.core.v1.VolumeMountRvolumeMounts?
 volumeDevices (2.api.core.v1.VolumeDeviceRvolumeDevices8
 livenessProbe
@@ -1039,7 +1078,11 @@ workingDir0
 securityContext (2.api.core.v1.SecurityContextRsecurityContext
 stdin (Rstdin
 	stdinOnce (R	stdinOnce
-tty (Rtty"D
+tty (Rtty"é
+ ContainerExtendedResourceRequest$
+containerName (	RcontainerName"
+resourceName (	RresourceName 
+requestName (	RrequestName"D
 ContainerImage
 names (	Rnames
 	sizeBytes (R	sizeBytes"ô
@@ -1051,7 +1094,13 @@ workingDir0
 hostIP (	RhostIP"a
 ContainerResizePolicy"
 resourceName (	RresourceName$
-restartPolicy (	RrestartPolicy"”
+restartPolicy (	RrestartPolicy"z
+ContainerRestartRule
+action (	RactionJ
+	exitCodes (2,.api.core.v1.ContainerRestartRuleOnExitCodesR	exitCodes"U
+ContainerRestartRuleOnExitCodes
+operator (	Roperator
+values (Rvalues"”
 ContainerState<
 waiting (2".api.core.v1.ContainerStateWaitingRwaiting<
 running (2".api.core.v1.ContainerStateRunningRrunningE
@@ -1139,15 +1188,18 @@ stopSignaln
 EnvVar
 name (	Rname
 value (	Rvalue7
-	valueFrom (2.api.core.v1.EnvVarSourceR	valueFrom"≠
+	valueFrom (2.api.core.v1.EnvVarSourceR	valueFrom"Î
 EnvVarSource<
 fieldRef (2 .api.core.v1.ObjectFieldSelectorRfieldRefN
 resourceFieldRef (2".api.core.v1.ResourceFieldSelectorRresourceFieldRefK
 configMapKeyRef (2!.api.core.v1.ConfigMapKeySelectorRconfigMapKeyRefB
-secretKeyRef (2.api.core.v1.SecretKeySelectorRsecretKeyRef"©
+secretKeyRef (2.api.core.v1.SecretKeySelectorRsecretKeyRef<
+
+fileKeyRef (2.api.core.v1.FileKeySelectorR
+fileKeyRef"©
 EphemeralContainera
 ephemeralContainerCommon (2%.api.core.v1.EphemeralContainerCommonRephemeralContainerCommon0
-targetContainerName (	RtargetContainerName"ﬂ
+targetContainerName (	RtargetContainerName"≤	
 EphemeralContainerCommon
 name (	Rname
 image (	Rimage
@@ -1161,7 +1213,8 @@ workingDir0
 env (2.api.core.v1.EnvVarRenv?
 	resources (2!.api.core.v1.ResourceRequirementsR	resourcesF
 resizePolicy (2".api.core.v1.ContainerResizePolicyRresizePolicy$
-restartPolicy (	RrestartPolicy<
+restartPolicy (	RrestartPolicyQ
+restartPolicyRules (2!.api.core.v1.ContainerRestartRuleRrestartPolicyRules<
 volumeMounts	 (2.api.core.v1.VolumeMountRvolumeMounts?
 volumeDevices (2.api.core.v1.VolumeDeviceRvolumeDevices8
 livenessProbe
@@ -1214,7 +1267,14 @@ targetWWNs
 lun (Rlun
 fsType (	RfsType
 readOnly (RreadOnly
-wwids (	Rwwids"∞
+wwids (	Rwwids"s
+FileKeySelector
+
+volumeName (	R
+volumeName
+path (	Rpath
+key (	Rkey
+optional (Roptional"∞
 FlexPersistentVolumeSource
 driver (	Rdriver
 fsType (	RfsType:
@@ -1462,7 +1522,7 @@ providerID$
 configSource (2.api.core.v1.NodeConfigSourceRconfigSource
 
 externalID (	R
-externalID"“
+externalID"˛
 
 NodeStatusA
 capacity (2%.api.core.v1.NodeStatus.CapacityEntryRcapacityJ
@@ -1480,7 +1540,8 @@ conditions6
  (2.api.core.v1.AttachedVolumeRvolumesAttached5
 config (2.api.core.v1.NodeConfigStatusRconfigI
 runtimeHandlers (2.api.core.v1.NodeRuntimeHandlerRruntimeHandlers5
-features (2.api.core.v1.NodeFeaturesRfeaturesd
+features (2.api.core.v1.NodeFeaturesRfeatures*
+declaredFeatures (	RdeclaredFeaturesd
 CapacityEntry
 key (	Rkey=
 value (2'.apimachinery.pkg.api.resource.QuantityRvalue:8g
@@ -1657,7 +1718,20 @@ namespaces
 stdout (Rstdout
 stderr (Rstderr
 tty (Rtty
-	container (	R	container"º
+	container (	R	container"¥
+PodCertificateProjection
+
+signerName (	R
+signerName
+keyType (	RkeyType2
+maxExpirationSeconds (RmaxExpirationSeconds2
+credentialBundlePath (	RcredentialBundlePath
+keyPath (	RkeyPath2
+certificateChainPath (	RcertificateChainPathd
+userAnnotations (2:.api.core.v1.PodCertificateProjection.UserAnnotationsEntryRuserAnnotationsB
+UserAnnotationsEntry
+key (	Rkey
+value (	Rvalue:8"º
 PodCondition
 type (	Rtype.
 observedGeneration (RobservedGeneration
@@ -1679,7 +1753,10 @@ namespaces
 stderr (Rstderr
 tty (Rtty
 	container (	R	container
-command (	Rcommand"
+command (	Rcommand"ß
+PodExtendedResourceClaimStatusW
+requestMappings (2-.api.core.v1.ContainerExtendedResourceRequestRrequestMappings,
+resourceClaimName (	RresourceClaimName"
 PodIP
 ip (	Rip"v
 PodListC
@@ -1736,7 +1813,7 @@ runAsGroup"
 appArmorProfile (2.api.core.v1.AppArmorProfileRappArmorProfile0
 seLinuxChangePolicy (	RseLinuxChangePolicy"c
 PodSignatureS
-podController (2-.apimachinery.pkg.apis.meta.v1.OwnerReferenceRpodController"’
+podController (2-.apimachinery.pkg.apis.meta.v1.OwnerReferenceRpodController"√
 PodSpec-
 volumes (2.api.core.v1.VolumeRvolumes>
 initContainers (2.api.core.v1.ContainerRinitContainers6
@@ -1780,13 +1857,15 @@ containersQ
 	hostUsers% (R	hostUsersH
 schedulingGates& (2.api.core.v1.PodSchedulingGateRschedulingGatesE
 resourceClaims' (2.api.core.v1.PodResourceClaimRresourceClaims?
-	resources( (2!.api.core.v1.ResourceRequirementsR	resources?
+	resources( (2!.api.core.v1.ResourceRequirementsR	resources*
+hostnameOverride) (	RhostnameOverride@
+workloadRef* (2.api.core.v1.WorkloadReferenceRworkloadRef?
 NodeSelectorEntry
 key (	Rkey
 value (	Rvalue:8d
 OverheadEntry
 key (	Rkey=
-value (2'.apimachinery.pkg.api.resource.QuantityRvalue:8"≈
+value (2'.apimachinery.pkg.api.resource.QuantityRvalue:8"≈	
 	PodStatus.
 observedGeneration (RobservedGeneration
 phase (	Rphase9
@@ -1807,7 +1886,13 @@ conditions
 qosClass	 (	RqosClass\
 ephemeralContainerStatuses (2.api.core.v1.ContainerStatusRephemeralContainerStatuses
 resize (	RresizeY
-resourceClaimStatuses (2#.api.core.v1.PodResourceClaimStatusRresourceClaimStatuses"à
+resourceClaimStatuses (2#.api.core.v1.PodResourceClaimStatusRresourceClaimStatusesm
+extendedResourceClaimStatus (2+.api.core.v1.PodExtendedResourceClaimStatusRextendedResourceClaimStatus^
+allocatedResources (2..api.core.v1.PodStatus.AllocatedResourcesEntryRallocatedResources?
+	resources (2!.api.core.v1.ResourceRequirementsR	resourcesn
+AllocatedResourcesEntry
+key (	Rkey=
+value (2'.apimachinery.pkg.api.resource.QuantityRvalue:8"à
 PodStatusResultE
 metadata (2).apimachinery.pkg.apis.meta.v1.ObjectMetaRmetadata.
 status (2.api.core.v1.PodStatusRstatus"é
@@ -2218,13 +2303,14 @@ devicePath"Ò
 readOnly (RreadOnly,
 recursiveReadOnly (	RrecursiveReadOnly"K
 VolumeNodeAffinity5
-required (2.api.core.v1.NodeSelectorRrequired"à
+required (2.api.core.v1.NodeSelectorRrequired"◊
 VolumeProjection5
 secret (2.api.core.v1.SecretProjectionRsecretD
 downwardAPI (2".api.core.v1.DownwardAPIProjectionRdownwardAPI>
 	configMap (2 .api.core.v1.ConfigMapProjectionR	configMap\
 serviceAccountToken (2*.api.core.v1.ServiceAccountTokenProjectionRserviceAccountTokenY
-clusterTrustBundle (2).api.core.v1.ClusterTrustBundleProjectionRclusterTrustBundle"Ü
+clusterTrustBundle (2).api.core.v1.ClusterTrustBundleProjectionRclusterTrustBundleM
+podCertificate (2%.api.core.v1.PodCertificateProjectionRpodCertificate"Ü
 VolumeResourceRequirementsK
 limits (23.api.core.v1.VolumeResourceRequirements.LimitsEntryRlimitsQ
 requests (25.api.core.v1.VolumeResourceRequirements.RequestsEntryRrequestsb
@@ -2282,7 +2368,11 @@ volumePath
 gmsaCredentialSpecName (	RgmsaCredentialSpecName.
 gmsaCredentialSpec (	RgmsaCredentialSpec$
 runAsUserName (	RrunAsUserName 
-hostProcess (RhostProcessBZk8s.io/api/core/v1bproto2
+hostProcess (RhostProcess"s
+WorkloadReference
+name (	Rname
+podGroup (	RpodGroup.
+podGroupReplicaKey (	RpodGroupReplicaKeyBZk8s.io/api/core/v1bproto2
 ˇ8
 api/apps/v1/generated.protoapi.apps.v1api/core/v1/generated.proto-apimachinery/pkg/apis/meta/v1/generated.proto(apimachinery/pkg/runtime/generated.proto/apimachinery/pkg/runtime/schema/generated.proto,apimachinery/pkg/util/intstr/generated.proto"≥
 ControllerRevisionE
@@ -3570,7 +3660,7 @@ ExtraValue
 signerName (	R
 signerName 
 trustBundle (	RtrustBundleB"Z k8s.io/api/certificates/v1alpha1bproto2
-Ç
+˘
 (api/certificates/v1beta1/generated.protoapi.certificates.v1beta1api/core/v1/generated.proto-apimachinery/pkg/apis/meta/v1/generated.proto(apimachinery/pkg/runtime/generated.proto/apimachinery/pkg/runtime/schema/generated.proto"Ç
 CertificateSigningRequestE
 metadata (2).apimachinery.pkg.apis.meta.v1.ObjectMetaRmetadataK
@@ -3619,7 +3709,40 @@ signerName
 trustBundle (	RtrustBundle""
 
 ExtraValue
-items (	RitemsB!Zk8s.io/api/certificates/v1beta1bproto2
+items (	Ritems"ˆ
+PodCertificateRequestE
+metadata (2).apimachinery.pkg.apis.meta.v1.ObjectMetaRmetadataG
+spec (23.api.certificates.v1beta1.PodCertificateRequestSpecRspecM
+status (25.api.certificates.v1beta1.PodCertificateRequestStatusRstatus"ß
+PodCertificateRequestListC
+metadata (2'.apimachinery.pkg.apis.meta.v1.ListMetaRmetadataE
+items (2/.api.certificates.v1beta1.PodCertificateRequestRitems"Í
+PodCertificateRequestSpec
+
+signerName (	R
+signerName
+podName (	RpodName
+podUID (	RpodUID.
+serviceAccountName (	RserviceAccountName,
+serviceAccountUID (	RserviceAccountUID
+nodeName (	RnodeName
+nodeUID (	RnodeUID2
+maxExpirationSeconds (RmaxExpirationSeconds$
+pkixPublicKey	 (RpkixPublicKey,
+proofOfPossession
+ (RproofOfPossessionê
+unverifiedUserAnnotations (2R.api.certificates.v1beta1.PodCertificateRequestSpec.UnverifiedUserAnnotationsEntryRunverifiedUserAnnotationsL
+UnverifiedUserAnnotationsEntry
+key (	Rkey
+value (	Rvalue:8"‰
+PodCertificateRequestStatusH
+
+conditions (2(.apimachinery.pkg.apis.meta.v1.ConditionR
+conditions*
+certificateChain (	RcertificateChainA
+	notBefore (2#.apimachinery.pkg.apis.meta.v1.TimeR	notBeforeK
+beginRefreshAt (2#.apimachinery.pkg.apis.meta.v1.TimeRbeginRefreshAt?
+notAfter (2#.apimachinery.pkg.apis.meta.v1.TimeRnotAfterB!Zk8s.io/api/certificates/v1beta1bproto2
 ‰
 #api/coordination/v1/generated.protoapi.coordination.v1-apimachinery/pkg/apis/meta/v1/generated.proto(apimachinery/pkg/runtime/generated.proto/apimachinery/pkg/runtime/schema/generated.proto"Ç
 LeaseE
@@ -4541,34 +4664,6 @@ secretName"ê
 
 conditions (2(.apimachinery.pkg.apis.meta.v1.ConditionR
 conditionsBZk8s.io/api/networking/v1bproto2
-ﬁ	
-'api/networking/v1alpha1/generated.protoapi.networking.v1alpha1-apimachinery/pkg/apis/meta/v1/generated.proto(apimachinery/pkg/runtime/generated.proto/apimachinery/pkg/runtime/schema/generated.proto"é
-	IPAddressE
-metadata (2).apimachinery.pkg.apis.meta.v1.ObjectMetaRmetadata:
-spec (2&.api.networking.v1alpha1.IPAddressSpecRspec"é
-IPAddressListC
-metadata (2'.apimachinery.pkg.apis.meta.v1.ListMetaRmetadata8
-items (2".api.networking.v1alpha1.IPAddressRitems"W
-IPAddressSpecF
-	parentRef (2(.api.networking.v1alpha1.ParentReferenceR	parentRef"u
-ParentReference
-group (	Rgroup
-resource (	Rresource
-	namespace (	R	namespace
-name (	Rname"÷
-ServiceCIDRE
-metadata (2).apimachinery.pkg.apis.meta.v1.ObjectMetaRmetadata<
-spec (2(.api.networking.v1alpha1.ServiceCIDRSpecRspecB
-status (2*.api.networking.v1alpha1.ServiceCIDRStatusRstatus"í
-ServiceCIDRListC
-metadata (2'.apimachinery.pkg.apis.meta.v1.ListMetaRmetadata:
-items (2$.api.networking.v1alpha1.ServiceCIDRRitems"'
-ServiceCIDRSpec
-cidrs (	Rcidrs"]
-ServiceCIDRStatusH
-
-conditions (2(.apimachinery.pkg.apis.meta.v1.ConditionR
-conditionsB Zk8s.io/api/networking/v1alpha1bproto2
 ¨
 &api/networking/v1beta1/generated.protoapi.networking.v1beta1api/core/v1/generated.proto-apimachinery/pkg/apis/meta/v1/generated.proto(apimachinery/pkg/runtime/generated.proto/apimachinery/pkg/runtime/schema/generated.proto,apimachinery/pkg/util/intstr/generated.proto"É
 HTTPIngressPath
@@ -4938,146 +5033,168 @@ PolicyRule
 apiGroup (	RapiGroup
 name (	Rname
 	namespace (	R	namespaceBZk8s.io/api/rbac/v1beta1bproto2
-Ø?
-%api/resource/v1alpha3/generated.protoapi.resource.v1alpha3api/core/v1/generated.proto-apimachinery/pkg/api/resource/generated.proto-apimachinery/pkg/apis/meta/v1/generated.proto(apimachinery/pkg/runtime/generated.proto/apimachinery/pkg/runtime/schema/generated.proto"≠
+öE
+api/resource/v1/generated.protoapi.resource.v1api/core/v1/generated.proto-apimachinery/pkg/api/resource/generated.proto-apimachinery/pkg/apis/meta/v1/generated.proto(apimachinery/pkg/runtime/generated.proto/apimachinery/pkg/runtime/schema/generated.proto"¡
 AllocatedDeviceStatus
 driver (	Rdriver
 pool (	Rpool
-device (	RdeviceH
+device (	Rdevice
+shareID (	RshareIDH
 
 conditions (2(.apimachinery.pkg.apis.meta.v1.ConditionR
 conditions:
-data (2&.apimachinery.pkg.runtime.RawExtensionRdataJ
-networkData (2(.api.resource.v1alpha3.NetworkDeviceDataRnetworkData"ö
-AllocationResultG
-devices (2-.api.resource.v1alpha3.DeviceAllocationResultRdevices=
-nodeSelector (2.api.core.v1.NodeSelectorRnodeSelector"å
-BasicDeviceR
-
-attributes (22.api.resource.v1alpha3.BasicDevice.AttributesEntryR
-attributesL
-capacity (20.api.resource.v1alpha3.BasicDevice.CapacityEntryRcapacity[
-consumesCounters (2/.api.resource.v1alpha3.DeviceCounterConsumptionRconsumesCounters
-nodeName (	RnodeName=
-nodeSelector (2.api.core.v1.NodeSelectorRnodeSelector
-allNodes (RallNodes:
-taints (2".api.resource.v1alpha3.DeviceTaintRtaintse
-AttributesEntry
-key (	Rkey<
-value (2&.api.resource.v1alpha3.DeviceAttributeRvalue:8d
-CapacityEntry
-key (	Rkey=
-value (2'.apimachinery.pkg.api.resource.QuantityRvalue:8"3
+data (2&.apimachinery.pkg.runtime.RawExtensionRdataD
+networkData (2".api.resource.v1.NetworkDeviceDataRnetworkData"Î
+AllocationResultA
+devices (2'.api.resource.v1.DeviceAllocationResultRdevices=
+nodeSelector (2.api.core.v1.NodeSelectorRnodeSelectorU
+allocationTimestamp (2#.apimachinery.pkg.apis.meta.v1.TimeRallocationTimestamp"3
 CELDeviceSelector
 
 expression (	R
-expression"H
+expression"Ú
+CapacityRequestPolicyA
+default (2'.apimachinery.pkg.api.resource.QuantityRdefaultI
+validValues (2'.apimachinery.pkg.api.resource.QuantityRvalidValuesK
+
+validRange (2+.api.resource.v1.CapacityRequestPolicyRangeR
+validRange"œ
+CapacityRequestPolicyRange9
+min (2'.apimachinery.pkg.api.resource.QuantityRmin9
+max (2'.apimachinery.pkg.api.resource.QuantityRmax;
+step (2'.apimachinery.pkg.api.resource.QuantityRstep"Õ
+CapacityRequirementsO
+requests (23.api.resource.v1.CapacityRequirements.RequestsEntryRrequestsd
+RequestsEntry
+key (	Rkey=
+value (2'.apimachinery.pkg.api.resource.QuantityRvalue:8"H
 Counter=
-value (2'.apimachinery.pkg.api.resource.QuantityRvalue" 
+value (2'.apimachinery.pkg.api.resource.QuantityRvalue"æ
 
 CounterSet
-name (	RnameK
-counters (2/.api.resource.v1alpha3.CounterSet.CountersEntryRcounters[
+name (	RnameE
+counters (2).api.resource.v1.CounterSet.CountersEntryRcountersU
 CountersEntry
-key (	Rkey4
-value (2.api.resource.v1alpha3.CounterRvalue:8"V
+key (	Rkey.
+value (2.api.resource.v1.CounterRvalue:8"≥
 Device
-name (	Rname8
-basic (2".api.resource.v1alpha3.BasicDeviceRbasic"±
+name (	RnameG
+
+attributes (2'.api.resource.v1.Device.AttributesEntryR
+attributesA
+capacity (2%.api.resource.v1.Device.CapacityEntryRcapacityU
+consumesCounters (2).api.resource.v1.DeviceCounterConsumptionRconsumesCounters
+nodeName (	RnodeName=
+nodeSelector (2.api.core.v1.NodeSelectorRnodeSelector
+allNodes (RallNodes4
+taints (2.api.resource.v1.DeviceTaintRtaints 
+bindsToNode	 (RbindsToNode,
+bindingConditions
+ (	RbindingConditions:
+bindingFailureConditions (	RbindingFailureConditions:
+allowMultipleAllocations (RallowMultipleAllocations_
+AttributesEntry
+key (	Rkey6
+value (2 .api.resource.v1.DeviceAttributeRvalue:8\
+CapacityEntry
+key (	Rkey5
+value (2.api.resource.v1.DeviceCapacityRvalue:8"´
 DeviceAllocationConfiguration
 source (	Rsource
-requests (	Rrequests\
-deviceConfiguration (2*.api.resource.v1alpha3.DeviceConfigurationRdeviceConfiguration"∂
-DeviceAllocationResultN
-results (24.api.resource.v1alpha3.DeviceRequestAllocationResultRresultsL
-config (24.api.resource.v1alpha3.DeviceAllocationConfigurationRconfig"i
+requests (	RrequestsV
+deviceConfiguration (2$.api.resource.v1.DeviceConfigurationRdeviceConfiguration"™
+DeviceAllocationResultH
+results (2..api.resource.v1.DeviceRequestAllocationResultRresultsF
+config (2..api.resource.v1.DeviceAllocationConfigurationRconfig"i
 DeviceAttribute
 int (Rint
 bool (Rbool
 string (	Rstring
-version (	Rversion"„
-DeviceClaim@
-requests (2$.api.resource.v1alpha3.DeviceRequestRrequestsI
-constraints (2'.api.resource.v1alpha3.DeviceConstraintRconstraintsG
-config (2/.api.resource.v1alpha3.DeviceClaimConfigurationRconfig"î
+version (	Rversion"ù
+DeviceCapacity=
+value (2'.apimachinery.pkg.api.resource.QuantityRvalueL
+requestPolicy (2&.api.resource.v1.CapacityRequestPolicyRrequestPolicy"—
+DeviceClaim:
+requests (2.api.resource.v1.DeviceRequestRrequestsC
+constraints (2!.api.resource.v1.DeviceConstraintRconstraintsA
+config (2).api.resource.v1.DeviceClaimConfigurationRconfig"é
 DeviceClaimConfiguration
-requests (	Rrequests\
-deviceConfiguration (2*.api.resource.v1alpha3.DeviceConfigurationRdeviceConfiguration"ê
+requests (	RrequestsV
+deviceConfiguration (2$.api.resource.v1.DeviceConfigurationRdeviceConfiguration"ä
 DeviceClassE
-metadata (2).apimachinery.pkg.apis.meta.v1.ObjectMetaRmetadata:
-spec (2&.api.resource.v1alpha3.DeviceClassSpecRspec"x
-DeviceClassConfiguration\
-deviceConfiguration (2*.api.resource.v1alpha3.DeviceConfigurationRdeviceConfiguration"ê
+metadata (2).apimachinery.pkg.apis.meta.v1.ObjectMetaRmetadata4
+spec (2 .api.resource.v1.DeviceClassSpecRspec"r
+DeviceClassConfigurationV
+deviceConfiguration (2$.api.resource.v1.DeviceConfigurationRdeviceConfiguration"ä
 DeviceClassListC
-metadata (2'.apimachinery.pkg.apis.meta.v1.ListMetaRmetadata8
-items (2".api.resource.v1alpha3.DeviceClassRitems"ü
-DeviceClassSpecC
-	selectors (2%.api.resource.v1alpha3.DeviceSelectorR	selectorsG
-config (2/.api.resource.v1alpha3.DeviceClassConfigurationRconfig"_
-DeviceConfigurationH
-opaque (20.api.resource.v1alpha3.OpaqueDeviceConfigurationRopaque"V
+metadata (2'.apimachinery.pkg.apis.meta.v1.ListMetaRmetadata2
+items (2.api.resource.v1.DeviceClassRitems"«
+DeviceClassSpec=
+	selectors (2.api.resource.v1.DeviceSelectorR	selectorsA
+config (2).api.resource.v1.DeviceClassConfigurationRconfig2
+extendedResourceName (	RextendedResourceName"Y
+DeviceConfigurationB
+opaque (2*.api.resource.v1.OpaqueDeviceConfigurationRopaque"Ñ
 DeviceConstraint
 requests (	Rrequests&
-matchAttribute (	RmatchAttribute"Ú
+matchAttribute (	RmatchAttribute,
+distinctAttribute (	RdistinctAttribute"Ê
 DeviceCounterConsumption
 
 counterSet (	R
-counterSetY
-counters (2=.api.resource.v1alpha3.DeviceCounterConsumption.CountersEntryRcounters[
+counterSetS
+counters (27.api.resource.v1.DeviceCounterConsumption.CountersEntryRcountersU
 CountersEntry
-key (	Rkey4
-value (2.api.resource.v1alpha3.CounterRvalue:8"é
+key (	Rkey.
+value (2.api.resource.v1.CounterRvalue:8"≠
 DeviceRequest
-name (	Rname(
-deviceClassName (	RdeviceClassNameC
-	selectors (2%.api.resource.v1alpha3.DeviceSelectorR	selectors&
-allocationMode (	RallocationMode
-count (Rcount 
-adminAccess (RadminAccessO
-firstAvailable (2'.api.resource.v1alpha3.DeviceSubRequestRfirstAvailableI
-tolerations (2'.api.resource.v1alpha3.DeviceTolerationRtolerations"Í
+name (	Rname=
+exactly (2#.api.resource.v1.ExactDeviceRequestRexactlyI
+firstAvailable (2!.api.resource.v1.DeviceSubRequestRfirstAvailable"»
 DeviceRequestAllocationResult
 request (	Rrequest
 driver (	Rdriver
 pool (	Rpool
 device (	Rdevice 
-adminAccess (RadminAccessI
-tolerations (2'.api.resource.v1alpha3.DeviceTolerationRtolerations"L
-DeviceSelector:
-cel (2(.api.resource.v1alpha3.CELDeviceSelectorRcel"û
+adminAccess (RadminAccessC
+tolerations (2!.api.resource.v1.DeviceTolerationRtolerations,
+bindingConditions (	RbindingConditions:
+bindingFailureConditions (	RbindingFailureConditions
+shareID	 (	RshareIDp
+consumedCapacity
+ (2D.api.resource.v1.DeviceRequestAllocationResult.ConsumedCapacityEntryRconsumedCapacityl
+ConsumedCapacityEntry
+key (	Rkey=
+value (2'.apimachinery.pkg.api.resource.QuantityRvalue:8"F
+DeviceSelector4
+cel (2".api.resource.v1.CELDeviceSelectorRcel"’
 DeviceSubRequest
 name (	Rname(
-deviceClassName (	RdeviceClassNameC
-	selectors (2%.api.resource.v1alpha3.DeviceSelectorR	selectors&
+deviceClassName (	RdeviceClassName=
+	selectors (2.api.resource.v1.DeviceSelectorR	selectors&
 allocationMode (	RallocationMode
-count (RcountI
-tolerations (2'.api.resource.v1alpha3.DeviceTolerationRtolerations"ê
+count (RcountC
+tolerations (2!.api.resource.v1.DeviceTolerationRtolerationsA
+capacity (2%.api.resource.v1.CapacityRequirementsRcapacity"ê
 DeviceTaint
 key (	Rkey
 value (	Rvalue
 effect (	ReffectA
-	timeAdded (2#.apimachinery.pkg.apis.meta.v1.TimeR	timeAdded"ò
-DeviceTaintRuleE
-metadata (2).apimachinery.pkg.apis.meta.v1.ObjectMetaRmetadata>
-spec (2*.api.resource.v1alpha3.DeviceTaintRuleSpecRspec"ò
-DeviceTaintRuleListC
-metadata (2'.apimachinery.pkg.apis.meta.v1.ListMetaRmetadata<
-items (2&.api.resource.v1alpha3.DeviceTaintRuleRitems"£
-DeviceTaintRuleSpecR
-deviceSelector (2*.api.resource.v1alpha3.DeviceTaintSelectorRdeviceSelector8
-taint (2".api.resource.v1alpha3.DeviceTaintRtaint"»
-DeviceTaintSelector(
-deviceClassName (	RdeviceClassName
-driver (	Rdriver
-pool (	Rpool
-device (	RdeviceC
-	selectors (2%.api.resource.v1alpha3.DeviceSelectorR	selectors"ú
+	timeAdded (2#.apimachinery.pkg.apis.meta.v1.TimeR	timeAdded"ú
 DeviceToleration
 key (	Rkey
 operator (	Roperator
 value (	Rvalue
 effect (	Reffect,
-tolerationSeconds (RtolerationSeconds"u
+tolerationSeconds (RtolerationSeconds"Â
+ExactDeviceRequest(
+deviceClassName (	RdeviceClassName=
+	selectors (2.api.resource.v1.DeviceSelectorR	selectors&
+allocationMode (	RallocationMode
+count (Rcount 
+adminAccess (RadminAccessC
+tolerations (2!.api.resource.v1.DeviceTolerationRtolerationsA
+capacity (2%.api.resource.v1.CapacityRequirementsRcapacity"u
 NetworkDeviceData$
 interfaceName (	RinterfaceName
 ips (	Rips(
@@ -5086,71 +5203,104 @@ counterSetY
 driver (	RdriverF
 
 parameters (2&.apimachinery.pkg.runtime.RawExtensionR
-parameters"ÿ
+parameters"Ã
 ResourceClaimE
-metadata (2).apimachinery.pkg.apis.meta.v1.ObjectMetaRmetadata<
-spec (2(.api.resource.v1alpha3.ResourceClaimSpecRspecB
-status (2*.api.resource.v1alpha3.ResourceClaimStatusRstatus"~
+metadata (2).apimachinery.pkg.apis.meta.v1.ObjectMetaRmetadata6
+spec (2".api.resource.v1.ResourceClaimSpecRspec<
+status (2$.api.resource.v1.ResourceClaimStatusRstatus"~
 ResourceClaimConsumerReference
 apiGroup (	RapiGroup
 resource (	Rresource
 name (	Rname
-uid (	Ruid"î
+uid (	Ruid"é
 ResourceClaimListC
-metadata (2'.apimachinery.pkg.apis.meta.v1.ListMetaRmetadata:
-items (2$.api.resource.v1alpha3.ResourceClaimRitems"Q
-ResourceClaimSpec<
-devices (2".api.resource.v1alpha3.DeviceClaimRdevices"ˇ
-ResourceClaimStatusG
+metadata (2'.apimachinery.pkg.apis.meta.v1.ListMetaRmetadata4
+items (2.api.resource.v1.ResourceClaimRitems"K
+ResourceClaimSpec6
+devices (2.api.resource.v1.DeviceClaimRdevices"Ì
+ResourceClaimStatusA
 
-allocation (2'.api.resource.v1alpha3.AllocationResultR
-allocationW
-reservedFor (25.api.resource.v1alpha3.ResourceClaimConsumerReferenceRreservedForF
-devices (2,.api.resource.v1alpha3.AllocatedDeviceStatusRdevices"§
+allocation (2!.api.resource.v1.AllocationResultR
+allocationQ
+reservedFor (2/.api.resource.v1.ResourceClaimConsumerReferenceRreservedFor@
+devices (2&.api.resource.v1.AllocatedDeviceStatusRdevices"û
 ResourceClaimTemplateE
-metadata (2).apimachinery.pkg.apis.meta.v1.ObjectMetaRmetadataD
-spec (20.api.resource.v1alpha3.ResourceClaimTemplateSpecRspec"§
+metadata (2).apimachinery.pkg.apis.meta.v1.ObjectMetaRmetadata>
+spec (2*.api.resource.v1.ResourceClaimTemplateSpecRspec"û
 ResourceClaimTemplateListC
-metadata (2'.apimachinery.pkg.apis.meta.v1.ListMetaRmetadataB
-items (2,.api.resource.v1alpha3.ResourceClaimTemplateRitems"†
+metadata (2'.apimachinery.pkg.apis.meta.v1.ListMetaRmetadata<
+items (2&.api.resource.v1.ResourceClaimTemplateRitems"ö
 ResourceClaimTemplateSpecE
-metadata (2).apimachinery.pkg.apis.meta.v1.ObjectMetaRmetadata<
-spec (2(.api.resource.v1alpha3.ResourceClaimSpecRspec"r
+metadata (2).apimachinery.pkg.apis.meta.v1.ObjectMetaRmetadata6
+spec (2".api.resource.v1.ResourceClaimSpecRspec"r
 ResourcePool
 name (	Rname
 
 generation (R
 generation.
-resourceSliceCount (RresourceSliceCount"î
+resourceSliceCount (RresourceSliceCount"é
 ResourceSliceE
-metadata (2).apimachinery.pkg.apis.meta.v1.ObjectMetaRmetadata<
-spec (2(.api.resource.v1alpha3.ResourceSliceSpecRspec"î
+metadata (2).apimachinery.pkg.apis.meta.v1.ObjectMetaRmetadata6
+spec (2".api.resource.v1.ResourceSliceSpecRspec"é
 ResourceSliceListC
-metadata (2'.apimachinery.pkg.apis.meta.v1.ListMetaRmetadata:
-items (2$.api.resource.v1alpha3.ResourceSliceRitems"ó
+metadata (2'.apimachinery.pkg.apis.meta.v1.ListMetaRmetadata4
+items (2.api.resource.v1.ResourceSliceRitems"Ö
 ResourceSliceSpec
-driver (	Rdriver7
-pool (2#.api.resource.v1alpha3.ResourcePoolRpool
+driver (	Rdriver1
+pool (2.api.resource.v1.ResourcePoolRpool
 nodeName (	RnodeName=
 nodeSelector (2.api.core.v1.NodeSelectorRnodeSelector
-allNodes (RallNodes7
-devices (2.api.resource.v1alpha3.DeviceRdevices6
-perDeviceNodeSelection (RperDeviceNodeSelectionI
-sharedCounters (2!.api.resource.v1alpha3.CounterSetRsharedCountersBZk8s.io/api/resource/v1alpha3bproto2
-§:
-$api/resource/v1beta1/generated.protoapi.resource.v1beta1api/core/v1/generated.proto-apimachinery/pkg/api/resource/generated.proto-apimachinery/pkg/apis/meta/v1/generated.proto(apimachinery/pkg/runtime/generated.proto/apimachinery/pkg/runtime/schema/generated.proto"¨
+allNodes (RallNodes1
+devices (2.api.resource.v1.DeviceRdevices6
+perDeviceNodeSelection (RperDeviceNodeSelectionC
+sharedCounters (2.api.resource.v1.CounterSetRsharedCountersBZk8s.io/api/resource/v1bproto2
+Ê	
+%api/resource/v1alpha3/generated.protoapi.resource.v1alpha3-apimachinery/pkg/apis/meta/v1/generated.proto(apimachinery/pkg/runtime/generated.proto/apimachinery/pkg/runtime/schema/generated.proto"3
+CELDeviceSelector
+
+expression (	R
+expression"L
+DeviceSelector:
+cel (2(.api.resource.v1alpha3.CELDeviceSelectorRcel"ê
+DeviceTaint
+key (	Rkey
+value (	Rvalue
+effect (	ReffectA
+	timeAdded (2#.apimachinery.pkg.apis.meta.v1.TimeR	timeAdded"ﬁ
+DeviceTaintRuleE
+metadata (2).apimachinery.pkg.apis.meta.v1.ObjectMetaRmetadata>
+spec (2*.api.resource.v1alpha3.DeviceTaintRuleSpecRspecD
+status (2,.api.resource.v1alpha3.DeviceTaintRuleStatusRstatus"ò
+DeviceTaintRuleListC
+metadata (2'.apimachinery.pkg.apis.meta.v1.ListMetaRmetadata<
+items (2&.api.resource.v1alpha3.DeviceTaintRuleRitems"£
+DeviceTaintRuleSpecR
+deviceSelector (2*.api.resource.v1alpha3.DeviceTaintSelectorRdeviceSelector8
+taint (2".api.resource.v1alpha3.DeviceTaintRtaint"a
+DeviceTaintRuleStatusH
+
+conditions (2(.apimachinery.pkg.apis.meta.v1.ConditionR
+conditions"Y
+DeviceTaintSelector
+driver (	Rdriver
+pool (	Rpool
+device (	RdeviceBZk8s.io/api/resource/v1alpha3bproto2
+ÆG
+$api/resource/v1beta1/generated.protoapi.resource.v1beta1api/core/v1/generated.proto-apimachinery/pkg/api/resource/generated.proto-apimachinery/pkg/apis/meta/v1/generated.proto(apimachinery/pkg/runtime/generated.proto/apimachinery/pkg/runtime/schema/generated.proto"∆
 AllocatedDeviceStatus
 driver (	Rdriver
 pool (	Rpool
-device (	RdeviceH
+device (	Rdevice
+shareID (	RshareIDH
 
 conditions (2(.apimachinery.pkg.apis.meta.v1.ConditionR
 conditions:
 data (2&.apimachinery.pkg.runtime.RawExtensionRdataI
-networkData (2'.api.resource.v1beta1.NetworkDeviceDataRnetworkData"ô
+networkData (2'.api.resource.v1beta1.NetworkDeviceDataRnetworkData"
 AllocationResultF
 devices (2,.api.resource.v1beta1.DeviceAllocationResultRdevices=
-nodeSelector (2.api.core.v1.NodeSelectorRnodeSelector"Ñ
+nodeSelector (2.api.core.v1.NodeSelectorRnodeSelectorU
+allocationTimestamp (2#.apimachinery.pkg.apis.meta.v1.TimeRallocationTimestamp"Ã
 BasicDeviceQ
 
 attributes (21.api.resource.v1beta1.BasicDevice.AttributesEntryR
@@ -5160,7 +5310,12 @@ attributesK
 nodeName (	RnodeName=
 nodeSelector (2.api.core.v1.NodeSelectorRnodeSelector
 allNodes (RallNodes9
-taints (2!.api.resource.v1beta1.DeviceTaintRtaintsd
+taints (2!.api.resource.v1beta1.DeviceTaintRtaints 
+bindsToNode (RbindsToNode,
+bindingConditions	 (	RbindingConditions:
+bindingFailureConditions
+ (	RbindingFailureConditions:
+allowMultipleAllocations (RallowMultipleAllocationsd
 AttributesEntry
 key (	Rkey;
 value (2%.api.resource.v1beta1.DeviceAttributeRvalue:8a
@@ -5170,7 +5325,22 @@ attributesK
 CELDeviceSelector
 
 expression (	R
-expression"H
+expression"˜
+CapacityRequestPolicyA
+default (2'.apimachinery.pkg.api.resource.QuantityRdefaultI
+validValues (2'.apimachinery.pkg.api.resource.QuantityRvalidValuesP
+
+validRange (20.api.resource.v1beta1.CapacityRequestPolicyRangeR
+validRange"œ
+CapacityRequestPolicyRange9
+min (2'.apimachinery.pkg.api.resource.QuantityRmin9
+max (2'.apimachinery.pkg.api.resource.QuantityRmax;
+step (2'.apimachinery.pkg.api.resource.QuantityRstep"“
+CapacityRequirementsT
+requests (28.api.resource.v1beta1.CapacityRequirements.RequestsEntryRrequestsd
+RequestsEntry
+key (	Rkey=
+value (2'.apimachinery.pkg.api.resource.QuantityRvalue:8"H
 Counter=
 value (2'.apimachinery.pkg.api.resource.QuantityRvalue"»
 
@@ -5194,9 +5364,10 @@ CounterSet
 int (Rint
 bool (Rbool
 string (	Rstring
-version (	Rversion"O
+version (	Rversion"¢
 DeviceCapacity=
-value (2'.apimachinery.pkg.api.resource.QuantityRvalue"‡
+value (2'.apimachinery.pkg.api.resource.QuantityRvalueQ
+requestPolicy (2+.api.resource.v1beta1.CapacityRequestPolicyRrequestPolicy"‡
 DeviceClaim?
 requests (2#.api.resource.v1beta1.DeviceRequestRrequestsH
 constraints (2&.api.resource.v1beta1.DeviceConstraintRconstraintsF
@@ -5211,15 +5382,17 @@ CounterSet
 deviceConfiguration (2).api.resource.v1beta1.DeviceConfigurationRdeviceConfiguration"è
 DeviceClassListC
 metadata (2'.apimachinery.pkg.apis.meta.v1.ListMetaRmetadata7
-items (2!.api.resource.v1beta1.DeviceClassRitems"ù
+items (2!.api.resource.v1beta1.DeviceClassRitems"—
 DeviceClassSpecB
 	selectors (2$.api.resource.v1beta1.DeviceSelectorR	selectorsF
-config (2..api.resource.v1beta1.DeviceClassConfigurationRconfig"^
+config (2..api.resource.v1beta1.DeviceClassConfigurationRconfig2
+extendedResourceName (	RextendedResourceName"^
 DeviceConfigurationG
-opaque (2/.api.resource.v1beta1.OpaqueDeviceConfigurationRopaque"V
+opaque (2/.api.resource.v1beta1.OpaqueDeviceConfigurationRopaque"Ñ
 DeviceConstraint
 requests (	Rrequests&
-matchAttribute (	RmatchAttribute"
+matchAttribute (	RmatchAttribute,
+distinctAttribute (	RdistinctAttribute"
 DeviceCounterConsumption
 
 counterSet (	R
@@ -5227,7 +5400,7 @@ counterSetX
 counters (2<.api.resource.v1beta1.DeviceCounterConsumption.CountersEntryRcountersZ
 CountersEntry
 key (	Rkey3
-value (2.api.resource.v1beta1.CounterRvalue:8"ã
+value (2.api.resource.v1beta1.CounterRvalue:8"”
 DeviceRequest
 name (	Rname(
 deviceClassName (	RdeviceClassNameB
@@ -5236,23 +5409,33 @@ counterSetX
 count (Rcount 
 adminAccess (RadminAccessN
 firstAvailable (2&.api.resource.v1beta1.DeviceSubRequestRfirstAvailableH
-tolerations (2&.api.resource.v1beta1.DeviceTolerationRtolerations"È
+tolerations (2&.api.resource.v1beta1.DeviceTolerationRtolerationsF
+capacity	 (2*.api.resource.v1beta1.CapacityRequirementsRcapacity"“
 DeviceRequestAllocationResult
 request (	Rrequest
 driver (	Rdriver
 pool (	Rpool
 device (	Rdevice 
 adminAccess (RadminAccessH
-tolerations (2&.api.resource.v1beta1.DeviceTolerationRtolerations"K
+tolerations (2&.api.resource.v1beta1.DeviceTolerationRtolerations,
+bindingConditions (	RbindingConditions:
+bindingFailureConditions (	RbindingFailureConditions
+shareID	 (	RshareIDu
+consumedCapacity
+ (2I.api.resource.v1beta1.DeviceRequestAllocationResult.ConsumedCapacityEntryRconsumedCapacityl
+ConsumedCapacityEntry
+key (	Rkey=
+value (2'.apimachinery.pkg.api.resource.QuantityRvalue:8"K
 DeviceSelector9
-cel (2'.api.resource.v1beta1.CELDeviceSelectorRcel"ú
+cel (2'.api.resource.v1beta1.CELDeviceSelectorRcel"‰
 DeviceSubRequest
 name (	Rname(
 deviceClassName (	RdeviceClassNameB
 	selectors (2$.api.resource.v1beta1.DeviceSelectorR	selectors&
 allocationMode (	RallocationMode
 count (RcountH
-tolerations (2&.api.resource.v1beta1.DeviceTolerationRtolerations"ê
+tolerations (2&.api.resource.v1beta1.DeviceTolerationRtolerationsF
+capacity (2*.api.resource.v1beta1.CapacityRequirementsRcapacity"ê
 DeviceTaint
 key (	Rkey
 value (	Rvalue
@@ -5323,24 +5506,41 @@ generation.
 devices (2.api.resource.v1beta1.DeviceRdevices6
 perDeviceNodeSelection (RperDeviceNodeSelectionH
 sharedCounters (2 .api.resource.v1beta1.CounterSetRsharedCountersBZk8s.io/api/resource/v1beta1bproto2
-≠:
-$api/resource/v1beta2/generated.protoapi.resource.v1beta2api/core/v1/generated.proto-apimachinery/pkg/api/resource/generated.proto-apimachinery/pkg/apis/meta/v1/generated.proto(apimachinery/pkg/runtime/generated.proto/apimachinery/pkg/runtime/schema/generated.proto"¨
+∑G
+$api/resource/v1beta2/generated.protoapi.resource.v1beta2api/core/v1/generated.proto-apimachinery/pkg/api/resource/generated.proto-apimachinery/pkg/apis/meta/v1/generated.proto(apimachinery/pkg/runtime/generated.proto/apimachinery/pkg/runtime/schema/generated.proto"∆
 AllocatedDeviceStatus
 driver (	Rdriver
 pool (	Rpool
-device (	RdeviceH
+device (	Rdevice
+shareID (	RshareIDH
 
 conditions (2(.apimachinery.pkg.apis.meta.v1.ConditionR
 conditions:
 data (2&.apimachinery.pkg.runtime.RawExtensionRdataI
-networkData (2'.api.resource.v1beta2.NetworkDeviceDataRnetworkData"ô
+networkData (2'.api.resource.v1beta2.NetworkDeviceDataRnetworkData"
 AllocationResultF
 devices (2,.api.resource.v1beta2.DeviceAllocationResultRdevices=
-nodeSelector (2.api.core.v1.NodeSelectorRnodeSelector"3
+nodeSelector (2.api.core.v1.NodeSelectorRnodeSelectorU
+allocationTimestamp (2#.apimachinery.pkg.apis.meta.v1.TimeRallocationTimestamp"3
 CELDeviceSelector
 
 expression (	R
-expression"H
+expression"˜
+CapacityRequestPolicyA
+default (2'.apimachinery.pkg.api.resource.QuantityRdefaultI
+validValues (2'.apimachinery.pkg.api.resource.QuantityRvalidValuesP
+
+validRange (20.api.resource.v1beta2.CapacityRequestPolicyRangeR
+validRange"œ
+CapacityRequestPolicyRange9
+min (2'.apimachinery.pkg.api.resource.QuantityRmin9
+max (2'.apimachinery.pkg.api.resource.QuantityRmax;
+step (2'.apimachinery.pkg.api.resource.QuantityRstep"“
+CapacityRequirementsT
+requests (28.api.resource.v1beta2.CapacityRequirements.RequestsEntryRrequestsd
+RequestsEntry
+key (	Rkey=
+value (2'.apimachinery.pkg.api.resource.QuantityRvalue:8"H
 Counter=
 value (2'.apimachinery.pkg.api.resource.QuantityRvalue"»
 
@@ -5349,7 +5549,7 @@ CounterSet
 counters (2..api.resource.v1beta2.CounterSet.CountersEntryRcountersZ
 CountersEntry
 key (	Rkey3
-value (2.api.resource.v1beta2.CounterRvalue:8"â
+value (2.api.resource.v1beta2.CounterRvalue:8"—
 Device
 name (	RnameL
 
@@ -5360,7 +5560,12 @@ attributesF
 nodeName (	RnodeName=
 nodeSelector (2.api.core.v1.NodeSelectorRnodeSelector
 allNodes (RallNodes9
-taints (2!.api.resource.v1beta2.DeviceTaintRtaintsd
+taints (2!.api.resource.v1beta2.DeviceTaintRtaints 
+bindsToNode	 (RbindsToNode,
+bindingConditions
+ (	RbindingConditions:
+bindingFailureConditions (	RbindingFailureConditions:
+allowMultipleAllocations (RallowMultipleAllocationsd
 AttributesEntry
 key (	Rkey;
 value (2%.api.resource.v1beta2.DeviceAttributeRvalue:8a
@@ -5378,9 +5583,10 @@ attributesF
 int (Rint
 bool (Rbool
 string (	Rstring
-version (	Rversion"O
+version (	Rversion"¢
 DeviceCapacity=
-value (2'.apimachinery.pkg.api.resource.QuantityRvalue"‡
+value (2'.apimachinery.pkg.api.resource.QuantityRvalueQ
+requestPolicy (2+.api.resource.v1beta2.CapacityRequestPolicyRrequestPolicy"‡
 DeviceClaim?
 requests (2#.api.resource.v1beta2.DeviceRequestRrequestsH
 constraints (2&.api.resource.v1beta2.DeviceConstraintRconstraintsF
@@ -5395,15 +5601,17 @@ attributesF
 deviceConfiguration (2).api.resource.v1beta2.DeviceConfigurationRdeviceConfiguration"è
 DeviceClassListC
 metadata (2'.apimachinery.pkg.apis.meta.v1.ListMetaRmetadata7
-items (2!.api.resource.v1beta2.DeviceClassRitems"ù
+items (2!.api.resource.v1beta2.DeviceClassRitems"—
 DeviceClassSpecB
 	selectors (2$.api.resource.v1beta2.DeviceSelectorR	selectorsF
-config (2..api.resource.v1beta2.DeviceClassConfigurationRconfig"^
+config (2..api.resource.v1beta2.DeviceClassConfigurationRconfig2
+extendedResourceName (	RextendedResourceName"^
 DeviceConfigurationG
-opaque (2/.api.resource.v1beta2.OpaqueDeviceConfigurationRopaque"V
+opaque (2/.api.resource.v1beta2.OpaqueDeviceConfigurationRopaque"Ñ
 DeviceConstraint
 requests (	Rrequests&
-matchAttribute (	RmatchAttribute"
+matchAttribute (	RmatchAttribute,
+distinctAttribute (	RdistinctAttribute"
 DeviceCounterConsumption
 
 counterSet (	R
@@ -5415,23 +5623,32 @@ counterSetX
 DeviceRequest
 name (	RnameB
 exactly (2(.api.resource.v1beta2.ExactDeviceRequestRexactlyN
-firstAvailable (2&.api.resource.v1beta2.DeviceSubRequestRfirstAvailable"È
+firstAvailable (2&.api.resource.v1beta2.DeviceSubRequestRfirstAvailable"“
 DeviceRequestAllocationResult
 request (	Rrequest
 driver (	Rdriver
 pool (	Rpool
 device (	Rdevice 
 adminAccess (RadminAccessH
-tolerations (2&.api.resource.v1beta2.DeviceTolerationRtolerations"K
+tolerations (2&.api.resource.v1beta2.DeviceTolerationRtolerations,
+bindingConditions (	RbindingConditions:
+bindingFailureConditions (	RbindingFailureConditions
+shareID	 (	RshareIDu
+consumedCapacity
+ (2I.api.resource.v1beta2.DeviceRequestAllocationResult.ConsumedCapacityEntryRconsumedCapacityl
+ConsumedCapacityEntry
+key (	Rkey=
+value (2'.apimachinery.pkg.api.resource.QuantityRvalue:8"K
 DeviceSelector9
-cel (2'.api.resource.v1beta2.CELDeviceSelectorRcel"ú
+cel (2'.api.resource.v1beta2.CELDeviceSelectorRcel"‰
 DeviceSubRequest
 name (	Rname(
 deviceClassName (	RdeviceClassNameB
 	selectors (2$.api.resource.v1beta2.DeviceSelectorR	selectors&
 allocationMode (	RallocationMode
 count (RcountH
-tolerations (2&.api.resource.v1beta2.DeviceTolerationRtolerations"ê
+tolerations (2&.api.resource.v1beta2.DeviceTolerationRtolerationsF
+capacity (2*.api.resource.v1beta2.CapacityRequirementsRcapacity"ê
 DeviceTaint
 key (	Rkey
 value (	Rvalue
@@ -5442,14 +5659,15 @@ counterSetX
 operator (	Roperator
 value (	Rvalue
 effect (	Reffect,
-tolerationSeconds (RtolerationSeconds"¨
+tolerationSeconds (RtolerationSeconds"Ù
 ExactDeviceRequest(
 deviceClassName (	RdeviceClassNameB
 	selectors (2$.api.resource.v1beta2.DeviceSelectorR	selectors&
 allocationMode (	RallocationMode
 count (Rcount 
 adminAccess (RadminAccessH
-tolerations (2&.api.resource.v1beta2.DeviceTolerationRtolerations"u
+tolerations (2&.api.resource.v1beta2.DeviceTolerationRtolerationsF
+capacity (2*.api.resource.v1beta2.CapacityRequirementsRcapacity"u
 NetworkDeviceData$
 interfaceName (	RinterfaceName
 ips (	Rips(
@@ -5520,8 +5738,17 @@ generation.
 PriorityClassListC
 metadata (2'.apimachinery.pkg.apis.meta.v1.ListMetaRmetadata6
 items (2 .api.scheduling.v1.PriorityClassRitemsBZk8s.io/api/scheduling/v1bproto2
-è
-'api/scheduling/v1alpha1/generated.protoapi.scheduling.v1alpha1api/core/v1/generated.proto-apimachinery/pkg/apis/meta/v1/generated.proto(apimachinery/pkg/runtime/generated.proto/apimachinery/pkg/runtime/schema/generated.proto"‡
+Ñ
+'api/scheduling/v1alpha1/generated.protoapi.scheduling.v1alpha1api/core/v1/generated.proto-apimachinery/pkg/apis/meta/v1/generated.proto(apimachinery/pkg/runtime/generated.proto/apimachinery/pkg/runtime/schema/generated.proto"
+BasicSchedulingPolicy"2
+GangSchedulingPolicy
+minCount (RminCount"_
+PodGroup
+name (	Rname?
+policy (2'.api.scheduling.v1alpha1.PodGroupPolicyRpolicy"ô
+PodGroupPolicyD
+basic (2..api.scheduling.v1alpha1.BasicSchedulingPolicyRbasicA
+gang (2-.api.scheduling.v1alpha1.GangSchedulingPolicyRgang"‡
 PriorityClassE
 metadata (2).apimachinery.pkg.apis.meta.v1.ObjectMetaRmetadata
 value (Rvalue$
@@ -5530,7 +5757,20 @@ generation.
 preemptionPolicy (	RpreemptionPolicy"ñ
 PriorityClassListC
 metadata (2'.apimachinery.pkg.apis.meta.v1.ListMetaRmetadata<
-items (2&.api.scheduling.v1alpha1.PriorityClassRitemsB Zk8s.io/api/scheduling/v1alpha1bproto2
+items (2&.api.scheduling.v1alpha1.PriorityClassRitems"_
+TypedLocalObjectReference
+apiGroup (	RapiGroup
+kind (	Rkind
+name (	Rname"å
+WorkloadE
+metadata (2).apimachinery.pkg.apis.meta.v1.ObjectMetaRmetadata9
+spec (2%.api.scheduling.v1alpha1.WorkloadSpecRspec"å
+WorkloadListC
+metadata (2'.apimachinery.pkg.apis.meta.v1.ListMetaRmetadata7
+items (2!.api.scheduling.v1alpha1.WorkloadRitems"©
+WorkloadSpecX
+controllerRef (22.api.scheduling.v1alpha1.TypedLocalObjectReferenceRcontrollerRef?
+	podGroups (2!.api.scheduling.v1alpha1.PodGroupR	podGroupsB Zk8s.io/api/scheduling/v1alpha1bproto2
 ã
 &api/scheduling/v1beta1/generated.protoapi.scheduling.v1beta1api/core/v1/generated.proto-apimachinery/pkg/apis/meta/v1/generated.proto(apimachinery/pkg/runtime/generated.proto/apimachinery/pkg/runtime/schema/generated.proto"‡
 PriorityClassE
@@ -5542,14 +5782,14 @@ generation.
 PriorityClassListC
 metadata (2'.apimachinery.pkg.apis.meta.v1.ListMetaRmetadata;
 items (2%.api.scheduling.v1beta1.PriorityClassRitemsBZk8s.io/api/scheduling/v1beta1bproto2
-Æ
+©#
 api/storage/v1/generated.protoapi.storage.v1api/core/v1/generated.proto-apimachinery/pkg/api/resource/generated.proto-apimachinery/pkg/apis/meta/v1/generated.proto(apimachinery/pkg/runtime/generated.proto/apimachinery/pkg/runtime/schema/generated.proto"Ö
 	CSIDriverE
 metadata (2).apimachinery.pkg.apis.meta.v1.ObjectMetaRmetadata1
 spec (2.api.storage.v1.CSIDriverSpecRspec"Ö
 CSIDriverListC
 metadata (2'.apimachinery.pkg.apis.meta.v1.ListMetaRmetadata/
-items (2.api.storage.v1.CSIDriverRitems"…
+items (2.api.storage.v1.CSIDriverRitems"ç
 CSIDriverSpec&
 attachRequired (RattachRequired&
 podInfoOnMount (RpodInfoOnMount2
@@ -5559,7 +5799,9 @@ generation.
 tokenRequests (2.api.storage.v1.TokenRequestRtokenRequests,
 requiresRepublish (RrequiresRepublish"
 seLinuxMount (RseLinuxMountN
-"nodeAllocatableUpdatePeriodSeconds	 (R"nodeAllocatableUpdatePeriodSeconds"Å
+"nodeAllocatableUpdatePeriodSeconds	 (R"nodeAllocatableUpdatePeriodSecondsB
+serviceAccountTokenInSecrets
+ (RserviceAccountTokenInSecrets"Å
 CSINodeE
 metadata (2).apimachinery.pkg.apis.meta.v1.ObjectMetaRmetadata/
 spec (2.api.storage.v1.CSINodeSpecRspec"¶
@@ -5623,7 +5865,21 @@ parameters$
 detachError (2.api.storage.v1.VolumeErrorRdetachErrorE
 AttachmentMetadataEntry
 key (	Rkey
-value (	Rvalue:8"~
+value (	Rvalue:8"î
+VolumeAttributesClassE
+metadata (2).apimachinery.pkg.apis.meta.v1.ObjectMetaRmetadata
+
+driverName (	R
+driverNameU
+
+parameters (25.api.storage.v1.VolumeAttributesClass.ParametersEntryR
+parameters=
+ParametersEntry
+key (	Rkey
+value (	Rvalue:8"ù
+VolumeAttributesClassListC
+metadata (2'.apimachinery.pkg.apis.meta.v1.ListMetaRmetadata;
+items (2%.api.storage.v1.VolumeAttributesClassRitems"~
 VolumeError7
 time (2#.apimachinery.pkg.apis.meta.v1.TimeRtime
 message (	Rmessage
@@ -5681,14 +5937,14 @@ parameters=
 time (2#.apimachinery.pkg.apis.meta.v1.TimeRtime
 message (	Rmessage
 	errorCode (R	errorCodeBZk8s.io/api/storage/v1alpha1bproto2
-”#
+ó$
 #api/storage/v1beta1/generated.protoapi.storage.v1beta1api/core/v1/generated.proto-apimachinery/pkg/api/resource/generated.proto-apimachinery/pkg/apis/meta/v1/generated.proto(apimachinery/pkg/runtime/generated.proto/apimachinery/pkg/runtime/schema/generated.proto"ä
 	CSIDriverE
 metadata (2).apimachinery.pkg.apis.meta.v1.ObjectMetaRmetadata6
 spec (2".api.storage.v1beta1.CSIDriverSpecRspec"ä
 CSIDriverListC
 metadata (2'.apimachinery.pkg.apis.meta.v1.ListMetaRmetadata4
-items (2.api.storage.v1beta1.CSIDriverRitems"Œ
+items (2.api.storage.v1beta1.CSIDriverRitems"í
 CSIDriverSpec&
 attachRequired (RattachRequired&
 podInfoOnMount (RpodInfoOnMount2
@@ -5698,7 +5954,9 @@ parameters=
 tokenRequests (2!.api.storage.v1beta1.TokenRequestRtokenRequests,
 requiresRepublish (RrequiresRepublish"
 seLinuxMount (RseLinuxMountN
-"nodeAllocatableUpdatePeriodSeconds	 (R"nodeAllocatableUpdatePeriodSeconds"Ü
+"nodeAllocatableUpdatePeriodSeconds	 (R"nodeAllocatableUpdatePeriodSecondsB
+serviceAccountTokenInSecrets
+ (RserviceAccountTokenInSecrets"Ü
 CSINodeE
 metadata (2).apimachinery.pkg.apis.meta.v1.ObjectMetaRmetadata4
 spec (2 .api.storage.v1beta1.CSINodeSpecRspec"´
@@ -5783,35 +6041,23 @@ parameters=
 	errorCode (R	errorCode"+
 VolumeNodeResources
 count (RcountBZk8s.io/api/storage/v1beta1bproto2
-Ω
-
--api/storagemigration/v1alpha1/generated.protoapi.storagemigration.v1alpha1api/core/v1/generated.proto-apimachinery/pkg/apis/meta/v1/generated.proto(apimachinery/pkg/runtime/generated.proto/apimachinery/pkg/runtime/schema/generated.proto"b
-GroupVersionResource
-group (	Rgroup
-version (	Rversion
-resource (	Rresource"ø
-MigrationCondition
-type (	Rtype
-status (	RstatusK
-lastUpdateTime (2#.apimachinery.pkg.apis.meta.v1.TimeRlastUpdateTime
-reason (	Rreason
-message (	Rmessage"Ü
+Ω
+,api/storagemigration/v1beta1/generated.protoapi.storagemigration.v1beta1-apimachinery/pkg/apis/meta/v1/generated.proto(apimachinery/pkg/runtime/generated.proto/apimachinery/pkg/runtime/schema/generated.proto"Ñ
 StorageVersionMigrationE
-metadata (2).apimachinery.pkg.apis.meta.v1.ObjectMetaRmetadataN
-spec (2:.api.storagemigration.v1alpha1.StorageVersionMigrationSpecRspecT
-status (2<.api.storagemigration.v1alpha1.StorageVersionMigrationStatusRstatus"∞
+metadata (2).apimachinery.pkg.apis.meta.v1.ObjectMetaRmetadataM
+spec (29.api.storagemigration.v1beta1.StorageVersionMigrationSpecRspecS
+status (2;.api.storagemigration.v1beta1.StorageVersionMigrationStatusRstatus"Ø
 StorageVersionMigrationListC
-metadata (2'.apimachinery.pkg.apis.meta.v1.ListMetaRmetadataL
-items (26.api.storagemigration.v1alpha1.StorageVersionMigrationRitems"î
-StorageVersionMigrationSpecO
-resource (23.api.storagemigration.v1alpha1.GroupVersionResourceRresource$
-continueToken (	RcontinueToken"ú
-StorageVersionMigrationStatusQ
+metadata (2'.apimachinery.pkg.apis.meta.v1.ListMetaRmetadataK
+items (25.api.storagemigration.v1beta1.StorageVersionMigrationRitems"g
+StorageVersionMigrationSpecH
+resource (2,.apimachinery.pkg.apis.meta.v1.GroupResourceRresource"ì
+StorageVersionMigrationStatusH
 
-conditions (21.api.storagemigration.v1alpha1.MigrationConditionR
+conditions (2(.apimachinery.pkg.apis.meta.v1.ConditionR
 conditions(
-resourceVersion (	RresourceVersionB&Z$k8s.io/api/storagemigration/v1alpha1bproto2
-ôD
+resourceVersion (	RresourceVersionB%Z#k8s.io/api/storagemigration/v1beta1bproto2
+˘D
 Aapiextensions_apiserver/pkg/apis/apiextensions/v1/generated.proto1apiextensions_apiserver.pkg.apis.apiextensions.v1-apimachinery/pkg/apis/meta/v1/generated.proto(apimachinery/pkg/runtime/generated.proto/apimachinery/pkg/runtime/schema/generated.proto"ï
 ConversionRequest
 uid (	Ruid,
@@ -5837,13 +6083,14 @@ Aapiextensions_apiserver/pkg/apis/apiextensions/v1/generated.proto1apiextension
 CustomResourceDefinitionE
 metadata (2).apimachinery.pkg.apis.meta.v1.ObjectMetaRmetadatac
 spec (2O.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionSpecRspeci
-status (2Q.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionStatusRstatus"÷
+status (2Q.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionStatusRstatus"Ü
 !CustomResourceDefinitionCondition
 type (	Rtype
 status (	RstatusS
 lastTransitionTime (2#.apimachinery.pkg.apis.meta.v1.TimeRlastTransitionTime
 reason (	Rreason
-message (	Rmessage"∆
+message (	Rmessage.
+observedGeneration (RobservedGeneration"∆
 CustomResourceDefinitionListC
 metadata (2'.apimachinery.pkg.apis.meta.v1.ListMetaRmetadataa
 items (2K.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionRitems"√
@@ -5867,13 +6114,14 @@ categories"≈
 conversion	 (2K.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceConversionR
 conversion4
 preserveUnknownFields
- (RpreserveUnknownFields"∂
+ (RpreserveUnknownFields"Ê
 CustomResourceDefinitionStatust
 
 conditions (2T.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionConditionR
 conditionsv
 acceptedNames (2P.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionNamesRacceptedNames&
-storedVersions (	RstoredVersions"è
+storedVersions (	RstoredVersions.
+observedGeneration (RobservedGeneration"è
 CustomResourceDefinitionVersion
 name (	Rname
 served (Rserved
@@ -5993,7 +6241,7 @@ properties|
 WebhookConversionj
 clientConfig (2F.apiextensions_apiserver.pkg.apis.apiextensions.v1.WebhookClientConfigRclientConfig:
 conversionReviewVersions (	RconversionReviewVersionsB:Z8k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1bproto2
-¶I
+ÜJ
 Fapiextensions_apiserver/pkg/apis/apiextensions/v1beta1/generated.proto6apiextensions_apiserver.pkg.apis.apiextensions.v1beta1-apimachinery/pkg/apis/meta/v1/generated.proto(apimachinery/pkg/runtime/generated.proto/apimachinery/pkg/runtime/schema/generated.proto"ï
 ConversionRequest
 uid (	Ruid,
@@ -6020,13 +6268,14 @@ Fapiextensions_apiserver/pkg/apis/apiextensions/v1beta1/generated.proto6apiexte
 CustomResourceDefinitionE
 metadata (2).apimachinery.pkg.apis.meta.v1.ObjectMetaRmetadatah
 spec (2T.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceDefinitionSpecRspecn
-status (2V.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceDefinitionStatusRstatus"÷
+status (2V.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceDefinitionStatusRstatus"Ü
 !CustomResourceDefinitionCondition
 type (	Rtype
 status (	RstatusS
 lastTransitionTime (2#.apimachinery.pkg.apis.meta.v1.TimeRlastTransitionTime
 reason (	Rreason
-message (	Rmessage"À
+message (	Rmessage.
+observedGeneration (RobservedGeneration"À
 CustomResourceDefinitionListC
 metadata (2'.apimachinery.pkg.apis.meta.v1.ListMetaRmetadataf
 items (2P.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceDefinitionRitems"√
@@ -6057,13 +6306,14 @@ validationv
 conversion	 (2P.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceConversionR
 conversion4
 preserveUnknownFields
- (RpreserveUnknownFields"¿
+ (RpreserveUnknownFields"
 CustomResourceDefinitionStatusy
 
 conditions (2Y.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceDefinitionConditionR
 conditions{
 acceptedNames (2U.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceDefinitionNamesRacceptedNames&
-storedVersions (	RstoredVersions"£
+storedVersions (	RstoredVersions.
+observedGeneration (RobservedGeneration"£
 CustomResourceDefinitionVersion
 name (	Rname
 served (Rserved
@@ -6185,7 +6435,7 @@ propertiesÅ
 PartialObjectMetadataListC
 metadata (2'.apimachinery.pkg.apis.meta.v1.ListMetaRmetadataJ
 items (24.apimachinery.pkg.apis.meta.v1.PartialObjectMetadataRitemsB+Z)k8s.io/apimachinery/pkg/apis/meta/v1beta1bproto2
-∆
+Î
 5apimachinery/pkg/apis/testapigroup/v1/generated.proto%apimachinery.pkg.apis.testapigroup.v1-apimachinery/pkg/apis/meta/v1/generated.proto(apimachinery/pkg/runtime/generated.proto/apimachinery/pkg/runtime/schema/generated.proto"›
 CarpE
 metadata (2).apimachinery.pkg.apis.meta.v1.ObjectMetaRmetadataC
@@ -6197,17 +6447,22 @@ propertiesÅ
 lastProbeTime (2#.apimachinery.pkg.apis.meta.v1.TimeRlastProbeTimeS
 lastTransitionTime (2#.apimachinery.pkg.apis.meta.v1.TimeRlastTransitionTime
 reason (	Rreason
-message (	Rmessage"í
+message (	Rmessage"H
+CarpInfo
+a (Ra
+b (	Rb
+c (	Rc
+data (	Rdata"í
 CarpListC
 metadata (2'.apimachinery.pkg.apis.meta.v1.ListMetaRmetadataA
-items (2+.apimachinery.pkg.apis.testapigroup.v1.CarpRitems"˛
+items (2+.apimachinery.pkg.apis.testapigroup.v1.CarpRitems"í
 CarpSpec$
 restartPolicy (	RrestartPolicyD
 terminationGracePeriodSeconds (RterminationGracePeriodSeconds4
 activeDeadlineSeconds (RactiveDeadlineSecondse
 nodeSelector (2A.apimachinery.pkg.apis.testapigroup.v1.CarpSpec.NodeSelectorEntryRnodeSelector.
-serviceAccountName (	RserviceAccountName&
-serviceAccount	 (	RserviceAccount
+serviceAccountName (	RserviceAccountName:
+deprecatedServiceAccount	 (	RdeprecatedServiceAccount
 nodeName
  (	RnodeName 
 hostNetwork (RhostNetwork
@@ -6215,10 +6470,10 @@ propertiesÅ
 hostIPC (RhostIPC
 hostname (	Rhostname
 	subdomain (	R	subdomain$
-schedulername (	Rschedulername?
+schedulerName (	RschedulerName?
 NodeSelectorEntry
 key (	Rkey
-value (	Rvalue:8"ù
+value (	Rvalue:8"‰
 
 CarpStatus
 phase (	RphaseT
@@ -6229,7 +6484,8 @@ conditions
 reason (	Rreason
 hostIP (	RhostIP
 carpIP (	RcarpIPA
-	startTime (2#.apimachinery.pkg.apis.meta.v1.TimeR	startTimeB.Z,k8s.io/apimachinery/pkg/apis/testapigroup/v1bproto2
+	startTime (2#.apimachinery.pkg.apis.meta.v1.TimeR	startTimeE
+infos (2/.apimachinery.pkg.apis.testapigroup.v1.CarpInfoRinfosB.Z,k8s.io/apimachinery/pkg/apis/testapigroup/v1bproto2
 æ
 ;kube_aggregator/pkg/apis/apiregistration/v1/generated.proto+kube_aggregator.pkg.apis.apiregistration.v1-apimachinery/pkg/apis/meta/v1/generated.proto(apimachinery/pkg/runtime/generated.proto/apimachinery/pkg/runtime/schema/generated.proto"˚
 
