@@ -872,6 +872,14 @@ async fn resource_quotas_charge_creates_and_release_deletions() {
     let server = TestServer::start().await;
     let raw = admin(&server);
     const QUOTAS: &str = "/api/v1/namespaces/default/resourcequotas";
+    // The namespace's CA map comes a moment after the start (the publisher's grace).
+    for _ in 0..100 {
+        let ca = "/api/v1/namespaces/default/configmaps/kube-root-ca.crt";
+        if raw.get(ca).await.status == 200 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
     let r = raw
         .send_json(
             http::Method::POST,

@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use capstan_e2e::{RawClient, TestCa, kubectl};
 use capstan_testing::TestServer;
-use serde_json::Value;
+use http::Method;
+use serde_json::{Value, json};
 
 use crate::{SC, ok};
 
@@ -1273,6 +1274,221 @@ async fn rbac_grants_what_roles_and_bindings_say() {
         "{}",
         bad.json()
     );
+}
+
+/// An update or a patch that would create its object (an apply of a new ConfigMap, a PUT of
+/// a missing Lease) needs `create` as well, as upstream authorizes it; a patch of another
+/// kind is a 404.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_that_create_need_the_create_verb() {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = write(dir.path(), "tokens.csv", "bob-token,bob,1002\n");
+    let server = TestServer::start_with(move |c| {
+        c.token_auth_file = Some(tokens);
+        c.authorization_modes = vec!["RBAC".into()];
+    })
+    .await;
+    let admin = RawClient::new(&server.url(), server.ca_pem(), Some(server.token()));
+    let bob = admin.with_token(Some("bob-token"));
+    let role = |verbs: &[&str]| {
+        json!({"metadata": {"name": "writer"}, "rules": [{
+            "apiGroups": ["", "coordination.k8s.io"], "resources": ["configmaps", "leases"],
+            "verbs": verbs}]})
+    };
+    let roles = "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles";
+    let r = admin
+        .send_json(Method::POST, roles, &role(&["get", "patch", "update"]))
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let r = admin
+        .send_json(
+            Method::POST,
+            "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings",
+            &json!({"metadata": {"name": "bob"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                    "name": "writer"},
+                "subjects": [{"kind": "User", "name": "bob"}]}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let apply = |client: RawClient| async move {
+        client
+            .request(
+                Method::PATCH,
+                "/api/v1/namespaces/default/configmaps/cm?fieldManager=bob",
+                &[("content-type", "application/apply-patch+yaml")],
+                br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"},"data":{"a":"b"}}"#
+                    .to_vec(),
+            )
+            .await
+    };
+    let lease = "/apis/coordination.k8s.io/v1/namespaces/default/leases/l";
+    let put_lease = |client: RawClient| async move {
+        client
+            .send_json(
+                Method::PUT,
+                lease,
+                &json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                    "metadata": {"name": "l"}}),
+            )
+            .await
+    };
+    let r = apply(bob.clone()).await;
+    assert_eq!(r.status, 403, "{:?}", r.body);
+    let status: Value = serde_json::from_slice(&r.body).unwrap();
+    assert_eq!(
+        status["message"],
+        r#"configmaps "cm" is forbidden: User "bob" cannot create resource "configmaps" in API group "" in the namespace "default""#
+    );
+    let r = put_lease(bob.clone()).await;
+    assert_eq!(r.status, 403, "{:?}", r.body);
+    // Nothing was created; a merge patch of a missing object stays a 404.
+    assert_eq!(
+        admin
+            .get("/api/v1/namespaces/default/configmaps/cm")
+            .await
+            .status,
+        404
+    );
+    let r = bob
+        .request(
+            Method::PATCH,
+            "/api/v1/namespaces/default/configmaps/cm",
+            &[("content-type", "application/merge-patch+json")],
+            br#"{"data":{"a":"b"}}"#.to_vec(),
+        )
+        .await;
+    assert_eq!(r.status, 404, "{:?}", r.body);
+
+    // With `create`, both create.
+    let r = admin
+        .send_json(
+            Method::PUT,
+            &format!("{roles}/writer"),
+            &role(&["get", "patch", "update", "create"]),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    // (The role's change reaches the authorizer within moments.)
+    let mut applied = apply(bob.clone()).await.status;
+    for _ in 0..50 {
+        if applied != 403 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        applied = apply(bob.clone()).await.status;
+    }
+    assert_eq!(applied, 201);
+    assert_eq!(put_lease(bob.clone()).await.status, 201);
+}
+
+/// A Role limited to one name gives that object and nothing else: not through a field
+/// selector that only looks like it names the object (an escaped comma makes the whole rest
+/// one value), and not through a watch of the named object's path.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_permission_on_one_name_reaches_only_that_object() {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = write(dir.path(), "tokens.csv", "bob-token,bob,1002\n");
+    let server = TestServer::start_with(move |c| {
+        c.token_auth_file = Some(tokens);
+        c.authorization_modes = vec!["RBAC".into()];
+    })
+    .await;
+    let admin = RawClient::new(&server.url(), server.ca_pem(), Some(server.token()));
+    let bob = admin.with_token(Some("bob-token"));
+    let secrets = "/api/v1/namespaces/default/secrets";
+    for name in ["allowed", "other", "x"] {
+        let r = admin
+            .send_json(Method::POST, secrets, &json!({"metadata": {"name": name}}))
+            .await;
+        assert_eq!(r.status, 201, "{:?}", r.body);
+    }
+    for (path, body) in [
+        (
+            "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles",
+            json!({"metadata": {"name": "one-secret"}, "rules": [{"apiGroups": [""],
+                "resources": ["secrets"], "resourceNames": ["allowed"],
+                "verbs": ["get", "list", "watch"]}]}),
+        ),
+        (
+            "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings",
+            json!({"metadata": {"name": "bob"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                    "name": "one-secret"},
+                "subjects": [{"kind": "User", "name": "bob"}]}),
+        ),
+    ] {
+        let r = admin.send_json(Method::POST, path, &body).await;
+        assert_eq!(r.status, 201, "{:?}", r.body);
+    }
+    let names = |body: &[u8]| -> Vec<String> {
+        let list: Value = serde_json::from_slice(body).unwrap();
+        list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["metadata"]["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+
+    // The one name, by field selector: that object only.
+    let r = bob
+        .get(&format!("{secrets}?fieldSelector=metadata.name%3Dallowed"))
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(names(&r.body), ["allowed"]);
+    // `metadata.name != "x,metadata.name=allowed"`: one term that names nothing, so a list
+    // of the whole collection, which bob may not do.
+    for verb in ["", "&watch=1&timeoutSeconds=1"] {
+        let r = bob
+            .get(&format!(
+                "{secrets}?fieldSelector=metadata.name!%3Dx%5C,metadata.name%3Dallowed{verb}"
+            ))
+            .await;
+        assert_eq!(r.status, 403, "{verb}: {:?}", r.body);
+    }
+    // On the object's path, watch=1 is a get (as upstream); the deprecated `/watch/` prefix
+    // watches that object alone.
+    let r = bob.get(&format!("{secrets}/allowed?watch=1")).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let got: Value = serde_json::from_slice(&r.body).unwrap();
+    assert_eq!(got["kind"], "Secret");
+    let prefixed = "/api/v1/watch/namespaces/default/secrets";
+    let r = bob
+        .get(&format!("{prefixed}/allowed?timeoutSeconds=1"))
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let watched: Vec<String> = String::from_utf8_lossy(&r.body)
+        .lines()
+        .map(|line| {
+            let event: Value = serde_json::from_str(line).unwrap();
+            event["object"]["metadata"]["name"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(watched, ["allowed"]);
+    assert_eq!(
+        bob.get(&format!("{prefixed}?timeoutSeconds=1"))
+            .await
+            .status,
+        403
+    );
+    // A selector naming another object on that path is refused, as upstream refuses it.
+    let r = bob
+        .get(&format!(
+            "{prefixed}/allowed?timeoutSeconds=1&fieldSelector=metadata.name%3Dother"
+        ))
+        .await;
+    assert_eq!(r.status, 400, "{:?}", r.body);
+    assert!(
+        String::from_utf8_lossy(&r.body)
+            .contains("fieldSelector metadata.name doesn't match requested name"),
+        "{:?}",
+        r.body
+    );
+    assert_eq!(bob.get(&format!("{secrets}/other")).await.status, 403);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

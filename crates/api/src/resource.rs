@@ -161,7 +161,6 @@ fn tolerations(path: &str, list: &[DeviceToleration], errs: &mut FieldErrors) {
 }
 
 /// `allocationMode`, `count`, class, selectors and tolerations of a request or subrequest.
-#[allow(clippy::too_many_arguments)]
 fn device_request(
     at: &str,
     class: &str,

@@ -124,6 +124,15 @@ impl FieldSelector {
         Ok(Self { requirements })
     }
 
+    /// The value a non-negated term requires `field` to equal (the first such term), as
+    /// upstream's `RequiresExactMatch`: a selector with it matches at most that value.
+    pub fn requires_exact(&self, field: &str) -> Option<&str> {
+        self.requirements
+            .iter()
+            .find(|r| !r.negated && r.field == field)
+            .map(|r| r.value.as_str())
+    }
+
     /// Whether the selector matches everything.
     pub fn is_empty(&self) -> bool {
         self.requirements.is_empty()

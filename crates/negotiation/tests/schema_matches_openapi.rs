@@ -57,6 +57,20 @@ fn proto_names(schema: &Schema, index: usize, out: &mut Vec<(String, Option<usiz
     }
 }
 
+/// Where the protobuf schemas (v1.35, the newest k8s-rs-pb carries) and the JSON schemas
+/// (k8s-openapi's v1.36) differ: v1.36 added these JSON properties, left out of protobuf
+/// bodies, and renamed v1.35's alpha `workloadRef` (`schedulingGroup`). All belong to alpha
+/// features (off by default upstream) but `ResourceHealth.message` (ResourceHealthStatusMessage,
+/// beta and on): a device's health message a kubelet writes in protobuf is lost.
+const V1_36_CHANGES: &[&str] = &[
+    "io.k8s.api.core.v1.PodSpec: JSON property schedulingGroup has no protobuf field",
+    "io.k8s.api.core.v1.PodSpec: protobuf field workloadRef is not in JSON",
+    "io.k8s.api.core.v1.PodStatus: JSON property nodeAllocatableResourceClaimStatuses has no protobuf field",
+    "io.k8s.api.core.v1.ResourceHealth: JSON property message has no protobuf field",
+    "io.k8s.api.core.v1.VolumeMountStatus: JSON property volumeStatus has no protobuf field",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta: JSON property shardInfo has no protobuf field",
+];
+
 #[test]
 fn every_served_kind_has_the_same_fields_in_both_schemas() {
     let defs = definitions();
@@ -102,6 +116,9 @@ fn every_served_kind_has_the_same_fields_in_both_schemas() {
                 ));
             }
         }
+    }
+    for known in V1_36_CHANGES {
+        assert!(problems.remove(*known), "no longer differs: {known}");
     }
     assert!(problems.is_empty(), "{problems:#?}");
     assert!(seen.len() > 100, "walked {} definitions", seen.len());

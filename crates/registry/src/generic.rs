@@ -858,6 +858,7 @@ impl<S: Strategy> GenericStore<S> {
             let (current, _) = self.store.get(&self.key(namespace, name)).await?;
             let Some(current) = current else {
                 if self.strategy.allow_create_on_update() && target == Target::Resource {
+                    options.create_check.check().await?;
                     let tracking = Tracking::Record(options.manager());
                     return self
                         .create_object(namespace, new, warnings, options, tracking)
@@ -1014,6 +1015,7 @@ impl<S: Strategy> GenericStore<S> {
                 if target != Target::Resource {
                     return Err(ApiError::not_found(&self.gr, name).into());
                 }
+                options.create_check.check().await?;
                 return self
                     .create_object(namespace, new, warnings, options, Tracking::Done)
                     .await;

@@ -34,7 +34,10 @@ pub mod watching;
 pub use capstan_watch::CachedObject;
 pub use error::{Error, Result};
 pub use generic::{FOREGROUND_FINALIZER, GenericStore, ORPHAN_FINALIZER};
-pub use options::{DeleteOptions, FieldValidation, GetOptions, ListOptions, WriteOptions};
+pub use options::{
+    CreateAuthorization, CreateCheck, DeleteOptions, FieldValidation, GetOptions, ListOptions,
+    WriteOptions,
+};
 pub use patch::PatchType;
 pub use payload::Payload;
 pub use registry::{Registry, RegistryConfig, group_versions};

@@ -291,6 +291,42 @@ pub struct WriteOptions {
     pub user: capstan_auth::UserInfo,
     /// Where admission leaves its warnings and audit annotations.
     pub feedback: std::sync::Arc<capstan_admission::Feedback>,
+    /// Asked before an update or a patch creates the object it names.
+    pub create_check: CreateCheck,
+}
+
+/// Whether the caller of an update or a patch may create the object it names. Asked only when
+/// the write would create it (a PUT of a missing Lease, an apply patch of a new ConfigMap):
+/// the request was authorized as an update or a patch, and upstream authorizes the create
+/// with verb `create` at that point.
+#[async_trait::async_trait]
+pub trait CreateAuthorization: Send + Sync {
+    /// `Ok` when the caller may create the object; the refusal (a 403) otherwise.
+    async fn check(&self) -> Result<(), capstan_meta::ApiError>;
+}
+
+/// The [`CreateAuthorization`] of a write; none for the server's own writes.
+#[derive(Clone, Default)]
+pub struct CreateCheck(pub Option<std::sync::Arc<dyn CreateAuthorization>>);
+
+impl CreateCheck {
+    /// `Ok` when there is no check or it passes.
+    pub async fn check(&self) -> Result<(), capstan_meta::ApiError> {
+        match &self.0 {
+            Some(authorization) => authorization.check().await,
+            None => Ok(()),
+        }
+    }
+}
+
+impl std::fmt::Debug for CreateCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "CreateCheck(authorizer)"
+        } else {
+            "CreateCheck(none)"
+        })
+    }
 }
 
 impl WriteOptions {

@@ -419,6 +419,11 @@ fn write_options<B>(info: &RequestInfo, req: &Request<B>) -> Result<WriteOptions
         },
         field_validation: FieldValidation::parse(info.query.get("fieldValidation"))?,
         feedback: Default::default(),
+        create_check: req
+            .extensions()
+            .get::<capstan_registry::CreateCheck>()
+            .cloned()
+            .unwrap_or_default(),
         user: req
             .extensions()
             .get::<capstan_auth::UserInfo>()
@@ -427,11 +432,40 @@ fn write_options<B>(info: &RequestInfo, req: &Request<B>) -> Result<WriteOptions
     })
 }
 
+/// The options of a list or watch. A named one (`GET …/secrets/x?watch=1`, or a field
+/// selector naming one object, which the request info took as the name) is restricted to
+/// that object: the name authorized is the only one served.
 fn list_options(info: &RequestInfo) -> Result<ListOptions, ApiError> {
     let q = &info.query;
+    let given = q.get("fieldSelector").filter(|s| !s.trim().is_empty());
+    let named;
+    let field_selector = match given {
+        _ if info.name.is_empty() => given,
+        None => {
+            let mut escaped = String::new();
+            for c in info.name.chars() {
+                if matches!(c, '\\' | ',' | '=' | '!') {
+                    escaped.push('\\');
+                }
+                escaped.push(c);
+            }
+            named = format!("metadata.name={escaped}");
+            Some(named.as_str())
+        }
+        Some(selector) => {
+            // A selector that does not parse is refused below, in the list options' words.
+            let parsed = capstan_meta::FieldSelector::parse(selector);
+            if parsed.is_ok_and(|p| p.requires_exact("metadata.name") != Some(&info.name)) {
+                return Err(ApiError::bad_request(
+                    "fieldSelector metadata.name doesn't match requested name",
+                ));
+            }
+            given
+        }
+    };
     ListOptions::parse(&ListQuery {
         label_selector: q.get("labelSelector"),
-        field_selector: q.get("fieldSelector"),
+        field_selector,
         limit: q.get("limit"),
         continue_token: q.get("continue"),
         resource_version: q.get("resourceVersion"),

@@ -82,7 +82,12 @@ impl RequestInfo {
         info.api_group = group.to_string();
         info.api_version = version.to_string();
         info.is_resource_request = true;
-        let mut parts: &[&str] = rest;
+        // The deprecated `/watch/` prefix (`/api/v1/watch/namespaces/a/pods/p`) watches what the
+        // rest of the path names.
+        let (watch_prefix, mut parts): (bool, &[&str]) = match rest {
+            ["watch", more @ ..] => (true, more),
+            _ => (false, rest),
+        };
         if let ["namespaces", ns, more @ ..] = parts {
             if matches!(more, [] | ["status" | "finalize"]) {
                 // /namespaces/{name} is the namespace object itself.
@@ -117,7 +122,10 @@ impl RequestInfo {
         }
         let named = !info.name.is_empty();
         info.verb = match (method.as_str(), named) {
-            ("GET" | "HEAD", _) if info.query.flag("watch") => "watch",
+            // `watch=1` makes a watch of a collection only: on an object's path it is a get,
+            // as upstream (the prefix watches one object).
+            ("GET" | "HEAD", _) if watch_prefix => "watch",
+            ("GET" | "HEAD", false) if info.query.flag("watch") => "watch",
             ("GET" | "HEAD", true) => "get",
             ("GET" | "HEAD", false) => "list",
             ("POST", _) => "create",
@@ -135,7 +143,8 @@ impl RequestInfo {
         .to_string();
         // A list or watch of one object by `metadata.name` names it (as upstream, so that
         // per-object authorization, the Node authorizer's, applies).
-        if matches!(info.verb.as_str(), "list" | "watch")
+        if !named
+            && matches!(info.verb.as_str(), "list" | "watch")
             && let Some(name) = info.query.get("fieldSelector").and_then(exact_name)
         {
             info.name = name;
@@ -144,18 +153,14 @@ impl RequestInfo {
     }
 }
 
-/// The name a field selector requires exactly (`metadata.name=x` or `==x`), if it is a
-/// valid path segment.
+/// The name a field selector requires exactly (a `metadata.name=x` or `==x` term), if it is a
+/// valid path segment. The selector is parsed as the store parses it (escaped commas and
+/// operators included), so the name authorized is the only one the store can return.
 fn exact_name(selector: &str) -> Option<String> {
-    selector.split(',').find_map(|term| {
-        let value = term.trim().strip_prefix("metadata.name")?;
-        let value = value
-            .strip_prefix("==")
-            .or_else(|| value.strip_prefix('='))?;
-        let valid =
-            !value.is_empty() && value != "." && value != ".." && !value.contains(['/', '%']);
-        valid.then(|| value.to_string())
-    })
+    let parsed = capstan_meta::fields::FieldSelector::parse(selector).ok()?;
+    let value = parsed.requires_exact("metadata.name")?;
+    let valid = !value.is_empty() && value != "." && value != ".." && !value.contains(['/', '%']);
+    valid.then(|| value.to_string())
 }
 
 #[cfg(test)]
@@ -177,6 +182,40 @@ mod tests {
         );
         assert_eq!(watch("fieldSelector=metadata.name!%3Dcreds"), "");
         assert_eq!(watch("fieldSelector=metadata.name%3D.."), "");
+        // An escaped comma belongs to the value of the term before it: this selector has one
+        // term, `metadata.name != "x,metadata.name=allowed"`, and names nothing.
+        assert_eq!(
+            watch("fieldSelector=metadata.name!%3Dx%5C,metadata.name%3Dallowed"),
+            ""
+        );
+        assert_eq!(
+            watch("fieldSelector=metadata.name%3Dallowed,metadata.name!%3Dx"),
+            "allowed"
+        );
+        // A selector the store would refuse names nothing either.
+        assert_eq!(watch("fieldSelector=metadata.name%3Da%5Cb"), "");
+    }
+
+    #[test]
+    fn watch_is_of_collections_or_through_the_prefix() {
+        let verb_and_name = |path: &str, query: &str| {
+            let i = RequestInfo::parse(&Method::GET, path, Some(query));
+            (i.verb, i.name, i.namespace, i.resource)
+        };
+        let named = "/api/v1/namespaces/a/secrets/creds";
+        assert_eq!(verb_and_name(named, "watch=1").0, "get");
+        let prefixed = verb_and_name("/api/v1/watch/namespaces/a/secrets/creds", "");
+        assert_eq!(
+            prefixed,
+            (
+                "watch".to_string(),
+                "creds".to_string(),
+                "a".to_string(),
+                "secrets".to_string()
+            )
+        );
+        let all = verb_and_name("/apis/apps/v1/watch/deployments", "");
+        assert_eq!((all.0.as_str(), all.1.as_str()), ("watch", ""));
     }
 
     #[test]

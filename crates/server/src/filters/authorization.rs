@@ -71,8 +71,41 @@ pub(crate) fn forbidden(attrs: &Attributes, why: &str) -> ApiError {
     }
 }
 
+/// The create an allowed update or patch may turn into, authorized when the store finds the
+/// object missing (verb `create`, the same user, resource and name).
+struct CreateOnWrite {
+    chain: Arc<AuthorizerChain>,
+    attrs: Attributes,
+}
+
+#[async_trait::async_trait]
+impl capstan_registry::CreateAuthorization for CreateOnWrite {
+    async fn check(&self) -> Result<(), ApiError> {
+        self.chain
+            .authorize(&self.attrs)
+            .await
+            .map_err(|why| forbidden(&self.attrs, &why))
+    }
+}
+
+/// Leaves the create check of an update or a patch of a resource for the store.
+fn with_create_check<B>(req: &mut Request<B>, chain: &Arc<AuthorizerChain>, attrs: &Attributes) {
+    let writes = matches!(attrs.verb.as_str(), "update" | "patch");
+    if attrs.resource_request && writes && attrs.subresource.is_empty() {
+        let check = CreateOnWrite {
+            chain: chain.clone(),
+            attrs: Attributes {
+                verb: "create".into(),
+                ..attrs.clone()
+            },
+        };
+        req.extensions_mut()
+            .insert(capstan_registry::CreateCheck(Some(Arc::new(check))));
+    }
+}
+
 impl Filter for Authorization {
-    fn filter<S: Next<B>, B: Send + 'static>(&self, req: Request<B>, next: &mut S) -> Answer {
+    fn filter<S: Next<B>, B: Send + 'static>(&self, mut req: Request<B>, next: &mut S) -> Answer {
         let inner = next.clone();
         let chain = self.chain.clone();
         Box::pin(async move {
@@ -92,7 +125,10 @@ impl Filter for Authorization {
                 .cloned();
             let Some(audit) = audit else {
                 return match chain.authorize(&attrs).await {
-                    Ok(()) => inner.oneshot(req).await,
+                    Ok(()) => {
+                        with_create_check(&mut req, &chain, &attrs);
+                        inner.oneshot(req).await
+                    }
                     Err(why) => Ok(response::error(&forbidden(&attrs, &why))),
                 };
             };
@@ -106,6 +142,7 @@ impl Filter for Authorization {
                 audit.annotate(REASON_ANNOTATION, verdict.reason.clone());
             }
             if verdict.allowed {
+                with_create_check(&mut req, &chain, &attrs);
                 inner.oneshot(req).await
             } else {
                 Ok(response::error(&forbidden(&attrs, &verdict.reason)))
