@@ -247,7 +247,9 @@ struct Options {
     token_auth_file: Option<PathBuf>,
 
     /// Admit requests without credentials as system:anonymous (group
-    /// system:unauthenticated). Requests with invalid credentials are refused regardless.
+    /// system:unauthenticated). Requests with invalid credentials are refused regardless. Off,
+    /// whatever is asked, while AlwaysAllow is an authorization mode (the default): everyone
+    /// would be allowed everything.
     #[arg(long, default_value_t = true, action = ArgAction::Set, num_args = 0..=1,
           default_missing_value = "true", help_heading = "Authentication flags")]
     anonymous_auth: bool,
@@ -431,7 +433,9 @@ struct Options {
     admission_control_config_file: Option<PathBuf>,
 
     /// Ordered, comma-separated authorization modes: AlwaysAllow, AlwaysDeny, ABAC, Webhook,
-    /// RBAC, Node. Members of system:masters are always allowed.
+    /// RBAC, Node. Members of system:masters are always allowed. The default, AlwaysAllow,
+    /// lets every authenticated user do anything (and turns anonymous requests away): use
+    /// Node,RBAC for a cluster shared with anyone.
     #[arg(
         long,
         default_value = "AlwaysAllow",

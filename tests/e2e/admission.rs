@@ -224,6 +224,22 @@ async fn node_restriction_holds_nodes_to_their_own_objects() {
             .ends_with("node \"n1\" can only create pods with spec.nodeName set to itself")
     );
     mirror["spec"]["nodeName"] = "n1".into();
+    // Naming a secret anywhere a pod can (here a CSI volume's publish secret, which the Node
+    // authorizer would then let the node read) is refused to a mirror pod.
+    let mut greedy = mirror.clone();
+    greedy["metadata"]["name"] = "greedy".into();
+    greedy["spec"]["volumes"] = json!([{"name": "v", "csi": {"driver": "csi.example.com",
+        "nodePublishSecretRef": {"name": "someone-elses"}}}]);
+    let r = n1.send_json(http::Method::POST, PODS, &greedy).await;
+    assert_eq!(r.status, 403, "{:?}", r.body);
+    assert!(
+        r.json()["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("a mirror pod may not reference secrets"),
+        "{:?}",
+        r.body
+    );
     let r = n1.send_json(http::Method::POST, PODS, &mirror).await;
     assert_eq!(r.status, 201, "{:?}", r.body);
     // Tokens only for pods bound to itself (the Node authorizer lets it ask for the

@@ -17,25 +17,44 @@ async fn tokens_anonymous_and_invalid_credentials() {
     std::fs::write(&tokens, "alice-token,alice,1001,\"dev,ops\"\n").unwrap();
     let file = tokens.clone();
     let server = TestServer::start_with(move |c| c.token_auth_file = Some(file)).await;
+    // The defaults (AlwaysAllow, anonymous asked for): anonymous requests are refused, or
+    // anyone reaching the port could do anything; upstream refuses them too.
     let anon = RawClient::new(&server.url(), server.ca_pem(), None);
+    let resp = anon.get(SC).await;
+    assert_eq!(resp.status, 401, "no anonymous access with AlwaysAllow");
+    assert_eq!(resp.json()["reason"], "Unauthorized");
     assert_eq!(
-        anon.get(SC).await.status,
-        200,
-        "anonymous is allowed by default"
+        anon.send_json(
+            http::Method::POST,
+            "/api/v1/namespaces/default/configmaps",
+            &json!({"metadata": {"name": "by-anyone"}}),
+        )
+        .await
+        .status,
+        401
     );
     let alice = anon.with_token(Some("alice-token"));
     assert_eq!(alice.get(SC).await.status, 200);
-    let bad = anon.with_token(Some("nope"));
-    let resp = bad.get(SC).await;
+
+    // With RBAC, anonymous requests are served as system:anonymous, which may read only the
+    // public endpoints; an invalid token is refused all the same.
+    let rbac = TestServer::start_with(|c| c.authorization_modes = vec!["RBAC".into()]).await;
+    let anon = RawClient::new(&rbac.url(), rbac.ca_pem(), None);
+    assert_eq!(anon.get("/version").await.status, 200);
+    assert_eq!(anon.get(SC).await.status, 403);
+    let resp = anon.with_token(Some("nope")).get("/version").await;
     assert_eq!(
         resp.status, 401,
         "an invalid token is refused even with anonymous access"
     );
-    assert_eq!(resp.json()["reason"], "Unauthorized");
 
-    let closed = TestServer::start_with(|c| c.anonymous_auth = false).await;
+    let closed = TestServer::start_with(|c| {
+        c.anonymous_auth = false;
+        c.authorization_modes = vec!["RBAC".into()];
+    })
+    .await;
     let anon = RawClient::new(&closed.url(), closed.ca_pem(), None);
-    assert_eq!(anon.get(SC).await.status, 401);
+    assert_eq!(anon.get("/version").await.status, 401);
 }
 
 #[tokio::test]
@@ -466,7 +485,8 @@ async fn legacy_secrets_token_reviews_and_issuer_discovery() {
     .await;
 
     // The issuer's discovery document and keys, which verify the bound tokens.
-    let anonymous = RawClient::new(&server.url(), server.ca_pem(), None);
+    // (Anonymous requests are refused with the default AlwaysAllow authorizer.)
+    let anonymous = admin.clone();
     let discovery = anonymous.get("/.well-known/openid-configuration").await;
     assert_eq!(discovery.status, 200);
     let discovery = discovery.json();
@@ -656,10 +676,10 @@ async fn a_front_proxy_names_users_in_headers_and_the_settings_are_published() {
     let (status, ..) = self_review(&proxy).await;
     assert_eq!(status, 401);
 
-    // The same headers from anyone else count for nothing.
+    // The same headers from anyone else count for nothing: without credentials the request is
+    // anonymous, which the default AlwaysAllow authorizer does not serve.
     let (status, review) = with_headers(anonymous.clone()).await;
-    assert_eq!(status, 201);
-    assert_eq!(review["status"]["userInfo"]["username"], "system:anonymous");
+    assert_eq!(status, 401, "{review}");
     let (cert, key) = client_ca.client("bob", &["qa"]);
     let bob = anonymous.with_client_certificate(server.ca_pem(), &cert, &key);
     let (status, review) = with_headers(bob).await;
@@ -1273,6 +1293,127 @@ async fn rbac_grants_what_roles_and_bindings_say() {
         ),
         "{}",
         bad.json()
+    );
+}
+
+/// A user who may write and bind cluster roles but holds little cannot gather permissions
+/// through an aggregation rule: setting one (on create or by patch) and changing a role that
+/// has one need every permission there is, as upstream's escalation check says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_aggregation_rule_needs_every_permission() {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = write(dir.path(), "tokens.csv", "eve-token,eve,1005\n");
+    let server = TestServer::start_with(move |c| {
+        c.token_auth_file = Some(tokens);
+        c.authorization_modes = vec!["RBAC".into()];
+    })
+    .await;
+    let admin = RawClient::new(&server.url(), server.ca_pem(), Some(server.token()));
+    let eve = admin.with_token(Some("eve-token"));
+    const ROLES: &str = "/apis/rbac.authorization.k8s.io/v1/clusterroles";
+    const BINDINGS: &str = "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings";
+    let binding = |name: &str, role: &str| {
+        json!({"metadata": {"name": name},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                "name": role},
+            "subjects": [{"kind": "User", "name": "eve"}]})
+    };
+    let r = admin
+        .send_json(
+            Method::POST,
+            ROLES,
+            &json!({"metadata": {"name": "role-writer"}, "rules": [{
+                "apiGroups": ["rbac.authorization.k8s.io"],
+                "resources": ["clusterroles", "clusterrolebindings"],
+                "verbs": ["create", "get", "patch", "update", "bind"]}]}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let r = admin
+        .send_json(
+            Method::POST,
+            BINDINGS,
+            &binding("eve-writes", "role-writer"),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let mut status = 0;
+    for _ in 0..50 {
+        status = eve
+            .send_json(Method::POST, ROLES, &json!({"metadata": {"name": "mine"}}))
+            .await
+            .status
+            .as_u16();
+        if status != 403 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(status, 201, "an empty role grants nothing");
+    let r = eve
+        .send_json(Method::POST, BINDINGS, &binding("eve-mine", "mine"))
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+
+    let refused = |r: &capstan_e2e::RawResponse, name: &str| {
+        assert_eq!(r.status, 403, "{:?}", r.body);
+        let status: Value = serde_json::from_slice(&r.body).unwrap();
+        assert_eq!(
+            status["message"],
+            format!(
+                "clusterroles.rbac.authorization.k8s.io \"{name}\" is forbidden: must have cluster-admin privileges to use the aggregationRule"
+            )
+        );
+    };
+    let gather_admins =
+        br#"{"aggregationRule":{"clusterRoleSelectors":[{"matchLabels":{"kubernetes.io/bootstrapping":"rbac-defaults"}}]}}"#;
+    let merge = [("content-type", "application/merge-patch+json")];
+    let r = eve
+        .request(
+            Method::PATCH,
+            &format!("{ROLES}/mine"),
+            &merge,
+            gather_admins.to_vec(),
+        )
+        .await;
+    refused(&r, "mine");
+    let r = eve
+        .send_json(
+            Method::POST,
+            ROLES,
+            &json!({"metadata": {"name": "gatherer"}, "aggregationRule": {
+                "clusterRoleSelectors": [{"matchLabels": {"x": "y"}}]}}),
+        )
+        .await;
+    refused(&r, "gatherer");
+    // A role that aggregates already (the default `admin`) is out of reach too.
+    let r = eve
+        .request(
+            Method::PATCH,
+            &format!("{ROLES}/admin"),
+            &merge,
+            br#"{"metadata":{"labels":{"a":"b"}}}"#.to_vec(),
+        )
+        .await;
+    refused(&r, "admin");
+    // Her own role's labels are hers to change.
+    let r = eve
+        .request(
+            Method::PATCH,
+            &format!("{ROLES}/mine"),
+            &merge,
+            br#"{"metadata":{"labels":{"a":"b"}}}"#.to_vec(),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    // And the role gathered nothing: no secrets for eve.
+    let role: Value = admin.get(&format!("{ROLES}/mine")).await.json();
+    assert!(role["aggregationRule"].is_null(), "{role}");
+    assert_eq!(
+        eve.get("/api/v1/namespaces/kube-system/secrets")
+            .await
+            .status,
+        403
     );
 }
 

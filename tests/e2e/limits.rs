@@ -296,7 +296,11 @@ async fn slow_handshakes_slow_headers_and_idle_connections_are_closed() {
     assert!(slow.closed_within(patience).await);
     // A keep-alive connection left idle after its request.
     let mut idle = raw.connection().await;
-    idle.send(b"GET /version HTTP/1.1\r\nhost: x\r\n\r\n").await;
+    let head = format!(
+        "GET /version HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {}\r\n\r\n",
+        server.token()
+    );
+    idle.send(head.as_bytes()).await;
     assert_eq!(read_response(&mut idle).await.0, 200);
     assert!(idle.closed_within(patience).await);
     // Everyone else is served.
@@ -372,9 +376,11 @@ async fn idle_connections_are_closed_and_open_ones_are_capped() {
     // A third client is not accepted while both are open: its handshake waits.
     let third = tokio::spawn({
         let raw = raw.clone();
+        let head =
+            format!("GET /version HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {token}\r\n\r\n");
         async move {
             let mut conn = raw.connection().await;
-            conn.send(b"GET /version HTTP/1.1\r\nhost: x\r\n\r\n").await;
+            conn.send(head.as_bytes()).await;
             read_response(&mut conn).await.0
         }
     });

@@ -225,13 +225,19 @@ async fn metrics_count_the_requests_made() {
 
 #[tokio::test]
 async fn two_instances_share_a_port_with_port_sharing() {
-    let first = TestServer::start_with(|config| config.permit_port_sharing = true).await;
+    // RBAC, so that anonymous requests are served (the public health checks).
+    let first = TestServer::start_with(|config| {
+        config.permit_port_sharing = true;
+        config.authorization_modes = vec!["RBAC".into()];
+    })
+    .await;
     let port: u16 = first.url().rsplit(':').next().unwrap().parse().unwrap();
     // The second instance serves the first one's certificate, as replicas behind one
     // address would.
     let pki = first.data_dir().join("pki");
     let second = TestServer::start_with(move |config| {
         config.permit_port_sharing = true;
+        config.authorization_modes = vec!["RBAC".into()];
         config.secure_port = port;
         config.cert_dir = pki;
     })

@@ -408,6 +408,54 @@ async fn failing_webhooks_fail_closed_or_open_by_policy() {
         )
         .await;
     assert_eq!(r.status, 201, "{:?}", r.body);
+
+    // A broken catch-all webhook that fails closed refuses everything but the admission
+    // configuration: it can be removed, as upstream lets it be.
+    let mut everything = hook(
+        "everything.capstan.test",
+        &format!("{}/garbage", webhook.url),
+        &webhook.ca_pem,
+        json!([{"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"],
+            "resources": ["*/*"]}]),
+    );
+    everything["failurePolicy"] = json!("Fail");
+    created(
+        &raw,
+        VALIDATING,
+        json!({"metadata": {"name": "catch-all"}, "webhooks": [everything]}),
+    )
+    .await;
+    let r = post_until(
+        &raw,
+        CONFIGMAPS,
+        || {
+            n += 1;
+            cm(&format!("c{n}"))
+        },
+        |r| r.status == 500,
+    )
+    .await;
+    assert_eq!(r.status, 500, "{:?}", r.body);
+    let r = raw
+        .request(
+            Method::DELETE,
+            &format!("{VALIDATING}/catch-all"),
+            &[],
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let r = post_until(
+        &raw,
+        CONFIGMAPS,
+        || {
+            n += 1;
+            cm(&format!("c{n}"))
+        },
+        |r| r.status == 201,
+    )
+    .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

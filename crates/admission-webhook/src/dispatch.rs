@@ -64,6 +64,9 @@ impl Dispatcher {
 
     /// Whether any webhook's rules may cover the request.
     fn may_match(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
+        if crate::matching::exempt(resource) {
+            return false;
+        }
         self.index.snapshot(self.kind).iter().any(|w| {
             w.rules
                 .iter()

@@ -140,6 +140,22 @@ pub(crate) async fn namespace_labels(
     Ok(labels(namespace_object(lister, a).await?.as_ref()))
 }
 
+/// The admission configuration objects no webhook and no policy is asked about (their
+/// subresources included), as upstream exempts them: a broken catch-all webhook or policy
+/// could otherwise never be removed.
+pub(crate) fn exempt(resource: &GroupResource) -> bool {
+    resource.group == "admissionregistration.k8s.io"
+        && matches!(
+            resource.resource.as_str(),
+            "validatingwebhookconfigurations"
+                | "mutatingwebhookconfigurations"
+                | "validatingadmissionpolicies"
+                | "validatingadmissionpolicybindings"
+                | "mutatingadmissionpolicies"
+                | "mutatingadmissionpolicybindings"
+        )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -745,6 +745,9 @@ impl Plugin for ValidatingAdmissionPolicies {
     }
 
     fn validates(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
+        if crate::matching::exempt(resource) {
+            return false;
+        }
         self.index.snapshot().iter().any(|b| {
             b.policy
                 .constraints

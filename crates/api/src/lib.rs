@@ -18,6 +18,7 @@ pub mod limits;
 pub mod networking;
 pub mod node;
 pub mod pod;
+pub mod pod_references;
 pub mod policy;
 pub mod printers;
 pub mod quota;

@@ -4,9 +4,10 @@
 
 use std::sync::Arc;
 
+use capstan_api::pod_references;
 use capstan_auth::authz::node::{NodeGraph, PodRefs, Source};
 use capstan_registry::RestStorage;
-use k8s_openapi::api::core::v1::{EnvFromSource, EnvVar, PersistentVolumeClaim, Pod};
+use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use serde_json::Value;
 use tokio::task::JoinHandle;
 
@@ -37,17 +38,17 @@ pub fn start(
     graph: Arc<NodeGraph>,
 ) -> Vec<JoinHandle<()>> {
     let mut tasks = Vec::new();
-    tasks.extend(feed::<Pod>(
+    tasks.extend(feed::<Value>(
         pods,
         graph.clone(),
         Source::Pods,
         |graph, pod, deleted, generation| {
-            let ns = pod.metadata.namespace.clone().unwrap_or_default();
-            let name = pod.metadata.name.clone().unwrap_or_default();
+            let ns = pod["metadata"]["namespace"].as_str().unwrap_or_default();
+            let name = pod["metadata"]["name"].as_str().unwrap_or_default();
             if deleted {
-                graph.remove_pod(&ns, &name);
+                graph.remove_pod(ns, name);
             } else {
-                graph.put_pod(&ns, &name, pod_refs(&pod), generation);
+                graph.put_pod(ns, name, pod_refs(&pod), generation);
             }
         },
     ));
@@ -96,94 +97,27 @@ fn push(list: &mut Vec<String>, name: Option<&String>) {
     }
 }
 
-/// The secrets, config maps, claims and account a pod uses.
-pub(crate) fn pod_refs(pod: &Pod) -> PodRefs {
-    let mut refs = PodRefs::default();
-    let Some(spec) = &pod.spec else {
-        return refs;
+/// The secrets, config maps, claims and account a pod (JSON) uses; the secrets and config
+/// maps as NodeRestriction and the ServiceAccount plugin see them (`capstan_api::pod_references`).
+pub(crate) fn pod_refs(pod: &Value) -> PodRefs {
+    let spec = &pod["spec"];
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    let owned = |names: Vec<&str>| names.into_iter().map(String::from).collect();
+    let mut refs = PodRefs {
+        node: text(&spec["nodeName"]),
+        service_account: text(&spec["serviceAccountName"]),
+        secrets: owned(pod_references::secret_names(spec)),
+        config_maps: owned(pod_references::config_map_names(spec)),
+        ..Default::default()
     };
-    refs.node = spec.node_name.clone().unwrap_or_default();
-    refs.service_account = spec.service_account_name.clone().unwrap_or_default();
-    for secret in spec.image_pull_secrets.iter().flatten() {
-        push(&mut refs.secrets, Some(&secret.name));
-    }
-    let env =
-        |env: Option<&Vec<EnvVar>>, env_from: Option<&Vec<EnvFromSource>>, refs: &mut PodRefs| {
-            for var in env.into_iter().flatten() {
-                if let Some(from) = &var.value_from {
-                    push(
-                        &mut refs.secrets,
-                        from.secret_key_ref.as_ref().map(|s| &s.name),
-                    );
-                    push(
-                        &mut refs.config_maps,
-                        from.config_map_key_ref.as_ref().map(|c| &c.name),
-                    );
-                }
-            }
-            for from in env_from.into_iter().flatten() {
-                push(&mut refs.secrets, from.secret_ref.as_ref().map(|s| &s.name));
-                push(
-                    &mut refs.config_maps,
-                    from.config_map_ref.as_ref().map(|c| &c.name),
-                );
-            }
+    let pod_name = pod["metadata"]["name"].as_str().unwrap_or_default();
+    for volume in spec["volumes"].as_array().into_iter().flatten() {
+        let claim = if volume["ephemeral"].is_object() {
+            format!("{pod_name}-{}", text(&volume["name"]))
+        } else {
+            text(&volume["persistentVolumeClaim"]["claimName"])
         };
-    for c in spec
-        .containers
-        .iter()
-        .chain(spec.init_containers.iter().flatten())
-    {
-        env(c.env.as_ref(), c.env_from.as_ref(), &mut refs);
-    }
-    for c in spec.ephemeral_containers.iter().flatten() {
-        env(c.env.as_ref(), c.env_from.as_ref(), &mut refs);
-    }
-    let pod_name = pod.metadata.name.clone().unwrap_or_default();
-    for volume in spec.volumes.iter().flatten() {
-        if let Some(s) = &volume.secret {
-            push(&mut refs.secrets, s.secret_name.as_ref());
-        }
-        if let Some(c) = &volume.config_map {
-            push(&mut refs.config_maps, Some(&c.name));
-        }
-        if let Some(c) = &volume.persistent_volume_claim {
-            push(&mut refs.claims, Some(&c.claim_name));
-        }
-        if volume.ephemeral.is_some() {
-            push(
-                &mut refs.claims,
-                Some(&format!("{pod_name}-{}", volume.name)),
-            );
-        }
-        for source in volume
-            .projected
-            .iter()
-            .flat_map(|p| p.sources.iter().flatten())
-        {
-            push(&mut refs.secrets, source.secret.as_ref().map(|s| &s.name));
-            push(
-                &mut refs.config_maps,
-                source.config_map.as_ref().map(|c| &c.name),
-            );
-        }
-        // The secrets of in-tree and CSI sources (`secretRef`, `nodePublishSecretRef`,
-        // azureFile's `secretName`).
-        let Ok(Value::Object(sources)) = serde_json::to_value(volume) else {
-            continue;
-        };
-        for source in sources.values().filter_map(Value::as_object) {
-            for (key, value) in source {
-                let name = if key.ends_with("ecretRef") {
-                    value["name"].as_str()
-                } else if key == "secretName" {
-                    value.as_str()
-                } else {
-                    None
-                };
-                push(&mut refs.secrets, name.map(String::from).as_ref());
-            }
-        }
+        push(&mut refs.claims, Some(&claim));
     }
     refs
 }
@@ -227,7 +161,7 @@ mod tests {
 
     #[test]
     fn a_pods_references_are_found_wherever_they_are() {
-        let pod: Pod = serde_json::from_value(json!({
+        let pod = json!({
             "metadata": {"name": "web", "namespace": "apps"},
             "spec": {
                 "nodeName": "n1", "serviceAccountName": "runner",
@@ -249,8 +183,7 @@ mod tests {
                     {"name": "f", "azureFile": {"secretName": "azure-secret", "shareName": "s"}},
                 ],
             },
-        }))
-        .unwrap();
+        });
         let refs = pod_refs(&pod);
         assert_eq!(refs.node, "n1");
         assert_eq!(refs.service_account, "runner");

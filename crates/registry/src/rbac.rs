@@ -209,6 +209,40 @@ impl WriteCheck<api::Role> for Escalation {
     }
 }
 
+/// Every permission there is: what an aggregation rule can gather.
+fn full_authority() -> Vec<PolicyRule> {
+    let all = || vec!["*".to_string()];
+    vec![
+        PolicyRule {
+            verbs: all(),
+            api_groups: all(),
+            resources: all(),
+            ..Default::default()
+        },
+        PolicyRule {
+            verbs: all(),
+            non_resource_urls: all(),
+            ..Default::default()
+        },
+    ]
+}
+
+/// Whether an update changes no more than what the garbage collector writes (owner references
+/// and finalizers) and the server's bookkeeping.
+fn only_collector_fields(new: &api::ClusterRole, old: &api::ClusterRole) -> bool {
+    let strip = |role: &api::ClusterRole| {
+        let mut role = role.clone();
+        let meta = &mut role.metadata;
+        meta.owner_references = None;
+        meta.finalizers = None;
+        meta.managed_fields = None;
+        meta.resource_version = None;
+        meta.generation = None;
+        role
+    };
+    strip(new) == strip(old)
+}
+
 #[async_trait]
 impl WriteCheck<api::ClusterRole> for Escalation {
     async fn check(
@@ -217,13 +251,40 @@ impl WriteCheck<api::ClusterRole> for Escalation {
         old: Option<&api::ClusterRole>,
         user: &UserInfo,
     ) -> Result<()> {
-        if old.is_some_and(|old| old.rules == new.rules) {
+        let aggregating =
+            new.aggregation_rule.is_some() || old.is_some_and(|old| old.aggregation_rule.is_some());
+        let unchanged_rules = old.is_some_and(|old| old.rules == new.rules);
+        if unchanged_rules && !aggregating {
+            return Ok(());
+        }
+        if old.is_some_and(|old| only_collector_fields(new, old)) {
             return Ok(());
         }
         let (_, name) = meta_of(&new.metadata);
-        let rules = policy_rules(new.rules.as_deref());
-        self.check_role(user, "clusterroles", "", name, &rules)
-            .await
+        if user.in_group(UserInfo::MASTERS)
+            || self.may(user, "escalate", "clusterroles", "", name).await
+        {
+            return Ok(());
+        }
+        if !unchanged_rules {
+            let rules = policy_rules(new.rules.as_deref());
+            self.confirm_no_escalation(user, "", &rules, ("clusterroles", name))?;
+        }
+        // An aggregation rule gathers whatever roles it selects, today's and tomorrow's: setting,
+        // changing or keeping one needs every permission there is, as upstream.
+        if aggregating
+            && self
+                .confirm_no_escalation(user, "", &full_authority(), ("clusterroles", name))
+                .is_err()
+        {
+            return Err(ApiError::forbidden_because(
+                &GroupResource::new(GROUP, "clusterroles"),
+                name,
+                "must have cluster-admin privileges to use the aggregationRule",
+            )
+            .into());
+        }
+        Ok(())
     }
 }
 

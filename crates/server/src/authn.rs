@@ -184,6 +184,8 @@ pub struct Authenticators {
     pub request_header: Option<Arc<RequestHeader>>,
     /// Background work (fetching OIDC keys).
     pub tasks: Vec<JoinHandle<()>>,
+    /// The server's own audiences (`--api-audiences`, else the issuers).
+    pub implicit_audiences: Vec<String>,
 }
 
 /// Builds the chain of `config`; `tokens` are the static tokens (the file's and the admin's).
@@ -226,7 +228,7 @@ pub fn authenticators(
     }
     if let Some(webhook) = &config.token_webhook {
         chain.push(Arc::new(TokenWebhook::new(TokenWebhookConfig {
-            implicit_audiences,
+            implicit_audiences: implicit_audiences.clone(),
             ..webhook.clone()
         })?));
     }
@@ -235,6 +237,7 @@ pub fn authenticators(
         client_ca,
         request_header,
         tasks,
+        implicit_audiences,
     })
 }
 

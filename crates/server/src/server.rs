@@ -393,10 +393,10 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         );
     }
     let authenticators = authn::authenticators(&config, tokens, service_accounts.clone(), lookup)?;
-    let authn = Arc::new(AuthenticatorChain::new(
-        authenticators.chain,
-        config.anonymous_auth,
-    ));
+    let authn = Arc::new(
+        AuthenticatorChain::new(authenticators.chain, anonymous_allowed(&config))
+            .with_implicit_audiences(authenticators.implicit_audiences),
+    );
     registry.add(Arc::new(TokenRequestRest::new(
         builtin.lookup(),
         service_accounts.clone(),
@@ -948,4 +948,21 @@ pub async fn run(config: ServerConfig) -> Result<()> {
     }
     server.shutdown().await;
     Ok(())
+}
+/// Whether requests without credentials are served as `system:anonymous`: as asked, except
+/// with an `AlwaysAllow` authorizer, which would let anyone who reaches the port do anything
+/// (upstream turns it off then too, and says so).
+fn anonymous_allowed(config: &ServerConfig) -> bool {
+    let always_allow = config
+        .authorization_modes
+        .iter()
+        .any(|m| m == "AlwaysAllow");
+    if config.anonymous_auth && always_allow {
+        warn!(
+            "anonymous requests are refused with the AlwaysAllow authorizer (--anonymous-auth is \
+             reset to false); choose another --authorization-mode to serve anonymous users"
+        );
+        return false;
+    }
+    config.anonymous_auth
 }

@@ -35,62 +35,17 @@ fn bound_to(pod: Option<&Value>) -> &str {
         .unwrap_or_default()
 }
 
-/// Whether the pod uses an object of `kind` a mirror pod may not use.
+/// Whether the pod uses an object of `kind` a mirror pod may not use (every way a pod names a
+/// secret or config map counts, as the Node authorizer's graph counts them).
 fn references(pod: &Value, kind: &str) -> bool {
     let spec = &pod["spec"];
-    let volumes = spec["volumes"].as_array().into_iter().flatten();
-    let containers = ["initContainers", "containers", "ephemeralContainers"]
-        .iter()
-        .flat_map(|l| spec[*l].as_array().into_iter().flatten());
     match kind {
-        "secrets" => {
-            spec["imagePullSecrets"]
-                .as_array()
-                .is_some_and(|s| !s.is_empty())
-                || volumes.clone().any(|v| {
-                    v["secret"].is_object()
-                        || v["projected"]["sources"]
-                            .as_array()
-                            .into_iter()
-                            .flatten()
-                            .any(|s| s["secret"].is_object())
-                })
-                || containers.clone().any(|c| {
-                    c["env"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .any(|e| e["valueFrom"]["secretKeyRef"].is_object())
-                        || c["envFrom"]
-                            .as_array()
-                            .into_iter()
-                            .flatten()
-                            .any(|e| e["secretRef"].is_object())
-                })
-        }
-        "configmaps" => {
-            volumes.clone().any(|v| {
-                v["configMap"].is_object()
-                    || v["projected"]["sources"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .any(|s| s["configMap"].is_object())
-            }) || containers.clone().any(|c| {
-                c["env"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .any(|e| e["valueFrom"]["configMapKeyRef"].is_object())
-                    || c["envFrom"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .any(|e| e["configMapRef"].is_object())
-            })
-        }
-        "persistentvolumeclaims" => volumes
-            .clone()
+        "secrets" => !capstan_api::pod_references::secret_names(spec).is_empty(),
+        "configmaps" => !capstan_api::pod_references::config_map_names(spec).is_empty(),
+        "persistentvolumeclaims" => spec["volumes"]
+            .as_array()
+            .into_iter()
+            .flatten()
             .any(|v| v["persistentVolumeClaim"].is_object() || v["ephemeral"].is_object()),
         _ => false,
     }

@@ -112,12 +112,8 @@ fn mirror_refusal(spec: &Value) -> Option<&'static str> {
     if named("serviceAccountName") || named("serviceAccount") {
         return Some("a mirror pod may not reference service accounts");
     }
-    let secret_volume = items(&spec["volumes"]).any(|v| !volume_secrets(v).is_empty());
-    let secret_env = containers(spec).any(|(_, c)| {
-        items(&c["env"]).any(|e| !e["valueFrom"]["secretKeyRef"].is_null())
-            || items(&c["envFrom"]).any(|e| !e["secretRef"].is_null())
-    });
-    (secret_volume || secret_env).then_some("a mirror pod may not reference secrets")
+    (!capstan_api::pod_references::secret_names(spec).is_empty())
+        .then_some("a mirror pod may not reference secrets")
 }
 
 /// The first secret the pod uses that the account does not list, as upstream words it.

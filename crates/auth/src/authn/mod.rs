@@ -104,6 +104,7 @@ pub trait Authenticator: Send + Sync + 'static {
 pub struct AuthenticatorChain {
     authenticators: Vec<Arc<dyn Authenticator>>,
     anonymous: bool,
+    implicit_audiences: Vec<String>,
 }
 
 impl AuthenticatorChain {
@@ -112,7 +113,16 @@ impl AuthenticatorChain {
         Self {
             authenticators,
             anonymous,
+            implicit_audiences: Vec::new(),
         }
+    }
+
+    /// The audiences of credentials that name none (static and bootstrap tokens, legacy
+    /// service-account tokens, ...): the server's own (`--api-audiences`). A TokenReview for
+    /// other audiences finds such a credential unauthenticated, as upstream's.
+    pub fn with_implicit_audiences(mut self, audiences: Vec<String>) -> Self {
+        self.implicit_audiences = audiences;
+        self
     }
 
     /// The user of a request, or the reason it is refused (401).
@@ -137,20 +147,22 @@ impl AuthenticatorChain {
 
     /// What a TokenReview answers: the user of `token` and the audiences it is valid for
     /// among `audiences` (empty: the server's own); `None` when no authenticator knows the
-    /// token; never the anonymous user.
+    /// token for them; never the anonymous user.
     pub async fn review_token(
         &self,
         token: &str,
         audiences: &[String],
     ) -> std::result::Result<Option<(UserInfo, Vec<String>)>, String> {
+        let asked = if audiences.is_empty() && !self.implicit_audiences.is_empty() {
+            self.implicit_audiences.as_slice()
+        } else {
+            audiences
+        };
         let credentials = Credentials {
-            audiences: (!audiences.is_empty()).then_some(audiences),
+            audiences: (!asked.is_empty()).then_some(asked),
             ..Credentials::bearer(token)
         };
-        Ok(match self.identify(&credentials).await? {
-            Some((user, auds)) if auds.is_empty() => Some((user, audiences.to_vec())),
-            found => found,
-        })
+        self.identify(&credentials).await
     }
 
     /// The first authenticator's user, `None` when none has an opinion, or the last
@@ -164,8 +176,23 @@ impl AuthenticatorChain {
             match a.authenticate(credentials).await {
                 Outcome::Authenticated {
                     mut user,
-                    audiences,
+                    mut audiences,
                 } => {
+                    // A credential valid for any audience is valid for the server's own: asked
+                    // for others, it is not this authenticator's (the next may know it).
+                    if let Some(asked) = credentials.audiences
+                        && audiences.is_empty()
+                        && !self.implicit_audiences.is_empty()
+                    {
+                        audiences = asked
+                            .iter()
+                            .filter(|a| self.implicit_audiences.contains(a))
+                            .cloned()
+                            .collect();
+                        if audiences.is_empty() {
+                            continue;
+                        }
+                    }
                     if !user.in_group(UserInfo::AUTHENTICATED)
                         && !user.in_group(UserInfo::UNAUTHENTICATED)
                     {
@@ -212,5 +239,39 @@ mod tests {
         );
         let closed = AuthenticatorChain::new(vec![Arc::new(tokens)], false);
         assert!(closed.authenticate(&Credentials::default()).await.is_err());
+    }
+
+    #[tokio::test]
+    async fn reviews_of_audience_free_tokens_answer_for_the_servers_audiences() {
+        let tokens = StaticTokens::parse("good,alice,u1,dev").unwrap();
+        let chain = AuthenticatorChain::new(vec![Arc::new(tokens)], false)
+            .with_implicit_audiences(vec!["api".into(), "other-api".into()]);
+        let review = |auds: &[&str]| {
+            let auds: Vec<String> = auds.iter().map(|a| a.to_string()).collect();
+            let chain = chain.clone();
+            async move {
+                chain
+                    .review_token("good", &auds)
+                    .await
+                    .unwrap()
+                    .map(|(user, auds)| (user.name, auds))
+            }
+        };
+        let alice = |auds: &[&str]| {
+            Some((
+                "alice".to_string(),
+                auds.iter().map(|a| a.to_string()).collect::<Vec<_>>(),
+            ))
+        };
+        assert_eq!(review(&[]).await, alice(&["api", "other-api"]));
+        assert_eq!(review(&["vault", "api"]).await, alice(&["api"]));
+        assert_eq!(review(&["vault"]).await, None, "not for vault");
+        // Requests themselves name no audience: the token works.
+        assert!(
+            chain
+                .authenticate(&Credentials::bearer("good"))
+                .await
+                .is_ok()
+        );
     }
 }

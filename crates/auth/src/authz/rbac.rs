@@ -466,9 +466,11 @@ fn covers(owner: &PolicyRule, atom: &PolicyRule) -> bool {
     let resource_ok = owner.resources.iter().any(|o| {
         o == "*"
             || o == resource
-            || resource.split_once('/').is_some_and(|(res, sub)| {
-                o.strip_prefix("*/") == Some(sub) || o.strip_suffix("/*") == Some(res)
-            })
+            // `*/sub` covers every resource's `sub`; `res/*` is no wildcard (the authorizer
+            // matches it only literally), so it covers nothing more.
+            || resource
+                .split_once('/')
+                .is_some_and(|(_, sub)| o.strip_prefix("*/") == Some(sub))
     });
     if !resource_ok {
         return false;
@@ -784,6 +786,28 @@ mod tests {
                 r#"{APIGroups:["apps"], Resources:["pods"], Verbs:["delete"]}"#,
             ]
         );
+    }
+
+    #[test]
+    fn a_resource_wildcard_covers_only_what_the_authorizer_grants() {
+        // `pods/*` is matched literally by the authorizer: holding it grants no subresource,
+        // so it may not be written into a role granting one.
+        let held = vec![rule(&["get"], &[""], &["pods/*"])];
+        assert_eq!(
+            uncovered(&held, &[rule(&["get"], &[""], &["pods/log"])]).len(),
+            1
+        );
+        assert!(uncovered(&held, &[rule(&["get"], &[""], &["pods/*"])]).is_empty());
+        let authorizer_says = |resource: &str, sub: &str| {
+            held[0].allows(&Attributes {
+                verb: "get".into(),
+                resource_request: true,
+                resource: resource.into(),
+                subresource: sub.into(),
+                ..Default::default()
+            })
+        };
+        assert!(!authorizer_says("pods", "log"));
     }
 
     #[test]
