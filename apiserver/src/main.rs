@@ -405,18 +405,18 @@ struct Options {
     #[arg(long, help_heading = "Authentication flags")]
     proxy_client_key_file: Option<PathBuf>,
 
-    /// Admission plugins to enable besides the defaults (NamespaceLifecycle, LimitRanger,
-    /// ServiceAccount, ResourceQuota, Priority, RuntimeClass, DefaultTolerationSeconds,
-    /// DefaultStorageClass, DefaultIngressClass, TaintNodesByCondition,
-    /// StorageObjectInUseProtection, PersistentVolumeClaimResize, MutatingAdmissionWebhook,
-    /// ValidatingAdmissionWebhook, CertificateApproval, CertificateSigning,
-    /// CertificateSubjectRestriction); the order does not matter. Also known: AlwaysAdmit,
-    /// AlwaysDeny, AlwaysPullImages, ClusterTrustBundleAttest, DenyServiceExternalIPs,
-    /// EventRateLimit, ExtendedResourceToleration, ImagePolicyWebhook,
+    /// Admission plugins to enable besides the defaults (NamespaceLifecycle, PodSecurity,
+    /// ValidatingAdmissionPolicy, LimitRanger, ServiceAccount, ResourceQuota, Priority,
+    /// RuntimeClass, DefaultTolerationSeconds, DefaultStorageClass, DefaultIngressClass,
+    /// TaintNodesByCondition, StorageObjectInUseProtection, PersistentVolumeClaimResize,
+    /// MutatingAdmissionWebhook, ValidatingAdmissionWebhook, CertificateApproval,
+    /// CertificateSigning, CertificateSubjectRestriction); the order does not matter. Also
+    /// known: AlwaysAdmit, AlwaysDeny, AlwaysPullImages, ClusterTrustBundleAttest,
+    /// DenyServiceExternalIPs, EventRateLimit, ExtendedResourceToleration, ImagePolicyWebhook,
     /// LimitPodHardAntiAffinityTopology, NamespaceAutoProvision, NamespaceExists,
     /// NodeRestriction, OwnerReferencesPermissionEnforcement, PersistentVolumeLabel (no
-    /// cloud providers: volumes on cloud disks are refused), PodNodeSelector, PodSecurity,
-    /// PodTolerationRestriction, SecurityContextDeny, ValidatingAdmissionPolicy. Not
+    /// cloud providers: volumes on cloud disks are refused), PodNodeSelector,
+    /// PodTolerationRestriction, SecurityContextDeny. Not
     /// accepted: PodSecurityPolicy (removed upstream in v1.25). ClusterTrustBundleAttest has
     /// no effect: ClusterTrustBundles (certificates.k8s.io/v1beta1, off by default upstream)
     /// are not served.

@@ -52,9 +52,14 @@ pub const ORDERED: &[&str] = &[
     "AlwaysDeny",
 ];
 
-/// The plugins on unless disabled (the spec's default set).
+/// The plugins on unless disabled: the spec's default set, and PodSecurity and
+/// ValidatingAdmissionPolicy, on by default upstream since v1.25 and v1.30 (without labels or
+/// policies they change nothing; off, a cluster would ignore the namespaces' Pod Security
+/// labels and the policies users write).
 pub const DEFAULTS: &[&str] = &[
     "NamespaceLifecycle",
+    "PodSecurity",
+    "ValidatingAdmissionPolicy",
     "LimitRanger",
     "ServiceAccount",
     "ResourceQuota",

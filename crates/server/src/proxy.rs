@@ -119,12 +119,16 @@ fn proxyable(ip: IpAddr) -> bool {
                 || v4.is_multicast()
                 || v4.is_broadcast())
         }
-        IpAddr::V6(v6) => {
-            !(v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || v6.is_unicast_link_local())
-        }
+        // `::ffff:127.0.0.1` is 127.0.0.1: judged as the IPv4 address it maps.
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => proxyable(IpAddr::V4(v4)),
+            None => {
+                !(v6.is_loopback()
+                    || v6.is_unspecified()
+                    || v6.is_multicast()
+                    || v6.is_unicast_link_local())
+            }
+        },
     }
 }
 
@@ -383,10 +387,12 @@ mod tests {
             "::1",
             "fe80::1",
             "224.0.0.1",
+            "::ffff:127.0.0.1",
+            "::ffff:169.254.169.254",
         ] {
             assert!(!proxyable(ip.parse().unwrap()), "{ip}");
         }
-        for ip in ["10.0.0.7", "192.0.2.10", "2001:db8::1"] {
+        for ip in ["10.0.0.7", "192.0.2.10", "2001:db8::1", "::ffff:10.0.0.7"] {
             assert!(proxyable(ip.parse().unwrap()), "{ip}");
         }
     }

@@ -16,7 +16,7 @@ use crate::chain::{Lister, Plugin};
 
 const MIRROR: &str = "kubernetes.io/config.mirror";
 /// Labels only administrators set (a node cannot claim them for itself).
-const RESTRICTED_PREFIX: &str = "node-restriction.kubernetes.io/";
+const RESTRICTED_DOMAIN: &str = "node-restriction.kubernetes.io";
 
 /// The `NodeRestriction` plugin.
 pub struct NodeRestriction {
@@ -33,6 +33,14 @@ impl NodeRestriction {
 fn bound_to(pod: Option<&Value>) -> &str {
     pod.and_then(|p| p["spec"]["nodeName"].as_str())
         .unwrap_or_default()
+}
+
+/// Whether a label is in the `node-restriction.kubernetes.io` domain or one of its subdomains,
+/// which only administrators may set on nodes.
+fn restricted_label(key: &str) -> bool {
+    key.split_once('/').is_some_and(|(domain, _)| {
+        domain == RESTRICTED_DOMAIN || domain.ends_with(&format!(".{RESTRICTED_DOMAIN}"))
+    })
 }
 
 /// Whether the pod uses an object of `kind` a mirror pod may not use (every way a pod names a
@@ -202,11 +210,7 @@ impl NodeRestriction {
                     .filter(|l| !after.iter().any(|(k, _)| *k == l.0)),
             )
             .map(|(k, _)| k.as_str())
-            .filter(|k| {
-                k.starts_with(RESTRICTED_PREFIX)
-                    || k.split_once('/')
-                        .is_some_and(|(p, _)| p == "node-restriction.kubernetes.io")
-            })
+            .filter(|k| restricted_label(k))
             .collect();
         changed.sort();
         changed.dedup();
@@ -308,5 +312,21 @@ impl Plugin for NodeRestriction {
             ("storage.k8s.io", "csinodes") => self.own_object(node, a, "CSINode"),
             _ => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_restricted_domain_and_its_subdomains_are_for_administrators() {
+        assert!(restricted_label("node-restriction.kubernetes.io/pool"));
+        assert!(restricted_label("team.node-restriction.kubernetes.io/pool"));
+        assert!(!restricted_label("evilnode-restriction.kubernetes.io/pool"));
+        assert!(!restricted_label(
+            "example.com/node-restriction.kubernetes.io"
+        ));
+        assert!(!restricted_label("pool"));
     }
 }

@@ -189,16 +189,20 @@ const RESTRICTED_VOLUMES: [&str; 9] = [
     "secret",
 ];
 
-/// The violations of the baseline standard, as upstream words them.
-fn baseline(spec: &Value) -> Vec<String> {
-    let mut out = Vec::new();
+/// The violations of the baseline standard, as upstream words them and in its order (by
+/// check name).
+fn baseline(spec: &Value, annotations: &Value) -> Vec<String> {
+    let mut out: Vec<(&str, String)> = Vec::new();
     let host: Vec<String> = ["hostNetwork", "hostPID", "hostIPC"]
         .iter()
         .filter(|f| spec[**f] == true)
         .map(|f| format!("{f}=true"))
         .collect();
     if !host.is_empty() {
-        out.push(format!("host namespaces ({})", host.join(", ")));
+        out.push((
+            "hostNamespaces",
+            format!("host namespaces ({})", host.join(", ")),
+        ));
     }
     let all = containers(spec);
     let privileged: Vec<&str> = all
@@ -207,9 +211,12 @@ fn baseline(spec: &Value) -> Vec<String> {
         .map(|(n, _)| *n)
         .collect();
     if !privileged.is_empty() {
-        out.push(format!(
-            "privileged ({} must not set securityContext.privileged=true)",
-            named(&privileged)
+        out.push((
+            "privileged",
+            format!(
+                "privileged ({} must not set securityContext.privileged=true)",
+                named(&privileged)
+            ),
         ));
     }
     let mut caps = Vec::new();
@@ -227,7 +234,10 @@ fn baseline(spec: &Value) -> Vec<String> {
         }
     }
     if !caps.is_empty() {
-        out.push(format!("non-default capabilities ({})", caps.join("; ")));
+        out.push((
+            "capabilities",
+            format!("non-default capabilities ({})", caps.join("; ")),
+        ));
     }
     let host_paths: Vec<String> = items(&spec["volumes"])
         .filter(|v| !v["hostPath"].is_null())
@@ -239,9 +249,9 @@ fn baseline(spec: &Value) -> Vec<String> {
         } else {
             "volumes"
         };
-        out.push(format!(
-            "hostPath volumes ({noun} {})",
-            host_paths.join(", ")
+        out.push((
+            "hostPathVolumes",
+            format!("hostPath volumes ({noun} {})", host_paths.join(", ")),
         ));
     }
     let mut ports = Vec::new();
@@ -264,7 +274,7 @@ fn baseline(spec: &Value) -> Vec<String> {
         }
     }
     if !ports.is_empty() {
-        out.push(format!("hostPort ({})", ports.join("; ")));
+        out.push(("hostPorts", format!("hostPort ({})", ports.join("; "))));
     }
     let unconfined = |sc: &Value| sc["seccompProfile"]["type"] == "Unconfined";
     let mut seccomp = Vec::new();
@@ -285,7 +295,10 @@ fn baseline(spec: &Value) -> Vec<String> {
         ));
     }
     if !seccomp.is_empty() {
-        out.push(format!("seccompProfile ({})", seccomp.join("; ")));
+        out.push((
+            "seccompProfile",
+            format!("seccompProfile ({})", seccomp.join("; ")),
+        ));
     }
     let unmasked: Vec<&str> = all
         .iter()
@@ -297,9 +310,12 @@ fn baseline(spec: &Value) -> Vec<String> {
         .map(|(n, _)| *n)
         .collect();
     if !unmasked.is_empty() {
-        out.push(format!(
-            "procMount ({} must not set securityContext.procMount to \"Unmasked\")",
-            named(&unmasked)
+        out.push((
+            "procMount",
+            format!(
+                "procMount ({} must not set securityContext.procMount to \"Unmasked\")",
+                named(&unmasked)
+            ),
         ));
     }
     let sysctls: Vec<&str> = items(&spec["securityContext"]["sysctls"])
@@ -307,9 +323,146 @@ fn baseline(spec: &Value) -> Vec<String> {
         .filter(|n| !SAFE_SYSCTLS.contains(n))
         .collect();
     if !sysctls.is_empty() {
-        out.push(format!("forbidden sysctls ({})", sysctls.join(", ")));
+        out.push((
+            "sysctls",
+            format!("forbidden sysctls ({})", sysctls.join(", ")),
+        ));
     }
-    out
+    if let Some(found) = app_armor(spec, annotations, &all) {
+        out.push(("appArmorProfile", found));
+    }
+    if let Some(found) = se_linux(spec, &all) {
+        out.push(("seLinuxOptions", found));
+    }
+    out.sort_by_key(|(check, _)| *check);
+    out.into_iter().map(|(_, found)| found).collect()
+}
+
+/// The annotation that set a container's AppArmor profile before the field did.
+const APP_ARMOR_ANNOTATION: &str = "container.apparmor.security.beta.kubernetes.io/";
+
+/// AppArmor profiles other than the runtime's default or a local one, in the fields or the
+/// annotations (which upstream copies into unset container fields first).
+fn app_armor(spec: &Value, annotations: &Value, all: &[(&str, &Value)]) -> Option<String> {
+    let allowed = |t: &str| matches!(t, "RuntimeDefault" | "Localhost");
+    let mut values: Vec<String> = Vec::new();
+    let mut value = |v: String| {
+        if !values.contains(&v) {
+            values.push(v);
+        }
+    };
+    let mut setters = Vec::new();
+    if let Some(t) = spec["securityContext"]["appArmorProfile"]["type"].as_str()
+        && !allowed(t)
+    {
+        setters.push("pod".to_string());
+        value(format!("{t:?}"));
+    }
+    let annotation = |name: &str| annotations[format!("{APP_ARMOR_ANNOTATION}{name}")].as_str();
+    let mut bad = Vec::new();
+    for (name, c) in all {
+        let field = c["securityContext"]["appArmorProfile"]["type"].as_str();
+        let synced = annotation(name).map(|a| match a {
+            "runtime/default" => "RuntimeDefault",
+            "unconfined" => "Unconfined",
+            _ if a.starts_with("localhost/") => "Localhost",
+            _ => "",
+        });
+        if let Some(t) = field.or(synced).filter(|t| !t.is_empty() && !allowed(t)) {
+            bad.push(*name);
+            value(format!("{t:?}"));
+        }
+    }
+    if !bad.is_empty() {
+        setters.push(named(&bad));
+    }
+    let mut annotated = false;
+    for (key, v) in annotations.as_object().into_iter().flatten() {
+        let Some(v) = v.as_str() else { continue };
+        if key.starts_with(APP_ARMOR_ANNOTATION)
+            && v != "runtime/default"
+            && !v.starts_with("localhost/")
+        {
+            annotated = true;
+            value(format!("\"{key}=\"{v}\"\""));
+        }
+    }
+    if annotated {
+        setters.push("annotation".into());
+    }
+    if setters.is_empty() {
+        return None;
+    }
+    let plural = if values.len() > 1 { "s" } else { "" };
+    Some(format!(
+        "forbidden AppArmor profile{plural} ({} must not set AppArmor profile type to {})",
+        setters.join(" and "),
+        values.join(", ")
+    ))
+}
+
+/// SELinux options beyond a container type and a level: other types, users and roles.
+fn se_linux(spec: &Value, all: &[(&str, &Value)]) -> Option<String> {
+    const TYPES: [&str; 5] = [
+        "",
+        "container_t",
+        "container_init_t",
+        "container_kvm_t",
+        "container_engine_t",
+    ];
+    let mut types = std::collections::BTreeSet::new();
+    let (mut user, mut role) = (false, false);
+    let mut judge = |options: &Value| {
+        let mut bad = false;
+        if let Some(t) = options["type"].as_str()
+            && !TYPES.contains(&t)
+        {
+            types.insert(t.to_string());
+            bad = true;
+        }
+        let set = |f: &str| options[f].as_str().is_some_and(|v| !v.is_empty());
+        if set("user") {
+            user = true;
+            bad = true;
+        }
+        if set("role") {
+            role = true;
+            bad = true;
+        }
+        bad
+    };
+    let mut setters = Vec::new();
+    if judge(&spec["securityContext"]["seLinuxOptions"]) {
+        setters.push("pod".to_string());
+    }
+    let bad: Vec<&str> = all
+        .iter()
+        .filter(|(_, c)| judge(&c["securityContext"]["seLinuxOptions"]))
+        .map(|(n, _)| *n)
+        .collect();
+    if !bad.is_empty() {
+        setters.push(named(&bad));
+    }
+    if setters.is_empty() {
+        return None;
+    }
+    let mut details = Vec::new();
+    if !types.is_empty() {
+        let quoted: Vec<String> = types.iter().map(|t| format!("{t:?}")).collect();
+        let noun = if quoted.len() == 1 { "type" } else { "types" };
+        details.push(format!("{noun} {}", quoted.join(", ")));
+    }
+    if user {
+        details.push("user may not be set".to_string());
+    }
+    if role {
+        details.push("role may not be set".to_string());
+    }
+    Some(format!(
+        "seLinuxOptions ({} set forbidden securityContext.seLinuxOptions: {})",
+        setters.join(" and "),
+        details.join("; ")
+    ))
 }
 
 /// The further violations of the restricted standard.
@@ -435,12 +588,12 @@ fn restricted(spec: &Value) -> Vec<String> {
 }
 
 /// The violations of `level` by the pod spec.
-fn violations(level: Level, spec: &Value) -> Vec<String> {
+fn violations(level: Level, spec: &Value, annotations: &Value) -> Vec<String> {
     match level {
         Level::Privileged => Vec::new(),
-        Level::Baseline => baseline(spec),
+        Level::Baseline => baseline(spec, annotations),
         Level::Restricted => {
-            let mut all = baseline(spec);
+            let mut all = baseline(spec, annotations);
             all.extend(restricted(spec));
             all
         }
@@ -494,7 +647,8 @@ impl Plugin for PodSecurity {
         }
         let [enforce, audit, warn] = self.levels(&a.namespace).await?;
         let spec = &object["spec"];
-        let found = violations(enforce, spec);
+        let annotations = &object["metadata"]["annotations"];
+        let found = violations(enforce, spec, annotations);
         if !found.is_empty() {
             return Err(forbidden(
                 a,
@@ -505,7 +659,7 @@ impl Plugin for PodSecurity {
                 ),
             ));
         }
-        let found = violations(warn, spec);
+        let found = violations(warn, spec, annotations);
         if !found.is_empty() {
             a.feedback.warn(format!(
                 "would violate PodSecurity \"{}:latest\": {}",
@@ -513,7 +667,7 @@ impl Plugin for PodSecurity {
                 found.join(", ")
             ));
         }
-        let found = violations(audit, spec);
+        let found = violations(audit, spec, annotations);
         if !found.is_empty() {
             a.feedback.annotate(
                 "pod-security.kubernetes.io/audit-violations",
@@ -592,23 +746,62 @@ mod tests {
             ],
         });
         assert_eq!(
-            violations(Level::Baseline, &spec),
+            violations(Level::Baseline, &spec, &Value::Null),
+            // Upstream's order: by check name.
             [
-                "host namespaces (hostNetwork=true)",
-                "privileged (container \"a\" must not set securityContext.privileged=true)",
                 "non-default capabilities (container \"a\" must not include \"NET_ADMIN\" in securityContext.capabilities.add)",
+                "host namespaces (hostNetwork=true)",
                 "hostPath volumes (volume \"root\")",
                 "hostPort (container \"a\" uses hostPort 80)",
+                "privileged (container \"a\" must not set securityContext.privileged=true)",
             ]
         );
-        assert!(violations(Level::Privileged, &spec).is_empty());
+        assert!(violations(Level::Privileged, &spec, &Value::Null).is_empty());
+    }
+
+    /// The messages upstream's v1.36 kube-apiserver gives for the same pods.
+    #[test]
+    fn baseline_limits_app_armor_and_se_linux_as_upstream() {
+        let unconfined = json!({"appArmorProfile": {"type": "Unconfined"}});
+        let spec = json!({"securityContext": unconfined, "containers": [
+            {"name": "c", "securityContext": unconfined},
+            {"name": "d", "securityContext": unconfined}]});
+        assert_eq!(
+            violations(Level::Baseline, &spec, &Value::Null),
+            [
+                "forbidden AppArmor profile (pod and containers \"c\", \"d\" must not set AppArmor profile type to \"Unconfined\")"
+            ]
+        );
+        let spec = json!({"containers": [{"name": "c"}]});
+        let annotations = json!({"container.apparmor.security.beta.kubernetes.io/c": "unconfined"});
+        assert_eq!(
+            violations(Level::Baseline, &spec, &annotations),
+            [
+                "forbidden AppArmor profiles (container \"c\" and annotation must not set AppArmor profile type to \"Unconfined\", \"container.apparmor.security.beta.kubernetes.io/c=\"unconfined\"\")"
+            ]
+        );
+        let local = json!({"container.apparmor.security.beta.kubernetes.io/c": "localhost/x"});
+        assert!(violations(Level::Baseline, &spec, &local).is_empty());
+        let spec = json!({
+            "hostNetwork": true,
+            "securityContext": {"seLinuxOptions": {"type": "spc_t", "user": "u", "role": "r"}},
+            "containers": [
+                {"name": "c", "securityContext": {"seLinuxOptions": {"type": "bad_t", "user": "x"}}},
+                {"name": "ok", "securityContext": {"seLinuxOptions": {"type": "container_kvm_t", "level": "s0:c1"}}}]});
+        assert_eq!(
+            violations(Level::Baseline, &spec, &Value::Null),
+            [
+                "host namespaces (hostNetwork=true)",
+                "seLinuxOptions (pod and container \"c\" set forbidden securityContext.seLinuxOptions: types \"bad_t\", \"spc_t\"; user may not be set; role may not be set)"
+            ]
+        );
     }
 
     #[test]
     fn restricted_asks_for_a_hardened_pod() {
         let plain = json!({"containers": [{"name": "c"}]});
         assert_eq!(
-            violations(Level::Restricted, &plain),
+            violations(Level::Restricted, &plain, &Value::Null),
             [
                 "allowPrivilegeEscalation != false (container \"c\" must set securityContext.allowPrivilegeEscalation=false)",
                 "unrestricted capabilities (container \"c\" must set securityContext.capabilities.drop=[\"ALL\"])",
@@ -622,9 +815,9 @@ mod tests {
             "volumes": [{"name": "t", "projected": {"sources": []}}],
         });
         assert!(
-            violations(Level::Restricted, &hardened).is_empty(),
+            violations(Level::Restricted, &hardened, &Value::Null).is_empty(),
             "{:?}",
-            violations(Level::Restricted, &hardened)
+            violations(Level::Restricted, &hardened, &Value::Null)
         );
     }
 }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::RwLock;
 use std::time::{Duration, Instant};
 
-/// Entries kept at most; when full, expired entries go, and if none has, everything.
+/// Entries kept at most; when full, expired entries go, and if none has, the oldest one.
 const CAPACITY: usize = 4096;
 
 /// Verified token contents, each kept for a fixed time.
@@ -43,8 +43,15 @@ impl<T: Clone> TokenCache<T> {
         let mut entries = self.entries.write().unwrap_or_else(|e| e.into_inner());
         if entries.len() >= CAPACITY {
             entries.retain(|_, (expires, _)| *expires > now);
-            if entries.len() >= CAPACITY {
-                entries.clear();
+            // Still full: the entry closest to its end makes room. (Clearing everything would
+            // let anyone flush every user's entry by sending made-up tokens.)
+            if entries.len() >= CAPACITY
+                && let Some(soonest) = entries
+                    .iter()
+                    .min_by_key(|(_, (expires, _))| *expires)
+                    .map(|(k, _)| *k)
+            {
+                entries.remove(&soonest);
             }
         }
         entries.insert(Self::key(token), (now + self.ttl, value));
@@ -74,9 +81,15 @@ mod tests {
         std::thread::sleep(Duration::from_millis(40));
         assert_eq!(cache.get("a"), None);
         let long = TokenCache::new(Duration::from_secs(60));
+        long.insert("first", 0);
+        std::thread::sleep(Duration::from_millis(2));
         for i in 0..CAPACITY + 10 {
             long.insert(&i.to_string(), i);
         }
         assert!(long.len() <= CAPACITY);
+        // A flood of new tokens pushes out the oldest entries one by one, not all at once.
+        assert_eq!(long.get("first"), None);
+        assert_eq!(long.get(&(CAPACITY + 9).to_string()), Some(CAPACITY + 9));
+        assert_eq!(long.get("20"), Some(20));
     }
 }
