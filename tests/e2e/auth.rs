@@ -1296,20 +1296,33 @@ async fn rbac_grants_what_roles_and_bindings_say() {
     );
 }
 
-/// A user who may write and bind cluster roles but holds little cannot gather permissions
-/// through an aggregation rule: setting one (on create or by patch) and changing a role that
-/// has one need every permission there is, as upstream's escalation check says.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_aggregation_rule_needs_every_permission() {
+/// A server authorizing with RBAC that knows one more user, `user`, by the token
+/// `<user>-token`; the admin's client and the user's (keep the server and the directory).
+async fn rbac_server_with_user(
+    user: &str,
+) -> (TestServer, RawClient, RawClient, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let tokens = write(dir.path(), "tokens.csv", "eve-token,eve,1005\n");
+    let tokens = write(
+        dir.path(),
+        "tokens.csv",
+        &format!("{user}-token,{user},1100\n"),
+    );
     let server = TestServer::start_with(move |c| {
         c.token_auth_file = Some(tokens);
         c.authorization_modes = vec!["RBAC".into()];
     })
     .await;
     let admin = RawClient::new(&server.url(), server.ca_pem(), Some(server.token()));
-    let eve = admin.with_token(Some("eve-token"));
+    let client = admin.with_token(Some(&format!("{user}-token")));
+    (server, admin, client, dir)
+}
+
+/// A user who may write and bind cluster roles but holds little cannot gather permissions
+/// through an aggregation rule: setting one (on create or by patch) and changing a role that
+/// has one need every permission there is, as upstream's escalation check says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_aggregation_rule_needs_every_permission() {
+    let (_server, admin, eve, _dir) = rbac_server_with_user("eve").await;
     const ROLES: &str = "/apis/rbac.authorization.k8s.io/v1/clusterroles";
     const BINDINGS: &str = "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings";
     let binding = |name: &str, role: &str| {
@@ -1422,15 +1435,7 @@ async fn an_aggregation_rule_needs_every_permission() {
 /// kind is a 404.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn writes_that_create_need_the_create_verb() {
-    let dir = tempfile::tempdir().unwrap();
-    let tokens = write(dir.path(), "tokens.csv", "bob-token,bob,1002\n");
-    let server = TestServer::start_with(move |c| {
-        c.token_auth_file = Some(tokens);
-        c.authorization_modes = vec!["RBAC".into()];
-    })
-    .await;
-    let admin = RawClient::new(&server.url(), server.ca_pem(), Some(server.token()));
-    let bob = admin.with_token(Some("bob-token"));
+    let (_server, admin, bob, _dir) = rbac_server_with_user("bob").await;
     let role = |verbs: &[&str]| {
         json!({"metadata": {"name": "writer"}, "rules": [{
             "apiGroups": ["", "coordination.k8s.io"], "resources": ["configmaps", "leases"],
@@ -1528,15 +1533,7 @@ async fn writes_that_create_need_the_create_verb() {
 /// one value), and not through a watch of the named object's path.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_permission_on_one_name_reaches_only_that_object() {
-    let dir = tempfile::tempdir().unwrap();
-    let tokens = write(dir.path(), "tokens.csv", "bob-token,bob,1002\n");
-    let server = TestServer::start_with(move |c| {
-        c.token_auth_file = Some(tokens);
-        c.authorization_modes = vec!["RBAC".into()];
-    })
-    .await;
-    let admin = RawClient::new(&server.url(), server.ca_pem(), Some(server.token()));
-    let bob = admin.with_token(Some("bob-token"));
+    let (_server, admin, bob, _dir) = rbac_server_with_user("bob").await;
     let secrets = "/api/v1/namespaces/default/secrets";
     for name in ["allowed", "other", "x"] {
         let r = admin
