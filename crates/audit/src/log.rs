@@ -202,7 +202,15 @@ fn tidy(path: &Path, rotation: &Rotation, now: Timestamp) -> std::io::Result<()>
             gz_name.push(".gz");
             let gz_path = PathBuf::from(gz_name);
             let mut input = File::open(&backup)?;
-            let output = File::create(&gz_path)?;
+            // Created, never opened: a link planted at the name is not followed.
+            match std::fs::remove_file(&gz_path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+            let output = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&gz_path)?;
             let mut encoder = flate2::write::GzEncoder::new(output, flate2::Compression::default());
             std::io::copy(&mut input, &mut encoder)?;
             encoder.finish()?.sync_all()?;

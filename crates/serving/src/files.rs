@@ -18,10 +18,15 @@ pub fn replace(path: &Path, contents: &[u8], mode: u32) -> std::io::Result<()> {
     temporary.push(format!(".tmp-{}", std::process::id()));
     let temporary = PathBuf::from(temporary);
     let written = (|| {
+        // A stale temporary (or a link someone planted in its place) goes; the new one is
+        // created, never opened: a link is not followed and the mode is the one asked for.
+        match std::fs::remove_file(&temporary) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
         let mut f = std::fs::OpenOptions::new()
             .write(true)
-            .create(true)
-            .truncate(true)
+            .create_new(true)
             .mode(mode)
             .open(&temporary)?;
         f.write_all(contents)?;
@@ -52,5 +57,20 @@ mod tests {
         assert_eq!(mode, 0o600);
         let left = std::fs::read_dir(path.parent().unwrap()).unwrap().count();
         assert_eq!(left, 1, "no temporary left");
+    }
+
+    #[test]
+    fn a_link_planted_at_the_temporary_path_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("admin-token");
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "untouched").unwrap();
+        let temporary = format!("{}.tmp-{}", path.display(), std::process::id());
+        std::os::unix::fs::symlink(&victim, &temporary).unwrap();
+        replace(&path, b"secret", 0o600).unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "secret");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
     }
 }
