@@ -130,6 +130,21 @@ async fn post_until(
     }
 }
 
+/// Creates config maps `c<n+1>`, `c<n+2>`, … (the webhook index follows the configurations
+/// asynchronously) until one is answered with `status`, up to 10 s; the last response.
+async fn new_maps_until(raw: &RawClient, n: &mut u32, status: u16) -> RawResponse {
+    post_until(
+        raw,
+        CONFIGMAPS,
+        || {
+            *n += 1;
+            json!({"metadata": {"name": format!("c{n}")}})
+        },
+        |r| r.status == status,
+    )
+    .await
+}
+
 fn pod(name: &str, labels: Value) -> Value {
     json!({"metadata": {"name": name, "labels": labels}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}})
 }
@@ -349,16 +364,7 @@ async fn failing_webhooks_fail_closed_or_open_by_policy() {
 
     let cm = |name: &str| json!({"metadata": {"name": name}});
     let mut n = 0;
-    let r = post_until(
-        &raw,
-        CONFIGMAPS,
-        || {
-            n += 1;
-            cm(&format!("c{n}"))
-        },
-        |r| r.status == 500,
-    )
-    .await;
+    let r = new_maps_until(&raw, &mut n, 500).await;
     assert_eq!(r.status, 500, "{:?}", r.body);
     let message = r.json()["message"].as_str().unwrap().to_string();
     assert!(
@@ -389,16 +395,7 @@ async fn failing_webhooks_fail_closed_or_open_by_policy() {
         .send_json(Method::PUT, &format!("{VALIDATING}/failing"), &config)
         .await;
     assert_eq!(r.status, 200, "{:?}", r.body);
-    let r = post_until(
-        &raw,
-        CONFIGMAPS,
-        || {
-            n += 1;
-            cm(&format!("c{n}"))
-        },
-        |r| r.status == 201,
-    )
-    .await;
+    let r = new_maps_until(&raw, &mut n, 201).await;
     assert_eq!(r.status, 201, "{:?}", r.body);
     let r = raw
         .send_json(
@@ -425,16 +422,7 @@ async fn failing_webhooks_fail_closed_or_open_by_policy() {
         json!({"metadata": {"name": "catch-all"}, "webhooks": [everything]}),
     )
     .await;
-    let r = post_until(
-        &raw,
-        CONFIGMAPS,
-        || {
-            n += 1;
-            cm(&format!("c{n}"))
-        },
-        |r| r.status == 500,
-    )
-    .await;
+    let r = new_maps_until(&raw, &mut n, 500).await;
     assert_eq!(r.status, 500, "{:?}", r.body);
     let r = raw
         .request(
@@ -445,16 +433,7 @@ async fn failing_webhooks_fail_closed_or_open_by_policy() {
         )
         .await;
     assert_eq!(r.status, 200, "{:?}", r.body);
-    let r = post_until(
-        &raw,
-        CONFIGMAPS,
-        || {
-            n += 1;
-            cm(&format!("c{n}"))
-        },
-        |r| r.status == 201,
-    )
-    .await;
+    let r = new_maps_until(&raw, &mut n, 201).await;
     assert_eq!(r.status, 201, "{:?}", r.body);
 }
 
