@@ -12,7 +12,8 @@ fn items(v: &Value) -> impl Iterator<Item = &Value> {
     v.as_array().into_iter().flatten()
 }
 
-fn containers(spec: &Value) -> impl Iterator<Item = &Value> {
+/// Every container of a pod spec: init containers, containers, then ephemeral containers.
+pub fn containers(spec: &Value) -> impl Iterator<Item = &Value> {
     ["initContainers", "containers", "ephemeralContainers"]
         .into_iter()
         .flat_map(|list| items(&spec[list]))

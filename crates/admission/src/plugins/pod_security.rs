@@ -131,9 +131,7 @@ fn items(v: &Value) -> impl Iterator<Item = &Value> {
 
 /// Every container with its name.
 fn containers(spec: &Value) -> Vec<(&str, &Value)> {
-    ["initContainers", "containers", "ephemeralContainers"]
-        .iter()
-        .flat_map(|l| items(&spec[*l]))
+    capstan_api::pod_references::containers(spec)
         .map(|c| (c["name"].as_str().unwrap_or_default(), c))
         .collect()
 }
