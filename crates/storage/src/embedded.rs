@@ -24,23 +24,23 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinition};
 use tokio::sync::{broadcast, mpsc, oneshot};
-use tracing::{error, info};
+use tracing::{error, info, warn};
 
 use crate::error::{Error, Result};
 use crate::store::{
     Event, EventKind, KeyValue, ListRequest, ListResponse, Revision, Store, WatchStream,
 };
-use crate::wal::Wal;
+use crate::wal::{Stop, Wal};
 
 const KV: TableDefinition<&str, (u64, u64, &[u8])> = TableDefinition::new("kv");
 const LOG: TableDefinition<u64, (&str, u8, u64, &[u8])> = TableDefinition::new("log");
 const HIST: TableDefinition<(&str, u64), ()> = TableDefinition::new("hist");
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 
-const META_REVISION: &str = "revision";
-const META_COMPACTED: &str = "compacted";
+pub(crate) const META_REVISION: &str = "revision";
+pub(crate) const META_COMPACTED: &str = "compacted";
 /// The epoch of the write-ahead log's current round (see [`crate::wal`]).
-const META_EPOCH: &str = "wal-epoch";
+pub(crate) const META_EPOCH: &str = "wal-epoch";
 const PUT: u8 = 0;
 const DELETE: u8 = 1;
 
@@ -168,8 +168,24 @@ impl EmbeddedStore {
         txn.commit()?;
         // Bring the database up to the last acknowledged write, and start a new round of the
         // log under a new epoch (durable before any record of it is written).
-        let batches = wal.replay(Revision(revision), epoch)?;
-        let epoch = epoch.map_or(1, |e| e + 1);
+        let scan = wal.scan(Revision(revision), epoch)?;
+        if !scan.stranded.is_empty() {
+            return Err(Error::Corrupt(crate::repair::damage_message(
+                &config.path,
+                revision,
+                &scan,
+            )));
+        }
+        if matches!(scan.stop, Stop::Checksum | Stop::Truncated) {
+            warn!(
+                offset = scan.end,
+                "the write-ahead log ends with {}: a write cut short by a crash, never \
+                 acknowledged",
+                scan.stop
+            );
+        }
+        let batches = scan.batches;
+        let epoch = next_epoch(epoch);
         let mut txn = db.begin_write()?;
         txn.set_durability(Durability::Immediate)?;
         {
@@ -274,15 +290,15 @@ fn error_for_writer(err: &Error) -> Error {
 }
 
 /// The four tables, open in one write transaction.
-struct Tables<'t> {
-    kv: redb::Table<'t, &'static str, (u64, u64, &'static [u8])>,
-    log: redb::Table<'t, u64, (&'static str, u8, u64, &'static [u8])>,
-    hist: redb::Table<'t, (&'static str, u64), ()>,
-    meta: redb::Table<'t, &'static str, u64>,
+pub(crate) struct Tables<'t> {
+    pub(crate) kv: redb::Table<'t, &'static str, (u64, u64, &'static [u8])>,
+    pub(crate) log: redb::Table<'t, u64, (&'static str, u8, u64, &'static [u8])>,
+    pub(crate) hist: redb::Table<'t, (&'static str, u64), ()>,
+    pub(crate) meta: redb::Table<'t, &'static str, u64>,
 }
 
 impl<'t> Tables<'t> {
-    fn open(txn: &'t redb::WriteTransaction) -> Result<Self> {
+    pub(crate) fn open(txn: &'t redb::WriteTransaction) -> Result<Self> {
         Ok(Self {
             kv: txn.open_table(KV)?,
             log: txn.open_table(LOG)?,
@@ -304,7 +320,7 @@ impl<'t> Tables<'t> {
     }
 
     /// Writes one change: the live path and log replay share this.
-    fn apply(&mut self, event: &Event) -> Result<()> {
+    pub(crate) fn apply(&mut self, event: &Event) -> Result<()> {
         let kv = &event.kv;
         let (rev, create, key, value) = (
             kv.mod_revision.0,
@@ -495,7 +511,7 @@ impl Writer {
     /// Makes every commit so far durable in the database, so the log can start over under
     /// the next epoch.
     fn checkpoint(&mut self) {
-        let next = self.epoch + 1;
+        let next = next_epoch(Some(self.epoch));
         let result = (|| -> Result<()> {
             let mut txn = self.shared.db.begin_write()?;
             txn.set_durability(Durability::Immediate)?;
@@ -640,6 +656,23 @@ impl Writer {
     }
 }
 
+/// The epoch of the next round of the log: random, so that no record of another round, nor
+/// bytes a client stored that imitate a record, can pass for one of the new round's.
+pub(crate) fn next_epoch(current: Option<u64>) -> u64 {
+    use std::hash::{BuildHasher, RandomState};
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let mut salt = 0u64;
+    loop {
+        let epoch = RandomState::new().hash_one((current, nanos, salt));
+        if epoch != 0 && Some(epoch) != current {
+            return epoch;
+        }
+        salt += 1;
+    }
+}
+
 /// Creates an empty database at `path` atomically: made and synced under another name, then
 /// renamed. A crash while redb writes a new file's header would otherwise leave a file that
 /// is not a database, and the server would never start again.
@@ -700,7 +733,7 @@ struct Compaction {
 
 /// Removes history entries in `(from, to]` that no read after `to` needs: for each key touched
 /// there, every revision but the last at or before `to`, and that one too if it is a delete.
-fn compact_range(
+pub(crate) fn compact_range(
     log: &mut redb::Table<u64, (&str, u8, u64, &[u8])>,
     hist: &mut redb::Table<(&str, u64), ()>,
     from: u64,
@@ -1061,8 +1094,11 @@ impl Store for EmbeddedStore {
 mod tests {
     use std::sync::atomic::AtomicBool;
 
+    use std::os::unix::fs::FileExt;
+
     use super::*;
     use crate::conformance;
+    use crate::repair::{check, salvage};
 
     /// Failures a test can inject into the writer.
     #[derive(Default)]
@@ -1183,6 +1219,127 @@ mod tests {
 
     fn open(dir: &tempfile::TempDir) -> EmbeddedStore {
         EmbeddedStore::open(EmbeddedStoreConfig::new(dir.path().join("db.redb"))).unwrap()
+    }
+
+    /// Writes `/k/1`..=`/k/{count}` one batch each, then takes an image of the files as a
+    /// crash would leave them (the database never closed, so at its last durable commit when
+    /// opened) into `path`; returns the offsets of the writes' log records.
+    async fn crash_after_writes(path: &Path, count: u64) -> Vec<u64> {
+        let running = tempfile::tempdir().unwrap();
+        let live = running.path().join("db.redb");
+        let mut config = EmbeddedStoreConfig::new(&live);
+        config.checkpoint_interval = Duration::from_secs(3600);
+        let store = EmbeddedStore::open(config).unwrap();
+        for i in 1..=count {
+            store
+                .create(&format!("/k/{i}"), Bytes::from(format!("v{i}")))
+                .await
+                .unwrap();
+        }
+        store
+            .shared
+            .faults
+            .kill_writer
+            .store(true, Ordering::Release);
+        assert!(store.ping().await.is_err());
+        // The database is never closed: closing it would make its last commits durable.
+        std::mem::forget(store.shared.clone());
+        drop(store);
+        std::fs::copy(&live, path).unwrap();
+        std::fs::copy(live.with_extension("wal"), path.with_extension("wal")).unwrap();
+        let log = std::fs::read(path.with_extension("wal")).unwrap();
+        let mut offsets = Vec::new();
+        let mut at = 0usize;
+        while log[at..at + 4] == crate::wal::MAGIC.to_le_bytes() {
+            offsets.push(at as u64);
+            at += 12 + u32::from_le_bytes(log[at + 4..at + 8].try_into().unwrap()) as usize;
+        }
+        assert_eq!(offsets.len() as u64, count);
+        offsets
+    }
+
+    /// A record damaged in the middle of the log is not taken for its end: the store refuses
+    /// to start and says why; `check` reports what is lost and what follows; `salvage` keeps
+    /// every intact record, never reuses a revision, and compacts history so that no client
+    /// resumes across the hole.
+    #[tokio::test]
+    async fn damage_in_the_middle_of_the_log_stops_the_start_until_salvaged() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db.redb");
+        let offsets = crash_after_writes(&path, 6).await;
+        let wal = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path.with_extension("wal"))
+            .unwrap();
+        // A bit flipped in the value of the third record.
+        let mut byte = [0u8];
+        let at = offsets[3] - 1;
+        FileExt::read_exact_at(&wal, &mut byte, at).unwrap();
+        FileExt::write_all_at(&wal, &[byte[0] ^ 1], at).unwrap();
+
+        let err = EmbeddedStore::open(EmbeddedStoreConfig::new(&path))
+            .err()
+            .expect("refused");
+        let message = err.to_string();
+        assert!(matches!(err, Error::Corrupt(_)), "{message}");
+        assert!(
+            message.contains(&format!("damaged at offset {}", offsets[2]))
+                && message.contains("revisions 4 to 6")
+                && message.contains("capstan-storeutl"),
+            "{message}"
+        );
+        let report = check(&path).unwrap();
+        let damage = report.damage.clone().expect("damage reported");
+        assert_eq!(damage.missing, [(3, 3)]);
+        assert_eq!(damage.stranded_keys, ["/k/4", "/k/5", "/k/6"]);
+        assert!(!report.healthy());
+        // Checking changed nothing: the start still refuses.
+        assert!(EmbeddedStore::open(EmbeddedStoreConfig::new(&path)).is_err());
+
+        let salvaged = salvage(&path).unwrap();
+        assert_eq!(salvaged.revision, 6);
+        assert_eq!(salvaged.backups.len(), 2);
+        for backup in &salvaged.backups {
+            assert!(backup.exists(), "{}", backup.display());
+        }
+        assert!(check(&path).unwrap().healthy());
+        let store = EmbeddedStore::open(EmbeddedStoreConfig::new(&path)).unwrap();
+        for (key, present) in [
+            ("/k/1", true),
+            ("/k/2", true),
+            ("/k/3", false),
+            ("/k/6", true),
+        ] {
+            assert_eq!(store.get(key).await.unwrap().0.is_some(), present, "{key}");
+        }
+        let next = store.create("/k/7", value("v7")).await.unwrap();
+        assert_eq!(next.mod_revision, Revision(7), "no revision is reused");
+        let old = store.watch("/k/", Revision(4)).await;
+        assert!(
+            matches!(old, Err(Error::Compacted { .. })),
+            "history was compacted"
+        );
+        drop(store);
+        // Salvaging a healthy store does nothing.
+        assert!(salvage(&path).unwrap().backups.is_empty());
+    }
+
+    /// A torn last record (the crash cut the write) is the end of the log, as before.
+    #[tokio::test]
+    async fn a_torn_last_record_is_the_end_of_the_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db.redb");
+        let offsets = crash_after_writes(&path, 4).await;
+        let wal = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path.with_extension("wal"))
+            .unwrap();
+        FileExt::write_all_at(&wal, &[0u8; 4], offsets[3] + 14).unwrap();
+        let store = EmbeddedStore::open(EmbeddedStoreConfig::new(&path)).unwrap();
+        assert!(store.get("/k/3").await.unwrap().0.is_some());
+        assert!(store.get("/k/4").await.unwrap().0.is_none());
+        assert_eq!(store.current_revision().await.unwrap(), Revision(3));
     }
 
     #[tokio::test]

@@ -15,12 +15,14 @@ mod embedded;
 mod error;
 #[cfg(test)]
 mod power_loss;
+mod repair;
 mod store;
 mod wal;
 
 pub use compactor::spawn_compactor;
 pub use embedded::{EmbeddedStore, EmbeddedStoreConfig};
 pub use error::{Error, Result};
+pub use repair::{Damage, SalvageReport, StoreReport, check, salvage};
 pub use store::{
     CompactionTurn, Event, EventKind, KeyValue, ListRequest, ListResponse, Revision, Store,
     WatchStream,

@@ -8,10 +8,17 @@
 //! every acknowledged batch since: replay applies the records with newer revisions.
 //!
 //! The file is zero-filled ahead of use, so that a write and its `fdatasync` never change the
-//! file's size. Each round has an epoch, kept in the database by the durable commit that
-//! starts the round, and written into every record of the round: replay takes only records
-//! of the database's epoch, so records of earlier rounds that lie past the current end are
-//! never replayed, whatever their revisions.
+//! file's size. Each round has a random epoch, kept in the database by the durable commit
+//! that starts the round, and written into every record of the round: replay takes only
+//! records of the database's epoch, so records of earlier rounds that lie past the current
+//! end are never replayed, whatever their revisions (and bytes a client stored cannot pass
+//! for a record: the epoch is never shown).
+//!
+//! Records are written one after another, each synced before the next, so only the last can
+//! be torn by a crash. Replay ends at the first record that is not an intact continuation;
+//! if an intact record of the round lies beyond it, the record there was damaged after it was
+//! synced, and the store refuses to start rather than drop what follows (see
+//! [`crate::repair`]).
 //!
 //! Record: magic `CWA2` (u32 LE), payload length (u32), CRC32 of the payload (u32), then the
 //! payload: epoch (u64), entry count (u32) and per entry kind (u8), revision (u64), create
@@ -30,7 +37,7 @@ use crate::error::{Error, Result};
 use crate::store::{Event, EventKind, KeyValue, Revision};
 
 /// `CWA2`: records with an epoch.
-const MAGIC: u32 = 0x3241_5743;
+pub(crate) const MAGIC: u32 = 0x3241_5743;
 /// `CWAL`: records from before epochs.
 const LEGACY_MAGIC: u32 = 0x4C41_5743;
 const HEADER: usize = 12;
@@ -174,58 +181,158 @@ impl Wal {
         Ok(())
     }
 
-    /// The batches after revision `after` of the round `epoch` (None: a log from before
-    /// epochs), in order, up to the first record that is torn, corrupt, of another round, or
-    /// not the continuation of the one before.
-    pub fn replay(&self, after: Revision, epoch: Option<u64>) -> Result<Vec<Vec<Event>>> {
-        let mut batches = Vec::new();
-        let mut offset = 0u64;
+    /// Reads the log against a database at revision `after` whose round is `epoch` (None: a
+    /// log from before epochs): the batches to replay, where the intact records end, and any
+    /// intact records of the round that lie beyond that end (see [`LogScan`]).
+    pub fn scan(&self, after: Revision, epoch: Option<u64>) -> Result<LogScan> {
+        let mut image = vec![0u8; self.capacity as usize];
+        self.file
+            .read_exact_at(&mut image, 0)
+            .map_err(|e| io("read", e))?;
+        let mut scan = LogScan {
+            log_bytes: self.capacity,
+            ..LogScan::default()
+        };
+        let mut offset = 0usize;
         let mut expected = after.0 + 1;
-        let mut header = [0u8; HEADER];
-        while offset + HEADER as u64 <= self.capacity {
-            if self.file.read_exact_at(&mut header, offset).is_err() {
-                break;
-            }
-            let word = |i: usize| u32::from_le_bytes(header[i..i + 4].try_into().expect("4 bytes"));
-            let (magic, len, crc) = (word(0), word(4) as u64, word(8));
-            let wanted = if epoch.is_some() { MAGIC } else { LEGACY_MAGIC };
-            if magic != wanted || offset + HEADER as u64 + len > self.capacity {
-                break;
-            }
-            let mut payload = vec![0u8; len as usize];
-            if self
-                .file
-                .read_exact_at(&mut payload, offset + HEADER as u64)
-                .is_err()
-                || crc32fast::hash(&payload) != crc
-            {
-                break;
-            }
-            let entries = match epoch {
-                Some(epoch) => match payload.split_first_chunk::<8>() {
-                    Some((round, rest)) if u64::from_le_bytes(*round) == epoch => rest,
-                    _ => break,
-                },
-                None => &payload[..],
+        loop {
+            let (len, events) = match parse(&image, offset, epoch) {
+                Ok(record) => record,
+                Err(what) => {
+                    scan.stop = what;
+                    break;
+                }
             };
-            let Some(events) = decode(entries) else {
-                break;
-            };
-            let (Some(first), Some(last)) = (events.first(), events.last()) else {
-                break;
-            };
-            let (first, last) = (first.kv.mod_revision.0, last.kv.mod_revision.0);
+            let (first, last) = revisions(&events);
             if last < expected {
                 // Already durable in the database.
             } else if first == expected {
                 expected = last + 1;
-                batches.push(events);
+                scan.batches.push(events);
             } else {
+                scan.stop = Stop::Gap { expected };
                 break;
             }
-            offset += HEADER as u64 + len;
+            offset += HEADER + len;
         }
-        Ok(batches)
+        scan.end = offset as u64;
+        // Records are written one after another, each synced before the next is written, so
+        // only the last one can be torn. An intact record of this round beyond the end was
+        // written after the one there: that one was damaged after it was synced.
+        let magic = if epoch.is_some() { MAGIC } else { LEGACY_MAGIC }.to_le_bytes();
+        let mut at = offset;
+        while let Some(found) = memchr::memmem::find(&image[at..], &magic) {
+            let candidate = at + found;
+            match parse(&image, candidate, epoch) {
+                // Damage to records the database holds already loses nothing.
+                Ok((len, events)) if revisions(&events).1 >= expected => {
+                    scan.stranded.push((candidate as u64, events));
+                    at = candidate + HEADER + len;
+                }
+                _ => at = candidate + 1,
+            }
+        }
+        Ok(scan)
+    }
+}
+
+/// What a log holds, read against the database it belongs to.
+#[derive(Debug, Default)]
+pub(crate) struct LogScan {
+    /// The log file's size.
+    pub log_bytes: u64,
+    /// The batches newer than the database, in order: what replay applies.
+    pub batches: Vec<Vec<Event>>,
+    /// Where the intact, continuous records of the round end.
+    pub end: u64,
+    /// What lies at `end`.
+    pub stop: Stop,
+    /// Intact records of the round found beyond `end`, with their offsets. Their presence
+    /// means the record at `end` was damaged after it was written and synced (a media
+    /// fault): those records hold acknowledged writes that replay cannot reach.
+    pub stranded: Vec<(u64, Vec<Event>)>,
+}
+
+/// What ends the intact records of a log.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// Zeros: space never written in this file, the clean end.
+    #[default]
+    Zeros,
+    /// A record of an earlier round: the clean end after a shorter round.
+    EarlierRound,
+    /// Bytes that are not a record header: a torn write, or an earlier round's data.
+    NotARecord,
+    /// A record whose length runs past the end of the file.
+    Truncated,
+    /// A record whose payload does not match its checksum: a torn or damaged record.
+    Checksum,
+    /// A record whose checksum matches but whose payload does not decode.
+    Undecodable,
+    /// An intact record of the round that does not continue the one before: records are
+    /// missing.
+    Gap {
+        /// The revision the next record should have started at.
+        expected: u64,
+    },
+}
+
+impl std::fmt::Display for Stop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Stop::Zeros => f.write_str("unwritten space"),
+            Stop::EarlierRound => f.write_str("a record of an earlier round"),
+            Stop::NotARecord => f.write_str("bytes that are not a record header"),
+            Stop::Truncated => f.write_str("a record that runs past the end of the file"),
+            Stop::Checksum => f.write_str("a record whose checksum does not match"),
+            Stop::Undecodable => f.write_str("a record whose payload does not decode"),
+            Stop::Gap { expected } => write!(
+                f,
+                "a record that does not continue the log (revision {expected} is missing)"
+            ),
+        }
+    }
+}
+
+fn revisions(events: &[Event]) -> (u64, u64) {
+    let first = events.first().map_or(0, |e| e.kv.mod_revision.0);
+    let last = events.last().map_or(0, |e| e.kv.mod_revision.0);
+    (first, last)
+}
+
+/// The record at `offset` of `image`: its payload length and its events, when it is an intact
+/// record of the round `epoch`; otherwise what is there instead.
+fn parse(image: &[u8], offset: usize, epoch: Option<u64>) -> Result<(usize, Vec<Event>), Stop> {
+    let Some(header) = image.get(offset..offset + HEADER) else {
+        return Err(Stop::Zeros);
+    };
+    let word = |i: usize| u32::from_le_bytes(header[i..i + 4].try_into().expect("4 bytes"));
+    let (magic, len, crc) = (word(0), word(4) as usize, word(8));
+    let wanted = if epoch.is_some() { MAGIC } else { LEGACY_MAGIC };
+    if magic != wanted {
+        return Err(if header.iter().all(|&b| b == 0) {
+            Stop::Zeros
+        } else {
+            Stop::NotARecord
+        });
+    }
+    let Some(payload) = image.get(offset + HEADER..offset + HEADER + len) else {
+        return Err(Stop::Truncated);
+    };
+    if crc32fast::hash(payload) != crc {
+        return Err(Stop::Checksum);
+    }
+    let entries = match epoch {
+        Some(epoch) => match payload.split_first_chunk::<8>() {
+            Some((round, rest)) if u64::from_le_bytes(*round) == epoch => rest,
+            Some(_) => return Err(Stop::EarlierRound),
+            None => return Err(Stop::Undecodable),
+        },
+        None => payload,
+    };
+    match decode(entries) {
+        Some(events) if !events.is_empty() => Ok((len, events)),
+        _ => Err(Stop::Undecodable),
     }
 }
 
@@ -295,17 +402,67 @@ mod tests {
         wal.append(&[put(3, "c")]).unwrap();
         let end = wal.len();
         wal.append(&[put(4, "d")]).unwrap();
-        assert_eq!(wal.replay(Revision(0), Some(1)).unwrap().len(), 3);
-        assert_eq!(wal.replay(Revision(2), Some(1)).unwrap().len(), 2);
-        assert_eq!(wal.replay(Revision(4), Some(1)).unwrap().len(), 0);
+        assert_eq!(wal.scan(Revision(0), Some(1)).unwrap().batches.len(), 3);
+        assert_eq!(wal.scan(Revision(2), Some(1)).unwrap().batches.len(), 2);
+        assert_eq!(wal.scan(Revision(4), Some(1)).unwrap().batches.len(), 0);
         // A torn last record is ignored.
         wal.file
             .write_all_at(&[0xff; 4], end + HEADER as u64 + 2)
             .unwrap();
         let again = Wal::open(&path).unwrap();
-        let batches = again.replay(Revision(0), Some(1)).unwrap();
-        assert_eq!(batches.len(), 2);
-        assert_eq!(batches[1][0].kv.key, "c");
+        let scan = again.scan(Revision(0), Some(1)).unwrap();
+        assert_eq!(scan.batches.len(), 2);
+        assert_eq!(scan.batches[1][0].kv.key, "c");
+        assert_eq!((scan.end, &scan.stop), (end, &Stop::Checksum));
+        assert!(scan.stranded.is_empty(), "a torn tail is not damage");
+    }
+
+    /// Damage anywhere in a record followed by intact records of the round: the records
+    /// beyond are found and reported, never taken for the end of the log.
+    #[test]
+    fn damage_before_intact_records_is_reported_with_what_follows() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut wal = Wal::open(&dir.path().join("wal")).unwrap();
+        wal.reset(9);
+        let mut offsets = Vec::new();
+        for rev in 1..=6 {
+            offsets.push(wal.len());
+            wal.append(&[put(rev, &format!("k{rev}"))]).unwrap();
+        }
+        let record_len = offsets[1] - offsets[0];
+        // Every byte of the third record in turn: the magic, the length, the checksum, the
+        // epoch, an entry.
+        for at in 0..record_len {
+            let mut byte = [0u8];
+            wal.file.read_exact_at(&mut byte, offsets[2] + at).unwrap();
+            wal.file
+                .write_all_at(&[byte[0] ^ 0x10], offsets[2] + at)
+                .unwrap();
+            let scan = wal.scan(Revision(0), Some(9)).unwrap();
+            assert_eq!(scan.batches.len(), 2, "byte {at}");
+            assert_eq!(scan.end, offsets[2], "byte {at}");
+            let stranded: Vec<u64> = scan.stranded.iter().map(|(o, _)| *o).collect();
+            assert_eq!(stranded, offsets[3..], "byte {at}: {:?}", scan.stop);
+            wal.file.write_all_at(&byte, offsets[2] + at).unwrap();
+        }
+        // A record missing altogether (its bytes those of an earlier round): a gap.
+        let mut third = vec![0u8; record_len as usize];
+        wal.file.read_exact_at(&mut third, offsets[2]).unwrap();
+        third[HEADER..HEADER + 8].copy_from_slice(&8u64.to_le_bytes());
+        let crc = crc32fast::hash(&third[HEADER..]);
+        third[8..12].copy_from_slice(&crc.to_le_bytes());
+        wal.file.write_all_at(&third, offsets[2]).unwrap();
+        let scan = wal.scan(Revision(0), Some(9)).unwrap();
+        assert_eq!(scan.stop, Stop::EarlierRound);
+        assert_eq!(scan.stranded.len(), 3);
+        // Intact records that skip revisions.
+        let mut wal2 = Wal::open(&dir.path().join("wal2")).unwrap();
+        wal2.reset(3);
+        wal2.append(&[put(1, "a")]).unwrap();
+        wal2.append(&[put(3, "c")]).unwrap();
+        let gap = wal2.scan(Revision(0), Some(3)).unwrap();
+        assert_eq!(gap.stop, Stop::Gap { expected: 2 });
+        assert_eq!((gap.batches.len(), gap.stranded.len()), (1, 1));
     }
 
     #[test]
@@ -319,10 +476,10 @@ mod tests {
         // Checkpoint at 5, then a shorter round overwrites the start.
         wal.reset(2);
         wal.append(&[put(6, "k")]).unwrap();
-        let batches = wal.replay(Revision(5), Some(2)).unwrap();
+        let batches = wal.scan(Revision(5), Some(2)).unwrap().batches;
         assert_eq!(batches.len(), 1);
         assert_eq!(batches[0][0].kv.mod_revision, Revision(6));
-        assert!(wal.replay(Revision(6), Some(2)).unwrap().is_empty());
+        assert!(wal.scan(Revision(6), Some(2)).unwrap().batches.is_empty());
     }
 
     /// A record of an earlier round is not replayed even where its revisions would follow
@@ -334,10 +491,10 @@ mod tests {
         wal.reset(1);
         wal.append(&[put(1, "a")]).unwrap();
         wal.append(&[put(2, "b")]).unwrap();
-        assert!(wal.replay(Revision(0), Some(2)).unwrap().is_empty());
+        assert!(wal.scan(Revision(0), Some(2)).unwrap().batches.is_empty());
         wal.reset(2);
         wal.append(&[put(1, "c")]).unwrap();
-        let batches = wal.replay(Revision(0), Some(2)).unwrap();
+        let batches = wal.scan(Revision(0), Some(2)).unwrap().batches;
         let keys: Vec<&str> = batches
             .iter()
             .flatten()
@@ -367,9 +524,9 @@ mod tests {
         record.extend_from_slice(legacy);
         record.extend_from_slice(&[0u8; 8]);
         wal.file.write_all_at(&record, 0).unwrap();
-        let batches = wal.replay(Revision(0), None).unwrap();
+        let batches = wal.scan(Revision(0), None).unwrap().batches;
         assert_eq!(batches.len(), 1);
         assert_eq!(batches[0][0].kv.key, "a");
-        assert!(wal.replay(Revision(0), Some(7)).unwrap().is_empty());
+        assert!(wal.scan(Revision(0), Some(7)).unwrap().batches.is_empty());
     }
 }
