@@ -52,6 +52,9 @@ impl From<Error> for ApiError {
             Error::Storage(S::Timeout(message)) => {
                 return ApiError::new(Reason::Timeout, message.clone());
             }
+            Error::Storage(S::TooLarge { .. }) => {
+                return ApiError::new(Reason::RequestEntityTooLarge, err.to_string());
+            }
             Error::Storage(S::Fenced(_)) => {
                 tracing::error!(error = %err, "refusing a write");
                 return ApiError::new(

@@ -51,6 +51,9 @@ pub struct EmbeddedStoreConfig {
     pub path: PathBuf,
     /// Most operations committed in one transaction.
     pub max_batch: usize,
+    /// A batch takes no more operations once their keys and values reach this many bytes;
+    /// one key and value larger than this is refused (`TooLarge`).
+    pub max_batch_bytes: u64,
     /// How many committed batches a watcher may fall behind before it is dropped.
     pub watch_buffer: usize,
     /// Checkpoint when the log has grown this large.
@@ -68,6 +71,7 @@ impl EmbeddedStoreConfig {
         Self {
             path: path.as_ref().to_path_buf(),
             max_batch: 512,
+            max_batch_bytes: 64 << 20,
             watch_buffer: 4096,
             checkpoint_bytes: 16 << 20,
             checkpoint_interval: Duration::from_secs(1),
@@ -96,6 +100,19 @@ enum Op {
     /// Answered by the writer after a write transaction, changing nothing: proves the
     /// writer is alive and accepting writes.
     Ping,
+}
+
+impl Op {
+    /// The key and value bytes the operation writes.
+    fn bytes(&self) -> u64 {
+        match self {
+            Op::Create { key, value } | Op::Update { key, value, .. } => {
+                (key.len() + value.len()) as u64
+            }
+            Op::Delete { key, .. } => key.len() as u64,
+            Op::Compact { .. } | Op::Ping => 0,
+        }
+    }
 }
 
 struct Request {
@@ -221,6 +238,7 @@ impl EmbeddedStore {
             shared: writer_shared,
             wal,
             max_batch: config.max_batch,
+            max_batch_bytes: config.max_batch_bytes,
             checkpoint_bytes: config.checkpoint_bytes,
             checkpoint_interval: config.checkpoint_interval,
             last_checkpoint: Instant::now(),
@@ -256,6 +274,7 @@ struct Writer {
     shared: Arc<Shared>,
     wal: Wal,
     max_batch: usize,
+    max_batch_bytes: u64,
     checkpoint_bytes: u64,
     checkpoint_interval: Duration,
     last_checkpoint: Instant,
@@ -285,6 +304,11 @@ fn error_for_writer(err: &Error) -> Error {
             what.clone(),
             std::io::Error::new(source.kind(), source.to_string()),
         ),
+        Error::Unavailable(why) => Error::Unavailable(why.clone()),
+        Error::TooLarge { bytes, limit } => Error::TooLarge {
+            bytes: *bytes,
+            limit: *limit,
+        },
         other => Error::Corrupt(format!("commit failed: {other}")),
     }
 }
@@ -366,10 +390,14 @@ impl Writer {
                 self.compact_step();
                 continue;
             };
+            let mut bytes = first.op.bytes();
             batch.push(first);
-            while batch.len() < self.max_batch {
+            while batch.len() < self.max_batch && bytes < self.max_batch_bytes {
                 match rx.try_recv() {
-                    Ok(req) => batch.push(req),
+                    Ok(req) => {
+                        bytes += req.op.bytes();
+                        batch.push(req);
+                    }
                     Err(_) => break,
                 }
             }
@@ -524,6 +552,23 @@ impl Writer {
                 self.epoch = next;
                 self.wal.reset(next);
                 self.last_checkpoint = Instant::now();
+                // Everything is in the database now: space a long round took is given back.
+                if let Err(err) = self
+                    .wal
+                    .shrink(self.checkpoint_bytes + self.max_batch_bytes)
+                {
+                    error!(%err, "giving back the write-ahead log's space failed");
+                }
+            }
+            // An I/O error leaves redb unusable until it is reopened (every later write would
+            // fail): refuse writes as after any failed commit. The log holds every
+            // acknowledged write for the restart.
+            Err(err @ (Error::Io { .. } | Error::Unavailable(_))) => {
+                error!(
+                    %err,
+                    "checkpoint failed; the store refuses writes until a restart replays the log"
+                );
+                self.fenced = Some(format!("checkpoint failed: {err}"));
             }
             // The log keeps growing and stays authoritative; try again after the next batch.
             Err(err) => error!(%err, "checkpoint failed"),
@@ -543,10 +588,10 @@ impl Writer {
             txn.commit()
                 .map_err(|e| BatchError::Rejected(Error::from(e)))?;
         } else {
+            // Nothing is written until the record is ready and has room.
+            let record = self.wal.prepare(&events).map_err(BatchError::Rejected)?;
             // Durable before anyone is answered; from here on a failure may be replayed.
-            self.wal
-                .append(&events)
-                .map_err(BatchError::Indeterminate)?;
+            self.wal.write(&record).map_err(BatchError::Indeterminate)?;
             #[cfg(test)]
             if self
                 .shared
@@ -578,6 +623,14 @@ impl Writer {
         {
             let mut t = Tables::open(&txn)?;
             for req in batch {
+                let bytes = req.op.bytes();
+                if bytes > self.max_batch_bytes {
+                    results.push(Err(Error::TooLarge {
+                        bytes,
+                        limit: self.max_batch_bytes,
+                    }));
+                    continue;
+                }
                 let event = match &req.op {
                     Op::Create { key, value } => match t.current(key)? {
                         Some(_) => Err(Error::AlreadyExists { key: key.clone() }),
@@ -1323,6 +1376,114 @@ mod tests {
         drop(store);
         // Salvaging a healthy store does nothing.
         assert!(salvage(&path).unwrap().backups.is_empty());
+    }
+
+    /// A log file on a disk with room for `room` bytes.
+    struct SmallDisk {
+        file: std::fs::File,
+        room: u64,
+    }
+
+    impl crate::wal::LogFile for SmallDisk {
+        fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+            FileExt::read_exact_at(&self.file, buf, offset)
+        }
+        fn write_all_at(&self, buf: &[u8], offset: u64) -> std::io::Result<()> {
+            let room = self.room.saturating_sub(offset) as usize;
+            FileExt::write_all_at(&self.file, &buf[..buf.len().min(room)], offset)?;
+            if buf.len() > room {
+                return Err(std::io::ErrorKind::StorageFull.into());
+            }
+            Ok(())
+        }
+        fn sync_data(&self) -> std::io::Result<()> {
+            self.file.sync_data()
+        }
+        fn len(&self) -> std::io::Result<u64> {
+            Ok(self.file.metadata()?.len())
+        }
+        fn set_len(&self, len: u64) -> std::io::Result<()> {
+            self.file.set_len(len)
+        }
+    }
+
+    /// A full disk met while making room for a record refuses that batch only: nothing of it
+    /// was written, so the store goes on (it used to fence itself until a restart), the file
+    /// gives the failed growth back, and smaller writes that fit are accepted.
+    #[tokio::test]
+    async fn a_full_disk_before_the_record_is_written_refuses_the_write_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = EmbeddedStoreConfig::new(dir.path().join("db.redb"));
+        let db = Database::create(&config.path).unwrap();
+        let log = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(dir.path().join("db.wal"))
+            .unwrap();
+        let disk = SmallDisk {
+            file: log.try_clone().unwrap(),
+            room: 6 << 20,
+        };
+        let store =
+            EmbeddedStore::start(&config, db, Wal::with_file(Box::new(disk)).unwrap()).unwrap();
+        store
+            .create("/k/a", Bytes::from(vec![b'a'; 3 << 20]))
+            .await
+            .unwrap();
+        let err = store
+            .create("/k/b", Bytes::from(vec![b'b'; 2 << 20]))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::StorageFull),
+            "{err}"
+        );
+        assert_eq!(log.metadata().unwrap().len(), 4 << 20, "growth given back");
+        store.ping().await.unwrap();
+        store.create("/k/c", value("small")).await.unwrap();
+        assert!(store.get("/k/b").await.unwrap().0.is_none());
+    }
+
+    /// After a checkpoint the log gives back space a long round took; a write larger than
+    /// the batch limit is refused alone.
+    #[tokio::test]
+    async fn the_log_shrinks_after_a_checkpoint_and_huge_writes_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db.redb");
+        let mut config = EmbeddedStoreConfig::new(&path);
+        config.checkpoint_interval = Duration::from_secs(3600);
+        config.checkpoint_bytes = 1 << 30;
+        let store = EmbeddedStore::open(config.clone()).unwrap();
+        for i in 0..12 {
+            let key = format!("/k/{i}");
+            store
+                .create(&key, Bytes::from(vec![b'x'; 1 << 20]))
+                .await
+                .unwrap();
+        }
+        drop(store);
+        let wal = path.with_extension("wal");
+        assert!(std::fs::metadata(&wal).unwrap().len() >= 12 << 20);
+
+        config.checkpoint_interval = Duration::ZERO;
+        config.checkpoint_bytes = 1 << 20;
+        config.max_batch_bytes = 2 << 20;
+        let store = EmbeddedStore::open(config).unwrap();
+        store.create("/k/small", value("v")).await.unwrap();
+        store.ping().await.unwrap();
+        assert_eq!(std::fs::metadata(&wal).unwrap().len(), 4 << 20);
+        let err = store
+            .create("/k/huge", Bytes::from(vec![b'x'; 3 << 20]))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, Error::TooLarge { .. }), "{err}");
+        store.create("/k/after", value("v")).await.unwrap();
+        assert_eq!(
+            store.get("/k/0").await.unwrap().0.unwrap().value.len(),
+            1 << 20
+        );
     }
 
     /// A torn last record (the crash cut the write) is the end of the log, as before.

@@ -47,6 +47,14 @@ pub enum Error {
         /// How many batches were dropped.
         missed: u64,
     },
+    /// A key and value larger than the store takes in one write.
+    #[error("a write of {bytes} bytes is larger than the store's limit of {limit} bytes")]
+    TooLarge {
+        /// The key's and value's size.
+        bytes: u64,
+        /// The limit.
+        limit: u64,
+    },
     /// The store is shut down.
     #[error("the store is closed")]
     Closed,
@@ -88,9 +96,10 @@ impl<E: Into<redb::Error>> From<E> for Error {
     fn from(err: E) -> Self {
         match err.into() {
             redb::Error::Io(source) => Error::io("embedded database", source),
-            redb::Error::PreviousIo => Error::io(
-                "embedded database",
-                std::io::Error::other("an earlier I/O error left it unusable until a restart"),
+            // redb refuses every read and write after an I/O error until it is reopened.
+            redb::Error::PreviousIo => Error::Unavailable(
+                "the embedded database failed a write and is unusable until the server restarts"
+                    .into(),
             ),
             other => Error::Database(Box::new(other)),
         }

@@ -54,6 +54,8 @@ pub(crate) trait LogFile: Send + Sync {
     fn sync_data(&self) -> io::Result<()>;
     /// The file's length.
     fn len(&self) -> io::Result<u64>;
+    /// Cuts the file to `len` bytes.
+    fn set_len(&self, len: u64) -> io::Result<()>;
 }
 
 impl LogFile for File {
@@ -71,6 +73,10 @@ impl LogFile for File {
 
     fn len(&self) -> io::Result<u64> {
         Ok(self.metadata()?.len())
+    }
+
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        File::set_len(self, len)
     }
 }
 
@@ -130,54 +136,108 @@ impl Wal {
             return Ok(());
         }
         let target = needed.div_ceil(GROWTH) * GROWTH;
-        let zeros = vec![0u8; (target - self.capacity) as usize];
-        self.file
-            .write_all_at(&zeros, self.capacity)
-            .map_err(|e| io("zero-fill", e))?;
-        // fdatasync covers the new length (needed to read the data back).
-        self.file
-            .sync_data()
-            .map_err(|e| io("sync after growth", e))?;
+        let zeros = vec![0u8; GROWTH as usize];
+        let filled = (|| {
+            for at in (self.capacity..target).step_by(GROWTH as usize) {
+                self.file
+                    .write_all_at(&zeros, at)
+                    .map_err(|e| io("zero-fill", e))?;
+            }
+            // fdatasync covers the new length (needed to read the data back).
+            self.file
+                .sync_data()
+                .map_err(|e| io("sync after growth", e))
+        })();
+        if filled.is_err() {
+            // Give back what the failed growth took (a full disk most often); nothing of a
+            // record was written.
+            let _ = self.file.set_len(self.capacity);
+            return filled;
+        }
         self.capacity = target;
         Ok(())
     }
 
-    /// Appends the effects of one batch and syncs them.
-    pub fn append(&mut self, events: &[Event]) -> Result<()> {
-        let mut payload = Vec::with_capacity(
-            12 + events
-                .iter()
-                .map(|e| 29 + e.kv.key.len() + e.kv.value.len())
-                .sum::<usize>(),
+    /// Encodes the effects of one batch as a record and makes room for it. Nothing of the
+    /// record is written yet: a failure here (a full disk while zero-filling, a batch too large
+    /// for a record) leaves the log as it was.
+    pub fn prepare(&mut self, events: &[Event]) -> Result<Vec<u8>> {
+        let too_large = || {
+            Error::io(
+                "write-ahead log: encoding",
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "a batch too large for one record",
+                ),
+            )
+        };
+        let len32 = |len: usize| u32::try_from(len).map_err(|_| too_large());
+        let mut record = Vec::with_capacity(
+            HEADER
+                + 12
+                + events
+                    .iter()
+                    .map(|e| 29 + e.kv.key.len() + e.kv.value.len())
+                    .sum::<usize>(),
         );
-        payload.extend_from_slice(&self.epoch.to_le_bytes());
-        payload.extend_from_slice(&(events.len() as u32).to_le_bytes());
+        record.extend_from_slice(&MAGIC.to_le_bytes());
+        record.extend_from_slice(&[0; 8]);
+        record.extend_from_slice(&self.epoch.to_le_bytes());
+        record.extend_from_slice(&len32(events.len())?.to_le_bytes());
         for e in events {
-            payload.push(match e.kind {
+            record.push(match e.kind {
                 EventKind::Put => 0,
                 EventKind::Delete => 1,
                 // Never logged: batches carry changes only.
                 EventKind::Progress => 2,
             });
-            payload.extend_from_slice(&e.kv.mod_revision.0.to_le_bytes());
-            payload.extend_from_slice(&e.kv.create_revision.0.to_le_bytes());
-            payload.extend_from_slice(&(e.kv.key.len() as u32).to_le_bytes());
-            payload.extend_from_slice(e.kv.key.as_bytes());
-            payload.extend_from_slice(&(e.kv.value.len() as u32).to_le_bytes());
-            payload.extend_from_slice(&e.kv.value);
+            record.extend_from_slice(&e.kv.mod_revision.0.to_le_bytes());
+            record.extend_from_slice(&e.kv.create_revision.0.to_le_bytes());
+            record.extend_from_slice(&len32(e.kv.key.len())?.to_le_bytes());
+            record.extend_from_slice(e.kv.key.as_bytes());
+            record.extend_from_slice(&len32(e.kv.value.len())?.to_le_bytes());
+            record.extend_from_slice(&e.kv.value);
         }
-        let mut record = Vec::with_capacity(HEADER + payload.len());
-        record.extend_from_slice(&MAGIC.to_le_bytes());
-        record.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-        record.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
-        record.extend_from_slice(&payload);
+        let payload_len = len32(record.len() - HEADER)?;
+        let crc = crc32fast::hash(&record[HEADER..]);
+        record[4..8].copy_from_slice(&payload_len.to_le_bytes());
+        record[8..12].copy_from_slice(&crc.to_le_bytes());
         // Keep zeros after the record, so that replay stops there.
         self.grow_to(self.offset + record.len() as u64 + HEADER as u64)?;
+        Ok(record)
+    }
+
+    /// Writes a record made by [`prepare`](Self::prepare) and syncs it. A failure here may
+    /// leave the record (or part of it) on disk.
+    pub fn write(&mut self, record: &[u8]) -> Result<()> {
         self.file
-            .write_all_at(&record, self.offset)
+            .write_all_at(record, self.offset)
             .map_err(|e| io("write", e))?;
         self.file.sync_data().map_err(|e| io("sync", e))?;
         self.offset += record.len() as u64;
+        Ok(())
+    }
+
+    /// Appends the effects of one batch and syncs them.
+    #[cfg(test)]
+    pub fn append(&mut self, events: &[Event]) -> Result<()> {
+        let record = self.prepare(events)?;
+        self.write(&record)
+    }
+
+    /// Gives back the space beyond `keep` bytes (rounded up to the growth step), after a
+    /// checkpoint: a round that grew the file past what rounds normally need (a checkpoint
+    /// that failed for a while, a large batch) does not hold the disk for good.
+    pub fn shrink(&mut self, keep: u64) -> Result<()> {
+        let keep = keep.div_ceil(GROWTH) * GROWTH;
+        if self.capacity <= keep || self.offset + HEADER as u64 > keep {
+            return Ok(());
+        }
+        self.file.set_len(keep).map_err(|e| io("truncate", e))?;
+        self.file
+            .sync_data()
+            .map_err(|e| io("sync after truncating", e))?;
+        self.capacity = keep;
         Ok(())
     }
 
