@@ -537,10 +537,14 @@ impl Store for EtcdStore {
                                         kv: prev,
                                     }
                                 }),
-                                None => EtcdStore::key_value(kv).map(|kv| Event {
-                                    kind: EventKind::Delete,
-                                    kv,
-                                }),
+                                // etcd gives no previous value when it was compacted away
+                                // before the watcher read the delete: not an empty object.
+                                None => Err(StoreError::Corrupt(format!(
+                                    "etcd sent the delete of {:?} at revision {} without its \
+                                     previous value",
+                                    String::from_utf8_lossy(kv.key()),
+                                    deleted_at.0
+                                ))),
                             }
                         }
                         _ => continue,

@@ -413,25 +413,34 @@ async fn follow(
     while let Some(item) = stream.next().await {
         let event = item?;
         let revision = event.kv.mod_revision.0;
-        // Decoded before the lock is taken.
+        // Decoded before the lock is taken. A put that does not decode cannot be served, and
+        // serving the old object as current would be wrong: the watch ends and the cache
+        // reloads (its clients' watches end; they resume or relist). A delete needs no
+        // decoding: the cached object is its last state.
         let object = match event.kind {
             EventKind::Progress => None,
-            _ => match decode(&event.kv) {
+            EventKind::Put => match decode(&event.kv) {
                 Ok(o) => Some(Arc::new(o)),
                 Err(err) => {
-                    warn!(key = %event.kv.key, %err, "watch cache: skipping a change that does not decode");
-                    continue;
+                    return Err(capstan_storage::Error::Corrupt(format!(
+                        "the change of {} at revision {revision} does not decode: {err}",
+                        event.kv.key
+                    )));
                 }
             },
+            EventKind::Delete => decode(&event.kv).ok().map(Arc::new),
         };
         let mut state = lock(shared);
-        if let Some(object) = object {
-            let deleted = event.kind == EventKind::Delete;
-            let previous = if deleted {
-                state.objects.remove(&event.kv.key)
-            } else {
-                state.objects.insert(event.kv.key.clone(), object.clone())
-            };
+        let deleted = event.kind == EventKind::Delete;
+        let previous = match event.kind {
+            EventKind::Progress => None,
+            EventKind::Delete => state.objects.remove(&event.kv.key),
+            EventKind::Put => {
+                let object = object.clone().expect("decoded above");
+                state.objects.insert(event.kv.key.clone(), object)
+            }
+        };
+        if let Some(object) = object.or_else(|| deleted.then(|| previous.clone()).flatten()) {
             let change = Arc::new(Change {
                 revision,
                 deleted,

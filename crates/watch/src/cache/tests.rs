@@ -277,3 +277,77 @@ async fn a_slow_list_holds_up_neither_changes_nor_other_lists() {
         "the slow list's own snapshot"
     );
 }
+
+/// A change that does not decode is never skipped: a delete removes the cached object (its
+/// cached state is the event's object) and a put ends the cache's watch and reloads, so the
+/// old object is not served as current; the cache's revision advances either way.
+#[tokio::test]
+async fn changes_that_do_not_decode_are_never_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> =
+        Arc::new(EmbeddedStore::open(EmbeddedStoreConfig::new(dir.path().join("db"))).unwrap());
+    store
+        .create("/r/a", Bytes::from_static(b"tier=gold"))
+        .await
+        .unwrap();
+    let b = store
+        .create("/r/b", Bytes::from_static(b"tier=silver"))
+        .await
+        .unwrap();
+    let unreadable = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let readable = decode();
+    let switched: Decode = {
+        let unreadable = unreadable.clone();
+        Arc::new(move |kv: &KeyValue| {
+            if unreadable.load(std::sync::atomic::Ordering::Relaxed) {
+                Err("no key to decrypt it".to_string())
+            } else {
+                readable(kv)
+            }
+        })
+    };
+    let cache = WatchCache::start(
+        store.clone(),
+        "/r/".into(),
+        switched,
+        WatchCacheConfig::default(),
+    );
+    cache
+        .wait_for(b.mod_revision, Duration::from_secs(10))
+        .await
+        .unwrap();
+    let mut watch = cache.watch("/r/", None, all()).unwrap();
+    unreadable.store(true, std::sync::atomic::Ordering::Relaxed);
+
+    let deleted = store.delete("/r/a", None).await.unwrap();
+    cache
+        .wait_for(deleted.mod_revision, Duration::from_secs(10))
+        .await
+        .expect("the revision advances past a delete that does not decode");
+    let event = next(&mut watch).await;
+    assert_eq!(
+        (event.kind, event.object.key.as_str()),
+        (EventType::Deleted, "/r/a")
+    );
+    let (items, _) = cache.list("/r/", &all()).unwrap();
+    let keys: Vec<&str> = items.iter().map(|o| o.key.as_str()).collect();
+    assert_eq!(keys, ["/r/b"], "no ghost of the deleted object");
+
+    let updated = store
+        .update("/r/b", Bytes::from_static(b"tier=bronze"), b.mod_revision)
+        .await
+        .unwrap();
+    let ended = tokio::time::timeout(Duration::from_secs(10), watch.events.recv())
+        .await
+        .expect("the watch ends in time");
+    assert!(ended.is_none(), "the watch ends: {ended:?}");
+    cache
+        .wait_for(updated.mod_revision, Duration::from_secs(10))
+        .await
+        .unwrap();
+    let (items, _) = cache.list("/r/", &all()).unwrap();
+    assert!(
+        items.iter().all(|o| o.labels.get("tier") != Some("silver")),
+        "the replaced object is not served as current"
+    );
+}
