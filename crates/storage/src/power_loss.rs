@@ -90,13 +90,14 @@ impl SimDisk {
     }
 
     /// The power goes now (if it has not) and comes back: each file keeps what was synced,
-    /// and each later change survives whole, torn or not at all, at random.
+    /// and each later change survives whole, not at all, torn after a prefix, or torn
+    /// anywhere (any of its 16-byte pieces written or not), at random.
     fn power_loss(&self, rng: &mut StdRng) {
         let mut disk = self.lock();
         for file in disk.files.values_mut() {
             let mut image = std::mem::take(&mut file.durable);
             for change in file.unsynced.drain(..) {
-                match (rng.random_range(0..3), &change) {
+                match (rng.random_range(0..4), &change) {
                     (0, _) => {}
                     (1, Change::Write { offset, data }) if data.len() > 1 => {
                         let kept = rng.random_range(1..data.len());
@@ -105,6 +106,17 @@ impl SimDisk {
                             data: data[..kept].to_vec(),
                         }
                         .apply(&mut image);
+                    }
+                    (2, Change::Write { offset, data }) => {
+                        for (i, piece) in data.chunks(16).enumerate() {
+                            if rng.random_ratio(1, 2) {
+                                Change::Write {
+                                    offset: offset + 16 * i as u64,
+                                    data: piece.to_vec(),
+                                }
+                                .apply(&mut image);
+                            }
+                        }
                     }
                     _ => change.apply(&mut image),
                 }
