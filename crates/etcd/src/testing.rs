@@ -19,6 +19,7 @@ pub struct EtcdMember {
     client_port: u16,
     args: Vec<String>,
     tls: bool,
+    binary: String,
 }
 
 /// Server-side TLS files for the client port (PEM), with client certificates required.
@@ -62,20 +63,25 @@ fn binary() -> String {
 impl EtcdCluster {
     /// Starts a cluster of `size` members and waits until it is healthy.
     pub fn start(size: usize) -> Self {
-        Self::start_with(size, None)
+        Self::start_with(size, None, &binary())
+    }
+
+    /// Starts one member of the etcd at `binary` (another version than the default's).
+    pub fn start_binary(binary: &std::path::Path) -> Self {
+        Self::start_with(1, None, &binary.display().to_string())
     }
 
     /// Starts one member serving clients over TLS, requiring client certificates.
     pub fn start_tls(tls: &ServerTls) -> Self {
-        Self::start_with(1, Some(tls))
+        Self::start_with(1, Some(tls), &binary())
     }
 
     /// Starts the members on free ports. A port found free may be taken by another process
     /// before etcd binds it; then a member exits, and the cluster starts over on new ports.
-    fn start_with(size: usize, tls: Option<&ServerTls>) -> Self {
+    fn start_with(size: usize, tls: Option<&ServerTls>, binary: &str) -> Self {
         const ATTEMPTS: usize = 5;
         for attempt in 1..=ATTEMPTS {
-            let mut cluster = Self::spawn(size, tls);
+            let mut cluster = Self::spawn(size, tls, binary);
             match blocking(|| cluster.wait_all_healthy(Duration::from_secs(30))) {
                 Ok(()) => return cluster,
                 Err(log) if attempt == ATTEMPTS => {
@@ -109,7 +115,7 @@ impl EtcdCluster {
         }
     }
 
-    fn spawn(size: usize, tls: Option<&ServerTls>) -> Self {
+    fn spawn(size: usize, tls: Option<&ServerTls>, binary: &str) -> Self {
         let scheme = if tls.is_some() { "https" } else { "http" };
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let run = format!(
@@ -138,7 +144,6 @@ impl EtcdCluster {
                     format!("--initial-advertise-peer-urls=http://127.0.0.1:{peer}"),
                     format!("--initial-cluster={}", initial.join(",")),
                     format!("--initial-cluster-token={run}"),
-                    "--initial-cluster-state=new".into(),
                     "--logger=zap".into(),
                     "--log-outputs=stderr".into(),
                 ];
@@ -155,6 +160,7 @@ impl EtcdCluster {
                     client_port: *client,
                     args,
                     tls: tls.is_some(),
+                    binary: binary.to_string(),
                 };
                 member.spawn();
                 member
@@ -186,7 +192,7 @@ impl EtcdCluster {
 impl EtcdMember {
     fn spawn(&mut self) {
         let log = std::fs::File::create(self.dir.join("etcd.log")).expect("an etcd log file");
-        let child = Command::new(binary())
+        let child = Command::new(&self.binary)
             .args(&self.args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())

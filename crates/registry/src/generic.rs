@@ -1440,22 +1440,13 @@ impl<S: Strategy> GenericStore<S> {
             return Ok(());
         }
         if let Some(cache) = &self.cache {
-            loop {
-                let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-                match cache
-                    .wait_for(revision, left.min(PROGRESS_REQUEST_EVERY))
-                    .await
-                {
-                    Ok(()) => return Ok(()),
-                    Err(capstan_watch::Error::TooLarge { current, .. }) if left.is_zero() => {
-                        return Err(
-                            ApiError::resource_version_too_large(revision.0, current).into()
-                        );
-                    }
-                    Err(capstan_watch::Error::TooLarge { .. }) => self.store.request_progress(),
-                    // Not loaded yet: ask storage instead.
-                    Err(_) => break,
+            match self.wait_for_cache(cache, revision).await {
+                Ok(()) => return Ok(()),
+                Err(capstan_watch::Error::TooLarge { current, .. }) => {
+                    return Err(ApiError::resource_version_too_large(revision.0, current).into());
                 }
+                // Not loaded yet: ask storage instead.
+                Err(_) => {}
             }
         }
         loop {
@@ -1467,6 +1458,31 @@ impl<S: Strategy> GenericStore<S> {
             }
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
             current = self.store.current_revision().await?;
+        }
+    }
+
+    /// Waits (at most [`FRESHNESS_WAIT`]) until the cache has reached `revision`, asking
+    /// storage for progress every [`PROGRESS_REQUEST_EVERY`] meanwhile, as upstream's cacher
+    /// does: a single request made before the target was read can be answered below it (etcd
+    /// 3.5.13 and later report progress only for watchers already caught up), and the next
+    /// periodic report comes after the wait is over.
+    async fn wait_for_cache(
+        &self,
+        cache: &WatchCache,
+        revision: Revision,
+    ) -> std::result::Result<(), capstan_watch::Error> {
+        let deadline = tokio::time::Instant::now() + FRESHNESS_WAIT;
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            match cache
+                .wait_for(revision, left.min(PROGRESS_REQUEST_EVERY))
+                .await
+            {
+                Err(capstan_watch::Error::TooLarge { .. }) if !left.is_zero() => {
+                    self.store.request_progress()
+                }
+                done => return done,
+            }
         }
     }
 
@@ -1492,7 +1508,7 @@ impl<S: Strategy> GenericStore<S> {
             (Some(rev), None) if options.limit == 0 => rev,
             _ => return Ok(None),
         };
-        match cache.wait_for(at_least, FRESHNESS_WAIT).await {
+        match self.wait_for_cache(cache, at_least).await {
             Ok(()) => {}
             Err(capstan_watch::Error::TooLarge { requested, current }) => {
                 return Err(ApiError::resource_version_too_large(requested, current).into());
@@ -1666,7 +1682,7 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
             None => {
                 let current = self.store.current_revision().await?;
                 if let Some(cache) = &self.cache {
-                    let _ = cache.wait_for(current, FRESHNESS_WAIT).await;
+                    let _ = self.wait_for_cache(cache, current).await;
                 }
                 None
             }
@@ -1677,7 +1693,7 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
             // A revision ahead of the cache: wait for it, then refuse as storage does.
             if let Some(rev) = from
                 && let Err(capstan_watch::Error::TooLarge { requested, current }) =
-                    cache.wait_for(rev, FRESHNESS_WAIT).await
+                    self.wait_for_cache(cache, rev).await
             {
                 return Err(ApiError::resource_version_too_large(requested, current).into());
             }
