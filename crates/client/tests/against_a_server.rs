@@ -219,6 +219,7 @@ async fn a_reflector_lists_watches_resumes_and_relists() {
         // A short history: a resume from far back is gone (410).
         c.compaction_interval = Duration::from_millis(200);
         c.default_watch_cache_size = 4;
+        c.watch_cache_fresh = std::time::Duration::ZERO;
     })
     .await;
     let c = client(&server, ContentType::Protobuf);

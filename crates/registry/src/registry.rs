@@ -17,8 +17,10 @@ pub struct RegistryConfig {
     pub prefix: String,
     /// Serve lists and watches from a watch cache (`--watch-cache`).
     pub watch_cache: bool,
-    /// Events kept per resource (`--default-watch-cache-size`).
+    /// Changes kept per resource whatever their age (`--default-watch-cache-size`).
     pub default_watch_cache_size: usize,
+    /// Changes younger than this are kept too (see [`WatchCacheConfig`]).
+    pub watch_cache_fresh: std::time::Duration,
     /// Per-resource sizes, keyed `resource` (core) or `resource.group`
     /// (`--watch-cache-sizes`); 0 turns the cache off for that resource.
     pub watch_cache_sizes: HashMap<String, usize>,
@@ -41,6 +43,7 @@ impl Default for RegistryConfig {
             prefix: "/registry".into(),
             watch_cache: true,
             default_watch_cache_size: 100,
+            watch_cache_fresh: WatchCacheConfig::default().fresh,
             watch_cache_sizes: HashMap::new(),
             delete_collection_workers: 1,
             storage_media_type: crate::stored::StorageMediaType::default(),
@@ -202,6 +205,7 @@ impl Registry {
             .unwrap_or(self.config.default_watch_cache_size);
         let cache = (self.config.watch_cache && size > 0).then(|| WatchCacheConfig {
             window: size,
+            fresh: self.config.watch_cache_fresh,
             ..WatchCacheConfig::default()
         });
         let codec = self.codec(&d.group, &d.resource, media_type);

@@ -142,8 +142,11 @@ pub struct ServerConfig {
     pub max_request_body_bytes: usize,
     /// Serve lists and watches from the watch cache (`--watch-cache`).
     pub watch_cache: bool,
-    /// Events kept per resource for resuming watches (`--default-watch-cache-size`).
+    /// Changes kept per resource for resuming watches whatever their age
+    /// (`--default-watch-cache-size`).
     pub default_watch_cache_size: usize,
+    /// Changes younger than this are kept too (upstream's 75 s; tests shorten it).
+    pub watch_cache_fresh: std::time::Duration,
     /// Per-resource sizes, keyed `resource[.group]` (`--watch-cache-sizes`).
     pub watch_cache_sizes: std::collections::HashMap<String, usize>,
     /// A watch without `timeoutSeconds` ends after a random time between this and twice this
@@ -251,6 +254,7 @@ impl ServerConfig {
             max_request_body_bytes: 3 * 1024 * 1024,
             watch_cache: true,
             default_watch_cache_size: 100,
+            watch_cache_fresh: std::time::Duration::from_secs(75),
             watch_cache_sizes: Default::default(),
             min_request_timeout: Duration::from_secs(1800),
             max_requests_inflight: 400,

@@ -160,6 +160,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             prefix: config.storage_prefix.clone(),
             watch_cache: config.watch_cache,
             default_watch_cache_size: config.default_watch_cache_size,
+            watch_cache_fresh: config.watch_cache_fresh,
             watch_cache_sizes: config.watch_cache_sizes.clone(),
             delete_collection_workers: config.delete_collection_workers,
             storage_media_type: config.storage_media_type,

@@ -1,6 +1,6 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use capstan_storage::{EventKind, KeyValue, ListRequest, Revision, Store};
@@ -71,6 +71,8 @@ pub struct WatchEvent {
 #[derive(Debug)]
 struct Change {
     revision: u64,
+    /// When the cache saw it.
+    at: Instant,
     deleted: bool,
     object: Arc<CachedObject>,
     previous: Option<Arc<CachedObject>>,
@@ -109,10 +111,21 @@ pub fn classify(
 }
 
 /// Sizes of the cache.
+///
+/// The window of changes kept for watches that resume from a resourceVersion is sized by
+/// time, as upstream's: every change of the last `fresh` (75 s) is kept, and at least `window`
+/// changes whatever their age, up to `window_max` changes or `window_bytes` of objects, the
+/// oldest dropped first. A watch resuming from before the window gets 410 and relists.
 #[derive(Debug, Clone)]
 pub struct WatchCacheConfig {
-    /// Events kept for watches that resume from a resourceVersion (`--default-watch-cache-size`).
+    /// Changes always kept, whatever their age (`--default-watch-cache-size`).
     pub window: usize,
+    /// Changes younger than this are kept beyond `window`.
+    pub fresh: Duration,
+    /// Most changes kept.
+    pub window_max: usize,
+    /// Most bytes of changed objects kept (their JSON).
+    pub window_bytes: usize,
     /// Events a watcher may have queued before it is dropped as too slow.
     pub watcher_queue: usize,
 }
@@ -121,6 +134,9 @@ impl Default for WatchCacheConfig {
     fn default() -> Self {
         Self {
             window: 100,
+            fresh: Duration::from_secs(75),
+            window_max: 100 * 1024,
+            window_bytes: 64 << 20,
             watcher_queue: 1024,
         }
     }
@@ -141,6 +157,8 @@ struct State {
     /// Every change after `oldest` is in `window`.
     oldest: u64,
     window: VecDeque<Arc<Change>>,
+    /// The JSON bytes of the objects in `window`.
+    window_bytes: usize,
     watchers: Vec<Watcher>,
 }
 
@@ -405,6 +423,7 @@ async fn follow(
             revision: start,
             oldest: start,
             window: VecDeque::new(),
+            window_bytes: 0,
             watchers: Vec::new(),
         };
     }
@@ -443,6 +462,7 @@ async fn follow(
         if let Some(object) = object.or_else(|| deleted.then(|| previous.clone()).flatten()) {
             let change = Arc::new(Change {
                 revision,
+                at: Instant::now(),
                 deleted,
                 object,
                 previous,
@@ -457,11 +477,22 @@ async fn follow(
                     Some(ev) => w.tx.try_send(ev).is_ok(),
                 }
             });
+            state.window_bytes += change.object.json.len();
             state.window.push_back(change);
-            while state.window.len() > shared.config.window {
-                if let Some(old) = state.window.pop_front() {
-                    state.oldest = old.revision;
+            let config = &shared.config;
+            let now = Instant::now();
+            while let Some(front) = state.window.front() {
+                let over = state.window.len() > config.window_max
+                    || state.window_bytes > config.window_bytes
+                    || (state.window.len() > config.window
+                        && now.duration_since(front.at) > config.fresh);
+                if !over {
+                    break;
                 }
+                let (revision, bytes) = (front.revision, front.object.json.len());
+                state.window.pop_front();
+                state.window_bytes -= bytes;
+                state.oldest = revision;
             }
         }
         state.revision = state.revision.max(revision);

@@ -117,7 +117,9 @@ async fn lists_and_follows_changes() {
 async fn watch_from_now_from_a_revision_and_too_old() {
     let f = fixture(WatchCacheConfig {
         window: 3,
+        fresh: Duration::ZERO,
         watcher_queue: 64,
+        ..WatchCacheConfig::default()
     })
     .await;
     let mut w = f.cache.watch("/r/", None, all()).unwrap();
@@ -210,6 +212,7 @@ async fn a_slow_watcher_is_dropped_and_others_keep_up() {
     let f = fixture(WatchCacheConfig {
         window: 100,
         watcher_queue: 2,
+        ..WatchCacheConfig::default()
     })
     .await;
     let slow = f.cache.watch("/r/", None, all()).unwrap();
@@ -349,5 +352,94 @@ async fn changes_that_do_not_decode_are_never_skipped() {
     assert!(
         items.iter().all(|o| o.labels.get("tier") != Some("silver")),
         "the replaced object is not served as current"
+    );
+}
+
+/// The window is sized by time: beyond its minimum count it keeps every change of the last
+/// `fresh`, so a watch resuming from hundreds of changes ago carries on, up to the count and
+/// memory bounds, past which the oldest go (410).
+#[tokio::test]
+async fn the_window_keeps_recent_changes_up_to_its_bounds() {
+    let f = fixture(WatchCacheConfig {
+        window: 10,
+        window_max: 400,
+        ..WatchCacheConfig::default()
+    })
+    .await;
+    let start = f.cache.revision();
+    let mut last = start;
+    for i in 0..300 {
+        last = f
+            .store
+            .create(&format!("/r/n{i}"), Bytes::from_static(b"tier=gold"))
+            .await
+            .unwrap()
+            .mod_revision;
+    }
+    f.cache
+        .wait_for(last, Duration::from_secs(10))
+        .await
+        .unwrap();
+    let resumed = f.cache.watch("/r/", Some(start), all()).unwrap();
+    assert_eq!(resumed.initial.len(), 300, "300 changes ago, 75 s window");
+    for i in 300..500 {
+        last = f
+            .store
+            .create(&format!("/r/n{i}"), Bytes::from_static(b"tier=gold"))
+            .await
+            .unwrap()
+            .mod_revision;
+    }
+    f.cache
+        .wait_for(last, Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert!(
+        matches!(
+            f.cache.watch("/r/", Some(start), all()),
+            Err(Error::Expired { .. })
+        ),
+        "beyond the count bound"
+    );
+    let kept = f
+        .cache
+        .watch("/r/", Some(Revision(last.0 - 400)), all())
+        .unwrap();
+    assert_eq!(kept.initial.len(), 400);
+
+    // The memory bound: 40 bytes hold four of these ten-byte objects.
+    let small = fixture(WatchCacheConfig {
+        window: 1,
+        window_bytes: 40,
+        ..WatchCacheConfig::default()
+    })
+    .await;
+    let start = small.cache.revision();
+    let mut revisions = Vec::new();
+    for i in 0..6 {
+        revisions.push(
+            small
+                .store
+                .create(&format!("/r/m{i}"), Bytes::from_static(b"tier=gold!"))
+                .await
+                .unwrap()
+                .mod_revision,
+        );
+    }
+    small
+        .cache
+        .wait_for(revisions[5], Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert!(small.cache.watch("/r/", Some(start), all()).is_err());
+    let from = revisions[1];
+    assert_eq!(
+        small
+            .cache
+            .watch("/r/", Some(from), all())
+            .unwrap()
+            .initial
+            .len(),
+        4
     );
 }
