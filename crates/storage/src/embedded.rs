@@ -23,10 +23,11 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use bytes::Bytes;
 use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinition};
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 use tracing::{error, info, warn};
 
 use crate::error::{Error, Result};
+use crate::fanout::{Bounds, Ended, Fanout, Subscription};
 use crate::store::{
     Event, EventKind, KeyValue, ListRequest, ListResponse, Revision, Store, WatchStream,
 };
@@ -56,6 +57,8 @@ pub struct EmbeddedStoreConfig {
     pub max_batch_bytes: u64,
     /// How many committed batches a watcher may fall behind before it is dropped.
     pub watch_buffer: usize,
+    /// How many bytes of keys and values a watcher may fall behind before it is dropped.
+    pub watch_buffer_bytes: usize,
     /// Checkpoint when the log has grown this large.
     pub checkpoint_bytes: u64,
     /// Checkpoint at least this often while writes come in.
@@ -73,6 +76,7 @@ impl EmbeddedStoreConfig {
             max_batch: 512,
             max_batch_bytes: 64 << 20,
             watch_buffer: 4096,
+            watch_buffer_bytes: 128 << 20,
             checkpoint_bytes: 16 << 20,
             checkpoint_interval: Duration::from_secs(1),
             cache_bytes: 64 << 20,
@@ -124,7 +128,7 @@ struct Shared {
     db: Database,
     revision: AtomicU64,
     compacted: AtomicU64,
-    events: broadcast::Sender<Arc<[Event]>>,
+    events: Fanout,
     #[cfg(test)]
     faults: tests::Faults,
 }
@@ -223,7 +227,10 @@ impl EmbeddedStore {
         }
         wal.reset(epoch);
         info!(path = %config.path.display(), revision, compacted, "embedded store opened");
-        let (events, _) = broadcast::channel(config.watch_buffer);
+        let events = Fanout::new(Bounds {
+            batches: config.watch_buffer,
+            bytes: config.watch_buffer_bytes,
+        });
         let shared = Arc::new(Shared {
             db,
             revision: AtomicU64::new(revision),
@@ -421,7 +428,7 @@ impl Writer {
                 Ok((results, events, revision)) => {
                     self.shared.revision.store(revision, Ordering::Release);
                     if !events.is_empty() {
-                        let _ = self.shared.events.send(events.into());
+                        self.shared.events.publish(events.into());
                     }
                     for (req, result) in batch.drain(..).zip(results) {
                         let _ = req.reply.send(result);
@@ -982,7 +989,7 @@ fn map_write(result: Result<Option<KeyValue>>) -> Result<KeyValue> {
 
 struct WatchState {
     pending: VecDeque<Event>,
-    live: broadcast::Receiver<Arc<[Event]>>,
+    live: Subscription,
     prefix: String,
     last: u64,
     done: bool,
@@ -1123,11 +1130,11 @@ impl Store for EmbeddedStore {
                             st.last = st.last.max(last);
                         }
                     }
-                    Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    Err(Ended::Lagged(missed)) => {
                         st.done = true;
                         return Some((Err(Error::WatchLagged { missed }), st));
                     }
-                    Err(broadcast::error::RecvError::Closed) => return None,
+                    Err(Ended::Closed) => return None,
                 }
             }
         });
@@ -1484,6 +1491,49 @@ mod tests {
             store.get("/k/0").await.unwrap().0.unwrap().value.len(),
             1 << 20
         );
+    }
+
+    /// A watcher that falls behind by more bytes than the bound is cut off (its stream ends
+    /// with `WatchLagged` after what was queued), however few batches that is; a watcher that
+    /// keeps up goes on.
+    #[tokio::test]
+    async fn a_watcher_behind_by_more_bytes_than_the_bound_is_cut_off() {
+        use futures_util::StreamExt;
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = EmbeddedStoreConfig::new(dir.path().join("db.redb"));
+        config.watch_buffer_bytes = 1 << 20;
+        let store = EmbeddedStore::open(config).unwrap();
+        let mut slow = store.watch("/k/", Revision(0)).await.unwrap();
+        let mut fast = store.watch("/k/", Revision(0)).await.unwrap();
+        async fn next_put(stream: &mut WatchStream) -> Option<Result<Event>> {
+            tokio::time::timeout(Duration::from_secs(5), stream.next())
+                .await
+                .expect("an item in time")
+        }
+        for i in 0..20 {
+            let key = format!("/k/{i:02}");
+            store
+                .create(&key, Bytes::from(vec![b'x'; 100 << 10]))
+                .await
+                .unwrap();
+            loop {
+                let event = next_put(&mut fast).await.unwrap().unwrap();
+                if event.kind == EventKind::Put {
+                    assert_eq!(event.kv.key, key);
+                    break;
+                }
+            }
+        }
+        let mut seen = 0;
+        loop {
+            match next_put(&mut slow).await {
+                Some(Ok(event)) if event.kind == EventKind::Put => seen += 1,
+                Some(Ok(_)) => {}
+                Some(Err(Error::WatchLagged { .. })) => break,
+                other => panic!("{other:?}"),
+            }
+        }
+        assert!((9..=11).contains(&seen), "{seen} puts before the cut");
     }
 
     /// A torn last record (the crash cut the write) is the end of the log, as before.

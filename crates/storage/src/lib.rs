@@ -13,6 +13,7 @@ mod compactor;
 pub mod conformance;
 mod embedded;
 mod error;
+mod fanout;
 #[cfg(test)]
 mod power_loss;
 mod repair;
