@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -24,6 +24,58 @@ use crate::{Error, EtcdConfig};
 const PROGRESS_INTERVAL: Duration = Duration::from_secs(5);
 /// Events a watch may have buffered before its reader is too slow.
 const WATCH_BUFFER: usize = 1024;
+/// A watch that has heard nothing from etcd for this long (two progress requests unanswered)
+/// fails the readiness check.
+const WATCH_SILENT: Duration = Duration::from_secs(10);
+/// A watch that has heard nothing for this long ends (its reader starts over, through another
+/// member if the one it was on is cut off).
+const WATCH_STALLED: Duration = Duration::from_secs(15);
+
+/// When each live watch last heard from etcd, for the readiness check.
+#[derive(Default)]
+struct WatchHealth {
+    next: AtomicU64,
+    heard: std::sync::Mutex<std::collections::HashMap<u64, (String, Instant)>>,
+}
+
+impl WatchHealth {
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<u64, (String, Instant)>> {
+        self.heard.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn register(&self, prefix: &str) -> u64 {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        self.lock().insert(id, (prefix.to_string(), Instant::now()));
+        id
+    }
+
+    fn heard(&self, id: u64) {
+        if let Some(entry) = self.lock().get_mut(&id) {
+            entry.1 = Instant::now();
+        }
+    }
+
+    fn forget(&self, id: u64) {
+        self.lock().remove(&id);
+    }
+
+    /// The prefix of a watch silent for longer than `limit`, if any.
+    fn silent(&self, limit: Duration) -> Option<(String, Duration)> {
+        self.lock()
+            .values()
+            .map(|(prefix, at)| (prefix.clone(), at.elapsed()))
+            .find(|(_, silent)| *silent > limit)
+    }
+}
+
+/// Removes a watch from [`WatchHealth`] when its task ends.
+struct Forget<'a>(&'a WatchHealth, u64);
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        self.0.forget(self.1);
+    }
+}
 
 /// A [`Store`] on an etcd v3 cluster.
 #[derive(Clone)]
@@ -36,6 +88,8 @@ pub struct EtcdStore {
     timeout: Duration,
     /// Whether the server's progress notifications can be trusted (its version).
     consistent_progress: bool,
+    /// When each watch last heard from etcd.
+    watches: Arc<WatchHealth>,
 }
 
 impl std::fmt::Debug for EtcdStore {
@@ -53,7 +107,11 @@ impl EtcdStore {
         let mut options = ConnectOptions::new()
             .with_connect_timeout(config.dial_timeout)
             .with_timeout(config.request_timeout)
-            .with_keep_alive(Duration::from_secs(30), Duration::from_secs(10));
+            .with_keep_alive(Duration::from_secs(30), Duration::from_secs(10))
+            // A member cut off from its peers refuses requests and ends watches ("no
+            // leader") instead of serving stale reads and silent watches (upstream sets it on
+            // its watches).
+            .with_require_leader(true);
         let tls_wanted = config.ca_file.is_some()
             || config.cert_file.is_some()
             || config.endpoints.iter().any(|e| e.starts_with("https://"));
@@ -87,6 +145,7 @@ impl EtcdStore {
             progress_wanted: Arc::new(Notify::new()),
             timeout: config.request_timeout,
             consistent_progress: false,
+            watches: Arc::default(),
         };
         // Unknown (etcd unreachable for now) counts as not reliable: reads stay correct.
         let mut maintenance = store.client.maintenance_client();
@@ -400,6 +459,12 @@ impl Store for EtcdStore {
     }
 
     async fn ping(&self) -> Result<()> {
+        if let Some((prefix, silent)) = self.watches.silent(WATCH_SILENT) {
+            return Err(StoreError::Unavailable(format!(
+                "the etcd watch of {prefix} has heard nothing for {} s",
+                silent.as_secs()
+            )));
+        }
         self.current_revision_quiet().await.map(|_| ())
     }
 
@@ -458,9 +523,13 @@ impl Store for EtcdStore {
         let wanted = self.progress_wanted.clone();
         let compacted = self.compacted.clone();
         let prefix = prefix.to_string();
+        let health = self.watches.clone();
+        let id = health.register(&prefix);
         tokio::spawn(async move {
+            let _registered = Forget(&health, id);
             let mut ticker = tokio::time::interval(PROGRESS_INTERVAL);
             ticker.tick().await;
+            let mut heard = Instant::now();
             loop {
                 let response = tokio::select! {
                     response = responses.next() => response,
@@ -469,11 +538,22 @@ impl Store for EtcdStore {
                         continue;
                     }
                     _ = ticker.tick() => {
+                        if heard.elapsed() > WATCH_STALLED {
+                            let _ = tx
+                                .send(Err(StoreError::Unavailable(format!(
+                                    "the etcd watch of {prefix} heard nothing for {} s",
+                                    heard.elapsed().as_secs()
+                                ))))
+                                .await;
+                            return;
+                        }
                         let _ = requests.request_progress().await;
                         continue;
                     }
                     () = tx.closed() => return,
                 };
+                heard = Instant::now();
+                health.heard(id);
                 let response = match response {
                     Some(Ok(response)) => response,
                     Some(Err(err)) => {

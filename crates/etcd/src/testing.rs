@@ -290,6 +290,28 @@ impl EtcdMember {
         }
     }
 
+    /// Stops the process (SIGSTOP): it keeps its sockets but answers nothing, as a member cut
+    /// off from the network would.
+    pub fn pause(&self) {
+        self.signal("STOP");
+    }
+
+    /// Lets a [`pause`](Self::pause)d process go on (SIGCONT).
+    pub fn resume(&self) {
+        self.signal("CONT");
+    }
+
+    fn signal(&self, name: &str) {
+        if let Some(child) = &self.child {
+            let status = Command::new("kill")
+                .arg(format!("-{name}"))
+                .arg(child.id().to_string())
+                .status()
+                .expect("kill runs");
+            assert!(status.success(), "kill -{name} failed");
+        }
+    }
+
     /// Starts the process again on the same data and ports, without waiting for health.
     pub fn restart(&mut self) {
         self.kill();
