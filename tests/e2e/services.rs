@@ -672,3 +672,72 @@ async fn service_cidrs_users_create_add_addresses() {
     assert_eq!(r.status, 500, "{:?}", r.body);
     assert!(r.message().contains("range is full"), "{}", r.message());
 }
+
+/// Capstan next to upstream's kube-apiserver v1.36 on one etcd (upstream's 3.6), both with the
+/// lease reconciler: each reads the other's master lease (upstream's format: an Endpoints in
+/// protobuf under an etcd lease), neither deletes it, so the kubernetes Endpoints hold both
+/// addresses for longer than a lease lasts; when Capstan stops, upstream's address stays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn master_leases_are_shared_with_upstreams_kube_apiserver() {
+    use capstan_e2e::upstream::{self, Pki, Process, free_port};
+    let bin = upstream::binaries();
+    let dir = tempfile::tempdir().unwrap();
+    let (_etcd, etcd_url) = upstream::start_etcd(&bin, dir.path());
+    let pki = Pki::new(&dir.path().join("pki"));
+    let mut flags = pki.apiserver_flags(free_port(), 300);
+    flags.push(format!("--etcd-servers={etcd_url}"));
+    flags.push("--advertise-address=192.0.2.20".into());
+    flags.push("--endpoint-reconciler-type=lease".into());
+    let apiserver = Process::start(
+        "kube-apiserver",
+        &bin.join("kube-apiserver"),
+        &flags,
+        &[],
+        dir.path(),
+    );
+    let capstan = TestServer::start_with(move |config| {
+        config.etcd = Some(capstan_etcd::EtcdConfig::new(vec![etcd_url]));
+        config.advertise_address = Some("192.0.2.10".parse().unwrap());
+    })
+    .await;
+    let raw = admin(&capstan);
+    let both = vec!["192.0.2.10".to_string(), "192.0.2.20".to_string()];
+    let mut seen = Vec::new();
+    // kube-apiserver starts its endpoint reconciler about a minute after it serves.
+    for _ in 0..1500 {
+        seen = endpoint_addresses(&raw).await;
+        if seen == both {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(seen, both, "kube-apiserver:\n{}", apiserver.log_text());
+    // Steady for longer than a lease lasts (15 s) and two passes of each reconciler.
+    for _ in 0..50 {
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        assert_eq!(endpoint_addresses(&raw).await, both);
+    }
+    capstan.stop().await;
+    let on_etcd =
+        capstan_etcd::EtcdStore::connect(&capstan_etcd::EtcdConfig::new(vec![etcd_endpoint(
+            &flags,
+        )]))
+        .await
+        .unwrap();
+    let (ep, _) = capstan_storage::Store::get(&on_etcd, "/registry/endpoints/default/kubernetes")
+        .await
+        .unwrap();
+    let value = String::from_utf8_lossy(&ep.expect("the endpoints").value).into_owned();
+    assert!(
+        value.contains("192.0.2.20") && !value.contains("192.0.2.10"),
+        "{value:?}"
+    );
+}
+
+fn etcd_endpoint(flags: &[String]) -> String {
+    flags
+        .iter()
+        .find_map(|f| f.strip_prefix("--etcd-servers="))
+        .expect("the etcd flag")
+        .to_string()
+}

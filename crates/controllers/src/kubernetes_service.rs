@@ -185,21 +185,27 @@ pub async fn reconcile(config: &Config, stores: &Stores) -> capstan_registry::Re
     write_endpoints(config, stores, &addresses).await
 }
 
-/// Renews this server's lease and answers the addresses of the live ones.
+/// Renews this server's lease and answers the addresses of the live ones. The record is
+/// upstream's: an Endpoints named after the address, in the endpoints' storage form, under
+/// `masterleases/<ip>`, written with an etcd lease of 15 s, so that a kube-apiserver on the
+/// same etcd reads it and nobody's clock decides when it expires.
 async fn renew_lease(stores: &Stores, own: IpAddr) -> capstan_registry::Result<Vec<IpAddr>> {
-    let expires = jiff::Timestamp::now().as_millisecond() + LEASE_TTL.as_millis() as i64;
-    let record = Bytes::from(json(&json!({"expires": expires}))?);
     let key = format!("{}{own}", lease_prefix(stores));
-    let (current, _) = stores.store.get(&key).await?;
-    match current {
-        Some(kv) => {
-            stores.store.update(&key, record, kv.mod_revision).await?;
-        }
-        None => {
-            stores.store.create(&key, record).await?;
-        }
-    }
-    let mut live = live_leases(stores).await?;
+    let record = json!({
+        "apiVersion": "v1", "kind": "Endpoints",
+        "metadata": {"name": own.to_string(), "namespace": "default"},
+        "subsets": [{"addresses": [{"ip": own.to_string()}]}],
+    });
+    let value = stores
+        .endpoints
+        .storage_codec()
+        .encode(&key, json(&record)?)
+        .map_err(|e| Error::Encode(serde::ser::Error::custom(e)))?;
+    stores
+        .store
+        .put_with_ttl(&key, Bytes::from(value), LEASE_TTL)
+        .await?;
+    let mut live = live_leases(stores, Some(own)).await?;
     if !live.contains(&own) {
         live.push(own);
         live.sort();
@@ -211,14 +217,19 @@ fn lease_prefix(stores: &Stores) -> String {
     format!("{}/masterleases/", stores.prefix.trim_end_matches('/'))
 }
 
-/// The addresses of the unexpired lease records, sorted (expired ones are removed).
-async fn live_leases(stores: &Stores) -> capstan_registry::Result<Vec<IpAddr>> {
+/// The addresses of the lease records, sorted. On etcd every record is live (etcd removes it
+/// when its lease ends). A store without expiry has one server, this one: the records of other
+/// addresses (an earlier address of this server) are removed. Records in the form Capstan
+/// wrote before (`{"expires": <ms>}`) count until they expire, then go.
+async fn live_leases(
+    stores: &Stores,
+    own: Option<IpAddr>,
+) -> capstan_registry::Result<Vec<IpAddr>> {
     #[derive(serde::Deserialize)]
-    struct Lease {
+    struct Legacy {
         expires: i64,
     }
     let prefix = lease_prefix(stores);
-    let now = jiff::Timestamp::now().as_millisecond();
     let listed = stores
         .store
         .list(ListRequest {
@@ -226,19 +237,39 @@ async fn live_leases(stores: &Stores) -> capstan_registry::Result<Vec<IpAddr>> {
             ..Default::default()
         })
         .await?;
+    let codec = stores.endpoints.storage_codec();
     let mut live = Vec::new();
     for kv in listed.items {
         let Some(ip) = kv.key.strip_prefix(&prefix).and_then(|ip| ip.parse().ok()) else {
             continue;
         };
-        match serde_json::from_slice::<Lease>(&kv.value) {
-            Ok(lease) if lease.expires > now => live.push(ip),
-            _ => {
-                let _ = stores.store.delete(&kv.key, Some(kv.mod_revision)).await;
+        let alive = if let Ok(legacy) = serde_json::from_slice::<Legacy>(&kv.value) {
+            legacy.expires > jiff::Timestamp::now().as_millisecond()
+        } else if !stores.store.expires_keys() {
+            Some(ip) == own
+        } else {
+            // Upstream's record names its address in the Endpoints; one that does not
+            // decode is another writer's and left alone.
+            let addressed = codec.decode(&kv.key, &kv.value).ok().and_then(|json| {
+                let doc: Value = serde_json::from_slice(&json).ok()?;
+                doc["subsets"][0]["addresses"][0]["ip"]
+                    .as_str()?
+                    .parse::<IpAddr>()
+                    .ok()
+            });
+            if let Some(named) = addressed {
+                live.push(named);
             }
+            continue;
+        };
+        if alive {
+            live.push(ip);
+        } else {
+            let _ = stores.store.delete(&kv.key, Some(kv.mod_revision)).await;
         }
     }
     live.sort();
+    live.dedup();
     Ok(live)
 }
 
@@ -362,7 +393,11 @@ pub async fn remove(config: &Config, stores: &Stores) -> capstan_registry::Resul
                 Ok(_) | Err(capstan_storage::Error::NotFound { .. }) => {}
                 Err(err) => return Err(err.into()),
             }
-            live_leases(stores).await?
+            live_leases(stores, None)
+                .await?
+                .into_iter()
+                .filter(|a| *a != own)
+                .collect()
         }
         Reconciler::MasterCount(_) => {
             let mut addresses = stored_addresses(stores, ns).await?;

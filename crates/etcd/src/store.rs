@@ -12,7 +12,8 @@ use capstan_storage::{
 };
 use etcd_client::{
     Certificate, Client, CompactionOptions, Compare, CompareOp, ConnectOptions, DeleteOptions,
-    EventType, GetOptions, Identity, TlsOptions, Txn, TxnOp, TxnOpResponse, WatchOptions,
+    EventType, GetOptions, Identity, PutOptions, TlsOptions, Txn, TxnOp, TxnOpResponse,
+    WatchOptions,
 };
 use futures_util::StreamExt;
 use tokio::sync::{Notify, mpsc};
@@ -399,6 +400,37 @@ impl Store for EtcdStore {
             create_revision: revision,
             mod_revision: revision,
         })
+    }
+
+    /// A put attached to a new lease of `ttl` (at least a second), as upstream writes its
+    /// master leases.
+    async fn put_with_ttl(&self, key: &str, value: Bytes, ttl: Duration) -> Result<KeyValue> {
+        let mut leases = self.client.lease_client();
+        let lease = self
+            .call(
+                "lease grant",
+                leases.grant(ttl.as_secs().max(1) as i64, None),
+            )
+            .await?;
+        let mut kv = self.client.kv_client();
+        let options = PutOptions::new().with_lease(lease.id()).with_prev_key();
+        let response = self
+            .call("put", kv.put(key, value.to_vec(), Some(options)))
+            .await?;
+        let revision = Self::revision_of(response.header());
+        let created = response.prev_key().map_or(revision, |prev| {
+            Revision(prev.create_revision().max(0) as u64)
+        });
+        Ok(KeyValue {
+            key: key.into(),
+            value,
+            create_revision: created,
+            mod_revision: revision,
+        })
+    }
+
+    fn expires_keys(&self) -> bool {
+        true
     }
 
     async fn update(&self, key: &str, value: Bytes, expected: Revision) -> Result<KeyValue> {

@@ -1154,6 +1154,11 @@ impl<S: Strategy> GenericStore<S> {
         ))
     }
 
+    /// How this store's objects are written (media type, encryption).
+    pub fn storage_codec(&self) -> &StorageCodec {
+        &self.codec
+    }
+
     /// The group and resource, for errors about this store's objects.
     pub fn group_resource(&self) -> &GroupResource {
         &self.gr

@@ -1,11 +1,12 @@
 use std::fmt;
 use std::pin::Pin;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use bytes::Bytes;
 use futures_util::Stream;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// A position in the store's history. Revisions increase by one with every write and are
 /// never reused; 0 means "before any write".
@@ -124,6 +125,32 @@ pub trait Store: Send + Sync + 'static {
     /// last value, with `mod_revision` set to the deletion's revision. Fails with `NotFound`
     /// or `Conflict`.
     async fn delete(&self, key: &str, expected: Option<Revision>) -> Result<KeyValue>;
+
+    /// Writes `key` whatever is there, to expire `ttl` after this write unless written again
+    /// (etcd: a lease). A backend without expiry, which only this process uses, keeps the
+    /// key until it is deleted (the default); [`Store::expires_keys`] says which.
+    async fn put_with_ttl(&self, key: &str, value: Bytes, ttl: Duration) -> Result<KeyValue> {
+        let _ = ttl;
+        loop {
+            let written = match self.get(key).await?.0 {
+                Some(current) => self.update(key, value.clone(), current.mod_revision).await,
+                None => self.create(key, value.clone()).await,
+            };
+            match written {
+                Err(
+                    Error::Conflict { .. } | Error::AlreadyExists { .. } | Error::NotFound { .. },
+                ) => {
+                    continue;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Whether keys written by [`Store::put_with_ttl`] expire.
+    fn expires_keys(&self) -> bool {
+        false
+    }
 
     /// The revision of the last committed write.
     async fn current_revision(&self) -> Result<Revision>;
