@@ -949,7 +949,7 @@ impl EmbeddedStore {
         })
     }
 
-    fn history_since(&self, prefix: &str, from: u64) -> Result<(Vec<Event>, u64)> {
+    pub(crate) fn history_since(&self, prefix: &str, from: u64) -> Result<(Vec<Event>, u64)> {
         let txn = self.shared.db.begin_read()?;
         let (revision, compacted) = read_revision(&txn.open_table(META)?)?;
         if from < compacted {

@@ -301,8 +301,61 @@ impl Write {
                 .update(k, v.clone(), *rev)
                 .await
                 .map(|kv| Some(kv.mod_revision)),
-            Write::Delete(k, rev) => store.delete(k, Some(*rev)).await.map(|_| None),
+            Write::Delete(k, rev) => store
+                .delete(k, Some(*rev))
+                .await
+                .map(|kv| Some(kv.mod_revision)),
         }
+    }
+}
+
+/// What the store's history may hold: each acknowledged write at the revision it was given,
+/// and the effects of writes of unknown outcome (at revisions nobody was told).
+#[derive(Debug, Default)]
+struct History {
+    acked: BTreeMap<u64, (String, Option<Bytes>)>,
+    unknown: std::collections::HashSet<(String, Option<Bytes>)>,
+}
+
+/// Checks the revisions and the history after a restart: the revision never goes back below
+/// an acknowledged one; the history since the compaction is in strictly increasing revisions,
+/// holds every acknowledged write at its revision, and nothing that was not written.
+async fn verify_history(store: &EmbeddedStore, history: &History, seed: u64) {
+    let current = store.current_revision().await.unwrap().0;
+    if let Some((&highest, _)) = history.acked.last_key_value() {
+        assert!(
+            current >= highest,
+            "seed {seed}: the revision went back to {current} after {highest} was acknowledged"
+        );
+    }
+    let compacted = store.compacted_revision().await.unwrap().0;
+    let (events, _) = store.history_since("/k/", compacted).unwrap();
+    let mut last = compacted;
+    for event in &events {
+        let revision = event.kv.mod_revision.0;
+        assert!(revision > last, "seed {seed}: revision {revision} after {last}");
+        last = revision;
+        let effect = (event.kind == crate::EventKind::Put).then(|| event.kv.value.clone());
+        let written = (event.kv.key.clone(), effect);
+        match history.acked.get(&revision) {
+            Some(acked) => assert!(
+                *acked == written,
+                "seed {seed}: revision {revision} holds another write than the one acknowledged"
+            ),
+            None => assert!(
+                history.unknown.contains(&written),
+                "seed {seed}: revision {revision} of {} was never written",
+                written.0
+            ),
+        }
+    }
+    let seen: std::collections::HashSet<u64> =
+        events.iter().map(|e| e.kv.mod_revision.0).collect();
+    for (revision, (key, _)) in history.acked.range(compacted + 1..) {
+        assert!(
+            seen.contains(revision),
+            "seed {seed}: the acknowledged write of {key} at {revision} is missing from history"
+        );
     }
 }
 
@@ -353,6 +406,7 @@ async fn verify(store: &EmbeddedStore, model: &mut BTreeMap<String, Expected>, s
 async fn workload(
     store: &EmbeddedStore,
     model: &mut BTreeMap<String, Expected>,
+    history: &mut History,
     rng: &mut StdRng,
     next_key: &mut u64,
 ) {
@@ -397,9 +451,17 @@ async fn workload(
             match outcome {
                 Ok(revision) => {
                     expected.state = write.effect().zip(revision);
+                    if let Some(revision) = revision {
+                        history
+                            .acked
+                            .insert(revision.0, (write.key().to_string(), write.effect()));
+                    }
                 }
                 Err(Error::Indeterminate(_)) => {
                     expected.unknown = Some(write.effect());
+                    history
+                        .unknown
+                        .insert((write.key().to_string(), write.effect()));
                     failed = true;
                 }
                 Err(_) => failed = true,
@@ -419,6 +481,7 @@ async fn no_acknowledged_write_is_lost_and_no_refused_write_returns_after_power_
         let mut rng = StdRng::seed_from_u64(seed);
         let disk = SimDisk::default();
         let mut model = BTreeMap::new();
+        let mut history = History::default();
         let mut next_key = 0;
         // The database is created whole (the real store creates it under another name and
         // renames it, which this disk does not model).
@@ -445,13 +508,15 @@ async fn no_acknowledged_write_is_lost_and_no_refused_write_returns_after_power_
                 }
             };
             verify(&store, &mut model, seed).await;
-            workload(&store, &mut model, &mut rng, &mut next_key).await;
+            verify_history(&store, &history, seed).await;
+            workload(&store, &mut model, &mut history, &mut rng, &mut next_key).await;
             drop(store);
             disk.power_loss(&mut rng);
         }
         disk.disarm();
         let store = open(&disk, &EmbeddedStoreConfig::new("simulated")).unwrap();
         verify(&store, &mut model, seed).await;
+        verify_history(&store, &history, seed).await;
     }
 }
 
