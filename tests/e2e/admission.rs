@@ -111,8 +111,8 @@ async fn plugins_are_switched_on_and_off_by_the_options() {
     p["spec"]["containers"][0]["imagePullPolicy"] = "IfNotPresent".into();
     let created = raw.send_json(http::Method::POST, PODS, &p).await.json();
     assert_eq!(
-        created["spec"]["containers"][0]["imagePullPolicy"],
-        "Always"
+        created["spec"]["containers"][0]["imagePullPolicy"], "Always",
+        "{created}"
     );
     assert!(
         created["spec"]["tolerations"].is_null(),

@@ -47,6 +47,8 @@ fn plugin() -> ValidatingAdmissionPolicies {
     .expect("a binding");
     index.put_policy(&policy, 1);
     index.put_binding(&binding, 1);
+    index.listed(capstan_admission_webhook::PolicyKind::Policy, 1);
+    index.listed(capstan_admission_webhook::PolicyKind::Binding, 1);
     ValidatingAdmissionPolicies::new(index, Arc::new(Empty))
 }
 

@@ -67,6 +67,11 @@ impl Dispatcher {
         if crate::matching::exempt(resource) {
             return false;
         }
+        // Until the configurations are listed, every request waits for them (and is refused
+        // if they do not come).
+        if !self.index.is_loaded() {
+            return true;
+        }
         self.index.snapshot(self.kind).iter().any(|w| {
             w.rules
                 .iter()
@@ -259,6 +264,7 @@ impl Plugin for MutatingWebhooks {
     }
 
     async fn admit(&self, a: &mut Attributes) -> Result<(), ApiError> {
+        crate::wait_ready(|| self.0.index.is_loaded(), a).await?;
         let hooks = self.0.index.snapshot(Kind::Mutating);
         let again: Option<BTreeSet<String>> = (a.reinvocation.round > 0).then(|| {
             a.reinvocation
@@ -355,6 +361,7 @@ impl Plugin for ValidatingWebhooks {
 
     /// Every matching webhook at once; the first refusal in webhook order wins.
     async fn validate(&self, a: &Attributes) -> Result<(), ApiError> {
+        crate::wait_ready(|| self.0.index.is_loaded(), a).await?;
         let hooks = self.0.index.snapshot(Kind::Validating);
         let asked = hooks
             .iter()
@@ -408,6 +415,8 @@ mod tests {
         }))
         .unwrap();
         index.put_validating(&config, 1);
+        index.listed(Kind::Mutating, 1);
+        index.listed(Kind::Validating, 1);
         ValidatingWebhooks::new(index, Arc::new(Empty))
     }
 
@@ -424,6 +433,29 @@ mod tests {
         a.object = Some(json!({"metadata": {"name": "c"}}));
         a.dry_run = dry_run;
         a
+    }
+
+    /// Until the configurations have been listed, a request waits for them and is refused
+    /// after the wait (upstream's "not yet ready to handle request") instead of passing
+    /// without any webhook.
+    #[tokio::test(start_paused = true)]
+    async fn nothing_is_admitted_before_the_configurations_are_listed() {
+        let index = Arc::new(WebhookIndex::new());
+        let plugin = ValidatingWebhooks::new(index.clone(), Arc::new(Empty));
+        let resource = GroupResource::new("", "configmaps");
+        assert!(plugin.validates(Operation::Create, &resource, ""));
+        let err = plugin.validate(&create(false)).await.unwrap_err();
+        assert_eq!(err.code(), 403);
+        assert_eq!(
+            err.message,
+            "configmaps \"c\" is forbidden: not yet ready to handle request"
+        );
+        // Listed meanwhile: the waiting request goes on.
+        let waiting = tokio::spawn(async move { plugin.validate(&create(false)).await });
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        index.listed(Kind::Mutating, 1);
+        index.listed(Kind::Validating, 1);
+        waiting.await.unwrap().unwrap();
     }
 
     #[tokio::test]

@@ -748,6 +748,9 @@ impl Plugin for ValidatingAdmissionPolicies {
         if crate::matching::exempt(resource) {
             return false;
         }
+        if !self.index.is_loaded() {
+            return true;
+        }
         self.index.snapshot().iter().any(|b| {
             b.policy
                 .constraints
@@ -758,6 +761,7 @@ impl Plugin for ValidatingAdmissionPolicies {
 
     /// Every binding; the first denial answers, after every warning and audit annotation.
     async fn validate(&self, a: &Attributes) -> Result<(), ApiError> {
+        crate::wait_ready(|| self.index.is_loaded(), a).await?;
         let snapshot = self.index.snapshot();
         let mut request = Request {
             a,
@@ -923,6 +927,8 @@ mod tests {
         let index = Arc::new(PolicyIndex::new());
         index.put_policy(&policy(p), 1);
         index.put_binding(&binding(b), 1);
+        index.listed(PolicyKind::Policy, 1);
+        index.listed(PolicyKind::Binding, 1);
         ValidatingAdmissionPolicies::new(index, lister())
     }
 

@@ -444,6 +444,30 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         crds,
         custom.clone(),
     )));
+    if uses_webhooks {
+        compactors.extend(capstan_controllers::webhooks::start(
+            builtin.mutating_webhooks.clone(),
+            builtin.validating_webhooks.clone(),
+            webhook_index.clone(),
+        ));
+        // Admit nothing before the configurations are known (the post-start hooks' writes
+        // go through admission too, and admission waits for them).
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while !webhook_index.is_loaded() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+    if uses_policies {
+        compactors.extend(capstan_controllers::webhooks::start_policies(
+            builtin.admission_policies.clone(),
+            builtin.admission_policy_bindings.clone(),
+            policy_index.clone(),
+        ));
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while !policy_index.is_loaded() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
     let (mut hooks, retrying) = start_post_start_hooks(&registry).await;
     compactors.extend(retrying);
     compactors.extend(authenticators.tasks);
@@ -606,29 +630,6 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         ));
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         while !node_graph.is_loaded() && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    }
-    if uses_webhooks {
-        compactors.extend(capstan_controllers::webhooks::start(
-            builtin.mutating_webhooks.clone(),
-            builtin.validating_webhooks.clone(),
-            webhook_index.clone(),
-        ));
-        // Admit nothing before the configurations are known.
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        while !webhook_index.is_loaded() && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    }
-    if uses_policies {
-        compactors.extend(capstan_controllers::webhooks::start_policies(
-            builtin.admission_policies.clone(),
-            builtin.admission_policy_bindings.clone(),
-            policy_index.clone(),
-        ));
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        while !policy_index.is_loaded() && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
     }

@@ -333,7 +333,10 @@ async fn verify_history(store: &EmbeddedStore, history: &History, seed: u64) {
     let mut last = compacted;
     for event in &events {
         let revision = event.kv.mod_revision.0;
-        assert!(revision > last, "seed {seed}: revision {revision} after {last}");
+        assert!(
+            revision > last,
+            "seed {seed}: revision {revision} after {last}"
+        );
         last = revision;
         let effect = (event.kind == crate::EventKind::Put).then(|| event.kv.value.clone());
         let written = (event.kv.key.clone(), effect);
@@ -349,8 +352,7 @@ async fn verify_history(store: &EmbeddedStore, history: &History, seed: u64) {
             ),
         }
     }
-    let seen: std::collections::HashSet<u64> =
-        events.iter().map(|e| e.kv.mod_revision.0).collect();
+    let seen: std::collections::HashSet<u64> = events.iter().map(|e| e.kv.mod_revision.0).collect();
     for (revision, (key, _)) in history.acked.range(compacted + 1..) {
         assert!(
             seen.contains(revision),
