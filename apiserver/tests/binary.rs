@@ -97,6 +97,21 @@ fn base64_decode(s: &str) -> String {
     String::from_utf8(out).expect("PEM text")
 }
 
+/// The storage classes of `names` the server does not list.
+async fn missing<'a>(daemon: &Daemon, names: &'a [String]) -> Vec<&'a String> {
+    let list = daemon.client.get(SC).await.json();
+    let present: std::collections::HashSet<&str> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["metadata"]["name"].as_str().unwrap())
+        .collect();
+    names
+        .iter()
+        .filter(|n| !present.contains(n.as_str()))
+        .collect()
+}
+
 fn sc(name: &str) -> serde_json::Value {
     serde_json::json!({"metadata": {"name": name}, "provisioner": "example.com/p"})
 }
@@ -153,17 +168,7 @@ async fn every_acknowledged_create_survives_sigkill() {
     let acknowledged = acknowledged.lock().await.clone();
 
     let mut restarted = start(dir.path());
-    let list = restarted.client.get(SC).await.json();
-    let present: std::collections::HashSet<&str> = list["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["metadata"]["name"].as_str().unwrap())
-        .collect();
-    let lost: Vec<&String> = acknowledged
-        .iter()
-        .filter(|n| !present.contains(n.as_str()))
-        .collect();
+    let lost = missing(&restarted, &acknowledged).await;
     assert!(
         lost.is_empty(),
         "{} of {} acknowledged creates were lost: {:?}",
@@ -308,17 +313,7 @@ async fn a_damaged_log_refuses_the_start_until_capstan_storeutl_salvages_it() {
     assert_eq!(code, 0, "{report}");
 
     let mut restarted = start(dir.path());
-    let list = restarted.client.get(SC).await.json();
-    let present: std::collections::HashSet<&str> = list["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["metadata"]["name"].as_str().unwrap())
-        .collect();
-    let lost: Vec<&String> = acknowledged
-        .iter()
-        .filter(|n| !present.contains(n.as_str()))
-        .collect();
+    let lost = missing(&restarted, &acknowledged).await;
     let expected: Vec<&String> = acknowledged
         .iter()
         .filter(|n| lost_keys.iter().any(|k| k.ends_with(&format!("/{n}"))))

@@ -355,6 +355,24 @@ async fn changes_that_do_not_decode_are_never_skipped() {
     );
 }
 
+/// Creates `/r/n{i}` for each `i` and waits until the cache has them; the last revision.
+async fn create_many(f: &Fixture, names: std::ops::Range<usize>) -> Revision {
+    let mut last = Revision(0);
+    for i in names {
+        last = f
+            .store
+            .create(&format!("/r/n{i}"), Bytes::from_static(b"tier=gold"))
+            .await
+            .unwrap()
+            .mod_revision;
+    }
+    f.cache
+        .wait_for(last, Duration::from_secs(10))
+        .await
+        .unwrap();
+    last
+}
+
 /// The window is sized by time: beyond its minimum count it keeps every change of the last
 /// `fresh`, so a watch resuming from hundreds of changes ago carries on, up to the count and
 /// memory bounds, past which the oldest go (410).
@@ -367,33 +385,10 @@ async fn the_window_keeps_recent_changes_up_to_its_bounds() {
     })
     .await;
     let start = f.cache.revision();
-    let mut last = start;
-    for i in 0..300 {
-        last = f
-            .store
-            .create(&format!("/r/n{i}"), Bytes::from_static(b"tier=gold"))
-            .await
-            .unwrap()
-            .mod_revision;
-    }
-    f.cache
-        .wait_for(last, Duration::from_secs(10))
-        .await
-        .unwrap();
+    create_many(&f, 0..300).await;
     let resumed = f.cache.watch("/r/", Some(start), all()).unwrap();
     assert_eq!(resumed.initial.len(), 300, "300 changes ago, 75 s window");
-    for i in 300..500 {
-        last = f
-            .store
-            .create(&format!("/r/n{i}"), Bytes::from_static(b"tier=gold"))
-            .await
-            .unwrap()
-            .mod_revision;
-    }
-    f.cache
-        .wait_for(last, Duration::from_secs(10))
-        .await
-        .unwrap();
+    let last = create_many(&f, 300..500).await;
     assert!(
         matches!(
             f.cache.watch("/r/", Some(start), all()),
