@@ -58,6 +58,8 @@ struct PeekMeta {
     uid: String,
     #[serde(default)]
     deletion_timestamp: Option<String>,
+    #[serde(default)]
+    labels: BTreeMap<String, String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -151,6 +153,7 @@ impl ObjectLookup for StoreLookup {
                 .iter()
                 .filter_map(|(k, v)| Some((k.clone(), b64.decode(v).ok()?)))
                 .collect(),
+            labels: found.metadata.labels.clone(),
             type_: found.type_,
         }))
     }

@@ -52,7 +52,12 @@ pub struct SecretState {
     pub type_: String,
     /// `data`, decoded.
     pub data: BTreeMap<String, Vec<u8>>,
+    /// `metadata.labels`.
+    pub labels: BTreeMap<String, String>,
 }
+
+/// The label upstream's legacy token cleaner puts on a token Secret it invalidates.
+pub const LEGACY_TOKEN_INVALID_SINCE: &str = "kubernetes.io/legacy-token-invalid-since";
 
 /// Reads the objects tokens are bound to (the API server implements it over its watch
 /// caches). `Err` is a failed read, not an absent object.
@@ -581,6 +586,18 @@ impl ServiceAccountTokens {
             if secret.data.get("token").map(Vec::as_slice) != Some(token.as_bytes()) {
                 return Err(invalid("it is no longer its secret's token"));
             }
+            if secret
+                .labels
+                .get(LEGACY_TOKEN_INVALID_SINCE)
+                .is_some_and(|since| !since.is_empty())
+            {
+                return Err(invalid(&format!(
+                    "the token in secret {ns}/{} has been marked invalid; use tokens from the \
+                     TokenRequest API, or remove the {LEGACY_TOKEN_INVALID_SINCE} label from the \
+                     secret to enable it again",
+                    claims.secret_name
+                )));
+            }
             live(
                 self.lookup.service_account(ns, &sa.name).await?,
                 &sa.uid,
@@ -868,20 +885,39 @@ mod tests {
             uid: "sa-uid".into(),
         };
         let token = tokens.issue_legacy("ns", &sa, "robot-token").unwrap();
-        let secret = SecretState {
+        let mut secret = SecretState {
             object: state("s"),
             type_: "kubernetes.io/service-account-token".into(),
             data: [("token".to_string(), token.clone().into_bytes())].into(),
+            labels: BTreeMap::new(),
         };
-        objects
-            .secrets
-            .lock()
-            .unwrap()
-            .insert(("ns".into(), "robot-token".into()), secret);
+        let put = |secret: &SecretState| {
+            objects
+                .secrets
+                .lock()
+                .unwrap()
+                .insert(("ns".into(), "robot-token".into()), secret.clone());
+        };
+        put(&secret);
         let Outcome::Authenticated { user, .. } = who(&tokens, &token).await else {
             panic!("not authenticated");
         };
         assert_eq!(user.name, "system:serviceaccount:ns:robot");
+        // Marked invalid by upstream's legacy token cleaner: refused until the label goes.
+        secret
+            .labels
+            .insert(LEGACY_TOKEN_INVALID_SINCE.into(), "2026-11-01".into());
+        put(&secret);
+        let Outcome::Rejected(why) = who(&tokens, &token).await else {
+            panic!("an invalidated token was accepted");
+        };
+        assert!(why.contains("marked invalid"), "{why}");
+        secret.labels.clear();
+        put(&secret);
+        assert!(matches!(
+            who(&tokens, &token).await,
+            Outcome::Authenticated { .. }
+        ));
         objects.secrets.lock().unwrap().clear();
         assert!(matches!(who(&tokens, &token).await, Outcome::Rejected(_)));
     }
