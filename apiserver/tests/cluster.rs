@@ -24,6 +24,9 @@ const ALLOWED: &[&str] = &[
     "unimplemented testing mock",
     "ContainerStatus from runtime service failed",
     "PLEG is not healthy",
+    // A kubelet's first pod sync before its (fake) runtime's first status check has run; it
+    // syncs at the next tick. Nothing of the server's.
+    "container runtime status check may not have completed yet",
     // A kubelet looks its Node up before it has registered it.
     "node is not registered yet",
     "Failed to get node when trying to set owner ref to the node lease",
