@@ -522,6 +522,98 @@ async fn no_acknowledged_write_is_lost_and_no_refused_write_returns_after_power_
     }
 }
 
+impl SimDisk {
+    /// Flips one bit in a record of the log's first run of records that is not the run's last
+    /// (a media fault: the record was synced before the next was written); the offset and the
+    /// byte it held, or None when the run has fewer than two records.
+    fn flip_mid_log(&self, rng: &mut StdRng) -> Option<(usize, u8)> {
+        let mut disk = self.lock();
+        let file = disk.files.get_mut("wal")?;
+        let image = &file.durable;
+        let word = |at: usize| -> Option<u32> {
+            Some(u32::from_le_bytes(image.get(at..at + 4)?.try_into().ok()?))
+        };
+        let (mut at, mut records) = (0usize, Vec::new());
+        let epoch = image.get(12..20)?.to_vec();
+        while word(at) == Some(crate::wal::MAGIC) && image.get(at + 12..at + 20)? == epoch {
+            let len = word(at + 4)? as usize;
+            let payload = image.get(at + 12..at + 12 + len)?;
+            if crc32fast::hash(payload) != word(at + 8)? {
+                break;
+            }
+            records.push((at, 12 + len));
+            at += 12 + len;
+        }
+        if records.len() < 2 {
+            return None;
+        }
+        let (start, len) = records[rng.random_range(0..records.len() - 1)];
+        let offset = start + rng.random_range(0..len);
+        let byte = file.durable[offset];
+        let flipped = byte ^ (1 << rng.random_range(0..8));
+        file.durable[offset] = flipped;
+        file.current[offset] = flipped;
+        Some((offset, byte))
+    }
+
+    /// Puts back a byte [`flip_mid_log`](Self::flip_mid_log) changed.
+    fn restore(&self, (offset, byte): (usize, u8)) {
+        let mut disk = self.lock();
+        let file = disk.files.get_mut("wal").expect("the log");
+        file.durable[offset] = byte;
+        file.current[offset] = byte;
+    }
+}
+
+/// Media faults: after a power loss, one bit flips in a log record that has another record
+/// after it. The store then either starts with every acknowledged write and a consistent
+/// history (the record was already in the database, or of an earlier round), or refuses to
+/// start saying the log is damaged; it never starts having lost an acknowledged write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flipped_bit_mid_log_refuses_the_start_or_loses_nothing() {
+    let (mut refused, mut started) = (0, 0);
+    for seed in 0..60 {
+        let mut rng = StdRng::seed_from_u64(1000 + seed);
+        let disk = SimDisk::default();
+        let (mut model, mut history, mut next_key) = (BTreeMap::new(), History::default(), 0);
+        drop(open(&disk, &EmbeddedStoreConfig::new("simulated")).unwrap());
+        for _ in 0..4 {
+            let config = EmbeddedStoreConfig {
+                checkpoint_interval: Duration::from_secs(3600),
+                checkpoint_bytes: rng.random_range((8 << 10)..(256 << 10)),
+                ..EmbeddedStoreConfig::new("simulated")
+            };
+            let store = open(&disk, &config).unwrap();
+            verify(&store, &mut model, seed).await;
+            verify_history(&store, &history, seed).await;
+            disk.arm(rng.random_range(50..400));
+            workload(&store, &mut model, &mut history, &mut rng, &mut next_key).await;
+            drop(store);
+            disk.power_loss(&mut rng);
+            let Some(flip) = disk.flip_mid_log(&mut rng) else {
+                continue;
+            };
+            match open(&disk, &config) {
+                Ok(store) => {
+                    started += 1;
+                    verify(&store, &mut model, seed).await;
+                    verify_history(&store, &history, seed).await;
+                }
+                Err(Error::Corrupt(message)) => {
+                    refused += 1;
+                    assert!(message.contains("damaged"), "seed {seed}: {message}");
+                    disk.restore(flip);
+                }
+                Err(other) => panic!("seed {seed}: {other}"),
+            }
+        }
+    }
+    assert!(
+        refused > 0 && started > 0,
+        "refused {refused}, started {started}"
+    );
+}
+
 /// A checkpoint whose durable commit fails leaves redb unusable until it is reopened: writes
 /// are then refused as after any failed commit (`Fenced`, a 503), reads answer `Unavailable`
 /// (a 503) rather than an I/O error, the health check fails, and a restart loses nothing
