@@ -41,6 +41,57 @@ enum Target {
     },
 }
 
+/// A [`LogFile`] written by a thread of its own: a slow or stalled disk holds up the requests
+/// whose events wait to be written, never the async workers serving the others. Writes queued
+/// while one runs go to the file together.
+pub struct LogThread {
+    queue: std::sync::mpsc::Sender<Pending>,
+}
+
+/// Lines to write, and who waits for them.
+type Pending = (
+    Vec<u8>,
+    tokio::sync::oneshot::Sender<std::result::Result<(), String>>,
+);
+
+/// Most bytes the thread gathers into one write.
+const GATHER: usize = 4 << 20;
+
+impl LogThread {
+    /// Starts the thread that owns `file`; it ends when the handle is dropped.
+    pub fn start(mut file: LogFile) -> Result<Self> {
+        let (queue, waiting) = std::sync::mpsc::channel::<Pending>();
+        std::thread::Builder::new()
+            .name("audit-log".into())
+            .spawn(move || {
+                while let Ok((mut bytes, reply)) = waiting.recv() {
+                    let mut replies = vec![reply];
+                    while bytes.len() < GATHER {
+                        let Ok((more, reply)) = waiting.try_recv() else {
+                            break;
+                        };
+                        bytes.extend_from_slice(&more);
+                        replies.push(reply);
+                    }
+                    let written = file.write(&bytes).map_err(|e| e.to_string());
+                    for reply in replies {
+                        let _ = reply.send(written.clone());
+                    }
+                }
+            })
+            .map_err(|e| io(Path::new("audit-log thread"), e))?;
+        Ok(Self { queue })
+    }
+
+    /// Appends `bytes` (whole lines) and waits until they are written.
+    pub async fn write(&self, bytes: Vec<u8>) -> std::result::Result<(), String> {
+        let stopped = || "the audit log thread stopped".to_string();
+        let (reply, written) = tokio::sync::oneshot::channel();
+        self.queue.send((bytes, reply)).map_err(|_| stopped())?;
+        written.await.map_err(|_| stopped())?
+    }
+}
+
 /// The time format in backup names.
 const BACKUP_TIME: &str = "%Y-%m-%dT%H-%M-%S%.3f";
 
@@ -350,5 +401,45 @@ mod tests {
         .unwrap();
         assert!(!stale.exists());
         assert!(other.exists());
+    }
+
+    /// A log that blocks (a pipe nobody reads yet) holds up only the writes waiting for it:
+    /// the single-threaded runtime awaiting one goes on running its other tasks, which here
+    /// tell the reader to drain the pipe. Were the write done on the runtime's thread, the
+    /// reader would never hear from it and drain after its 20 s deadline instead.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_blocked_log_does_not_block_the_runtime() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.log");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let (alive, heard) = std::sync::mpsc::channel::<()>();
+        let reader = std::thread::spawn({
+            let path = path.clone();
+            move || {
+                let mut pipe = File::open(&path).unwrap();
+                let in_time = heard.recv_timeout(Duration::from_secs(20)).is_ok();
+                let mut all = Vec::new();
+                pipe.read_to_end(&mut all).unwrap();
+                (in_time, all.len())
+            }
+        });
+        let log = LogThread::start(LogFile::open(&path, Rotation::default()).unwrap()).unwrap();
+        // More than a pipe holds: the log thread blocks in the write.
+        let line = [b"x".repeat(1023), b"\n".to_vec()].concat();
+        let writing = tokio::spawn(async move {
+            let written = log.write(line.repeat(256)).await;
+            drop(log);
+            written
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        alive.send(()).unwrap();
+        writing.await.unwrap().unwrap();
+        let (in_time, read) = reader.join().unwrap();
+        assert!(in_time, "the runtime was blocked by the log's write");
+        assert_eq!(read, 256 * 1024);
     }
 }

@@ -17,7 +17,7 @@ use tokio::sync::{Notify, oneshot};
 
 use crate::error::{Error, Result};
 use crate::event::{API_VERSION, Event};
-use crate::log::{LogFile, Rotation};
+use crate::log::{LogFile, LogThread, Rotation};
 use crate::policy::Level;
 
 /// How a backend hands events over.
@@ -401,7 +401,7 @@ struct Writer {
 
 enum Target {
     Log {
-        file: Mutex<LogFile>,
+        file: LogThread,
         format: Format,
     },
     Webhook {
@@ -424,7 +424,7 @@ impl Writer {
                 format,
                 rotation,
             } => Target::Log {
-                file: Mutex::new(LogFile::open(path, rotation.clone())?),
+                file: LogThread::start(LogFile::open(path, rotation.clone())?)?,
                 format: *format,
             },
             Destination::Webhook {
@@ -496,7 +496,7 @@ impl Writer {
                     lines.extend_from_slice(e);
                     lines.push(b'\n');
                 }
-                let written = file.lock().unwrap_or_else(|e| e.into_inner()).write(&lines);
+                let written = file.write(lines).await;
                 match written {
                     Ok(()) => encoded.len() == events.len(),
                     Err(e) => {
