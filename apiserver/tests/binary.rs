@@ -19,6 +19,18 @@ struct Daemon {
     client: RawClient,
 }
 
+/// The binary on loopback, a free port, its data and certificates in `data`.
+fn server_command(data: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_capstan-apiserver"));
+    command
+        .args(["--bind-address", "127.0.0.1", "--secure-port", "0"])
+        .arg("--data-dir")
+        .arg(data)
+        .arg("--cert-dir")
+        .arg(data.join("pki"));
+    command
+}
+
 /// Starts the binary on a free port with its data in `data`, and waits until it serves.
 fn start(data: &Path) -> Daemon {
     start_with(data, &[])
@@ -28,12 +40,7 @@ fn start(data: &Path) -> Daemon {
 fn start_with(data: &Path, extra: &[&str]) -> Daemon {
     let kubeconfig = data.join("admin.kubeconfig");
     let _ = std::fs::remove_file(&kubeconfig);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_capstan-apiserver"))
-        .args(["--bind-address", "127.0.0.1", "--secure-port", "0"])
-        .arg("--data-dir")
-        .arg(data)
-        .arg("--cert-dir")
-        .arg(data.join("pki"))
+    let mut child = server_command(data)
         .arg("--write-admin-kubeconfig")
         .arg(&kubeconfig)
         .args(extra)
@@ -208,15 +215,7 @@ fn log_records(wal: &[u8]) -> Vec<(usize, usize, Vec<String>)> {
 
 /// Runs the binary on `data` expecting it to exit on its own; returns its stderr.
 fn start_expecting_failure(data: &Path) -> String {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_capstan-apiserver"))
-        .args(["--bind-address", "127.0.0.1", "--secure-port", "0"])
-        .arg("--data-dir")
-        .arg(data)
-        .arg("--cert-dir")
-        .arg(data.join("pki"))
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = server_command(data).stderr(Stdio::piped()).spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
     while child.try_wait().unwrap().is_none() {
         if Instant::now() > deadline {

@@ -278,6 +278,18 @@ mod tests {
 
     use super::*;
 
+    /// A named pipe `audit.log` in a new directory (kept alive by the returned guard).
+    fn fifo() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.log");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        (dir, path)
+    }
+
     fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
         for _ in 0..500 {
             if done() {
@@ -344,13 +356,7 @@ mod tests {
     #[test]
     fn a_pipe_is_never_rotated() {
         use std::os::unix::fs::FileTypeExt;
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("audit.log");
-        let made = std::process::Command::new("mkfifo")
-            .arg(&path)
-            .status()
-            .unwrap();
-        assert!(made.success());
+        let (_dir, path) = fifo();
         let reader_path = path.clone();
         let reader = std::thread::spawn(move || {
             let mut all = Vec::new();
@@ -409,13 +415,7 @@ mod tests {
     /// reader would never hear from it and drain after its 20 s deadline instead.
     #[tokio::test(flavor = "current_thread")]
     async fn a_blocked_log_does_not_block_the_runtime() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("audit.log");
-        let made = std::process::Command::new("mkfifo")
-            .arg(&path)
-            .status()
-            .unwrap();
-        assert!(made.success());
+        let (_dir, path) = fifo();
         let (alive, heard) = std::sync::mpsc::channel::<()>();
         let reader = std::thread::spawn({
             let path = path.clone();
