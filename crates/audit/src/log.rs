@@ -356,7 +356,7 @@ mod tests {
     #[test]
     fn a_pipe_is_never_rotated() {
         use std::os::unix::fs::FileTypeExt;
-        let (_dir, path) = fifo();
+        let (dir, path) = fifo();
         let reader_path = path.clone();
         let reader = std::thread::spawn(move || {
             let mut all = Vec::new();
