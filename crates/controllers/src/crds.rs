@@ -281,7 +281,8 @@ async fn finalize(
     {
         return false;
     }
-    served.terminate(&name);
+    // The condition is stored before creates are refused, so a client refused
+    // always reads the reason, as with upstream (whose handler reads the condition).
     write_status(
         crds,
         crd,
@@ -294,6 +295,7 @@ async fn finalize(
         None,
     )
     .await;
+    served.terminate(&name);
     if let Some(store) = served.store(&name) {
         let remaining = match store.list("", &ListOptions::default()).await {
             Ok(list) => {
