@@ -1792,8 +1792,18 @@ async fn nodes_read_only_what_their_pods_use() {
         &["get", "secrets", "--field-selector=metadata.name=creds"],
     ));
     assert!(!kubectl(&n1, &["get", "secrets"]).0);
-    // The node rules: pods and nodes; its own lease only.
-    ok(kubectl(&n1, &["get", "pods", "-A"]));
+    // Pods only its own (by the spec.nodeName selector, as kubelets list them); its own
+    // lease only.
+    ok(kubectl(
+        &n1,
+        &["get", "pods", "-A", "--field-selector=spec.nodeName=n1"],
+    ));
+    let (listed, _, err) = kubectl(&n1, &["get", "pods", "-A"]);
+    assert!(!listed, "a node listed every pod");
+    assert!(
+        err.contains("can only list/watch pods with spec.nodeName field selector"),
+        "{err}"
+    );
     let can = |who: &std::path::Path, args: &[&str]| {
         let mut argv = vec!["auth", "can-i"];
         argv.extend_from_slice(args);

@@ -73,6 +73,28 @@ impl Upstream {
     }
 }
 
+impl Upstream {
+    /// Runs upstream's kube-controller-manager beside the server with only `controllers`
+    /// (some of what Capstan's server does itself, such as ClusterRole aggregation, is a
+    /// controller manager's work upstream).
+    fn start_controllers(&mut self, controllers: &str) {
+        let bin = upstream::binaries();
+        let process = Process::start(
+            "kube-controller-manager",
+            &bin.join("kube-controller-manager"),
+            &[
+                format!("--kubeconfig={}", self.kubeconfig.display()),
+                format!("--controllers={controllers}"),
+                "--leader-elect=false".into(),
+                "--secure-port=0".into(),
+            ],
+            &[],
+            self._dir.path(),
+        );
+        self._processes.push(process);
+    }
+}
+
 fn capstan(server: &TestServer) -> RawClient {
     RawClient::new(&server.url(), server.ca_pem(), Some(server.token()))
 }
@@ -482,3 +504,5 @@ async fn created_objects_are_upstreams() {
     }
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+mod authorization;

@@ -137,6 +137,7 @@ fn graph() -> Arc<NodeGraph> {
                 secrets: vec![format!("secret-{i}"), "shared".into()],
                 config_maps: vec![format!("config-{i}")],
                 claims: vec![format!("claim-{i}")],
+                resource_claims: Vec::new(),
             },
             1,
         );

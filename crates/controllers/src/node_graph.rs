@@ -1,6 +1,7 @@
 //! Keeps the Node authorizer's graph current: pods (with what they reference and where they
-//! run), persistent volume claims (with their volumes) and persistent volumes (with the
-//! secrets they name) are listed, then followed through the watch caches.
+//! run), persistent volume claims (with their volumes), persistent volumes (with the
+//! secrets they name) and volume attachments (with their nodes) are listed, then followed
+//! through the watch caches.
 
 use std::sync::Arc;
 
@@ -29,12 +30,13 @@ where
     )
 }
 
-/// Starts following pods, claims and volumes into `graph`; a missing store leaves its part
-/// empty (and counts as listed).
+/// Starts following pods, claims, volumes and volume attachments into `graph`; a missing
+/// store leaves its part empty (and counts as listed).
 pub fn start(
     pods: Arc<dyn RestStorage>,
     claims: Option<Arc<dyn RestStorage>>,
     volumes: Option<Arc<dyn RestStorage>>,
+    attachments: Option<Arc<dyn RestStorage>>,
     graph: Arc<NodeGraph>,
 ) -> Vec<JoinHandle<()>> {
     let mut tasks = Vec::new();
@@ -69,6 +71,23 @@ pub fn start(
             },
         )),
         None => graph.listed(Source::Claims, 0),
+    }
+    match attachments {
+        Some(attachments) => tasks.extend(feed::<Value>(
+            attachments,
+            graph.clone(),
+            Source::Attachments,
+            |graph, attachment, deleted, generation| {
+                let name = attachment["metadata"]["name"].as_str().unwrap_or_default();
+                if deleted {
+                    graph.remove_attachment(name);
+                } else {
+                    let node = attachment["spec"]["nodeName"].as_str().unwrap_or_default();
+                    graph.put_attachment(name, node, generation);
+                }
+            },
+        )),
+        None => graph.listed(Source::Attachments, 0),
     }
     match volumes {
         Some(volumes) => tasks.extend(feed::<Value>(
@@ -118,6 +137,16 @@ pub(crate) fn pod_refs(pod: &Value) -> PodRefs {
             text(&volume["persistentVolumeClaim"]["claimName"])
         };
         push(&mut refs.claims, Some(&claim));
+    }
+    for status in pod["status"]["resourceClaimStatuses"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        push(
+            &mut refs.resource_claims,
+            Some(&text(&status["resourceClaimName"])),
+        );
     }
     refs
 }

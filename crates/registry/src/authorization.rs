@@ -69,6 +69,11 @@ fn attributes(
             namespace: text(&r.namespace),
             name: text(&r.name),
             path: String::new(),
+            field_selector: r
+                .field_selector
+                .as_ref()
+                .map(review_field_selector)
+                .unwrap_or_default(),
         },
         (None, Some(n)) => Attributes {
             user,
@@ -81,6 +86,36 @@ fn attributes(
             ..Default::default()
         },
     }
+}
+
+/// A review's field selector as the authorizers see it: the raw form parsed, or each
+/// requirement with one value (`In` is `=`, `NotIn` is `!=`); anything else, or a raw form
+/// that does not parse, is no selector, as upstream.
+fn review_field_selector(
+    selector: &k8s_openapi::api::authorization::v1::FieldSelectorAttributes,
+) -> Vec<capstan_meta::fields::FieldRequirement> {
+    if let Some(raw) = selector.raw_selector.as_deref().filter(|r| !r.is_empty()) {
+        return capstan_meta::fields::FieldSelector::parse(raw)
+            .map(|s| s.requirements)
+            .unwrap_or_default();
+    }
+    let mut out = Vec::new();
+    for r in selector.requirements.iter().flatten() {
+        let negated = match r.operator.as_str() {
+            "In" => false,
+            "NotIn" => true,
+            _ => return Vec::new(),
+        };
+        let [value] = r.values.as_deref().unwrap_or_default() else {
+            return Vec::new();
+        };
+        out.push(capstan_meta::fields::FieldRequirement {
+            field: r.key.clone(),
+            value: value.clone(),
+            negated,
+        });
+    }
+    out
 }
 
 fn status(verdict: Verdict) -> SubjectAccessReviewStatus {

@@ -123,11 +123,11 @@ fn user_facing_roles() -> Vec<Value> {
                     WRITE
                 ),
                 rule(&[""], &["pods/eviction"], &["create"]),
+                rule(&["", "events.k8s.io"], &["events"], WRITE),
                 rule(
                     &[""],
                     &[
                         "configmaps",
-                        "events",
                         "persistentvolumeclaims",
                         "replicationcontrollers",
                         "replicationcontrollers/scale",
@@ -177,6 +177,11 @@ fn user_facing_roles() -> Vec<Value> {
                     WRITE
                 ),
                 rule(&["coordination.k8s.io"], &["leases"], ALL),
+                rule(
+                    &["resource.k8s.io"],
+                    &["resourceclaims", "resourceclaimtemplates"],
+                    WRITE
+                ),
             ]),
         ),
         aggregating_role(
@@ -199,11 +204,11 @@ fn user_facing_roles() -> Vec<Value> {
                     ],
                     READ
                 ),
+                rule(&["", "events.k8s.io"], &["events"], READ),
                 rule(
                     &[""],
                     &[
                         "bindings",
-                        "events",
                         "limitranges",
                         "namespaces/status",
                         "pods/log",
@@ -273,6 +278,15 @@ fn user_facing_roles() -> Vec<Value> {
                 rule(
                     &["networking.k8s.io"],
                     &["ingresses", "ingresses/status", "networkpolicies"],
+                    READ
+                ),
+                rule(
+                    &["resource.k8s.io"],
+                    &[
+                        "resourceclaims",
+                        "resourceclaims/status",
+                        "resourceclaimtemplates"
+                    ],
                     READ
                 ),
             ]),
@@ -400,7 +414,7 @@ fn component_roles() -> Vec<Value> {
                 rule(&["", "events.k8s.io"], &["events"], EVENTS_WRITE),
                 rule(&["coordination.k8s.io"], &["leases"], &["create"]),
                 {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
-                 "resourceNames": ["kube-scheduler"], "verbs": ["get", "update"]},
+                 "resourceNames": ["kube-scheduler"], "verbs": ["get", "list", "update", "watch"]},
                 rule(&[""], &["nodes"], READ),
                 rule(&[""], &["pods"], &["delete", "get", "list", "watch"]),
                 rule(&[""], &["bindings", "pods/binding"], &["create"]),
@@ -418,14 +432,14 @@ fn component_roles() -> Vec<Value> {
                 rule(&["storage.k8s.io"], &["csistoragecapacities"], READ),
                 rule(&["storage.k8s.io"], &["volumeattachments"], READ),
                 rule(&[""], &["pods/finalizers"], &["update"]),
-                {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
-                 "resourceNames": ["kube-scheduler"], "verbs": ["list", "watch"]},
                 rule(&["coordination.k8s.io"], &["leasecandidates"],
                     &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]),
                 // Dynamic Resource Allocation, as upstream's v1.36 role has it.
-                rule(&["resource.k8s.io"], &["deviceclasses", "resourceslices"], READ),
+                rule(&["resource.k8s.io"], &["deviceclasses"], READ),
+                rule(&["resource.k8s.io"], &["resourceslices"], READ),
+                rule(&["resource.k8s.io"], &["resourceclaims"], &["create", "delete"]),
                 rule(&["resource.k8s.io"], &["resourceclaims"],
-                    &["create", "delete", "get", "list", "patch", "update", "watch"]),
+                    &["get", "list", "patch", "update", "watch"]),
                 rule(&["resource.k8s.io"], &["resourceclaims/status"],
                     &["get", "list", "patch", "update", "watch"]),
                 rule(&["resource.k8s.io"], &["resourceclaims/binding"], &["patch", "update"]),
@@ -441,12 +455,18 @@ fn component_roles() -> Vec<Value> {
                     &["nodes/log", "nodes/metrics", "nodes/proxy", "nodes/stats"],
                     &["*"]
                 ),
+                rule(
+                    &[""],
+                    &["nodes/configz", "nodes/healthz", "nodes/pods"],
+                    &["*"]
+                ),
             ]),
         ),
         cluster_role(
             "system:monitoring",
-            json!([{"nonResourceURLs": ["/healthz", "/healthz/*", "/livez", "/livez/*",
-                "/metrics", "/metrics/slis", "/readyz", "/readyz/*"], "verbs": ["get"]}]),
+            json!([{"nonResourceURLs": ["/flagz", "/healthz", "/healthz/*", "/livez", "/livez/*",
+                "/metrics", "/metrics/slis", "/readyz", "/readyz/*", "/statusz"], "verbs": ["get"]},
+                rule(&[""], &["nodes/metrics"], &["get"])]),
         ),
         // The rules the Node authorizer also grants every node.
         cluster_role("system:node", node_rules()),
@@ -504,7 +524,8 @@ fn component_roles() -> Vec<Value> {
         ),
         cluster_role(
             "system:service-account-issuer-discovery",
-            json!([{"nonResourceURLs": ["/.well-known/openid-configuration", "/openid/v1/jwks"],
+            json!([{"nonResourceURLs": ["/.well-known/openid-configuration",
+                "/.well-known/openid-configuration/", "/openid/v1/jwks", "/openid/v1/jwks/"],
                 "verbs": ["get"]}]),
         ),
         cluster_role(

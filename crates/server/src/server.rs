@@ -626,6 +626,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             builtin.pods.clone(),
             store("persistentvolumeclaims"),
             store("persistentvolumes"),
+            store("volumeattachments"),
             node_graph.clone(),
         ));
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);

@@ -35,6 +35,18 @@ pub struct Attributes {
     pub name: String,
     /// The request path (non-resource requests).
     pub path: String,
+    /// The field selector of a list, watch or deletecollection, parsed (empty when there is
+    /// none or it does not parse), as upstream's authorize-with-selectors passes it on.
+    pub field_selector: Vec<capstan_meta::fields::FieldRequirement>,
+}
+
+impl Attributes {
+    /// Whether the field selector requires `field` to equal `value` (an `=` or `==` term).
+    pub fn selects(&self, field: &str, value: &str) -> bool {
+        self.field_selector
+            .iter()
+            .any(|r| !r.negated && r.field == field && r.value == value)
+    }
 }
 
 /// An authorizer's answer.

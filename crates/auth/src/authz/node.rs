@@ -11,7 +11,7 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use async_trait::async_trait;
 
 use super::rbac::PolicyRule;
-use super::{Attributes, Authorizer, Decision, ResourceRule, RuleSet};
+use super::{Attributes, Authorizer, Decision, RuleSet};
 use crate::user::UserInfo;
 
 /// The group of every node's user.
@@ -41,6 +41,8 @@ pub struct PodRefs {
     pub config_maps: Vec<String>,
     /// Persistent volume claims (ephemeral volumes' claims included).
     pub claims: Vec<String>,
+    /// Resource claims (`status.resourceClaimStatuses`).
+    pub resource_claims: Vec<String>,
 }
 
 /// The kinds of objects a node may reach.
@@ -56,6 +58,12 @@ pub enum Reachable {
     ServiceAccount,
     /// Persistent volumes (cluster-scoped: the namespace is empty).
     Volume,
+    /// Pods (bound to the node).
+    Pod,
+    /// Resource claims.
+    ResourceClaim,
+    /// Volume attachments (cluster-scoped, naming the node).
+    Attachment,
 }
 
 /// The collections the graph is fed from.
@@ -67,6 +75,8 @@ pub enum Source {
     Claims,
     /// Persistent volumes.
     Volumes,
+    /// Volume attachments.
+    Attachments,
 }
 
 type Key = (String, String);
@@ -86,7 +96,9 @@ struct Graph {
     volumes: HashMap<String, (u64, Vec<Key>)>,
     /// Secret → the volumes naming it.
     volumes_of_secret: HashMap<Key, Vec<String>>,
-    loaded: [bool; 3],
+    /// Volume attachment → its node.
+    attachments: HashMap<String, (u64, String)>,
+    loaded: [bool; 4],
 }
 
 fn slot(source: Source) -> usize {
@@ -94,6 +106,7 @@ fn slot(source: Source) -> usize {
         Source::Pods => 0,
         Source::Claims => 1,
         Source::Volumes => 2,
+        Source::Attachments => 3,
     }
 }
 
@@ -110,6 +123,7 @@ fn vertices(namespace: &str, refs: &PodRefs) -> Vec<Vertex> {
     add(Reachable::Secret, &refs.secrets);
     add(Reachable::ConfigMap, &refs.config_maps);
     add(Reachable::Claim, &refs.claims);
+    add(Reachable::ResourceClaim, &refs.resource_claims);
     add(
         Reachable::ServiceAccount,
         std::slice::from_ref(&refs.service_account),
@@ -261,6 +275,18 @@ impl NodeGraph {
         self.write().unlink_volume(name);
     }
 
+    /// Adds or replaces a volume attachment and the node it attaches to.
+    pub fn put_attachment(&self, name: &str, node: &str, generation: u64) {
+        self.write()
+            .attachments
+            .insert(name.to_string(), (generation, node.to_string()));
+    }
+
+    /// Removes a volume attachment.
+    pub fn remove_attachment(&self, name: &str) {
+        self.write().attachments.remove(name);
+    }
+
     /// A list of `source` in generation `generation` is complete: what it did not see is
     /// gone.
     pub fn listed(&self, source: Source, generation: u64) {
@@ -293,6 +319,9 @@ impl NodeGraph {
                     .collect();
                 stale.iter().for_each(|k| g.unlink_volume(k));
             }
+            Source::Attachments => g
+                .attachments
+                .retain(|_, (gen_seen, _)| *gen_seen >= generation),
         }
         g.loaded[slot(source)] = true;
     }
@@ -314,6 +343,11 @@ impl NodeGraph {
                         .get(&(namespace.to_string(), name.to_string()))
                         .is_some_and(|vols| vols.iter().any(|v| g.volume_reached(node, v)))
             }
+            Reachable::Pod => g
+                .pods
+                .get(&(namespace.to_string(), name.to_string()))
+                .is_some_and(|(_, refs)| refs.node == node),
+            Reachable::Attachment => g.attachments.get(name).is_some_and(|(_, n)| n == node),
             _ => g.direct(node, kind, namespace, name),
         }
     }
@@ -384,6 +418,13 @@ pub fn node_rules() -> Vec<PolicyRule> {
             &["create", "delete", "get", "patch", "update"],
         ),
         rule(&["node.k8s.io"], &["runtimeclasses"], READ),
+        rule(&[""], &["serviceaccounts"], &["get"]),
+        rule(&["resource.k8s.io"], &["resourceclaims"], &["get"]),
+        rule(
+            &["resource.k8s.io"],
+            &["resourceslices"],
+            &["deletecollection"],
+        ),
     ]
 }
 
@@ -463,6 +504,71 @@ impl NodeAuthorizer {
         self.related(node, Reachable::ServiceAccount, a)
     }
 
+    /// Pods: those bound to the node read one by one, lists and watches only of the node's
+    /// (`spec.nodeName=<node>`), mirror pods made and removed, status written, evictions
+    /// asked (NodeRestriction admission limits the writes to the node's pods).
+    fn pod(&self, node: &str, a: &Attributes) -> Decision {
+        match (a.subresource.as_str(), a.verb.as_str()) {
+            ("", "get") => self.get_only(node, Reachable::Pod, a),
+            ("", "list" | "watch") if a.selects("spec.nodeName", node) => Decision::Allow,
+            ("", "list" | "watch") if !a.name.is_empty() => self.related(node, Reachable::Pod, a),
+            ("", "list" | "watch") => {
+                no("can only list/watch pods with spec.nodeName field selector")
+            }
+            ("", "create" | "delete") | ("status", "update" | "patch") | ("eviction", "create") => {
+                Decision::Allow
+            }
+            _ => no(""),
+        }
+    }
+
+    /// Nodes: any node object written (NodeRestriction admission keeps a node to its own),
+    /// only its own read (by name, so that a kubelet can look before it registers).
+    fn node(&self, node: &str, a: &Attributes) -> Decision {
+        match (a.subresource.as_str(), a.verb.as_str()) {
+            ("", "create" | "update" | "patch") | ("status", "update" | "patch") => Decision::Allow,
+            ("", "get" | "list" | "watch") if a.name == node => Decision::Allow,
+            ("", "get" | "list" | "watch") if a.name.is_empty() => no(format!(
+                "node '{node}' cannot read all nodes, only its own Node object"
+            )),
+            ("", "get" | "list" | "watch") => no(format!(
+                "node '{node}' cannot read '{}', only its own Node object",
+                a.name
+            )),
+            _ => no(""),
+        }
+    }
+
+    /// ResourceSlices: created freely (NodeRestriction admission checks `spec.nodeName`),
+    /// listed, watched and deleted as a collection only with `spec.nodeName=<node>`, one
+    /// object read or written only when it names the node. Capstan does not serve
+    /// `resource.k8s.io` yet, so no slice names any node.
+    fn slice(&self, node: &str, a: &Attributes) -> Decision {
+        if !a.subresource.is_empty() {
+            return no("cannot authorize ResourceSlice subresources");
+        }
+        match a.verb.as_str() {
+            "create" => Decision::Allow,
+            "get" | "update" | "patch" | "delete" => {
+                if a.name.is_empty() {
+                    return no("No Object name found");
+                }
+                no(format!(
+                    "no relationship found between node '{node}' and this object"
+                ))
+            }
+            "list" | "watch" | "deletecollection" if a.selects("spec.nodeName", node) => {
+                Decision::Allow
+            }
+            "list" | "watch" | "deletecollection" => no(
+                "can only list/watch/deletecollection resourceslices with nodeName field selector",
+            ),
+            _ => no(
+                "only the following verbs are allowed for a ResourceSlice: get, watch, list, create, update, patch, delete, deletecollection",
+            ),
+        }
+    }
+
     /// Its own object of a type named after nodes (Leases in kube-node-lease, CSINodes).
     fn own(&self, node: &str, a: &Attributes, lease: bool) -> Decision {
         if !matches!(
@@ -511,6 +617,15 @@ impl Authorizer for NodeAuthorizer {
                 ("", "serviceaccounts") => return self.token(node, a),
                 ("coordination.k8s.io", "leases") => return self.own(node, a, true),
                 ("storage.k8s.io", "csinodes") => return self.own(node, a, false),
+                ("storage.k8s.io", "volumeattachments") => {
+                    return self.get_only(node, Reachable::Attachment, a);
+                }
+                ("resource.k8s.io", "resourceclaims") => {
+                    return self.get_only(node, Reachable::ResourceClaim, a);
+                }
+                ("resource.k8s.io", "resourceslices") => return self.slice(node, a),
+                ("", "pods") => return self.pod(node, a),
+                ("", "nodes") => return self.node(node, a),
                 _ => {}
             }
         }
@@ -522,37 +637,13 @@ impl Authorizer for NodeAuthorizer {
     }
 
     async fn rules_for(&self, user: &UserInfo, _namespace: &str) -> RuleSet {
-        // The static rules; what the graph allows depends on each object.
-        if node_name(user).is_none_or(str::is_empty) {
+        // As upstream: a node's permissions depend on each object, so none are listed.
+        if node_name(user).is_none() {
             return RuleSet::default();
         }
         RuleSet {
-            resource_rules: self
-                .rules
-                .iter()
-                .filter(|r| {
-                    !r.resources.iter().any(|res| {
-                        matches!(
-                            res.as_str(),
-                            "secrets"
-                                | "configmaps"
-                                | "persistentvolumeclaims"
-                                | "persistentvolumes"
-                                | "leases"
-                                | "csinodes"
-                                | "serviceaccounts/token"
-                                | "persistentvolumeclaims/status"
-                        )
-                    })
-                })
-                .map(|r| ResourceRule {
-                    verbs: r.verbs.clone(),
-                    api_groups: r.api_groups.clone(),
-                    resources: r.resources.clone(),
-                    resource_names: r.resource_names.clone(),
-                })
-                .collect(),
             incomplete: true,
+            evaluation_error: "node authorizer does not support user rule resolution".into(),
             ..Default::default()
         }
     }
@@ -593,6 +684,7 @@ mod tests {
             secrets: vec!["creds".into()],
             config_maps: vec!["settings".into()],
             claims: vec!["data".into()],
+            resource_claims: vec!["gpu".into()],
         }
     }
 
@@ -686,7 +778,128 @@ mod tests {
         );
         graph.listed(Source::Claims, 1);
         graph.listed(Source::Volumes, 1);
+        assert!(!graph.is_loaded());
+        graph.listed(Source::Attachments, 1);
         assert!(graph.is_loaded());
+    }
+
+    fn selecting(mut a: Attributes, selector: &str) -> Attributes {
+        a.field_selector = capstan_meta::fields::FieldSelector::parse(selector)
+            .unwrap()
+            .requirements;
+        a
+    }
+
+    #[tokio::test]
+    async fn pods_nodes_and_slices_are_read_by_selector_attachments_by_the_graph() {
+        let graph = Arc::new(NodeGraph::new());
+        let authz = NodeAuthorizer::new(graph.clone());
+        graph.put_pod("apps", "web", pod("n1"), 1);
+        graph.put_attachment("va-1", "n1", 1);
+        let n1 = node_user("n1");
+        let allow = |a: Attributes| {
+            let authz = &authz;
+            async move { authz.authorize(&a).await == Decision::Allow }
+        };
+        // Pods: its own one by one, lists only of its own.
+        assert!(allow(ask(&n1, "get", "pods", "apps", "web")).await);
+        assert!(!allow(ask(&n1, "get", "pods", "apps", "other")).await);
+        assert!(!allow(ask(&n1, "list", "pods", "", "")).await);
+        assert!(
+            allow(selecting(
+                ask(&n1, "watch", "pods", "", ""),
+                "spec.nodeName=n1"
+            ))
+            .await
+        );
+        assert!(
+            allow(selecting(
+                ask(&n1, "list", "pods", "", ""),
+                "a=b,spec.nodeName==n1"
+            ))
+            .await
+        );
+        assert!(
+            !allow(selecting(
+                ask(&n1, "list", "pods", "", ""),
+                "spec.nodeName!=n1"
+            ))
+            .await
+        );
+        assert!(
+            !allow(selecting(
+                ask(&n1, "list", "pods", "", ""),
+                "spec.nodeName=n2"
+            ))
+            .await
+        );
+        assert!(allow(ask(&n1, "create", "pods/eviction", "apps", "web")).await);
+        assert!(!allow(ask(&n1, "get", "pods/log", "apps", "web")).await);
+        // Nodes: only its own read, any written (NodeRestriction narrows writes).
+        assert!(allow(ask(&n1, "watch", "nodes", "", "n1")).await);
+        assert!(!allow(ask(&n1, "list", "nodes", "", "")).await);
+        assert!(!allow(ask(&n1, "get", "nodes", "", "n2")).await);
+        assert!(allow(ask(&n1, "update", "nodes/status", "", "n2")).await);
+        // ResourceSlices: collections only by the node's name.
+        assert!(allow(ask(&n1, "create", "resourceslices.resource.k8s.io", "", "")).await);
+        assert!(!allow(ask(&n1, "list", "resourceslices.resource.k8s.io", "", "")).await);
+        assert!(
+            allow(selecting(
+                ask(
+                    &n1,
+                    "deletecollection",
+                    "resourceslices.resource.k8s.io",
+                    "",
+                    ""
+                ),
+                "spec.nodeName=n1"
+            ))
+            .await
+        );
+        // Volume attachments: get of the node's own.
+        assert!(
+            allow(ask(
+                &n1,
+                "get",
+                "volumeattachments.storage.k8s.io",
+                "",
+                "va-1"
+            ))
+            .await
+        );
+        assert!(!allow(ask(&n1, "get", "volumeattachments.storage.k8s.io", "", "")).await);
+        assert!(!allow(ask(&n1, "list", "volumeattachments.storage.k8s.io", "", "")).await);
+        assert!(
+            !allow(ask(
+                &node_user("n2"),
+                "get",
+                "volumeattachments.storage.k8s.io",
+                "",
+                "va-1"
+            ))
+            .await
+        );
+        // Resource claims: those its pods use.
+        assert!(
+            allow(ask(
+                &n1,
+                "get",
+                "resourceclaims.resource.k8s.io",
+                "apps",
+                "gpu"
+            ))
+            .await
+        );
+        assert!(
+            !allow(ask(
+                &n1,
+                "get",
+                "resourceclaims.resource.k8s.io",
+                "apps",
+                "cpu"
+            ))
+            .await
+        );
     }
 
     #[tokio::test]

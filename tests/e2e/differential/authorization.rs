@@ -1,0 +1,831 @@
+//! Authorization decisions against upstream's own authorizers: the same RBAC objects, nodes
+//! and pods loaded into both servers (each with Node and RBAC authorization), then thousands
+//! of generated SubjectAccessReviews and a set of escalation attempts asked of both. Every
+//! disagreement fails the test, with the review that shows it.
+
+use std::time::Duration;
+
+use capstan_e2e::RawClient;
+use capstan_testing::TestServer;
+use futures_util::StreamExt;
+use http::Method;
+use rand::rngs::StdRng;
+use rand::seq::IndexedRandom;
+use rand::{Rng, SeedableRng};
+use serde_json::{Value, json};
+
+use super::{Upstream, capstan};
+
+/// Both servers, asked the same questions.
+pub(super) struct Pair {
+    pub upstream: RawClient,
+    pub capstan: RawClient,
+}
+
+impl Pair {
+    /// Sends the same request to both; (upstream's, Capstan's) status and body.
+    pub async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &Value,
+    ) -> [(u16, Value); 2] {
+        let bytes = if body.is_null() {
+            Vec::new()
+        } else {
+            serde_json::to_vec(body).unwrap()
+        };
+        let mut headers = headers.to_vec();
+        headers.push(("content-type", "application/json"));
+        let (theirs, mine) = tokio::join!(
+            self.upstream
+                .request(method.clone(), path, &headers, bytes.clone()),
+            self.capstan.request(method.clone(), path, &headers, bytes)
+        );
+        [theirs, mine].map(|r| {
+            (
+                r.status.as_u16(),
+                serde_json::from_slice(&r.body).unwrap_or(Value::Null),
+            )
+        })
+    }
+
+    /// Creates `object` at `path` in both; panics unless both created it (or had it).
+    pub async fn create(&self, path: &str, object: Value) {
+        let answers = self.send(Method::POST, path, &[], &object).await;
+        for ((status, body), server) in answers.into_iter().zip(["upstream", "capstan"]) {
+            assert!(
+                status == 201 || status == 409,
+                "POST {path} to {server}: {status} {body}"
+            );
+        }
+    }
+}
+
+/// Starts upstream's kube-apiserver and a Capstan server, both with `--authorization-mode=Node,RBAC`.
+pub(super) async fn start_pair() -> (Pair, Upstream, TestServer) {
+    let mut upstream = Upstream::start().await;
+    upstream.start_controllers("clusterrole-aggregation");
+    let server = TestServer::start_with(|c| {
+        c.authorization_modes = vec!["Node".into(), "RBAC".into()];
+    })
+    .await;
+    let pair = Pair {
+        upstream: upstream.client.clone(),
+        capstan: capstan(&server),
+    };
+    (pair, upstream, server)
+}
+
+fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> Value {
+    json!({"apiGroups": groups, "resources": resources, "verbs": verbs})
+}
+
+fn cluster_role(name: &str, labels: Value, rules: Vec<Value>) -> Value {
+    json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": name, "labels": labels}, "rules": rules})
+}
+
+fn role(namespace: &str, name: &str, rules: Vec<Value>) -> Value {
+    json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+        "metadata": {"name": name, "namespace": namespace}, "rules": rules})
+}
+
+/// A subject: `User:alice`, `Group:devs` or `ServiceAccount:ns:name`.
+fn subject(s: &str) -> Value {
+    let (kind, name) = s.split_once(':').expect("kind:name");
+    match (kind, name.split_once(':')) {
+        ("ServiceAccount", Some((ns, name))) => {
+            json!({"kind": "ServiceAccount", "namespace": ns, "name": name})
+        }
+        _ => json!({"kind": kind, "name": name, "apiGroup": "rbac.authorization.k8s.io"}),
+    }
+}
+
+fn binding(namespace: Option<&str>, name: &str, role: (&str, &str), subjects: &[&str]) -> Value {
+    let mut metadata = json!({"name": name});
+    let kind = match namespace {
+        Some(ns) => {
+            metadata["namespace"] = json!(ns);
+            "RoleBinding"
+        }
+        None => "ClusterRoleBinding",
+    };
+    json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": metadata,
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role.0, "name": role.1},
+        "subjects": subjects.iter().map(|s| subject(s)).collect::<Vec<_>>()})
+}
+
+const RBAC: &str = "/apis/rbac.authorization.k8s.io/v1";
+
+/// The RBAC objects, namespaces, nodes, and the pods (with what they use) loaded into both.
+async fn load(pair: &Pair) {
+    for ns in ["team-a", "team-b"] {
+        pair.create(
+            "/api/v1/namespaces",
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}),
+        )
+        .await;
+    }
+    for ns in ["team-a", "team-b", "default"] {
+        for sa in ["default", "sa1"] {
+            pair.create(
+                &format!("/api/v1/namespaces/{ns}/serviceaccounts"),
+                json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": sa}}),
+            )
+            .await;
+        }
+    }
+    let cluster_roles = [
+        cluster_role(
+            "reader",
+            json!({}),
+            vec![
+                rule(
+                    &[""],
+                    &["pods", "configmaps", "services"],
+                    &["get", "list", "watch"],
+                ),
+                rule(&["apps"], &["deployments"], &["get", "list"]),
+            ],
+        ),
+        cluster_role(
+            "one-secret",
+            json!({}),
+            vec![
+                json!({"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "update"],
+                "resourceNames": ["allowed"]}),
+            ],
+        ),
+        cluster_role(
+            "subresources",
+            json!({}),
+            vec![
+                rule(&[""], &["pods/log", "pods/status"], &["get"]),
+                rule(&["apps"], &["deployments/*"], &["get", "update"]),
+                rule(&["*"], &["*/scale"], &["patch"]),
+                rule(&["batch"], &["*"], &["list"]),
+            ],
+        ),
+        cluster_role(
+            "urls",
+            json!({}),
+            vec![json!({"nonResourceURLs": ["/healthz", "/logs/*", "/metrics"], "verbs": ["get"]})],
+        ),
+        cluster_role(
+            "wild",
+            json!({}),
+            vec![rule(&["*"], &["*"], &["get", "watch"])],
+        ),
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": "gathered"},
+            "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"gather": "yes"}}]}}),
+        cluster_role(
+            "gathered-secrets",
+            json!({"gather": "yes"}),
+            vec![rule(&[""], &["secrets"], &["list"])],
+        ),
+        cluster_role(
+            "impersonator",
+            json!({}),
+            vec![
+                json!({"apiGroups": [""], "resources": ["users"], "verbs": ["impersonate"], "resourceNames": ["alice"]}),
+                rule(&[""], &["groups", "serviceaccounts"], &["impersonate"]),
+                rule(
+                    &["authentication.k8s.io"],
+                    &["userextras/scopes", "uids"],
+                    &["impersonate"],
+                ),
+            ],
+        ),
+        cluster_role(
+            "csr-approver",
+            json!({}),
+            vec![
+                rule(
+                    &["certificates.k8s.io"],
+                    &["certificatesigningrequests/approval"],
+                    &["update"],
+                ),
+                json!({"apiGroups": ["certificates.k8s.io"], "resources": ["signers"], "verbs": ["approve"],
+                    "resourceNames": ["example.com/*"]}),
+            ],
+        ),
+    ];
+    for r in cluster_roles {
+        pair.create(&format!("{RBAC}/clusterroles"), r).await;
+    }
+    pair.create(
+        &format!("{RBAC}/namespaces/team-a/roles"),
+        role(
+            "team-a",
+            "cm-editor",
+            vec![
+                rule(&[""], &["configmaps"], &["create", "update", "patch", "delete"]),
+                json!({"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "update"],
+                    "resourceNames": ["x"]}),
+            ],
+        ),
+    )
+    .await;
+    let cluster_bindings = [
+        binding(
+            None,
+            "devs-read",
+            ("ClusterRole", "reader"),
+            &["Group:devs"],
+        ),
+        binding(
+            None,
+            "carol-subs",
+            ("ClusterRole", "subresources"),
+            &["User:carol"],
+        ),
+        binding(None, "dave-urls", ("ClusterRole", "urls"), &["User:dave"]),
+        binding(
+            None,
+            "gathered",
+            ("ClusterRole", "gathered"),
+            &["User:gina"],
+        ),
+        binding(None, "imp", ("ClusterRole", "impersonator"), &["User:ivan"]),
+        binding(
+            None,
+            "csr",
+            ("ClusterRole", "csr-approver"),
+            &["User:carol"],
+        ),
+        binding(
+            None,
+            "sa-view",
+            ("ClusterRole", "view"),
+            &["ServiceAccount:team-b:sa1"],
+        ),
+    ];
+    for b in cluster_bindings {
+        pair.create(&format!("{RBAC}/clusterrolebindings"), b).await;
+    }
+    let bindings = [
+        binding(
+            Some("team-a"),
+            "alice-secret",
+            ("ClusterRole", "one-secret"),
+            &["User:alice"],
+        ),
+        binding(
+            Some("team-a"),
+            "bob-edit",
+            ("ClusterRole", "edit"),
+            &["User:bob"],
+        ),
+        binding(
+            Some("team-a"),
+            "bob-cm",
+            ("Role", "cm-editor"),
+            &["User:bob", "Group:ops"],
+        ),
+        binding(
+            Some("team-b"),
+            "ops-admin",
+            ("ClusterRole", "admin"),
+            &["Group:ops"],
+        ),
+        binding(
+            Some("team-b"),
+            "wild",
+            ("ClusterRole", "wild"),
+            &["User:wendy"],
+        ),
+        binding(
+            Some("team-a"),
+            "all-sas",
+            ("ClusterRole", "reader"),
+            &["Group:system:serviceaccounts:team-b"],
+        ),
+        binding(
+            Some("team-a"),
+            "missing",
+            ("Role", "no-such-role"),
+            &["User:eve"],
+        ),
+    ];
+    for b in bindings {
+        let ns = b["metadata"]["namespace"].as_str().unwrap().to_string();
+        pair.create(&format!("{RBAC}/namespaces/{ns}/rolebindings"), b)
+            .await;
+    }
+    for node in ["n1", "n2"] {
+        pair.create(
+            "/api/v1/nodes",
+            json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}}),
+        )
+        .await;
+    }
+    for (name, data) in [
+        ("s1", "a"),
+        ("s2", "b"),
+        ("s3", "c"),
+        ("allowed", "d"),
+        ("csi", "e"),
+    ] {
+        pair.create(
+            "/api/v1/namespaces/team-a/secrets",
+            json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name},
+                "stringData": {"k": data}}),
+        )
+        .await;
+    }
+    for name in ["c1", "c2"] {
+        pair.create(
+            "/api/v1/namespaces/team-a/configmaps",
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}),
+        )
+        .await;
+    }
+    pair.create(
+        "/api/v1/persistentvolumes",
+        json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv1"},
+            "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                "claimRef": {"namespace": "team-a", "name": "claim1"},
+                "csi": {"driver": "csi.example.com", "volumeHandle": "h1",
+                    "nodePublishSecretRef": {"namespace": "team-a", "name": "csi"}}}}),
+    )
+    .await;
+    pair.create(
+        "/api/v1/namespaces/team-a/persistentvolumeclaims",
+        json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "claim1"},
+            "spec": {"accessModes": ["ReadWriteOnce"], "volumeName": "pv1",
+                "resources": {"requests": {"storage": "1Gi"}}}}),
+    )
+    .await;
+    let container = json!({"name": "c", "image": "busybox",
+        "env": [{"name": "E", "valueFrom": {"secretKeyRef": {"name": "s2", "key": "k"}}}]});
+    pair.create(
+        "/api/v1/namespaces/team-a/pods",
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p1"},
+            "spec": {"nodeName": "n1", "containers": [container],
+                "volumes": [
+                    {"name": "s", "secret": {"secretName": "s1"}},
+                    {"name": "c", "configMap": {"name": "c1"}},
+                    {"name": "v", "persistentVolumeClaim": {"claimName": "claim1"}}]}}),
+    )
+    .await;
+    pair.create(
+        "/api/v1/namespaces/team-a/pods",
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p2"},
+            "spec": {"nodeName": "n2", "serviceAccountName": "sa1",
+                "containers": [{"name": "c", "image": "busybox"}],
+                "volumes": [{"name": "s", "secret": {"secretName": "s3"}},
+                    {"name": "c", "configMap": {"name": "c2"}}]}}),
+    )
+    .await;
+}
+
+/// The users asked about, with the groups an authenticator would give them.
+const USERS: &[(&str, &[&str])] = &[
+    ("alice", &["devs", "system:authenticated"]),
+    ("bob", &["system:authenticated"]),
+    ("carol", &["ops", "system:authenticated"]),
+    ("dave", &["system:authenticated"]),
+    ("eve", &[]),
+    ("gina", &["system:authenticated"]),
+    ("ivan", &["system:authenticated"]),
+    ("wendy", &["system:authenticated"]),
+    ("system:anonymous", &["system:unauthenticated"]),
+    ("system:node:n1", &["system:nodes", "system:authenticated"]),
+    ("system:node:n2", &["system:nodes", "system:authenticated"]),
+    (
+        "system:node:ghost",
+        &["system:nodes", "system:authenticated"],
+    ),
+    ("system:node:n1", &["system:authenticated"]),
+    (
+        "system:serviceaccount:team-b:sa1",
+        &[
+            "system:serviceaccounts",
+            "system:serviceaccounts:team-b",
+            "system:authenticated",
+        ],
+    ),
+    (
+        "system:serviceaccount:team-a:sa1",
+        &[
+            "system:serviceaccounts",
+            "system:serviceaccounts:team-a",
+            "system:authenticated",
+        ],
+    ),
+    ("system:kube-scheduler", &["system:authenticated"]),
+    ("system:kube-controller-manager", &["system:authenticated"]),
+    ("system:kube-proxy", &["system:authenticated"]),
+    ("system:volume-scheduler", &["system:authenticated"]),
+    (
+        "system:serviceaccount:kube-system:deployment-controller",
+        &[
+            "system:serviceaccounts",
+            "system:serviceaccounts:kube-system",
+        ],
+    ),
+    (
+        "system:serviceaccount:kube-system:namespace-controller",
+        &[
+            "system:serviceaccounts",
+            "system:serviceaccounts:kube-system",
+        ],
+    ),
+    (
+        "system:serviceaccount:kube-system:node-controller",
+        &[
+            "system:serviceaccounts",
+            "system:serviceaccounts:kube-system",
+        ],
+    ),
+    (
+        "system:serviceaccount:kube-system:generic-garbage-collector",
+        &[
+            "system:serviceaccounts",
+            "system:serviceaccounts:kube-system",
+        ],
+    ),
+    (
+        "system:serviceaccount:kube-system:certificate-controller",
+        &[
+            "system:serviceaccounts",
+            "system:serviceaccounts:kube-system",
+        ],
+    ),
+    ("system:monitoring", &["system:monitoring"]),
+    ("anyone", &["system:bootstrappers", "system:authenticated"]),
+];
+
+/// (group, resource, subresources) asked about.
+const RESOURCES: &[(&str, &str, &[&str])] = &[
+    (
+        "",
+        "pods",
+        &[
+            "log",
+            "status",
+            "eviction",
+            "exec",
+            "binding",
+            "ephemeralcontainers",
+            "proxy",
+            "resize",
+        ],
+    ),
+    ("", "secrets", &[]),
+    ("", "configmaps", &[]),
+    ("", "services", &["status", "proxy"]),
+    ("", "nodes", &["status", "proxy", "metrics"]),
+    ("", "endpoints", &[]),
+    ("", "events", &[]),
+    ("", "persistentvolumeclaims", &["status"]),
+    ("", "persistentvolumes", &[]),
+    ("", "serviceaccounts", &["token"]),
+    ("", "namespaces", &["finalize", "status"]),
+    ("", "resourcequotas", &[]),
+    ("", "users", &[]),
+    ("", "groups", &[]),
+    ("apps", "deployments", &["scale", "status"]),
+    ("apps", "daemonsets", &["status"]),
+    ("apps", "replicasets", &["scale"]),
+    ("batch", "jobs", &["status"]),
+    ("coordination.k8s.io", "leases", &[]),
+    ("events.k8s.io", "events", &[]),
+    (
+        "certificates.k8s.io",
+        "certificatesigningrequests",
+        &["approval", "status"],
+    ),
+    ("certificates.k8s.io", "signers", &[]),
+    ("storage.k8s.io", "csinodes", &[]),
+    ("storage.k8s.io", "volumeattachments", &["status"]),
+    ("storage.k8s.io", "csidrivers", &[]),
+    ("storage.k8s.io", "storageclasses", &[]),
+    ("rbac.authorization.k8s.io", "roles", &[]),
+    ("rbac.authorization.k8s.io", "clusterroles", &[]),
+    ("rbac.authorization.k8s.io", "rolebindings", &[]),
+    ("rbac.authorization.k8s.io", "clusterrolebindings", &[]),
+    ("discovery.k8s.io", "endpointslices", &[]),
+    ("authentication.k8s.io", "tokenreviews", &[]),
+    ("authentication.k8s.io", "userextras", &[]),
+    ("authorization.k8s.io", "subjectaccessreviews", &[]),
+    ("resource.k8s.io", "resourceslices", &[]),
+    ("resource.k8s.io", "resourceclaims", &["status"]),
+    ("policy", "poddisruptionbudgets", &[]),
+    ("networking.k8s.io", "ingresses", &[]),
+    ("example.com", "widgets", &[]),
+    ("*", "*", &[]),
+];
+
+const VERBS: &[&str] = &[
+    "get",
+    "list",
+    "watch",
+    "create",
+    "update",
+    "patch",
+    "delete",
+    "deletecollection",
+];
+
+const RARE_VERBS: &[&str] = &[
+    "impersonate",
+    "bind",
+    "escalate",
+    "approve",
+    "sign",
+    "use",
+    "*",
+];
+
+const NAMES: &[&str] = &[
+    "", "", "", "s1", "s2", "s3", "csi", "allowed", "c1", "c2", "p1", "p2", "n1", "n2", "ghost",
+    "claim1", "pv1", "sa1", "default", "alice", "x", "view",
+];
+
+const NAMESPACES: &[&str] = &[
+    "",
+    "",
+    "team-a",
+    "team-a",
+    "team-b",
+    "kube-system",
+    "default",
+];
+
+const URLS: &[&str] = &[
+    "/healthz",
+    "/livez",
+    "/readyz",
+    "/version",
+    "/version/",
+    "/api",
+    "/apis",
+    "/apis/apps/v1",
+    "/openapi/v2",
+    "/openapi/v3/apis/apps/v1",
+    "/logs",
+    "/logs/x",
+    "/metrics",
+    "/metrics/slis",
+    "/debug/pprof",
+    "/.well-known/openid-configuration",
+    "/openid/v1/jwks",
+    "/foo",
+];
+
+/// One generated review's spec.
+fn review(rng: &mut StdRng) -> Value {
+    let (user, groups) = *USERS.choose(rng).unwrap();
+    let mut spec = json!({"user": user, "groups": groups});
+    if rng.random_ratio(1, 7) {
+        let verb = ["get", "post", "put", "delete", "head"]
+            .choose(rng)
+            .unwrap();
+        spec["nonResourceAttributes"] = json!({"path": URLS.choose(rng).unwrap(), "verb": verb});
+        return spec;
+    }
+    let (group, resource, subresources) = *RESOURCES.choose(rng).unwrap();
+    let verb = if rng.random_ratio(1, 10) {
+        RARE_VERBS.choose(rng).unwrap()
+    } else {
+        VERBS.choose(rng).unwrap()
+    };
+    let mut attributes = json!({"verb": verb, "group": group, "resource": resource});
+    if !subresources.is_empty() && rng.random_ratio(1, 3) {
+        attributes["subresource"] = json!(subresources.choose(rng).unwrap());
+    }
+    let namespace = NAMESPACES.choose(rng).unwrap();
+    if !namespace.is_empty() {
+        attributes["namespace"] = json!(namespace);
+    }
+    let name = NAMES.choose(rng).unwrap();
+    if !name.is_empty() {
+        attributes["name"] = json!(name);
+    }
+    if rng.random_ratio(1, 5) {
+        let selector = [
+            "spec.nodeName=n1",
+            "spec.nodeName=n2",
+            "metadata.name=n1",
+            "metadata.name=allowed",
+            "spec.nodeName!=n1",
+            "status.phase=Running",
+        ]
+        .choose(rng)
+        .unwrap();
+        attributes["fieldSelector"] = json!({"rawSelector": selector});
+    }
+    spec["resourceAttributes"] = attributes;
+    spec
+}
+
+/// One server's answer to a review: (HTTP status, allowed, denied).
+type Answer = (u16, bool, bool);
+
+/// Asks both servers about `spec`; their answers.
+async fn decide(pair: &Pair, spec: &Value) -> [Answer; 2] {
+    let body = json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "spec": spec});
+    pair.send(
+        Method::POST,
+        "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+        &[],
+        &body,
+    )
+    .await
+    .map(|(status, answer)| {
+        (
+            status,
+            answer["status"]["allowed"] == true,
+            answer["status"]["denied"] == true,
+        )
+    })
+}
+
+/// Waits until both servers answer `spec` with allowed (their node graph and aggregated
+/// roles are filled from watches, so they trail the writes).
+async fn until_allowed(pair: &Pair, spec: Value) {
+    for _ in 0..150 {
+        let [theirs, mine] = decide(pair, &spec).await;
+        if theirs.1 && mine.1 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    panic!("never allowed on both: {spec}");
+}
+
+/// Thousands of generated reviews get the same decision from both servers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subject_access_reviews_are_decided_as_upstream_decides() {
+    let (pair, _upstream, _server) = start_pair().await;
+    // The fork's extra binding (see FORK_ONLY) lets everyone read the issuer discovery
+    // documents; upstream's policy does not.
+    let fork_binding = format!("{RBAC}/clusterrolebindings/system:openshift:public-info-viewer");
+    let deleted = pair
+        .upstream
+        .request(Method::DELETE, &fork_binding, &[], Vec::new())
+        .await;
+    assert_eq!(deleted.status, 200, "{:?}", deleted.body);
+    load(&pair).await;
+    until_allowed(
+        &pair,
+        json!({"user": "system:node:n1", "groups": ["system:nodes"], "resourceAttributes":
+            {"verb": "get", "resource": "secrets", "namespace": "team-a", "name": "csi"}}),
+    )
+    .await;
+    until_allowed(
+        &pair,
+        json!({"user": "gina", "resourceAttributes": {"verb": "list", "resource": "secrets"}}),
+    )
+    .await;
+    let seed = std::env::var("CAPSTAN_SAR_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(38_41);
+    let mut rng = StdRng::seed_from_u64(seed);
+    let specs: Vec<Value> = (0..4000).map(|_| review(&mut rng)).collect();
+    let answers: Vec<(Value, [Answer; 2])> = futures_util::stream::iter(specs)
+        .map(|spec| {
+            let pair = &pair;
+            async move {
+                let answer = decide(pair, &spec).await;
+                (spec, answer)
+            }
+        })
+        .buffered(8)
+        .collect()
+        .await;
+    let allowed = answers.iter().filter(|(_, [a, _])| a.1).count();
+    let disagreements: Vec<String> = answers
+        .iter()
+        .filter(|(_, [theirs, mine])| theirs != mine)
+        .map(|(spec, [theirs, mine])| {
+            format!("{spec}\n  upstream (status, allowed, denied) {theirs:?}, capstan {mine:?}")
+        })
+        .collect();
+    assert!(
+        disagreements.is_empty(),
+        "{} of {} reviews decided differently (seed {seed}; upstream allowed {allowed}):\n{}",
+        disagreements.len(),
+        answers.len(),
+        disagreements
+            .iter()
+            .take(60)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    // The corpus is not trivial: a fair share of both answers.
+    assert!(
+        allowed > 200 && allowed < 3800,
+        "upstream allowed {allowed}"
+    );
+}
+
+/// The objects of an RBAC collection by name, each with its rules in a stable order (the
+/// order of rules does not change a decision) and the fields that do.
+async fn policy(client: &RawClient, path: &str) -> std::collections::BTreeMap<String, Value> {
+    let list = client.get(path).await.json();
+    let mut out = std::collections::BTreeMap::new();
+    for item in list["items"].as_array().unwrap() {
+        let mut rules: Vec<Value> = item["rules"].as_array().cloned().unwrap_or_default();
+        rules.sort_by_key(|r| r.to_string());
+        let namespace = item["metadata"]["namespace"].as_str().unwrap_or_default();
+        let name = item["metadata"]["name"].as_str().unwrap();
+        out.insert(
+            format!("{namespace}/{name}"),
+            json!({"rules": rules, "aggregationRule": item["aggregationRule"],
+                "roleRef": item["roleRef"], "subjects": item["subjects"],
+                "labels": item["metadata"]["labels"],
+                "annotations": item["metadata"]["annotations"]}),
+        );
+    }
+    out
+}
+
+/// The default policy objects only the fork of `../shared/k8s/` has (OpenShift's; see its
+/// README): not upstream Kubernetes', so not Capstan's.
+const FORK_ONLY: &[&str] = &[
+    // The fork's extra controller and its public discovery role.
+    "/system:controller:service-ca-cert-publisher",
+    "/system:openshift:public-info-viewer",
+];
+
+/// Whether a rule is the fork's: OpenShift's restricted EndpointSlice addresses.
+fn fork_rule(rule: &Value) -> bool {
+    rule["resources"]
+        .as_array()
+        .is_some_and(|r| r.iter().any(|r| r == "endpointslices/restricted"))
+}
+
+/// What differs between two policy objects of [`policy`]: the rules only one has, and
+/// every other field that differs.
+fn difference(theirs: &Value, mine: &Value) -> String {
+    let rules = |v: &Value| -> Vec<Value> {
+        let all = v["rules"].as_array().cloned().unwrap_or_default();
+        all.into_iter().filter(|r| !fork_rule(r)).collect()
+    };
+    let (a, b) = (rules(theirs), rules(mine));
+    let mut out = String::new();
+    for r in a.iter().filter(|r| !b.contains(r)) {
+        out.push_str(&format!("  only upstream: {r}\n"));
+    }
+    for r in b.iter().filter(|r| !a.contains(r)) {
+        out.push_str(&format!("  only capstan:  {r}\n"));
+    }
+    for (key, value) in theirs.as_object().unwrap() {
+        if key != "rules" && mine[key] != *value {
+            out.push_str(&format!(
+                "  {key}: upstream {value}, capstan {}\n",
+                mine[key]
+            ));
+        }
+    }
+    out
+}
+
+/// The default roles and bindings upstream bootstraps are Capstan's, rule for rule.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn default_roles_and_bindings_are_upstreams() {
+    let (pair, _upstream, _server) = start_pair().await;
+    let mut differences = Vec::new();
+    for kind in [
+        "clusterroles",
+        "clusterrolebindings",
+        "roles",
+        "rolebindings",
+    ] {
+        let path = format!("{RBAC}/{kind}");
+        let theirs = policy(&pair.upstream, &path).await;
+        let mine = policy(&pair.capstan, &path).await;
+        for name in theirs
+            .keys()
+            .chain(mine.keys())
+            .collect::<std::collections::BTreeSet<_>>()
+        {
+            match (theirs.get(name), mine.get(name)) {
+                _ if FORK_ONLY.contains(&name.as_str()) => {}
+                (Some(a), Some(b)) if a == b => {}
+                (Some(a), Some(b)) if difference(a, b).is_empty() => {}
+                (Some(a), Some(b)) => {
+                    differences.push(format!("{kind} {name}:\n{}", difference(a, b)))
+                }
+                (a, b) => differences.push(format!(
+                    "{kind} {name}: upstream has {}, capstan {}",
+                    a.map_or("none".into(), |_| "it".to_string()),
+                    b.map_or("none".into(), |_| "it".to_string())
+                )),
+            }
+        }
+    }
+    assert!(
+        differences.is_empty(),
+        "{} differences:\n{}",
+        differences.len(),
+        differences.join("\n")
+    );
+}
