@@ -9,7 +9,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use capstan_auth::UserInfo;
 use capstan_auth::authz::rbac::{
-    Binding, PolicyRule, RbacIndex, RoleRef, Subject, render_rule, uncovered,
+    Binding, PolicyRule, RbacIndex, RoleRef, Subject, describe_missing, uncovered,
 };
 use capstan_auth::authz::{Attributes, AuthorizerChain};
 use capstan_meta::{ApiError, GroupResource};
@@ -123,11 +123,7 @@ impl Escalation {
             .map(|g| format!("{g:?}"))
             .collect::<Vec<_>>()
             .join(" ");
-        let rules = missing
-            .iter()
-            .map(render_rule)
-            .collect::<Vec<_>>()
-            .join("\n");
+        let rules = describe_missing(&missing);
         let why = format!(
             "user {:?} (groups=[{groups}]) is attempting to grant RBAC permissions not currently held:\n{rules}",
             user.name
@@ -173,19 +169,13 @@ impl Escalation {
         {
             return Ok(());
         }
-        // Without the role (not there yet), nothing it grants can be confirmed as held.
-        let rules = self
-            .index
-            .role_rules(namespace, &role_ref(role))
-            .map(|r| r.to_vec())
-            .unwrap_or_else(|| {
-                vec![PolicyRule {
-                    verbs: vec!["*".into()],
-                    api_groups: vec!["*".into()],
-                    resources: vec!["*".into()],
-                    ..Default::default()
-                }]
-            });
+        // Without the role (not there yet), nothing it grants can be confirmed as held: not
+        // found, named as upstream's role lookup names it (the binding's resource).
+        let Some(rules) = self.index.role_rules(namespace, &role_ref(role)) else {
+            return Err(
+                ApiError::not_found(&GroupResource::new(GROUP, resource), &role.name).into(),
+            );
+        };
         self.confirm_no_escalation(user, namespace, &rules, (resource, name))
     }
 }

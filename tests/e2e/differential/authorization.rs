@@ -829,3 +829,296 @@ async fn default_roles_and_bindings_are_upstreams() {
         differences.join("\n")
     );
 }
+
+/// What the escalating user holds: writes of roles and bindings in team-a, of cluster roles
+/// and bindings, `bind` on `view`, `escalate` in team-b, and a few permissions to grant on.
+async fn load_escalator(pair: &Pair) {
+    for ns in ["team-a", "team-b"] {
+        pair.create(
+            "/api/v1/namespaces",
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}),
+        )
+        .await;
+    }
+    let write = &["create", "update", "patch"];
+    for r in [
+        cluster_role(
+            "esc-rbac-writer",
+            json!({}),
+            vec![rule(
+                &["rbac.authorization.k8s.io"],
+                &["roles", "rolebindings"],
+                write,
+            )],
+        ),
+        cluster_role(
+            "esc-cluster-writer",
+            json!({}),
+            vec![rule(
+                &["rbac.authorization.k8s.io"],
+                &["clusterroles", "clusterrolebindings"],
+                write,
+            )],
+        ),
+        cluster_role(
+            "bind-view",
+            json!({}),
+            vec![
+                json!({"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterroles"],
+                "verbs": ["bind"], "resourceNames": ["view"]}),
+            ],
+        ),
+        cluster_role(
+            "escalator",
+            json!({}),
+            vec![rule(
+                &["rbac.authorization.k8s.io"],
+                &["roles"],
+                &["escalate", "create"],
+            )],
+        ),
+    ] {
+        pair.create(&format!("{RBAC}/clusterroles"), r).await;
+    }
+    pair.create(
+        &format!("{RBAC}/namespaces/team-a/roles"),
+        role(
+            "team-a",
+            "cm-reader",
+            vec![
+                rule(&[""], &["configmaps"], &["get", "list"]),
+                rule(&[""], &["pods/log"], &["get"]),
+            ],
+        ),
+    )
+    .await;
+    for b in [
+        binding(
+            Some("team-a"),
+            "esc-rbac",
+            ("ClusterRole", "esc-rbac-writer"),
+            &["User:esc"],
+        ),
+        binding(
+            Some("team-a"),
+            "esc-cm",
+            ("Role", "cm-reader"),
+            &["User:esc"],
+        ),
+        binding(
+            Some("team-b"),
+            "esc-escalate",
+            ("ClusterRole", "escalator"),
+            &["User:esc"],
+        ),
+    ] {
+        let ns = b["metadata"]["namespace"].as_str().unwrap().to_string();
+        pair.create(&format!("{RBAC}/namespaces/{ns}/rolebindings"), b)
+            .await;
+    }
+    for b in [
+        binding(
+            None,
+            "esc-cluster",
+            ("ClusterRole", "esc-cluster-writer"),
+            &["User:esc"],
+        ),
+        binding(
+            None,
+            "esc-bind-view",
+            ("ClusterRole", "bind-view"),
+            &["User:esc"],
+        ),
+    ] {
+        pair.create(&format!("{RBAC}/clusterrolebindings"), b).await;
+    }
+}
+
+/// Role and binding writes by a user trying to grant more than it holds: the same answer
+/// (status, reason and message) from both servers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escalation_attempts_are_refused_as_upstream_refuses() {
+    let (pair, _upstream, _server) = start_pair().await;
+    load_escalator(&pair).await;
+    let roles_a = format!("{RBAC}/namespaces/team-a/roles");
+    let bindings_a = format!("{RBAC}/namespaces/team-a/rolebindings");
+    let named = |mut object: Value, name: &str| {
+        object["metadata"]["name"] = json!(name);
+        object
+    };
+    let aggregating = |selector: Value| {
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": "gathering"},
+            "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": selector}]}})
+    };
+    let attempts: Vec<(Method, String, Value)> = vec![
+        (
+            Method::POST,
+            roles_a.clone(),
+            role("team-a", "r1", vec![rule(&[""], &["configmaps"], &["get"])]),
+        ),
+        (
+            Method::POST,
+            roles_a.clone(),
+            role("team-a", "r2", vec![rule(&[""], &["secrets"], &["get"])]),
+        ),
+        (
+            Method::POST,
+            roles_a.clone(),
+            role(
+                "team-a",
+                "r3",
+                vec![json!({"apiGroups": [""], "resources": ["configmaps"],
+                "verbs": ["get"], "resourceNames": ["c1"]})],
+            ),
+        ),
+        (
+            Method::POST,
+            roles_a.clone(),
+            role("team-a", "r4", vec![rule(&[""], &["configmaps"], &["*"])]),
+        ),
+        (
+            Method::POST,
+            roles_a.clone(),
+            role("team-a", "r5", vec![rule(&[""], &["pods/*"], &["get"])]),
+        ),
+        (
+            Method::POST,
+            roles_a.clone(),
+            role("team-a", "r6", vec![rule(&[""], &["pods/log"], &["get"])]),
+        ),
+        (
+            Method::POST,
+            roles_a.clone(),
+            role(
+                "team-a",
+                "r7",
+                vec![json!({"nonResourceURLs": ["/healthz"], "verbs": ["get"]})],
+            ),
+        ),
+        (
+            Method::PUT,
+            format!("{roles_a}/cm-reader"),
+            role(
+                "team-a",
+                "cm-reader",
+                vec![
+                    rule(&[""], &["configmaps"], &["get", "list"]),
+                    rule(&[""], &["secrets"], &["list"]),
+                ],
+            ),
+        ),
+        (
+            Method::POST,
+            bindings_a.clone(),
+            binding(Some("team-a"), "b1", ("ClusterRole", "view"), &["User:esc"]),
+        ),
+        (
+            Method::POST,
+            bindings_a.clone(),
+            binding(Some("team-a"), "b2", ("ClusterRole", "edit"), &["User:esc"]),
+        ),
+        (
+            Method::POST,
+            bindings_a.clone(),
+            binding(Some("team-a"), "b3", ("Role", "cm-reader"), &["User:x"]),
+        ),
+        (
+            Method::POST,
+            bindings_a.clone(),
+            binding(Some("team-a"), "b4", ("Role", "missing"), &["User:x"]),
+        ),
+        (
+            Method::POST,
+            bindings_a.clone(),
+            binding(
+                Some("team-a"),
+                "b5",
+                ("ClusterRole", "view"),
+                &["Group:system:masters"],
+            ),
+        ),
+        (
+            Method::POST,
+            bindings_a.clone(),
+            binding(
+                Some("team-a"),
+                "b6",
+                ("ClusterRole", "cluster-admin"),
+                &["User:esc"],
+            ),
+        ),
+        (
+            Method::POST,
+            format!("{RBAC}/clusterroles"),
+            named(cluster_role("c1", json!({}), vec![]), "c1"),
+        ),
+        (
+            Method::POST,
+            format!("{RBAC}/clusterroles"),
+            cluster_role(
+                "c2",
+                json!({}),
+                vec![rule(&[""], &["configmaps"], &["get"])],
+            ),
+        ),
+        (
+            Method::POST,
+            format!("{RBAC}/clusterroles"),
+            aggregating(json!({"rbac.authorization.k8s.io/aggregate-to-view": "true"})),
+        ),
+        (
+            Method::POST,
+            format!("{RBAC}/clusterroles"),
+            aggregating(json!({"nothing": "matches"})),
+        ),
+        (
+            Method::POST,
+            format!("{RBAC}/clusterrolebindings"),
+            binding(None, "cb1", ("ClusterRole", "view"), &["User:esc"]),
+        ),
+        (
+            Method::POST,
+            format!("{RBAC}/clusterrolebindings"),
+            binding(None, "cb2", ("ClusterRole", "edit"), &["User:esc"]),
+        ),
+        (
+            Method::POST,
+            format!("{RBAC}/namespaces/team-b/roles"),
+            role("team-b", "r8", vec![rule(&[""], &["secrets"], &["get"])]),
+        ),
+        (
+            Method::POST,
+            format!("{RBAC}/namespaces/team-b/rolebindings"),
+            binding(
+                Some("team-b"),
+                "b7",
+                ("ClusterRole", "admin"),
+                &["User:esc"],
+            ),
+        ),
+    ];
+    let mut differences = Vec::new();
+    for (method, path, body) in attempts {
+        let path = format!("{path}?dryRun=All");
+        let [theirs, mine] = pair
+            .send(method.clone(), &path, &[("impersonate-user", "esc")], &body)
+            .await;
+        let seen = |(status, answer): &(u16, Value)| {
+            (*status, answer["reason"].clone(), answer["message"].clone())
+        };
+        if seen(&theirs) != seen(&mine) {
+            differences.push(format!(
+                "{method} {path} {body}\n  upstream {:?}\n  capstan  {:?}",
+                seen(&theirs),
+                seen(&mine)
+            ));
+        }
+    }
+    assert!(
+        differences.is_empty(),
+        "{} differences:\n{}",
+        differences.len(),
+        differences.join("\n")
+    );
+}

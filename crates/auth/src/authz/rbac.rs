@@ -406,46 +406,72 @@ impl RbacIndex {
 }
 
 /// The parts of `wanted` that `held` does not cover, each as a rule of one verb on one
-/// resource (or URL), as upstream's escalation check breaks them down.
+/// resource (or URL), in upstream's breakdown order: by rule, then group, resource, verb
+/// and name; the URLs of a rule after its resources.
 pub fn uncovered(held: &[PolicyRule], wanted: &[PolicyRule]) -> Vec<PolicyRule> {
     let one = |v: &str| vec![v.to_string()];
     let mut missing = Vec::new();
+    let mut check = |atom: PolicyRule| {
+        if !held.iter().any(|h| covers(h, &atom)) {
+            missing.push(atom);
+        }
+    };
     for rule in wanted {
-        for verb in &rule.verbs {
-            for url in &rule.non_resource_urls {
-                let atom = PolicyRule {
-                    verbs: one(verb),
-                    non_resource_urls: one(url),
-                    ..Default::default()
-                };
-                if !held.iter().any(|h| covers(h, &atom)) {
-                    missing.push(atom);
-                }
-            }
-            for group in &rule.api_groups {
-                for resource in &rule.resources {
+        for group in &rule.api_groups {
+            for resource in &rule.resources {
+                for verb in &rule.verbs {
                     let names: Vec<Vec<String>> = if rule.resource_names.is_empty() {
                         vec![Vec::new()]
                     } else {
                         rule.resource_names.iter().map(|n| one(n)).collect()
                     };
                     for resource_names in names {
-                        let atom = PolicyRule {
+                        check(PolicyRule {
                             verbs: one(verb),
                             api_groups: one(group),
                             resources: one(resource),
                             resource_names,
                             ..Default::default()
-                        };
-                        if !held.iter().any(|h| covers(h, &atom)) {
-                            missing.push(atom);
-                        }
+                        });
                     }
                 }
             }
         }
+        for url in &rule.non_resource_urls {
+            for verb in &rule.verbs {
+                check(PolicyRule {
+                    verbs: one(verb),
+                    non_resource_urls: one(url),
+                    ..Default::default()
+                });
+            }
+        }
     }
     missing
+}
+
+/// Upstream's description of missing rules: those on one resource (and name) merged, their
+/// verbs in the order they were found, then each rendered, sorted and listed once per line.
+pub fn describe_missing(missing: &[PolicyRule]) -> String {
+    let mut merged: Vec<PolicyRule> = Vec::new();
+    for rule in missing {
+        let simple = rule.non_resource_urls.is_empty()
+            && rule.api_groups.len() == 1
+            && rule.resources.len() == 1
+            && rule.resource_names.len() <= 1;
+        let same = |m: &PolicyRule| {
+            m.non_resource_urls.is_empty()
+                && m.api_groups == rule.api_groups
+                && m.resources == rule.resources
+                && m.resource_names == rule.resource_names
+        };
+        match merged.iter_mut().find(|m| simple && same(m)) {
+            Some(m) => m.verbs.extend(rule.verbs.iter().cloned()),
+            None => merged.push(rule.clone()),
+        }
+    }
+    let lines: std::collections::BTreeSet<String> = merged.iter().map(render_rule).collect();
+    lines.into_iter().collect::<Vec<_>>().join("\n")
 }
 
 /// Whether `owner` grants everything the single-verb, single-resource `atom` does.
@@ -781,10 +807,25 @@ mod tests {
         assert_eq!(
             missing.iter().map(render_rule).collect::<Vec<_>>(),
             [
-                r#"{APIGroups:["apps"], Resources:["pods"], Verbs:["get"]}"#,
                 r#"{APIGroups:[""], Resources:["pods"], Verbs:["delete"]}"#,
+                r#"{APIGroups:["apps"], Resources:["pods"], Verbs:["get"]}"#,
                 r#"{APIGroups:["apps"], Resources:["pods"], Verbs:["delete"]}"#,
             ]
+        );
+        // Described as upstream: one line per resource, verbs in the order found, sorted.
+        let wanted = [
+            rule(&["watch", "get"], &["apps"], &["pods"]),
+            rule(&["delete"], &["", "apps"], &["pods", "nodes"]),
+        ];
+        assert_eq!(
+            describe_missing(&uncovered(&held, &wanted)),
+            [
+                r#"{APIGroups:[""], Resources:["nodes"], Verbs:["delete"]}"#,
+                r#"{APIGroups:[""], Resources:["pods"], Verbs:["delete"]}"#,
+                r#"{APIGroups:["apps"], Resources:["nodes"], Verbs:["delete"]}"#,
+                r#"{APIGroups:["apps"], Resources:["pods"], Verbs:["watch" "get" "delete"]}"#,
+            ]
+            .join("\n")
         );
     }
 
