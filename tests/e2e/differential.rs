@@ -506,3 +506,4 @@ async fn created_objects_are_upstreams() {
 }
 
 mod authorization;
+mod pod_security;

@@ -19,6 +19,7 @@ pub mod networking;
 pub mod node;
 pub mod pod;
 pub mod pod_references;
+mod pod_security_context;
 pub mod policy;
 pub mod printers;
 pub mod quota;

@@ -6,12 +6,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use capstan_meta::{
     FieldError, FieldErrors, FieldLabels, ResourceDescriptor, Strategy, quantity, validation,
 };
-use k8s_openapi::api::core::v1::{
-    Container, EphemeralContainer, Pod, PodSpec, PodStatus, Probe, SecurityContext,
-};
+use k8s_openapi::api::core::v1::{Container, EphemeralContainer, Pod, PodSpec, PodStatus, Probe};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
 use crate::describe::Names;
+use crate::pod_security_context;
 
 /// Default grace period of a pod's deletion.
 pub const DEFAULT_GRACE_SECONDS: i64 = 30;
@@ -330,7 +329,7 @@ pub fn validate_template(
     match &template.spec {
         None => spec_errs.push(FieldError::required("spec", "")),
         Some(spec) => {
-            validate_spec(spec, &mut spec_errs);
+            validate_spec(spec, privileged, &mut spec_errs);
             if spec
                 .ephemeral_containers
                 .as_ref()
@@ -340,9 +339,6 @@ pub fn validate_template(
                     "spec.ephemeralContainers",
                     "ephemeral containers not allowed in pod template",
                 ));
-            }
-            if !privileged {
-                forbid_privileged(spec, &mut spec_errs);
             }
         }
     }
@@ -361,11 +357,19 @@ fn default_spec(spec: &mut PodSpec) {
     spec.security_context.get_or_insert_with(Default::default);
     spec.scheduler_name
         .get_or_insert_with(|| DEFAULT_SCHEDULER.into());
-    for c in spec.containers.iter_mut() {
+    let host_network = spec.host_network == Some(true);
+    for c in spec
+        .containers
+        .iter_mut()
+        .chain(spec.init_containers.iter_mut().flatten())
+    {
         default_container(c);
-    }
-    for c in spec.init_containers.iter_mut().flatten() {
-        default_container(c);
+        // On the host's network a container's port is the host's port.
+        for port in c.ports.iter_mut().flatten().filter(|_| host_network) {
+            if port.host_port.unwrap_or(0) == 0 {
+                port.host_port = Some(port.container_port);
+            }
+        }
     }
     for c in spec.ephemeral_containers.iter_mut().flatten() {
         c.resources.get_or_insert_with(Default::default);
@@ -504,14 +508,29 @@ pub fn qos_class(spec: &PodSpec) -> &'static str {
     }
 }
 
-fn validate_spec(spec: &PodSpec, errs: &mut FieldErrors) {
+/// The spec's validation; `allow_privileged`: whether privileged containers (and Windows
+/// host-process pods) are allowed (`--allow-privileged`).
+fn validate_spec(spec: &PodSpec, allow_privileged: bool, errs: &mut FieldErrors) {
     if spec.containers.is_empty() {
         errs.push(FieldError::required("spec.containers", ""));
     }
     let mut names = BTreeSet::new();
-    for (path, c) in init_and_regular_containers(spec) {
+    // Upstream checks the regular containers before the init containers.
+    let init = spec.init_containers.as_deref().unwrap_or_default();
+    let regular = (0..spec.containers.len()).map(|i| format!("spec.containers[{i}]"));
+    let init_paths = (0..init.len()).map(|i| format!("spec.initContainers[{i}]"));
+    let ordered = regular.zip(&spec.containers).chain(init_paths.zip(init));
+    for (path, c) in ordered {
         validate_container(&path, c, &mut names, errs);
+        pod_security_context::validate_container(
+            &path,
+            c.security_context.as_ref(),
+            spec,
+            allow_privileged,
+            errs,
+        );
     }
+    unique_host_ports(&spec.containers, errs);
     if let Some(p) = spec.restart_policy.as_deref()
         && !RESTART_POLICIES.contains(&p)
     {
@@ -549,6 +568,32 @@ fn validate_spec(spec: &PodSpec, errs: &mut FieldErrors) {
             errs.push(FieldError::duplicate(path, &v.name));
         }
     }
+    pod_security_context::validate_host_namespaces(spec, errs);
+    pod_security_context::validate_host_process(spec, allow_privileged, errs);
+    pod_security_context::validate_os(spec, errs);
+}
+
+/// A host port (by protocol and address) is taken by one container port only.
+fn unique_host_ports(containers: &[Container], errs: &mut FieldErrors) {
+    let mut taken = BTreeSet::new();
+    for (i, c) in containers.iter().enumerate() {
+        for (j, port) in c.ports.iter().flatten().enumerate() {
+            let Some(host) = port.host_port.filter(|p| *p != 0) else {
+                continue;
+            };
+            let key = format!(
+                "{}/{}/{host}",
+                port.protocol.as_deref().unwrap_or("TCP"),
+                port.host_ip.as_deref().unwrap_or_default()
+            );
+            if !taken.insert(key.clone()) {
+                errs.push(FieldError::duplicate(
+                    format!("spec.containers[{i}].ports[{j}].hostPort"),
+                    &key,
+                ));
+            }
+        }
+    }
 }
 
 /// The init containers, then the regular ones, each with its field path.
@@ -569,11 +614,8 @@ impl PodStrategy {
         match &pod.spec {
             None => errs.push(FieldError::required("spec", "")),
             Some(spec) => {
-                validate_spec(spec, &mut errs);
-                validate_ephemeral_containers(spec, &mut errs);
-                if !self.allow_privileged {
-                    forbid_privileged(spec, &mut errs);
-                }
+                validate_spec(spec, self.allow_privileged, &mut errs);
+                validate_ephemeral_containers(spec, self.allow_privileged, &mut errs);
             }
         }
         errs
@@ -620,7 +662,7 @@ fn as_container(c: &EphemeralContainer) -> Container {
 
 /// Ephemeral containers: valid containers, named uniquely among all of the pod's, targeting
 /// one of its other containers, without the fields of a workload's containers.
-fn validate_ephemeral_containers(spec: &PodSpec, errs: &mut FieldErrors) {
+fn validate_ephemeral_containers(spec: &PodSpec, allow_privileged: bool, errs: &mut FieldErrors) {
     let ephemeral = spec.ephemeral_containers.as_deref().unwrap_or_default();
     if ephemeral.is_empty() {
         return;
@@ -633,6 +675,13 @@ fn validate_ephemeral_containers(spec: &PodSpec, errs: &mut FieldErrors) {
     for (i, (ec, c)) in ephemeral.iter().zip(&converted).enumerate() {
         let path = format!("spec.ephemeralContainers[{i}]");
         validate_container(&path, c, &mut names, errs);
+        pod_security_context::validate_container(
+            &path,
+            c.security_context.as_ref(),
+            spec,
+            allow_privileged,
+            errs,
+        );
         if let Some(target) = ec
             .target_container_name
             .as_deref()
@@ -659,34 +708,6 @@ fn validate_ephemeral_containers(spec: &PodSpec, errs: &mut FieldErrors) {
                     ));
                 }
             }
-        }
-    }
-}
-
-/// Without `--allow-privileged`, no container may run privileged.
-fn forbid_privileged(spec: &PodSpec, errs: &mut FieldErrors) {
-    let privileged =
-        |context: Option<&SecurityContext>| context.and_then(|s| s.privileged) == Some(true);
-    let ephemeral = spec
-        .ephemeral_containers
-        .iter()
-        .flatten()
-        .enumerate()
-        .map(|(i, c)| {
-            (
-                format!("spec.ephemeralContainers[{i}]"),
-                c.security_context.as_ref(),
-            )
-        });
-    let all = init_and_regular_containers(spec)
-        .map(|(path, c)| (path, c.security_context.as_ref()))
-        .chain(ephemeral);
-    for (path, context) in all {
-        if privileged(context) {
-            errs.push(FieldError::forbidden(
-                format!("{path}.securityContext.privileged"),
-                "disallowed by cluster policy",
-            ));
         }
     }
 }
@@ -964,9 +985,10 @@ mod tests {
         let fields: Vec<&str> = strict.iter().map(|e| e.field.as_str()).collect();
         assert_eq!(
             fields,
+            // In upstream's order: regular containers, init containers, ephemeral ones.
             [
-                "spec.initContainers[0].securityContext.privileged",
                 "spec.containers[1].securityContext.privileged",
+                "spec.initContainers[0].securityContext.privileged",
                 "spec.ephemeralContainers[0].securityContext.privileged",
             ]
         );

@@ -51,6 +51,37 @@ impl Pair {
         })
     }
 
+    /// Sends the same request to both; (upstream's, Capstan's) status, body and warnings.
+    pub async fn send_full(
+        &self,
+        method: Method,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &Value,
+    ) -> [(u16, Value, Vec<String>); 2] {
+        let bytes = serde_json::to_vec(body).unwrap();
+        let mut headers = headers.to_vec();
+        headers.push(("content-type", "application/json"));
+        let (theirs, mine) = tokio::join!(
+            self.upstream
+                .request(method.clone(), path, &headers, bytes.clone()),
+            self.capstan.request(method.clone(), path, &headers, bytes)
+        );
+        [theirs, mine].map(|r| {
+            let warnings = r
+                .headers
+                .get_all("warning")
+                .iter()
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+                .collect();
+            (
+                r.status.as_u16(),
+                serde_json::from_slice(&r.body).unwrap_or(Value::Null),
+                warnings,
+            )
+        })
+    }
+
     /// Creates `object` at `path` in both; panics unless both created it (or had it).
     pub async fn create(&self, path: &str, object: Value) {
         let answers = self.send(Method::POST, path, &[], &object).await;

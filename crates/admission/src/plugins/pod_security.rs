@@ -187,9 +187,8 @@ const RESTRICTED_VOLUMES: [&str; 9] = [
     "secret",
 ];
 
-/// The violations of the baseline standard, as upstream words them and in its order (by
-/// check name).
-fn baseline(spec: &Value, annotations: &Value) -> Vec<String> {
+/// The violations of the baseline standard, as upstream words them, each with its check name.
+fn baseline(spec: &Value, annotations: &Value) -> Vec<(&'static str, String)> {
     let mut out: Vec<(&str, String)> = Vec::new();
     let host: Vec<String> = ["hostNetwork", "hostPID", "hostIPC"]
         .iter()
@@ -233,7 +232,7 @@ fn baseline(spec: &Value, annotations: &Value) -> Vec<String> {
     }
     if !caps.is_empty() {
         out.push((
-            "capabilities",
+            "capabilities_baseline",
             format!("non-default capabilities ({})", caps.join("; ")),
         ));
     }
@@ -274,29 +273,8 @@ fn baseline(spec: &Value, annotations: &Value) -> Vec<String> {
     if !ports.is_empty() {
         out.push(("hostPorts", format!("hostPort ({})", ports.join("; "))));
     }
-    let unconfined = |sc: &Value| sc["seccompProfile"]["type"] == "Unconfined";
-    let mut seccomp = Vec::new();
-    if unconfined(&spec["securityContext"]) {
-        seccomp.push(
-            "pod must not set securityContext.seccompProfile.type to \"Unconfined\"".to_string(),
-        );
-    }
-    let bad: Vec<&str> = all
-        .iter()
-        .filter(|(_, c)| unconfined(&c["securityContext"]))
-        .map(|(n, _)| *n)
-        .collect();
-    if !bad.is_empty() {
-        seccomp.push(format!(
-            "{} must not set securityContext.seccompProfile.type to \"Unconfined\"",
-            named(&bad)
-        ));
-    }
-    if !seccomp.is_empty() {
-        out.push((
-            "seccompProfile",
-            format!("seccompProfile ({})", seccomp.join("; ")),
-        ));
+    if let Some(found) = seccomp(spec, &all, false) {
+        out.push(("seccompProfile_baseline", found));
     }
     let unmasked: Vec<&str> = all
         .iter()
@@ -332,8 +310,7 @@ fn baseline(spec: &Value, annotations: &Value) -> Vec<String> {
     if let Some(found) = se_linux(spec, &all) {
         out.push(("seLinuxOptions", found));
     }
-    out.sort_by_key(|(check, _)| *check);
-    out.into_iter().map(|(_, found)| found).collect()
+    out
 }
 
 /// The annotation that set a container's AppArmor profile before the field did.
@@ -360,12 +337,20 @@ fn app_armor(spec: &Value, annotations: &Value, all: &[(&str, &Value)]) -> Optio
     let mut bad = Vec::new();
     for (name, c) in all {
         let field = c["securityContext"]["appArmorProfile"]["type"].as_str();
-        let synced = annotation(name).map(|a| match a {
-            "runtime/default" => "RuntimeDefault",
-            "unconfined" => "Unconfined",
-            _ if a.starts_with("localhost/") => "Localhost",
-            _ => "",
-        });
+        // The annotation becomes the container's field only where it differs from the pod's.
+        let pod_profile = &spec["securityContext"]["appArmorProfile"];
+        let synced = annotation(name)
+            .map(|a| match a {
+                "runtime/default" => ("RuntimeDefault", None),
+                "unconfined" => ("Unconfined", None),
+                _ if a.starts_with("localhost/") => ("Localhost", a.strip_prefix("localhost/")),
+                _ => ("", None),
+            })
+            .filter(|(t, local)| {
+                pod_profile["type"].as_str() != Some(t)
+                    || pod_profile["localhostProfile"].as_str() != *local
+            })
+            .map(|(t, _)| t);
         if let Some(t) = field.or(synced).filter(|t| !t.is_empty() && !allowed(t)) {
             bad.push(*name);
             value(format!("{t:?}"));
@@ -463,10 +448,73 @@ fn se_linux(spec: &Value, all: &[(&str, &Value)]) -> Option<String> {
     ))
 }
 
-/// The further violations of the restricted standard.
-fn restricted(spec: &Value) -> Vec<String> {
+/// Who set a field to a value the standard refuses: `pod`, `container "a"`, or both joined
+/// by ` and `, as upstream words it.
+fn setters(pod: bool, containers: &[&str]) -> String {
+    let mut who = Vec::new();
+    if pod {
+        who.push("pod".to_string());
+    }
+    if !containers.is_empty() {
+        who.push(named(containers));
+    }
+    who.join(" and ")
+}
+
+/// The seccomp check: at baseline only `Unconfined` is refused; at restricted a profile must
+/// also be set (on the pod for every container that sets none). An explicit bad setting is
+/// reported before, and instead of, the missing ones.
+fn seccomp(spec: &Value, all: &[(&str, &Value)], restricted: bool) -> Option<String> {
+    let bad = |t: &str| {
+        if restricted {
+            !matches!(t, "RuntimeDefault" | "Localhost")
+        } else {
+            t == "Unconfined"
+        }
+    };
+    let kind = |sc: &Value| sc["seccompProfile"]["type"].as_str().map(str::to_string);
+    let mut values = std::collections::BTreeSet::new();
+    let pod_type = kind(&spec["securityContext"]);
+    let pod_bad = pod_type.as_deref().is_some_and(bad);
+    if pod_bad {
+        values.extend(pod_type.clone());
+    }
+    let pod_set = pod_type.is_some() && !pod_bad;
+    let mut explicit = Vec::new();
+    let mut implicit = Vec::new();
+    for (name, c) in all {
+        match kind(&c["securityContext"]) {
+            Some(t) if bad(&t) => {
+                explicit.push(*name);
+                values.insert(t);
+            }
+            Some(_) => {}
+            None if restricted && !pod_set => implicit.push(*name),
+            None => {}
+        }
+    }
+    if pod_bad || !explicit.is_empty() {
+        let values: Vec<String> = values.iter().map(|v| format!("{v:?}")).collect();
+        return Some(format!(
+            "seccompProfile ({} must not set securityContext.seccompProfile.type to {})",
+            setters(pod_bad, &explicit),
+            values.join(", ")
+        ));
+    }
+    (!implicit.is_empty()).then(|| {
+        format!(
+            "seccompProfile (pod or {} must set securityContext.seccompProfile.type to \"RuntimeDefault\" or \"Localhost\")",
+            named(&implicit)
+        )
+    })
+}
+
+/// The further checks of the restricted standard, each with upstream's check name.
+fn restricted(spec: &Value) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
     let all = containers(spec);
+    // Windows pods have no Linux privilege escalation, capabilities or seccomp to restrict.
+    let windows = spec["os"]["name"] == "windows";
     let mut volumes = Vec::new();
     for v in items(&spec["volumes"]) {
         let name = v["name"].as_str().unwrap_or_default();
@@ -485,17 +533,24 @@ fn restricted(spec: &Value) -> Vec<String> {
         }
     }
     if !volumes.is_empty() {
-        out.push(format!("restricted volume types ({})", volumes.join("; ")));
+        out.push((
+            "restrictedVolumes",
+            format!("restricted volume types ({})", volumes.join("; ")),
+        ));
     }
     let escalating: Vec<&str> = all
         .iter()
+        .filter(|_| !windows)
         .filter(|(_, c)| c["securityContext"]["allowPrivilegeEscalation"] != false)
         .map(|(n, _)| *n)
         .collect();
     if !escalating.is_empty() {
-        out.push(format!(
-            "allowPrivilegeEscalation != false ({} must set securityContext.allowPrivilegeEscalation=false)",
-            named(&escalating)
+        out.push((
+            "allowPrivilegeEscalation",
+            format!(
+                "allowPrivilegeEscalation != false ({} must set securityContext.allowPrivilegeEscalation=false)",
+                named(&escalating)
+            ),
         ));
     }
     let mut caps = Vec::new();
@@ -523,79 +578,93 @@ fn restricted(spec: &Value) -> Vec<String> {
             ));
         }
     }
-    if !caps.is_empty() {
-        out.push(format!("unrestricted capabilities ({})", caps.join("; ")));
-    }
-    let pod_sc = &spec["securityContext"];
-    let pod_non_root = pod_sc["runAsNonRoot"] == true;
-    let not_non_root: Vec<&str> = all
-        .iter()
-        .filter(
-            |(_, c)| match c["securityContext"]["runAsNonRoot"].as_bool() {
-                Some(v) => !v,
-                None => !pod_non_root,
-            },
-        )
-        .map(|(n, _)| *n)
-        .collect();
-    if !not_non_root.is_empty() {
-        out.push(format!(
-            "runAsNonRoot != true (pod or {} must set securityContext.runAsNonRoot=true)",
-            named(&not_non_root)
+    if !caps.is_empty() && !windows {
+        out.push((
+            "capabilities_restricted",
+            format!("unrestricted capabilities ({})", caps.join("; ")),
         ));
     }
+    if let Some(found) = run_as_non_root(spec, &all) {
+        out.push(("runAsNonRoot", found));
+    }
+    let pod_sc = &spec["securityContext"];
     let root: Vec<&str> = all
         .iter()
         .filter(|(_, c)| c["securityContext"]["runAsUser"] == 0)
         .map(|(n, _)| *n)
         .collect();
     if pod_sc["runAsUser"] == 0 {
-        out.push("runAsUser=0 (pod must not set runAsUser=0)".into());
+        out.push((
+            "runAsUser",
+            "runAsUser=0 (pod must not set runAsUser=0)".into(),
+        ));
     } else if !root.is_empty() {
-        out.push(format!(
-            "runAsUser=0 ({} must not set runAsUser=0)",
-            named(&root)
+        out.push((
+            "runAsUser",
+            format!("runAsUser=0 ({} must not set runAsUser=0)", named(&root)),
         ));
     }
-    let allowed = |sc: &Value| {
-        matches!(
-            sc["seccompProfile"]["type"].as_str(),
-            Some("RuntimeDefault" | "Localhost")
-        )
-    };
-    let pod_seccomp = allowed(pod_sc);
-    let without: Vec<&str> = all
-        .iter()
-        .filter(|(_, c)| {
-            let sc = &c["securityContext"];
-            if sc["seccompProfile"]["type"].is_null() {
-                !pod_seccomp
-            } else {
-                !allowed(sc) && sc["seccompProfile"]["type"] != "Unconfined"
-            }
-        })
-        .map(|(n, _)| *n)
-        .collect();
-    if !without.is_empty() {
-        out.push(format!(
-            "seccompProfile (pod or {} must set securityContext.seccompProfile.type to \"RuntimeDefault\" or \"Localhost\")",
-            named(&without)
-        ));
+    if let Some(found) = seccomp(spec, &all, true).filter(|_| !windows) {
+        out.push(("seccompProfile_restricted", found));
     }
     out
 }
 
-/// The violations of `level` by the pod spec.
-fn violations(level: Level, spec: &Value, annotations: &Value) -> Vec<String> {
-    match level {
-        Level::Privileged => Vec::new(),
-        Level::Baseline => baseline(spec, annotations),
-        Level::Restricted => {
-            let mut all = baseline(spec, annotations);
-            all.extend(restricted(spec));
-            all
+/// `runAsNonRoot` must be true, on the pod or on every container; an explicit `false` is
+/// reported before, and instead of, the containers that set nothing.
+fn run_as_non_root(spec: &Value, all: &[(&str, &Value)]) -> Option<String> {
+    let pod = spec["securityContext"]["runAsNonRoot"].as_bool();
+    let pod_bad = pod == Some(false);
+    let mut explicit = Vec::new();
+    let mut implicit = Vec::new();
+    for (name, c) in all {
+        match c["securityContext"]["runAsNonRoot"].as_bool() {
+            Some(false) => explicit.push(*name),
+            Some(true) => {}
+            None if pod != Some(true) => implicit.push(*name),
+            None => {}
         }
     }
+    if pod_bad || !explicit.is_empty() {
+        return Some(format!(
+            "runAsNonRoot != true ({} must not set securityContext.runAsNonRoot=false)",
+            setters(pod_bad, &explicit)
+        ));
+    }
+    (!implicit.is_empty()).then(|| {
+        format!(
+            "runAsNonRoot != true (pod or {} must set securityContext.runAsNonRoot=true)",
+            named(&implicit)
+        )
+    })
+}
+
+/// The baseline checks the restricted standard replaces with stricter ones of its own.
+const OVERRIDDEN_AT_RESTRICTED: [&str; 3] = [
+    "capabilities_baseline",
+    "hostPathVolumes",
+    "seccompProfile_baseline",
+];
+
+/// The violations of `level` by the pod spec, in upstream's order: the baseline checks by
+/// name, then (at restricted, with the baseline checks it replaces left out) the
+/// restricted checks by name.
+fn violations(level: Level, spec: &Value, annotations: &Value) -> Vec<String> {
+    let mut found = match level {
+        Level::Privileged => return Vec::new(),
+        Level::Baseline => baseline(spec, annotations),
+        Level::Restricted => baseline(spec, annotations)
+            .into_iter()
+            .filter(|(check, _)| !OVERRIDDEN_AT_RESTRICTED.contains(check))
+            .collect(),
+    };
+    found.sort_by_key(|(check, _)| *check);
+    if level == Level::Restricted {
+        let mut further = restricted(spec);
+        further.sort_by_key(|(check, _)| *check);
+        found.extend(further);
+    }
+    found.into_iter().map(|(_, message)| message).collect()
 }
 
 fn is_pod(resource: &GroupResource, subresource: &str) -> bool {
