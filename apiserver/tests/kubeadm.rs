@@ -220,8 +220,14 @@ async fn a_kubeadm_manifests_flags_start_capstan() {
         ],
     );
     assert!(ok, "{err}");
-    let (_, yes, _) = kubectl(&kubelet, &["auth", "can-i", "list", "pods"]);
+    let (_, yes, _) = kubectl(&kubelet, &["auth", "can-i", "get", "nodes/worker-1"]);
     assert_eq!(yes.trim(), "yes");
+    // Pods only by the node's own selector, as upstream's authorize-with-selectors.
+    let (_, no, _) = kubectl(&kubelet, &["auth", "can-i", "list", "pods"]);
+    assert_eq!(
+        no.trim(),
+        "no - can only list/watch pods with spec.nodeName field selector"
+    );
     let (ok, _, err) = kubectl(&kubelet, &["get", "secret", "unused"]);
     assert!(
         !ok && err.contains("no relationship found between node 'worker-1'"),

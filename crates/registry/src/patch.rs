@@ -47,7 +47,7 @@ fn unprocessable(message: impl Into<String>) -> ApiError {
 
 /// Applies `patch` (the request body) of type `kind` to `doc`; `typed` gives strategic merge
 /// patch the kind's patch strategies. An apply patch is not applied here (the store applies
-/// it with the object's managedFields).
+/// it with the object's managedFields). A refused JSON patch leaves `doc` as it was.
 pub fn apply(
     kind: PatchType,
     typed: Option<&Typed<'_>>,
@@ -98,14 +98,28 @@ fn apply_json_patch(doc: &mut Value, ops: &[json_patch::PatchOperation]) -> Resu
             ),
         ));
     }
-    if !ops
+    // A refused patch changes nothing: the document is put back on an error (json_patch
+    // does not undo every operation, e.g. a move whose target is invalid).
+    let original = doc.clone();
+    let result = if ops
         .iter()
         .any(|op| matches!(op, json_patch::PatchOperation::Copy(_)))
     {
-        return json_patch::patch(doc, ops).map_err(|e| unprocessable(e.to_string()));
+        apply_counting_copies(doc, ops)
+    } else {
+        json_patch::patch(doc, ops).map_err(|e| unprocessable(e.to_string()))
+    };
+    if result.is_err() {
+        *doc = original;
     }
-    // With copies, one operation at a time, each copy's size counted before it is made. The
-    // caller drops the document on an error, so a half-applied patch is never seen.
+    result
+}
+
+/// With copies, one operation at a time, each copy's size counted before it is made.
+fn apply_counting_copies(
+    doc: &mut Value,
+    ops: &[json_patch::PatchOperation],
+) -> Result<(), ApiError> {
     let mut copied = 0usize;
     for op in ops {
         if let json_patch::PatchOperation::Copy(copy) = op

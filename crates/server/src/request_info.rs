@@ -275,4 +275,57 @@ mod tests {
             assert_eq!(i.verb, "get");
         }
     }
+
+    /// Fuzzing what any client controls here: the path and the query. Nothing panics, and a
+    /// name taken from a field selector is the only name that selector lets the store return.
+    mod fuzz {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn encode(s: &str) -> String {
+            s.bytes().map(|b| format!("%{b:02X}")).collect()
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(1000))]
+
+            #[test]
+            fn any_path_and_query_parse(
+                method in proptest::sample::select(vec!["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "BREW"]),
+                path in prop_oneof![
+                    "(/(api|apis|v1|apps|namespaces|a|pods|watch|proxy|status|\\.\\.|%2F|)){0,9}",
+                    any::<String>(),
+                ],
+                query in prop_oneof![
+                    "((watch|fieldSelector|labelSelector|limit|x)=[a-z.=!,%\\&]{0,12}&?){0,4}",
+                    any::<String>(),
+                ],
+            ) {
+                let method = Method::from_bytes(method.as_bytes()).unwrap();
+                let _ = RequestInfo::parse(&method, &path, Some(&query));
+            }
+
+            #[test]
+            fn a_name_from_a_selector_is_the_only_one_it_selects(
+                selector in "(metadata\\.name|a)(=|==|!=)[a-c\\\\,=!.]{0,6}(,(metadata\\.name|a)(=|==|!=)[a-c\\\\,.]{0,4}){0,2}",
+                other in "[a-c.\\\\,]{1,4}",
+            ) {
+                let query = format!("fieldSelector={}", encode(&selector));
+                let info = RequestInfo::parse(&Method::GET, "/api/v1/namespaces/a/secrets", Some(&query));
+                if !info.name.is_empty() && info.name != other {
+                    let parsed = capstan_meta::fields::FieldSelector::parse(&selector).unwrap();
+                    prop_assert!(
+                        !parsed.matches(|f| (f == "metadata.name").then(|| other.clone())),
+                        "{selector:?} named {:?} yet selects {other:?}", info.name
+                    );
+                }
+            }
+
+            #[test]
+            fn queries_decode_what_was_encoded(key in "k[a-z]{0,8}", value in any::<String>()) {
+                let query = Query::parse(Some(&format!("x=1&{key}={}", encode(&value))));
+                prop_assert_eq!(query.get(&key), Some(value.as_str()));
+            }
+        }
+    }
 }
