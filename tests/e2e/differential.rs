@@ -25,6 +25,11 @@ struct Upstream {
 
 impl Upstream {
     async fn start() -> Self {
+        Self::start_with(&[]).await
+    }
+
+    /// Starts it with `extra` flags after the cluster's.
+    async fn start_with(extra: &[&str]) -> Self {
         let bin = upstream::binaries();
         let dir = tempfile::tempdir().unwrap();
         let pki = Pki::new(&dir.path().join("pki"));
@@ -32,6 +37,7 @@ impl Upstream {
         let (etcd, etcd_url) = upstream::start_etcd(&bin, dir.path());
         let mut flags = pki.apiserver_flags(port, 300);
         flags.push(format!("--etcd-servers={etcd_url}"));
+        flags.extend(extra.iter().map(|f| f.to_string()));
         let apiserver = Process::start(
             "kube-apiserver",
             &bin.join("kube-apiserver"),

@@ -116,6 +116,13 @@ impl Strategy for PodStrategy {
 
     fn validate(&self, pod: &Pod) -> FieldErrors {
         let mut errs = self.check(pod);
+        if let Some(spec) = &pod.spec {
+            pod_security_context::validate_app_armor_annotations(
+                pod.metadata.annotations.as_ref(),
+                spec,
+                &mut errs,
+            );
+        }
         if pod.spec.as_ref().is_some_and(|s| {
             s.ephemeral_containers
                 .as_ref()

@@ -365,3 +365,81 @@ pub(crate) fn validate_os(spec: &PodSpec, errs: &mut FieldErrors) {
         _ => {}
     }
 }
+
+/// On create, a container's AppArmor annotation (the deprecated
+/// `container.apparmor.security.beta.kubernetes.io/<name>`) must say what its profile field
+/// (or the pod's) says.
+pub(crate) fn validate_app_armor_annotations(
+    annotations: Option<&std::collections::BTreeMap<String, String>>,
+    spec: &PodSpec,
+    errs: &mut FieldErrors,
+) {
+    if spec.os.as_ref().is_some_and(|os| os.name == "windows") {
+        return;
+    }
+    let Some(annotations) = annotations else {
+        return;
+    };
+    let pod_profile = spec
+        .security_context
+        .as_ref()
+        .and_then(|s| s.app_armor_profile.as_ref());
+    let init = spec.init_containers.as_deref().unwrap_or_default();
+    let containers = init
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (format!("spec.initContainers[{i}]"), c))
+        .chain(
+            spec.containers
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (format!("spec.containers[{i}]"), c)),
+        );
+    for (path, c) in containers {
+        let own = c
+            .security_context
+            .as_ref()
+            .and_then(|s| s.app_armor_profile.as_ref());
+        // Without a field of its own, a valid annotation becomes the container's field
+        // (upstream syncs them before validating), so it cannot disagree.
+        let valid_annotation = |a: &str| {
+            matches!(a, "unconfined" | "runtime/default")
+                || a.strip_prefix("localhost/").is_some_and(|p| !p.is_empty())
+        };
+        let key = format!("container.apparmor.security.beta.kubernetes.io/{}", c.name);
+        if own.is_none() && annotations.get(&key).is_some_and(|a| valid_annotation(a)) {
+            continue;
+        }
+        let profile = own.or(pod_profile);
+        let (Some(profile), Some(annotation)) = (
+            profile,
+            annotations.get(&format!(
+                "container.apparmor.security.beta.kubernetes.io/{}",
+                c.name
+            )),
+        ) else {
+            continue;
+        };
+        let at = |f: &str| format!("{path}.securityContext.appArmorProfile.{f}");
+        let type_mismatch = "apparmor type in annotation and field must match";
+        match profile.type_.as_str() {
+            "Unconfined" if annotation != "unconfined" => {
+                errs.push(FieldError::forbidden(at("type"), type_mismatch));
+            }
+            "RuntimeDefault" if annotation != "runtime/default" => {
+                errs.push(FieldError::forbidden(at("type"), type_mismatch));
+            }
+            "Localhost" => match annotation.strip_prefix("localhost/") {
+                None => errs.push(FieldError::forbidden(at("type"), type_mismatch)),
+                Some(name) if profile.localhost_profile.as_deref() != Some(name) => {
+                    errs.push(FieldError::forbidden(
+                        at("localhostProfile"),
+                        "apparmor profile in annotation and field must match",
+                    ));
+                }
+                Some(_) => {}
+            },
+            _ => {}
+        }
+    }
+}

@@ -9,7 +9,7 @@ use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
 
-use super::authorization::{Pair, start_pair};
+use super::authorization::{Pair, start_pair_allowing_privileged};
 
 /// One random change to a pod (its spec, a container's, or its annotations).
 fn harden_or_loosen(pod: &mut Value, rng: &mut StdRng) {
@@ -246,15 +246,27 @@ async fn load(pair: &Pair) {
     }
 }
 
-/// Every generated pod is admitted or refused alike, with the same words.
+/// Every generated pod is admitted or refused alike, with the same words (privileged
+/// containers refused by validation first, as both servers' default).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pods_are_judged_as_upstreams_pod_security_judges_them() {
-    let (pair, _upstream, _server) = start_pair().await;
+    judge_alike(false, 10).await;
+}
+
+/// The same with `--allow-privileged` on both: privileged and host-process pods reach Pod
+/// Security.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn privileged_pods_are_judged_as_upstreams_pod_security_judges_them() {
+    judge_alike(true, 20).await;
+}
+
+async fn judge_alike(allow_privileged: bool, default_seed: u64) {
+    let (pair, _upstream, _server) = start_pair_allowing_privileged(allow_privileged).await;
     load(&pair).await;
     let seed = std::env::var("CAPSTAN_PSA_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(10);
+        .unwrap_or(default_seed);
     let mut rng = StdRng::seed_from_u64(seed);
     let mut differences = Vec::new();
     let mut refused = 0;

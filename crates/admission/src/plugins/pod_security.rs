@@ -310,6 +310,22 @@ fn baseline(spec: &Value, annotations: &Value) -> Vec<(&'static str, String)> {
     if let Some(found) = se_linux(spec, &all) {
         out.push(("seLinuxOptions", found));
     }
+    let host_process = |sc: &Value| sc["windowsOptions"]["hostProcess"] == true;
+    let pod_host_process = host_process(&spec["securityContext"]);
+    let host_processes: Vec<&str> = all
+        .iter()
+        .filter(|(_, c)| host_process(&c["securityContext"]))
+        .map(|(n, _)| *n)
+        .collect();
+    if pod_host_process || !host_processes.is_empty() {
+        out.push((
+            "windowsHostProcess",
+            format!(
+                "hostProcess ({} must not set securityContext.windowsOptions.hostProcess=true)",
+                setters(pod_host_process, &host_processes)
+            ),
+        ));
+    }
     out
 }
 
