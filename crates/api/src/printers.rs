@@ -171,8 +171,10 @@ fn ready_of(o: &Value, ready: &str, desired: &str, default_desired: i64) -> Valu
 /// The wide columns of a workload: its containers, their images and its selector.
 fn workload_wide(with_selector: bool) -> Vec<Column> {
     fn containers(o: &Value, field: &str) -> Value {
+        // A CronJob's pods are those of its job template.
         let items: Vec<&str> = o
             .pointer("/spec/template/spec/containers")
+            .or_else(|| o.pointer("/spec/jobTemplate/spec/template/spec/containers"))
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
@@ -526,7 +528,7 @@ fn jobs() -> Vec<Column> {
 
 /// CronJobs: schedule, time zone, suspension, active jobs, last schedule.
 fn cron_jobs() -> Vec<Column> {
-    vec![
+    let mut columns = vec![
         Column::name(),
         Column::new("Schedule", "string", "The cron schedule.", |o, _| {
             text_or(o, "/spec/schedule", "")
@@ -541,11 +543,15 @@ fn cron_jobs() -> Vec<Column> {
             "Suspend",
             "boolean",
             "Whether new jobs are held back.",
+            // Upstream declares a boolean and prints the word.
             |o, _| {
-                Value::Bool(
-                    o.pointer("/spec/suspend")
-                        .and_then(Value::as_bool)
-                        .unwrap_or(false),
+                Value::String(
+                    match o.pointer("/spec/suspend").and_then(Value::as_bool) {
+                        Some(true) => "True",
+                        Some(false) => "False",
+                        None => "<unset>",
+                    }
+                    .into(),
                 )
             },
         ),
@@ -562,7 +568,9 @@ fn cron_jobs() -> Vec<Column> {
             },
         ),
         Column::age(),
-    ]
+    ];
+    columns.extend(workload_wide(true));
+    columns
 }
 
 /// Deployments: ready, up-to-date and available replicas.
@@ -575,13 +583,14 @@ fn deployments() -> Vec<Column> {
             "Ready replicas of the desired.",
             |o, _| ready_of(o, "/status/readyReplicas", "/spec/replicas", 1),
         ),
+        // Upstream declares these two as strings (the cells are numbers).
         Column::new(
             "Up-to-date",
-            "integer",
+            "string",
             "Replicas of the current template.",
             |o, _| number(o, "/status/updatedReplicas"),
         ),
-        Column::new("Available", "integer", "Available replicas.", |o, _| {
+        Column::new("Available", "string", "Available replicas.", |o, _| {
             number(o, "/status/availableReplicas")
         }),
         Column::age(),
@@ -984,7 +993,8 @@ pub fn namespaces() -> Vec<Column> {
 pub fn config_maps() -> Vec<Column> {
     vec![
         Column::name(),
-        Column::new("Data", "integer", "The number of keys.", |o, _| {
+        // Declared a string upstream, the cell is a number.
+        Column::new("Data", "string", "The number of keys.", |o, _| {
             let n = count(o, "/data").as_u64().unwrap_or(0)
                 + count(o, "/binaryData").as_u64().unwrap_or(0);
             Value::from(n)
@@ -1103,7 +1113,8 @@ pub fn secrets() -> Vec<Column> {
         Column::new("Type", "string", "The secret's type.", |o, _| {
             text_or(o, "/type", "")
         }),
-        Column::new("Data", "integer", "The number of keys.", |o, _| {
+        // Declared a string upstream, the cell is a number.
+        Column::new("Data", "string", "The number of keys.", |o, _| {
             count(o, "/data")
         }),
         Column::age(),

@@ -86,21 +86,10 @@ impl Choice {
         pretty: false,
     };
 
-    /// The response's Content-Type.
+    /// The response's Content-Type: the serialization's media type only (upstream names no
+    /// `as=` transformation in it), `stream=watch` on protobuf watches.
     pub fn content_type(&self, endpoint: Endpoint) -> String {
         let mut out = self.format.media_type().to_string();
-        match self.transform {
-            Transform::Object => {}
-            Transform::Table(v) => out.push_str(&format!(";as=Table;v={v};g=meta.k8s.io")),
-            Transform::Metadata(v) => {
-                let kind = if endpoint == Endpoint::List {
-                    "PartialObjectMetadataList"
-                } else {
-                    "PartialObjectMetadata"
-                };
-                out.push_str(&format!(";as={kind};v={v};g=meta.k8s.io"));
-            }
-        }
         if endpoint == Endpoint::Watch && self.format == Format::Protobuf {
             out.push_str(";stream=watch");
         }
