@@ -32,6 +32,9 @@ pub struct RequestInfo {
     pub extra: Vec<String>,
     /// The decoded query.
     pub query: Query,
+    /// The field selector of a list, watch or deletecollection, parsed once here (empty when
+    /// there is none or it does not parse; the store then refuses it).
+    pub field_selector: Vec<capstan_meta::fields::FieldRequirement>,
 }
 
 impl RequestInfo {
@@ -141,13 +144,21 @@ impl RequestInfo {
             }
         }
         .to_string();
-        // A list or watch of one object by `metadata.name` names it (as upstream, so that
-        // per-object authorization, the Node authorizer's, applies).
-        if !named
-            && matches!(info.verb.as_str(), "list" | "watch")
-            && let Some(name) = info.query.get("fieldSelector").and_then(exact_name)
+        if matches!(info.verb.as_str(), "list" | "watch" | "deletecollection")
+            && let Some(parsed) = info
+                .query
+                .get("fieldSelector")
+                .and_then(|s| capstan_meta::fields::FieldSelector::parse(s).ok())
         {
-            info.name = name;
+            // A list or watch of one object by `metadata.name` names it (as upstream, so that
+            // per-object authorization, the Node authorizer's, applies).
+            if !named
+                && info.verb != "deletecollection"
+                && let Some(name) = exact_name(&parsed)
+            {
+                info.name = name;
+            }
+            info.field_selector = parsed.requirements;
         }
         info
     }
@@ -156,8 +167,7 @@ impl RequestInfo {
 /// The name a field selector requires exactly (a `metadata.name=x` or `==x` term), if it is a
 /// valid path segment. The selector is parsed as the store parses it (escaped commas and
 /// operators included), so the name authorized is the only one the store can return.
-fn exact_name(selector: &str) -> Option<String> {
-    let parsed = capstan_meta::fields::FieldSelector::parse(selector).ok()?;
+fn exact_name(parsed: &capstan_meta::fields::FieldSelector) -> Option<String> {
     let value = parsed.requires_exact("metadata.name")?;
     let valid = !value.is_empty() && value != "." && value != ".." && !value.contains(['/', '%']);
     valid.then(|| value.to_string())

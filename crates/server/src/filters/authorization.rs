@@ -41,23 +41,8 @@ fn attributes(user: UserInfo, info: &RequestInfo) -> Attributes {
         namespace: info.namespace.clone(),
         name: info.name.clone(),
         path: info.path.clone(),
-        field_selector: field_selector(info),
+        field_selector: info.field_selector.clone(),
     }
-}
-
-/// The parsed field selector of a list, watch or deletecollection (upstream's
-/// authorize-with-selectors: one that does not parse is left out, and the store refuses it).
-fn field_selector(info: &RequestInfo) -> Vec<capstan_meta::fields::FieldRequirement> {
-    if !info.is_resource_request
-        || !matches!(info.verb.as_str(), "list" | "watch" | "deletecollection")
-    {
-        return Vec::new();
-    }
-    info.query
-        .get("fieldSelector")
-        .and_then(|s| capstan_meta::fields::FieldSelector::parse(s).ok())
-        .map(|s| s.requirements)
-        .unwrap_or_default()
 }
 
 pub(crate) fn forbidden(attrs: &Attributes, why: &str) -> ApiError {
