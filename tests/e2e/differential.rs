@@ -666,5 +666,7 @@ async fn reads_in_every_representation_are_upstreams() {
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
 
+mod admission_versions;
 mod authorization;
+mod deletes;
 mod pod_security;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use capstan_admission::{Attributes, Lister, Operation, Plugin};
+use capstan_admission::{Attributes, Form, Lister, Operation, Plugin};
 use capstan_meta::status::Reason;
 use capstan_meta::{ApiError, GroupResource};
 use futures_util::future::join_all;
@@ -14,7 +14,7 @@ use serde_json::Value;
 use tracing::warn;
 
 use crate::index::{Kind, Webhook, WebhookIndex};
-use crate::matching::{labels, namespace_labels, namespaced};
+use crate::matching::{Versioned, invocation, labels, namespace_labels, namespaced};
 use crate::review::{self, Answer};
 
 /// What both plugins share: the index and the lister of namespaces.
@@ -27,8 +27,8 @@ struct Dispatcher {
 
 /// Why a webhook was not (or could not be) asked.
 enum Outcome {
-    /// It answered.
-    Answered(Answer),
+    /// It answered, having seen the request as given.
+    Answered(Box<(Answer, Versioned)>),
     /// It does not look at this request.
     Skipped,
 }
@@ -79,29 +79,24 @@ impl Dispatcher {
         })
     }
 
-    /// Whether `hook` looks at `a`: rules, selectors, then match conditions (an error in
-    /// those is the webhook's failure).
-    async fn matches(&self, hook: &Webhook, a: &Attributes) -> Result<bool, String> {
+    /// The form in which `hook` looks at `a` (rules and match policy, then selectors), or
+    /// `None`; an error reading the namespace is the webhook's failure.
+    async fn matches(&self, hook: &Webhook, a: &Attributes) -> Result<Option<Form>, String> {
         let in_namespace = namespaced(a);
-        if !hook.rules.iter().any(|r| {
-            r.matches(
-                a.operation,
-                &a.resource.group,
-                &a.version,
-                &a.resource.resource,
-                &a.subresource,
-                in_namespace,
-            )
-        }) {
-            return Ok(false);
-        }
+        let Some(form) = invocation(a, hook.equivalent, |form| {
+            hook.rules
+                .iter()
+                .any(|r| r.matches_form(a.operation, form, in_namespace))
+        }) else {
+            return Ok(None);
+        };
         let is_namespace = a.resource.group.is_empty() && a.resource.resource == "namespaces";
         if !hook.namespace_selector.is_empty() && (in_namespace || is_namespace) {
             let labels = namespace_labels(self.lister.as_ref(), a)
                 .await
                 .map_err(|e| format!("could not read the namespace: {}", e.message))?;
             if !hook.namespace_selector.matches(labels.as_ref()) {
-                return Ok(false);
+                return Ok(None);
             }
         }
         if !hook.object_selector.is_empty()
@@ -112,16 +107,22 @@ impl Dispatcher {
                 .object_selector
                 .matches(labels(a.old_object.as_ref()).as_ref())
         {
-            return Ok(false);
+            return Ok(None);
         }
+        Ok(Some(form))
+    }
+
+    /// Whether `hook`'s match conditions hold for the request seen as `v` (an error in
+    /// one is the webhook's failure).
+    fn conditions_hold(hook: &Webhook, a: &Attributes, v: &Versioned) -> Result<bool, String> {
         if hook.conditions.is_empty() {
             return Ok(true);
         }
-        let request = review::request_variable(a);
+        let request = review::request_variable(a, v);
         let null = Value::Null;
         let variables = [
-            ("object", a.object.as_ref().unwrap_or(&null)),
-            ("oldObject", a.old_object.as_ref().unwrap_or(&null)),
+            ("object", v.object(a).unwrap_or(&null)),
+            ("oldObject", v.old_object(a).unwrap_or(&null)),
             ("request", &request),
         ];
         let mut failed = None;
@@ -178,7 +179,14 @@ impl Dispatcher {
                 )))
             }
         };
-        match self.matches(hook, a).await {
+        let form = match self.matches(hook, a).await {
+            Ok(Some(form)) => form,
+            Ok(None) => return Ok(Outcome::Skipped),
+            Err(reason) => return failure(reason),
+        };
+        // The objects in the version the webhook asked for.
+        let versioned = Versioned::of(a, form).await?;
+        match Self::conditions_hold(hook, a, &versioned) {
             Ok(true) => {}
             Ok(false) => return Ok(Outcome::Skipped),
             Err(reason) => return failure(reason),
@@ -194,7 +202,7 @@ impl Dispatcher {
             Err(reason) => return failure(reason.clone()),
         };
         let uid = uuid::Uuid::new_v4().to_string();
-        let body = review::encode(a, &uid, hook.review_version);
+        let body = review::encode(a, &versioned, &uid, hook.review_version);
         let url = format!("{}?timeout={}s", endpoint.url, hook.timeout.as_secs());
         let sent = endpoint.client.request(
             Method::POST,
@@ -232,7 +240,7 @@ impl Dispatcher {
         if !answer.allowed {
             return Err(denied(&hook.name, &answer.status));
         }
-        Ok(Outcome::Answered(answer))
+        Ok(Outcome::Answered(Box::new((answer, versioned))))
     }
 }
 
@@ -283,23 +291,17 @@ impl Plugin for MutatingWebhooks {
             {
                 continue;
             }
-            let Outcome::Answered(answer) = self.0.ask(hook, position, a).await? else {
+            let Outcome::Answered(answered) = self.0.ask(hook, position, a).await? else {
                 continue;
             };
+            let (answer, versioned) = *answered;
             if hook.reinvoke {
                 watching.push((position, &hook.name));
             }
-            let mut mutated = false;
-            if let (Some(patch), Some(object)) = (&answer.patch, a.object.as_mut()) {
-                let before = object.clone();
-                json_patch::patch(object, patch).map_err(|e| {
-                    ApiError::internal(format!(
-                        "admission webhook \"{}\" returned a patch that cannot be applied: {e}",
-                        hook.name
-                    ))
-                })?;
-                mutated = *object != before;
-            }
+            let mutated = match &answer.patch {
+                Some(patch) => apply_patch(a, versioned, patch, &hook.name).await?,
+                None => false,
+            };
             if mutated {
                 last_change = Some(position);
             }
@@ -333,6 +335,41 @@ impl Plugin for MutatingWebhooks {
         }
         Ok(())
     }
+}
+
+/// Applies a webhook's `patch` to the object it saw (in its own version), the result back
+/// in `a` in the stored form; whether the object changed.
+async fn apply_patch(
+    a: &mut Attributes,
+    mut versioned: Versioned,
+    patch: &json_patch::Patch,
+    hook: &str,
+) -> Result<bool, ApiError> {
+    let unappliable = |e: json_patch::PatchError| {
+        ApiError::internal(format!(
+            "admission webhook \"{hook}\" returned a patch that cannot be applied: {e}"
+        ))
+    };
+    if versioned.is_stored() {
+        let Some(object) = a.object.as_mut() else {
+            return Ok(false);
+        };
+        let before = object.clone();
+        json_patch::patch(object, patch).map_err(unappliable)?;
+        return Ok(*object != before);
+    }
+    let Some(mut object) = versioned.take_object() else {
+        return Ok(false);
+    };
+    let before = object.clone();
+    json_patch::patch(&mut object, patch).map_err(unappliable)?;
+    if object == before {
+        return Ok(false);
+    }
+    if let Some(forms) = &a.forms {
+        a.object = Some(forms.back_from_form(object, &versioned.form).await?);
+    }
+    Ok(true)
 }
 
 /// The `ValidatingAdmissionWebhook` plugin.

@@ -35,6 +35,9 @@ pub(crate) struct Webhook {
     pub configuration: String,
     /// Its rules (none: it matches nothing).
     pub rules: Vec<Rule>,
+    /// `matchPolicy: Equivalent` (the default): a request in another version of a
+    /// resource the rules name reaches it, converted.
+    pub equivalent: bool,
     /// `failurePolicy: Ignore`.
     pub fail_open: bool,
     /// `namespaceSelector`.
@@ -72,6 +75,7 @@ struct Fields<'a> {
     name: &'a str,
     client: &'a WebhookClientConfig,
     rules: &'a [RuleWithOperations],
+    match_policy: Option<&'a str>,
     failure_policy: Option<&'a str>,
     namespace_selector: Option<&'a k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     object_selector: Option<&'a k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>,
@@ -88,6 +92,7 @@ macro_rules! fields {
             name: &$w.name,
             client: &$w.client_config,
             rules: $w.rules.as_deref().unwrap_or_default(),
+            match_policy: $w.match_policy.as_deref(),
             failure_policy: $w.failure_policy.as_deref(),
             namespace_selector: $w.namespace_selector.as_ref(),
             object_selector: $w.object_selector.as_ref(),
@@ -131,6 +136,7 @@ fn compile(
         name: f.name.to_string(),
         configuration: configuration.to_string(),
         rules: f.rules.iter().map(Rule::new).collect(),
+        equivalent: f.match_policy != Some("Exact"),
         fail_open: f.failure_policy == Some("Ignore"),
         namespace_selector: selector(f.namespace_selector),
         object_selector: selector(f.object_selector),

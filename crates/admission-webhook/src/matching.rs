@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use capstan_admission::{Attributes, Lister, Operation};
+use capstan_admission::{Attributes, Form, Lister, Operation};
 use capstan_meta::{ApiError, GroupResource};
 use k8s_openapi::api::admissionregistration::v1::RuleWithOperations;
 use serde_json::Value;
@@ -84,6 +84,114 @@ impl Rule {
                 Scope::Cluster => !namespaced,
                 Scope::Namespaced => namespaced,
             }
+    }
+}
+
+impl Rule {
+    /// [`Rule::matches`] for the request seen in `form`.
+    pub(crate) fn matches_form(&self, operation: Operation, form: &Form, namespaced: bool) -> bool {
+        self.matches(
+            operation,
+            &form.group,
+            &form.version,
+            &form.resource,
+            &form.subresource,
+            namespaced,
+        )
+    }
+}
+
+/// Whether two forms are the same group, version and resource.
+fn same_version(one: &Form, other: &Form) -> bool {
+    one.group == other.group && one.version == other.version && one.resource == other.resource
+}
+
+/// The form in which `covers` holds for the request: the form the client used, else (with
+/// `equivalent`, upstream's `matchPolicy: Equivalent`) the first other form the resource is
+/// served in.
+pub(crate) fn invocation(
+    a: &Attributes,
+    equivalent: bool,
+    covers: impl Fn(&Form) -> bool,
+) -> Option<Form> {
+    let requested = a.requested();
+    if covers(&requested) {
+        return Some(requested);
+    }
+    if !equivalent {
+        return None;
+    }
+    a.forms
+        .as_ref()?
+        .served(&a.subresource)
+        .into_iter()
+        .find(|form| !same_version(form, &requested) && covers(form))
+}
+
+/// A request as one webhook or policy sees it: in the form its rules named, with the
+/// objects converted to that form when it is not the stored one.
+pub(crate) struct Versioned {
+    /// The form.
+    pub form: Form,
+    /// The objects in `form`, when it is not the stored form (else the attributes' own).
+    converted: Option<(Option<Value>, Option<Value>)>,
+}
+
+impl Versioned {
+    /// `a` in `form`: its objects converted when `form` is not the stored form.
+    pub(crate) async fn of(a: &Attributes, form: Form) -> Result<Self, ApiError> {
+        let converted = match &a.forms {
+            Some(forms) if !same_version(&form, &a.stored_form()) => {
+                let object = match &a.object {
+                    Some(o) => Some(forms.to_form(o.clone(), &form).await?),
+                    None => None,
+                };
+                let old = match &a.old_object {
+                    Some(o) => Some(forms.to_form(o.clone(), &form).await?),
+                    None => None,
+                };
+                Some((object, old))
+            }
+            _ => None,
+        };
+        Ok(Self { form, converted })
+    }
+
+    /// `a` as admission has it: the stored form.
+    #[cfg(test)]
+    pub(crate) fn stored(a: &Attributes) -> Self {
+        Self {
+            form: a.stored_form(),
+            converted: None,
+        }
+    }
+
+    /// Whether the objects are the attributes' own (the stored form).
+    pub(crate) fn is_stored(&self) -> bool {
+        self.converted.is_none()
+    }
+
+    /// The new object in this form.
+    pub(crate) fn object<'a>(&'a self, a: &'a Attributes) -> Option<&'a Value> {
+        match &self.converted {
+            Some((object, _)) => object.as_ref(),
+            None => a.object.as_ref(),
+        }
+    }
+
+    /// The old object in this form.
+    pub(crate) fn old_object<'a>(&'a self, a: &'a Attributes) -> Option<&'a Value> {
+        match &self.converted {
+            Some((_, old)) => old.as_ref(),
+            None => a.old_object.as_ref(),
+        }
+    }
+
+    /// The new object in this form, taken (converted ones only).
+    pub(crate) fn take_object(&mut self) -> Option<Value> {
+        self.converted
+            .as_mut()
+            .and_then(|(object, _)| object.take())
     }
 }
 

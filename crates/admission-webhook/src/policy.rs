@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
-use capstan_admission::{Attributes, Lister, Operation, Plugin};
+use capstan_admission::{Attributes, Form, Lister, Operation, Plugin};
 use capstan_cel::{Activation, Program};
 use capstan_meta::labels::LabelSelector;
 use capstan_meta::status::Reason;
@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use tracing::warn;
 
 use crate::index::{Condition, selector};
-use crate::matching::{Rule, labels, namespace_object, namespaced};
+use crate::matching::{Rule, Versioned, invocation, labels, namespace_object, namespaced};
 use crate::review;
 
 /// The audit annotation that lists failed validations a binding audits.
@@ -57,15 +57,9 @@ impl NamedRule {
         }
     }
 
-    fn matches(&self, a: &Attributes, in_namespace: bool) -> bool {
-        self.rule.matches(
-            a.operation,
-            &a.resource.group,
-            &a.version,
-            &a.resource.resource,
-            &a.subresource,
-            in_namespace,
-        ) && (self.names.is_empty() || self.names.contains(&a.name))
+    fn matches(&self, a: &Attributes, form: &Form, in_namespace: bool) -> bool {
+        self.rule.matches_form(a.operation, form, in_namespace)
+            && (self.names.is_empty() || self.names.contains(&a.name))
     }
 }
 
@@ -73,6 +67,8 @@ impl NamedRule {
 struct Constraints {
     /// No `resourceRules` in a binding: whatever its policy matches.
     every_resource: bool,
+    /// `matchPolicy: Equivalent` (the default).
+    equivalent: bool,
     rules: Vec<NamedRule>,
     excludes: Vec<NamedRule>,
     namespace_selector: LabelSelector,
@@ -89,6 +85,7 @@ impl Constraints {
             .collect();
         Self {
             every_resource: !rules_required && rules.is_empty(),
+            equivalent: m.match_policy.as_deref() != Some("Exact"),
             rules,
             excludes: m
                 .exclude_resource_rules
@@ -387,7 +384,8 @@ struct Request<'a> {
     a: &'a Attributes,
     lister: &'a dyn Lister,
     namespace: Option<Option<Value>>,
-    activation: Option<Activation>,
+    /// The variables, for the form they were made in.
+    activation: Option<(Form, Activation)>,
 }
 
 impl Request<'_> {
@@ -401,16 +399,24 @@ impl Request<'_> {
         Ok(self.namespace.as_ref().and_then(Option::as_ref))
     }
 
-    /// The variables every expression sees: `object`, `oldObject`, `request` and
-    /// `namespaceObject` (`params` and `variables` are bound per policy).
-    async fn activation(&mut self) -> Result<&mut Activation, String> {
-        if self.activation.is_none() {
+    /// The variables every expression sees, with the request in `form`: `object`,
+    /// `oldObject`, `request` and `namespaceObject` (`params` and `variables` are bound per
+    /// policy).
+    async fn activation(&mut self, form: &Form) -> Result<&mut Activation, String> {
+        if self
+            .activation
+            .as_ref()
+            .is_none_or(|(made, _)| made != form)
+        {
             let a = self.a;
             let namespace = if namespaced(a) {
                 self.namespace().await?.cloned().unwrap_or(Value::Null)
             } else {
                 Value::Null
             };
+            let v = Versioned::of(a, form.clone())
+                .await
+                .map_err(|e| e.message)?;
             let mut activation = Activation::new();
             let bind = |activation: &mut Activation, name: &str, value: &Value| {
                 activation.bind(name, value).map_err(|e| e.to_string())
@@ -418,28 +424,44 @@ impl Request<'_> {
             bind(
                 &mut activation,
                 "object",
-                a.object.as_ref().unwrap_or(&Value::Null),
+                v.object(a).unwrap_or(&Value::Null),
             )?;
             bind(
                 &mut activation,
                 "oldObject",
-                a.old_object.as_ref().unwrap_or(&Value::Null),
+                v.old_object(a).unwrap_or(&Value::Null),
             )?;
-            bind(&mut activation, "request", &review::request_variable(a))?;
+            bind(&mut activation, "request", &review::request_variable(a, &v))?;
             bind(&mut activation, "namespaceObject", &namespace)?;
-            self.activation = Some(activation);
+            self.activation = Some((form.clone(), activation));
         }
-        Ok(self.activation.get_or_insert_with(Activation::new))
+        match &mut self.activation {
+            Some((_, activation)) => Ok(activation),
+            None => Err("no variables".into()),
+        }
     }
 
-    async fn matches(&mut self, c: &Constraints) -> Result<bool, String> {
+    /// The form in which `c` matches the request (rules and match policy, exclusions,
+    /// selectors), or `None`.
+    async fn matches(&mut self, c: &Constraints) -> Result<Option<Form>, String> {
         let a = self.a;
         let in_namespace = namespaced(a);
-        if !c.every_resource && !c.rules.iter().any(|r| r.matches(a, in_namespace)) {
-            return Ok(false);
-        }
-        if c.excludes.iter().any(|r| r.matches(a, in_namespace)) {
-            return Ok(false);
+        let form = if c.every_resource {
+            a.requested()
+        } else {
+            match invocation(a, c.equivalent, |form| {
+                c.rules.iter().any(|r| r.matches(a, form, in_namespace))
+            }) {
+                Some(form) => form,
+                None => return Ok(None),
+            }
+        };
+        if invocation(a, c.equivalent, |form| {
+            c.excludes.iter().any(|r| r.matches(a, form, in_namespace))
+        })
+        .is_some()
+        {
+            return Ok(None);
         }
         let is_namespace = a.resource.group.is_empty() && a.resource.resource == "namespaces";
         if !c.namespace_selector.is_empty() && (in_namespace || is_namespace) {
@@ -449,14 +471,15 @@ impl Request<'_> {
                 labels(self.namespace().await?)
             };
             if !c.namespace_selector.matches(labels.as_ref()) {
-                return Ok(false);
+                return Ok(None);
             }
         }
-        Ok(c.object_selector.is_empty()
+        let selected = c.object_selector.is_empty()
             || c.object_selector
                 .matches(labels(a.object.as_ref()).as_ref())
             || c.object_selector
-                .matches(labels(a.old_object.as_ref()).as_ref()))
+                .matches(labels(a.old_object.as_ref()).as_ref());
+        Ok(selected.then_some(form))
     }
 }
 
@@ -578,24 +601,26 @@ impl ValidatingAdmissionPolicies {
         let Some(constraints) = &policy.constraints else {
             return Verdict::Passed;
         };
+        // The policy's constraints choose the form its expressions see; the binding's
+        // only narrow what it applies to.
         let matched = match request.matches(constraints).await {
-            Ok(true) => match &binding.constraints {
-                Some(c) => request.matches(c).await,
-                None => Ok(true),
+            Ok(Some(form)) => match &binding.constraints {
+                Some(c) => request.matches(c).await.map(|m| m.map(|_| form)),
+                None => Ok(Some(form)),
             },
             other => other,
         };
-        match matched {
-            Ok(true) => {}
-            Ok(false) => return Verdict::Passed,
+        let form = match matched {
+            Ok(Some(form)) => form,
+            Ok(None) => return Verdict::Passed,
             Err(why) => return config_error(policy, why),
-        }
+        };
         let params = match self.params(bound, request.a).await {
             Ok(params) => params,
             Err(verdict) => return verdict,
         };
         let a = request.a;
-        let activation = match request.activation().await {
+        let activation = match request.activation(&form).await {
             Ok(activation) => activation,
             Err(why) => return config_error(policy, why),
         };
@@ -811,22 +836,25 @@ impl Plugin for ValidatingAdmissionPolicies {
 }
 
 /// Upstream's denial: `<resource> "<name>" is forbidden: ValidatingAdmissionPolicy ...`,
-/// with the validation's reason and its code, and the message as a cause.
+/// with the validation's reason and its code, and the reason after the colon as a cause.
 fn denied(a: &Attributes, policy: &str, binding: &str, failure: &Failure) -> ApiError {
+    // The resource as the client named it (`events.events.k8s.io`, not the stored `events`).
+    let requested = a.requested();
+    let why = format!(
+        "ValidatingAdmissionPolicy '{policy}' with binding '{binding}' denied request: {}",
+        failure.message
+    );
     let mut err = ApiError::forbidden_because(
-        &a.resource,
+        &GroupResource::new(requested.group, requested.resource),
         a.display_name(),
-        &format!(
-            "ValidatingAdmissionPolicy '{policy}' with binding '{binding}' denied request: {}",
-            failure.message
-        ),
+        &why,
     );
     err.reason = failure.reason;
     let details = err
         .details
         .get_or_insert_with(|| Box::new(StatusDetails::default()));
     details.causes = Some(vec![StatusCause {
-        message: Some(failure.message.clone()),
+        message: Some(why),
         ..Default::default()
     }]);
     err

@@ -7,6 +7,8 @@ use capstan_admission::{Attributes, Operation};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::matching::Versioned;
+
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct GroupVersionKind<'a> {
@@ -85,25 +87,55 @@ fn options(a: &Attributes) -> Value {
     options
 }
 
-fn request<'a>(a: &'a Attributes, uid: &'a str, objects: bool) -> Request<'a> {
-    let (group, version) = a.kind_group_version();
-    let kind = GroupVersionKind {
-        group,
-        version,
-        kind: &a.kind,
+fn request<'a>(a: &'a Attributes, v: &'a Versioned, uid: &'a str, objects: bool) -> Request<'a> {
+    // The kind of the request as made: a subresource's own kind (an `autoscaling/v1`
+    // Scale), or the resource's kind in the version the client used.
+    let request_kind = match &a.served_as {
+        Some(form) => GroupVersionKind {
+            group: &form.group,
+            version: &form.version,
+            kind: &form.kind,
+        },
+        None => {
+            let (group, version) = a.kind_group_version();
+            GroupVersionKind {
+                group,
+                version,
+                kind: &a.kind,
+            }
+        }
     };
-    let resource = || GroupVersionResource {
-        group: &a.resource.group,
-        version: &a.version,
-        resource: &a.resource.resource,
+    let requested = match &a.served_as {
+        Some(form) => (&*form.group, &*form.version, &*form.resource),
+        None => (&*a.resource.group, &*a.version, &*a.resource.resource),
+    };
+    let same_as_requested = v.form.group == requested.0
+        && v.form.version == requested.1
+        && v.form.resource == requested.2;
+    let kind = if same_as_requested {
+        GroupVersionKind { ..request_kind }
+    } else {
+        GroupVersionKind {
+            group: &v.form.group,
+            version: &v.form.version,
+            kind: &v.form.kind,
+        }
     };
     Request {
         uid,
-        request_kind: GroupVersionKind { ..kind },
+        request_kind,
         kind,
-        resource: resource(),
+        resource: GroupVersionResource {
+            group: &v.form.group,
+            version: &v.form.version,
+            resource: &v.form.resource,
+        },
         sub_resource: &a.subresource,
-        request_resource: resource(),
+        request_resource: GroupVersionResource {
+            group: requested.0,
+            version: requested.1,
+            resource: requested.2,
+        },
         request_sub_resource: &a.subresource,
         name: &a.name,
         namespace: &a.namespace,
@@ -114,26 +146,27 @@ fn request<'a>(a: &'a Attributes, uid: &'a str, objects: bool) -> Request<'a> {
             groups: &a.user.groups,
             extra: &a.user.extra,
         },
-        object: a.object.as_ref().filter(|_| objects),
-        old_object: a.old_object.as_ref().filter(|_| objects),
+        object: v.object(a).filter(|_| objects),
+        old_object: v.old_object(a).filter(|_| objects),
         dry_run: a.dry_run,
         options: options(a),
     }
 }
 
-/// The body of a review of `a` with request `uid`, in `version` (`v1` or `v1beta1`).
-pub(crate) fn encode(a: &Attributes, uid: &str, version: &str) -> Vec<u8> {
+/// The body of a review of `a`, seen as `v`, with request `uid`, in `version` (`v1` or
+/// `v1beta1`).
+pub(crate) fn encode(a: &Attributes, v: &Versioned, uid: &str, version: &str) -> Vec<u8> {
     let review = Review {
         api_version: format!("admission.k8s.io/{version}"),
         kind: "AdmissionReview",
-        request: request(a, uid, true),
+        request: request(a, v, uid, true),
     };
     serde_json::to_vec(&review).unwrap_or_default()
 }
 
 /// The request as match conditions see it (`request`): everything but the objects.
-pub(crate) fn request_variable(a: &Attributes) -> Value {
-    serde_json::to_value(request(a, "", false)).unwrap_or(Value::Null)
+pub(crate) fn request_variable(a: &Attributes, v: &Versioned) -> Value {
+    serde_json::to_value(request(a, v, "", false)).unwrap_or(Value::Null)
 }
 
 /// What a webhook answered.
@@ -265,7 +298,8 @@ mod tests {
 
     #[test]
     fn the_request_carries_what_upstream_sends() {
-        let body = encode(&attributes(), "u-1", "v1");
+        let a = attributes();
+        let body = encode(&a, &Versioned::stored(&a), "u-1", "v1");
         let v: Value = serde_json::from_slice(&body).unwrap();
         assert_eq!(v["apiVersion"], "admission.k8s.io/v1");
         let r = &v["request"];
@@ -282,7 +316,12 @@ mod tests {
         assert_eq!(r["options"]["kind"], "CreateOptions");
         assert_eq!(r["options"]["dryRun"], json!(["All"]));
         assert!(r.get("oldObject").is_none());
-        assert!(request_variable(&attributes()).get("object").is_none());
+        let a = attributes();
+        assert!(
+            request_variable(&a, &Versioned::stored(&a))
+                .get("object")
+                .is_none()
+        );
     }
 
     #[test]

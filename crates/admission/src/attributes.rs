@@ -5,6 +5,8 @@ use std::sync::{Arc, Mutex};
 
 use capstan_auth::UserInfo;
 use capstan_meta::GroupResource;
+
+use crate::forms::{Form, Forms};
 use serde_json::Value;
 
 /// The operation being admitted.
@@ -64,6 +66,11 @@ pub struct Attributes {
     pub feedback: Arc<Feedback>,
     /// The second pass of the mutating plugins, when one asked for it.
     pub reinvocation: Reinvocation,
+    /// The form the client wrote in, when it is not the stored one (an `autoscaling/v1`
+    /// write of HorizontalPodAutoscalers, which are stored as `autoscaling/v2`).
+    pub served_as: Option<Form>,
+    /// Every form of the resource, for plugins that see objects in another version.
+    pub forms: Option<Arc<dyn Forms>>,
 }
 
 /// What plugins report besides their verdict: warnings for the client (`Warning` headers)
@@ -157,6 +164,8 @@ impl Attributes {
             dry_run: false,
             feedback: Arc::default(),
             reinvocation: Reinvocation::default(),
+            served_as: None,
+            forms: None,
         }
     }
 
@@ -165,6 +174,22 @@ impl Attributes {
         match &self.kind_group_version {
             Some((group, version)) => (group, version),
             None => (&self.resource.group, &self.version),
+        }
+    }
+
+    /// The form the request was made in: what it was served as, or the stored form.
+    pub fn requested(&self) -> Form {
+        self.served_as.clone().unwrap_or_else(|| self.stored_form())
+    }
+
+    /// The form of the objects the plugins get.
+    pub fn stored_form(&self) -> Form {
+        Form {
+            group: self.resource.group.clone(),
+            version: self.version.clone(),
+            resource: self.resource.resource.clone(),
+            subresource: self.subresource.clone(),
+            kind: self.kind.clone(),
         }
     }
 

@@ -11,6 +11,7 @@ mod attributes;
 mod chain;
 pub mod config;
 mod error;
+mod forms;
 pub mod plugins;
 pub mod quota;
 
@@ -18,3 +19,4 @@ pub use attributes::{Attributes, Feedback, Operation, Reinvocation};
 pub use chain::{Chain, Lister, Plugin};
 pub use config::{AdmissionOptions, Resolved};
 pub use error::{Error, Result};
+pub use forms::{Form, Forms};

@@ -460,6 +460,9 @@ impl CustomResources {
                 routes.push(Arc::new(rest));
             }
         }
+        for route in &routes {
+            route.on_served();
+        }
         installed.insert(
             name,
             Installed {

@@ -232,7 +232,11 @@ impl ConvertedRest {
         options: &WriteOptions,
     ) -> Result<(Vec<u8>, Vec<String>, WriteOptions)> {
         let Some(served) = &self.served else {
-            return Ok((self.body_in(body).await?, Vec::new(), options.clone()));
+            return Ok((
+                self.body_in(body).await?,
+                Vec::new(),
+                self.passed_on(options),
+            ));
         };
         let doc = self.served_doc(body)?;
         let old = match update {
@@ -256,13 +260,22 @@ impl ConvertedRest {
             served.admit(doc, old, options).await?
         };
         let stored = convert_one(self.to_stored.as_ref(), doc).await?;
-        let mut options = options.clone();
+        let mut options = self.passed_on(options);
         options.field_validation = crate::options::FieldValidation::Ignore;
         Ok((
             serde_json::to_vec(&stored).map_err(Error::Encode)?,
             warnings,
             options,
         ))
+    }
+
+    /// The options of a write passed on to the stored form: admission learns the form the
+    /// client wrote in.
+    fn passed_on(&self, options: &WriteOptions) -> WriteOptions {
+        WriteOptions {
+            served_as: Some(crate::forms::form_of(&self.descriptor)),
+            ..options.clone()
+        }
     }
 
     async fn body_in(&self, body: &[u8]) -> Result<Vec<u8>> {
@@ -356,7 +369,13 @@ impl ConvertedRest {
         let stored = self.body_in(body).await?;
         self.out(
             self.stored
-                .patch(namespace, name, PatchType::Apply, &stored, options)
+                .patch(
+                    namespace,
+                    name,
+                    PatchType::Apply,
+                    &stored,
+                    &self.passed_on(options),
+                )
                 .await?,
         )
         .await
@@ -392,6 +411,20 @@ impl RestStorage for ConvertedRest {
 
     fn cached_count(&self) -> Option<u64> {
         self.stored.cached_count()
+    }
+
+    fn forms(&self) -> Option<Arc<crate::forms::StoreForms>> {
+        self.stored.forms()
+    }
+
+    fn on_served(&self) {
+        if let Some(forms) = self.stored.forms() {
+            forms.add(
+                crate::forms::form_of(&self.descriptor),
+                self.to_stored.clone(),
+                self.to_served.clone(),
+            );
+        }
     }
 
     async fn get(&self, namespace: &str, name: &str, options: &GetOptions) -> Result<Encoded> {
@@ -488,7 +521,11 @@ impl RestStorage for ConvertedRest {
         name: &str,
         options: &DeleteOptions,
     ) -> Result<Encoded> {
-        self.out(self.stored.delete(namespace, name, options).await?)
+        let options = DeleteOptions {
+            served_as: Some(crate::forms::form_of(&self.descriptor)),
+            ..options.clone()
+        };
+        self.out(self.stored.delete(namespace, name, &options).await?)
             .await
     }
 
@@ -499,9 +536,13 @@ impl RestStorage for ConvertedRest {
         options: &DeleteOptions,
     ) -> Result<Encoded> {
         let list = crate::options::resolved(&self.descriptor, list)?;
+        let options = DeleteOptions {
+            served_as: Some(crate::forms::form_of(&self.descriptor)),
+            ..options.clone()
+        };
         self.out(
             self.stored
-                .delete_collection(namespace, &list, options)
+                .delete_collection(namespace, &list, &options)
                 .await?,
         )
         .await

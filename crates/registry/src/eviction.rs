@@ -292,6 +292,7 @@ impl<S: Strategy<Object = Pod>> EvictionRest<S> {
             orphan_dependents: requested.orphan_dependents,
             user: options.user.clone(),
             feedback: options.feedback.clone(),
+            served_as: None,
         };
         let version_given = base.precondition_resource_version.is_some();
 

@@ -54,6 +54,8 @@ pub struct GenericStore<S: Strategy> {
     cache: Option<WatchCache>,
     /// The admission chain writes pass.
     admission: Option<Arc<capstan_admission::Chain>>,
+    /// The forms its objects are served in (its own, and converted versions').
+    forms: Arc<crate::forms::StoreForms>,
     create_hooks: Vec<Arc<dyn CreateHook<S::Object>>>,
     write_checks: Vec<Arc<dyn WriteCheck<S::Object>>>,
     /// Takes and gives back what objects claim from shared pools.
@@ -164,8 +166,13 @@ where
         let cache = cache
             .map(|config| WatchCache::start(store.clone(), prefix.clone(), decode.clone(), config));
         let tracker = FieldTracker::new(&descriptor, strategy.has_status());
+        let forms = Arc::new(crate::forms::StoreForms::new(
+            &descriptor,
+            strategy.has_status(),
+        ));
         Self {
             tracker,
+            forms,
             codec,
             gr: descriptor.group_resource(),
             descriptor,
@@ -310,6 +317,8 @@ impl<S: Strategy> GenericStore<S> {
             a.subresource = subresource.to_string();
             a.kind = kind.to_string();
             a.kind_group_version = kind_group_version.map(|(g, v)| (g.to_string(), v.to_string()));
+            // The subresource's own object has no other forms.
+            a.forms = None;
             a
         };
         let mut object = object;
@@ -338,7 +347,9 @@ impl<S: Strategy> GenericStore<S> {
         let Some(chain) = self.admission.as_deref() else {
             return Ok(());
         };
-        if !chain.admits(a.operation, &self.gr, &a.subresource) {
+        let admits = |gr: &GroupResource| chain.admits(a.operation, gr, &a.subresource);
+        let aliased = || self.forms.has_aliases() && self.forms.aliases().iter().any(admits);
+        if !(admits(&self.gr) || aliased()) {
             return Ok(());
         }
         a.object = Some(to_value(&*obj)?);
@@ -364,7 +375,16 @@ impl<S: Strategy> GenericStore<S> {
         let Some(chain) = self.admission.as_deref() else {
             return Ok(());
         };
-        let Some(reads) = chain.validates(a.operation, &self.gr, &a.subresource) else {
+        let mut reads = chain.validates(a.operation, &self.gr, &a.subresource);
+        if self.forms.has_aliases() {
+            for alias in self.forms.aliases() {
+                reads = match (reads, chain.validates(a.operation, &alias, &a.subresource)) {
+                    (Some(one), Some(other)) => Some(one || other),
+                    (one, other) => one.or(other),
+                };
+            }
+        }
+        let Some(reads) = reads else {
             return Ok(());
         };
         if reads {
@@ -395,6 +415,8 @@ impl<S: Strategy> GenericStore<S> {
         a.namespace = namespace.to_string();
         a.name = name.to_string();
         a.dry_run = dry_run;
+        a.forms = Some(self.forms.clone());
+        a.served_as = options.served_as().cloned();
         a
     }
 }
@@ -1559,6 +1581,10 @@ impl<S: Strategy> GenericStore<S> {
 impl<S: Strategy> RestStorage for GenericStore<S> {
     fn descriptor(&self) -> &ResourceDescriptor {
         &self.descriptor
+    }
+
+    fn forms(&self) -> Option<Arc<crate::forms::StoreForms>> {
+        Some(self.forms.clone())
     }
 
     fn schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema {

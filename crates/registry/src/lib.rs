@@ -16,6 +16,7 @@ mod codec;
 pub mod converted;
 mod error;
 pub mod eviction;
+pub mod forms;
 mod generic;
 pub mod hooks;
 mod managed;

@@ -293,6 +293,8 @@ pub struct WriteOptions {
     pub feedback: std::sync::Arc<capstan_admission::Feedback>,
     /// Asked before an update or a patch creates the object it names.
     pub create_check: CreateCheck,
+    /// The form the client wrote in, when a converted version passes the write on.
+    pub served_as: Option<capstan_admission::Form>,
 }
 
 /// Whether the caller of an update or a patch may create the object it names. Asked only when
@@ -386,6 +388,8 @@ pub struct DeleteOptions {
     pub user: capstan_auth::UserInfo,
     /// Where admission leaves its warnings and audit annotations.
     pub feedback: std::sync::Arc<capstan_admission::Feedback>,
+    /// The form the client deleted in, when a converted version passes the delete on.
+    pub served_as: Option<capstan_admission::Form>,
 }
 
 impl DeleteOptions {
@@ -411,13 +415,18 @@ impl DeleteOptions {
                 .map(str::to_string),
             ..Default::default()
         };
-        if !body.iter().all(u8::is_ascii_whitespace) {
-            let parsed: capstan_meta::v1::DeleteOptions =
-                serde_json::from_slice(body).map_err(|e| {
-                    ApiError::bad_request(format!(
-                        "the body of a delete must be DeleteOptions: {e}"
-                    ))
-                })?;
+        // No body, or a JSON `null` (which upstream takes as no options).
+        let parsed: Option<capstan_meta::v1::DeleteOptions> = if body
+            .iter()
+            .all(u8::is_ascii_whitespace)
+        {
+            None
+        } else {
+            serde_json::from_slice(body).map_err(|e| {
+                ApiError::bad_request(format!("the body of a delete must be DeleteOptions: {e}"))
+            })?
+        };
+        if let Some(parsed) = parsed {
             if let Some(values) = &parsed.dry_run {
                 let refs: Vec<&str> = values.iter().map(String::as_str).collect();
                 out.dry_run |= parse_dry_run(&refs)?;
@@ -457,9 +466,11 @@ pub trait Writer {
     fn dry_run(&self) -> bool;
     /// Where admission leaves its warnings and audit annotations.
     fn feedback(&self) -> &std::sync::Arc<capstan_admission::Feedback>;
+    /// The form the client wrote in, when it is not the stored one.
+    fn served_as(&self) -> Option<&capstan_admission::Form>;
 }
 
-/// Both option types carry the three fields under the same names.
+/// Both option types carry the four fields under the same names.
 macro_rules! writer {
     ($($options:ty),*) => {$(
         impl Writer for $options {
@@ -471,6 +482,9 @@ macro_rules! writer {
             }
             fn feedback(&self) -> &std::sync::Arc<capstan_admission::Feedback> {
                 &self.feedback
+            }
+            fn served_as(&self) -> Option<&capstan_admission::Form> {
+                self.served_as.as_ref()
             }
         }
     )*};
@@ -601,6 +615,16 @@ mod tests {
                 .unwrap_err()
                 .code(),
             422
+        );
+        // A JSON null is no options, as upstream takes it; other non-objects are refused.
+        let o = DeleteOptions::parse(b"null", &["All"], Some("5"), None).unwrap();
+        assert!(o.dry_run);
+        assert_eq!(o.grace_period_seconds, Some(5));
+        assert_eq!(
+            DeleteOptions::parse(b"[]", &[], None, None)
+                .unwrap_err()
+                .code(),
+            400
         );
     }
 }

@@ -229,6 +229,7 @@ impl Registry {
         if !self.config.runtime_config.serves(storage.descriptor()) {
             return;
         }
+        storage.on_served();
         self.lister.add(storage.clone());
         self.by_name
             .entry(storage.descriptor().resource.to_string())

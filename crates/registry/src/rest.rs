@@ -90,6 +90,15 @@ pub trait RestStorage: Send + Sync + 'static {
         None
     }
 
+    /// The forms of the store this resource's objects are kept in, when it has them.
+    fn forms(&self) -> Option<std::sync::Arc<crate::forms::StoreForms>> {
+        None
+    }
+
+    /// Called once the resource is served: a version converted over another's store adds
+    /// its form to that store's (admission converts to it for webhooks and policies).
+    fn on_served(&self) {}
+
     /// Reads one object.
     async fn get(&self, _namespace: &str, _name: &str, _options: &GetOptions) -> Result<Encoded> {
         Err(not_allowed())

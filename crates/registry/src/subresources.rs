@@ -68,6 +68,10 @@ where
         &self.descriptor
     }
 
+    fn forms(&self) -> Option<Arc<crate::forms::StoreForms>> {
+        self.main.forms()
+    }
+
     fn schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         self.main.schema(generator)
     }

@@ -429,6 +429,7 @@ fn write_options<B>(info: &RequestInfo, req: &Request<B>) -> Result<WriteOptions
             .get::<capstan_auth::UserInfo>()
             .cloned()
             .unwrap_or_default(),
+        served_as: None,
     })
 }
 
