@@ -217,6 +217,10 @@ fn labels_from_template(job: &mut Job) {
 }
 
 impl Strategy for JobStrategy {
+    fn orphans_by_default(&self) -> bool {
+        true
+    }
+
     type Object = Job;
 
     fn descriptor(&self) -> ResourceDescriptor {

@@ -38,6 +38,14 @@ pub const ACCESS_MODES: &[&str] = &[
 pub struct NamespaceStrategy;
 
 impl Strategy for NamespaceStrategy {
+    fn own_deletion_rules(&self) -> bool {
+        true
+    }
+
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
+
     type Object = Namespace;
 
     fn descriptor(&self) -> ResourceDescriptor {
@@ -413,6 +421,10 @@ impl Strategy for SecretStrategy {
 pub struct ServiceAccountStrategy;
 
 impl Strategy for ServiceAccountStrategy {
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
+
     type Object = ServiceAccount;
 
     fn descriptor(&self) -> ResourceDescriptor {
@@ -553,6 +565,10 @@ fn validate_storage_quantity(path: &str, value: Option<&String>, errs: &mut Fiel
 pub struct PersistentVolumeStrategy;
 
 impl Strategy for PersistentVolumeStrategy {
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
+
     type Object = PersistentVolume;
 
     fn descriptor(&self) -> ResourceDescriptor {
@@ -571,11 +587,15 @@ impl Strategy for PersistentVolumeStrategy {
         spec.persistent_volume_reclaim_policy
             .get_or_insert_with(|| "Retain".into());
         spec.volume_mode.get_or_insert_with(|| "Filesystem".into());
+        if let Some(host_path) = spec.host_path.as_mut() {
+            host_path.type_.get_or_insert_with(String::new);
+        }
     }
 
     fn prepare_for_create(&self, pv: &mut PersistentVolume) {
         pv.status = Some(PersistentVolumeStatus {
             phase: Some("Pending".into()),
+            last_phase_transition_time: Some(capstan_meta::time::now()),
             ..Default::default()
         });
     }
@@ -631,6 +651,10 @@ impl Strategy for PersistentVolumeStrategy {
 pub struct PersistentVolumeClaimStrategy;
 
 impl Strategy for PersistentVolumeClaimStrategy {
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
+
     type Object = PersistentVolumeClaim;
 
     fn descriptor(&self) -> ResourceDescriptor {

@@ -49,6 +49,14 @@ pub struct PodStrategy {
 }
 
 impl Strategy for PodStrategy {
+    fn deletes_gracefully(&self) -> bool {
+        true
+    }
+
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
+
     type Object = Pod;
 
     fn descriptor(&self) -> ResourceDescriptor {

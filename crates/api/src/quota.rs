@@ -23,6 +23,10 @@ const SCOPES: [&str; 6] = [
 pub struct ResourceQuotaStrategy;
 
 impl Strategy for ResourceQuotaStrategy {
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
+
     type Object = ResourceQuota;
 
     fn descriptor(&self) -> ResourceDescriptor {

@@ -16,6 +16,10 @@ pub struct PodTemplateStrategy {
 }
 
 impl Strategy for PodTemplateStrategy {
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
+
     type Object = PodTemplate;
 
     fn descriptor(&self) -> ResourceDescriptor {
@@ -32,7 +36,21 @@ impl Strategy for PodTemplateStrategy {
     fn default(&self, t: &mut PodTemplate) {
         if let Some(template) = t.template.as_mut() {
             default_template(template);
+            // Written as `metadata: {}` when empty, as upstream's struct field is.
+            template.metadata.get_or_insert_with(Default::default);
         }
+    }
+
+    fn prepare_for_create(&self, t: &mut PodTemplate) {
+        t.metadata.generation = Some(1);
+    }
+
+    fn prepare_for_update(&self, new: &mut PodTemplate, old: &PodTemplate) {
+        crate::apps::bump_generation(
+            &mut new.metadata,
+            &old.metadata,
+            new.template != old.template,
+        );
     }
 
     fn validate(&self, t: &PodTemplate) -> FieldErrors {
@@ -53,6 +71,10 @@ pub struct ReplicationControllerStrategy {
 }
 
 impl Strategy for ReplicationControllerStrategy {
+    fn orphans_by_default(&self) -> bool {
+        true
+    }
+
     type Object = ReplicationController;
 
     fn descriptor(&self) -> ResourceDescriptor {

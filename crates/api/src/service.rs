@@ -62,6 +62,10 @@ pub fn parse_ip(value: &str) -> Option<IpAddr> {
 pub struct ServiceStrategy;
 
 impl Strategy for ServiceStrategy {
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
+
     type Object = Service;
 
     fn descriptor(&self) -> ResourceDescriptor {

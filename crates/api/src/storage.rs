@@ -23,6 +23,10 @@ pub const MAX_PARAMETERS_BYTES: usize = 256 * 1024;
 pub struct StorageClassStrategy;
 
 impl Strategy for StorageClassStrategy {
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
+
     type Object = StorageClass;
 
     fn descriptor(&self) -> ResourceDescriptor {
@@ -369,6 +373,10 @@ impl Strategy for CsiNodeStrategy {
 pub struct CsiDriverStrategy;
 
 impl Strategy for CsiDriverStrategy {
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
+
     type Object = k8s_openapi::api::storage::v1::CSIDriver;
 
     fn descriptor(&self) -> ResourceDescriptor {

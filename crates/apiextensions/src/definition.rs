@@ -45,6 +45,30 @@ pub fn established(crd: &CustomResourceDefinition) -> bool {
 }
 
 impl Strategy for CustomResourceDefinitionStrategy {
+    fn own_deletion_rules(&self) -> bool {
+        true
+    }
+
+    /// Marked deleting: the `Terminating` condition is written with the deletion, as
+    /// upstream's handler does, before its objects are removed.
+    fn prepare_for_delete(&self, crd: &mut CustomResourceDefinition) {
+        use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionCondition;
+        let status = crd.status.get_or_insert_with(Default::default);
+        let conditions = status.conditions.get_or_insert_with(Vec::new);
+        conditions.retain(|c| c.type_ != "Terminating");
+        conditions.push(CustomResourceDefinitionCondition {
+            type_: "Terminating".into(),
+            status: "True".into(),
+            reason: Some("InstanceDeletionPending".into()),
+            message: Some(
+                "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon"
+                    .into(),
+            ),
+            last_transition_time: Some(capstan_meta::time::now()),
+            ..Default::default()
+        });
+    }
+
     type Object = CustomResourceDefinition;
 
     fn descriptor(&self) -> ResourceDescriptor {

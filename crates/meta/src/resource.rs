@@ -270,4 +270,31 @@ pub trait Strategy: Send + Sync + 'static {
     /// Changes made when deletion starts and the object is kept (a namespace turns
     /// `Terminating`).
     fn prepare_for_delete(&self, _obj: &mut Self::Object) {}
+
+    /// Whether a delete that removes the object at once answers with the object (upstream's
+    /// `ReturnDeletedObject`: pods, services, namespaces, …) rather than a `Status` of
+    /// success naming it. An object that stays to be finalized is always answered.
+    fn returns_deleted_object(&self) -> bool {
+        false
+    }
+
+    /// Whether deletes are graceful (pods): even one without a grace period first marks the
+    /// object deleting (stored, so watchers see it) before it is removed.
+    fn deletes_gracefully(&self) -> bool {
+        false
+    }
+
+    /// Whether the kind is deleted by its own rules upstream (namespaces,
+    /// CustomResourceDefinitions): a kept object gets its deletionTimestamp only, no
+    /// `deletionGracePeriodSeconds` and no new generation.
+    fn own_deletion_rules(&self) -> bool {
+        false
+    }
+
+    /// Whether a delete that names no propagation policy orphans dependents (upstream keeps
+    /// this for core `v1` ReplicationControllers and `batch/v1` Jobs; every other kind
+    /// deletes them in the background).
+    fn orphans_by_default(&self) -> bool {
+        false
+    }
 }

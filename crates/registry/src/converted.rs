@@ -301,6 +301,19 @@ impl ConvertedRest {
         Ok(doc)
     }
 
+    /// A Status answered by the stored form (a delete's), written in upstream's field
+    /// order, naming the resource as the client did (`events.k8s.io` events).
+    fn status_out(&self, doc: Value) -> Result<Vec<u8>> {
+        let mut status: capstan_meta::v1::Status =
+            serde_json::from_value(doc).map_err(Error::Encode)?;
+        if let Some(details) = status.details.as_mut()
+            && details.kind.is_some()
+        {
+            details.group = Some(self.descriptor.group.clone()).filter(|g| !g.is_empty());
+        }
+        Ok(capstan_meta::status::status_json(&status))
+    }
+
     /// One stored-form object (or Status) in the served form.
     async fn object_out(&self, doc: Value) -> Result<Value> {
         if doc["kind"] == "Status" {
@@ -314,6 +327,12 @@ impl ConvertedRest {
         let body = match encoded.body {
             Payload::Whole(bytes) => {
                 let doc: Value = serde_json::from_slice(&bytes).map_err(Error::Encode)?;
+                if doc["kind"] == "Status" {
+                    return Ok(Encoded {
+                        body: Payload::Whole(self.status_out(doc)?.into()),
+                        ..encoded
+                    });
+                }
                 let doc = if doc.get("items").is_some_and(Value::is_array) {
                     self.list_out(doc).await?
                 } else {

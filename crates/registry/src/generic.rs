@@ -1349,7 +1349,11 @@ impl<S: Strategy> GenericStore<S> {
                 .await?;
             // The propagation policy becomes the garbage collector's finalizers (`orphan`,
             // `foregroundDeletion`); Background (the default) clears them.
-            let gc_finalizers = propagation_finalizers(options, meta.finalizers.as_deref());
+            let gc_finalizers = propagation_finalizers(
+                options,
+                meta.finalizers.as_deref(),
+                self.strategy.orphans_by_default(),
+            );
             let finalizers_change = gc_finalizers.as_ref() != meta.finalizers.as_ref()
                 && !(gc_finalizers.as_ref().is_none_or(Vec::is_empty)
                     && meta.finalizers.as_ref().is_none_or(Vec::is_empty));
@@ -1376,21 +1380,45 @@ impl<S: Strategy> GenericStore<S> {
                     .deletion_grace_period_seconds
                     .is_some_and(|current| grace < current);
             let keep = finalizing || grace > 0;
-            if deleting && !shortens && !finalizers_change {
+            if deleting && keep && !shortens && !finalizers_change {
                 // Already marked: a repeated delete changes nothing.
                 return self.encode(&obj, Vec::new(), pending);
+            }
+            // A graceful kind (pods) is marked deleting even when it goes at once.
+            let mark_first = !keep && !deleting && self.strategy.deletes_gracefully();
+            if keep || mark_first {
+                let generic_marks = !self.strategy.own_deletion_rules();
+                let m = obj.metadata_mut();
+                if !deleting || shortens {
+                    m.deletion_timestamp = Some(time::seconds_from_now(grace));
+                    if generic_marks {
+                        m.deletion_grace_period_seconds = Some(grace);
+                    }
+                }
+                if !deleting {
+                    // Marking a deletion is a change of the object's intent.
+                    if let Some(generation) = m.generation.filter(|g| *g > 0 && generic_marks) {
+                        m.generation = Some(generation + 1);
+                    }
+                    self.strategy.prepare_for_delete(&mut obj);
+                }
+            }
+            let mut revision = current.mod_revision;
+            if mark_first && !options.dry_run {
+                // Stored marked first (watchers see it), then removed.
+                let bytes = self.encode_stored(&current.key, &mut obj)?;
+                match self.store.update(&current.key, bytes, revision).await {
+                    Ok(kv) => {
+                        revision = kv.mod_revision;
+                        obj.metadata_mut().resource_version = Some(resource_version(revision));
+                    }
+                    Err(capstan_storage::Error::Conflict { .. }) => continue,
+                    Err(err) => return Err(self.storage_error(err, name)),
+                }
             }
             if keep {
                 // Phase one: mark for deletion; the object goes when its last finalizer does
                 // (or when whatever honours the grace period finishes it).
-                let m = obj.metadata_mut();
-                if !deleting || shortens {
-                    m.deletion_timestamp = Some(time::seconds_from_now(grace));
-                    m.deletion_grace_period_seconds = Some(grace);
-                }
-                if !deleting {
-                    self.strategy.prepare_for_delete(&mut obj);
-                }
                 if options.dry_run {
                     return self.encode(&obj, Vec::new(), pending);
                 }
@@ -1410,23 +1438,41 @@ impl<S: Strategy> GenericStore<S> {
                 }
             }
             if options.dry_run {
-                return self.encode(&obj, Vec::new(), ResponseStatus::Ok);
+                return self.deleted(&obj);
             }
-            match self
-                .store
-                .delete(&current.key, Some(current.mod_revision))
-                .await
-            {
+            match self.store.delete(&current.key, Some(revision)).await {
                 Ok(kv) => {
                     self.released(&obj).await;
                     obj.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
-                    return self.encode(&obj, Vec::new(), ResponseStatus::Ok);
+                    return self.deleted(&obj);
                 }
                 Err(capstan_storage::Error::Conflict { .. }) => continue,
                 Err(err) => return Err(self.storage_error(err, name)),
             }
         }
         Err(ApiError::conflict(&self.gr, name, ApiError::MODIFIED).into())
+    }
+
+    /// The answer to a delete that removed `obj`: the object, for the kinds that return it,
+    /// else a `Status` of success naming it (upstream's `finalizeDelete`).
+    fn deleted(&self, obj: &S::Object) -> Result<Encoded> {
+        if self.strategy.returns_deleted_object() {
+            return self.encode(obj, Vec::new(), ResponseStatus::Ok);
+        }
+        let meta = obj.metadata();
+        let mut status = capstan_meta::status::success();
+        status.details = Some(capstan_meta::v1::StatusDetails {
+            name: meta.name.clone(),
+            group: Some(self.gr.group.clone()),
+            kind: Some(self.gr.resource.clone()),
+            uid: meta.uid.clone(),
+            ..Default::default()
+        });
+        Ok(Encoded {
+            body: capstan_meta::status::status_json(&status).into(),
+            warnings: Vec::new(),
+            status: ResponseStatus::Ok,
+        })
     }
 
     /// Which revision a list reads at and where it starts, by the rules of resourceVersion,
@@ -1875,10 +1921,12 @@ pub const FOREGROUND_FINALIZER: &str = "foregroundDeletion";
 
 /// The finalizers an object gets when deleted with `options`: `orphan` for Orphan (or
 /// `orphanDependents: true`), `foregroundDeletion` for Foreground, neither for Background
-/// (or `orphanDependents: false`); without a policy they stay as they are.
+/// (or `orphanDependents: false`); without a policy they stay as they are, unless the kind
+/// orphans by default and they name neither.
 fn propagation_finalizers(
     options: &DeleteOptions,
     current: Option<&[String]>,
+    orphans_by_default: bool,
 ) -> Option<Vec<String>> {
     let policy = match (
         options.propagation_policy.as_deref(),
@@ -1887,6 +1935,16 @@ fn propagation_finalizers(
         (Some(p), _) => p,
         (None, Some(true)) => "Orphan",
         (None, Some(false)) => "Background",
+        // No policy: the object's own finalizers decide, else the kind's default.
+        (None, None)
+            if orphans_by_default
+                && !current
+                    .unwrap_or_default()
+                    .iter()
+                    .any(|f| f == ORPHAN_FINALIZER || f == FOREGROUND_FINALIZER) =>
+        {
+            "Orphan"
+        }
         (None, None) => return current.map(<[String]>::to_vec),
     };
     let mut out: Vec<String> = current
