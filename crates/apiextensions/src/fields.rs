@@ -61,6 +61,7 @@ fn field_of(name: &str, number: u32, ty: FieldType, shape: Shape) -> Field {
         shape,
         inline: false,
         zero_is_unset: false,
+        empty_is_set: false,
         list_type: ListType::Atomic,
         atomic: false,
         patch: Default::default(),

@@ -7,9 +7,10 @@
 //! ([`Special`]) are converted explicitly. Integers are JSON numbers and bytes base64, as in
 //! the upstream JSON.
 //!
-//! Decoding treats an empty string, an empty `Time` and a zero `metadata.generation` as unset:
-//! Go clients write every non-pointer field, while their JSON omits the empty ones, so the
-//! decoded JSON is the one a Go client would have sent. Other zero numbers and `false` stay:
+//! Decoding treats an empty string (but in the fields that are Go pointers, where it is a
+//! value), an empty `Time` and a zero `metadata.generation` as unset: Go clients write every
+//! non-pointer field, while their JSON omits the empty ones, so the decoded JSON is the one a
+//! Go client would have sent. Other zero numbers and `false` stay:
 //! for pointer fields (`replicas: 0`, `automountServiceAccountToken: false`) they mean
 //! something, and the schemas do not say which fields are pointers.
 
@@ -607,7 +608,7 @@ impl<'s> Codec<'s> {
                         Value::Null => {
                             obj.remove(&field.name);
                         }
-                        Value::String(s) if s.is_empty() => {
+                        Value::String(s) if s.is_empty() && !field.empty_is_set => {
                             obj.remove(&field.name);
                         }
                         v => {

@@ -151,6 +151,9 @@ pub struct Field {
     pub inline: bool,
     /// A number whose zero means unset (Go writes it always, its JSON omits it).
     pub zero_is_unset: bool,
+    /// A string whose empty value is a value: a Go pointer (`storageClassName: ""` asks for
+    /// no class, which an absent one does not), kept when decoded.
+    pub empty_is_set: bool,
     /// For a repeated field: how its items merge.
     pub list_type: ListType,
     /// For a map or message field: whether it is one atomic value (`+mapType=atomic`,
@@ -227,6 +230,175 @@ const INLINE_FIELDS: &[(&str, &str)] = &[
         "rule",
     ),
 ];
+
+/// String fields that are Go pointers (`*string`, `*HostPathType`, ...), by message and JSON
+/// name: an empty value there is set, not omitted, so decoding keeps it. Every other empty
+/// string is one a Go client wrote for an unset plain string. The schemas do not say which
+/// are pointers; these are the ones of the served groups (a test checks each exists).
+const POINTER_STRINGS: &[(&str, &[&str])] = &[
+    ("api.core.v1.HostPathVolumeSource", &["type"]),
+    (
+        "api.core.v1.PersistentVolumeClaimSpec",
+        &[
+            "storageClassName",
+            "volumeMode",
+            "volumeAttributesClassName",
+        ],
+    ),
+    (
+        "api.core.v1.PersistentVolumeSpec",
+        &["volumeMode", "volumeAttributesClassName"],
+    ),
+    (
+        "api.core.v1.PersistentVolumeClaimStatus",
+        &["currentVolumeAttributesClassName"],
+    ),
+    ("api.core.v1.TypedLocalObjectReference", &["apiGroup"]),
+    (
+        "api.core.v1.TypedObjectReference",
+        &["apiGroup", "namespace"],
+    ),
+    ("api.core.v1.CSIVolumeSource", &["fsType"]),
+    ("api.core.v1.LocalVolumeSource", &["fsType"]),
+    (
+        "api.core.v1.AzureDiskVolumeSource",
+        &["cachingMode", "fsType", "kind"],
+    ),
+    ("api.core.v1.ISCSIVolumeSource", &["initiatorName"]),
+    (
+        "api.core.v1.ISCSIPersistentVolumeSource",
+        &["initiatorName"],
+    ),
+    ("api.core.v1.SecurityContext", &["procMount"]),
+    ("api.core.v1.SeccompProfile", &["localhostProfile"]),
+    ("api.core.v1.AppArmorProfile", &["localhostProfile"]),
+    (
+        "api.core.v1.WindowsSecurityContextOptions",
+        &[
+            "gmsaCredentialSpecName",
+            "gmsaCredentialSpec",
+            "runAsUserName",
+        ],
+    ),
+    (
+        "api.core.v1.PodSpec",
+        &["runtimeClassName", "preemptionPolicy", "hostnameOverride"],
+    ),
+    (
+        "api.core.v1.PodSecurityContext",
+        &[
+            "fsGroupChangePolicy",
+            "seLinuxChangePolicy",
+            "supplementalGroupsPolicy",
+        ],
+    ),
+    ("api.core.v1.Container", &["restartPolicy"]),
+    ("api.core.v1.EphemeralContainerCommon", &["restartPolicy"]),
+    (
+        "api.core.v1.VolumeMount",
+        &["mountPropagation", "recursiveReadOnly"],
+    ),
+    ("api.core.v1.Lifecycle", &["stopSignal"]),
+    ("api.core.v1.ContainerStatus", &["stopSignal"]),
+    (
+        "api.core.v1.ServiceSpec",
+        &[
+            "loadBalancerClass",
+            "internalTrafficPolicy",
+            "ipFamilyPolicy",
+            "trafficDistribution",
+        ],
+    ),
+    ("api.core.v1.ServicePort", &["appProtocol"]),
+    ("api.core.v1.EndpointPort", &["appProtocol"]),
+    ("api.core.v1.LoadBalancerIngress", &["ipMode"]),
+    ("api.core.v1.PortStatus", &["error"]),
+    (
+        "api.core.v1.TopologySpreadConstraint",
+        &["nodeAffinityPolicy", "nodeTaintsPolicy"],
+    ),
+    (
+        "api.core.v1.PodResourceClaim",
+        &["resourceClaimName", "resourceClaimTemplateName"],
+    ),
+    ("api.core.v1.PodResourceClaimStatus", &["resourceClaimName"]),
+    (
+        "api.discovery.v1.Endpoint",
+        &["hostname", "nodeName", "zone"],
+    ),
+    (
+        "api.discovery.v1.EndpointPort",
+        &["name", "protocol", "appProtocol"],
+    ),
+    ("api.networking.v1.IngressSpec", &["ingressClassName"]),
+    ("api.networking.v1.HTTPIngressPath", &["pathType"]),
+    ("api.networking.v1.NetworkPolicyPort", &["protocol"]),
+    (
+        "api.networking.v1.IngressClassParametersReference",
+        &["apiGroup", "scope", "namespace"],
+    ),
+    ("api.networking.v1.IngressPortStatus", &["error"]),
+    (
+        "api.storage.v1.StorageClass",
+        &["reclaimPolicy", "volumeBindingMode"],
+    ),
+    ("api.storage.v1.CSIDriverSpec", &["fsGroupPolicy"]),
+    (
+        "api.storage.v1.VolumeAttachmentSource",
+        &["persistentVolumeName"],
+    ),
+    (
+        "api.batch.v1.JobSpec",
+        &["completionMode", "podReplacementPolicy", "managedBy"],
+    ),
+    ("api.batch.v1.CronJobSpec", &["timeZone"]),
+    (
+        "api.coordination.v1.LeaseSpec",
+        &["holderIdentity", "strategy", "preferredHolder"],
+    ),
+    (
+        "api.policy.v1.PodDisruptionBudgetSpec",
+        &["unhealthyPodEvictionPolicy"],
+    ),
+    ("api.autoscaling.v2.HPAScalingRules", &["selectPolicy"]),
+    ("api.scheduling.v1.PriorityClass", &["preemptionPolicy"]),
+    ("api.admissionregistration.v1.WebhookClientConfig", &["url"]),
+    ("api.admissionregistration.v1.ServiceReference", &["path"]),
+    ("api.admissionregistration.v1.Rule", &["scope"]),
+    (
+        "api.admissionregistration.v1.ValidatingWebhook",
+        &["failurePolicy", "matchPolicy", "sideEffects"],
+    ),
+    (
+        "api.admissionregistration.v1.MutatingWebhook",
+        &[
+            "failurePolicy",
+            "matchPolicy",
+            "sideEffects",
+            "reinvocationPolicy",
+        ],
+    ),
+    (
+        "api.admissionregistration.v1.ValidatingAdmissionPolicySpec",
+        &["failurePolicy"],
+    ),
+    (
+        "api.admissionregistration.v1.MatchResources",
+        &["matchPolicy"],
+    ),
+    (
+        "api.admissionregistration.v1.ParamRef",
+        &["parameterNotFoundAction"],
+    ),
+    ("api.admissionregistration.v1.Validation", &["reason"]),
+];
+
+/// Whether the string field `field` (JSON name) of `message` is a Go pointer.
+fn pointer_string(message: &str, field: &str) -> bool {
+    POINTER_STRINGS
+        .iter()
+        .any(|(m, fields)| *m == message && fields.contains(&field))
+}
 
 /// Fields whose JSON name is their capitalised Go name (`json:"Port"`), unlike every other.
 const VERBATIM_FIELDS: &[(&str, &str)] = &[("api.core.v1.DaemonEndpoint", "Port")];
@@ -409,6 +581,7 @@ impl Schema {
                     inline: INLINE_FIELDS.contains(&(name.as_str(), f.name())),
                     zero_is_unset: name == "apimachinery.pkg.apis.meta.v1.ObjectMeta"
                         && f.name() == "generation",
+                    empty_is_set: pointer_string(name, &json_name(f.name())),
                 });
             }
             fields.sort_by_key(|f| f.number);
@@ -677,6 +850,26 @@ fn special(name: &str) -> Option<Special> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_pointer_string_names_a_string_field() {
+        let s = Schema::upstream();
+        for (message, fields) in POINTER_STRINGS {
+            let index = s
+                .index(message)
+                .unwrap_or_else(|| panic!("no message {message}"));
+            for name in *fields {
+                let field = s
+                    .message(index)
+                    .fields
+                    .iter()
+                    .find(|f| f.name == *name)
+                    .unwrap_or_else(|| panic!("{message} has no field {name}"));
+                assert!(matches!(field.ty, FieldType::String), "{message}.{name}");
+                assert!(field.empty_is_set, "{message}.{name}");
+            }
+        }
+    }
 
     #[test]
     fn proto_field_names_become_json_names() {

@@ -33,7 +33,9 @@ fn more_objects() -> Vec<(&'static str, Value)> {
         (
             "/api/v1/namespaces/default/persistentvolumeclaims",
             json!({"metadata": {"name": "pvc"},
-            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}),
+            // An empty class is a value ("no class"), kept through the protobuf storage form.
+            "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "",
+                "resources": {"requests": {"storage": "1Gi"}}}}),
         ),
         (
             "/api/v1/persistentvolumes",

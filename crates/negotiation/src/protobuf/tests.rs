@@ -535,3 +535,22 @@ fn crd_schemas_round_trip_with_their_either_or_fields() {
         }
     }));
 }
+
+#[test]
+fn empty_pointer_strings_are_kept() {
+    // `storageClassName: ""` asks for no class; an absent one for the default class.
+    let claim = json!({"kind": "PersistentVolumeClaim", "apiVersion": "v1",
+        "metadata": {"name": "c"},
+        "spec": {"storageClassName": "", "volumeName": "",
+            "accessModes": ["ReadWriteOnce"]}});
+    let body = codec().encode_object(&claim).unwrap();
+    let back = codec().decode_object(&body).unwrap();
+    assert_eq!(back["spec"]["storageClassName"], "");
+    // A plain string written empty is unset, as a Go client's JSON would omit it.
+    assert!(back["spec"].get("volumeName").is_none(), "{back}");
+    round_trip(
+        json!({"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c", "image": "i"}],
+            "volumes": [{"name": "h", "hostPath": {"path": "/x", "type": ""}}]}}),
+    );
+}
