@@ -209,7 +209,12 @@ pub async fn finalize_namespace(
                 .delete_collection(
                     namespace,
                     &ListOptions::default(),
-                    &DeleteOptions::default(),
+                    // As upstream's namespace deleter: dependents go too, whatever the
+                    // kind's default (Jobs and ReplicationControllers would orphan).
+                    &DeleteOptions {
+                        propagation_policy: Some("Background".into()),
+                        ..Default::default()
+                    },
                 )
                 .await
             {
