@@ -670,3 +670,4 @@ mod admission_versions;
 mod authorization;
 mod deletes;
 mod pod_security;
+mod subresources;

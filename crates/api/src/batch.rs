@@ -673,6 +673,12 @@ impl Strategy for CronJobStrategy {
 
     fn copy_status(&self, to: &mut CronJob, from: &CronJob) {
         to.status = from.status.clone();
+        // An empty list of active jobs is no list (`omitempty`), as upstream writes it.
+        if let Some(status) = to.status.as_mut()
+            && status.active.as_ref().is_some_and(Vec::is_empty)
+        {
+            status.active = None;
+        }
     }
 }
 

@@ -206,7 +206,27 @@ impl Strategy for NodeStrategy {
 
     fn copy_status(&self, to: &mut Node, from: &Node) {
         to.status = from.status.clone();
+        node_status_structs(to);
     }
+
+    fn default(&self, node: &mut Node) {
+        node_status_structs(node);
+    }
+}
+
+/// A Node's status always has its kubelet endpoint and system info, zero when unknown: Go
+/// writes these structs whole (a hand-made Node reads `kubeletEndpoint: {Port: 0}` and
+/// empty versions upstream).
+fn node_status_structs(node: &mut Node) {
+    use k8s_openapi::api::core::v1::{DaemonEndpoint, NodeDaemonEndpoints};
+    let status = node.status.get_or_insert_with(Default::default);
+    let endpoints = status
+        .daemon_endpoints
+        .get_or_insert_with(NodeDaemonEndpoints::default);
+    endpoints
+        .kubelet_endpoint
+        .get_or_insert_with(DaemonEndpoint::default);
+    status.node_info.get_or_insert_with(Default::default);
 }
 
 /// Checks the keys of a ConfigMap or Secret and their total size.

@@ -146,6 +146,18 @@ impl Strategy for PodStrategy {
 
     fn validate_update(&self, new: &Pod, old: &Pod) -> FieldErrors {
         let mut errs = self.check(new);
+        if let Some(status) = &new.status {
+            validate_ips(
+                "status.podIPs",
+                status.pod_ips.iter().flatten().map(|p| p.ip.as_str()),
+                &mut errs,
+            );
+            validate_ips(
+                "status.hostIPs",
+                status.host_ips.iter().flatten().map(|h| h.ip.as_str()),
+                &mut errs,
+            );
+        }
         let (Some(new_spec), Some(old_spec)) = (&new.spec, &old.spec) else {
             return errs;
         };
@@ -286,6 +298,9 @@ impl Strategy for PodStrategy {
 
     fn copy_status(&self, to: &mut Pod, from: &Pod) {
         to.status = from.status.clone();
+        if let Some(status) = to.status.as_mut() {
+            sync_ips(status);
+        }
     }
 
     /// A pod's owners are not written through `status` (kubelets of old wrote them wrong
@@ -413,6 +428,64 @@ fn default_spec(spec: &mut PodSpec) {
         if let Some(h) = v.host_path.as_mut() {
             h.type_.get_or_insert_with(String::new);
         }
+    }
+}
+
+/// `podIP` and `podIPs` (and `hostIP`, `hostIPs`) made to agree, as upstream's conversion
+/// does: a given `podIP` is authoritative (it replaces a list that starts elsewhere, or makes
+/// an empty one), and `podIP` is always the list's first.
+fn sync_ips(status: &mut k8s_openapi::api::core::v1::PodStatus) {
+    use k8s_openapi::api::core::v1::{HostIP, PodIP};
+    if let Some(ip) = status.pod_ip.clone().filter(|ip| !ip.is_empty()) {
+        let first = status
+            .pod_ips
+            .as_ref()
+            .and_then(|l| l.first())
+            .map(|p| &p.ip);
+        if first != Some(&ip) {
+            status.pod_ips = Some(vec![PodIP { ip }]);
+        }
+    }
+    if let Some(first) = status.pod_ips.as_ref().and_then(|l| l.first()) {
+        status.pod_ip = Some(first.ip.clone());
+    }
+    if let Some(ip) = status.host_ip.clone().filter(|ip| !ip.is_empty()) {
+        let first = status
+            .host_ips
+            .as_ref()
+            .and_then(|l| l.first())
+            .map(|h| &h.ip);
+        if first != Some(&ip) {
+            status.host_ips = Some(vec![HostIP { ip }]);
+        }
+    }
+    if let Some(first) = status.host_ips.as_ref().and_then(|l| l.first()) {
+        status.host_ip = Some(first.ip.clone());
+    }
+}
+
+/// A pod's or host's addresses: each an address, at most two, one per family.
+fn validate_ips<'a>(path: &str, ips: impl Iterator<Item = &'a str>, errs: &mut FieldErrors) {
+    let ips: Vec<&str> = ips.collect();
+    let mut families = Vec::new();
+    for (i, ip) in ips.iter().enumerate() {
+        match ip.parse::<std::net::IpAddr>() {
+            Ok(parsed) => families.push(parsed.is_ipv4()),
+            Err(_) => errs.push(FieldError::invalid(
+                format!("{path}[{i}]"),
+                ip,
+                "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+            )),
+        }
+    }
+    if ips.len() > 2 {
+        errs.push(FieldError::too_many(path, ips.len(), 2));
+    } else if families.len() == 2 && families[0] == families[1] {
+        errs.push(FieldError::invalid(
+            path,
+            &format!("[{}]", ips.join(" ")),
+            "may specify no more than one IP for each IP family",
+        ));
     }
 }
 
@@ -941,6 +1014,40 @@ mod tests {
                 .detail
                 .starts_with("pod updates may not change fields")
         );
+    }
+
+    #[test]
+    fn pod_ips_follow_pod_ip_and_are_checked() {
+        use k8s_openapi::api::core::v1::{PodIP, PodStatus};
+        let ips = |l: &[&str]| Some(l.iter().map(|ip| PodIP { ip: ip.to_string() }).collect());
+        // A given podIP is authoritative; podIP is always the list's first.
+        let mut status = PodStatus {
+            pod_ip: Some("10.0.0.9".into()),
+            pod_ips: ips(&["10.0.0.5", "fd00::5"]),
+            ..Default::default()
+        };
+        sync_ips(&mut status);
+        assert_eq!(status.pod_ips, ips(&["10.0.0.9"]));
+        let mut status = PodStatus {
+            pod_ips: ips(&["10.0.0.5", "fd00::5"]),
+            ..Default::default()
+        };
+        sync_ips(&mut status);
+        assert_eq!(status.pod_ip.as_deref(), Some("10.0.0.5"));
+        let check = |l: &[&str]| {
+            let mut errs = Vec::new();
+            validate_ips("status.podIPs", l.iter().copied(), &mut errs);
+            errs.iter().map(|e| e.to_string()).collect::<Vec<_>>()
+        };
+        assert!(check(&["10.0.0.5", "fd00::5"]).is_empty());
+        assert_eq!(
+            check(&["not-an-ip"]),
+            [
+                "status.podIPs[0]: Invalid value: \"not-an-ip\": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
+            ]
+        );
+        assert_eq!(check(&["10.0.0.5", "10.0.0.6"]).len(), 1);
+        assert_eq!(check(&["10.0.0.5", "fd00::5", "10.0.0.6"]).len(), 1);
     }
 
     #[test]

@@ -250,6 +250,23 @@ impl Strategy for ServiceStrategy {
 
     fn validate_update(&self, new: &Service, old: &Service) -> FieldErrors {
         let mut errs = self.validate(new);
+        // A load balancer's addresses are written only for a LoadBalancer Service.
+        let ingress = |s: &Service| {
+            s.status
+                .as_ref()
+                .and_then(|s| s.load_balancer.as_ref())
+                .and_then(|lb| lb.ingress.clone())
+                .unwrap_or_default()
+        };
+        if service_type(new) != "LoadBalancer"
+            && !ingress(new).is_empty()
+            && ingress(new) != ingress(old)
+        {
+            errs.push(FieldError::forbidden(
+                "status.loadBalancer.ingress",
+                "may only be used when `spec.type` is 'LoadBalancer'",
+            ));
+        }
         let ips = |s: &Service| {
             s.spec
                 .as_ref()

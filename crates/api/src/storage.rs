@@ -446,9 +446,9 @@ impl Strategy for CsiDriverStrategy {
             if let Some(s) = t.expiration_seconds
                 && s < 600
             {
-                errs.push(FieldError::invalid(
+                errs.push(FieldError::invalid_raw(
                     format!("spec.tokenRequests[{i}].expirationSeconds"),
-                    &s.to_string(),
+                    s.to_string(),
                     "may not specify a duration less than 10 minutes",
                 ));
             }

@@ -209,12 +209,14 @@ impl<'s> Patcher<'_, 's> {
     ) -> Result<Vec<Value>, Error> {
         let Some(key) = field.patch.merge_key.as_deref() else {
             // A set of scalars: the patch's values are added.
+            let server: Vec<Value> = existing.clone();
+            let patched: Vec<Value> = patch.clone();
             for item in patch {
                 if !existing.contains(&item) {
                     existing.push(item);
                 }
             }
-            return Ok(existing);
+            return Ok(upstream_order(existing, &patched, &server, |v| v.clone()));
         };
         let item_context = self.message_context(field.ty);
         let replace = patch.iter().any(|item| {
@@ -224,6 +226,13 @@ impl<'s> Patcher<'_, 's> {
         if replace {
             return Ok(replace_list(patch));
         }
+        let identity = |item: &Value| item.get(key).cloned().unwrap_or(Value::Null);
+        let server: Vec<Value> = existing.iter().map(identity).collect();
+        let patched: Vec<Value> = patch
+            .iter()
+            .filter(|item| item.get(DIRECTIVE).and_then(Value::as_str) != Some("delete"))
+            .map(identity)
+            .collect();
         for item in patch {
             let Value::Object(mut item) = item else {
                 return Err(Error::Invalid(format!(
@@ -265,8 +274,45 @@ impl<'s> Patcher<'_, 's> {
                 }
             }
         }
-        Ok(existing)
+        Ok(upstream_order(existing, &patched, &server, identity))
     }
+}
+
+/// A merged list in upstream's order: the items the patch names in the patch's order, the
+/// others in their stored order, interleaved so that two stored items keep their stored order
+/// and an item new to the list comes before the stored item it meets (a container added by a
+/// patch goes first).
+fn upstream_order(
+    merged: Vec<Value>,
+    patched: &[Value],
+    server: &[Value],
+    identity: impl Fn(&Value) -> Value,
+) -> Vec<Value> {
+    let position = |ids: &[Value], item: &Value| {
+        let id = identity(item);
+        ids.iter().position(|i| *i == id)
+    };
+    let (mut from_patch, from_server): (Vec<Value>, Vec<Value>) = merged
+        .into_iter()
+        .partition(|item| position(patched, item).is_some());
+    from_patch.sort_by_key(|item| position(patched, item));
+    let mut out = Vec::with_capacity(from_patch.len() + from_server.len());
+    let mut left = from_patch.into_iter().peekable();
+    let mut right = from_server.into_iter().peekable();
+    loop {
+        let take_left = match (left.peek(), right.peek()) {
+            (None, None) => break,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (Some(l), Some(r)) => match (position(server, l), position(server, r)) {
+                (Some(li), Some(ri)) => li < ri,
+                _ => true,
+            },
+        };
+        let next = if take_left { left.next() } else { right.next() };
+        out.extend(next);
+    }
+    out
 }
 
 /// The value type of a map field.

@@ -345,6 +345,8 @@ impl RestStorage for TokenRequestRest {
         }
         let (mut request, _) =
             decode_value::<TokenRequest>(value, &self.body, options.field_validation)?;
+        // Validation errors name the request as it named itself (usually not at all).
+        let own_name = request.metadata.name.clone().unwrap_or_default();
         match request.metadata.name.as_deref() {
             None | Some("") => request.metadata.name = Some(name.to_string()),
             Some(given) if given != name => {
@@ -362,21 +364,21 @@ impl RestStorage for TokenRequestRest {
             .unwrap_or(3600);
         let mut errors = Vec::new();
         if requested < 600 {
-            errors.push(FieldError::invalid(
+            errors.push(FieldError::invalid_raw(
                 "spec.expirationSeconds",
-                &requested.to_string(),
+                requested.to_string(),
                 "may not specify a duration less than 10 minutes",
             ));
         }
         if requested > 1 << 32 {
-            errors.push(FieldError::invalid(
+            errors.push(FieldError::invalid_raw(
                 "spec.expirationSeconds",
-                &requested.to_string(),
+                requested.to_string(),
                 "may not specify a duration larger than 2^32 seconds",
             ));
         }
         if !errors.is_empty() {
-            return Err(ApiError::invalid(GROUP, "TokenRequest", name, &errors).into());
+            return Err(ApiError::invalid(GROUP, "TokenRequest", &own_name, &errors).into());
         }
         let mut request = self
             .lookup

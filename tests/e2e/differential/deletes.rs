@@ -10,7 +10,7 @@ use super::{Upstream, capstan, create_user_objects, known, masked, user_objects}
 use capstan_testing::TestServer;
 
 /// Objects of kinds beyond [`user_objects`]: (collection, object).
-fn more_objects() -> Vec<(&'static str, Value)> {
+pub(super) fn more_objects() -> Vec<(&'static str, Value)> {
     let rules = json!([{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]);
     let hpa_spec = json!({"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"},
         "minReplicas": 1, "maxReplicas": 3});
@@ -172,7 +172,7 @@ fn more_objects() -> Vec<(&'static str, Value)> {
 
 /// An answer to compare: the status and the masked body (a deleted object's deletion time
 /// and grace period too, when it stays to be finalized).
-fn answer((status, body): (u16, Value)) -> (u16, Value) {
+pub(super) fn answer((status, body): (u16, Value)) -> (u16, Value) {
     let mut body = masked(body);
     if body["metadata"]["deletionTimestamp"].is_string() {
         body["metadata"]["deletionTimestamp"] = json!("*");

@@ -24,10 +24,19 @@ fn cases() -> Vec<(&'static str, Value, Value, Value)> {
             json!({"spec": {"containers": [{"name": "a", "image": "x:2", "imagePullPolicy": "Always"}, {"name": "b", "image": "y:1"}]}}),
         ),
         (
-            "a new item is appended",
+            // Upstream's order (its merge of patch and stored items): a new item comes
+            // before the stored ones, as the subresource differential showed.
+            "a new item goes first",
             json!({"spec": {"containers": [{"name": "a", "image": "x"}]}}),
             json!({"spec": {"containers": [{"name": "c", "image": "z"}]}}),
-            json!({"spec": {"containers": [{"name": "a", "image": "x"}, {"name": "c", "image": "z"}]}}),
+            json!({"spec": {"containers": [{"name": "c", "image": "z"}, {"name": "a", "image": "x"}]}}),
+        ),
+        (
+            // The patch's items in its order, interleaved with the others by stored position.
+            "patched items take the patch's order among the stored ones",
+            json!({"spec": {"containers": [{"name": "a"}, {"name": "b"}, {"name": "c"}]}}),
+            json!({"spec": {"containers": [{"name": "c", "image": "z"}, {"name": "n"}, {"name": "a", "image": "y"}]}}),
+            json!({"spec": {"containers": [{"name": "b"}, {"name": "c", "image": "z"}, {"name": "n"}, {"name": "a", "image": "y"}]}}),
         ),
         (
             "$patch: delete removes the item with that key",
@@ -99,7 +108,7 @@ fn cases() -> Vec<(&'static str, Value, Value, Value)> {
             "ownerReferences merge by uid",
             json!({"metadata": {"ownerReferences": [{"uid": "1", "name": "a"}]}}),
             json!({"metadata": {"ownerReferences": [{"uid": "2", "name": "b"}]}}),
-            json!({"metadata": {"ownerReferences": [{"uid": "1", "name": "a"}, {"uid": "2", "name": "b"}]}}),
+            json!({"metadata": {"ownerReferences": [{"uid": "2", "name": "b"}, {"uid": "1", "name": "a"}]}}),
         ),
     ]
 }
