@@ -128,12 +128,13 @@ async fn kubectl_patches_containers_by_name() {
         let images = ok(kubectl(&kc, &["get", "pod", "web", "-o",
             "jsonpath={.spec.containers[*].image} {.spec.containers[1].terminationMessagePath}"]));
         assert_eq!(images, "app:1 proxy:2 /dev/termination-log");
-        // Finalizers are a merged set: a second strategic patch adds beside the first.
+        // Finalizers are a merged set: a second strategic patch adds beside the first (before
+        // it: upstream puts a patch's new items first, as `differential::subresources` shows).
         ok(kubectl(&kc, &["patch", "pod", "web", "-p", r#"{"metadata":{"finalizers":["example.com/a"]}}"#]));
         ok(kubectl(&kc, &["patch", "pod", "web", "-p", r#"{"metadata":{"finalizers":["example.com/b"]}}"#]));
         assert_eq!(
             ok(kubectl(&kc, &["get", "pod", "web", "-o", "jsonpath={.metadata.finalizers}"])),
-            r#"["example.com/a","example.com/b"]"#
+            r#"["example.com/b","example.com/a"]"#
         );
         ok(kubectl(&kc, &["patch", "pod", "web", "-p", r#"{"metadata":{"$deleteFromPrimitiveList/finalizers":["example.com/a","example.com/b"]}}"#]));
         // Client-side apply sends a strategic patch keyed by container name: both images

@@ -269,3 +269,50 @@ async fn kubectl_cascades_and_waits_for_deletion() {
     .await
     .unwrap();
 }
+
+/// A Job or ReplicationController deleted with no propagation policy orphans its dependents
+/// (upstream's default for `batch/v1` Jobs and core `v1` ReplicationControllers): it goes, its
+/// dependents stay without the reference. kubectl asks for Background and cascades.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_orphan_their_dependents_by_default() {
+    use k8s_openapi::api::batch::v1::Job;
+    let server = TestServer::start().await;
+    let client = server.client().await;
+    let jobs: Api<Job> = Api::namespaced(client.clone(), "default");
+    let maps: Api<ConfigMap> = Api::namespaced(client, "default");
+    let job: Job = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "j"},
+        "spec": {"template": {"spec": {"restartPolicy": "Never",
+            "containers": [{"name": "c", "image": "busybox"}]}}}
+    }))
+    .unwrap();
+    let job = jobs.create(&PostParams::default(), &job).await.unwrap();
+    let owner = OwnerReference {
+        api_version: "batch/v1".into(),
+        kind: "Job".into(),
+        name: "j".into(),
+        uid: job.metadata.uid.clone().unwrap(),
+        ..Default::default()
+    };
+    maps.create(
+        &PostParams::default(),
+        &config_map("dep", vec![owner], vec![]),
+    )
+    .await
+    .unwrap();
+    // The answer is the Job, marked and holding the orphan finalizer.
+    let answer = jobs.delete("j", &DeleteParams::default()).await.unwrap();
+    let marked = answer.left().expect("the Job, not a Status");
+    assert_eq!(marked.metadata.finalizers, Some(vec!["orphan".to_string()]));
+    assert!(marked.metadata.deletion_timestamp.is_some());
+    eventually("the job goes", || async {
+        matches!(jobs.get_opt("j").await, Ok(None))
+    })
+    .await;
+    eventually("the dependent loses its reference", || async {
+        maps.get("dep")
+            .await
+            .is_ok_and(|m| m.metadata.owner_references.is_none_or(|o| o.is_empty()))
+    })
+    .await;
+}

@@ -645,6 +645,16 @@ async fn large_lists_are_served_whole_in_every_representation() {
     let server = TestServer::start().await;
     let raw = admin(&server);
     fill(&raw, 600, 16).await;
+    // The CA map is published a second after the namespace is seen: the creates may be
+    // faster.
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    while raw.get(&format!("{CM}/kube-root-ca.crt")).await.status != 200 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no kube-root-ca.crt"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
     let list = raw.get(CM).await.json();
     let names: std::collections::BTreeSet<String> = list["items"]
         .as_array()

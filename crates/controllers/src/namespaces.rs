@@ -32,6 +32,8 @@ const ROOT_CA: &str = "kube-root-ca.crt";
 /// milliseconds, and two publishers creating it at once would fail one of them (upstream's
 /// logs that as an error and retries).
 const ROOT_CA_GRACE: Duration = Duration::from_secs(1);
+/// Tries to publish a namespace's root CA before giving up.
+const ROOT_CA_TRIES: usize = 10;
 
 pub(crate) async fn run(
     registry: Arc<Registry>,
@@ -177,13 +179,29 @@ async fn ensure_root_ca(
     let Ok(body) = serde_json::to_vec(&body) else {
         return;
     };
-    match config_maps
-        .create(namespace, &body, &WriteOptions::server())
-        .await
-    {
-        Ok(_) => {}
-        Err(Error::Api(e)) if e.reason == Reason::AlreadyExists => {}
-        Err(err) => debug!(%err, namespace, "namespace controller: no root CA config map yet"),
+    // Retried while the store refuses (a busy or fenced store), as upstream's publisher
+    // requeues; a namespace going away ends it.
+    let mut wait = ROOT_CA_GRACE;
+    for _ in 0..ROOT_CA_TRIES {
+        match config_maps
+            .create(namespace, &body, &WriteOptions::server())
+            .await
+        {
+            Ok(_) => return,
+            Err(Error::Api(e))
+                if matches!(
+                    e.reason,
+                    Reason::AlreadyExists | Reason::Forbidden | Reason::NotFound
+                ) =>
+            {
+                return;
+            }
+            Err(err) => {
+                debug!(%err, namespace, "namespace controller: no root CA config map yet")
+            }
+        }
+        tokio::time::sleep(wait).await;
+        wait = (wait * 2).min(Duration::from_secs(30));
     }
 }
 
