@@ -1880,11 +1880,17 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
             })
             .await?;
         let mut selected = Vec::new();
+        // The answer, as upstream's: the list of what was selected, as it was listed.
+        let mut items: Vec<u8> = Vec::new();
         for kv in &resp.items {
             let obj = self.decode_stored(kv)?;
             if !self.matches(&obj, list) {
                 continue;
             }
+            if !items.is_empty() {
+                items.push(b',');
+            }
+            serde_json::to_writer(&mut items, &obj).map_err(Error::Encode)?;
             let meta = obj.metadata();
             let ns = meta
                 .namespace
@@ -1902,7 +1908,15 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
                 Err(e) => return Err(e),
             }
         }
-        let body = capstan_meta::status::status_json(&capstan_meta::status::success());
+        let mut body = format!(
+            r#"{{"kind":"{}","apiVersion":"{}","metadata":{{"resourceVersion":"{}"}},"items":["#,
+            self.descriptor.list_kind(),
+            self.descriptor.api_version(),
+            resource_version(resp.revision),
+        )
+        .into_bytes();
+        body.extend_from_slice(&items);
+        body.extend_from_slice(b"]}");
         Ok(Encoded {
             body: body.into(),
             warnings: Vec::new(),
