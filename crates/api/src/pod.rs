@@ -436,31 +436,35 @@ fn default_spec(spec: &mut PodSpec) {
 /// an empty one), and `podIP` is always the list's first.
 fn sync_ips(status: &mut k8s_openapi::api::core::v1::PodStatus) {
     use k8s_openapi::api::core::v1::{HostIP, PodIP};
-    if let Some(ip) = status.pod_ip.clone().filter(|ip| !ip.is_empty()) {
-        let first = status
-            .pod_ips
-            .as_ref()
-            .and_then(|l| l.first())
-            .map(|p| &p.ip);
-        if first != Some(&ip) {
-            status.pod_ips = Some(vec![PodIP { ip }]);
-        }
+    sync_ip_pair(
+        &mut status.pod_ip,
+        &mut status.pod_ips,
+        |p| &p.ip,
+        |ip| PodIP { ip },
+    );
+    sync_ip_pair(
+        &mut status.host_ip,
+        &mut status.host_ips,
+        |h| &h.ip,
+        |ip| HostIP { ip },
+    );
+}
+
+/// One address field and its list kept in step: a set address the list does not start with
+/// replaces the list; the list's first address is the field.
+fn sync_ip_pair<T>(
+    single: &mut Option<String>,
+    list: &mut Option<Vec<T>>,
+    ip_of: impl Fn(&T) -> &String,
+    make: impl Fn(String) -> T,
+) {
+    if let Some(ip) = single.clone().filter(|ip| !ip.is_empty())
+        && list.as_ref().and_then(|l| l.first()).map(&ip_of) != Some(&ip)
+    {
+        *list = Some(vec![make(ip)]);
     }
-    if let Some(first) = status.pod_ips.as_ref().and_then(|l| l.first()) {
-        status.pod_ip = Some(first.ip.clone());
-    }
-    if let Some(ip) = status.host_ip.clone().filter(|ip| !ip.is_empty()) {
-        let first = status
-            .host_ips
-            .as_ref()
-            .and_then(|l| l.first())
-            .map(|h| &h.ip);
-        if first != Some(&ip) {
-            status.host_ips = Some(vec![HostIP { ip }]);
-        }
-    }
-    if let Some(first) = status.host_ips.as_ref().and_then(|l| l.first()) {
-        status.host_ip = Some(first.ip.clone());
+    if let Some(first) = list.as_ref().and_then(|l| l.first()) {
+        *single = Some(ip_of(first).clone());
     }
 }
 

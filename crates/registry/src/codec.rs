@@ -208,6 +208,7 @@ pub(crate) fn encode_list(
         head: head.into(),
         items,
         cached,
+        bare_items: !d.custom,
     }
 }
 

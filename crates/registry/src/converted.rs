@@ -340,7 +340,12 @@ impl ConvertedRest {
                 };
                 Payload::Whole(serde_json::to_vec(&doc).map_err(Error::Encode)?.into())
             }
-            Payload::List { head, items, .. } => {
+            Payload::List {
+                head,
+                items,
+                bare_items,
+                ..
+            } => {
                 let mut list_head = head.to_vec();
                 list_head.extend_from_slice(b"]}");
                 let mut doc: Value = serde_json::from_slice(&list_head).map_err(Error::Encode)?;
@@ -356,6 +361,7 @@ impl ConvertedRest {
                     head: head.into(),
                     items,
                     cached: Vec::new(),
+                    bare_items,
                 }
             }
         };

@@ -1881,16 +1881,13 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
             .await?;
         let mut selected = Vec::new();
         // The answer, as upstream's: the list of what was selected, as it was listed.
-        let mut items: Vec<u8> = Vec::new();
+        let mut items: Vec<Bytes> = Vec::new();
         for kv in &resp.items {
             let obj = self.decode_stored(kv)?;
             if !self.matches(&obj, list) {
                 continue;
             }
-            if !items.is_empty() {
-                items.push(b',');
-            }
-            serde_json::to_writer(&mut items, &obj).map_err(Error::Encode)?;
+            items.push(serde_json::to_vec(&obj).map_err(Error::Encode)?.into());
             let meta = obj.metadata();
             let ns = meta
                 .namespace
@@ -1908,17 +1905,16 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
                 Err(e) => return Err(e),
             }
         }
-        let mut body = format!(
-            r#"{{"kind":"{}","apiVersion":"{}","metadata":{{"resourceVersion":"{}"}},"items":["#,
-            self.descriptor.list_kind(),
-            self.descriptor.api_version(),
-            resource_version(resp.revision),
-        )
-        .into_bytes();
-        body.extend_from_slice(&items);
-        body.extend_from_slice(b"]}");
+        let body = codec::encode_list(
+            &self.descriptor,
+            &resource_version(resp.revision),
+            None,
+            None,
+            items,
+            Vec::new(),
+        );
         Ok(Encoded {
-            body: body.into(),
+            body,
             warnings: Vec::new(),
             status: ResponseStatus::Ok,
         })

@@ -24,6 +24,11 @@ pub enum Payload {
         /// The cached objects the items are, when the list comes from the watch cache (in
         /// the same order): they keep other encodings of the items.
         cached: Vec<Arc<CachedObject>>,
+        /// Whether clients get the items without their `apiVersion` and `kind`, as upstream
+        /// sends the items of built-in kinds (custom objects keep theirs). The items hold
+        /// them; [`len`](Payload::len), [`into_chunks`](Payload::into_chunks) and
+        /// [`into_sent_bytes`](Payload::into_sent_bytes) leave them out.
+        bare_items: bool,
     },
 }
 
@@ -40,12 +45,20 @@ impl From<Vec<u8>> for Payload {
 }
 
 impl Payload {
-    /// The body's length in bytes.
+    /// The length in bytes of the body as clients get it.
     pub fn len(&self) -> usize {
         match self {
             Payload::Whole(b) => b.len(),
-            Payload::List { head, items, .. } => {
-                let items_len: usize = items.iter().map(Bytes::len).sum();
+            Payload::List {
+                head,
+                items,
+                bare_items,
+                ..
+            } => {
+                let items_len: usize = items
+                    .iter()
+                    .map(|i| i.len() - skipped(i, *bare_items))
+                    .sum();
                 head.len() + items_len + items.len().saturating_sub(1) + LIST_TAIL.len()
             }
         }
@@ -56,8 +69,28 @@ impl Payload {
         self.len() == 0
     }
 
-    /// The whole body in one buffer.
+    /// The whole body in one buffer, every item with its `apiVersion` and `kind` (what the
+    /// server's own readers and the Table and metadata transforms take).
     pub fn into_bytes(self) -> Bytes {
+        match self {
+            Payload::Whole(b) => b,
+            Payload::List {
+                head,
+                items,
+                cached,
+                ..
+            } => Payload::List {
+                head,
+                items,
+                cached,
+                bare_items: false,
+            }
+            .into_sent_bytes(),
+        }
+    }
+
+    /// The whole body in one buffer, as clients get it.
+    pub fn into_sent_bytes(self) -> Bytes {
         match self {
             Payload::Whole(b) => b,
             list => {
@@ -71,8 +104,8 @@ impl Payload {
         }
     }
 
-    /// The body as chunks of about `size` bytes (an item larger than `size` makes a larger
-    /// chunk), produced one at a time as they are consumed.
+    /// The body as clients get it, in chunks of about `size` bytes (an item larger than
+    /// `size` makes a larger chunk), produced one at a time as they are consumed.
     pub fn into_chunks(self, size: usize) -> Chunks {
         match self {
             Payload::Whole(b) => Chunks {
@@ -80,16 +113,62 @@ impl Payload {
                 items: Vec::new().into_iter(),
                 first_item: true,
                 tail: false,
+                bare_items: false,
                 size,
             },
-            Payload::List { head, items, .. } => Chunks {
+            Payload::List {
+                head,
+                items,
+                bare_items,
+                ..
+            } => Chunks {
                 head: Some(head),
                 items: items.into_iter(),
                 first_item: true,
                 tail: true,
+                bare_items,
                 size,
             },
         }
+    }
+}
+
+/// How many bytes after an item's opening brace hold its `"apiVersion":"…","kind":"…",`
+/// (in either order), when `bare` asks them left out; 0 when not, or when the item does
+/// not start with them (it is then sent as it is).
+fn skipped(item: &[u8], bare: bool) -> usize {
+    /// The length of `"name":"value"` at the start of `text`, for a value without escapes.
+    fn field(text: &[u8], name: &[u8]) -> Option<usize> {
+        let rest = text
+            .strip_prefix(b"\"")?
+            .strip_prefix(name)?
+            .strip_prefix(b"\":\"")?;
+        let end = rest.iter().position(|&c| c == b'"' || c == b'\\')?;
+        (rest[end] == b'"').then_some(name.len() + 4 + end + 1)
+    }
+    if !bare || item.first() != Some(&b'{') {
+        return 0;
+    }
+    let body = &item[1..];
+    let (first, second): (&[u8], &[u8]) = if body.starts_with(b"\"kind\"") {
+        (b"kind", b"apiVersion")
+    } else {
+        (b"apiVersion", b"kind")
+    };
+    let Some(a) = field(body, first) else {
+        return 0;
+    };
+    let Some(b) = body[a..]
+        .strip_prefix(b",")
+        .and_then(|rest| field(rest, second))
+    else {
+        return 0;
+    };
+    let end = a + 1 + b;
+    match body.get(end) {
+        Some(b',') => end + 1,
+        Some(b'}') => end,
+        _ => 0,
     }
 }
 
@@ -100,6 +179,7 @@ pub struct Chunks {
     items: std::vec::IntoIter<Bytes>,
     first_item: bool,
     tail: bool,
+    bare_items: bool,
     size: usize,
 }
 
@@ -125,7 +205,13 @@ impl Iterator for Chunks {
                         out.extend_from_slice(b",");
                     }
                     self.first_item = false;
-                    out.extend_from_slice(&item);
+                    match skipped(&item, self.bare_items) {
+                        0 => out.extend_from_slice(&item),
+                        n => {
+                            out.extend_from_slice(b"{");
+                            out.extend_from_slice(&item[1 + n..]);
+                        }
+                    }
                 }
                 None => {
                     out.extend_from_slice(LIST_TAIL);
@@ -147,7 +233,45 @@ mod tests {
             head: Bytes::from_static(b"{\"items\":["),
             items: items.iter().map(|i| Bytes::from(i.to_string())).collect(),
             cached: Vec::new(),
+            bare_items: false,
         }
+    }
+
+    /// Clients get built-in kinds' items without `apiVersion` and `kind`, whatever their
+    /// order; items that do not start with both go as they are; the server's own readers
+    /// keep them.
+    #[test]
+    fn bare_items_leave_out_their_type() {
+        let items = [
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a"}}"#,
+            r#"{"kind":"Pod","apiVersion":"v1","spec":{}}"#,
+            r#"{"apiVersion":"v1","kind":"Pod"}"#,
+            r#"{"apiVersion":"v1","metadata":{}}"#,
+            r#"{"apiVersion":"v\"1","kind":"Pod","x":1}"#,
+        ];
+        let sent = r#"{"items":[{"metadata":{"name":"a"}},{"spec":{}},{},{"apiVersion":"v1","metadata":{}},{"apiVersion":"v\"1","kind":"Pod","x":1}]}"#;
+        let bare = || match list(&items) {
+            Payload::List {
+                head,
+                items,
+                cached,
+                ..
+            } => Payload::List {
+                head,
+                items,
+                cached,
+                bare_items: true,
+            },
+            whole => whole,
+        };
+        assert_eq!(bare().len(), sent.len());
+        assert_eq!(bare().into_sent_bytes(), sent.as_bytes());
+        for size in [1, 7, 1 << 16] {
+            let joined: Vec<u8> = bare().into_chunks(size).flatten().collect();
+            assert_eq!(joined, sent.as_bytes(), "chunk size {size}");
+        }
+        let typed = format!("{{\"items\":[{}]}}", items.join(","));
+        assert_eq!(bare().into_bytes(), typed.as_bytes());
     }
 
     #[test]

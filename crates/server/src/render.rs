@@ -60,12 +60,19 @@ impl Renderer {
                     head,
                     items,
                     cached,
+                    ..
                 },
                 Format::Protobuf,
                 Transform::Object,
             ) => protobuf_list(head, items, cached)?,
             _ => {
-                let doc: Value = serde_json::from_slice(&payload.into_bytes())
+                // YAML gets the list as JSON clients get it; the transforms read typed items.
+                let bytes = if choice.transform == Transform::Object {
+                    payload.into_sent_bytes()
+                } else {
+                    payload.into_bytes()
+                };
+                let doc: Value = serde_json::from_slice(&bytes)
                     .map_err(|e| ApiError::internal(format!("a stored object is not JSON: {e}")))?;
                 let doc = self.transform(doc, true);
                 encode(&doc, choice.format, self.pretty || choice.pretty)?

@@ -50,7 +50,7 @@ const LIST_CHUNK: usize = 64 * 1024;
 pub fn json_payload(status: StatusCode, payload: Payload, pretty: bool) -> Response<Body> {
     let payload = match payload {
         Payload::Whole(body) => return json(status, body, pretty),
-        list if pretty => return json(status, list.into_bytes(), true),
+        list if pretty => return json(status, list.into_sent_bytes(), true),
         list => list,
     };
     let body = PayloadBody {
