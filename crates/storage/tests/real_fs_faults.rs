@@ -129,16 +129,21 @@ struct Round {
 /// A fault: the operation it hits, its kind, and a later operation that kills the process.
 type Fault<'a> = (u64, &'a str, Option<u64>);
 
-fn run_child(shim: &Path, dir: &Path, workload: u64, fault: Fault) -> Round {
+/// This program as the child of a round: the store in `dir`, the shim counting its files.
+fn child_command(shim: &Path, dir: &Path, workload: u64) -> Command {
     let mut command = Command::new(std::env::current_exe().unwrap());
     command
         .env("CAPSTAN_FAULT_CHILD", dir)
         .env("CAPSTAN_FAULT_WORKLOAD", workload.to_string())
         .env("LD_PRELOAD", shim)
         .env("CAPSTAN_FAULT_DIR", dir)
-        .env("CAPSTAN_FAULT_SEED", workload.to_string())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .env("CAPSTAN_FAULT_SEED", workload.to_string());
+    command
+}
+
+fn run_child(shim: &Path, dir: &Path, workload: u64, fault: Fault) -> Round {
+    let mut command = child_command(shim, dir, workload);
+    command.stdout(Stdio::piped()).stderr(Stdio::piped());
     let (at, kind, crash_at) = fault;
     command
         .env("CAPSTAN_FAULT_AT", at.to_string())
@@ -189,14 +194,7 @@ fn run_child(shim: &Path, dir: &Path, workload: u64, fault: Fault) -> Round {
 
 fn dry_run(shim: &Path) -> u64 {
     let dir = tempfile::tempdir().unwrap();
-    let mut command = Command::new(std::env::current_exe().unwrap());
-    let output = command
-        .env("CAPSTAN_FAULT_CHILD", dir.path())
-        .env("CAPSTAN_FAULT_WORKLOAD", "0")
-        .env("LD_PRELOAD", shim)
-        .env("CAPSTAN_FAULT_DIR", dir.path())
-        .output()
-        .unwrap();
+    let output = child_command(shim, dir.path(), 0).output().unwrap();
     assert!(output.status.success(), "{output:?}");
     String::from_utf8_lossy(&output.stderr)
         .lines()
