@@ -110,15 +110,19 @@ static int open_common(const char *name, const char *path, int flags, mode_t mod
     return fd;
 }
 
+/* The mode argument of an open that creates (read only then, as the variadic call gives it). */
+#define MODE_ARG(flags)                                                                       \
+    mode_t mode = 0;                                                                          \
+    if ((flags) & (O_CREAT | O_TMPFILE)) {                                                    \
+        va_list ap;                                                                           \
+        va_start(ap, flags);                                                                  \
+        mode = va_arg(ap, mode_t);                                                            \
+        va_end(ap);                                                                           \
+    }
+
 #define OPEN_WRAPPER(name)                                                                    \
     int name(const char *path, int flags, ...) {                                              \
-        mode_t mode = 0;                                                                      \
-        if (flags & (O_CREAT | O_TMPFILE)) {                                                  \
-            va_list ap;                                                                       \
-            va_start(ap, flags);                                                              \
-            mode = va_arg(ap, mode_t);                                                        \
-            va_end(ap);                                                                       \
-        }                                                                                     \
+        MODE_ARG(flags);                                                                      \
         return open_common(#name, path, flags, mode);                                         \
     }
 OPEN_WRAPPER(open)
@@ -126,13 +130,7 @@ OPEN_WRAPPER(open64)
 
 #define OPENAT_WRAPPER(name)                                                                  \
     int name(int dirfd, const char *path, int flags, ...) {                                   \
-        mode_t mode = 0;                                                                      \
-        if (flags & (O_CREAT | O_TMPFILE)) {                                                  \
-            va_list ap;                                                                       \
-            va_start(ap, flags);                                                              \
-            mode = va_arg(ap, mode_t);                                                        \
-            va_end(ap);                                                                       \
-        }                                                                                     \
+        MODE_ARG(flags);                                                                      \
         int (*f)(int, const char *, int, ...) = real(#name);                                  \
         int fd = f(dirfd, path, flags, mode);                                                 \
         track(fd, path[0] == '/' ? path : NULL);                                              \
