@@ -109,11 +109,12 @@ struct Options {
           value_parser = parse_cidr, help_heading = "Generic flags")]
     cloud_provider_gce_l7lb_src_cidrs: Vec<String>,
 
-    /// Feature gates, comma-separated Name=true|false: kube v1.33's gates, checked as upstream
-    /// checks them (unknown gates, and locked ones set away from their default, are refused).
-    /// No effect yet: no Capstan behaviour depends on a gate.
+    /// Feature gates, comma-separated [kube:]Name=true|false: kube v1.36's gates, checked as
+    /// upstream checks them (unknown gates, locked ones set away from their default, and
+    /// enabled ones whose dependencies are disabled are refused). No effect yet: no Capstan
+    /// behaviour depends on a gate.
     #[arg(long, value_delimiter = ',', value_parser = capstan_serving::options::parse_feature_gate, help_heading = "Generic flags")]
-    feature_gates: Vec<(String, bool)>,
+    feature_gates: Vec<capstan_serving::feature_gates::GateSetting>,
 
     /// Prefix of every storage key.
     #[arg(long, default_value = "/registry", help_heading = "Etcd flags")]
@@ -782,6 +783,10 @@ fn main() -> ExitCode {
     let (options, matches) = parse_options();
     if capstan_serving::options::print_version("capstan-apiserver", options.version.as_deref()) {
         return ExitCode::SUCCESS;
+    }
+    if let Err(err) = capstan_serving::feature_gates::check_settings(&options.feature_gates) {
+        eprintln!("capstan-apiserver: --feature-gates: {err}");
+        return ExitCode::FAILURE;
     }
     let _log = match capstan_logging::init("capstan-apiserver", &options.log) {
         Ok(guard) => guard,

@@ -226,9 +226,15 @@ fn each_malformed_value_fails_the_start_with_one_line_naming_the_option() {
         ("--kubelet-timeout=5", "--kubelet-timeout"),
         ("--feature-gates=APIListChunking=maybe", "--feature-gates"),
         ("--feature-gates=APIListChunking", "--feature-gates"),
-        // Gone in v1.33 (unknown), and locked to its default.
+        // Gone (unknown), locked to its default, another component's, missing a dependency.
         ("--feature-gates=APIListChunking=true", "--feature-gates"),
         ("--feature-gates=SidecarContainers=false", "--feature-gates"),
+        ("--feature-gates=wardle:Flunders=true", "--feature-gates"),
+        ("--feature-gates=AtomicFIFO=false", "--feature-gates"),
+        (
+            "--feature-gates=kube:KMSv1=true,WatchList=true",
+            "--feature-gates",
+        ),
         ("--runtime-config=api/all=sometimes", "--runtime-config"),
         ("--runtime-config=apps/v-1=false", "--runtime-config"),
         ("--runtime-config=api/v1=false", "--runtime-config"),

@@ -139,11 +139,12 @@ struct Options {
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1,
           default_missing_value = "true")]
     contention_profiling: bool,
-    /// Feature gates, comma-separated Name=true|false: kube v1.33's gates, checked as upstream
-    /// checks them (unknown gates, and locked ones set away from their default, are refused).
-    /// No effect yet: no Capstan behaviour depends on a gate.
+    /// Feature gates, comma-separated [kube:]Name=true|false: kube v1.36's gates, checked as
+    /// upstream checks them (unknown gates, locked ones set away from their default, and
+    /// enabled ones whose dependencies are disabled are refused). No effect yet: no Capstan
+    /// behaviour depends on a gate.
     #[arg(long, value_delimiter = ',', value_parser = capstan_serving::options::parse_feature_gate)]
-    feature_gates: Vec<(String, bool)>,
+    feature_gates: Vec<capstan_serving::feature_gates::GateSetting>,
     /// The Azure container registry configuration file. No effect: Capstan has no cloud
     /// providers.
     #[arg(long)]
@@ -367,6 +368,10 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let given = |id: &str| matches.value_source(id) == Some(ValueSource::CommandLine);
+    if let Err(err) = capstan_serving::feature_gates::check_settings(&options.feature_gates) {
+        eprintln!("capstan-scheduler: --feature-gates: {err}");
+        return ExitCode::FAILURE;
+    }
     let _log = match capstan_logging::init("capstan-scheduler", &options.log) {
         Ok(guard) => guard,
         Err(e) => {

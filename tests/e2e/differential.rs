@@ -669,5 +669,6 @@ async fn reads_in_every_representation_are_upstreams() {
 mod admission_versions;
 mod authorization;
 mod deletes;
+mod discovery;
 mod pod_security;
 mod subresources;

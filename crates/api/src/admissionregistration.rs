@@ -442,14 +442,16 @@ pub struct MutatingWebhookConfigurationStrategy;
 pub struct ValidatingWebhookConfigurationStrategy;
 
 fn descriptor(kind: &str, resource: &str) -> ResourceDescriptor {
-    Names {
+    let mut d = Names {
         group: "admissionregistration.k8s.io",
         kind,
         resource,
         short_names: &[],
         namespaced: false,
     }
-    .v1()
+    .v1();
+    d.categories = vec!["api-extensions".into()];
+    d
 }
 
 impl Strategy for MutatingWebhookConfigurationStrategy {

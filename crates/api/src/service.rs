@@ -76,7 +76,7 @@ impl Strategy for ServiceStrategy {
             short_names: &["svc"],
             namespaced: true,
         }
-        .v1();
+        .v1_in_all();
         d.field_labels = FieldLabels::of_kind(&["spec.clusterIP", "spec.type"]);
         d
     }

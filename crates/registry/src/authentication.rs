@@ -205,7 +205,7 @@ pub struct TokenRequestRest {
 impl TokenRequestRest {
     /// The subresource, issuing with `tokens` and checking bound objects through `lookup`.
     pub fn new(lookup: StoreLookup, tokens: Arc<ServiceAccountTokens>) -> Self {
-        let descriptor =
+        let mut descriptor =
             lookup
                 .service_accounts
                 .descriptor()
@@ -214,6 +214,7 @@ impl TokenRequestRest {
             group: GROUP.into(),
             ..descriptor.clone()
         };
+        descriptor.response_group_version = Some((GROUP.into(), "v1".into()));
         Self {
             lookup,
             tokens,

@@ -64,6 +64,11 @@ impl StoreForms {
         }
     }
 
+    /// The form objects are stored in.
+    pub fn stored(&self) -> &Form {
+        &self.stored
+    }
+
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Vec<Other>> {
         self.others.read().unwrap_or_else(|e| e.into_inner())
     }

@@ -32,7 +32,9 @@ impl Discovery {
         let descriptors: Vec<&ResourceDescriptor> =
             resources.iter().map(|r| r.descriptor()).collect();
         let descriptors = descriptors.as_slice();
-        let groups = group_versions(descriptors.iter().copied());
+        let mut groups = group_versions(descriptors.iter().copied());
+        groups.sort_by_key(|(group, _)| group_rank(group));
+        let hashes = storage_version_hashes(resources);
         let mut documents = HashMap::new();
         let addresses = vec![ServerAddressByClientCIDR {
             client_cidr: "0.0.0.0/0".into(),
@@ -99,7 +101,14 @@ impl Discovery {
                     } else {
                         String::new()
                     },
-                    storage_version_hash: None,
+                    storage_version_hash: d
+                        .subresource
+                        .is_empty()
+                        .then(|| {
+                            hashes.get(&(d.group.as_str(), d.version.as_str(), d.resource.as_str()))
+                        })
+                        .flatten()
+                        .cloned(),
                     verbs: d.verbs.clone(),
                     version: d.response_group_version.as_ref().map(|(_, v)| v.clone()),
                 })
@@ -131,6 +140,11 @@ impl Discovery {
         let version = serde_json::json!({
             "major": major.to_string(),
             "minor": minor.to_string(),
+            // Capstan emulates no other version and speaks with components one minor older.
+            "emulationMajor": major.to_string(),
+            "emulationMinor": minor.to_string(),
+            "minCompatibilityMajor": major.to_string(),
+            "minCompatibilityMinor": (minor - 1).to_string(),
             "gitVersion": format!("v{major}.{minor}.{patch}"),
             "gitCommit": env!("CARGO_PKG_VERSION"),
             "gitTreeState": "clean",
@@ -159,6 +173,60 @@ impl Discovery {
             .get(&format!("{prefix}{}", path.trim_end_matches('/')))
             .cloned()
     }
+}
+
+/// Upstream's order of the built-in groups (its aggregator's priorities, highest first); other
+/// groups, custom resources', follow in name order as upstream's equal priorities do.
+const GROUP_ORDER: &[&str] = &[
+    "",
+    "apiregistration.k8s.io",
+    "apps",
+    "events.k8s.io",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
+    "autoscaling",
+    "batch",
+    "certificates.k8s.io",
+    "networking.k8s.io",
+    "policy",
+    "rbac.authorization.k8s.io",
+    "storage.k8s.io",
+    "admissionregistration.k8s.io",
+    "apiextensions.k8s.io",
+    "scheduling.k8s.io",
+    "coordination.k8s.io",
+    "node.k8s.io",
+    "discovery.k8s.io",
+    "resource.k8s.io",
+    "flowcontrol.apiserver.k8s.io",
+];
+
+fn group_rank(group: &str) -> (usize, String) {
+    let built_in = GROUP_ORDER.iter().position(|g| *g == group);
+    (built_in.unwrap_or(GROUP_ORDER.len()), group.to_string())
+}
+
+/// Each stored resource's `storageVersionHash`, by (group, version, resource) served: the
+/// first 8 bytes of the SHA-256 of the stored form's `group/version/kind`, in base64, as
+/// upstream computes it (clients compare it to notice a storage version change).
+fn storage_version_hashes(
+    resources: &[Arc<dyn RestStorage>],
+) -> HashMap<(&str, &str, &str), String> {
+    use base64::Engine;
+    resources
+        .iter()
+        .filter_map(|r| {
+            let stored = r.forms()?.stored().clone();
+            let key = format!("{}/{}/{}", stored.group, stored.version, stored.kind);
+            let digest = ring::digest::digest(&ring::digest::SHA256, key.as_bytes());
+            let hash = base64::engine::general_purpose::STANDARD.encode(&digest.as_ref()[..8]);
+            let d = r.descriptor();
+            Some((
+                (d.group.as_str(), d.version.as_str(), d.resource.as_str()),
+                hash,
+            ))
+        })
+        .collect()
 }
 
 const AGGREGATED_V2: &str = "aggregated-v2:";
@@ -194,18 +262,14 @@ fn aggregated(
                             .map(|s| {
                                 json!({
                                     "subresource": s.subresource,
-                                    "responseKind": {
-                                        "group": s.response_group_version.as_ref().map_or(&s.group, |(g, _)| g),
-                                        "version": s.response_group_version.as_ref().map_or(&s.version, |(_, v)| v),
-                                        "kind": s.kind,
-                                    },
+                                    "responseKind": response_kind(s),
                                     "verbs": s.verbs,
                                 })
                             })
                             .collect();
                         let mut r = json!({
                             "resource": d.resource,
-                            "responseKind": {"group": d.group, "version": d.version, "kind": d.kind},
+                            "responseKind": response_kind(d),
                             "scope": if d.namespaced { "Namespaced" } else { "Cluster" },
                             "singularResource": d.singular,
                             "verbs": d.verbs,
@@ -238,6 +302,16 @@ fn aggregated(
         "metadata": {},
         "items": items,
     })
+}
+
+/// A resource's `responseKind`: the group and version are empty unless the kind is another
+/// group version's (a workload's `scale` answers `autoscaling/v1` Scales), as upstream's.
+fn response_kind(d: &ResourceDescriptor) -> serde_json::Value {
+    let (group, version) = d
+        .response_group_version
+        .as_ref()
+        .map_or(("", ""), |(g, v)| (g.as_str(), v.as_str()));
+    serde_json::json!({"group": group, "version": version, "kind": d.kind})
 }
 
 fn go_arch() -> &'static str {

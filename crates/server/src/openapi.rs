@@ -9,6 +9,9 @@ use std::sync::Arc;
 use bytes::Bytes;
 use capstan_meta::ResourceDescriptor;
 use capstan_registry::{RestStorage, group_versions};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::WatchEvent;
+use k8s_openapi::apimachinery::pkg::version::Info;
+use schemars::SchemaGenerator;
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
 
@@ -114,12 +117,7 @@ fn list_params() -> Vec<Value> {
 }
 
 fn op_name(verb: &str, d: &ResourceDescriptor, namespaced: bool, collection: bool) -> String {
-    let group = d.group.split('.').next().unwrap_or("");
-    let mut group_word = if group.is_empty() {
-        "Core".to_string()
-    } else {
-        capitalize(group)
-    };
+    let mut group_word = tag_words(&d.group).0;
     group_word.push_str(&capitalize(&d.version));
     let scope = if namespaced { "Namespaced" } else { "" };
     let coll = if collection { "Collection" } else { "" };
@@ -208,7 +206,7 @@ fn paths_for(
               body: Option<Value>,
               resp: Value| {
         let mut o = json!({
-            "tags": [format!("{}_{}", if d.group.is_empty() { "core" } else { d.group.split('.').next().unwrap_or("") }, d.version)],
+            "tags": [format!("{}_{}", tag_words(&d.group).1, d.version)],
             "description": format!("{verb} {}", d.kind),
             "operationId": op_name(verb, d, ns, coll),
             "parameters": params,
@@ -361,6 +359,10 @@ fn paths_for(
         paths.insert(item_path, Value::Object(item));
     }
 
+    if !subresource && d.serves("watch") {
+        watch_paths(d, &base, &common, &op, paths);
+    }
+
     if d.namespaced && !subresource && d.serves("list") {
         let mut all = Map::new();
         all.insert(
@@ -385,6 +387,278 @@ fn paths_for(
         paths.insert(format!("{base}/{}", d.resource), Value::Object(all));
     }
 }
+
+/// A document of `paths` with the `schemas` they reach (upstream's documents hold no others).
+fn document(paths: Map<String, Value>, mut schemas: Map<String, Value>) -> Value {
+    fn refs<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
+        match value {
+            Value::Object(map) => {
+                for (key, v) in map {
+                    match (key.as_str(), v) {
+                        ("$ref", Value::String(r)) => out.extend(r.strip_prefix(REF_PREFIX)),
+                        _ => refs(v, out),
+                    }
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|v| refs(v, out)),
+            _ => {}
+        }
+    }
+    let paths = Value::Object(paths);
+    let mut pending = Vec::new();
+    refs(&paths, &mut pending);
+    let mut reached = std::collections::BTreeSet::new();
+    while let Some(name) = pending.pop() {
+        if reached.insert(name.to_string())
+            && let Some(schema) = schemas.get(name)
+        {
+            refs(schema, &mut pending);
+        }
+    }
+    schemas.retain(|name, _| reached.contains(name));
+    let (major, minor, patch) = KUBERNETES_VERSION;
+    json!({
+        "openapi": "3.0.0",
+        "info": {"title": "Kubernetes", "version": format!("v{major}.{minor}.{patch}")},
+        "paths": paths,
+        "components": {"schemas": schemas},
+    })
+}
+
+/// The words a group gives operation ids and tags: `Core`/`core`, `Apps`/`apps`,
+/// `RbacAuthorization`/`rbacAuthorization` (dots and dashes end words; `.k8s.io` and `.io`
+/// dropped).
+fn tag_words(group: &str) -> (String, String) {
+    if group.is_empty() {
+        return ("Core".into(), "core".into());
+    }
+    let trimmed = group
+        .strip_suffix(".k8s.io")
+        .or_else(|| group.strip_suffix(".io"))
+        .unwrap_or(group);
+    let word: String = trimmed.split(['.', '-']).map(capitalize).collect();
+    let mut tag = word.clone();
+    if let Some(first) = tag.get_mut(..1) {
+        first.make_ascii_lowercase();
+    }
+    (word, tag)
+}
+
+/// A path answering one discovery document of `schema` (JSON, YAML or protobuf).
+fn discovery_path(operation: &str, tag: &str, schema: &str) -> Value {
+    let types = [
+        "application/json",
+        "application/yaml",
+        "application/vnd.kubernetes.protobuf",
+    ];
+    json!({"get": {
+        "tags": [tag],
+        "description": "get available resources",
+        "operationId": operation,
+        "responses": {
+            "200": {"description": "OK", "content": content(schema, &types)},
+            "401": {"description": "Unauthorized"},
+        },
+    }})
+}
+
+/// The documents beside the group versions': `api`, `apis`, each group's, `version` and
+/// the service-account issuer's two.
+fn discovery_documents(resources: &[Arc<dyn RestStorage>]) -> Vec<(String, Bytes)> {
+    use capstan_meta::v1::{APIGroup, APIGroupList, APIVersions};
+    let mut out = Vec::new();
+    let mut add = |key: String, paths: Value, mut generator: SchemaGenerator| {
+        let schemas = generator.take_definitions(true).into_iter().collect();
+        let Value::Object(paths) = paths else {
+            return;
+        };
+        let doc = document(paths, schemas);
+        out.push((
+            key,
+            Bytes::from(serde_json::to_vec(&doc).unwrap_or_default()),
+        ));
+    };
+    let generator = || SchemaSettings::openapi3().into_generator();
+    let mut g = generator();
+    let versions = ref_name(&g.subschema_for::<APIVersions>()).unwrap_or_default();
+    add(
+        "api".into(),
+        json!({"/api/": discovery_path("getCoreAPIVersions", "core", &versions)}),
+        g,
+    );
+    let mut g = generator();
+    let list = ref_name(&g.subschema_for::<APIGroupList>()).unwrap_or_default();
+    add(
+        "apis".into(),
+        json!({"/apis/": discovery_path("getAPIVersions", "apis", &list)}),
+        g,
+    );
+    for (group, _) in group_versions(resources.iter().map(|r| r.descriptor())) {
+        if group.is_empty() {
+            continue;
+        }
+        let mut g = generator();
+        let api_group = ref_name(&g.subschema_for::<APIGroup>()).unwrap_or_default();
+        let (word, tag) = tag_words(&group);
+        let path = format!("/apis/{group}/");
+        let mut paths = Map::new();
+        paths.insert(
+            path,
+            discovery_path(&format!("get{word}APIGroup"), &tag, &api_group),
+        );
+        add(format!("apis/{group}"), Value::Object(paths), g);
+    }
+    let mut g = generator();
+    let info = ref_name(&g.subschema_for::<Info>()).unwrap_or_default();
+    let mut version = discovery_path("getCodeVersion", "version", &info);
+    version["get"]["description"] = "get the version information for this server".into();
+    version["get"]["responses"]["200"]["content"] =
+        json!({"application/json": {"schema": {"$ref": format!("{REF_PREFIX}{info}")}}});
+    add("version".into(), json!({"/version/": version}), g);
+    for (key, operation, tag, media) in [
+        (
+            ".well-known/openid-configuration",
+            "getServiceAccountIssuerOpenIDConfiguration",
+            "WellKnown",
+            "application/json",
+        ),
+        (
+            "openid/v1/jwks",
+            "getServiceAccountIssuerOpenIDKeyset",
+            "openid",
+            "application/jwk-set+json",
+        ),
+    ] {
+        let path = json!({"get": {
+            "tags": [tag],
+            "description": "the service account issuer's discovery document",
+            "operationId": operation,
+            "responses": {
+                "200": {"description": "OK", "content": {media: {"schema": {"type": "string"}}}},
+                "401": {"description": "Unauthorized"},
+            },
+        }});
+        let mut paths = Map::new();
+        paths.insert(format!("/{key}/"), path);
+        add(key.into(), Value::Object(paths), generator());
+    }
+    out
+}
+
+/// A `proxy` subresource's paths: the object's and any path below it, every method passed
+/// through (`connect` operations upstream).
+fn proxy_paths(d: &ResourceDescriptor, paths: &mut Map<String, Value>) {
+    let base = if d.group.is_empty() {
+        format!("/api/{}", d.version)
+    } else {
+        format!("/apis/{}/{}", d.group, d.version)
+    };
+    let scoped = if d.namespaced {
+        format!("{base}/namespaces/{{namespace}}")
+    } else {
+        base
+    };
+    let item = format!("{scoped}/{}/{{name}}/{}", d.resource, d.subresource);
+    let (group_word, tag) = tag_words(&d.group);
+    let scope = if d.namespaced { "Namespaced" } else { "" };
+    let what = format!("{}{}", capitalize(&d.singular), capitalize(&d.subresource));
+    let path_param = |name: &str, description: &str| {
+        json!({"name": name, "in": "path", "required": true, "description": description,
+            "schema": {"type": "string", "uniqueItems": true}})
+    };
+    for (path, suffix) in [(item.clone(), ""), (format!("{item}/{{path}}"), "WithPath")] {
+        let mut entry = Map::new();
+        for method in ["delete", "get", "head", "options", "patch", "post", "put"] {
+            let verb = capitalize(method);
+            entry.insert(
+                method.into(),
+                json!({
+                    "tags": [format!("{tag}_{}", d.version)],
+                    "description": format!("connect {method} requests to proxy of {}", d.kind),
+                    "operationId": format!("connect{group_word}{}{verb}{scope}{what}{suffix}", capitalize(&d.version)),
+                    "responses": {
+                        "200": {"description": "OK", "content": {"*/*": {"schema": {"type": "string"}}}},
+                        "401": {"description": "Unauthorized"},
+                    },
+                    "x-kubernetes-action": "connect",
+                    "x-kubernetes-group-version-kind": {"group": d.group, "version": d.version, "kind": d.kind},
+                }),
+            );
+        }
+        let mut params = vec![path_param("name", &format!("name of the {}", d.kind))];
+        if d.namespaced {
+            params.push(path_param("namespace", "object name and auth scope"));
+        }
+        if !suffix.is_empty() {
+            params.push(path_param("path", "path to the resource"));
+        }
+        entry.insert("parameters".into(), Value::Array(params));
+        paths.insert(path, Value::Object(entry));
+    }
+}
+
+/// The deprecated `/watch/` paths upstream still documents: one object, a namespace's
+/// collection (or the cluster's) and, for namespaced resources, every namespace's.
+fn watch_paths(
+    d: &ResourceDescriptor,
+    base: &str,
+    common: &[Value],
+    op: &OperationBuilder<'_>,
+    paths: &mut Map<String, Value>,
+) {
+    let watch = response(WATCH_EVENT, &["200"]);
+    let scoped = if d.namespaced {
+        format!("{base}/watch/namespaces/{{namespace}}/{}", d.resource)
+    } else {
+        format!("{base}/watch/{}", d.resource)
+    };
+    let with_id = |mut o: Value, suffix: &str| {
+        let id = format!("{}{suffix}", o["operationId"].as_str().unwrap_or(""));
+        o["operationId"] = id.into();
+        o
+    };
+    let mut list = Map::new();
+    list.insert(
+        "get".into(),
+        with_id(
+            op(
+                "watch",
+                "watchlist",
+                false,
+                list_params(),
+                None,
+                watch.clone(),
+            ),
+            "List",
+        ),
+    );
+    list.insert("parameters".into(), Value::Array(common.to_vec()));
+    paths.insert(scoped.clone(), Value::Object(list));
+    let mut one = Map::new();
+    one.insert(
+        "get".into(),
+        op("watch", "watch", false, list_params(), None, watch.clone()),
+    );
+    let mut one_params = common.to_vec();
+    one_params.push(json!({"name": "name", "in": "path", "required": true, "description": format!("name of the {}", d.kind), "schema": {"type": "string", "uniqueItems": true}}));
+    one.insert("parameters".into(), Value::Array(one_params));
+    paths.insert(format!("{scoped}/{{name}}"), Value::Object(one));
+    if d.namespaced {
+        let mut all = Map::new();
+        let mut o = op("watch", "watchlist", false, list_params(), None, watch);
+        o["operationId"] = (op_name("watch", d, false, false) + "ListForAllNamespaces").into();
+        all.insert("get".into(), o);
+        all.insert("parameters".into(), Value::Array(common[..1].to_vec()));
+        paths.insert(format!("{base}/watch/{}", d.resource), Value::Object(all));
+    }
+}
+
+/// Builds one operation of a resource: (verb, action, collection, parameters, body,
+/// responses).
+type OperationBuilder<'a> =
+    dyn Fn(&str, &str, bool, Vec<Value>, Option<Value>, Value) -> Value + 'a;
+
+const WATCH_EVENT: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent";
 
 fn ref_name(schema: &schemars::Schema) -> Option<String> {
     schema
@@ -443,7 +717,6 @@ fn set_gvk(schemas: &mut Map<String, Value>, name: &str, gvks: Value) {
 impl OpenApi {
     /// Builds the documents of every served group version.
     pub fn build(resources: &[Arc<dyn RestStorage>]) -> Self {
-        let (major, minor, patch) = KUBERNETES_VERSION;
         let mut docs = BTreeMap::new();
         for (group, versions) in group_versions(resources.iter().map(|r| r.descriptor())) {
             for version in versions {
@@ -461,6 +734,9 @@ impl OpenApi {
                     }
                     let kind_schema = storage.schema(&mut generator);
                     let Some(kind_ref) = ref_name(&kind_schema) else {
+                        if d.subresource == "proxy" {
+                            proxy_paths(d, &mut paths);
+                        }
                         continue;
                     };
                     let list_ref = format!("{kind_ref}List");
@@ -485,6 +761,22 @@ impl OpenApi {
                     paths_for(d, &kind_ref, &list_ref, &mut paths);
                     kinds.push((kind_ref, d.clone()));
                 }
+                generator.subschema_for::<WatchEvent<()>>();
+                let resources_ref = generator.subschema_for::<capstan_meta::v1::APIResourceList>();
+                let base = if group.is_empty() {
+                    format!("/api/{version}/")
+                } else {
+                    format!("/apis/{group}/{version}/")
+                };
+                let (group_word, tag) = tag_words(&group);
+                paths.insert(
+                    base,
+                    discovery_path(
+                        &format!("get{group_word}{}APIResources", capitalize(&version)),
+                        &format!("{tag}_{version}"),
+                        &ref_name(&resources_ref).unwrap_or_default(),
+                    ),
+                );
                 let mut schemas: Map<String, Value> =
                     generator.take_definitions(true).into_iter().collect();
                 schemas.extend(extra_schemas);
@@ -507,12 +799,7 @@ impl OpenApi {
                         json!([{"group": "", "kind": "Status", "version": "v1"}]),
                     );
                 }
-                let doc = json!({
-                    "openapi": "3.0.0",
-                    "info": {"title": "Kubernetes", "version": format!("v{major}.{minor}.{patch}")},
-                    "paths": paths,
-                    "components": {"schemas": schemas},
-                });
+                let doc = document(paths, schemas);
                 let key = if group.is_empty() {
                     format!("api/{version}")
                 } else {
@@ -524,6 +811,7 @@ impl OpenApi {
                 );
             }
         }
+        docs.extend(discovery_documents(resources));
         let mut index = Map::new();
         for (key, doc) in &docs {
             index.insert(

@@ -236,7 +236,7 @@ pub fn warn_no_effect(matches: &clap::ArgMatches, ids: &[&str]) {
 pub use crate::feature_gates::{parse_feature_gate, parse_go_bool};
 
 /// The Kubernetes version Capstan's API matches (major, minor, patch).
-pub const KUBERNETES_VERSION: (u32, u32, u32) = (1, 33, 0);
+pub const KUBERNETES_VERSION: (u32, u32, u32) = (1, 36, 0);
 
 /// Handles `--version[=true|false|raw]`: prints `Kubernetes vX.Y.Z` as upstream (with
 /// `raw`, Capstan's own version and platform too) and returns true when the process should

@@ -1,0 +1,347 @@
+//! Discovery and OpenAPI side by side: Capstan and upstream's kube-apiserver v1.36, both with
+//! their default APIs, are asked for the aggregated and the legacy discovery documents and
+//! for OpenAPI v3; each is flattened into facts (`<group/version> <resource> <attribute>`)
+//! and the facts compared. A difference must be listed, with its reason, in
+//! `discovery-differences.txt`; a listed one that no longer differs must leave the list.
+//! The feature gate table is compared with the gates upstream's server reports.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use capstan_e2e::RawClient;
+use capstan_testing::TestServer;
+use http::Method;
+use serde_json::Value;
+
+use super::{Upstream, capstan};
+
+const KNOWN: &str = include_str!("../discovery-differences.txt");
+
+const AGGREGATED: &str =
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json";
+
+/// Facts about one server: a key and its value.
+type Facts = BTreeMap<String, String>;
+
+async fn get_json(client: &RawClient, path: &str, accept: &str) -> Value {
+    let response = client
+        .request(Method::GET, path, &[("accept", accept)], Vec::new())
+        .await;
+    assert_eq!(response.status, 200, "GET {path}");
+    response.json()
+}
+
+fn strings(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.as_str().map(str::to_string))
+        .collect()
+}
+
+fn sorted(value: &Value) -> String {
+    let mut list = strings(value);
+    list.sort();
+    list.join(",")
+}
+
+fn kind(value: &Value) -> String {
+    let group = value["group"].as_str().unwrap_or("");
+    let version = value["version"].as_str().unwrap_or("");
+    let kind = value["kind"].as_str().unwrap_or("");
+    format!("{group}/{version}/{kind}")
+}
+
+/// The aggregated documents (`/api` and `/apis`, apidiscovery.k8s.io/v2).
+async fn aggregated(client: &RawClient, facts: &mut Facts) {
+    let mut order = Vec::new();
+    for root in ["/api", "/apis"] {
+        let list = get_json(client, root, AGGREGATED).await;
+        assert_eq!(list["kind"], "APIGroupDiscoveryList", "{root}");
+        for group in list["items"].as_array().into_iter().flatten() {
+            let name = group["metadata"]["name"].as_str().unwrap_or("").to_string();
+            order.push(name.clone());
+            let versions: Vec<&str> = group["versions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v["version"].as_str())
+                .collect();
+            facts.insert(format!("{name} versions [aggregated]"), versions.join(","));
+            for version in group["versions"].as_array().into_iter().flatten() {
+                let gv = group_version(&name, version["version"].as_str().unwrap_or(""));
+                facts.insert(format!("{gv} [aggregated]"), "served".into());
+                for resource in version["resources"].as_array().into_iter().flatten() {
+                    let r = format!("{gv} {}", resource["resource"].as_str().unwrap_or(""));
+                    let mut put = |attribute: &str, value: String| {
+                        facts.insert(format!("{r} {attribute} [aggregated]"), value);
+                    };
+                    put("kind", kind(&resource["responseKind"]));
+                    put("scope", resource["scope"].as_str().unwrap_or("").into());
+                    put(
+                        "singular",
+                        resource["singularResource"].as_str().unwrap_or("").into(),
+                    );
+                    put("verbs", sorted(&resource["verbs"]));
+                    put("shortNames", strings(&resource["shortNames"]).join(","));
+                    put("categories", strings(&resource["categories"]).join(","));
+                    for sub in resource["subresources"].as_array().into_iter().flatten() {
+                        let s = format!("{r}/{}", sub["subresource"].as_str().unwrap_or(""));
+                        facts.insert(format!("{s} kind [aggregated]"), kind(&sub["responseKind"]));
+                        facts.insert(format!("{s} verbs [aggregated]"), sorted(&sub["verbs"]));
+                        facts.insert(
+                            format!("{s} acceptedTypes [aggregated]"),
+                            sub["acceptedTypes"]
+                                .as_array()
+                                .into_iter()
+                                .flatten()
+                                .map(kind)
+                                .collect::<Vec<_>>()
+                                .join(","),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    facts.insert("group order".into(), order.join(","));
+}
+
+fn group_version(group: &str, version: &str) -> String {
+    if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    }
+}
+
+/// The legacy documents: `/api`, `/apis` and each group version's resource list.
+async fn legacy(client: &RawClient, facts: &mut Facts) {
+    let core = get_json(client, "/api", "application/json").await;
+    let mut gvs: Vec<String> = strings(&core["versions"]);
+    facts.insert(" versions [legacy]".into(), gvs.join(","));
+    let groups = get_json(client, "/apis", "application/json").await;
+    for group in groups["groups"].as_array().into_iter().flatten() {
+        let name = group["name"].as_str().unwrap_or("");
+        let versions: Vec<String> = group["versions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v["groupVersion"].as_str().map(str::to_string))
+            .collect();
+        facts.insert(
+            format!("{name} versions [legacy]"),
+            versions
+                .iter()
+                .map(|gv| gv.rsplit('/').next().unwrap_or(""))
+                .collect::<Vec<_>>()
+                .join(","),
+        );
+        facts.insert(
+            format!("{name} preferred [legacy]"),
+            group["preferredVersion"]["version"]
+                .as_str()
+                .unwrap_or("")
+                .into(),
+        );
+        gvs.extend(versions);
+    }
+    for gv in gvs {
+        let path = if gv.contains('/') {
+            format!("/apis/{gv}")
+        } else {
+            format!("/api/{gv}")
+        };
+        let list = get_json(client, &path, "application/json").await;
+        for resource in list["resources"].as_array().into_iter().flatten() {
+            let r = format!("{gv} {}", resource["name"].as_str().unwrap_or(""));
+            let mut put = |attribute: &str, value: String| {
+                facts.insert(format!("{r} {attribute} [legacy]"), value);
+            };
+            let response = kind(resource);
+            // Upstream names a group and version only where they are not the list's own.
+            put("kind", response.trim_start_matches('/').to_string());
+            put(
+                "singular",
+                resource["singularName"].as_str().unwrap_or("").into(),
+            );
+            put("namespaced", resource["namespaced"].to_string());
+            put("verbs", sorted(&resource["verbs"]));
+            put("shortNames", strings(&resource["shortNames"]).join(","));
+            put("categories", strings(&resource["categories"]).join(","));
+            put(
+                "storageVersionHash",
+                resource["storageVersionHash"].as_str().unwrap_or("").into(),
+            );
+        }
+    }
+}
+
+/// OpenAPI v3: the documents listed, and in each group version's document the operations of
+/// every path and the names of the schemas.
+async fn openapi(client: &RawClient, facts: &mut Facts) {
+    let index = get_json(client, "/openapi/v3", "application/json").await;
+    let paths: Vec<String> = index["paths"]
+        .as_object()
+        .map(|p| p.keys().cloned().collect())
+        .unwrap_or_default();
+    for path in paths {
+        facts.insert(format!("{path} [openapi]"), "listed".into());
+        if !(path.starts_with("api/") || path.starts_with("apis/")) {
+            continue;
+        }
+        let doc = get_json(client, &format!("/openapi/v3/{path}"), "application/json").await;
+        for (p, item) in doc["paths"].as_object().into_iter().flatten() {
+            let mut methods: Vec<&str> = item
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter(|(k, _)| k.as_str() != "parameters")
+                .map(|(k, _)| k.as_str())
+                .collect();
+            methods.sort();
+            facts.insert(format!("{path} path {p} [openapi]"), methods.join(","));
+        }
+        for name in doc["components"]["schemas"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, _)| k)
+        {
+            facts.insert(format!("{path} schema {name} [openapi]"), "defined".into());
+        }
+    }
+}
+
+async fn facts(client: &RawClient) -> Facts {
+    let mut facts = Facts::new();
+    aggregated(client, &mut facts).await;
+    legacy(client, &mut facts).await;
+    openapi(client, &mut facts).await;
+    let version = get_json(client, "/version", "application/json").await;
+    let mut fields: Vec<&String> = version.as_object().unwrap().keys().collect();
+    fields.sort();
+    facts.insert("version fields".into(), format!("{fields:?}"));
+    for field in ["major", "minor", "emulationMajor", "emulationMinor"] {
+        facts.insert(format!("version {field}"), version[field].to_string());
+    }
+    facts
+}
+
+/// The `group order` fact, reduced to the groups both servers serve.
+fn common_order(ours: &mut Facts, theirs: &mut Facts) {
+    let groups = |facts: &Facts| -> Vec<String> {
+        facts["group order"]
+            .split(',')
+            .map(str::to_string)
+            .collect()
+    };
+    let (a, b) = (groups(ours), groups(theirs));
+    let both: BTreeSet<&String> = a.iter().filter(|g| b.contains(g)).collect();
+    let keep = |list: &[String]| {
+        list.iter()
+            .filter(|g| both.contains(g))
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    ours.insert("group order".into(), keep(&a));
+    theirs.insert("group order".into(), keep(&b));
+}
+
+/// The listed difference covering `key`: an entry is a key prefix ending at a word.
+fn listed(key: &str) -> Option<&'static str> {
+    KNOWN
+        .lines()
+        .filter_map(|l| l.split('#').next())
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .find(|entry| {
+            key.strip_prefix(entry)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '/']))
+        })
+}
+
+/// Gates the OpenShift build of `../shared/k8s/` adds to upstream's (not Kubernetes').
+const FORK_ONLY_GATES: &[&str] = &[
+    "MinimumKubeletVersion",
+    "RouteExternalCertificate",
+    "StoragePerformantSecurityPolicy",
+];
+
+/// Capstan's feature gate table against the gates upstream's server reports in its
+/// `kubernetes_feature_enabled` metric: the same names, stages and defaults.
+async fn feature_gates_are_upstreams(upstream: &RawClient) {
+    use capstan_serving::feature_gates::{Stage, known};
+    let metrics = upstream.get("/metrics").await;
+    let text = String::from_utf8_lossy(&metrics.body);
+    let theirs: BTreeSet<String> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("kubernetes_feature_enabled{name=\""))
+        .filter_map(|l| {
+            let (name, rest) = l.split_once('"')?;
+            let stage = rest.split('"').nth(1)?;
+            let on = rest.rsplit(' ').next()? == "1";
+            (!FORK_ONLY_GATES.contains(&name)).then(|| format!("{name} {stage} {on}"))
+        })
+        .collect();
+    let ours: BTreeSet<String> = known()
+        .map(|g| {
+            let stage = match g.stage {
+                Stage::Alpha => "ALPHA",
+                Stage::Beta => "BETA",
+                Stage::Ga => "",
+                Stage::Deprecated => "DEPRECATED",
+            };
+            format!("{} {stage} {}", g.name, g.default)
+        })
+        .collect();
+    assert!(theirs.len() > 200, "upstream's metrics: {text:.300}");
+    let only_ours: Vec<_> = ours.difference(&theirs).collect();
+    let only_theirs: Vec<_> = theirs.difference(&ours).collect();
+    assert!(
+        only_ours.is_empty() && only_theirs.is_empty(),
+        "feature gates differ:\ncapstan only: {only_ours:?}\nupstream only: {only_theirs:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discovery_and_openapi_are_upstreams() {
+    let upstream = Upstream::start().await;
+    feature_gates_are_upstreams(&upstream.client).await;
+    let server = TestServer::start().await;
+    let mut ours = facts(&capstan(&server)).await;
+    let mut theirs = facts(&upstream.client).await;
+    common_order(&mut ours, &mut theirs);
+    let keys: BTreeSet<&String> = ours.keys().chain(theirs.keys()).collect();
+    let mut unexplained = Vec::new();
+    let mut used = BTreeSet::new();
+    for key in keys {
+        let (a, b) = (ours.get(key), theirs.get(key));
+        if a == b {
+            continue;
+        }
+        match listed(key) {
+            Some(entry) => {
+                used.insert(entry);
+            }
+            None => unexplained.push(format!(
+                "{key}\n    capstan:  {}\n    upstream: {}",
+                a.map_or("(none)", String::as_str),
+                b.map_or("(none)", String::as_str)
+            )),
+        }
+    }
+    let stale: Vec<&str> = KNOWN
+        .lines()
+        .filter_map(|l| l.split('#').next())
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !used.contains(l))
+        .collect();
+    assert!(
+        unexplained.is_empty() && stale.is_empty(),
+        "{} unexplained differences:\n{}\nlisted but no longer different: {stale:?}",
+        unexplained.len(),
+        unexplained.join("\n")
+    );
+}
