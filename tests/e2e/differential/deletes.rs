@@ -6,7 +6,9 @@ use http::Method;
 use serde_json::{Value, json};
 
 use super::authorization::Pair;
-use super::{Upstream, capstan, create_user_objects, known, masked, user_objects};
+use super::{
+    Upstream, capstan, create_user_objects, known, masked, protobuf_reads_agree, user_objects,
+};
 use capstan_testing::TestServer;
 
 /// Objects of kinds beyond [`user_objects`]: (collection, object).
@@ -223,6 +225,13 @@ async fn deletes_answer_as_upstream() {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     let mut differences = Vec::new();
+    // Every kind read as protobuf from both (the objects beyond the user objects, which the
+    // reads differential covers).
+    for (path, object) in more_objects() {
+        let one = format!("{path}/{}", object["metadata"]["name"].as_str().unwrap());
+        let (protobuf, _) = protobuf_reads_agree(&pair.upstream, &pair.capstan, &one).await;
+        differences.extend(protobuf);
+    }
     let mut deletes: Vec<(Method, String, Value)> = objects
         .iter()
         .map(|(path, object)| {
