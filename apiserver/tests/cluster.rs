@@ -58,6 +58,11 @@ const ALLOWED: &[&str] = &[
     // published the new namespace's CA map: the kubelet retries the mount (upstream clusters
     // log the same on a busy machine; the publisher is asynchronous by design).
     "configmap \"kube-root-ca.crt\" not found",
+    // A kubelet still mounting the token or CA map of a pod of the namespace the test
+    // deletes, once the namespace is terminating or the pod is gone from the kubelet: its
+    // retries end with the pod (seen on upstream's API server too, on a busy machine).
+    "in namespace doomed because it is being terminated",
+    "object \"doomed\"/\"kube-root-ca.crt\" not registered",
     // The controller manager's empty static manifest path (a flag default).
     "The manifest file is empty",
 ];

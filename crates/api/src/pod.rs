@@ -292,6 +292,103 @@ impl Strategy for PodStrategy {
         true
     }
 
+    /// A resize writes the containers' resources (matched by name) and nothing else; the
+    /// rest of what was sent is dropped, as upstream's.
+    fn copy_resize(&self, to: &mut Pod, from: &Pod) {
+        let (Some(to), Some(from)) = (to.spec.as_mut(), from.spec.as_ref()) else {
+            return;
+        };
+        let sent = |name: &str| {
+            from.containers
+                .iter()
+                .chain(from.init_containers.iter().flatten())
+                .find(|c| c.name == name)
+        };
+        for c in to
+            .containers
+            .iter_mut()
+            .chain(to.init_containers.iter_mut().flatten())
+        {
+            if let Some(new) = sent(&c.name) {
+                c.resources = new.resources.clone();
+                c.resize_policy = new.resize_policy.clone();
+            }
+        }
+    }
+
+    /// Only CPU and memory may change, limits and requests set stay set, and the QoS class
+    /// stays (upstream's words and order).
+    fn validate_resize_update(&self, new: &Pod, old: &Pod) -> FieldErrors {
+        let mut errs = self.check(new);
+        let (Some(new_spec), Some(old_spec)) = (&new.spec, &old.spec) else {
+            return errs;
+        };
+        let all = |spec: &PodSpec| -> Vec<Container> {
+            spec.containers
+                .iter()
+                .chain(spec.init_containers.iter().flatten())
+                .cloned()
+                .collect()
+        };
+        let cpu_memory_only = |mut c: Container| {
+            if let Some(r) = c.resources.as_mut() {
+                for list in [r.requests.as_mut(), r.limits.as_mut()]
+                    .into_iter()
+                    .flatten()
+                {
+                    list.retain(|name, _| name != "cpu" && name != "memory");
+                }
+            }
+            c
+        };
+        let mut other_changes = false;
+        for (i, (new_c, old_c)) in all(new_spec).into_iter().zip(all(old_spec)).enumerate() {
+            let path = if i < new_spec.containers.len() {
+                format!("spec.containers[{i}].resources")
+            } else {
+                format!(
+                    "spec.initContainers[{}].resources",
+                    i - new_spec.containers.len()
+                )
+            };
+            // Requests may go (defaulting puts them back from the limits); limits may not.
+            let limited = |c: &Container| -> Vec<&'static str> {
+                let limits = c.resources.as_ref().and_then(|r| r.limits.as_ref());
+                ["cpu", "memory"]
+                    .into_iter()
+                    .filter(|n| limits.is_some_and(|l| l.contains_key(*n)))
+                    .collect()
+            };
+            let after = limited(&new_c);
+            if limited(&old_c).iter().any(|n| !after.contains(n)) {
+                errs.push(FieldError::forbidden(
+                    format!("{path}.limits"),
+                    "resource limits cannot be removed",
+                ));
+            }
+            if new_c.resize_policy != old_c.resize_policy
+                || cpu_memory_only(new_c) != cpu_memory_only(old_c)
+            {
+                other_changes = true;
+            }
+        }
+        if other_changes {
+            errs.push(FieldError::forbidden(
+                "spec",
+                "only cpu and memory resources are mutable",
+            ));
+        }
+        let before = qos_class(old_spec);
+        if qos_class(new_spec) != before {
+            errs.push(FieldError::invalid(
+                "spec",
+                before,
+                "Pod QOS Class may not change as a result of resizing",
+            ));
+        }
+        errs
+    }
+
     fn prepare_for_update(&self, new: &mut Pod, old: &Pod) {
         crate::apps::bump_generation(&mut new.metadata, &old.metadata, new.spec != old.spec);
     }
@@ -556,8 +653,6 @@ fn default_probe(p: &mut Probe) {
     }
 }
 
-/// Tolerates `not-ready` and `unreachable` nodes for 300 s, unless the pod already says how
-/// (upstream's DefaultTolerationSeconds admission).
 /// Upstream's QoS class: Guaranteed when every container sets equal CPU and memory requests
 /// and limits, BestEffort when none sets any, Burstable otherwise.
 pub fn qos_class(spec: &PodSpec) -> &'static str {

@@ -234,6 +234,15 @@ pub trait Strategy: Send + Sync + 'static {
         sent.clone()
     }
 
+    /// Copies what a `resize` subresource writes (a pod's containers' resources and resize
+    /// policies) from `from` into `to`.
+    fn copy_resize(&self, _to: &mut Self::Object, _from: &Self::Object) {}
+
+    /// Checks an update made through the `resize` subresource.
+    fn validate_resize_update(&self, new: &Self::Object, old: &Self::Object) -> FieldErrors {
+        self.validate_update(new, old)
+    }
+
     /// Copies what an `ephemeralcontainers` subresource writes (a pod's
     /// `spec.ephemeralContainers`) from `from` into `to`.
     fn copy_ephemeral_containers(&self, _to: &mut Self::Object, _from: &Self::Object) {}

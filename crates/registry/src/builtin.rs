@@ -136,6 +136,7 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
     registry.add(Arc::new(BindingRest::subresource(pods.clone())));
     registry.add(Arc::new(BindingRest::resource(pods.clone())));
     registry.add(Arc::new(PartRest::ephemeral_containers(pods.clone())));
+    registry.add(Arc::new(PartRest::resize(pods.clone())));
     let nodes = registry.register(NodeStrategy);
     let config_maps = registry.register(ConfigMapStrategy);
     let service_accounts = registry.register(ServiceAccountStrategy);

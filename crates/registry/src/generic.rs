@@ -77,6 +77,8 @@ pub(crate) enum Target {
     Approval,
     /// `pods/ephemeralcontainers`: the ephemeral containers only.
     EphemeralContainers,
+    /// `pods/resize`: the containers' resources only.
+    Resize,
     /// A workload written through its `scale` subresource, whose admission ran on the Scale.
     Scale,
 }
@@ -93,6 +95,7 @@ impl Target {
             Self::Status => "status",
             Self::Approval => "approval",
             Self::EphemeralContainers => "ephemeralcontainers",
+            Self::Resize => "resize",
             Self::Scale => "scale",
         }
     }
@@ -690,6 +693,7 @@ impl<S: Strategy> GenericStore<S> {
                 Target::EphemeralContainers => {
                     self.strategy.copy_ephemeral_containers(&mut merged, &new)
                 }
+                Target::Resize => self.strategy.copy_resize(&mut merged, &new),
                 Target::Resource | Target::Scale => {}
             }
             merged.metadata_mut().resource_version = given;
@@ -796,6 +800,7 @@ impl<S: Strategy> GenericStore<S> {
             Target::EphemeralContainers => self
                 .strategy
                 .validate_ephemeral_containers_update(&new, old),
+            Target::Resize => self.strategy.validate_resize_update(&new, old),
             _ => self.strategy.validate_update(&new, old),
         });
         if !errors.is_empty() {

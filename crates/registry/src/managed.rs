@@ -62,10 +62,14 @@ impl FieldTracker {
     fn ignored(&self, target: Target) -> Ignored {
         match target {
             Target::Status | Target::Approval => Ignored::identity().keeping_only(&["status"]),
-            Target::Resource | Target::EphemeralContainers | Target::Scale if self.has_status => {
+            Target::Resource | Target::EphemeralContainers | Target::Resize | Target::Scale
+                if self.has_status =>
+            {
                 Ignored::identity().with_top_level(&["status"])
             }
-            Target::Resource | Target::EphemeralContainers | Target::Scale => Ignored::identity(),
+            Target::Resource | Target::EphemeralContainers | Target::Resize | Target::Scale => {
+                Ignored::identity()
+            }
         }
     }
 

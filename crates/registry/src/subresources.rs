@@ -20,7 +20,7 @@ use crate::rest::{Encoded, ResponseStatus, RestStorage};
 
 /// A subresource that reads the whole object and writes one part of it: `status` (every type
 /// that has one), a CertificateSigningRequest's `approval` conditions, a pod's
-/// `ephemeralcontainers`.
+/// `ephemeralcontainers` and `resize`.
 pub struct PartRest<S: Strategy> {
     main: Arc<GenericStore<S>>,
     descriptor: ResourceDescriptor,
@@ -50,6 +50,11 @@ where
     /// The approval subresource of `main` (CertificateSigningRequests).
     pub fn approval(main: Arc<GenericStore<S>>) -> Self {
         Self::new(main, Target::Approval)
+    }
+
+    /// The resize subresource of `main` (pods).
+    pub fn resize(main: Arc<GenericStore<S>>) -> Self {
+        Self::new(main, Target::Resize)
     }
 
     /// The ephemeralcontainers subresource of `main` (pods).

@@ -1,6 +1,6 @@
 //! Writes through subresources: the same objects created in Capstan and in upstream's
 //! kube-apiserver, then the same writes to their `status`, `scale`, `binding`, `eviction`,
-//! `ephemeralcontainers`, `token` and `finalize` subresources (and some refused ones); the
+//! `ephemeralcontainers`, `resize`, `token` and `finalize` subresources (and some refused ones); the
 //! answers compared once masked.
 
 use http::Method;
@@ -41,6 +41,18 @@ fn masked((status, body): (u16, Value)) -> (u16, Value) {
         }
     }
     (status, body)
+}
+
+/// A strategic merge patch of the `rp` pod's container `c` through `resize`.
+fn resize(container: Value) -> (Method, String, &'static str, Value) {
+    let mut container = container;
+    container["name"] = json!("c");
+    (
+        Method::PATCH,
+        "/api/v1/namespaces/default/pods/rp/resize".into(),
+        STRATEGIC,
+        json!({"spec": {"containers": [container]}}),
+    )
 }
 
 /// (method, path, content type, body) of each write.
@@ -88,6 +100,39 @@ fn writes() -> Vec<(Method, String, &'static str, Value)> {
             format!("{ns}/pods/p/ephemeralcontainers"),
             STRATEGIC,
             json!({"spec": {"ephemeralContainers": [{"name": "c", "image": "busybox"}]}}),
+        ),
+        // Resizes: resources change, the rest of what is sent is dropped, other resources,
+        // resize policies, removed limits and QoS changes are refused.
+        (
+            Method::POST,
+            format!("{ns}/pods"),
+            JSON,
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "rp"},
+                "spec": {"containers": [{"name": "c", "image": "nginx", "resources": {
+                    "requests": {"cpu": "100m", "memory": "100Mi"},
+                    "limits": {"cpu": "200m", "memory": "200Mi"}}}]}}),
+        ),
+        (
+            Method::GET,
+            format!("{ns}/pods/rp/resize"),
+            JSON,
+            Value::Null,
+        ),
+        resize(json!({"resources": {"requests": {"cpu": "150m"}}})),
+        resize(json!({"image": "busybox", "resources": {"limits": {"memory": "150Mi"}}})),
+        resize(json!({"resources": {"requests": {"memory": null}}})),
+        resize(json!({"resources": {"requests": {"cpu": "200m", "memory": "150Mi"}}})),
+        resize(json!({"resources": {"requests": {"ephemeral-storage": "1Gi"}}})),
+        resize(
+            json!({"resizePolicy": [{"resourceName": "cpu", "restartPolicy": "RestartContainer"}]}),
+        ),
+        resize(json!({"resources": {"limits": {"cpu": null}}})),
+        resize(json!({"resources": {"requests": {"cpu": "300m"}}})),
+        (
+            Method::PATCH,
+            format!("{ns}/pods/rp/resize"),
+            MERGE,
+            json!({"metadata": {"labels": {"x": "y"}}}),
         ),
         (
             Method::GET,

@@ -46,14 +46,18 @@ impl LimitRanger {
     }
 }
 
-/// Pods on create (their containers cannot change later), claims on create and update.
+/// Pods on create and on resize (the only way their containers' resources change), claims
+/// on create and update.
 fn covered(operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
-    if !resource.group.is_empty() || !subresource.is_empty() {
+    if !resource.group.is_empty() {
         return false;
     }
-    match resource.resource.as_str() {
-        "pods" => operation == Operation::Create,
-        "persistentvolumeclaims" => matches!(operation, Operation::Create | Operation::Update),
+    match (resource.resource.as_str(), subresource) {
+        ("pods", "") => operation == Operation::Create,
+        ("pods", "resize") => operation == Operation::Update,
+        ("persistentvolumeclaims", "") => {
+            matches!(operation, Operation::Create | Operation::Update)
+        }
         _ => false,
     }
 }
@@ -279,9 +283,7 @@ impl Plugin for LimitRanger {
     }
 
     fn admits(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
-        operation == Operation::Create
-            && resource.resource == "pods"
-            && covered(operation, resource, subresource)
+        resource.resource == "pods" && covered(operation, resource, subresource)
     }
 
     fn validates(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
@@ -296,7 +298,10 @@ impl Plugin for LimitRanger {
         let Some(pod) = a.object.as_mut() else {
             return Ok(());
         };
-        if let Some(note) = apply_defaults(&mut pod["spec"], &items) {
+        // A resize writes the resources only: defaults are set, no annotation notes them.
+        if let Some(note) = apply_defaults(&mut pod["spec"], &items)
+            && a.subresource.is_empty()
+        {
             let meta = &mut pod["metadata"];
             if !meta["annotations"].is_object() {
                 meta["annotations"] = json!({});

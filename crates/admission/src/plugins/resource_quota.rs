@@ -315,7 +315,16 @@ impl Plugin for ResourceQuota {
     }
 
     fn validates(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
-        if self.namespaces.is_empty() || !subresource.is_empty() {
+        if self.namespaces.is_empty() {
+            return false;
+        }
+        // A pod's resize changes what it requests: charged as upstream charges it.
+        if subresource == "resize" {
+            return operation == Operation::Update
+                && resource.group.is_empty()
+                && resource.resource == "pods";
+        }
+        if !subresource.is_empty() {
             return false;
         }
         match operation {
