@@ -164,16 +164,8 @@ fn paths_for(
     paths: &mut Map<String, Value>,
 ) {
     let gvk = json!({"group": d.group, "version": d.version, "kind": d.kind});
-    let base = if d.group.is_empty() {
-        format!("/api/{}", d.version)
-    } else {
-        format!("/apis/{}/{}", d.group, d.version)
-    };
-    let scoped_base = if d.namespaced {
-        format!("{base}/namespaces/{{namespace}}")
-    } else {
-        base.clone()
-    };
+    let base = group_version_path(&d.group, &d.version);
+    let scoped_base = scoped_path(d);
     let mut common = vec![query_param(
         "pretty",
         "string",
@@ -545,20 +537,35 @@ fn discovery_documents(resources: &[Arc<dyn RestStorage>]) -> Vec<(String, Bytes
     out
 }
 
-/// A `proxy` subresource's paths: the object's and any path below it, every method passed
-/// through (`connect` operations upstream).
-fn proxy_paths(d: &ResourceDescriptor, paths: &mut Map<String, Value>) {
-    let base = if d.group.is_empty() {
-        format!("/api/{}", d.version)
+/// The path of a group version: `/api/v1`, `/apis/apps/v1`.
+fn group_version_path(group: &str, version: &str) -> String {
+    if group.is_empty() {
+        format!("/api/{version}")
     } else {
-        format!("/apis/{}/{}", d.group, d.version)
-    };
-    let scoped = if d.namespaced {
+        format!("/apis/{group}/{version}")
+    }
+}
+
+/// The path `d`'s objects sit under: its group version's, and `namespaces/{namespace}` below
+/// it when they are namespaced.
+fn scoped_path(d: &ResourceDescriptor) -> String {
+    let base = group_version_path(&d.group, &d.version);
+    if d.namespaced {
         format!("{base}/namespaces/{{namespace}}")
     } else {
         base
-    };
-    let item = format!("{scoped}/{}/{{name}}/{}", d.resource, d.subresource);
+    }
+}
+
+/// A `proxy` subresource's paths: the object's and any path below it, every method passed
+/// through (`connect` operations upstream).
+fn proxy_paths(d: &ResourceDescriptor, paths: &mut Map<String, Value>) {
+    let item = format!(
+        "{}/{}/{{name}}/{}",
+        scoped_path(d),
+        d.resource,
+        d.subresource
+    );
     let (group_word, tag) = tag_words(&d.group);
     let scope = if d.namespaced { "Namespaced" } else { "" };
     let what = format!("{}{}", capitalize(&d.singular), capitalize(&d.subresource));
@@ -763,14 +770,9 @@ impl OpenApi {
                 }
                 generator.subschema_for::<WatchEvent<()>>();
                 let resources_ref = generator.subschema_for::<capstan_meta::v1::APIResourceList>();
-                let base = if group.is_empty() {
-                    format!("/api/{version}/")
-                } else {
-                    format!("/apis/{group}/{version}/")
-                };
                 let (group_word, tag) = tag_words(&group);
                 paths.insert(
-                    base,
+                    format!("{}/", group_version_path(&group, &version)),
                     discovery_path(
                         &format!("get{group_word}{}APIResources", capitalize(&version)),
                         &format!("{tag}_{version}"),
