@@ -83,6 +83,7 @@ impl Strategy for PodStrategy {
     fn prepare_for_create(&self, pod: &mut Pod) {
         // Pods count their spec's generations, as upstream's since v1.33.
         pod.metadata.generation = Some(1);
+        crate::pod_security_context::sync_app_armor_annotations(pod);
         // The deprecated `serviceAccount` mirrors `serviceAccountName`, as upstream's
         // conversion keeps them; the ServiceAccount admission plugin names `default` when a
         // pod names no account. The tolerations and priority come from their plugins too.

@@ -4,7 +4,7 @@
 //! and sysctls, Windows host-process pods, and the fields each operating system may not set.
 
 use capstan_meta::{FieldError, FieldErrors};
-use k8s_openapi::api::core::v1::{Container, PodSpec, SecurityContext};
+use k8s_openapi::api::core::v1::{AppArmorProfile, Container, Pod, PodSpec, SecurityContext};
 
 /// One container's security context at `path` (`spec.containers[0]`).
 pub(crate) fn validate_container(
@@ -366,6 +366,66 @@ pub(crate) fn validate_os(spec: &PodSpec, errs: &mut FieldErrors) {
     }
 }
 
+/// The deprecated per-container AppArmor annotation's prefix.
+const APP_ARMOR_ANNOTATION: &str = "container.apparmor.security.beta.kubernetes.io/";
+
+/// The profile field an AppArmor annotation value stands for, if it is a valid one.
+fn app_armor_field(annotation: &str) -> Option<AppArmorProfile> {
+    let (type_, localhost_profile) = match annotation {
+        "runtime/default" => ("RuntimeDefault", None),
+        "unconfined" => ("Unconfined", None),
+        other => {
+            let name = other.strip_prefix("localhost/").filter(|p| !p.is_empty())?;
+            ("Localhost", Some(name.to_string()))
+        }
+    };
+    Some(AppArmorProfile {
+        type_: type_.into(),
+        localhost_profile,
+    })
+}
+
+/// On create, a container with an AppArmor annotation and no profile field of its own gets
+/// the field the annotation stands for, unless that is the pod's profile (upstream's version
+/// skew handling; the field is not written back to annotations any more). Windows pods and
+/// invalid annotations are left alone.
+pub(crate) fn sync_app_armor_annotations(pod: &mut Pod) {
+    let Some(spec) = pod.spec.as_mut() else {
+        return;
+    };
+    let annotations = pod.metadata.annotations.as_ref();
+    if spec.os.as_ref().is_some_and(|os| os.name == "windows") || annotations.is_none() {
+        return;
+    }
+    let pod_profile = spec
+        .security_context
+        .as_ref()
+        .and_then(|s| s.app_armor_profile.clone());
+    for c in spec
+        .init_containers
+        .iter_mut()
+        .flatten()
+        .chain(spec.containers.iter_mut())
+    {
+        let own = c
+            .security_context
+            .as_ref()
+            .and_then(|s| s.app_armor_profile.as_ref());
+        let annotation =
+            annotations.and_then(|a| a.get(&format!("{APP_ARMOR_ANNOTATION}{}", c.name)));
+        if own.is_some() {
+            continue;
+        }
+        if let Some(field) = annotation.and_then(|a| app_armor_field(a))
+            && pod_profile.as_ref() != Some(&field)
+        {
+            c.security_context
+                .get_or_insert_with(Default::default)
+                .app_armor_profile = Some(field);
+        }
+    }
+}
+
 /// On create, a container's AppArmor annotation (the deprecated
 /// `container.apparmor.security.beta.kubernetes.io/<name>`) must say what its profile field
 /// (or the pod's) says.
@@ -402,22 +462,16 @@ pub(crate) fn validate_app_armor_annotations(
             .and_then(|s| s.app_armor_profile.as_ref());
         // Without a field of its own, a valid annotation becomes the container's field
         // (upstream syncs them before validating), so it cannot disagree.
-        let valid_annotation = |a: &str| {
-            matches!(a, "unconfined" | "runtime/default")
-                || a.strip_prefix("localhost/").is_some_and(|p| !p.is_empty())
-        };
-        let key = format!("container.apparmor.security.beta.kubernetes.io/{}", c.name);
-        if own.is_none() && annotations.get(&key).is_some_and(|a| valid_annotation(a)) {
+        let key = format!("{APP_ARMOR_ANNOTATION}{}", c.name);
+        if own.is_none()
+            && annotations
+                .get(&key)
+                .is_some_and(|a| app_armor_field(a).is_some())
+        {
             continue;
         }
         let profile = own.or(pod_profile);
-        let (Some(profile), Some(annotation)) = (
-            profile,
-            annotations.get(&format!(
-                "container.apparmor.security.beta.kubernetes.io/{}",
-                c.name
-            )),
-        ) else {
+        let (Some(profile), Some(annotation)) = (profile, annotations.get(&key)) else {
             continue;
         };
         let at = |f: &str| format!("{path}.securityContext.appArmorProfile.{f}");
@@ -441,5 +495,53 @@ pub(crate) fn validate_app_armor_annotations(
             },
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn app_armor_annotations_become_fields_unless_the_pod_says_the_same() {
+        let mut pod: Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "p", "annotations": {
+                "container.apparmor.security.beta.kubernetes.io/a": "localhost/prof",
+                "container.apparmor.security.beta.kubernetes.io/b": "runtime/default",
+                "container.apparmor.security.beta.kubernetes.io/c": "bogus",
+                "container.apparmor.security.beta.kubernetes.io/d": "unconfined"}},
+            "spec": {"securityContext": {"appArmorProfile": {"type": "RuntimeDefault"}},
+                "containers": [{"name": "a"}, {"name": "b"}, {"name": "c"},
+                    {"name": "d", "securityContext": {"appArmorProfile": {"type": "RuntimeDefault"}}}]}
+        }))
+        .unwrap();
+        sync_app_armor_annotations(&mut pod);
+        let profiles: Vec<Option<String>> = pod
+            .spec
+            .unwrap()
+            .containers
+            .iter()
+            .map(|c| {
+                c.security_context
+                    .as_ref()
+                    .and_then(|s| s.app_armor_profile.as_ref())
+                    .map(|p| {
+                        format!(
+                            "{}:{}",
+                            p.type_,
+                            p.localhost_profile.clone().unwrap_or_default()
+                        )
+                    })
+            })
+            .collect();
+        assert_eq!(
+            profiles,
+            [
+                Some("Localhost:prof".to_string()),
+                None,
+                None,
+                Some("RuntimeDefault:".to_string())
+            ]
+        );
     }
 }

@@ -112,6 +112,29 @@ fn writes() -> Vec<(Method, String, &'static str, Value)> {
                     "requests": {"cpu": "100m", "memory": "100Mi"},
                     "limits": {"cpu": "200m", "memory": "200Mi"}}}]}}),
         ),
+        // AppArmor annotations become the containers' fields on create (but the pod's own
+        // profile), an invalid one is refused.
+        (
+            Method::POST,
+            format!("{ns}/pods"),
+            JSON,
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "aa", "annotations": {
+                    "container.apparmor.security.beta.kubernetes.io/c": "localhost/p2",
+                    "container.apparmor.security.beta.kubernetes.io/d": "runtime/default",
+                    "container.apparmor.security.beta.kubernetes.io/i": "unconfined"}},
+                "spec": {"securityContext": {"appArmorProfile": {"type": "RuntimeDefault"}},
+                    "initContainers": [{"name": "i", "image": "x"}],
+                    "containers": [{"name": "c", "image": "x"}, {"name": "d", "image": "x"},
+                        {"name": "e", "image": "x", "securityContext": {"appArmorProfile": {"type": "Unconfined"}}}]}}),
+        ),
+        (
+            Method::POST,
+            format!("{ns}/pods"),
+            JSON,
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "ab", "annotations": {
+                    "container.apparmor.security.beta.kubernetes.io/c": "localhost/"}},
+                "spec": {"containers": [{"name": "c", "image": "x"}]}}),
+        ),
         (
             Method::GET,
             format!("{ns}/pods/rp/resize"),

@@ -73,10 +73,12 @@ fn quantities(v: &Value) -> BTreeMap<&str, (&str, Milli)> {
         .collect()
 }
 
+/// A pod's container lists, regular ones first as upstream walks them (in the annotation
+/// and in errors).
 fn container_lists() -> [(&'static str, &'static str); 2] {
     [
-        ("initContainers", "init container"),
         ("containers", "container"),
+        ("initContainers", "init container"),
     ]
 }
 
