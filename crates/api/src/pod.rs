@@ -317,8 +317,9 @@ impl Strategy for PodStrategy {
         }
     }
 
-    /// Only CPU and memory may change, limits and requests set stay set, and the QoS class
-    /// stays (upstream's words and order).
+    /// Only CPU and memory may change, their limits may not be removed (requests may: they
+    /// are defaulted from the limits again), and the QoS class stays (upstream's words and
+    /// order).
     fn validate_resize_update(&self, new: &Pod, old: &Pod) -> FieldErrors {
         let mut errs = self.check(new);
         let (Some(new_spec), Some(old_spec)) = (&new.spec, &old.spec) else {

@@ -33,7 +33,7 @@ impl Discovery {
             resources.iter().map(|r| r.descriptor()).collect();
         let descriptors = descriptors.as_slice();
         let mut groups = group_versions(descriptors.iter().copied());
-        groups.sort_by_key(|(group, _)| group_rank(group));
+        groups.sort_by_cached_key(|(group, _)| group_rank(group));
         let hashes = storage_version_hashes(resources);
         let mut documents = HashMap::new();
         let addresses = vec![ServerAddressByClientCIDR {
