@@ -128,19 +128,27 @@ async fn the_scheduler_binds_pods_where_they_fit() {
     let expected = "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {dedicated: gpu}, 1 node(s) were unschedulable. preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling.";
     let message = unschedulable_message(&client, "big").await;
     assert_eq!(message, expected);
-    let events = client
-        .list::<Event>(Some("default"), &ListParams::default())
-        .await
-        .unwrap();
+    // Events are recorded apart from the status write: waited for.
+    let mut events = Vec::new();
+    for _ in 0..100 {
+        events = client
+            .list::<Event>(Some("default"), &ListParams::default())
+            .await
+            .unwrap()
+            .items;
+        let reasons = |reason: &str| events.iter().any(|e| e.reason.as_deref() == Some(reason));
+        if reasons("FailedScheduling") && reasons("Scheduled") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     let failed = events
-        .items
         .iter()
         .find(|e| e.reason.as_deref() == Some("FailedScheduling"))
         .expect("a FailedScheduling event");
     assert_eq!(failed.note.as_deref(), Some(expected));
     assert!(
         events
-            .items
             .iter()
             .any(|e| e.reason.as_deref() == Some("Scheduled")
                 && e.note.as_deref() == Some("Successfully assigned default/plain to n1"))
