@@ -410,7 +410,8 @@ struct Options {
     /// ValidatingAdmissionPolicy, LimitRanger, ServiceAccount, ResourceQuota, Priority,
     /// RuntimeClass, DefaultTolerationSeconds, DefaultStorageClass, DefaultIngressClass,
     /// TaintNodesByCondition, StorageObjectInUseProtection, PersistentVolumeClaimResize,
-    /// MutatingAdmissionWebhook, ValidatingAdmissionWebhook, CertificateApproval,
+    /// MutatingAdmissionPolicy, MutatingAdmissionWebhook, ValidatingAdmissionWebhook,
+    /// CertificateApproval,
     /// CertificateSigning, CertificateSubjectRestriction); the order does not matter. Also
     /// known: AlwaysAdmit, AlwaysDeny, AlwaysPullImages, ClusterTrustBundleAttest,
     /// DenyServiceExternalIPs, EventRateLimit, ExtendedResourceToleration, ImagePolicyWebhook,

@@ -739,5 +739,6 @@ mod admission_versions;
 mod authorization;
 mod deletes;
 mod discovery;
+mod mutating_policies;
 mod pod_security;
 mod subresources;

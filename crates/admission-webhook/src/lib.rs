@@ -13,6 +13,9 @@
 //! - [`ValidatingAdmissionPolicies`]: the `ValidatingAdmissionPolicy` plugin, CEL
 //!   validations of ValidatingAdmissionPolicies evaluated in process, compiled into a
 //!   [`PolicyIndex`] as their objects change.
+//! - [`MutatingAdmissionPolicies`]: the `MutatingAdmissionPolicy` plugin, CEL mutations
+//!   (apply configurations and JSON patches) of MutatingAdmissionPolicies, compiled into a
+//!   [`MutatingPolicyIndex`].
 //! - [`ImagePolicyWebhook`]: pods' images reviewed by a backend named in the plugin's
 //!   configuration.
 
@@ -20,14 +23,19 @@ mod dispatch;
 mod image_policy;
 mod index;
 mod matching;
+mod mutating_policy;
 mod policy;
 mod review;
 
 pub use dispatch::{MutatingWebhooks, ValidatingWebhooks};
 pub use image_policy::ImagePolicyWebhook;
 pub use index::{Kind, WebhookIndex};
+pub use mutating_policy::{
+    MutatingAdmissionPolicies, MutatingBinding, MutatingPolicy, MutatingPolicyIndex,
+};
 pub use policy::{
-    PolicyIndex, PolicyKind, VALIDATION_FAILURE_ANNOTATION, ValidatingAdmissionPolicies,
+    Binding, Compiled, CompiledBinding, Index, Policy, PolicyIndex, PolicyKind,
+    VALIDATION_FAILURE_ANNOTATION, ValidatingAdmissionPolicies,
 };
 
 /// How long admission waits for the webhook and policy configurations to be listed before it

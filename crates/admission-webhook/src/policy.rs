@@ -38,7 +38,7 @@ pub enum PolicyKind {
 }
 
 /// A rule that may also name the objects it covers.
-struct NamedRule {
+pub(crate) struct NamedRule {
     rule: Rule,
     names: Vec<String>,
 }
@@ -64,7 +64,7 @@ impl NamedRule {
 }
 
 /// `matchConstraints` of a policy or `matchResources` of a binding.
-struct Constraints {
+pub(crate) struct Constraints {
     /// No `resourceRules` in a binding: whatever its policy matches.
     every_resource: bool,
     /// `matchPolicy: Equivalent` (the default).
@@ -76,7 +76,7 @@ struct Constraints {
 }
 
 impl Constraints {
-    fn new(m: &MatchResources, rules_required: bool) -> Self {
+    pub(crate) fn new(m: &MatchResources, rules_required: bool) -> Self {
         let rules: Vec<NamedRule> = m
             .resource_rules
             .iter()
@@ -98,7 +98,12 @@ impl Constraints {
         }
     }
 
-    fn may_match(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
+    pub(crate) fn may_match(
+        &self,
+        operation: Operation,
+        resource: &GroupResource,
+        subresource: &str,
+    ) -> bool {
         self.every_resource
             || self.rules.iter().any(|r| {
                 r.rule
@@ -108,10 +113,24 @@ impl Constraints {
 }
 
 /// A policy's parameter kind.
-struct ParamKind {
+pub(crate) struct ParamKind {
     api_version: String,
     group: String,
     kind: String,
+}
+
+impl ParamKind {
+    pub(crate) fn new(k: &k8s_openapi::api::admissionregistration::v1::ParamKind) -> Self {
+        let api_version = k.api_version.clone().unwrap_or_default();
+        Self {
+            group: api_version
+                .split_once('/')
+                .map(|(g, _)| g.to_string())
+                .unwrap_or_default(),
+            api_version,
+            kind: k.kind.clone().unwrap_or_default(),
+        }
+    }
 }
 
 /// One validation.
@@ -124,7 +143,7 @@ struct Check {
 }
 
 /// A compiled ValidatingAdmissionPolicy.
-pub(crate) struct Policy {
+pub struct Policy {
     name: String,
     fail_open: bool,
     param_kind: Option<ParamKind>,
@@ -136,8 +155,31 @@ pub(crate) struct Policy {
     annotations: Vec<(String, Result<Program, String>)>,
 }
 
-fn compile(expression: &str) -> Result<Program, String> {
+pub(crate) fn compile(expression: &str) -> Result<Program, String> {
     Program::compile(expression).map_err(|e| format!("compilation failed: {e}"))
+}
+
+/// A policy's match conditions, compiled.
+pub(crate) fn conditions(
+    list: Option<&[k8s_openapi::api::admissionregistration::v1::MatchCondition]>,
+) -> Vec<Condition> {
+    list.unwrap_or_default()
+        .iter()
+        .map(|c| Condition {
+            name: c.name.clone(),
+            program: Program::compile(&c.expression).map_err(|e| e.to_string()),
+        })
+        .collect()
+}
+
+/// A policy's variables, compiled.
+pub(crate) fn variables(
+    list: Option<&[k8s_openapi::api::admissionregistration::v1::Variable]>,
+) -> Vec<(String, Result<Program, String>)> {
+    list.unwrap_or_default()
+        .iter()
+        .map(|v| (v.name.clone(), compile(&v.expression)))
+        .collect()
 }
 
 impl Policy {
@@ -146,36 +188,13 @@ impl Policy {
         Self {
             name: p.metadata.name.clone().unwrap_or_default(),
             fail_open: spec.failure_policy.as_deref() == Some("Ignore"),
-            param_kind: spec.param_kind.map(|k| {
-                let api_version = k.api_version.unwrap_or_default();
-                ParamKind {
-                    group: api_version
-                        .split_once('/')
-                        .map(|(g, _)| g.to_string())
-                        .unwrap_or_default(),
-                    api_version,
-                    kind: k.kind.unwrap_or_default(),
-                }
-            }),
+            param_kind: spec.param_kind.as_ref().map(ParamKind::new),
             constraints: spec
                 .match_constraints
                 .as_ref()
                 .map(|m| Constraints::new(m, true)),
-            conditions: spec
-                .match_conditions
-                .iter()
-                .flatten()
-                .map(|c| Condition {
-                    name: c.name.clone(),
-                    program: Program::compile(&c.expression).map_err(|e| e.to_string()),
-                })
-                .collect(),
-            variables: spec
-                .variables
-                .iter()
-                .flatten()
-                .map(|v| (v.name.clone(), compile(&v.expression)))
-                .collect(),
+            conditions: conditions(spec.match_conditions.as_deref()),
+            variables: variables(spec.variables.as_deref()),
             checks: spec
                 .validations
                 .iter()
@@ -204,15 +223,26 @@ impl Policy {
 }
 
 /// Where a binding's parameters come from.
-struct ParamRef {
+pub(crate) struct ParamRef {
     name: Option<String>,
     namespace: Option<String>,
     selector: LabelSelector,
     deny_if_missing: bool,
 }
 
+impl ParamRef {
+    pub(crate) fn new(r: &k8s_openapi::api::admissionregistration::v1::ParamRef) -> Self {
+        Self {
+            selector: selector(r.selector.as_ref()),
+            name: r.name.clone(),
+            namespace: r.namespace.clone().filter(|ns| !ns.is_empty()),
+            deny_if_missing: r.parameter_not_found_action.as_deref() == Some("Deny"),
+        }
+    }
+}
+
 /// A compiled ValidatingAdmissionPolicyBinding.
-pub(crate) struct Binding {
+pub struct Binding {
     name: String,
     policy: String,
     deny: bool,
@@ -233,12 +263,7 @@ impl Binding {
             deny: has("Deny"),
             warn: has("Warn"),
             audit: has("Audit"),
-            param_ref: spec.param_ref.map(|r| ParamRef {
-                selector: selector(r.selector.as_ref()),
-                name: r.name,
-                namespace: r.namespace.filter(|ns| !ns.is_empty()),
-                deny_if_missing: r.parameter_not_found_action.as_deref() == Some("Deny"),
-            }),
+            param_ref: spec.param_ref.as_ref().map(ParamRef::new),
             constraints: spec
                 .match_resources
                 .as_ref()
@@ -258,29 +283,82 @@ impl Binding {
     }
 }
 
-/// A binding with the policy it names.
-struct Bound {
-    policy: Arc<Policy>,
-    binding: Arc<Binding>,
+/// A policy or binding as the index keeps it: compiled from its object.
+pub trait Compiled: Send + Sync + 'static {
+    /// The object it is compiled from.
+    type Source;
+    /// Compiles `source`.
+    fn compile(source: &Self::Source) -> Self;
+    /// The object's name.
+    fn name(&self) -> &str;
 }
 
-#[derive(Default)]
-struct State {
-    policies: BTreeMap<String, (u64, Arc<Policy>)>,
-    bindings: BTreeMap<String, (u64, Arc<Binding>)>,
+/// A compiled binding: it names its policy.
+pub trait CompiledBinding: Compiled {
+    /// The name of the policy bound.
+    fn policy(&self) -> &str;
+}
+
+impl Compiled for Policy {
+    type Source = ValidatingAdmissionPolicy;
+    fn compile(source: &ValidatingAdmissionPolicy) -> Self {
+        Self::new(source)
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Compiled for Binding {
+    type Source = ValidatingAdmissionPolicyBinding;
+    fn compile(source: &ValidatingAdmissionPolicyBinding) -> Self {
+        Self::new(source)
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl CompiledBinding for Binding {
+    fn policy(&self) -> &str {
+        &self.policy
+    }
+}
+
+/// A binding with the policy it names.
+pub(crate) struct Bound<P, B> {
+    pub(crate) policy: Arc<P>,
+    pub(crate) binding: Arc<B>,
+}
+
+struct State<P, B> {
+    policies: BTreeMap<String, (u64, Arc<P>)>,
+    bindings: BTreeMap<String, (u64, Arc<B>)>,
     /// Every binding whose policy exists, in binding name order.
-    snapshot: Arc<Vec<Bound>>,
+    snapshot: Arc<Vec<Bound<P, B>>>,
     policies_loaded: bool,
     bindings_loaded: bool,
 }
 
-impl State {
+impl<P, B> Default for State<P, B> {
+    fn default() -> Self {
+        Self {
+            policies: BTreeMap::new(),
+            bindings: BTreeMap::new(),
+            snapshot: Arc::default(),
+            policies_loaded: false,
+            bindings_loaded: false,
+        }
+    }
+}
+
+impl<P: Compiled, B: CompiledBinding> State<P, B> {
     fn rebuild(&mut self) {
         let bound = self
             .bindings
             .values()
             .filter_map(|(_, binding)| {
-                let (_, policy) = self.policies.get(&binding.policy)?;
+                let (_, policy) = self.policies.get(binding.policy())?;
                 Some(Bound {
                     policy: policy.clone(),
                     binding: binding.clone(),
@@ -291,48 +369,58 @@ impl State {
     }
 }
 
-/// Every policy and binding, kept current by whoever follows them (the server's
+/// Every policy and binding of one kind, kept current by whoever follows them (the server's
 /// controllers, from the watch cache).
-#[derive(Default)]
-pub struct PolicyIndex {
-    state: RwLock<State>,
+pub struct Index<P, B> {
+    state: RwLock<State<P, B>>,
 }
 
-impl std::fmt::Debug for PolicyIndex {
+/// The index of ValidatingAdmissionPolicies and their bindings.
+pub type PolicyIndex = Index<Policy, Binding>;
+
+impl<P, B> Default for Index<P, B> {
+    fn default() -> Self {
+        Self {
+            state: RwLock::default(),
+        }
+    }
+}
+
+impl<P: Compiled, B: CompiledBinding> std::fmt::Debug for Index<P, B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PolicyIndex")
+        f.debug_struct("Index")
             .field("bound", &self.snapshot().len())
             .finish()
     }
 }
 
-impl PolicyIndex {
+impl<P: Compiled, B: CompiledBinding> Index<P, B> {
     /// An empty index.
     pub fn new() -> Self {
         Self::default()
     }
 
-    fn write(&self) -> std::sync::RwLockWriteGuard<'_, State> {
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, State<P, B>> {
         self.state.write().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Adds or replaces a policy seen in list `generation`.
-    pub fn put_policy(&self, policy: &ValidatingAdmissionPolicy, generation: u64) {
-        let compiled = Arc::new(Policy::new(policy));
+    pub fn put_policy(&self, policy: &P::Source, generation: u64) {
+        let compiled = Arc::new(P::compile(policy));
         let mut state = self.write();
         state
             .policies
-            .insert(compiled.name.clone(), (generation, compiled));
+            .insert(compiled.name().to_string(), (generation, compiled));
         state.rebuild();
     }
 
     /// Adds or replaces a binding seen in list `generation`.
-    pub fn put_binding(&self, binding: &ValidatingAdmissionPolicyBinding, generation: u64) {
-        let compiled = Arc::new(Binding::new(binding));
+    pub fn put_binding(&self, binding: &B::Source, generation: u64) {
+        let compiled = Arc::new(B::compile(binding));
         let mut state = self.write();
         state
             .bindings
-            .insert(compiled.name.clone(), (generation, compiled));
+            .insert(compiled.name().to_string(), (generation, compiled));
         state.rebuild();
     }
 
@@ -370,7 +458,7 @@ impl PolicyIndex {
         state.policies_loaded && state.bindings_loaded
     }
 
-    fn snapshot(&self) -> Arc<Vec<Bound>> {
+    pub(crate) fn snapshot(&self) -> Arc<Vec<Bound<P, B>>> {
         self.state
             .read()
             .unwrap_or_else(|e| e.into_inner())
@@ -380,16 +468,16 @@ impl PolicyIndex {
 }
 
 /// What one request's evaluations share, computed when first needed.
-struct Request<'a> {
-    a: &'a Attributes,
-    lister: &'a dyn Lister,
-    namespace: Option<Option<Value>>,
+pub(crate) struct Request<'a> {
+    pub(crate) a: &'a Attributes,
+    pub(crate) lister: &'a dyn Lister,
+    pub(crate) namespace: Option<Option<Value>>,
     /// The variables, for the form they were made in.
-    activation: Option<(Form, Activation)>,
+    pub(crate) activation: Option<(Form, Activation)>,
 }
 
 impl Request<'_> {
-    async fn namespace(&mut self) -> Result<Option<&Value>, String> {
+    pub(crate) async fn namespace(&mut self) -> Result<Option<&Value>, String> {
         if self.namespace.is_none() {
             let found = namespace_object(self.lister, self.a)
                 .await
@@ -443,7 +531,7 @@ impl Request<'_> {
 
     /// The form in which `c` matches the request (rules and match policy, exclusions,
     /// selectors), or `None`.
-    async fn matches(&mut self, c: &Constraints) -> Result<Option<Form>, String> {
+    pub(crate) async fn matches(&mut self, c: &Constraints) -> Result<Option<Form>, String> {
         let a = self.a;
         let in_namespace = namespaced(a);
         let form = if c.every_resource {
@@ -510,6 +598,65 @@ fn config_error(policy: &Policy, why: String) -> Verdict {
     }])
 }
 
+/// Why a binding has no parameter objects.
+pub(crate) enum NoParams {
+    /// None found, and the binding allows that: the policy is skipped.
+    Allowed,
+    /// A misconfiguration, or none found where the binding denies that.
+    Error(String),
+}
+
+/// The parameter objects `reference` selects, of `kind`.
+pub(crate) async fn find_params(
+    lister: &dyn Lister,
+    kind: &ParamKind,
+    reference: &ParamRef,
+    a: &Attributes,
+) -> Result<Vec<Value>, NoParams> {
+    let Some(resource) = lister.resource_for_kind(&kind.group, &kind.kind) else {
+        return Err(NoParams::Error(format!(
+            "failed to find resource referenced by paramKind: '{}, Kind={}'",
+            kind.api_version, kind.kind
+        )));
+    };
+    let namespace = if lister.is_namespaced(&resource).unwrap_or(true) {
+        match (&reference.namespace, namespaced(a)) {
+            (Some(ns), _) => ns.clone(),
+            (None, true) => a.namespace.clone(),
+            (None, false) => {
+                return Err(NoParams::Error(
+                    "cannot use namespaced paramRef in policy binding that matches cluster-scoped resources".into(),
+                ));
+            }
+        }
+    } else {
+        String::new()
+    };
+    let found = match &reference.name {
+        Some(name) => lister
+            .get(&resource, &namespace, name)
+            .await
+            .map(|o| o.into_iter().collect::<Vec<_>>()),
+        None => lister.list(&resource, &namespace).await.map(|all| {
+            all.into_iter()
+                .filter(|o| reference.selector.matches(labels(Some(o)).as_ref()))
+                .collect()
+        }),
+    };
+    let found = found
+        .map_err(|e| NoParams::Error(format!("failed to read the parameters: {}", e.message)))?;
+    if found.is_empty() {
+        return Err(if reference.deny_if_missing {
+            NoParams::Error(
+                "no params found for policy binding with `Deny` parameterNotFoundAction".into(),
+            )
+        } else {
+            NoParams::Allowed
+        });
+    }
+    Ok(found)
+}
+
 /// The plugin `ValidatingAdmissionPolicy`.
 pub struct ValidatingAdmissionPolicies {
     index: Arc<PolicyIndex>,
@@ -524,19 +671,14 @@ impl ValidatingAdmissionPolicies {
 
     /// The parameter objects of a binding (`[null]` for a policy without `paramKind`), or
     /// the verdict when there are none.
-    async fn params(&self, bound: &Bound, a: &Attributes) -> Result<Vec<Value>, Verdict> {
+    async fn params(
+        &self,
+        bound: &Bound<Policy, Binding>,
+        a: &Attributes,
+    ) -> Result<Vec<Value>, Verdict> {
         let (policy, binding) = (&bound.policy, &bound.binding);
         let Some(kind) = &policy.param_kind else {
             return Ok(vec![Value::Null]);
-        };
-        let Some(resource) = self.lister.resource_for_kind(&kind.group, &kind.kind) else {
-            return Err(config_error(
-                policy,
-                format!(
-                    "failed to find resource referenced by paramKind: '{}, Kind={}'",
-                    kind.api_version, kind.kind
-                ),
-            ));
         };
         let Some(reference) = &binding.param_ref else {
             return Err(config_error(
@@ -547,56 +689,16 @@ impl ValidatingAdmissionPolicies {
                 ),
             ));
         };
-        let namespace = if self.lister.is_namespaced(&resource).unwrap_or(true) {
-            match (&reference.namespace, namespaced(a)) {
-                (Some(ns), _) => ns.clone(),
-                (None, true) => a.namespace.clone(),
-                (None, false) => {
-                    return Err(config_error(
-                        policy,
-                        "cannot use namespaced paramRef in policy binding that matches cluster-scoped resources".into(),
-                    ));
-                }
-            }
-        } else {
-            String::new()
-        };
-        let found = match &reference.name {
-            Some(name) => self
-                .lister
-                .get(&resource, &namespace, name)
-                .await
-                .map(|o| o.into_iter().collect::<Vec<_>>()),
-            None => self.lister.list(&resource, &namespace).await.map(|all| {
-                all.into_iter()
-                    .filter(|o| reference.selector.matches(labels(Some(o)).as_ref()))
-                    .collect()
-            }),
-        };
-        let found = match found {
-            Ok(found) => found,
-            Err(e) => {
-                return Err(config_error(
-                    policy,
-                    format!("failed to read the parameters: {}", e.message),
-                ));
-            }
-        };
-        if found.is_empty() {
-            return Err(if reference.deny_if_missing {
-                config_error(
-                    policy,
-                    "no params found for policy binding with `Deny` parameterNotFoundAction".into(),
-                )
-            } else {
-                Verdict::Passed
-            });
-        }
-        Ok(found)
+        find_params(self.lister.as_ref(), kind, reference, a)
+            .await
+            .map_err(|missing| match missing {
+                NoParams::Allowed => Verdict::Passed,
+                NoParams::Error(why) => config_error(policy, why),
+            })
     }
 
     /// Evaluates one binding.
-    async fn evaluate(&self, bound: &Bound, request: &mut Request<'_>) -> Verdict {
+    async fn evaluate(&self, bound: &Bound<Policy, Binding>, request: &mut Request<'_>) -> Verdict {
         let (policy, binding) = (&bound.policy, &bound.binding);
         let Some(constraints) = &policy.constraints else {
             return Verdict::Passed;
@@ -639,6 +741,54 @@ impl ValidatingAdmissionPolicies {
     }
 }
 
+/// Binds `variables`: each sees the ones before it; one that fails is absent, so that only
+/// an expression that reads it fails.
+pub(crate) fn bind_variables(
+    programs: &[(String, Result<Program, String>)],
+    activation: &mut Activation,
+) {
+    let mut variables: Vec<(String, capstan_cel::CelValue)> = Vec::new();
+    activation.bind_results("variables", &variables);
+    for (name, program) in programs {
+        let Ok(program) = program else { continue };
+        if let Ok(value) = program.run(activation) {
+            variables.push((name.clone(), value));
+            activation.bind_results("variables", &variables);
+        }
+    }
+}
+
+/// Whether every match condition holds: false when one is false, an error (the first) when
+/// none is false and one fails.
+pub(crate) fn conditions_hold(
+    conditions: &[Condition],
+    activation: &Activation,
+) -> Result<bool, String> {
+    let mut condition_error = None;
+    for condition in conditions {
+        let verdict = match &condition.program {
+            Ok(program) => program.run_bool(activation).map_err(|e| e.to_string()),
+            Err(e) => Err(e.clone()),
+        };
+        match verdict {
+            Ok(false) => return Ok(false),
+            Ok(true) => {}
+            Err(e) => {
+                condition_error.get_or_insert_with(|| {
+                    format!(
+                        "failed to evaluate match condition \"{}\": {e}",
+                        condition.name
+                    )
+                });
+            }
+        }
+    }
+    match condition_error {
+        Some(why) => Err(why),
+        None => Ok(true),
+    }
+}
+
 /// Evaluates a policy with one parameter object: its failures, or a verdict that ends the
 /// evaluation (a false match condition, or an error).
 fn evaluate_with(
@@ -662,38 +812,11 @@ fn evaluate_with(
     activation
         .bind("params", param)
         .map_err(|e| fail(e.to_string()))?;
-    // Variables see the ones before them; one that fails is absent, so that only an
-    // expression that reads it fails.
-    let mut variables: Vec<(String, capstan_cel::CelValue)> = Vec::new();
-    activation.bind_results("variables", &variables);
-    for (name, program) in &policy.variables {
-        let Ok(program) = program else { continue };
-        if let Ok(value) = program.run(activation) {
-            variables.push((name.clone(), value));
-            activation.bind_results("variables", &variables);
-        }
-    }
-    let mut condition_error = None;
-    for condition in &policy.conditions {
-        let verdict = match &condition.program {
-            Ok(program) => program.run_bool(activation).map_err(|e| e.to_string()),
-            Err(e) => Err(e.clone()),
-        };
-        match verdict {
-            Ok(false) => return Err(Verdict::Passed),
-            Ok(true) => {}
-            Err(e) => {
-                condition_error.get_or_insert_with(|| {
-                    format!(
-                        "failed to evaluate match condition \"{}\": {e}",
-                        condition.name
-                    )
-                });
-            }
-        }
-    }
-    if let Some(why) = condition_error {
-        return Err(fail(why));
+    bind_variables(&policy.variables, activation);
+    match conditions_hold(&policy.conditions, activation) {
+        Ok(true) => {}
+        Ok(false) => return Err(Verdict::Passed),
+        Err(why) => return Err(fail(why)),
     }
     let mut failures = Vec::new();
     for (index, check) in policy.checks.iter().enumerate() {

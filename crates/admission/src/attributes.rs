@@ -144,6 +144,17 @@ pub struct Reinvocation {
     pub requested: bool,
     /// Per-plugin state carried from the first pass into the second.
     pub state: BTreeMap<&'static str, Value>,
+    /// The object as mutators that want to see later changes left it, by a key of their
+    /// plugin's (`<plugin>/<name>`): when the first pass ends with another object, the chain
+    /// runs the second.
+    pub watched: BTreeMap<String, Value>,
+}
+
+impl Reinvocation {
+    /// Whether a watched mutator's output was changed by a later one.
+    pub fn watched_changed(&self, object: Option<&Value>) -> bool {
+        self.watched.values().any(|left| Some(left) != object)
+    }
 }
 
 impl Attributes {

@@ -127,11 +127,15 @@ impl Chain {
     }
 
     /// The mutating phase: each plugin that admits the request may change the object; the
-    /// first refusal ends it. When a plugin asks for reinvocation, every mutating plugin
-    /// runs once more.
+    /// first refusal ends it. When a plugin asks for reinvocation, or a later plugin changed
+    /// what a watching one produced, every mutating plugin runs once more.
     pub async fn admit(&self, attributes: &mut Attributes) -> Result<(), ApiError> {
         self.admit_once(attributes).await?;
-        if attributes.reinvocation.requested {
+        if attributes.reinvocation.requested
+            || attributes
+                .reinvocation
+                .watched_changed(attributes.object.as_ref())
+        {
             attributes.reinvocation.requested = false;
             attributes.reinvocation.round = 1;
             self.admit_once(attributes).await?;

@@ -45,6 +45,7 @@ pub const ORDERED: &[&str] = &[
     "CertificateSubjectRestriction",
     "DefaultIngressClass",
     "DenyServiceExternalIPs",
+    "MutatingAdmissionPolicy",
     "MutatingAdmissionWebhook",
     "ValidatingAdmissionPolicy",
     "ValidatingAdmissionWebhook",
@@ -52,10 +53,10 @@ pub const ORDERED: &[&str] = &[
     "AlwaysDeny",
 ];
 
-/// The plugins on unless disabled: the spec's default set, and PodSecurity and
-/// ValidatingAdmissionPolicy, on by default upstream since v1.25 and v1.30 (without labels or
-/// policies they change nothing; off, a cluster would ignore the namespaces' Pod Security
-/// labels and the policies users write).
+/// The plugins on unless disabled: the spec's default set, and PodSecurity,
+/// ValidatingAdmissionPolicy and MutatingAdmissionPolicy, on by default upstream since v1.25,
+/// v1.30 and v1.36 (without labels or policies they change nothing; off, a cluster would
+/// ignore the namespaces' Pod Security labels and the policies users write).
 pub const DEFAULTS: &[&str] = &[
     "NamespaceLifecycle",
     "PodSecurity",
@@ -71,6 +72,7 @@ pub const DEFAULTS: &[&str] = &[
     "TaintNodesByCondition",
     "StorageObjectInUseProtection",
     "PersistentVolumeClaimResize",
+    "MutatingAdmissionPolicy",
     "MutatingAdmissionWebhook",
     "ValidatingAdmissionWebhook",
     "CertificateApproval",

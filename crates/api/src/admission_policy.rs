@@ -1,14 +1,16 @@
-//! `admissionregistration.k8s.io/v1` ValidatingAdmissionPolicies and their bindings: CEL
-//! validations the API server evaluates in process, with upstream's defaults and validation
-//! (every expression is compiled when the object is written).
+//! `admissionregistration.k8s.io/v1` Validating- and MutatingAdmissionPolicies and their
+//! bindings: CEL validations and mutations the API server evaluates in process, with
+//! upstream's defaults and validation (every expression is compiled when the object is
+//! written).
 
 use std::collections::BTreeSet;
 
 use capstan_meta::validation::{dns1123_subdomain, qualified_name};
 use capstan_meta::{FieldError, FieldErrors, ResourceDescriptor, Strategy};
 use k8s_openapi::api::admissionregistration::v1::{
-    MatchResources, NamedRuleWithOperations, RuleWithOperations, ValidatingAdmissionPolicy,
-    ValidatingAdmissionPolicyBinding,
+    MatchCondition, MatchResources, MutatingAdmissionPolicy, MutatingAdmissionPolicyBinding,
+    NamedRuleWithOperations, ParamKind, ParamRef, RuleWithOperations, ValidatingAdmissionPolicy,
+    ValidatingAdmissionPolicyBinding, Variable,
 };
 
 use crate::admissionregistration::{one_of, validate_conditions, validate_rule, validate_selector};
@@ -50,9 +52,18 @@ fn default_match(m: &mut MatchResources) {
 }
 
 fn validate_compiles(errs: &mut FieldErrors, path: String, expression: &str) {
+    validate_compiles_with(errs, path, expression, capstan_cel::Program::compile);
+}
+
+fn validate_compiles_with(
+    errs: &mut FieldErrors,
+    path: String,
+    expression: &str,
+    compile: fn(&str) -> Result<capstan_cel::Program, capstan_cel::Error>,
+) {
     if expression.trim().is_empty() {
         errs.push(FieldError::required(path, ""));
-    } else if let Err(why) = capstan_cel::Program::compile(expression) {
+    } else if let Err(why) = compile(expression) {
         errs.push(FieldError::invalid(
             path,
             expression,
@@ -61,7 +72,23 @@ fn validate_compiles(errs: &mut FieldErrors, path: String, expression: &str) {
     }
 }
 
-fn validate_match(errs: &mut FieldErrors, path: &str, m: &MatchResources, rules_required: bool) {
+/// The operations a mutating policy may match (never DELETE).
+const MUTATING_OPERATIONS: [&str; 4] = ["*", "CONNECT", "CREATE", "UPDATE"];
+
+/// Which kind of policy a `matchConstraints` or `matchResources` belongs to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Policy {
+    Validating,
+    Mutating,
+}
+
+fn validate_match(
+    errs: &mut FieldErrors,
+    path: &str,
+    m: &MatchResources,
+    rules_required: bool,
+    policy: Policy,
+) {
     let rules = m.resource_rules.as_deref().unwrap_or_default();
     if rules_required && rules.is_empty() {
         errs.push(FieldError::required(format!("{path}.resourceRules"), ""));
@@ -89,6 +116,16 @@ fn validate_match(errs: &mut FieldErrors, path: &str, m: &MatchResources, rules_
         m.match_policy.as_deref(),
         &["Equivalent", "Exact"],
     );
+    if policy == Policy::Mutating {
+        for op in rules.iter().flat_map(|r| r.operations.iter().flatten()) {
+            one_of(
+                errs,
+                format!("{path}.resourceRules.operations"),
+                Some(op),
+                &MUTATING_OPERATIONS,
+            );
+        }
+    }
     validate_selector(
         errs,
         &format!("{path}.namespaceSelector"),
@@ -110,23 +147,31 @@ fn is_identifier(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-fn validate_policy(p: &ValidatingAdmissionPolicy) -> FieldErrors {
-    let mut errs = Vec::new();
-    let spec = &p.spec.clone().unwrap_or_default();
+/// What both kinds of policy hold besides their validations or mutations.
+struct Common<'a> {
+    failure_policy: Option<&'a str>,
+    param_kind: Option<&'a ParamKind>,
+    match_constraints: Option<&'a MatchResources>,
+    match_conditions: &'a [MatchCondition],
+    variables: &'a [Variable],
+}
+
+/// Validates what both kinds of policy hold, in upstream's order.
+fn validate_common(errs: &mut FieldErrors, c: &Common<'_>, policy: Policy) {
     one_of(
-        &mut errs,
+        errs,
         "spec.failurePolicy".into(),
-        spec.failure_policy.as_deref(),
+        c.failure_policy,
         &["Fail", "Ignore"],
     );
-    if let Some(kind) = &spec.param_kind {
+    if let Some(kind) = c.param_kind {
         match kind.api_version.as_deref().unwrap_or_default() {
             "" => errs.push(FieldError::required("spec.paramKind.apiVersion", "")),
             v if v.split('/').count() > 2 || v.ends_with('/') || v.starts_with('/') => {
                 errs.push(FieldError::invalid(
                     "spec.paramKind.apiVersion",
                     v,
-                    "must be a group/version or a version",
+                    format!("unexpected GroupVersion string: {v}"),
                 ))
             }
             _ => {}
@@ -135,10 +180,50 @@ fn validate_policy(p: &ValidatingAdmissionPolicy) -> FieldErrors {
             errs.push(FieldError::required("spec.paramKind.kind", ""));
         }
     }
-    match &spec.match_constraints {
-        Some(m) => validate_match(&mut errs, "spec.matchConstraints", m, true),
+    match c.match_constraints {
+        Some(m) => validate_match(errs, "spec.matchConstraints", m, true, policy),
         None => errs.push(FieldError::required("spec.matchConstraints", "")),
     }
+    validate_conditions(errs, "spec.matchConditions", c.match_conditions);
+    let mut names = BTreeSet::new();
+    for (i, v) in c.variables.iter().enumerate() {
+        let at = format!("spec.variables[{i}]");
+        if v.name.is_empty() {
+            errs.push(FieldError::required(format!("{at}.name"), ""));
+        } else if !is_identifier(&v.name) {
+            errs.push(FieldError::invalid(
+                format!("{at}.name"),
+                &v.name,
+                "must be a valid CEL identifier",
+            ));
+        } else if !names.insert(v.name.as_str()) {
+            errs.push(FieldError::duplicate(format!("{at}.name"), &v.name));
+        }
+        if v.expression.trim().is_empty() {
+            errs.push(FieldError::required(
+                format!("{at}.expression"),
+                "expression is not specified",
+            ));
+        } else {
+            validate_compiles(errs, format!("{at}.expression"), &v.expression);
+        }
+    }
+}
+
+fn validate_policy(p: &ValidatingAdmissionPolicy) -> FieldErrors {
+    let mut errs = Vec::new();
+    let spec = &p.spec.clone().unwrap_or_default();
+    validate_common(
+        &mut errs,
+        &Common {
+            failure_policy: spec.failure_policy.as_deref(),
+            param_kind: spec.param_kind.as_ref(),
+            match_constraints: spec.match_constraints.as_ref(),
+            match_conditions: spec.match_conditions.as_deref().unwrap_or_default(),
+            variables: spec.variables.as_deref().unwrap_or_default(),
+        },
+        Policy::Validating,
+    );
     let validations = spec.validations.as_deref().unwrap_or_default();
     let annotations = spec.audit_annotations.as_deref().unwrap_or_default();
     if validations.is_empty() && annotations.is_empty() {
@@ -197,34 +282,102 @@ fn validate_policy(p: &ValidatingAdmissionPolicy) -> FieldErrors {
             &a.value_expression,
         );
     }
-    let mut names = BTreeSet::new();
-    for (i, v) in spec.variables.iter().flatten().enumerate() {
-        let at = format!("spec.variables[{i}]");
-        if v.name.is_empty() {
-            errs.push(FieldError::required(format!("{at}.name"), ""));
-        } else if !is_identifier(&v.name) {
-            errs.push(FieldError::invalid(
-                format!("{at}.name"),
-                &v.name,
-                "name is not a valid CEL identifier",
-            ));
-        } else if !names.insert(v.name.as_str()) {
-            errs.push(FieldError::duplicate(format!("{at}.name"), &v.name));
-        }
-        validate_compiles(&mut errs, format!("{at}.expression"), &v.expression);
-    }
-    validate_conditions(
-        &mut errs,
-        "spec.matchConditions",
-        spec.match_conditions.as_deref().unwrap_or_default(),
-    );
     errs
 }
 
-fn validate_binding(b: &ValidatingAdmissionPolicyBinding) -> FieldErrors {
+/// The patch types a mutation may have.
+const PATCH_TYPES: [&str; 2] = ["ApplyConfiguration", "JSONPatch"];
+
+fn validate_mutating_policy(p: &MutatingAdmissionPolicy) -> FieldErrors {
     let mut errs = Vec::new();
-    let spec = &b.spec;
-    match spec.policy_name.as_str() {
+    let spec = &p.spec.clone().unwrap_or_default();
+    validate_common(
+        &mut errs,
+        &Common {
+            failure_policy: spec.failure_policy.as_deref(),
+            param_kind: spec.param_kind.as_ref(),
+            match_constraints: spec.match_constraints.as_ref(),
+            match_conditions: spec.match_conditions.as_deref().unwrap_or_default(),
+            variables: spec.variables.as_deref().unwrap_or_default(),
+        },
+        Policy::Mutating,
+    );
+    let mutations = spec.mutations.as_deref().unwrap_or_default();
+    if mutations.is_empty() {
+        errs.push(FieldError::required(
+            "spec.mutations",
+            "mutations must contain at least one item",
+        ));
+    }
+    for (i, m) in mutations.iter().enumerate() {
+        let at = format!("spec.mutations[{i}]");
+        let apply = m.apply_configuration.as_ref();
+        let patch = m.json_patch.as_ref();
+        match m.patch_type.as_str() {
+            "" => errs.push(FieldError::required(format!("{at}.patchType"), "")),
+            "ApplyConfiguration" => {
+                match apply {
+                    None => errs.push(FieldError::required(
+                        format!("{at}.applyConfiguration"),
+                        "must be specified when patchType is ApplyConfiguration",
+                    )),
+                    Some(a) => validate_compiles_with(
+                        &mut errs,
+                        format!("{at}.applyConfiguration.expression"),
+                        a.expression.as_deref().unwrap_or_default(),
+                        capstan_cel::Program::compile_mutation,
+                    ),
+                }
+                if patch.is_some() {
+                    errs.push(FieldError::invalid(
+                        format!("{at}.jsonPatch"),
+                        "{jsonPatch}",
+                        "must not be specified when patchType is ApplyConfiguration",
+                    ));
+                }
+            }
+            "JSONPatch" => {
+                match patch {
+                    None => errs.push(FieldError::required(
+                        format!("{at}.jsonPatch"),
+                        "must be specified when patchType is JSONPatch",
+                    )),
+                    Some(j) => validate_compiles_with(
+                        &mut errs,
+                        format!("{at}.jsonPatch.expression"),
+                        j.expression.as_deref().unwrap_or_default(),
+                        capstan_cel::Program::compile_mutation,
+                    ),
+                }
+                if apply.is_some() {
+                    errs.push(FieldError::invalid(
+                        format!("{at}.applyConfiguration"),
+                        "{applyConfiguration}",
+                        "must not be specified when patchType is JSONPatch",
+                    ));
+                }
+            }
+            other => errs.push(FieldError::not_supported(
+                format!("{at}.patchType"),
+                other,
+                &PATCH_TYPES,
+            )),
+        }
+    }
+    match spec.reinvocation_policy.as_deref() {
+        None | Some("") => errs.push(FieldError::required("spec.reinvocationPolicy", "")),
+        policy => one_of(
+            &mut errs,
+            "spec.reinvocationPolicy".into(),
+            policy,
+            &["IfNeeded", "Never"],
+        ),
+    }
+    errs
+}
+
+fn validate_policy_name(errs: &mut FieldErrors, name: &str) {
+    match name {
         "" => errs.push(FieldError::required("spec.policyName", "")),
         name => {
             for why in dns1123_subdomain(name) {
@@ -232,6 +385,52 @@ fn validate_binding(b: &ValidatingAdmissionPolicyBinding) -> FieldErrors {
             }
         }
     }
+}
+
+fn validate_param_ref(errs: &mut FieldErrors, r: &ParamRef) {
+    match (&r.name, &r.selector) {
+        (Some(_), Some(_)) => {
+            for field in ["name", "selector"] {
+                errs.push(FieldError::forbidden(
+                    format!("spec.paramRef.{field}"),
+                    "name and selector are mutually exclusive",
+                ));
+            }
+        }
+        (None, None) => errs.push(FieldError::required(
+            "spec.paramRef",
+            "one of name or selector must be specified",
+        )),
+        (Some(name), None) => {
+            for why in dns1123_subdomain(name) {
+                errs.push(FieldError::invalid("spec.paramRef.name", name, why));
+            }
+        }
+        (None, Some(s)) => validate_selector(errs, "spec.paramRef.selector", Some(s)),
+    }
+    if let Some(ns) = r.namespace.as_deref().filter(|ns| !ns.is_empty()) {
+        for why in capstan_meta::validation::dns1123_label(ns) {
+            errs.push(FieldError::invalid("spec.paramRef.namespace", ns, why));
+        }
+    }
+    match r.parameter_not_found_action.as_deref() {
+        None => errs.push(FieldError::required(
+            "spec.paramRef.parameterNotFoundAction",
+            "",
+        )),
+        action => one_of(
+            errs,
+            "spec.paramRef.parameterNotFoundAction".into(),
+            action,
+            &["Deny", "Allow"],
+        ),
+    }
+}
+
+fn validate_binding(b: &ValidatingAdmissionPolicyBinding) -> FieldErrors {
+    let mut errs = Vec::new();
+    let spec = &b.spec;
+    validate_policy_name(&mut errs, &spec.policy_name);
     let actions = &spec.validation_actions;
     if actions.is_empty() {
         errs.push(FieldError::required("spec.validationActions", ""));
@@ -253,42 +452,29 @@ fn validate_binding(b: &ValidatingAdmissionPolicyBinding) -> FieldErrors {
         ));
     }
     if let Some(r) = &spec.param_ref {
-        match (&r.name, &r.selector) {
-            (Some(_), Some(_)) => errs.push(FieldError::forbidden(
-                "spec.paramRef.name",
-                "name and selector are mutually exclusive",
-            )),
-            (None, None) => errs.push(FieldError::required(
-                "spec.paramRef",
-                "one of name or selector must be specified",
-            )),
-            (Some(name), None) => {
-                for why in dns1123_subdomain(name) {
-                    errs.push(FieldError::invalid("spec.paramRef.name", name, why));
-                }
-            }
-            (None, Some(s)) => validate_selector(&mut errs, "spec.paramRef.selector", Some(s)),
-        }
-        if let Some(ns) = r.namespace.as_deref().filter(|ns| !ns.is_empty()) {
-            for why in capstan_meta::validation::dns1123_label(ns) {
-                errs.push(FieldError::invalid("spec.paramRef.namespace", ns, why));
-            }
-        }
-        match r.parameter_not_found_action.as_deref() {
-            None => errs.push(FieldError::required(
-                "spec.paramRef.parameterNotFoundAction",
-                "",
-            )),
-            action => one_of(
-                &mut errs,
-                "spec.paramRef.parameterNotFoundAction".into(),
-                action,
-                &["Allow", "Deny"],
-            ),
-        }
+        validate_param_ref(&mut errs, r);
     }
     if let Some(m) = &spec.match_resources {
-        validate_match(&mut errs, "spec.matchResources", m, false);
+        validate_match(
+            &mut errs,
+            "spec.matchResources",
+            m,
+            false,
+            Policy::Validating,
+        );
+    }
+    errs
+}
+
+fn validate_mutating_binding(b: &MutatingAdmissionPolicyBinding) -> FieldErrors {
+    let mut errs = Vec::new();
+    let spec = b.spec.clone().unwrap_or_default();
+    validate_policy_name(&mut errs, spec.policy_name.as_deref().unwrap_or_default());
+    if let Some(r) = &spec.param_ref {
+        validate_param_ref(&mut errs, r);
+    }
+    if let Some(m) = &spec.match_resources {
+        validate_match(&mut errs, "spec.matchResources", m, false, Policy::Mutating);
     }
     errs
 }
@@ -392,6 +578,76 @@ impl Strategy for ValidatingAdmissionPolicyBindingStrategy {
     }
 }
 
+/// The strategy of MutatingAdmissionPolicy.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct MutatingAdmissionPolicyStrategy;
+
+/// The strategy of MutatingAdmissionPolicyBinding.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct MutatingAdmissionPolicyBindingStrategy;
+
+impl Strategy for MutatingAdmissionPolicyStrategy {
+    type Object = MutatingAdmissionPolicy;
+
+    fn descriptor(&self) -> ResourceDescriptor {
+        descriptor("MutatingAdmissionPolicy", "mutatingadmissionpolicies")
+    }
+
+    fn default(&self, obj: &mut MutatingAdmissionPolicy) {
+        let spec = obj.spec.get_or_insert_with(Default::default);
+        spec.failure_policy.get_or_insert_with(|| "Fail".into());
+        if let Some(m) = &mut spec.match_constraints {
+            default_match(m);
+        }
+    }
+
+    fn validate(&self, obj: &MutatingAdmissionPolicy) -> FieldErrors {
+        validate_mutating_policy(obj)
+    }
+
+    fn validate_update(
+        &self,
+        new: &MutatingAdmissionPolicy,
+        _old: &MutatingAdmissionPolicy,
+    ) -> FieldErrors {
+        validate_mutating_policy(new)
+    }
+}
+
+impl Strategy for MutatingAdmissionPolicyBindingStrategy {
+    type Object = MutatingAdmissionPolicyBinding;
+
+    fn descriptor(&self) -> ResourceDescriptor {
+        descriptor(
+            "MutatingAdmissionPolicyBinding",
+            "mutatingadmissionpolicybindings",
+        )
+    }
+
+    fn default(&self, obj: &mut MutatingAdmissionPolicyBinding) {
+        if let Some(m) = obj
+            .spec
+            .get_or_insert_with(Default::default)
+            .match_resources
+            .as_mut()
+        {
+            default_match(m);
+        }
+    }
+
+    fn validate(&self, obj: &MutatingAdmissionPolicyBinding) -> FieldErrors {
+        validate_mutating_binding(obj)
+    }
+
+    fn validate_update(
+        &self,
+        new: &MutatingAdmissionPolicyBinding,
+        _old: &MutatingAdmissionPolicyBinding,
+    ) -> FieldErrors {
+        validate_mutating_binding(new)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -438,10 +694,10 @@ mod tests {
             fields(&validate_policy(&bad)),
             [
                 "spec.matchConstraints.resourceRules",
+                "spec.variables[0].name",
                 "spec.validations[0].expression",
                 "spec.validations[0].message",
                 "spec.validations[0].reason",
-                "spec.variables[0].name",
             ]
         );
         let empty = policy(json!({"matchConstraints": rules()}));
@@ -473,7 +729,52 @@ mod tests {
                 "spec.validationActions[3]",
                 "spec.validationActions",
                 "spec.paramRef.name",
+                "spec.paramRef.selector",
                 "spec.paramRef.parameterNotFoundAction",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_mutating_policy_needs_mutations_of_one_patch_type_and_a_reinvocation_policy() {
+        let policy = |spec: serde_json::Value| {
+            let mut p: MutatingAdmissionPolicy =
+                serde_json::from_value(json!({"metadata": {"name": "p"}, "spec": spec})).unwrap();
+            MutatingAdmissionPolicyStrategy.default(&mut p);
+            p
+        };
+        let good = policy(json!({
+            "matchConstraints": rules(),
+            "reinvocationPolicy": "IfNeeded",
+            "mutations": [
+                {"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": "Object{spec: Object.spec{replicas: 2}}"}},
+                {"patchType": "JSONPatch", "jsonPatch": {"expression": "[JSONPatch{op: 'remove', path: '/spec/paused'}]"}},
+            ],
+        }));
+        assert_eq!(
+            good.spec.as_ref().unwrap().failure_policy.as_deref(),
+            Some("Fail")
+        );
+        assert!(validate_mutating_policy(&good).is_empty());
+        let bad = policy(json!({
+            "matchConstraints": {"resourceRules": [{"apiGroups": ["*"], "apiVersions": ["*"], "operations": ["DELETE"], "resources": ["pods"]}]},
+            "mutations": [
+                {"patchType": "Weird"},
+                {"patchType": "ApplyConfiguration"},
+                {"patchType": "JSONPatch", "applyConfiguration": {"expression": "Object{}"}},
+                {"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": "Pod{}"}},
+            ],
+        }));
+        assert_eq!(
+            fields(&validate_mutating_policy(&bad)),
+            [
+                "spec.matchConstraints.resourceRules.operations",
+                "spec.mutations[0].patchType",
+                "spec.mutations[1].applyConfiguration",
+                "spec.mutations[2].jsonPatch",
+                "spec.mutations[2].applyConfiguration",
+                "spec.mutations[3].applyConfiguration.expression",
+                "spec.reinvocationPolicy",
             ]
         );
     }

@@ -31,6 +31,7 @@ pub mod service;
 pub mod storage;
 
 pub use admission_policy::{
+    MutatingAdmissionPolicyBindingStrategy, MutatingAdmissionPolicyStrategy,
     ValidatingAdmissionPolicyBindingStrategy, ValidatingAdmissionPolicyStrategy,
 };
 pub use admissionregistration::{

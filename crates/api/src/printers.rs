@@ -49,10 +49,20 @@ pub fn for_kind(group: &str, kind: &str) -> Vec<Column> {
             "admissionregistration.k8s.io",
             "MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration",
         ) => webhook_configurations(),
-        ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy") => admission_policies(),
-        ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding") => {
-            admission_policy_bindings()
-        }
+        ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy") => admission_policies(
+            "Validations",
+            "The number of validations in the policy.",
+            |o, _| Value::from(o["spec"]["validations"].as_array().map_or(0, Vec::len)),
+        ),
+        ("admissionregistration.k8s.io", "MutatingAdmissionPolicy") => admission_policies(
+            "Mutations",
+            "The number of mutations in the policy.",
+            |o, _| Value::from(o["spec"]["mutations"].as_array().map_or(0, Vec::len)),
+        ),
+        (
+            "admissionregistration.k8s.io",
+            "ValidatingAdmissionPolicyBinding" | "MutatingAdmissionPolicyBinding",
+        ) => admission_policy_bindings(),
         ("storage.k8s.io", "StorageClass") => storage_classes(),
         ("storage.k8s.io", "CSINode") => csi_nodes(),
         ("storage.k8s.io", "CSIDriver") => csi_drivers(),
@@ -1254,15 +1264,14 @@ pub fn ingress_classes() -> Vec<Column> {
 }
 
 /// Admission policies: how many validations, and the kind of their parameters.
-fn admission_policies() -> Vec<Column> {
+fn admission_policies(
+    column: &'static str,
+    description: &'static str,
+    count: capstan_meta::columns::CellFn,
+) -> Vec<Column> {
     vec![
         Column::name(),
-        Column::new(
-            "Validations",
-            "integer",
-            "The number of validations in the policy.",
-            |o, _| Value::from(o["spec"]["validations"].as_array().map_or(0, Vec::len)),
-        ),
+        Column::new(column, "integer", description, count),
         Column::new(
             "ParamKind",
             "string",

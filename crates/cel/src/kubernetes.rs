@@ -30,6 +30,12 @@ pub fn environment() -> Result<Env, DeclarationError> {
     ips(&mut env)?;
     quantities(&mut env)?;
     semvers(&mut env)?;
+    env.add_overload(
+        "jsonpatch.escapeKey",
+        "jsonpatch_escape_key_string",
+        vec![STRING_TYPE],
+        escape_key,
+    )?;
     Ok(env)
 }
 
@@ -421,6 +427,16 @@ fn urls(env: &mut Env) -> Result<(), DeclarationError> {
         env.add_member_overload(name, &format!("url_{name}"), URL_TYPE, vec![], f)?;
     }
     Ok(())
+}
+
+/// `jsonpatch.escapeKey`: a key as one JSON pointer token (`~` as `~0`, `/` as `~1`).
+fn escape_key<'b, 'v>(a: Vec<CowVal<'b, 'v>>) -> Out<'b, 'v> {
+    let [s] = args(a)?;
+    string(
+        text("jsonpatch.escapeKey", &s)?
+            .replace('~', "~0")
+            .replace('/', "~1"),
+    )
 }
 
 fn to_url<'b, 'v>(a: Vec<CowVal<'b, 'v>>) -> Out<'b, 'v> {

@@ -123,7 +123,7 @@ pub fn to_json(value: &cel::Value) -> Result<Value, Error> {
 
 /// A compiled expression.
 pub struct Program {
-    program: cel::Program,
+    expression: cel::IdedExpr,
 }
 
 impl std::fmt::Debug for Program {
@@ -132,31 +132,125 @@ impl std::fmt::Debug for Program {
     }
 }
 
+/// The message of a parse failure: each error with its position.
+fn parse_error(e: cel::ParseErrors) -> Error {
+    let messages: Vec<String> = e
+        .errors
+        .iter()
+        .map(|p| format!("{}:{}: {}", p.pos.0, p.pos.1, p.msg))
+        .collect();
+    Error::Compile(if messages.is_empty() {
+        e.to_string()
+    } else {
+        messages.join("; ")
+    })
+}
+
+fn parse(expression: &str) -> Result<cel::IdedExpr, Error> {
+    // The parser may panic on some malformed input; an expression is user data.
+    std::panic::catch_unwind(|| cel::parser::Parser::new().parse(expression))
+        .map_err(|_| Error::Compile("the expression cannot be parsed".into()))?
+        .map_err(parse_error)
+}
+
+/// The fields a `JSONPatch` literal may set.
+const JSON_PATCH_FIELDS: [&str; 4] = ["op", "path", "from", "value"];
+
+/// Rewrites the object literals of a mutation (`Object{...}`, `Object.spec{...}`,
+/// `JSONPatch{...}`) as map literals of their fields; any other type name is unknown.
+fn objects_as_maps(expr: &mut cel::IdedExpr) -> Result<(), Error> {
+    use cel::common::ast::{EntryExpr, Expr, LiteralValue, MapEntryExpr, MapExpr};
+    match &mut expr.expr {
+        Expr::Struct(literal) => {
+            let name = literal.type_name.trim_start_matches('.');
+            let is_patch = name == "JSONPatch";
+            if !is_patch && name != "Object" && !name.starts_with("Object.") {
+                return Err(Error::Compile(format!("undeclared reference to '{name}'")));
+            }
+            let mut entries = Vec::with_capacity(literal.entries.len());
+            for mut entry in std::mem::take(&mut literal.entries) {
+                let EntryExpr::StructField(field) = &mut entry.expr else {
+                    continue;
+                };
+                if is_patch && !JSON_PATCH_FIELDS.contains(&field.field.as_str()) {
+                    return Err(Error::Compile(format!(
+                        "undefined field '{}' of JSONPatch",
+                        field.field
+                    )));
+                }
+                objects_as_maps(&mut field.value)?;
+                let key = cel::IdedExpr {
+                    id: entry.id,
+                    expr: Expr::Literal(LiteralValue::String(CelString::from(std::mem::take(
+                        &mut field.field,
+                    )))),
+                };
+                entry.expr = EntryExpr::MapEntry(MapEntryExpr {
+                    key,
+                    value: std::mem::take(&mut field.value),
+                    optional: field.optional,
+                });
+                entries.push(entry);
+            }
+            expr.expr = Expr::Map(MapExpr { entries });
+            Ok(())
+        }
+        Expr::Call(call) => {
+            if let Some(target) = &mut call.target {
+                objects_as_maps(target)?;
+            }
+            call.args.iter_mut().try_for_each(objects_as_maps)
+        }
+        Expr::Comprehension(c) => {
+            for part in [
+                &mut c.iter_range,
+                &mut c.accu_init,
+                &mut c.loop_cond,
+                &mut c.loop_step,
+                &mut c.result,
+            ] {
+                objects_as_maps(part)?;
+            }
+            Ok(())
+        }
+        Expr::List(list) => list.elements.iter_mut().try_for_each(objects_as_maps),
+        Expr::Map(map) => map
+            .entries
+            .iter_mut()
+            .try_for_each(|entry| match &mut entry.expr {
+                EntryExpr::MapEntry(e) => {
+                    objects_as_maps(&mut e.key)?;
+                    objects_as_maps(&mut e.value)
+                }
+                EntryExpr::StructField(f) => objects_as_maps(&mut f.value),
+            }),
+        Expr::Select(select) => objects_as_maps(&mut select.operand),
+        _ => Ok(()),
+    }
+}
+
 impl Program {
     /// Parses `expression`; the error names the position and what was expected.
     pub fn compile(expression: &str) -> Result<Self, Error> {
-        // The parser may panic on some malformed input; an expression is user data.
-        let parsed = std::panic::catch_unwind(|| cel::Program::compile(expression))
-            .map_err(|_| Error::Compile("the expression cannot be parsed".into()))?;
-        let program = parsed.map_err(|e| {
-            let messages: Vec<String> = e
-                .errors
-                .iter()
-                .map(|p| format!("{}:{}: {}", p.pos.0, p.pos.1, p.msg))
-                .collect();
-            Error::Compile(if messages.is_empty() {
-                e.to_string()
-            } else {
-                messages.join("; ")
-            })
-        })?;
-        Ok(Self { program })
+        Ok(Self {
+            expression: parse(expression)?,
+        })
+    }
+
+    /// Parses an expression that builds objects and JSON patches, as a mutating admission
+    /// policy's: `Object{...}` and `Object.<field>...{...}` literals evaluate to maps of their
+    /// fields (the object's schema checks them where the result is applied), `JSONPatch{...}`
+    /// literals to patch operations (`op`, `path`, `from`, `value`).
+    pub fn compile_mutation(expression: &str) -> Result<Self, Error> {
+        let mut expression = parse(expression)?;
+        objects_as_maps(&mut expression)?;
+        Ok(Self { expression })
     }
 
     /// Whether the expression reads the variable `name` (e.g. a transition rule's
     /// `oldSelf`).
     pub fn references_variable(&self, name: &str) -> bool {
-        self.program.references().has_variable(name)
+        self.expression.references().has_variable(name)
     }
 
     /// Evaluates the program with `variables` bound (JSON `null` for absent objects).
@@ -165,15 +259,12 @@ impl Program {
         for (name, value) in variables {
             context.add_variable_as_val(*name, to_val(value));
         }
-        self.program
-            .execute(&context)
-            .map_err(|e| Error::Evaluate(e.to_string()))
+        cel::Value::resolve(&self.expression, &context).map_err(|e| Error::Evaluate(e.to_string()))
     }
 
     /// Evaluates the program over the variables of `activation`.
     pub fn run(&self, activation: &Activation) -> Result<cel::Value, Error> {
-        self.program
-            .execute(&activation.context)
+        cel::Value::resolve(&self.expression, &activation.context)
             .map_err(|e| Error::Evaluate(e.to_string()))
     }
 
@@ -266,5 +357,35 @@ mod tests {
         ));
         let p = Program::compile("'text'").unwrap();
         assert!(matches!(p.evaluate_bool(&[]), Err(Error::Type { .. })));
+    }
+
+    #[test]
+    fn object_and_patch_literals_become_maps() {
+        let object = json!({"metadata": {"name": "web"}, "spec": {"replicas": 1}});
+        let apply = Program::compile_mutation(
+            "Object{spec: Object.spec{replicas: object.spec.replicas + 2, template: Object.spec.template{metadata: Object.spec.template.metadata{labels: {'a': 'b'}}}}}",
+        )
+        .unwrap();
+        let out = to_json(&apply.evaluate(&[("object", &object)]).unwrap()).unwrap();
+        assert_eq!(
+            out,
+            json!({"spec": {"replicas": 3, "template": {"metadata": {"labels": {"a": "b"}}}}})
+        );
+        let patch = Program::compile_mutation(
+            "[JSONPatch{op: 'add', path: '/metadata/labels/' + jsonpatch.escapeKey('example.com/a~b'), value: [Object.spec.x{y: 1}].map(i, i)}]",
+        )
+        .unwrap();
+        let out = to_json(&patch.evaluate(&[]).unwrap()).unwrap();
+        assert_eq!(
+            out,
+            json!([{"op": "add", "path": "/metadata/labels/example.com~1a~0b", "value": [{"y": 1}]}])
+        );
+        assert!(matches!(
+            Program::compile_mutation("Deployment{}"),
+            Err(Error::Compile(m)) if m == "undeclared reference to 'Deployment'"
+        ));
+        assert!(Program::compile_mutation("JSONPatch{operation: 'add'}").is_err());
+        // Plain programs keep refusing struct literals at evaluation.
+        assert!(Program::compile("Object{}").unwrap().evaluate(&[]).is_err());
     }
 }

@@ -705,7 +705,15 @@ impl Schema {
             group if group.contains('.') && !group.ends_with(".k8s.io") => vec![meta("v1")],
             group => {
                 let short = group.split('.').next().unwrap_or(group);
-                vec![format!("api.{short}.{version}.{kind}"), meta("v1")]
+                let mut names = vec![format!("api.{short}.{version}.{kind}")];
+                // A kind promoted to v1 after the embedded schemas (v1.36's
+                // MutatingAdmissionPolicy) is written as its beta was: promotion keeps the
+                // field numbers.
+                if version == "v1" {
+                    names.push(format!("api.{short}.v1beta1.{kind}"));
+                }
+                names.push(meta("v1"));
+                names
             }
         };
         candidates.iter().find_map(|name| self.index(name))

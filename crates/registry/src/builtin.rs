@@ -54,6 +54,11 @@ pub struct Builtin {
     /// Their bindings (the policy index follows them).
     pub admission_policy_bindings:
         Arc<GenericStore<capstan_api::ValidatingAdmissionPolicyBindingStrategy>>,
+    /// Mutating admission policies (the mutating policy index follows them).
+    pub mutating_policies: Arc<GenericStore<capstan_api::MutatingAdmissionPolicyStrategy>>,
+    /// Their bindings (likewise).
+    pub mutating_policy_bindings:
+        Arc<GenericStore<capstan_api::MutatingAdmissionPolicyBindingStrategy>>,
     /// FlowSchemas (API Priority and Fairness follows them).
     pub flow_schemas: Arc<GenericStore<capstan_api::FlowSchemaStrategy>>,
     /// PriorityLevelConfigurations (likewise).
@@ -127,6 +132,9 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
     let admission_policies = registry.register(capstan_api::ValidatingAdmissionPolicyStrategy);
     let admission_policy_bindings =
         registry.register(capstan_api::ValidatingAdmissionPolicyBindingStrategy);
+    let mutating_policies = registry.register(capstan_api::MutatingAdmissionPolicyStrategy);
+    let mutating_policy_bindings =
+        registry.register(capstan_api::MutatingAdmissionPolicyBindingStrategy);
     let flow_schemas = registry.register(capstan_api::FlowSchemaStrategy);
     let priority_levels = registry.register(capstan_api::PriorityLevelConfigurationStrategy);
     let pod_strategy = PodStrategy {
@@ -267,6 +275,8 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
         validating_webhooks,
         admission_policies,
         admission_policy_bindings,
+        mutating_policies,
+        mutating_policy_bindings,
         flow_schemas,
         priority_levels,
         services,

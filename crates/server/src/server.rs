@@ -210,6 +210,14 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     let uses_policies = admission_plan
         .enabled
         .contains(&"ValidatingAdmissionPolicy");
+    let mutating_policy_index = Arc::new(capstan_admission_webhook::MutatingPolicyIndex::new());
+    let uses_mutating_policies = admission_plan.enabled.contains(&"MutatingAdmissionPolicy");
+    webhooks.push(Arc::new(
+        capstan_admission_webhook::MutatingAdmissionPolicies::new(
+            mutating_policy_index.clone(),
+            registry.lister(),
+        ),
+    ));
     webhooks.push(Arc::new(
         capstan_admission_webhook::ValidatingAdmissionPolicies::new(
             policy_index.clone(),
@@ -465,6 +473,17 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         ));
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         while !policy_index.is_loaded() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+    if uses_mutating_policies {
+        compactors.extend(capstan_controllers::webhooks::start_policies(
+            builtin.mutating_policies.clone(),
+            builtin.mutating_policy_bindings.clone(),
+            mutating_policy_index.clone(),
+        ));
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while !mutating_policy_index.is_loaded() && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
     }
