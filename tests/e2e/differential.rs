@@ -742,3 +742,4 @@ mod discovery;
 mod mutating_policies;
 mod pod_security;
 mod subresources;
+mod warnings;

@@ -223,6 +223,17 @@ pub struct DeploymentStrategy {
 impl Strategy for DeploymentStrategy {
     type Object = Deployment;
 
+    fn warnings(&self, new: &Deployment, old: Option<&Deployment>) -> Vec<String> {
+        // On update, only when the spec changed (its generation moved), as upstream.
+        if old.is_some_and(|old| old.metadata.generation == new.metadata.generation) {
+            return Vec::new();
+        }
+        crate::pod_warnings::template_warnings(
+            new.spec.as_ref().map(|s| &s.template),
+            "spec.template.",
+        )
+    }
+
     fn descriptor(&self) -> ResourceDescriptor {
         workload("Deployment", "deployments", &["deploy"])
     }
@@ -359,6 +370,17 @@ pub struct ReplicaSetStrategy {
 impl Strategy for ReplicaSetStrategy {
     type Object = ReplicaSet;
 
+    fn warnings(&self, new: &ReplicaSet, old: Option<&ReplicaSet>) -> Vec<String> {
+        // On update, only when the spec changed (its generation moved), as upstream.
+        if old.is_some_and(|old| old.metadata.generation == new.metadata.generation) {
+            return Vec::new();
+        }
+        crate::pod_warnings::template_warnings(
+            new.spec.as_ref().and_then(|s| s.template.as_ref()),
+            "spec.template.",
+        )
+    }
+
     fn descriptor(&self) -> ResourceDescriptor {
         workload("ReplicaSet", "replicasets", &["rs"])
     }
@@ -425,6 +447,17 @@ pub struct StatefulSetStrategy {
 
 impl Strategy for StatefulSetStrategy {
     type Object = StatefulSet;
+
+    fn warnings(&self, new: &StatefulSet, old: Option<&StatefulSet>) -> Vec<String> {
+        // On update, only when the spec changed (its generation moved), as upstream.
+        if old.is_some_and(|old| old.metadata.generation == new.metadata.generation) {
+            return Vec::new();
+        }
+        crate::pod_warnings::template_warnings(
+            new.spec.as_ref().map(|s| &s.template),
+            "spec.template.",
+        )
+    }
 
     fn descriptor(&self) -> ResourceDescriptor {
         workload("StatefulSet", "statefulsets", &["sts"])
@@ -585,6 +618,17 @@ fn set_template_generation(ds: &mut DaemonSet, generation: i64) {
 
 impl Strategy for DaemonSetStrategy {
     type Object = DaemonSet;
+
+    fn warnings(&self, new: &DaemonSet, old: Option<&DaemonSet>) -> Vec<String> {
+        // On update, only when the spec changed (its generation moved), as upstream.
+        if old.is_some_and(|old| old.metadata.generation == new.metadata.generation) {
+            return Vec::new();
+        }
+        crate::pod_warnings::template_warnings(
+            new.spec.as_ref().map(|s| &s.template),
+            "spec.template.",
+        )
+    }
 
     fn descriptor(&self) -> ResourceDescriptor {
         workload("DaemonSet", "daemonsets", &["ds"])

@@ -223,6 +223,17 @@ impl Strategy for JobStrategy {
 
     type Object = Job;
 
+    fn warnings(&self, new: &Job, old: Option<&Job>) -> Vec<String> {
+        // On update, only when the spec changed (its generation moved), as upstream.
+        if old.is_some_and(|old| old.metadata.generation == new.metadata.generation) {
+            return Vec::new();
+        }
+        crate::pod_warnings::template_warnings(
+            new.spec.as_ref().map(|s| &s.template),
+            "spec.template.",
+        )
+    }
+
     fn descriptor(&self) -> ResourceDescriptor {
         let mut d = Names {
             group: "batch",
@@ -542,6 +553,17 @@ pub struct CronJobStrategy {
 
 impl Strategy for CronJobStrategy {
     type Object = CronJob;
+
+    fn warnings(&self, new: &CronJob, old: Option<&CronJob>) -> Vec<String> {
+        // On update, only when the spec changed (its generation moved), as upstream.
+        if old.is_some_and(|old| old.metadata.generation == new.metadata.generation) {
+            return Vec::new();
+        }
+        crate::pod_warnings::template_warnings(
+            new.spec.job_template.spec.as_ref().map(|s| &s.template),
+            "spec.jobTemplate.spec.template.",
+        )
+    }
 
     fn descriptor(&self) -> ResourceDescriptor {
         Names {

@@ -20,6 +20,7 @@ pub mod node;
 pub mod pod;
 pub mod pod_references;
 mod pod_security_context;
+pub mod pod_warnings;
 pub mod policy;
 pub mod printers;
 pub mod quota;

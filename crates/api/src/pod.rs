@@ -48,6 +48,16 @@ pub struct PodStrategy {
     pub allow_privileged: bool,
 }
 
+/// A negative termination grace period (accepted: old clients sent them) becomes 1 second on
+/// a pod, as upstream treats it; templates keep theirs and are warned about it.
+fn positive_grace_period(pod: &mut Pod) {
+    if let Some(spec) = pod.spec.as_mut()
+        && spec.termination_grace_period_seconds.is_some_and(|g| g < 0)
+    {
+        spec.termination_grace_period_seconds = Some(1);
+    }
+}
+
 impl Strategy for PodStrategy {
     fn deletes_gracefully(&self) -> bool {
         true
@@ -58,6 +68,17 @@ impl Strategy for PodStrategy {
     }
 
     type Object = Pod;
+
+    fn warnings(&self, new: &Pod, old: Option<&Pod>) -> Vec<String> {
+        // On update, only when the spec changed (its generation moved), as upstream.
+        if old.is_some_and(|old| old.metadata.generation == new.metadata.generation) {
+            return Vec::new();
+        }
+        match &new.spec {
+            Some(spec) => crate::pod_warnings::warnings(spec, &new.metadata, ""),
+            None => Vec::new(),
+        }
+    }
 
     fn descriptor(&self) -> ResourceDescriptor {
         let mut d = Names {
@@ -76,14 +97,26 @@ impl Strategy for PodStrategy {
     fn default(&self, pod: &mut Pod) {
         let spec = pod.spec.get_or_insert_with(Default::default);
         default_spec(spec);
-        // A pod's, not a template's (upstream defaults it on the Pod only).
+        // A pod's, not a template's (upstream defaults these on the Pod only).
         spec.enable_service_links.get_or_insert(true);
+        for c in spec
+            .containers
+            .iter_mut()
+            .chain(spec.init_containers.iter_mut().flatten())
+        {
+            requests_from_limits(c);
+        }
     }
 
     fn prepare_for_create(&self, pod: &mut Pod) {
+        self.prepare_for_create_warned(pod);
+    }
+
+    fn prepare_for_create_warned(&self, pod: &mut Pod) -> Vec<String> {
         // Pods count their spec's generations, as upstream's since v1.33.
         pod.metadata.generation = Some(1);
-        crate::pod_security_context::sync_app_armor_annotations(pod);
+        let warnings = crate::pod_security_context::sync_app_armor_annotations(pod);
+        positive_grace_period(pod);
         // The deprecated `serviceAccount` mirrors `serviceAccountName`, as upstream's
         // conversion keeps them; the ServiceAccount admission plugin names `default` when a
         // pod names no account. The tolerations and priority come from their plugins too.
@@ -121,6 +154,7 @@ impl Strategy for PodStrategy {
             conditions,
             ..Default::default()
         });
+        warnings
     }
 
     fn validate(&self, pod: &Pod) -> FieldErrors {
@@ -392,6 +426,7 @@ impl Strategy for PodStrategy {
     }
 
     fn prepare_for_update(&self, new: &mut Pod, old: &Pod) {
+        positive_grace_period(new);
         crate::apps::bump_generation(&mut new.metadata, &old.metadata, new.spec != old.spec);
     }
 
@@ -592,6 +627,19 @@ fn validate_ips<'a>(path: &str, ips: impl Iterator<Item = &'a str>, errs: &mut F
     }
 }
 
+/// A pod's container requests what it limits unless it says otherwise (templates are left
+/// alone: their pods get it when created).
+fn requests_from_limits(c: &mut Container) {
+    if let Some(resources) = c.resources.as_mut()
+        && let Some(limits) = resources.limits.clone()
+    {
+        let requests = resources.requests.get_or_insert_with(BTreeMap::new);
+        for (name, value) in limits {
+            requests.entry(name).or_insert(value);
+        }
+    }
+}
+
 fn default_container(c: &mut Container) {
     // Go writes the struct even when empty: every upstream container has `resources: {}`.
     c.resources.get_or_insert_with(Default::default);
@@ -604,14 +652,6 @@ fn default_container(c: &mut Container) {
     }
     for p in c.ports.iter_mut().flatten() {
         p.protocol.get_or_insert_with(|| "TCP".into());
-    }
-    if let Some(resources) = c.resources.as_mut()
-        && let Some(limits) = resources.limits.clone()
-    {
-        let requests = resources.requests.get_or_insert_with(BTreeMap::new);
-        for (name, value) in limits {
-            requests.entry(name).or_insert(value);
-        }
     }
     for probe in [
         c.liveness_probe.as_mut(),
@@ -733,14 +773,6 @@ fn validate_spec(spec: &PodSpec, allow_privileged: bool, errs: &mut FieldErrors)
         && !DNS_POLICIES.contains(&p)
     {
         errs.push(FieldError::not_supported("spec.dnsPolicy", p, DNS_POLICIES));
-    }
-    if let Some(g) = spec.termination_grace_period_seconds
-        && g < 0
-    {
-        errs.push(FieldError::negative(
-            "spec.terminationGracePeriodSeconds",
-            g,
-        ));
     }
     if let Some(node) = spec.node_name.as_deref().filter(|n| !n.is_empty()) {
         for why in validation::dns1123_subdomain(node) {

@@ -388,14 +388,16 @@ fn app_armor_field(annotation: &str) -> Option<AppArmorProfile> {
 /// On create, a container with an AppArmor annotation and no profile field of its own gets
 /// the field the annotation stands for, unless that is the pod's profile (upstream's version
 /// skew handling; the field is not written back to annotations any more). Windows pods and
-/// invalid annotations are left alone.
-pub(crate) fn sync_app_armor_annotations(pod: &mut Pod) {
+/// invalid annotations are left alone. Returns upstream's deprecation warning for each
+/// annotation copied or unusable.
+pub(crate) fn sync_app_armor_annotations(pod: &mut Pod) -> Vec<String> {
+    let mut warnings = Vec::new();
     let Some(spec) = pod.spec.as_mut() else {
-        return;
+        return warnings;
     };
     let annotations = pod.metadata.annotations.as_ref();
     if spec.os.as_ref().is_some_and(|os| os.name == "windows") || annotations.is_none() {
-        return;
+        return warnings;
     }
     let pod_profile = spec
         .security_context
@@ -411,19 +413,30 @@ pub(crate) fn sync_app_armor_annotations(pod: &mut Pod) {
             .security_context
             .as_ref()
             .and_then(|s| s.app_armor_profile.as_ref());
-        let annotation =
-            annotations.and_then(|a| a.get(&format!("{APP_ARMOR_ANNOTATION}{}", c.name)));
+        let key = format!("{APP_ARMOR_ANNOTATION}{}", c.name);
+        let Some(annotation) = annotations.and_then(|a| a.get(&key)) else {
+            continue;
+        };
         if own.is_some() {
             continue;
         }
-        if let Some(field) = annotation.and_then(|a| app_armor_field(a))
-            && pod_profile.as_ref() != Some(&field)
-        {
-            c.security_context
-                .get_or_insert_with(Default::default)
-                .app_armor_profile = Some(field);
+        let warn = match app_armor_field(annotation) {
+            Some(field) if pod_profile.as_ref() != Some(&field) => {
+                c.security_context
+                    .get_or_insert_with(Default::default)
+                    .app_armor_profile = Some(field);
+                true
+            }
+            Some(_) => false,
+            None => true,
+        };
+        if warn {
+            warnings.push(format!(
+                "metadata.annotations[{key}]: deprecated since v1.30; use the \"appArmorProfile\" field instead"
+            ));
         }
     }
+    warnings
 }
 
 /// On create, a container's AppArmor annotation (the deprecated

@@ -22,6 +22,10 @@ impl Strategy for PodTemplateStrategy {
 
     type Object = PodTemplate;
 
+    fn warnings(&self, new: &PodTemplate, _old: Option<&PodTemplate>) -> Vec<String> {
+        crate::pod_warnings::template_warnings(new.template.as_ref(), "template.")
+    }
+
     fn descriptor(&self) -> ResourceDescriptor {
         Names {
             group: "",
@@ -76,6 +80,21 @@ impl Strategy for ReplicationControllerStrategy {
     }
 
     type Object = ReplicationController;
+
+    fn warnings(
+        &self,
+        new: &ReplicationController,
+        old: Option<&ReplicationController>,
+    ) -> Vec<String> {
+        // On update, only when the spec changed (its generation moved), as upstream.
+        if old.is_some_and(|old| old.metadata.generation == new.metadata.generation) {
+            return Vec::new();
+        }
+        crate::pod_warnings::template_warnings(
+            new.spec.as_ref().and_then(|s| s.template.as_ref()),
+            "spec.template.",
+        )
+    }
 
     fn descriptor(&self) -> ResourceDescriptor {
         let mut d = Names {

@@ -187,6 +187,13 @@ pub trait Strategy: Send + Sync + 'static {
     /// Clears or sets fields on create (e.g. status) before validation.
     fn prepare_for_create(&self, _obj: &mut Self::Object) {}
 
+    /// [`Strategy::prepare_for_create`], with the warnings preparing gives (a pod's
+    /// deprecated AppArmor annotations, warned about as they become fields).
+    fn prepare_for_create_warned(&self, obj: &mut Self::Object) -> Vec<String> {
+        self.prepare_for_create(obj);
+        Vec::new()
+    }
+
     /// Carries over or resets fields on update (e.g. status) before validation.
     fn prepare_for_update(&self, _new: &mut Self::Object, _old: &Self::Object) {}
 
@@ -195,6 +202,12 @@ pub trait Strategy: Send + Sync + 'static {
 
     /// Checks an update: the new object itself and what may not change.
     fn validate_update(&self, new: &Self::Object, old: &Self::Object) -> FieldErrors;
+
+    /// Warnings about a valid object written (`old` is the stored one on update): deprecated
+    /// fields, likely mistakes. They go back with the answer as `Warning` headers.
+    fn warnings(&self, _new: &Self::Object, _old: Option<&Self::Object>) -> Vec<String> {
+        Vec::new()
+    }
 
     /// The rule object names must follow.
     fn name_rule(&self) -> fn(&str) -> Vec<String> {

@@ -172,6 +172,9 @@ pub struct ApiError {
     pub continue_token: Option<String>,
     /// The HTTP code when it is not the reason's own (a webhook's Status sets both).
     pub status_code: Option<u16>,
+    /// Warnings gathered before the request failed; sent with the error, as upstream sends
+    /// a request's warnings whatever its outcome.
+    pub warnings: Vec<String>,
 }
 
 impl std::error::Error for ApiError {}
@@ -207,7 +210,17 @@ impl ApiError {
             retry_after_seconds: None,
             continue_token: None,
             status_code: None,
+            warnings: Vec::new(),
         }
+    }
+
+    /// The same error, sent with `warnings` (those it already had kept after them).
+    pub fn with_warnings(mut self, warnings: &[String]) -> Self {
+        if !warnings.is_empty() {
+            let mine = std::mem::take(&mut self.warnings);
+            self.warnings = warnings.iter().cloned().chain(mine).collect();
+        }
+        self
     }
 
     /// 400 BadRequest.

@@ -396,8 +396,7 @@ impl<S: Strategy> GenericStore<S> {
         }
         let validated = chain.validate(&a).await;
         warnings.extend(a.feedback.take_warnings());
-        validated?;
-        Ok(())
+        validated.map_err(|e| e.with_warnings(warnings).into())
     }
 
     /// The admission attributes of a write of this store's objects.
@@ -805,6 +804,9 @@ impl<S: Strategy> GenericStore<S> {
         });
         if !errors.is_empty() {
             return Err(self.invalid(&name, &errors));
+        }
+        if target == Target::Resource {
+            warnings.extend(self.strategy.warnings(&new, Some(old)));
         }
         for check in &self.write_checks {
             check.check(&new, Some(old), &options.user).await?;
@@ -1224,7 +1226,7 @@ impl<S: Strategy> GenericStore<S> {
             meta.deletion_timestamp = None;
             meta.deletion_grace_period_seconds = None;
         }
-        self.strategy.prepare_for_create(&mut obj);
+        warnings.extend(self.strategy.prepare_for_create_warned(&mut obj));
         if let Tracking::Record(manager) = tracking {
             self.record_managers(Target::Resource, None, &mut obj, manager)?;
         }
@@ -1273,7 +1275,16 @@ impl<S: Strategy> GenericStore<S> {
             );
             errors.extend(self.strategy.validate(&obj));
             if !errors.is_empty() {
-                return Err(self.invalid(&name, &errors));
+                let invalid = ApiError::invalid(
+                    &self.descriptor.group,
+                    &self.descriptor.kind,
+                    &name,
+                    &errors,
+                );
+                return Err(invalid.with_warnings(&warnings).into());
+            }
+            if attempt == 0 {
+                warnings.extend(self.strategy.warnings(&obj, None));
             }
             for check in &self.write_checks {
                 check.check(&obj, None, &options.user).await?;

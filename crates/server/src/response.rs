@@ -104,6 +104,7 @@ pub fn error(err: &ApiError) -> Response<Body> {
     let body = Bytes::from(body);
     let status = StatusCode::from_u16(err.code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut resp = json(status, body.clone(), false);
+    add_warnings(&mut resp, &err.warnings);
     resp.extensions_mut().insert(ErrorStatus(body));
     if let Some(secs) = err.retry_after_seconds {
         resp.headers_mut()

@@ -279,13 +279,10 @@ async fn judge_alike(allow_privileged: bool, default_seed: u64) {
             if theirs.0 == 403 {
                 refused += 1;
             }
-            // Pod Security's own warnings; upstream's pod field deprecation warnings are not
-            // Capstan's yet (docs/api-behaviour.md).
-            let seen = |a: &(u16, Value, Vec<String>)| {
-                let warnings: Vec<&String> =
-                    a.2.iter().filter(|w| w.contains("PodSecurity")).collect();
-                (a.0, a.1["message"].clone(), format!("{warnings:?}"))
-            };
+            // Every warning: the pod's own (deprecated fields, likely mistakes), then Pod
+            // Security's.
+            let seen =
+                |a: &(u16, Value, Vec<String>)| (a.0, a.1["message"].clone(), format!("{:?}", a.2));
             if seen(&theirs) != seen(&mine) {
                 differences.push(format!(
                     "{namespace} {pod}\n  upstream {:?}\n  capstan  {:?}",

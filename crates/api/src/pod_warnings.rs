@@ -1,0 +1,496 @@
+//! Warnings about valid pods and pod templates, sent with the answer to a write as upstream
+//! sends them: deprecated node labels, annotations and volume plugins, duplicate entries a
+//! client probably did not mean, fractional byte quantities, ambiguous ports, null label
+//! selectors that match nothing, negative grace periods.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use capstan_meta::quantity;
+use k8s_openapi::api::core::v1::{
+    Container, ContainerPort, NodeSelectorTerm, PodAffinityTerm, PodSpec, PodTemplateSpec,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+/// Node labels upstream deprecated, with what it says about each.
+const DEPRECATED_NODE_LABELS: [(&str, &str); 8] = [
+    (
+        "beta.kubernetes.io/arch",
+        r#"deprecated since v1.14; use "kubernetes.io/arch" instead"#,
+    ),
+    (
+        "beta.kubernetes.io/os",
+        r#"deprecated since v1.14; use "kubernetes.io/os" instead"#,
+    ),
+    (
+        "failure-domain.beta.kubernetes.io/region",
+        r#"deprecated since v1.17; use "topology.kubernetes.io/region" instead"#,
+    ),
+    (
+        "failure-domain.beta.kubernetes.io/zone",
+        r#"deprecated since v1.17; use "topology.kubernetes.io/zone" instead"#,
+    ),
+    (
+        "beta.kubernetes.io/instance-type",
+        r#"deprecated since v1.17; use "node.kubernetes.io/instance-type" instead"#,
+    ),
+    ("app.kubernetes.io/created-by", "deprecated since v1.9"),
+    (
+        "scheduler.alpha.kubernetes.io/preferAvoidPods",
+        "deprecated since v1.22; use Taints and Tolerations instead",
+    ),
+    (
+        "node-role.kubernetes.io/master",
+        r#"use "node-role.kubernetes.io/control-plane" instead"#,
+    ),
+];
+
+/// What upstream says about a deprecated node label, if `key` is one.
+pub fn deprecated_node_label(key: &str) -> Option<&'static str> {
+    DEPRECATED_NODE_LABELS
+        .iter()
+        .find(|(label, _)| *label == key)
+        .map(|(_, why)| *why)
+}
+
+/// Pod annotations that no longer do anything.
+const DEPRECATED_ANNOTATIONS: [(&str, &str); 3] = [
+    (
+        "scheduler.alpha.kubernetes.io/critical-pod",
+        r#"non-functional in v1.16+; use the "priorityClassName" field instead"#,
+    ),
+    (
+        "security.alpha.kubernetes.io/sysctls",
+        r#"non-functional in v1.11+; use the "sysctls" field instead"#,
+    ),
+    (
+        "security.alpha.kubernetes.io/unsafe-sysctls",
+        r#"non-functional in v1.11+; use the "sysctls" field instead"#,
+    ),
+];
+
+const SECCOMP_POD: &str = "seccomp.security.alpha.kubernetes.io/pod";
+const SECCOMP_CONTAINER: &str = "container.seccomp.security.alpha.kubernetes.io/";
+const APPARMOR_CONTAINER: &str = "container.apparmor.security.beta.kubernetes.io/";
+const SECCOMP_FIELD: &str = r#"non-functional in v1.27+; use the "seccompProfile" field instead"#;
+
+/// The warnings for a pod template at `root` (`spec.template.`, the `.` included) of a
+/// workload, nothing when there is none.
+pub fn template_warnings(template: Option<&PodTemplateSpec>, root: &str) -> Vec<String> {
+    match template.and_then(|t| t.spec.as_ref().map(|spec| (spec, &t.metadata))) {
+        Some((spec, meta)) => warnings(spec, meta.as_ref().unwrap_or(&ObjectMeta::default()), root),
+        None => Vec::new(),
+    }
+}
+
+/// The warnings for a pod (`root` empty) or a pod template at `root`.
+pub fn warnings(spec: &PodSpec, meta: &ObjectMeta, root: &str) -> Vec<String> {
+    let template = !root.is_empty();
+    let spec_path = format!("{root}spec");
+    let annotations_path = format!("{root}metadata.annotations");
+    let annotations = meta.annotations.clone().unwrap_or_default();
+    let mut out = Vec::new();
+
+    for key in spec.node_selector.iter().flatten().map(|(k, _)| k) {
+        if let Some(why) = deprecated_node_label(key) {
+            out.push(format!("{spec_path}.nodeSelector[{key}]: {why}"));
+        }
+    }
+    if let Some(node) = spec
+        .affinity
+        .as_ref()
+        .and_then(|a| a.node_affinity.as_ref())
+    {
+        let required = node
+            .required_during_scheduling_ignored_during_execution
+            .iter()
+            .flat_map(|r| r.node_selector_terms.iter().enumerate())
+            .map(|(i, term)| (format!("{spec_path}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[{i}]"), term));
+        let preferred = node
+            .preferred_during_scheduling_ignored_during_execution
+            .iter()
+            .flatten()
+            .enumerate()
+            .map(|(i, p)| (format!("{spec_path}.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[{i}].preference"), &p.preference));
+        for (path, term) in required.chain(preferred) {
+            node_selector_term(&mut out, &path, term);
+        }
+    }
+    for (i, t) in spec
+        .topology_spread_constraints
+        .iter()
+        .flatten()
+        .enumerate()
+    {
+        let at = format!("{spec_path}.topologySpreadConstraints[{i}]");
+        if let Some(why) = deprecated_node_label(&t.topology_key) {
+            out.push(format!("{at}.topologyKey: {} is {why}", t.topology_key));
+        }
+        if t.label_selector.is_none() {
+            out.push(format!(
+                "{at}.labelSelector: a null labelSelector results in matching no pod"
+            ));
+        }
+    }
+    for (key, why) in DEPRECATED_ANNOTATIONS {
+        if annotations.contains_key(key) {
+            out.push(format!("{annotations_path}[{key}]: {why}"));
+        }
+    }
+    volume_warnings(&mut out, spec, &spec_path);
+    for (i, alias) in duplicates(spec.host_aliases.iter().flatten().map(|a| a.ip.as_str())) {
+        out.push(format!(
+            "{spec_path}.hostAliases[{i}].ip: duplicate ip \"{alias}\""
+        ));
+    }
+    let pull_secrets: Vec<&str> = spec
+        .image_pull_secrets
+        .iter()
+        .flatten()
+        .map(|s| s.name.as_str())
+        .collect();
+    for (i, name) in duplicates(pull_secrets.iter().copied()) {
+        out.push(format!(
+            "{spec_path}.imagePullSecrets[{i}].name: duplicate name \"{name}\""
+        ));
+    }
+    for (i, name) in pull_secrets.iter().enumerate() {
+        if name.is_empty() {
+            out.push(format!(
+                "{spec_path}.imagePullSecrets[{i}].name: invalid empty name \"\""
+            ));
+        }
+    }
+    for resource in ["memory", "ephemeral-storage"] {
+        if let Some(q) = spec.overhead.as_ref().and_then(|o| o.get(resource)) {
+            fractional_bytes(&mut out, &format!("{spec_path}.overhead[{resource}]"), &q.0);
+        }
+    }
+    let pod_seccomp = spec
+        .security_context
+        .as_ref()
+        .is_some_and(|s| s.seccomp_profile.is_some());
+    if !pod_seccomp && annotations.contains_key(SECCOMP_POD) {
+        out.push(format!(
+            "{annotations_path}[{SECCOMP_POD}]: {SECCOMP_FIELD}"
+        ));
+    }
+    let pod_app_armor = spec
+        .security_context
+        .as_ref()
+        .is_some_and(|s| s.app_armor_profile.is_some());
+    let containers = containers(spec, &spec_path);
+    for (c, path) in &containers {
+        let context = c.security_context.as_ref();
+        let key = format!("{SECCOMP_CONTAINER}{}", c.name);
+        if context.is_none_or(|s| s.seccomp_profile.is_none()) && annotations.contains_key(&key) {
+            out.push(format!("{annotations_path}[{key}]: {SECCOMP_FIELD}"));
+        }
+        // Pods have theirs turned into fields on create (with no warning); templates warn.
+        let key = format!("{APPARMOR_CONTAINER}{}", c.name);
+        if template
+            && !pod_app_armor
+            && context.is_none_or(|s| s.app_armor_profile.is_none())
+            && annotations.contains_key(&key)
+        {
+            out.push(format!(
+                "{annotations_path}[{key}]: deprecated since v1.30; use the \"appArmorProfile\" field instead"
+            ));
+        }
+        if let Some(resources) = &c.resources {
+            for (kind, list) in [
+                ("limits", &resources.limits),
+                ("requests", &resources.requests),
+            ] {
+                for resource in ["memory", "ephemeral-storage"] {
+                    if let Some(q) = list.as_ref().and_then(|l| l.get(resource)) {
+                        fractional_bytes(
+                            &mut out,
+                            &format!("{path}.resources.{kind}[{resource}]"),
+                            &q.0,
+                        );
+                    }
+                }
+            }
+        }
+        let mut seen = BTreeSet::new();
+        for (i, env) in c.env.iter().flatten().enumerate() {
+            if seen.insert(env.name.as_str()) {
+                continue;
+            }
+            let reference = format!("$({})", env.name);
+            let value = env.value.as_deref().unwrap_or_default();
+            if env.value_from.is_some() || value == reference || !value.contains(&reference) {
+                out.push(format!(
+                    "{path}.env[{i}]: hides previous definition of \"{}\", which may be dropped when using apply",
+                    env.name
+                ));
+            }
+        }
+    }
+    port_warnings(&mut out, &containers);
+    if spec.termination_grace_period_seconds.is_some_and(|s| s < 0) {
+        out.push(format!(
+            "{spec_path}.terminationGracePeriodSeconds: must be >= 0; negative values are invalid and will be treated as 1"
+        ));
+    }
+    if let Some(affinity) = &spec.affinity {
+        for (name, terms) in [
+            (
+                "podAffinity",
+                affinity.pod_affinity.as_ref().map(|a| {
+                    (
+                        &a.required_during_scheduling_ignored_during_execution,
+                        &a.preferred_during_scheduling_ignored_during_execution,
+                    )
+                }),
+            ),
+            (
+                "podAntiAffinity",
+                affinity.pod_anti_affinity.as_ref().map(|a| {
+                    (
+                        &a.required_during_scheduling_ignored_during_execution,
+                        &a.preferred_during_scheduling_ignored_during_execution,
+                    )
+                }),
+            ),
+        ] {
+            let Some((required, preferred)) = terms else {
+                continue;
+            };
+            let at = format!("{spec_path}.affinity.{name}");
+            null_selectors(
+                &mut out,
+                required.iter().flatten().enumerate().map(|(i, t)| {
+                    (
+                        format!(
+                            "{at}.requiredDuringSchedulingIgnoredDuringExecution[{i}].labelSelector"
+                        ),
+                        t,
+                    )
+                }),
+            );
+            null_selectors(
+                &mut out,
+                preferred.iter().flatten().enumerate().map(|(i, w)| {
+                    (format!("{at}.preferredDuringSchedulingIgnoredDuringExecution[{i}].podAffinityTerm.labelSelector"), &w.pod_affinity_term)
+                }),
+            );
+        }
+    }
+    out
+}
+
+fn node_selector_term(out: &mut Vec<String>, path: &str, term: &NodeSelectorTerm) {
+    for (i, e) in term.match_expressions.iter().flatten().enumerate() {
+        if let Some(why) = deprecated_node_label(&e.key) {
+            out.push(format!(
+                "{path}.matchExpressions[{i}].key: {} is {why}",
+                e.key
+            ));
+        }
+    }
+}
+
+fn null_selectors<'a>(
+    out: &mut Vec<String>,
+    terms: impl Iterator<Item = (String, &'a PodAffinityTerm)>,
+) {
+    for (path, term) in terms {
+        if term.label_selector.is_none() {
+            out.push(format!(
+                "{path}: a null labelSelector results in matching no pod"
+            ));
+        }
+    }
+}
+
+/// The volume plugins upstream deprecated, with when.
+const DEPRECATED_VOLUMES: [(&str, &str); 9] = [
+    (
+        "photonPersistentDisk",
+        "deprecated in v1.11, non-functional in v1.16+",
+    ),
+    (
+        "gitRepo",
+        "deprecated in v1.11, and disabled by default in v1.33+",
+    ),
+    ("scaleIO", "deprecated in v1.16, non-functional in v1.22+"),
+    ("flocker", "deprecated in v1.22, non-functional in v1.25+"),
+    ("storageos", "deprecated in v1.22, non-functional in v1.25+"),
+    ("quobyte", "deprecated in v1.22, non-functional in v1.25+"),
+    ("glusterfs", "deprecated in v1.25, non-functional in v1.26+"),
+    ("cephfs", "deprecated in v1.28, non-functional in v1.31+"),
+    ("rbd", "deprecated in v1.28, non-functional in v1.31+"),
+];
+
+fn volume_warnings(out: &mut Vec<String>, spec: &PodSpec, spec_path: &str) {
+    let volumes = spec.volumes.as_deref().unwrap_or_default();
+    for (i, v) in volumes.iter().enumerate() {
+        let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(v) else {
+            continue;
+        };
+        for (field, why) in DEPRECATED_VOLUMES {
+            if fields.contains_key(field) {
+                // Upstream names storageos by its Go field.
+                let named = if field == "storageos" {
+                    "storageOS"
+                } else {
+                    field
+                };
+                out.push(format!("{spec_path}.volumes[{i}].{named}: {why}"));
+            }
+        }
+        if let Some(claim) = v
+            .ephemeral
+            .as_ref()
+            .and_then(|e| e.volume_claim_template.as_ref())
+            && let Some(resources) = &claim.spec.resources
+        {
+            let at =
+                format!("{spec_path}.volumes[{i}].ephemeral.volumeClaimTemplate.spec.resources");
+            for (kind, list) in [
+                ("requests", &resources.requests),
+                ("limits", &resources.limits),
+            ] {
+                if let Some(q) = list.as_ref().and_then(|l| l.get("storage")) {
+                    fractional_bytes(out, &format!("{at}.{kind}[storage]"), &q.0);
+                }
+            }
+        }
+    }
+}
+
+/// Every container (init, regular, ephemeral) with its path, in upstream's order.
+fn containers(spec: &PodSpec, spec_path: &str) -> Vec<(Container, String)> {
+    let mut all = Vec::new();
+    for (i, c) in spec.init_containers.iter().flatten().enumerate() {
+        all.push((c.clone(), format!("{spec_path}.initContainers[{i}]")));
+    }
+    for (i, c) in spec.containers.iter().enumerate() {
+        all.push((c.clone(), format!("{spec_path}.containers[{i}]")));
+    }
+    for (i, c) in spec.ephemeral_containers.iter().flatten().enumerate() {
+        let common: Option<Container> = serde_json::to_value(c)
+            .ok()
+            .and_then(|v| serde_json::from_value(v).ok());
+        if let Some(common) = common {
+            all.push((common, format!("{spec_path}.ephemeralContainers[{i}]")));
+        }
+    }
+    all
+}
+
+/// The entries of `items` equal to an earlier one, with their index.
+fn duplicates<'a>(items: impl Iterator<Item = &'a str>) -> Vec<(usize, &'a str)> {
+    let mut seen = BTreeSet::new();
+    items
+        .enumerate()
+        .filter(|(_, item)| !seen.insert(*item))
+        .collect()
+}
+
+fn fractional_bytes(out: &mut Vec<String>, path: &str, text: &str) {
+    if quantity::parse(text).is_some_and(|m| m.0 % 1000 != 0) {
+        out.push(format!(
+            "{path}: fractional byte value \"{text}\" is invalid, must be an integer"
+        ));
+    }
+}
+
+/// A port as Go prints the struct (`%+v`).
+fn go_port(p: &ContainerPort) -> String {
+    format!(
+        "{{Name:{} HostPort:{} ContainerPort:{} Protocol:{} HostIP:{}}}",
+        p.name.as_deref().unwrap_or_default(),
+        p.host_port.unwrap_or_default(),
+        p.container_port,
+        p.protocol.as_deref().unwrap_or_default(),
+        p.host_ip.as_deref().unwrap_or_default(),
+    )
+}
+
+fn port_warnings(out: &mut Vec<String>, containers: &[(Container, String)]) {
+    let mut by_port: BTreeMap<String, Vec<(String, &ContainerPort)>> = BTreeMap::new();
+    for (c, path) in containers {
+        for (i, port) in c.ports.iter().flatten().enumerate() {
+            let at = format!("{path}.ports[{i}]");
+            let host_ip = port.host_ip.as_deref().unwrap_or_default();
+            let host_port = port.host_port.unwrap_or_default();
+            if !host_ip.is_empty() && host_port == 0 {
+                out.push(format!(
+                    "{at}: hostIP set without hostPort: {}",
+                    go_port(port)
+                ));
+            }
+            let key = format!(
+                "{}/{}",
+                port.container_port,
+                port.protocol.as_deref().unwrap_or_default()
+            );
+            let others = by_port.entry(key).or_default();
+            for (other_path, other) in others.iter() {
+                let other_ip = other.host_ip.as_deref().unwrap_or_default();
+                let other_port = other.host_port.unwrap_or_default();
+                if host_ip == other_ip && host_port == other_port {
+                    out.push(format!("{at}: duplicate port definition with {other_path}"));
+                } else if host_port == 0 || other_port == 0 {
+                    out.push(format!(
+                        "{at}: overlapping port definition with {other_path}"
+                    ));
+                } else if host_port == other_port && (host_ip.is_empty() != other_ip.is_empty()) {
+                    out.push(format!(
+                        "{at}: dangerously ambiguous port definition with {other_path}"
+                    ));
+                }
+            }
+            others.push((at, port));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn pod(value: serde_json::Value) -> (PodSpec, ObjectMeta) {
+        let pod: k8s_openapi::api::core::v1::Pod = serde_json::from_value(value).unwrap();
+        (pod.spec.unwrap(), pod.metadata)
+    }
+
+    #[test]
+    fn a_pod_and_a_template_are_warned_at_their_own_paths() {
+        let (spec, meta) = pod(json!({
+            "metadata": {"annotations": {"scheduler.alpha.kubernetes.io/critical-pod": ""}},
+            "spec": {
+                "nodeSelector": {"beta.kubernetes.io/os": "linux"},
+                "terminationGracePeriodSeconds": -1,
+                "imagePullSecrets": [{"name": "a"}, {"name": "a"}],
+                "containers": [{"name": "c", "image": "i",
+                    "env": [{"name": "X", "value": "1"}, {"name": "X", "value": "2"}, {"name": "X", "value": "$(X)-3"}],
+                    "resources": {"limits": {"memory": "100m"}},
+                    "ports": [{"containerPort": 80, "protocol": "TCP"}, {"containerPort": 80, "protocol": "TCP", "hostPort": 8080}]}],
+                "volumes": [{"name": "g", "gitRepo": {"repository": "r"}}],
+            },
+        }));
+        assert_eq!(
+            warnings(&spec, &meta, ""),
+            [
+                r#"spec.nodeSelector[beta.kubernetes.io/os]: deprecated since v1.14; use "kubernetes.io/os" instead"#,
+                r#"metadata.annotations[scheduler.alpha.kubernetes.io/critical-pod]: non-functional in v1.16+; use the "priorityClassName" field instead"#,
+                "spec.volumes[0].gitRepo: deprecated in v1.11, and disabled by default in v1.33+",
+                r#"spec.imagePullSecrets[1].name: duplicate name "a""#,
+                r#"spec.containers[0].resources.limits[memory]: fractional byte value "100m" is invalid, must be an integer"#,
+                r#"spec.containers[0].env[1]: hides previous definition of "X", which may be dropped when using apply"#,
+                "spec.containers[0].ports[1]: overlapping port definition with spec.containers[0].ports[0]",
+                "spec.terminationGracePeriodSeconds: must be >= 0; negative values are invalid and will be treated as 1",
+            ]
+        );
+        assert_eq!(
+            warnings(&spec, &meta, "spec.template.")[0],
+            r#"spec.template.spec.nodeSelector[beta.kubernetes.io/os]: deprecated since v1.14; use "kubernetes.io/os" instead"#
+        );
+        let (plain, meta) = pod(json!({"spec": {"containers": [{"name": "c", "image": "i"}]}}));
+        assert!(warnings(&plain, &meta, "").is_empty());
+    }
+}
