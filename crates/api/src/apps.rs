@@ -228,10 +228,7 @@ impl Strategy for DeploymentStrategy {
         if old.is_some_and(|old| old.metadata.generation == new.metadata.generation) {
             return Vec::new();
         }
-        crate::pod_warnings::template_warnings(
-            new.spec.as_ref().map(|s| &s.template),
-            "spec.template.",
-        )
+        crate::warnings::template_warnings(new.spec.as_ref().map(|s| &s.template), "spec.template.")
     }
 
     fn descriptor(&self) -> ResourceDescriptor {
@@ -375,7 +372,7 @@ impl Strategy for ReplicaSetStrategy {
         if old.is_some_and(|old| old.metadata.generation == new.metadata.generation) {
             return Vec::new();
         }
-        crate::pod_warnings::template_warnings(
+        crate::warnings::template_warnings(
             new.spec.as_ref().and_then(|s| s.template.as_ref()),
             "spec.template.",
         )
@@ -453,10 +450,7 @@ impl Strategy for StatefulSetStrategy {
         if old.is_some_and(|old| old.metadata.generation == new.metadata.generation) {
             return Vec::new();
         }
-        crate::pod_warnings::template_warnings(
-            new.spec.as_ref().map(|s| &s.template),
-            "spec.template.",
-        )
+        crate::warnings::template_warnings(new.spec.as_ref().map(|s| &s.template), "spec.template.")
     }
 
     fn descriptor(&self) -> ResourceDescriptor {
@@ -624,10 +618,7 @@ impl Strategy for DaemonSetStrategy {
         if old.is_some_and(|old| old.metadata.generation == new.metadata.generation) {
             return Vec::new();
         }
-        crate::pod_warnings::template_warnings(
-            new.spec.as_ref().map(|s| &s.template),
-            "spec.template.",
-        )
+        crate::warnings::template_warnings(new.spec.as_ref().map(|s| &s.template), "spec.template.")
     }
 
     fn descriptor(&self) -> ResourceDescriptor {

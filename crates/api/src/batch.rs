@@ -228,10 +228,7 @@ impl Strategy for JobStrategy {
         if old.is_some_and(|old| old.metadata.generation == new.metadata.generation) {
             return Vec::new();
         }
-        crate::pod_warnings::template_warnings(
-            new.spec.as_ref().map(|s| &s.template),
-            "spec.template.",
-        )
+        crate::warnings::template_warnings(new.spec.as_ref().map(|s| &s.template), "spec.template.")
     }
 
     fn descriptor(&self) -> ResourceDescriptor {
@@ -559,7 +556,7 @@ impl Strategy for CronJobStrategy {
         if old.is_some_and(|old| old.metadata.generation == new.metadata.generation) {
             return Vec::new();
         }
-        crate::pod_warnings::template_warnings(
+        crate::warnings::template_warnings(
             new.spec.job_template.spec.as_ref().map(|s| &s.template),
             "spec.jobTemplate.spec.template.",
         )

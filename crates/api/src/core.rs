@@ -144,6 +144,33 @@ impl Strategy for NamespaceStrategy {
 #[derive(Debug, Default, Clone, Copy)]
 pub struct NodeStrategy;
 
+/// A Node's pod ranges (`podCIDRs`, or the `podCIDR` it mirrors), each a range with no host
+/// bits; ranges the stored Node had keep the rule they were accepted under.
+fn validate_pod_cidrs(node: &Node, old: Option<&Node>, errs: &mut FieldErrors) {
+    fn ranges(node: &Node) -> Vec<String> {
+        let spec = node.spec.clone().unwrap_or_default();
+        match spec.pod_cidrs.filter(|c| !c.is_empty()) {
+            Some(cidrs) => cidrs,
+            None => spec
+                .pod_cidr
+                .into_iter()
+                .filter(|c| !c.is_empty())
+                .collect(),
+        }
+    }
+    let before = old.map(ranges).unwrap_or_default();
+    let before: Vec<&str> = before.iter().map(String::as_str).collect();
+    for (i, cidr) in ranges(node).iter().enumerate() {
+        if let Some(why) = crate::service::strict_cidr_problem(cidr, &before) {
+            errs.push(FieldError::invalid(
+                format!("spec.podCIDRs[{i}]"),
+                cidr,
+                why,
+            ));
+        }
+    }
+}
+
 impl Strategy for NodeStrategy {
     type Object = Node;
 
@@ -160,12 +187,15 @@ impl Strategy for NodeStrategy {
         d
     }
 
-    fn validate(&self, _node: &Node) -> FieldErrors {
-        Vec::new()
+    fn validate(&self, node: &Node) -> FieldErrors {
+        let mut errs = Vec::new();
+        validate_pod_cidrs(node, None, &mut errs);
+        errs
     }
 
     fn validate_update(&self, new: &Node, old: &Node) -> FieldErrors {
         let mut errs = Vec::new();
+        validate_pod_cidrs(new, Some(old), &mut errs);
         let old_spec = old.spec.clone().unwrap_or_default();
         let new_spec = new.spec.clone().unwrap_or_default();
         if let Some(cidr) = old_spec.pod_cidr.filter(|c| !c.is_empty())
@@ -591,6 +621,10 @@ impl Strategy for PersistentVolumeStrategy {
 
     type Object = PersistentVolume;
 
+    fn warnings(&self, new: &PersistentVolume, _old: Option<&PersistentVolume>) -> Vec<String> {
+        crate::warnings::persistent_volume(new)
+    }
+
     fn descriptor(&self) -> ResourceDescriptor {
         Names {
             group: "",
@@ -676,6 +710,14 @@ impl Strategy for PersistentVolumeClaimStrategy {
     }
 
     type Object = PersistentVolumeClaim;
+
+    fn warnings(
+        &self,
+        new: &PersistentVolumeClaim,
+        _old: Option<&PersistentVolumeClaim>,
+    ) -> Vec<String> {
+        crate::warnings::persistent_volume_claim(new)
+    }
 
     fn descriptor(&self) -> ResourceDescriptor {
         Names {

@@ -20,7 +20,6 @@ pub mod node;
 pub mod pod;
 pub mod pod_references;
 mod pod_security_context;
-pub mod pod_warnings;
 pub mod policy;
 pub mod printers;
 pub mod quota;
@@ -30,6 +29,7 @@ pub mod resource;
 pub mod scheduling;
 pub mod service;
 pub mod storage;
+pub mod warnings;
 
 pub use admission_policy::{
     MutatingAdmissionPolicyBindingStrategy, MutatingAdmissionPolicyStrategy,

@@ -178,6 +178,23 @@ pub struct IngressStrategy;
 impl Strategy for IngressStrategy {
     type Object = k8s_openapi::api::networking::v1::Ingress;
 
+    fn warnings(
+        &self,
+        new: &k8s_openapi::api::networking::v1::Ingress,
+        _old: Option<&k8s_openapi::api::networking::v1::Ingress>,
+    ) -> Vec<String> {
+        let annotated = new
+            .metadata
+            .annotations
+            .as_ref()
+            .is_some_and(|a| a.contains_key("kubernetes.io/ingress.class"));
+        if annotated {
+            vec!["annotation \"kubernetes.io/ingress.class\" is deprecated, please use 'spec.ingressClassName' instead".into()]
+        } else {
+            Vec::new()
+        }
+    }
+
     fn descriptor(&self) -> ResourceDescriptor {
         Names {
             group: "networking.k8s.io",
@@ -339,153 +356,200 @@ impl Strategy for NetworkPolicyStrategy {
     }
 
     fn validate(&self, np: &Self::Object) -> FieldErrors {
-        use crate::admissionregistration::validate_selector;
-        let mut errs = Vec::new();
-        let spec = np.spec.clone().unwrap_or_default();
-        validate_selector(&mut errs, "spec.podSelector", spec.pod_selector.as_ref());
-        let types = spec.policy_types.clone().unwrap_or_default();
-        for (i, t) in types.iter().enumerate() {
-            if !matches!(t.as_str(), "Ingress" | "Egress") {
-                errs.push(FieldError::not_supported(
-                    format!("spec.policyTypes[{i}]"),
-                    t,
-                    &["Egress", "Ingress"],
-                ));
-            }
-        }
-        if types.len() > 2 {
-            errs.push(FieldError::invalid(
-                "spec.policyTypes",
-                &types.join(","),
-                "may not specify more than two policyTypes",
+        validate_network_policy(np, &[])
+    }
+
+    fn validate_update(&self, new: &Self::Object, old: &Self::Object) -> FieldErrors {
+        let blocks = ip_blocks(old);
+        validate_network_policy(new, &blocks)
+    }
+}
+
+/// Every CIDR a NetworkPolicy's peers name (blocks and their exceptions).
+fn ip_blocks(np: &k8s_openapi::api::networking::v1::NetworkPolicy) -> Vec<&str> {
+    let spec = np.spec.as_ref();
+    let ingress = spec
+        .and_then(|s| s.ingress.as_ref())
+        .into_iter()
+        .flatten()
+        .flat_map(|r| r.from.iter().flatten());
+    let egress = spec
+        .and_then(|s| s.egress.as_ref())
+        .into_iter()
+        .flatten()
+        .flat_map(|r| r.to.iter().flatten());
+    ingress
+        .chain(egress)
+        .filter_map(|peer| peer.ip_block.as_ref())
+        .flat_map(|b| {
+            std::iter::once(b.cidr.as_str()).chain(b.except.iter().flatten().map(String::as_str))
+        })
+        .collect()
+}
+
+/// A NetworkPolicy's rules; CIDRs in `old_blocks` (the stored policy's) keep the looser
+/// rule they were accepted under.
+fn validate_network_policy(
+    np: &k8s_openapi::api::networking::v1::NetworkPolicy,
+    old_blocks: &[&str],
+) -> FieldErrors {
+    use crate::admissionregistration::validate_selector;
+    let mut errs = Vec::new();
+    let spec = np.spec.clone().unwrap_or_default();
+    validate_selector(&mut errs, "spec.podSelector", spec.pod_selector.as_ref());
+    let types = spec.policy_types.clone().unwrap_or_default();
+    for (i, t) in types.iter().enumerate() {
+        if !matches!(t.as_str(), "Ingress" | "Egress") {
+            errs.push(FieldError::not_supported(
+                format!("spec.policyTypes[{i}]"),
+                t,
+                &["Egress", "Ingress"],
             ));
         }
-        let rules = spec
-            .ingress
-            .iter()
-            .flatten()
-            .enumerate()
-            .map(|(i, r)| {
-                (
-                    format!("spec.ingress[{i}]"),
-                    r.ports.clone(),
-                    r.from.clone(),
-                    "from",
-                )
-            })
-            .chain(spec.egress.iter().flatten().enumerate().map(|(i, r)| {
-                (
-                    format!("spec.egress[{i}]"),
-                    r.ports.clone(),
-                    r.to.clone(),
-                    "to",
-                )
-            }));
-        for (at, ports, peers, peer_field) in rules {
-            for (j, port) in ports.iter().flatten().enumerate() {
-                let p = format!("{at}.ports[{j}]");
-                if let Some(protocol) = port.protocol.as_deref()
-                    && !matches!(protocol, "TCP" | "UDP" | "SCTP")
-                {
-                    errs.push(FieldError::not_supported(
-                        format!("{p}.protocol"),
-                        protocol,
-                        &["SCTP", "TCP", "UDP"],
-                    ));
-                }
-                match &port.port {
-                    Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(n)) => {
-                        if !(1..=65535).contains(n) {
-                            errs.push(FieldError::invalid(
-                                format!("{p}.port"),
-                                &n.to_string(),
-                                "must be between 1 and 65535, inclusive",
-                            ));
-                        } else if let Some(end) = port.end_port
-                            && end < *n
-                        {
-                            errs.push(FieldError::invalid(
-                                format!("{p}.endPort"),
-                                &end.to_string(),
-                                "must be greater than or equal to `port`",
-                            ));
-                        }
-                    }
-                    Some(_) if port.end_port.is_some() => errs.push(FieldError::invalid(
-                        format!("{p}.endPort"),
-                        "",
-                        "may not be specified when `port` is non-numeric",
-                    )),
-                    None if port.end_port.is_some() => errs.push(FieldError::invalid(
-                        format!("{p}.endPort"),
-                        "",
-                        "may not be specified when `port` is not specified",
-                    )),
-                    _ => {}
-                }
+    }
+    if types.len() > 2 {
+        errs.push(FieldError::invalid(
+            "spec.policyTypes",
+            &types.join(","),
+            "may not specify more than two policyTypes",
+        ));
+    }
+    let rules = spec
+        .ingress
+        .iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, r)| {
+            (
+                format!("spec.ingress[{i}]"),
+                r.ports.clone(),
+                r.from.clone(),
+                "from",
+            )
+        })
+        .chain(spec.egress.iter().flatten().enumerate().map(|(i, r)| {
+            (
+                format!("spec.egress[{i}]"),
+                r.ports.clone(),
+                r.to.clone(),
+                "to",
+            )
+        }));
+    for (at, ports, peers, peer_field) in rules {
+        for (j, port) in ports.iter().flatten().enumerate() {
+            let p = format!("{at}.ports[{j}]");
+            if let Some(protocol) = port.protocol.as_deref()
+                && !matches!(protocol, "TCP" | "UDP" | "SCTP")
+            {
+                errs.push(FieldError::not_supported(
+                    format!("{p}.protocol"),
+                    protocol,
+                    &["SCTP", "TCP", "UDP"],
+                ));
             }
-            for (j, peer) in peers.iter().flatten().enumerate() {
-                let p = format!("{at}.{peer_field}[{j}]");
-                let set = [
-                    peer.pod_selector.is_some(),
-                    peer.namespace_selector.is_some(),
-                    peer.ip_block.is_some(),
-                ];
-                if !set.iter().any(|s| *s) {
-                    errs.push(FieldError::required(&p, "must specify a peer"));
+            match &port.port {
+                Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(n)) => {
+                    if !(1..=65535).contains(n) {
+                        errs.push(FieldError::invalid(
+                            format!("{p}.port"),
+                            &n.to_string(),
+                            "must be between 1 and 65535, inclusive",
+                        ));
+                    } else if let Some(end) = port.end_port
+                        && end < *n
+                    {
+                        errs.push(FieldError::invalid(
+                            format!("{p}.endPort"),
+                            &end.to_string(),
+                            "must be greater than or equal to `port`",
+                        ));
+                    }
                 }
-                if peer.ip_block.is_some() && (set[0] || set[1]) {
-                    errs.push(FieldError::forbidden(
-                        &p,
-                        "may not specify more than 1 peer type",
-                    ));
-                }
-                validate_selector(
-                    &mut errs,
-                    &format!("{p}.podSelector"),
-                    peer.pod_selector.as_ref(),
-                );
-                validate_selector(
-                    &mut errs,
-                    &format!("{p}.namespaceSelector"),
-                    peer.namespace_selector.as_ref(),
-                );
-                if let Some(block) = &peer.ip_block {
-                    match crate::service::Cidr::parse_network(&block.cidr) {
-                        Err(why) => errs.push(FieldError::invalid(
+                Some(_) if port.end_port.is_some() => errs.push(FieldError::invalid(
+                    format!("{p}.endPort"),
+                    "",
+                    "may not be specified when `port` is non-numeric",
+                )),
+                None if port.end_port.is_some() => errs.push(FieldError::invalid(
+                    format!("{p}.endPort"),
+                    "",
+                    "may not be specified when `port` is not specified",
+                )),
+                _ => {}
+            }
+        }
+        for (j, peer) in peers.iter().flatten().enumerate() {
+            let p = format!("{at}.{peer_field}[{j}]");
+            let set = [
+                peer.pod_selector.is_some(),
+                peer.namespace_selector.is_some(),
+                peer.ip_block.is_some(),
+            ];
+            if !set.iter().any(|s| *s) {
+                errs.push(FieldError::required(&p, "must specify a peer"));
+            }
+            if peer.ip_block.is_some() && (set[0] || set[1]) {
+                errs.push(FieldError::forbidden(
+                    &p,
+                    "may not specify more than 1 peer type",
+                ));
+            }
+            validate_selector(
+                &mut errs,
+                &format!("{p}.podSelector"),
+                peer.pod_selector.as_ref(),
+            );
+            validate_selector(
+                &mut errs,
+                &format!("{p}.namespaceSelector"),
+                peer.namespace_selector.as_ref(),
+            );
+            if let Some(block) = &peer.ip_block {
+                let strict = crate::service::strict_cidr_problem;
+                match crate::service::Cidr::parse_network(&block.cidr) {
+                    Err(why) => errs.push(FieldError::invalid(
+                        format!("{p}.ipBlock.cidr"),
+                        &block.cidr,
+                        why,
+                    )),
+                    Ok(_) if strict(&block.cidr, old_blocks).is_some() => {
+                        errs.push(FieldError::invalid(
                             format!("{p}.ipBlock.cidr"),
                             &block.cidr,
-                            why,
-                        )),
-                        Ok(outer) => {
-                            for (k, except) in block.except.iter().flatten().enumerate() {
-                                let field = format!("{p}.ipBlock.except[{k}]");
-                                match crate::service::Cidr::parse_network(except) {
-                                    Err(why) => errs.push(FieldError::invalid(field, except, why)),
-                                    Ok(inner)
-                                        if inner.prefix <= outer.prefix
-                                            || outer.offset_of(&inner.base).is_none() =>
-                                    {
-                                        errs.push(FieldError::invalid(
-                                            field,
-                                            except,
-                                            "must be a strict subset of `cidr`",
-                                        ))
-                                    }
-                                    Ok(_) => {}
+                            strict(&block.cidr, old_blocks).unwrap_or_default(),
+                        ))
+                    }
+                    Ok(outer) => {
+                        for (k, except) in block.except.iter().flatten().enumerate() {
+                            let field = format!("{p}.ipBlock.except[{k}]");
+                            match crate::service::Cidr::parse_network(except) {
+                                Err(why) => errs.push(FieldError::invalid(field, except, why)),
+                                Ok(_) if strict(except, old_blocks).is_some() => {
+                                    errs.push(FieldError::invalid(
+                                        field,
+                                        except,
+                                        strict(except, old_blocks).unwrap_or_default(),
+                                    ))
                                 }
+                                Ok(inner)
+                                    if inner.prefix <= outer.prefix
+                                        || outer.offset_of(&inner.base).is_none() =>
+                                {
+                                    errs.push(FieldError::invalid(
+                                        field,
+                                        except,
+                                        "must be a strict subset of `cidr`",
+                                    ))
+                                }
+                                Ok(_) => {}
                             }
                         }
                     }
                 }
             }
         }
-        errs
     }
-
-    fn validate_update(&self, new: &Self::Object, _old: &Self::Object) -> FieldErrors {
-        self.validate(new)
-    }
+    errs
 }
 
 #[cfg(test)]

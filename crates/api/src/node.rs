@@ -15,6 +15,19 @@ pub struct RuntimeClassStrategy;
 impl Strategy for RuntimeClassStrategy {
     type Object = RuntimeClass;
 
+    fn warnings(&self, new: &RuntimeClass, _old: Option<&RuntimeClass>) -> Vec<String> {
+        let selector = new
+            .scheduling
+            .as_ref()
+            .and_then(|s| s.node_selector.as_ref());
+        selector
+            .into_iter()
+            .flatten()
+            .filter_map(|(key, _)| crate::warnings::deprecated_node_label(key))
+            .map(|why| format!("scheduling.nodeSelector: {why}"))
+            .collect()
+    }
+
     fn descriptor(&self) -> ResourceDescriptor {
         Names {
             group: "node.k8s.io",

@@ -75,7 +75,7 @@ impl Strategy for PodStrategy {
             return Vec::new();
         }
         match &new.spec {
-            Some(spec) => crate::pod_warnings::warnings(spec, &new.metadata, ""),
+            Some(spec) => crate::warnings::warnings(spec, &new.metadata, ""),
             None => Vec::new(),
         }
     }

@@ -23,7 +23,7 @@ impl Strategy for PodTemplateStrategy {
     type Object = PodTemplate;
 
     fn warnings(&self, new: &PodTemplate, _old: Option<&PodTemplate>) -> Vec<String> {
-        crate::pod_warnings::template_warnings(new.template.as_ref(), "template.")
+        crate::warnings::template_warnings(new.template.as_ref(), "template.")
     }
 
     fn descriptor(&self) -> ResourceDescriptor {
@@ -90,7 +90,7 @@ impl Strategy for ReplicationControllerStrategy {
         if old.is_some_and(|old| old.metadata.generation == new.metadata.generation) {
             return Vec::new();
         }
-        crate::pod_warnings::template_warnings(
+        crate::warnings::template_warnings(
             new.spec.as_ref().and_then(|s| s.template.as_ref()),
             "spec.template.",
         )

@@ -61,6 +61,148 @@ pub fn parse_ip(value: &str) -> Option<IpAddr> {
 #[derive(Debug, Default, Clone, Copy)]
 pub struct ServiceStrategy;
 
+/// A Service's own rules (the strict address checks apart: they depend on the old object).
+fn validate_service(svc: &Service) -> FieldErrors {
+    let mut errs = Vec::new();
+    let spec = svc.spec.clone().unwrap_or_default();
+    let kind = service_type(svc);
+    if !TYPES.contains(&kind) {
+        errs.push(FieldError::not_supported("spec.type", kind, &TYPES));
+    }
+    let cluster_ip = spec.cluster_ip.as_deref().unwrap_or("");
+    let headless = cluster_ip == NONE;
+    let ports = spec.ports.as_deref().unwrap_or_default();
+    if ports.is_empty() && !headless && kind != "ExternalName" {
+        errs.push(FieldError::required("spec.ports", ""));
+    }
+    validate_ports(ports, kind, &mut errs);
+    if kind == "ExternalName" {
+        let name = spec.external_name.as_deref().unwrap_or("");
+        if name.is_empty() {
+            errs.push(FieldError::required("spec.externalName", ""));
+        } else {
+            let trimmed = name.strip_suffix('.').unwrap_or(name);
+            for why in dns1123_subdomain(trimmed) {
+                errs.push(FieldError::invalid("spec.externalName", name, why));
+            }
+        }
+        if !cluster_ip.is_empty() {
+            errs.push(FieldError::forbidden(
+                "spec.clusterIPs",
+                "may not be set for ExternalName services",
+            ));
+        }
+    }
+    validate_cluster_ips(&spec, &mut errs);
+    if let Some(selector) = &spec.selector {
+        errs.extend(capstan_meta::validation::labels("spec.selector", selector));
+    }
+    let affinity = spec.session_affinity.as_deref().unwrap_or("None");
+    if !matches!(affinity, "None" | "ClientIP") {
+        errs.push(FieldError::not_supported(
+            "spec.sessionAffinity",
+            affinity,
+            &["ClientIP", "None"],
+        ));
+    }
+    if let Some(timeout) = spec
+        .session_affinity_config
+        .as_ref()
+        .and_then(|c| c.client_ip.as_ref())
+        .and_then(|c| c.timeout_seconds)
+        && !(1..=86400).contains(&timeout)
+    {
+        errs.push(FieldError::invalid(
+            "spec.sessionAffinityConfig.clientIP.timeoutSeconds",
+            &timeout.to_string(),
+            "must be greater than 0 and less than 86400",
+        ));
+    }
+    for (field, value, allowed) in [
+        (
+            "spec.externalTrafficPolicy",
+            spec.external_traffic_policy.as_deref(),
+            ["Cluster", "Local"],
+        ),
+        (
+            "spec.internalTrafficPolicy",
+            spec.internal_traffic_policy.as_deref(),
+            ["Cluster", "Local"],
+        ),
+    ] {
+        if let Some(v) = value
+            && !allowed.contains(&v)
+        {
+            errs.push(FieldError::not_supported(field, v, &allowed));
+        }
+    }
+    if spec.external_traffic_policy.is_some() && !has_node_ports(svc) {
+        errs.push(FieldError::invalid(
+            "spec.externalTrafficPolicy",
+            spec.external_traffic_policy.as_deref().unwrap_or(""),
+            "may only be set for externally-accessible services",
+        ));
+    }
+    if spec.health_check_node_port.unwrap_or(0) != 0 && !needs_health_check(svc) {
+        errs.push(FieldError::invalid(
+            "spec.healthCheckNodePort",
+            &spec.health_check_node_port.unwrap_or(0).to_string(),
+            "may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'",
+        ));
+    }
+    if spec.allocate_load_balancer_node_ports.is_some() && kind != "LoadBalancer" {
+        errs.push(FieldError::forbidden(
+            "spec.allocateLoadBalancerNodePorts",
+            "may only be used when `type` is 'LoadBalancer'",
+        ));
+    }
+    errs
+}
+
+/// The external IPs and a load balancer's source ranges, checked strictly where new.
+fn strict_addresses(svc: &Service, old: Option<&Service>, errs: &mut FieldErrors) {
+    let spec = svc.spec.clone().unwrap_or_default();
+    let old_spec = old.and_then(|o| o.spec.clone()).unwrap_or_default();
+    let old_ips: Vec<&str> = old_spec
+        .external_ips
+        .iter()
+        .flatten()
+        .map(String::as_str)
+        .collect();
+    for (i, ip) in spec.external_ips.iter().flatten().enumerate() {
+        if let Some(why) = strict_ip_problem(ip, &old_ips) {
+            errs.push(FieldError::invalid(
+                format!("spec.externalIPs[{i}]"),
+                ip,
+                why,
+            ));
+        }
+    }
+    if service_type(svc) == "LoadBalancer" {
+        let old_ranges: Vec<&str> = old_spec
+            .load_balancer_source_ranges
+            .iter()
+            .flatten()
+            .map(String::as_str)
+            .collect();
+        for (i, range) in spec
+            .load_balancer_source_ranges
+            .iter()
+            .flatten()
+            .enumerate()
+        {
+            if let Some(why) = strict_cidr_problem(range, &old_ranges) {
+                // Upstream's path names the Go field.
+                errs.push(FieldError::invalid(
+                    format!("spec.LoadBalancerSourceRanges[{i}]"),
+                    range,
+                    why,
+                ));
+            }
+        }
+    }
+}
+
 impl Strategy for ServiceStrategy {
     fn returns_deleted_object(&self) -> bool {
         true
@@ -152,104 +294,14 @@ impl Strategy for ServiceStrategy {
     }
 
     fn validate(&self, svc: &Service) -> FieldErrors {
-        let mut errs = Vec::new();
-        let spec = svc.spec.clone().unwrap_or_default();
-        let kind = service_type(svc);
-        if !TYPES.contains(&kind) {
-            errs.push(FieldError::not_supported("spec.type", kind, &TYPES));
-        }
-        let cluster_ip = spec.cluster_ip.as_deref().unwrap_or("");
-        let headless = cluster_ip == NONE;
-        let ports = spec.ports.as_deref().unwrap_or_default();
-        if ports.is_empty() && !headless && kind != "ExternalName" {
-            errs.push(FieldError::required("spec.ports", ""));
-        }
-        validate_ports(ports, kind, &mut errs);
-        if kind == "ExternalName" {
-            let name = spec.external_name.as_deref().unwrap_or("");
-            if name.is_empty() {
-                errs.push(FieldError::required("spec.externalName", ""));
-            } else {
-                let trimmed = name.strip_suffix('.').unwrap_or(name);
-                for why in dns1123_subdomain(trimmed) {
-                    errs.push(FieldError::invalid("spec.externalName", name, why));
-                }
-            }
-            if !cluster_ip.is_empty() {
-                errs.push(FieldError::forbidden(
-                    "spec.clusterIPs",
-                    "may not be set for ExternalName services",
-                ));
-            }
-        }
-        validate_cluster_ips(&spec, &mut errs);
-        if let Some(selector) = &spec.selector {
-            errs.extend(capstan_meta::validation::labels("spec.selector", selector));
-        }
-        let affinity = spec.session_affinity.as_deref().unwrap_or("None");
-        if !matches!(affinity, "None" | "ClientIP") {
-            errs.push(FieldError::not_supported(
-                "spec.sessionAffinity",
-                affinity,
-                &["ClientIP", "None"],
-            ));
-        }
-        if let Some(timeout) = spec
-            .session_affinity_config
-            .as_ref()
-            .and_then(|c| c.client_ip.as_ref())
-            .and_then(|c| c.timeout_seconds)
-            && !(1..=86400).contains(&timeout)
-        {
-            errs.push(FieldError::invalid(
-                "spec.sessionAffinityConfig.clientIP.timeoutSeconds",
-                &timeout.to_string(),
-                "must be greater than 0 and less than 86400",
-            ));
-        }
-        for (field, value, allowed) in [
-            (
-                "spec.externalTrafficPolicy",
-                spec.external_traffic_policy.as_deref(),
-                ["Cluster", "Local"],
-            ),
-            (
-                "spec.internalTrafficPolicy",
-                spec.internal_traffic_policy.as_deref(),
-                ["Cluster", "Local"],
-            ),
-        ] {
-            if let Some(v) = value
-                && !allowed.contains(&v)
-            {
-                errs.push(FieldError::not_supported(field, v, &allowed));
-            }
-        }
-        if spec.external_traffic_policy.is_some() && !has_node_ports(svc) {
-            errs.push(FieldError::invalid(
-                "spec.externalTrafficPolicy",
-                spec.external_traffic_policy.as_deref().unwrap_or(""),
-                "may only be set for externally-accessible services",
-            ));
-        }
-        if spec.health_check_node_port.unwrap_or(0) != 0 && !needs_health_check(svc) {
-            errs.push(FieldError::invalid(
-                "spec.healthCheckNodePort",
-                &spec.health_check_node_port.unwrap_or(0).to_string(),
-                "may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'",
-            ));
-        }
-        if spec.allocate_load_balancer_node_ports.is_some() && kind != "LoadBalancer" {
-            errs.push(FieldError::forbidden(
-                "spec.allocateLoadBalancerNodePorts",
-                "may only be used when `type` is 'LoadBalancer'",
-            ));
-        }
+        let mut errs = validate_service(svc);
+        strict_addresses(svc, None, &mut errs);
         errs
     }
 
     fn validate_update(&self, new: &Service, old: &Service) -> FieldErrors {
-        let mut errs = self.validate(new);
+        let mut errs = validate_service(new);
+        strict_addresses(new, Some(old), &mut errs);
         // A load balancer's addresses are written only for a LoadBalancer Service.
         let ingress = |s: &Service| {
             s.status
@@ -630,6 +682,56 @@ impl Strategy for ServiceCidrStrategy {
     }
 }
 
+/// An IPv4 address written with a leading zero in an octet (`010.1.2.3`), which Go's old
+/// parser read as decimal and other parsers as octal.
+fn has_leading_zeros(address: &str) -> bool {
+    let octets: Vec<&str> = address.split('.').collect();
+    octets.len() == 4
+        && octets
+            .iter()
+            .all(|o| !o.is_empty() && o.len() <= 3 && o.bytes().all(|b| b.is_ascii_digit()))
+        && octets.iter().any(|o| o.len() > 1 && o.starts_with('0'))
+}
+
+/// Upstream's strict check (v1.33+) of an address in a field that once took looser forms;
+/// a value the object already had (`old`) keeps the old rule. `None` when it passes.
+pub(crate) fn strict_ip_problem(value: &str, old: &[&str]) -> Option<&'static str> {
+    if old.contains(&value) {
+        return None;
+    }
+    if has_leading_zeros(value) {
+        return Some("must not have leading 0s");
+    }
+    match value.parse::<IpAddr>() {
+        Err(_) => Some("must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"),
+        Ok(IpAddr::V6(v6)) if v6.to_ipv4_mapped().is_some() => {
+            Some("must not be an IPv4-mapped IPv6 address")
+        }
+        Ok(_) => None,
+    }
+}
+
+/// The same for a CIDR value: a valid range, no leading zeros, no host bits set.
+pub(crate) fn strict_cidr_problem(value: &str, old: &[&str]) -> Option<&'static str> {
+    if old.contains(&value) {
+        return None;
+    }
+    let invalid = "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)";
+    let Some((address, _)) = value.split_once('/') else {
+        return Some(invalid);
+    };
+    if has_leading_zeros(address) {
+        return Some("must not have leading 0s");
+    }
+    match Cidr::parse_network(value) {
+        Err(_) => Some(invalid),
+        Ok(cidr) if address.parse::<IpAddr>().ok() != Some(cidr.base) => {
+            Some("must not have bits set beyond the prefix length")
+        }
+        Ok(_) => None,
+    }
+}
+
 /// An address range in CIDR notation, its host bits zero.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Cidr {
@@ -736,6 +838,30 @@ impl std::fmt::Display for Cidr {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn new_addresses_are_checked_strictly_and_stored_ones_keep_their_rule() {
+        assert_eq!(strict_ip_problem("10.1.2.3", &[]), None);
+        assert_eq!(
+            strict_ip_problem("010.1.2.3", &[]),
+            Some("must not have leading 0s")
+        );
+        assert_eq!(strict_ip_problem("010.1.2.3", &["010.1.2.3"]), None);
+        assert_eq!(
+            strict_ip_problem("::ffff:1.2.3.4", &[]),
+            Some("must not be an IPv4-mapped IPv6 address")
+        );
+        assert_eq!(strict_cidr_problem("10.0.0.0/8", &[]), None);
+        assert_eq!(
+            strict_cidr_problem("10.0.0.1/8", &[]),
+            Some("must not have bits set beyond the prefix length")
+        );
+        assert_eq!(strict_cidr_problem("10.0.0.1/8", &["10.0.0.1/8"]), None);
+        assert_eq!(
+            strict_cidr_problem("10.0.0.0", &[]),
+            Some("must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)")
+        );
+    }
 
     fn svc(v: serde_json::Value) -> Service {
         let mut s: Service = serde_json::from_value(v).unwrap();

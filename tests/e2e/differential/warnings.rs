@@ -219,3 +219,80 @@ async fn warnings_on_pods_and_templates_are_upstreams() {
     assert_eq!(theirs.0, 422);
     assert_eq!((mine.0, &mine.2), (theirs.0, &theirs.2), "an invalid pod");
 }
+
+/// Volumes, claims, Ingresses, RuntimeClasses (their warnings), and addresses upstream's
+/// strict IP and CIDR parsing refuses: dry-run creates, answers and warnings compared.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn warnings_and_refusals_of_other_kinds_are_upstreams() {
+    let upstream = Upstream::start().await;
+    let server = TestServer::start().await;
+    let pair = Pair {
+        upstream: upstream.client.clone(),
+        capstan: capstan(&server),
+    };
+    let beta_class = json!({"volume.beta.kubernetes.io/storage-class": "slow"});
+    let writes = [
+        (
+            "/api/v1/persistentvolumes",
+            json!({"metadata": {"name": "pv1", "annotations": beta_class},
+            "spec": {"capacity": {"storage": "1500m"}, "accessModes": ["ReadWriteOnce"],
+                "persistentVolumeReclaimPolicy": "Recycle", "hostPath": {"path": "/tmp/x"},
+                "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                    {"key": "beta.kubernetes.io/os", "operator": "In", "values": ["linux"]}]}]}}}}),
+        ),
+        (
+            "/api/v1/persistentvolumes",
+            json!({"metadata": {"name": "pv2"},
+            "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                "cephfs": {"monitors": ["a"]},
+                "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                    {"key": "failure-domain.beta.kubernetes.io/zone", "operator": "Exists"}]}]}}}}),
+        ),
+        (
+            "/api/v1/namespaces/default/persistentvolumeclaims",
+            json!({"metadata": {"name": "pvc1", "annotations": beta_class},
+            "spec": {"accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": "1500m"}, "limits": {"storage": "2500m"}}}}),
+        ),
+        (
+            "/apis/networking.k8s.io/v1/namespaces/default/ingresses",
+            json!({"metadata": {"name": "ing",
+            "annotations": {"kubernetes.io/ingress.class": "nginx"}},
+            "spec": {"defaultBackend": {"service": {"name": "s", "port": {"number": 80}}}}}),
+        ),
+        (
+            "/apis/node.k8s.io/v1/runtimeclasses",
+            json!({"metadata": {"name": "rc1"}, "handler": "h",
+            "scheduling": {"nodeSelector": {"beta.kubernetes.io/arch": "amd64"}}}),
+        ),
+        (
+            "/api/v1/namespaces/default/services",
+            json!({"metadata": {"name": "svc1"}, "spec": {
+            "type": "LoadBalancer", "ports": [{"port": 80}], "externalIPs": ["010.1.2.3"],
+            "loadBalancerSourceRanges": ["10.0.0.1/8"]}}),
+        ),
+        (
+            "/apis/networking.k8s.io/v1/namespaces/default/networkpolicies",
+            json!({"metadata": {"name": "np"},
+            "spec": {"podSelector": {}, "ingress": [{"from": [{"ipBlock": {"cidr": "10.0.0.1/8"}}]}]}}),
+        ),
+        (
+            "/api/v1/nodes",
+            json!({"metadata": {"name": "n1"}, "spec": {"podCIDR": "10.0.0.1/24"}}),
+        ),
+    ];
+    let mut differences = Vec::new();
+    for (path, body) in writes {
+        let path = format!("{path}?dryRun=All");
+        let [theirs, mine] = pair.send_full(Method::POST, &path, &[], &body).await;
+        let seen = |a: &(u16, Value, Vec<String>)| (a.0, a.1["message"].clone(), a.2.clone());
+        if seen(&theirs) != seen(&mine) {
+            differences.push(format!(
+                "POST {path}\n  upstream {:?}\n  capstan  {:?}",
+                seen(&theirs),
+                seen(&mine)
+            ));
+        }
+    }
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}

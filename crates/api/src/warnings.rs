@@ -1,13 +1,15 @@
-//! Warnings about valid pods and pod templates, sent with the answer to a write as upstream
-//! sends them: deprecated node labels, annotations and volume plugins, duplicate entries a
-//! client probably did not mean, fractional byte quantities, ambiguous ports, null label
-//! selectors that match nothing, negative grace periods.
+//! Warnings about valid objects, sent with the answer to a write as upstream sends them.
+//! Pods and pod templates: deprecated node labels, annotations and volume plugins, duplicate
+//! entries a client probably did not mean, fractional byte quantities, ambiguous ports, null
+//! label selectors that match nothing, negative grace periods. Volumes and claims, Ingresses
+//! and RuntimeClasses: their deprecated annotations, policies and labels.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use capstan_meta::quantity;
 use k8s_openapi::api::core::v1::{
-    Container, ContainerPort, NodeSelectorTerm, PodAffinityTerm, PodSpec, PodTemplateSpec,
+    Container, ContainerPort, NodeSelectorTerm, PersistentVolume, PersistentVolumeClaim,
+    PodAffinityTerm, PodSpec, PodTemplateSpec,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
@@ -323,23 +325,29 @@ const DEPRECATED_VOLUMES: [(&str, &str); 9] = [
     ("rbd", "deprecated in v1.28, non-functional in v1.31+"),
 ];
 
+/// The deprecated volume plugins a volume source (a pod's volume, a PersistentVolume's spec)
+/// uses, warned about at `path`.
+fn deprecated_plugins(out: &mut Vec<String>, source: &impl serde::Serialize, path: &str) {
+    let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(source) else {
+        return;
+    };
+    for (field, why) in DEPRECATED_VOLUMES {
+        if fields.contains_key(field) {
+            // Upstream names storageos by its Go field.
+            let named = if field == "storageos" {
+                "storageOS"
+            } else {
+                field
+            };
+            out.push(format!("{path}.{named}: {why}"));
+        }
+    }
+}
+
 fn volume_warnings(out: &mut Vec<String>, spec: &PodSpec, spec_path: &str) {
     let volumes = spec.volumes.as_deref().unwrap_or_default();
     for (i, v) in volumes.iter().enumerate() {
-        let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(v) else {
-            continue;
-        };
-        for (field, why) in DEPRECATED_VOLUMES {
-            if fields.contains_key(field) {
-                // Upstream names storageos by its Go field.
-                let named = if field == "storageos" {
-                    "storageOS"
-                } else {
-                    field
-                };
-                out.push(format!("{spec_path}.volumes[{i}].{named}: {why}"));
-            }
-        }
+        deprecated_plugins(out, v, &format!("{spec_path}.volumes[{i}]"));
         if let Some(claim) = v
             .ephemeral
             .as_ref()
@@ -358,6 +366,63 @@ fn volume_warnings(out: &mut Vec<String>, spec: &PodSpec, spec_path: &str) {
             }
         }
     }
+}
+
+const BETA_STORAGE_CLASS: &str = "volume.beta.kubernetes.io/storage-class";
+
+fn beta_storage_class(out: &mut Vec<String>, meta: &ObjectMeta) {
+    if meta
+        .annotations
+        .as_ref()
+        .is_some_and(|a| a.contains_key(BETA_STORAGE_CLASS))
+    {
+        out.push(format!(
+            "metadata.annotations[{BETA_STORAGE_CLASS}]: deprecated since v1.8; use \"storageClassName\" attribute instead"
+        ));
+    }
+}
+
+/// A PersistentVolume's warnings: the beta storage class annotation, the Recycle policy,
+/// deprecated node labels in its node affinity, deprecated volume plugins.
+pub fn persistent_volume(pv: &PersistentVolume) -> Vec<String> {
+    let mut out = Vec::new();
+    beta_storage_class(&mut out, &pv.metadata);
+    let Some(spec) = &pv.spec else { return out };
+    if spec.persistent_volume_reclaim_policy.as_deref() == Some("Recycle") {
+        out.push("spec.persistentVolumeReclaimPolicy: The Recycle reclaim policy is deprecated. Instead, the recommended approach is to use dynamic provisioning.".into());
+    }
+    let terms = spec
+        .node_affinity
+        .as_ref()
+        .and_then(|a| a.required.as_ref())
+        .map(|r| r.node_selector_terms.as_slice())
+        .unwrap_or_default();
+    for (i, term) in terms.iter().enumerate() {
+        node_selector_term(
+            &mut out,
+            &format!("spec.nodeAffinity.required.nodeSelectorTerms[{i}]"),
+            term,
+        );
+    }
+    deprecated_plugins(&mut out, spec, "spec");
+    out
+}
+
+/// A PersistentVolumeClaim's warnings: the beta storage class annotation, fractional bytes.
+pub fn persistent_volume_claim(pvc: &PersistentVolumeClaim) -> Vec<String> {
+    let mut out = Vec::new();
+    beta_storage_class(&mut out, &pvc.metadata);
+    if let Some(resources) = pvc.spec.as_ref().and_then(|s| s.resources.as_ref()) {
+        for (kind, list) in [
+            ("requests", &resources.requests),
+            ("limits", &resources.limits),
+        ] {
+            if let Some(q) = list.as_ref().and_then(|l| l.get("storage")) {
+                fractional_bytes(&mut out, &format!("spec.resources.{kind}[storage]"), &q.0);
+            }
+        }
+    }
+    out
 }
 
 /// Every container (init, regular, ephemeral) with its path, in upstream's order.
