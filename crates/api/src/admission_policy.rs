@@ -311,49 +311,42 @@ fn validate_mutating_policy(p: &MutatingAdmissionPolicy) -> FieldErrors {
     }
     for (i, m) in mutations.iter().enumerate() {
         let at = format!("spec.mutations[{i}]");
-        let apply = m.apply_configuration.as_ref();
-        let patch = m.json_patch.as_ref();
+        let expressions = [
+            (
+                "applyConfiguration",
+                m.apply_configuration
+                    .as_ref()
+                    .map(|a| a.expression.as_deref()),
+            ),
+            (
+                "jsonPatch",
+                m.json_patch.as_ref().map(|j| j.expression.as_deref()),
+            ),
+        ];
         match m.patch_type.as_str() {
             "" => errs.push(FieldError::required(format!("{at}.patchType"), "")),
-            "ApplyConfiguration" => {
-                match apply {
+            kind @ ("ApplyConfiguration" | "JSONPatch") => {
+                // This type's own field first, then the other one's.
+                let own = usize::from(kind == "JSONPatch");
+                let (field, expression) = expressions[own];
+                match expression {
                     None => errs.push(FieldError::required(
-                        format!("{at}.applyConfiguration"),
-                        "must be specified when patchType is ApplyConfiguration",
+                        format!("{at}.{field}"),
+                        format!("must be specified when patchType is {kind}"),
                     )),
-                    Some(a) => validate_compiles_with(
+                    Some(expression) => validate_compiles_with(
                         &mut errs,
-                        format!("{at}.applyConfiguration.expression"),
-                        a.expression.as_deref().unwrap_or_default(),
+                        format!("{at}.{field}.expression"),
+                        expression.unwrap_or_default(),
                         capstan_cel::Program::compile_mutation,
                     ),
                 }
-                if patch.is_some() {
+                let (other, set) = expressions[1 - own];
+                if set.is_some() {
                     errs.push(FieldError::invalid(
-                        format!("{at}.jsonPatch"),
-                        "{jsonPatch}",
-                        "must not be specified when patchType is ApplyConfiguration",
-                    ));
-                }
-            }
-            "JSONPatch" => {
-                match patch {
-                    None => errs.push(FieldError::required(
-                        format!("{at}.jsonPatch"),
-                        "must be specified when patchType is JSONPatch",
-                    )),
-                    Some(j) => validate_compiles_with(
-                        &mut errs,
-                        format!("{at}.jsonPatch.expression"),
-                        j.expression.as_deref().unwrap_or_default(),
-                        capstan_cel::Program::compile_mutation,
-                    ),
-                }
-                if apply.is_some() {
-                    errs.push(FieldError::invalid(
-                        format!("{at}.applyConfiguration"),
-                        "{applyConfiguration}",
-                        "must not be specified when patchType is JSONPatch",
+                        format!("{at}.{other}"),
+                        &format!("{{{other}}}"),
+                        format!("must not be specified when patchType is {kind}"),
                     ));
                 }
             }

@@ -460,10 +460,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         ));
         // Admit nothing before the configurations are known (the post-start hooks' writes
         // go through admission too, and admission waits for them).
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        while !webhook_index.is_loaded() && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        loaded(|| webhook_index.is_loaded()).await;
     }
     if uses_policies {
         compactors.extend(capstan_controllers::webhooks::start_policies(
@@ -471,10 +468,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             builtin.admission_policy_bindings.clone(),
             policy_index.clone(),
         ));
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        while !policy_index.is_loaded() && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        loaded(|| policy_index.is_loaded()).await;
     }
     if uses_mutating_policies {
         compactors.extend(capstan_controllers::webhooks::start_policies(
@@ -482,10 +476,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             builtin.mutating_policy_bindings.clone(),
             mutating_policy_index.clone(),
         ));
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        while !mutating_policy_index.is_loaded() && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        loaded(|| mutating_policy_index.is_loaded()).await;
     }
     let (mut hooks, retrying) = start_post_start_hooks(&registry).await;
     compactors.extend(retrying);
@@ -803,6 +794,14 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     }
     info!(address = %local_addr, "serving");
     Ok(running_url)
+}
+
+/// Waits until `is_loaded` holds, at most 10 s (admission then waits on its own).
+async fn loaded(is_loaded: impl Fn() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !is_loaded() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
 }
 
 /// Creates the objects every cluster has (upstream's post-start hooks of the same names).
