@@ -450,7 +450,21 @@ impl Strategy for StatefulSetStrategy {
         if old.is_some_and(|old| old.metadata.generation == new.metadata.generation) {
             return Vec::new();
         }
-        crate::warnings::template_warnings(new.spec.as_ref().map(|s| &s.template), "spec.template.")
+        let spec = new.spec.as_ref();
+        let mut warnings =
+            crate::warnings::template_warnings(spec.map(|s| &s.template), "spec.template.");
+        let claims = spec.and_then(|s| s.volume_claim_templates.as_ref());
+        for (i, claim) in claims.into_iter().flatten().enumerate() {
+            if let Some(claim_spec) = &claim.spec {
+                // Upstream's path skips the template's `spec`.
+                crate::warnings::claim_spec(
+                    &mut warnings,
+                    &format!("spec.volumeClaimTemplates[{i}]"),
+                    claim_spec,
+                );
+            }
+        }
+        warnings
     }
 
     fn descriptor(&self) -> ResourceDescriptor {

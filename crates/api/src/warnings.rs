@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use capstan_meta::quantity;
 use k8s_openapi::api::core::v1::{
     Container, ContainerPort, NodeSelectorTerm, PersistentVolume, PersistentVolumeClaim,
-    PodAffinityTerm, PodSpec, PodTemplateSpec,
+    PersistentVolumeClaimSpec, PodAffinityTerm, PodSpec, PodTemplateSpec,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
@@ -352,18 +352,12 @@ fn volume_warnings(out: &mut Vec<String>, spec: &PodSpec, spec_path: &str) {
             .ephemeral
             .as_ref()
             .and_then(|e| e.volume_claim_template.as_ref())
-            && let Some(resources) = &claim.spec.resources
         {
-            let at =
-                format!("{spec_path}.volumes[{i}].ephemeral.volumeClaimTemplate.spec.resources");
-            for (kind, list) in [
-                ("requests", &resources.requests),
-                ("limits", &resources.limits),
-            ] {
-                if let Some(q) = list.as_ref().and_then(|l| l.get("storage")) {
-                    fractional_bytes(out, &format!("{at}.{kind}[storage]"), &q.0);
-                }
-            }
+            claim_spec(
+                out,
+                &format!("{spec_path}.volumes[{i}].ephemeral.volumeClaimTemplate.spec"),
+                &claim.spec,
+            );
         }
     }
 }
@@ -412,17 +406,26 @@ pub fn persistent_volume(pv: &PersistentVolume) -> Vec<String> {
 pub fn persistent_volume_claim(pvc: &PersistentVolumeClaim) -> Vec<String> {
     let mut out = Vec::new();
     beta_storage_class(&mut out, &pvc.metadata);
-    if let Some(resources) = pvc.spec.as_ref().and_then(|s| s.resources.as_ref()) {
-        for (kind, list) in [
-            ("requests", &resources.requests),
-            ("limits", &resources.limits),
-        ] {
-            if let Some(q) = list.as_ref().and_then(|l| l.get("storage")) {
-                fractional_bytes(&mut out, &format!("spec.resources.{kind}[storage]"), &q.0);
-            }
-        }
+    if let Some(spec) = &pvc.spec {
+        claim_spec(&mut out, "spec", spec);
     }
     out
+}
+
+/// A claim spec's fractional storage requests and limits, at `path` (a claim's `spec`, an
+/// ephemeral volume's template, a StatefulSet's claim template).
+pub fn claim_spec(out: &mut Vec<String>, path: &str, spec: &PersistentVolumeClaimSpec) {
+    let Some(resources) = &spec.resources else {
+        return;
+    };
+    for (kind, list) in [
+        ("requests", &resources.requests),
+        ("limits", &resources.limits),
+    ] {
+        if let Some(q) = list.as_ref().and_then(|l| l.get("storage")) {
+            fractional_bytes(out, &format!("{path}.resources.{kind}[storage]"), &q.0);
+        }
+    }
 }
 
 /// Every container (init, regular, ephemeral) with its path, in upstream's order.
