@@ -11,8 +11,8 @@ use std::time::Duration;
 use capstan_apiextensions::CustomResources;
 use capstan_meta::Reason;
 use capstan_registry::{
-    DeleteOptions, Error, FOREGROUND_FINALIZER, GetOptions, ORPHAN_FINALIZER, PatchType, Registry,
-    RestStorage, WriteOptions,
+    DeleteOptions, Error, FOREGROUND_FINALIZER, GetOptions, ListOptions, ORPHAN_FINALIZER,
+    PatchType, Registry, RestStorage, WriteOptions,
 };
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -583,12 +583,51 @@ impl Collector {
     }
 
     /// Orphan: every dependent loses its reference to the owner, then the owner loses the
-    /// `orphan` finalizer.
+    /// `orphan` finalizer. The graph may not hold yet a dependent written just before the
+    /// owner's delete (each resource's events come on a stream of their own), and such a
+    /// dependent, left pointing at a deleted owner, would later be collected: so the owner's
+    /// namespace (every namespace, for a cluster-scoped owner) is read consistently too.
     async fn orphan_dependents(&self, graph: &Graph, uid: &str, owner: &Node) -> Result<(), Error> {
+        let mut orphaned = HashSet::new();
         for dependent_uid in graph.dependents.get(uid).into_iter().flatten() {
             if let Some(dependent) = graph.nodes.get(dependent_uid) {
                 self.remove_owner_refs(dependent, dependent_uid, &[uid])
                     .await?;
+                orphaned.insert(dependent_uid.clone());
+            }
+        }
+        for (slot, storage) in self.resources.iter().enumerate() {
+            let namespaced = storage.descriptor().namespaced;
+            if !owner.namespace.is_empty() && !namespaced {
+                continue;
+            }
+            // A resource that cannot be listed is left to the graph (the owner must not wait
+            // on it forever).
+            let Ok(listed) = storage
+                .list(&owner.namespace, &ListOptions::default())
+                .await
+            else {
+                debug!(resource = %storage.descriptor().resource, "orphaning: list failed");
+                continue;
+            };
+            let Ok(list) = serde_json::from_slice::<crate::watching::List<crate::watching::Object>>(
+                &listed.body.into_bytes(),
+            ) else {
+                continue;
+            };
+            for object in list.items {
+                let refers = object
+                    .metadata
+                    .owner_references
+                    .iter()
+                    .any(|r| r.uid == uid);
+                if !refers || orphaned.contains(&object.metadata.uid) {
+                    continue;
+                }
+                if let Some((dependent_uid, dependent)) = Node::read(slot, object) {
+                    self.remove_owner_refs(&dependent, &dependent_uid, &[uid])
+                        .await?;
+                }
             }
         }
         self.remove_finalizer(owner, uid, ORPHAN_FINALIZER).await

@@ -93,11 +93,11 @@ fn strings<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Err
 /// A list response: its version and items.
 #[derive(Deserialize)]
 #[serde(bound = "T: Deserialize<'de> + Default")]
-struct List<T> {
+pub(crate) struct List<T> {
     #[serde(default)]
     metadata: ListMeta,
     #[serde(default, deserialize_with = "nullable")]
-    items: Vec<T>,
+    pub items: Vec<T>,
 }
 
 #[derive(Default, Deserialize)]
