@@ -886,6 +886,11 @@ fn to_quantity<'b, 'v>(a: Vec<CowVal<'b, 'v>>) -> Out<'b, 'v> {
     owned(Quantity(q))
 }
 
+/// The CEL quantity of `s`, when it is one.
+pub(crate) fn quantity_val(s: &str) -> Option<Box<dyn Val>> {
+    capstan_quantity(s).map(|q| Box::new(Quantity(q)) as Box<dyn Val>)
+}
+
 fn is_quantity<'b, 'v>(a: Vec<CowVal<'b, 'v>>) -> Out<'b, 'v> {
     let [s] = args(a)?;
     boolean(capstan_quantity(text("isQuantity", &s)?).is_some())
@@ -1019,6 +1024,13 @@ fn to_semver<'b, 'v>(a: Vec<CowVal<'b, 'v>>) -> Out<'b, 'v> {
     let [s] = args(a)?;
     let version = semver::Version::parse(text("semver", &s)?).map_err(|e| fail("semver", e))?;
     owned(Semver(version))
+}
+
+/// The CEL semantic version of `s`, when it is one.
+pub(crate) fn semver_val(s: &str) -> Option<Box<dyn Val>> {
+    semver::Version::parse(s)
+        .ok()
+        .map(|v| Box::new(Semver(v)) as Box<dyn Val>)
 }
 
 fn is_semver<'b, 'v>(a: Vec<CowVal<'b, 'v>>) -> Out<'b, 'v> {

@@ -5,6 +5,7 @@
 use serde_json::Value;
 use thiserror::Error;
 
+pub mod device;
 pub mod kubernetes;
 
 /// The environment every program runs in: the standard library, the strings extension and
@@ -71,6 +72,12 @@ impl Activation {
     /// Binds `name` to `value` (JSON `null` for an absent object), replacing a binding.
     pub fn bind(&mut self, name: &str, value: &Value) -> Result<(), Error> {
         self.context.add_variable_as_val(name, to_val(value));
+        Ok(())
+    }
+
+    /// Binds `device` to a device of a ResourceSlice, as DRA selectors read it.
+    pub fn bind_device(&mut self, device: &device::Device<'_>) -> Result<(), Error> {
+        self.context.add_variable_as_val("device", device.to_val()?);
         Ok(())
     }
 

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 
+use crate::dra::DraIndex;
 use crate::resources::{Resources, node_allocatable, pod_requests};
 use crate::terms::{NamespaceLabels, PodAffinityTerms};
 use crate::volumes::{PodVolume, VolumeIndex, pod_volumes};
@@ -226,6 +227,8 @@ pub struct Cache {
     nominations: HashMap<String, String>,
     /// Claims, volumes, classes and CSI nodes.
     volumes: Arc<VolumeIndex>,
+    /// Resource claims, device classes and resource slices.
+    dra: Arc<DraIndex>,
 }
 
 /// What preemption reads of a PodDisruptionBudget.
@@ -431,6 +434,16 @@ impl Cache {
     /// The volume index, shared (for state kept across an attempt).
     pub fn volume_index(&self) -> Arc<VolumeIndex> {
         self.volumes.clone()
+    }
+
+    /// The Dynamic Resource Allocation index, shared (for state kept across an attempt).
+    pub fn dra_index(&self) -> Arc<DraIndex> {
+        self.dra.clone()
+    }
+
+    /// The Dynamic Resource Allocation index, to change it.
+    pub fn dra_index_mut(&mut self) -> &mut DraIndex {
+        Arc::make_mut(&mut self.dra)
     }
 
     /// The volume index, to change it.

@@ -311,6 +311,7 @@ pub const DEFAULT_PLUGINS: &[(&str, i32, Points, bool)] = &[
     ("VolumeZone", 0, FILTER, true),
     ("PodTopologySpread", 2, BOTH, true),
     ("InterPodAffinity", 2, BOTH, true),
+    ("DynamicResources", 0, DYNAMIC_RESOURCES, true),
     ("DefaultPreemption", 0, POST_FILTER, true),
     ("NodeResourcesBalancedAllocation", 1, SCORE, true),
     ("ImageLocality", 1, SCORE, true),
@@ -327,6 +328,14 @@ const NONE: Points = Points {
     bind: false,
 };
 const VOLUME_BINDING: Points = Points {
+    filter: true,
+    reserve: true,
+    pre_bind: true,
+    ..NONE
+};
+/// DynamicResources' PreEnqueue and PostFilter (deallocation) are not built: pods waiting
+/// for their claims are held by its PreFilter.
+const DYNAMIC_RESOURCES: Points = Points {
     filter: true,
     reserve: true,
     pre_bind: true,

@@ -1,4 +1,5 @@
-//! Capstan's scheduler: it watches pods, nodes, namespaces and the volume objects through the
+//! Capstan's scheduler: it watches pods, nodes, namespaces, the volume objects and the Dynamic
+//! Resource Allocation objects (claims, device classes, resource slices) through the
 //! API server, keeps them in a cache, takes pending pods from a priority queue, and runs
 //! upstream's scheduling framework on them: PreEnqueue (scheduling gates), PreFilter and
 //! Filter, PostFilter (preemption), PreScore and Score in the scheduling cycle; Reserve,
@@ -9,6 +10,7 @@
 pub mod binding;
 pub mod cache;
 pub mod config;
+pub mod dra;
 mod error;
 pub mod framework;
 pub mod metrics;

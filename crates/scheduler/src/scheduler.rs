@@ -15,6 +15,7 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
 use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::resource::v1::{DeviceClass, ResourceClaim, ResourceSlice};
 use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector as ApiLabelSelector;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, Time};
@@ -24,6 +25,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use crate::cache::{Budget, Cache, pod_key};
+use crate::dra::DraIndex;
 use crate::framework::BindContext;
 use crate::framework::{PodInfo, Profile};
 use crate::metrics::{AttemptResult, Metrics};
@@ -261,6 +263,22 @@ impl Scheduler {
         self.queue.cluster_changed();
     }
 
+    fn dra_object_changed<K: DraObject>(&self, change: Change<K>) {
+        {
+            let mut cache = self.cache();
+            let index = cache.dra_index_mut();
+            match change {
+                Change::Listed(all) => {
+                    K::clear(index);
+                    all.into_iter().for_each(|o| o.put(index));
+                }
+                Change::Applied(o) => o.put(index),
+                Change::Deleted(o) => o.remove(index),
+            }
+        }
+        self.queue.cluster_changed();
+    }
+
     /// Runs until the task is dropped: informers, then the scheduling loop.
     pub async fn run(self: Arc<Self>) {
         let mut tasks = JoinSet::new();
@@ -276,6 +294,12 @@ impl Scheduler {
         ];
         if self.client.serves::<CSINode>().await.unwrap_or(false) {
             synced.push(self.follow::<CSINode>(&mut tasks, Self::volume_object_changed));
+        }
+        // Dynamic Resource Allocation, when the server serves resource.k8s.io/v1.
+        if self.client.serves::<ResourceClaim>().await.unwrap_or(false) {
+            synced.push(self.follow::<ResourceClaim>(&mut tasks, Self::dra_object_changed));
+            synced.push(self.follow::<ResourceSlice>(&mut tasks, Self::dra_object_changed));
+            synced.push(self.follow::<DeviceClass>(&mut tasks, Self::dra_object_changed));
         }
         // The workloads that select pods feed the default spread constraints; followed
         // when the server serves them.
@@ -670,6 +694,52 @@ impl VolumeObject for CSINode {
         index
             .csi_nodes
             .remove(self.metadata.name.as_deref().unwrap_or(""));
+    }
+}
+
+/// An object of the Dynamic Resource Allocation index.
+trait DraObject: Sized {
+    /// Forgets every object of this kind.
+    fn clear(index: &mut DraIndex);
+    /// Adds or replaces it.
+    fn put(self, index: &mut DraIndex);
+    /// Removes it.
+    fn remove(self, index: &mut DraIndex);
+}
+
+impl DraObject for ResourceClaim {
+    fn clear(index: &mut DraIndex) {
+        index.clear_claims();
+    }
+    fn put(self, index: &mut DraIndex) {
+        index.put_claim(self);
+    }
+    fn remove(self, index: &mut DraIndex) {
+        index.remove_claim(&self);
+    }
+}
+
+impl DraObject for ResourceSlice {
+    fn clear(index: &mut DraIndex) {
+        index.clear_slices();
+    }
+    fn put(self, index: &mut DraIndex) {
+        index.put_slice(self);
+    }
+    fn remove(self, index: &mut DraIndex) {
+        index.remove_slice(self.metadata.name.as_deref().unwrap_or(""));
+    }
+}
+
+impl DraObject for DeviceClass {
+    fn clear(index: &mut DraIndex) {
+        index.clear_classes();
+    }
+    fn put(self, index: &mut DraIndex) {
+        index.put_class(self);
+    }
+    fn remove(self, index: &mut DraIndex) {
+        index.remove_class(self.metadata.name.as_deref().unwrap_or(""));
     }
 }
 

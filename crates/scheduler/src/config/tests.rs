@@ -50,7 +50,8 @@ fn an_empty_configuration_is_upstreams_default() {
             "VolumeBinding",
             "VolumeZone",
             "PodTopologySpread",
-            "InterPodAffinity"
+            "InterPodAffinity",
+            "DynamicResources"
         ]
     );
     assert_eq!(

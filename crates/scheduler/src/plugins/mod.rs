@@ -2,6 +2,7 @@
 
 mod affinity;
 mod basic;
+mod dynamic_resources;
 mod images;
 mod interpod;
 mod resources;
@@ -11,6 +12,7 @@ mod volumes;
 
 pub use affinity::{NodeAffinity, node_selector_matches, required_node_affinity_matches};
 pub use basic::{NodeName, NodePorts, NodeUnschedulable};
+pub use dynamic_resources::DynamicResources;
 pub use images::ImageLocality;
 pub use interpod::{DEFAULT_HARD_POD_AFFINITY_WEIGHT, InterPodAffinity};
 pub use resources::{
@@ -38,6 +40,9 @@ pub fn build_profile(
     let volume_binding = VolumeBinding {
         bind_timeout: args::volume_bind_timeout(pc),
     };
+    // One instance for every point: Reserve's in-memory allocations are what later
+    // PreFilters must see.
+    let dynamic_resources = DynamicResources::default();
     let filter = |name: &str| -> Option<Box<dyn Filter>> {
         Some(match name {
             "NodeUnschedulable" => Box::new(NodeUnschedulable),
@@ -54,6 +59,7 @@ pub fn build_profile(
             "NodeVolumeLimits" => Box::new(NodeVolumeLimits),
             "VolumeBinding" => Box::new(volume_binding),
             "VolumeZone" => Box::new(VolumeZone),
+            "DynamicResources" => Box::new(dynamic_resources.clone()),
             _ => return None,
         })
     };
@@ -83,15 +89,21 @@ pub fn build_profile(
         reserve: effective
             .reserve
             .iter()
-            .filter(|n| *n == "VolumeBinding")
-            .map(|_| Box::new(volume_binding) as Box<dyn Reserve>)
+            .filter_map(|n| match n.as_str() {
+                "VolumeBinding" => Some(Box::new(volume_binding) as Box<dyn Reserve>),
+                "DynamicResources" => Some(Box::new(dynamic_resources.clone())),
+                _ => None,
+            })
             .collect(),
         permit: Vec::new(),
         pre_bind: effective
             .pre_bind
             .iter()
-            .filter(|n| *n == "VolumeBinding")
-            .map(|_| Box::new(volume_binding) as Box<dyn PreBind>)
+            .filter_map(|n| match n.as_str() {
+                "VolumeBinding" => Some(Box::new(volume_binding) as Box<dyn PreBind>),
+                "DynamicResources" => Some(Box::new(dynamic_resources.clone())),
+                _ => None,
+            })
             .collect(),
         bind: effective
             .bind

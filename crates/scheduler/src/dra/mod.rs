@@ -1,0 +1,387 @@
+//! Dynamic Resource Allocation as the scheduler sees it: the claims, device classes and
+//! resource slices of the cluster in one index (slices found by node, devices in use
+//! counted as claims change), the claims a pod uses, and the allocator that picks devices
+//! for a pod's unallocated claims on a node.
+
+pub mod allocator;
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::resource::v1::{DeviceClass, ResourceClaim, ResourceSlice};
+
+/// A device: (driver, pool, device name).
+pub type DeviceId = (String, String, String);
+
+/// The finalizer the scheduler puts on a claim it allocates (the controller manager takes
+/// it off once the claim is deallocated).
+pub const CLAIM_FINALIZER: &str = "resource.kubernetes.io/delete-protection";
+
+/// The most consumers a claim may be reserved for.
+pub const MAX_CONSUMERS: usize = 256;
+
+/// The claims, classes and slices of the cluster.
+#[derive(Debug, Clone, Default)]
+pub struct DraIndex {
+    claims: HashMap<(String, String), Arc<ResourceClaim>>,
+    classes: HashMap<String, Arc<DeviceClass>>,
+    slices: HashMap<String, Arc<ResourceSlice>>,
+    /// Node name → the slices of devices local to it.
+    by_node: HashMap<String, BTreeSet<String>>,
+    /// Slices whose devices are not tied to one node by name (all nodes, a node selector,
+    /// or per-device node selection).
+    shared: BTreeSet<String>,
+    /// (driver, pool) → its slices.
+    pools: HashMap<(String, String), BTreeSet<String>>,
+    /// Devices of allocated claims (not counting admin access), with how many claims hold
+    /// each.
+    allocated: HashMap<DeviceId, usize>,
+}
+
+fn key(ns: Option<&str>, name: Option<&str>) -> (String, String) {
+    (
+        ns.unwrap_or_default().to_string(),
+        name.unwrap_or_default().to_string(),
+    )
+}
+
+/// The devices a claim's allocation holds exclusively (admin access holds none).
+pub fn allocated_devices(claim: &ResourceClaim) -> impl Iterator<Item = DeviceId> + '_ {
+    claim
+        .status
+        .iter()
+        .flat_map(|s| s.allocation.iter())
+        .flat_map(|a| a.devices.iter())
+        .flat_map(|d| d.results.iter().flatten())
+        .filter(|r| r.admin_access != Some(true))
+        .map(|r| (r.driver.clone(), r.pool.clone(), r.device.clone()))
+}
+
+impl DraIndex {
+    /// The claim `name` in `namespace`.
+    pub fn claim(&self, namespace: &str, name: &str) -> Option<&Arc<ResourceClaim>> {
+        self.claims.get(&(namespace.to_string(), name.to_string()))
+    }
+
+    /// The device class `name`.
+    pub fn class(&self, name: &str) -> Option<&Arc<DeviceClass>> {
+        self.classes.get(name)
+    }
+
+    /// Whether `device` is held by an allocated claim.
+    pub fn is_allocated(&self, device: &DeviceId) -> bool {
+        self.allocated.contains_key(device)
+    }
+
+    /// Every device held by an allocated claim.
+    pub fn allocated(&self) -> impl Iterator<Item = &DeviceId> {
+        self.allocated.keys()
+    }
+
+    /// Adds or replaces a claim.
+    pub fn put_claim(&mut self, claim: ResourceClaim) {
+        let k = key(
+            claim.metadata.namespace.as_deref(),
+            claim.metadata.name.as_deref(),
+        );
+        if let Some(old) = self.claims.remove(&k) {
+            self.release(&old);
+        }
+        for d in allocated_devices(&claim) {
+            *self.allocated.entry(d).or_default() += 1;
+        }
+        self.claims.insert(k, Arc::new(claim));
+    }
+
+    /// Removes a claim.
+    pub fn remove_claim(&mut self, claim: &ResourceClaim) {
+        let k = key(
+            claim.metadata.namespace.as_deref(),
+            claim.metadata.name.as_deref(),
+        );
+        if let Some(old) = self.claims.remove(&k) {
+            self.release(&old);
+        }
+    }
+
+    fn release(&mut self, claim: &ResourceClaim) {
+        for d in allocated_devices(claim) {
+            if let Some(n) = self.allocated.get_mut(&d) {
+                *n -= 1;
+                if *n == 0 {
+                    self.allocated.remove(&d);
+                }
+            }
+        }
+    }
+
+    /// Forgets every claim.
+    pub fn clear_claims(&mut self) {
+        self.claims.clear();
+        self.allocated.clear();
+    }
+
+    /// Adds or replaces a device class.
+    pub fn put_class(&mut self, class: DeviceClass) {
+        let name = class.metadata.name.clone().unwrap_or_default();
+        self.classes.insert(name, Arc::new(class));
+    }
+
+    /// Removes a device class.
+    pub fn remove_class(&mut self, name: &str) {
+        self.classes.remove(name);
+    }
+
+    /// Forgets every class.
+    pub fn clear_classes(&mut self) {
+        self.classes.clear();
+    }
+
+    /// Adds or replaces a resource slice.
+    pub fn put_slice(&mut self, slice: ResourceSlice) {
+        let name = slice.metadata.name.clone().unwrap_or_default();
+        self.remove_slice(&name);
+        match slice.spec.node_name.as_deref().filter(|n| !n.is_empty()) {
+            Some(node) => {
+                self.by_node
+                    .entry(node.to_string())
+                    .or_default()
+                    .insert(name.clone());
+            }
+            None => {
+                self.shared.insert(name.clone());
+            }
+        }
+        self.pools
+            .entry((slice.spec.driver.clone(), slice.spec.pool.name.clone()))
+            .or_default()
+            .insert(name.clone());
+        self.slices.insert(name, Arc::new(slice));
+    }
+
+    /// Removes the resource slice `name`.
+    pub fn remove_slice(&mut self, name: &str) {
+        let Some(old) = self.slices.remove(name) else {
+            return;
+        };
+        if let Some(node) = old.spec.node_name.as_deref()
+            && let Some(set) = self.by_node.get_mut(node)
+        {
+            set.remove(name);
+            if set.is_empty() {
+                self.by_node.remove(node);
+            }
+        }
+        self.shared.remove(name);
+        let pool = (old.spec.driver.clone(), old.spec.pool.name.clone());
+        if let Some(set) = self.pools.get_mut(&pool) {
+            set.remove(name);
+            if set.is_empty() {
+                self.pools.remove(&pool);
+            }
+        }
+    }
+
+    /// Forgets every slice.
+    pub fn clear_slices(&mut self) {
+        self.slices.clear();
+        self.by_node.clear();
+        self.shared.clear();
+        self.pools.clear();
+    }
+
+    /// The slices that may offer devices to `node`: its own, and those not tied to one
+    /// node.
+    pub fn slices_for<'a>(&'a self, node: &str) -> impl Iterator<Item = &'a Arc<ResourceSlice>> {
+        self.by_node
+            .get(node)
+            .into_iter()
+            .flatten()
+            .chain(self.shared.iter())
+            .filter_map(|n| self.slices.get(n))
+    }
+
+    /// Every slice of the pool of `slice`.
+    pub fn pool_of<'a>(
+        &'a self,
+        slice: &ResourceSlice,
+    ) -> impl Iterator<Item = &'a Arc<ResourceSlice>> {
+        self.pools
+            .get(&(slice.spec.driver.clone(), slice.spec.pool.name.clone()))
+            .into_iter()
+            .flatten()
+            .filter_map(|n| self.slices.get(n))
+    }
+
+    /// Where `slice` stands in its pool: `None` when a newer generation of the pool
+    /// replaces it, else whether the pool's current generation is complete (every slice it
+    /// announces is here).
+    pub fn pool_state(&self, slice: &ResourceSlice) -> Option<bool> {
+        let mut newest = i64::MIN;
+        let mut present = 0;
+        let mut expected = 0;
+        for s in self.pool_of(slice) {
+            let pool = &s.spec.pool;
+            if pool.generation > newest {
+                newest = pool.generation;
+                present = 0;
+            }
+            if pool.generation == newest {
+                present += 1;
+                expected = pool.resource_slice_count;
+            }
+        }
+        (slice.spec.pool.generation == newest).then_some(present >= expected)
+    }
+}
+
+/// Why a pod cannot be scheduled yet, from its claims.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimProblem(pub String);
+
+/// The claims `pod` uses, in the order of `spec.resourceClaims` (those a template did not
+/// need to create are skipped), or why it must wait: a claim not created yet, missing,
+/// being deleted, or not made for this pod.
+pub fn pod_claims(pod: &Pod, index: &DraIndex) -> Result<Vec<Arc<ResourceClaim>>, ClaimProblem> {
+    let ns = pod.metadata.namespace.as_deref().unwrap_or("");
+    let pod_name = pod.metadata.name.as_deref().unwrap_or("");
+    let mut out = Vec::new();
+    for entry in pod
+        .spec
+        .iter()
+        .flat_map(|s| s.resource_claims.iter().flatten())
+    {
+        let (name, from_template) = if let Some(name) = &entry.resource_claim_name {
+            (name.clone(), false)
+        } else if entry.resource_claim_template_name.is_some() {
+            let generated = pod
+                .status
+                .as_ref()
+                .and_then(|s| s.resource_claim_statuses.as_ref())
+                .and_then(|all| all.iter().find(|s| s.name == entry.name));
+            match generated {
+                None => {
+                    return Err(ClaimProblem(format!(
+                        "pod \"{ns}/{pod_name}\": ResourceClaim not created yet"
+                    )));
+                }
+                Some(s) => match &s.resource_claim_name {
+                    Some(name) => (name.clone(), true),
+                    None => continue,
+                },
+            }
+        } else {
+            return Err(ClaimProblem(format!(
+                "pod \"{ns}/{pod_name}\", spec.resourceClaim {:?}: none of the supported fields are set",
+                entry.name
+            )));
+        };
+        let Some(claim) = index.claim(ns, &name) else {
+            return Err(ClaimProblem(format!(
+                "resourceclaim.resource.k8s.io \"{name}\" not found"
+            )));
+        };
+        if claim.metadata.deletion_timestamp.is_some() {
+            return Err(ClaimProblem(format!(
+                "resourceclaim \"{name}\" is being deleted"
+            )));
+        }
+        if from_template {
+            let owned =
+                claim.metadata.owner_references.iter().flatten().any(|o| {
+                    o.controller == Some(true) && Some(&o.uid) == pod.metadata.uid.as_ref()
+                });
+            if !owned {
+                return Err(ClaimProblem(format!(
+                    "ResourceClaim {ns}/{name} was not created for Pod {ns}/{pod_name} (Pod is not owner)"
+                )));
+            }
+        }
+        out.push(claim.clone());
+    }
+    Ok(out)
+}
+
+/// Whether `claim` is reserved for `pod`.
+pub fn reserved_for(claim: &ResourceClaim, pod: &Pod) -> bool {
+    let uid = pod.metadata.uid.as_deref().unwrap_or("");
+    claim
+        .status
+        .iter()
+        .flat_map(|s| s.reserved_for.iter().flatten())
+        .any(|r| {
+            r.resource == "pods" && r.uid == uid && r.api_group.as_deref().unwrap_or("").is_empty()
+        })
+}
+
+/// How many consumers `claim` is reserved for.
+pub fn consumers(claim: &ResourceClaim) -> usize {
+    claim
+        .status
+        .as_ref()
+        .and_then(|s| s.reserved_for.as_ref())
+        .map_or(0, Vec::len)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    pub(crate) fn slice(name: &str, node: &str, pool_gen: i64, count: i64) -> ResourceSlice {
+        serde_json::from_value(json!({
+            "metadata": {"name": name},
+            "spec": {"driver": "gpu.example.com", "nodeName": node,
+                "pool": {"name": node, "generation": pool_gen, "resourceSliceCount": count},
+                "devices": [{"name": "gpu-0"}]}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn slices_are_found_by_node_and_pools_by_generation() {
+        let mut index = DraIndex::default();
+        index.put_slice(slice("a", "n1", 1, 2));
+        assert_eq!(index.slices_for("n1").count(), 1);
+        assert_eq!(index.slices_for("n2").count(), 0);
+        let a = index.slices["a"].clone();
+        assert_eq!(index.pool_state(&a), Some(false), "one of two slices");
+        index.put_slice(slice("b", "n1", 1, 2));
+        assert_eq!(index.pool_state(&a), Some(true));
+        index.put_slice(slice("c", "n1", 2, 1));
+        assert_eq!(index.pool_state(&a), None, "replaced by generation 2");
+        let c = index.slices["c"].clone();
+        assert_eq!(index.pool_state(&c), Some(true));
+        index.remove_slice("c");
+        assert_eq!(index.pool_state(&a), Some(true));
+        index.remove_slice("a");
+        index.remove_slice("b");
+        assert_eq!(index.slices_for("n1").count(), 0);
+        assert!(index.pools.is_empty() && index.by_node.is_empty());
+    }
+
+    #[test]
+    fn allocated_devices_are_counted_as_claims_change() {
+        let mut index = DraIndex::default();
+        let claim = |name: &str, device: &str, admin: bool| -> ResourceClaim {
+            serde_json::from_value(json!({
+                "metadata": {"name": name, "namespace": "default"},
+                "spec": {},
+                "status": {"allocation": {"devices": {"results": [
+                    {"request": "r", "driver": "d", "pool": "p", "device": device,
+                     "adminAccess": admin}]}}}
+            }))
+            .unwrap()
+        };
+        let id = |d: &str| ("d".to_string(), "p".to_string(), d.to_string());
+        index.put_claim(claim("a", "x", false));
+        index.put_claim(claim("b", "y", true));
+        assert!(index.is_allocated(&id("x")));
+        assert!(!index.is_allocated(&id("y")), "admin access holds nothing");
+        index.put_claim(claim("a", "z", false));
+        assert!(!index.is_allocated(&id("x")) && index.is_allocated(&id("z")));
+        index.remove_claim(&claim("a", "z", false));
+        assert_eq!(index.allocated().count(), 0);
+    }
+}

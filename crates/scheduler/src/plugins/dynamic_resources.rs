@@ -1,0 +1,634 @@
+//! DynamicResources: pods that use ResourceClaims go where their claims can be met. An
+//! allocated claim limits the pod to the nodes its allocation names; an unallocated one is
+//! allocated on each node considered (the structured-parameters allocator) and, once a node
+//! is chosen, the allocation is held in memory (Reserve) so that the next pods do not take
+//! the same devices, then written with the pod's reservation before the pod is bound
+//! (PreBind). Pods whose claims do not exist yet, are being deleted, or are reserved by as
+//! many consumers as a claim allows, wait.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use k8s_openapi::api::core::v1::NodeSelector;
+use k8s_openapi::api::resource::v1::{
+    AllocationResult, ResourceClaim, ResourceClaimConsumerReference,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+use crate::cache::{Cache, NodeInfo};
+use crate::dra::allocator::{Allocator, Selectors};
+use crate::dra::{
+    CLAIM_FINALIZER, DeviceId, DraIndex, MAX_CONSUMERS, allocated_devices, consumers, pod_claims,
+    reserved_for,
+};
+use crate::framework::{
+    BindContext, BoxFuture, Filter, PodInfo, PreBind, Rejection, Reserve, StateValue,
+};
+use crate::plugins::node_selector_matches;
+
+/// Allocations this scheduler made that its informer has not shown yet.
+#[derive(Debug, Default)]
+struct InFlight {
+    /// Claim uid → an allocation reserved for a pod being bound, not written yet.
+    pending: HashMap<String, AllocationResult>,
+    /// Claim uid → (namespace, name, the allocation written, the resourceVersion the write
+    /// returned): kept until the informer's copy of the claim is that new.
+    written: HashMap<String, (String, String, AllocationResult, u64)>,
+}
+
+/// The DynamicResources plugin.
+#[derive(Debug, Clone, Default)]
+pub struct DynamicResources {
+    selectors: Arc<Selectors>,
+    in_flight: Arc<Mutex<InFlight>>,
+}
+
+/// What PreFilter learns of the pod's claims.
+struct DraState {
+    index: Arc<DraIndex>,
+    /// The pod's claims, with allocations written by this scheduler but not seen yet.
+    claims: Vec<Arc<ResourceClaim>>,
+    /// Where each allocated claim can be used (`None`: anywhere, or not allocated).
+    available_on: Vec<Option<NodeSelector>>,
+    /// The claims to allocate (indexes into `claims`).
+    to_allocate: Vec<usize>,
+    /// Devices held by other claims.
+    in_use: HashSet<DeviceId>,
+    /// The allocations found for each node that can take the pod.
+    found: Mutex<HashMap<String, Vec<AllocationResult>>>,
+}
+
+/// What Reserve hands the binding cycle.
+struct DraBinding {
+    claims: Vec<Arc<ResourceClaim>>,
+    /// The allocation to write for each claim (`None`: already allocated).
+    allocations: Vec<Option<AllocationResult>>,
+}
+
+fn rv(claim: &ResourceClaim) -> u64 {
+    claim
+        .metadata
+        .resource_version
+        .as_deref()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+fn uid(claim: &ResourceClaim) -> &str {
+    claim.metadata.uid.as_deref().unwrap_or("")
+}
+
+fn is_allocated(claim: &ResourceClaim) -> bool {
+    claim
+        .status
+        .as_ref()
+        .is_some_and(|s| s.allocation.is_some())
+}
+
+impl DynamicResources {
+    fn in_flight(&self) -> std::sync::MutexGuard<'_, InFlight> {
+        self.in_flight.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The pod's claims as this scheduler knows them (its own writes included), and the
+    /// devices other claims hold.
+    fn claims_and_devices(
+        &self,
+        claims: Vec<Arc<ResourceClaim>>,
+        index: &DraIndex,
+    ) -> Result<(Vec<Arc<ResourceClaim>>, HashSet<DeviceId>), Rejection> {
+        let mut in_flight = self.in_flight();
+        // Writes the informer has caught up with (or whose claim is gone) are forgotten.
+        in_flight.written.retain(|_, (ns, name, _, written)| {
+            index
+                .claim(ns, name)
+                .is_some_and(|c| !is_allocated(c) && rv(c) < *written)
+        });
+        let mut out = Vec::with_capacity(claims.len());
+        for claim in claims {
+            let id = uid(&claim);
+            if in_flight.pending.contains_key(id) {
+                return Err(Rejection::unresolvable(format!(
+                    "resource claim {}/{} is in the process of being allocated",
+                    claim.metadata.namespace.as_deref().unwrap_or(""),
+                    claim.metadata.name.as_deref().unwrap_or("")
+                )));
+            }
+            match in_flight.written.get(id) {
+                Some((_, _, allocation, _)) if !is_allocated(&claim) => {
+                    let mut known = (*claim).clone();
+                    known.status.get_or_insert_with(Default::default).allocation =
+                        Some(allocation.clone());
+                    out.push(Arc::new(known));
+                }
+                _ => out.push(claim),
+            }
+        }
+        let mut in_use: HashSet<DeviceId> = index.allocated().cloned().collect();
+        let extra = in_flight
+            .pending
+            .values()
+            .chain(in_flight.written.values().map(|w| &w.2));
+        for allocation in extra {
+            let claim = ResourceClaim {
+                status: Some(k8s_openapi::api::resource::v1::ResourceClaimStatus {
+                    allocation: Some(allocation.clone()),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            };
+            in_use.extend(allocated_devices(&claim));
+        }
+        Ok((out, in_use))
+    }
+}
+
+impl Filter for DynamicResources {
+    fn name(&self) -> &'static str {
+        "DynamicResources"
+    }
+
+    fn pre_filter(&self, pod: &PodInfo, cache: &Cache) -> Result<Option<StateValue>, Rejection> {
+        let uses_claims = pod
+            .pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.resource_claims.as_ref())
+            .is_some_and(|c| !c.is_empty());
+        if !uses_claims {
+            return Ok(None);
+        }
+        let index = cache.dra_index();
+        let claims = pod_claims(&pod.pod, &index).map_err(|p| Rejection::unresolvable(p.0))?;
+        if claims.is_empty() {
+            return Ok(None);
+        }
+        let (claims, in_use) = self.claims_and_devices(claims, &index)?;
+        let mut available_on = Vec::with_capacity(claims.len());
+        let mut to_allocate = Vec::new();
+        for (i, claim) in claims.iter().enumerate() {
+            let allocation = claim.status.as_ref().and_then(|s| s.allocation.as_ref());
+            match allocation {
+                Some(a) => {
+                    if consumers(claim) >= MAX_CONSUMERS && !reserved_for(claim, &pod.pod) {
+                        return Err(Rejection::unresolvable("resourceclaim in use"));
+                    }
+                    available_on.push(a.node_selector.clone());
+                }
+                None => {
+                    available_on.push(None);
+                    to_allocate.push(i);
+                }
+            }
+        }
+        if !to_allocate.is_empty() {
+            // Checks the requests and their classes once, for every node.
+            let pending: Vec<&ResourceClaim> =
+                to_allocate.iter().map(|i| claims[*i].as_ref()).collect();
+            Allocator::new(&index, pending, &in_use, &self.selectors)
+                .map_err(Rejection::unresolvable)?;
+        }
+        Ok(Some(Box::new(DraState {
+            index,
+            claims,
+            available_on,
+            to_allocate,
+            in_use,
+            found: Mutex::default(),
+        })))
+    }
+
+    fn filter(&self, pod: &PodInfo, node: &NodeInfo) -> Result<(), Rejection> {
+        let Some(state) = pod.state.get::<DraState>() else {
+            return Ok(());
+        };
+        let unavailable = state
+            .available_on
+            .iter()
+            .flatten()
+            .any(|s| !node_selector_matches(&s.node_selector_terms, node));
+        if unavailable {
+            return Err(Rejection::unresolvable(
+                "resourceclaim not available on the node",
+            ));
+        }
+        if state.to_allocate.is_empty() {
+            return Ok(());
+        }
+        let pending: Vec<&ResourceClaim> = state
+            .to_allocate
+            .iter()
+            .map(|i| state.claims[*i].as_ref())
+            .collect();
+        let allocator = Allocator::new(&state.index, pending, &state.in_use, &self.selectors)
+            .map_err(Rejection::unresolvable)?;
+        match allocator.allocate(node).map_err(Rejection::unresolvable)? {
+            Some(found) => {
+                state
+                    .found
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(node.name().to_string(), found);
+                Ok(())
+            }
+            None => Err(Rejection::unresolvable("cannot allocate all claims")),
+        }
+    }
+}
+
+impl Reserve for DynamicResources {
+    fn name(&self) -> &'static str {
+        "DynamicResources"
+    }
+
+    fn reserve(&self, pod: &PodInfo, node: &NodeInfo) -> Result<Option<StateValue>, Rejection> {
+        let Some(state) = pod.state.get::<DraState>() else {
+            return Ok(None);
+        };
+        let mut allocations: Vec<Option<AllocationResult>> = vec![None; state.claims.len()];
+        if !state.to_allocate.is_empty() {
+            let found = state
+                .found
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(node.name())
+                .ok_or_else(|| Rejection::unresolvable("claim allocation not found for node"))?;
+            let mut in_flight = self.in_flight();
+            for (i, mut allocation) in state.to_allocate.iter().zip(found) {
+                allocation.allocation_timestamp = Some(Time(jiff::Timestamp::now()));
+                in_flight
+                    .pending
+                    .insert(uid(&state.claims[*i]).to_string(), allocation.clone());
+                allocations[*i] = Some(allocation);
+            }
+        }
+        Ok(Some(Box::new(DraBinding {
+            claims: state.claims.clone(),
+            allocations,
+        })))
+    }
+
+    fn unreserve(&self, pod: &PodInfo, _node: &str) {
+        let claims = match (pod.state.get::<DraBinding>(), pod.state.get::<DraState>()) {
+            (Some(b), _) => &b.claims,
+            (None, Some(s)) => &s.claims,
+            (None, None) => return,
+        };
+        let mut in_flight = self.in_flight();
+        for claim in claims {
+            in_flight.pending.remove(uid(claim));
+        }
+    }
+}
+
+impl DynamicResources {
+    /// Writes `allocation` (when the claim is not allocated yet) and the pod's reservation
+    /// into the claim's status, retrying on conflicts.
+    async fn bind_claim(
+        &self,
+        cx: &dyn BindContext,
+        pod: &PodInfo,
+        mut claim: ResourceClaim,
+        allocation: Option<&AllocationResult>,
+    ) -> Result<(), String> {
+        let client = cx.client();
+        let ns = claim.metadata.namespace.clone().unwrap_or_default();
+        let name = claim.metadata.name.clone().unwrap_or_default();
+        let mut attempt = 0;
+        loop {
+            if attempt > 0 {
+                claim = client
+                    .get(Some(&ns), &name)
+                    .await
+                    .map_err(|e| format!("get updated claim {ns}/{name} after conflict: {e}"))?;
+            }
+            attempt += 1;
+            if claim.metadata.deletion_timestamp.is_some() {
+                return Err(format!("claim {ns}/{name} got deleted in the meantime"));
+            }
+            if let Some(allocation) = allocation {
+                if is_allocated(&claim) {
+                    return Err(format!(
+                        "claim {ns}/{name} got allocated elsewhere in the meantime"
+                    ));
+                }
+                let finalizers = claim.metadata.finalizers.get_or_insert_with(Vec::new);
+                if !finalizers.iter().any(|f| f == CLAIM_FINALIZER) {
+                    finalizers.push(CLAIM_FINALIZER.to_string());
+                    match client.replace(Some(&ns), &name, &claim).await {
+                        Ok(updated) => claim = updated,
+                        Err(e) if e.code() == Some(409) && attempt < 5 => continue,
+                        Err(e) => return Err(format!("add finalizer to claim {ns}/{name}: {e}")),
+                    }
+                }
+                claim.status.get_or_insert_with(Default::default).allocation =
+                    Some(allocation.clone());
+            }
+            let status = claim.status.get_or_insert_with(Default::default);
+            status
+                .reserved_for
+                .get_or_insert_with(Vec::new)
+                .push(ResourceClaimConsumerReference {
+                    api_group: None,
+                    resource: "pods".into(),
+                    name: pod.pod.metadata.name.clone().unwrap_or_default(),
+                    uid: pod.pod.metadata.uid.clone().unwrap_or_default(),
+                });
+            match client.replace_status(Some(&ns), &name, &claim).await {
+                Ok(updated) => {
+                    if let Some(allocation) = allocation {
+                        let mut in_flight = self.in_flight();
+                        in_flight.pending.remove(uid(&updated));
+                        in_flight.written.insert(
+                            uid(&updated).to_string(),
+                            (ns.clone(), name.clone(), allocation.clone(), rv(&updated)),
+                        );
+                    }
+                    return Ok(());
+                }
+                Err(e) if e.code() == Some(409) && attempt < 5 => continue,
+                Err(e) if allocation.is_some() => {
+                    return Err(format!(
+                        "add allocation and reservation to claim {ns}/{name}: {e}"
+                    ));
+                }
+                Err(e) => return Err(format!("add reservation to claim {ns}/{name}: {e}")),
+            }
+        }
+    }
+}
+
+impl PreBind for DynamicResources {
+    fn name(&self) -> &'static str {
+        "DynamicResources"
+    }
+
+    fn pre_bind<'a>(
+        &'a self,
+        cx: &'a dyn BindContext,
+        pod: &'a PodInfo,
+        _node: &'a str,
+    ) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move {
+            let Some(binding) = pod.state.get::<DraBinding>() else {
+                return Ok(());
+            };
+            for (claim, allocation) in binding.claims.iter().zip(&binding.allocations) {
+                if allocation.is_none() && reserved_for(claim, &pod.pod) {
+                    continue;
+                }
+                // A claim known allocated only from this scheduler's own write is older
+                // than the server's copy: the write conflicts and is retried on a fresh one.
+                self.bind_claim(cx, pod, (**claim).clone(), allocation.as_ref())
+                    .await?;
+            }
+            Ok(())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugins::test_support::{cluster, feasible, node};
+    use k8s_openapi::api::core::v1::Pod;
+    use k8s_openapi::api::resource::v1::{DeviceClass, ResourceSlice};
+    use serde_json::{Value, json};
+
+    fn gpus(node: &str, models: &[&str]) -> ResourceSlice {
+        let devices: Vec<Value> = models
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                json!({"name": format!("gpu-{i}"), "attributes": {
+                    "model": {"string": m}, "index": {"int": i},
+                    "numa": {"int": i / 2}}, "capacity": {"memory": {"value": "40Gi"}}})
+            })
+            .collect();
+        serde_json::from_value(json!({
+            "metadata": {"name": format!("{node}-gpus")},
+            "spec": {"driver": "gpu.example.com", "nodeName": node,
+                "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                "devices": devices}
+        }))
+        .unwrap()
+    }
+
+    fn class(name: &str, selector: &str) -> DeviceClass {
+        serde_json::from_value(json!({"metadata": {"name": name},
+            "spec": {"selectors": [{"cel": {"expression": selector}}],
+                "config": [{"opaque": {"driver": "gpu.example.com", "parameters": {"mode": "x"}}}]}}))
+        .unwrap()
+    }
+
+    fn claim(name: &str, devices: Value) -> ResourceClaim {
+        serde_json::from_value(json!({"metadata": {"name": name, "namespace": "default",
+            "uid": format!("uid-{name}"), "resourceVersion": "1"}, "spec": {"devices": devices}}))
+        .unwrap()
+    }
+
+    fn pod_with(claims: &[&str]) -> Pod {
+        let refs: Vec<Value> = claims
+            .iter()
+            .map(|c| json!({"name": c, "resourceClaimName": c}))
+            .collect();
+        serde_json::from_value(
+            json!({"metadata": {"name": "p", "namespace": "default", "uid": "pod-uid"},
+            "spec": {"containers": [{"name": "c", "image": "app"}], "resourceClaims": refs}}),
+        )
+        .unwrap()
+    }
+
+    fn cache_with(claims: Vec<ResourceClaim>) -> Cache {
+        let mut cache = cluster(
+            vec![
+                node("n1", json!({})),
+                node("n2", json!({})),
+                node("n3", json!({})),
+            ],
+            vec![],
+        );
+        let index = cache.dra_index_mut();
+        index.put_slice(gpus("n1", &["a100", "a100"]));
+        index.put_slice(gpus("n2", &["h100", "a100", "h100", "h100"]));
+        index.put_class(class("gpu", "device.driver == 'gpu.example.com'"));
+        index.put_class(class(
+            "h100",
+            "device.attributes['gpu.example.com'].model == 'h100'",
+        ));
+        claims.into_iter().for_each(|c| index.put_claim(c));
+        cache
+    }
+
+    fn exactly(class: &str, count: i64) -> Value {
+        json!({"requests": [{"name": "r", "exactly": {"deviceClassName": class, "count": count}}]})
+    }
+
+    #[test]
+    fn nodes_with_enough_matching_devices_are_feasible() {
+        let plugin = DynamicResources::default();
+        for (devices, want) in [
+            (exactly("gpu", 1), vec!["n1", "n2"]),
+            (exactly("gpu", 3), vec!["n2"]),
+            (exactly("h100", 3), vec!["n2"]),
+            (exactly("h100", 4), vec![]),
+            (
+                json!({"requests": [{"name": "r", "exactly": {"deviceClassName": "gpu",
+                    "selectors": [{"cel": {"expression":
+                        "device.capacity['gpu.example.com'].memory.compareTo(quantity('32Gi')) >= 0 && device.attributes['gpu.example.com'].model == 'a100'"}}],
+                    "allocationMode": "All"}}]}),
+                vec!["n1", "n2"],
+            ),
+        ] {
+            let cache = cache_with(vec![claim("c", devices.clone())]);
+            let got = feasible(&plugin, pod_with(&["c"]), &cache).unwrap();
+            assert_eq!(got, want, "{devices}");
+        }
+    }
+
+    #[test]
+    fn constraints_and_alternatives_are_searched() {
+        let plugin = DynamicResources::default();
+        // Two devices of the same model: only n2's h100s pair up with a NUMA match.
+        let same_numa = json!({"requests": [
+                {"name": "a", "exactly": {"deviceClassName": "h100"}},
+                {"name": "b", "exactly": {"deviceClassName": "gpu"}}],
+            "constraints": [{"matchAttribute": "gpu.example.com/numa"}]});
+        let cache = cache_with(vec![claim("c", same_numa)]);
+        assert_eq!(feasible(&plugin, pod_with(&["c"]), &cache).unwrap(), ["n2"]);
+        // Three distinct models do not exist anywhere.
+        let distinct = json!({"requests": [{"name": "a", "exactly": {"deviceClassName": "gpu", "count": 2}}],
+            "constraints": [{"distinctAttribute": "gpu.example.com/model"}]});
+        let cache = cache_with(vec![claim("c", distinct)]);
+        assert_eq!(feasible(&plugin, pod_with(&["c"]), &cache).unwrap(), ["n2"]);
+        // The first alternative (4 h100s) fits nowhere, the second (2 of any) on both.
+        let prioritized = json!({"requests": [{"name": "r", "firstAvailable": [
+            {"name": "big", "deviceClassName": "h100", "count": 4},
+            {"name": "small", "deviceClassName": "gpu", "count": 2}]}]});
+        let cache = cache_with(vec![claim("c", prioritized)]);
+        assert_eq!(
+            feasible(&plugin, pod_with(&["c"]), &cache).unwrap(),
+            ["n1", "n2"]
+        );
+    }
+
+    #[test]
+    fn devices_held_by_other_claims_are_not_allocated_again() {
+        let plugin = DynamicResources::default();
+        let mut taken = claim("taken", exactly("gpu", 2));
+        taken.status = serde_json::from_value(json!({"allocation": {"devices": {"results": [
+            {"request": "r", "driver": "gpu.example.com", "pool": "n1", "device": "gpu-0"},
+            {"request": "r", "driver": "gpu.example.com", "pool": "n2", "device": "gpu-0"}]}}}))
+        .unwrap();
+        let cache = cache_with(vec![taken, claim("c", exactly("gpu", 2))]);
+        // n1 has one free device left, n2 three.
+        assert_eq!(feasible(&plugin, pod_with(&["c"]), &cache).unwrap(), ["n2"]);
+    }
+
+    #[test]
+    fn waiting_pods_get_upstreams_reasons() {
+        let plugin = DynamicResources::default();
+        let cache = cache_with(vec![]);
+        assert_eq!(
+            feasible(&plugin, pod_with(&["gone"]), &cache).unwrap_err(),
+            "resourceclaim.resource.k8s.io \"gone\" not found"
+        );
+        let mut from_template = pod_with(&[]);
+        from_template.spec.as_mut().unwrap().resource_claims = Some(vec![
+            serde_json::from_value(json!({"name": "gpu", "resourceClaimTemplateName": "t"}))
+                .unwrap(),
+        ]);
+        assert_eq!(
+            feasible(&plugin, from_template, &cache).unwrap_err(),
+            "pod \"default/p\": ResourceClaim not created yet"
+        );
+        let cache = cache_with(vec![claim("c", exactly("missing", 1))]);
+        assert_eq!(
+            feasible(&plugin, pod_with(&["c"]), &cache).unwrap_err(),
+            "request r: device class missing does not exist"
+        );
+        let cache = cache_with(vec![claim("c", exactly("gpu", 9))]);
+        let mut info = PodInfo::new(pod_with(&["c"]));
+        info.state
+            .insert(plugin.pre_filter(&info, &cache).unwrap().unwrap());
+        let reason = plugin
+            .filter(&info, cache.node("n1").unwrap())
+            .unwrap_err()
+            .reason;
+        assert_eq!(reason, "cannot allocate all claims");
+    }
+
+    #[test]
+    fn an_allocation_is_held_from_reserve_on_and_limits_the_pod_to_its_node() {
+        let plugin = DynamicResources::default();
+        let cache = cache_with(vec![
+            claim("c", exactly("gpu", 2)),
+            claim("d", exactly("gpu", 2)),
+        ]);
+        let mut info = PodInfo::new(pod_with(&["c"]));
+        info.state
+            .insert(plugin.pre_filter(&info, &cache).unwrap().unwrap());
+        plugin.filter(&info, cache.node("n1").unwrap()).unwrap();
+        let binding = plugin.reserve(&info, cache.node("n1").unwrap()).unwrap();
+        let binding = binding.unwrap();
+        let b = binding.downcast_ref::<DraBinding>().unwrap();
+        let allocation = b.allocations[0].as_ref().unwrap();
+        let results = allocation
+            .devices
+            .as_ref()
+            .unwrap()
+            .results
+            .as_ref()
+            .unwrap();
+        assert_eq!(results.len(), 2);
+        assert_eq!(results[0].pool, "n1");
+        let config = allocation
+            .devices
+            .as_ref()
+            .unwrap()
+            .config
+            .as_ref()
+            .unwrap();
+        assert_eq!(config[0].source, "FromClass");
+        let selector = allocation.node_selector.as_ref().unwrap();
+        assert_eq!(
+            selector.node_selector_terms[0]
+                .match_fields
+                .as_ref()
+                .unwrap()[0]
+                .values,
+            Some(vec!["n1".to_string()])
+        );
+        // The same claim waits; another claim no longer finds room on n1.
+        assert!(
+            feasible(&plugin, pod_with(&["c"]), &cache)
+                .unwrap_err()
+                .contains("in the process of being allocated")
+        );
+        let mut other = pod_with(&["d"]);
+        other.metadata.uid = Some("other".into());
+        assert_eq!(feasible(&plugin, other.clone(), &cache).unwrap(), ["n2"]);
+        info.state.insert(binding);
+        plugin.unreserve(&info, "n1");
+        assert_eq!(feasible(&plugin, other, &cache).unwrap(), ["n1", "n2"]);
+    }
+
+    #[test]
+    fn a_selector_that_fails_is_reported() {
+        let plugin = DynamicResources::default();
+        let devices = json!({"requests": [{"name": "r", "exactly": {"deviceClassName": "gpu",
+            "selectors": [{"cel": {"expression": "device.attributes['gpu.example.com'].color == 'red'"}}]}}]});
+        let cache = cache_with(vec![claim("c", devices)]);
+        let mut info = PodInfo::new(pod_with(&["c"]));
+        info.state
+            .insert(plugin.pre_filter(&info, &cache).unwrap().unwrap());
+        let reason = plugin
+            .filter(&info, cache.node("n1").unwrap())
+            .unwrap_err()
+            .reason;
+        assert!(
+            reason.starts_with("claim default/c: selector #0: CEL runtime error"),
+            "{reason}"
+        );
+    }
+}
