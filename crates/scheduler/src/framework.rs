@@ -98,6 +98,9 @@ pub struct Rejection {
     pub reason: String,
     /// Whether preempting other pods could not help.
     pub unresolvable: bool,
+    /// Whether the pod waits for something to be created, not for room: it is not an
+    /// attempt (no condition, no event), as upstream's PreEnqueue holds such pods.
+    pub waiting: bool,
 }
 
 impl Rejection {
@@ -106,6 +109,7 @@ impl Rejection {
         Self {
             reason: reason.into(),
             unresolvable: false,
+            waiting: false,
         }
     }
 
@@ -114,6 +118,16 @@ impl Rejection {
         Self {
             reason: reason.into(),
             unresolvable: true,
+            waiting: false,
+        }
+    }
+
+    /// The pod waits for an object to exist (a PreEnqueue rejection upstream).
+    pub fn waiting(reason: impl Into<String>) -> Self {
+        Self {
+            reason: reason.into(),
+            unresolvable: true,
+            waiting: true,
         }
     }
 }
@@ -306,6 +320,8 @@ pub struct FitError {
     pub reasons: BTreeMap<String, usize>,
     /// The nodes rejected only for reasons preemption might resolve.
     pub resolvable_nodes: Vec<String>,
+    /// Whether a PreFilter found the pod waiting for an object to exist.
+    pub waiting: bool,
 }
 
 impl FitError {
@@ -410,6 +426,7 @@ impl Profile {
                         nodes: nodes.len(),
                         reasons: [(r.reason, nodes.len())].into(),
                         resolvable_nodes: Vec::new(),
+                        waiting: r.waiting,
                     });
                 }
             }
@@ -461,6 +478,7 @@ impl Profile {
                 nodes: nodes.len(),
                 reasons,
                 resolvable_nodes,
+                waiting: false,
             });
         }
         if feasible.len() == 1 {
@@ -608,6 +626,7 @@ mod tests {
             ]
             .into(),
             resolvable_nodes: Vec::new(),
+            waiting: false,
         };
         assert_eq!(
             err.message(),

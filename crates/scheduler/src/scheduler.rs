@@ -382,6 +382,13 @@ impl Scheduler {
                             }
                         }
                     }
+                    Err(fit) if fit.waiting => {
+                        // Not an attempt: the pod waits, quietly, for a cluster change.
+                        tracing::debug!(pod = %key, reason = %fit.message(), "waiting");
+                        drop(cache);
+                        self.queue.done(&key, Outcome::Unschedulable);
+                        return;
+                    }
                     Err(fit) => {
                         let preemption = profile.preemption.map(|params| {
                             preemption::preempt(profile, params, &mut info, &cache, fit)

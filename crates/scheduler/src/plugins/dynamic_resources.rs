@@ -159,7 +159,7 @@ impl Filter for DynamicResources {
             return Ok(None);
         }
         let index = cache.dra_index();
-        let claims = pod_claims(&pod.pod, &index).map_err(|p| Rejection::unresolvable(p.0))?;
+        let claims = pod_claims(&pod.pod, &index).map_err(|p| Rejection::waiting(p.0))?;
         if claims.is_empty() {
             return Ok(None);
         }

@@ -1,0 +1,234 @@
+//! Dynamic Resource Allocation end to end: the real `capstan-scheduler` binary on a Capstan
+//! server, with upstream's kube-controller-manager v1.36 (its resourceclaim controller
+//! creates claims from templates and releases them) and ResourceSlices published as a DRA
+//! driver publishes them. Pods get devices picked by a DeviceClass selecting on an
+//! attribute, a shared claim keeps its pods on one node, a pod waits when devices run out
+//! and is bound once a finished pod's devices come back.
+
+use std::time::Duration;
+
+use capstan_client::{Client, Config};
+use capstan_e2e::upstream::{self, Process};
+use capstan_testing::TestServer;
+use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::resource::v1::{
+    DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice,
+};
+use serde_json::{Value, json};
+
+mod common;
+
+use common::{Running, node_of};
+
+fn from<T: for<'de> k8s_openapi::serde::Deserialize<'de>>(v: Value) -> T {
+    serde_json::from_value(v).unwrap()
+}
+
+/// A driver's slice of `node`'s GPUs, one per model given.
+fn slice(node: &str, models: &[&str]) -> ResourceSlice {
+    let devices: Vec<Value> = models
+        .iter()
+        .enumerate()
+        .map(|(i, m)| json!({"name": format!("gpu-{i}"), "attributes": {"model": {"string": m}}}))
+        .collect();
+    from(
+        json!({"metadata": {"name": format!("{node}-gpu.example.com")},
+        "spec": {"driver": "gpu.example.com", "nodeName": node,
+            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1}, "devices": devices}}),
+    )
+}
+
+fn pod(name: &str, claims: Value) -> Pod {
+    from(json!({"metadata": {"name": name}, "spec": {
+        "containers": [{"name": "c", "image": "app"}], "resourceClaims": claims}}))
+}
+
+/// The devices allocated to `default/name` (`pool/device`) and its consumers' names.
+async fn allocation(client: &Client, name: &str) -> (Vec<String>, Vec<String>) {
+    let claim: ResourceClaim = client.get(Some("default"), name).await.unwrap();
+    let status = claim.status.unwrap_or_default();
+    let devices = status
+        .allocation
+        .and_then(|a| a.devices)
+        .and_then(|d| d.results)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|r| format!("{}/{}", r.pool, r.device))
+        .collect();
+    let consumers = status
+        .reserved_for
+        .unwrap_or_default()
+        .into_iter()
+        .map(|r| r.name)
+        .collect();
+    (devices, consumers)
+}
+
+/// The `PodScheduled=False` message of `name`, once set.
+async fn unschedulable(client: &Client, name: &str) -> String {
+    for _ in 0..300 {
+        let p: Pod = client.get(Some("default"), name).await.unwrap();
+        let message = p
+            .status
+            .and_then(|s| s.conditions)
+            .unwrap_or_default()
+            .into_iter()
+            .find(|c| c.type_ == "PodScheduled" && c.status == "False")
+            .and_then(|c| c.message);
+        if let Some(m) = message {
+            return m;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("{name} was not found unschedulable");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn pods_get_devices_from_claims_and_wait_when_they_run_out() {
+    let server = TestServer::start().await;
+    let client =
+        Client::new(Config::from_kubeconfig(&server.kubeconfig_path(), None).unwrap()).unwrap();
+    for name in ["n1", "n2", "n3"] {
+        let created: Node = client
+            .create(None, &from::<Node>(json!({"metadata": {"name": name}})))
+            .await
+            .unwrap();
+        let mut with_status: Node = from(json!({"metadata": {"name": name,
+            "resourceVersion": created.metadata.resource_version}, "status": {
+            "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+            "conditions": [{"type": "Ready", "status": "True"}]}}));
+        with_status.metadata.name = Some(name.into());
+        client
+            .replace_status(None, name, &with_status)
+            .await
+            .unwrap();
+    }
+    client
+        .create(None, &slice("n1", &["a100", "a100"]))
+        .await
+        .unwrap();
+    client
+        .create(None, &slice("n2", &["h100", "h100", "h100", "h100"]))
+        .await
+        .unwrap();
+    for (name, selector) in [
+        ("gpu", "device.driver == 'gpu.example.com'"),
+        (
+            "a100",
+            "device.attributes['gpu.example.com'].model == 'a100'",
+        ),
+        (
+            "h100",
+            "device.attributes['gpu.example.com'].model == 'h100'",
+        ),
+    ] {
+        let class: DeviceClass = from(json!({"metadata": {"name": name},
+            "spec": {"selectors": [{"cel": {"expression": selector}}]}}));
+        client.create(None, &class).await.unwrap();
+    }
+    let template: ResourceClaimTemplate = from(json!({"metadata": {"name": "three-h100"},
+        "spec": {"spec": {"devices": {"requests": [{"name": "gpus",
+            "exactly": {"deviceClassName": "h100", "count": 3}}]}}}}));
+    client.create(Some("default"), &template).await.unwrap();
+    let shared: ResourceClaim = from(json!({"metadata": {"name": "shared"},
+        "spec": {"devices": {"requests": [{"name": "gpu",
+            "exactly": {"deviceClassName": "a100"}}]}}}));
+    client.create(Some("default"), &shared).await.unwrap();
+
+    let _scheduler = Running(
+        std::process::Command::new(env!("CARGO_BIN_EXE_capstan-scheduler"))
+            .arg("--kubeconfig")
+            .arg(server.kubeconfig_path())
+            .args(["--kube-api-qps=0", "--secure-port=0", "--port=0"])
+            .spawn()
+            .expect("the scheduler starts"),
+    );
+    let logs = tempfile::tempdir().unwrap();
+    let kubeconfig = server.kubeconfig_path().display().to_string();
+    let _kcm = Process::start(
+        "kube-controller-manager",
+        &upstream::binaries().join("kube-controller-manager"),
+        &[
+            format!("--kubeconfig={kubeconfig}"),
+            "--controllers=resourceclaim-controller".into(),
+            "--leader-elect=false".into(),
+            "--secure-port=0".into(),
+        ],
+        &[],
+        logs.path(),
+    );
+
+    // A claim from a template: three h100s, only n2 has them.
+    let from_template = json!([{"name": "gpus", "resourceClaimTemplateName": "three-h100"}]);
+    client
+        .create(Some("default"), &pod("trainer", from_template.clone()))
+        .await
+        .unwrap();
+    assert_eq!(
+        node_of(&client, "trainer").await.as_deref(),
+        Some("n2"),
+        "{}",
+        std::fs::read_to_string(logs.path().join("kube-controller-manager.log"))
+            .unwrap_or_default()
+    );
+    let trainer: Pod = client.get(Some("default"), "trainer").await.unwrap();
+    let generated = trainer.status.unwrap().resource_claim_statuses.unwrap()[0]
+        .resource_claim_name
+        .clone()
+        .unwrap();
+    let (devices, consumers) = allocation(&client, &generated).await;
+    assert_eq!(devices.len(), 3, "{devices:?}");
+    assert!(devices.iter().all(|d| d.starts_with("n2/")), "{devices:?}");
+    assert_eq!(consumers, ["trainer"]);
+    let claim: ResourceClaim = client.get(Some("default"), &generated).await.unwrap();
+    assert!(
+        claim
+            .metadata
+            .finalizers
+            .unwrap_or_default()
+            .contains(&"resource.kubernetes.io/delete-protection".to_string())
+    );
+
+    // A shared claim: both pods on the node of its one a100.
+    let uses_shared = json!([{"name": "gpu", "resourceClaimName": "shared"}]);
+    for name in ["reader-1", "reader-2"] {
+        client
+            .create(Some("default"), &pod(name, uses_shared.clone()))
+            .await
+            .unwrap();
+    }
+    assert_eq!(node_of(&client, "reader-1").await.as_deref(), Some("n1"));
+    assert_eq!(node_of(&client, "reader-2").await.as_deref(), Some("n1"));
+    let (devices, mut consumers) = allocation(&client, "shared").await;
+    consumers.sort();
+    assert_eq!(devices.len(), 1);
+    assert_eq!(consumers, ["reader-1", "reader-2"]);
+
+    // One h100 is left: a second trainer waits, with upstream's reason.
+    client
+        .create(Some("default"), &pod("trainer-2", from_template))
+        .await
+        .unwrap();
+    let message = unschedulable(&client, "trainer-2").await;
+    assert!(
+        message.starts_with("0/3 nodes are available:")
+            && message.contains("cannot allocate all claims"),
+        "{message}"
+    );
+    // The first trainer finishes: the controller manager releases its claim, and the
+    // second gets the devices.
+    let mut done: Pod = client.get(Some("default"), "trainer").await.unwrap();
+    done.status.get_or_insert_with(Default::default).phase = Some("Succeeded".into());
+    client
+        .replace_status(Some("default"), "trainer", &done)
+        .await
+        .unwrap();
+    let mut bound = None;
+    for _ in 0..3 {
+        bound = node_of(&client, "trainer-2").await;
+        if bound.is_some() {
+            break;
+        }
+    }
+    assert_eq!(bound.as_deref(), Some("n2"));
+}
