@@ -205,6 +205,54 @@ async fn node_restriction_holds_nodes_to_their_own_objects() {
         r.json()["message"],
         "nodes \"n2\" is forbidden: node \"n1\" is not allowed to modify node \"n2\""
     );
+    // ResourceSlices: its own devices only (a slice for another node would let it steer
+    // the scheduler's allocations there).
+    let slice = |name: &str, node: &str| {
+        json!({"metadata": {"name": name}, "spec": {"driver": "gpu.example.com",
+            "nodeName": node, "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+            "devices": [{"name": "gpu-0"}]}})
+    };
+    const SLICES: &str = "/apis/resource.k8s.io/v1/resourceslices";
+    let r = n1
+        .send_json(http::Method::POST, SLICES, &slice("n2-gpus", "n2"))
+        .await;
+    assert_eq!(r.status, 403, "{:?}", r.body);
+    assert_eq!(
+        r.json()["message"],
+        "resourceslices.resource.k8s.io \"n2-gpus\" is forbidden: can only create ResourceSlice with the same NodeName as the requesting node"
+    );
+    let r = n1
+        .send_json(http::Method::POST, SLICES, &slice("n1-gpus", "n1"))
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let r = raw
+        .send_json(http::Method::POST, SLICES, &slice("n2-gpus", "n2"))
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    // One slice read or written only when it lists the node's devices (the Node
+    // authorizer's graph follows slices); another node's cannot be deleted either.
+    let r = n1.get(&format!("{SLICES}/n2-gpus")).await;
+    assert_eq!(r.status, 403, "{:?}", r.body);
+    let delete = |name: &str| {
+        let path = format!("{SLICES}/{name}");
+        let n1 = &n1;
+        async move {
+            n1.request(http::Method::DELETE, &path, &[], Vec::new())
+                .await
+        }
+    };
+    let r = delete("n2-gpus").await;
+    assert_eq!(r.status, 403, "{:?}", r.body);
+    let mut status = http::StatusCode::FORBIDDEN;
+    for _ in 0..50 {
+        status = delete("n1-gpus").await.status;
+        if status != 403 {
+            break;
+        }
+        // The graph follows the watch: the slice may not be in it yet.
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(status, 200, "its own slice, once the graph has it");
     // Pods: mirror pods bound to itself only.
     let r = n1.send_json(http::Method::POST, PODS, &pod("plain")).await;
     assert_eq!(r.status, 403);

@@ -1,7 +1,7 @@
 //! Keeps the Node authorizer's graph current: pods (with what they reference and where they
 //! run), persistent volume claims (with their volumes), persistent volumes (with the
-//! secrets they name) and volume attachments (with their nodes) are listed, then followed
-//! through the watch caches.
+//! secrets they name), volume attachments and resource slices (with their nodes) are listed,
+//! then followed through the watch caches.
 
 use std::sync::Arc;
 
@@ -30,13 +30,14 @@ where
     )
 }
 
-/// Starts following pods, claims, volumes and volume attachments into `graph`; a missing
+/// Starts following pods, claims, volumes, volume attachments and resource slices into `graph`; a missing
 /// store leaves its part empty (and counts as listed).
 pub fn start(
     pods: Arc<dyn RestStorage>,
     claims: Option<Arc<dyn RestStorage>>,
     volumes: Option<Arc<dyn RestStorage>>,
     attachments: Option<Arc<dyn RestStorage>>,
+    slices: Option<Arc<dyn RestStorage>>,
     graph: Arc<NodeGraph>,
 ) -> Vec<JoinHandle<()>> {
     let mut tasks = Vec::new();
@@ -88,6 +89,23 @@ pub fn start(
             },
         )),
         None => graph.listed(Source::Attachments, 0),
+    }
+    match slices {
+        Some(slices) => tasks.extend(feed::<Value>(
+            slices,
+            graph.clone(),
+            Source::Slices,
+            |graph, slice, deleted, generation| {
+                let name = slice["metadata"]["name"].as_str().unwrap_or_default();
+                if deleted {
+                    graph.remove_slice(name);
+                } else {
+                    let node = slice["spec"]["nodeName"].as_str().unwrap_or_default();
+                    graph.put_slice(name, node, generation);
+                }
+            },
+        )),
+        None => graph.listed(Source::Slices, 0),
     }
     match volumes {
         Some(volumes) => tasks.extend(feed::<Value>(

@@ -637,6 +637,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             store("persistentvolumeclaims"),
             store("persistentvolumes"),
             store("volumeattachments"),
+            store("resourceslices"),
             node_graph.clone(),
         ));
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);

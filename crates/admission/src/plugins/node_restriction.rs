@@ -1,7 +1,8 @@
 //! `NodeRestriction`: the write half of the Node authorizer. A node (user `system:node:<n>`
 //! in `system:nodes`) changes only its own Node, Lease and CSINode, the status of pods bound
-//! to it, and mirror pods bound to it; it asks tokens only for its pods, and cannot set the
-//! labels kept for administrators.
+//! to it, and mirror pods bound to it; it asks tokens only for its pods, creates and deletes
+//! only ResourceSlices of its own devices (`spec.nodeName`), and cannot set the labels kept
+//! for administrators.
 
 use std::sync::Arc;
 
@@ -262,6 +263,28 @@ impl NodeRestriction {
         Ok(())
     }
 
+    /// A node publishes (and withdraws) ResourceSlices of its own devices only; updates are
+    /// the Node authorizer's to check (it knows the stored slice's node).
+    fn resource_slice(node: &str, a: &Attributes) -> Result<(), ApiError> {
+        let (object, verb) = match a.operation {
+            Operation::Create => (a.object.as_ref(), "create"),
+            Operation::Delete => (a.old_object.as_ref(), "delete"),
+            _ => return Ok(()),
+        };
+        let slice_node = object
+            .and_then(|o| o["spec"]["nodeName"].as_str())
+            .unwrap_or("");
+        if slice_node != node {
+            return Err(forbidden(
+                a,
+                &format!(
+                    "can only {verb} ResourceSlice with the same NodeName as the requesting node"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     fn own_object(&self, node: &str, a: &Attributes, what: &str) -> Result<(), ApiError> {
         let name = target_name(a);
         if name != node {
@@ -288,6 +311,7 @@ impl Plugin for NodeRestriction {
             ("", "pods" | "nodes") => true,
             ("", "serviceaccounts") => subresource == "token",
             ("coordination.k8s.io", "leases") | ("storage.k8s.io", "csinodes") => true,
+            ("resource.k8s.io", "resourceslices") => subresource.is_empty(),
             _ => false,
         }
     }
@@ -310,6 +334,7 @@ impl Plugin for NodeRestriction {
                 self.own_object(node, a, "lease")
             }
             ("storage.k8s.io", "csinodes") => self.own_object(node, a, "CSINode"),
+            ("resource.k8s.io", "resourceslices") => Self::resource_slice(node, a),
             _ => Ok(()),
         }
     }

@@ -64,6 +64,8 @@ pub enum Reachable {
     ResourceClaim,
     /// Volume attachments (cluster-scoped, naming the node).
     Attachment,
+    /// Resource slices (cluster-scoped, naming the node).
+    ResourceSlice,
 }
 
 /// The collections the graph is fed from.
@@ -77,6 +79,8 @@ pub enum Source {
     Volumes,
     /// Volume attachments.
     Attachments,
+    /// Resource slices.
+    Slices,
 }
 
 type Key = (String, String);
@@ -98,7 +102,9 @@ struct Graph {
     volumes_of_secret: HashMap<Key, Vec<String>>,
     /// Volume attachment → its node.
     attachments: HashMap<String, (u64, String)>,
-    loaded: [bool; 4],
+    /// Resource slice name → (generation seen, its node).
+    slices: HashMap<String, (u64, String)>,
+    loaded: [bool; 5],
 }
 
 fn slot(source: Source) -> usize {
@@ -107,6 +113,7 @@ fn slot(source: Source) -> usize {
         Source::Claims => 1,
         Source::Volumes => 2,
         Source::Attachments => 3,
+        Source::Slices => 4,
     }
 }
 
@@ -287,6 +294,18 @@ impl NodeGraph {
         self.write().attachments.remove(name);
     }
 
+    /// Adds or replaces a resource slice and the node whose devices it lists (empty: none).
+    pub fn put_slice(&self, name: &str, node: &str, generation: u64) {
+        self.write()
+            .slices
+            .insert(name.to_string(), (generation, node.to_string()));
+    }
+
+    /// Removes a resource slice.
+    pub fn remove_slice(&self, name: &str) {
+        self.write().slices.remove(name);
+    }
+
     /// A list of `source` in generation `generation` is complete: what it did not see is
     /// gone.
     pub fn listed(&self, source: Source, generation: u64) {
@@ -322,6 +341,7 @@ impl NodeGraph {
             Source::Attachments => g
                 .attachments
                 .retain(|_, (gen_seen, _)| *gen_seen >= generation),
+            Source::Slices => g.slices.retain(|_, (gen_seen, _)| *gen_seen >= generation),
         }
         g.loaded[slot(source)] = true;
     }
@@ -348,6 +368,7 @@ impl NodeGraph {
                 .get(&(namespace.to_string(), name.to_string()))
                 .is_some_and(|(_, refs)| refs.node == node),
             Reachable::Attachment => g.attachments.get(name).is_some_and(|(_, n)| n == node),
+            Reachable::ResourceSlice => g.slices.get(name).is_some_and(|(_, n)| n == node),
             _ => g.direct(node, kind, namespace, name),
         }
     }
@@ -541,8 +562,7 @@ impl NodeAuthorizer {
 
     /// ResourceSlices: created freely (NodeRestriction admission checks `spec.nodeName`),
     /// listed, watched and deleted as a collection only with `spec.nodeName=<node>`, one
-    /// object read or written only when it names the node. Capstan does not serve
-    /// `resource.k8s.io` yet, so no slice names any node.
+    /// object read or written only when the stored slice names the node.
     fn slice(&self, node: &str, a: &Attributes) -> Decision {
         if !a.subresource.is_empty() {
             return no("cannot authorize ResourceSlice subresources");
@@ -550,12 +570,7 @@ impl NodeAuthorizer {
         match a.verb.as_str() {
             "create" => Decision::Allow,
             "get" | "update" | "patch" | "delete" => {
-                if a.name.is_empty() {
-                    return no("No Object name found");
-                }
-                no(format!(
-                    "no relationship found between node '{node}' and this object"
-                ))
+                self.related(node, Reachable::ResourceSlice, a)
             }
             "list" | "watch" | "deletecollection" if a.selects("spec.nodeName", node) => {
                 Decision::Allow
@@ -780,6 +795,8 @@ mod tests {
         graph.listed(Source::Volumes, 1);
         assert!(!graph.is_loaded());
         graph.listed(Source::Attachments, 1);
+        assert!(!graph.is_loaded());
+        graph.listed(Source::Slices, 1);
         assert!(graph.is_loaded());
     }
 
