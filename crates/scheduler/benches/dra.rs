@@ -40,11 +40,13 @@ fn cluster(claims: &[(&str, Value)]) -> Cache {
                 "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
                 "devices": devices}}),
         ));
-        // Half of the node's GPUs are held by running pods' claims.
-        let results: Vec<Value> = (0..4)
+        // Half of the node's GPUs are held by running pods' claims: two a100s and two
+        // h100s, leaving one NUMA node with a free pair.
+        let results: Vec<Value> = [0, 1, 2, 5]
+            .iter()
             .map(|i| {
                 json!({"request": "r", "driver": "gpu.example.com", "pool": name,
-                "device": format!("gpu-{}", i * 2 + (n % 2))})
+                "device": format!("gpu-{i}")})
             })
             .collect();
         index.put_claim(from::<ResourceClaim>(
