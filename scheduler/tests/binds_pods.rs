@@ -13,7 +13,7 @@ use serde_json::json;
 
 mod common;
 
-use common::{Running, node_of};
+use common::{Running, node_of, unschedulable_message};
 
 fn node(name: &str, cpu: &str, labels: serde_json::Value, spec: serde_json::Value) -> (Node, Node) {
     let node: Node =
@@ -57,26 +57,6 @@ async fn start(server: &TestServer, nodes: Vec<(Node, Node)>) -> (Client, Runnin
         .spawn()
         .expect("the scheduler starts");
     (client, Running(child))
-}
-
-/// The `PodScheduled=False` message of `name`, once the scheduler has set it.
-async fn unschedulable_message(client: &Client, name: &str) -> String {
-    for _ in 0..200 {
-        let p: Pod = client.get(Some("default"), name).await.unwrap();
-        let condition = p
-            .status
-            .and_then(|s| s.conditions)
-            .unwrap_or_default()
-            .into_iter()
-            .find(|c| c.type_ == "PodScheduled");
-        if let Some(c) = condition {
-            assert_eq!(c.status, "False");
-            assert_eq!(c.reason.as_deref(), Some("Unschedulable"));
-            return c.message.unwrap_or_default();
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("{name} got no PodScheduled condition");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

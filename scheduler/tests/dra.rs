@@ -5,8 +5,6 @@
 //! attribute, a shared claim keeps its pods on one node, a pod waits when devices run out
 //! and is bound once a finished pod's devices come back.
 
-use std::time::Duration;
-
 use capstan_client::{Client, Config};
 use capstan_e2e::upstream::{self, Process};
 use capstan_testing::TestServer;
@@ -18,7 +16,7 @@ use serde_json::{Value, json};
 
 mod common;
 
-use common::{Running, node_of};
+use common::{Running, node_of, unschedulable_message};
 
 fn from<T: for<'de> k8s_openapi::serde::Deserialize<'de>>(v: Value) -> T {
     serde_json::from_value(v).unwrap()
@@ -62,25 +60,6 @@ async fn allocation(client: &Client, name: &str) -> (Vec<String>, Vec<String>) {
         .map(|r| r.name)
         .collect();
     (devices, consumers)
-}
-
-/// The `PodScheduled=False` message of `name`, once set.
-async fn unschedulable(client: &Client, name: &str) -> String {
-    for _ in 0..300 {
-        let p: Pod = client.get(Some("default"), name).await.unwrap();
-        let message = p
-            .status
-            .and_then(|s| s.conditions)
-            .unwrap_or_default()
-            .into_iter()
-            .find(|c| c.type_ == "PodScheduled" && c.status == "False")
-            .and_then(|c| c.message);
-        if let Some(m) = message {
-            return m;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("{name} was not found unschedulable");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -209,7 +188,7 @@ async fn pods_get_devices_from_claims_and_wait_when_they_run_out() {
         .create(Some("default"), &pod("trainer-2", from_template))
         .await
         .unwrap();
-    let message = unschedulable(&client, "trainer-2").await;
+    let message = unschedulable_message(&client, "trainer-2").await;
     assert!(
         message.starts_with("0/3 nodes are available:")
             && message.contains("cannot allocate all claims"),

@@ -29,6 +29,27 @@ pub async fn node_of(client: &Client, name: &str) -> Option<String> {
     None
 }
 
+/// The `PodScheduled=False` message of `name`, once the scheduler has set it.
+#[allow(dead_code)]
+pub async fn unschedulable_message(client: &Client, name: &str) -> String {
+    for _ in 0..200 {
+        let p: Pod = client.get(Some("default"), name).await.unwrap();
+        let condition = p
+            .status
+            .and_then(|s| s.conditions)
+            .unwrap_or_default()
+            .into_iter()
+            .find(|c| c.type_ == "PodScheduled");
+        if let Some(c) = condition {
+            assert_eq!(c.status, "False");
+            assert_eq!(c.reason.as_deref(), Some("Unschedulable"));
+            return c.message.unwrap_or_default();
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("{name} got no PodScheduled condition");
+}
+
 /// A port nothing listens on now.
 #[allow(dead_code)]
 pub fn free_port() -> u16 {
