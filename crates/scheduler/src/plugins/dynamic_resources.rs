@@ -390,7 +390,7 @@ impl PreBind for DynamicResources {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugins::test_support::{cluster, feasible, node};
+    use crate::plugins::test_support::{cluster, feasible, node, rejection};
     use k8s_openapi::api::core::v1::Pod;
     use k8s_openapi::api::resource::v1::{DeviceClass, ResourceSlice};
     use serde_json::{Value, json};
@@ -548,14 +548,10 @@ mod tests {
             "request r: device class missing does not exist"
         );
         let cache = cache_with(vec![claim("c", exactly("gpu", 9))]);
-        let mut info = PodInfo::new(pod_with(&["c"]));
-        info.state
-            .insert(plugin.pre_filter(&info, &cache).unwrap().unwrap());
-        let reason = plugin
-            .filter(&info, cache.node("n1").unwrap())
-            .unwrap_err()
-            .reason;
-        assert_eq!(reason, "cannot allocate all claims");
+        assert_eq!(
+            rejection(&plugin, pod_with(&["c"]), &cache, "n1").as_deref(),
+            Some("cannot allocate all claims")
+        );
     }
 
     #[test]
@@ -619,13 +615,7 @@ mod tests {
         let devices = json!({"requests": [{"name": "r", "exactly": {"deviceClassName": "gpu",
             "selectors": [{"cel": {"expression": "device.attributes['gpu.example.com'].color == 'red'"}}]}}]});
         let cache = cache_with(vec![claim("c", devices)]);
-        let mut info = PodInfo::new(pod_with(&["c"]));
-        info.state
-            .insert(plugin.pre_filter(&info, &cache).unwrap().unwrap());
-        let reason = plugin
-            .filter(&info, cache.node("n1").unwrap())
-            .unwrap_err()
-            .reason;
+        let reason = rejection(&plugin, pod_with(&["c"]), &cache, "n1").unwrap();
         assert!(
             reason.starts_with("claim default/c: selector #0: CEL runtime error"),
             "{reason}"
