@@ -349,6 +349,56 @@ async fn node_restriction_holds_nodes_to_their_own_objects() {
         r.json()["message"],
         "pods \"elsewhere\" is forbidden: node \"n1\" can only delete pods with spec.nodeName set to itself"
     );
+    // Kubelet certificates in its own name only; other signers are not the plugin's concern.
+    let binding = json!({"metadata": {"name": "n1-csrs"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:node-bootstrapper"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "system:node:n1"}]});
+    let r = raw
+        .send_json(
+            http::Method::POST,
+            "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+            &binding,
+        )
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    const CSRS: &str = "/apis/certificates.k8s.io/v1/certificatesigningrequests";
+    let kubelet_csr = |name: &str, cn: &str, signer: &str| {
+        let mut body = csr(name, &certificate_request(cn, &["system:nodes"]));
+        body["spec"]["signerName"] = signer.into();
+        body
+    };
+    let serving = "kubernetes.io/kubelet-serving";
+    let client = "kubernetes.io/kube-apiserver-client-kubelet";
+    let own = kubelet_csr("own", "system:node:n1", serving);
+    let mut r = n1.send_json(http::Method::POST, CSRS, &own).await;
+    for _ in 0..100 {
+        if r.status != 403 {
+            break;
+        }
+        // The RBAC index follows the new binding.
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        r = n1.send_json(http::Method::POST, CSRS, &own).await;
+    }
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    for (name, signer) in [("as-n2-serving", serving), ("as-n2-client", client)] {
+        let r = n1
+            .send_json(
+                http::Method::POST,
+                CSRS,
+                &kubelet_csr(name, "system:node:n2", signer),
+            )
+            .await;
+        assert_eq!(r.status, 403, "{:?}", r.body);
+        assert_eq!(
+            r.json()["message"],
+            format!(
+                "certificatesigningrequests.certificates.k8s.io \"{name}\" is forbidden: can only create a node CSR with CN=system:node:n1"
+            )
+        );
+    }
+    let other = kubelet_csr("other-signer", "system:node:n2", "example.com/signer");
+    let r = n1.send_json(http::Method::POST, CSRS, &other).await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -39,9 +39,11 @@ const USAGES: [&str; 21] = [
     "ocsp signing",
 ];
 
-/// The organizations (groups) of the subject of a PEM certificate request, or why it is not
-/// one.
-pub fn request_organizations(pem: &[u8]) -> Result<Vec<String>, String> {
+/// Reads the subject of a PEM certificate request with `read`, or says why it is not one.
+fn with_subject<T>(
+    pem: &[u8],
+    read: impl FnOnce(&x509_parser::x509::X509Name<'_>) -> T,
+) -> Result<T, String> {
     let (_, block) = x509_parser::pem::parse_x509_pem(pem)
         .map_err(|_| "PEM block type must be CERTIFICATE REQUEST".to_string())?;
     if block.label != "CERTIFICATE REQUEST" {
@@ -51,12 +53,31 @@ pub fn request_organizations(pem: &[u8]) -> Result<Vec<String>, String> {
     let (_, request) =
         x509_parser::certification_request::X509CertificationRequest::from_der(&block.contents)
             .map_err(|e| format!("the certificate request cannot be read: {e}"))?;
-    Ok(request
-        .certification_request_info
-        .subject
-        .iter_organization()
-        .filter_map(|o| o.as_str().ok().map(str::to_string))
-        .collect())
+    Ok(read(&request.certification_request_info.subject))
+}
+
+/// The organizations (groups) of the subject of a PEM certificate request, or why it is not
+/// one.
+pub fn request_organizations(pem: &[u8]) -> Result<Vec<String>, String> {
+    with_subject(pem, |subject| {
+        subject
+            .iter_organization()
+            .filter_map(|o| o.as_str().ok().map(str::to_string))
+            .collect()
+    })
+}
+
+/// The common name of the subject of a PEM certificate request (empty when it has none), or
+/// why it is not one.
+pub fn request_common_name(pem: &[u8]) -> Result<String, String> {
+    with_subject(pem, |subject| {
+        subject
+            .iter_common_name()
+            .next()
+            .and_then(|cn| cn.as_str().ok())
+            .unwrap_or_default()
+            .to_string()
+    })
 }
 
 /// The strategy of CertificateSigningRequest: the spec is fixed at create (the requester's

@@ -1,8 +1,8 @@
 //! `NodeRestriction`: the write half of the Node authorizer. A node (user `system:node:<n>`
 //! in `system:nodes`) changes only its own Node, Lease and CSINode, the status of pods bound
 //! to it, and mirror pods bound to it; it asks tokens only for its pods, creates and deletes
-//! only ResourceSlices of its own devices (`spec.nodeName`), and cannot set the labels kept
-//! for administrators.
+//! only ResourceSlices of its own devices (`spec.nodeName`), asks kubelet certificates only
+//! in its own name, and cannot set the labels kept for administrators.
 
 use std::sync::Arc;
 
@@ -18,6 +18,11 @@ use crate::chain::{Lister, Plugin};
 const MIRROR: &str = "kubernetes.io/config.mirror";
 /// Labels only administrators set (a node cannot claim them for itself).
 const RESTRICTED_DOMAIN: &str = "node-restriction.kubernetes.io";
+/// The signers of kubelets' client and serving certificates.
+const KUBELET_SIGNERS: [&str; 2] = [
+    "kubernetes.io/kube-apiserver-client-kubelet",
+    "kubernetes.io/kubelet-serving",
+];
 
 /// The `NodeRestriction` plugin.
 pub struct NodeRestriction {
@@ -285,6 +290,30 @@ impl NodeRestriction {
         Ok(())
     }
 
+    /// A node asks the kubelet signers for a certificate of its own identity only (a
+    /// certificate for another node's name would let it act as that node).
+    fn certificate_request(node: &str, a: &Attributes) -> Result<(), ApiError> {
+        let spec = a.object.as_ref().map(|o| &o["spec"]);
+        let signer = spec.and_then(|s| s["signerName"].as_str()).unwrap_or("");
+        if a.operation != Operation::Create || !KUBELET_SIGNERS.contains(&signer) {
+            return Ok(());
+        }
+        let encoded = spec.and_then(|s| s["request"].as_str()).unwrap_or("");
+        let common_name =
+            base64::Engine::decode(&base64::engine::general_purpose::STANDARD, encoded)
+                .map_err(|e| e.to_string())
+                .and_then(|pem| capstan_api::certificates::request_common_name(&pem))
+                .map_err(|e| forbidden(a, &format!("unable to parse csr: {e}")))?;
+        let own = format!("system:node:{node}");
+        if common_name != own {
+            return Err(forbidden(
+                a,
+                &format!("can only create a node CSR with CN={own}"),
+            ));
+        }
+        Ok(())
+    }
+
     fn own_object(&self, node: &str, a: &Attributes, what: &str) -> Result<(), ApiError> {
         let name = target_name(a);
         if name != node {
@@ -312,6 +341,9 @@ impl Plugin for NodeRestriction {
             ("", "serviceaccounts") => subresource == "token",
             ("coordination.k8s.io", "leases") | ("storage.k8s.io", "csinodes") => true,
             ("resource.k8s.io", "resourceslices") => subresource.is_empty(),
+            ("certificates.k8s.io", "certificatesigningrequests") => {
+                operation == Operation::Create && subresource.is_empty()
+            }
             _ => false,
         }
     }
@@ -335,6 +367,9 @@ impl Plugin for NodeRestriction {
             }
             ("storage.k8s.io", "csinodes") => self.own_object(node, a, "CSINode"),
             ("resource.k8s.io", "resourceslices") => Self::resource_slice(node, a),
+            ("certificates.k8s.io", "certificatesigningrequests") => {
+                Self::certificate_request(node, a)
+            }
             _ => Ok(()),
         }
     }
@@ -353,5 +388,22 @@ mod tests {
             "example.com/node-restriction.kubernetes.io"
         ));
         assert!(!restricted_label("pool"));
+    }
+
+    #[test]
+    fn a_kubelet_certificate_request_must_be_readable() {
+        let mut a = Attributes::new(
+            Operation::Create,
+            GroupResource::new("certificates.k8s.io", "certificatesigningrequests"),
+            capstan_auth::UserInfo::default(),
+        );
+        a.name = "garbled".into();
+        a.object = Some(serde_json::json!({"spec": {
+            "signerName": "kubernetes.io/kubelet-serving", "request": "bm90IGEgcmVxdWVzdA=="}}));
+        let err = NodeRestriction::certificate_request("n1", &a).unwrap_err();
+        assert_eq!(err.code(), 403);
+        assert!(err.to_string().contains("unable to parse csr: "), "{err}");
+        a.object.as_mut().unwrap()["spec"]["signerName"] = "example.com/signer".into();
+        assert!(NodeRestriction::certificate_request("n1", &a).is_ok());
     }
 }
