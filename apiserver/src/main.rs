@@ -483,8 +483,8 @@ struct Options {
     #[arg(long, value_delimiter = ',', value_parser = parse_runtime_config, help_heading = "Api enablement flags")]
     runtime_config: Vec<(String, bool)>,
 
-    /// The egress selector configuration file (it must exist). No effect yet: Capstan makes
-    /// no egress connections to clusters, kubelets or aggregated servers.
+    /// The egress selector configuration file (it must exist). No effect yet: connections to
+    /// kubelets, pods and webhooks are made directly, never through an egress proxy.
     #[arg(long, value_parser = parse_existing_file, help_heading = "Egress selector flags")]
     egress_selector_config_file: Option<PathBuf>,
 
@@ -555,28 +555,29 @@ struct Options {
           default_missing_value = "true", help_heading = "Misc flags")]
     enable_aggregator_routing: bool,
 
-    /// CA bundle for kubelets' serving certificates. No effect yet: Capstan does not
-    /// connect to kubelets (logs, exec, port-forward).
+    /// CA bundle for kubelets' serving certificates (logs, exec, attach, port-forward, the
+    /// node proxy). Without it kubelets' certificates are not verified, as upstream.
     #[arg(long, value_parser = parse_existing_file, help_heading = "Misc flags")]
     kubelet_certificate_authority: Option<PathBuf>,
 
-    /// Client certificate for kubelets. No effect yet (see --kubelet-certificate-authority).
+    /// Client certificate presented to kubelets (with --kubelet-client-key).
     #[arg(long, value_parser = parse_existing_file, help_heading = "Misc flags")]
     kubelet_client_certificate: Option<PathBuf>,
 
-    /// Client key for kubelets. No effect yet (see --kubelet-certificate-authority).
+    /// Key of --kubelet-client-certificate.
     #[arg(long, value_parser = parse_existing_file, help_heading = "Misc flags")]
     kubelet_client_key: Option<PathBuf>,
 
     /// Node address types tried for kubelet connections, in order (Hostname, InternalDNS,
-    /// InternalIP, ExternalDNS, ExternalIP). No effect yet (see
-    /// --kubelet-certificate-authority).
+    /// InternalIP, ExternalDNS, ExternalIP); the port is the Node's
+    /// status.daemonEndpoints.kubeletEndpoint.Port (10250 when unset).
     #[arg(long, value_delimiter = ',', default_value = "Hostname,InternalDNS,InternalIP,ExternalDNS,ExternalIP",
           value_parser = ["Hostname", "InternalDNS", "InternalIP", "ExternalDNS", "ExternalIP"],
           help_heading = "Misc flags")]
     kubelet_preferred_address_types: Vec<String>,
 
-    /// Timeout of kubelet operations. No effect yet (see --kubelet-certificate-authority).
+    /// How long connecting to a kubelet (TCP and TLS) and waiting for its response headers
+    /// may take; a stream, once answered, is not cut.
     #[arg(long, default_value = "5s", value_parser = parse_duration, help_heading = "Misc flags")]
     kubelet_timeout: Duration,
 
@@ -748,11 +749,6 @@ const NO_EFFECT: &[&str] = &[
     "identity_lease_renew_interval_seconds",
     "lease_reuse_duration_seconds",
     "egress_selector_config_file",
-    "kubelet_certificate_authority",
-    "kubelet_client_certificate",
-    "kubelet_client_key",
-    "kubelet_preferred_address_types",
-    "kubelet_timeout",
     "cloud_provider",
     "cloud_config",
     "cloud_provider_gce_l7lb_src_cidrs",
@@ -908,6 +904,13 @@ fn main() -> ExitCode {
         });
     config.proxy_client_cert_file = options.proxy_client_cert_file;
     config.proxy_client_key_file = options.proxy_client_key_file;
+    config.kubelet = capstan_server::KubeletClientConfig {
+        preferred_address_types: options.kubelet_preferred_address_types,
+        certificate_authority: options.kubelet_certificate_authority,
+        client_certificate: options.kubelet_client_certificate,
+        client_key: options.kubelet_client_key,
+        timeout: options.kubelet_timeout,
+    };
     config.service_accounts = capstan_server::ServiceAccountOptions {
         issuers: options.service_account_issuer,
         key_files: options.service_account_key_file,

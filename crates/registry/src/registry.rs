@@ -127,6 +127,12 @@ impl Registry {
         self.lister.clone()
     }
 
+    /// The admission chain, once set (for the requests served outside the stores: the
+    /// `CONNECT` operations).
+    pub fn admission(&self) -> Option<&Arc<capstan_admission::Chain>> {
+        self.admission.as_ref()
+    }
+
     /// Admits every write of the resources registered from now on through `chain`.
     pub fn set_admission(&mut self, chain: Arc<capstan_admission::Chain>) {
         self.admission = Some(chain);

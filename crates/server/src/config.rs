@@ -126,6 +126,8 @@ pub struct ServerConfig {
     pub proxy_client_cert_file: Option<PathBuf>,
     /// Its key (`--proxy-client-key-file`).
     pub proxy_client_key_file: Option<PathBuf>,
+    /// How kubelets are reached (`--kubelet-*`).
+    pub kubelet: crate::KubeletClientConfig,
     /// Authorization modes in order (`--authorization-mode`).
     pub authorization_modes: Vec<String>,
     /// ABAC's policies (`--authorization-policy-file`).
@@ -245,6 +247,7 @@ impl ServerConfig {
             token_webhook: None,
             proxy_client_cert_file: None,
             proxy_client_key_file: None,
+            kubelet: Default::default(),
             authorization_modes: vec!["AlwaysAllow".into()],
             authorization_policy_file: None,
             authorization_webhook: None,

@@ -53,6 +53,8 @@ pub struct State {
     pub profiling: bool,
     /// API Priority and Fairness, when on (its `/debug/api_priority_and_fairness/` pages).
     pub flow_control: Option<Arc<capstan_flowcontrol::FlowControl>>,
+    /// Connections to kubelets (logs, exec, attach, port-forward, the node proxy).
+    pub kubelet: Arc<crate::kubelet::KubeletClient>,
     /// Service-account tokens: the issuer's discovery document and keys.
     pub service_accounts: Arc<capstan_auth::authn::serviceaccount::ServiceAccountTokens>,
 }
@@ -566,6 +568,9 @@ async fn resource(
 ) -> Result<Response<Body>, ApiError> {
     if crate::proxy::is_proxy(info) {
         return crate::proxy::serve(&state.registry, info, req).await;
+    }
+    if crate::connect::is_connect(info) {
+        return crate::connect::serve(&state.registry, &state.kubelet, info, req).await;
     }
     let storage = lookup(state, info)?;
     let mut resp = resource_answer(state, &storage, info, req, pretty).await?;

@@ -9,12 +9,16 @@
 mod authn;
 mod component_status;
 mod config;
+mod connect;
 mod discovery;
 mod error;
 mod filters;
+mod forward;
 mod handler;
 mod health;
 mod kubeconfig;
+mod kubelet;
+pub use kubelet::{DEFAULT_KUBELET_PORT, KubeletClientConfig};
 mod metrics;
 pub use metrics::{LabelAllowList, MetricsOptions};
 mod openapi;

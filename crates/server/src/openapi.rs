@@ -604,6 +604,169 @@ fn proxy_paths(d: &ResourceDescriptor, paths: &mut Map<String, Value>) {
     }
 }
 
+/// The query parameters of a kubelet subresource, with their types.
+fn stream_parameters(subresource: &str) -> &'static [(&'static str, &'static str, &'static str)] {
+    const STREAMS: [(&str, &str, &str); 4] = [
+        (
+            "stderr",
+            "boolean",
+            "Redirect the standard error stream of the pod for this call.",
+        ),
+        (
+            "stdin",
+            "boolean",
+            "Redirect the standard input stream of the pod for this call.",
+        ),
+        (
+            "stdout",
+            "boolean",
+            "Redirect the standard output stream of the pod for this call.",
+        ),
+        ("tty", "boolean", "Allocate a terminal for this call."),
+    ];
+    match subresource {
+        "exec" => &[
+            (
+                "command",
+                "string",
+                "Command is the remote command to execute; argv array, not run in a shell.",
+            ),
+            (
+                "container",
+                "string",
+                "Container in which to execute the command; defaults to the only container if there is one.",
+            ),
+            STREAMS[0],
+            STREAMS[1],
+            STREAMS[2],
+            STREAMS[3],
+        ],
+        "attach" => &[
+            (
+                "container",
+                "string",
+                "The container in which to execute the command; defaults to the only container if there is one.",
+            ),
+            STREAMS[0],
+            STREAMS[1],
+            STREAMS[2],
+            STREAMS[3],
+        ],
+        "portforward" => &[("ports", "integer", "List of ports to forward.")],
+        _ => &[
+            (
+                "container",
+                "string",
+                "The container for which to stream logs; defaults to the only container if there is one.",
+            ),
+            ("follow", "boolean", "Follow the log stream of the pod."),
+            (
+                "insecureSkipTLSVerifyBackend",
+                "boolean",
+                "Do not verify the serving certificate of the backend (the kubelet) for this request.",
+            ),
+            (
+                "limitBytes",
+                "integer",
+                "The number of bytes to read from the server before terminating the log output.",
+            ),
+            (
+                "previous",
+                "boolean",
+                "Return the logs of the previous terminated container.",
+            ),
+            (
+                "sinceSeconds",
+                "integer",
+                "A relative time in seconds before the current time from which to show logs.",
+            ),
+            (
+                "stream",
+                "string",
+                "The stream to return (All, Stdout or Stderr).",
+            ),
+            (
+                "tailLines",
+                "integer",
+                "The number of lines from the end of the logs to show.",
+            ),
+            (
+                "timestamps",
+                "boolean",
+                "Add an RFC3339 timestamp at the beginning of every line of output.",
+            ),
+        ],
+    }
+}
+
+/// The path of a kubelet subresource (`pods/{name}/exec`, …): `get` for logs, `get` and
+/// `post` (`connect` operations) for the streams.
+fn stream_paths(d: &ResourceDescriptor, paths: &mut Map<String, Value>) {
+    let path = format!(
+        "{}/{}/{{name}}/{}",
+        scoped_path(d),
+        d.resource,
+        d.subresource
+    );
+    let (group_word, tag) = tag_words(&d.group);
+    let what = format!("{}{}", capitalize(&d.singular), capitalize(&d.subresource));
+    let version = capitalize(&d.version);
+    let mut entry = Map::new();
+    let methods: &[&str] = if d.subresource == "log" {
+        &["get"]
+    } else {
+        &["get", "post"]
+    };
+    for method in methods {
+        let (operation, action, content) = if d.subresource == "log" {
+            (
+                format!("read{group_word}{version}Namespaced{what}"),
+                "get",
+                "text/plain",
+            )
+        } else {
+            (
+                format!(
+                    "connect{group_word}{version}{}Namespaced{what}",
+                    capitalize(method)
+                ),
+                "connect",
+                "*/*",
+            )
+        };
+        let parameters: Vec<Value> = stream_parameters(&d.subresource)
+            .iter()
+            .map(|(name, kind, description)| {
+                json!({"name": name, "in": "query", "description": description,
+                    "schema": {"type": kind, "uniqueItems": true}})
+            })
+            .collect();
+        entry.insert(
+            (*method).into(),
+            json!({
+                "tags": [format!("{tag}_{}", d.version)],
+                "description": format!("{action} {method} requests to {} of {}", d.subresource, d.kind),
+                "operationId": operation,
+                "parameters": parameters,
+                "responses": {
+                    "200": {"description": "OK", "content": {content: {"schema": {"type": "string"}}}},
+                    "401": {"description": "Unauthorized"},
+                },
+                "x-kubernetes-action": action,
+                "x-kubernetes-group-version-kind": {"group": d.group, "version": d.version, "kind": d.kind},
+            }),
+        );
+    }
+    entry.insert(
+        "parameters".into(),
+        json!([
+            {"name": "name", "in": "path", "required": true, "description": format!("name of the {}", d.kind), "schema": {"type": "string", "uniqueItems": true}},
+            {"name": "namespace", "in": "path", "required": true, "description": "object name and auth scope", "schema": {"type": "string", "uniqueItems": true}},
+        ]),
+    );
+    paths.insert(path, Value::Object(entry));
+}
+
 /// The deprecated `/watch/` paths upstream still documents: one object, a namespace's
 /// collection (or the cluster's) and, for namespaced resources, every namespace's.
 fn watch_paths(
@@ -741,8 +904,12 @@ impl OpenApi {
                     }
                     let kind_schema = storage.schema(&mut generator);
                     let Some(kind_ref) = ref_name(&kind_schema) else {
-                        if d.subresource == "proxy" {
-                            proxy_paths(d, &mut paths);
+                        match d.subresource.as_str() {
+                            "proxy" => proxy_paths(d, &mut paths),
+                            "exec" | "attach" | "portforward" | "log" => {
+                                stream_paths(d, &mut paths)
+                            }
+                            _ => {}
                         }
                         continue;
                     };

@@ -5,36 +5,22 @@
 //! (`https:web:8443`). Authorization has already decided (`get services/proxy` for a GET);
 //! the client's credentials are not passed on.
 
-use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
-use capstan_meta::{ApiError, Reason, ResourceDescriptor};
-use capstan_registry::{GetOptions, Registry, RestStorage};
-use futures_util::StreamExt;
-use http::{HeaderMap, HeaderName, Request, Response, Uri, header};
-use http_body_util::{BodyExt, BodyStream, StreamBody};
+use capstan_meta::{ApiError, Reason};
+use capstan_registry::{GetOptions, Registry};
+use http::{Request, Response};
 use hyper::body::Incoming;
-use hyper_util::rt::TokioIo;
 use serde_json::Value;
 
+use crate::forward::{backend_request, forward, unreachable};
 use crate::request_info::RequestInfo;
 use crate::response::Body;
 
 /// How long connecting to the backend may take.
 const DIAL_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Headers that belong to one connection, not to the request or answer passed on.
-const HOP_BY_HOP: &[HeaderName] = &[
-    header::CONNECTION,
-    header::PROXY_AUTHENTICATE,
-    header::PROXY_AUTHORIZATION,
-    header::TE,
-    header::TRAILER,
-    header::TRANSFER_ENCODING,
-    header::UPGRADE,
-];
 
 /// Whether the request is for a proxy subresource this module serves.
 pub(crate) fn is_proxy(info: &RequestInfo) -> bool {
@@ -42,39 +28,6 @@ pub(crate) fn is_proxy(info: &RequestInfo) -> bool {
         && info.subresource == "proxy"
         && info.api_group.is_empty()
         && matches!(info.resource.as_str(), "services" | "pods")
-}
-
-/// The discovery entries of `services/proxy` and `pods/proxy`: the verbs a proxied request
-/// may have. The handler serves them before any storage is looked up.
-pub(crate) struct ProxyDescriptor(ResourceDescriptor);
-
-impl ProxyDescriptor {
-    /// The proxy subresource of `resource` (`services`, `pods`), of kind `kind`.
-    pub(crate) fn new(resource: &str, kind: &str) -> Self {
-        Self(ResourceDescriptor {
-            group: String::new(),
-            version: "v1".into(),
-            kind: kind.into(),
-            resource: resource.into(),
-            subresource: "proxy".into(),
-            namespaced: true,
-            verbs: ["create", "delete", "get", "patch", "update"]
-                .map(String::from)
-                .to_vec(),
-            ..Default::default()
-        })
-    }
-}
-
-#[async_trait::async_trait]
-impl RestStorage for ProxyDescriptor {
-    fn descriptor(&self) -> &ResourceDescriptor {
-        &self.0
-    }
-
-    fn schema(&self, _generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schemars::json_schema!({"type": "object"})
-    }
 }
 
 /// Where a proxied request goes.
@@ -85,7 +38,7 @@ struct Backend {
 }
 
 /// `name`, `name:port` or `scheme:name:port`, as upstream splits them.
-fn split_name(raw: &str) -> Result<(bool, &str, &str), ApiError> {
+pub(crate) fn split_name(raw: &str) -> Result<(bool, &str, &str), ApiError> {
     let parts: Vec<&str> = raw.split(':').collect();
     let (scheme, name, port) = match parts.as_slice() {
         [name] => ("", *name, ""),
@@ -132,7 +85,8 @@ fn proxyable(ip: IpAddr) -> bool {
     }
 }
 
-async fn read(
+/// The stored object `namespace/name` of `resource` (a core v1 one), as JSON.
+pub(crate) async fn read(
     registry: &Registry,
     resource: &str,
     namespace: &str,
@@ -257,13 +211,6 @@ async fn service_backend(
     Err(unavailable())
 }
 
-fn unreachable(error: impl std::fmt::Display) -> ApiError {
-    ApiError::new(
-        Reason::ServiceUnavailable,
-        format!("error trying to reach service: {error}"),
-    )
-}
-
 /// The answer of a proxied request: the backend's, streamed; a 503 when it cannot be
 /// reached.
 pub(crate) async fn serve(
@@ -275,91 +222,50 @@ pub(crate) async fn serve(
         "services" => service_backend(registry, &info.namespace, &info.name).await?,
         _ => pod_backend(registry, &info.namespace, &info.name).await?,
     };
-    let (mut parts, body) = req.into_parts();
-    let mut path = format!("/{}", info.extra.join("/"));
-    if parts.uri.path().ends_with('/') && !path.ends_with('/') {
-        path.push('/');
-    }
-    if let Some(query) = parts.uri.query() {
-        path = format!("{path}?{query}");
-    }
-    parts.uri = path
-        .parse::<Uri>()
-        .map_err(|e| ApiError::bad_request(format!("invalid path: {e}")))?;
-    strip(&mut parts.headers);
-    // The client's credentials, and whom it impersonates, are the API server's business.
-    parts.headers.remove(header::AUTHORIZATION);
-    let impersonation: Vec<HeaderName> = parts
-        .headers
-        .keys()
-        .filter(|k| k.as_str().starts_with("impersonate-"))
-        .cloned()
-        .collect();
-    for name in impersonation {
-        parts.headers.remove(name);
-    }
-    parts.headers.insert(
-        header::HOST,
-        backend
-            .address
-            .to_string()
-            .parse()
-            .map_err(ApiError::internal)?,
-    );
-    let tcp = tokio::time::timeout(
-        DIAL_TIMEOUT,
-        tokio::net::TcpStream::connect(backend.address),
-    )
-    .await
-    .map_err(|_| unreachable(format!("dial tcp {}: i/o timeout", backend.address)))?
-    .map_err(|e| unreachable(format!("dial tcp {}: {e}", backend.address)))?;
-    let request = Request::from_parts(parts, body);
-    let response = if backend.https {
-        let mut config = capstan_client::Config::new(format!("https://{}", backend.address));
+    let request = backend_request(req, &info.extra, &backend.address.to_string())?;
+    dial(backend.address, backend.https, request).await
+}
+
+/// `request` sent to `address` over HTTP, or HTTPS when `https` (unverified: the backend's
+/// certificate is not for its address), and the answer.
+pub(crate) async fn dial(
+    address: SocketAddr,
+    https: bool,
+    request: Request<Incoming>,
+) -> Result<Response<Body>, ApiError> {
+    let tcp = tokio::time::timeout(DIAL_TIMEOUT, tokio::net::TcpStream::connect(address))
+        .await
+        .map_err(|_| unreachable(format!("dial tcp {}: i/o timeout", address)))?
+        .map_err(|e| unreachable(format!("dial tcp {}: {e}", address)))?;
+    if https {
+        let mut config = capstan_client::Config::new(format!("https://{}", address));
         // Pods' certificates are not for their addresses: upstream does not verify them.
         config.insecure = true;
         let tls = capstan_client::client_tls(&config, &[b"http/1.1"]).map_err(unreachable)?;
-        let name = rustls_pki_types::ServerName::IpAddress(backend.address.ip().into());
+        let name = rustls_pki_types::ServerName::IpAddress(address.ip().into());
         let stream = tokio_rustls::TlsConnector::from(Arc::new(tls))
             .connect(name, tcp)
             .await
             .map_err(unreachable)?;
-        exchange(TokioIo::new(stream), request).await?
+        forward(stream, request).await
     } else {
-        exchange(TokioIo::new(tcp), request).await?
-    };
-    let (mut parts, body) = response.into_parts();
-    strip(&mut parts.headers);
-    // The body as it arrives; a broken backend ends it early.
-    let frames = BodyStream::new(body)
-        .take_while(|frame| std::future::ready(frame.is_ok()))
-        .filter_map(|frame| std::future::ready(frame.ok().map(Ok::<_, Infallible>)));
-    Ok(Response::from_parts(
-        parts,
-        StreamBody::new(frames).boxed_unsync(),
-    ))
-}
-
-async fn exchange<T>(io: T, request: Request<Incoming>) -> Result<Response<Incoming>, ApiError>
-where
-    T: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
-{
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(io)
-        .await
-        .map_err(unreachable)?;
-    tokio::spawn(async move {
-        if let Err(err) = connection.await {
-            tracing::debug!(%err, "proxied connection ended");
-        }
-    });
-    sender.send_request(request).await.map_err(unreachable)
-}
-
-fn strip(headers: &mut HeaderMap) {
-    for name in HOP_BY_HOP {
-        headers.remove(name);
+        forward(tcp, request).await
     }
-    headers.remove("keep-alive");
+}
+
+/// The address of `host` (a name is resolved) at `port`, when it is one the server may
+/// proxy to.
+pub(crate) async fn resolve_proxyable(host: &str, port: u16) -> Result<SocketAddr, ApiError> {
+    let mut addresses = tokio::net::lookup_host((host, port))
+        .await
+        .map_err(|e| ApiError::bad_request(format!("lookup {host}: {e}")))?;
+    let address = addresses
+        .next()
+        .ok_or_else(|| ApiError::bad_request(format!("lookup {host}: no such host")))?;
+    if !proxyable(address.ip()) {
+        return Err(ApiError::bad_request("address not allowed"));
+    }
+    Ok(address)
 }
 
 #[cfg(test)]

@@ -354,6 +354,10 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         }
         (None, None) => local_addr.to_string(),
     };
+    let kubelet = Arc::new(
+        crate::kubelet::KubeletClient::new(&config.kubelet)
+            .map_err(|e| Error::Startup(format!("kubelet client: {e}")))?,
+    );
     authn::check_proxy_client_cert(
         config.proxy_client_cert_file.as_deref(),
         config.proxy_client_key_file.as_deref(),
@@ -411,14 +415,9 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         service_accounts.clone(),
     )));
     registry.add(Arc::new(TokenReviewRest::new(authn.clone())));
-    registry.add(Arc::new(crate::proxy::ProxyDescriptor::new(
-        "services",
-        "ServiceProxyOptions",
-    )));
-    registry.add(Arc::new(crate::proxy::ProxyDescriptor::new(
-        "pods",
-        "PodProxyOptions",
-    )));
+    for descriptor in crate::connect::ConnectDescriptor::all() {
+        registry.add(Arc::new(descriptor));
+    }
     registry.add(Arc::new(crate::component_status::ComponentStatusRest::new(
         &config.component_health_urls,
         config.etcd.as_ref(),
@@ -680,6 +679,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         metrics: metrics.clone(),
         profiling: config.profiling,
         flow_control: flow_control.clone(),
+        kubelet,
         service_accounts,
     });
     // Discovery follows the custom resources.

@@ -105,6 +105,39 @@ fn with_create_check<B>(req: &mut Request<B>, chain: &Arc<AuthorizerChain>, attr
     }
 }
 
+/// Whether the request opens a stream into a pod (exec, attach, port-forward), which needs
+/// `create` whatever the method (a WebSocket upgrade is a GET, authorized as `get` first),
+/// as upstream's `AuthorizePodWebsocketUpgradeCreatePermission` has it.
+fn opens_a_stream(attrs: &Attributes) -> bool {
+    attrs.resource_request
+        && attrs.verb == "get"
+        && attrs.api_group.is_empty()
+        && attrs.resource == "pods"
+        && matches!(
+            attrs.subresource.as_str(),
+            "exec" | "attach" | "portforward"
+        )
+}
+
+/// `attrs`' decision, with the `create` a stream into a pod also needs.
+async fn decide(chain: &AuthorizerChain, attrs: &Attributes) -> Result<(), ApiError> {
+    chain
+        .authorize(attrs)
+        .await
+        .map_err(|why| forbidden(attrs, &why))?;
+    if opens_a_stream(attrs) {
+        let create = Attributes {
+            verb: "create".into(),
+            ..attrs.clone()
+        };
+        chain
+            .authorize(&create)
+            .await
+            .map_err(|why| forbidden(&create, &why))?;
+    }
+    Ok(())
+}
+
 impl Filter for Authorization {
     fn filter<S: Next<B>, B: Send + 'static>(&self, mut req: Request<B>, next: &mut S) -> Answer {
         let inner = next.clone();
@@ -125,12 +158,12 @@ impl Filter for Authorization {
                 .filter(|a| a.level() != capstan_audit::Level::None)
                 .cloned();
             let Some(audit) = audit else {
-                return match chain.authorize(&attrs).await {
+                return match decide(&chain, &attrs).await {
                     Ok(()) => {
                         with_create_check(&mut req, &chain, &attrs);
                         inner.oneshot(req).await
                     }
-                    Err(why) => Ok(response::error(&forbidden(&attrs, &why))),
+                    Err(err) => Ok(response::error(&err)),
                 };
             };
             // Audited: the decision and its reason go into the event, as upstream's.
@@ -143,6 +176,12 @@ impl Filter for Authorization {
                 audit.annotate(REASON_ANNOTATION, verdict.reason.clone());
             }
             if verdict.allowed {
+                if opens_a_stream(&attrs)
+                    && let Err(err) = decide(&chain, &attrs).await
+                {
+                    audit.annotate(DECISION_ANNOTATION, "forbid");
+                    return Ok(response::error(&err));
+                }
                 with_create_check(&mut req, &chain, &attrs);
                 inner.oneshot(req).await
             } else {

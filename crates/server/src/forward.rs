@@ -1,0 +1,168 @@
+//! Forwarding one request over a connection already open to a backend (a pod, a kubelet):
+//! the answer is streamed back as it arrives, and an upgrade the backend accepts (`101
+//! Switching Protocols`: SPDY, WebSocket) is spliced both ways until either side closes.
+
+use std::convert::Infallible;
+
+use capstan_meta::{ApiError, Reason};
+use futures_util::StreamExt;
+use http::{HeaderMap, HeaderName, Request, Response, StatusCode, Uri, header};
+use http_body_util::{BodyExt, BodyStream, Empty, StreamBody};
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncWrite};
+
+use crate::response::Body;
+
+/// Headers that belong to one connection, not to the request or answer passed on.
+const HOP_BY_HOP: &[HeaderName] = &[
+    header::CONNECTION,
+    header::PROXY_AUTHENTICATE,
+    header::PROXY_AUTHORIZATION,
+    header::TE,
+    header::TRAILER,
+    header::TRANSFER_ENCODING,
+    header::UPGRADE,
+];
+
+/// The error of a backend that cannot be reached or answered nothing usable.
+pub(crate) fn unreachable(error: impl std::fmt::Display) -> ApiError {
+    ApiError::new(
+        Reason::ServiceUnavailable,
+        format!("error trying to reach service: {error}"),
+    )
+}
+
+/// Whether the request asks to switch protocols (`Connection: Upgrade` with an `Upgrade`).
+pub(crate) fn wants_upgrade(headers: &HeaderMap) -> bool {
+    headers.contains_key(header::UPGRADE)
+        && headers
+            .get_all(header::CONNECTION)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .any(|token| token.trim().eq_ignore_ascii_case("upgrade"))
+}
+
+/// Drops the connection's own headers; an upgrade keeps `Connection` and `Upgrade`, which
+/// are what it asks for.
+pub(crate) fn strip(headers: &mut HeaderMap, upgrade: bool) {
+    for name in HOP_BY_HOP {
+        if upgrade && (name == header::CONNECTION || name == header::UPGRADE) {
+            continue;
+        }
+        headers.remove(name);
+    }
+    headers.remove("keep-alive");
+}
+
+/// `req` readied for a backend: its path the segments after the proxy subresource (the
+/// client's trailing slash and query kept), the connection's headers dropped, `Host` the
+/// backend's, and none of the client's credentials (`Authorization`, `Impersonate-*`),
+/// which are the API server's business.
+pub(crate) fn backend_request(
+    req: Request<Incoming>,
+    segments: &[String],
+    host: &str,
+) -> Result<Request<Incoming>, ApiError> {
+    let (mut parts, body) = req.into_parts();
+    let mut path = format!("/{}", segments.join("/"));
+    if parts.uri.path().ends_with('/') && !path.ends_with('/') {
+        path.push('/');
+    }
+    if let Some(query) = parts.uri.query() {
+        path = format!("{path}?{query}");
+    }
+    parts.uri = path
+        .parse::<Uri>()
+        .map_err(|e| ApiError::bad_request(format!("invalid path: {e}")))?;
+    let upgrade = wants_upgrade(&parts.headers);
+    strip(&mut parts.headers, upgrade);
+    parts.headers.remove(header::AUTHORIZATION);
+    let impersonation: Vec<HeaderName> = parts
+        .headers
+        .keys()
+        .filter(|k| k.as_str().starts_with("impersonate-"))
+        .cloned()
+        .collect();
+    for name in impersonation {
+        parts.headers.remove(name);
+    }
+    parts
+        .headers
+        .insert(header::HOST, host.parse().map_err(ApiError::internal)?);
+    Ok(Request::from_parts(parts, body))
+}
+
+/// Sends `req` over `io` and answers with the backend's response: its body streamed (a
+/// broken backend ends it early; a client going away closes the backend connection), or,
+/// when the backend switches protocols, its `101` with both connections spliced.
+pub(crate) async fn forward<T>(
+    io: T,
+    mut req: Request<Incoming>,
+) -> Result<Response<Body>, ApiError>
+where
+    T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let upgrading = wants_upgrade(req.headers());
+    let client_side = upgrading.then(|| hyper::upgrade::on(&mut req));
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(io))
+        .await
+        .map_err(unreachable)?;
+    tokio::spawn(async move {
+        if let Err(err) = connection.with_upgrades().await {
+            tracing::debug!(%err, "forwarded connection ended");
+        }
+    });
+    let mut response = sender.send_request(req).await.map_err(unreachable)?;
+    if response.status() == StatusCode::SWITCHING_PROTOCOLS {
+        let Some(client_side) = client_side else {
+            return Err(unreachable("the backend switched protocols unasked"));
+        };
+        let backend_side = hyper::upgrade::on(&mut response);
+        tokio::spawn(async move {
+            let (client, backend) = tokio::join!(client_side, backend_side);
+            let (Ok(client), Ok(backend)) = (client, backend) else {
+                tracing::debug!("an upgraded connection was not established");
+                return;
+            };
+            let (mut client, mut backend) = (TokioIo::new(client), TokioIo::new(backend));
+            if let Err(err) = tokio::io::copy_bidirectional(&mut client, &mut backend).await {
+                tracing::debug!(%err, "upgraded connection ended");
+            }
+        });
+        let (mut parts, _) = response.into_parts();
+        strip(&mut parts.headers, true);
+        return Ok(Response::from_parts(
+            parts,
+            Empty::new().map_err(|never| match never {}).boxed_unsync(),
+        ));
+    }
+    let (mut parts, body) = response.into_parts();
+    strip(&mut parts.headers, false);
+    let frames = BodyStream::new(body)
+        .take_while(|frame| std::future::ready(frame.is_ok()))
+        .filter_map(|frame| std::future::ready(frame.ok().map(Ok::<_, Infallible>)));
+    Ok(Response::from_parts(
+        parts,
+        StreamBody::new(frames).boxed_unsync(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_upgrade_needs_both_headers() {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::UPGRADE, "SPDY/3.1".parse().unwrap());
+        assert!(!wants_upgrade(&headers));
+        headers.insert(header::CONNECTION, "keep-alive, Upgrade".parse().unwrap());
+        assert!(wants_upgrade(&headers));
+        strip(&mut headers, true);
+        assert!(headers.contains_key(header::UPGRADE));
+        strip(&mut headers, false);
+        assert!(headers.is_empty());
+    }
+}
