@@ -18,6 +18,7 @@ mod eviction;
 mod gc;
 mod kube_client;
 mod kubectl;
+mod kubelet;
 mod limits;
 mod operations;
 mod policies;

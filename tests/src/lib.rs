@@ -403,6 +403,7 @@ pub async fn read_response(conn: &mut StalledConnection) -> (u16, Vec<u8>) {
     }
 }
 
+pub mod kubelet;
 pub mod upstream;
 
 /// The specification's option tables, for checking the daemons' `--help`.

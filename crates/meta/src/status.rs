@@ -377,11 +377,14 @@ impl ApiError {
         Self::new(Reason::Unauthorized, "Unauthorized")
     }
 
-    /// 403, with upstream's message shape.
+    /// 403 of an authorization decision, with upstream's message shape: the resource
+    /// (`pods "p" is forbidden`) names the object, the resource with its subresource
+    /// (`cannot create resource "pods/exec"`) what was refused.
     pub fn forbidden(
         user: &str,
         verb: &str,
         gr: &GroupResource,
+        subresource: &str,
         name: &str,
         namespace: &str,
         why: &str,
@@ -390,10 +393,12 @@ impl ApiError {
         if !name.is_empty() {
             msg.push_str(&format!("\"{name}\" "));
         }
-        msg = format!(
-            "{msg}is forbidden: User \"{user}\" cannot {verb} resource \"{}\"",
-            gr.resource
-        );
+        let refused = if subresource.is_empty() {
+            gr.resource.clone()
+        } else {
+            format!("{}/{subresource}", gr.resource)
+        };
+        msg = format!("{msg}is forbidden: User \"{user}\" cannot {verb} resource \"{refused}\"");
         if !gr.group.is_empty() {
             msg.push_str(&format!(" in API group \"{}\"", gr.group));
         } else {

@@ -47,15 +47,12 @@ fn attributes(user: UserInfo, info: &RequestInfo) -> Attributes {
 
 pub(crate) fn forbidden(attrs: &Attributes, why: &str) -> ApiError {
     if attrs.resource_request {
-        let mut resource = attrs.resource.clone();
-        if !attrs.subresource.is_empty() {
-            resource = format!("{resource}/{}", attrs.subresource);
-        }
-        let gr = GroupResource::new(attrs.api_group.clone(), resource);
+        let gr = GroupResource::new(attrs.api_group.clone(), attrs.resource.clone());
         ApiError::forbidden(
             &attrs.user.name,
             &attrs.verb,
             &gr,
+            &attrs.subresource,
             &attrs.name,
             &attrs.namespace,
             why,

@@ -1,0 +1,391 @@
+//! A kubelet stand-in for the API server's connections to kubelets: HTTPS on a loopback
+//! port with a certificate from its own authority, a client certificate asked for (and
+//! remembered), and the kubelet endpoints the server reaches:
+//!
+//! - `/containerLogs/{ns}/{pod}/{container}`: five lines `<container> line <i>`, `tailLines`
+//!   and `timestamps` honoured; `follow=true` adds a `<container> tick <i>` line every
+//!   50 ms until the reader goes away (counted in [`Seen::follows_ended`]). A container
+//!   named `waiting` has not started: 400 with the kubelet's message.
+//! - `/exec/{ns}/{pod}/{container}` and `/attach/…`: the WebSocket streaming protocols
+//!   `v5.channel.k8s.io` and `v4.channel.k8s.io` (channel byte first: 0 stdin, 1 stdout,
+//!   2 stderr, 3 the final Status, 4 resize; 255 closes a stream in v5). Commands: `echo
+//!   <words>`, `cat` (stdin to stdout until stdin ends; attach behaves as `cat`), `exit <n>`,
+//!   `stderr <words>`, `size` (waits for a resize and prints `<width>x<height>`).
+//! - `/healthz`, `/configz`, and anything else: 404.
+
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use futures_util::{SinkExt, StreamExt};
+use http::{Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full, StreamBody};
+use hyper::body::Frame;
+use hyper_util::rt::TokioIo;
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role};
+use tokio_tungstenite::tungstenite::{Message, handshake::derive_accept_key};
+
+type Body = http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>;
+
+/// What the stand-in has seen.
+#[derive(Debug, Clone, Default)]
+pub struct Seen {
+    /// Each request's path and query, in order.
+    pub requests: Vec<String>,
+    /// The client certificate of each connection that presented one (DER).
+    pub client_certificates: Vec<Vec<u8>>,
+    /// Followed log streams whose reader went away.
+    pub follows_ended: usize,
+    /// The WebSocket subprotocol of each stream opened.
+    pub protocols: Vec<String>,
+}
+
+/// A running stand-in; stops when dropped.
+pub struct KubeletStandIn {
+    /// Its port on 127.0.0.1.
+    pub port: u16,
+    /// The authority of its serving certificate (PEM).
+    pub ca_pem: String,
+    seen: Arc<Mutex<Seen>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+fn full(status: StatusCode, text: impl Into<Bytes>) -> Response<Body> {
+    Response::builder()
+        .status(status)
+        .header("content-type", "text/plain")
+        .body(Full::new(text.into()).boxed())
+        .expect("a response")
+}
+
+impl KubeletStandIn {
+    /// Starts a stand-in that asks for client certificates signed by `client_ca_pem`.
+    pub async fn start(client_ca_pem: &str) -> Self {
+        let authority = crate::TestCa::new("kubelet-stand-in-ca");
+        let params = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()]).expect("names");
+        let (cert, key) = authority.sign(params);
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut roots = rustls::RootCertStore::empty();
+        for ca in CertificateDer::pem_slice_iter(client_ca_pem.as_bytes()) {
+            roots.add(ca.expect("a CA")).expect("a usable CA");
+        }
+        let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+            Arc::new(roots),
+            provider.clone(),
+        )
+        .allow_unauthenticated()
+        .build()
+        .expect("a client verifier");
+        let mut config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .expect("TLS versions")
+            .with_client_cert_verifier(verifier)
+            .with_single_cert(
+                vec![CertificateDer::from_pem_slice(cert.as_bytes()).expect("a certificate")],
+                PrivateKeyDer::from_pem_slice(key.as_bytes()).expect("a key"),
+            )
+            .expect("a server configuration");
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+            .await
+            .expect("a port");
+        let port = listener.local_addr().expect("an address").port();
+        let seen = Arc::new(Mutex::new(Seen::default()));
+        let task = tokio::spawn({
+            let seen = seen.clone();
+            async move {
+                while let Ok((tcp, _)) = listener.accept().await {
+                    let acceptor = acceptor.clone();
+                    let seen = seen.clone();
+                    tokio::spawn(async move {
+                        let Ok(tls) = acceptor.accept(tcp).await else {
+                            return;
+                        };
+                        if let Some(chain) = tls.get_ref().1.peer_certificates() {
+                            let mut s = seen.lock().expect("not poisoned");
+                            s.client_certificates
+                                .extend(chain.first().map(|c| c.to_vec()));
+                        }
+                        let service = hyper::service::service_fn(move |req| {
+                            let seen = seen.clone();
+                            async move { Ok::<_, std::convert::Infallible>(answer(req, seen)) }
+                        });
+                        let _ = hyper::server::conn::http1::Builder::new()
+                            .serve_connection(TokioIo::new(tls), service)
+                            .with_upgrades()
+                            .await;
+                    });
+                }
+            }
+        });
+        Self {
+            port,
+            ca_pem: authority.pem,
+            seen,
+            task,
+        }
+    }
+
+    /// What it has seen so far.
+    pub fn seen(&self) -> Seen {
+        self.seen.lock().expect("not poisoned").clone()
+    }
+
+    /// A Node named `name` whose kubelet is this stand-in (InternalIP 127.0.0.1).
+    pub fn node(&self, name: &str) -> serde_json::Value {
+        serde_json::json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name},
+            "status": {
+                "addresses": [{"type": "InternalIP", "address": "127.0.0.1"},
+                              {"type": "Hostname", "address": format!("{name}.invalid")}],
+                "daemonEndpoints": {"kubeletEndpoint": {"Port": self.port}}}})
+    }
+}
+
+impl Drop for KubeletStandIn {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+fn query_values(query: &str, key: &str) -> Vec<String> {
+    query
+        .split('&')
+        .filter_map(|pair| pair.split_once('='))
+        .filter(|(k, _)| *k == key)
+        .map(|(_, v)| percent_decode(v))
+        .collect()
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let Ok(b) = u8::from_str_radix(&s[i + 1..i + 3], 16)
+        {
+            out.push(b);
+            i += 3;
+            continue;
+        }
+        out.push(if bytes[i] == b'+' { b' ' } else { bytes[i] });
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn answer(mut req: Request<hyper::body::Incoming>, seen: Arc<Mutex<Seen>>) -> Response<Body> {
+    let path = req.uri().path().to_string();
+    let query = req.uri().query().unwrap_or_default().to_string();
+    seen.lock()
+        .expect("not poisoned")
+        .requests
+        .push(req.uri().to_string());
+    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    match segments.as_slice() {
+        ["healthz"] => full(StatusCode::OK, "ok"),
+        ["configz"] => full(
+            StatusCode::OK,
+            r#"{"kubeletconfig":{"kind":"KubeletConfiguration","maxPods":110}}"#,
+        ),
+        ["containerLogs", _, pod, container] => logs(pod, container, &query, seen),
+        [kind @ ("exec" | "attach"), _, _, _] => {
+            let command = if *kind == "attach" {
+                vec!["cat".to_string()]
+            } else {
+                query_values(&query, "command")
+            };
+            let Some(key) = req.headers().get("sec-websocket-key").cloned() else {
+                return full(
+                    StatusCode::BAD_REQUEST,
+                    "this kubelet stand-in speaks WebSocket streams only",
+                );
+            };
+            let offered = req
+                .headers()
+                .get_all("sec-websocket-protocol")
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .flat_map(|v| v.split(','))
+                .map(|p| p.trim().to_string())
+                .collect::<Vec<_>>();
+            let Some(protocol) = ["v5.channel.k8s.io", "v4.channel.k8s.io"]
+                .into_iter()
+                .find(|p| offered.iter().any(|o| o == p))
+            else {
+                return full(StatusCode::BAD_REQUEST, "no supported protocol offered");
+            };
+            seen.lock()
+                .expect("not poisoned")
+                .protocols
+                .push(protocol.to_string());
+            let upgrade = hyper::upgrade::on(&mut req);
+            tokio::spawn(async move {
+                let Ok(upgraded) = upgrade.await else {
+                    return;
+                };
+                let ws =
+                    WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, None)
+                        .await;
+                run(ws, command, protocol == "v5.channel.k8s.io").await;
+            });
+            Response::builder()
+                .status(StatusCode::SWITCHING_PROTOCOLS)
+                .header("connection", "Upgrade")
+                .header("upgrade", "websocket")
+                .header("sec-websocket-accept", derive_accept_key(key.as_bytes()))
+                .header("sec-websocket-protocol", protocol)
+                .body(Full::new(Bytes::new()).boxed())
+                .expect("a response")
+        }
+        _ => full(StatusCode::NOT_FOUND, "404 page not found\n"),
+    }
+}
+
+fn logs(pod: &str, container: &str, query: &str, seen: Arc<Mutex<Seen>>) -> Response<Body> {
+    if container == "waiting" {
+        return full(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "container \"waiting\" in pod \"{pod}\" is waiting to start: ContainerCreating"
+            ),
+        );
+    }
+    let timestamps = query_values(query, "timestamps")
+        .first()
+        .map(String::as_str)
+        == Some("true");
+    let container = container.to_string();
+    let line = move |i: usize, what: &str| {
+        let stamp = if timestamps {
+            format!("2026-11-29T00:00:{i:02}.000000000Z ")
+        } else {
+            String::new()
+        };
+        format!("{stamp}{container} {what} {i}\n")
+    };
+    let mut lines: Vec<String> = (1..=5).map(|i| line(i, "line")).collect();
+    if let Some(tail) = query_values(query, "tailLines")
+        .first()
+        .and_then(|t| t.parse::<usize>().ok())
+    {
+        lines.drain(..lines.len().saturating_sub(tail));
+    }
+    let follow = query_values(query, "follow").first().map(String::as_str) == Some("true");
+    if !follow {
+        return full(StatusCode::OK, lines.concat());
+    }
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Frame<Bytes>, std::convert::Infallible>>(1);
+    tokio::spawn(async move {
+        for l in lines {
+            if tx.send(Ok(Frame::data(Bytes::from(l)))).await.is_err() {
+                return;
+            }
+        }
+        for i in 1.. {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            if tx
+                .send(Ok(Frame::data(Bytes::from(line(i, "tick")))))
+                .await
+                .is_err()
+            {
+                seen.lock().expect("not poisoned").follows_ended += 1;
+                return;
+            }
+        }
+    });
+    Response::builder()
+        .header("content-type", "text/plain")
+        .body(BodyExt::boxed(StreamBody::new(tokio_stream_from(rx))))
+        .expect("a response")
+}
+
+fn tokio_stream_from<T: Send + 'static>(
+    mut rx: tokio::sync::mpsc::Receiver<T>,
+) -> impl futures_util::Stream<Item = T> + Send {
+    futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx))
+}
+
+/// One exec or attach session over `ws`.
+async fn run<S>(mut ws: WebSocketStream<S>, command: Vec<String>, v5: bool)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    let frame = |channel: u8, data: &[u8]| {
+        let mut bytes = vec![channel];
+        bytes.extend_from_slice(data);
+        Message::Binary(bytes.into())
+    };
+    let words = command.get(1..).unwrap_or_default().join(" ");
+    let mut exit_code = 0;
+    match command.first().map(String::as_str) {
+        Some("echo") => {
+            let _ = ws.send(frame(1, format!("{words}\n").as_bytes())).await;
+        }
+        Some("stderr") => {
+            let _ = ws.send(frame(2, format!("{words}\n").as_bytes())).await;
+        }
+        Some("exit") => {
+            exit_code = words.parse().unwrap_or(1);
+        }
+        Some("cat") => {
+            while let Some(Ok(message)) = ws.next().await {
+                let data = match message {
+                    Message::Binary(data) => data.to_vec(),
+                    Message::Close(_) => break,
+                    _ => continue,
+                };
+                match data.split_first() {
+                    Some((0, rest)) if !rest.is_empty() => {
+                        let _ = ws.send(frame(1, rest)).await;
+                    }
+                    // v5's close signal for stdin.
+                    Some((255, [0])) if v5 => break,
+                    _ => {}
+                }
+            }
+        }
+        Some("size") => {
+            while let Some(Ok(message)) = ws.next().await {
+                if let Message::Binary(data) = message
+                    && let Some((4, rest)) = data.split_first()
+                {
+                    let size: serde_json::Value = serde_json::from_slice(rest).unwrap_or_default();
+                    let text = format!("{}x{}\n", size["Width"], size["Height"]);
+                    let _ = ws.send(frame(1, text.as_bytes())).await;
+                    break;
+                }
+            }
+        }
+        _ => {
+            let _ = ws
+                .send(frame(
+                    2,
+                    format!("{}: not found\n", command.join(" ")).as_bytes(),
+                ))
+                .await;
+            exit_code = 127;
+        }
+    }
+    let status = if exit_code == 0 {
+        serde_json::json!({"metadata": {}, "status": "Success"})
+    } else {
+        serde_json::json!({"metadata": {}, "status": "Failure",
+            "message": format!("command terminated with non-zero exit code: error executing command {command:?}, exit code {exit_code}"),
+            "reason": "NonZeroExitCode",
+            "details": {"causes": [{"reason": "ExitCode", "message": exit_code.to_string()}]}})
+    };
+    let _ = ws.send(frame(3, status.to_string().as_bytes())).await;
+    // A normal closure (1000), as the kubelet's WebSocket server ends a stream.
+    let _ = ws
+        .close(Some(CloseFrame {
+            code: CloseCode::Normal,
+            reason: "".into(),
+        }))
+        .await;
+}
