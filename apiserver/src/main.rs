@@ -72,8 +72,8 @@ struct Options {
     max_mutating_requests_inflight: usize,
 
     /// Bytes per second each proxied upgrade connection may carry (0: no limit). No effect
-    /// yet: upstream throttles only the connections it proxies (exec, attach, port-forward
-    /// and proxy to pods and nodes), which Capstan does not serve yet; the value is checked.
+    /// yet: upstream throttles the connections it proxies (exec, attach, port-forward and
+    /// proxy to pods and nodes); Capstan does not throttle them yet. The value is checked.
     #[arg(long, default_value_t = 0, help_heading = "Generic flags")]
     max_connection_bytes_per_sec: u64,
 
