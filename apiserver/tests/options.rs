@@ -155,7 +155,7 @@ fn help_lists_every_option_of_the_specification() {
     }
     // Options with nothing behind them say so.
     for name in [
-        "kubelet-timeout",
+        "max-connection-bytes-per-sec",
         "cloud-provider",
         "feature-gates",
         "contention-profiling",
@@ -288,7 +288,7 @@ fn options_without_effect_say_so_when_given() {
         .args([
             "--bind-address=127.0.0.1",
             "--secure-port=0",
-            "--kubelet-timeout=7s",
+            "--max-connection-bytes-per-sec=1000",
         ])
         .arg("--data-dir")
         .arg(dir.path())
@@ -312,7 +312,10 @@ fn options_without_effect_say_so_when_given() {
     let _ = child.wait();
     let warned = warned.expect("a warning before the server serves");
     assert!(warned.starts_with('W'), "{warned}");
-    assert!(warned.contains("option=--kubelet-timeout"), "{warned}");
+    assert!(
+        warned.contains("option=--max-connection-bytes-per-sec"),
+        "{warned}"
+    );
 }
 
 #[test]

@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use capstan_e2e::kubelet::KubeletStandIn;
+use capstan_e2e::kubelet::{KubeletStandIn, Transport};
 use capstan_e2e::{RawClient, TestCa, kubectl};
 use capstan_testing::TestServer;
 use http::Method;
@@ -39,10 +39,17 @@ fn pod(name: &str, node: Option<&str>, containers: &[&str], init: &[&str]) -> Va
 /// A server whose kubelet connections verify the stand-in's certificate and present a
 /// client certificate, a node `n1` served by the stand-in, and pods on it.
 async fn cluster() -> (TestServer, KubeletStandIn, String, tempfile::TempDir) {
+    cluster_of(Transport::WebSocket).await
+}
+
+/// [`cluster`] with a kubelet speaking `transport`; pod `p` is Running.
+async fn cluster_of(
+    transport: Transport,
+) -> (TestServer, KubeletStandIn, String, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let client_ca = TestCa::new("kubelet-client-ca");
     let (cert, key) = client_ca.client("kube-apiserver-kubelet-client", &["system:masters"]);
-    let kubelet = KubeletStandIn::start(&client_ca.pem).await;
+    let kubelet = KubeletStandIn::start_speaking(&client_ca.pem, transport).await;
     let file = |name: &str, contents: &str| {
         let path = dir.path().join(name);
         std::fs::write(&path, contents).unwrap();
@@ -79,6 +86,13 @@ async fn cluster() -> (TestServer, KubeletStandIn, String, tempfile::TempDir) {
         let r = raw.send_json(Method::POST, PODS, &p).await;
         assert_eq!(r.status, 201, "{:?}", r.body);
     }
+    // kubectl port-forward wants a running pod.
+    let mut running = raw.get(&format!("{PODS}/p")).await.json();
+    running["status"] = json!({"phase": "Running", "podIP": "10.0.0.7"});
+    let r = raw
+        .send_json(Method::PUT, &format!("{PODS}/p/status"), &running)
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
     (server, kubelet, cert, dir)
 }
 
@@ -247,7 +261,9 @@ async fn exec_and_attach_reach_the_container() {
             .all(|p| p == "v5.channel.k8s.io")
     );
 
-    // The kube crate's WebSocket client: both directions, stderr, status, resize.
+    // The kube crate's WebSocket client: both directions, stderr, status, resize. (It reads
+    // and writes in one loop, so an echo larger than the connections' buffers would stall
+    // it against any server: kubectl carries the large transfers.)
     let pods: Api<Pod> = Api::namespaced(server.client().await, "default");
     let mut cat = pods
         .exec(
@@ -259,7 +275,7 @@ async fn exec_and_attach_reach_the_container() {
         .unwrap();
     let mut stdin = cat.stdin().unwrap();
     let mut stdout = cat.stdout().unwrap();
-    let big = vec![b'x'; 256 * 1024];
+    let big = vec![b'x'; 64 * 1024];
     let writer = tokio::spawn(async move {
         stdin.write_all(&big).await.unwrap();
         stdin.shutdown().await.unwrap();
@@ -267,7 +283,7 @@ async fn exec_and_attach_reach_the_container() {
     let mut echoed = Vec::new();
     stdout.read_to_end(&mut echoed).await.unwrap();
     writer.await.unwrap();
-    assert_eq!(echoed.len(), 256 * 1024);
+    assert_eq!(echoed.len(), 64 * 1024);
     assert!(echoed.iter().all(|b| *b == b'x'));
     let status = cat.take_status().unwrap().await.unwrap();
     assert_eq!(status.status.as_deref(), Some("Success"));
@@ -496,4 +512,171 @@ async fn a_stream_into_a_pod_needs_create() {
         r.message(),
         "pods \"p\" is forbidden: User \"reader\" cannot create resource \"pods/exec\" in API group \"\" in the namespace \"default\""
     );
+}
+
+/// A TCP round trip through `kubectl port-forward` (with `env`) to the stand-in's echo.
+fn port_forward_echo(kc: &std::path::Path, env: &[(&str, &str)], payload: &[u8]) -> Vec<u8> {
+    use std::io::Read;
+    let mut child = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kc)
+        .args(["port-forward", "pod/p", ":8080", "--address", "127.0.0.1"])
+        .envs(env.iter().copied())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let line = lines.next().unwrap().unwrap();
+    // "Forwarding from 127.0.0.1:43127 -> 8080"
+    let port: u16 = line
+        .split_whitespace()
+        .nth(2)
+        .and_then(|a| a.rsplit(':').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("unexpected kubectl output: {line}"));
+    let mut tcp = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    tcp.write_all(payload).unwrap();
+    let mut echoed = vec![0; payload.len()];
+    tcp.read_exact(&mut echoed).unwrap();
+    drop(tcp);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    echoed
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streams_reach_a_kubelet_that_speaks_only_spdy() {
+    let (server, kubelet, _cert, _dir) = cluster_of(Transport::Spdy).await;
+    let kc = server.kubeconfig_path();
+    let kc2 = kc.clone();
+    tokio::task::spawn_blocking(move || {
+        let kc = kc2;
+        // kubectl's WebSocket (v5), translated by the server into SPDY streams.
+        assert_eq!(
+            ok(kubectl(&kc, &["exec", "p", "--", "echo", "hello", "world"])),
+            "hello world\n"
+        );
+        let mut child = Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&kc)
+            .args(["exec", "-i", "p", "--", "cat"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"one\ntwo\n").unwrap();
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "one\ntwo\n");
+        let out = Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&kc)
+            .args(["exec", "p", "--", "exit", "3"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(3),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let out = Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&kc)
+            .args(["exec", "p", "--", "stderr", "oops"])
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "oops\n");
+        // kubectl's own SPDY, spliced through to the kubelet's.
+        let spdy = [("KUBECTL_REMOTE_COMMAND_WEBSOCKETS", "false")];
+        let out = Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&kc)
+            .args(["exec", "p", "--", "echo", "over", "spdy"])
+            .envs(spdy)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "over spdy\n");
+        // Port-forward: the WebSocket tunnel, then kubectl's SPDY.
+        let payload: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        assert_eq!(port_forward_echo(&kc, &[], &payload), payload);
+        let spdy = [("KUBECTL_PORT_FORWARD_WEBSOCKETS", "false")];
+        assert_eq!(port_forward_echo(&kc, &spdy, b"ping"), b"ping");
+    })
+    .await
+    .unwrap();
+    let protocols = kubelet.seen().protocols;
+    assert!(
+        protocols.iter().all(|p| p.starts_with("SPDY/3.1+")),
+        "{protocols:?}"
+    );
+    assert!(protocols.iter().any(|p| p == "SPDY/3.1+portforward.k8s.io"));
+
+    // The kube crate's WebSocket client: large input, a terminal resize.
+    let pods: Api<Pod> = Api::namespaced(server.client().await, "default");
+    let mut cat = pods
+        .exec(
+            "p",
+            ["cat"],
+            &AttachParams::default().stdin(true).stderr(false),
+        )
+        .await
+        .unwrap();
+    let mut stdin = cat.stdin().unwrap();
+    let mut stdout = cat.stdout().unwrap();
+    let writer = tokio::spawn(async move {
+        stdin.write_all(&vec![b'y'; 64 * 1024]).await.unwrap();
+        stdin.shutdown().await.unwrap();
+    });
+    let mut echoed = Vec::new();
+    stdout.read_to_end(&mut echoed).await.unwrap();
+    writer.await.unwrap();
+    assert_eq!(echoed.len(), 64 * 1024);
+    let status = cat.take_status().unwrap().await.unwrap();
+    assert_eq!(status.status.as_deref(), Some("Success"));
+    let mut sized = pods
+        .exec(
+            "p",
+            ["size"],
+            &AttachParams::interactive_tty().stderr(false),
+        )
+        .await
+        .unwrap();
+    let mut resize = sized.terminal_size().unwrap();
+    use futures_util::SinkExt;
+    resize
+        .send(TerminalSize {
+            width: 90,
+            height: 30,
+        })
+        .await
+        .unwrap();
+    let mut out = String::new();
+    sized
+        .stdout()
+        .unwrap()
+        .read_to_string(&mut out)
+        .await
+        .unwrap();
+    assert_eq!(out, "90x30\n");
+    let mut failing = pods
+        .exec("p", ["exit", "9"], &AttachParams::default())
+        .await
+        .unwrap();
+    let status = failing.take_status().unwrap().await.unwrap();
+    assert_eq!(status.reason.as_deref(), Some("NonZeroExitCode"));
 }

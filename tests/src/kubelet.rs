@@ -6,11 +6,16 @@
 //!   and `timestamps` honoured; `follow=true` adds a `<container> tick <i>` line every
 //!   50 ms until the reader goes away (counted in [`Seen::follows_ended`]). A container
 //!   named `waiting` has not started: 400 with the kubelet's message.
-//! - `/exec/{ns}/{pod}/{container}` and `/attach/…`: the WebSocket streaming protocols
+//! - `/exec/{ns}/{pod}/{container}` and `/attach/…`: as a v1.36 kubelet declaring
+//!   `ExtendWebSocketsToKubelet` ([`Transport::WebSocket`]), the WebSocket protocols
 //!   `v5.channel.k8s.io` and `v4.channel.k8s.io` (channel byte first: 0 stdin, 1 stdout,
-//!   2 stderr, 3 the final Status, 4 resize; 255 closes a stream in v5). Commands: `echo
-//!   <words>`, `cat` (stdin to stdout until stdin ends; attach behaves as `cat`), `exit <n>`,
-//!   `stderr <words>`, `size` (waits for a resize and prints `<width>x<height>`).
+//!   2 stderr, 3 the final Status, 4 resize; 255 closes a stream in v5); as an older kubelet
+//!   ([`Transport::Spdy`]), SPDY/3.1 with `v4.channel.k8s.io` streams (`streamType` error,
+//!   stdin, stdout, stderr, resize). Commands: `echo <words>`, `cat` (stdin to stdout until
+//!   stdin ends; attach behaves as `cat`), `exit <n>`, `stderr <words>`, `size` (waits for a
+//!   resize and prints `<width>x<height>`).
+//! - `/portForward/{ns}/{pod}` (SPDY, `portforward.k8s.io`): each forwarded connection's
+//!   data stream is echoed back, as a TCP echo server in the pod would.
 //! - `/healthz`, `/configz`, and anything else: 404.
 
 use std::sync::{Arc, Mutex};
@@ -23,6 +28,7 @@ use hyper::body::Frame;
 use hyper_util::rt::TokioIo;
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+use tokio::sync::mpsc;
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role};
@@ -43,8 +49,19 @@ pub struct Seen {
     pub protocols: Vec<String>,
 }
 
+/// How the stand-in speaks its streams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// WebSocket (and the node declares `ExtendWebSocketsToKubelet`).
+    WebSocket,
+    /// SPDY only, as kubelets before v1.36.
+    Spdy,
+}
+
 /// A running stand-in; stops when dropped.
 pub struct KubeletStandIn {
+    /// How it speaks its streams.
+    pub transport: Transport,
     /// Its port on 127.0.0.1.
     pub port: u16,
     /// The authority of its serving certificate (PEM).
@@ -62,8 +79,14 @@ fn full(status: StatusCode, text: impl Into<Bytes>) -> Response<Body> {
 }
 
 impl KubeletStandIn {
-    /// Starts a stand-in that asks for client certificates signed by `client_ca_pem`.
+    /// Starts a WebSocket stand-in that asks for client certificates signed by
+    /// `client_ca_pem`.
     pub async fn start(client_ca_pem: &str) -> Self {
+        Self::start_speaking(client_ca_pem, Transport::WebSocket).await
+    }
+
+    /// Starts a stand-in speaking `transport`.
+    pub async fn start_speaking(client_ca_pem: &str, transport: Transport) -> Self {
         let authority = crate::TestCa::new("kubelet-stand-in-ca");
         let params = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()]).expect("names");
         let (cert, key) = authority.sign(params);
@@ -112,7 +135,9 @@ impl KubeletStandIn {
                         }
                         let service = hyper::service::service_fn(move |req| {
                             let seen = seen.clone();
-                            async move { Ok::<_, std::convert::Infallible>(answer(req, seen)) }
+                            async move {
+                                Ok::<_, std::convert::Infallible>(answer(req, seen, transport))
+                            }
                         });
                         let _ = hyper::server::conn::http1::Builder::new()
                             .serve_connection(TokioIo::new(tls), service)
@@ -123,6 +148,7 @@ impl KubeletStandIn {
             }
         });
         Self {
+            transport,
             port,
             ca_pem: authority.pem,
             seen,
@@ -137,11 +163,15 @@ impl KubeletStandIn {
 
     /// A Node named `name` whose kubelet is this stand-in (InternalIP 127.0.0.1).
     pub fn node(&self, name: &str) -> serde_json::Value {
-        serde_json::json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name},
+        let mut node = serde_json::json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name},
             "status": {
                 "addresses": [{"type": "InternalIP", "address": "127.0.0.1"},
                               {"type": "Hostname", "address": format!("{name}.invalid")}],
-                "daemonEndpoints": {"kubeletEndpoint": {"Port": self.port}}}})
+                "daemonEndpoints": {"kubeletEndpoint": {"Port": self.port}}}});
+        if self.transport == Transport::WebSocket {
+            node["status"]["declaredFeatures"] = serde_json::json!(["ExtendWebSocketsToKubelet"]);
+        }
+        node
     }
 }
 
@@ -179,7 +209,11 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-fn answer(mut req: Request<hyper::body::Incoming>, seen: Arc<Mutex<Seen>>) -> Response<Body> {
+fn answer(
+    mut req: Request<hyper::body::Incoming>,
+    seen: Arc<Mutex<Seen>>,
+    transport: Transport,
+) -> Response<Body> {
     let path = req.uri().path().to_string();
     let query = req.uri().query().unwrap_or_default().to_string();
     seen.lock()
@@ -200,6 +234,18 @@ fn answer(mut req: Request<hyper::body::Incoming>, seen: Arc<Mutex<Seen>>) -> Re
             } else {
                 query_values(&query, "command")
             };
+            let flag = |key: &str| !query_values(&query, key).is_empty();
+            let wanted = Wanted {
+                stdin: flag("input"),
+                stdout: flag("output"),
+                stderr: flag("error"),
+                tty: flag("tty"),
+            };
+            if transport == Transport::Spdy {
+                return spdy_upgrade(&mut req, "v4.channel.k8s.io", seen, move |session| {
+                    spdy_command(session, command, wanted)
+                });
+            }
             let Some(key) = req.headers().get("sec-websocket-key").cloned() else {
                 return full(
                     StatusCode::BAD_REQUEST,
@@ -243,7 +289,216 @@ fn answer(mut req: Request<hyper::body::Incoming>, seen: Arc<Mutex<Seen>>) -> Re
                 .body(Full::new(Bytes::new()).boxed())
                 .expect("a response")
         }
+        ["portForward", _, _] if transport == Transport::Spdy => {
+            spdy_upgrade(&mut req, "portforward.k8s.io", seen, spdy_port_forward)
+        }
         _ => full(StatusCode::NOT_FOUND, "404 page not found\n"),
+    }
+}
+
+/// The streams a remote command asked for.
+#[derive(Debug, Clone, Copy)]
+struct Wanted {
+    stdin: bool,
+    stdout: bool,
+    stderr: bool,
+    tty: bool,
+}
+
+/// Switches to SPDY with `protocol` (which the client must offer) and runs `serve` on the
+/// session.
+fn spdy_upgrade<F, Fut>(
+    req: &mut Request<hyper::body::Incoming>,
+    protocol: &'static str,
+    seen: Arc<Mutex<Seen>>,
+    serve: F,
+) -> Response<Body>
+where
+    F: FnOnce(mpsc::Receiver<capstan_spdy::Stream>) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
+    let upgrade = req
+        .headers()
+        .get("upgrade")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let offered = req
+        .headers()
+        .get_all("x-stream-protocol-version")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|p| p.trim() == protocol);
+    if !upgrade.eq_ignore_ascii_case("SPDY/3.1") || !offered {
+        return full(
+            StatusCode::BAD_REQUEST,
+            format!("this kubelet stand-in speaks SPDY/3.1 with {protocol} only"),
+        );
+    }
+    seen.lock()
+        .expect("not poisoned")
+        .protocols
+        .push(format!("SPDY/3.1+{protocol}"));
+    let upgrade = hyper::upgrade::on(req);
+    tokio::spawn(async move {
+        if let Ok(upgraded) = upgrade.await {
+            let (session, incoming) = capstan_spdy::Session::server(TokioIo::new(upgraded));
+            serve(incoming).await;
+            session.close().await;
+        }
+    });
+    Response::builder()
+        .status(StatusCode::SWITCHING_PROTOCOLS)
+        .header("connection", "Upgrade")
+        .header("upgrade", "SPDY/3.1")
+        .header("x-stream-protocol-version", protocol)
+        .body(Full::new(Bytes::new()).boxed())
+        .expect("a response")
+}
+
+/// A remote command over SPDY streams (`v4.channel.k8s.io`).
+async fn spdy_command(
+    mut incoming: mpsc::Receiver<capstan_spdy::Stream>,
+    command: Vec<String>,
+    wanted: Wanted,
+) {
+    let expected = 1
+        + usize::from(wanted.stdin)
+        + usize::from(wanted.stdout)
+        + usize::from(wanted.stderr && !wanted.tty)
+        + usize::from(wanted.tty);
+    let mut streams = std::collections::HashMap::new();
+    while streams.len() < expected {
+        let Some(stream) = incoming.recv().await else {
+            return;
+        };
+        let kind = stream.header("streamtype").unwrap_or_default().to_string();
+        streams.insert(kind, stream);
+    }
+    let (stdin_tx, stdin_rx) = mpsc::channel::<Bytes>(16);
+    if let Some(stdin) = streams.remove("stdin") {
+        let (mut data, _) = stdin.split();
+        tokio::spawn(async move {
+            while let Some(chunk) = data.recv().await {
+                if stdin_tx.send(chunk).await.is_err() {
+                    break;
+                }
+            }
+        });
+    } else {
+        drop(stdin_tx);
+    }
+    let (resize_tx, resize_rx) = mpsc::channel::<serde_json::Value>(4);
+    if let Some(resize) = streams.remove("resize") {
+        let (mut data, _) = resize.split();
+        tokio::spawn(async move {
+            while let Some(chunk) = data.recv().await {
+                let size = serde_json::from_slice(&chunk).unwrap_or_default();
+                if resize_tx.send(size).await.is_err() {
+                    break;
+                }
+            }
+        });
+    }
+    let (out_tx, mut out_rx) = mpsc::channel::<(u8, Bytes)>(16);
+    let stdout = streams.get("stdout").map(|s| s.sender());
+    let stderr = streams.get("stderr").map(|s| s.sender());
+    let writer = tokio::spawn(async move {
+        while let Some((channel, data)) = out_rx.recv().await {
+            let target = if channel == 1 { &stdout } else { &stderr };
+            if let Some(target) = target {
+                let _ = target.send(data).await;
+            }
+        }
+        for target in [stdout, stderr].into_iter().flatten() {
+            let _ = target.finish().await;
+        }
+    });
+    let code = execute(&command, stdin_rx, resize_rx, out_tx).await;
+    let _ = writer.await;
+    if let Some(error) = streams.get("error") {
+        // v4 writes the final Status whatever the outcome.
+        let _ = error
+            .sender()
+            .send(Bytes::from(status(&command, code)))
+            .await;
+        let _ = error.sender().finish().await;
+    }
+}
+
+/// Port-forward over SPDY: each data stream echoed back.
+async fn spdy_port_forward(mut incoming: mpsc::Receiver<capstan_spdy::Stream>) {
+    while let Some(stream) = incoming.recv().await {
+        if stream.header("streamtype") != Some("data") {
+            continue;
+        }
+        tokio::spawn(async move {
+            let (mut data, sender) = stream.split();
+            while let Some(chunk) = data.recv().await {
+                if sender.send(chunk).await.is_err() {
+                    return;
+                }
+            }
+            let _ = sender.finish().await;
+        });
+    }
+}
+
+/// The final Status of `command` ending with `code`.
+fn status(command: &[String], code: i32) -> String {
+    if code == 0 {
+        return serde_json::json!({"metadata": {}, "status": "Success"}).to_string();
+    }
+    serde_json::json!({"metadata": {}, "status": "Failure",
+        "message": format!("command terminated with non-zero exit code: error executing command {command:?}, exit code {code}"),
+        "reason": "NonZeroExitCode",
+        "details": {"causes": [{"reason": "ExitCode", "message": code.to_string()}]}})
+    .to_string()
+}
+
+/// Runs one of the stand-in's commands: input from `stdin` (closed at its end), terminal
+/// sizes from `resize`, output as (1 stdout | 2 stderr, bytes); the exit code.
+async fn execute(
+    command: &[String],
+    mut stdin: mpsc::Receiver<Bytes>,
+    mut resize: mpsc::Receiver<serde_json::Value>,
+    out: mpsc::Sender<(u8, Bytes)>,
+) -> i32 {
+    let words = command.get(1..).unwrap_or_default().join(" ");
+    match command.first().map(String::as_str) {
+        Some("echo") => {
+            let _ = out.send((1, Bytes::from(format!("{words}\n")))).await;
+            0
+        }
+        Some("stderr") => {
+            let _ = out.send((2, Bytes::from(format!("{words}\n")))).await;
+            0
+        }
+        Some("exit") => words.parse().unwrap_or(1),
+        Some("cat") => {
+            while let Some(chunk) = stdin.recv().await {
+                if out.send((1, chunk)).await.is_err() {
+                    break;
+                }
+            }
+            0
+        }
+        Some("size") => {
+            if let Some(size) = resize.recv().await {
+                let text = format!("{}x{}\n", size["Width"], size["Height"]);
+                let _ = out.send((1, Bytes::from(text))).await;
+            }
+            0
+        }
+        _ => {
+            let _ = out
+                .send((
+                    2,
+                    Bytes::from(format!("{}: not found\n", command.join(" "))),
+                ))
+                .await;
+            127
+        }
     }
 }
 
@@ -312,80 +567,58 @@ fn tokio_stream_from<T: Send + 'static>(
 }
 
 /// One exec or attach session over `ws`.
-async fn run<S>(mut ws: WebSocketStream<S>, command: Vec<String>, v5: bool)
+async fn run<S>(ws: WebSocketStream<S>, command: Vec<String>, v5: bool)
 where
-    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     let frame = |channel: u8, data: &[u8]| {
         let mut bytes = vec![channel];
         bytes.extend_from_slice(data);
         Message::Binary(bytes.into())
     };
-    let words = command.get(1..).unwrap_or_default().join(" ");
-    let mut exit_code = 0;
-    match command.first().map(String::as_str) {
-        Some("echo") => {
-            let _ = ws.send(frame(1, format!("{words}\n").as_bytes())).await;
-        }
-        Some("stderr") => {
-            let _ = ws.send(frame(2, format!("{words}\n").as_bytes())).await;
-        }
-        Some("exit") => {
-            exit_code = words.parse().unwrap_or(1);
-        }
-        Some("cat") => {
-            while let Some(Ok(message)) = ws.next().await {
-                let data = match message {
-                    Message::Binary(data) => data.to_vec(),
-                    Message::Close(_) => break,
-                    _ => continue,
-                };
-                match data.split_first() {
-                    Some((0, rest)) if !rest.is_empty() => {
-                        let _ = ws.send(frame(1, rest)).await;
+    let (mut sink, mut source) = ws.split();
+    let (stdin_tx, stdin_rx) = mpsc::channel::<Bytes>(16);
+    let (resize_tx, resize_rx) = mpsc::channel::<serde_json::Value>(4);
+    let reader = tokio::spawn(async move {
+        let mut stdin_tx = Some(stdin_tx);
+        while let Some(Ok(message)) = source.next().await {
+            let data = match message {
+                Message::Binary(data) => data,
+                Message::Close(_) => break,
+                _ => continue,
+            };
+            match data.split_first() {
+                Some((0, rest)) if !rest.is_empty() => {
+                    if let Some(tx) = &stdin_tx {
+                        let _ = tx.send(Bytes::copy_from_slice(rest)).await;
                     }
-                    // v5's close signal for stdin.
-                    Some((255, [0])) if v5 => break,
-                    _ => {}
                 }
+                Some((4, rest)) => {
+                    let _ = resize_tx
+                        .send(serde_json::from_slice(rest).unwrap_or_default())
+                        .await;
+                }
+                // v5's close signal for stdin.
+                Some((255, [0])) if v5 => stdin_tx = None,
+                _ => {}
             }
         }
-        Some("size") => {
-            while let Some(Ok(message)) = ws.next().await {
-                if let Message::Binary(data) = message
-                    && let Some((4, rest)) = data.split_first()
-                {
-                    let size: serde_json::Value = serde_json::from_slice(rest).unwrap_or_default();
-                    let text = format!("{}x{}\n", size["Width"], size["Height"]);
-                    let _ = ws.send(frame(1, text.as_bytes())).await;
-                    break;
-                }
-            }
+    });
+    let (out_tx, mut out_rx) = mpsc::channel::<(u8, Bytes)>(16);
+    let execution = execute(&command, stdin_rx, resize_rx, out_tx);
+    let forward = async {
+        while let Some((channel, data)) = out_rx.recv().await {
+            let _ = sink.send(frame(channel, &data)).await;
         }
-        _ => {
-            let _ = ws
-                .send(frame(
-                    2,
-                    format!("{}: not found\n", command.join(" ")).as_bytes(),
-                ))
-                .await;
-            exit_code = 127;
-        }
-    }
-    let status = if exit_code == 0 {
-        serde_json::json!({"metadata": {}, "status": "Success"})
-    } else {
-        serde_json::json!({"metadata": {}, "status": "Failure",
-            "message": format!("command terminated with non-zero exit code: error executing command {command:?}, exit code {exit_code}"),
-            "reason": "NonZeroExitCode",
-            "details": {"causes": [{"reason": "ExitCode", "message": exit_code.to_string()}]}})
     };
-    let _ = ws.send(frame(3, status.to_string().as_bytes())).await;
+    let (code, ()) = tokio::join!(execution, forward);
+    reader.abort();
+    let _ = sink.send(frame(3, status(&command, code).as_bytes())).await;
     // A normal closure (1000), as the kubelet's WebSocket server ends a stream.
-    let _ = ws
-        .close(Some(CloseFrame {
+    let _ = sink
+        .send(Message::Close(Some(CloseFrame {
             code: CloseCode::Normal,
             reason: "".into(),
-        }))
+        })))
         .await;
 }

@@ -415,8 +415,39 @@ pub(crate) async fn serve(
         )));
     }
     let location = kubelet.locate(registry, node).await?;
+    let path_and_query = with_query(path, &pairs);
+    // A kubelet that does not take WebSocket streams itself gets SPDY, as upstream bridges
+    // it: remote commands over `v5.channel.k8s.io` are translated, port-forward SPDY
+    // carried in a WebSocket is tunnelled.
+    let offered = crate::translate::offered(req.headers());
+    let offers = |protocol: &str| offered.iter().any(|p| p == protocol);
+    if !location.websockets && req.headers().contains_key(header::SEC_WEBSOCKET_KEY) {
+        if info.subresource == "portforward" && offers(crate::translate::PORT_FORWARD_TUNNEL) {
+            return crate::translate::port_forward_tunnel(
+                kubelet.clone(),
+                location,
+                path_and_query,
+                req,
+            );
+        }
+        if info.subresource != "portforward" && offers(crate::translate::V5) {
+            let streams = crate::translate::Streams {
+                stdin: query.flag("stdin"),
+                stdout: query.flag("stdout"),
+                stderr: query.flag("stderr"),
+                tty: query.flag("tty"),
+            };
+            return crate::translate::remote_command(
+                kubelet.clone(),
+                location,
+                path_and_query,
+                streams,
+                req,
+            );
+        }
+    }
     let request = backend_request(req, &[], &location.authority())?;
-    let request = at_path(request, &with_query(path, &pairs))?;
+    let request = at_path(request, &path_and_query)?;
     kubelet.send(&location, false, request).await
 }
 
@@ -447,10 +478,7 @@ async fn node_proxy(
     let port: u16 = port
         .parse()
         .map_err(|_| ApiError::bad_request(format!("invalid node request {:?}", info.name)))?;
-    let target = KubeletLocation {
-        host: location.host,
-        port,
-    };
+    let target = KubeletLocation { port, ..location };
     let address = crate::proxy::resolve_proxyable(&target.host, port).await?;
     let request = backend_request(req, &info.extra, &target.authority())?;
     crate::proxy::dial(address, https, request).await

@@ -66,6 +66,9 @@ pub(crate) struct KubeletLocation {
     pub host: String,
     /// The kubelet's port.
     pub port: u16,
+    /// Whether the node declares `ExtendWebSocketsToKubelet` (its kubelet takes WebSocket
+    /// streams itself, so they are passed through untranslated).
+    pub websockets: bool,
 }
 
 impl KubeletLocation {
@@ -188,7 +191,16 @@ impl KubeletClient {
             .and_then(|p| u16::try_from(p).ok())
             .filter(|p| *p > 0)
             .unwrap_or(DEFAULT_KUBELET_PORT);
-        Ok(KubeletLocation { host, port })
+        let websockets = node["status"]["declaredFeatures"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|f| f == "ExtendWebSocketsToKubelet");
+        Ok(KubeletLocation {
+            host,
+            port,
+            websockets,
+        })
     }
 
     /// A TLS connection to the kubelet at `location`, verified unless `skip_verify`.
@@ -222,6 +234,57 @@ impl KubeletClient {
         .await
         .map_err(|_| failed(&"TLS handshake timeout"))?
         .map_err(|e| failed(&format!("tls: {e}")))
+    }
+
+    /// Sends the upgrade request `req` to the kubelet at `location` and, once it switches
+    /// protocols, the connection; the kubelet's refusal (its status and body) otherwise.
+    pub async fn upgrade(
+        &self,
+        location: &KubeletLocation,
+        req: Request<http_body_util::Empty<bytes::Bytes>>,
+    ) -> Result<(http::response::Parts, hyper::upgrade::Upgraded), ApiError> {
+        let stream = self.connect(location, false).await?;
+        let (mut sender, connection) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+                .await
+                .map_err(|e| ApiError::new(Reason::Unknown, e.to_string()))?;
+        tokio::spawn(async move {
+            if let Err(err) = connection.with_upgrades().await {
+                tracing::debug!(%err, "kubelet upgrade connection ended");
+            }
+        });
+        let answer = tokio::time::timeout(self.timeout, sender.send_request(req))
+            .await
+            .map_err(|_| {
+                ApiError::new(
+                    Reason::Unknown,
+                    "net/http: timeout awaiting response headers",
+                )
+            })?
+            .map_err(|e| ApiError::new(Reason::Unknown, e.to_string()))?;
+        if answer.status() != http::StatusCode::SWITCHING_PROTOCOLS {
+            use http_body_util::BodyExt;
+            let status = answer.status();
+            let body = answer
+                .into_body()
+                .collect()
+                .await
+                .map(|b| b.to_bytes())
+                .unwrap_or_default();
+            return Err(ApiError::new(
+                Reason::Unknown,
+                format!(
+                    "unable to upgrade connection: {} ({})",
+                    String::from_utf8_lossy(&body).trim(),
+                    status.as_u16()
+                ),
+            ));
+        }
+        let mut answer = answer;
+        let upgraded = hyper::upgrade::on(&mut answer)
+            .await
+            .map_err(|e| ApiError::new(Reason::Unknown, e.to_string()))?;
+        Ok((answer.into_parts().0, upgraded))
     }
 
     /// Sends `req` (its path already the kubelet's) to the kubelet at `location` and

@@ -29,6 +29,7 @@ mod render;
 mod request_info;
 mod response;
 mod server;
+mod translate;
 mod webhook_services;
 
 pub use authn::{AUTHENTICATION_INFO, DEFAULT_ISSUER};
