@@ -741,5 +741,6 @@ mod deletes;
 mod discovery;
 mod mutating_policies;
 mod pod_security;
+mod streams;
 mod subresources;
 mod warnings;

@@ -461,7 +461,8 @@ fn at_path(req: Request<Incoming>, path_and_query: &str) -> Result<Request<Incom
 }
 
 /// `nodes/<name>/proxy/<path>`: to the kubelet when no port (or the kubelet's) is named,
-/// else to that port of the node's address, which must be one the server may proxy to.
+/// else to that port of the node's address; either way only to an address the server may
+/// proxy to (not loopback, link-local, multicast), as upstream v1.36 checks.
 async fn node_proxy(
     registry: &Registry,
     kubelet: &Arc<KubeletClient>,
@@ -471,6 +472,7 @@ async fn node_proxy(
     let (https, name, port) = crate::proxy::split_name(&info.name)
         .map_err(|_| ApiError::bad_request(format!("invalid node request {:?}", info.name)))?;
     let location = kubelet.locate(registry, name).await?;
+    crate::proxy::resolve_proxyable(&location.host, location.port).await?;
     if port.is_empty() || port == location.port.to_string() {
         let request = backend_request(req, &info.extra, &location.authority())?;
         return kubelet.send(&location, false, request).await;
