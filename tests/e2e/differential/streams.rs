@@ -190,10 +190,13 @@ fn echo(port: u16, payload: &[u8]) -> Vec<u8> {
     back
 }
 
+/// One kubectl case: its name, arguments, environment and standard input.
+type Case<'a> = (&'a str, Vec<&'a str>, &'a [(&'a str, &'a str)], &'a [u8]);
+
 /// What `kubectl` shows for each case, on one server.
 fn transcript(kubeconfig: &Path) -> Vec<(String, (i32, String, String))> {
     let spdy_exec = [("KUBECTL_REMOTE_COMMAND_WEBSOCKETS", "false")];
-    let cases: Vec<(&str, Vec<&str>, &[(&str, &str)], &[u8])> = vec![
+    let cases: Vec<Case> = vec![
         ("logs", vec!["logs", "p"], &[], b""),
         ("logs --tail", vec!["logs", "p", "--tail=2"], &[], b""),
         (
