@@ -71,9 +71,9 @@ struct Options {
     #[arg(long, default_value_t = 200, help_heading = "Generic flags")]
     max_mutating_requests_inflight: usize,
 
-    /// Bytes per second each proxied upgrade connection may carry (0: no limit). No effect
-    /// yet: upstream throttles the connections it proxies (exec, attach, port-forward and
-    /// proxy to pods and nodes); Capstan does not throttle them yet. The value is checked.
+    /// Bytes per second each upgraded connection the server proxies (exec, attach,
+    /// port-forward, proxy to pods, services and nodes) carries each way, on the backend's
+    /// side (0: no limit).
     #[arg(long, default_value_t = 0, help_heading = "Generic flags")]
     max_connection_bytes_per_sec: u64,
 
@@ -756,7 +756,6 @@ const NO_EFFECT: &[&str] = &[
     "feature_gates",
     "show_hidden_metrics_for_version",
     "permit_address_sharing",
-    "max_connection_bytes_per_sec",
 ];
 
 /// Parses the command line; a bad value ends the process with clap's first line (the
@@ -904,6 +903,7 @@ fn main() -> ExitCode {
         });
     config.proxy_client_cert_file = options.proxy_client_cert_file;
     config.proxy_client_key_file = options.proxy_client_key_file;
+    config.max_connection_bytes_per_sec = options.max_connection_bytes_per_sec;
     config.kubelet = capstan_server::KubeletClientConfig {
         preferred_address_types: options.kubelet_preferred_address_types,
         certificate_authority: options.kubelet_certificate_authority,

@@ -155,7 +155,7 @@ fn help_lists_every_option_of_the_specification() {
     }
     // Options with nothing behind them say so.
     for name in [
-        "max-connection-bytes-per-sec",
+        "identity-lease-duration-seconds",
         "cloud-provider",
         "feature-gates",
         "contention-profiling",
@@ -288,7 +288,7 @@ fn options_without_effect_say_so_when_given() {
         .args([
             "--bind-address=127.0.0.1",
             "--secure-port=0",
-            "--max-connection-bytes-per-sec=1000",
+            "--identity-lease-duration-seconds=30",
         ])
         .arg("--data-dir")
         .arg(dir.path())
@@ -313,7 +313,7 @@ fn options_without_effect_say_so_when_given() {
     let warned = warned.expect("a warning before the server serves");
     assert!(warned.starts_with('W'), "{warned}");
     assert!(
-        warned.contains("option=--max-connection-bytes-per-sec"),
+        warned.contains("option=--identity-lease-duration-seconds"),
         "{warned}"
     );
 }

@@ -46,6 +46,14 @@ async fn cluster() -> (TestServer, KubeletStandIn, String, tempfile::TempDir) {
 async fn cluster_of(
     transport: Transport,
 ) -> (TestServer, KubeletStandIn, String, tempfile::TempDir) {
+    cluster_limited(transport, 0).await
+}
+
+/// [`cluster_of`] with `--max-connection-bytes-per-sec` at `bytes_per_sec`.
+async fn cluster_limited(
+    transport: Transport,
+    bytes_per_sec: u64,
+) -> (TestServer, KubeletStandIn, String, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let client_ca = TestCa::new("kubelet-client-ca");
     let (cert, key) = client_ca.client("kube-apiserver-kubelet-client", &["system:masters"]);
@@ -61,6 +69,7 @@ async fn cluster_of(
         file("client.key", &key),
     );
     let server = TestServer::start_with(move |c| {
+        c.max_connection_bytes_per_sec = bytes_per_sec;
         c.kubelet.preferred_address_types = vec!["InternalIP".into()];
         c.kubelet.certificate_authority = Some(ca_file);
         c.kubelet.client_certificate = Some(cert_file);
@@ -672,4 +681,39 @@ async fn streams_reach_a_kubelet_that_speaks_only_spdy() {
         .unwrap();
     let status = failing.take_status().unwrap().await.unwrap();
     assert_eq!(status.reason.as_deref(), Some("NonZeroExitCode"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upgraded_streams_keep_to_the_byte_rate_limit() {
+    // 2,000 bytes per second each way, a second's worth as a burst: 8,000 bytes echoed
+    // need three seconds, however fast the machine (checked as a lower bound, with room
+    // for rounding, which no slowness can break; unthrottled it takes milliseconds).
+    for transport in [Transport::WebSocket, Transport::Spdy] {
+        let (server, _kubelet, _cert, _dir) = cluster_limited(transport, 2_000).await;
+        let pods: Api<Pod> = Api::namespaced(server.client().await, "default");
+        let start = std::time::Instant::now();
+        let mut cat = pods
+            .exec(
+                "p",
+                ["cat"],
+                &AttachParams::default().stdin(true).stderr(false),
+            )
+            .await
+            .unwrap();
+        let mut stdin = cat.stdin().unwrap();
+        let mut stdout = cat.stdout().unwrap();
+        let writer = tokio::spawn(async move {
+            stdin.write_all(&[b'z'; 8_000]).await.unwrap();
+            stdin.shutdown().await.unwrap();
+        });
+        let mut echoed = Vec::new();
+        stdout.read_to_end(&mut echoed).await.unwrap();
+        writer.await.unwrap();
+        assert_eq!(echoed.len(), 8_000);
+        assert!(
+            start.elapsed() >= Duration::from_millis(2_500),
+            "{transport:?}: {:?}",
+            start.elapsed()
+        );
+    }
 }

@@ -128,6 +128,9 @@ pub struct ServerConfig {
     pub proxy_client_key_file: Option<PathBuf>,
     /// How kubelets are reached (`--kubelet-*`).
     pub kubelet: crate::KubeletClientConfig,
+    /// Bytes per second each upgraded proxied connection (exec, attach, port-forward,
+    /// proxy) carries each way; 0 for no limit (`--max-connection-bytes-per-sec`).
+    pub max_connection_bytes_per_sec: u64,
     /// Authorization modes in order (`--authorization-mode`).
     pub authorization_modes: Vec<String>,
     /// ABAC's policies (`--authorization-policy-file`).
@@ -248,6 +251,7 @@ impl ServerConfig {
             proxy_client_cert_file: None,
             proxy_client_key_file: None,
             kubelet: Default::default(),
+            max_connection_bytes_per_sec: 0,
             authorization_modes: vec!["AlwaysAllow".into()],
             authorization_policy_file: None,
             authorization_webhook: None,

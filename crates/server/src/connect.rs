@@ -483,7 +483,7 @@ async fn node_proxy(
     let target = KubeletLocation { port, ..location };
     let address = crate::proxy::resolve_proxyable(&target.host, port).await?;
     let request = backend_request(req, &info.extra, &target.authority())?;
-    crate::proxy::dial(address, https, request).await
+    crate::proxy::dial(address, https, request, kubelet.bytes_per_sec()).await
 }
 
 #[cfg(test)]

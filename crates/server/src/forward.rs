@@ -96,10 +96,12 @@ pub(crate) fn backend_request(
 
 /// Sends `req` over `io` and answers with the backend's response: its body streamed (a
 /// broken backend ends it early; a client going away closes the backend connection), or,
-/// when the backend switches protocols, its `101` with both connections spliced.
+/// when the backend switches protocols, its `101` with both connections spliced, the
+/// backend's side carrying at most `bytes_per_sec` each way (0: no limit).
 pub(crate) async fn forward<T>(
     io: T,
     mut req: Request<Incoming>,
+    bytes_per_sec: u64,
 ) -> Result<Response<Body>, ApiError>
 where
     T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
@@ -126,7 +128,8 @@ where
                 tracing::debug!("an upgraded connection was not established");
                 return;
             };
-            let (mut client, mut backend) = (TokioIo::new(client), TokioIo::new(backend));
+            let mut client = TokioIo::new(client);
+            let mut backend = crate::throttle::Throttled::new(TokioIo::new(backend), bytes_per_sec);
             if let Err(err) = tokio::io::copy_bidirectional(&mut client, &mut backend).await {
                 tracing::debug!(%err, "upgraded connection ended");
             }

@@ -55,6 +55,8 @@ pub struct State {
     pub flow_control: Option<Arc<capstan_flowcontrol::FlowControl>>,
     /// Connections to kubelets (logs, exec, attach, port-forward, the node proxy).
     pub kubelet: Arc<crate::kubelet::KubeletClient>,
+    /// Bytes per second an upgraded proxied connection carries each way (0: no limit).
+    pub max_connection_bytes_per_sec: u64,
     /// Service-account tokens: the issuer's discovery document and keys.
     pub service_accounts: Arc<capstan_auth::authn::serviceaccount::ServiceAccountTokens>,
 }
@@ -567,7 +569,13 @@ async fn resource(
     pretty: bool,
 ) -> Result<Response<Body>, ApiError> {
     if crate::proxy::is_proxy(info) {
-        return crate::proxy::serve(&state.registry, info, req).await;
+        return crate::proxy::serve(
+            &state.registry,
+            info,
+            req,
+            state.max_connection_bytes_per_sec,
+        )
+        .await;
     }
     if crate::connect::is_connect(info) {
         return crate::connect::serve(&state.registry, &state.kubelet, info, req).await;

@@ -82,9 +82,15 @@ impl KubeletLocation {
     }
 }
 
+/// An upgraded connection to a kubelet, throttled by `--max-connection-bytes-per-sec`.
+pub(crate) type KubeletStream =
+    crate::throttle::Throttled<hyper_util::rt::TokioIo<hyper::upgrade::Upgraded>>;
+
 /// Opens connections to kubelets.
 pub(crate) struct KubeletClient {
     preferred: Vec<String>,
+    /// `--max-connection-bytes-per-sec` for upgraded streams (0: no limit).
+    bytes_per_sec: u64,
     timeout: Duration,
     /// Verifies kubelets' certificates with the configured CA (or not, without one).
     tls: Arc<rustls::ClientConfig>,
@@ -93,8 +99,9 @@ pub(crate) struct KubeletClient {
 }
 
 impl KubeletClient {
-    /// Reads the files `config` names; a missing or unusable one is a startup error.
-    pub fn new(config: &KubeletClientConfig) -> Result<Self, String> {
+    /// Reads the files `config` names (a missing or unusable one is a startup error);
+    /// upgraded streams carry at most `bytes_per_sec` each way (0: no limit).
+    pub fn new(config: &KubeletClientConfig, bytes_per_sec: u64) -> Result<Self, String> {
         let read = |path: &PathBuf| {
             std::fs::read(path).map_err(|e| format!("reading {}: {e}", path.display()))
         };
@@ -119,10 +126,16 @@ impl KubeletClient {
         let unverified = capstan_client::client_tls(&client, alpn).map_err(|e| e.to_string())?;
         Ok(Self {
             preferred: config.preferred_address_types.clone(),
+            bytes_per_sec,
             timeout: config.timeout,
             tls: Arc::new(tls),
             unverified: Arc::new(unverified),
         })
+    }
+
+    /// `--max-connection-bytes-per-sec` (0: no limit).
+    pub fn bytes_per_sec(&self) -> u64 {
+        self.bytes_per_sec
     }
 
     /// Where the kubelet of the node named `node` listens.
@@ -242,7 +255,7 @@ impl KubeletClient {
         &self,
         location: &KubeletLocation,
         req: Request<http_body_util::Empty<bytes::Bytes>>,
-    ) -> Result<(http::response::Parts, hyper::upgrade::Upgraded), ApiError> {
+    ) -> Result<(http::response::Parts, KubeletStream), ApiError> {
         let stream = self.connect(location, false).await?;
         let (mut sender, connection) =
             hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
@@ -284,7 +297,11 @@ impl KubeletClient {
         let upgraded = hyper::upgrade::on(&mut answer)
             .await
             .map_err(|e| ApiError::new(Reason::Unknown, e.to_string()))?;
-        Ok((answer.into_parts().0, upgraded))
+        let throttled = crate::throttle::Throttled::new(
+            hyper_util::rt::TokioIo::new(upgraded),
+            self.bytes_per_sec,
+        );
+        Ok((answer.into_parts().0, throttled))
     }
 
     /// Sends `req` (its path already the kubelet's) to the kubelet at `location` and
@@ -297,7 +314,7 @@ impl KubeletClient {
     ) -> Result<Response<Body>, ApiError> {
         let stream = self.connect(location, skip_verify).await?;
         let target = format!("https://{}{}", location.authority(), req.uri());
-        tokio::time::timeout(self.timeout, forward(stream, req))
+        tokio::time::timeout(self.timeout, forward(stream, req, self.bytes_per_sec))
             .await
             .map_err(|_| {
                 ApiError::new(
@@ -314,10 +331,13 @@ mod tests {
     use serde_json::json;
 
     fn client(types: &[&str]) -> KubeletClient {
-        KubeletClient::new(&KubeletClientConfig {
-            preferred_address_types: types.iter().map(|t| t.to_string()).collect(),
-            ..Default::default()
-        })
+        KubeletClient::new(
+            &KubeletClientConfig {
+                preferred_address_types: types.iter().map(|t| t.to_string()).collect(),
+                ..Default::default()
+            },
+            0,
+        )
         .unwrap()
     }
 
@@ -355,10 +375,13 @@ mod tests {
 
     #[test]
     fn a_client_certificate_needs_its_key() {
-        let err = KubeletClient::new(&KubeletClientConfig {
-            client_certificate: Some("/nonexistent".into()),
-            ..Default::default()
-        })
+        let err = KubeletClient::new(
+            &KubeletClientConfig {
+                client_certificate: Some("/nonexistent".into()),
+                ..Default::default()
+            },
+            0,
+        )
         .err()
         .unwrap();
         assert!(err.contains("go together"), "{err}");

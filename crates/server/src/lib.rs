@@ -29,6 +29,7 @@ mod render;
 mod request_info;
 mod response;
 mod server;
+mod throttle;
 mod translate;
 mod webhook_services;
 

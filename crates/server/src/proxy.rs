@@ -217,13 +217,14 @@ pub(crate) async fn serve(
     registry: &Registry,
     info: &RequestInfo,
     req: Request<Incoming>,
+    bytes_per_sec: u64,
 ) -> Result<Response<Body>, ApiError> {
     let backend = match info.resource.as_str() {
         "services" => service_backend(registry, &info.namespace, &info.name).await?,
         _ => pod_backend(registry, &info.namespace, &info.name).await?,
     };
     let request = backend_request(req, &info.extra, &backend.address.to_string())?;
-    dial(backend.address, backend.https, request).await
+    dial(backend.address, backend.https, request, bytes_per_sec).await
 }
 
 /// `request` sent to `address` over HTTP, or HTTPS when `https` (unverified: the backend's
@@ -232,6 +233,7 @@ pub(crate) async fn dial(
     address: SocketAddr,
     https: bool,
     request: Request<Incoming>,
+    bytes_per_sec: u64,
 ) -> Result<Response<Body>, ApiError> {
     let tcp = tokio::time::timeout(DIAL_TIMEOUT, tokio::net::TcpStream::connect(address))
         .await
@@ -247,9 +249,9 @@ pub(crate) async fn dial(
             .connect(name, tcp)
             .await
             .map_err(unreachable)?;
-        forward(stream, request).await
+        forward(stream, request, bytes_per_sec).await
     } else {
-        forward(tcp, request).await
+        forward(tcp, request, bytes_per_sec).await
     }
 }
 

@@ -355,7 +355,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         (None, None) => local_addr.to_string(),
     };
     let kubelet = Arc::new(
-        crate::kubelet::KubeletClient::new(&config.kubelet)
+        crate::kubelet::KubeletClient::new(&config.kubelet, config.max_connection_bytes_per_sec)
             .map_err(|e| Error::Startup(format!("kubelet client: {e}")))?,
     );
     authn::check_proxy_client_cert(
@@ -680,6 +680,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         profiling: config.profiling,
         flow_control: flow_control.clone(),
         kubelet,
+        max_connection_bytes_per_sec: config.max_connection_bytes_per_sec,
         service_accounts,
     });
     // Discovery follows the custom resources.

@@ -163,7 +163,7 @@ pub(crate) fn remote_command(
                 return close(ws).await;
             }
         };
-        let (session, _) = Session::client(TokioIo::new(upgraded));
+        let (session, _) = Session::client(upgraded);
         if let Err(message) = bridge(&session, &mut ws, streams).await {
             let _ = ws.send(channel(3, &failure(&message))).await;
         }
@@ -300,7 +300,7 @@ pub(crate) fn port_forward_tunnel(
                 return close(ws).await;
             }
         };
-        let (mut to_kubelet_r, mut to_kubelet_w) = tokio::io::split(TokioIo::new(upgraded));
+        let (mut to_kubelet_r, mut to_kubelet_w) = tokio::io::split(upgraded);
         let (mut sink, mut source) = ws.split();
         let upstream = async {
             while let Some(Ok(message)) = source.next().await {
