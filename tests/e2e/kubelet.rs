@@ -717,3 +717,42 @@ async fn upgraded_streams_keep_to_the_byte_rate_limit() {
         );
     }
 }
+
+/// `kubectl cp` into the pod and out of it, through a kubelet speaking `transport`.
+async fn copies_both_ways(transport: Transport) {
+    let (server, kubelet, _cert, dir) = cluster_of(transport).await;
+    let kc = server.kubeconfig_path();
+    let local = dir.path().join("notes.txt");
+    let contents: Vec<u8> = (0..100_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+    std::fs::write(&local, &contents).unwrap();
+    let out = dir.path().join("copied.bin");
+    let (local2, out2) = (local.clone(), out.clone());
+    tokio::task::spawn_blocking(move || {
+        ok(kubectl(&kc, &["cp", local2.to_str().unwrap(), "p:/tmp/"]));
+        ok(kubectl(
+            &kc,
+            &["cp", "p:/data/report.bin", out2.to_str().unwrap()],
+        ));
+    })
+    .await
+    .unwrap();
+    let files = kubelet.seen().files;
+    assert_eq!(
+        files.len(),
+        1,
+        "{:?}",
+        files.iter().map(|f| &f.0).collect::<Vec<_>>()
+    );
+    assert_eq!(files[0].0, "/tmp/notes.txt");
+    assert!(files[0].1 == contents, "the copy into the pod differs");
+    assert!(
+        std::fs::read(&out).unwrap() == capstan_e2e::kubelet::cp_content("/data/report.bin"),
+        "the copy out of the pod differs"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_cp_copies_both_ways() {
+    copies_both_ways(Transport::WebSocket).await;
+    copies_both_ways(Transport::Spdy).await;
+}

@@ -47,6 +47,8 @@ pub struct Seen {
     pub follows_ended: usize,
     /// The WebSocket subprotocol of each stream opened.
     pub protocols: Vec<String>,
+    /// Files copied into the pod (`kubectl cp`): path and contents.
+    pub files: Vec<(String, Vec<u8>)>,
 }
 
 /// How the stand-in speaks its streams.
@@ -242,8 +244,9 @@ fn answer(
                 tty: flag("tty"),
             };
             if transport == Transport::Spdy {
+                let files = seen.clone();
                 return spdy_upgrade(&mut req, "v4.channel.k8s.io", seen, move |session| {
-                    spdy_command(session, command, wanted)
+                    spdy_command(session, command, wanted, files)
                 });
             }
             let Some(key) = req.headers().get("sec-websocket-key").cloned() else {
@@ -271,6 +274,7 @@ fn answer(
                 .protocols
                 .push(protocol.to_string());
             let upgrade = hyper::upgrade::on(&mut req);
+            let files = seen.clone();
             tokio::spawn(async move {
                 let Ok(upgraded) = upgrade.await else {
                     return;
@@ -278,7 +282,7 @@ fn answer(
                 let ws =
                     WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, None)
                         .await;
-                run(ws, command, protocol == "v5.channel.k8s.io").await;
+                run(ws, command, protocol == "v5.channel.k8s.io", files).await;
             });
             Response::builder()
                 .status(StatusCode::SWITCHING_PROTOCOLS)
@@ -361,6 +365,7 @@ async fn spdy_command(
     mut incoming: mpsc::Receiver<capstan_spdy::Stream>,
     command: Vec<String>,
     wanted: Wanted,
+    seen: Arc<Mutex<Seen>>,
 ) {
     let expected = 1
         + usize::from(wanted.stdin)
@@ -414,7 +419,7 @@ async fn spdy_command(
             let _ = target.finish().await;
         }
     });
-    let code = execute(&command, stdin_rx, resize_rx, out_tx).await;
+    let code = execute(&command, stdin_rx, resize_rx, out_tx, &seen).await;
     let _ = writer.await;
     if let Some(error) = streams.get("error") {
         // v4 writes the final Status whatever the outcome.
@@ -463,8 +468,41 @@ async fn execute(
     mut stdin: mpsc::Receiver<Bytes>,
     mut resize: mpsc::Receiver<serde_json::Value>,
     out: mpsc::Sender<(u8, Bytes)>,
+    seen: &Mutex<Seen>,
 ) -> i32 {
     let words = command.get(1..).unwrap_or_default().join(" ");
+    let args: Vec<&str> = command.iter().map(String::as_str).collect();
+    match args.as_slice() {
+        // kubectl cp: is the destination a directory (`/tmp` is)?
+        ["test", "-d", path] => return i32::from(*path != "/tmp" && *path != "/tmp/"),
+        // kubectl cp into the pod: the archive on stdin, extracted into `seen.files`.
+        ["tar", options @ ..] if options.iter().any(|o| o.starts_with("-x")) => {
+            let dir = options
+                .iter()
+                .position(|o| *o == "-C")
+                .and_then(|i| options.get(i + 1))
+                .map(|d| d.trim_end_matches('/').to_string())
+                .unwrap_or_default();
+            let mut archive = Vec::new();
+            while let Some(chunk) = stdin.recv().await {
+                archive.extend_from_slice(&chunk);
+            }
+            let files = tar::read(&archive);
+            let mut seen = seen.lock().expect("not poisoned");
+            for (name, data) in files {
+                seen.files.push((format!("{dir}/{name}"), data));
+            }
+            return 0;
+        }
+        // kubectl cp out of the pod: a file of known content at any path.
+        ["tar", "cf", "-", path] => {
+            let name = path.trim_start_matches('/');
+            let archive = tar::write(name, &cp_content(path));
+            let _ = out.send((1, Bytes::from(archive))).await;
+            return 0;
+        }
+        _ => {}
+    }
     match command.first().map(String::as_str) {
         Some("echo") => {
             let _ = out.send((1, Bytes::from(format!("{words}\n")))).await;
@@ -567,7 +605,7 @@ fn tokio_stream_from<T: Send + 'static>(
 }
 
 /// One exec or attach session over `ws`.
-async fn run<S>(ws: WebSocketStream<S>, command: Vec<String>, v5: bool)
+async fn run<S>(ws: WebSocketStream<S>, command: Vec<String>, v5: bool, seen: Arc<Mutex<Seen>>)
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
@@ -605,7 +643,7 @@ where
         }
     });
     let (out_tx, mut out_rx) = mpsc::channel::<(u8, Bytes)>(16);
-    let execution = execute(&command, stdin_rx, resize_rx, out_tx);
+    let execution = execute(&command, stdin_rx, resize_rx, out_tx, &seen);
     let forward = async {
         while let Some((channel, data)) = out_rx.recv().await {
             let _ = sink.send(frame(channel, &data)).await;
@@ -621,4 +659,87 @@ where
             reason: "".into(),
         })))
         .await;
+}
+
+/// What the pod's file at `path` holds for `kubectl cp` out of it.
+pub fn cp_content(path: &str) -> Vec<u8> {
+    (0..70_000u32)
+        .map(|i| path.as_bytes()[i as usize % path.len()] ^ (i % 7) as u8)
+        .collect()
+}
+
+/// The little of the tar format `kubectl cp` needs: one-file archives out, plain files in.
+mod tar {
+    const BLOCK: usize = 512;
+
+    fn octal(field: &mut [u8], value: u64) {
+        let text = format!("{value:0width$o}", width = field.len() - 1);
+        field[..text.len()].copy_from_slice(text.as_bytes());
+    }
+
+    /// An archive holding `data` as the regular file `name`.
+    pub fn write(name: &str, data: &[u8]) -> Vec<u8> {
+        let mut header = [0u8; BLOCK];
+        header[..name.len()].copy_from_slice(name.as_bytes());
+        octal(&mut header[100..108], 0o644);
+        octal(&mut header[108..116], 0);
+        octal(&mut header[116..124], 0);
+        octal(&mut header[124..136], data.len() as u64);
+        octal(&mut header[136..148], 1_764_374_400);
+        header[156] = b'0';
+        header[257..263].copy_from_slice(b"ustar\0");
+        header[263..265].copy_from_slice(b"00");
+        header[148..156].fill(b' ');
+        let sum: u32 = header.iter().map(|b| u32::from(*b)).sum();
+        let text = format!("{sum:06o}\0 ");
+        header[148..156].copy_from_slice(text.as_bytes());
+        let mut out = header.to_vec();
+        out.extend_from_slice(data);
+        out.resize(out.len().div_ceil(BLOCK) * BLOCK, 0);
+        out.extend_from_slice(&[0; 2 * BLOCK]);
+        out
+    }
+
+    /// The regular files of an archive: name and contents.
+    pub fn read(archive: &[u8]) -> Vec<(String, Vec<u8>)> {
+        let mut files = Vec::new();
+        let mut at = 0;
+        while at + BLOCK <= archive.len() {
+            let header = &archive[at..at + BLOCK];
+            if header.iter().all(|b| *b == 0) {
+                break;
+            }
+            let text = |range: std::ops::Range<usize>| {
+                let field = &header[range];
+                let end = field.iter().position(|b| *b == 0).unwrap_or(field.len());
+                String::from_utf8_lossy(&field[..end]).trim().to_string()
+            };
+            let size = usize::from_str_radix(&text(124..136), 8).unwrap_or(0);
+            let mut name = text(0..100);
+            let prefix = text(345..500);
+            if !prefix.is_empty() {
+                name = format!("{prefix}/{name}");
+            }
+            let start = at + BLOCK;
+            if matches!(header[156], b'0' | 0) && start + size <= archive.len() {
+                files.push((name, archive[start..start + size].to_vec()));
+            }
+            at = start + size.div_ceil(BLOCK) * BLOCK;
+        }
+        files
+    }
+
+    #[cfg(test)]
+    mod tests {
+        #[test]
+        fn an_archive_reads_back() {
+            let data = vec![9u8; 1_000];
+            let archive = super::write("data/f.bin", &data);
+            assert_eq!(archive.len() % 512, 0);
+            assert_eq!(
+                super::read(&archive),
+                vec![("data/f.bin".to_string(), data)]
+            );
+        }
+    }
 }
