@@ -284,12 +284,16 @@ fn stream_query(
     Ok((out, options))
 }
 
+/// `path` with `pairs` as its query, keys in order (as Go encodes a query: the kubelet sees
+/// what upstream's server sends), values of a key in the order given.
 fn with_query(path: String, pairs: &[(String, String)]) -> String {
     if pairs.is_empty() {
         return path;
     }
-    let query: Vec<String> = pairs
-        .iter()
+    let mut sorted: Vec<&(String, String)> = pairs.iter().collect();
+    sorted.sort_by(|a, b| a.0.cmp(&b.0));
+    let query: Vec<String> = sorted
+        .into_iter()
         .map(|(k, v)| format!("{}={}", encode(k), encode(v)))
         .collect();
     format!("{path}?{}", query.join("&"))

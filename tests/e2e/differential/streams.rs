@@ -213,6 +213,26 @@ fn transcript(kubeconfig: &Path) -> Vec<(String, (i32, String, String))> {
         ),
         ("logs -c", vec!["logs", "two", "-c", "sidecar"], &[], b""),
         (
+            "logs with every option",
+            vec![
+                "logs",
+                "p",
+                "--since=1h",
+                "--limit-bytes=100",
+                "--timestamps",
+                "--previous",
+                "--insecure-skip-tls-verify-backend",
+            ],
+            &[],
+            b"",
+        ),
+        (
+            "logs since a time",
+            vec!["logs", "p", "--since-time=2026-11-29T01:02:03+01:00"],
+            &[],
+            b"",
+        ),
+        (
             "logs of a waiting container",
             vec!["logs", "waiter"],
             &[],
@@ -281,6 +301,13 @@ fn transcript(kubeconfig: &Path) -> Vec<(String, (i32, String, String))> {
             b"three\n",
         ),
         (
+            "exec with a terminal",
+            vec!["exec", "-t", "p", "--", "echo", "tty"],
+            &[],
+            b"",
+        ),
+        ("attach -i", vec!["attach", "-i", "p"], &[], b"attached\n"),
+        (
             "exec on no node",
             vec!["exec", "pending", "--", "echo"],
             &[],
@@ -333,13 +360,21 @@ fn transcript(kubeconfig: &Path) -> Vec<(String, (i32, String, String))> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_streams_behave_as_on_upstream() {
     let dir = tempfile::tempdir().unwrap();
-    let (_kubelet, capstan, upstream) = servers(dir.path()).await;
+    let (kubelet, capstan, upstream) = servers(dir.path()).await;
     let ours = capstan.kubeconfig_path();
     let theirs = upstream.kubeconfig.clone();
-    let (ours, theirs) =
-        tokio::task::spawn_blocking(move || (transcript(&ours), transcript(&theirs)))
-            .await
-            .unwrap();
+    // What each server asked the kubelet is compared too.
+    let before = kubelet.seen().requests.len();
+    let ours = tokio::task::spawn_blocking(move || transcript(&ours))
+        .await
+        .unwrap();
+    let middle = kubelet.seen().requests.len();
+    let theirs = tokio::task::spawn_blocking(move || transcript(&theirs))
+        .await
+        .unwrap();
+    let requests = kubelet.seen().requests;
+    let (our_requests, their_requests) = (&requests[before..middle], &requests[middle..]);
+    assert_eq!(our_requests, their_requests, "the requests the kubelet saw");
     let mut differences = Vec::new();
     for ((name, mine), (_, upstreams)) in ours.iter().zip(&theirs) {
         if mine != upstreams {
