@@ -414,6 +414,33 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn megabytes_pass_in_many_frames() {
+        // Far more bytes than the reader's first buffer: it must keep finding room.
+        let (a, b) = tokio::io::duplex(4096);
+        let (client, _) = Session::client(a);
+        let (_server, mut incoming) = Session::server(b);
+        let sender = tokio::spawn(async move {
+            let stream = client.open(Vec::new()).await.unwrap();
+            for _ in 0..256 {
+                stream
+                    .sender()
+                    .send(Bytes::from(vec![3u8; 33_333]))
+                    .await
+                    .unwrap();
+            }
+            stream.sender().finish().await.unwrap();
+            stream
+        });
+        let mut stream = incoming.recv().await.unwrap();
+        let mut total = 0;
+        while let Some(chunk) = stream.recv().await {
+            total += chunk.len();
+        }
+        assert_eq!(total, 256 * 33_333);
+        drop(sender.await.unwrap());
+    }
+
+    #[tokio::test]
     async fn a_closed_connection_ends_every_stream() {
         let (a, b) = tokio::io::duplex(1024);
         let (client, _) = Session::client(a);

@@ -396,16 +396,18 @@ async fn kubectl_streams_behave_as_on_upstream() {
     assert!(case("port-forward").1.ends_with("same: true"));
 }
 
-/// Throughput of `payload` through a port-forward, in MB/s.
-fn port_forward_rate(kubeconfig: &Path, payload: &[u8]) -> f64 {
+/// Throughput of `payload` echoed through a port-forward over `connections` connections
+/// one after the other, in MB/s.
+fn port_forward_rate(kubeconfig: &Path, payload: &[u8], connections: usize) -> f64 {
     with_port_forward(kubeconfig, &[], |port| {
         // One warm-up round trip.
         assert_eq!(echo(port, b"warm"), b"warm");
         let start = Instant::now();
-        let back = echo(port, payload);
+        for _ in 0..connections {
+            assert!(echo(port, payload) == payload);
+        }
         let elapsed = start.elapsed();
-        assert!(back == payload);
-        payload.len() as f64 / elapsed.as_secs_f64() / 1e6
+        (payload.len() * connections) as f64 / elapsed.as_secs_f64() / 1e6
     })
 }
 
@@ -443,10 +445,12 @@ async fn streams_side_by_side() {
     let ours = capstan.kubeconfig_path();
     let theirs = upstream.kubeconfig.clone();
     tokio::task::spawn_blocking(move || {
-        let payload: Vec<u8> = (0..64u32 << 20).map(|i| (i % 251) as u8).collect();
+        // 200 kB, one connection per port-forward: past about 256 kB a kubectl SPDY session
+        // with the stand-in stalls (an open problem, docs/performance.md).
+        let payload: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
         for round in 1..=3 {
             for (name, kc) in [("Capstan", &ours), ("upstream", &theirs)] {
-                let rate = port_forward_rate(kc, &payload);
+                let rate = port_forward_rate(kc, &payload, 1);
                 let rtt = exec_round_trips(kc, 500);
                 let at = |q: f64| rtt[((rtt.len() - 1) as f64 * q) as usize] * 1e3;
                 println!(
