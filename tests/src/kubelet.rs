@@ -124,6 +124,7 @@ impl KubeletStandIn {
             let seen = seen.clone();
             async move {
                 while let Ok((tcp, _)) = listener.accept().await {
+                    let _ = tcp.set_nodelay(true);
                     let acceptor = acceptor.clone();
                     let seen = seen.clone();
                     tokio::spawn(async move {

@@ -233,6 +233,8 @@ impl KubeletClient {
         .await
         .map_err(|_| failed(&"i/o timeout"))?
         .map_err(|e| failed(&e))?;
+        // Streams carry small writes (keystrokes, echoes): no Nagle delays, as Go's dialer.
+        let _ = tcp.set_nodelay(true);
         let name = rustls_pki_types::ServerName::try_from(location.host.clone())
             .map_err(|e| failed(&e))?;
         let config = if skip_verify {

@@ -239,6 +239,7 @@ pub(crate) async fn dial(
         .await
         .map_err(|_| unreachable(format!("dial tcp {}: i/o timeout", address)))?
         .map_err(|e| unreachable(format!("dial tcp {}: {e}", address)))?;
+    let _ = tcp.set_nodelay(true);
     if https {
         let mut config = capstan_client::Config::new(format!("https://{}", address));
         // Pods' certificates are not for their addresses: upstream does not verify them.
