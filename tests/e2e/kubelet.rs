@@ -8,33 +8,18 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use capstan_e2e::kubelet::{KubeletStandIn, Transport};
+use capstan_e2e::kubelet::{KubeletStandIn, Transport, pod};
 use capstan_e2e::{RawClient, TestCa, kubectl};
 use capstan_testing::TestServer;
 use http::Method;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, AttachParams, TerminalSize};
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::ok;
 
 const PODS: &str = "/api/v1/namespaces/default/pods";
-
-fn pod(name: &str, node: Option<&str>, containers: &[&str], init: &[&str]) -> Value {
-    let named = |names: &[&str]| {
-        names
-            .iter()
-            .map(|n| json!({"name": n, "image": "busybox"}))
-            .collect::<Vec<_>>()
-    };
-    let mut pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
-        "spec": {"containers": named(containers), "initContainers": named(init)}});
-    if let Some(node) = node {
-        pod["spec"]["nodeName"] = node.into();
-    }
-    pod
-}
 
 /// A server whose kubelet connections verify the stand-in's certificate and present a
 /// client certificate, a node `n1` served by the stand-in, and pods on it.
@@ -77,31 +62,7 @@ async fn cluster_limited(
     })
     .await;
     let raw = RawClient::new(&server.url(), server.ca_pem(), Some(server.token()));
-    let node = kubelet.node("n1");
-    let r = raw.send_json(Method::POST, "/api/v1/nodes", &node).await;
-    assert_eq!(r.status, 201, "{:?}", r.body);
-    let mut stored = r.json();
-    stored["status"] = node["status"].clone();
-    let r = raw
-        .send_json(Method::PUT, "/api/v1/nodes/n1/status", &stored)
-        .await;
-    assert_eq!(r.status, 200, "{:?}", r.body);
-    for p in [
-        pod("p", Some("n1"), &["app"], &[]),
-        pod("two", Some("n1"), &["app", "sidecar"], &["setup"]),
-        pod("waiter", Some("n1"), &["waiting"], &[]),
-        pod("pending", None, &["app"], &[]),
-    ] {
-        let r = raw.send_json(Method::POST, PODS, &p).await;
-        assert_eq!(r.status, 201, "{:?}", r.body);
-    }
-    // kubectl port-forward wants a running pod.
-    let mut running = raw.get(&format!("{PODS}/p")).await.json();
-    running["status"] = json!({"phase": "Running", "podIP": "10.0.0.7"});
-    let r = raw
-        .send_json(Method::PUT, &format!("{PODS}/p/status"), &running)
-        .await;
-    assert_eq!(r.status, 200, "{:?}", r.body);
+    kubelet.populate(&raw).await;
     (server, kubelet, cert, dir)
 }
 
@@ -407,14 +368,7 @@ async fn kubelet_certificates_are_verified() {
     })
     .await;
     let raw = RawClient::new(&server.url(), server.ca_pem(), Some(server.token()));
-    let node = kubelet.node("n1");
-    let mut stored = raw
-        .send_json(Method::POST, "/api/v1/nodes", &node)
-        .await
-        .json();
-    stored["status"] = node["status"].clone();
-    raw.send_json(Method::PUT, "/api/v1/nodes/n1/status", &stored)
-        .await;
+    kubelet.register(&raw, "n1").await;
     raw.send_json(Method::POST, PODS, &pod("p", Some("n1"), &["app"], &[]))
         .await;
     let r = raw.get(&format!("{PODS}/p/log")).await;
@@ -447,14 +401,7 @@ async fn a_stream_into_a_pod_needs_create() {
     })
     .await;
     let raw = RawClient::new(&server.url(), server.ca_pem(), Some(server.token()));
-    let node = kubelet.node("n1");
-    let mut stored = raw
-        .send_json(Method::POST, "/api/v1/nodes", &node)
-        .await
-        .json();
-    stored["status"] = node["status"].clone();
-    raw.send_json(Method::PUT, "/api/v1/nodes/n1/status", &stored)
-        .await;
+    kubelet.register(&raw, "n1").await;
     raw.send_json(Method::POST, PODS, &pod("p", Some("n1"), &["app"], &[]))
         .await;
     let role = json!({"metadata": {"name": "exec-get"}, "rules": [

@@ -178,6 +178,83 @@ impl KubeletStandIn {
     }
 }
 
+impl KubeletStandIn {
+    /// Registers Node `name` served by this stand-in through `client` (status included).
+    pub async fn register(&self, client: &crate::RawClient, name: &str) {
+        let node = self.node(name);
+        let r = client
+            .send_json(http::Method::POST, "/api/v1/nodes", &node)
+            .await;
+        assert_eq!(r.status, 201, "{:?}", r.body);
+        let mut stored = r.json();
+        stored["status"] = node["status"].clone();
+        let r = client
+            .send_json(
+                http::Method::PUT,
+                &format!("/api/v1/nodes/{name}/status"),
+                &stored,
+            )
+            .await;
+        assert_eq!(r.status, 200, "{:?}", r.body);
+    }
+
+    /// The cluster the kubelet tests share, through `client`: the default service account
+    /// (upstream admits pods only once it exists), node `n1` served by this stand-in, and
+    /// pods on it: `p` (Running, one container `app`), `two` (`app`, `sidecar`, init
+    /// `setup`), `waiter` (container `waiting`), and `pending` on no node.
+    pub async fn populate(&self, client: &crate::RawClient) {
+        const PODS: &str = "/api/v1/namespaces/default/pods";
+        let sa = serde_json::json!({"apiVersion": "v1", "kind": "ServiceAccount",
+            "metadata": {"name": "default"}});
+        client
+            .send_json(
+                http::Method::POST,
+                "/api/v1/namespaces/default/serviceaccounts",
+                &sa,
+            )
+            .await;
+        self.register(client, "n1").await;
+        for p in [
+            pod("p", Some("n1"), &["app"], &[]),
+            pod("two", Some("n1"), &["app", "sidecar"], &["setup"]),
+            pod("waiter", Some("n1"), &["waiting"], &[]),
+            pod("pending", None, &["app"], &[]),
+        ] {
+            let r = client.send_json(http::Method::POST, PODS, &p).await;
+            assert_eq!(r.status, 201, "{:?}", r.body);
+        }
+        // kubectl port-forward wants a running pod.
+        let mut running = client.get(&format!("{PODS}/p")).await.json();
+        running["status"] = serde_json::json!({"phase": "Running", "podIP": "10.0.0.7"});
+        let r = client
+            .send_json(http::Method::PUT, &format!("{PODS}/p/status"), &running)
+            .await;
+        assert_eq!(r.status, 200, "{:?}", r.body);
+    }
+}
+
+/// A pod named `name` (on `node`, if any) with `containers` and `init` containers.
+pub fn pod(
+    name: &str,
+    node: Option<&str>,
+    containers: &[&str],
+    init: &[&str],
+) -> serde_json::Value {
+    let named = |names: &[&str]| {
+        names
+            .iter()
+            .map(|n| serde_json::json!({"name": n, "image": "busybox"}))
+            .collect::<Vec<_>>()
+    };
+    let mut pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+        "spec": {"containers": named(containers), "initContainers": named(init),
+            "automountServiceAccountToken": false}});
+    if let Some(node) = node {
+        pod["spec"]["nodeName"] = node.into();
+    }
+    pod
+}
+
 impl Drop for KubeletStandIn {
     fn drop(&mut self) {
         self.task.abort();

@@ -10,76 +10,17 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use capstan_e2e::RawClient;
 use capstan_e2e::TestCa;
 use capstan_e2e::kubelet::{KubeletStandIn, Transport};
 use capstan_testing::TestServer;
-use http::Method;
-use serde_json::{Value, json};
 
 use super::Upstream;
-
-const PODS: &str = "/api/v1/namespaces/default/pods";
 
 /// The kubelet client's files: the stand-in's CA, a client certificate and its key.
 struct KubeletFiles {
     ca: PathBuf,
     cert: PathBuf,
     key: PathBuf,
-}
-
-fn pod(name: &str, node: Option<&str>, containers: &[&str], init: &[&str]) -> Value {
-    let named = |names: &[&str]| {
-        names
-            .iter()
-            .map(|n| json!({"name": n, "image": "busybox"}))
-            .collect::<Vec<_>>()
-    };
-    let mut pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
-        "spec": {"containers": named(containers), "initContainers": named(init),
-            "automountServiceAccountToken": false}});
-    if let Some(node) = node {
-        pod["spec"]["nodeName"] = node.into();
-    }
-    pod
-}
-
-/// Node `n1` served by `kubelet`, and the pods of the comparison, through `client`.
-async fn populate(client: &RawClient, kubelet: &KubeletStandIn) {
-    // Upstream admits pods only once their service account exists (its controller
-    // manager would create it).
-    let sa = json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}});
-    client
-        .send_json(
-            Method::POST,
-            "/api/v1/namespaces/default/serviceaccounts",
-            &sa,
-        )
-        .await;
-    let node = kubelet.node("n1");
-    let r = client.send_json(Method::POST, "/api/v1/nodes", &node).await;
-    assert_eq!(r.status, 201, "{:?}", r.body);
-    let mut stored = r.json();
-    stored["status"] = node["status"].clone();
-    let r = client
-        .send_json(Method::PUT, "/api/v1/nodes/n1/status", &stored)
-        .await;
-    assert_eq!(r.status, 200, "{:?}", r.body);
-    for p in [
-        pod("p", Some("n1"), &["app"], &[]),
-        pod("two", Some("n1"), &["app", "sidecar"], &["setup"]),
-        pod("waiter", Some("n1"), &["waiting"], &[]),
-        pod("pending", None, &["app"], &[]),
-    ] {
-        let r = client.send_json(Method::POST, PODS, &p).await;
-        assert_eq!(r.status, 201, "{:?}", r.body);
-    }
-    let mut running = client.get(&format!("{PODS}/p")).await.json();
-    running["status"] = json!({"phase": "Running", "podIP": "10.0.0.7"});
-    let r = client
-        .send_json(Method::PUT, &format!("{PODS}/p/status"), &running)
-        .await;
-    assert_eq!(r.status, 200, "{:?}", r.body);
 }
 
 /// A stand-in kubelet, and Capstan and upstream's server both reaching it.
@@ -112,8 +53,8 @@ async fn servers(dir: &Path) -> (KubeletStandIn, TestServer, Upstream) {
         c.kubelet.client_key = Some(files.key);
     })
     .await;
-    populate(&upstream.client, &kubelet).await;
-    populate(&super::capstan(&capstan), &kubelet).await;
+    kubelet.populate(&upstream.client).await;
+    kubelet.populate(&super::capstan(&capstan)).await;
     (kubelet, capstan, upstream)
 }
 
