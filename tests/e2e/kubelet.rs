@@ -197,6 +197,9 @@ async fn exec_and_attach_reach_the_container() {
             String::from_utf8_lossy(&out.stderr)
         );
         assert_eq!(String::from_utf8_lossy(&out.stdout), "one\ntwo\n");
+        // Megabytes both ways through the WebSocket spliced to the kubelet's.
+        let payload = large_payload();
+        assert!(exec_cat(&kc, &[], &payload) == payload, "large exec");
         // The command's exit code becomes kubectl's.
         let out = Command::new("kubectl")
             .arg("--kubeconfig")
@@ -231,9 +234,7 @@ async fn exec_and_attach_reach_the_container() {
             .all(|p| p == "v5.channel.k8s.io")
     );
 
-    // The kube crate's WebSocket client: both directions, stderr, status, resize. (It reads
-    // and writes in one loop, so an echo larger than the connections' buffers would stall
-    // it against any server: kubectl carries the large transfers.)
+    // The kube crate's WebSocket client: megabytes both ways, stderr, status, resize.
     let pods: Api<Pod> = Api::namespaced(server.client().await, "default");
     let mut cat = pods
         .exec(
@@ -245,7 +246,7 @@ async fn exec_and_attach_reach_the_container() {
         .unwrap();
     let mut stdin = cat.stdin().unwrap();
     let mut stdout = cat.stdout().unwrap();
-    let big = vec![b'x'; 64 * 1024];
+    let big = vec![b'x'; 4 << 20];
     let writer = tokio::spawn(async move {
         stdin.write_all(&big).await.unwrap();
         stdin.shutdown().await.unwrap();
@@ -253,7 +254,7 @@ async fn exec_and_attach_reach_the_container() {
     let mut echoed = Vec::new();
     stdout.read_to_end(&mut echoed).await.unwrap();
     writer.await.unwrap();
-    assert_eq!(echoed.len(), 64 * 1024);
+    assert_eq!(echoed.len(), 4 << 20);
     assert!(echoed.iter().all(|b| *b == b'x'));
     let status = cat.take_status().unwrap().await.unwrap();
     assert_eq!(status.status.as_deref(), Some("Success"));
@@ -463,6 +464,39 @@ async fn a_stream_into_a_pod_needs_create() {
     );
 }
 
+/// A large `payload` through `kubectl exec -i p -- cat` (with `env`), written while read.
+fn exec_cat(kc: &std::path::Path, env: &[(&str, &str)], payload: &[u8]) -> Vec<u8> {
+    use std::io::Read;
+    let mut child = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kc)
+        .args(["exec", "-i", "p", "--", "cat"])
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let sent = payload.to_vec();
+    let thread = std::thread::spawn(move || stdin.write_all(&sent).unwrap());
+    let mut echoed = Vec::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_end(&mut echoed)
+        .unwrap();
+    thread.join().unwrap();
+    assert!(child.wait().unwrap().success());
+    echoed
+}
+
+/// Megabytes of varied bytes, for the large transfers.
+fn large_payload() -> Vec<u8> {
+    (0..4_000_000u32).map(|i| (i % 251) as u8).collect()
+}
+
 /// A TCP round trip through `kubectl port-forward` (with `env`) to the stand-in's echo.
 fn port_forward_echo(kc: &std::path::Path, env: &[(&str, &str)], payload: &[u8]) -> Vec<u8> {
     use std::io::Read;
@@ -565,10 +599,15 @@ async fn streams_reach_a_kubelet_that_speaks_only_spdy() {
         );
         assert_eq!(String::from_utf8_lossy(&out.stdout), "over spdy\n");
         // Port-forward: the WebSocket tunnel, then kubectl's SPDY.
-        let payload: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        // Megabytes each way (beyond every buffer on the path, and the server's bulk-lane
+        // budget, which once held upgraded connections back after 256 KiB).
+        let payload = large_payload();
         let spdy = [("KUBECTL_PORT_FORWARD_WEBSOCKETS", "false")];
         assert!(port_forward_echo(&kc, &spdy, &payload) == payload, "spdy");
         assert!(port_forward_echo(&kc, &[], &payload) == payload, "tunnel");
+        let spdy = [("KUBECTL_REMOTE_COMMAND_WEBSOCKETS", "false")];
+        assert!(exec_cat(&kc, &[], &payload) == payload, "exec translated");
+        assert!(exec_cat(&kc, &spdy, &payload) == payload, "exec over spdy");
     })
     .await
     .unwrap();
@@ -592,13 +631,13 @@ async fn streams_reach_a_kubelet_that_speaks_only_spdy() {
     let mut stdin = cat.stdin().unwrap();
     let mut stdout = cat.stdout().unwrap();
     let writer = tokio::spawn(async move {
-        stdin.write_all(&vec![b'y'; 64 * 1024]).await.unwrap();
+        stdin.write_all(&vec![b'y'; 4 << 20]).await.unwrap();
         stdin.shutdown().await.unwrap();
     });
     let mut echoed = Vec::new();
     stdout.read_to_end(&mut echoed).await.unwrap();
     writer.await.unwrap();
-    assert_eq!(echoed.len(), 64 * 1024);
+    assert_eq!(echoed.len(), 4 << 20);
     let status = cat.take_status().unwrap().await.unwrap();
     assert_eq!(status.status.as_deref(), Some("Success"));
     let mut sized = pods

@@ -400,8 +400,22 @@ where
 }
 
 /// Runs a connection's `task`, whose I/O counts into `meter`, on the lane its output calls
-/// for; it starts on the caller's runtime (the interactive lane).
+/// for; it starts on the caller's runtime (the interactive lane). Once `task` ends, its I/O
+/// may live on elsewhere (an upgraded connection spliced by another task): nothing moves it
+/// any more, so its writes no longer wait for a move and its socket follows whichever
+/// runtime polls it.
 pub async fn run<F>(task: F, meter: Arc<Meter>) -> F::Output
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let out = run_moving(task, meter.clone()).await;
+    meter.movable.store(false, Ordering::Relaxed);
+    meter.bulk.store(false, Ordering::Relaxed);
+    out
+}
+
+async fn run_moving<F>(task: F, meter: Arc<Meter>) -> F::Output
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
@@ -554,7 +568,10 @@ mod tests {
             first_bulk as u64 * (16 << 10) <= BULK_BYTES + (16 << 10),
             "moved only after {first_bulk} chunks"
         );
-        assert!(meter.is_bulk());
+        assert!(
+            !meter.is_bulk(),
+            "nothing left on the bulk lane once it ended"
+        );
 
         // After a quiet window, the next output is interactive again.
         let meter = Arc::new(Meter::new(&Activity::default()));
@@ -568,8 +585,40 @@ mod tests {
             }
         };
         let lanes = run(task, meter.clone()).await;
-        assert!(!meter.is_bulk());
         assert_eq!(lanes, [false, false], "back on the interactive lane");
+    }
+
+    #[tokio::test]
+    async fn io_that_outlives_its_connection_task_keeps_writing() {
+        // An upgrade hands the connection's I/O to another task when the HTTP connection
+        // ends: the bulk budget spent there must not hold its writes back (nothing would
+        // ever move it).
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let client = tokio::net::TcpStream::connect(listener.local_addr().unwrap());
+        let (client, accepted) = tokio::join!(client, listener.accept());
+        let mut client = client.unwrap();
+        let meter = Arc::new(Meter::new(&Activity::default()));
+        let stream = LaneStream::new(accepted.unwrap().0, meter.clone());
+        let io = Metered::new(hyper_util::rt::TokioIo::new(stream), meter.clone());
+        let mut io = run(async move { io }, meter.clone()).await;
+        let total = 2usize << 20;
+        let reader = tokio::spawn(async move {
+            let mut got = Vec::new();
+            tokio::io::AsyncReadExt::read_to_end(&mut client, &mut got)
+                .await
+                .unwrap();
+            got.len()
+        });
+        tokio::time::timeout(Duration::from_secs(30), async {
+            let chunk = vec![5u8; 64 << 10];
+            for _ in 0..total / chunk.len() {
+                write_all(&mut io, &chunk).await;
+            }
+        })
+        .await
+        .expect("writes beyond the budget go on after the connection task ended");
+        drop(io);
+        assert_eq!(reader.await.unwrap(), total);
     }
 
     #[tokio::test]

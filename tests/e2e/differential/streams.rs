@@ -277,7 +277,8 @@ fn transcript(kubeconfig: &Path) -> Vec<(String, (i32, String, String))> {
         .into_iter()
         .map(|(name, args, env, input)| (name.to_string(), run(kubeconfig, &args, env, input)))
         .collect();
-    let payload: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+    // Megabytes: beyond every buffer on the path.
+    let payload: Vec<u8> = (0..4_000_000u32).map(|i| (i % 251) as u8).collect();
     for (name, env) in [
         ("port-forward", &[][..]),
         (
@@ -352,6 +353,29 @@ fn port_forward_rate(kubeconfig: &Path, payload: &[u8], connections: usize) -> f
     })
 }
 
+/// Throughput of `payload` echoed through `kubectl exec -i cat` (WebSocket), in MB/s,
+/// counting the command's start.
+fn exec_rate(kubeconfig: &Path, payload: &[u8]) -> f64 {
+    let start = Instant::now();
+    let mut child = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(["exec", "-i", "p", "--", "cat"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let sent = payload.to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&sent).unwrap());
+    let mut echoed = Vec::with_capacity(payload.len());
+    std::io::Read::read_to_end(&mut child.stdout.take().unwrap(), &mut echoed).unwrap();
+    writer.join().unwrap();
+    assert!(child.wait().unwrap().success());
+    assert!(echoed == payload);
+    payload.len() as f64 / start.elapsed().as_secs_f64() / 1e6
+}
+
 /// Round trips of one line through `kubectl exec -i cat`, sorted (seconds).
 fn exec_round_trips(kubeconfig: &Path, count: usize) -> Vec<f64> {
     let mut child = Command::new("kubectl")
@@ -386,16 +410,17 @@ async fn streams_side_by_side() {
     let ours = capstan.kubeconfig_path();
     let theirs = upstream.kubeconfig.clone();
     tokio::task::spawn_blocking(move || {
-        // 200 kB, one connection per port-forward: past about 256 kB a kubectl SPDY session
-        // with the stand-in stalls (an open problem, docs/performance.md).
-        let payload: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        // 16 MB echoed, on three connections one after the other per port-forward, and
+        // through one `exec -i cat`.
+        let payload: Vec<u8> = (0..16_000_000u32).map(|i| (i % 251) as u8).collect();
         for round in 1..=3 {
             for (name, kc) in [("Capstan", &ours), ("upstream", &theirs)] {
-                let rate = port_forward_rate(kc, &payload, 1);
+                let rate = port_forward_rate(kc, &payload, 3);
+                let exec_rate = exec_rate(kc, &payload);
                 let rtt = exec_round_trips(kc, 500);
                 let at = |q: f64| rtt[((rtt.len() - 1) as f64 * q) as usize] * 1e3;
                 println!(
-                    "round {round} {name}: port-forward {rate:.1} MB/s echoed; exec round trip p50 {:.3} ms p99 {:.3} ms",
+                    "round {round} {name}: port-forward {rate:.1} MB/s echoed; exec -i cat {exec_rate:.1} MB/s; exec round trip p50 {:.3} ms p99 {:.3} ms",
                     at(0.5),
                     at(0.99)
                 );
