@@ -234,65 +234,9 @@ async fn exec_and_attach_reach_the_container() {
             .all(|p| p == "v5.channel.k8s.io")
     );
 
-    // The kube crate's WebSocket client: megabytes both ways, stderr, status, resize.
+    // The kube crate's WebSocket client.
     let pods: Api<Pod> = Api::namespaced(server.client().await, "default");
-    let mut cat = pods
-        .exec(
-            "p",
-            ["cat"],
-            &AttachParams::default().stdin(true).stderr(false),
-        )
-        .await
-        .unwrap();
-    let mut stdin = cat.stdin().unwrap();
-    let mut stdout = cat.stdout().unwrap();
-    let big = vec![b'x'; 4 << 20];
-    let writer = tokio::spawn(async move {
-        stdin.write_all(&big).await.unwrap();
-        stdin.shutdown().await.unwrap();
-    });
-    let mut echoed = Vec::new();
-    stdout.read_to_end(&mut echoed).await.unwrap();
-    writer.await.unwrap();
-    assert_eq!(echoed.len(), 4 << 20);
-    assert!(echoed.iter().all(|b| *b == b'x'));
-    let status = cat.take_status().unwrap().await.unwrap();
-    assert_eq!(status.status.as_deref(), Some("Success"));
-
-    let mut failing = pods
-        .exec("p", ["exit", "7"], &AttachParams::default())
-        .await
-        .unwrap();
-    let status = failing.take_status().unwrap().await.unwrap();
-    assert_eq!(status.reason.as_deref(), Some("NonZeroExitCode"));
-    let causes = status.details.unwrap().causes.unwrap();
-    assert_eq!(causes[0].message.as_deref(), Some("7"));
-
-    let mut sized = pods
-        .exec(
-            "p",
-            ["size"],
-            &AttachParams::interactive_tty().stderr(false),
-        )
-        .await
-        .unwrap();
-    let mut resize = sized.terminal_size().unwrap();
-    use futures_util::SinkExt;
-    resize
-        .send(TerminalSize {
-            width: 120,
-            height: 40,
-        })
-        .await
-        .unwrap();
-    let mut out = String::new();
-    sized
-        .stdout()
-        .unwrap()
-        .read_to_string(&mut out)
-        .await
-        .unwrap();
-    assert_eq!(out, "120x40\n");
+    exec_through_the_kube_crate(&pods).await;
 
     let mut attached = pods
         .attach("p", &AttachParams::default().stdin(true).stderr(false))
@@ -464,6 +408,68 @@ async fn a_stream_into_a_pod_needs_create() {
     );
 }
 
+/// Exec into pod `p` with the kube crate's WebSocket client: megabytes both ways through
+/// `cat` (stdin closed at the end), an exit code in the final Status, a terminal resize.
+async fn exec_through_the_kube_crate(pods: &Api<Pod>) {
+    let mut cat = pods
+        .exec(
+            "p",
+            ["cat"],
+            &AttachParams::default().stdin(true).stderr(false),
+        )
+        .await
+        .unwrap();
+    let mut stdin = cat.stdin().unwrap();
+    let mut stdout = cat.stdout().unwrap();
+    let payload = large_payload();
+    let sent = payload.clone();
+    let writer = tokio::spawn(async move {
+        stdin.write_all(&sent).await.unwrap();
+        stdin.shutdown().await.unwrap();
+    });
+    let mut echoed = Vec::new();
+    stdout.read_to_end(&mut echoed).await.unwrap();
+    writer.await.unwrap();
+    assert!(echoed == payload, "{} bytes echoed", echoed.len());
+    let status = cat.take_status().unwrap().await.unwrap();
+    assert_eq!(status.status.as_deref(), Some("Success"));
+
+    let mut failing = pods
+        .exec("p", ["exit", "7"], &AttachParams::default())
+        .await
+        .unwrap();
+    let status = failing.take_status().unwrap().await.unwrap();
+    assert_eq!(status.reason.as_deref(), Some("NonZeroExitCode"));
+    let causes = status.details.unwrap().causes.unwrap();
+    assert_eq!(causes[0].message.as_deref(), Some("7"));
+
+    let mut sized = pods
+        .exec(
+            "p",
+            ["size"],
+            &AttachParams::interactive_tty().stderr(false),
+        )
+        .await
+        .unwrap();
+    let mut resize = sized.terminal_size().unwrap();
+    use futures_util::SinkExt;
+    resize
+        .send(TerminalSize {
+            width: 120,
+            height: 40,
+        })
+        .await
+        .unwrap();
+    let mut out = String::new();
+    sized
+        .stdout()
+        .unwrap()
+        .read_to_string(&mut out)
+        .await
+        .unwrap();
+    assert_eq!(out, "120x40\n");
+}
+
 /// A large `payload` through `kubectl exec -i p -- cat` (with `env`), written while read.
 fn exec_cat(kc: &std::path::Path, env: &[(&str, &str)], payload: &[u8]) -> Vec<u8> {
     use std::io::Read;
@@ -499,6 +505,17 @@ fn large_payload() -> Vec<u8> {
 
 /// A TCP round trip through `kubectl port-forward` (with `env`) to the stand-in's echo.
 fn port_forward_echo(kc: &std::path::Path, env: &[(&str, &str)], payload: &[u8]) -> Vec<u8> {
+    port_forward_echo_read_at(kc, env, payload, Duration::ZERO)
+}
+
+/// [`port_forward_echo`] read by a slow reader: a pause of `pause` after each 64 KiB taken, so
+/// that every hop on the way back fills up and must hold the rest without losing any.
+fn port_forward_echo_read_at(
+    kc: &std::path::Path,
+    env: &[(&str, &str)],
+    payload: &[u8],
+    pause: Duration,
+) -> Vec<u8> {
     use std::io::Read;
     let mut child = Command::new("kubectl")
         .arg("--kubeconfig")
@@ -525,7 +542,10 @@ fn port_forward_echo(kc: &std::path::Path, env: &[(&str, &str)], payload: &[u8])
     let sent = payload.to_vec();
     let thread = std::thread::spawn(move || writer.write_all(&sent).unwrap());
     let mut echoed = vec![0; payload.len()];
-    tcp.read_exact(&mut echoed).unwrap();
+    for chunk in echoed.chunks_mut(64 << 10) {
+        tcp.read_exact(chunk).unwrap();
+        std::thread::sleep(pause);
+    }
     thread.join().unwrap();
     drop(tcp);
     child.kill().unwrap();
@@ -605,6 +625,11 @@ async fn streams_reach_a_kubelet_that_speaks_only_spdy() {
         let spdy = [("KUBECTL_PORT_FORWARD_WEBSOCKETS", "false")];
         assert!(port_forward_echo(&kc, &spdy, &payload) == payload, "spdy");
         assert!(port_forward_echo(&kc, &[], &payload) == payload, "tunnel");
+        let slowly = Duration::from_millis(15);
+        assert!(
+            port_forward_echo_read_at(&kc, &[], &payload, slowly) == payload,
+            "slow reader"
+        );
         let spdy = [("KUBECTL_REMOTE_COMMAND_WEBSOCKETS", "false")];
         assert!(exec_cat(&kc, &[], &payload) == payload, "exec translated");
         assert!(exec_cat(&kc, &spdy, &payload) == payload, "exec over spdy");
@@ -618,59 +643,9 @@ async fn streams_reach_a_kubelet_that_speaks_only_spdy() {
     );
     assert!(protocols.iter().any(|p| p == "SPDY/3.1+portforward.k8s.io"));
 
-    // The kube crate's WebSocket client: large input, a terminal resize.
+    // The kube crate's WebSocket client, translated into SPDY streams.
     let pods: Api<Pod> = Api::namespaced(server.client().await, "default");
-    let mut cat = pods
-        .exec(
-            "p",
-            ["cat"],
-            &AttachParams::default().stdin(true).stderr(false),
-        )
-        .await
-        .unwrap();
-    let mut stdin = cat.stdin().unwrap();
-    let mut stdout = cat.stdout().unwrap();
-    let writer = tokio::spawn(async move {
-        stdin.write_all(&vec![b'y'; 4 << 20]).await.unwrap();
-        stdin.shutdown().await.unwrap();
-    });
-    let mut echoed = Vec::new();
-    stdout.read_to_end(&mut echoed).await.unwrap();
-    writer.await.unwrap();
-    assert_eq!(echoed.len(), 4 << 20);
-    let status = cat.take_status().unwrap().await.unwrap();
-    assert_eq!(status.status.as_deref(), Some("Success"));
-    let mut sized = pods
-        .exec(
-            "p",
-            ["size"],
-            &AttachParams::interactive_tty().stderr(false),
-        )
-        .await
-        .unwrap();
-    let mut resize = sized.terminal_size().unwrap();
-    use futures_util::SinkExt;
-    resize
-        .send(TerminalSize {
-            width: 90,
-            height: 30,
-        })
-        .await
-        .unwrap();
-    let mut out = String::new();
-    sized
-        .stdout()
-        .unwrap()
-        .read_to_string(&mut out)
-        .await
-        .unwrap();
-    assert_eq!(out, "90x30\n");
-    let mut failing = pods
-        .exec("p", ["exit", "9"], &AttachParams::default())
-        .await
-        .unwrap();
-    let status = failing.take_status().unwrap().await.unwrap();
-    assert_eq!(status.reason.as_deref(), Some("NonZeroExitCode"));
+    exec_through_the_kube_crate(&pods).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
