@@ -554,12 +554,37 @@ fn validate_claim_status(claim: &ResourceClaim, errs: &mut FieldErrors) {
             "may not be specified when `allocated` is not set",
         ));
     }
-    if let Some(allocation) = &status.allocation {
-        let results = allocation
-            .devices
-            .as_ref()
-            .and_then(|d| d.results.as_deref())
-            .unwrap_or_default();
+    let results = status
+        .allocation
+        .as_ref()
+        .and_then(|a| a.devices.as_ref())
+        .and_then(|d| d.results.as_deref())
+        .unwrap_or_default();
+    for (i, device) in status.devices.iter().flatten().enumerate() {
+        let share = device.share_id.as_deref().unwrap_or_default();
+        let allocated = results.iter().any(|r| {
+            (r.driver.as_str(), r.pool.as_str(), r.device.as_str())
+                == (&device.driver, &device.pool, &device.device)
+                && r.share_id.as_deref().unwrap_or_default() == share
+        });
+        if !allocated {
+            // Rendered as upstream renders the key it looks up (fields in this order).
+            let text = |v: &str| serde_json::Value::from(v).to_string();
+            let key = format!(
+                "{{\"Driver\":{},\"Pool\":{},\"Device\":{},\"ShareID\":{}}}",
+                text(&device.driver),
+                text(&device.pool),
+                text(&device.device),
+                text(share)
+            );
+            errs.push(FieldError::invalid_raw(
+                format!("status.devices[{i}]"),
+                key,
+                "must be an allocated device in the claim",
+            ));
+        }
+    }
+    if status.allocation.is_some() {
         at_most("status.allocation.devices.results", results, MAX_LIST, errs);
         for (i, r) in results.iter().enumerate() {
             let at = format!("status.allocation.devices.results[{i}]");

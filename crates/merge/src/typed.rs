@@ -148,16 +148,12 @@ impl<'s> Typed<'s> {
                         self.lookup(self.schema.message(i), key)
                             .and_then(|f| f.default.clone())
                     });
-                    match value {
-                        Some(value) => {
-                            named.insert(key.clone(), value);
-                        }
-                        None => {
-                            return Err(Error::Invalid(format!(
-                                "{}: associative list with keys has an element that omits key field {key:?} (and doesn't have default value)",
-                                field.name
-                            )));
-                        }
+                    // A key field left out (and without a default) is left out of the
+                    // item's key, as upstream v1.36 does: validation reports it where it is
+                    // required (a container's name), and optional keys (a device status's
+                    // `shareID`) may be absent.
+                    if let Some(value) = value {
+                        named.insert(key.clone(), value);
                     }
                 }
                 Ok(PathElement::Key(canonical(&Value::Object(named))))
@@ -534,12 +530,13 @@ mod tests {
                 }
             })
         );
-        let err = t
+        // A key left out is left out of the item's key (validation reports required ones).
+        let set = t
             .field_set(t.root(), &json!({"spec": {"containers": [{"image": "x"}]}}))
-            .unwrap_err();
-        assert!(
-            err.to_string().contains("omits key field \"name\""),
-            "{err}"
+            .unwrap();
+        assert_eq!(
+            set.to_fields_v1(),
+            json!({"f:spec": {"f:containers": {"k:{}": {".": {}, "f:image": {}}}}})
         );
     }
 

@@ -108,6 +108,9 @@ pub struct BuiltinConfig {
     pub legacy_tokens: Option<(Arc<SigningKey>, String)>,
     /// RBAC's escalation checks on roles and bindings.
     pub escalation: Option<Arc<crate::rbac::Escalation>>,
+    /// The permissions ResourceClaim status writes need (`resourceclaims/binding`,
+    /// `resourceclaims/driver`).
+    pub claim_status: Option<Arc<crate::resource_claims::ClaimStatusAuthorization>>,
     /// Where LimitRanges are (new ones noted at once).
     pub limit_range_namespaces: Option<Arc<capstan_admission::plugins::NamespaceSet>>,
     /// Where ResourceQuotas are (new ones noted at once).
@@ -208,7 +211,11 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
     registry.register(capstan_api::CsiStorageCapacityStrategy);
     registry.register(capstan_api::VolumeAttributesClassStrategy);
     registry.register(capstan_api::DeviceClassStrategy);
-    registry.register(capstan_api::ResourceClaimStrategy);
+    let claim_status = config.claim_status.clone();
+    registry.register_with(capstan_api::ResourceClaimStrategy, |s| match claim_status {
+        Some(check) => s.with_update_field_check(check),
+        None => s,
+    });
     registry.register(capstan_api::ResourceClaimTemplateStrategy);
     registry.register(capstan_api::ResourceSliceStrategy);
     let budgets = registry.register(PodDisruptionBudgetStrategy);

@@ -17,7 +17,7 @@ use futures_util::StreamExt;
 
 use crate::codec;
 use crate::error::{Error, Result};
-use crate::hooks::{Allocations, CreateHook, Reserved, WriteCheck};
+use crate::hooks::{Allocations, CreateHook, Reserved, UpdateFieldCheck, WriteCheck};
 use crate::managed::FieldTracker;
 use crate::options::{
     ContinueToken, DeleteOptions, FieldValidation, GetOptions, ListOptions, ResourceVersionMatch,
@@ -58,6 +58,7 @@ pub struct GenericStore<S: Strategy> {
     forms: Arc<crate::forms::StoreForms>,
     create_hooks: Vec<Arc<dyn CreateHook<S::Object>>>,
     write_checks: Vec<Arc<dyn WriteCheck<S::Object>>>,
+    update_field_checks: Vec<Arc<dyn UpdateFieldCheck<S::Object>>>,
     /// Takes and gives back what objects claim from shared pools.
     allocations: Option<Arc<dyn Allocations<S::Object>>>,
     /// Deletes a deletecollection runs at once (`--delete-collection-workers`).
@@ -188,6 +189,7 @@ where
             admission: None,
             create_hooks: Vec::new(),
             write_checks: Vec::new(),
+            update_field_checks: Vec::new(),
             allocations: None,
             delete_workers: 1,
         }
@@ -227,6 +229,13 @@ where
     /// written (dry runs included): RBAC's escalation checks.
     pub fn with_write_check(mut self, check: Arc<dyn WriteCheck<S::Object>>) -> Self {
         self.write_checks.push(check);
+        self
+    }
+
+    /// Runs `check` on every update (dry runs included), its refusals reported with the
+    /// object's validation errors, before them: a ResourceClaim's status permissions.
+    pub fn with_update_field_check(mut self, check: Arc<dyn UpdateFieldCheck<S::Object>>) -> Self {
+        self.update_field_checks.push(check);
         self
     }
 
@@ -795,6 +804,9 @@ impl<S: Strategy> GenericStore<S> {
             self.strategy.name_rule(),
         ));
         errors.extend(validation::object_meta_update(new.metadata(), old_meta));
+        for check in &self.update_field_checks {
+            errors.extend(check.field_errors(&new, old, options).await);
+        }
         errors.extend(match target {
             Target::EphemeralContainers => self
                 .strategy

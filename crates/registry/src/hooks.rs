@@ -14,6 +14,21 @@ pub trait WriteCheck<T>: Send + Sync + 'static {
     async fn check(&self, new: &T, old: Option<&T>, user: &capstan_auth::UserInfo) -> Result<()>;
 }
 
+/// Field errors of an update of an object of type `T` that depend on who writes it, as
+/// upstream's validation reports them (a ResourceClaim's status needs permissions on
+/// synthetic subresources): listed before the object's own validation errors, in one
+/// `Invalid` answer.
+#[async_trait]
+pub trait UpdateFieldCheck<T>: Send + Sync + 'static {
+    /// The refused fields of the update from `old` to `new` by `writer`; empty to let it go on.
+    async fn field_errors(
+        &self,
+        new: &T,
+        old: &T,
+        writer: &crate::options::WriteOptions,
+    ) -> Vec<capstan_meta::FieldError>;
+}
+
 /// Adjusts or refuses a new object of type `T` after defaulting, before validation.
 #[async_trait]
 pub trait CreateHook<T>: Send + Sync + 'static {

@@ -25,6 +25,7 @@ pub mod patch;
 pub mod payload;
 pub mod rbac;
 mod registry;
+pub mod resource_claims;
 mod rest;
 pub mod runtime_config;
 pub mod services;

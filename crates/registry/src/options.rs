@@ -289,6 +289,9 @@ pub struct WriteOptions {
     pub field_validation: FieldValidation,
     /// Who writes.
     pub user: capstan_auth::UserInfo,
+    /// The verb the request was authorized as (`create`, `update`, `patch`); empty for the
+    /// server's own writes, taken as the operation's own verb.
+    pub verb: String,
     /// Where admission leaves its warnings and audit annotations.
     pub feedback: std::sync::Arc<capstan_admission::Feedback>,
     /// Asked before an update or a patch creates the object it names.

@@ -433,6 +433,7 @@ fn write_options<B>(info: &RequestInfo, req: &Request<B>) -> Result<WriteOptions
             .get::<capstan_auth::UserInfo>()
             .cloned()
             .unwrap_or_default(),
+        verb: info.verb.clone(),
         served_as: None,
     })
 }

@@ -21,6 +21,7 @@ use capstan_registry::builtin::{
     BuiltinConfig, InitialObjects, ensure_initial_objects, register_builtin,
 };
 use capstan_registry::rbac::Escalation;
+use capstan_registry::resource_claims::ClaimStatusAuthorization;
 use capstan_registry::{Registry, RegistryConfig};
 use capstan_storage::{EmbeddedStore, EmbeddedStoreConfig, Store, spawn_compactor};
 use hyper_util::rt::TokioIo;
@@ -377,6 +378,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         BuiltinConfig {
             legacy_tokens,
             escalation: Some(Escalation::new(authz.clone(), rbac_index.clone())),
+            claim_status: Some(ClaimStatusAuthorization::new(authz.clone())),
             limit_range_namespaces: Some(limit_range_namespaces.clone()),
             quota_namespaces: Some(quota_namespaces.clone()),
             service_network: config.service_network.clone(),

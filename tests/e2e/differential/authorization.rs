@@ -1184,3 +1184,242 @@ async fn escalation_attempts_are_refused_as_upstream_refuses() {
         differences.join("\n")
     );
 }
+
+const CLAIMS: &str = "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims";
+
+/// Request headers (an impersonated identity).
+type Headers = Vec<(&'static str, String)>;
+
+/// An allocation on node `n1` of device `x` of `gpu.example.com` and `y` of
+/// `other.example.com`.
+fn allocation() -> Value {
+    json!({"devices": {"results": [
+            {"request": "r", "driver": "gpu.example.com", "pool": "p", "device": "x"},
+            {"request": "r", "driver": "other.example.com", "pool": "p", "device": "y"}]},
+        "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+            {"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}})
+}
+
+/// ResourceClaim status writes by a driver's identities, each allowed only the writes its
+/// synthetic-subresource permissions cover (`resourceclaims/binding` for the allocation and
+/// reservations, `resourceclaims/driver` with `associated-node:` or `arbitrary-node:` verbs
+/// for the devices' status), refused with upstream's field errors; with PUT, merge patch and
+/// apply.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claim_status_writes_need_upstreams_granular_permissions() {
+    let (pair, _upstream, _server) = start_pair().await;
+    let claim = |name: &str| {
+        json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "gpu"}}]}}})
+    };
+    for name in ["fresh", "allocated"] {
+        pair.create(CLAIMS, claim(name)).await;
+    }
+    let roles = [
+        (
+            "claim-status-writer",
+            vec![
+                rule(&["resource.k8s.io"], &["resourceclaims"], &["get"]),
+                rule(
+                    &["resource.k8s.io"],
+                    &["resourceclaims/status"],
+                    &["update", "patch"],
+                ),
+            ],
+            vec![
+                "User:drv",
+                "User:binder",
+                "ServiceAccount:kube-system:plugin",
+            ],
+        ),
+        (
+            "claim-binder",
+            vec![rule(
+                &["resource.k8s.io"],
+                &["resourceclaims/binding"],
+                &["update"],
+            )],
+            vec!["User:binder"],
+        ),
+        (
+            "gpu-driver",
+            vec![
+                json!({"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims/driver"],
+                "verbs": ["associated-node:update", "associated-node:patch"],
+                "resourceNames": ["gpu.example.com"]}),
+            ],
+            vec!["User:drv", "ServiceAccount:kube-system:plugin"],
+        ),
+    ];
+    for (name, rules, subjects) in roles {
+        pair.create(
+            &format!("{RBAC}/clusterroles"),
+            cluster_role(name, json!({}), rules),
+        )
+        .await;
+        pair.create(
+            &format!("{RBAC}/clusterrolebindings"),
+            binding(None, name, ("ClusterRole", name), &subjects),
+        )
+        .await;
+    }
+    // The administrator allocates one claim in both (no check stands in its way).
+    let [theirs, mine] = pair
+        .send(
+            Method::PATCH,
+            &format!("{CLAIMS}/allocated/status"),
+            &[("content-type", "application/merge-patch+json")],
+            &json!({"status": {"allocation": allocation()}}),
+        )
+        .await;
+    assert_eq!((theirs.0, mine.0), (200, 200), "{theirs:?} {mine:?}");
+    let user = |name: &str| vec![("impersonate-user", name.to_string())];
+    let plugin_on = |node: &str| {
+        vec![
+            (
+                "impersonate-user",
+                "system:serviceaccount:kube-system:plugin".to_string(),
+            ),
+            ("impersonate-group", "system:serviceaccounts".to_string()),
+            (
+                "impersonate-extra-authentication.kubernetes.io%2fnode-name",
+                node.to_string(),
+            ),
+        ]
+    };
+    let devices = |driver: &str, device: &str| json!({"allocation": allocation(), "devices": [{"driver": driver, "pool": "p", "device": device}]});
+    let allocating = json!({"allocation": allocation()});
+    let reserving = json!({"allocation": allocation(),
+        "reservedFor": [{"resource": "pods", "name": "p", "uid": "u1"}]});
+    let cases: Vec<(&str, Headers, &str, Value)> = vec![
+        (
+            "allocation without binding",
+            user("drv"),
+            "fresh",
+            allocating.clone(),
+        ),
+        (
+            "allocation with binding (update only)",
+            user("binder"),
+            "fresh",
+            allocating.clone(),
+        ),
+        (
+            "reservation without binding",
+            user("drv"),
+            "allocated",
+            reserving.clone(),
+        ),
+        (
+            "reservation with binding",
+            user("binder"),
+            "allocated",
+            reserving,
+        ),
+        (
+            "devices by a user",
+            user("drv"),
+            "allocated",
+            devices("gpu.example.com", "x"),
+        ),
+        (
+            "devices by the node's plugin",
+            plugin_on("n1"),
+            "allocated",
+            devices("gpu.example.com", "x"),
+        ),
+        (
+            "devices by another node's plugin",
+            plugin_on("n2"),
+            "allocated",
+            devices("gpu.example.com", "x"),
+        ),
+        (
+            "another driver's devices",
+            plugin_on("n1"),
+            "allocated",
+            devices("other.example.com", "y"),
+        ),
+        (
+            "devices by a binder",
+            user("binder"),
+            "allocated",
+            devices("gpu.example.com", "x"),
+        ),
+        (
+            "allocation and devices by a user",
+            user("drv"),
+            "fresh",
+            devices("gpu.example.com", "x"),
+        ),
+        (
+            "devices not allocated",
+            plugin_on("n1"),
+            "allocated",
+            devices("gpu.example.com", "z"),
+        ),
+    ];
+    let mut differences = Vec::new();
+    let mut refused = 0;
+    for (name, headers, claim_name, status) in cases {
+        for method in ["PUT", "merge patch", "apply"] {
+            let mut headers: Vec<(&str, &str)> =
+                headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            let path = format!("{CLAIMS}/{claim_name}/status?dryRun=All");
+            let mut body = claim(claim_name);
+            body["status"] = status.clone();
+            let [theirs, mine] = match method {
+                "PUT" => pair.send(Method::PUT, &path, &headers, &body).await,
+                "merge patch" => {
+                    headers.push(("content-type", "application/merge-patch+json"));
+                    let patch = json!({"status": status});
+                    pair.send(Method::PATCH, &path, &headers, &patch).await
+                }
+                _ => {
+                    headers.push(("content-type", "application/apply-patch+yaml"));
+                    let path = format!("{path}&fieldManager=driver&force=true");
+                    pair.send(Method::PATCH, &path, &headers, &body).await
+                }
+            };
+            let seen = |(code, answer): &(u16, Value)| {
+                let causes = answer["details"]["causes"].clone();
+                (*code, answer["message"].clone(), causes)
+            };
+            if theirs.0 == 422 {
+                refused += 1;
+            }
+            if seen(&theirs) != seen(&mine) {
+                differences.push(format!(
+                    "{name} ({method})\n  upstream {:?}\n  capstan  {:?}",
+                    seen(&theirs),
+                    seen(&mine)
+                ));
+            }
+        }
+    }
+    assert!(refused >= 20, "the cases refuse ({refused} refusals)");
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+
+    // The plugin's status, applied for real: the same fields owned in both (the device key
+    // without its optional `shareID`).
+    let mut body = claim("allocated");
+    body["status"] = devices("gpu.example.com", "x");
+    let mut headers: Vec<(&str, &str)> = Vec::new();
+    let plugin = plugin_on("n1");
+    headers.extend(plugin.iter().map(|(k, v)| (*k, v.as_str())));
+    headers.push(("content-type", "application/apply-patch+yaml"));
+    let path = format!("{CLAIMS}/allocated/status?fieldManager=gpu-plugin");
+    let [theirs, mine] = pair.send(Method::PATCH, &path, &headers, &body).await;
+    assert_eq!((theirs.0, mine.0), (200, 200), "{theirs:?} {mine:?}");
+    let owned = |answer: &Value| {
+        answer["metadata"]["managedFields"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|m| m["manager"] == "gpu-plugin")
+            .map(|m| m["fieldsV1"].clone())
+    };
+    assert!(owned(&theirs.1).is_some());
+    assert_eq!(owned(&theirs.1), owned(&mine.1));
+}
