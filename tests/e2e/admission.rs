@@ -301,9 +301,10 @@ async fn node_restriction_holds_nodes_to_their_own_objects() {
     let mut away = pod("away");
     away["spec"]["nodeName"] = "n2".into();
     let away = raw.send_json(http::Method::POST, PODS, &away).await.json();
+    // The audience of the pod's own token volume (none given: the server's).
     let token_for = |p: &Value| {
         json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
-            "spec": {"audiences": ["api"], "boundObjectRef": {"apiVersion": "v1", "kind": "Pod",
+            "spec": {"audiences": [], "boundObjectRef": {"apiVersion": "v1", "kind": "Pod",
                 "name": p["metadata"]["name"], "uid": p["metadata"]["uid"]}}})
     };
     let tokens = "/api/v1/namespaces/default/serviceaccounts/default/token";
@@ -319,6 +320,15 @@ async fn node_restriction_holds_nodes_to_their_own_objects() {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     assert!(issued, "a token for its own pod");
+    // Not for an audience the pod does not use.
+    let mut other_audience = token_for(&own_pod);
+    other_audience["spec"]["audiences"] = json!(["vault"]);
+    let r = n1.send_json(http::Method::POST, tokens, &other_audience).await;
+    assert_eq!(r.status, 403);
+    assert_eq!(
+        r.json()["message"],
+        "serviceaccounts \"default\" is forbidden: audience \"vault\" not found in pod spec volume, system:node:n1 is not authorized to request tokens for this audience"
+    );
     let r = n1
         .send_json(http::Method::POST, tokens, &token_for(&away))
         .await;

@@ -740,6 +740,7 @@ mod authorization;
 mod deletes;
 mod discovery;
 mod mutating_policies;
+mod node_tokens;
 mod pod_security;
 mod streams;
 mod subresources;

@@ -108,6 +108,8 @@ pub(super) async fn start_pair_allowing_privileged(
     upstream.start_controllers("clusterrole-aggregation");
     let server = TestServer::start_with(|c| {
         c.authorization_modes = vec!["Node".into(), "RBAC".into()];
+        // As upstream's flags (`--enable-admission-plugins=NodeRestriction`).
+        c.admission.enable = vec!["NodeRestriction".into()];
         c.allow_privileged = allow_privileged;
     })
     .await;

@@ -55,7 +55,7 @@ pub struct Context {
     /// The namespaces holding LimitRanges.
     pub limit_range_namespaces: Arc<NamespaceSet>,
     /// Asks whether a user may do something (CertificateApproval, CertificateSigning; without
-    /// it they are not built).
+    /// it they are not built; NodeRestriction asks it about token audiences).
     pub authorizer: Option<Arc<dyn capstan_auth::authz::Authorizer>>,
 }
 
@@ -79,7 +79,10 @@ pub fn build(
         }),
         "LimitPodHardAntiAffinityTopology" => Arc::new(pods::LimitPodHardAntiAffinityTopology),
         "NamespaceLifecycle" => Arc::new(lifecycle::NamespaceLifecycle::new(ctx.lister.clone())),
-        "NodeRestriction" => Arc::new(node_restriction::NodeRestriction::new(ctx.lister.clone())),
+        "NodeRestriction" => Arc::new(node_restriction::NodeRestriction::new(
+            ctx.lister.clone(),
+            ctx.authorizer.clone(),
+        )),
         "Priority" => Arc::new(priority::Priority::new(ctx.lister.clone())),
         "TaintNodesByCondition" => Arc::new(pods::TaintNodesByCondition),
         "DefaultStorageClass" => Arc::new(storage::DefaultStorageClass::new(ctx.lister.clone())),

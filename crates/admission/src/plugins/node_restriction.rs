@@ -2,12 +2,17 @@
 //! in `system:nodes`) changes only its own Node, Lease and CSINode, the status of pods bound
 //! to it, and mirror pods bound to it; it asks tokens only for its pods, creates and deletes
 //! only ResourceSlices of its own devices (`spec.nodeName`), asks kubelet certificates only
-//! in its own name, and cannot set the labels kept for administrators.
+//! in its own name, and cannot set the labels kept for administrators. Its pods' tokens are
+//! for one audience at most, one those pods use (a projected token volume, a CSI driver
+//! asking tokens for it, inline or behind a claim) unless the node may
+//! `request-serviceaccounts-token-audience` (upstream's `ServiceAccountNodeAudienceRestriction`,
+//! on by default since v1.33).
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use capstan_auth::authz::node::node_name;
+use capstan_auth::authz::{Attributes as AuthzAttributes, Authorizer, Decision};
 use capstan_meta::{ApiError, GroupResource};
 use serde_json::Value;
 
@@ -27,12 +32,14 @@ const KUBELET_SIGNERS: [&str; 2] = [
 /// The `NodeRestriction` plugin.
 pub struct NodeRestriction {
     lister: Arc<dyn Lister>,
+    authorizer: Option<Arc<dyn Authorizer>>,
 }
 
 impl NodeRestriction {
-    /// Reads pods through `lister` (for evictions).
-    pub fn new(lister: Arc<dyn Lister>) -> Self {
-        Self { lister }
+    /// Reads pods, claims, volumes and CSI drivers through `lister`; asks `authorizer` for
+    /// token audiences the node's pods do not use (without one, those are refused).
+    pub fn new(lister: Arc<dyn Lister>, authorizer: Option<Arc<dyn Authorizer>>) -> Self {
+        Self { lister, authorizer }
     }
 }
 
@@ -265,7 +272,143 @@ impl NodeRestriction {
                 "node requested token bound to a pod scheduled on a different node",
             ));
         }
-        Ok(())
+        let audiences = a.object.as_ref().map(|o| &o["spec"]["audiences"]);
+        let audiences: Vec<&str> = audiences
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        if audiences.len() > 1 {
+            return Err(forbidden(a, "node may only request 0 or 1 audiences"));
+        }
+        let audience = audiences.first().copied().unwrap_or_default();
+        if let Some(pod) = &pod
+            && self.pod_uses_audience(pod, &a.namespace, audience).await?
+        {
+            return Ok(());
+        }
+        if self.may_request_audience(a, audience).await {
+            return Ok(());
+        }
+        Err(forbidden(
+            a,
+            &format!(
+                "audience {} not found in pod spec volume, {} is not authorized to request tokens for this audience",
+                serde_json::Value::from(audience),
+                a.user.name
+            ),
+        ))
+    }
+
+    /// Whether `pod` asks tokens for `audience`: a projected token volume for it, or a CSI
+    /// driver whose CSIDriver requests tokens for it, inline or behind a claim (an ephemeral
+    /// volume's claim is `<pod>-<volume>`).
+    async fn pod_uses_audience(
+        &self,
+        pod: &Value,
+        namespace: &str,
+        audience: &str,
+    ) -> Result<bool, ApiError> {
+        let pod_name = pod["metadata"]["name"].as_str().unwrap_or_default();
+        for volume in pod["spec"]["volumes"].as_array().into_iter().flatten() {
+            let projected = volume["projected"]["sources"]
+                .as_array()
+                .into_iter()
+                .flatten();
+            let token_audiences = projected
+                .filter(|s| s["serviceAccountToken"].is_object())
+                .map(|s| {
+                    s["serviceAccountToken"]["audience"]
+                        .as_str()
+                        .unwrap_or_default()
+                });
+            if token_audiences.into_iter().any(|a| a == audience) {
+                return Ok(true);
+            }
+            let volume_name = volume["name"].as_str().unwrap_or_default();
+            let driver = if let Some(driver) = volume["csi"]["driver"].as_str() {
+                Some(driver.to_string())
+            } else if let Some(claim) = volume["persistentVolumeClaim"]["claimName"].as_str() {
+                self.claimed_driver(namespace, claim).await?
+            } else if volume["ephemeral"].is_object() {
+                let claim = format!("{pod_name}-{volume_name}");
+                self.claimed_driver(namespace, &claim).await?
+            } else {
+                None
+            };
+            if let Some(driver) = driver
+                && self.driver_requests_audience(&driver, audience).await?
+            {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// The CSI driver of the volume bound to claim `namespace/claim`, if any.
+    async fn claimed_driver(
+        &self,
+        namespace: &str,
+        claim: &str,
+    ) -> Result<Option<String>, ApiError> {
+        let Some(claim) = self
+            .lister
+            .get(&core("persistentvolumeclaims"), namespace, claim)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let Some(volume) = claim["spec"]["volumeName"]
+            .as_str()
+            .filter(|v| !v.is_empty())
+        else {
+            return Ok(None);
+        };
+        let volume = self
+            .lister
+            .get(&core("persistentvolumes"), "", volume)
+            .await?;
+        Ok(volume.and_then(|v| v["spec"]["csi"]["driver"].as_str().map(str::to_string)))
+    }
+
+    /// Whether CSIDriver `driver` requests tokens for `audience`.
+    async fn driver_requests_audience(
+        &self,
+        driver: &str,
+        audience: &str,
+    ) -> Result<bool, ApiError> {
+        let drivers = GroupResource::new("storage.k8s.io", "csidrivers");
+        let Some(driver) = self.lister.get(&drivers, "", driver).await? else {
+            return Ok(false);
+        };
+        let requests = driver["spec"]["tokenRequests"]
+            .as_array()
+            .into_iter()
+            .flatten();
+        Ok(requests
+            .into_iter()
+            .any(|r| r["audience"].as_str().unwrap_or_default() == audience))
+    }
+
+    /// Whether the node may `request-serviceaccounts-token-audience` (the audience as the
+    /// resource, the service account as the name).
+    async fn may_request_audience(&self, a: &Attributes, audience: &str) -> bool {
+        let Some(authorizer) = &self.authorizer else {
+            return false;
+        };
+        let asked = AuthzAttributes {
+            user: a.user.clone(),
+            verb: "request-serviceaccounts-token-audience".into(),
+            resource_request: true,
+            api_group: String::new(),
+            api_version: "v1".into(),
+            resource: audience.into(),
+            namespace: a.namespace.clone(),
+            name: a.name.clone(),
+            ..Default::default()
+        };
+        authorizer.authorize(&asked).await == Decision::Allow
     }
 
     /// A node publishes (and withdraws) ResourceSlices of its own devices only; updates are
