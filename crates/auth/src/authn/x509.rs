@@ -43,8 +43,36 @@ pub(crate) struct Subject {
     pub common_name: String,
     /// The organizations.
     pub organizations: Vec<String>,
+    /// The user's UID from the subject's UID attribute (empty without one), or why the
+    /// subject's UIDs name nobody.
+    pub uid: std::result::Result<String, String>,
     /// The leaf's SHA-256, hex.
     pub sha256: String,
+}
+
+/// The subject attribute carrying a user's UID (upstream's `AllowParsingUserUIDFromCertAuth`,
+/// on by default since v1.34).
+const UID_OID: &[u64] = &[1, 3, 6, 1, 4, 1, 57683, 2];
+
+/// The UID a subject names: none, or exactly one non-empty string.
+fn subject_uid(subject: &x509_parser::x509::X509Name<'_>) -> std::result::Result<String, String> {
+    let mut uids = Vec::new();
+    for attribute in subject.iter_attributes() {
+        let oid: Option<Vec<u64>> = attribute.attr_type().iter().map(|arcs| arcs.collect());
+        if oid.as_deref() != Some(UID_OID) {
+            continue;
+        }
+        match attribute.as_str() {
+            Ok(uid) => uids.push(uid.to_string()),
+            Err(_) => return Err("unable to parse UID into a string".into()),
+        }
+    }
+    match uids.as_slice() {
+        [] => Ok(String::new()),
+        [uid] if uid.is_empty() => Err("UID cannot be an empty string".into()),
+        [uid] => Ok(uid.clone()),
+        _ => Err(format!("expected 1 UID, but found multiple: [{}]", uids.join(" "))),
+    }
 }
 
 impl PeerCertificates {
@@ -315,6 +343,7 @@ pub(crate) fn verify(
     let found = Subject {
         common_name,
         organizations,
+        uid: subject_uid(subject),
         sha256: hex(digest.as_ref()),
     };
     (Ok(found), until)
@@ -335,8 +364,13 @@ impl Authenticator for ClientCa {
             // it had none.
             Ok(subject) if subject.common_name.is_empty() => Outcome::NoOpinion,
             Ok(subject) => {
+                let uid = match &subject.uid {
+                    Ok(uid) => uid.clone(),
+                    Err(why) => return Outcome::Rejected(why.clone()),
+                };
                 let mut user = UserInfo {
                     name: subject.common_name.clone(),
+                    uid,
                     groups: subject.organizations.clone(),
                     ..Default::default()
                 };
@@ -455,6 +489,41 @@ pub(crate) mod tests {
         let peer = chain(&nameless);
         let creds = Credentials::default().with_client_certificates(Some(&peer));
         assert_eq!(authn.authenticate(&creds).await, Outcome::NoOpinion);
+    }
+
+    #[tokio::test]
+    async fn a_subjects_uid_attribute_is_the_users_uid() {
+        let dir = tempfile::tempdir().unwrap();
+        let ca = TestCa::new("client-ca");
+        let path = dir.path().join("ca.crt");
+        std::fs::write(&path, &ca.pem).unwrap();
+        let authn = ClientCa::load(&path).unwrap();
+        let with_uid = |uid: &str| {
+            let key = KeyPair::generate().unwrap();
+            let mut params = CertificateParams::default();
+            params.distinguished_name = DistinguishedName::new();
+            params.distinguished_name.push(DnType::CommonName, "alice");
+            params
+                .distinguished_name
+                .push(DnType::CustomDnType(UID_OID.to_vec()), uid);
+            params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+            params.signed_by(&key, &ca.issuer).unwrap().pem()
+        };
+        let peer = chain(&with_uid("1234-abcd"));
+        let creds = Credentials::default().with_client_certificates(Some(&peer));
+        let u = user(authn.authenticate(&creds).await);
+        assert_eq!((u.name.as_str(), u.uid.as_str()), ("alice", "1234-abcd"));
+        let peer = chain(&with_uid(""));
+        let creds = Credentials::default().with_client_certificates(Some(&peer));
+        assert_eq!(
+            authn.authenticate(&creds).await,
+            Outcome::Rejected("UID cannot be an empty string".into())
+        );
+        // Without the attribute, no UID.
+        let (plain, _) = ca.client("bob", &[], ExtendedKeyUsagePurpose::ClientAuth);
+        let peer = chain(&plain);
+        let creds = Credentials::default().with_client_certificates(Some(&peer));
+        assert_eq!(user(authn.authenticate(&creds).await).uid, "");
     }
 
     #[tokio::test]
