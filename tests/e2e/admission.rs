@@ -323,7 +323,9 @@ async fn node_restriction_holds_nodes_to_their_own_objects() {
     // Not for an audience the pod does not use.
     let mut other_audience = token_for(&own_pod);
     other_audience["spec"]["audiences"] = json!(["vault"]);
-    let r = n1.send_json(http::Method::POST, tokens, &other_audience).await;
+    let r = n1
+        .send_json(http::Method::POST, tokens, &other_audience)
+        .await;
     assert_eq!(r.status, 403);
     assert_eq!(
         r.json()["message"],

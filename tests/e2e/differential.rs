@@ -13,12 +13,14 @@ use k8s_rs_pb::api::core::v1 as core;
 use k8s_rs_pb::apimachinery::pkg::apis::meta::v1 as meta;
 use k8s_rs_pb::apimachinery::pkg::runtime::Unknown;
 use protobuf::Message;
-use serde_json::json;
+use serde_json::{Value, json};
 
 /// Upstream's API server on its own etcd, and an admin client of it.
 struct Upstream {
     client: RawClient,
     kubeconfig: std::path::PathBuf,
+    /// Its etcd's client URL.
+    etcd_url: String,
     _processes: Vec<Process>,
     _dir: tempfile::TempDir,
 }
@@ -73,6 +75,7 @@ impl Upstream {
         Self {
             client,
             kubeconfig,
+            etcd_url,
             _processes: vec![etcd, apiserver],
             _dir: dir,
         }
@@ -745,3 +748,63 @@ mod pod_security;
 mod streams;
 mod subresources;
 mod warnings;
+
+/// A chunked list whose revision etcd has compacted behind the server's back (another client
+/// compacting): upstream v1.36 serves the next page from its watch cache (the snapshot is
+/// still there), with the remaining count; Capstan, on its own etcd, answers the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_continue_token_past_an_outside_compaction_is_answered_as_upstream() {
+    use capstan_etcd::testing::EtcdCluster;
+    use capstan_etcd::{EtcdConfig, EtcdStore};
+    use capstan_storage::Store;
+    let upstream = Upstream::start().await;
+    let cluster = EtcdCluster::start(1);
+    let endpoints = cluster.endpoints();
+    let server = TestServer::start_with(move |config| {
+        config.etcd = Some(EtcdConfig::new(endpoints));
+    })
+    .await;
+    let path = "/api/v1/namespaces/default/configmaps";
+    let mut answers = Vec::new();
+    for (client, etcd) in [
+        (&upstream.client, vec![upstream.etcd_url.clone()]),
+        (&capstan(&server), cluster.endpoints()),
+    ] {
+        let create = |name: String| {
+            let body = serde_json::to_vec(&json!({"metadata": {"name": name}})).unwrap();
+            client.request(
+                Method::POST,
+                path,
+                &[("content-type", "application/json")],
+                body,
+            )
+        };
+        for i in 0..5 {
+            assert_eq!(create(format!("c{i}")).await.status, 201);
+        }
+        let first = client.get(&format!("{path}?limit=2")).await.json();
+        let token = first["metadata"]["continue"].as_str().unwrap().to_string();
+        assert_eq!(create("c5".into()).await.status, 201);
+        let store = EtcdStore::connect(&EtcdConfig::new(etcd)).await.unwrap();
+        let now = store.current_revision().await.unwrap();
+        store.compact(now).await.unwrap();
+        let next = client
+            .get(&format!("{path}?limit=2&continue={token}"))
+            .await;
+        let page = next.json();
+        let names: Vec<Value> = page["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|i| i["metadata"]["name"].clone())
+            .collect();
+        answers.push((
+            next.status,
+            names,
+            page["metadata"]["remainingItemCount"].clone(),
+            page["metadata"]["resourceVersion"] == first["metadata"]["resourceVersion"],
+        ));
+    }
+    assert_eq!(answers[0].0, 200, "upstream serves it: {answers:?}");
+    assert_eq!(answers[0], answers[1], "upstream, then Capstan");
+}

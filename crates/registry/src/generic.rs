@@ -1587,6 +1587,51 @@ impl<S: Strategy> GenericStore<S> {
         }
     }
 
+    /// A later page of a list, served from the watch cache at the token's revision when its
+    /// window still covers it (as upstream's cache serves continuations from its snapshots):
+    /// the page starts where the last one ended, without rescanning or reading storage.
+    /// `None` sends the page to storage (which also answers tokens older than its
+    /// compaction: 410 with a fresh token).
+    async fn continue_from_cache(
+        &self,
+        cache: &WatchCache,
+        prefix: &str,
+        token: &ContinueToken,
+        options: &ListOptions,
+    ) -> Option<Encoded> {
+        let revision = Revision(u64::try_from(token.rv).ok()?);
+        if revision < self.store.compacted_revision().await.ok()? {
+            return None;
+        }
+        let start = format!("{prefix}{}", token.start);
+        let selected = !options.label_selector.is_empty() || !options.field_selector.is_empty();
+        let filter = selected.then(|| watching::filter(options));
+        let page = cache
+            .page_at(prefix, &start, revision, options.limit, filter.as_ref())
+            .ok()??;
+        // Upstream's form: the page's last key, and a NUL to start just after it.
+        let next = page.next.is_some().then(|| {
+            let last = page.items.last().map_or("", |o| &o.key[prefix.len()..]);
+            ContinueToken::new(revision, format!("{last}\u{0}")).encode()
+        });
+        // Counted without selectors only, as on the first page.
+        let remaining = (next.is_some() && !selected).then_some(page.remaining);
+        let jsons: Vec<Bytes> = page.items.iter().map(|o| o.json.clone()).collect();
+        let body = codec::encode_list(
+            &self.descriptor,
+            &resource_version(revision),
+            next.as_deref(),
+            remaining,
+            jsons,
+            page.items,
+        );
+        Some(Encoded {
+            body,
+            warnings: Vec::new(),
+            status: ResponseStatus::Ok,
+        })
+    }
+
     /// The list served from the watch cache, when the options allow it and the cache is ready.
     async fn list_from_cache(
         &self,
@@ -1594,8 +1639,10 @@ impl<S: Strategy> GenericStore<S> {
         prefix: &str,
         options: &ListOptions,
     ) -> Result<Option<Encoded>> {
-        if options.continue_token.is_some() {
-            return Ok(None);
+        if let Some(token) = &options.continue_token {
+            return Ok(self
+                .continue_from_cache(cache, prefix, token, options)
+                .await);
         }
         let requested = parse_resource_version(&options.resource_version)?;
         let at_least = match (requested, options.resource_version_match) {
@@ -1621,10 +1668,11 @@ impl<S: Strategy> GenericStore<S> {
             return Ok(None);
         };
         let (page, token) = if options.limit > 0 && items.len() > options.limit {
-            let next = &items[options.limit].key[prefix.len()..];
+            // Upstream's form: the page's last key, and a NUL to start just after it.
+            let last = &items[options.limit - 1].key[prefix.len()..];
             (
                 &items[..options.limit],
-                Some(ContinueToken::new(revision, next.to_string()).encode()),
+                Some(ContinueToken::new(revision, format!("{last}\u{0}")).encode()),
             )
         } else {
             (&items[..], None)

@@ -280,6 +280,63 @@ impl WatchCache {
         Ok((items, Revision(revision)))
     }
 
+    /// A page of the objects under `prefix` as they were at `revision`, from key `start`
+    /// (inclusive) on: at most `limit` (0: no limit) selected by `filter` (`None`: every
+    /// object). The state at `revision` is the current one with the window's later changes
+    /// undone, so a paged list resumes where its last page ended without rescanning from the
+    /// prefix, and stays consistent while objects change. `None` when the cache cannot tell
+    /// (the revision is older than the window, or newer than the cache).
+    pub fn page_at(
+        &self,
+        prefix: &str,
+        start: &str,
+        revision: Revision,
+        limit: usize,
+        filter: Option<&Filter>,
+    ) -> Result<Option<Page>> {
+        let mut candidates = Vec::new();
+        let mut page = Page::default();
+        {
+            let state = read(&self.shared);
+            if !state.ready {
+                return Err(Error::NotReady);
+            }
+            if revision.0 < state.oldest || revision.0 > state.revision {
+                return Ok(None);
+            }
+            let objects = at_revision(&state, prefix, start, revision.0);
+            match filter {
+                // Without selectors, the page and a count of the rest, under the lock: no
+                // object past the page is cloned.
+                None => {
+                    for object in objects {
+                        if limit > 0 && page.items.len() == limit {
+                            page.next.get_or_insert_with(|| object.key.clone());
+                            page.remaining += 1;
+                        } else {
+                            page.items.push(object.clone());
+                        }
+                    }
+                    return Ok(Some(page));
+                }
+                // Selectors run once the lock is released, on cheap clones.
+                Some(_) => candidates.extend(objects.cloned()),
+            }
+        }
+        let filter = filter.expect("selectors");
+        for object in candidates {
+            if !filter(&object) {
+                continue;
+            }
+            if limit > 0 && page.items.len() == limit {
+                page.next = Some(object.key.clone());
+                break;
+            }
+            page.items.push(object);
+        }
+        Ok(Some(page))
+    }
+
     /// Starts a watch of the selected keys under `prefix`. Without `from`, it begins with an
     /// addition for every selected object; with `from`, it replays the changes after it (an
     /// [`Error::Expired`] when they are no longer in the window).
@@ -355,6 +412,64 @@ impl WatchCache {
     pub fn watchers(&self) -> usize {
         read(&self.shared).watchers.len()
     }
+}
+
+/// A page of a list at an earlier revision ([`WatchCache::page_at`]).
+#[derive(Debug, Default)]
+pub struct Page {
+    /// The page's objects, in key order.
+    pub items: Vec<Arc<CachedObject>>,
+    /// The key of the first selected object after the page, when there is one.
+    pub next: Option<String>,
+    /// How many objects follow the page (counted only without selectors).
+    pub remaining: usize,
+}
+
+/// The objects under `prefix` from `start` on, in key order, as they were at `revision`
+/// (which the window covers): for a key changed since, the state before its first later
+/// change (absent if it was created since); otherwise the current object.
+fn at_revision<'s>(
+    state: &'s State,
+    prefix: &str,
+    start: &str,
+    revision: u64,
+) -> impl Iterator<Item = &'s Arc<CachedObject>> + 's {
+    let first_later = state.window.partition_point(|c| c.revision <= revision);
+    let mut before: BTreeMap<&'s str, Option<&'s Arc<CachedObject>>> = BTreeMap::new();
+    for change in state.window.range(first_later..) {
+        let key = change.object.key.as_str();
+        if key >= start && key.starts_with(prefix) {
+            before.entry(key).or_insert(change.previous.as_ref());
+        }
+    }
+    let prefix = prefix.to_string();
+    let current = state
+        .objects
+        .range::<str, _>((std::ops::Bound::Included(start), std::ops::Bound::Unbounded))
+        .take_while(move |(k, _)| k.starts_with(&prefix))
+        .map(|(k, o)| (k.as_str(), Some(o)));
+    let mut current = current.peekable();
+    let mut undone = before.into_iter().peekable();
+    std::iter::from_fn(move || {
+        loop {
+            let (key, object) = match (current.peek(), undone.peek()) {
+                (None, None) => return None,
+                (Some(_), None) => current.next()?,
+                (None, Some(_)) => undone.next()?,
+                (Some((c, _)), Some((u, _))) => match c.cmp(u) {
+                    std::cmp::Ordering::Less => current.next()?,
+                    std::cmp::Ordering::Greater => undone.next()?,
+                    std::cmp::Ordering::Equal => {
+                        current.next();
+                        undone.next()?
+                    }
+                },
+            };
+            if let (_, Some(object)) = (key, object) {
+                return Some(object);
+            }
+        }
+    })
 }
 
 /// The objects under `prefix`, in key order (cheap clones of their `Arc`s).

@@ -13,7 +13,7 @@ mod error;
 mod pairs;
 
 pub use cache::{
-    CachedObject, Decode, EventType, Filter, Watch, WatchCache, WatchCacheConfig, WatchEvent,
+    CachedObject, Decode, EventType, Filter, Page, Watch, WatchCache, WatchCacheConfig, WatchEvent,
     classify,
 };
 pub use error::{Error, Result};

@@ -71,7 +71,10 @@ fn subject_uid(subject: &x509_parser::x509::X509Name<'_>) -> std::result::Result
         [] => Ok(String::new()),
         [uid] if uid.is_empty() => Err("UID cannot be an empty string".into()),
         [uid] => Ok(uid.clone()),
-        _ => Err(format!("expected 1 UID, but found multiple: [{}]", uids.join(" "))),
+        _ => Err(format!(
+            "expected 1 UID, but found multiple: [{}]",
+            uids.join(" ")
+        )),
     }
 }
 

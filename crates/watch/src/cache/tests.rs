@@ -438,3 +438,99 @@ async fn the_window_keeps_recent_changes_up_to_its_bounds() {
         4
     );
 }
+
+/// A page at an earlier revision is the collection as it was then: objects changed since
+/// show their old state, deleted ones are still there, new ones are not; selectors apply to
+/// the old states. Revisions the window does not cover are not answered.
+#[tokio::test]
+async fn pages_at_an_earlier_revision_undo_later_changes() {
+    let f = fixture(WatchCacheConfig::default()).await;
+    let listed = create_many(&f, 0..10).await;
+    let keys = |page: &Page| {
+        page.items
+            .iter()
+            .map(|o| o.key.trim_start_matches("/r/").to_string())
+            .collect::<Vec<_>>()
+    };
+    let first = f
+        .cache
+        .page_at("/r/", "/r/", listed, 4, None)
+        .unwrap()
+        .unwrap();
+    assert_eq!(keys(&first), ["a", "n0", "n1", "n2"]);
+    assert_eq!((first.next.as_deref(), first.remaining), (Some("/r/n3"), 7));
+
+    // Changes after the first page.
+    f.store.delete("/r/n4", None).await.unwrap();
+    let (n5, _) = f.store.get("/r/n5").await.unwrap();
+    f.store
+        .update(
+            "/r/n5",
+            Bytes::from_static(b"tier=silver"),
+            n5.unwrap().mod_revision,
+        )
+        .await
+        .unwrap();
+    f.store
+        .create("/r/n45", Bytes::from_static(b"tier=gold"))
+        .await
+        .unwrap();
+    let last = f
+        .store
+        .create("/r/n99", Bytes::from_static(b"tier=gold"))
+        .await
+        .unwrap();
+    f.cache
+        .wait_for(last.mod_revision, Duration::from_secs(10))
+        .await
+        .unwrap();
+
+    let second = f
+        .cache
+        .page_at("/r/", "/r/n3", listed, 4, None)
+        .unwrap()
+        .unwrap();
+    assert_eq!(keys(&second), ["n3", "n4", "n5", "n6"]);
+    assert_eq!(&second.items[2].json[..], b"tier=gold", "n5 as it was");
+    assert_eq!(
+        (second.next.as_deref(), second.remaining),
+        (Some("/r/n7"), 3)
+    );
+    let rest = f
+        .cache
+        .page_at("/r/", "/r/n7", listed, 4, None)
+        .unwrap()
+        .unwrap();
+    assert_eq!(keys(&rest), ["n7", "n8", "n9"]);
+    assert_eq!((rest.next, rest.remaining), (None, 0));
+
+    // Selectors see the old states; now, the same page shows the changes.
+    let gold = f
+        .cache
+        .page_at("/r/", "/r/n3", listed, 0, Some(&tier("gold")))
+        .unwrap()
+        .unwrap();
+    assert_eq!(keys(&gold), ["n3", "n4", "n5", "n6", "n7", "n8", "n9"]);
+    let now = f
+        .cache
+        .page_at("/r/", "/r/n3", last.mod_revision, 0, Some(&tier("gold")))
+        .unwrap()
+        .unwrap();
+    assert_eq!(keys(&now), ["n3", "n45", "n6", "n7", "n8", "n9", "n99"]);
+
+    // Beyond the cache, or before its window: no answer.
+    let ahead = Revision(last.mod_revision.0 + 10);
+    assert!(
+        f.cache
+            .page_at("/r/", "/r/", ahead, 4, None)
+            .unwrap()
+            .is_none()
+    );
+    let before_load = Revision(0);
+    assert!(
+        f.cache
+            .page_at("/r/", "/r/", before_load, 4, None)
+            .unwrap()
+            .is_none()
+    );
+}
