@@ -808,3 +808,89 @@ async fn a_continue_token_past_an_outside_compaction_is_answered_as_upstream() {
     assert_eq!(answers[0].0, 200, "upstream serves it: {answers:?}");
     assert_eq!(answers[0], answers[1], "upstream, then Capstan");
 }
+
+/// The whole collection read in pages of 500 following the continue tokens: the time it took
+/// and how many objects came.
+async fn paged_list(client: &RawClient, path: &str) -> (Duration, usize) {
+    let start = std::time::Instant::now();
+    let mut token = String::new();
+    let mut items = 0;
+    loop {
+        let mut url = format!("{path}?limit=500");
+        if !token.is_empty() {
+            url.push_str(&format!("&continue={token}"));
+        }
+        let page = client.get(&url).await;
+        assert_eq!(page.status, 200);
+        let page = page.json();
+        items += page["items"].as_array().map_or(0, Vec::len);
+        match page["metadata"]["continue"].as_str() {
+            Some(next) if !next.is_empty() => token = next.to_string(),
+            _ => return (start.elapsed(), items),
+        }
+    }
+}
+
+/// Creates `count` StorageClasses through `client` with 16 concurrent writers.
+async fn populate(client: &RawClient, count: usize) {
+    let mut writers = Vec::new();
+    for w in 0..16 {
+        let client = client.clone();
+        writers.push(tokio::spawn(async move {
+            for i in (w..count).step_by(16) {
+                let body = serde_json::to_vec(&json!({"apiVersion": "storage.k8s.io/v1",
+                    "kind": "StorageClass", "metadata": {"name": format!("paged-{i:05}")},
+                    "provisioner": "example.com/p"}))
+                .unwrap();
+                let r = client
+                    .request(
+                        Method::POST,
+                        "/apis/storage.k8s.io/v1/storageclasses",
+                        &[("content-type", "application/json")],
+                        body,
+                    )
+                    .await;
+                assert!(r.status == 201 || r.status == 409, "{}", r.status);
+            }
+        }));
+    }
+    for w in writers {
+        w.await.unwrap();
+    }
+}
+
+/// Paged lists of 22,000 StorageClasses (pages of 500) and one unpaged list, on Capstan and
+/// on upstream's kube-apiserver v1.36.2 (with its etcd) in one run, alternating.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement: run with --release --ignored --nocapture"]
+async fn paged_lists_side_by_side() {
+    const OBJECTS: usize = 22_000;
+    const PATH: &str = "/apis/storage.k8s.io/v1/storageclasses";
+    let upstream = Upstream::start().await;
+    let server = TestServer::start().await;
+    let ours = capstan(&server);
+    populate(&upstream.client, OBJECTS).await;
+    populate(&ours, OBJECTS).await;
+    let mut times: [(Vec<f64>, Vec<f64>); 2] = Default::default();
+    for _round in 0..7 {
+        for (i, client) in [&upstream.client, &ours].into_iter().enumerate() {
+            let (paged, items) = paged_list(client, PATH).await;
+            assert!(items >= OBJECTS, "{items}");
+            let start = std::time::Instant::now();
+            assert_eq!(client.get(PATH).await.status, 200);
+            times[i].0.push(paged.as_secs_f64() * 1e3);
+            times[i].1.push(start.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    for (name, (paged, whole)) in ["upstream", "Capstan"].iter().zip(times.iter_mut()) {
+        paged.sort_by(f64::total_cmp);
+        whole.sort_by(f64::total_cmp);
+        println!(
+            "{name}: {OBJECTS} in pages of 500: p50 {:.0} ms (min {:.0}, max {:.0}); unpaged p50 {:.0} ms",
+            paged[paged.len() / 2],
+            paged[0],
+            paged[paged.len() - 1],
+            whole[whole.len() / 2]
+        );
+    }
+}
