@@ -21,6 +21,9 @@ struct Upstream {
     kubeconfig: std::path::PathBuf,
     /// Its etcd's client URL.
     etcd_url: String,
+    /// Its URL and the CA its serving certificate chains to.
+    url: String,
+    ca_pem: String,
     _processes: Vec<Process>,
     _dir: tempfile::TempDir,
 }
@@ -76,6 +79,8 @@ impl Upstream {
             client,
             kubeconfig,
             etcd_url,
+            ca_pem: pki.ca.pem.clone(),
+            url,
             _processes: vec![etcd, apiserver],
             _dir: dir,
         }
@@ -742,6 +747,7 @@ mod admission_versions;
 mod authorization;
 mod deletes;
 mod discovery;
+mod impersonation;
 mod mutating_policies;
 mod node_tokens;
 mod pod_security;

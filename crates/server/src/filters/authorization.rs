@@ -29,7 +29,7 @@ impl Authorization {
     }
 }
 
-fn attributes(user: UserInfo, info: &RequestInfo) -> Attributes {
+pub(crate) fn attributes(user: UserInfo, info: &RequestInfo) -> Attributes {
     Attributes {
         user,
         verb: info.verb.clone(),
