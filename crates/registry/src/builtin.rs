@@ -212,11 +212,20 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
     registry.register(capstan_api::VolumeAttributesClassStrategy);
     registry.register(capstan_api::DeviceClassStrategy);
     let claim_status = config.claim_status.clone();
-    registry.register_with(capstan_api::ResourceClaimStrategy, |s| match claim_status {
-        Some(check) => s.with_update_field_check(check),
-        None => s,
+    let admin_access = crate::resource_claims::AdminAccess::new(namespaces.clone());
+    let admin = admin_access.clone();
+    registry.register_with(capstan_api::ResourceClaimStrategy, |s| {
+        let s = s
+            .with_create_hook(admin.clone())
+            .with_update_field_check(admin);
+        match claim_status {
+            Some(check) => s.with_update_field_check(check),
+            None => s,
+        }
     });
-    registry.register(capstan_api::ResourceClaimTemplateStrategy);
+    registry.register_with(capstan_api::ResourceClaimTemplateStrategy, |s| {
+        s.with_create_hook(admin_access)
+    });
     registry.register(capstan_api::ResourceSliceStrategy);
     let budgets = registry.register(PodDisruptionBudgetStrategy);
     registry.add(Arc::new(crate::eviction::EvictionRest::new(

@@ -16,10 +16,12 @@ use capstan_auth::UserInfo;
 use capstan_auth::authz::{Attributes, AuthorizerChain};
 use capstan_meta::{ApiError, FieldError, GroupResource};
 use k8s_openapi::api::resource::v1::{
-    AllocatedDeviceStatus, AllocationResult, ResourceClaim, ResourceClaimStatus,
+    AllocatedDeviceStatus, AllocationResult, DeviceRequest, ResourceClaim, ResourceClaimStatus,
+    ResourceClaimTemplate,
 };
 
-use crate::hooks::UpdateFieldCheck;
+use crate::generic::GenericStore;
+use crate::hooks::{CreateHook, UpdateFieldCheck};
 use crate::options::WriteOptions;
 
 const GROUP: &str = "resource.k8s.io";
@@ -219,6 +221,149 @@ fn bound_to_node(user: &UserInfo, node: &str) -> bool {
             capstan_meta::validation::dns1123_subdomain(bound).is_empty() && bound == node
         }
         _ => false,
+    }
+}
+
+/// The namespace label that allows claims in it to ask admin access to devices.
+const ADMIN_ACCESS_LABEL: &str = "resource.kubernetes.io/admin-access";
+
+/// Admin access to devices (`adminAccess: true`: a device in use by others, for monitoring
+/// or maintenance) only in namespaces labelled `resource.kubernetes.io/admin-access: "true"`,
+/// as upstream (`DRAAdminAccess`, GA in v1.36): checked on new claims and claim templates,
+/// and on allocations that grant it.
+pub struct AdminAccess {
+    namespaces: Arc<GenericStore<capstan_api::NamespaceStrategy>>,
+}
+
+impl AdminAccess {
+    /// Reads namespaces' labels from `namespaces`.
+    pub fn new(namespaces: Arc<GenericStore<capstan_api::NamespaceStrategy>>) -> Arc<Self> {
+        Arc::new(Self { namespaces })
+    }
+
+    /// Whether `namespace` allows admin access.
+    async fn allowed_in(&self, namespace: &str) -> Result<bool, String> {
+        let found = self
+            .namespaces
+            .cached_json("", namespace)
+            .await
+            .map_err(|e| e.to_string())?;
+        let Some(json) = found else {
+            return Ok(false);
+        };
+        let ns: serde_json::Value = serde_json::from_slice(&json).map_err(|e| e.to_string())?;
+        Ok(ns["metadata"]["labels"][ADMIN_ACCESS_LABEL] == "true")
+    }
+
+    /// The refusal of admin access at `path` in `namespace`, if it is not allowed there.
+    async fn refusal(&self, namespace: &str, path: String) -> Option<FieldError> {
+        match self.allowed_in(namespace).await {
+            Ok(true) => None,
+            Ok(false) => Some(FieldError::forbidden(
+                path,
+                format!(
+                    "admin access to devices requires the `{ADMIN_ACCESS_LABEL}: true` label on the containing namespace"
+                ),
+            )),
+            Err(err) => Some(FieldError::forbidden(
+                path,
+                format!("could not retrieve namespace to verify admin access: {err}"),
+            )),
+        }
+    }
+
+    /// The check of a new claim's (or template's) requests.
+    async fn check_requests(
+        &self,
+        namespace: &str,
+        requests: &[DeviceRequest],
+        kind: &str,
+        name: &str,
+    ) -> crate::error::Result<()> {
+        let asked = requests.iter().position(|r| {
+            r.exactly
+                .as_ref()
+                .is_some_and(|e| e.admin_access == Some(true))
+        });
+        let Some(i) = asked else {
+            return Ok(());
+        };
+        // Upstream names the request's path in the claim spec, for templates too.
+        let path = format!("spec.devices.requests[{i}].adminAccess");
+        match self.refusal(namespace, path).await {
+            None => Ok(()),
+            Some(refused) => Err(ApiError::invalid(GROUP, kind, name, &[refused]).into()),
+        }
+    }
+}
+
+#[async_trait]
+impl CreateHook<ResourceClaim> for AdminAccess {
+    async fn on_create(
+        &self,
+        claim: &mut ResourceClaim,
+        _user: &UserInfo,
+    ) -> crate::error::Result<()> {
+        let namespace = claim.metadata.namespace.clone().unwrap_or_default();
+        let name = claim.metadata.name.clone().unwrap_or_default();
+        let requests = claim
+            .spec
+            .devices
+            .as_ref()
+            .and_then(|d| d.requests.clone())
+            .unwrap_or_default();
+        self.check_requests(&namespace, &requests, "ResourceClaim", &name)
+            .await
+    }
+}
+
+#[async_trait]
+impl CreateHook<ResourceClaimTemplate> for AdminAccess {
+    async fn on_create(
+        &self,
+        template: &mut ResourceClaimTemplate,
+        _user: &UserInfo,
+    ) -> crate::error::Result<()> {
+        let namespace = template.metadata.namespace.clone().unwrap_or_default();
+        let name = template.metadata.name.clone().unwrap_or_default();
+        let requests = template
+            .spec
+            .spec
+            .devices
+            .as_ref()
+            .and_then(|d| d.requests.clone())
+            .unwrap_or_default();
+        self.check_requests(&namespace, &requests, "ResourceClaimTemplate", &name)
+            .await
+    }
+}
+
+#[async_trait]
+impl UpdateFieldCheck<ResourceClaim> for AdminAccess {
+    async fn field_errors(
+        &self,
+        new: &ResourceClaim,
+        old: &ResourceClaim,
+        _writer: &WriteOptions,
+    ) -> Vec<FieldError> {
+        let granted = |c: &ResourceClaim| {
+            c.status
+                .as_ref()
+                .and_then(|s| s.allocation.as_ref())
+                .and_then(|a| a.devices.as_ref())
+                .and_then(|d| d.results.as_ref())
+                .and_then(|r| r.iter().position(|r| r.admin_access == Some(true)))
+        };
+        if granted(old).is_some() {
+            // The allocation cannot change once written.
+            return Vec::new();
+        }
+        let Some(i) = granted(new) else {
+            return Vec::new();
+        };
+        let namespace = new.metadata.namespace.as_deref().unwrap_or_default();
+        let path = format!("status.allocation.devices.results[{i}].adminAccess");
+        self.refusal(namespace, path).await.into_iter().collect()
     }
 }
 

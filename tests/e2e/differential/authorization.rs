@@ -1425,3 +1425,82 @@ async fn claim_status_writes_need_upstreams_granular_permissions() {
     assert!(owned(&theirs.1).is_some());
     assert_eq!(owned(&theirs.1), owned(&mine.1));
 }
+
+/// Admin access to devices only in namespaces labelled for it, for claims, claim templates
+/// and allocations, answered as upstream answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admin_access_to_devices_needs_the_namespace_label() {
+    let (pair, _upstream, _server) = start_pair().await;
+    for (name, labels) in [
+        ("plain", json!({})),
+        (
+            "admins",
+            json!({"resource.kubernetes.io/admin-access": "true"}),
+        ),
+    ] {
+        pair.create(
+            "/api/v1/namespaces",
+            json!({"metadata": {"name": name, "labels": labels}}),
+        )
+        .await;
+    }
+    let spec = |admin: bool| {
+        json!({"devices": {"requests": [
+            {"name": "a", "exactly": {"deviceClassName": "gpu"}},
+            {"name": "b", "exactly": {"deviceClassName": "gpu", "adminAccess": admin}}]}})
+    };
+    let claims = |ns: &str| format!("/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaims");
+    let templates =
+        |ns: &str| format!("/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaimtemplates");
+    let mut differences = Vec::new();
+    let mut compare = |what: String, [theirs, mine]: [(u16, Value); 2]| {
+        let seen = |(code, answer): &(u16, Value)| {
+            (
+                *code,
+                answer["message"].clone(),
+                answer["details"]["causes"].clone(),
+            )
+        };
+        if seen(&theirs) != seen(&mine) {
+            differences.push(format!(
+                "{what}\n  upstream {:?}\n  capstan  {:?}",
+                seen(&theirs),
+                seen(&mine)
+            ));
+        }
+        theirs.0
+    };
+    let mut refused = 0;
+    for ns in ["plain", "admins"] {
+        for admin in [false, true] {
+            let claim = json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                "metadata": {"name": format!("c-{admin}")}, "spec": spec(admin)});
+            let answers = pair.send(Method::POST, &claims(ns), &[], &claim).await;
+            refused +=
+                usize::from(compare(format!("claim in {ns}, admin {admin}"), answers) == 422);
+            let template = json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                "metadata": {"name": format!("t-{admin}")}, "spec": {"spec": spec(admin)}});
+            let answers = pair
+                .send(Method::POST, &templates(ns), &[], &template)
+                .await;
+            refused +=
+                usize::from(compare(format!("template in {ns}, admin {admin}"), answers) == 422);
+        }
+        // An allocation granting admin access, written by the administrator.
+        let status = json!({"status": {"allocation": {"devices": {"results": [
+            {"request": "a", "driver": "gpu.example.com", "pool": "p", "device": "x"},
+            {"request": "b", "driver": "gpu.example.com", "pool": "p", "device": "x",
+             "adminAccess": true}]}}}});
+        let answers = pair
+            .send(
+                Method::PATCH,
+                &format!("{}/c-false/status?dryRun=All", claims(ns)),
+                &[("content-type", "application/merge-patch+json")],
+                &status,
+            )
+            .await;
+        refused += usize::from(compare(format!("allocation in {ns}"), answers) == 422);
+    }
+    assert!(refused >= 3, "the refusals are exercised ({refused})");
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}

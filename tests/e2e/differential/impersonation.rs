@@ -232,7 +232,10 @@ async fn impersonation_is_allowed_and_refused_as_upstream() {
         (
             "frank",
             pods,
-            vec![("impersonate-user", "bob"), ("impersonate-extra-scopes", "x")],
+            vec![
+                ("impersonate-user", "bob"),
+                ("impersonate-extra-scopes", "x"),
+            ],
         ),
     ];
     let mut differences = Vec::new();
