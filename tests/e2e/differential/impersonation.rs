@@ -266,3 +266,103 @@ async fn impersonation_is_allowed_and_refused_as_upstream() {
     assert!(allowed >= 4, "the grants allow ({allowed})");
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// A node agent (a service account whose token is bound to a pod on node n1) acting as its
+/// own node with `associated-node`, and refused as another node, as upstream answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_agent_acts_as_its_own_node_as_upstream() {
+    let upstream = Upstream::start().await;
+    let server = TestServer::start_with(|c| {
+        c.authorization_modes = vec!["Node".into(), "RBAC".into()];
+    })
+    .await;
+    let auth = "authentication.k8s.io";
+    let setup = vec![
+        (
+            "/api/v1/nodes".to_string(),
+            json!({"metadata": {"name": "n1"}}),
+        ),
+        (
+            "/api/v1/nodes".to_string(),
+            json!({"metadata": {"name": "n2"}}),
+        ),
+        (
+            "/api/v1/namespaces/default/serviceaccounts".to_string(),
+            json!({"metadata": {"name": "agent"}}),
+        ),
+        (
+            "/api/v1/namespaces/default/pods".to_string(),
+            json!({"metadata": {"name": "agent-n1"}, "spec": {"nodeName": "n1",
+                "serviceAccountName": "agent", "containers": [{"name": "c", "image": "agent"}]}}),
+        ),
+        (
+            format!("{RBAC}/clusterroles"),
+            json!({"metadata": {"name": "node-agent"}, "rules": [
+                rule(&[auth], &["nodes"], &["impersonate:associated-node"], &[]),
+                rule(&[""], &["nodes"], &["impersonate-on:associated-node:get"], &[])]}),
+        ),
+        (
+            format!("{RBAC}/clusterrolebindings"),
+            json!({"metadata": {"name": "node-agent"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "node-agent"},
+                "subjects": [{"kind": "ServiceAccount", "name": "agent", "namespace": "default"}]}),
+        ),
+    ];
+    let mut answers = Vec::new();
+    for (admin, url, ca) in [
+        (
+            upstream.client.clone(),
+            upstream.url.clone(),
+            upstream.ca_pem.clone(),
+        ),
+        (capstan(&server), server.url(), server.ca_pem().to_string()),
+    ] {
+        for (path, body) in &setup {
+            create(&admin, path, body).await;
+        }
+        let pod = admin
+            .get("/api/v1/namespaces/default/pods/agent-n1")
+            .await
+            .json();
+        let request = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+            "spec": {"boundObjectRef": {"apiVersion": "v1", "kind": "Pod", "name": "agent-n1",
+                "uid": pod["metadata"]["uid"]}}});
+        let issued = admin
+            .request(
+                Method::POST,
+                "/api/v1/namespaces/default/serviceaccounts/agent/token",
+                &[("content-type", "application/json")],
+                serde_json::to_vec(&request).unwrap(),
+            )
+            .await;
+        assert_eq!(issued.status, 201);
+        let token = issued.json()["status"]["token"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let agent = RawClient::new(&url, &ca, Some(&token));
+        let mut seen = Vec::new();
+        for (path, node) in [
+            ("/api/v1/nodes/n1", "system:node:n1"),
+            ("/api/v1/nodes/n2", "system:node:n2"),
+            ("/api/v1/nodes", "system:node:n1"),
+        ] {
+            let r = agent
+                .request(Method::GET, path, &[("impersonate-user", node)], Vec::new())
+                .await;
+            let body: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+            let message = if r.status == 200 {
+                Value::Null
+            } else {
+                body["message"].clone()
+            };
+            seen.push((path, node, r.status.as_u16(), message));
+        }
+        answers.push(seen);
+    }
+    assert_eq!(
+        answers[0][0].2, 200,
+        "upstream lets the agent be its node: {answers:?}"
+    );
+    assert_eq!(answers[0], answers[1], "upstream, then Capstan");
+}
