@@ -745,6 +745,7 @@ fn drop_unsent_zeros(a: &mut serde_json::Value, b: &mut serde_json::Value) -> us
 
 mod admission_versions;
 mod authorization;
+mod beta_features;
 mod deletes;
 mod discovery;
 mod impersonation;

@@ -779,6 +779,22 @@ fn validate_spec(spec: &PodSpec, allow_privileged: bool, errs: &mut FieldErrors)
             errs.push(FieldError::invalid("spec.nodeName", node, why));
         }
     }
+    // The pod's own hostname (upstream's HostnameOverride, beta and on by default in v1.36).
+    if let Some(host) = spec.hostname_override.as_deref() {
+        for why in validation::dns1123_subdomain(host) {
+            errs.push(FieldError::invalid("spec.hostnameOverride", host, why));
+        }
+    }
+    // Host aliases' addresses, strictly (upstream's StrictIPCIDRValidation).
+    for (i, alias) in spec.host_aliases.iter().flatten().enumerate() {
+        if let Some(why) = crate::service::strict_ip_problem(&alias.ip, &[]) {
+            errs.push(FieldError::invalid(
+                format!("spec.hostAliases[{i}].ip"),
+                &alias.ip,
+                why,
+            ));
+        }
+    }
     let mut volumes = BTreeSet::new();
     for (i, v) in spec.volumes.iter().flatten().enumerate() {
         let path = format!("spec.volumes[{i}].name");

@@ -5,7 +5,7 @@
 
 use std::net::IpAddr;
 
-use capstan_meta::validation::{dns1035_label, dns1123_label, dns1123_subdomain};
+use capstan_meta::validation::{dns1123_label, dns1123_subdomain};
 use capstan_meta::{FieldError, FieldErrors, FieldLabels, ResourceDescriptor, Strategy};
 use k8s_openapi::api::core::v1::{Service, ServicePort, ServiceStatus};
 use k8s_openapi::api::networking::v1::{IPAddress, ServiceCIDR};
@@ -290,7 +290,9 @@ impl Strategy for ServiceStrategy {
     }
 
     fn name_rule(&self) -> fn(&str) -> Vec<String> {
-        dns1035_label
+        // A DNS-1123 label, digits first allowed (upstream's RelaxedServiceNameValidation,
+        // beta and on by default in v1.36).
+        dns1123_label
     }
 
     fn validate(&self, svc: &Service) -> FieldErrors {
@@ -500,7 +502,11 @@ fn validate_cluster_ips(spec: &k8s_openapi::api::core::v1::ServiceSpec, errs: &m
             None => errs.push(FieldError::invalid(
                 format!("spec.clusterIPs[{i}]"),
                 ip,
-                "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+                if has_leading_zeros(ip) {
+                    "must not have leading 0s"
+                } else {
+                    "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
+                },
             )),
         }
     }

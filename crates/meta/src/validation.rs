@@ -47,7 +47,12 @@ pub fn dns1123_label(value: &str) -> Vec<String> {
         ));
     }
     if !is_label_part(label_head(value)) || value.is_empty() {
-        errs.push(LABEL_MSG.to_string());
+        // A valid subdomain fails only by its dots: upstream says so.
+        if !value.is_empty() && dns1123_subdomain(value).is_empty() {
+            errs.push("must not contain dots".to_string());
+        } else {
+            errs.push(LABEL_MSG.to_string());
+        }
     }
     errs
 }
@@ -165,12 +170,8 @@ pub fn labels(path: &str, labels: &BTreeMap<String, String>) -> FieldErrors {
     let mut out = Vec::new();
     for (key, value) in labels {
         push_all(&mut out, path, key, qualified_name(key));
-        push_all(
-            &mut out,
-            &format!("{path}[{key}]"),
-            value,
-            label_value(value),
-        );
+        // Upstream names the map, not the key, for a bad value.
+        push_all(&mut out, path, value, label_value(value));
     }
     out
 }

@@ -1,0 +1,93 @@
+//! Fields and rules of v1.36's beta features that are on by default, written to both servers
+//! (dry runs): upstream's answer, accepted or refused with its message, is Capstan's.
+
+use http::Method;
+use serde_json::{Value, json};
+
+use super::authorization::start_pair;
+
+fn pod(spec: Value) -> Value {
+    let mut pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c", "image": "app"}]}});
+    for (k, v) in spec.as_object().unwrap() {
+        pod["spec"][k] = v.clone();
+    }
+    pod
+}
+
+fn service(name: &str, spec: Value) -> Value {
+    json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name}, "spec": spec})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn beta_fields_are_accepted_and_refused_as_upstream() {
+    let (pair, _upstream, _server) = start_pair().await;
+    pair.create(
+        "/api/v1/namespaces/default/serviceaccounts",
+        json!({"metadata": {"name": "default"}}),
+    )
+    .await;
+    let ports = json!([{"port": 80}]);
+    let cases: Vec<(&str, &str, Value)> = vec![
+        ("service name starting with a digit", "services", service("1svc", json!({"ports": ports}))),
+        ("service name with a dot", "services", service("a.b", json!({"ports": ports}))),
+        ("cluster IP with a leading zero", "services",
+            service("lz", json!({"ports": ports, "clusterIP": "10.96.0.010"}))),
+        ("external IP with a leading zero", "services",
+            service("ext", json!({"ports": ports, "externalIPs": ["192.168.001.1"]}))),
+        ("load balancer source range not canonical", "services",
+            service("lb", json!({"ports": ports, "type": "LoadBalancer",
+                "loadBalancerSourceRanges": ["10.0.0.1/8"]}))),
+        ("pod hostname override", "pods", pod(json!({"hostnameOverride": "custom-host"}))),
+        ("pod hostname override invalid", "pods", pod(json!({"hostnameOverride": "Not_Valid"}))),
+        ("pod-level resources", "pods", pod(json!({"resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}))),
+        ("env from a file", "pods", pod(json!({
+            "containers": [{"name": "c", "image": "app", "env": [{"name": "E", "valueFrom":
+                {"fileKeyRef": {"volumeName": "cfg", "path": "env", "key": "E"}}}],
+                "volumeMounts": [{"name": "cfg", "mountPath": "/cfg"}]}],
+            "initContainers": [{"name": "i", "image": "init", "volumeMounts": [{"name": "cfg", "mountPath": "/cfg"}]}],
+            "volumes": [{"name": "cfg", "emptyDir": {}}]}))),
+        ("container restart rules", "pods", pod(json!({
+            "restartPolicy": "Never",
+            "containers": [{"name": "c", "image": "app", "restartPolicy": "Never",
+                "restartPolicyRules": [{"action": "Restart",
+                    "exitCodes": {"operator": "In", "values": [42]}}]}]}))),
+        ("pod IP with a leading zero in a host alias", "pods",
+            pod(json!({"hostAliases": [{"ip": "10.0.0.010", "hostnames": ["x"]}]}))),
+    ];
+    let mut cases = cases;
+    for (name, bad) in [
+        ("namespace with a dot", "a.b"),
+        ("namespace with an underscore", "a_b"),
+        ("namespace starting with a dash", "-ab"),
+    ] {
+        cases.push((name, "namespaces", json!({"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": bad}})));
+    }
+    for (name, bad) in [
+        ("service name with an underscore", "a_b"),
+        ("service name with a capital", "Ab"),
+        ("service name too long", "a123456789012345678901234567890123456789012345678901234567890123"),
+    ] {
+        cases.push((name, "services", service(bad, json!({"ports": [{"port": 80}]}))));
+    }
+    let mut differences = Vec::new();
+    for (name, resource, body) in cases {
+        let path = if resource == "namespaces" {
+            "/api/v1/namespaces?dryRun=All".to_string()
+        } else {
+            format!("/api/v1/namespaces/default/{resource}?dryRun=All")
+        };
+        let [theirs, mine] = pair.send_full(Method::POST, &path, &[], &body).await;
+        let seen = |(code, answer, warnings): &(u16, Value, Vec<String>)| {
+            (*code, answer["message"].clone(), warnings.clone())
+        };
+        let (theirs, mine) = (seen(&theirs), seen(&mine));
+        let theirs_msg = if theirs.0 == 201 { (theirs.0, Value::Null, theirs.2.clone()) } else { theirs.clone() };
+        let mine_msg = if mine.0 == 201 { (mine.0, Value::Null, mine.2.clone()) } else { mine.clone() };
+        if theirs_msg != mine_msg {
+            differences.push(format!("{name}\n  upstream {theirs_msg:?}\n  capstan  {mine_msg:?}"));
+        }
+    }
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
