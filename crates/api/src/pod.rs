@@ -779,6 +779,10 @@ fn validate_spec(spec: &PodSpec, allow_privileged: bool, errs: &mut FieldErrors)
             errs.push(FieldError::invalid("spec.nodeName", node, why));
         }
     }
+    if let Some(resources) = &spec.resources {
+        validate_resources("spec.resources", resources, true, errs);
+    }
+    validate_env_files(spec, errs);
     // The pod's own hostname (upstream's HostnameOverride, beta and on by default in v1.36).
     if let Some(host) = spec.hostname_override.as_deref() {
         for why in validation::dns1123_subdomain(host) {
@@ -997,37 +1001,108 @@ fn validate_container<'a>(
         }
     }
     if let Some(resources) = &c.resources {
-        let mut parsed = BTreeMap::new();
-        for (kind, map) in [
-            ("requests", &resources.requests),
-            ("limits", &resources.limits),
-        ] {
-            for (name, q) in map.iter().flatten() {
-                let field = format!("{path}.resources.{kind}[{name}]");
-                match quantity::parse(&q.0) {
-                    None => errs.push(FieldError::invalid(field, &q.0, quantity::QUANTITY_ERROR)),
-                    Some(v) if v.0 < 0 => errs.push(FieldError::invalid(
-                        field,
-                        &q.0,
-                        "must be greater than or equal to 0",
-                    )),
-                    Some(v) => {
-                        parsed.insert((kind, name.as_str()), (v, q.0.as_str()));
-                    }
+        validate_resources(&format!("{path}.resources"), resources, false, errs);
+    }
+    let rules = c.restart_policy_rules.as_deref().unwrap_or_default();
+    if !rules.is_empty() && c.restart_policy.is_none() {
+        errs.push(FieldError::required(
+            format!("{path}.restartPolicy"),
+            "must specify restartPolicy when restart rules are used",
+        ));
+    }
+    for (i, rule) in rules.iter().enumerate() {
+        if !RESTART_RULE_ACTIONS.contains(&rule.action.as_str()) {
+            errs.push(FieldError::not_supported(
+                format!("{path}.restartPolicyRules[{i}].action"),
+                &rule.action,
+                RESTART_RULE_ACTIONS,
+            ));
+        }
+    }
+}
+
+/// The actions of a container's restart rules (upstream's ContainerRestartRules).
+const RESTART_RULE_ACTIONS: &[&str] = &["Restart", "RestartAllContainers"];
+
+/// The resources a pod as a whole may set (upstream's PodLevelResources), as its message
+/// lists them.
+const POD_LEVEL_RESOURCES: &[&str] = &["cpu", "hugepages-", "memory"];
+
+/// Requests and limits under `path` (a container's, or the pod's own when `pod_level`): each
+/// a quantity of at least 0, of a kind the pod level supports, no request above its limit.
+fn validate_resources(
+    path: &str,
+    resources: &k8s_openapi::api::core::v1::ResourceRequirements,
+    pod_level: bool,
+    errs: &mut FieldErrors,
+) {
+    let mut parsed = BTreeMap::new();
+    for (kind, map) in [
+        ("requests", &resources.requests),
+        ("limits", &resources.limits),
+    ] {
+        for (name, q) in map.iter().flatten() {
+            let field = format!("{path}.{kind}[{name}]");
+            let supported = name == "cpu" || name == "memory" || name.starts_with("hugepages-");
+            if pod_level && !supported {
+                errs.push(FieldError::not_supported(field, name, POD_LEVEL_RESOURCES));
+                continue;
+            }
+            match quantity::parse(&q.0) {
+                None => errs.push(FieldError::invalid(field, &q.0, quantity::QUANTITY_ERROR)),
+                Some(v) if v.0 < 0 => errs.push(FieldError::invalid(
+                    field,
+                    &q.0,
+                    "must be greater than or equal to 0",
+                )),
+                Some(v) => {
+                    parsed.insert((kind, name.as_str()), (v, q.0.as_str()));
                 }
             }
         }
-        for ((kind, name), (request, text)) in &parsed {
-            if *kind != "requests" {
+    }
+    for ((kind, name), (request, text)) in &parsed {
+        if *kind != "requests" {
+            continue;
+        }
+        if let Some((limit, limit_text)) = parsed.get(&("limits", name))
+            && request > limit
+        {
+            errs.push(FieldError::invalid(
+                format!("{path}.requests"),
+                text,
+                format!("must be less than or equal to {name} limit of {limit_text}"),
+            ));
+        }
+    }
+}
+
+/// Environment variables read from files (upstream's EnvFiles): a key, and a volume of the
+/// pod.
+fn validate_env_files(spec: &PodSpec, errs: &mut FieldErrors) {
+    let volumes: BTreeSet<&str> = spec
+        .volumes
+        .iter()
+        .flatten()
+        .map(|v| v.name.as_str())
+        .collect();
+    for (path, c) in init_and_regular_containers(spec) {
+        for (i, env) in c.env.iter().flatten().enumerate() {
+            let Some(file) = env
+                .value_from
+                .as_ref()
+                .and_then(|v| v.file_key_ref.as_ref())
+            else {
                 continue;
+            };
+            let at = format!("{path}.env[{i}].valueFrom.fileKeyRef");
+            if file.key.is_empty() {
+                errs.push(FieldError::required(format!("{at}.key"), ""));
             }
-            if let Some((limit, limit_text)) = parsed.get(&("limits", name))
-                && request > limit
-            {
-                errs.push(FieldError::invalid(
-                    format!("{path}.resources.requests"),
-                    text,
-                    format!("must be less than or equal to {name} limit of {limit_text}"),
+            if !volumes.contains(file.volume_name.as_str()) {
+                errs.push(FieldError::not_found(
+                    format!("{at}.volumeName"),
+                    &file.volume_name,
                 ));
             }
         }

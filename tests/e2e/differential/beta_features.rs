@@ -29,31 +29,135 @@ async fn beta_fields_are_accepted_and_refused_as_upstream() {
     .await;
     let ports = json!([{"port": 80}]);
     let cases: Vec<(&str, &str, Value)> = vec![
-        ("service name starting with a digit", "services", service("1svc", json!({"ports": ports}))),
-        ("service name with a dot", "services", service("a.b", json!({"ports": ports}))),
-        ("cluster IP with a leading zero", "services",
-            service("lz", json!({"ports": ports, "clusterIP": "10.96.0.010"}))),
-        ("external IP with a leading zero", "services",
-            service("ext", json!({"ports": ports, "externalIPs": ["192.168.001.1"]}))),
-        ("load balancer source range not canonical", "services",
-            service("lb", json!({"ports": ports, "type": "LoadBalancer",
-                "loadBalancerSourceRanges": ["10.0.0.1/8"]}))),
-        ("pod hostname override", "pods", pod(json!({"hostnameOverride": "custom-host"}))),
-        ("pod hostname override invalid", "pods", pod(json!({"hostnameOverride": "Not_Valid"}))),
-        ("pod-level resources", "pods", pod(json!({"resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}))),
-        ("env from a file", "pods", pod(json!({
+        (
+            "service name starting with a digit",
+            "services",
+            service("1svc", json!({"ports": ports})),
+        ),
+        (
+            "service name with a dot",
+            "services",
+            service("a.b", json!({"ports": ports})),
+        ),
+        (
+            "cluster IP with a leading zero",
+            "services",
+            service("lz", json!({"ports": ports, "clusterIP": "10.96.0.010"})),
+        ),
+        (
+            "external IP with a leading zero",
+            "services",
+            service(
+                "ext",
+                json!({"ports": ports, "externalIPs": ["192.168.001.1"]}),
+            ),
+        ),
+        (
+            "load balancer source range not canonical",
+            "services",
+            service(
+                "lb",
+                json!({"ports": ports, "type": "LoadBalancer",
+                "loadBalancerSourceRanges": ["10.0.0.1/8"]}),
+            ),
+        ),
+        (
+            "pod hostname override",
+            "pods",
+            pod(json!({"hostnameOverride": "custom-host"})),
+        ),
+        (
+            "pod hostname override invalid",
+            "pods",
+            pod(json!({"hostnameOverride": "Not_Valid"})),
+        ),
+        (
+            "pod-level resources",
+            "pods",
+            pod(json!({"resources": {"limits": {"cpu": "1", "memory": "1Gi"}}})),
+        ),
+        (
+            "env from a file",
+            "pods",
+            pod(json!({
             "containers": [{"name": "c", "image": "app", "env": [{"name": "E", "valueFrom":
                 {"fileKeyRef": {"volumeName": "cfg", "path": "env", "key": "E"}}}],
                 "volumeMounts": [{"name": "cfg", "mountPath": "/cfg"}]}],
             "initContainers": [{"name": "i", "image": "init", "volumeMounts": [{"name": "cfg", "mountPath": "/cfg"}]}],
-            "volumes": [{"name": "cfg", "emptyDir": {}}]}))),
-        ("container restart rules", "pods", pod(json!({
+            "volumes": [{"name": "cfg", "emptyDir": {}}]})),
+        ),
+        (
+            "container restart rules",
+            "pods",
+            pod(json!({
             "restartPolicy": "Never",
             "containers": [{"name": "c", "image": "app", "restartPolicy": "Never",
                 "restartPolicyRules": [{"action": "Restart",
-                    "exitCodes": {"operator": "In", "values": [42]}}]}]}))),
-        ("pod IP with a leading zero in a host alias", "pods",
-            pod(json!({"hostAliases": [{"ip": "10.0.0.010", "hostnames": ["x"]}]}))),
+                    "exitCodes": {"operator": "In", "values": [42]}}]}]})),
+        ),
+        (
+            "pod IP with a leading zero in a host alias",
+            "pods",
+            pod(json!({"hostAliases": [{"ip": "10.0.0.010", "hostnames": ["x"]}]})),
+        ),
+        (
+            "pod-level requests above limits",
+            "pods",
+            pod(json!({"resources": {
+            "requests": {"cpu": "2"}, "limits": {"cpu": "1"}}})),
+        ),
+        (
+            "pod-level resources of an unsupported kind",
+            "pods",
+            pod(json!({"resources": {
+            "limits": {"nvidia.com/gpu": "1"}}})),
+        ),
+        (
+            "env from a file without a key",
+            "pods",
+            pod(json!({
+            "containers": [{"name": "c", "image": "app", "env": [{"name": "E", "valueFrom":
+                {"fileKeyRef": {"volumeName": "cfg", "path": "env"}}}]}],
+            "volumes": [{"name": "cfg", "emptyDir": {}}]})),
+        ),
+        (
+            "env from a file of a missing volume",
+            "pods",
+            pod(json!({
+            "containers": [{"name": "c", "image": "app", "env": [{"name": "E", "valueFrom":
+                {"fileKeyRef": {"volumeName": "nope", "path": "env", "key": "E"}}}]}]})),
+        ),
+        (
+            "restart rule with an unknown action",
+            "pods",
+            pod(json!({
+            "restartPolicy": "Never",
+            "containers": [{"name": "c", "image": "app", "restartPolicy": "Never",
+                "restartPolicyRules": [{"action": "Explode",
+                    "exitCodes": {"operator": "In", "values": [42]}}]}]})),
+        ),
+        (
+            "restart rules without a container restart policy",
+            "pods",
+            pod(json!({
+            "containers": [{"name": "c", "image": "app",
+                "restartPolicyRules": [{"action": "Restart",
+                    "exitCodes": {"operator": "In", "values": [42]}}]}]})),
+        ),
+        (
+            "container restart policy Always on a regular container",
+            "pods",
+            pod(json!({
+            "containers": [{"name": "c", "image": "app", "restartPolicy": "Always"}]})),
+        ),
+        (
+            "spread with match label keys",
+            "pods",
+            pod(json!({
+            "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone",
+                "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"a": "b"}},
+                "matchLabelKeys": ["a"]}]})),
+        ),
     ];
     let mut cases = cases;
     for (name, bad) in [
@@ -61,15 +165,26 @@ async fn beta_fields_are_accepted_and_refused_as_upstream() {
         ("namespace with an underscore", "a_b"),
         ("namespace starting with a dash", "-ab"),
     ] {
-        cases.push((name, "namespaces", json!({"apiVersion": "v1", "kind": "Namespace",
-            "metadata": {"name": bad}})));
+        cases.push((
+            name,
+            "namespaces",
+            json!({"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": bad}}),
+        ));
     }
     for (name, bad) in [
         ("service name with an underscore", "a_b"),
         ("service name with a capital", "Ab"),
-        ("service name too long", "a123456789012345678901234567890123456789012345678901234567890123"),
+        (
+            "service name too long",
+            "a123456789012345678901234567890123456789012345678901234567890123",
+        ),
     ] {
-        cases.push((name, "services", service(bad, json!({"ports": [{"port": 80}]}))));
+        cases.push((
+            name,
+            "services",
+            service(bad, json!({"ports": [{"port": 80}]})),
+        ));
     }
     let mut differences = Vec::new();
     for (name, resource, body) in cases {
@@ -83,10 +198,20 @@ async fn beta_fields_are_accepted_and_refused_as_upstream() {
             (*code, answer["message"].clone(), warnings.clone())
         };
         let (theirs, mine) = (seen(&theirs), seen(&mine));
-        let theirs_msg = if theirs.0 == 201 { (theirs.0, Value::Null, theirs.2.clone()) } else { theirs.clone() };
-        let mine_msg = if mine.0 == 201 { (mine.0, Value::Null, mine.2.clone()) } else { mine.clone() };
+        let theirs_msg = if theirs.0 == 201 {
+            (theirs.0, Value::Null, theirs.2.clone())
+        } else {
+            theirs.clone()
+        };
+        let mine_msg = if mine.0 == 201 {
+            (mine.0, Value::Null, mine.2.clone())
+        } else {
+            mine.clone()
+        };
         if theirs_msg != mine_msg {
-            differences.push(format!("{name}\n  upstream {theirs_msg:?}\n  capstan  {mine_msg:?}"));
+            differences.push(format!(
+                "{name}\n  upstream {theirs_msg:?}\n  capstan  {mine_msg:?}"
+            ));
         }
     }
     assert!(differences.is_empty(), "{}", differences.join("\n"));
