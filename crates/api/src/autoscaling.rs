@@ -349,6 +349,16 @@ fn validate_metric(m: &MetricSpec, path: &str, errs: &mut FieldErrors) {
 }
 
 fn validate_rules(rules: &HPAScalingRules, path: &str, errs: &mut FieldErrors) {
+    // Upstream's HPAConfigurableTolerance (beta and on by default in v1.36).
+    if let Some(tolerance) = &rules.tolerance
+        && quantity::parse(&tolerance.0).is_some_and(|q| q.0 < 0)
+    {
+        errs.push(FieldError::invalid(
+            format!("{path}.tolerance"),
+            &tolerance.0,
+            "must be greater than or equal to 0",
+        ));
+    }
     if let Some(w) = rules.stabilization_window_seconds {
         if w < 0 {
             errs.push(FieldError::invalid_raw(

@@ -136,6 +136,16 @@ fn validate_service(svc: &Service) -> FieldErrors {
             errs.push(FieldError::not_supported(field, v, &allowed));
         }
     }
+    const TRAFFIC_DISTRIBUTIONS: &[&str] = &["PreferClose", "PreferSameZone", "PreferSameNode"];
+    if let Some(v) = spec.traffic_distribution.as_deref()
+        && !TRAFFIC_DISTRIBUTIONS.contains(&v)
+    {
+        errs.push(FieldError::not_supported(
+            "spec.trafficDistribution",
+            v,
+            TRAFFIC_DISTRIBUTIONS,
+        ));
+    }
     if spec.external_traffic_policy.is_some() && !has_node_ports(svc) {
         errs.push(FieldError::invalid(
             "spec.externalTrafficPolicy",

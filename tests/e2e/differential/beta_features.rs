@@ -186,10 +186,48 @@ async fn beta_fields_are_accepted_and_refused_as_upstream() {
             service(bad, json!({"ports": [{"port": 80}]})),
         ));
     }
+    let hpa = |behavior: Value| {
+        json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "h"}, "spec": {"maxReplicas": 3,
+                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"},
+                "metrics": [{"type": "Resource", "resource": {"name": "cpu",
+                    "target": {"type": "Utilization", "averageUtilization": 50}}}],
+                "behavior": behavior}})
+    };
+    let hpas = "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers";
+    cases.push((
+        "HPA with a tolerance",
+        hpas,
+        hpa(json!({"scaleUp": {"tolerance": "0.05"}})),
+    ));
+    cases.push((
+        "HPA with a negative tolerance",
+        hpas,
+        hpa(json!({"scaleDown": {"tolerance": "-1"}})),
+    ));
+    let services_path = "/api/v1/namespaces/default/services";
+    cases.push((
+        "traffic distribution to the same node",
+        services_path,
+        service(
+            "tdn",
+            json!({"ports": [{"port": 80}], "trafficDistribution": "PreferSameNode"}),
+        ),
+    ));
+    cases.push((
+        "traffic distribution unknown",
+        services_path,
+        service(
+            "tdu",
+            json!({"ports": [{"port": 80}], "trafficDistribution": "Nearby"}),
+        ),
+    ));
     let mut differences = Vec::new();
     for (name, resource, body) in cases {
         let path = if resource == "namespaces" {
             "/api/v1/namespaces?dryRun=All".to_string()
+        } else if resource.starts_with('/') {
+            format!("{resource}?dryRun=All")
         } else {
             format!("/api/v1/namespaces/default/{resource}?dryRun=All")
         };
