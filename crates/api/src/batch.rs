@@ -154,6 +154,32 @@ fn validate_job_spec(spec: &JobSpec, path: &str, privileged: bool, generated: bo
     errs
 }
 
+/// `template` with the resources of `new`'s containers (matched by name), init containers and
+/// pod: what a suspended Job with no pod running may change.
+fn with_resources_of(template: &PodTemplateSpec, new: &PodTemplateSpec) -> PodTemplateSpec {
+    let mut merged = template.clone();
+    let (Some(spec), Some(new_spec)) = (merged.spec.as_mut(), new.spec.as_ref()) else {
+        return merged;
+    };
+    let copy = |containers: &mut Vec<k8s_openapi::api::core::v1::Container>,
+                from: &[k8s_openapi::api::core::v1::Container]| {
+        for c in containers.iter_mut() {
+            if let Some(n) = from.iter().find(|n| n.name == c.name) {
+                c.resources = n.resources.clone();
+            }
+        }
+    };
+    copy(&mut spec.containers, &new_spec.containers);
+    if let Some(init) = spec.init_containers.as_mut() {
+        copy(
+            init,
+            new_spec.init_containers.as_deref().unwrap_or_default(),
+        );
+    }
+    spec.resources = new_spec.resources.clone();
+    merged
+}
+
 /// `old` with the scheduling directives of `new`: what a suspended Job that has not started
 /// may change in its template.
 fn with_scheduling_of(old: &PodTemplateSpec, new: &PodTemplateSpec) -> PodTemplateSpec {
@@ -352,11 +378,17 @@ impl Strategy for JobStrategy {
         // directives may change (node affinity and selector, tolerations, labels,
         // annotations, scheduling gates); nothing else of it ever does.
         let started = old.status.as_ref().is_some_and(|s| s.start_time.is_some());
-        let template = if o.suspend == Some(true) && !started {
+        let mut template = if o.suspend == Some(true) && !started {
             with_scheduling_of(&o.template, &n.template)
         } else {
             o.template.clone()
         };
+        // While it is suspended with no pod running, its containers' resources may change too
+        // (upstream's MutablePodResourcesForSuspendedJobs, beta and on by default in v1.36).
+        let active = old.status.as_ref().and_then(|s| s.active).unwrap_or(0);
+        if o.suspend == Some(true) && active == 0 {
+            template = with_resources_of(&template, &n.template);
+        }
         if n.template != template {
             errs.push(FieldError::invalid(
                 "spec.template",

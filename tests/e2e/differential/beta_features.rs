@@ -254,3 +254,68 @@ async fn beta_fields_are_accepted_and_refused_as_upstream() {
     }
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// A suspended Job's template may change its resources and scheduling directives (upstream's
+/// `MutablePodResourcesForSuspendedJobs` and `MutableSchedulingDirectivesForSuspendedJobs`);
+/// a running one's may not. Answers compared with upstream's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn suspended_jobs_change_as_upstream_lets_them() {
+    let (pair, _upstream, _server) = start_pair().await;
+    let jobs = "/apis/batch/v1/namespaces/default/jobs";
+    for (name, suspend) in [("paused", true), ("running", false)] {
+        pair.create(
+            jobs,
+            json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
+                "spec": {"suspend": suspend, "template": {"spec": {"restartPolicy": "Never",
+                    "containers": [{"name": "c", "image": "app",
+                        "resources": {"requests": {"cpu": "100m"}}}]}}}}),
+        )
+        .await;
+    }
+    let changes = [
+        (
+            "resources",
+            json!({"spec": {"template": {"spec": {"containers": [
+            {"name": "c", "image": "app", "resources": {"requests": {"cpu": "200m"}}}]}}}}),
+        ),
+        (
+            "node selector",
+            json!({"spec": {"template": {"spec": {"nodeSelector": {"zone": "a"}}}}}),
+        ),
+        (
+            "tolerations",
+            json!({"spec": {"template": {"spec": {"tolerations": [
+            {"key": "k", "operator": "Exists"}]}}}}),
+        ),
+        (
+            "image",
+            json!({"spec": {"template": {"spec": {"containers": [
+            {"name": "c", "image": "other"}]}}}}),
+        ),
+    ];
+    let mut differences = Vec::new();
+    for name in ["paused", "running"] {
+        for (what, patch) in &changes {
+            let path = format!("{jobs}/{name}?dryRun=All");
+            let [theirs, mine] = pair
+                .send(
+                    Method::PATCH,
+                    &path,
+                    &[("content-type", "application/strategic-merge-patch+json")],
+                    patch,
+                )
+                .await;
+            // Upstream's refusal renders its internal Go struct of the template as the value
+            // (field names, nulls, the Job's uid): its code and reason are compared.
+            let seen = |(code, answer): &(u16, Value)| (*code, answer["reason"].clone());
+            if seen(&theirs) != seen(&mine) {
+                differences.push(format!(
+                    "{what} of {name}\n  upstream {:?}\n  capstan  {:?}",
+                    seen(&theirs),
+                    seen(&mine)
+                ));
+            }
+        }
+    }
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
