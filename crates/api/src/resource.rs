@@ -782,6 +782,25 @@ impl Strategy for ResourceSliceStrategy {
                     ));
                 }
             }
+            // Device taints (upstream's DRADeviceTaints, beta and on by default in v1.36).
+            for (j, taint) in device.taints.iter().flatten().enumerate() {
+                let t_at = format!("{at}.taints[{j}]");
+                for why in capstan_meta::validation::qualified_name(&taint.key) {
+                    errs.push(FieldError::invalid(format!("{t_at}.key"), &taint.key, why));
+                }
+                if let Some(value) = &taint.value {
+                    for why in capstan_meta::validation::label_value(value) {
+                        errs.push(FieldError::invalid(format!("{t_at}.value"), value, why));
+                    }
+                }
+                if !TAINT_EFFECTS.contains(&taint.effect.as_str()) {
+                    errs.push(FieldError::not_supported(
+                        format!("{t_at}.effect"),
+                        &taint.effect,
+                        &TAINT_EFFECTS,
+                    ));
+                }
+            }
         }
         errs
     }

@@ -109,6 +109,11 @@ fn is_qualified_part(s: &str) -> bool {
 /// Problems of `value` as a qualified name (`[prefix/]name`, as label keys, finalizers and
 /// provisioners are), empty when valid.
 pub fn qualified_name(value: &str) -> Vec<String> {
+    if value.matches('/').count() > 1 {
+        return vec![
+            "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')".to_string(),
+        ];
+    }
     let mut errs = Vec::new();
     let (prefix, name) = match value.split_once('/') {
         Some((p, n)) => (Some(p), n),
@@ -127,20 +132,14 @@ pub fn qualified_name(value: &str) -> Vec<String> {
     }
     if name.is_empty() {
         errs.push("name part must be non-empty".to_string());
-    } else {
-        if name.len() > QUALIFIED_NAME_MAX {
-            errs.push(format!(
-                "name part must be no more than {QUALIFIED_NAME_MAX} characters"
-            ));
-        }
-        if !is_qualified_part(name) {
-            errs.push(QUALIFIED_MSG.to_string());
-        }
+    } else if name.len() > QUALIFIED_NAME_MAX {
+        errs.push(format!(
+            "name part must be no more than {QUALIFIED_NAME_MAX} characters"
+        ));
     }
-    if value.matches('/').count() > 1 {
-        errs.push(
-            "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')".to_string(),
-        );
+    // An empty name part fails the pattern too, as upstream reports it.
+    if name.is_empty() || !is_qualified_part(name) {
+        errs.push(QUALIFIED_MSG.to_string());
     }
     errs
 }

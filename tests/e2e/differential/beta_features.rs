@@ -319,3 +319,87 @@ async fn suspended_jobs_change_as_upstream_lets_them() {
     }
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// ResourceSlices with the beta DRA fields on by default in v1.36 (device taints,
+/// partitionable devices' counters, consumable capacity), written to both (dry runs).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dra_beta_fields_are_accepted_and_refused_as_upstream() {
+    let (pair, _upstream, _server) = start_pair().await;
+    let slice = |devices: Value, extra: Value| {
+        let mut spec = json!({"driver": "gpu.example.com", "nodeName": "n1",
+            "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
+            "devices": devices});
+        for (k, v) in extra.as_object().unwrap() {
+            spec[k] = v.clone();
+        }
+        json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+            "metadata": {"name": "s"}, "spec": spec})
+    };
+    let cases: Vec<(&str, Value)> = vec![
+        (
+            "a tainted device",
+            slice(
+                json!([{"name": "d", "taints": [
+            {"key": "example.com/broken", "value": "yes", "effect": "NoSchedule"}]}]),
+                json!({}),
+            ),
+        ),
+        (
+            "a taint with an unknown effect",
+            slice(
+                json!([{"name": "d", "taints": [
+            {"key": "example.com/broken", "effect": "Explode"}]}]),
+                json!({}),
+            ),
+        ),
+        (
+            "a taint without a key",
+            slice(
+                json!([{"name": "d", "taints": [
+            {"effect": "NoSchedule"}]}]),
+                json!({}),
+            ),
+        ),
+        (
+            "multiple allocations with capacity",
+            slice(
+                json!([{"name": "d",
+            "allowMultipleAllocations": true,
+            "capacity": {"memory": {"value": "40Gi", "requestPolicy": {"default": "1Gi",
+                "validRange": {"min": "1Gi", "step": "1Gi"}}}}}]),
+                json!({}),
+            ),
+        ),
+        (
+            "a capacity policy with a bad default",
+            slice(
+                json!([{"name": "d",
+            "allowMultipleAllocations": true,
+            "capacity": {"memory": {"value": "40Gi", "requestPolicy": {"default": "100Gi",
+                "validRange": {"min": "1Gi"}}}}}]),
+                json!({}),
+            ),
+        ),
+    ];
+    let mut differences = Vec::new();
+    for (name, body) in cases {
+        let path = "/apis/resource.k8s.io/v1/resourceslices?dryRun=All";
+        let [theirs, mine] = pair.send(Method::POST, path, &[], &body).await;
+        let seen = |(code, answer): &(u16, Value)| {
+            let message = if *code == 201 {
+                Value::Null
+            } else {
+                answer["message"].clone()
+            };
+            (*code, message)
+        };
+        if seen(&theirs) != seen(&mine) {
+            differences.push(format!(
+                "{name}\n  upstream {:?}\n  capstan  {:?}",
+                seen(&theirs),
+                seen(&mine)
+            ));
+        }
+    }
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
