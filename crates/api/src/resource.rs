@@ -735,6 +735,25 @@ impl Strategy for ResourceSliceStrategy {
                 errs.push(FieldError::invalid("spec.nodeName", node, why));
             }
         }
+        // Counters shared by partitionable devices are published apart from the devices
+        // (upstream's DRAPartitionableDevices, beta and on by default in v1.36).
+        let counter_sets = spec.shared_counters.as_deref().unwrap_or_default();
+        if !counter_sets.is_empty() && spec.devices.is_some() {
+            errs.push(FieldError::invalid(
+                "spec",
+                "",
+                "only one of `sharedCounters` or `devices` is allowed",
+            ));
+        }
+        let mut set_names = HashSet::new();
+        for (i, set) in counter_sets.iter().enumerate() {
+            if !set_names.insert(set.name.as_str()) {
+                errs.push(FieldError::duplicate(
+                    format!("spec.sharedCounters[{i}]"),
+                    &set.name,
+                ));
+            }
+        }
         let devices = spec.devices.as_deref().unwrap_or_default();
         at_most("spec.devices", devices, MAX_DEVICES, &mut errs);
         let mut seen = HashSet::new();

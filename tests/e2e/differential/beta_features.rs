@@ -327,8 +327,11 @@ async fn dra_beta_fields_are_accepted_and_refused_as_upstream() {
     let (pair, _upstream, _server) = start_pair().await;
     let slice = |devices: Value, extra: Value| {
         let mut spec = json!({"driver": "gpu.example.com", "nodeName": "n1",
-            "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
-            "devices": devices});
+            "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1}});
+        // Null: no `devices` at all.
+        if !devices.is_null() {
+            spec["devices"] = devices;
+        }
         for (k, v) in extra.as_object().unwrap() {
             spec[k] = v.clone();
         }
@@ -357,6 +360,36 @@ async fn dra_beta_fields_are_accepted_and_refused_as_upstream() {
             slice(
                 json!([{"name": "d", "taints": [
             {"effect": "NoSchedule"}]}]),
+                json!({}),
+            ),
+        ),
+        (
+            "shared counters alone",
+            slice(
+                Value::Null,
+                json!({"sharedCounters": [{"name": "gpu-0", "counters": {"memory": {"value": "40Gi"}}}]}),
+            ),
+        ),
+        (
+            "shared counters beside devices",
+            slice(
+                json!([]),
+                json!({"sharedCounters": [{"name": "gpu-0", "counters": {"memory": {"value": "40Gi"}}}]}),
+            ),
+        ),
+        (
+            "a counter set twice",
+            slice(
+                Value::Null,
+                json!({"sharedCounters": [{"name": "a", "counters": {"m": {"value": "1"}}},
+                    {"name": "a", "counters": {"m": {"value": "1"}}}]}),
+            ),
+        ),
+        (
+            "counters consumed from an unknown set",
+            slice(
+                json!([{"name": "d", "consumesCounters": [
+                    {"counterSet": "nope", "counters": {"memory": {"value": "10Gi"}}}]}]),
                 json!({}),
             ),
         ),
