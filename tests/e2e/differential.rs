@@ -109,6 +109,24 @@ impl Upstream {
     }
 }
 
+/// `POST` of `body` to `path` on one server; panics unless it was created (or was there).
+async fn create_on(client: &RawClient, path: &str, body: &serde_json::Value) {
+    let r = client
+        .request(
+            Method::POST,
+            path,
+            &[("content-type", "application/json")],
+            serde_json::to_vec(body).unwrap(),
+        )
+        .await;
+    assert!(
+        r.status == 201 || r.status == 409,
+        "POST {path}: {} {}",
+        r.status,
+        String::from_utf8_lossy(&r.body)
+    );
+}
+
 fn capstan(server: &TestServer) -> RawClient {
     RawClient::new(&server.url(), server.ca_pem(), Some(server.token()))
 }

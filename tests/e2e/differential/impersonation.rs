@@ -5,7 +5,7 @@
 use http::Method;
 use serde_json::{Value, json};
 
-use super::{Upstream, capstan};
+use super::{Upstream, capstan, create_on};
 use capstan_e2e::RawClient;
 use capstan_testing::TestServer;
 
@@ -108,22 +108,6 @@ fn grants() -> Vec<(String, Value)> {
     ]
 }
 
-async fn create(client: &RawClient, path: &str, body: &Value) {
-    let r = client
-        .request(
-            Method::POST,
-            path,
-            &[("content-type", "application/json")],
-            serde_json::to_vec(body).unwrap(),
-        )
-        .await;
-    assert!(
-        r.status == 201 || r.status == 409,
-        "POST {path}: {}",
-        r.status
-    );
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn impersonation_is_allowed_and_refused_as_upstream() {
     let dir = tempfile::tempdir().unwrap();
@@ -144,9 +128,9 @@ async fn impersonation_is_allowed_and_refused_as_upstream() {
     .await;
     let admins = [upstream.client.clone(), capstan(&server)];
     for admin in &admins {
-        create(admin, "/api/v1/nodes", &json!({"metadata": {"name": "n1"}})).await;
+        create_on(admin, "/api/v1/nodes", &json!({"metadata": {"name": "n1"}})).await;
         for (path, body) in grants() {
-            create(admin, &path, &body).await;
+            create_on(admin, &path, &body).await;
         }
     }
     let as_caller = |caller: &str| {
@@ -318,7 +302,7 @@ async fn a_node_agent_acts_as_its_own_node_as_upstream() {
         (capstan(&server), server.url(), server.ca_pem().to_string()),
     ] {
         for (path, body) in &setup {
-            create(&admin, path, body).await;
+            create_on(&admin, path, body).await;
         }
         let pod = admin
             .get("/api/v1/namespaces/default/pods/agent-n1")

@@ -7,28 +7,11 @@ use http::Method;
 use serde_json::{Value, json};
 
 use super::authorization::start_pair;
+use super::create_on;
 use capstan_e2e::RawClient;
 
 const NS: &str = "/api/v1/namespaces/default";
 const RBAC: &str = "/apis/rbac.authorization.k8s.io/v1";
-
-/// `POST` of `body` to `path` on one server as the administrator; panics unless created.
-async fn create(client: &RawClient, path: &str, body: &Value) {
-    let r = client
-        .request(
-            Method::POST,
-            path,
-            &[("content-type", "application/json")],
-            serde_json::to_vec(body).unwrap(),
-        )
-        .await;
-    assert!(
-        r.status == 201 || r.status == 409,
-        "POST {path}: {} {}",
-        r.status,
-        String::from_utf8_lossy(&r.body)
-    );
-}
 
 /// A pod of service account `app` on node `n1` with `volumes`.
 fn pod(name: &str, volumes: Value) -> Value {
@@ -168,7 +151,7 @@ async fn a_node_asks_tokens_only_for_audiences_its_pods_use() {
     ];
     for client in [&pair.upstream, &pair.capstan] {
         for (path, body) in &setup {
-            create(client, path, body).await;
+            create_on(client, path, body).await;
         }
     }
     let cases: Vec<(&str, &[&str])> = vec![
