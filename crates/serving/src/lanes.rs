@@ -515,14 +515,19 @@ mod tests {
         assert!(!meter.is_bulk());
     }
 
-    #[tokio::test]
-    async fn a_socket_follows_its_connection_to_the_bulk_lane() {
+    /// A loopback connection: the client's end, and the server's end on a lane with its meter.
+    async fn metered_socket() -> (tokio::net::TcpStream, LaneStream, Arc<Meter>) {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let client = tokio::net::TcpStream::connect(listener.local_addr().unwrap());
         let (client, accepted) = tokio::join!(client, listener.accept());
-        let mut client = client.unwrap();
         let meter = Arc::new(Meter::new(&Activity::default()));
         let stream = LaneStream::new(accepted.unwrap().0, meter.clone());
+        (client.unwrap(), stream, meter)
+    }
+
+    #[tokio::test]
+    async fn a_socket_follows_its_connection_to_the_bulk_lane() {
+        let (mut client, stream, meter) = metered_socket().await;
         let mut io = Metered::new(hyper_util::rt::TokioIo::new(stream), meter.clone());
         let total = 4usize << 20;
         let task = async move {
@@ -593,12 +598,7 @@ mod tests {
         // An upgrade hands the connection's I/O to another task when the HTTP connection
         // ends: the bulk budget spent there must not hold its writes back (nothing would
         // ever move it).
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let client = tokio::net::TcpStream::connect(listener.local_addr().unwrap());
-        let (client, accepted) = tokio::join!(client, listener.accept());
-        let mut client = client.unwrap();
-        let meter = Arc::new(Meter::new(&Activity::default()));
-        let stream = LaneStream::new(accepted.unwrap().0, meter.clone());
+        let (mut client, stream, meter) = metered_socket().await;
         let io = Metered::new(hyper_util::rt::TokioIo::new(stream), meter.clone());
         let mut io = run(async move { io }, meter.clone()).await;
         let total = 2usize << 20;

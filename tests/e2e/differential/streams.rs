@@ -353,18 +353,23 @@ fn port_forward_rate(kubeconfig: &Path, payload: &[u8], connections: usize) -> f
     })
 }
 
-/// Throughput of `payload` echoed through `kubectl exec -i cat` (WebSocket), in MB/s,
-/// counting the command's start.
-fn exec_rate(kubeconfig: &Path, payload: &[u8]) -> f64 {
-    let start = Instant::now();
-    let mut child = Command::new("kubectl")
+/// `kubectl exec -i p -- cat` with its standard input and output piped.
+fn exec_cat(kubeconfig: &Path) -> std::process::Child {
+    Command::new("kubectl")
         .arg("--kubeconfig")
         .arg(kubeconfig)
         .args(["exec", "-i", "p", "--", "cat"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+/// Throughput of `payload` echoed through `kubectl exec -i cat` (WebSocket), in MB/s,
+/// counting the command's start.
+fn exec_rate(kubeconfig: &Path, payload: &[u8]) -> f64 {
+    let start = Instant::now();
+    let mut child = exec_cat(kubeconfig);
     let mut stdin = child.stdin.take().unwrap();
     let sent = payload.to_vec();
     let writer = std::thread::spawn(move || stdin.write_all(&sent).unwrap());
@@ -378,14 +383,7 @@ fn exec_rate(kubeconfig: &Path, payload: &[u8]) -> f64 {
 
 /// Round trips of one line through `kubectl exec -i cat`, sorted (seconds).
 fn exec_round_trips(kubeconfig: &Path, count: usize) -> Vec<f64> {
-    let mut child = Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .args(["exec", "-i", "p", "--", "cat"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = exec_cat(kubeconfig);
     let mut stdin = child.stdin.take().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut times = Vec::with_capacity(count);
