@@ -762,6 +762,7 @@ fn drop_unsent_zeros(a: &mut serde_json::Value, b: &mut serde_json::Value) -> us
 }
 
 mod admission_versions;
+mod api_services;
 mod authorization;
 mod beta_features;
 mod deletes;

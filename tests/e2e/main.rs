@@ -2,6 +2,7 @@
 //! client, kubectl and raw HTTPS.
 
 mod admission;
+mod aggregation;
 mod apply;
 mod apps;
 mod audit;

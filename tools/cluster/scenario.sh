@@ -14,9 +14,20 @@ which=${1:?capstan or upstream}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 bin=$("${CAPSTAN_K8S_DIR:-$top/../shared/k8s}/unpack.sh")
 build=$top/target/${CAPSTAN_BUILD:-debug}
+for b in capstan-apiserver capstan-scheduler; do
+  [ -x "$build/$b" ] || { echo "$build/$b is missing: cargo build (--release) -p ${b/scheduler/scheduler-bin}" >&2; exit 1; }
+done
 work=$(mktemp -d)
 pids=()
-cleanup() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"; }
+# kube-apiserver does not exit on SIGTERM once its etcd is gone: what is left after a second
+# is killed.
+cleanup() {
+  kill "${pids[@]}" 2>/dev/null || true
+  sleep 1
+  kill -9 "${pids[@]}" 2>/dev/null || true
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
 trap cleanup EXIT
 port=$((20000 + RANDOM % 10000))
 url=https://127.0.0.1:$port

@@ -4,6 +4,7 @@
 
 pub mod admission_policy;
 pub mod admissionregistration;
+pub mod apiregistration;
 pub mod apps;
 pub mod autoscaling;
 pub mod batch;
@@ -38,6 +39,7 @@ pub use admission_policy::{
 pub use admissionregistration::{
     MutatingWebhookConfigurationStrategy, ValidatingWebhookConfigurationStrategy,
 };
+pub use apiregistration::ApiServiceStrategy;
 pub use apps::{
     ControllerRevisionStrategy, DaemonSetStrategy, DeploymentStrategy, ReplicaSetStrategy,
     StatefulSetStrategy,

@@ -1159,6 +1159,49 @@ pub fn leases() -> Vec<Column> {
     ]
 }
 
+/// APIServices: `Local` or the service's `namespace/name`, and whether it is available (with
+/// the reason when it is not).
+pub fn api_services() -> Vec<Column> {
+    vec![
+        Column::name(),
+        Column::new(
+            "Service",
+            "string",
+            "The service that serves the group version, or Local.",
+            |o, _| {
+                let service = &o["spec"]["service"];
+                match (service["namespace"].as_str(), service["name"].as_str()) {
+                    (Some(ns), Some(name)) => Value::String(format!("{ns}/{name}")),
+                    _ => Value::String("Local".into()),
+                }
+            },
+        ),
+        Column::new(
+            "Available",
+            "string",
+            "Whether the group version is served, and why not.",
+            |o, _| {
+                let conditions = o["status"]["conditions"].as_array();
+                let available = conditions
+                    .into_iter()
+                    .flatten()
+                    .find(|c| c["type"] == "Available");
+                let Some(c) = available else {
+                    return Value::String("Unknown".into());
+                };
+                let status = c["status"].as_str().unwrap_or("");
+                match c["reason"].as_str() {
+                    Some(reason) if status != "True" => {
+                        Value::String(format!("{status} ({reason})"))
+                    }
+                    _ => Value::String(status.into()),
+                }
+            },
+        ),
+        Column::age(),
+    ]
+}
+
 /// VolumeAttributesClasses: the CSI driver.
 pub fn volume_attributes_classes() -> Vec<Column> {
     vec![

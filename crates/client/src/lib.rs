@@ -20,4 +20,4 @@ pub use https::{HttpsClient, ServiceResolver, WebhookTarget};
 pub use leader::{LEADER_ANNOTATION, LeaderElection, LeaderElector, LeaderRecord, LockKind};
 pub use limiter::RateLimiter;
 pub use reflector::{Change, Reflector};
-pub use transport::client_tls;
+pub use transport::{backend_tls, client_tls};

@@ -123,14 +123,20 @@ impl Transport {
     }
 }
 
-/// The TLS configuration of `config`, offering `alpn`; without a CA, `host_roots` trusts the
-/// host's root certificates (for servers with public certificates), else it is an error.
 /// The TLS configuration of `config` (its authorities, or none verified when `insecure`;
 /// its client certificate), offering `alpn`.
 pub fn client_tls(config: &Config, alpn: &[&[u8]]) -> Result<rustls::ClientConfig> {
     tls_config(config, alpn, false)
 }
 
+/// [`client_tls`] for a server the API server calls (an extension API server): without a
+/// CA, the host's root certificates are trusted, as upstream's aggregator does.
+pub fn backend_tls(config: &Config, alpn: &[&[u8]]) -> Result<rustls::ClientConfig> {
+    tls_config(config, alpn, true)
+}
+
+/// The TLS configuration of `config`, offering `alpn`; without a CA, `host_roots` trusts the
+/// host's root certificates (for servers with public certificates), else it is an error.
 pub(crate) fn tls_config(
     config: &Config,
     alpn: &[&[u8]],

@@ -28,6 +28,7 @@
 //! - **garbage collector** (`--enable-garbage-collector`): dependents whose owners are gone
 //!   are deleted; `Orphan` and `Foreground` deletions are carried out.
 
+pub mod api_services;
 pub mod crds;
 mod events;
 pub mod flowcontrol;

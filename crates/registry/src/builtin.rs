@@ -210,6 +210,7 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
     registry.register(capstan_api::VolumeAttachmentStrategy);
     registry.register(capstan_api::CsiStorageCapacityStrategy);
     registry.register(capstan_api::VolumeAttributesClassStrategy);
+    registry.register(capstan_api::ApiServiceStrategy);
     registry.register(capstan_api::DeviceClassStrategy);
     let claim_status = config.claim_status.clone();
     let admin_access = crate::resource_claims::AdminAccess::new(namespaces.clone());

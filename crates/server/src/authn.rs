@@ -242,12 +242,15 @@ pub fn authenticators(
 }
 
 /// Reads and checks `--proxy-client-cert-file` and `--proxy-client-key-file` (a PEM chain and
-/// its key), so that a wrong file fails the start rather than the first call out.
-pub fn check_proxy_client_cert(cert: Option<&Path>, key: Option<&Path>) -> Result<()> {
+/// its key), so that a wrong file fails the start rather than the first call out; both PEMs.
+pub fn load_proxy_client_cert(
+    cert: Option<&Path>,
+    key: Option<&Path>,
+) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
     use rustls_pki_types::pem::PemObject;
     use rustls_pki_types::{CertificateDer, PrivateKeyDer};
     let (cert, key) = match (cert, key) {
-        (None, None) => return Ok(()),
+        (None, None) => return Ok(None),
         (Some(cert), Some(key)) => (cert, key),
         (Some(_), None) => {
             return Err(invalid(
@@ -265,7 +268,9 @@ pub fn check_proxy_client_cert(cert: Option<&Path>, key: Option<&Path>) -> Resul
     let read = |option: &'static str, path: &Path| {
         std::fs::read(path).map_err(|e| invalid(option, format!("{}: {e}", path.display())))
     };
-    let chain = CertificateDer::pem_slice_iter(&read("--proxy-client-cert-file", cert)?)
+    let cert_pem = read("--proxy-client-cert-file", cert)?;
+    let key_pem = read("--proxy-client-key-file", key)?;
+    let chain = CertificateDer::pem_slice_iter(&cert_pem)
         .collect::<std::result::Result<Vec<_>, _>>()
         .map_err(|e| {
             invalid(
@@ -279,9 +284,9 @@ pub fn check_proxy_client_cert(cert: Option<&Path>, key: Option<&Path>) -> Resul
             format!("{}: no certificate in the file", cert.display()),
         ));
     }
-    PrivateKeyDer::from_pem_slice(&read("--proxy-client-key-file", key)?)
+    PrivateKeyDer::from_pem_slice(&key_pem)
         .map_err(|e| invalid("--proxy-client-key-file", format!("{}: {e}", key.display())))?;
-    Ok(())
+    Ok(Some((cert_pem, key_pem)))
 }
 
 /// Where the authentication info is published.

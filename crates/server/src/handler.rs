@@ -27,6 +27,8 @@ use crate::response::{self, Body};
 
 /// What the handlers share.
 pub struct State {
+    /// Extension API servers' group versions, proxied.
+    pub(crate) aggregator: Arc<crate::aggregator::Aggregator>,
     /// The served resources.
     pub registry: Arc<Registry>,
     /// Discovery documents, swapped whole when custom resources come or go.
@@ -132,7 +134,10 @@ pub async fn handle(
     if let Some(accept) = req.headers().get(header::ACCEPT) {
         error_headers.insert(header::ACCEPT, accept.clone());
     }
-    let result = if info.is_resource_request {
+    let result = if state.aggregator.serves(&info.path) {
+        let user = req.extensions().get::<capstan_auth::UserInfo>().cloned();
+        state.aggregator.proxy(req, user.as_ref()).await
+    } else if info.is_resource_request {
         resource(&state, &info, req, pretty).await
     } else if let Some(answer) = state.health.serve(&info, req.method()).await {
         Ok(answer)
@@ -282,7 +287,10 @@ fn non_resource(
         }
         p @ ("/api" | "/apis") if method == Method::GET || method == Method::HEAD => {
             if let Some(version) = aggregated_discovery_version(headers) {
-                let document = state.discovery().aggregated(p, version).unwrap_or_default();
+                let mut document = state.discovery().aggregated(p, version).unwrap_or_default();
+                if p == "/apis" {
+                    document = state.aggregator.merge_aggregated(document);
+                }
                 let mut resp = response::json(StatusCode::OK, document, pretty);
                 let ct = format!(
                     "application/json;g=apidiscovery.k8s.io;v={version};as=APIGroupDiscoveryList"
@@ -294,9 +302,16 @@ fn non_resource(
                     .insert(header::VARY, http::HeaderValue::from_static("Accept"));
                 return Ok(resp);
             }
-            state.discovery().get(p)
+            let document = state.discovery().get(p);
+            match document {
+                Some(d) if p == "/apis" => Some(state.aggregator.merge_group_list(d)),
+                other => other,
+            }
         }
-        p => state.discovery().get(p),
+        p => state
+            .discovery()
+            .get(p)
+            .or_else(|| state.aggregator.group(p)),
     };
     let Some(document) = document else {
         return Err(ApiError::path_not_found());

@@ -6,6 +6,7 @@
 //! [`RunningServer::shutdown`]; [`run`] does the same until SIGINT or SIGTERM. This is the only
 //! crate that knows HTTP.
 
+mod aggregator;
 mod authn;
 mod component_status;
 mod config;

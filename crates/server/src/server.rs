@@ -191,6 +191,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
     let services: Arc<dyn capstan_client::ServiceResolver> = Arc::new(
         crate::webhook_services::WebhookServices::new(registry.lister(), config.aggregator_routing),
     );
+    let aggregator_services = services.clone();
     let webhook_index = Arc::new(capstan_admission_webhook::WebhookIndex::with_services(
         services.clone(),
     ));
@@ -359,7 +360,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         crate::kubelet::KubeletClient::new(&config.kubelet, config.max_connection_bytes_per_sec)
             .map_err(|e| Error::Startup(format!("kubelet client: {e}")))?,
     );
-    authn::check_proxy_client_cert(
+    let proxy_identity = authn::load_proxy_client_cert(
         config.proxy_client_cert_file.as_deref(),
         config.proxy_client_key_file.as_deref(),
     )?;
@@ -659,8 +660,54 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
         }
     }
 
+    let aggregator = Arc::new(crate::aggregator::Aggregator::new(
+        aggregator_services,
+        proxy_identity,
+        config.max_connection_bytes_per_sec,
+    ));
+    let api_service_stores = (
+        registry
+            .get("apiregistration.k8s.io", "v1", "apiservices", "")
+            .cloned(),
+        registry
+            .get("apiregistration.k8s.io", "v1", "apiservices", "status")
+            .cloned(),
+    );
+    if let (Some(api_services), Some(status)) = api_service_stores.clone() {
+        // The Local APIServices of what is served now (custom resources' follow below), and
+        // every APIService's availability.
+        let wanted = local_group_versions(&registry, &custom);
+        let registered = PostStartHook::new("apiservice-registration-controller");
+        hooks.push(registered.clone());
+        if capstan_controllers::api_services::sync_local(&*api_services, &wanted)
+            .await
+            .is_ok()
+        {
+            registered.finish();
+        } else {
+            let api_services = api_services.clone();
+            compactors.push(tokio::spawn(async move {
+                while let Err(e) =
+                    capstan_controllers::api_services::sync_local(&*api_services, &wanted).await
+                {
+                    tracing::warn!(error = %e, "could not keep the local APIServices");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+                registered.finish();
+            }));
+        }
+        compactors.push(tokio::spawn(
+            capstan_controllers::api_services::keep_available(
+                api_services,
+                status,
+                aggregator.clone(),
+            ),
+        ));
+    }
+
     let (shutdown, shutdown_rx) = watch::channel(false);
     let state = Arc::new(State {
+        aggregator,
         discovery: std::sync::RwLock::new(Arc::new(Discovery::build(
             &handler::served(&registry, &custom),
             &advertised,
@@ -693,6 +740,15 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer> {
             while changes.changed().await.is_ok() {
                 let rebuilt = Discovery::build(&state.served(), &advertised);
                 *state.discovery.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(rebuilt);
+                if let (Some(api_services), _) = &api_service_stores {
+                    let wanted = local_group_versions(&state.registry, &state.custom);
+                    if let Err(e) =
+                        capstan_controllers::api_services::sync_local(&**api_services, &wanted)
+                            .await
+                    {
+                        tracing::warn!(error = %e, "could not keep the local APIServices");
+                    }
+                }
             }
         }
     }));
@@ -990,4 +1046,37 @@ fn anonymous_allowed(config: &ServerConfig) -> bool {
         return false;
     }
     config.anonymous_auth
+}
+
+/// The group versions served here, each with whether custom resources serve it (their
+/// Local APIServices rank lower).
+fn local_group_versions(
+    registry: &capstan_registry::Registry,
+    custom: &capstan_apiextensions::CustomResources,
+) -> Vec<(String, String, bool)> {
+    let mut out: Vec<(String, String, bool)> = Vec::new();
+    let builtin = registry
+        .descriptors()
+        .map(|d| (d.group.clone(), d.version.clone(), false));
+    let custom = custom
+        .resources_and_subresources()
+        .into_iter()
+        .map(|r| {
+            (
+                r.descriptor().group.clone(),
+                r.descriptor().version.clone(),
+                true,
+            )
+        })
+        .collect::<Vec<_>>();
+    for (group, version, is_custom) in builtin.chain(custom) {
+        // The aggregator's own group has no APIService, as upstream's.
+        if group == "apiregistration.k8s.io" {
+            continue;
+        }
+        if !out.iter().any(|(g, v, _)| *g == group && *v == version) {
+            out.push((group, version, is_custom));
+        }
+    }
+    out
 }

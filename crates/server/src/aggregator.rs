@@ -1,0 +1,673 @@
+//! API aggregation: group versions whose APIService names a Service are served by an extension
+//! API server behind it. Requests under `/apis/{group}/{version}` are proxied there (after
+//! this server's authentication, authorization and fairness), over TLS checked with the
+//! APIService's `caBundle` (or not, with `insecureSkipTLSVerify`), presenting
+//! `--proxy-client-cert-file`, with the caller's identity in `X-Remote-*` headers and none of
+//! its credentials; upgrades (exec, port-forward, attach) are spliced through. Discovery lists
+//! the extension servers' groups beside the built-in ones, and the availability controller
+//! ([`capstan_controllers::api_services`]) asks this module whether a backend answers.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use bytes::Bytes;
+use capstan_auth::UserInfo;
+use capstan_client::ServiceResolver;
+use capstan_controllers::api_services::{Availability, Probe};
+use capstan_meta::ApiError;
+use futures_util::future::BoxFuture;
+use http::{HeaderName, HeaderValue, Request, Response, StatusCode, header};
+use http_body_util::{BodyExt, Empty};
+use hyper::body::Incoming;
+use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
+use rustls_pki_types::ServerName;
+use serde_json::{Value, json};
+
+use crate::forward::{forward, strip, unreachable, wants_upgrade};
+use crate::response::Body;
+
+/// How long connecting to a backend may take.
+const DIAL_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long the availability check's discovery request may take (upstream's 5 s).
+const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A service-backed group version.
+struct Route {
+    /// The Service's namespace and name, and the port called.
+    namespace: String,
+    service: String,
+    port: u16,
+    /// Whether the APIService's `Available` condition is true.
+    available: bool,
+    /// TLS to the backend (its CA or none checked; our client certificate), HTTP/1.1.
+    tls: Arc<rustls::ClientConfig>,
+}
+
+impl Route {
+    /// The name the backend's certificate must carry: `<service>.<namespace>.svc`.
+    fn server_name(&self) -> String {
+        format!("{}.{}.svc", self.service, self.namespace)
+    }
+}
+
+/// What discovery needs of an APIService.
+#[derive(Debug, Clone)]
+struct Listed {
+    group: String,
+    version: String,
+    group_priority: i32,
+    version_priority: i32,
+    local: bool,
+}
+
+/// The aggregator: the routes of the service-backed APIServices, and what their backends
+/// said in discovery.
+pub(crate) struct Aggregator {
+    routes: RwLock<HashMap<(String, String), Arc<Route>>>,
+    listed: RwLock<BTreeMap<String, Listed>>,
+    /// Each service-backed group version's `APIResourceList`, from the last check that passed.
+    resources: RwLock<HashMap<(String, String), Value>>,
+    services: Arc<dyn ServiceResolver>,
+    /// `--proxy-client-cert-file` and `--proxy-client-key-file` (PEM).
+    identity: Option<(Vec<u8>, Vec<u8>)>,
+    /// Bytes per second an upgraded connection carries each way (0: no limit).
+    bytes_per_sec: u64,
+}
+
+impl Aggregator {
+    /// An aggregator resolving Services through `services` and presenting `identity`.
+    pub(crate) fn new(
+        services: Arc<dyn ServiceResolver>,
+        identity: Option<(Vec<u8>, Vec<u8>)>,
+        bytes_per_sec: u64,
+    ) -> Self {
+        Self {
+            routes: RwLock::default(),
+            listed: RwLock::default(),
+            resources: RwLock::default(),
+            services,
+            identity,
+            bytes_per_sec,
+        }
+    }
+
+    fn tls_for(&self, api_service: &APIService) -> Result<rustls::ClientConfig, String> {
+        let spec = api_service.spec.clone().unwrap_or_default();
+        let mut config = capstan_client::Config::new("https://backend");
+        config.insecure = spec.insecure_skip_tls_verify.unwrap_or(false);
+        config.ca_pem = spec.ca_bundle.map(|b| b.0).filter(|b| !b.is_empty());
+        config.client_identity = self.identity.clone();
+        capstan_client::backend_tls(&config, &[b"http/1.1"]).map_err(|e| e.to_string())
+    }
+
+    /// Follows `api_service` (added or changed): routes to it when it names a Service.
+    pub(crate) fn observe(&self, api_service: &APIService) {
+        let name = api_service.metadata.name.clone().unwrap_or_default();
+        let spec = api_service.spec.clone().unwrap_or_default();
+        let group = spec.group.clone().unwrap_or_default();
+        let version = spec.version.clone().unwrap_or_default();
+        let key = (group.clone(), version.clone());
+        self.listed
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(
+                name.clone(),
+                Listed {
+                    group,
+                    version,
+                    group_priority: spec.group_priority_minimum,
+                    version_priority: spec.version_priority,
+                    local: spec.service.is_none(),
+                },
+            );
+        let mut routes = self.routes.write().unwrap_or_else(|e| e.into_inner());
+        let Some(service) = spec.service.as_ref() else {
+            routes.remove(&key);
+            return;
+        };
+        let tls = match self.tls_for(api_service) {
+            Ok(tls) => Arc::new(tls),
+            Err(e) => {
+                tracing::warn!(apiservice = %name, error = %e, "cannot build its TLS configuration");
+                routes.remove(&key);
+                return;
+            }
+        };
+        let available = api_service
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .into_iter()
+            .flatten()
+            .any(|c| c.type_ == "Available" && c.status == "True");
+        routes.insert(
+            key,
+            Arc::new(Route {
+                namespace: service.namespace.clone().unwrap_or_default(),
+                service: service.name.clone().unwrap_or_default(),
+                port: service
+                    .port
+                    .and_then(|p| u16::try_from(p).ok())
+                    .unwrap_or(443),
+                available,
+                tls,
+            }),
+        );
+    }
+
+    /// Forgets the APIService `name` (deleted).
+    pub(crate) fn forget(&self, name: &str) {
+        let removed = self
+            .listed
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(name);
+        if let Some(l) = removed {
+            let key = (l.group, l.version);
+            self.routes
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&key);
+            self.resources
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&key);
+        }
+    }
+
+    /// The route of a request for `path` (`/apis/{group}/{version}[/...]`), when an extension
+    /// server serves that group version.
+    fn route(&self, path: &str) -> Option<Arc<Route>> {
+        let rest = path.strip_prefix("/apis/")?;
+        let mut parts = rest.splitn(3, '/');
+        let group = parts.next()?;
+        let version = parts.next().filter(|v| !v.is_empty())?;
+        let routes = self.routes.read().unwrap_or_else(|e| e.into_inner());
+        if routes.is_empty() {
+            return None;
+        }
+        routes
+            .get(&(group.to_string(), version.to_string()))
+            .cloned()
+    }
+
+    /// Whether `path` goes to an extension server.
+    pub(crate) fn serves(&self, path: &str) -> bool {
+        self.route(path).is_some()
+    }
+
+    /// Proxies `req` (for a group version of an extension server) made by `user`.
+    pub(crate) async fn proxy(
+        &self,
+        mut req: Request<Incoming>,
+        user: Option<&UserInfo>,
+    ) -> Result<Response<Body>, ApiError> {
+        let route = self
+            .route(req.uri().path())
+            .ok_or_else(ApiError::path_not_found)?;
+        if !route.available {
+            return Ok(plain(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "service unavailable\n",
+            ));
+        }
+        let (host, port) = self
+            .services
+            .resolve(&route.namespace, &route.service, route.port)
+            .await
+            .map_err(unreachable)?;
+        let upgrade = wants_upgrade(req.headers());
+        let headers = req.headers_mut();
+        strip(headers, upgrade);
+        scrub_credentials(headers);
+        if let Some(user) = user {
+            identify(headers, user);
+        }
+        let authority = format!("{}:{}", route.server_name(), route.port);
+        headers.insert(
+            header::HOST,
+            HeaderValue::from_str(&authority).map_err(ApiError::internal)?,
+        );
+        let origin = req
+            .uri()
+            .path_and_query()
+            .map_or("/", |p| p.as_str())
+            .to_string();
+        *req.uri_mut() = origin.parse().map_err(ApiError::internal)?;
+        let stream = connect(&route, &host, port).await?;
+        forward(stream, req, self.bytes_per_sec).await
+    }
+
+    /// The groups the extension servers serve and this server does not, for `/apis`: each
+    /// with its versions by priority, the groups by priority then name.
+    fn extension_groups(&self) -> Vec<(String, Vec<String>)> {
+        let listed = self.listed.read().unwrap_or_else(|e| e.into_inner());
+        let mut groups: BTreeMap<&str, Vec<&Listed>> = BTreeMap::new();
+        for l in listed.values() {
+            groups.entry(l.group.as_str()).or_default().push(l);
+        }
+        let mut out: Vec<(i32, String, Vec<String>)> = groups
+            .into_iter()
+            .filter(|(_, ls)| ls.iter().all(|l| !l.local))
+            .map(|(group, mut ls)| {
+                ls.sort_by(|a, b| {
+                    b.version_priority
+                        .cmp(&a.version_priority)
+                        .then_with(|| version_order(&a.version, &b.version))
+                });
+                let priority = ls.iter().map(|l| l.group_priority).max().unwrap_or(0);
+                let versions = ls.iter().map(|l| l.version.clone()).collect();
+                (priority, group.to_string(), versions)
+            })
+            .collect();
+        out.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        out.into_iter().map(|(_, g, v)| (g, v)).collect()
+    }
+
+    /// `/apis` with the extension servers' groups appended (legacy `APIGroupList`).
+    pub(crate) fn merge_group_list(&self, local: Bytes) -> Bytes {
+        let extra = self.extension_groups();
+        if extra.is_empty() {
+            return local;
+        }
+        let Ok(mut list) = serde_json::from_slice::<Value>(&local) else {
+            return local;
+        };
+        if let Some(groups) = list["groups"].as_array_mut() {
+            groups.extend(extra.iter().map(|(g, v)| api_group(g, v)));
+        }
+        serde_json::to_vec(&list).map(Bytes::from).unwrap_or(local)
+    }
+
+    /// `/apis/{group}` of an extension server's group.
+    pub(crate) fn group(&self, path: &str) -> Option<Bytes> {
+        let group = path.strip_prefix("/apis/")?.trim_end_matches('/');
+        if group.contains('/') {
+            return None;
+        }
+        let (g, versions) = self
+            .extension_groups()
+            .into_iter()
+            .find(|(g, _)| g == group)?;
+        serde_json::to_vec(&api_group(&g, &versions))
+            .ok()
+            .map(Bytes::from)
+    }
+
+    /// The aggregated `/apis` document with the extension servers' groups appended, each
+    /// version with the resources its backend listed (none, `Stale`, when it did not answer).
+    pub(crate) fn merge_aggregated(&self, local: Bytes) -> Bytes {
+        let extra = self.extension_groups();
+        if extra.is_empty() {
+            return local;
+        }
+        let Ok(mut list) = serde_json::from_slice::<Value>(&local) else {
+            return local;
+        };
+        let resources = self.resources.read().unwrap_or_else(|e| e.into_inner());
+        let items = extra.iter().map(|(group, versions)| {
+            let versions: Vec<Value> = versions
+                .iter()
+                .map(|v| match resources.get(&(group.clone(), v.clone())) {
+                    Some(list) => json!({"version": v, "resources": discovered(list),
+                        "freshness": "Current"}),
+                    None => json!({"version": v, "resources": [], "freshness": "Stale"}),
+                })
+                .collect();
+            json!({"metadata": {"name": group, "creationTimestamp": null}, "versions": versions})
+        });
+        if let Some(list_items) = list["items"].as_array_mut() {
+            list_items.extend(items);
+        }
+        serde_json::to_vec(&list).map(Bytes::from).unwrap_or(local)
+    }
+
+    /// Asks the backend of `api_service` for its discovery document, as `system:kube-aggregator`
+    /// in `system:masters` (upstream's availability check), keeping the resources it lists.
+    async fn check_discovery(&self, api_service: &APIService) -> Availability {
+        let spec = api_service.spec.clone().unwrap_or_default();
+        let service = spec.service.clone().unwrap_or_default();
+        let (namespace, name) = (
+            service.namespace.unwrap_or_default(),
+            service.name.unwrap_or_default(),
+        );
+        let port = service
+            .port
+            .and_then(|p| u16::try_from(p).ok())
+            .unwrap_or(443);
+        let (group, version) = (
+            spec.group.clone().unwrap_or_default(),
+            spec.version.clone().unwrap_or_default(),
+        );
+        let (host, target) = match self.services.resolve(&namespace, &name, port).await {
+            Ok(found) => found,
+            Err(e) => return self.missing(&namespace, &name, port, e),
+        };
+        let path = format!("/apis/{group}/{version}");
+        let url = format!("https://{host}:{target}{path}");
+        let failed = |why: String| {
+            Availability::unavailable(
+                "FailedDiscoveryCheck",
+                format!("failing or missing response from {url}: {why}"),
+            )
+        };
+        let tls = match self.tls_for(api_service) {
+            Ok(tls) => Arc::new(tls),
+            Err(e) => return failed(e),
+        };
+        let route = Route {
+            namespace,
+            service: name,
+            port,
+            available: true,
+            tls,
+        };
+        let exchange = async {
+            let stream = connect(&route, &host, target)
+                .await
+                .map_err(|e| e.message.clone())?;
+            let (mut sender, connection) =
+                hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+                    .await
+                    .map_err(|e| e.to_string())?;
+            tokio::spawn(connection);
+            let mut req = Request::get(path.as_str())
+                .header(
+                    header::HOST,
+                    format!("{}:{}", route.server_name(), route.port),
+                )
+                .header(header::ACCEPT, "application/json")
+                .body(Empty::<Bytes>::new())
+                .map_err(|e| e.to_string())?;
+            identify(
+                req.headers_mut(),
+                &UserInfo {
+                    name: "system:kube-aggregator".into(),
+                    groups: vec![UserInfo::MASTERS.into()],
+                    ..Default::default()
+                },
+            );
+            let resp = sender.send_request(req).await.map_err(|e| e.to_string())?;
+            let status = resp.status();
+            let body = resp
+                .into_body()
+                .collect()
+                .await
+                .map_err(|e| e.to_string())?
+                .to_bytes();
+            Ok::<_, String>((status, body))
+        };
+        let (status, body) = match tokio::time::timeout(DISCOVERY_TIMEOUT, exchange).await {
+            Err(_) => return failed(format!("no answer within {DISCOVERY_TIMEOUT:?}")),
+            Ok(Err(e)) => return failed(e),
+            Ok(Ok(answer)) => answer,
+        };
+        if !status.is_success() {
+            return failed(format!("bad status from {url}: {}", status.as_u16()));
+        }
+        if let Ok(list) = serde_json::from_slice::<Value>(&body) {
+            self.resources
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert((group, version), list);
+        }
+        Availability::available("Passed", "all checks passed")
+    }
+
+    /// The availability of an APIService whose Service could not be resolved.
+    fn missing(&self, namespace: &str, name: &str, port: u16, why: String) -> Availability {
+        if why.contains("not found") && why.starts_with("service") {
+            Availability::unavailable(
+                "ServiceNotFound",
+                format!("service/{name} in {namespace:?} is not present"),
+            )
+        } else if why.starts_with("no service port") {
+            Availability::unavailable(
+                "ServicePortError",
+                format!("service/{name} in {namespace:?} is not listening on port {port}"),
+            )
+        } else if why.contains("endpoints") {
+            Availability::unavailable(
+                "MissingEndpoints",
+                format!("endpoints for service/{name} in {namespace:?} have no addresses"),
+            )
+        } else {
+            Availability::unavailable("ServiceNotFound", why)
+        }
+    }
+}
+
+impl Probe for Aggregator {
+    fn check<'a>(&'a self, api_service: &'a APIService) -> BoxFuture<'a, Availability> {
+        Box::pin(self.check_discovery(api_service))
+    }
+
+    fn seen(&self, api_service: &APIService) {
+        self.observe(api_service);
+    }
+
+    fn gone(&self, name: &str) {
+        self.forget(name);
+    }
+}
+
+/// TCP to `host:port`, then TLS naming the route's Service.
+async fn connect(
+    route: &Route,
+    host: &str,
+    port: u16,
+) -> Result<tokio_rustls::client::TlsStream<tokio::net::TcpStream>, ApiError> {
+    let tcp = tokio::time::timeout(DIAL_TIMEOUT, tokio::net::TcpStream::connect((host, port)))
+        .await
+        .map_err(|_| unreachable(format!("dial tcp {host}:{port}: i/o timeout")))?
+        .map_err(|e| unreachable(format!("dial tcp {host}:{port}: {e}")))?;
+    let _ = tcp.set_nodelay(true);
+    let name = ServerName::try_from(route.server_name()).map_err(unreachable)?;
+    tokio_rustls::TlsConnector::from(route.tls.clone())
+        .connect(name, tcp)
+        .await
+        .map_err(unreachable)
+}
+
+/// Drops the caller's credentials and any identity headers it sent itself.
+fn scrub_credentials(headers: &mut http::HeaderMap) {
+    headers.remove(header::AUTHORIZATION);
+    let own: Vec<HeaderName> = headers
+        .keys()
+        .filter(|k| {
+            let k = k.as_str();
+            k.starts_with("impersonate-") || k.starts_with("x-remote-")
+        })
+        .cloned()
+        .collect();
+    for name in own {
+        headers.remove(name);
+    }
+}
+
+/// The `X-Remote-*` headers naming `user`: user, uid, each group, each extra value (keys
+/// escaped as upstream's front proxy does).
+fn identify(headers: &mut http::HeaderMap, user: &UserInfo) {
+    let mut add = |name: &str, value: &str| {
+        if let (Ok(n), Ok(v)) = (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
+            headers.append(n, v);
+        }
+    };
+    add("x-remote-user", &user.name);
+    if !user.uid.is_empty() {
+        add("x-remote-uid", &user.uid);
+    }
+    for group in &user.groups {
+        add("x-remote-group", group);
+    }
+    for (key, values) in &user.extra {
+        let name = format!("x-remote-extra-{}", escape_extra_key(key));
+        for value in values {
+            add(&name, value);
+        }
+    }
+}
+
+/// An extra key as a header name: characters outside a token's, and `%`, percent-encoded.
+fn escape_extra_key(key: &str) -> String {
+    let mut out = String::new();
+    for b in key.bytes() {
+        let legal = b.is_ascii_alphanumeric() || b"!#$&'*+-.^_`|~".contains(&b);
+        if legal {
+            out.push(b.to_ascii_lowercase() as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// An `APIGroup` of `group` serving `versions` (preferred first).
+fn api_group(group: &str, versions: &[String]) -> Value {
+    let entries: Vec<Value> = versions
+        .iter()
+        .map(|v| json!({"groupVersion": format!("{group}/{v}"), "version": v}))
+        .collect();
+    json!({
+        "name": group,
+        "versions": entries,
+        "preferredVersion": entries.first().cloned().unwrap_or(Value::Null),
+    })
+}
+
+/// An `APIResourceList`'s resources in aggregated discovery's form (subresources under
+/// their resource).
+fn discovered(list: &Value) -> Vec<Value> {
+    let all = list["resources"].as_array().map_or(&[][..], Vec::as_slice);
+    let kind = |r: &Value| {
+        json!({"group": r["group"].as_str().unwrap_or(""),
+            "version": r["version"].as_str().unwrap_or(""), "kind": r["kind"]})
+    };
+    all.iter()
+        .filter(|r| !r["name"].as_str().unwrap_or("").contains('/'))
+        .map(|r| {
+            let name = r["name"].as_str().unwrap_or("");
+            let subresources: Vec<Value> = all
+                .iter()
+                .filter_map(|s| {
+                    let (parent, sub) = s["name"].as_str()?.split_once('/')?;
+                    (parent == name).then(|| {
+                        json!({"subresource": sub, "responseKind": kind(s), "verbs": s["verbs"]})
+                    })
+                })
+                .collect();
+            let namespaced = r["namespaced"].as_bool().unwrap_or(false);
+            let mut out = json!({
+                "resource": name,
+                "responseKind": kind(r),
+                "scope": if namespaced { "Namespaced" } else { "Cluster" },
+                "singularResource": r["singularName"],
+                "verbs": r["verbs"],
+            });
+            for key in ["shortNames", "categories"] {
+                if r[key].as_array().is_some_and(|a| !a.is_empty()) {
+                    out[key] = r[key].clone();
+                }
+            }
+            if !subresources.is_empty() {
+                out["subresources"] = Value::Array(subresources);
+            }
+            out
+        })
+        .collect()
+}
+
+/// Kubernetes' version order for equal priorities: GA before beta before alpha, higher
+/// numbers first; other names after, alphabetically.
+fn version_order(a: &str, b: &str) -> std::cmp::Ordering {
+    fn key(v: &str) -> (u8, i64, i64, String) {
+        let Some(rest) = v.strip_prefix('v') else {
+            return (3, 0, 0, v.to_string());
+        };
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        let Ok(major) = digits.parse::<i64>() else {
+            return (3, 0, 0, v.to_string());
+        };
+        let tail = &rest[digits.len()..];
+        let (level, minor) = if tail.is_empty() {
+            (0, 0)
+        } else if let Some(n) = tail.strip_prefix("beta") {
+            (1, n.parse().unwrap_or(-1))
+        } else if let Some(n) = tail.strip_prefix("alpha") {
+            (2, n.parse().unwrap_or(-1))
+        } else {
+            return (3, 0, 0, v.to_string());
+        };
+        (level, -major, -minor, String::new())
+    }
+    key(a).cmp(&key(b))
+}
+
+/// A plain-text answer (upstream's proxy errors are not `Status` objects).
+fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
+    let mut resp = crate::response::text(status, text.to_string());
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    resp.headers_mut().insert(
+        "x-content-type-options",
+        HeaderValue::from_static("nosniff"),
+    );
+    resp
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_sort_as_kubernetes_orders_them() {
+        let mut versions = vec!["v1alpha1", "v2beta1", "v1", "v1beta2", "foo", "v2"];
+        versions.sort_by(|a, b| version_order(a, b));
+        assert_eq!(
+            versions,
+            ["v2", "v1", "v2beta1", "v1beta2", "v1alpha1", "foo"]
+        );
+    }
+
+    #[test]
+    fn identity_headers_replace_what_the_caller_sent() {
+        let mut headers = http::HeaderMap::new();
+        headers.insert("authorization", "Bearer secret".parse().unwrap());
+        headers.insert("x-remote-user", "mallory".parse().unwrap());
+        headers.insert("impersonate-user", "root".parse().unwrap());
+        scrub_credentials(&mut headers);
+        let user = UserInfo {
+            name: "alice".into(),
+            uid: "42".into(),
+            groups: vec!["devs".into(), "system:authenticated".into()],
+            extra: BTreeMap::from([("example.org/Team".into(), vec!["a".into()])]),
+        };
+        identify(&mut headers, &user);
+        assert!(headers.get("authorization").is_none());
+        assert!(headers.get("impersonate-user").is_none());
+        assert_eq!(headers["x-remote-user"], "alice");
+        assert_eq!(headers["x-remote-uid"], "42");
+        let groups: Vec<_> = headers.get_all("x-remote-group").iter().collect();
+        assert_eq!(groups, ["devs", "system:authenticated"]);
+        assert_eq!(headers["x-remote-extra-example.org%2fteam"], "a");
+    }
+
+    #[test]
+    fn resource_lists_become_aggregated_discovery() {
+        let list = json!({"resources": [
+            {"name": "flunders", "singularName": "flunder", "namespaced": true,
+                "kind": "Flunder", "verbs": ["get", "list"]},
+            {"name": "flunders/status", "singularName": "", "namespaced": true,
+                "kind": "Flunder", "verbs": ["get"]}]});
+        let out = discovered(&list);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0]["scope"], "Namespaced");
+        assert_eq!(out[0]["subresources"][0]["subresource"], "status");
+    }
+}

@@ -1,0 +1,268 @@
+//! API aggregation with upstream's own extension server: `sample-apiserver` (wardle.example.com,
+//! on its own etcd, both from `../shared/k8s/`) registered through an APIService and driven with
+//! kubectl and raw requests through Capstan.
+
+use std::time::Duration;
+
+use capstan_e2e::upstream::{Process, binaries, free_port, start_etcd};
+use capstan_e2e::{RawClient, TestCa, kubectl};
+use http::Method;
+use serde_json::{Value, json};
+
+use super::{ok, server_with_tokens};
+
+const WARDLE: &str = "/apis/wardle.example.com/v1alpha1";
+
+/// Polls the APIService until its `Available` condition has `status`; the condition.
+async fn wait_available(admin: &RawClient, status: &str) -> Value {
+    let path = "/apis/apiregistration.k8s.io/v1/apiservices/v1alpha1.wardle.example.com";
+    let mut last = Value::Null;
+    for _ in 0..600 {
+        let resp = admin.request(Method::GET, path, &[], Vec::new()).await;
+        last = resp.json();
+        let condition = last["status"]["conditions"]
+            .as_array()
+            .and_then(|cs| cs.iter().find(|c| c["type"] == "Available"))
+            .cloned();
+        if let Some(c) = condition
+            && c["status"] == status
+        {
+            return c;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the APIService never became Available={status}: {last}");
+}
+
+/// Changes a label of the APIService, which has its availability checked again.
+async fn touch(admin: &RawClient, value: &str) {
+    let path = "/apis/apiregistration.k8s.io/v1/apiservices/v1alpha1.wardle.example.com";
+    let patch = json!({"metadata": {"labels": {"touched": value}}});
+    let resp = admin
+        .request(
+            Method::PATCH,
+            path,
+            &[("content-type", "application/merge-patch+json")],
+            patch.to_string().into_bytes(),
+        )
+        .await;
+    assert_eq!(resp.status, 200, "{}", resp.json());
+}
+
+/// sample-apiserver serving on `port` with a certificate for `api.wardle.svc`, trusting
+/// Capstan (its kubeconfig) for delegated authentication and authorization.
+fn start_sample_apiserver(
+    dir: &std::path::Path,
+    etcd_url: &str,
+    port: u16,
+    kubeconfig: &std::path::Path,
+) -> Process {
+    let bin = binaries();
+    Process::start(
+        "sample-apiserver",
+        &bin.join("sample-apiserver"),
+        &[
+            format!("--etcd-servers={etcd_url}"),
+            "--bind-address=127.0.0.1".into(),
+            format!("--secure-port={port}"),
+            format!("--tls-cert-file={}", dir.join("wardle.crt").display()),
+            format!(
+                "--tls-private-key-file={}",
+                dir.join("wardle.key").display()
+            ),
+            format!("--kubeconfig={}", kubeconfig.display()),
+            format!("--authentication-kubeconfig={}", kubeconfig.display()),
+            format!("--authorization-kubeconfig={}", kubeconfig.display()),
+        ],
+        &[],
+        dir,
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sample_apiserver_serves_flunders_through_capstan() {
+    let dir = tempfile::tempdir().unwrap();
+    let front_proxy = TestCa::new("front-proxy-ca");
+    let bundle = dir.path().join("front-proxy-ca.crt");
+    std::fs::write(&bundle, &front_proxy.pem).unwrap();
+    let (proxy_cert, proxy_key) = front_proxy.client("front-proxy-client", &[]);
+    let (cert_file, key_file) = (dir.path().join("proxy.crt"), dir.path().join("proxy.key"));
+    std::fs::write(&cert_file, proxy_cert).unwrap();
+    std::fs::write(&key_file, proxy_key).unwrap();
+    let server = server_with_tokens("viewer-token,viewer,1001\n", move |c| {
+        c.authorization_modes = vec!["RBAC".into()];
+        c.requestheader_client_ca_file = Some(bundle);
+        c.requestheader = capstan_server::RequestHeaderConfig {
+            allowed_names: vec!["front-proxy-client".into()],
+            username_headers: vec!["X-Remote-User".into()],
+            group_headers: vec!["X-Remote-Group".into()],
+            extra_headers_prefix: vec!["X-Remote-Extra-".into()],
+        };
+        c.proxy_client_cert_file = Some(cert_file);
+        c.proxy_client_key_file = Some(key_file);
+    })
+    .await;
+    let admin = RawClient::new(&server.url(), server.ca_pem(), Some(server.token()));
+    let kubeconfig = server.kubeconfig_path();
+
+    // Every built-in group version has its Local APIService, available.
+    let local = admin
+        .request(
+            Method::GET,
+            "/apis/apiregistration.k8s.io/v1/apiservices/v1.apps",
+            &[],
+            Vec::new(),
+        )
+        .await
+        .json();
+    assert_eq!(local["spec"]["groupPriorityMinimum"], 17800, "{local}");
+    assert!(local["spec"]["service"].is_null(), "{local}");
+
+    // The extension server: its own etcd, a serving certificate for the Service's name.
+    let bin = binaries();
+    let (_etcd, etcd_url) = start_etcd(&bin, dir.path());
+    let serving_ca = TestCa::new("wardle-ca");
+    let mut params = rcgen::CertificateParams::new(vec!["api.wardle.svc".to_string()]).unwrap();
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "api.wardle.svc");
+    let (cert, key) = serving_ca.sign(params);
+    std::fs::write(dir.path().join("wardle.crt"), cert).unwrap();
+    std::fs::write(dir.path().join("wardle.key"), key).unwrap();
+    let port = free_port();
+    let mut sample = start_sample_apiserver(dir.path(), &etcd_url, port, &kubeconfig);
+
+    // Registered as upstream's docs do: a Service (here an ExternalName naming this machine,
+    // so that traffic stays on loopback) and an APIService trusting the serving CA.
+    for (path, body) in [
+        (
+            "/api/v1/namespaces".to_string(),
+            json!({"metadata": {"name": "wardle"}}),
+        ),
+        (
+            "/api/v1/namespaces/wardle/services".to_string(),
+            json!({"metadata": {"name": "api"},
+                "spec": {"type": "ExternalName", "externalName": "localhost"}}),
+        ),
+        (
+            "/apis/apiregistration.k8s.io/v1/apiservices".to_string(),
+            json!({"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+                "metadata": {"name": "v1alpha1.wardle.example.com"},
+                "spec": {"group": "wardle.example.com", "version": "v1alpha1",
+                    "groupPriorityMinimum": 1000, "versionPriority": 15,
+                    "caBundle": base64_of(&serving_ca.pem),
+                    "service": {"namespace": "wardle", "name": "api", "port": port}}}),
+        ),
+    ] {
+        let resp = admin
+            .request(
+                Method::POST,
+                &path,
+                &[("content-type", "application/json")],
+                body.to_string().into_bytes(),
+            )
+            .await;
+        assert_eq!(resp.status, 201, "POST {path}: {}", resp.json());
+    }
+    let condition = wait_available(&admin, "True").await;
+    assert_eq!(condition["reason"], "Passed", "{condition}");
+
+    // kubectl finds the resources through discovery and works with them.
+    let manifest = dir.path().join("flunder.yaml");
+    std::fs::write(
+        &manifest,
+        "apiVersion: wardle.example.com/v1alpha1\nkind: Flunder\nmetadata:\n  name: fl\n  namespace: default\n",
+    )
+    .unwrap();
+    ok(kubectl(
+        &kubeconfig,
+        &["apply", "-f", manifest.to_str().unwrap()],
+    ));
+    let listed = ok(kubectl(&kubeconfig, &["get", "flunders", "-o", "name"]));
+    assert_eq!(listed.trim(), "flunder.wardle.example.com/fl");
+    let resources = ok(kubectl(
+        &kubeconfig,
+        &[
+            "api-resources",
+            "--api-group=wardle.example.com",
+            "-o",
+            "name",
+        ],
+    ));
+    assert!(
+        resources.contains("flunders.wardle.example.com"),
+        "{resources}"
+    );
+    let groups = admin
+        .request(Method::GET, "/apis", &[], Vec::new())
+        .await
+        .json();
+    let names: Vec<&str> = groups["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|g| g["name"].as_str())
+        .collect();
+    assert!(names.contains(&"wardle.example.com"), "{names:?}");
+
+    // The backend sees the caller's identity, not its credentials: the object records who
+    // made it only through the server's own authorization, and a caller Capstan does not
+    // authorize never reaches it.
+    let viewer = RawClient::new(&server.url(), server.ca_pem(), Some("viewer-token"));
+    let refused = viewer
+        .request(
+            Method::GET,
+            &format!("{WARDLE}/namespaces/default/flunders"),
+            &[],
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(refused.status, 403, "{}", refused.json());
+    assert_eq!(refused.json()["kind"], "Status");
+
+    // A backend that stops answering is marked unavailable and its requests refused with
+    // 503; started again, it serves again.
+    sample.kill();
+    touch(&admin, "1").await;
+    let condition = wait_available(&admin, "False").await;
+    assert_eq!(condition["reason"], "FailedDiscoveryCheck", "{condition}");
+    let down = admin
+        .request(
+            Method::GET,
+            &format!("{WARDLE}/namespaces/default/flunders"),
+            &[],
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(down.status, 503);
+    let (listed_down, _, _) = kubectl(&kubeconfig, &["get", "flunders"]);
+    assert!(!listed_down);
+    let _sample = start_sample_apiserver(dir.path(), &etcd_url, port, &kubeconfig);
+    let mut round = 2;
+    loop {
+        touch(&admin, &round.to_string()).await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let resp = admin
+            .request(
+                Method::GET,
+                "/apis/apiregistration.k8s.io/v1/apiservices/v1alpha1.wardle.example.com",
+                &[],
+                Vec::new(),
+            )
+            .await
+            .json();
+        let available = resp["status"]["conditions"][0]["status"] == "True";
+        if available {
+            break;
+        }
+        round += 1;
+        assert!(round < 120, "never available again: {resp}");
+    }
+    let listed = ok(kubectl(&kubeconfig, &["get", "flunders", "-o", "name"]));
+    assert_eq!(listed.trim(), "flunder.wardle.example.com/fl");
+}
+
+fn base64_of(text: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(text)
+}
