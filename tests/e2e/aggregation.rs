@@ -180,6 +180,19 @@ async fn sample_apiserver_serves_flunders_through_capstan() {
     ));
     let listed = ok(kubectl(&kubeconfig, &["get", "flunders", "-o", "name"]));
     assert_eq!(listed.trim(), "flunder.wardle.example.com/fl");
+    // A watch streams through the proxy until the backend ends it.
+    let watched = admin
+        .request(
+            Method::GET,
+            &format!("{WARDLE}/namespaces/default/flunders?watch=1&timeoutSeconds=1"),
+            &[],
+            Vec::new(),
+        )
+        .await;
+    let events = watched.json_lines();
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0]["type"], "ADDED");
+    assert_eq!(events[0]["object"]["metadata"]["name"], "fl");
     let resources = ok(kubectl(
         &kubeconfig,
         &[

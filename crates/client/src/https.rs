@@ -150,6 +150,64 @@ impl HttpsClient {
     }
 }
 
+/// A pooled HTTPS client to the backend of one Service port that sends requests as they come,
+/// bodies streamed both ways (the aggregator's proxy): HTTP/2 when the backend agrees, else
+/// HTTP/1.1 with kept-alive connections. Requests name the Service
+/// (`https://<name>.<namespace>.svc:<port>/...`, the name the certificate must carry); each
+/// new connection goes where the resolver says the port is served.
+pub struct ServiceClient<B> {
+    client: hyper_util::client::legacy::Client<Connector, B>,
+}
+
+impl<B> Clone for ServiceClient<B> {
+    fn clone(&self) -> Self {
+        Self {
+            client: self.client.clone(),
+        }
+    }
+}
+
+impl<B> ServiceClient<B>
+where
+    B: hyper::body::Body + Send + Unpin + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    /// A client with `tls` (its ALPN decides the protocol) to `port` of the Service
+    /// `namespace/name`, found through `resolver`.
+    pub fn new(
+        tls: rustls::ClientConfig,
+        resolver: Arc<dyn ServiceResolver>,
+        namespace: &str,
+        name: &str,
+        port: u16,
+    ) -> Self {
+        let connector = Connector {
+            tls: tokio_rustls::TlsConnector::from(Arc::new(tls)),
+            route: Some(Arc::new(Route {
+                resolver,
+                namespace: namespace.to_string(),
+                name: name.to_string(),
+                port,
+            })),
+        };
+        Self {
+            client: hyper_util::client::legacy::Client::builder(TokioExecutor::new())
+                .pool_idle_timeout(Duration::from_secs(90))
+                .build(connector),
+        }
+    }
+
+    /// Sends `req` (its URI absolute, naming the Service); the backend's response, its body
+    /// still arriving, or the connection's error with its causes.
+    pub async fn send(
+        &self,
+        req: Request<B>,
+    ) -> std::result::Result<http::Response<hyper::body::Incoming>, String> {
+        self.client.request(req).await.map_err(|e| error_chain(&e))
+    }
+}
+
 /// An error with its causes (hyper's top-level errors say little).
 fn error_chain(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();

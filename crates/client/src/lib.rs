@@ -16,7 +16,7 @@ mod watch;
 pub use client::{Client, ListParams, PatchType, WatchEvent, collection_path};
 pub use config::{Config, ContentType};
 pub use error::{Error, Result};
-pub use https::{HttpsClient, ServiceResolver, WebhookTarget};
+pub use https::{HttpsClient, ServiceClient, ServiceResolver, WebhookTarget};
 pub use leader::{LEADER_ANNOTATION, LeaderElection, LeaderElector, LeaderRecord, LockKind};
 pub use limiter::RateLimiter;
 pub use reflector::{Change, Reflector};

@@ -24,7 +24,7 @@ use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
 use rustls_pki_types::ServerName;
 use serde_json::{Value, json};
 
-use crate::forward::{forward, strip, unreachable, wants_upgrade};
+use crate::forward::{forward, stream_back, strip, unreachable, wants_upgrade};
 use crate::response::Body;
 
 /// How long connecting to a backend may take.
@@ -40,8 +40,13 @@ struct Route {
     port: u16,
     /// Whether the APIService's `Available` condition is true.
     available: bool,
-    /// TLS to the backend (its CA or none checked; our client certificate), HTTP/1.1.
+    /// TLS to the backend (its CA or none checked; our client certificate), HTTP/1.1: for
+    /// upgrades and the availability check, one connection each.
     tls: Arc<rustls::ClientConfig>,
+    /// Pooled connections for the other requests (HTTP/2 when the backend offers it).
+    client: Option<capstan_client::ServiceClient<Incoming>>,
+    /// The trust settings the pool was made with.
+    fingerprint: (Option<Vec<u8>>, bool),
 }
 
 impl Route {
@@ -92,13 +97,18 @@ impl Aggregator {
         }
     }
 
-    fn tls_for(&self, api_service: &APIService) -> Result<rustls::ClientConfig, String> {
+    /// The TLS configuration `api_service` asks for, offering `alpn`.
+    fn tls_for(
+        &self,
+        api_service: &APIService,
+        alpn: &[&[u8]],
+    ) -> Result<rustls::ClientConfig, String> {
         let spec = api_service.spec.clone().unwrap_or_default();
         let mut config = capstan_client::Config::new("https://backend");
         config.insecure = spec.insecure_skip_tls_verify.unwrap_or(false);
         config.ca_pem = spec.ca_bundle.map(|b| b.0).filter(|b| !b.is_empty());
         config.client_identity = self.identity.clone();
-        capstan_client::backend_tls(&config, &[b"http/1.1"]).map_err(|e| e.to_string())
+        capstan_client::backend_tls(&config, alpn).map_err(|e| e.to_string())
     }
 
     /// Follows `api_service` (added or changed): routes to it when it names a Service.
@@ -126,14 +136,41 @@ impl Aggregator {
             routes.remove(&key);
             return;
         };
-        let tls = match self.tls_for(api_service) {
-            Ok(tls) => Arc::new(tls),
-            Err(e) => {
+        let tls = self.tls_for(api_service, &[b"http/1.1"]);
+        let pooled = self.tls_for(api_service, &[b"h2", b"http/1.1"]);
+        let (tls, pooled) = match (tls, pooled) {
+            (Ok(tls), Ok(pooled)) => (Arc::new(tls), pooled),
+            (Err(e), _) | (_, Err(e)) => {
                 tracing::warn!(apiservice = %name, error = %e, "cannot build its TLS configuration");
                 routes.remove(&key);
                 return;
             }
         };
+        let namespace = service.namespace.clone().unwrap_or_default();
+        let service_name = service.name.clone().unwrap_or_default();
+        let port = service
+            .port
+            .and_then(|p| u16::try_from(p).ok())
+            .unwrap_or(443);
+        // The pool stays while the backend's address and trust do.
+        let client = routes
+            .get(&key)
+            .filter(|r| {
+                r.namespace == namespace
+                    && r.service == service_name
+                    && r.port == port
+                    && r.fingerprint == fingerprint(api_service)
+            })
+            .and_then(|r| r.client.clone())
+            .unwrap_or_else(|| {
+                capstan_client::ServiceClient::new(
+                    pooled,
+                    self.services.clone(),
+                    &namespace,
+                    &service_name,
+                    port,
+                )
+            });
         let available = api_service
             .status
             .as_ref()
@@ -141,17 +178,17 @@ impl Aggregator {
             .into_iter()
             .flatten()
             .any(|c| c.type_ == "Available" && c.status == "True");
+        let fingerprint = fingerprint(api_service);
         routes.insert(
             key,
             Arc::new(Route {
-                namespace: service.namespace.clone().unwrap_or_default(),
-                service: service.name.clone().unwrap_or_default(),
-                port: service
-                    .port
-                    .and_then(|p| u16::try_from(p).ok())
-                    .unwrap_or(443),
+                namespace,
+                service: service_name,
+                port,
                 available,
                 tls,
+                client: Some(client),
+                fingerprint,
             }),
         );
     }
@@ -212,11 +249,6 @@ impl Aggregator {
                 "service unavailable\n",
             ));
         }
-        let (host, port) = self
-            .services
-            .resolve(&route.namespace, &route.service, route.port)
-            .await
-            .map_err(unreachable)?;
         let upgrade = wants_upgrade(req.headers());
         let headers = req.headers_mut();
         strip(headers, upgrade);
@@ -234,9 +266,27 @@ impl Aggregator {
             .path_and_query()
             .map_or("/", |p| p.as_str())
             .to_string();
-        *req.uri_mut() = origin.parse().map_err(ApiError::internal)?;
-        let stream = connect(&route, &host, port).await?;
-        forward(stream, req, self.bytes_per_sec).await
+        match (&route.client, upgrade) {
+            (Some(client), false) => {
+                // The pool resolves the Service for each new connection itself.
+                req.headers_mut().remove(header::HOST);
+                *req.uri_mut() = format!("https://{authority}{origin}")
+                    .parse()
+                    .map_err(ApiError::internal)?;
+                let response = client.send(req).await.map_err(unreachable)?;
+                Ok(stream_back(response))
+            }
+            _ => {
+                let (host, port) = self
+                    .services
+                    .resolve(&route.namespace, &route.service, route.port)
+                    .await
+                    .map_err(unreachable)?;
+                *req.uri_mut() = origin.parse().map_err(ApiError::internal)?;
+                let stream = connect(&route, &host, port).await?;
+                forward(stream, req, self.bytes_per_sec).await
+            }
+        }
     }
 
     /// The groups the extension servers serve and this server does not, for `/apis`: each
@@ -352,7 +402,7 @@ impl Aggregator {
                 format!("failing or missing response from {url}: {why}"),
             )
         };
-        let tls = match self.tls_for(api_service) {
+        let tls = match self.tls_for(api_service, &[b"http/1.1"]) {
             Ok(tls) => Arc::new(tls),
             Err(e) => return failed(e),
         };
@@ -362,6 +412,8 @@ impl Aggregator {
             port,
             available: true,
             tls,
+            client: None,
+            fingerprint: fingerprint(api_service),
         };
         let exchange = async {
             let stream = connect(&route, &host, target)
@@ -450,6 +502,16 @@ impl Probe for Aggregator {
     fn gone(&self, name: &str) {
         self.forget(name);
     }
+}
+
+/// What the backend's trust depends on: its CA bundle and whether it is checked at all.
+fn fingerprint(api_service: &APIService) -> (Option<Vec<u8>>, bool) {
+    let spec = api_service.spec.as_ref();
+    (
+        spec.and_then(|s| s.ca_bundle.as_ref()).map(|b| b.0.clone()),
+        spec.and_then(|s| s.insecure_skip_tls_verify)
+            .unwrap_or(false),
+    )
 }
 
 /// TCP to `host:port`, then TLS naming the route's Service.

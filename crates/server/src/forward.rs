@@ -141,15 +141,18 @@ where
             Empty::new().map_err(|never| match never {}).boxed_unsync(),
         ));
     }
+    Ok(stream_back(response))
+}
+
+/// A backend's response passed on: its own connection's headers dropped, its body streamed
+/// as it arrives (a broken backend ends it early).
+pub(crate) fn stream_back(response: Response<Incoming>) -> Response<Body> {
     let (mut parts, body) = response.into_parts();
     strip(&mut parts.headers, false);
     let frames = BodyStream::new(body)
         .take_while(|frame| std::future::ready(frame.is_ok()))
         .filter_map(|frame| std::future::ready(frame.ok().map(Ok::<_, Infallible>)));
-    Ok(Response::from_parts(
-        parts,
-        StreamBody::new(frames).boxed_unsync(),
-    ))
+    Response::from_parts(parts, StreamBody::new(frames).boxed_unsync())
 }
 
 #[cfg(test)]

@@ -41,7 +41,7 @@ struct Options {
     /// list-protobuf, list-table (the Table kubectl asks for), list-paged (the whole collection
     /// in pages of 500 following the continue tokens, timed as one operation), connect (a new
     /// TLS connection with a full handshake, and one GET /version each time: handshakes per
-    /// second).
+    /// second), `get:/a/path` (GETs of that path: an aggregated API's object, say).
     #[arg(long, value_delimiter = ',', default_value = "create,get,update,list")]
     ops: Vec<String>,
     /// How long each measurement runs.
@@ -465,6 +465,12 @@ async fn measure(
                     }
                     "list" => (
                         target.request(Method::GET, target.resource.path(), None),
+                        StatusCode::OK,
+                    ),
+                    // `get:/any/path`: GETs of one path (an aggregated API's object, a
+                    // discovery document).
+                    path if path.starts_with("get:/") => (
+                        target.request(Method::GET, &path["get:".len()..], None),
                         StatusCode::OK,
                     ),
                     "connect" => {

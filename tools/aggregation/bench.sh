@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# GETs through the aggregator, Capstan's and upstream's kube-apiserver v1.36 side by side: one
+# sample-apiserver (wardle.example.com, on its own etcd; ../shared/k8s) behind both, registered
+# on each with the same APIService; capstan-load GETs one Flunder through each server in turn.
+#
+#   tools/aggregation/bench.sh            (release builds of capstan-apiserver and capstan-load)
+#
+# Needs openssl, kubectl, xz, curl.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+bin=$("${CAPSTAN_K8S_DIR:-$top/../shared/k8s}/unpack.sh")
+build=$top/target/release
+for b in capstan-apiserver capstan-load; do
+  [ -x "$build/$b" ] || { echo "$build/$b is missing: cargo build --release -p $b" >&2; exit 1; }
+done
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  kill "${pids[@]}" 2>/dev/null || true
+  sleep 1
+  kill -9 "${pids[@]}" 2>/dev/null || true
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+pki=$work/pki
+mkdir -p "$pki"
+ca() { openssl req -x509 -newkey rsa:2048 -nodes -keyout "$pki/$1.key" -out "$pki/$1.crt" -days 1 -subj "/CN=$1" 2>/dev/null; }
+sign() { # ca name subject extension
+  openssl req -new -newkey rsa:2048 -nodes -keyout "$pki/$2.key" -out "$pki/$2.csr" -subj "$3" 2>/dev/null
+  echo "$4" > "$pki/$2.ext"
+  openssl x509 -req -in "$pki/$2.csr" -CA "$pki/$1.crt" -CAkey "$pki/$1.key" -CAcreateserial \
+    -out "$pki/$2.crt" -days 1 -extfile "$pki/$2.ext" 2>/dev/null
+}
+ca ca; ca front-proxy-ca; ca wardle-ca
+sign ca apiserver /CN=apiserver "subjectAltName=IP:127.0.0.1
+extendedKeyUsage=serverAuth"
+sign ca admin /O=system:masters/CN=admin extendedKeyUsage=clientAuth
+sign front-proxy-ca proxy /CN=front-proxy-client extendedKeyUsage=clientAuth
+sign wardle-ca wardle /CN=api.wardle.svc "subjectAltName=DNS:api.wardle.svc
+extendedKeyUsage=serverAuth"
+openssl genrsa -out "$pki/sa.key" 2048 2>/dev/null
+openssl rsa -in "$pki/sa.key" -pubout -out "$pki/sa.pub" 2>/dev/null
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+kubeconfig() { # file url
+  local ca_data; ca_data=$(base64 -w0 < "$pki/ca.crt")
+  cat > "$1" <<JSON
+{"apiVersion": "v1", "kind": "Config", "current-context": "c",
+ "clusters": [{"name": "c", "cluster": {"server": "$2", "certificate-authority-data": "$ca_data"}}],
+ "users": [{"name": "u", "user": {"client-certificate": "$pki/admin.crt", "client-key": "$pki/admin.key"}}],
+ "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}
+JSON
+}
+flags=(--bind-address=127.0.0.1 --client-ca-file=$pki/ca.crt
+  --tls-cert-file=$pki/apiserver.crt --tls-private-key-file=$pki/apiserver.key
+  --service-account-key-file=$pki/sa.pub --service-account-signing-key-file=$pki/sa.key
+  --service-account-issuer=https://kubernetes.default.svc --authorization-mode=Node,RBAC
+  --service-cluster-ip-range=10.0.0.0/24
+  --requestheader-client-ca-file=$pki/front-proxy-ca.crt --requestheader-allowed-names=front-proxy-client
+  --requestheader-username-headers=X-Remote-User --requestheader-group-headers=X-Remote-Group
+  --requestheader-extra-headers-prefix=X-Remote-Extra-
+  --proxy-client-cert-file=$pki/proxy.crt --proxy-client-key-file=$pki/proxy.key)
+etcd() { # dir
+  local c p; c=$(port); p=$(port)
+  "$bin/etcd" --data-dir "$1" --listen-client-urls "http://127.0.0.1:$c" \
+    --advertise-client-urls "http://127.0.0.1:$c" --listen-peer-urls "http://127.0.0.1:$p" \
+    --initial-advertise-peer-urls "http://127.0.0.1:$p" \
+    --initial-cluster "default=http://127.0.0.1:$p" > "$1.log" 2>&1 &
+  pids+=($!)
+  echo "http://127.0.0.1:$c"
+}
+
+# The two front servers.
+cport=$(port); uport=$(port)
+"$build/capstan-apiserver" "${flags[@]}" --secure-port="$cport" --data-dir="$work/capstan" \
+  > "$work/capstan.log" 2>&1 &
+pids+=($!)
+uetcd=$(etcd "$work/etcd-upstream")
+"$bin/kube-apiserver" "${flags[@]}" --secure-port="$uport" --etcd-servers="$uetcd" \
+  > "$work/upstream.log" 2>&1 &
+pids+=($!)
+kubeconfig "$work/capstan.kubeconfig" "https://127.0.0.1:$cport"
+kubeconfig "$work/upstream.kubeconfig" "https://127.0.0.1:$uport"
+for s in capstan upstream; do
+  until kubectl --kubeconfig "$work/$s.kubeconfig" get --raw /readyz >/dev/null 2>&1; do sleep 0.2; done
+done
+
+# The extension server, trusting upstream for delegated authentication and authorization (both
+# front servers present the same front-proxy certificate, so it trusts either).
+wport=$(port)
+wetcd=$(etcd "$work/etcd-wardle")
+"$bin/sample-apiserver" --etcd-servers="$wetcd" --bind-address=127.0.0.1 --secure-port="$wport" \
+  --tls-cert-file="$pki/wardle.crt" --tls-private-key-file="$pki/wardle.key" \
+  --kubeconfig="$work/upstream.kubeconfig" --authentication-kubeconfig="$work/upstream.kubeconfig" \
+  --authorization-kubeconfig="$work/upstream.kubeconfig" > "$work/wardle.log" 2>&1 &
+pids+=($!)
+bundle=$(base64 -w0 < "$pki/wardle-ca.crt")
+for s in capstan upstream; do
+  k() { kubectl --kubeconfig "$work/$s.kubeconfig" "$@"; }
+  k create namespace wardle >/dev/null
+  k -n wardle create service externalname api --external-name=localhost >/dev/null
+  k apply -f - >/dev/null <<YAML
+apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {name: v1alpha1.wardle.example.com}
+spec:
+  group: wardle.example.com
+  version: v1alpha1
+  groupPriorityMinimum: 1000
+  versionPriority: 15
+  caBundle: $bundle
+  service: {namespace: wardle, name: api, port: $wport}
+YAML
+  k wait --for=condition=Available apiservice/v1alpha1.wardle.example.com --timeout=120s >/dev/null
+done
+kubectl --kubeconfig "$work/capstan.kubeconfig" apply -f - >/dev/null <<YAML
+apiVersion: wardle.example.com/v1alpha1
+kind: Flunder
+metadata: {name: fl, namespace: default}
+YAML
+path=/apis/wardle.example.com/v1alpha1/namespaces/default/flunders/fl
+for round in 1 2; do
+  for s in capstan upstream; do
+    echo "== $s, round $round"
+    "$build/capstan-load" --kubeconfig "$work/$s.kubeconfig" --token "" \
+      --client-certificate "$pki/admin.crt" --client-key "$pki/admin.key" \
+      --clients "${CLIENTS:-1,16,64}" --ops "get:$path" --duration "${DURATION:-5s}"
+  done
+done
