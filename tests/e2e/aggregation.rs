@@ -206,6 +206,9 @@ async fn sample_apiserver_serves_flunders_through_capstan() {
         resources.contains("flunders.wardle.example.com"),
         "{resources}"
     );
+    // kubectl explain reads the extension's OpenAPI v3 document through Capstan.
+    let explained = ok(kubectl(&kubeconfig, &["explain", "flunders.spec"]));
+    assert!(explained.contains("reference"), "{explained}");
     let groups = admin
         .request(Method::GET, "/apis", &[], Vec::new())
         .await

@@ -73,6 +73,8 @@ pub(crate) struct Aggregator {
     listed: RwLock<BTreeMap<String, Listed>>,
     /// Each service-backed group version's `APIResourceList`, from the last check that passed.
     resources: RwLock<HashMap<(String, String), Value>>,
+    /// Each service-backed group version's entry of its backend's `/openapi/v3` index.
+    openapi: RwLock<HashMap<(String, String), Value>>,
     services: Arc<dyn ServiceResolver>,
     /// `--proxy-client-cert-file` and `--proxy-client-key-file` (PEM).
     identity: Option<(Vec<u8>, Vec<u8>)>,
@@ -91,6 +93,7 @@ impl Aggregator {
             routes: RwLock::default(),
             listed: RwLock::default(),
             resources: RwLock::default(),
+            openapi: RwLock::default(),
             services,
             identity,
             bytes_per_sec,
@@ -210,13 +213,19 @@ impl Aggregator {
                 .write()
                 .unwrap_or_else(|e| e.into_inner())
                 .remove(&key);
+            self.openapi
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&key);
         }
     }
 
-    /// The route of a request for `path` (`/apis/{group}/{version}[/...]`), when an extension
-    /// server serves that group version.
+    /// The route of a request for `path` (`/apis/{group}/{version}[/...]`, or that group
+    /// version's OpenAPI v3 document), when an extension server serves that group version.
     fn route(&self, path: &str) -> Option<Arc<Route>> {
-        let rest = path.strip_prefix("/apis/")?;
+        let rest = path
+            .strip_prefix("/apis/")
+            .or_else(|| path.strip_prefix("/openapi/v3/apis/"))?;
         let mut parts = rest.splitn(3, '/');
         let group = parts.next()?;
         let version = parts.next().filter(|v| !v.is_empty())?;
@@ -373,6 +382,24 @@ impl Aggregator {
         serde_json::to_vec(&list).map(Bytes::from).unwrap_or(local)
     }
 
+    /// `/openapi/v3` with the extension servers' group versions added (their documents are
+    /// the backends', proxied).
+    pub(crate) fn merge_openapi_index(&self, local: Bytes) -> Bytes {
+        let entries = self.openapi.read().unwrap_or_else(|e| e.into_inner());
+        if entries.is_empty() {
+            return local;
+        }
+        let Ok(mut index) = serde_json::from_slice::<Value>(&local) else {
+            return local;
+        };
+        if let Some(paths) = index["paths"].as_object_mut() {
+            for ((group, version), entry) in entries.iter() {
+                paths.insert(format!("apis/{group}/{version}"), entry.clone());
+            }
+        }
+        serde_json::to_vec(&index).map(Bytes::from).unwrap_or(local)
+    }
+
     /// Asks the backend of `api_service` for its discovery document, as `system:kube-aggregator`
     /// in `system:masters` (upstream's availability check), keeping the resources it lists.
     async fn check_discovery(&self, api_service: &APIService) -> Availability {
@@ -440,17 +467,37 @@ impl Aggregator {
                     ..Default::default()
                 },
             );
-            let resp = sender.send_request(req).await.map_err(|e| e.to_string())?;
-            let status = resp.status();
-            let body = resp
-                .into_body()
-                .collect()
-                .await
-                .map_err(|e| e.to_string())?
-                .to_bytes();
-            Ok::<_, String>((status, body))
+            let (status, body) = exchange(&mut sender, req).await?;
+            // Its OpenAPI v3 index, on the same connection, for `/openapi/v3`; a backend
+            // without one still passes.
+            let mut index_req = Request::get("/openapi/v3")
+                .header(
+                    header::HOST,
+                    format!("{}:{}", route.server_name(), route.port),
+                )
+                .header(header::ACCEPT, "application/json")
+                .body(Empty::<Bytes>::new())
+                .map_err(|e| e.to_string())?;
+            identify(
+                index_req.headers_mut(),
+                &UserInfo {
+                    name: "system:kube-aggregator".into(),
+                    groups: vec![UserInfo::MASTERS.into()],
+                    ..Default::default()
+                },
+            );
+            let index = if status.is_success() {
+                exchange(&mut sender, index_req)
+                    .await
+                    .ok()
+                    .filter(|(s, _)| s.is_success())
+                    .and_then(|(_, b)| serde_json::from_slice::<Value>(&b).ok())
+            } else {
+                None
+            };
+            Ok::<_, String>((status, body, index))
         };
-        let (status, body) = match tokio::time::timeout(DISCOVERY_TIMEOUT, exchange).await {
+        let (status, body, index) = match tokio::time::timeout(DISCOVERY_TIMEOUT, exchange).await {
             Err(_) => return failed(format!("no answer within {DISCOVERY_TIMEOUT:?}")),
             Ok(Err(e)) => return failed(e),
             Ok(Ok(answer)) => answer,
@@ -458,11 +505,22 @@ impl Aggregator {
         if !status.is_success() {
             return failed(format!("bad status from {url}: {}", status.as_u16()));
         }
+        let entry = index
+            .as_ref()
+            .map(|i| i["paths"][format!("apis/{group}/{version}")].clone())
+            .filter(|e| e["serverRelativeURL"].is_string());
+        let key = (group, version);
+        if let Some(entry) = entry {
+            self.openapi
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(key.clone(), entry);
+        }
         if let Ok(list) = serde_json::from_slice::<Value>(&body) {
             self.resources
                 .write()
                 .unwrap_or_else(|e| e.into_inner())
-                .insert((group, version), list);
+                .insert(key, list);
         }
         Availability::available("Passed", "all checks passed")
     }
@@ -502,6 +560,22 @@ impl Probe for Aggregator {
     fn gone(&self, name: &str) {
         self.forget(name);
     }
+}
+
+/// Sends `req` over `sender` and reads the whole answer.
+async fn exchange(
+    sender: &mut hyper::client::conn::http1::SendRequest<Empty<Bytes>>,
+    req: Request<Empty<Bytes>>,
+) -> Result<(StatusCode, Bytes), String> {
+    let resp = sender.send_request(req).await.map_err(|e| e.to_string())?;
+    let status = resp.status();
+    let body = resp
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| e.to_string())?
+        .to_bytes();
+    Ok((status, body))
 }
 
 /// What the backend's trust depends on: its CA bundle and whether it is checked at all.

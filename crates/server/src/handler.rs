@@ -279,7 +279,10 @@ fn non_resource(
         }
         p if p.starts_with("/openapi/v3") => {
             let openapi = state.openapi();
-            let document = openapi.get(p).ok_or_else(ApiError::path_not_found)?;
+            let mut document = openapi.get(p).ok_or_else(ApiError::path_not_found)?;
+            if p.trim_end_matches('/') == "/openapi/v3" {
+                document = state.aggregator.merge_openapi_index(document);
+            }
             if method != Method::GET && method != Method::HEAD {
                 return Err(ApiError::method_not_allowed());
             }
