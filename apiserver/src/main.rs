@@ -396,9 +396,9 @@ struct Options {
     #[arg(long, value_delimiter = ',', help_heading = "Authentication flags")]
     requestheader_extra_headers_prefix: Vec<String>,
 
-    /// Client certificate (PEM) this server presents when it calls out to aggregated API
-    /// servers, signed by an authority of --requestheader-client-ca-file. Read and checked at
-    /// start; Capstan does not aggregate APIs yet, so nothing presents it so far.
+    /// Client certificate (PEM) this server presents when it proxies to extension API servers
+    /// (APIServices naming a Service), signed by an authority of --requestheader-client-ca-file.
+    /// Read and checked at start.
     #[arg(long, help_heading = "Authentication flags")]
     proxy_client_cert_file: Option<PathBuf>,
 
@@ -548,9 +548,9 @@ struct Options {
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..), help_heading = "Misc flags")]
     lease_reuse_duration_seconds: u32,
 
-    /// Call webhooks named by a Service reference (admission, CRD conversion) at an
-    /// endpoint's address instead of the Service's cluster IP (Capstan has no aggregation
-    /// layer, whose requests this also routes upstream).
+    /// Send requests for extension API servers (APIServices) and webhooks named by a Service
+    /// reference (admission, CRD conversion) to an endpoint's address instead of the Service's
+    /// cluster IP.
     #[arg(long, default_value_t = false, action = ArgAction::Set, num_args = 0..=1,
           default_missing_value = "true", help_heading = "Misc flags")]
     enable_aggregator_routing: bool,
