@@ -282,3 +282,146 @@ fn base64_of(text: &str) -> String {
     use base64::Engine;
     base64::engine::general_purpose::STANDARD.encode(text)
 }
+
+/// A `metrics.k8s.io` server written here (as metrics-server answers), registered through an
+/// APIService: `kubectl top` reads node and pod usage through Capstan, and the server sees the
+/// caller's identity in `X-Remote-*` headers and none of its credentials.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_top_reads_a_metrics_server_through_capstan() {
+    use std::sync::{Arc, Mutex};
+
+    use capstan_e2e::HttpsServer;
+    use http::StatusCode;
+
+    let dir = tempfile::tempdir().unwrap();
+    let front_proxy = TestCa::new("front-proxy-ca");
+    let bundle = dir.path().join("front-proxy-ca.crt");
+    std::fs::write(&bundle, &front_proxy.pem).unwrap();
+    let (proxy_cert, proxy_key) = front_proxy.client("front-proxy-client", &[]);
+    let (cert_file, key_file) = (dir.path().join("proxy.crt"), dir.path().join("proxy.key"));
+    std::fs::write(&cert_file, proxy_cert).unwrap();
+    std::fs::write(&key_file, proxy_key).unwrap();
+    let server = capstan_testing::TestServer::start_with(move |c| {
+        c.requestheader_client_ca_file = Some(bundle);
+        c.proxy_client_cert_file = Some(cert_file);
+        c.proxy_client_key_file = Some(key_file);
+    })
+    .await;
+    let admin = RawClient::new(&server.url(), server.ca_pem(), Some(server.token()));
+    let kubeconfig = server.kubeconfig_path();
+
+    let seen: Arc<Mutex<Vec<http::HeaderMap>>> = Arc::default();
+    let record = seen.clone();
+    let metrics = HttpsServer::start_at(
+        "127.0.0.1".parse().unwrap(),
+        &["metrics-server.kube-system.svc"],
+        move |received| {
+            if received.path.contains("/nodes") || received.path.contains("/pods") {
+                record.lock().unwrap().push(received.headers.clone());
+            }
+            let now = "2026-11-29T10:00:00Z";
+            let path = received.path.split('?').next().unwrap_or("").to_string();
+            let answer = match path.as_str() {
+                "/apis/metrics.k8s.io/v1beta1" => (
+                    StatusCode::OK,
+                    json!({"kind": "APIResourceList", "apiVersion": "v1",
+                        "groupVersion": "metrics.k8s.io/v1beta1", "resources": [
+                        {"name": "nodes", "singularName": "", "namespaced": false,
+                            "kind": "NodeMetrics", "verbs": ["get", "list"]},
+                        {"name": "pods", "singularName": "", "namespaced": true,
+                            "kind": "PodMetrics", "verbs": ["get", "list"]}]}),
+                ),
+                "/apis/metrics.k8s.io/v1beta1/nodes" => (
+                    StatusCode::OK,
+                    json!({"kind": "NodeMetricsList", "apiVersion": "metrics.k8s.io/v1beta1",
+                        "metadata": {}, "items": [{"metadata": {"name": "n1"},
+                        "timestamp": now, "window": "10s",
+                        "usage": {"cpu": "500m", "memory": "1Gi"}}]}),
+                ),
+                "/apis/metrics.k8s.io/v1beta1/namespaces/default/pods" => (
+                    StatusCode::OK,
+                    json!({"kind": "PodMetricsList", "apiVersion": "metrics.k8s.io/v1beta1",
+                        "metadata": {}, "items": [{"metadata": {"name": "web",
+                        "namespace": "default"}, "timestamp": now, "window": "10s",
+                        "containers": [{"name": "c",
+                            "usage": {"cpu": "25m", "memory": "64Mi"}}]}]}),
+                ),
+                _ => (
+                    StatusCode::NOT_FOUND,
+                    json!({"kind": "Status", "code": 404}),
+                ),
+            };
+            Box::pin(async move { answer })
+        },
+    )
+    .await;
+    let port: u16 = metrics.url.rsplit(':').next().unwrap().parse().unwrap();
+    let node = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+        "status": {"capacity": {"cpu": "4", "memory": "8Gi"},
+            "allocatable": {"cpu": "4", "memory": "8Gi"}}});
+    for (path, body) in [
+        ("/api/v1/nodes", node),
+        (
+            "/api/v1/namespaces/kube-system/services",
+            json!({"metadata": {"name": "metrics-server"},
+                "spec": {"type": "ExternalName", "externalName": "localhost"}}),
+        ),
+        (
+            "/apis/apiregistration.k8s.io/v1/apiservices",
+            json!({"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+                "metadata": {"name": "v1beta1.metrics.k8s.io"},
+                "spec": {"group": "metrics.k8s.io", "version": "v1beta1",
+                    "groupPriorityMinimum": 100, "versionPriority": 100,
+                    "caBundle": base64_of(&metrics.ca_pem),
+                    "service": {"namespace": "kube-system", "name": "metrics-server",
+                        "port": port}}}),
+        ),
+    ] {
+        let resp = admin
+            .request(
+                Method::POST,
+                path,
+                &[("content-type", "application/json")],
+                body.to_string().into_bytes(),
+            )
+            .await;
+        assert_eq!(resp.status, 201, "POST {path}: {}", resp.json());
+    }
+    let path = "/apis/apiregistration.k8s.io/v1/apiservices/v1beta1.metrics.k8s.io";
+    let mut available = Value::Null;
+    for _ in 0..300 {
+        available = admin
+            .request(Method::GET, path, &[], Vec::new())
+            .await
+            .json();
+        if available["status"]["conditions"][0]["status"] == "True" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        available["status"]["conditions"][0]["reason"], "Passed",
+        "{available}"
+    );
+
+    let nodes = ok(kubectl(&kubeconfig, &["top", "nodes", "--no-headers"]));
+    let row: Vec<&str> = nodes.split_whitespace().collect();
+    assert_eq!(row[0], "n1", "{nodes}");
+    assert_eq!(row[1], "500m", "{nodes}");
+    assert_eq!(row[2], "12%", "{nodes}");
+    let pods = ok(kubectl(&kubeconfig, &["top", "pods", "--no-headers"]));
+    let row: Vec<&str> = pods.split_whitespace().collect();
+    assert_eq!(row[..3], ["web", "25m", "64Mi"], "{pods}");
+
+    let seen = seen.lock().unwrap();
+    assert!(!seen.is_empty());
+    for headers in seen.iter() {
+        assert!(headers.get("authorization").is_none(), "{headers:?}");
+        assert!(headers.get("x-remote-user").is_some(), "{headers:?}");
+        let groups: Vec<_> = headers.get_all("x-remote-group").iter().collect();
+        assert!(
+            groups.iter().any(|g| *g == "system:authenticated"),
+            "{headers:?}"
+        );
+    }
+}

@@ -144,6 +144,7 @@ async fn requests_fail_clearly_while_etcd_is_down_and_recover() {
          [+]poststarthook/start-service-ip-repair-controllers ok\n\
          [+]poststarthook/start-cluster-authentication-info-controller ok\n\
          [+]poststarthook/priority-and-fairness-config-producer ok\n\
+         [+]poststarthook/apiservice-registration-controller ok\n\
          readyz check passed\n"
     );
 
@@ -160,6 +161,7 @@ async fn requests_fail_clearly_while_etcd_is_down_and_recover() {
          [+]poststarthook/start-service-ip-repair-controllers ok\n\
          [+]poststarthook/start-cluster-authentication-info-controller ok\n\
          [+]poststarthook/priority-and-fairness-config-producer ok\n\
+         [+]poststarthook/apiservice-registration-controller ok\n\
          readyz check failed\n"
     );
     assert_eq!(raw.get("/readyz/etcd").await.status.as_u16(), 500);

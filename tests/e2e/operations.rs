@@ -65,6 +65,7 @@ async fn readyz_reports_the_post_start_hooks() {
         "[+]poststarthook/start-cluster-authentication-info-controller ok",
         "[+]poststarthook/priority-and-fairness-config-producer ok",
         "[+]poststarthook/start-service-ip-repair-controllers ok",
+        "[+]poststarthook/apiservice-registration-controller ok",
     ] {
         assert!(body.contains(check), "{body}");
     }

@@ -304,7 +304,9 @@ pub async fn keep_available(
     probe: Arc<dyn Probe>,
 ) {
     let (tx, mut events) = mpsc::channel::<Seen<APIService>>(256);
-    tokio::spawn(follow::<APIService>(api_services, tx));
+    // Owned here, so that stopping this controller stops the follower (and lets the store go).
+    let mut follower = tokio::task::JoinSet::new();
+    follower.spawn(follow::<APIService>(api_services, tx));
     let mut known: BTreeMap<String, (u64, APIService)> = BTreeMap::new();
     let mut recheck = tokio::time::interval(RECHECK);
     recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
