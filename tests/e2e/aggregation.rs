@@ -13,6 +13,30 @@ use super::{ok, server_with_tokens};
 
 const WARDLE: &str = "/apis/wardle.example.com/v1alpha1";
 
+/// The server settings of a front proxy, its files written in `dir`: a front-proxy CA that
+/// extension servers trust (through the published `extension-apiserver-authentication`), the
+/// client certificate the server presents to them, upstream's header names.
+fn front_proxy(dir: &std::path::Path) -> impl FnOnce(&mut capstan_server::ServerConfig) {
+    let ca = TestCa::new("front-proxy-ca");
+    let bundle = dir.join("front-proxy-ca.crt");
+    std::fs::write(&bundle, &ca.pem).unwrap();
+    let (cert, key) = ca.client("front-proxy-client", &[]);
+    let (cert_file, key_file) = (dir.join("proxy.crt"), dir.join("proxy.key"));
+    std::fs::write(&cert_file, cert).unwrap();
+    std::fs::write(&key_file, key).unwrap();
+    move |c| {
+        c.requestheader_client_ca_file = Some(bundle);
+        c.requestheader = capstan_server::RequestHeaderConfig {
+            allowed_names: vec!["front-proxy-client".into()],
+            username_headers: vec!["X-Remote-User".into()],
+            group_headers: vec!["X-Remote-Group".into()],
+            extra_headers_prefix: vec!["X-Remote-Extra-".into()],
+        };
+        c.proxy_client_cert_file = Some(cert_file);
+        c.proxy_client_key_file = Some(key_file);
+    }
+}
+
 /// Polls the APIService until its `Available` condition has `status`; the condition.
 async fn wait_available(admin: &RawClient, status: &str) -> Value {
     let path = "/apis/apiregistration.k8s.io/v1/apiservices/v1alpha1.wardle.example.com";
@@ -82,24 +106,10 @@ fn start_sample_apiserver(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sample_apiserver_serves_flunders_through_capstan() {
     let dir = tempfile::tempdir().unwrap();
-    let front_proxy = TestCa::new("front-proxy-ca");
-    let bundle = dir.path().join("front-proxy-ca.crt");
-    std::fs::write(&bundle, &front_proxy.pem).unwrap();
-    let (proxy_cert, proxy_key) = front_proxy.client("front-proxy-client", &[]);
-    let (cert_file, key_file) = (dir.path().join("proxy.crt"), dir.path().join("proxy.key"));
-    std::fs::write(&cert_file, proxy_cert).unwrap();
-    std::fs::write(&key_file, proxy_key).unwrap();
+    let front_proxy = front_proxy(dir.path());
     let server = server_with_tokens("viewer-token,viewer,1001\n", move |c| {
         c.authorization_modes = vec!["RBAC".into()];
-        c.requestheader_client_ca_file = Some(bundle);
-        c.requestheader = capstan_server::RequestHeaderConfig {
-            allowed_names: vec!["front-proxy-client".into()],
-            username_headers: vec!["X-Remote-User".into()],
-            group_headers: vec!["X-Remote-Group".into()],
-            extra_headers_prefix: vec!["X-Remote-Extra-".into()],
-        };
-        c.proxy_client_cert_file = Some(cert_file);
-        c.proxy_client_key_file = Some(key_file);
+        front_proxy(c);
     })
     .await;
     let admin = RawClient::new(&server.url(), server.ca_pem(), Some(server.token()));
@@ -294,19 +304,7 @@ async fn kubectl_top_reads_a_metrics_server_through_capstan() {
     use http::StatusCode;
 
     let dir = tempfile::tempdir().unwrap();
-    let front_proxy = TestCa::new("front-proxy-ca");
-    let bundle = dir.path().join("front-proxy-ca.crt");
-    std::fs::write(&bundle, &front_proxy.pem).unwrap();
-    let (proxy_cert, proxy_key) = front_proxy.client("front-proxy-client", &[]);
-    let (cert_file, key_file) = (dir.path().join("proxy.crt"), dir.path().join("proxy.key"));
-    std::fs::write(&cert_file, proxy_cert).unwrap();
-    std::fs::write(&key_file, proxy_key).unwrap();
-    let server = capstan_testing::TestServer::start_with(move |c| {
-        c.requestheader_client_ca_file = Some(bundle);
-        c.proxy_client_cert_file = Some(cert_file);
-        c.proxy_client_key_file = Some(key_file);
-    })
-    .await;
+    let server = capstan_testing::TestServer::start_with(front_proxy(dir.path())).await;
     let admin = RawClient::new(&server.url(), server.ca_pem(), Some(server.token()));
     let kubeconfig = server.kubeconfig_path();
 

@@ -451,41 +451,11 @@ impl Aggregator {
                     .await
                     .map_err(|e| e.to_string())?;
             tokio::spawn(connection);
-            let mut req = Request::get(path.as_str())
-                .header(
-                    header::HOST,
-                    format!("{}:{}", route.server_name(), route.port),
-                )
-                .header(header::ACCEPT, "application/json")
-                .body(Empty::<Bytes>::new())
-                .map_err(|e| e.to_string())?;
-            identify(
-                req.headers_mut(),
-                &UserInfo {
-                    name: "system:kube-aggregator".into(),
-                    groups: vec![UserInfo::MASTERS.into()],
-                    ..Default::default()
-                },
-            );
-            let (status, body) = exchange(&mut sender, req).await?;
+            let authority = format!("{}:{}", route.server_name(), route.port);
+            let (status, body) = exchange(&mut sender, as_aggregator(&path, &authority)?).await?;
             // Its OpenAPI v3 index, on the same connection, for `/openapi/v3`; a backend
             // without one still passes.
-            let mut index_req = Request::get("/openapi/v3")
-                .header(
-                    header::HOST,
-                    format!("{}:{}", route.server_name(), route.port),
-                )
-                .header(header::ACCEPT, "application/json")
-                .body(Empty::<Bytes>::new())
-                .map_err(|e| e.to_string())?;
-            identify(
-                index_req.headers_mut(),
-                &UserInfo {
-                    name: "system:kube-aggregator".into(),
-                    groups: vec![UserInfo::MASTERS.into()],
-                    ..Default::default()
-                },
-            );
+            let index_req = as_aggregator("/openapi/v3", &authority)?;
             let index = if status.is_success() {
                 exchange(&mut sender, index_req)
                     .await
@@ -560,6 +530,25 @@ impl Probe for Aggregator {
     fn gone(&self, name: &str) {
         self.forget(name);
     }
+}
+
+/// A `GET path` (JSON) to the backend at `authority`, made as `system:kube-aggregator` in
+/// `system:masters` (upstream's availability check, which must never be refused).
+fn as_aggregator(path: &str, authority: &str) -> Result<Request<Empty<Bytes>>, String> {
+    let mut req = Request::get(path)
+        .header(header::HOST, authority)
+        .header(header::ACCEPT, "application/json")
+        .body(Empty::<Bytes>::new())
+        .map_err(|e| e.to_string())?;
+    identify(
+        req.headers_mut(),
+        &UserInfo {
+            name: "system:kube-aggregator".into(),
+            groups: vec![UserInfo::MASTERS.into()],
+            ..Default::default()
+        },
+    );
+    Ok(req)
 }
 
 /// Sends `req` over `sender` and reads the whole answer.
