@@ -12,6 +12,22 @@ use serde_json::{Value, json};
 use super::{ok, server_with_tokens};
 
 const WARDLE: &str = "/apis/wardle.example.com/v1alpha1";
+const WARDLE_API_SERVICE: &str = "v1alpha1.wardle.example.com";
+
+/// Creates each `(collection path, object)` in turn; each must be created.
+async fn create_all(admin: &RawClient, objects: Vec<(&str, Value)>) {
+    for (path, body) in objects {
+        let resp = admin
+            .request(
+                Method::POST,
+                path,
+                &[("content-type", "application/json")],
+                body.to_string().into_bytes(),
+            )
+            .await;
+        assert_eq!(resp.status, 201, "POST {path}: {}", resp.json());
+    }
+}
 
 /// The server settings of a front proxy, its files written in `dir`: a front-proxy CA that
 /// extension servers trust (through the published `extension-apiserver-authentication`), the
@@ -38,11 +54,11 @@ fn front_proxy(dir: &std::path::Path) -> impl FnOnce(&mut capstan_server::Server
 }
 
 /// Polls the APIService until its `Available` condition has `status`; the condition.
-async fn wait_available(admin: &RawClient, status: &str) -> Value {
-    let path = "/apis/apiregistration.k8s.io/v1/apiservices/v1alpha1.wardle.example.com";
+async fn wait_available(admin: &RawClient, name: &str, status: &str) -> Value {
+    let path = format!("/apis/apiregistration.k8s.io/v1/apiservices/{name}");
     let mut last = Value::Null;
     for _ in 0..600 {
-        let resp = admin.request(Method::GET, path, &[], Vec::new()).await;
+        let resp = admin.request(Method::GET, &path, &[], Vec::new()).await;
         last = resp.json();
         let condition = last["status"]["conditions"]
             .as_array()
@@ -55,17 +71,17 @@ async fn wait_available(admin: &RawClient, status: &str) -> Value {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    panic!("the APIService never became Available={status}: {last}");
+    panic!("{name} never became Available={status}: {last}");
 }
 
 /// Changes a label of the APIService, which has its availability checked again.
 async fn touch(admin: &RawClient, value: &str) {
-    let path = "/apis/apiregistration.k8s.io/v1/apiservices/v1alpha1.wardle.example.com";
+    let path = format!("/apis/apiregistration.k8s.io/v1/apiservices/{WARDLE_API_SERVICE}");
     let patch = json!({"metadata": {"labels": {"touched": value}}});
     let resp = admin
         .request(
             Method::PATCH,
-            path,
+            &path,
             &[("content-type", "application/merge-patch+json")],
             patch.to_string().into_bytes(),
         )
@@ -144,37 +160,31 @@ async fn sample_apiserver_serves_flunders_through_capstan() {
 
     // Registered as upstream's docs do: a Service (here an ExternalName naming this machine,
     // so that traffic stays on loopback) and an APIService trusting the serving CA.
-    for (path, body) in [
-        (
-            "/api/v1/namespaces".to_string(),
-            json!({"metadata": {"name": "wardle"}}),
-        ),
-        (
-            "/api/v1/namespaces/wardle/services".to_string(),
-            json!({"metadata": {"name": "api"},
+    create_all(
+        &admin,
+        vec![
+            (
+                "/api/v1/namespaces",
+                json!({"metadata": {"name": "wardle"}}),
+            ),
+            (
+                "/api/v1/namespaces/wardle/services",
+                json!({"metadata": {"name": "api"},
                 "spec": {"type": "ExternalName", "externalName": "localhost"}}),
-        ),
-        (
-            "/apis/apiregistration.k8s.io/v1/apiservices".to_string(),
-            json!({"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+            ),
+            (
+                "/apis/apiregistration.k8s.io/v1/apiservices",
+                json!({"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
                 "metadata": {"name": "v1alpha1.wardle.example.com"},
                 "spec": {"group": "wardle.example.com", "version": "v1alpha1",
                     "groupPriorityMinimum": 1000, "versionPriority": 15,
                     "caBundle": base64_of(&serving_ca.pem),
                     "service": {"namespace": "wardle", "name": "api", "port": port}}}),
-        ),
-    ] {
-        let resp = admin
-            .request(
-                Method::POST,
-                &path,
-                &[("content-type", "application/json")],
-                body.to_string().into_bytes(),
-            )
-            .await;
-        assert_eq!(resp.status, 201, "POST {path}: {}", resp.json());
-    }
-    let condition = wait_available(&admin, "True").await;
+            ),
+        ],
+    )
+    .await;
+    let condition = wait_available(&admin, WARDLE_API_SERVICE, "True").await;
     assert_eq!(condition["reason"], "Passed", "{condition}");
 
     // kubectl finds the resources through discovery and works with them.
@@ -250,7 +260,7 @@ async fn sample_apiserver_serves_flunders_through_capstan() {
     // 503; started again, it serves again.
     sample.kill();
     touch(&admin, "1").await;
-    let condition = wait_available(&admin, "False").await;
+    let condition = wait_available(&admin, WARDLE_API_SERVICE, "False").await;
     assert_eq!(condition["reason"], "FailedDiscoveryCheck", "{condition}");
     let down = admin
         .request(
@@ -357,50 +367,30 @@ async fn kubectl_top_reads_a_metrics_server_through_capstan() {
     let node = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
         "status": {"capacity": {"cpu": "4", "memory": "8Gi"},
             "allocatable": {"cpu": "4", "memory": "8Gi"}}});
-    for (path, body) in [
-        ("/api/v1/nodes", node),
-        (
-            "/api/v1/namespaces/kube-system/services",
-            json!({"metadata": {"name": "metrics-server"},
+    create_all(
+        &admin,
+        vec![
+            ("/api/v1/nodes", node),
+            (
+                "/api/v1/namespaces/kube-system/services",
+                json!({"metadata": {"name": "metrics-server"},
                 "spec": {"type": "ExternalName", "externalName": "localhost"}}),
-        ),
-        (
-            "/apis/apiregistration.k8s.io/v1/apiservices",
-            json!({"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+            ),
+            (
+                "/apis/apiregistration.k8s.io/v1/apiservices",
+                json!({"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
                 "metadata": {"name": "v1beta1.metrics.k8s.io"},
                 "spec": {"group": "metrics.k8s.io", "version": "v1beta1",
                     "groupPriorityMinimum": 100, "versionPriority": 100,
                     "caBundle": base64_of(&metrics.ca_pem),
                     "service": {"namespace": "kube-system", "name": "metrics-server",
                         "port": port}}}),
-        ),
-    ] {
-        let resp = admin
-            .request(
-                Method::POST,
-                path,
-                &[("content-type", "application/json")],
-                body.to_string().into_bytes(),
-            )
-            .await;
-        assert_eq!(resp.status, 201, "POST {path}: {}", resp.json());
-    }
-    let path = "/apis/apiregistration.k8s.io/v1/apiservices/v1beta1.metrics.k8s.io";
-    let mut available = Value::Null;
-    for _ in 0..300 {
-        available = admin
-            .request(Method::GET, path, &[], Vec::new())
-            .await
-            .json();
-        if available["status"]["conditions"][0]["status"] == "True" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert_eq!(
-        available["status"]["conditions"][0]["reason"], "Passed",
-        "{available}"
-    );
+            ),
+        ],
+    )
+    .await;
+    let condition = wait_available(&admin, "v1beta1.metrics.k8s.io", "True").await;
+    assert_eq!(condition["reason"], "Passed", "{condition}");
 
     let nodes = ok(kubectl(&kubeconfig, &["top", "nodes", "--no-headers"]));
     let row: Vec<&str> = nodes.split_whitespace().collect();
