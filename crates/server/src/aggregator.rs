@@ -33,7 +33,7 @@ const DIAL_TIMEOUT: Duration = Duration::from_secs(30);
 const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A service-backed group version.
-struct Route {
+pub(crate) struct Route {
     /// The Service's namespace and name, and the port called.
     namespace: String,
     service: String,
@@ -69,7 +69,8 @@ struct Listed {
 /// The aggregator: the routes of the service-backed APIServices, and what their backends
 /// said in discovery.
 pub(crate) struct Aggregator {
-    routes: RwLock<HashMap<(String, String), Arc<Route>>>,
+    /// Keyed `group/version`, so that a request path's own slice finds its route.
+    routes: RwLock<HashMap<String, Arc<Route>>>,
     listed: RwLock<BTreeMap<String, Listed>>,
     /// Each service-backed group version's `APIResourceList`, from the last check that passed.
     resources: RwLock<HashMap<(String, String), Value>>,
@@ -120,7 +121,7 @@ impl Aggregator {
         let spec = api_service.spec.clone().unwrap_or_default();
         let group = spec.group.clone().unwrap_or_default();
         let version = spec.version.clone().unwrap_or_default();
-        let key = (group.clone(), version.clone());
+        let key = format!("{group}/{version}");
         self.listed
             .write()
             .unwrap_or_else(|e| e.into_inner())
@@ -204,11 +205,11 @@ impl Aggregator {
             .unwrap_or_else(|e| e.into_inner())
             .remove(name);
         if let Some(l) = removed {
-            let key = (l.group, l.version);
             self.routes
                 .write()
                 .unwrap_or_else(|e| e.into_inner())
-                .remove(&key);
+                .remove(&format!("{}/{}", l.group, l.version));
+            let key = (l.group, l.version);
             self.resources
                 .write()
                 .unwrap_or_else(|e| e.into_inner())
@@ -222,36 +223,29 @@ impl Aggregator {
 
     /// The route of a request for `path` (`/apis/{group}/{version}[/...]`, or that group
     /// version's OpenAPI v3 document), when an extension server serves that group version.
-    fn route(&self, path: &str) -> Option<Arc<Route>> {
+    /// Every request asks, so the lookup borrows the path's `group/version` (no allocation).
+    pub(crate) fn route(&self, path: &str) -> Option<Arc<Route>> {
         let rest = path
             .strip_prefix("/apis/")
             .or_else(|| path.strip_prefix("/openapi/v3/apis/"))?;
-        let mut parts = rest.splitn(3, '/');
-        let group = parts.next()?;
-        let version = parts.next().filter(|v| !v.is_empty())?;
-        let routes = self.routes.read().unwrap_or_else(|e| e.into_inner());
-        if routes.is_empty() {
+        let group_end = rest.find('/')?;
+        let version_end = rest[group_end + 1..]
+            .find('/')
+            .map_or(rest.len(), |i| group_end + 1 + i);
+        if version_end == group_end + 1 {
             return None;
         }
-        routes
-            .get(&(group.to_string(), version.to_string()))
-            .cloned()
+        let routes = self.routes.read().unwrap_or_else(|e| e.into_inner());
+        routes.get(&rest[..version_end]).cloned()
     }
 
-    /// Whether `path` goes to an extension server.
-    pub(crate) fn serves(&self, path: &str) -> bool {
-        self.route(path).is_some()
-    }
-
-    /// Proxies `req` (for a group version of an extension server) made by `user`.
+    /// Proxies `req` (for the group version `route` serves) made by `user`.
     pub(crate) async fn proxy(
         &self,
+        route: Arc<Route>,
         mut req: Request<Incoming>,
         user: Option<&UserInfo>,
     ) -> Result<Response<Body>, ApiError> {
-        let route = self
-            .route(req.uri().path())
-            .ok_or_else(ApiError::path_not_found)?;
         if !route.available {
             return Ok(plain(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -749,6 +743,55 @@ fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    struct Nowhere;
+
+    impl ServiceResolver for Nowhere {
+        fn resolve<'a>(
+            &'a self,
+            _: &'a str,
+            _: &'a str,
+            _: u16,
+        ) -> BoxFuture<'a, Result<(String, u16), String>> {
+            Box::pin(async { Err("nowhere".to_string()) })
+        }
+    }
+
+    #[test]
+    fn requests_are_routed_by_their_group_version_only() {
+        let aggregator = Aggregator::new(Arc::new(Nowhere), None, 0);
+        let api_service: APIService = serde_json::from_value(json!({
+            "metadata": {"name": "v1alpha1.wardle.example.com"},
+            "spec": {"group": "wardle.example.com", "version": "v1alpha1",
+                "groupPriorityMinimum": 1000, "versionPriority": 15,
+                "insecureSkipTLSVerify": true,
+                "service": {"namespace": "wardle", "name": "api", "port": 443}}
+        }))
+        .unwrap();
+        aggregator.observe(&api_service);
+        for path in [
+            "/apis/wardle.example.com/v1alpha1",
+            "/apis/wardle.example.com/v1alpha1/namespaces/default/flunders",
+            "/openapi/v3/apis/wardle.example.com/v1alpha1",
+        ] {
+            assert!(aggregator.route(path).is_some(), "{path}");
+        }
+        for path in [
+            "/apis/wardle.example.com",
+            "/apis/wardle.example.com/",
+            "/apis/wardle.example.com/v1alpha10",
+            "/apis/apps/v1alpha1",
+            "/api/v1",
+        ] {
+            assert!(aggregator.route(path).is_none(), "{path}");
+        }
+        aggregator.forget("v1alpha1.wardle.example.com");
+        assert!(
+            aggregator
+                .route("/apis/wardle.example.com/v1alpha1")
+                .is_none()
+        );
+    }
 
     #[test]
     fn versions_sort_as_kubernetes_orders_them() {

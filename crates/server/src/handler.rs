@@ -134,9 +134,9 @@ pub async fn handle(
     if let Some(accept) = req.headers().get(header::ACCEPT) {
         error_headers.insert(header::ACCEPT, accept.clone());
     }
-    let result = if state.aggregator.serves(&info.path) {
+    let result = if let Some(route) = state.aggregator.route(&info.path) {
         let user = req.extensions().get::<capstan_auth::UserInfo>().cloned();
-        state.aggregator.proxy(req, user.as_ref()).await
+        state.aggregator.proxy(route, req, user.as_ref()).await
     } else if info.is_resource_request {
         resource(&state, &info, req, pretty).await
     } else if let Some(answer) = state.health.serve(&info, req.method()).await {
