@@ -111,3 +111,21 @@ async fn openapi_documents() {
     let needle = b"io.k8s.api.storage.v1.StorageClass";
     assert!(pb.body.windows(needle.len()).any(|w| w == needle));
 }
+
+/// kubectl's OpenAPI v2 reader (`kubectl explain --output=plaintext-openapiv2`, the only one
+/// before kubectl 1.27) follows a field's reference to the type it names.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_explains_nested_fields_from_openapi_v2() {
+    let server = TestServer::start().await;
+    let kubeconfig = server.kubeconfig_path();
+    let (success, text, errors) = capstan_e2e::kubectl(
+        &kubeconfig,
+        &["explain", "pods.spec.os", "--output=plaintext-openapiv2"],
+    );
+    assert!(success, "{text}{errors}");
+    assert!(text.contains("RESOURCE: os"), "{text}");
+    assert!(
+        text.contains("FIELDS:") && text.contains("name\t<string> -required-"),
+        "{text}"
+    );
+}

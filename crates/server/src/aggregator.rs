@@ -7,8 +7,10 @@
 //! the extension servers' groups beside the built-in ones, and the availability controller
 //! ([`capstan_controllers::api_services`]) asks this module whether a backend answers.
 
+use std::cmp::Reverse;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, RwLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -22,15 +24,20 @@ use http_body_util::{BodyExt, Empty};
 use hyper::body::Incoming;
 use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
 use rustls_pki_types::ServerName;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::forward::{forward, stream_back, strip, unreachable, wants_upgrade};
+use crate::openapi_v2::OpenApiV2;
 use crate::response::Body;
 
 /// How long connecting to a backend may take.
 const DIAL_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long the availability check's discovery request may take (upstream's 5 s).
 const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a backend's OpenAPI document may take to arrive.
+const OPENAPI_TIMEOUT: Duration = Duration::from_secs(30);
+/// The largest answer taken from a backend's discovery or OpenAPI endpoints.
+const DOCUMENT_LIMIT: usize = 64 << 20;
 
 /// A service-backed group version.
 pub(crate) struct Route {
@@ -76,6 +83,13 @@ pub(crate) struct Aggregator {
     resources: RwLock<HashMap<(String, String), Value>>,
     /// Each service-backed group version's entry of its backend's `/openapi/v3` index.
     openapi: RwLock<HashMap<(String, String), Value>>,
+    /// Each service-backed group version's backend's OpenAPI v2 definitions.
+    definitions: RwLock<HashMap<(String, String), Map<String, Value>>>,
+    /// Bumped whenever `definitions` change.
+    definitions_generation: AtomicU64,
+    /// The last merged `/openapi/v2`: of which local document, at which generation of
+    /// `definitions`.
+    merged_v2: Mutex<Option<(Arc<OpenApiV2>, u64, Arc<OpenApiV2>)>>,
     services: Arc<dyn ServiceResolver>,
     /// `--proxy-client-cert-file` and `--proxy-client-key-file` (PEM).
     identity: Option<(Vec<u8>, Vec<u8>)>,
@@ -95,6 +109,9 @@ impl Aggregator {
             listed: RwLock::default(),
             resources: RwLock::default(),
             openapi: RwLock::default(),
+            definitions: RwLock::default(),
+            definitions_generation: AtomicU64::new(0),
+            merged_v2: Mutex::default(),
             services,
             identity,
             bytes_per_sec,
@@ -218,6 +235,14 @@ impl Aggregator {
                 .write()
                 .unwrap_or_else(|e| e.into_inner())
                 .remove(&key);
+            let removed = self
+                .definitions
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&key);
+            if removed.is_some() {
+                self.definitions_generation.fetch_add(1, Ordering::Relaxed);
+            }
         }
     }
 
@@ -318,7 +343,27 @@ impl Aggregator {
         out.into_iter().map(|(_, g, v)| (g, v)).collect()
     }
 
-    /// `/apis` with the extension servers' groups appended (legacy `APIGroupList`).
+    /// Where each group ranks in `/apis`, as upstream orders it: the legacy list by the group's
+    /// first APIService in (group priority descending, APIService name) order, aggregated
+    /// discovery by (highest group priority descending, group name).
+    fn ranks(&self, aggregated: bool) -> HashMap<String, (Reverse<i32>, String)> {
+        let listed = self.listed.read().unwrap_or_else(|e| e.into_inner());
+        let mut ranks: HashMap<String, (Reverse<i32>, String)> = HashMap::new();
+        for (name, l) in listed.iter() {
+            let by = if aggregated { &l.group } else { name };
+            let rank = (Reverse(l.group_priority), by.clone());
+            match ranks.get_mut(&l.group) {
+                Some(r) if *r <= rank => {}
+                Some(r) => *r = rank,
+                None => {
+                    ranks.insert(l.group.clone(), rank);
+                }
+            }
+        }
+        ranks
+    }
+
+    /// `/apis` with the extension servers' groups in their places (legacy `APIGroupList`).
     pub(crate) fn merge_group_list(&self, local: Bytes) -> Bytes {
         let extra = self.extension_groups();
         if extra.is_empty() {
@@ -328,7 +373,8 @@ impl Aggregator {
             return local;
         };
         if let Some(groups) = list["groups"].as_array_mut() {
-            groups.extend(extra.iter().map(|(g, v)| api_group(g, v)));
+            let extra = extra.iter().map(|(g, v)| (g.clone(), api_group(g, v)));
+            insert_ranked(groups, extra, &self.ranks(false), |g| g["name"].as_str());
         }
         serde_json::to_vec(&list).map(Bytes::from).unwrap_or(local)
     }
@@ -343,9 +389,10 @@ impl Aggregator {
             .extension_groups()
             .into_iter()
             .find(|(g, _)| g == group)?;
-        serde_json::to_vec(&api_group(&g, &versions))
-            .ok()
-            .map(Bytes::from)
+        let mut document = api_group(&g, &versions);
+        document["kind"] = json!("APIGroup");
+        document["apiVersion"] = json!("v1");
+        serde_json::to_vec(&document).ok().map(Bytes::from)
     }
 
     /// The aggregated `/apis` document with the extension servers' groups appended, each
@@ -360,6 +407,7 @@ impl Aggregator {
         };
         let resources = self.resources.read().unwrap_or_else(|e| e.into_inner());
         let items = extra.iter().map(|(group, versions)| {
+            let group = group.clone();
             let versions: Vec<Value> = versions
                 .iter()
                 .map(|v| match resources.get(&(group.clone(), v.clone())) {
@@ -368,10 +416,13 @@ impl Aggregator {
                     None => json!({"version": v, "resources": [], "freshness": "Stale"}),
                 })
                 .collect();
-            json!({"metadata": {"name": group, "creationTimestamp": null}, "versions": versions})
+            let item = json!({"metadata": {"name": group}, "versions": versions});
+            (group, item)
         });
         if let Some(list_items) = list["items"].as_array_mut() {
-            list_items.extend(items);
+            insert_ranked(list_items, items, &self.ranks(true), |g| {
+                g["metadata"]["name"].as_str()
+            });
         }
         serde_json::to_vec(&list).map(Bytes::from).unwrap_or(local)
     }
@@ -392,6 +443,32 @@ impl Aggregator {
             }
         }
         serde_json::to_vec(&index).map(Bytes::from).unwrap_or(local)
+    }
+
+    /// `/openapi/v2`: `local` with the extension servers' definitions added, merged again only
+    /// when either changed.
+    pub(crate) fn merge_openapi_v2(&self, local: Arc<OpenApiV2>) -> Arc<OpenApiV2> {
+        let generation = self.definitions_generation.load(Ordering::Relaxed);
+        if generation == 0 {
+            return local;
+        }
+        let mut merged = self.merged_v2.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((of, g, doc)) = merged.as_ref()
+            && Arc::ptr_eq(of, &local)
+            && *g == generation
+        {
+            return doc.clone();
+        }
+        let definitions = self.definitions.read().unwrap_or_else(|e| e.into_inner());
+        if definitions.is_empty() {
+            return local;
+        }
+        let doc = Arc::new(OpenApiV2::with_definitions(
+            &local,
+            definitions.values().flatten(),
+        ));
+        *merged = Some((local, generation, doc.clone()));
+        doc
     }
 
     /// Asks the backend of `api_service` for its discovery document, as `system:kube-aggregator`
@@ -447,44 +524,44 @@ impl Aggregator {
             tokio::spawn(connection);
             let authority = format!("{}:{}", route.server_name(), route.port);
             let (status, body) = exchange(&mut sender, as_aggregator(&path, &authority)?).await?;
-            // Its OpenAPI v3 index, on the same connection, for `/openapi/v3`; a backend
-            // without one still passes.
-            let index_req = as_aggregator("/openapi/v3", &authority)?;
-            let index = if status.is_success() {
-                exchange(&mut sender, index_req)
-                    .await
-                    .ok()
-                    .filter(|(s, _)| s.is_success())
-                    .and_then(|(_, b)| serde_json::from_slice::<Value>(&b).ok())
-            } else {
-                None
+            Ok::<_, String>((status, body, sender, authority))
+        };
+        let (status, body, mut sender, authority) =
+            match tokio::time::timeout(DISCOVERY_TIMEOUT, exchange).await {
+                Err(_) => return failed(format!("no answer within {DISCOVERY_TIMEOUT:?}")),
+                Ok(Err(e)) => return failed(e),
+                Ok(Ok(answer)) => answer,
             };
-            Ok::<_, String>((status, body, index))
-        };
-        let (status, body, index) = match tokio::time::timeout(DISCOVERY_TIMEOUT, exchange).await {
-            Err(_) => return failed(format!("no answer within {DISCOVERY_TIMEOUT:?}")),
-            Ok(Err(e)) => return failed(e),
-            Ok(Ok(answer)) => answer,
-        };
         if !status.is_success() {
             return failed(format!("bad status from {url}: {}", status.as_u16()));
         }
+        let key = (group, version);
+        if let Ok(list) = serde_json::from_slice::<Value>(&body) {
+            self.resources
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(key.clone(), list);
+        }
+        // Its OpenAPI v3 index (for `/openapi/v3`) and v2 definitions (for `/openapi/v2`), on
+        // the same connection; availability does not depend on them.
+        let index = document(&mut sender, "/openapi/v3", &authority).await;
+        let v2 = document(&mut sender, "/openapi/v2", &authority).await;
         let entry = index
             .as_ref()
-            .map(|i| i["paths"][format!("apis/{group}/{version}")].clone())
+            .map(|i| i["paths"][format!("apis/{}/{}", key.0, key.1)].clone())
             .filter(|e| e["serverRelativeURL"].is_string());
-        let key = (group, version);
         if let Some(entry) = entry {
             self.openapi
                 .write()
                 .unwrap_or_else(|e| e.into_inner())
                 .insert(key.clone(), entry);
         }
-        if let Ok(list) = serde_json::from_slice::<Value>(&body) {
-            self.resources
-                .write()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(key, list);
+        if let Some(Value::Object(definitions)) = v2.map(|mut doc| doc["definitions"].take()) {
+            let mut all = self.definitions.write().unwrap_or_else(|e| e.into_inner());
+            if all.get(&key) != Some(&definitions) {
+                all.insert(key.clone(), definitions);
+                self.definitions_generation.fetch_add(1, Ordering::Relaxed);
+            }
         }
         Availability::available("Passed", "all checks passed")
     }
@@ -552,13 +629,34 @@ async fn exchange(
 ) -> Result<(StatusCode, Bytes), String> {
     let resp = sender.send_request(req).await.map_err(|e| e.to_string())?;
     let status = resp.status();
-    let body = resp
-        .into_body()
+    let body = http_body_util::Limited::new(resp.into_body(), DOCUMENT_LIMIT)
         .collect()
         .await
         .map_err(|e| e.to_string())?
         .to_bytes();
     Ok((status, body))
+}
+
+/// A JSON document of the backend's, as the aggregator; `None` when it has none, answers with
+/// an error, or takes longer than [`OPENAPI_TIMEOUT`].
+async fn document(
+    sender: &mut hyper::client::conn::http1::SendRequest<Empty<Bytes>>,
+    path: &str,
+    authority: &str,
+) -> Option<Value> {
+    let mut req = as_aggregator(path, authority).ok()?;
+    req.headers_mut().insert(
+        http::header::ACCEPT,
+        http::HeaderValue::from_static("application/json"),
+    );
+    let (status, body) = tokio::time::timeout(OPENAPI_TIMEOUT, exchange(sender, req))
+        .await
+        .ok()?
+        .ok()?;
+    status
+        .is_success()
+        .then(|| serde_json::from_slice(&body).ok())
+        .flatten()
 }
 
 /// What the backend's trust depends on: its CA bundle and whether it is checked at all.
@@ -645,6 +743,24 @@ fn escape_extra_key(key: &str) -> String {
     out
 }
 
+/// Inserts each of `extra` (group, entry) into `items` before the first item that ranks after
+/// it; items of unranked groups stay where they are.
+fn insert_ranked(
+    items: &mut Vec<Value>,
+    extra: impl IntoIterator<Item = (String, Value)>,
+    ranks: &HashMap<String, (Reverse<i32>, String)>,
+    name: impl Fn(&Value) -> Option<&str>,
+) {
+    for (group, entry) in extra {
+        let rank = ranks.get(&group);
+        let at = items
+            .iter()
+            .position(|item| name(item).and_then(|n| ranks.get(n)) > rank)
+            .unwrap_or(items.len());
+        items.insert(at, entry);
+    }
+}
+
 /// An `APIGroup` of `group` serving `versions` (preferred first).
 fn api_group(group: &str, versions: &[String]) -> Value {
     let entries: Vec<Value> = versions
@@ -658,46 +774,64 @@ fn api_group(group: &str, versions: &[String]) -> Value {
     })
 }
 
-/// An `APIResourceList`'s resources in aggregated discovery's form (subresources under
-/// their resource).
+/// An `APIResourceList`'s resources in aggregated discovery's form: subresources under their
+/// resource, in the order the list names them. A subresource whose resource is not listed
+/// gets a resource entry of its own with no kind and no verbs, as upstream's aggregator writes.
 fn discovered(list: &Value) -> Vec<Value> {
-    let all = list["resources"].as_array().map_or(&[][..], Vec::as_slice);
     let kind = |r: &Value| {
         json!({"group": r["group"].as_str().unwrap_or(""),
             "version": r["version"].as_str().unwrap_or(""), "kind": r["kind"]})
     };
-    all.iter()
-        .filter(|r| !r["name"].as_str().unwrap_or("").contains('/'))
-        .map(|r| {
-            let name = r["name"].as_str().unwrap_or("");
-            let subresources: Vec<Value> = all
-                .iter()
-                .filter_map(|s| {
-                    let (parent, sub) = s["name"].as_str()?.split_once('/')?;
-                    (parent == name).then(|| {
-                        json!({"subresource": sub, "responseKind": kind(s), "verbs": s["verbs"]})
-                    })
-                })
-                .collect();
-            let namespaced = r["namespaced"].as_bool().unwrap_or(false);
-            let mut out = json!({
-                "resource": name,
-                "responseKind": kind(r),
-                "scope": if namespaced { "Namespaced" } else { "Cluster" },
-                "singularResource": r["singularName"],
-                "verbs": r["verbs"],
-            });
-            for key in ["shortNames", "categories"] {
-                if r[key].as_array().is_some_and(|a| !a.is_empty()) {
-                    out[key] = r[key].clone();
+    let scope = |r: &Value| {
+        if r["namespaced"].as_bool().unwrap_or(false) {
+            "Namespaced"
+        } else {
+            "Cluster"
+        }
+    };
+    let mut out: Vec<Value> = Vec::new();
+    let mut position: HashMap<&str, usize> = HashMap::new();
+    for r in list["resources"].as_array().into_iter().flatten() {
+        let Some(name) = r["name"].as_str() else {
+            continue;
+        };
+        let (parent, sub) = match name.split_once('/') {
+            Some((parent, sub)) => (parent, Some(sub)),
+            None => (name, None),
+        };
+        let index = *position.entry(parent).or_insert_with(|| {
+            out.push(json!({
+                "resource": parent,
+                "responseKind": {"group": "", "version": "", "kind": ""},
+                "scope": scope(r),
+                "singularResource": "",
+                "verbs": null,
+            }));
+            out.len() - 1
+        });
+        let entry = &mut out[index];
+        match sub {
+            Some(sub) => {
+                let sub = json!({"subresource": sub, "responseKind": kind(r), "verbs": r["verbs"]});
+                match entry["subresources"].as_array_mut() {
+                    Some(subs) => subs.push(sub),
+                    None => entry["subresources"] = json!([sub]),
                 }
             }
-            if !subresources.is_empty() {
-                out["subresources"] = Value::Array(subresources);
+            None => {
+                entry["responseKind"] = kind(r);
+                entry["scope"] = json!(scope(r));
+                entry["singularResource"] = r["singularName"].clone();
+                entry["verbs"] = r["verbs"].clone();
+                for key in ["shortNames", "categories"] {
+                    if r[key].as_array().is_some_and(|a| !a.is_empty()) {
+                        entry[key] = r[key].clone();
+                    }
+                }
             }
-            out
-        })
-        .collect()
+        }
+    }
+    out
 }
 
 /// Kubernetes' version order for equal priorities: GA before beta before alpha, higher
@@ -837,5 +971,26 @@ mod tests {
         assert_eq!(out.len(), 1);
         assert_eq!(out[0]["scope"], "Namespaced");
         assert_eq!(out[0]["subresources"][0]["subresource"], "status");
+    }
+
+    #[test]
+    fn a_subresource_without_its_resource_gets_an_entry_of_its_own() {
+        let list = json!({"resources": [
+            {"name": "pods/requests", "singularName": "", "namespaced": true,
+                "kind": "MetricValueList", "verbs": ["get"]},
+            {"name": "nodes", "singularName": "", "namespaced": false,
+                "kind": "NodeMetrics", "verbs": ["list"]}]});
+        let out = discovered(&list);
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0]["resource"], "pods");
+        assert_eq!(out[0]["responseKind"]["kind"], "");
+        assert_eq!(out[0]["verbs"], Value::Null);
+        assert_eq!(out[0]["scope"], "Namespaced");
+        assert_eq!(
+            out[0]["subresources"][0]["responseKind"]["kind"],
+            "MetricValueList"
+        );
+        assert_eq!(out[1]["resource"], "nodes");
+        assert_eq!(out[1]["scope"], "Cluster");
     }
 }

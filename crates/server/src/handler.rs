@@ -274,7 +274,7 @@ fn non_resource(
             if method != Method::GET && method != Method::HEAD {
                 return Err(ApiError::method_not_allowed());
             }
-            let doc = state.openapi_v2();
+            let doc = state.aggregator.merge_openapi_v2(state.openapi_v2());
             return openapi_v2_response(&doc, headers, pretty);
         }
         p if p.starts_with("/openapi/v3") => {

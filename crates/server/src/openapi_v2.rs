@@ -54,6 +54,35 @@ impl OpenApiV2 {
                 );
             }
         }
+        for schema in definitions.values_mut() {
+            direct_refs(schema);
+        }
+        Self::from_definitions(&definitions)
+    }
+
+    /// The document of `local` with `extra` definitions (an extension server's) added; a
+    /// definition `local` has already is kept as it is (the shared meta types).
+    pub fn with_definitions<'a>(
+        local: &OpenApiV2,
+        extra: impl IntoIterator<Item = (&'a String, &'a Value)>,
+    ) -> Self {
+        let mut definitions = serde_json::from_slice::<Value>(&local.json)
+            .ok()
+            .and_then(|mut doc| match doc["definitions"].take() {
+                Value::Object(map) => Some(map),
+                _ => None,
+            })
+            .unwrap_or_default();
+        for (name, schema) in extra {
+            if !definitions.contains_key(name) {
+                definitions.insert(name.clone(), schema.clone());
+            }
+        }
+        Self::from_definitions(&definitions)
+    }
+
+    /// The document holding `definitions`, in both encodings.
+    fn from_definitions(definitions: &Map<String, Value>) -> Self {
         let (major, minor, patch) = KUBERNETES_VERSION;
         let version = format!("v{major}.{minor}.{patch}");
         let doc = json!({
@@ -70,7 +99,7 @@ impl OpenApiV2 {
         });
         pb.message(8, |_| {});
         pb.message(9, |defs| {
-            for (name, schema) in &definitions {
+            for (name, schema) in definitions {
                 defs.message(1, |named| {
                     named.string(1, name);
                     named.message(2, |s| write_schema(s, schema));
@@ -81,6 +110,28 @@ impl OpenApiV2 {
             json: Bytes::from(serde_json::to_vec(&doc).unwrap_or_default()),
             protobuf: Bytes::from(pb.buf),
         }
+    }
+}
+
+/// Rewrites every `{"allOf": [{"$ref": r}], ...}` under `schema` as `{"$ref": r, ...}`: the
+/// form Swagger 2.0 documents use for a described reference, and the only one kubectl's
+/// OpenAPI v2 reader follows (it shows an `allOf` as an untyped field with no fields below).
+fn direct_refs(schema: &mut Value) {
+    match schema {
+        Value::Object(map) => {
+            let single_ref = match map.get("allOf") {
+                Some(Value::Array(all)) if all.len() == 1 => all[0].get("$ref").cloned(),
+                _ => None,
+            };
+            if let Some(reference) = single_ref {
+                map.remove("allOf");
+                map.remove("default");
+                map.insert("$ref".into(), reference);
+            }
+            map.values_mut().for_each(direct_refs);
+        }
+        Value::Array(items) => items.iter_mut().for_each(direct_refs),
+        _ => {}
     }
 }
 
@@ -259,6 +310,30 @@ fn write_schema(w: &mut Writer, schema: &Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn described_references_are_direct() {
+        let mut schema = json!({"properties": {
+            "spec": {"allOf": [{"$ref": "#/definitions/Spec"}], "description": "d", "default": {}},
+            "both": {"allOf": [{"$ref": "#/definitions/A"}, {"$ref": "#/definitions/B"}]},
+            "items": {"type": "array", "items": {"allOf": [{"$ref": "#/definitions/I"}]}}}});
+        direct_refs(&mut schema);
+        assert_eq!(
+            schema["properties"]["spec"],
+            json!({"$ref": "#/definitions/Spec", "description": "d"})
+        );
+        assert_eq!(
+            schema["properties"]["both"]["allOf"]
+                .as_array()
+                .unwrap()
+                .len(),
+            2
+        );
+        assert_eq!(
+            schema["properties"]["items"]["items"],
+            json!({"$ref": "#/definitions/I"})
+        );
+    }
 
     #[test]
     fn varints_and_nesting() {
