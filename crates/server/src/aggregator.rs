@@ -73,6 +73,10 @@ struct Listed {
     local: bool,
 }
 
+/// A merged `/openapi/v2`: the local document it was made from, the generation of the
+/// extension definitions it holds, and the merged document.
+type MergedV2 = (Arc<OpenApiV2>, u64, Arc<OpenApiV2>);
+
 /// The aggregator: the routes of the service-backed APIServices, and what their backends
 /// said in discovery.
 pub(crate) struct Aggregator {
@@ -89,7 +93,7 @@ pub(crate) struct Aggregator {
     definitions_generation: AtomicU64,
     /// The last merged `/openapi/v2`: of which local document, at which generation of
     /// `definitions`.
-    merged_v2: Mutex<Option<(Arc<OpenApiV2>, u64, Arc<OpenApiV2>)>>,
+    merged_v2: Mutex<Option<MergedV2>>,
     services: Arc<dyn ServiceResolver>,
     /// `--proxy-client-cert-file` and `--proxy-client-key-file` (PEM).
     identity: Option<(Vec<u8>, Vec<u8>)>,
