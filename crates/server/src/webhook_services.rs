@@ -105,3 +105,79 @@ impl ServiceResolver for WebhookServices {
         Box::pin(self.resolve_port(namespace, name, port))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use async_trait::async_trait;
+    use capstan_meta::ApiError;
+    use serde_json::json;
+
+    use super::*;
+
+    /// Objects by (resource, namespace, name).
+    struct Objects(HashMap<(&'static str, &'static str, &'static str), Value>);
+
+    #[async_trait]
+    impl Lister for Objects {
+        async fn get(
+            &self,
+            resource: &GroupResource,
+            namespace: &str,
+            name: &str,
+        ) -> Result<Option<Value>, ApiError> {
+            Ok(self
+                .0
+                .iter()
+                .find(|((r, ns, n), _)| *r == resource.resource && *ns == namespace && *n == name)
+                .map(|(_, v)| v.clone()))
+        }
+
+        async fn list(&self, _: &GroupResource, _: &str) -> Result<Vec<Value>, ApiError> {
+            Ok(Vec::new())
+        }
+    }
+
+    fn services() -> Arc<dyn Lister> {
+        let service = json!({"spec": {"type": "ClusterIP", "clusterIP": "10.0.0.7",
+            "ports": [{"name": "https", "port": 443, "targetPort": 8443},
+                {"name": "metrics", "port": 9090}]}});
+        let endpoints = json!({"subsets": [
+            {"notReadyAddresses": [{"ip": "10.1.0.9"}], "ports": [{"name": "https", "port": 8443}]},
+            {"addresses": [{"ip": "10.1.0.5"}],
+                "ports": [{"name": "metrics", "port": 9100}, {"name": "https", "port": 8443}]}]});
+        let external = json!({"spec": {"type": "ExternalName", "externalName": "api.example"}});
+        Arc::new(Objects(HashMap::from([
+            (("services", "ns", "api"), service),
+            (("endpoints", "ns", "api"), endpoints),
+            (("services", "ns", "ext"), external),
+        ])))
+    }
+
+    #[tokio::test]
+    async fn cluster_ip_without_routing_an_endpoint_with_it() {
+        let by_cluster_ip = WebhookServices::new(services(), false);
+        assert_eq!(
+            by_cluster_ip.resolve("ns", "api", 443).await,
+            Ok(("10.0.0.7".to_string(), 443))
+        );
+        assert_eq!(
+            by_cluster_ip.resolve("ns", "ext", 443).await,
+            Ok(("api.example".to_string(), 443))
+        );
+        let routed = WebhookServices::new(services(), true);
+        // The ready address of the subset serving the port's name, at its target port.
+        assert_eq!(
+            routed.resolve("ns", "api", 443).await,
+            Ok(("10.1.0.5".to_string(), 8443))
+        );
+        assert_eq!(
+            routed.resolve("ns", "api", 9090).await,
+            Ok(("10.1.0.5".to_string(), 9100))
+        );
+        assert!(routed.resolve("ns", "api", 80).await.is_err());
+        assert!(routed.resolve("ns", "ext", 443).await.is_err());
+        assert!(routed.resolve("ns", "missing", 443).await.is_err());
+    }
+}
