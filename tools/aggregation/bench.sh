@@ -7,41 +7,17 @@
 #
 # Needs openssl, kubectl, xz, curl.
 set -euo pipefail
-top=$(cd "$(dirname "$0")/../.." && pwd)
-bin=$("${CAPSTAN_K8S_DIR:-$top/../shared/k8s}/unpack.sh")
+source "$(dirname "$0")/../lib.sh"
 build=$top/target/release
-for b in capstan-apiserver capstan-load; do
-  [ -x "$build/$b" ] || { echo "$build/$b is missing: cargo build --release -p $b" >&2; exit 1; }
-done
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  kill "${pids[@]}" 2>/dev/null || true
-  sleep 1
-  kill -9 "${pids[@]}" 2>/dev/null || true
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-pki=$work/pki
-mkdir -p "$pki"
-ca() { openssl req -x509 -newkey rsa:2048 -nodes -keyout "$pki/$1.key" -out "$pki/$1.crt" -days 1 -subj "/CN=$1" 2>/dev/null; }
-sign() { # ca name subject extension
-  openssl req -new -newkey rsa:2048 -nodes -keyout "$pki/$2.key" -out "$pki/$2.csr" -subj "$3" 2>/dev/null
-  echo "$4" > "$pki/$2.ext"
-  openssl x509 -req -in "$pki/$2.csr" -CA "$pki/$1.crt" -CAkey "$pki/$1.key" -CAcreateserial \
-    -out "$pki/$2.crt" -days 1 -extfile "$pki/$2.ext" 2>/dev/null
-}
-ca ca; ca front-proxy-ca; ca wardle-ca
+need_builds "$build" capstan-apiserver capstan-load
+new_ca ca; new_ca front-proxy-ca; new_ca wardle-ca
 sign ca apiserver /CN=apiserver "subjectAltName=IP:127.0.0.1
 extendedKeyUsage=serverAuth"
 sign ca admin /O=system:masters/CN=admin extendedKeyUsage=clientAuth
 sign front-proxy-ca proxy /CN=front-proxy-client extendedKeyUsage=clientAuth
 sign wardle-ca wardle /CN=api.wardle.svc "subjectAltName=DNS:api.wardle.svc
 extendedKeyUsage=serverAuth"
-openssl genrsa -out "$pki/sa.key" 2048 2>/dev/null
-openssl rsa -in "$pki/sa.key" -pubout -out "$pki/sa.pub" 2>/dev/null
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+new_service_account_keys
 kubeconfig() { # file url
   local ca_data; ca_data=$(base64 -w0 < "$pki/ca.crt")
   cat > "$1" <<JSON
@@ -60,22 +36,13 @@ flags=(--bind-address=127.0.0.1 --client-ca-file=$pki/ca.crt
   --requestheader-username-headers=X-Remote-User --requestheader-group-headers=X-Remote-Group
   --requestheader-extra-headers-prefix=X-Remote-Extra-
   --proxy-client-cert-file=$pki/proxy.crt --proxy-client-key-file=$pki/proxy.key)
-etcd() { # dir
-  local c p; c=$(port); p=$(port)
-  "$bin/etcd" --data-dir "$1" --listen-client-urls "http://127.0.0.1:$c" \
-    --advertise-client-urls "http://127.0.0.1:$c" --listen-peer-urls "http://127.0.0.1:$p" \
-    --initial-advertise-peer-urls "http://127.0.0.1:$p" \
-    --initial-cluster "default=http://127.0.0.1:$p" > "$1.log" 2>&1 &
-  pids+=($!)
-  echo "http://127.0.0.1:$c"
-}
-
 # The two front servers.
-cport=$(port); uport=$(port)
+cport=$(free_port); uport=$(free_port)
 "$build/capstan-apiserver" "${flags[@]}" --secure-port="$cport" --data-dir="$work/capstan" \
   > "$work/capstan.log" 2>&1 &
 pids+=($!)
-uetcd=$(etcd "$work/etcd-upstream")
+start_etcd "$work/etcd-upstream"
+uetcd=$etcd_url
 "$bin/kube-apiserver" "${flags[@]}" --secure-port="$uport" --etcd-servers="$uetcd" \
   > "$work/upstream.log" 2>&1 &
 pids+=($!)
@@ -87,8 +54,9 @@ done
 
 # The extension server, trusting upstream for delegated authentication and authorization (both
 # front servers present the same front-proxy certificate, so it trusts either).
-wport=$(port)
-wetcd=$(etcd "$work/etcd-wardle")
+wport=$(free_port)
+start_etcd "$work/etcd-wardle"
+wetcd=$etcd_url
 "$bin/sample-apiserver" --etcd-servers="$wetcd" --bind-address=127.0.0.1 --secure-port="$wport" \
   --tls-cert-file="$pki/wardle.crt" --tls-private-key-file="$pki/wardle.key" \
   --kubeconfig="$work/upstream.kubeconfig" --authentication-kubeconfig="$work/upstream.kubeconfig" \

@@ -8,45 +8,22 @@
 #
 # Prints the time to three Ready nodes (from the API server's start), to 30 pods Running, to a
 # rolling update of them done, to a namespace with running pods gone, and the API server's
-# resident memory (with etcd's, for upstream) at the end. Needs openssl, kubectl, xz, awk.
+# resident memory (with etcd's, for upstream) at the end. Needs openssl, kubectl, xz, awk,
+# python3.
 set -euo pipefail
 which=${1:?capstan or upstream}
-top=$(cd "$(dirname "$0")/../.." && pwd)
-bin=$("${CAPSTAN_K8S_DIR:-$top/../shared/k8s}/unpack.sh")
+source "$(dirname "$0")/../lib.sh"
 build=$top/target/${CAPSTAN_BUILD:-debug}
-for b in capstan-apiserver capstan-scheduler; do
-  [ -x "$build/$b" ] || { echo "$build/$b is missing: cargo build (--release) -p ${b/scheduler/scheduler-bin}" >&2; exit 1; }
-done
-work=$(mktemp -d)
-pids=()
-# kube-apiserver does not exit on SIGTERM once its etcd is gone: what is left after a second
-# is killed.
-cleanup() {
-  kill "${pids[@]}" 2>/dev/null || true
-  sleep 1
-  kill -9 "${pids[@]}" 2>/dev/null || true
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-port=$((20000 + RANDOM % 10000))
+need_builds "$build" capstan-apiserver capstan-scheduler
+port=$(free_port)
 url=https://127.0.0.1:$port
-pki=$work/pki
-mkdir -p "$pki"
 
 # The PKI: one CA, the server's certificate for 127.0.0.1, a client certificate per component.
-openssl req -x509 -newkey rsa:2048 -nodes -keyout "$pki/ca.key" -out "$pki/ca.crt" -days 1 \
-  -subj /CN=scenario-ca 2>/dev/null
-sign() { # name subject extension
-  openssl req -new -newkey rsa:2048 -nodes -keyout "$pki/$1.key" -out "$pki/$1.csr" -subj "$2" 2>/dev/null
-  echo "$3" > "$pki/$1.ext"
-  openssl x509 -req -in "$pki/$1.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial \
-    -out "$pki/$1.crt" -days 1 -extfile "$pki/$1.ext" 2>/dev/null
-}
-sign apiserver /CN=apiserver "subjectAltName=IP:127.0.0.1
+new_ca ca
+sign ca apiserver /CN=apiserver "subjectAltName=IP:127.0.0.1
 extendedKeyUsage=serverAuth"
 kubeconfig() { # name subject
-  sign "$1" "$2" extendedKeyUsage=clientAuth
+  sign ca "$1" "$2" extendedKeyUsage=clientAuth
   cat > "$work/$1.kubeconfig" <<YAML
 apiVersion: v1
 kind: Config
@@ -60,8 +37,7 @@ kubeconfig admin /O=system:masters/CN=admin
 kubeconfig kcm /CN=system:kube-controller-manager
 kubeconfig scheduler /CN=system:kube-scheduler
 for i in 1 2 3; do kubeconfig node$i /O=system:nodes/CN=system:node:hollow-$i; done
-openssl genrsa -out "$pki/sa.key" 2048 2>/dev/null
-openssl rsa -in "$pki/sa.key" -pubout -out "$pki/sa.pub" 2>/dev/null
+new_service_account_keys
 
 flags=(--bind-address=127.0.0.1 --secure-port=$port --client-ca-file=$pki/ca.crt
   --tls-cert-file=$pki/apiserver.crt --tls-private-key-file=$pki/apiserver.key
@@ -72,19 +48,16 @@ start=$(date +%s.%N)
 if [ "$which" = capstan ]; then
   "$build/capstan-apiserver" "${flags[@]}" --data-dir="$work/data" > "$work/apiserver.log" 2>&1 &
   server_pids=($!)
+  pids+=($!)
   controllers='*,-service-ca-cert-publisher' # the fork's controller: see ../shared/k8s/README.md
 else
-  eport=$((port + 1)); peer=$((port + 2))
-  "$bin/etcd" --data-dir "$work/etcd" --listen-client-urls http://127.0.0.1:$eport \
-    --advertise-client-urls http://127.0.0.1:$eport --listen-peer-urls http://127.0.0.1:$peer \
-    --initial-advertise-peer-urls http://127.0.0.1:$peer \
-    --initial-cluster default=http://127.0.0.1:$peer > "$work/etcd.log" 2>&1 &
-  server_pids=($!)
-  "$bin/kube-apiserver" "${flags[@]}" --etcd-servers=http://127.0.0.1:$eport > "$work/apiserver.log" 2>&1 &
+  start_etcd "$work/etcd"
+  server_pids=("$etcd_pid")
+  "$bin/kube-apiserver" "${flags[@]}" --etcd-servers="$etcd_url" > "$work/apiserver.log" 2>&1 &
   server_pids+=($!)
+  pids+=($!)
   controllers='*'
 fi
-pids+=("${server_pids[@]}")
 k() { kubectl --kubeconfig "$work/admin.kubeconfig" "$@"; }
 until k get --raw /readyz >/dev/null 2>&1; do sleep 0.1; done
 "$bin/kube-controller-manager" --kubeconfig="$work/kcm.kubeconfig" --use-service-account-credentials \
