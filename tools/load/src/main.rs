@@ -91,6 +91,11 @@ struct Options {
     /// Pods of the `--schedule-nodes` run.
     #[arg(long, default_value_t = 10_000)]
     schedule_pods: usize,
+    /// What the `--schedule-nodes` run's pods ask for: `plain` (requests only), `anti-affinity`
+    /// (at most one pod of each of 100 groups per node), `spread` (even over the three zones,
+    /// and over nodes where it can).
+    #[arg(long, value_enum, default_value_t = scheduling::Shape::Plain)]
+    schedule_shape: scheduling::Shape,
     /// Instead of the operations: time a deletecollection of this many ConfigMaps, then the
     /// garbage collection of this many dependents of a deleted owner (background and
     /// foreground).
@@ -683,7 +688,14 @@ async fn main() {
         return;
     }
     if let Some(nodes) = options.schedule_nodes {
-        scheduling::run(&target, &run, nodes, options.schedule_pods).await;
+        scheduling::run(
+            &target,
+            &run,
+            nodes,
+            options.schedule_pods,
+            options.schedule_shape,
+        )
+        .await;
         return;
     }
     let converter = match options.resource {

@@ -30,8 +30,9 @@ async fn post(target: &Target, path: &str, body: serde_json::Value) -> serde_jso
     serde_json::from_slice(&body).expect("JSON")
 }
 
-/// Creates the nodes (4 CPUs, 16 GiB, 110 pods each) and their status.
-async fn create_nodes(target: &Arc<Target>, run: &str, count: usize) {
+/// Creates the nodes (4 CPUs, 16 GiB, 110 pods each) and their status, and with `slices` a
+/// ResourceSlice of devices for each.
+async fn create_nodes(target: &Arc<Target>, run: &str, count: usize, slices: bool) {
     let mut tasks = Vec::new();
     for w in 0..CREATORS {
         let target = target.clone();
@@ -52,6 +53,12 @@ async fn create_nodes(target: &Arc<Target>, run: &str, count: usize) {
                 let req = target.request(Method::PUT, &format!("/api/v1/nodes/{name}/status"), Some(body));
                 let (status, _) = conn.send(req).await.expect("a status update");
                 assert_eq!(status, StatusCode::OK);
+                if slices {
+                    let body = serde_json::to_vec(&resource_slice(&name)).expect("JSON");
+                    let req = target.request(Method::POST, "/apis/resource.k8s.io/v1/resourceslices", Some(body));
+                    let (status, body) = conn.send(req).await.expect("a slice create");
+                    assert_eq!(status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&body));
+                }
             }
         }));
     }
@@ -60,8 +67,92 @@ async fn create_nodes(target: &Arc<Target>, run: &str, count: usize) {
     }
 }
 
+/// What the pods ask of the scheduler besides their requests (upstream's scheduler_perf has
+/// workloads of each kind).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Shape {
+    /// Requests only.
+    Plain,
+    /// Required anti-affinity on the host name to the pods of the same group (100 groups):
+    /// the inter-pod affinity filter looks at every placed pod of the group.
+    AntiAffinity,
+    /// Spread over zones (`DoNotSchedule`, skew 1) and over nodes (`ScheduleAnyway`).
+    Spread,
+    /// One device each through its own ResourceClaim (`resource.k8s.io/v1`), of a DeviceClass
+    /// selecting by CEL, from ResourceSlices of eight devices per node.
+    Claims,
+}
+
+/// The DRA driver the `claims` shape's devices belong to.
+const DRIVER: &str = "gpu.capstan-load.example";
+/// Devices per node in the `claims` shape.
+const DEVICES_PER_NODE: usize = 8;
+
+/// The `claims` shape's DeviceClass.
+async fn create_device_class(target: &Target) {
+    post(
+        target,
+        "/apis/resource.k8s.io/v1/deviceclasses",
+        serde_json::json!({"metadata": {"name": DRIVER},
+            "spec": {"selectors": [{"cel": {"expression":
+                format!("device.driver == '{DRIVER}' && device.attributes['{DRIVER}'].index >= 0")}}]}}),
+    )
+    .await;
+}
+
+/// Node `name`'s ResourceSlice: its own pool of [`DEVICES_PER_NODE`] devices.
+fn resource_slice(name: &str) -> serde_json::Value {
+    let devices: Vec<serde_json::Value> = (0..DEVICES_PER_NODE)
+        .map(|k| serde_json::json!({"name": format!("gpu-{k}"), "attributes": {"index": {"int": k}}}))
+        .collect();
+    serde_json::json!({"metadata": {"name": format!("{name}-gpus")},
+        "spec": {"driver": DRIVER, "nodeName": name,
+            "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+            "devices": devices}})
+}
+
+/// Pod `i`'s ResourceClaim in the `claims` shape: one device of the class.
+fn resource_claim(i: usize) -> serde_json::Value {
+    serde_json::json!({"metadata": {"name": format!("c-{i}")},
+        "spec": {"devices": {"requests": [{"name": "gpu",
+            "exactly": {"deviceClassName": DRIVER}}]}}})
+}
+
+/// The pod `i` of a run, shaped as `shape` asks.
+fn pod(i: usize, shape: Shape) -> serde_json::Value {
+    let group = format!("g{}", i % 100);
+    let mut pod = serde_json::json!({
+        "metadata": {"name": format!("p-{i}"), "labels": {"app": "sched", "group": group}},
+        "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
+            "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}}]}});
+    match shape {
+        Shape::Plain => {}
+        Shape::AntiAffinity => {
+            pod["spec"]["affinity"] = serde_json::json!({"podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [{
+                    "labelSelector": {"matchLabels": {"group": group}},
+                    "topologyKey": "kubernetes.io/hostname"}]}});
+        }
+        Shape::Claims => {
+            pod["spec"]["resourceClaims"] =
+                serde_json::json!([{"name": "gpu", "resourceClaimName": format!("c-{i}")}]);
+            pod["spec"]["containers"][0]["resources"]["claims"] =
+                serde_json::json!([{"name": "gpu"}]);
+        }
+        Shape::Spread => {
+            let selector = serde_json::json!({"matchLabels": {"app": "sched"}});
+            pod["spec"]["topologySpreadConstraints"] = serde_json::json!([
+                {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+                    "whenUnsatisfiable": "DoNotSchedule", "labelSelector": selector},
+                {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname",
+                    "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": selector}]);
+        }
+    }
+    pod
+}
+
 /// Runs the measurement and prints a table row.
-pub async fn run(target: &Arc<Target>, run: &str, nodes: usize, pods: usize) {
+pub async fn run(target: &Arc<Target>, run: &str, nodes: usize, pods: usize, shape: Shape) {
     let namespace = format!("sched-{run}");
     post(
         target,
@@ -70,7 +161,10 @@ pub async fn run(target: &Arc<Target>, run: &str, nodes: usize, pods: usize) {
     )
     .await;
     let t = Instant::now();
-    create_nodes(target, run, nodes).await;
+    if shape == Shape::Claims {
+        create_device_class(target).await;
+    }
+    create_nodes(target, run, nodes, shape == Shape::Claims).await;
     println!(
         "created {nodes} nodes in {:.1} s",
         t.elapsed().as_secs_f64()
@@ -124,22 +218,30 @@ pub async fn run(target: &Arc<Target>, run: &str, nodes: usize, pods: usize) {
         bound
     });
 
-    // The pods: 100m CPU and 128 MiB each, from 16 clients.
+    // The pods: 100m CPU and 128 MiB each, shaped, from 16 clients.
     let mut tasks = Vec::new();
     for w in 0..CREATORS {
         let target = target.clone();
         let path = list_path.clone();
+        let namespace = namespace.clone();
         tasks.push(tokio::spawn(async move {
             let mut conn = target.connect().await.expect("connecting");
             let mut created = Vec::new();
+            let claims = format!("/apis/resource.k8s.io/v1/namespaces/{namespace}/resourceclaims");
             for i in (w..pods).step_by(CREATORS) {
+                if shape == Shape::Claims {
+                    let body = serde_json::to_vec(&resource_claim(i)).expect("JSON");
+                    let req = target.request(Method::POST, &claims, Some(body));
+                    let (status, body) = conn.send(req).await.expect("a claim create");
+                    assert_eq!(
+                        status,
+                        StatusCode::CREATED,
+                        "{}",
+                        String::from_utf8_lossy(&body)
+                    );
+                }
                 let name = format!("p-{i}");
-                let body = serde_json::to_vec(
-                    &serde_json::json!({"metadata": {"name": name, "labels": {"app": "sched"}},
-                    "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
-                        "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}}]}}),
-                )
-                .expect("JSON");
+                let body = serde_json::to_vec(&pod(i, shape)).expect("JSON");
                 let (status, body) = conn
                     .send(target.request(Method::POST, &path, Some(body)))
                     .await
@@ -170,10 +272,10 @@ pub async fn run(target: &Arc<Target>, run: &str, nodes: usize, pods: usize) {
         .collect();
     latencies.sort();
     let last = bound.values().max().copied().unwrap_or_default();
-    println!("| nodes | pods | created in s | all bound in s | pods/s | p50 ms | p99 ms |");
-    println!("|---|---|---|---|---|---|---|");
+    println!("| pods | nodes | pods | created in s | all bound in s | pods/s | p50 ms | p99 ms |");
+    println!("|---|---|---|---|---|---|---|---|");
     println!(
-        "| {nodes} | {} | {:.1} | {:.1} | {:.0} | {} | {} |",
+        "| {shape:?} | {nodes} | {} | {:.1} | {:.1} | {:.0} | {} | {} |",
         bound.len(),
         created_by.as_secs_f64(),
         last.as_secs_f64(),
