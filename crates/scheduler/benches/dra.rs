@@ -35,7 +35,7 @@ fn cluster(claims: &[(&str, Value)]) -> Cache {
             .collect();
         let index = cache.dra_index_mut();
         index.put_slice(from::<ResourceSlice>(
-            json!({"metadata": {"name": format!("{name}-gpus")},
+            json!({"metadata": {"name": format!("{name}-gpus"), "resourceVersion": "1"},
             "spec": {"driver": "gpu.example.com", "nodeName": name,
                 "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
                 "devices": devices}}),

@@ -28,13 +28,50 @@ use crate::plugins::node_selector_matches;
 /// How many placements one node's search may try before giving up on the node.
 const SEARCH_BUDGET: usize = 200_000;
 
-/// Compiled selector expressions, shared by attempts (compiled once per expression).
+/// How many selector verdicts [`Selectors`] keeps before starting again.
+const VERDICTS_KEPT: usize = 1 << 20;
+
+/// Compiled selector expressions and their verdicts on devices, shared by attempts: an
+/// expression is compiled once, and run once per device of each version of its slice.
 #[derive(Debug, Default)]
 pub struct Selectors {
     programs: Mutex<HashMap<String, Result<Arc<Program>, String>>>,
+    /// Verdicts keyed by a 64-bit hash of (expression, slice name, slice resourceVersion,
+    /// device name): a slice's new version makes new keys, so nothing is invalidated. Two
+    /// keys colliding is as likely as 2^-64 per pair (a wrong verdict would then be served).
+    verdicts: Mutex<HashMap<u64, bool>>,
 }
 
 impl Selectors {
+    /// The key of `expression`'s verdict on `device` of `slice`; none for a slice without a
+    /// resourceVersion (not read from a server: its versions cannot be told apart).
+    fn verdict_key(expression: &str, slice: &ResourceSlice, device: &Device) -> Option<u64> {
+        use std::hash::{Hash, Hasher};
+        let version = slice.metadata.resource_version.as_deref()?;
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        (
+            expression,
+            slice.metadata.name.as_deref(),
+            version,
+            device.name.as_str(),
+        )
+            .hash(&mut hasher);
+        Some(hasher.finish())
+    }
+
+    fn verdict(&self, key: u64) -> Option<bool> {
+        let verdicts = self.verdicts.lock().unwrap_or_else(|p| p.into_inner());
+        verdicts.get(&key).copied()
+    }
+
+    fn remember(&self, key: u64, verdict: bool) {
+        let mut verdicts = self.verdicts.lock().unwrap_or_else(|p| p.into_inner());
+        if verdicts.len() >= VERDICTS_KEPT {
+            verdicts.clear();
+        }
+        verdicts.insert(key, verdict);
+    }
+
     /// The compiled `expression`, or its compile error.
     fn get(&self, expression: &str) -> Result<Arc<Program>, String> {
         let mut programs = self.programs.lock().unwrap_or_else(|p| p.into_inner());
@@ -591,7 +628,8 @@ struct Search<'s, 'a> {
     allocator: &'s Allocator<'a>,
     candidates: &'s [Candidate<'a>],
     activations: Vec<Option<Activation>>,
-    /// (candidate, expression) → whether it selects the device.
+    /// (candidate, expression) → whether it selects the device, for slices whose verdicts
+    /// [`Selectors`] cannot keep.
     verdicts: HashMap<(usize, String), bool>,
     taken: HashSet<usize>,
     counters_taken: HashMap<(String, String, String, String), i128>,
@@ -750,8 +788,14 @@ impl Search<'_, '_> {
 
     /// Whether `expression` selects candidate `c` (evaluated once per search).
     fn selects(&mut self, c: usize, expression: &str) -> Result<bool, String> {
-        if let Some(v) = self.verdicts.get(&(c, expression.to_string())) {
-            return Ok(*v);
+        let cand = &self.candidates[c];
+        let shared = Selectors::verdict_key(expression, cand.slice, cand.device);
+        let known = match shared {
+            Some(key) => self.allocator.selectors.verdict(key),
+            None => self.verdicts.get(&(c, expression.to_string())).copied(),
+        };
+        if let Some(verdict) = known {
+            return Ok(verdict);
         }
         let program = self
             .allocator
@@ -770,7 +814,12 @@ impl Search<'_, '_> {
         let verdict = program
             .run_bool(activation)
             .map_err(|e| format!("CEL runtime error: {e}"))?;
-        self.verdicts.insert((c, expression.to_string()), verdict);
+        match shared {
+            Some(key) => self.allocator.selectors.remember(key, verdict),
+            None => {
+                self.verdicts.insert((c, expression.to_string()), verdict);
+            }
+        }
         Ok(verdict)
     }
 

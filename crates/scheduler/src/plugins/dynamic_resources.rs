@@ -513,6 +513,30 @@ mod tests {
     }
 
     #[test]
+    fn selector_verdicts_are_kept_per_slice_version() {
+        // One plugin, so one set of kept verdicts, across both attempts.
+        let plugin = DynamicResources::default();
+        let versioned = |models: &[&str], version: &str| {
+            let mut slice = gpus("n1", models);
+            slice.metadata.resource_version = Some(version.into());
+            slice
+        };
+        let mut cache = cache_with(vec![claim("c", exactly("h100", 1))]);
+        cache
+            .dra_index_mut()
+            .put_slice(versioned(&["a100", "a100"], "1"));
+        assert_eq!(feasible(&plugin, pod_with(&["c"]), &cache).unwrap(), ["n2"]);
+        // The driver republishes n1's devices as h100s: a new version, judged afresh.
+        cache
+            .dra_index_mut()
+            .put_slice(versioned(&["h100", "h100"], "2"));
+        assert_eq!(
+            feasible(&plugin, pod_with(&["c"]), &cache).unwrap(),
+            ["n1", "n2"]
+        );
+    }
+
+    #[test]
     fn devices_held_by_other_claims_are_not_allocated_again() {
         let plugin = DynamicResources::default();
         let mut taken = claim("taken", exactly("gpu", 2));
