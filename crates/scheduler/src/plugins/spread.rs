@@ -142,11 +142,23 @@ fn has_all_keys(constraints: &[Constraint], node: &NodeInfo) -> bool {
         .all(|c| node.label(&c.topology_key).is_some())
 }
 
+/// Per constraint, the matching pods in each domain (by the value of its topology label).
+type DomainCounts = Vec<HashMap<String, i64>>;
+
+/// Counts per domain built while walking the cache, the label values borrowed from its
+/// nodes (no allocation per node), owned once the walk is done.
+fn owned(borrowed: Vec<HashMap<&str, i64>>) -> DomainCounts {
+    borrowed
+        .into_iter()
+        .map(|m| m.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+        .collect()
+}
+
 /// Matching pods per domain of each hard constraint, and each constraint's minimum.
 #[derive(Debug)]
 struct FilterState {
     constraints: Vec<Constraint>,
-    counts: HashMap<(String, String), i64>,
+    counts: DomainCounts,
     /// Per constraint: the smallest count over its domains (0 when there are fewer domains
     /// than `minDomains`).
     minimums: Vec<i64>,
@@ -156,19 +168,15 @@ struct FilterState {
 
 /// Per constraint, the smallest count over its domains (0 when there are fewer domains than
 /// `minDomains`).
-fn minimums(constraints: &[Constraint], counts: &HashMap<(String, String), i64>) -> Vec<i64> {
+fn minimums(constraints: &[Constraint], counts: &DomainCounts) -> Vec<i64> {
     constraints
         .iter()
-        .map(|c| {
-            let domains: Vec<i64> = counts
-                .iter()
-                .filter(|((key, _), _)| *key == c.topology_key)
-                .map(|(_, n)| *n)
-                .collect();
+        .zip(counts)
+        .map(|(c, domains)| {
             if domains.len() < c.min_domains {
                 0
             } else {
-                domains.into_iter().min().unwrap_or(0)
+                domains.values().copied().min().unwrap_or(0)
             }
         })
         .collect()
@@ -187,21 +195,20 @@ impl Filter for PodTopologySpread {
         if constraints.is_empty() {
             return Ok(None);
         }
-        let mut counts: HashMap<(String, String), i64> = HashMap::new();
+        let mut borrowed: Vec<HashMap<&str, i64>> = vec![HashMap::new(); constraints.len()];
         for node in cache.nodes() {
             if !has_all_keys(&constraints, node) {
                 continue;
             }
-            for c in &constraints {
+            for (c, domains) in constraints.iter().zip(borrowed.iter_mut()) {
                 if !c.includes(pod, node) {
                     continue;
                 }
                 let value = node.label(&c.topology_key).unwrap_or_default();
-                *counts
-                    .entry((c.topology_key.clone(), value.to_string()))
-                    .or_default() += c.count(pod, node);
+                *domains.entry(value).or_default() += c.count(pod, node);
             }
         }
+        let counts = owned(borrowed);
         let minimums = minimums(&constraints, &counts);
         let self_match = constraints
             .iter()
@@ -228,12 +235,16 @@ impl Filter for PodTopologySpread {
         let Some(s) = pod.state.get_mut::<FilterState>() else {
             return;
         };
-        for (c, counted) in s.constraints.iter().zip(included) {
+        for ((c, domains), counted) in s.constraints.iter().zip(&mut s.counts).zip(included) {
             if counted {
                 let value = node.label(&c.topology_key).unwrap_or_default();
-                *s.counts
-                    .entry((c.topology_key.clone(), value.to_string()))
-                    .or_default() += if added { 1 } else { -1 };
+                let change = if added { 1 } else { -1 };
+                match domains.get_mut(value) {
+                    Some(n) => *n += change,
+                    None => {
+                        domains.insert(value.to_string(), change);
+                    }
+                }
             }
         }
         s.minimums = minimums(&s.constraints, &s.counts);
@@ -247,11 +258,7 @@ impl Filter for PodTopologySpread {
             let Some(value) = node.label(&c.topology_key) else {
                 return Err(Rejection::unresolvable(MISSING_LABEL));
             };
-            let here = state
-                .counts
-                .get(&(c.topology_key.clone(), value.to_string()))
-                .copied()
-                .unwrap_or(0);
+            let here = state.counts[i].get(value).copied().unwrap_or(0);
             let skew = here + state.self_match[i] - state.minimums[i];
             if skew > c.max_skew {
                 return Err(Rejection::resolvable(
@@ -270,7 +277,8 @@ struct ScoreState {
     /// Whether nodes lacking one of the topology labels are left out (always, except for the
     /// system defaults).
     require_all: bool,
-    counts: HashMap<(String, String), i64>,
+    /// Per constraint other than the host name's, the matching pods in each domain.
+    counts: DomainCounts,
     /// Per constraint: ln(domains among the feasible nodes + 2).
     weights: Vec<f64>,
 }
@@ -358,35 +366,32 @@ impl Score for PodTopologySpread {
             .collect();
         // Domains other than single nodes count pods on every node of the domain, not only
         // the feasible ones.
-        let wanted: HashSet<(String, String)> = constraints
+        let wanted: Vec<HashSet<&str>> = constraints
             .iter()
-            .filter(|c| c.topology_key != HOSTNAME_KEY)
-            .flat_map(|c| {
-                scored.iter().filter_map(|n| {
-                    Some((
-                        c.topology_key.clone(),
-                        n.label(&c.topology_key)?.to_string(),
-                    ))
-                })
+            .map(|c| {
+                if c.topology_key == HOSTNAME_KEY {
+                    return HashSet::new();
+                }
+                scored
+                    .iter()
+                    .filter_map(|n| n.label(&c.topology_key))
+                    .collect()
             })
             .collect();
-        let mut counts: HashMap<(String, String), i64> = HashMap::new();
-        if !wanted.is_empty() {
+        let mut borrowed: Vec<HashMap<&str, i64>> = vec![HashMap::new(); constraints.len()];
+        if wanted.iter().any(|w| !w.is_empty()) {
             for node in cache.nodes().filter(|n| counted(n)) {
-                for c in constraints
-                    .iter()
-                    .filter(|c| c.topology_key != HOSTNAME_KEY)
-                {
+                for ((c, wanted), domains) in constraints.iter().zip(&wanted).zip(&mut borrowed) {
                     let Some(value) = node.label(&c.topology_key) else {
                         continue;
                     };
-                    let domain = (c.topology_key.clone(), value.to_string());
-                    if wanted.contains(&domain) && c.includes(pod, node) {
-                        *counts.entry(domain).or_default() += c.count(pod, node);
+                    if wanted.contains(value) && c.includes(pod, node) {
+                        *domains.entry(value).or_default() += c.count(pod, node);
                     }
                 }
             }
         }
+        let counts = owned(borrowed);
         Some(Box::new(ScoreState {
             constraints,
             require_all,
@@ -404,18 +409,19 @@ impl Score for PodTopologySpread {
             return 0;
         }
         let mut score = 0.0;
-        for (c, weight) in state.constraints.iter().zip(&state.weights) {
+        for ((c, weight), domains) in state
+            .constraints
+            .iter()
+            .zip(&state.weights)
+            .zip(&state.counts)
+        {
             let Some(value) = node.label(&c.topology_key) else {
                 continue;
             };
             let count = if c.topology_key == HOSTNAME_KEY {
                 c.count(pod, node)
             } else {
-                state
-                    .counts
-                    .get(&(c.topology_key.clone(), value.to_string()))
-                    .copied()
-                    .unwrap_or(0)
+                domains.get(value).copied().unwrap_or(0)
             };
             score += count as f64 * weight + (c.max_skew - 1) as f64;
         }
