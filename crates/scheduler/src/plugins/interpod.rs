@@ -30,8 +30,9 @@ impl Default for InterPodAffinity {
     }
 }
 
-/// A topology domain: (label key, value).
-type Domain = (String, String);
+/// Pods counted per topology domain: label key → label value → count (looked up by the
+/// node's borrowed label value, so counting and filtering allocate only for a new domain).
+type Counts = HashMap<String, HashMap<String, u32>>;
 
 /// What the filter needs, counted once per attempt over every placed pod.
 #[derive(Debug, Default)]
@@ -39,43 +40,56 @@ struct FilterState {
     terms: PodAffinityTerms,
     namespaces: std::sync::Arc<NamespaceLabels>,
     /// Domains holding a placed pod whose required anti-affinity the incoming pod matches.
-    existing_anti: HashMap<Domain, u32>,
+    existing_anti: Counts,
     /// Domains holding a placed pod that matches all of the incoming pod's affinity terms.
-    affinity: HashMap<Domain, u32>,
+    affinity: Counts,
     /// Domains holding a placed pod that one of its anti-affinity terms matches.
-    anti: HashMap<Domain, u32>,
+    anti: Counts,
     /// Whether the incoming pod matches all of its own affinity terms (the first pod of a
     /// group that wants to be together may go anywhere).
     self_affinity: bool,
 }
 
-fn add(counts: &mut HashMap<Domain, u32>, key: &str, node: &NodeInfo) {
+fn add(counts: &mut Counts, key: &str, node: &NodeInfo) {
     change(counts, key, node, true);
 }
 
 /// Counts one more (`up`) or one less pod in the node's domain of `key`.
-fn change(counts: &mut HashMap<Domain, u32>, key: &str, node: &NodeInfo, up: bool) {
+fn change(counts: &mut Counts, key: &str, node: &NodeInfo, up: bool) {
     let Some(value) = node.label(key) else {
         return;
     };
-    let domain = (key.to_string(), value.to_string());
     if up {
-        *counts.entry(domain).or_default() += 1;
-    } else if let Some(n) = counts.get_mut(&domain) {
+        if !counts.contains_key(key) {
+            counts.insert(key.to_string(), HashMap::new());
+        }
+        let Some(values) = counts.get_mut(key) else {
+            return;
+        };
+        match values.get_mut(value) {
+            Some(n) => *n += 1,
+            None => {
+                values.insert(value.to_string(), 1);
+            }
+        }
+    } else if let Some(values) = counts.get_mut(key)
+        && let Some(n) = values.get_mut(value)
+    {
         *n = n.saturating_sub(1);
         if *n == 0 {
-            counts.remove(&domain);
+            values.remove(value);
+            if values.is_empty() {
+                counts.remove(key);
+            }
         }
     }
 }
 
-fn count_of(counts: &HashMap<Domain, u32>, key: &str, node: &NodeInfo) -> u32 {
-    node.label(key).map_or(0, |v| {
-        counts
-            .get(&(key.to_string(), v.to_string()))
-            .copied()
-            .unwrap_or(0)
-    })
+fn count_of(counts: &Counts, key: &str, node: &NodeInfo) -> u32 {
+    node.label(key)
+        .and_then(|v| counts.get(key)?.get(v))
+        .copied()
+        .unwrap_or(0)
 }
 
 fn matches(term: &AffinityTerm, pod: &PlacedPod, namespaces: &NamespaceLabels) -> bool {
@@ -203,11 +217,11 @@ impl Filter for InterPodAffinity {
                 "node(s) didn't match pod anti-affinity rules",
             ));
         }
-        if state
-            .existing_anti
-            .iter()
-            .any(|((key, value), n)| *n > 0 && node.label(key) == Some(value.as_str()))
-        {
+        if state.existing_anti.iter().any(|(key, values)| {
+            node.label(key)
+                .and_then(|v| values.get(v))
+                .is_some_and(|n| *n > 0)
+        }) {
             return Err(Rejection::resolvable(
                 "node(s) didn't satisfy existing pods anti-affinity rules",
             ));
@@ -227,13 +241,20 @@ impl ScoreState {
         if weight == 0 {
             return;
         }
-        if let Some(value) = node.label(key) {
-            *self
-                .domains
-                .entry(key.to_string())
-                .or_default()
-                .entry(value.to_string())
-                .or_default() += weight;
+        let Some(value) = node.label(key) else {
+            return;
+        };
+        if !self.domains.contains_key(key) {
+            self.domains.insert(key.to_string(), HashMap::new());
+        }
+        let Some(values) = self.domains.get_mut(key) else {
+            return;
+        };
+        match values.get_mut(value) {
+            Some(n) => *n += weight,
+            None => {
+                values.insert(value.to_string(), weight);
+            }
         }
     }
 }
