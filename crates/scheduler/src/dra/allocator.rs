@@ -39,24 +39,18 @@ pub struct Selectors {
     /// Verdicts keyed by a 64-bit hash of (expression, slice name, slice resourceVersion,
     /// device name): a slice's new version makes new keys, so nothing is invalidated. Two
     /// keys colliding is as likely as 2^-64 per pair (a wrong verdict would then be served).
+    /// The device part is hashed once per slice version ([`DeviceKey`]).
     verdicts: Mutex<HashMap<u64, bool>>,
 }
 
 impl Selectors {
-    /// The key of `expression`'s verdict on `device` of `slice`; none for a slice without a
-    /// resourceVersion (not read from a server: its versions cannot be told apart).
-    fn verdict_key(expression: &str, slice: &ResourceSlice, device: &Device) -> Option<u64> {
+    /// The key of the verdict of the expression hashed `expression` on the device version
+    /// hashed `device`.
+    fn verdict_key(expression: u64, device: u64) -> u64 {
         use std::hash::{Hash, Hasher};
-        let version = slice.metadata.resource_version.as_deref()?;
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        (
-            expression,
-            slice.metadata.name.as_deref(),
-            version,
-            device.name.as_str(),
-        )
-            .hash(&mut hasher);
-        Some(hasher.finish())
+        (expression, device).hash(&mut hasher);
+        hasher.finish()
     }
 
     fn verdict(&self, key: u64) -> Option<bool> {
@@ -87,6 +81,14 @@ impl Selectors {
             })
             .clone()
     }
+}
+
+/// The hash of a selector expression, the expression part of a kept verdict's key.
+fn expression_hash(expression: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    expression.hash(&mut hasher);
+    hasher.finish()
 }
 
 /// Why allocation could not even be tried: a claim or class that cannot work, a selector
@@ -128,7 +130,9 @@ enum Scope<'a> {
 struct Candidate<'a> {
     slice: &'a ResourceSlice,
     device: &'a Device,
-    id: DeviceId,
+    id: &'a DeviceId,
+    /// Names this version of the device for kept selector verdicts ([`DeviceKey::version`]).
+    version: Option<u64>,
     scope: Scope<'a>,
     pool_complete: bool,
 }
@@ -150,7 +154,8 @@ pub struct Allocator<'a> {
     claims: Vec<&'a ResourceClaim>,
     requests: Vec<Request<'a>>,
     constraints: Vec<Constraint<'a>>,
-    in_use: &'a HashSet<DeviceId>,
+    /// Devices of allocations made but not in the index yet.
+    in_flight: &'a HashSet<DeviceId>,
     selectors: &'a Selectors,
     /// Counter room per (driver, pool, counter set, counter), computed once per pool.
     counters: Mutex<HashMap<(String, String), CounterRoom>>,
@@ -171,13 +176,14 @@ fn quantity(q: &k8s_openapi::apimachinery::pkg::api::resource::Quantity) -> i128
 }
 
 impl<'a> Allocator<'a> {
-    /// An allocator for `claims` (unallocated), with `in_use` the devices other claims hold
-    /// (allocated or being allocated); a request naming a class that does not exist is an
-    /// error, and so is a request of no supported kind.
+    /// An allocator for `claims` (unallocated); the devices other claims hold are those the
+    /// index counts as allocated and `in_flight` (allocations made but not seen in the index
+    /// yet). A request naming a class that does not exist is an error, and so is a request of
+    /// no supported kind.
     pub fn new(
         index: &'a DraIndex,
         claims: Vec<&'a ResourceClaim>,
-        in_use: &'a HashSet<DeviceId>,
+        in_flight: &'a HashSet<DeviceId>,
         selectors: &'a Selectors,
     ) -> Result<Self, AllocError> {
         let mut requests = Vec::new();
@@ -240,10 +246,15 @@ impl<'a> Allocator<'a> {
             claims,
             requests,
             constraints,
-            in_use,
+            in_flight,
             selectors,
             counters: Mutex::default(),
         })
+    }
+
+    /// Whether another claim holds `device` (allocated, or being allocated).
+    fn held(&self, device: &DeviceId) -> bool {
+        self.index.is_allocated(device) || self.in_flight.contains(device)
     }
 
     /// The claims being allocated, in order.
@@ -275,7 +286,8 @@ impl<'a> Allocator<'a> {
     /// The devices `node` can use, from the newest generation of each pool.
     fn candidates(&self, node: &NodeInfo) -> Vec<Candidate<'a>> {
         let mut out = Vec::new();
-        for slice in self.index.slices_for(node.name()) {
+        for indexed in self.index.slices_for(node.name()) {
+            let slice = &indexed.slice;
             let Some(pool_complete) = self.index.pool_state(slice) else {
                 continue;
             };
@@ -292,7 +304,7 @@ impl<'a> Allocator<'a> {
             } else {
                 None
             };
-            for device in spec.devices.iter().flatten() {
+            for (device, key) in spec.devices.iter().flatten().zip(&indexed.keys) {
                 let scope = match slice_scope {
                     Some(s) => s,
                     None => match device_scope(device, node) {
@@ -303,11 +315,8 @@ impl<'a> Allocator<'a> {
                 out.push(Candidate {
                     slice,
                     device,
-                    id: (
-                        spec.driver.clone(),
-                        spec.pool.name.clone(),
-                        device.name.clone(),
-                    ),
+                    id: &key.id,
+                    version: key.version,
                     scope,
                     pool_complete,
                 });
@@ -325,7 +334,7 @@ impl<'a> Allocator<'a> {
             return room.clone();
         }
         let mut room = CounterRoom::new();
-        let current: Vec<&Arc<ResourceSlice>> = self
+        let current: Vec<&ResourceSlice> = self
             .index
             .pool_of(slice)
             .filter(|s| s.spec.pool.generation == slice.spec.pool.generation)
@@ -340,7 +349,7 @@ impl<'a> Allocator<'a> {
         for s in &current {
             for d in s.spec.devices.iter().flatten() {
                 let id = (pool.0.clone(), pool.1.clone(), d.name.clone());
-                if self.in_use.contains(&id) {
+                if self.held(&id) {
                     for (key, amount) in consumption(d) {
                         *room.entry(key).or_default() -= amount;
                     }
@@ -709,7 +718,7 @@ impl Search<'_, '_> {
         let usable = !matching.is_empty()
             && matching.iter().all(|c| {
                 let cand = &self.candidates[*c];
-                cand.pool_complete && (admin || !self.allocator.in_use.contains(&cand.id))
+                cand.pool_complete && (admin || !self.allocator.held(cand.id))
             });
         if !usable {
             return Ok(false);
@@ -734,6 +743,21 @@ impl Search<'_, '_> {
         let r = &a.requests[request];
         let alternative = &r.alternatives[alt];
         let claim = a.claims[r.claim];
+        // The selectors with their hashes, once for every candidate.
+        let class_selectors: Vec<(&str, u64)> = alternative
+            .class
+            .spec
+            .selectors
+            .iter()
+            .flatten()
+            .filter_map(|s| s.cel.as_ref().map(|c| c.expression.as_str()))
+            .map(|e| (e, expression_hash(e)))
+            .collect();
+        let request_selectors: Vec<(&str, u64)> = alternative
+            .request_selectors
+            .iter()
+            .map(|e| (*e, expression_hash(e)))
+            .collect();
         let mut out = Vec::new();
         for c in 0..self.candidates.len() {
             let cand = &self.candidates[c];
@@ -745,23 +769,16 @@ impl Search<'_, '_> {
             {
                 continue;
             }
-            if !alternative.admin && a.in_use.contains(&cand.id) && alternative.count.is_some() {
+            if !alternative.admin && a.held(cand.id) && alternative.count.is_some() {
                 continue;
             }
             if !tolerated(cand.device, alternative.tolerations) {
                 continue;
             }
             let mut accepted = true;
-            let class_selectors = alternative
-                .class
-                .spec
-                .selectors
-                .iter()
-                .flatten()
-                .filter_map(|s| s.cel.as_ref().map(|c| c.expression.as_str()));
-            for (i, expr) in class_selectors.enumerate() {
+            for (i, (expr, hash)) in class_selectors.iter().enumerate() {
                 let ok = self
-                    .selects(c, expr)
+                    .selects(c, expr, *hash)
                     .map_err(|e| format!("class {}: selector #{i}: {e}", alternative.class_name))?;
                 if !ok {
                     accepted = false;
@@ -769,9 +786,9 @@ impl Search<'_, '_> {
                 }
             }
             if accepted {
-                for (i, expr) in alternative.request_selectors.iter().enumerate() {
+                for (i, (expr, hash)) in request_selectors.iter().enumerate() {
                     let ok = self
-                        .selects(c, expr)
+                        .selects(c, expr, *hash)
                         .map_err(|e| format!("claim {}: selector #{i}: {e}", claim_ref(claim)))?;
                     if !ok {
                         accepted = false;
@@ -787,9 +804,11 @@ impl Search<'_, '_> {
     }
 
     /// Whether `expression` selects candidate `c` (evaluated once per search).
-    fn selects(&mut self, c: usize, expression: &str) -> Result<bool, String> {
+    fn selects(&mut self, c: usize, expression: &str, hash: u64) -> Result<bool, String> {
         let cand = &self.candidates[c];
-        let shared = Selectors::verdict_key(expression, cand.slice, cand.device);
+        let shared = cand
+            .version
+            .map(|device| Selectors::verdict_key(hash, device));
         let known = match shared {
             Some(key) => self.allocator.selectors.verdict(key),
             None => self.verdicts.get(&(c, expression.to_string())).copied(),

@@ -21,19 +21,65 @@ pub const CLAIM_FINALIZER: &str = "resource.kubernetes.io/delete-protection";
 /// The most consumers a claim may be reserved for.
 pub const MAX_CONSUMERS: usize = 256;
 
+/// What the allocator needs of a slice's device besides the device itself, made once per
+/// version of the slice (not for every node of every attempt).
+#[derive(Debug)]
+pub struct DeviceKey {
+    /// (driver, pool, device name).
+    pub id: DeviceId,
+    /// A hash of (slice name, slice resourceVersion, device name) naming this version of the
+    /// device, under which selector verdicts are kept; none for a slice without a
+    /// resourceVersion (not read from a server, so its versions cannot be told apart).
+    pub version: Option<u64>,
+}
+
+impl DeviceKey {
+    fn of(slice: &ResourceSlice) -> Vec<DeviceKey> {
+        use std::hash::{Hash, Hasher};
+        let version = slice.metadata.resource_version.as_deref();
+        slice
+            .spec
+            .devices
+            .iter()
+            .flatten()
+            .map(|d| DeviceKey {
+                id: (
+                    slice.spec.driver.clone(),
+                    slice.spec.pool.name.clone(),
+                    d.name.clone(),
+                ),
+                version: version.map(|v| {
+                    let mut h = std::collections::hash_map::DefaultHasher::new();
+                    (slice.metadata.name.as_deref(), v, d.name.as_str()).hash(&mut h);
+                    h.finish()
+                }),
+            })
+            .collect()
+    }
+}
+
+/// A slice with its devices' keys (in the order of `spec.devices`).
+#[derive(Debug)]
+pub struct IndexedSlice {
+    /// The slice.
+    pub slice: ResourceSlice,
+    /// One per device.
+    pub keys: Vec<DeviceKey>,
+}
+
 /// The claims, classes and slices of the cluster.
 #[derive(Debug, Clone, Default)]
 pub struct DraIndex {
     claims: HashMap<(String, String), Arc<ResourceClaim>>,
     classes: HashMap<String, Arc<DeviceClass>>,
-    slices: HashMap<String, Arc<ResourceSlice>>,
+    slices: HashMap<String, Arc<IndexedSlice>>,
     /// Node name → the slices of devices local to it.
     by_node: HashMap<String, BTreeSet<String>>,
     /// Slices whose devices are not tied to one node by name (all nodes, a node selector,
     /// or per-device node selection).
     shared: BTreeSet<String>,
-    /// (driver, pool) → its slices.
-    pools: HashMap<(String, String), BTreeSet<String>>,
+    /// Driver → pool → its slices (nested, so a lookup borrows the slice's names).
+    pools: HashMap<String, HashMap<String, BTreeSet<String>>>,
     /// Devices of allocated claims (not counting admin access), with how many claims hold
     /// each.
     allocated: HashMap<DeviceId, usize>,
@@ -154,10 +200,14 @@ impl DraIndex {
             }
         }
         self.pools
-            .entry((slice.spec.driver.clone(), slice.spec.pool.name.clone()))
+            .entry(slice.spec.driver.clone())
+            .or_default()
+            .entry(slice.spec.pool.name.clone())
             .or_default()
             .insert(name.clone());
-        self.slices.insert(name, Arc::new(slice));
+        let keys = DeviceKey::of(&slice);
+        self.slices
+            .insert(name, Arc::new(IndexedSlice { slice, keys }));
     }
 
     /// Removes the resource slice `name`.
@@ -165,6 +215,7 @@ impl DraIndex {
         let Some(old) = self.slices.remove(name) else {
             return;
         };
+        let old = &old.slice;
         if let Some(node) = old.spec.node_name.as_deref()
             && let Some(set) = self.by_node.get_mut(node)
         {
@@ -174,11 +225,16 @@ impl DraIndex {
             }
         }
         self.shared.remove(name);
-        let pool = (old.spec.driver.clone(), old.spec.pool.name.clone());
-        if let Some(set) = self.pools.get_mut(&pool) {
+        let (driver, pool) = (&old.spec.driver, &old.spec.pool.name);
+        if let Some(pools) = self.pools.get_mut(driver)
+            && let Some(set) = pools.get_mut(pool)
+        {
             set.remove(name);
             if set.is_empty() {
-                self.pools.remove(&pool);
+                pools.remove(pool);
+                if pools.is_empty() {
+                    self.pools.remove(driver);
+                }
             }
         }
     }
@@ -193,7 +249,7 @@ impl DraIndex {
 
     /// The slices that may offer devices to `node`: its own, and those not tied to one
     /// node.
-    pub fn slices_for<'a>(&'a self, node: &str) -> impl Iterator<Item = &'a Arc<ResourceSlice>> {
+    pub fn slices_for<'a>(&'a self, node: &str) -> impl Iterator<Item = &'a Arc<IndexedSlice>> {
         self.by_node
             .get(node)
             .into_iter()
@@ -203,15 +259,14 @@ impl DraIndex {
     }
 
     /// Every slice of the pool of `slice`.
-    pub fn pool_of<'a>(
-        &'a self,
-        slice: &ResourceSlice,
-    ) -> impl Iterator<Item = &'a Arc<ResourceSlice>> {
+    pub fn pool_of<'a>(&'a self, slice: &ResourceSlice) -> impl Iterator<Item = &'a ResourceSlice> {
         self.pools
-            .get(&(slice.spec.driver.clone(), slice.spec.pool.name.clone()))
+            .get(&slice.spec.driver)
+            .and_then(|pools| pools.get(&slice.spec.pool.name))
             .into_iter()
             .flatten()
             .filter_map(|n| self.slices.get(n))
+            .map(|s| &s.slice)
     }
 
     /// Where `slice` stands in its pool: `None` when a newer generation of the pool
@@ -345,13 +400,13 @@ mod tests {
         index.put_slice(slice("a", "n1", 1, 2));
         assert_eq!(index.slices_for("n1").count(), 1);
         assert_eq!(index.slices_for("n2").count(), 0);
-        let a = index.slices["a"].clone();
+        let a = index.slices["a"].slice.clone();
         assert_eq!(index.pool_state(&a), Some(false), "one of two slices");
         index.put_slice(slice("b", "n1", 1, 2));
         assert_eq!(index.pool_state(&a), Some(true));
         index.put_slice(slice("c", "n1", 2, 1));
         assert_eq!(index.pool_state(&a), None, "replaced by generation 2");
-        let c = index.slices["c"].clone();
+        let c = index.slices["c"].slice.clone();
         assert_eq!(index.pool_state(&c), Some(true));
         index.remove_slice("c");
         assert_eq!(index.pool_state(&a), Some(true));

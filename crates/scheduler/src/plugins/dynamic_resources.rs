@@ -52,8 +52,9 @@ struct DraState {
     available_on: Vec<Option<NodeSelector>>,
     /// The claims to allocate (indexes into `claims`).
     to_allocate: Vec<usize>,
-    /// Devices held by other claims.
-    in_use: HashSet<DeviceId>,
+    /// Devices of allocations this scheduler made that the index does not show yet (the
+    /// index's own allocated devices are asked of it, not copied).
+    in_flight: HashSet<DeviceId>,
     /// The allocations found for each node that can take the pod.
     found: Mutex<HashMap<String, Vec<AllocationResult>>>,
 }
@@ -124,7 +125,7 @@ impl DynamicResources {
                 _ => out.push(claim),
             }
         }
-        let mut in_use: HashSet<DeviceId> = index.allocated().cloned().collect();
+        let mut in_use: HashSet<DeviceId> = HashSet::new();
         let extra = in_flight
             .pending
             .values()
@@ -163,7 +164,7 @@ impl Filter for DynamicResources {
         if claims.is_empty() {
             return Ok(None);
         }
-        let (claims, in_use) = self.claims_and_devices(claims, &index)?;
+        let (claims, in_flight) = self.claims_and_devices(claims, &index)?;
         let mut available_on = Vec::with_capacity(claims.len());
         let mut to_allocate = Vec::new();
         for (i, claim) in claims.iter().enumerate() {
@@ -185,7 +186,7 @@ impl Filter for DynamicResources {
             // Checks the requests and their classes once, for every node.
             let pending: Vec<&ResourceClaim> =
                 to_allocate.iter().map(|i| claims[*i].as_ref()).collect();
-            Allocator::new(&index, pending, &in_use, &self.selectors)
+            Allocator::new(&index, pending, &in_flight, &self.selectors)
                 .map_err(Rejection::unresolvable)?;
         }
         Ok(Some(Box::new(DraState {
@@ -193,7 +194,7 @@ impl Filter for DynamicResources {
             claims,
             available_on,
             to_allocate,
-            in_use,
+            in_flight,
             found: Mutex::default(),
         })))
     }
@@ -220,7 +221,7 @@ impl Filter for DynamicResources {
             .iter()
             .map(|i| state.claims[*i].as_ref())
             .collect();
-        let allocator = Allocator::new(&state.index, pending, &state.in_use, &self.selectors)
+        let allocator = Allocator::new(&state.index, pending, &state.in_flight, &self.selectors)
             .map_err(Rejection::unresolvable)?;
         match allocator.allocate(node).map_err(Rejection::unresolvable)? {
             Some(found) => {
