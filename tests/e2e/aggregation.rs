@@ -326,6 +326,29 @@ fn base64_of(text: &str) -> String {
     base64::engine::general_purpose::STANDARD.encode(text)
 }
 
+/// The Service (an ExternalName naming this machine) and APIService through which Capstan
+/// reaches a `metrics.k8s.io` server written here, as metrics-server is registered.
+fn metrics_registration(metrics: &capstan_e2e::HttpsServer) -> Vec<(&'static str, Value)> {
+    let port: u16 = metrics.url.rsplit(':').next().unwrap().parse().unwrap();
+    vec![
+        (
+            "/api/v1/namespaces/kube-system/services",
+            json!({"metadata": {"name": "metrics-server"},
+                "spec": {"type": "ExternalName", "externalName": "localhost"}}),
+        ),
+        (
+            "/apis/apiregistration.k8s.io/v1/apiservices",
+            json!({"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+                "metadata": {"name": "v1beta1.metrics.k8s.io"},
+                "spec": {"group": "metrics.k8s.io", "version": "v1beta1",
+                    "groupPriorityMinimum": 100, "versionPriority": 100,
+                    "caBundle": base64_of(&metrics.ca_pem),
+                    "service": {"namespace": "kube-system", "name": "metrics-server",
+                        "port": port}}}),
+        ),
+    ]
+}
+
 /// A `metrics.k8s.io` server written here (as metrics-server answers), registered through an
 /// APIService: `kubectl top` reads node and pod usage through Capstan, and the server sees the
 /// caller's identity in `X-Remote-*` headers and none of its credentials.
@@ -386,30 +409,16 @@ async fn kubectl_top_reads_a_metrics_server_through_capstan() {
         },
     )
     .await;
-    let port: u16 = metrics.url.rsplit(':').next().unwrap().parse().unwrap();
     let node = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
         "status": {"capacity": {"cpu": "4", "memory": "8Gi"},
             "allocatable": {"cpu": "4", "memory": "8Gi"}}});
     create_all(
         &admin,
-        vec![
-            ("/api/v1/nodes", node),
-            (
-                "/api/v1/namespaces/kube-system/services",
-                json!({"metadata": {"name": "metrics-server"},
-                "spec": {"type": "ExternalName", "externalName": "localhost"}}),
-            ),
-            (
-                "/apis/apiregistration.k8s.io/v1/apiservices",
-                json!({"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
-                "metadata": {"name": "v1beta1.metrics.k8s.io"},
-                "spec": {"group": "metrics.k8s.io", "version": "v1beta1",
-                    "groupPriorityMinimum": 100, "versionPriority": 100,
-                    "caBundle": base64_of(&metrics.ca_pem),
-                    "service": {"namespace": "kube-system", "name": "metrics-server",
-                        "port": port}}}),
-            ),
-        ],
+        [
+            vec![("/api/v1/nodes", node)],
+            metrics_registration(&metrics),
+        ]
+        .concat(),
     )
     .await;
     let condition = wait_available(&admin, "v1beta1.metrics.k8s.io", "True").await;
@@ -515,7 +524,6 @@ async fn an_hpa_scales_a_deployment_on_cpu_read_through_the_aggregator() {
         },
     )
     .await;
-    let port: u16 = metrics.url.rsplit(':').next().unwrap().parse().unwrap();
     let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": "web"},
         "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
@@ -530,28 +538,17 @@ async fn an_hpa_scales_a_deployment_on_cpu_read_through_the_aggregator() {
                 "target": {"type": "Utilization", "averageUtilization": 50}}}]}});
     create_all(
         &admin,
-        vec![
-            (
-                "/api/v1/namespaces/kube-system/services",
-                json!({"metadata": {"name": "metrics-server"},
-                "spec": {"type": "ExternalName", "externalName": "localhost"}}),
-            ),
-            (
-                "/apis/apiregistration.k8s.io/v1/apiservices",
-                json!({"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
-                "metadata": {"name": "v1beta1.metrics.k8s.io"},
-                "spec": {"group": "metrics.k8s.io", "version": "v1beta1",
-                    "groupPriorityMinimum": 100, "versionPriority": 100,
-                    "caBundle": base64_of(&metrics.ca_pem),
-                    "service": {"namespace": "kube-system", "name": "metrics-server",
-                        "port": port}}}),
-            ),
-            ("/apis/apps/v1/namespaces/default/deployments", deployment),
-            (
-                "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers",
-                hpa,
-            ),
-        ],
+        [
+            metrics_registration(&metrics),
+            vec![
+                ("/apis/apps/v1/namespaces/default/deployments", deployment),
+                (
+                    "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers",
+                    hpa,
+                ),
+            ],
+        ]
+        .concat(),
     )
     .await;
     wait_available(&admin, "v1beta1.metrics.k8s.io", "True").await;
