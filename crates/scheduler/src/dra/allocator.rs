@@ -21,7 +21,7 @@ use k8s_openapi::api::resource::v1::{
     ResourceSlice,
 };
 
-use super::{DeviceId, DraIndex};
+use super::{DeviceHashes, DeviceId, DraIndex, PrehashedState};
 use crate::cache::NodeInfo;
 use crate::plugins::node_selector_matches;
 
@@ -40,7 +40,7 @@ pub struct Selectors {
     /// device name): a slice's new version makes new keys, so nothing is invalidated. Two
     /// keys colliding is as likely as 2^-64 per pair (a wrong verdict would then be served).
     /// The device part is hashed once per slice version ([`DeviceKey`]).
-    verdicts: Mutex<HashMap<u64, bool>>,
+    verdicts: Mutex<HashMap<u64, bool, PrehashedState>>,
 }
 
 impl Selectors {
@@ -131,6 +131,8 @@ struct Candidate<'a> {
     slice: &'a ResourceSlice,
     device: &'a Device,
     id: &'a DeviceId,
+    /// The id's hash ([`DraIndex::device_hash`]).
+    hash: u64,
     /// Names this version of the device for kept selector verdicts ([`DeviceKey::version`]).
     version: Option<u64>,
     scope: Scope<'a>,
@@ -155,7 +157,7 @@ pub struct Allocator<'a> {
     requests: Vec<Request<'a>>,
     constraints: Vec<Constraint<'a>>,
     /// Devices of allocations made but not in the index yet.
-    in_flight: &'a HashSet<DeviceId>,
+    in_flight: &'a DeviceHashes,
     selectors: &'a Selectors,
     /// Counter room per (driver, pool, counter set, counter), computed once per pool.
     counters: Mutex<HashMap<(String, String), CounterRoom>>,
@@ -183,7 +185,7 @@ impl<'a> Allocator<'a> {
     pub fn new(
         index: &'a DraIndex,
         claims: Vec<&'a ResourceClaim>,
-        in_flight: &'a HashSet<DeviceId>,
+        in_flight: &'a DeviceHashes,
         selectors: &'a Selectors,
     ) -> Result<Self, AllocError> {
         let mut requests = Vec::new();
@@ -252,9 +254,10 @@ impl<'a> Allocator<'a> {
         })
     }
 
-    /// Whether another claim holds `device` (allocated, or being allocated).
-    fn held(&self, device: &DeviceId) -> bool {
-        self.index.is_allocated(device) || self.in_flight.contains(device)
+    /// Whether another claim holds the device hashed `hash` ([`DraIndex::device_hash`]),
+    /// allocated or being allocated.
+    fn held(&self, hash: u64) -> bool {
+        self.index.is_held(hash) || self.in_flight.contains(&hash)
     }
 
     /// The claims being allocated, in order.
@@ -316,6 +319,7 @@ impl<'a> Allocator<'a> {
                     slice,
                     device,
                     id: &key.id,
+                    hash: key.hash,
                     version: key.version,
                     scope,
                     pool_complete,
@@ -349,7 +353,7 @@ impl<'a> Allocator<'a> {
         for s in &current {
             for d in s.spec.devices.iter().flatten() {
                 let id = (pool.0.clone(), pool.1.clone(), d.name.clone());
-                if self.held(&id) {
+                if self.held(self.index.device_hash(&id)) {
                     for (key, amount) in consumption(d) {
                         *room.entry(key).or_default() -= amount;
                     }
@@ -718,7 +722,7 @@ impl Search<'_, '_> {
         let usable = !matching.is_empty()
             && matching.iter().all(|c| {
                 let cand = &self.candidates[*c];
-                cand.pool_complete && (admin || !self.allocator.held(cand.id))
+                cand.pool_complete && (admin || !self.allocator.held(cand.hash))
             });
         if !usable {
             return Ok(false);
@@ -769,7 +773,7 @@ impl Search<'_, '_> {
             {
                 continue;
             }
-            if !alternative.admin && a.held(cand.id) && alternative.count.is_some() {
+            if !alternative.admin && a.held(cand.hash) && alternative.count.is_some() {
                 continue;
             }
             if !tolerated(cand.device, alternative.tolerations) {

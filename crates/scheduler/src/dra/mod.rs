@@ -5,7 +5,9 @@
 
 pub mod allocator;
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::hash_map::RandomState;
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Pod;
@@ -13,6 +15,32 @@ use k8s_openapi::api::resource::v1::{DeviceClass, ResourceClaim, ResourceSlice};
 
 /// A device: (driver, pool, device name).
 pub type DeviceId = (String, String, String);
+
+/// A hasher for keys that are already hashes (made with a keyed hasher), used as they are.
+#[derive(Debug, Default)]
+pub struct Prehashed(u64);
+
+impl Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(*b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+/// Maps and sets keyed by hashes.
+pub type PrehashedState = BuildHasherDefault<Prehashed>;
+
+/// Devices by their [`DraIndex::device_hash`].
+pub type DeviceHashes = HashSet<u64, PrehashedState>;
 
 /// The finalizer the scheduler puts on a claim it allocates (the controller manager takes
 /// it off once the claim is deallocated).
@@ -27,6 +55,8 @@ pub const MAX_CONSUMERS: usize = 256;
 pub struct DeviceKey {
     /// (driver, pool, device name).
     pub id: DeviceId,
+    /// The id's [`DraIndex::device_hash`].
+    pub hash: u64,
     /// A hash of (slice name, slice resourceVersion, device name) naming this version of the
     /// device, under which selector verdicts are kept; none for a slice without a
     /// resourceVersion (not read from a server, so its versions cannot be told apart).
@@ -34,20 +64,25 @@ pub struct DeviceKey {
 }
 
 impl DeviceKey {
-    fn of(slice: &ResourceSlice) -> Vec<DeviceKey> {
-        use std::hash::{Hash, Hasher};
+    fn of(slice: &ResourceSlice, hasher: &RandomState) -> Vec<DeviceKey> {
+        use std::hash::Hash;
         let version = slice.metadata.resource_version.as_deref();
         slice
             .spec
             .devices
             .iter()
             .flatten()
-            .map(|d| DeviceKey {
-                id: (
+            .map(|d| {
+                let id = (
                     slice.spec.driver.clone(),
                     slice.spec.pool.name.clone(),
                     d.name.clone(),
-                ),
+                );
+                (id, d)
+            })
+            .map(|(id, d)| DeviceKey {
+                hash: hasher.hash_one(&id),
+                id,
                 version: version.map(|v| {
                     let mut h = std::collections::hash_map::DefaultHasher::new();
                     (slice.metadata.name.as_deref(), v, d.name.as_str()).hash(&mut h);
@@ -83,6 +118,11 @@ pub struct DraIndex {
     /// Devices of allocated claims (not counting admin access), with how many claims hold
     /// each.
     allocated: HashMap<DeviceId, usize>,
+    /// The same counts by [`DraIndex::device_hash`], for the allocator's many lookups. A
+    /// collision could only make a free device look held, never the reverse.
+    held: HashMap<u64, usize, PrehashedState>,
+    /// Keys the device hashes (random per process).
+    device_hasher: RandomState,
 }
 
 fn key(ns: Option<&str>, name: Option<&str>) -> (String, String) {
@@ -120,6 +160,17 @@ impl DraIndex {
         self.allocated.contains_key(device)
     }
 
+    /// A device's hash, under which [`DraIndex::is_held`] and [`DeviceKey::hash`] know it.
+    pub fn device_hash(&self, device: &DeviceId) -> u64 {
+        self.device_hasher.hash_one(device)
+    }
+
+    /// Whether the device hashed `hash` is held by an allocated claim (or collides with one
+    /// that is).
+    pub fn is_held(&self, hash: u64) -> bool {
+        self.held.contains_key(&hash)
+    }
+
     /// Every device held by an allocated claim.
     pub fn allocated(&self) -> impl Iterator<Item = &DeviceId> {
         self.allocated.keys()
@@ -135,6 +186,7 @@ impl DraIndex {
             self.release(&old);
         }
         for d in allocated_devices(&claim) {
+            *self.held.entry(self.device_hash(&d)).or_default() += 1;
             *self.allocated.entry(d).or_default() += 1;
         }
         self.claims.insert(k, Arc::new(claim));
@@ -158,6 +210,13 @@ impl DraIndex {
                 if *n == 0 {
                     self.allocated.remove(&d);
                 }
+                let hash = self.device_hash(&d);
+                if let Some(n) = self.held.get_mut(&hash) {
+                    *n -= 1;
+                    if *n == 0 {
+                        self.held.remove(&hash);
+                    }
+                }
             }
         }
     }
@@ -166,6 +225,7 @@ impl DraIndex {
     pub fn clear_claims(&mut self) {
         self.claims.clear();
         self.allocated.clear();
+        self.held.clear();
     }
 
     /// Adds or replaces a device class.
@@ -205,7 +265,7 @@ impl DraIndex {
             .entry(slice.spec.pool.name.clone())
             .or_default()
             .insert(name.clone());
-        let keys = DeviceKey::of(&slice);
+        let keys = DeviceKey::of(&slice, &self.device_hasher);
         self.slices
             .insert(name, Arc::new(IndexedSlice { slice, keys }));
     }
@@ -430,13 +490,20 @@ mod tests {
             .unwrap()
         };
         let id = |d: &str| ("d".to_string(), "p".to_string(), d.to_string());
+        // Held by id and by hash, always alike.
+        let held = |index: &DraIndex, d: &str| {
+            let by_id = index.is_allocated(&id(d));
+            assert_eq!(by_id, index.is_held(index.device_hash(&id(d))), "{d}");
+            by_id
+        };
         index.put_claim(claim("a", "x", false));
         index.put_claim(claim("b", "y", true));
-        assert!(index.is_allocated(&id("x")));
-        assert!(!index.is_allocated(&id("y")), "admin access holds nothing");
+        assert!(held(&index, "x"));
+        assert!(!held(&index, "y"), "admin access holds nothing");
         index.put_claim(claim("a", "z", false));
-        assert!(!index.is_allocated(&id("x")) && index.is_allocated(&id("z")));
+        assert!(!held(&index, "x") && held(&index, "z"));
         index.remove_claim(&claim("a", "z", false));
+        assert!(!held(&index, "z"));
         assert_eq!(index.allocated().count(), 0);
     }
 }

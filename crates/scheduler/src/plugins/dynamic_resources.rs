@@ -6,7 +6,7 @@
 //! (PreBind). Pods whose claims do not exist yet, are being deleted, or are reserved by as
 //! many consumers as a claim allows, wait.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use k8s_openapi::api::core::v1::NodeSelector;
@@ -18,8 +18,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use crate::cache::{Cache, NodeInfo};
 use crate::dra::allocator::{Allocator, Selectors};
 use crate::dra::{
-    CLAIM_FINALIZER, DeviceId, DraIndex, MAX_CONSUMERS, allocated_devices, consumers, pod_claims,
-    reserved_for,
+    CLAIM_FINALIZER, DeviceHashes, DraIndex, MAX_CONSUMERS, allocated_devices, consumers,
+    pod_claims, reserved_for,
 };
 use crate::framework::{
     BindContext, BoxFuture, Filter, PodInfo, PreBind, Rejection, Reserve, StateValue,
@@ -54,7 +54,7 @@ struct DraState {
     to_allocate: Vec<usize>,
     /// Devices of allocations this scheduler made that the index does not show yet (the
     /// index's own allocated devices are asked of it, not copied).
-    in_flight: HashSet<DeviceId>,
+    in_flight: DeviceHashes,
     /// The allocations found for each node that can take the pod.
     found: Mutex<HashMap<String, Vec<AllocationResult>>>,
 }
@@ -97,7 +97,7 @@ impl DynamicResources {
         &self,
         claims: Vec<Arc<ResourceClaim>>,
         index: &DraIndex,
-    ) -> Result<(Vec<Arc<ResourceClaim>>, HashSet<DeviceId>), Rejection> {
+    ) -> Result<(Vec<Arc<ResourceClaim>>, DeviceHashes), Rejection> {
         let mut in_flight = self.in_flight();
         // Writes the informer has caught up with (or whose claim is gone) are forgotten.
         in_flight.written.retain(|_, (ns, name, _, written)| {
@@ -125,7 +125,7 @@ impl DynamicResources {
                 _ => out.push(claim),
             }
         }
-        let mut in_use: HashSet<DeviceId> = HashSet::new();
+        let mut in_use = DeviceHashes::default();
         let extra = in_flight
             .pending
             .values()
@@ -138,7 +138,7 @@ impl DynamicResources {
                 }),
                 ..Default::default()
             };
-            in_use.extend(allocated_devices(&claim));
+            in_use.extend(allocated_devices(&claim).map(|d| index.device_hash(&d)));
         }
         Ok((out, in_use))
     }
