@@ -4,7 +4,8 @@
 # same nodes: capstan-load --schedule-nodes creates the nodes, then the pods, and times their
 # bindings from a watch. Upstream's scheduler gets the same client rate limits (5,000 QPS).
 #
-#   tools/scheduler/side-by-side.sh        NODES="1000 5000" PODS=5000 SHAPES="plain anti-affinity spread claims"
+#   tools/scheduler/side-by-side.sh     NODES="1000 5000" PODS=5000 SHAPES="plain anti-affinity spread claims"
+#                                       SCHEDULERS="capstan upstream" (the defaults)
 #
 # Prints capstan-load's row per run, then the scheduler's CPU seconds and resident memory.
 # Needs release builds of capstan-apiserver, capstan-scheduler and capstan-load; python3, xz.
@@ -51,7 +52,7 @@ YAML
 
 for nodes in ${NODES:-1000 5000}; do
   for shape in ${SHAPES:-plain anti-affinity spread claims}; do
-    for scheduler in capstan upstream; do
+    for scheduler in ${SCHEDULERS:-capstan upstream}; do
       run "$scheduler" "$nodes" "${PODS:-5000}" "$shape"
     done
   done
