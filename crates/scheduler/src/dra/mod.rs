@@ -102,12 +102,34 @@ pub struct IndexedSlice {
     pub keys: Vec<DeviceKey>,
 }
 
-/// The claims, classes and slices of the cluster.
+/// The claims, classes and slices of the cluster, in three parts shared between copies: the
+/// scheduler's cache changes the index while attempts hold earlier copies, and a claim's
+/// change then copies the claims' part only (not the slices, which change seldom).
 #[derive(Debug, Clone, Default)]
 pub struct DraIndex {
-    claims: HashMap<(String, String), Arc<ResourceClaim>>,
-    classes: HashMap<String, Arc<DeviceClass>>,
-    slices: HashMap<String, Arc<IndexedSlice>>,
+    claims: Arc<Claims>,
+    classes: Arc<HashMap<String, Arc<DeviceClass>>>,
+    slices: Arc<Slices>,
+    /// Keys the device hashes (random per process).
+    device_hasher: RandomState,
+}
+
+/// The claims and the devices they hold.
+#[derive(Debug, Clone, Default)]
+struct Claims {
+    by_name: HashMap<(String, String), Arc<ResourceClaim>>,
+    /// Devices of allocated claims (not counting admin access), with how many claims hold
+    /// each.
+    allocated: HashMap<DeviceId, usize>,
+    /// The same counts by [`DraIndex::device_hash`], for the allocator's many lookups. A
+    /// collision could only make a free device look held, never the reverse.
+    held: HashMap<u64, usize, PrehashedState>,
+}
+
+/// The slices, found by name, node and pool.
+#[derive(Debug, Clone, Default)]
+struct Slices {
+    by_name: HashMap<String, Arc<IndexedSlice>>,
     /// Node name → the slices of devices local to it.
     by_node: HashMap<String, BTreeSet<String>>,
     /// Slices whose devices are not tied to one node by name (all nodes, a node selector,
@@ -115,14 +137,6 @@ pub struct DraIndex {
     shared: BTreeSet<String>,
     /// Driver → pool → its slices (nested, so a lookup borrows the slice's names).
     pools: HashMap<String, HashMap<String, BTreeSet<String>>>,
-    /// Devices of allocated claims (not counting admin access), with how many claims hold
-    /// each.
-    allocated: HashMap<DeviceId, usize>,
-    /// The same counts by [`DraIndex::device_hash`], for the allocator's many lookups. A
-    /// collision could only make a free device look held, never the reverse.
-    held: HashMap<u64, usize, PrehashedState>,
-    /// Keys the device hashes (random per process).
-    device_hasher: RandomState,
 }
 
 fn key(ns: Option<&str>, name: Option<&str>) -> (String, String) {
@@ -144,73 +158,16 @@ pub fn allocated_devices(claim: &ResourceClaim) -> impl Iterator<Item = DeviceId
         .map(|r| (r.driver.clone(), r.pool.clone(), r.device.clone()))
 }
 
-impl DraIndex {
-    /// The claim `name` in `namespace`.
-    pub fn claim(&self, namespace: &str, name: &str) -> Option<&Arc<ResourceClaim>> {
-        self.claims.get(&(namespace.to_string(), name.to_string()))
-    }
-
-    /// The device class `name`.
-    pub fn class(&self, name: &str) -> Option<&Arc<DeviceClass>> {
-        self.classes.get(name)
-    }
-
-    /// Whether `device` is held by an allocated claim.
-    pub fn is_allocated(&self, device: &DeviceId) -> bool {
-        self.allocated.contains_key(device)
-    }
-
-    /// A device's hash, under which [`DraIndex::is_held`] and [`DeviceKey::hash`] know it.
-    pub fn device_hash(&self, device: &DeviceId) -> u64 {
-        self.device_hasher.hash_one(device)
-    }
-
-    /// Whether the device hashed `hash` is held by an allocated claim (or collides with one
-    /// that is).
-    pub fn is_held(&self, hash: u64) -> bool {
-        self.held.contains_key(&hash)
-    }
-
-    /// Every device held by an allocated claim.
-    pub fn allocated(&self) -> impl Iterator<Item = &DeviceId> {
-        self.allocated.keys()
-    }
-
-    /// Adds or replaces a claim.
-    pub fn put_claim(&mut self, claim: ResourceClaim) {
-        let k = key(
-            claim.metadata.namespace.as_deref(),
-            claim.metadata.name.as_deref(),
-        );
-        if let Some(old) = self.claims.remove(&k) {
-            self.release(&old);
-        }
-        for d in allocated_devices(&claim) {
-            *self.held.entry(self.device_hash(&d)).or_default() += 1;
-            *self.allocated.entry(d).or_default() += 1;
-        }
-        self.claims.insert(k, Arc::new(claim));
-    }
-
-    /// Removes a claim.
-    pub fn remove_claim(&mut self, claim: &ResourceClaim) {
-        let k = key(
-            claim.metadata.namespace.as_deref(),
-            claim.metadata.name.as_deref(),
-        );
-        if let Some(old) = self.claims.remove(&k) {
-            self.release(&old);
-        }
-    }
-
-    fn release(&mut self, claim: &ResourceClaim) {
+impl Claims {
+    /// Takes `claim`'s devices off the counts.
+    fn release(&mut self, claim: &ResourceClaim, hasher: &RandomState) {
         for d in allocated_devices(claim) {
             if let Some(n) = self.allocated.get_mut(&d) {
                 *n -= 1;
                 if *n == 0 {
                     self.allocated.remove(&d);
                 }
-                let hash = self.device_hash(&d);
+                let hash = hasher.hash_one(&d);
                 if let Some(n) = self.held.get_mut(&hash) {
                     *n -= 1;
                     if *n == 0 {
@@ -220,59 +177,12 @@ impl DraIndex {
             }
         }
     }
+}
 
-    /// Forgets every claim.
-    pub fn clear_claims(&mut self) {
-        self.claims.clear();
-        self.allocated.clear();
-        self.held.clear();
-    }
-
-    /// Adds or replaces a device class.
-    pub fn put_class(&mut self, class: DeviceClass) {
-        let name = class.metadata.name.clone().unwrap_or_default();
-        self.classes.insert(name, Arc::new(class));
-    }
-
-    /// Removes a device class.
-    pub fn remove_class(&mut self, name: &str) {
-        self.classes.remove(name);
-    }
-
-    /// Forgets every class.
-    pub fn clear_classes(&mut self) {
-        self.classes.clear();
-    }
-
-    /// Adds or replaces a resource slice.
-    pub fn put_slice(&mut self, slice: ResourceSlice) {
-        let name = slice.metadata.name.clone().unwrap_or_default();
-        self.remove_slice(&name);
-        match slice.spec.node_name.as_deref().filter(|n| !n.is_empty()) {
-            Some(node) => {
-                self.by_node
-                    .entry(node.to_string())
-                    .or_default()
-                    .insert(name.clone());
-            }
-            None => {
-                self.shared.insert(name.clone());
-            }
-        }
-        self.pools
-            .entry(slice.spec.driver.clone())
-            .or_default()
-            .entry(slice.spec.pool.name.clone())
-            .or_default()
-            .insert(name.clone());
-        let keys = DeviceKey::of(&slice, &self.device_hasher);
-        self.slices
-            .insert(name, Arc::new(IndexedSlice { slice, keys }));
-    }
-
-    /// Removes the resource slice `name`.
-    pub fn remove_slice(&mut self, name: &str) {
-        let Some(old) = self.slices.remove(name) else {
+impl Slices {
+    /// Takes the slice `name` out of every index.
+    fn remove(&mut self, name: &str) {
+        let Some(old) = self.by_name.remove(name) else {
             return;
         };
         let old = &old.slice;
@@ -298,34 +208,162 @@ impl DraIndex {
             }
         }
     }
+}
+
+impl DraIndex {
+    /// The claim `name` in `namespace`.
+    pub fn claim(&self, namespace: &str, name: &str) -> Option<&Arc<ResourceClaim>> {
+        self.claims
+            .by_name
+            .get(&(namespace.to_string(), name.to_string()))
+    }
+
+    /// The device class `name`.
+    pub fn class(&self, name: &str) -> Option<&Arc<DeviceClass>> {
+        self.classes.get(name)
+    }
+
+    /// Whether `device` is held by an allocated claim.
+    pub fn is_allocated(&self, device: &DeviceId) -> bool {
+        self.claims.allocated.contains_key(device)
+    }
+
+    /// A device's hash, under which [`DraIndex::is_held`] and [`DeviceKey::hash`] know it.
+    pub fn device_hash(&self, device: &DeviceId) -> u64 {
+        self.device_hasher.hash_one(device)
+    }
+
+    /// Whether the device hashed `hash` is held by an allocated claim (or collides with one
+    /// that is).
+    pub fn is_held(&self, hash: u64) -> bool {
+        self.claims.held.contains_key(&hash)
+    }
+
+    /// Every device held by an allocated claim.
+    pub fn allocated(&self) -> impl Iterator<Item = &DeviceId> {
+        self.claims.allocated.keys()
+    }
+
+    /// Adds or replaces a claim.
+    pub fn put_claim(&mut self, claim: ResourceClaim) {
+        let k = key(
+            claim.metadata.namespace.as_deref(),
+            claim.metadata.name.as_deref(),
+        );
+        let hasher = self.device_hasher.clone();
+        let claims = Arc::make_mut(&mut self.claims);
+        if let Some(old) = claims.by_name.remove(&k) {
+            claims.release(&old, &hasher);
+        }
+        for d in allocated_devices(&claim) {
+            *claims.held.entry(hasher.hash_one(&d)).or_default() += 1;
+            *claims.allocated.entry(d).or_default() += 1;
+        }
+        claims.by_name.insert(k, Arc::new(claim));
+    }
+
+    /// Removes a claim.
+    pub fn remove_claim(&mut self, claim: &ResourceClaim) {
+        let k = key(
+            claim.metadata.namespace.as_deref(),
+            claim.metadata.name.as_deref(),
+        );
+        if !self.claims.by_name.contains_key(&k) {
+            return;
+        }
+        let hasher = self.device_hasher.clone();
+        let claims = Arc::make_mut(&mut self.claims);
+        if let Some(old) = claims.by_name.remove(&k) {
+            claims.release(&old, &hasher);
+        }
+    }
+
+    /// Forgets every claim.
+    pub fn clear_claims(&mut self) {
+        self.claims = Arc::default();
+    }
+
+    /// Adds or replaces a device class.
+    pub fn put_class(&mut self, class: DeviceClass) {
+        let name = class.metadata.name.clone().unwrap_or_default();
+        Arc::make_mut(&mut self.classes).insert(name, Arc::new(class));
+    }
+
+    /// Removes a device class.
+    pub fn remove_class(&mut self, name: &str) {
+        Arc::make_mut(&mut self.classes).remove(name);
+    }
+
+    /// Forgets every class.
+    pub fn clear_classes(&mut self) {
+        self.classes = Arc::default();
+    }
+
+    /// Adds or replaces a resource slice.
+    pub fn put_slice(&mut self, slice: ResourceSlice) {
+        let name = slice.metadata.name.clone().unwrap_or_default();
+        let keys = DeviceKey::of(&slice, &self.device_hasher);
+        let slices = Arc::make_mut(&mut self.slices);
+        slices.remove(&name);
+        match slice.spec.node_name.as_deref().filter(|n| !n.is_empty()) {
+            Some(node) => {
+                slices
+                    .by_node
+                    .entry(node.to_string())
+                    .or_default()
+                    .insert(name.clone());
+            }
+            None => {
+                slices.shared.insert(name.clone());
+            }
+        }
+        slices
+            .pools
+            .entry(slice.spec.driver.clone())
+            .or_default()
+            .entry(slice.spec.pool.name.clone())
+            .or_default()
+            .insert(name.clone());
+        slices
+            .by_name
+            .insert(name, Arc::new(IndexedSlice { slice, keys }));
+    }
+
+    /// Removes the resource slice `name`.
+    pub fn remove_slice(&mut self, name: &str) {
+        if self.slices.by_name.contains_key(name) {
+            Arc::make_mut(&mut self.slices).remove(name);
+        }
+    }
 
     /// Forgets every slice.
     pub fn clear_slices(&mut self) {
-        self.slices.clear();
-        self.by_node.clear();
-        self.shared.clear();
-        self.pools.clear();
+        self.slices = Arc::default();
     }
 
     /// The slices that may offer devices to `node`: its own, and those not tied to one
     /// node.
     pub fn slices_for<'a>(&'a self, node: &str) -> impl Iterator<Item = &'a Arc<IndexedSlice>> {
-        self.by_node
+        let slices = &*self.slices;
+        slices
+            .by_node
             .get(node)
             .into_iter()
             .flatten()
-            .chain(self.shared.iter())
-            .filter_map(|n| self.slices.get(n))
+            .chain(slices.shared.iter())
+            .filter_map(|n| slices.by_name.get(n))
     }
 
     /// Every slice of the pool of `slice`.
     pub fn pool_of<'a>(&'a self, slice: &ResourceSlice) -> impl Iterator<Item = &'a ResourceSlice> {
-        self.pools
+        let slices = &*self.slices;
+        slices
+            .pools
             .get(&slice.spec.driver)
             .and_then(|pools| pools.get(&slice.spec.pool.name))
             .into_iter()
             .flatten()
-            .filter_map(|n| self.slices.get(n))
+            .filter_map(|n| slices.by_name.get(n))
             .map(|s| &s.slice)
     }
 
@@ -460,20 +498,20 @@ mod tests {
         index.put_slice(slice("a", "n1", 1, 2));
         assert_eq!(index.slices_for("n1").count(), 1);
         assert_eq!(index.slices_for("n2").count(), 0);
-        let a = index.slices["a"].slice.clone();
+        let a = index.slices.by_name["a"].slice.clone();
         assert_eq!(index.pool_state(&a), Some(false), "one of two slices");
         index.put_slice(slice("b", "n1", 1, 2));
         assert_eq!(index.pool_state(&a), Some(true));
         index.put_slice(slice("c", "n1", 2, 1));
         assert_eq!(index.pool_state(&a), None, "replaced by generation 2");
-        let c = index.slices["c"].slice.clone();
+        let c = index.slices.by_name["c"].slice.clone();
         assert_eq!(index.pool_state(&c), Some(true));
         index.remove_slice("c");
         assert_eq!(index.pool_state(&a), Some(true));
         index.remove_slice("a");
         index.remove_slice("b");
         assert_eq!(index.slices_for("n1").count(), 0);
-        assert!(index.pools.is_empty() && index.by_node.is_empty());
+        assert!(index.slices.pools.is_empty() && index.slices.by_node.is_empty());
     }
 
     #[test]
