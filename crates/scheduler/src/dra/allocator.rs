@@ -39,7 +39,7 @@ pub struct Selectors {
     /// Verdicts keyed by a 64-bit hash of (expression, slice name, slice resourceVersion,
     /// device name): a slice's new version makes new keys, so nothing is invalidated. Two
     /// keys colliding is as likely as 2^-64 per pair (a wrong verdict would then be served).
-    /// The device part is hashed once per slice version ([`DeviceKey`]).
+    /// The device part is hashed once per slice version ([`super::DeviceKey`]).
     verdicts: Mutex<HashMap<u64, bool, PrehashedState>>,
 }
 
@@ -131,7 +131,8 @@ struct Candidate<'a> {
     id: &'a DeviceId,
     /// The id's hash ([`DraIndex::device_hash`]).
     hash: u64,
-    /// Names this version of the device for kept selector verdicts ([`DeviceKey::version`]).
+    /// Names this version of the device for kept selector verdicts
+    /// ([`super::DeviceKey::version`]).
     version: Option<u64>,
     scope: Scope<'a>,
     pool_complete: bool,
