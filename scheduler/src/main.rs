@@ -10,6 +10,12 @@ use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches, Parser};
 use k8s_openapi::api::core::v1::ConfigMap;
 
+/// mimalloc rather than glibc's allocator, as the API server: the informers' decoding, the
+/// scheduling cycle and the binding tasks run on different threads, and glibc's per-thread
+/// arenas held freed memory apart (docs/performance.md, "The scheduler beside upstream's").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Capstan's scheduler: assigns pending pods to nodes through the API server's binding
 /// subresource, with upstream's default plugins, profiles and plugin arguments
 /// (`--config`). Its secure port authenticates and authorizes requests through the API
