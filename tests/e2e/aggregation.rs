@@ -229,20 +229,6 @@ async fn sample_apiserver_serves_flunders_through_capstan() {
     // kubectl explain reads the extension's OpenAPI v3 document through Capstan.
     let explained = ok(kubectl(&kubeconfig, &["explain", "flunders.spec"]));
     assert!(explained.contains("reference"), "{explained}");
-    {
-        let pb = admin
-            .request(
-                Method::GET,
-                "/openapi/v2",
-                &[(
-                    "accept",
-                    "application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
-                )],
-                Vec::new(),
-            )
-            .await;
-        std::fs::write("/tmp/dbg/v2.pb", &pb.body).unwrap();
-    }
     // And its OpenAPI v2 definitions, merged into Capstan's `/openapi/v2` (protobuf).
     let explained = ok(kubectl(
         &kubeconfig,
