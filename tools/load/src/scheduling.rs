@@ -9,16 +9,21 @@ use std::time::{Duration, Instant};
 use http::{Method, StatusCode};
 use http_body_util::BodyExt;
 
-use crate::{Target, ms, percentile};
+use crate::{Conn, Target, ms, percentile};
 
 const CREATORS: usize = 16;
 
-async fn post(target: &Target, path: &str, body: serde_json::Value) -> serde_json::Value {
-    let mut conn = target.connect().await.expect("connecting");
+/// Creates `body` in the collection `path` on `conn`; the created object.
+async fn create_on(
+    conn: &mut Conn,
+    target: &Target,
+    path: &str,
+    body: &serde_json::Value,
+) -> serde_json::Value {
     let req = target.request(
         Method::POST,
         path,
-        Some(serde_json::to_vec(&body).expect("JSON")),
+        Some(serde_json::to_vec(body).expect("JSON")),
     );
     let (status, body) = conn.send(req).await.expect("a create");
     assert_eq!(
@@ -28,6 +33,12 @@ async fn post(target: &Target, path: &str, body: serde_json::Value) -> serde_jso
         String::from_utf8_lossy(&body)
     );
     serde_json::from_slice(&body).expect("JSON")
+}
+
+/// [`create_on`] a connection of its own, for a single object.
+async fn post(target: &Target, path: &str, body: serde_json::Value) -> serde_json::Value {
+    let mut conn = target.connect().await.expect("connecting");
+    create_on(&mut conn, target, path, &body).await
 }
 
 /// Creates the nodes (4 CPUs, 16 GiB, 110 pods each) and their status, and with `slices` a
@@ -41,7 +52,7 @@ async fn create_nodes(target: &Arc<Target>, run: &str, count: usize, slices: boo
             let mut conn = target.connect().await.expect("connecting");
             for i in (w..count).step_by(CREATORS) {
                 let name = format!("sched-{run}-{i}");
-                let mut node = post(&target, "/api/v1/nodes", serde_json::json!({
+                let mut node = create_on(&mut conn, &target, "/api/v1/nodes", &serde_json::json!({
                     "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name,
                         "topology.kubernetes.io/zone": format!("zone-{}", i % 3), "capstan-load": run}}}))
                 .await;
@@ -54,10 +65,9 @@ async fn create_nodes(target: &Arc<Target>, run: &str, count: usize, slices: boo
                 let (status, _) = conn.send(req).await.expect("a status update");
                 assert_eq!(status, StatusCode::OK);
                 if slices {
-                    let body = serde_json::to_vec(&resource_slice(&name)).expect("JSON");
-                    let req = target.request(Method::POST, "/apis/resource.k8s.io/v1/resourceslices", Some(body));
-                    let (status, body) = conn.send(req).await.expect("a slice create");
-                    assert_eq!(status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&body));
+                    let slice = resource_slice(&name);
+                    create_on(&mut conn, &target, "/apis/resource.k8s.io/v1/resourceslices", &slice)
+                        .await;
                 }
             }
         }));
@@ -230,28 +240,10 @@ pub async fn run(target: &Arc<Target>, run: &str, nodes: usize, pods: usize, sha
             let claims = format!("/apis/resource.k8s.io/v1/namespaces/{namespace}/resourceclaims");
             for i in (w..pods).step_by(CREATORS) {
                 if shape == Shape::Claims {
-                    let body = serde_json::to_vec(&resource_claim(i)).expect("JSON");
-                    let req = target.request(Method::POST, &claims, Some(body));
-                    let (status, body) = conn.send(req).await.expect("a claim create");
-                    assert_eq!(
-                        status,
-                        StatusCode::CREATED,
-                        "{}",
-                        String::from_utf8_lossy(&body)
-                    );
+                    create_on(&mut conn, &target, &claims, &resource_claim(i)).await;
                 }
                 let name = format!("p-{i}");
-                let body = serde_json::to_vec(&pod(i, shape)).expect("JSON");
-                let (status, body) = conn
-                    .send(target.request(Method::POST, &path, Some(body)))
-                    .await
-                    .expect("a create");
-                assert_eq!(
-                    status,
-                    StatusCode::CREATED,
-                    "{}",
-                    String::from_utf8_lossy(&body)
-                );
+                create_on(&mut conn, &target, &path, &pod(i, shape)).await;
                 created.push((name, epoch.elapsed()));
             }
             created
