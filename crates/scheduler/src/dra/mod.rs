@@ -118,10 +118,8 @@ pub struct DraIndex {
 #[derive(Debug, Clone, Default)]
 struct Claims {
     by_name: HashMap<(String, String), Arc<ResourceClaim>>,
-    /// Devices of allocated claims (not counting admin access), with how many claims hold
-    /// each.
-    allocated: HashMap<DeviceId, usize>,
-    /// The same counts by [`DraIndex::device_hash`], for the allocator's many lookups. A
+    /// Devices of allocated claims (not counting admin access) by [`DraIndex::device_hash`],
+    /// with how many claims hold each. Two devices whose hashes collide share a count, so a
     /// collision could only make a free device look held, never the reverse.
     held: HashMap<u64, usize, PrehashedState>,
 }
@@ -162,17 +160,11 @@ impl Claims {
     /// Takes `claim`'s devices off the counts.
     fn release(&mut self, claim: &ResourceClaim, hasher: &RandomState) {
         for d in allocated_devices(claim) {
-            if let Some(n) = self.allocated.get_mut(&d) {
+            let hash = hasher.hash_one(&d);
+            if let Some(n) = self.held.get_mut(&hash) {
                 *n -= 1;
                 if *n == 0 {
-                    self.allocated.remove(&d);
-                }
-                let hash = hasher.hash_one(&d);
-                if let Some(n) = self.held.get_mut(&hash) {
-                    *n -= 1;
-                    if *n == 0 {
-                        self.held.remove(&hash);
-                    }
+                    self.held.remove(&hash);
                 }
             }
         }
@@ -223,9 +215,9 @@ impl DraIndex {
         self.classes.get(name)
     }
 
-    /// Whether `device` is held by an allocated claim.
+    /// Whether `device` is held by an allocated claim (see [`DraIndex::is_held`]).
     pub fn is_allocated(&self, device: &DeviceId) -> bool {
-        self.claims.allocated.contains_key(device)
+        self.is_held(self.device_hash(device))
     }
 
     /// A device's hash, under which [`DraIndex::is_held`] and [`DeviceKey::hash`] know it.
@@ -237,11 +229,6 @@ impl DraIndex {
     /// that is).
     pub fn is_held(&self, hash: u64) -> bool {
         self.claims.held.contains_key(&hash)
-    }
-
-    /// Every device held by an allocated claim.
-    pub fn allocated(&self) -> impl Iterator<Item = &DeviceId> {
-        self.claims.allocated.keys()
     }
 
     /// Adds or replaces a claim.
@@ -257,7 +244,6 @@ impl DraIndex {
         }
         for d in allocated_devices(&claim) {
             *claims.held.entry(hasher.hash_one(&d)).or_default() += 1;
-            *claims.allocated.entry(d).or_default() += 1;
         }
         claims.by_name.insert(k, Arc::new(claim));
     }
@@ -528,20 +514,19 @@ mod tests {
             .unwrap()
         };
         let id = |d: &str| ("d".to_string(), "p".to_string(), d.to_string());
-        // Held by id and by hash, always alike.
-        let held = |index: &DraIndex, d: &str| {
-            let by_id = index.is_allocated(&id(d));
-            assert_eq!(by_id, index.is_held(index.device_hash(&id(d))), "{d}");
-            by_id
-        };
+        let held = |index: &DraIndex, d: &str| index.is_allocated(&id(d));
         index.put_claim(claim("a", "x", false));
         index.put_claim(claim("b", "y", true));
         assert!(held(&index, "x"));
         assert!(!held(&index, "y"), "admin access holds nothing");
         index.put_claim(claim("a", "z", false));
         assert!(!held(&index, "x") && held(&index, "z"));
+        // Counted per claim: z stays held until both claims holding it are gone.
+        index.put_claim(claim("c", "z", false));
         index.remove_claim(&claim("a", "z", false));
+        assert!(held(&index, "z"));
+        index.remove_claim(&claim("c", "z", false));
         assert!(!held(&index, "z"));
-        assert_eq!(index.allocated().count(), 0);
+        assert!(index.claims.held.is_empty());
     }
 }
