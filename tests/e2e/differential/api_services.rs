@@ -336,9 +336,18 @@ async fn an_extension_server_is_discovered_as_upstream_discovers_it() {
             .map(|(k, _)| k)
             .filter(|k| k.contains(".metrics."))
             .collect();
+        // How a described reference is written in v2 (kubectl's v2 reader needs `$ref`
+        // beside the description, not an `allOf`).
+        let pod_spec = &v2["definitions"]["io.k8s.api.core.v1.Pod"]["properties"]["spec"];
+        let reference: Vec<&String> = pod_spec
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, _)| k)
+            .collect();
         json!({"legacy": names(legacy, "groups"), "aggregated": names(aggregated, "items"),
             "groups": groups, "extension items": extension_items, "v3": v3_entries,
-            "v2": v2_definitions})
+            "v2": v2_definitions, "v2 reference": [reference, pod_spec["$ref"]]})
     };
     let mut seen = [Value::Null, Value::Null];
     for attempt in 0..150 {
