@@ -139,6 +139,9 @@ enum Resource {
     /// to and from the stored `v1` by a conversion webhook this process serves.
     #[value(name = "widgets-v2")]
     WidgetsV2,
+    /// Pods of about 2 KB in `default` (containers with probes, env, volumes, affinity and
+    /// tolerations, as controllers create them), unscheduled.
+    Pods,
 }
 
 impl Resource {
@@ -151,13 +154,33 @@ impl Resource {
             Self::Hpav1 => "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers",
             Self::Widgets => custom::WIDGETS,
             Self::WidgetsV2 => custom::WIDGETS_V2,
+            Self::Pods => "/api/v1/namespaces/default/pods",
         }
+    }
+
+    /// The body of an update of `stored` (as listed) to `generation`: a new object of the
+    /// collection, except Pods, whose spec the server completes on create (the service
+    /// account's token volume) and then refuses to change: the stored pod, relabelled, as
+    /// controllers write one back (unconditionally: no resourceVersion).
+    fn changed(self, run: &str, stored: &serde_json::Value, generation: u64) -> Vec<u8> {
+        if self != Self::Pods {
+            return self.object(run, name_of(stored), generation);
+        }
+        let mut pod = stored.clone();
+        pod["apiVersion"] = "v1".into();
+        pod["kind"] = "Pod".into();
+        pod["metadata"]["labels"]["generation"] = generation.to_string().into();
+        if let Some(meta) = pod["metadata"].as_object_mut() {
+            meta.remove("resourceVersion");
+        }
+        serde_json::to_vec(&pod).expect("JSON")
     }
 
     /// A new object of the collection, labelled with the run.
     fn object(self, run: &str, name: &str, generation: u64) -> Vec<u8> {
         match self {
             Self::Storageclasses => object(run, name, generation),
+            Self::Pods => pods::pod(name, None, run, generation),
             Self::Configmaps => serde_json::to_vec(&serde_json::json!({
                 "apiVersion": "v1",
                 "kind": "ConfigMap",
@@ -417,7 +440,7 @@ async fn measure(
     clients: usize,
     duration: Duration,
     run: &str,
-    owned: &[Vec<String>],
+    owned: &[Vec<serde_json::Value>],
 ) -> Outcome {
     let start = Instant::now();
     let mut tasks = Vec::new();
@@ -446,7 +469,7 @@ async fn measure(
                         )
                     }
                     "get" if !mine.is_empty() => {
-                        let name = &mine[i as usize % mine.len()];
+                        let name = name_of(&mine[i as usize % mine.len()]);
                         (
                             target.request(
                                 Method::GET,
@@ -457,8 +480,9 @@ async fn measure(
                         )
                     }
                     "update" if !mine.is_empty() => {
-                        let name = &mine[i as usize % mine.len()];
-                        let body = target.resource.object(&run, name, i + 1);
+                        let stored = &mine[i as usize % mine.len()];
+                        let name = name_of(stored);
+                        let body = target.resource.changed(&run, stored, i + 1);
                         (
                             target.request(
                                 Method::PUT,
@@ -619,7 +643,13 @@ fn ms(d: Duration) -> String {
     format!("{:.2}", d.as_secs_f64() * 1000.0)
 }
 
-async fn existing_names(target: &Target, run: &str) -> Vec<String> {
+/// An object's name.
+fn name_of(object: &serde_json::Value) -> &str {
+    object["metadata"]["name"].as_str().unwrap_or_default()
+}
+
+/// The run's objects as listed.
+async fn existing_objects(target: &Target, run: &str) -> Vec<serde_json::Value> {
     let mut conn = target.connect().await.expect("connecting");
     let req = target.request(
         Method::GET,
@@ -630,16 +660,11 @@ async fn existing_names(target: &Target, run: &str) -> Vec<String> {
         None,
     );
     let (_, body) = conn.send(req).await.expect("listing");
-    let list: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
-    list["items"]
-        .as_array()
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(|i| i["metadata"]["name"].as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
+    let mut list: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+    match list["items"].take() {
+        serde_json::Value::Array(items) => items,
+        _ => Vec::new(),
+    }
 }
 
 #[tokio::main]
@@ -741,11 +766,11 @@ async fn main() {
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for &clients in &options.clients {
         for op in &options.ops {
-            let names = existing_names(&target, &run).await;
+            let objects = existing_objects(&target, &run).await;
             // Each worker gets a disjoint share of the objects, so updates never conflict.
             let mut owned = vec![Vec::new(); clients];
-            for (i, n) in names.into_iter().enumerate() {
-                owned[i % clients].push(n);
+            for (i, o) in objects.into_iter().enumerate() {
+                owned[i % clients].push(o);
             }
             let mut out = measure(&target, op, clients, options.duration, &run, &owned).await;
             out.latencies.sort();
@@ -803,8 +828,13 @@ async fn populate(target: &Arc<Target>, run: &str, count: usize) {
                     .resource
                     .object(&run, &format!("populate-{run}-{i}"), 0);
                 let req = target.request(Method::POST, target.resource.path(), Some(body));
-                let (status, _) = conn.send(req).await.expect("a create");
-                assert_eq!(status, StatusCode::CREATED, "populating");
+                let (status, body) = conn.send(req).await.expect("a create");
+                assert_eq!(
+                    status,
+                    StatusCode::CREATED,
+                    "populating: {}",
+                    String::from_utf8_lossy(&body)
+                );
             }
         }));
     }

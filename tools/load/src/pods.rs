@@ -11,8 +11,9 @@ use crate::{Target, ms, percentile};
 /// Nodes the created pods are spread over (set directly in `spec.nodeName`).
 const NODES: usize = 10;
 
-/// A pod manifest of about 2 KB, like those controllers create.
-fn pod(name: &str, node: Option<&str>) -> Vec<u8> {
+/// A pod manifest of about 2 KB, like those controllers create, labelled `capstan-load=<run>`
+/// and `generation=<generation>`.
+pub(crate) fn pod(name: &str, node: Option<&str>, run: &str, generation: u64) -> Vec<u8> {
     let mut spec = serde_json::json!({
         "containers": [{
             "name": "app",
@@ -42,7 +43,8 @@ fn pod(name: &str, node: Option<&str>) -> Vec<u8> {
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {
             "name": name,
-            "labels": {"app": "load", "pod-template-hash": "5d8f7c9b6", "capstan-load": "pods"},
+            "labels": {"app": "load", "pod-template-hash": "5d8f7c9b6", "capstan-load": run,
+                "generation": generation.to_string()},
             "annotations": {"example.com/owner": "capstan-load", "example.com/revision": "3"}
         },
         "spec": spec
@@ -82,7 +84,12 @@ async fn create_pods(
             let path = format!("/api/v1/namespaces/{namespace}/pods");
             for i in (w..count).step_by(clients) {
                 let node = format!("node-{}", i % NODES);
-                let body = pod(&format!("pod-{i}"), bound.then_some(node.as_str()));
+                let body = pod(
+                    &format!("pod-{i}"),
+                    bound.then_some(node.as_str()),
+                    "pods",
+                    0,
+                );
                 let t = Instant::now();
                 let (status, body) = conn
                     .send(target.request(Method::POST, &path, Some(body)))
