@@ -155,6 +155,14 @@ pub trait Store: Send + Sync + 'static {
     /// The revision of the last committed write.
     async fn current_revision(&self) -> Result<Revision>;
 
+    /// Whether [`Store::current_revision`] is read from memory, without a round trip (the
+    /// embedded store): a consistent read of one object may then wait for a watch cache to
+    /// reach that revision instead of reading storage. False by default (etcd's costs a
+    /// request, so its reads of one object go to etcd, as upstream's do).
+    fn knows_current_revision(&self) -> bool {
+        false
+    }
+
     /// Whether the backend answers (health checks). The default reads the current revision;
     /// a backend whose `current_revision` does more than read (etcd's asks watches for
     /// progress) answers with a plain read instead.

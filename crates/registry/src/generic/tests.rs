@@ -614,16 +614,34 @@ async fn cached_chunks_report_remaining_items() {
     );
 }
 
-/// The embedded store, counting how often the current revision is read.
+/// The embedded store, counting how often the current revision and single keys are read;
+/// whether it says it knows its current revision is the test's choice.
 struct CountingReads {
     inner: EmbeddedStore,
     reads: std::sync::atomic::AtomicUsize,
+    gets: std::sync::atomic::AtomicUsize,
+    knows_revision: bool,
+}
+
+impl CountingReads {
+    fn open(dir: &std::path::Path, knows_revision: bool) -> Arc<Self> {
+        Arc::new(Self {
+            inner: EmbeddedStore::open(EmbeddedStoreConfig::new(dir.join("db"))).unwrap(),
+            reads: Default::default(),
+            gets: Default::default(),
+            knows_revision,
+        })
+    }
 }
 
 #[async_trait::async_trait]
 impl Store for CountingReads {
     async fn get(&self, key: &str) -> capstan_storage::Result<(Option<KeyValue>, Revision)> {
+        self.gets.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.inner.get(key).await
+    }
+    fn knows_current_revision(&self) -> bool {
+        self.knows_revision
     }
     async fn list(
         &self,
@@ -674,10 +692,7 @@ impl Store for CountingReads {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_read_ahead_of_storage_waits_on_the_cache_without_polling() {
     let dir = tempfile::tempdir().unwrap();
-    let counting = Arc::new(CountingReads {
-        inner: EmbeddedStore::open(EmbeddedStoreConfig::new(dir.path().join("db"))).unwrap(),
-        reads: Default::default(),
-    });
+    let counting = CountingReads::open(dir.path(), false);
     let store: Arc<dyn Store> = counting.clone();
     let cached = Arc::new(GenericStore::new(
         StorageClassStrategy,
@@ -717,4 +732,55 @@ async fn a_read_ahead_of_storage_waits_on_the_cache_without_polling() {
     assert_eq!(got["metadata"]["name"], "here");
     let reads = counting.reads.load(std::sync::atomic::Ordering::Relaxed) - reads_before;
     assert!(reads <= 2, "storage was read {reads} times while waiting");
+}
+
+/// A read of one object without a resourceVersion comes from the watch cache when the store
+/// knows its current revision without a round trip, and still sees every write acknowledged
+/// before it; a store that does not know it is read instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_of_one_object_comes_from_the_cache_and_sees_each_acknowledged_write() {
+    for knows_revision in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let counting = CountingReads::open(dir.path(), knows_revision);
+        let store: Arc<dyn Store> = counting.clone();
+        let cached = GenericStore::new(
+            StorageClassStrategy,
+            store,
+            "/registry",
+            Some(Default::default()),
+        );
+        cached
+            .create("", &sc("read"), &WriteOptions::default())
+            .await
+            .unwrap();
+        for round in 0..40 {
+            let updated = json_of(
+                &cached
+                    .update(
+                        "",
+                        "read",
+                        &body(
+                            json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                            "metadata": {"name": "read", "labels": {"round": round.to_string()}},
+                            "provisioner": "example.com/p"}),
+                        ),
+                        &WriteOptions::default(),
+                    )
+                    .await
+                    .unwrap(),
+            );
+            let gets = counting.gets.load(std::sync::atomic::Ordering::Relaxed);
+            let read = json_of(
+                &cached
+                    .get("", "read", &GetOptions::default())
+                    .await
+                    .unwrap(),
+            );
+            let storage_reads = counting.gets.load(std::sync::atomic::Ordering::Relaxed) - gets;
+            assert_eq!(read, updated, "round {round}");
+            assert_eq!(storage_reads, usize::from(!knows_revision), "round {round}");
+        }
+        let missing = cached.get("", "ghost", &GetOptions::default()).await;
+        assert_eq!(code(missing.unwrap_err()), 404);
+    }
 }
