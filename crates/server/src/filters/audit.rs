@@ -239,7 +239,12 @@ impl Filter for Audit {
             .filter(|v| !v.is_empty())
             .map(str::to_string)
             .unwrap_or_else(new_uuid);
-        let header_value = HeaderValue::from_str(&audit_id).ok();
+        // Never indexed by HTTP/2's header compression: every value is new, so indexing would
+        // only search and churn the connection's table (pushing out the headers that repeat).
+        let header_value = HeaderValue::from_str(&audit_id).ok().map(|mut v| {
+            v.set_sensitive(true);
+            v
+        });
         let Some(auditor) = self.auditor.clone() else {
             let fut = next.call(req);
             return Box::pin(async move {
