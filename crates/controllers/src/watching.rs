@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use capstan_registry::{ListOptions, RestStorage, WatchOptions};
+use capstan_registry::{ListOptions, Payload, RestStorage, WatchOptions};
 use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::Value;
@@ -107,6 +107,40 @@ struct ListMeta {
     resource_version: String,
 }
 
+/// A listed item: its JSON (a list from the watch cache, whose items are kept encoded), or
+/// already parsed (a list that came as one document).
+enum Item<T> {
+    Json(bytes::Bytes),
+    Parsed(Box<T>),
+}
+
+/// A list's resourceVersion and its items.
+fn list_items<T: serde::de::DeserializeOwned + Default>(
+    listed: Payload,
+) -> Result<(String, Vec<Item<T>>), serde_json::Error> {
+    match listed {
+        Payload::List { head, items, .. } => {
+            let mut head = head.to_vec();
+            head.extend_from_slice(b"]}");
+            let list: List<serde::de::IgnoredAny> = serde_json::from_slice(&head)?;
+            Ok((
+                list.metadata.resource_version,
+                items.into_iter().map(Item::Json).collect(),
+            ))
+        }
+        Payload::Whole(body) => {
+            let list: List<T> = serde_json::from_slice(&body)?;
+            Ok((
+                list.metadata.resource_version,
+                list.items
+                    .into_iter()
+                    .map(|item| Item::Parsed(Box::new(item)))
+                    .collect(),
+            ))
+        }
+    }
+}
+
 /// A watch event.
 #[derive(Deserialize)]
 #[serde(bound = "T: Deserialize<'de> + Default")]
@@ -159,28 +193,39 @@ where
         .await
         .is_ok()
     };
-    loop {
+    'relist: loop {
         let listed = match storage.list("", &ListOptions::default()).await {
-            Ok(encoded) => encoded.body.into_bytes(),
+            Ok(encoded) => encoded.body,
             Err(err) => {
                 warn!(%err, resource = %storage.descriptor().resource, "controller: list failed");
                 tokio::time::sleep(Duration::from_secs(1)).await;
                 continue;
             }
         };
-        let list: List<T> = match serde_json::from_slice(&listed) {
-            Ok(list) => list,
+        let (version, items) = match list_items(listed) {
+            Ok(listed) => listed,
             Err(err) => {
                 warn!(%err, resource = %storage.descriptor().resource, "controller: unreadable list");
                 tokio::time::sleep(Duration::from_secs(1)).await;
                 continue;
             }
         };
-        drop(listed);
-        let version = list.metadata.resource_version;
         generation += 1;
-        for item in list.items {
-            if !handle(item, false, generation).await {
+        // One item parsed at a time, as the receiver takes them: a list of many large
+        // objects never lives in memory parsed all at once.
+        for item in items {
+            let object = match item {
+                Item::Json(json) => match serde_json::from_slice::<T>(&json) {
+                    Ok(object) => object,
+                    Err(err) => {
+                        warn!(%err, resource = %storage.descriptor().resource, "controller: unreadable list");
+                        tokio::time::sleep(Duration::from_secs(1)).await;
+                        continue 'relist;
+                    }
+                },
+                Item::Parsed(object) => *object,
+            };
+            if !handle(object, false, generation).await {
                 return;
             }
         }
@@ -255,5 +300,48 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(ns.spec.finalizers, ["kubernetes"]);
+    }
+
+    /// The names and the resourceVersion of a list, read through `list_items`.
+    fn names(listed: Payload) -> (String, Vec<String>) {
+        let (version, items) = list_items::<Object>(listed).unwrap();
+        let names = items
+            .into_iter()
+            .map(|item| match item {
+                Item::Json(json) => serde_json::from_slice::<Object>(&json).unwrap(),
+                Item::Parsed(object) => *object,
+            })
+            .map(|o| o.metadata.name)
+            .collect();
+        (version, names)
+    }
+
+    #[test]
+    fn lists_are_read_as_their_items_whether_kept_encoded_or_whole() {
+        let item = |name: &str| {
+            bytes::Bytes::from(format!(
+                r#"{{"kind":"Pod","metadata":{{"name":"{name}"}}}}"#
+            ))
+        };
+        let kept = Payload::List {
+            head: bytes::Bytes::from_static(
+                br#"{"kind":"PodList","metadata":{"resourceVersion":"12"},"items":["#,
+            ),
+            items: vec![item("a"), item("b")],
+            cached: Vec::new(),
+            bare_items: true,
+        };
+        assert_eq!(names(kept), ("12".into(), vec!["a".into(), "b".into()]));
+        let whole = Payload::Whole(bytes::Bytes::from_static(
+            br#"{"metadata":{"resourceVersion":"7"},"items":[{"metadata":{"name":"c"}}]}"#,
+        ));
+        assert_eq!(names(whole), ("7".into(), vec!["c".into()]));
+        let broken = Payload::List {
+            head: bytes::Bytes::from_static(br#"{"metadata":"#),
+            items: Vec::new(),
+            cached: Vec::new(),
+            bare_items: true,
+        };
+        assert!(list_items::<Object>(broken).is_err());
     }
 }

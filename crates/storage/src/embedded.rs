@@ -63,8 +63,10 @@ pub struct EmbeddedStoreConfig {
     pub checkpoint_bytes: u64,
     /// Checkpoint at least this often while writes come in.
     pub checkpoint_interval: Duration,
-    /// Memory for redb's page cache. Reads of current objects are mostly served by the watch
-    /// cache above, so this stays small (redb's own default is 1 GiB).
+    /// Memory for redb's page cache. Reads of current objects (GETs and lists) are served by
+    /// the watch cache above, leaving writes' reads of the current value and the caches'
+    /// initial lists: this stays small (redb's own default is 1 GiB; 64 MiB here held pages
+    /// the watch caches had read once at start).
     pub cache_bytes: usize,
 }
 
@@ -79,7 +81,7 @@ impl EmbeddedStoreConfig {
             watch_buffer_bytes: 128 << 20,
             checkpoint_bytes: 16 << 20,
             checkpoint_interval: Duration::from_secs(1),
-            cache_bytes: 64 << 20,
+            cache_bytes: 16 << 20,
         }
     }
 }
@@ -1071,6 +1073,10 @@ impl Store for EmbeddedStore {
 
     async fn current_revision(&self) -> Result<Revision> {
         Ok(Revision(self.shared.revision.load(Ordering::Acquire)))
+    }
+
+    fn knows_current_revision(&self) -> bool {
+        true
     }
 
     /// A no-op through the writer thread and a write transaction: fails when the thread is

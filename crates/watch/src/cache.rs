@@ -505,31 +505,48 @@ async fn run(store: Arc<dyn Store>, prefix: String, decode: Decode, shared: Arc<
     }
 }
 
+/// Objects per read while the cache loads.
+const LOAD_PAGE: usize = 1000;
+
 async fn follow(
     store: &Arc<dyn Store>,
     prefix: &str,
     decode: &Decode,
     shared: &Shared,
 ) -> capstan_storage::Result<()> {
-    let listed = store
-        .list(ListRequest {
-            prefix,
-            ..Default::default()
-        })
-        .await?;
+    // Read in pages at the first page's revision: the stored values of a large collection
+    // are never all in memory at once beside their decoded forms.
     let mut objects = BTreeMap::new();
-    for kv in &listed.items {
-        match decode(kv) {
-            Ok(o) => {
-                objects.insert(kv.key.clone(), Arc::new(o));
-            }
-            Err(err) => {
-                warn!(key = %kv.key, %err, "watch cache: skipping an object that does not decode")
+    let mut from: Option<String> = None;
+    let mut listed_at = None;
+    loop {
+        let page = store
+            .list(ListRequest {
+                prefix,
+                start: from.as_deref(),
+                limit: LOAD_PAGE,
+                revision: listed_at,
+            })
+            .await?;
+        listed_at = Some(page.revision);
+        for kv in &page.items {
+            match decode(kv) {
+                Ok(o) => {
+                    objects.insert(kv.key.clone(), Arc::new(o));
+                }
+                Err(err) => {
+                    warn!(key = %kv.key, %err, "watch cache: skipping an object that does not decode")
+                }
             }
         }
+        match page.items.last() {
+            Some(last) if page.more => from = Some(format!("{}\0", last.key)),
+            _ => break,
+        }
     }
-    let start = listed.revision.0;
-    let mut stream = store.watch(prefix, listed.revision).await?;
+    let listed_at = listed_at.unwrap_or_default();
+    let start = listed_at.0;
+    let mut stream = store.watch(prefix, listed_at).await?;
     {
         let mut state = lock(shared);
         *state = State {

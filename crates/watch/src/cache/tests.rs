@@ -534,3 +534,64 @@ async fn pages_at_an_earlier_revision_undo_later_changes() {
             .is_none()
     );
 }
+
+/// A collection larger than a page loads page by page at one revision: writes made while it
+/// loads (changes to listed keys, new keys before and after the pages read) arrive as
+/// events, and the cache ends up holding exactly what storage holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_collection_of_several_pages_loads_at_one_revision() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> =
+        Arc::new(EmbeddedStore::open(EmbeddedStoreConfig::new(dir.path().join("db"))).unwrap());
+    let count = 2 * LOAD_PAGE + LOAD_PAGE / 2;
+    for i in 0..count {
+        store
+            .create(&format!("/r/{i:05}"), Bytes::from_static(b"tier=gold"))
+            .await
+            .unwrap();
+    }
+    let writer = tokio::spawn({
+        let store = store.clone();
+        async move {
+            for i in 0..200 {
+                let key = format!("/r/{:05}", (i * 37) % count);
+                let (current, _) = store.get(&key).await.unwrap();
+                store
+                    .update(
+                        &key,
+                        Bytes::from(format!("tier=t{i}")),
+                        current.unwrap().mod_revision,
+                    )
+                    .await
+                    .unwrap();
+                store
+                    .create(&format!("/r/{i:05}x"), Bytes::from_static(b"tier=new"))
+                    .await
+                    .unwrap();
+            }
+        }
+    });
+    let cache = WatchCache::start(store.clone(), "/r/".into(), decode(), Default::default());
+    writer.await.unwrap();
+    let now = store.current_revision().await.unwrap();
+    cache.wait_for(now, Duration::from_secs(10)).await.unwrap();
+    let (cached, _) = cache.list("/r/", &all()).unwrap();
+    let stored = store
+        .list(ListRequest {
+            prefix: "/r/",
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(cached.len(), count + 200);
+    let cached: Vec<_> = cached
+        .iter()
+        .map(|o| (o.key.clone(), o.json.clone()))
+        .collect();
+    let stored: Vec<_> = stored
+        .items
+        .into_iter()
+        .map(|kv| (kv.key, kv.value))
+        .collect();
+    assert_eq!(cached, stored);
+}
