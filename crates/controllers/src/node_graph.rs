@@ -9,6 +9,7 @@ use capstan_api::pod_references;
 use capstan_auth::authz::node::{NodeGraph, PodRefs, Source};
 use capstan_registry::RestStorage;
 use k8s_openapi::api::core::v1::PersistentVolumeClaim;
+use serde::Deserialize;
 use serde_json::Value;
 use tokio::task::JoinHandle;
 
@@ -41,17 +42,16 @@ pub fn start(
     graph: Arc<NodeGraph>,
 ) -> Vec<JoinHandle<()>> {
     let mut tasks = Vec::new();
-    tasks.extend(feed::<Value>(
+    tasks.extend(feed::<GraphPod>(
         pods,
         graph.clone(),
         Source::Pods,
         |graph, pod, deleted, generation| {
-            let ns = pod["metadata"]["namespace"].as_str().unwrap_or_default();
-            let name = pod["metadata"]["name"].as_str().unwrap_or_default();
+            let (ns, name) = (&pod.metadata.namespace, &pod.metadata.name);
             if deleted {
                 graph.remove_pod(ns, name);
             } else {
-                graph.put_pod(ns, name, pod_refs(&pod), generation);
+                graph.put_pod(ns, name, pod.refs(), generation);
             }
         },
     ));
@@ -134,39 +134,61 @@ fn push(list: &mut Vec<String>, name: Option<&String>) {
     }
 }
 
-/// The secrets, config maps, claims and account a pod (JSON) uses; the secrets and config
-/// maps as NodeRestriction and the ServiceAccount plugin see them (`capstan_api::pod_references`).
-pub(crate) fn pod_refs(pod: &Value) -> PodRefs {
-    let spec = &pod["spec"];
-    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
-    let owned = |names: Vec<&str>| names.into_iter().map(String::from).collect();
-    let mut refs = PodRefs {
-        node: text(&spec["nodeName"]),
-        service_account: text(&spec["serviceAccountName"]),
-        secrets: owned(pod_references::secret_names(spec)),
-        config_maps: owned(pod_references::config_map_names(spec)),
-        ..Default::default()
-    };
-    let pod_name = pod["metadata"]["name"].as_str().unwrap_or_default();
-    for volume in spec["volumes"].as_array().into_iter().flatten() {
-        let claim = if volume["ephemeral"].is_object() {
-            format!("{pod_name}-{}", text(&volume["name"]))
-        } else {
-            text(&volume["persistentVolumeClaim"]["claimName"])
+/// What the graph reads of a pod: its name, its spec and the claims its status names. The
+/// rest (managed fields, most of the status) is skipped while parsing.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct GraphPod {
+    metadata: crate::watching::Metadata,
+    spec: Value,
+    #[serde(deserialize_with = "crate::watching::nullable")]
+    status: GraphPodStatus,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct GraphPodStatus {
+    resource_claim_statuses: Value,
+}
+
+impl GraphPod {
+    /// The secrets, config maps, claims and account the pod uses; the secrets and config
+    /// maps as NodeRestriction and the ServiceAccount plugin see them
+    /// (`capstan_api::pod_references`).
+    pub(crate) fn refs(&self) -> PodRefs {
+        let spec = &self.spec;
+        let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+        let owned = |names: Vec<&str>| names.into_iter().map(String::from).collect();
+        let mut refs = PodRefs {
+            node: text(&spec["nodeName"]),
+            service_account: text(&spec["serviceAccountName"]),
+            secrets: owned(pod_references::secret_names(spec)),
+            config_maps: owned(pod_references::config_map_names(spec)),
+            ..Default::default()
         };
-        push(&mut refs.claims, Some(&claim));
+        let pod_name = &self.metadata.name;
+        for volume in spec["volumes"].as_array().into_iter().flatten() {
+            let claim = if volume["ephemeral"].is_object() {
+                format!("{pod_name}-{}", text(&volume["name"]))
+            } else {
+                text(&volume["persistentVolumeClaim"]["claimName"])
+            };
+            push(&mut refs.claims, Some(&claim));
+        }
+        for status in self
+            .status
+            .resource_claim_statuses
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            push(
+                &mut refs.resource_claims,
+                Some(&text(&status["resourceClaimName"])),
+            );
+        }
+        refs
     }
-    for status in pod["status"]["resourceClaimStatuses"]
-        .as_array()
-        .into_iter()
-        .flatten()
-    {
-        push(
-            &mut refs.resource_claims,
-            Some(&text(&status["resourceClaimName"])),
-        );
-    }
-    refs
 }
 
 /// The secrets (namespace, name) a persistent volume names; a reference without a
@@ -231,7 +253,7 @@ mod tests {
                 ],
             },
         });
-        let refs = pod_refs(&pod);
+        let refs = serde_json::from_value::<GraphPod>(pod).unwrap().refs();
         assert_eq!(refs.node, "n1");
         assert_eq!(refs.service_account, "runner");
         let mut secrets = refs.secrets.clone();

@@ -71,7 +71,7 @@ pub(crate) struct Spec {
 }
 
 /// `null` as the default.
-fn nullable<'de, D, T>(d: D) -> Result<T, D::Error>
+pub(crate) fn nullable<'de, D, T>(d: D) -> Result<T, D::Error>
 where
     D: serde::Deserializer<'de>,
     T: Deserialize<'de> + Default,
