@@ -17,6 +17,8 @@ pub struct Fanout {
     pub events: usize,
     pub connections: usize,
     pub writers: usize,
+    /// Creates per second across the writers; 0: as fast as they go.
+    pub rate: u32,
 }
 
 /// Extracts the send time (µs since the epoch of the run) from an ADDED line.
@@ -99,7 +101,9 @@ pub async fn run(target: &Arc<Target>, run: &str, f: Fanout) {
     }
     ready.wait().await;
     let begin = epoch.elapsed();
+    let started = tokio::time::Instant::now();
     let per_writer = f.events.div_ceil(f.writers);
+    let (writers_count, rate) = (f.writers, f.rate);
     let mut writers = Vec::new();
     for w in 0..f.writers {
         let target = target.clone();
@@ -108,6 +112,12 @@ pub async fn run(target: &Arc<Target>, run: &str, f: Fanout) {
         writers.push(tokio::spawn(async move {
             let mut conn = target.connect().await.expect("connecting");
             for i in 0..count {
+                if rate > 0 {
+                    // Event n of the run is due at n / rate seconds.
+                    let n = (i * writers_count + w) as f64;
+                    tokio::time::sleep_until(started + Duration::from_secs_f64(n / rate as f64))
+                        .await;
+                }
                 let sent = epoch.elapsed().as_micros() as u64;
                 let req = target.request(
                     Method::POST,

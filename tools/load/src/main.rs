@@ -73,6 +73,11 @@ struct Options {
     /// Events of the fan-out run.
     #[arg(long, default_value_t = 10_000)]
     events: usize,
+    /// Creates per second of the fan-out run, so that two servers get the same pace (a
+    /// server that takes writes faster otherwise queues more events at once); 0: as fast as
+    /// the eight writers go.
+    #[arg(long, default_value_t = 0)]
+    event_rate: u32,
     /// Connections the fan-out watchers share (HTTP/2 streams).
     #[arg(long, default_value_t = 50)]
     watch_connections: usize,
@@ -690,6 +695,7 @@ async fn main() {
             events: options.events,
             connections: options.watch_connections,
             writers: 8,
+            rate: options.event_rate,
         };
         fanout::run(&target, &run, f).await;
         cleanup(&target, &run, options.keep).await;
