@@ -68,7 +68,7 @@ JSON
     --resource=storageclasses.storage.k8s.io,pods >/dev/null
   k create clusterrolebinding loader --clusterrole=loader --user=reader >/dev/null
   # Pods need their service account (no controller manager makes it here).
-  k create serviceaccount default --dry-run=client -o yaml | k apply -f - >/dev/null
+  k create serviceaccount default --dry-run=client -o yaml | k apply -f - >/dev/null 2>&1
   sleep 5
   echo "== $1"
   echo "resident memory, idle: $(resident "${watched[@]}") MB"
