@@ -50,6 +50,19 @@ sign() { # ca name subject extension
     -out "$pki/$2.crt" -days 1 -extfile "$pki/$2.ext" 2>/dev/null
 }
 
+# A kubeconfig (JSON, which capstan-load reads too) for the server at URL, trusting $pki/ca.crt
+# and presenting the certificate $pki/USER.crt (default admin).
+kubeconfig() { # file url [user]
+  local ca_data user=${3:-admin}
+  ca_data=$(base64 -w0 < "$pki/ca.crt")
+  cat > "$1" <<JSON
+{"apiVersion": "v1", "kind": "Config", "current-context": "c",
+ "clusters": [{"name": "c", "cluster": {"server": "$2", "certificate-authority-data": "$ca_data"}}],
+ "users": [{"name": "u", "user": {"client-certificate": "$pki/$user.crt", "client-key": "$pki/$user.key"}}],
+ "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}
+JSON
+}
+
 # A service-account key pair: $pki/sa.key and $pki/sa.pub.
 new_service_account_keys() {
   openssl genrsa -out "$pki/sa.key" 2048 2>/dev/null

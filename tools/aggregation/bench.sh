@@ -18,15 +18,6 @@ sign front-proxy-ca proxy /CN=front-proxy-client extendedKeyUsage=clientAuth
 sign wardle-ca wardle /CN=api.wardle.svc "subjectAltName=DNS:api.wardle.svc
 extendedKeyUsage=serverAuth"
 new_service_account_keys
-kubeconfig() { # file url
-  local ca_data; ca_data=$(base64 -w0 < "$pki/ca.crt")
-  cat > "$1" <<JSON
-{"apiVersion": "v1", "kind": "Config", "current-context": "c",
- "clusters": [{"name": "c", "cluster": {"server": "$2", "certificate-authority-data": "$ca_data"}}],
- "users": [{"name": "u", "user": {"client-certificate": "$pki/admin.crt", "client-key": "$pki/admin.key"}}],
- "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}
-JSON
-}
 flags=(--bind-address=127.0.0.1 --client-ca-file=$pki/ca.crt
   --tls-cert-file=$pki/apiserver.crt --tls-private-key-file=$pki/apiserver.key
   --service-account-key-file=$pki/sa.pub --service-account-signing-key-file=$pki/sa.key

@@ -53,14 +53,8 @@ run() { # server
     watched=("$server")
   fi
   pids+=("$server")
-  local ca_data; ca_data=$(base64 -w0 < "$pki/ca.crt")
   for user in admin reader; do
-    cat > "$dir/$user.kubeconfig" <<JSON
-{"apiVersion": "v1", "kind": "Config", "current-context": "c",
- "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:$port", "certificate-authority-data": "$ca_data"}}],
- "users": [{"name": "u", "user": {"client-certificate": "$pki/$user.crt", "client-key": "$pki/$user.key"}}],
- "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}
-JSON
+    kubeconfig "$dir/$user.kubeconfig" "https://127.0.0.1:$port" "$user"
   done
   k() { kubectl --kubeconfig "$dir/admin.kubeconfig" "$@"; }
   until k get --raw /readyz >/dev/null 2>&1; do sleep 0.2; done
