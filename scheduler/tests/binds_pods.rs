@@ -105,7 +105,7 @@ async fn the_scheduler_binds_pods_where_they_fit() {
     assert_eq!(node_of(&client, "gpu").await.as_deref(), Some("n2"));
 
     // The big pod fits nowhere: the condition and the event say why, as upstream words it.
-    let expected = "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {dedicated: gpu}, 1 node(s) were unschedulable. preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling.";
+    let expected = "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {dedicated: gpu}, 1 node(s) were unschedulable. no new claims to deallocate, preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling.";
     let message = unschedulable_message(&client, "big").await;
     assert_eq!(message, expected);
     // Events are recorded apart from the status write: waited for.
@@ -236,7 +236,7 @@ async fn spread_constraints_and_pod_affinity_place_pods_by_topology() {
     if nodes_with_web.len() == 3 {
         assert_eq!(
             unschedulable_message(&client, "loner").await,
-            "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+            "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. no new claims to deallocate, preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
         );
     } else {
         // Both zone-a pods share a node: the loner takes the other.

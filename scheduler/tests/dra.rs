@@ -5,10 +5,12 @@
 //! attribute, a shared claim keeps its pods on one node, a pod waits when devices run out
 //! and is bound once a finished pod's devices come back.
 
+use capstan_client::ListParams;
 use capstan_client::{Client, Config};
 use capstan_e2e::upstream::{self, Process};
 use capstan_testing::TestServer;
 use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::api::resource::v1::{
     DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice,
 };
@@ -62,26 +64,42 @@ async fn allocation(client: &Client, name: &str) -> (Vec<String>, Vec<String>) {
     (devices, consumers)
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn pods_get_devices_from_claims_and_wait_when_they_run_out() {
-    let server = TestServer::start().await;
-    let client =
-        Client::new(Config::from_kubeconfig(&server.kubeconfig_path(), None).unwrap()).unwrap();
-    for name in ["n1", "n2", "n3"] {
+/// Ready nodes named `names`, with room for pods.
+async fn ready_nodes(client: &Client, names: &[&str]) {
+    for name in names {
         let created: Node = client
             .create(None, &from::<Node>(json!({"metadata": {"name": name}})))
             .await
             .unwrap();
-        let mut with_status: Node = from(json!({"metadata": {"name": name,
+        let with_status: Node = from(json!({"metadata": {"name": name,
             "resourceVersion": created.metadata.resource_version}, "status": {
             "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"},
             "conditions": [{"type": "Ready", "status": "True"}]}}));
-        with_status.metadata.name = Some(name.into());
         client
             .replace_status(None, name, &with_status)
             .await
             .unwrap();
     }
+}
+
+/// The scheduler binary on `server`.
+fn scheduler(server: &TestServer) -> Running {
+    Running(
+        std::process::Command::new(env!("CARGO_BIN_EXE_capstan-scheduler"))
+            .arg("--kubeconfig")
+            .arg(server.kubeconfig_path())
+            .args(["--kube-api-qps=0", "--secure-port=0", "--port=0"])
+            .spawn()
+            .expect("the scheduler starts"),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn pods_get_devices_from_claims_and_wait_when_they_run_out() {
+    let server = TestServer::start().await;
+    let client =
+        Client::new(Config::from_kubeconfig(&server.kubeconfig_path(), None).unwrap()).unwrap();
+    ready_nodes(&client, &["n1", "n2", "n3"]).await;
     client
         .create(None, &slice("n1", &["a100", "a100"]))
         .await
@@ -114,14 +132,7 @@ async fn pods_get_devices_from_claims_and_wait_when_they_run_out() {
             "exactly": {"deviceClassName": "a100"}}]}}}));
     client.create(Some("default"), &shared).await.unwrap();
 
-    let _scheduler = Running(
-        std::process::Command::new(env!("CARGO_BIN_EXE_capstan-scheduler"))
-            .arg("--kubeconfig")
-            .arg(server.kubeconfig_path())
-            .args(["--kube-api-qps=0", "--secure-port=0", "--port=0"])
-            .spawn()
-            .expect("the scheduler starts"),
-    );
+    let _scheduler = scheduler(&server);
     let logs = tempfile::tempdir().unwrap();
     let kubeconfig = server.kubeconfig_path().display().to_string();
     let _kcm = Process::start(
@@ -210,4 +221,175 @@ async fn pods_get_devices_from_claims_and_wait_when_they_run_out() {
         }
     }
     assert_eq!(bound.as_deref(), Some("n2"));
+}
+
+/// Waits up to 30 s for `check` to hold of claim `default/name`; the claim when it does.
+async fn claim_when(
+    client: &Client,
+    name: &str,
+    what: &str,
+    check: impl Fn(&ResourceClaim) -> bool,
+) -> ResourceClaim {
+    for _ in 0..300 {
+        let claim: ResourceClaim = client.get(Some("default"), name).await.unwrap();
+        if check(&claim) {
+            return claim;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let claim: ResourceClaim = client.get(Some("default"), name).await.unwrap();
+    panic!("claim {name} never {what}: {:?}", claim.status);
+}
+
+/// The notes of the events about pod `default/name` with `reason`.
+async fn notes(client: &Client, name: &str, reason: &str) -> Vec<String> {
+    let events: Vec<Event> = client
+        .list(Some("default"), &ListParams::default())
+        .await
+        .unwrap()
+        .items;
+    events
+        .into_iter()
+        .filter(|e| {
+            e.reason.as_deref() == Some(reason)
+                && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name)
+        })
+        .filter_map(|e| e.note)
+        .collect()
+}
+
+/// Sets the one device's status condition `kind` of claim `default/name`, as its driver does.
+async fn report_device(client: &Client, name: &str, kind: &str) {
+    let mut claim: ResourceClaim = client.get(Some("default"), name).await.unwrap();
+    claim.status.as_mut().unwrap().devices = Some(vec![from(json!({
+        "driver": "cxl.example.com", "pool": "fabric", "device": "mem-0",
+        "conditions": [{"type": kind, "status": "True", "reason": "Driver",
+            "message": "reported by the test's driver", "lastTransitionTime": "2026-11-29T00:00:00Z"}]}))]);
+    client
+        .replace_status(Some("default"), name, &claim)
+        .await
+        .unwrap();
+}
+
+fn reserved(claim: &ResourceClaim) -> bool {
+    claim.status.as_ref().is_some_and(|s| {
+        s.allocation.is_some() && s.reserved_for.as_ref().is_some_and(|r| !r.is_empty())
+    })
+}
+
+/// Devices that must be attached before a pod may use them (binding conditions): the
+/// scheduler allocates one, reserves it for the pod and holds the pod (a
+/// `BindingConditionsPending` event) until the driver reports it attached. When the driver
+/// reports a failure instead, the scheduler takes the pod out of the claim (Unreserve),
+/// deallocates the claim on the next attempt (PostFilter, `deallocation of ResourceClaim
+/// completed`) and allocates it afresh.
+#[tokio::test(flavor = "multi_thread")]
+async fn devices_with_binding_conditions_hold_the_pod_until_the_driver_attaches_them() {
+    let server = TestServer::start().await;
+    let client =
+        Client::new(Config::from_kubeconfig(&server.kubeconfig_path(), None).unwrap()).unwrap();
+    ready_nodes(&client, &["n1", "n2"]).await;
+    let fabric: ResourceSlice = from(json!({"metadata": {"name": "fabric"},
+        "spec": {"driver": "cxl.example.com", "allNodes": true,
+            "pool": {"name": "fabric", "generation": 1, "resourceSliceCount": 1},
+            "devices": [{"name": "mem-0", "bindsToNode": true,
+                "bindingConditions": ["cxl.example.com/Attached"],
+                "bindingFailureConditions": ["cxl.example.com/AttachFailed"]}]}}));
+    client.create(None, &fabric).await.unwrap();
+    let class: DeviceClass = from(json!({"metadata": {"name": "cxl"},
+        "spec": {"selectors": [{"cel": {"expression": "device.driver == 'cxl.example.com'"}}]}}));
+    client.create(None, &class).await.unwrap();
+    let claim: ResourceClaim = from(json!({"metadata": {"name": "mem"},
+        "spec": {"devices": {"requests": [{"name": "mem",
+            "exactly": {"deviceClassName": "cxl"}}]}}}));
+    client.create(Some("default"), &claim).await.unwrap();
+    let _scheduler = scheduler(&server);
+    client
+        .create(
+            Some("default"),
+            &pod("db", json!([{"name": "mem", "resourceClaimName": "mem"}])),
+        )
+        .await
+        .unwrap();
+
+    // Allocated and reserved for the pod, bound to one node, with the device's conditions;
+    // the pod waits unbound.
+    let first = claim_when(&client, "mem", "reserved", reserved).await;
+    let result = &first
+        .status
+        .as_ref()
+        .unwrap()
+        .allocation
+        .as_ref()
+        .unwrap()
+        .devices
+        .as_ref()
+        .unwrap()
+        .results
+        .as_ref()
+        .unwrap()[0];
+    assert_eq!(
+        result.binding_conditions.as_deref(),
+        Some(&["cxl.example.com/Attached".to_string()][..])
+    );
+    let mut pending = Vec::new();
+    for _ in 0..100 {
+        pending = notes(&client, "db", "BindingConditionsPending").await;
+        if !pending.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(
+        pending[0].starts_with("waiting for binding conditions for device on node n"),
+        "{pending:?}"
+    );
+    let db: Pod = client.get(Some("default"), "db").await.unwrap();
+    assert_eq!(db.spec.unwrap().node_name, None);
+
+    // The attachment fails: the claim is given back, deallocated, and allocated again.
+    report_device(&client, "mem", "cxl.example.com/AttachFailed").await;
+    let mut failed = Vec::new();
+    for _ in 0..300 {
+        failed = notes(&client, "db", "FailedScheduling").await;
+        if failed
+            .iter()
+            .any(|n| n.contains("deallocation of ResourceClaim completed"))
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(
+        failed.iter().any(|n| n
+            == "0/2 nodes are available: 2 resourceclaim not available on the node. deallocation of ResourceClaim completed, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."),
+        "{failed:?}"
+    );
+    let second = claim_when(&client, "mem", "reserved again without the failure", |c| {
+        reserved(c) && c.status.as_ref().is_some_and(|s| s.devices.is_none())
+    })
+    .await;
+    assert_ne!(
+        second.metadata.resource_version,
+        first.metadata.resource_version
+    );
+
+    // Attached: the pod is bound to the node the device was attached to.
+    report_device(&client, "mem", "cxl.example.com/Attached").await;
+    let node = node_of(&client, "db").await.expect("bound once attached");
+    let selector = second
+        .status
+        .unwrap()
+        .allocation
+        .unwrap()
+        .node_selector
+        .unwrap();
+    assert_eq!(
+        selector.node_selector_terms[0]
+            .match_fields
+            .as_ref()
+            .unwrap()[0]
+            .values,
+        Some(vec![node])
+    );
 }

@@ -333,10 +333,11 @@ const VOLUME_BINDING: Points = Points {
     pre_bind: true,
     ..NONE
 };
-/// DynamicResources' PreEnqueue and PostFilter (deallocation) are not built: pods waiting
-/// for their claims are held by its PreFilter.
+/// DynamicResources' PreEnqueue is not built: pods waiting for their claims are held by its
+/// PreFilter.
 const DYNAMIC_RESOURCES: Points = Points {
     filter: true,
+    post_filter: true,
     reserve: true,
     pre_bind: true,
     ..NONE

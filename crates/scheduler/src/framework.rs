@@ -191,6 +191,32 @@ pub trait BindContext: Send + Sync {
     fn client(&self) -> &capstan_client::Client;
     /// The claims, volumes, classes and CSI nodes as the scheduler knows them now.
     fn volume_index(&self) -> std::sync::Arc<crate::volumes::VolumeIndex>;
+    /// The ResourceClaims, DeviceClasses and ResourceSlices as the scheduler knows them now.
+    fn dra_index(&self) -> std::sync::Arc<crate::dra::DraIndex>;
+    /// Records an event about `pod` (`kind` Normal or Warning) from the scheduler.
+    fn record<'a>(
+        &'a self,
+        pod: &'a Pod,
+        kind: &'a str,
+        reason: &'a str,
+        action: &'a str,
+        note: &'a str,
+    ) -> BoxFuture<'a, ()>;
+}
+
+/// A PostFilter plugin other than preemption (DefaultPreemption is part of the scheduling
+/// loop): when no node fits a pod, it may change the cluster so that a later attempt finds
+/// one. Its reason joins the pod's unschedulable message, before preemption's.
+pub trait PostFilter: Send + Sync {
+    /// The plugin's name.
+    fn name(&self) -> &'static str;
+    /// Does its work for `pod`, whose state holds the failed attempt's PreFilter and Filter
+    /// results; `Ok` with its reason, `Err` when the work failed.
+    fn post_filter<'a>(
+        &'a self,
+        cx: &'a dyn BindContext,
+        pod: &'a PodInfo,
+    ) -> BoxFuture<'a, Result<String, String>>;
 }
 
 /// A Reserve plugin: once a node is chosen, it claims what the pod needs there (the value
@@ -203,6 +229,15 @@ pub trait Reserve: Send + Sync {
     fn reserve(&self, pod: &PodInfo, node: &NodeInfo) -> Result<Option<StateValue>, Rejection>;
     /// Gives back what `reserve` claimed.
     fn unreserve(&self, _pod: &PodInfo, _node: &str) {}
+    /// Undoes, through the API, what the binding cycle wrote for the pod before it failed
+    /// (after `unreserve`).
+    fn unreserve_written<'a>(
+        &'a self,
+        _cx: &'a dyn BindContext,
+        _pod: &'a PodInfo,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
 }
 
 /// What a Permit plugin says about binding a pod.
@@ -373,6 +408,8 @@ pub struct Profile {
     pub bind_cycle: BindCycle,
     /// Whether pods with `spec.schedulingGates` wait (SchedulingGates, PreEnqueue).
     pub scheduling_gates: bool,
+    /// PostFilter plugins run before preemption, in order.
+    pub post_filters: Vec<Box<dyn PostFilter>>,
     filters: Vec<Box<dyn Filter>>,
     scores: Vec<(Box<dyn Score>, i64)>,
     next_start: std::sync::atomic::AtomicUsize,
@@ -394,6 +431,7 @@ impl Profile {
                 ..Default::default()
             },
             scheduling_gates: true,
+            post_filters: Vec::new(),
             filters,
             scores,
             next_start: std::sync::atomic::AtomicUsize::new(0),
@@ -525,6 +563,9 @@ impl Profile {
         if outcome.is_err() {
             for r in &self.bind_cycle.reserve {
                 r.unreserve(pod, node);
+            }
+            for r in &self.bind_cycle.reserve {
+                r.unreserve_written(cx, pod).await;
             }
         }
         if outcome == Ok(true) {
@@ -683,6 +724,19 @@ mod tests {
         }
         fn volume_index(&self) -> std::sync::Arc<crate::volumes::VolumeIndex> {
             Default::default()
+        }
+        fn dra_index(&self) -> std::sync::Arc<crate::dra::DraIndex> {
+            Default::default()
+        }
+        fn record<'a>(
+            &'a self,
+            _: &'a Pod,
+            _: &'a str,
+            _: &'a str,
+            _: &'a str,
+            _: &'a str,
+        ) -> BoxFuture<'a, ()> {
+            Box::pin(async {})
         }
     }
 

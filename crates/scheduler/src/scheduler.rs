@@ -427,11 +427,6 @@ impl Scheduler {
                 });
             }
             Some(Err((fit, preemption))) => {
-                let mut message = fit.message();
-                if let Some(preemption::Outcome::Nothing(why)) = &preemption {
-                    message = format!("{message} {why}");
-                }
-                tracing::info!(pod = %key, %message, "unschedulable");
                 self.metrics.attempt(
                     &profile_name,
                     AttemptResult::Unschedulable,
@@ -439,6 +434,31 @@ impl Scheduler {
                 );
                 self.queue.done(&key, Outcome::Unschedulable);
                 tasks.spawn(async move {
+                    // The PostFilter plugins' reasons, then preemption's, as upstream joins
+                    // them: `<why no node fits>. <reason>, <reason>, preemption: ...`.
+                    let mut reasons = Vec::new();
+                    if let Some(profile) = self.profile_for(&info.pod) {
+                        for p in &profile.post_filters {
+                            match p.post_filter(&*self, &info).await {
+                                Ok(reason) => reasons.push(reason),
+                                Err(e) => {
+                                    tracing::warn!(pod = %key, plugin = p.name(), error = %e, "PostFilter failed");
+                                    reasons.push(format!("running PostFilter plugin {:?}: {e}", p.name()));
+                                }
+                            }
+                        }
+                    }
+                    if let Some(preemption::Outcome::Nothing(why)) = &preemption {
+                        reasons.push(why.clone());
+                    }
+                    let mut message = fit.message();
+                    // A preemption that found victims succeeds: upstream then reports only
+                    // why no node fits.
+                    let preempting = matches!(preemption, Some(preemption::Outcome::Preempt(_)));
+                    if !reasons.is_empty() && !preempting {
+                        message = format!("{message} {}", reasons.join(", "));
+                    }
+                    tracing::info!(pod = %key, %message, "unschedulable");
                     if let Some(preemption::Outcome::Preempt(c)) = preemption {
                         self.carry_out(&info.pod, &c).await;
                     }
@@ -757,5 +777,20 @@ impl BindContext for Scheduler {
 
     fn volume_index(&self) -> Arc<VolumeIndex> {
         self.cache().volume_index()
+    }
+
+    fn dra_index(&self) -> Arc<DraIndex> {
+        self.cache().dra_index()
+    }
+
+    fn record<'a>(
+        &'a self,
+        pod: &'a Pod,
+        kind: &'a str,
+        reason: &'a str,
+        action: &'a str,
+        note: &'a str,
+    ) -> crate::framework::BoxFuture<'a, ()> {
+        Box::pin(self.event(pod, kind, reason, action, note))
     }
 }

@@ -6,7 +6,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::V1;
+use super::{GoDuration, V1};
 use crate::error::{Error, Result};
 use crate::plugins::{
     self, BalancedAllocation, DefaultConstraint, InterPodAffinity, NodeResourcesFit,
@@ -16,6 +16,7 @@ use crate::plugins::{
 /// The default plugins that take arguments (upstream's defaulting adds theirs).
 pub const WITH_ARGS: &[&str] = &[
     "DefaultPreemption",
+    "DynamicResources",
     "InterPodAffinity",
     "NodeAffinity",
     "NodeResourcesBalancedAllocation",
@@ -205,6 +206,25 @@ impl Default for VolumeBindingArgs {
     }
 }
 
+/// `DynamicResourcesArgs`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct DynamicResourcesArgs {
+    /// How long the device search may take on one node (zero: no limit).
+    pub filter_timeout: GoDuration,
+    /// How long PreBind waits for devices' binding conditions.
+    pub binding_timeout: GoDuration,
+}
+
+impl Default for DynamicResourcesArgs {
+    fn default() -> Self {
+        Self {
+            filter_timeout: GoDuration(std::time::Duration::from_secs(10)),
+            binding_timeout: GoDuration(std::time::Duration::from_secs(600)),
+        }
+    }
+}
+
 fn typed<T: DeserializeOwned + Default>(args: &Value, field: &str) -> Result<T> {
     if args.is_null() {
         return Ok(T::default());
@@ -245,6 +265,7 @@ pub fn complete(name: &str, args: &Value, field: &str) -> Result<Value> {
         "NodeAffinity" => with_kind(name, &typed::<NodeAffinityArgs>(args, field)?),
         "DefaultPreemption" => with_kind(name, &typed::<DefaultPreemptionArgs>(args, field)?),
         "VolumeBinding" => with_kind(name, &typed::<VolumeBindingArgs>(args, field)?),
+        "DynamicResources" => with_kind(name, &typed::<DynamicResourcesArgs>(args, field)?),
         _ if args.is_null() => Value::Null,
         _ => {
             return Err(Error::invalid(
@@ -406,6 +427,19 @@ pub fn validate(name: &str, args: &Value, field: &str) -> Result<()> {
             }
             Ok(())
         }
+        "DynamicResources" => {
+            let a: DynamicResourcesArgs = typed(args, field)?;
+            if a.binding_timeout.0 < std::time::Duration::from_secs(1) {
+                return Err(Error::invalid(
+                    format!("{field}.bindingTimeout"),
+                    format!(
+                        "Invalid value: {:?}: must be at least 1 second",
+                        super::go_duration(a.binding_timeout.0.as_nanos() as i64)
+                    ),
+                ));
+            }
+            Ok(())
+        }
         "VolumeBinding" => {
             let a: VolumeBindingArgs = typed(args, field)?;
             if a.bind_timeout_seconds < 0 {
@@ -521,6 +555,12 @@ pub fn preemption(configs: &[super::PluginConfig]) -> crate::preemption::Preempt
         min_candidate_nodes_percentage: a.min_candidate_nodes_percentage.clamp(0, 100) as u32,
         min_candidate_nodes_absolute: a.min_candidate_nodes_absolute.max(0) as u32,
     }
+}
+
+/// DynamicResources as `configs` set it up.
+pub fn dynamic_resources(configs: &[super::PluginConfig]) -> crate::plugins::DynamicResources {
+    let a: DynamicResourcesArgs = find(configs, "DynamicResources");
+    crate::plugins::DynamicResources::new(Some(a.filter_timeout.0), a.binding_timeout.0)
 }
 
 /// How long VolumeBinding waits for claims to be bound, as `configs` set it up.

@@ -31,10 +31,16 @@ fn an_empty_configuration_is_upstreams_default() {
         .map(|p| p.name.as_str())
         .collect();
     assert_eq!(with_args, args::WITH_ARGS);
-    let fit = &profile.plugin_config[4].args;
+    let fit = &profile.plugin_config[5].args;
     assert_eq!(fit["kind"], "NodeResourcesFitArgs");
     assert_eq!(fit["scoringStrategy"]["type"], "LeastAllocated");
-    assert_eq!(profile.plugin_config[1].args["hardPodAffinityWeight"], 1);
+    assert_eq!(profile.plugin_config[2].args["hardPodAffinityWeight"], 1);
+    let dra = &profile.plugin_config[1].args;
+    assert_eq!(dra["kind"], "DynamicResourcesArgs");
+    assert_eq!(
+        (&dra["filterTimeout"], &dra["bindingTimeout"]),
+        (&"10s".into(), &"10m0s".into())
+    );
     let (built, warnings) = build_profile(&config, profile).unwrap();
     assert_eq!(
         built.filter_names(),
@@ -157,6 +163,12 @@ fn bad_configurations_name_the_field() {
             "profiles:\n- schedulerName: a\n  pluginConfig:\n  - name: InterPodAffinity\n    args:\n      hardPodAffinityWeight: 200\n"
         ),
         "profiles[0].pluginConfig[0].args.hardPodAffinityWeight: Invalid value: 200: not in valid range [0-100]"
+    );
+    assert_eq!(
+        error(
+            "profiles:\n- schedulerName: a\n  pluginConfig:\n  - name: DynamicResources\n    args:\n      bindingTimeout: 500ms\n"
+        ),
+        "profiles[0].pluginConfig[0].args.bindingTimeout: Invalid value: \"500ms\": must be at least 1 second"
     );
     assert_eq!(
         error(

@@ -11,6 +11,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use capstan_cel::device::{Device as CelDevice, DeviceAttribute as CelAttribute};
 use capstan_cel::{Activation, Program};
@@ -265,8 +266,13 @@ impl<'a> Allocator<'a> {
     }
 
     /// One allocation per claim on `node`, `Ok(None)` when the node does not have the
-    /// devices, an error when a selector fails to evaluate.
-    pub fn allocate(&self, node: &NodeInfo) -> Result<Option<Vec<AllocationResult>>, AllocError> {
+    /// devices, an error when a selector fails to evaluate or the search is still going at
+    /// `deadline` (`filterTimeout`).
+    pub fn allocate(
+        &self,
+        node: &NodeInfo,
+        deadline: Option<Instant>,
+    ) -> Result<Option<Vec<AllocationResult>>, AllocError> {
         let candidates = self.candidates(node);
         let mut search = Search {
             allocator: self,
@@ -278,11 +284,12 @@ impl<'a> Allocator<'a> {
             picks: Vec::new(),
             values: vec![Vec::new(); self.constraints.len()],
             steps: 0,
+            deadline,
         };
         if !search.place(0)? {
             return Ok(None);
         }
-        Ok(Some(self.results(&search.picks, &candidates)))
+        Ok(Some(self.results(&search.picks, &candidates, node.name())))
     }
 
     /// The devices `node` can use, from the newest generation of each pool.
@@ -363,8 +370,13 @@ impl<'a> Allocator<'a> {
         room
     }
 
-    /// The allocation results of the picks, claim by claim.
-    fn results(&self, picks: &[Pick], candidates: &[Candidate<'_>]) -> Vec<AllocationResult> {
+    /// The allocation results of the picks on `node`, claim by claim.
+    fn results(
+        &self,
+        picks: &[Pick],
+        candidates: &[Candidate<'_>],
+        node: &str,
+    ) -> Vec<AllocationResult> {
         let mut out = Vec::new();
         for (c, claim) in self.claims.iter().enumerate() {
             let mut results = Vec::new();
@@ -385,7 +397,12 @@ impl<'a> Allocator<'a> {
                     }
                 }
                 let cand = &candidates[pick.candidate];
-                scopes.push(cand.scope);
+                // A device bound to the node it was allocated for limits the claim to it.
+                scopes.push(match cand.device.binds_to_node {
+                    Some(true) => Scope::Node,
+                    _ => cand.scope,
+                });
+                let conditions = |c: &Option<Vec<String>>| c.clone().filter(|c| !c.is_empty());
                 results.push(DeviceRequestAllocationResult {
                     request: alt.name.clone(),
                     driver: cand.id.0.clone(),
@@ -393,6 +410,8 @@ impl<'a> Allocator<'a> {
                     device: cand.id.2.clone(),
                     admin_access: alt.admin.then_some(true),
                     tolerations: (!alt.tolerations.is_empty()).then(|| alt.tolerations.to_vec()),
+                    binding_conditions: conditions(&cand.device.binding_conditions),
+                    binding_failure_conditions: conditions(&cand.device.binding_failure_conditions),
                     ..Default::default()
                 });
             }
@@ -419,7 +438,7 @@ impl<'a> Allocator<'a> {
                     results: Some(results),
                     config: (!config.is_empty()).then_some(config),
                 }),
-                node_selector: allocation_scope(&scopes, candidates_node(candidates)),
+                node_selector: allocation_scope(&scopes, node),
                 allocation_timestamp: None,
             });
         }
@@ -427,30 +446,16 @@ impl<'a> Allocator<'a> {
     }
 }
 
-/// The node whose candidates these are (any node-local candidate's slice names it).
-fn candidates_node(candidates: &[Candidate<'_>]) -> Option<String> {
-    candidates.iter().find_map(|c| match c.scope {
-        Scope::Node => c
-            .slice
-            .spec
-            .node_name
-            .clone()
-            .filter(|n| !n.is_empty())
-            .or_else(|| c.device.node_name.clone()),
-        _ => None,
-    })
-}
-
 /// Where a claim's devices can be used: the node, when one of them is local to it; else
 /// where every node selector of them holds; else everywhere.
-fn allocation_scope(scopes: &[Scope<'_>], node: Option<String>) -> Option<NodeSelector> {
+fn allocation_scope(scopes: &[Scope<'_>], node: &str) -> Option<NodeSelector> {
     if scopes.iter().any(|s| matches!(s, Scope::Node)) {
         return Some(NodeSelector {
             node_selector_terms: vec![NodeSelectorTerm {
                 match_fields: Some(vec![NodeSelectorRequirement {
                     key: "metadata.name".into(),
                     operator: "In".into(),
-                    values: Some(vec![node.unwrap_or_default()]),
+                    values: Some(vec![node.to_string()]),
                 }]),
                 match_expressions: None,
             }],
@@ -649,6 +654,7 @@ struct Search<'s, 'a> {
     /// The attribute values each constraint has seen so far.
     values: Vec<Vec<DeviceAttribute>>,
     steps: usize,
+    deadline: Option<Instant>,
 }
 
 impl Search<'_, '_> {
@@ -696,6 +702,11 @@ impl Search<'_, '_> {
             self.steps += 1;
             if self.steps > SEARCH_BUDGET {
                 return Ok(false);
+            }
+            // The clock is read once every 256 steps.
+            if self.steps.is_multiple_of(256) && self.deadline.is_some_and(|d| Instant::now() >= d)
+            {
+                return Err("timed out trying to allocate devices".into());
             }
             let cand = matching[i];
             if !self.push(request, alt, cand) {
@@ -764,14 +775,6 @@ impl Search<'_, '_> {
         let mut out = Vec::new();
         for c in 0..self.candidates.len() {
             let cand = &self.candidates[c];
-            if cand
-                .device
-                .binding_conditions
-                .as_ref()
-                .is_some_and(|b| !b.is_empty())
-            {
-                continue;
-            }
             if !alternative.admin && a.held(cand.hash) && alternative.count.is_some() {
                 continue;
             }

@@ -6,8 +6,11 @@
 //! (PreBind). Pods whose claims do not exist yet, are being deleted, or are reserved by as
 //! many consumers as a claim allows, wait.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use capstan_client::PatchType;
 
 use k8s_openapi::api::core::v1::NodeSelector;
 use k8s_openapi::api::resource::v1::{
@@ -22,7 +25,7 @@ use crate::dra::{
     pod_claims, reserved_for,
 };
 use crate::framework::{
-    BindContext, BoxFuture, Filter, PodInfo, PreBind, Rejection, Reserve, StateValue,
+    BindContext, BoxFuture, Filter, PodInfo, PostFilter, PreBind, Rejection, Reserve, StateValue,
 };
 use crate::plugins::node_selector_matches;
 
@@ -37,10 +40,20 @@ struct InFlight {
 }
 
 /// The DynamicResources plugin.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct DynamicResources {
     selectors: Arc<Selectors>,
     in_flight: Arc<Mutex<InFlight>>,
+    /// How long the device search may take on one node (`filterTimeout`; `None`: no limit).
+    filter_timeout: Option<Duration>,
+    /// How long PreBind waits for devices' binding conditions (`bindingTimeout`).
+    binding_timeout: Duration,
+}
+
+impl Default for DynamicResources {
+    fn default() -> Self {
+        Self::new(Some(Duration::from_secs(10)), Duration::from_secs(600))
+    }
 }
 
 /// What PreFilter learns of the pod's claims.
@@ -57,6 +70,10 @@ struct DraState {
     in_flight: DeviceHashes,
     /// The allocations found for each node that can take the pod.
     found: Mutex<HashMap<String, Vec<AllocationResult>>>,
+    /// Allocated claims (indexes into `claims`) that kept a node out: their allocation is
+    /// for other nodes, or their devices failed (or timed out) binding. PostFilter may
+    /// deallocate one.
+    unavailable: Mutex<BTreeSet<usize>>,
 }
 
 /// What Reserve hands the binding cycle.
@@ -64,6 +81,9 @@ struct DraBinding {
     claims: Vec<Arc<ResourceClaim>>,
     /// The allocation to write for each claim (`None`: already allocated).
     allocations: Vec<Option<AllocationResult>>,
+    /// The claims PreBind reserved for the pod (indexes into `claims`), to release if the
+    /// binding cycle fails.
+    reserved: Mutex<Vec<usize>>,
 }
 
 fn rv(claim: &ResourceClaim) -> u64 {
@@ -86,7 +106,98 @@ fn is_allocated(claim: &ResourceClaim) -> bool {
         .is_some_and(|s| s.allocation.is_some())
 }
 
+/// Whether the devices of `claim` that have binding conditions are ready: `Ok(true)` when
+/// every binding condition is true in the claim's device status, `Err` when a binding
+/// failure condition is (or is the claim is not allocated any more).
+fn binding_ready(claim: &ResourceClaim) -> Result<bool, String> {
+    let Some(allocation) = claim.status.as_ref().and_then(|s| s.allocation.as_ref()) else {
+        return Ok(false);
+    };
+    let statuses = claim.status.as_ref().and_then(|s| s.devices.as_ref());
+    let results = allocation
+        .devices
+        .iter()
+        .flat_map(|d| d.results.iter().flatten());
+    let mut ready = true;
+    for result in results {
+        let wanted = result.binding_conditions.as_deref().unwrap_or_default();
+        if wanted.is_empty() {
+            continue;
+        }
+        let conditions = statuses
+            .into_iter()
+            .flatten()
+            .find(|d| {
+                d.driver == result.driver && d.pool == result.pool && d.device == result.device
+            })
+            .and_then(|d| d.conditions.as_deref())
+            .unwrap_or_default();
+        let is_true = |kind: &str| {
+            conditions
+                .iter()
+                .find(|c| c.type_ == kind)
+                .filter(|c| c.status == "True")
+        };
+        for failure in result.binding_failure_conditions.iter().flatten() {
+            if let Some(c) = is_true(failure) {
+                return Err(format!(
+                    "claim {} binding failed: reason={}, message={:?}",
+                    claim.metadata.name.as_deref().unwrap_or(""),
+                    c.reason,
+                    c.message
+                ));
+            }
+        }
+        ready &= wanted.iter().all(|w| is_true(w).is_some());
+    }
+    Ok(ready)
+}
+
+/// Whether `claim` has devices with binding conditions.
+fn has_binding_conditions(claim: &ResourceClaim) -> bool {
+    claim
+        .status
+        .as_ref()
+        .and_then(|s| s.allocation.as_ref())
+        .and_then(|a| a.devices.as_ref())
+        .into_iter()
+        .flat_map(|d| d.results.iter().flatten())
+        .any(|r| r.binding_conditions.as_ref().is_some_and(|b| !b.is_empty()))
+}
+
 impl DynamicResources {
+    /// The plugin with DynamicResourcesArgs' `filterTimeout` (`None` or zero: no limit) and
+    /// `bindingTimeout`.
+    pub fn new(filter_timeout: Option<Duration>, binding_timeout: Duration) -> Self {
+        Self {
+            selectors: Arc::default(),
+            in_flight: Arc::default(),
+            filter_timeout: filter_timeout.filter(|t| !t.is_zero()),
+            binding_timeout,
+        }
+    }
+
+    /// Whether `claim`'s devices gave up binding: a failure condition is true, or binding
+    /// conditions are still unmet `bindingTimeout` after the allocation.
+    fn binding_gave_up(&self, claim: &ResourceClaim) -> bool {
+        match binding_ready(claim) {
+            Err(_) => true,
+            Ok(true) => false,
+            Ok(false) => {
+                let allocated = claim
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.allocation.as_ref())
+                    .and_then(|a| a.allocation_timestamp.as_ref());
+                has_binding_conditions(claim)
+                    && allocated.is_some_and(|t| {
+                        let waited = jiff::Timestamp::now().duration_since(t.0);
+                        waited.as_secs_f64() > self.binding_timeout.as_secs_f64()
+                    })
+            }
+        }
+    }
+
     fn in_flight(&self) -> std::sync::MutexGuard<'_, InFlight> {
         self.in_flight.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -196,6 +307,7 @@ impl Filter for DynamicResources {
             to_allocate,
             in_flight,
             found: Mutex::default(),
+            unavailable: Mutex::default(),
         })))
     }
 
@@ -203,12 +315,21 @@ impl Filter for DynamicResources {
         let Some(state) = pod.state.get::<DraState>() else {
             return Ok(());
         };
-        let unavailable = state
-            .available_on
-            .iter()
-            .flatten()
-            .any(|s| !node_selector_matches(&s.node_selector_terms, node));
-        if unavailable {
+        let mut unavailable = Vec::new();
+        for (i, claim) in state.claims.iter().enumerate() {
+            let elsewhere = state.available_on[i]
+                .as_ref()
+                .is_some_and(|s| !node_selector_matches(&s.node_selector_terms, node));
+            if elsewhere || (is_allocated(claim) && self.binding_gave_up(claim)) {
+                unavailable.push(i);
+            }
+        }
+        if !unavailable.is_empty() {
+            state
+                .unavailable
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .extend(unavailable);
             return Err(Rejection::unresolvable(
                 "resourceclaim not available on the node",
             ));
@@ -223,7 +344,11 @@ impl Filter for DynamicResources {
             .collect();
         let allocator = Allocator::new(&state.index, pending, &state.in_flight, &self.selectors)
             .map_err(Rejection::unresolvable)?;
-        match allocator.allocate(node).map_err(Rejection::unresolvable)? {
+        let deadline = self.filter_timeout.map(|t| std::time::Instant::now() + t);
+        match allocator
+            .allocate(node, deadline)
+            .map_err(Rejection::unresolvable)?
+        {
             Some(found) => {
                 state
                     .found
@@ -266,6 +391,7 @@ impl Reserve for DynamicResources {
         Ok(Some(Box::new(DraBinding {
             claims: state.claims.clone(),
             allocations,
+            reserved: Mutex::default(),
         })))
     }
 
@@ -279,6 +405,89 @@ impl Reserve for DynamicResources {
         for claim in claims {
             in_flight.pending.remove(uid(claim));
         }
+    }
+
+    /// Takes the pod out of `reservedFor` of the claims PreBind reserved for it, with a
+    /// strategic merge patch that needs no fresh copy of the claim (a failure is logged:
+    /// the next attempt finds the claim reserved for the pod and goes on from there).
+    fn unreserve_written<'a>(
+        &'a self,
+        cx: &'a dyn BindContext,
+        pod: &'a PodInfo,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let Some(binding) = pod.state.get::<DraBinding>() else {
+                return;
+            };
+            let reserved =
+                std::mem::take(&mut *binding.reserved.lock().unwrap_or_else(|p| p.into_inner()));
+            let pod_uid = pod.pod.metadata.uid.as_deref().unwrap_or("");
+            for i in reserved {
+                let claim = &binding.claims[i];
+                let ns = claim.metadata.namespace.as_deref();
+                let name = claim.metadata.name.as_deref().unwrap_or("");
+                let patch = serde_json::json!({"metadata": {"uid": uid(claim)},
+                    "status": {"reservedFor": [{"$patch": "delete", "uid": pod_uid}]}});
+                let patched = cx
+                    .client()
+                    .patch_status::<ResourceClaim>(ns, name, PatchType::Strategic, &patch)
+                    .await;
+                if let Err(e) = patched {
+                    tracing::warn!(claim = name, error = %e, "unreserving a claim failed");
+                }
+            }
+        })
+    }
+}
+
+impl PostFilter for DynamicResources {
+    fn name(&self) -> &'static str {
+        "DynamicResources"
+    }
+
+    /// Deallocates one claim that kept nodes out (allocated elsewhere, or its devices gave
+    /// up binding) when no other pod uses it, so that the next attempt allocates it afresh.
+    fn post_filter<'a>(
+        &'a self,
+        cx: &'a dyn BindContext,
+        pod: &'a PodInfo,
+    ) -> BoxFuture<'a, Result<String, String>> {
+        Box::pin(async move {
+            let Some(state) = pod.state.get::<DraState>() else {
+                return Ok("no new claims to deallocate".into());
+            };
+            let unavailable = state
+                .unavailable
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
+            let pod_uid = pod.pod.metadata.uid.as_deref().unwrap_or("");
+            for i in unavailable {
+                let claim = &state.claims[i];
+                let users = claim
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.reserved_for.as_deref())
+                    .unwrap_or_default();
+                if users.len() > 1 || users.first().is_some_and(|u| u.uid != pod_uid) {
+                    continue;
+                }
+                let mut freed = (**claim).clone();
+                if let Some(status) = freed.status.as_mut() {
+                    status.reserved_for = None;
+                    status.allocation = None;
+                    status.devices = None;
+                }
+                let ns = freed.metadata.namespace.clone();
+                let name = freed.metadata.name.clone().unwrap_or_default();
+                cx.client()
+                    .replace_status(ns.as_deref(), &name, &freed)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                return Ok("deallocation of ResourceClaim completed".into());
+            }
+            Ok("still not schedulable".into())
+        })
     }
 }
 
@@ -359,6 +568,61 @@ impl DynamicResources {
     }
 }
 
+impl DynamicResources {
+    /// Waits until the devices of the pod's claims that have binding conditions are ready
+    /// (every binding condition true in the claims' device status, as the scheduler's copy
+    /// of the claims shows it), failing when a binding failure condition is true or after
+    /// `bindingTimeout`.
+    async fn wait_for_binding_conditions(
+        &self,
+        cx: &dyn BindContext,
+        pod: &PodInfo,
+        node: &str,
+    ) -> Result<(), String> {
+        let note = format!("waiting for binding conditions for device on node {node}");
+        cx.record(
+            &pod.pod,
+            "Normal",
+            "BindingConditionsPending",
+            "Scheduling",
+            &note,
+        )
+        .await;
+        let Some(binding) = pod.state.get::<DraBinding>() else {
+            return Ok(());
+        };
+        let deadline = std::time::Instant::now() + self.binding_timeout;
+        loop {
+            let index = cx.dra_index();
+            let mut ready = true;
+            for claim in &binding.claims {
+                let ns = claim.metadata.namespace.as_deref().unwrap_or("");
+                let name = claim.metadata.name.as_deref().unwrap_or("");
+                let Some(current) = index.claim(ns, name) else {
+                    return Err(format!("resourceclaim {ns}/{name} not found"));
+                };
+                if !binding_ready(current)? {
+                    if self.binding_gave_up(current) {
+                        return Err(format!("claim {name} binding timeout"));
+                    }
+                    ready = false;
+                }
+            }
+            if ready {
+                return Ok(());
+            }
+            if std::time::Instant::now() >= deadline {
+                return Err("device binding timeout".into());
+            }
+            tokio::time::sleep(BINDING_POLL).await;
+        }
+    }
+}
+
+/// How often PreBind looks at the claims while devices bind (the scheduler's own copy of
+/// them: no API request).
+const BINDING_POLL: Duration = Duration::from_millis(200);
+
 impl PreBind for DynamicResources {
     fn name(&self) -> &'static str {
         "DynamicResources"
@@ -368,13 +632,15 @@ impl PreBind for DynamicResources {
         &'a self,
         cx: &'a dyn BindContext,
         pod: &'a PodInfo,
-        _node: &'a str,
+        node: &'a str,
     ) -> BoxFuture<'a, Result<(), String>> {
         Box::pin(async move {
             let Some(binding) = pod.state.get::<DraBinding>() else {
                 return Ok(());
             };
-            for (claim, allocation) in binding.claims.iter().zip(&binding.allocations) {
+            for (i, (claim, allocation)) in
+                binding.claims.iter().zip(&binding.allocations).enumerate()
+            {
                 if allocation.is_none() && reserved_for(claim, &pod.pod) {
                     continue;
                 }
@@ -382,6 +648,24 @@ impl PreBind for DynamicResources {
                 // than the server's copy: the write conflicts and is retried on a fresh one.
                 self.bind_claim(cx, pod, (**claim).clone(), allocation.as_ref())
                     .await?;
+                binding
+                    .reserved
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(i);
+            }
+            let waits = binding
+                .claims
+                .iter()
+                .zip(&binding.allocations)
+                .any(|(c, a)| {
+                    has_binding_conditions(c)
+                        || a.iter()
+                            .flat_map(|a| a.devices.iter().flat_map(|d| d.results.iter().flatten()))
+                            .any(|r| r.binding_conditions.as_ref().is_some_and(|b| !b.is_empty()))
+                });
+            if waits {
+                self.wait_for_binding_conditions(cx, pod, node).await?;
             }
             Ok(())
         })
@@ -632,6 +916,148 @@ mod tests {
         info.state.insert(binding);
         plugin.unreserve(&info, "n1");
         assert_eq!(feasible(&plugin, other, &cache).unwrap(), ["n1", "n2"]);
+    }
+
+    /// A fabric-attached device any node can use, bound to the node it is allocated for
+    /// once its driver reports it attached.
+    fn attachable() -> ResourceSlice {
+        serde_json::from_value(json!({"metadata": {"name": "fabric"},
+            "spec": {"driver": "cxl.example.com", "allNodes": true,
+                "pool": {"name": "fabric", "generation": 1, "resourceSliceCount": 1},
+                "devices": [{"name": "mem-0", "bindsToNode": true,
+                    "bindingConditions": ["cxl.example.com/Attached"],
+                    "bindingFailureConditions": ["cxl.example.com/AttachFailed"]}]}}))
+        .unwrap()
+    }
+
+    /// Claim `c` allocated the fabric device on `node` at `at`, its device status `conditions`.
+    fn attached_claim(node: &str, at: jiff::Timestamp, conditions: Value) -> ResourceClaim {
+        let mut c = claim("c", exactly("cxl", 1));
+        c.status = serde_json::from_value(json!({
+            "allocation": {"devices": {"results": [{"request": "r", "driver": "cxl.example.com",
+                "pool": "fabric", "device": "mem-0",
+                "bindingConditions": ["cxl.example.com/Attached"],
+                "bindingFailureConditions": ["cxl.example.com/AttachFailed"]}]},
+                "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                    {"key": "metadata.name", "operator": "In", "values": [node]}]}]},
+                "allocationTimestamp": at.to_string()},
+            "devices": [{"driver": "cxl.example.com", "pool": "fabric", "device": "mem-0",
+                "conditions": conditions}]}))
+        .unwrap();
+        c
+    }
+
+    fn condition(kind: &str) -> Value {
+        json!({"type": kind, "status": "True", "reason": "Driver", "message": "set",
+            "lastTransitionTime": "2026-11-29T00:00:00Z"})
+    }
+
+    #[test]
+    fn devices_with_binding_conditions_are_allocated_with_them_for_one_node() {
+        let plugin = DynamicResources::default();
+        let mut cache = cache_with(vec![claim("c", exactly("cxl", 1))]);
+        let index = cache.dra_index_mut();
+        index.put_slice(attachable());
+        index.put_class(class("cxl", "device.driver == 'cxl.example.com'"));
+        let mut info = PodInfo::new(pod_with(&["c"]));
+        info.state
+            .insert(plugin.pre_filter(&info, &cache).unwrap().unwrap());
+        plugin.filter(&info, cache.node("n2").unwrap()).unwrap();
+        let binding = plugin.reserve(&info, cache.node("n2").unwrap()).unwrap();
+        let binding = binding.unwrap();
+        let b = binding.downcast_ref::<DraBinding>().unwrap();
+        let allocation = b.allocations[0].as_ref().unwrap();
+        let result = &allocation
+            .devices
+            .as_ref()
+            .unwrap()
+            .results
+            .as_ref()
+            .unwrap()[0];
+        assert_eq!(
+            result.binding_conditions.as_deref(),
+            Some(&["cxl.example.com/Attached".to_string()][..])
+        );
+        assert_eq!(
+            result.binding_failure_conditions.as_deref(),
+            Some(&["cxl.example.com/AttachFailed".to_string()][..])
+        );
+        // bindsToNode: the allocation is for n2 alone, though the slice serves all nodes.
+        let terms = &allocation
+            .node_selector
+            .as_ref()
+            .unwrap()
+            .node_selector_terms;
+        assert_eq!(
+            terms[0].match_fields.as_ref().unwrap()[0].values,
+            Some(vec!["n2".to_string()])
+        );
+    }
+
+    #[test]
+    fn claims_whose_devices_failed_or_timed_out_binding_keep_their_node_out() {
+        let plugin = DynamicResources::new(None, Duration::from_secs(60));
+        let now = jiff::Timestamp::now();
+        let long_ago = now - jiff::SignedDuration::from_secs(120);
+        for (claim, n1_ok, why) in [
+            (attached_claim("n1", now, json!([])), true, "still binding"),
+            (
+                attached_claim(
+                    "n1",
+                    long_ago,
+                    json!([condition("cxl.example.com/Attached")]),
+                ),
+                true,
+                "attached",
+            ),
+            (
+                attached_claim(
+                    "n1",
+                    now,
+                    json!([condition("cxl.example.com/AttachFailed")]),
+                ),
+                false,
+                "failed",
+            ),
+            (
+                attached_claim("n1", long_ago, json!([])),
+                false,
+                "timed out",
+            ),
+        ] {
+            let mut cache = cache_with(vec![claim]);
+            cache.dra_index_mut().put_slice(attachable());
+            let mut info = PodInfo::new(pod_with(&["c"]));
+            info.state
+                .insert(plugin.pre_filter(&info, &cache).unwrap().unwrap());
+            let n1 = plugin.filter(&info, cache.node("n1").unwrap());
+            assert_eq!(n1.is_ok(), n1_ok, "{why}: {n1:?}");
+            // Elsewhere the allocation's node selector keeps the pod out either way.
+            let n2 = plugin.filter(&info, cache.node("n2").unwrap()).unwrap_err();
+            assert_eq!(
+                n2.reason, "resourceclaim not available on the node",
+                "{why}"
+            );
+            // Either way the claim is PostFilter's to deallocate.
+            let state = info.state.get::<DraState>().unwrap();
+            assert_eq!(
+                *state.unavailable.lock().unwrap(),
+                BTreeSet::from([0]),
+                "{why}"
+            );
+        }
+        let failed = attached_claim(
+            "n1",
+            now,
+            json!([condition("cxl.example.com/AttachFailed")]),
+        );
+        assert!(
+            binding_ready(&failed)
+                .unwrap_err()
+                .contains("binding failed: reason=Driver")
+        );
+        let attached = attached_claim("n1", now, json!([condition("cxl.example.com/Attached")]));
+        assert_eq!(binding_ready(&attached), Ok(true));
     }
 
     #[test]

@@ -27,7 +27,7 @@ pub use volumes::{NodeVolumeLimits, VolumeAction, VolumeBinding, VolumeRestricti
 
 use crate::config::{Configuration, ProfileConfig, args, effective_plugins};
 use crate::error::Result;
-use crate::framework::{Bind, BindCycle, Filter, PreBind, Profile, Reserve, Score};
+use crate::framework::{Bind, BindCycle, Filter, PostFilter, PreBind, Profile, Reserve, Score};
 
 /// The profile `profile` of `config` describes, with a warning for each enabled plugin
 /// Capstan has not built yet (it is skipped).
@@ -42,7 +42,7 @@ pub fn build_profile(
     };
     // One instance for every point: Reserve's in-memory allocations are what later
     // PreFilters must see.
-    let dynamic_resources = DynamicResources::default();
+    let dynamic_resources = args::dynamic_resources(pc);
     let filter = |name: &str| -> Option<Box<dyn Filter>> {
         Some(match name {
             "NodeUnschedulable" => Box::new(NodeUnschedulable),
@@ -114,6 +114,12 @@ pub fn build_profile(
         post_bind: Vec::new(),
     };
     built.scheduling_gates = effective.pre_enqueue.iter().any(|n| n == "SchedulingGates");
+    built.post_filters = effective
+        .post_filter
+        .iter()
+        .filter(|n| *n == "DynamicResources")
+        .map(|_| Box::new(dynamic_resources.clone()) as Box<dyn PostFilter>)
+        .collect();
     if effective
         .post_filter
         .iter()
