@@ -393,3 +393,76 @@ async fn devices_with_binding_conditions_hold_the_pod_until_the_driver_attaches_
         Some(vec![node])
     );
 }
+
+/// A device shared between claims (`allowMultipleAllocations`): each claim gets a share
+/// with its own id and the capacity it consumes, until the capacity runs out.
+#[tokio::test(flavor = "multi_thread")]
+async fn claims_share_a_device_while_its_capacity_lasts() {
+    let server = TestServer::start().await;
+    let client =
+        Client::new(Config::from_kubeconfig(&server.kubeconfig_path(), None).unwrap()).unwrap();
+    ready_nodes(&client, &["n1", "n2"]).await;
+    let nic: ResourceSlice = from(json!({"metadata": {"name": "n1-nic"},
+        "spec": {"driver": "nic.example.com", "nodeName": "n1",
+            "pool": {"name": "n1-nic", "generation": 1, "resourceSliceCount": 1},
+            "devices": [{"name": "eth0", "allowMultipleAllocations": true,
+                "capacity": {"bandwidth": {"value": "40G",
+                    "requestPolicy": {"default": "10G", "validRange": {"min": "10G", "step": "10G"}}}}}]}}));
+    client.create(None, &nic).await.unwrap();
+    let class: DeviceClass = from(json!({"metadata": {"name": "nic"},
+        "spec": {"selectors": [{"cel": {"expression": "device.driver == 'nic.example.com'"}}]}}));
+    client.create(None, &class).await.unwrap();
+    for (name, bandwidth) in [("a", "15G"), ("b", "20G"), ("c", "10G")] {
+        let claim: ResourceClaim = from(json!({"metadata": {"name": name},
+            "spec": {"devices": {"requests": [{"name": "net", "exactly": {
+                "deviceClassName": "nic", "capacity": {"requests": {"bandwidth": bandwidth}}}}]}}}));
+        client.create(Some("default"), &claim).await.unwrap();
+    }
+    let _scheduler = scheduler(&server);
+    for name in ["a", "b"] {
+        client
+            .create(
+                Some("default"),
+                &pod(name, json!([{"name": "net", "resourceClaimName": name}])),
+            )
+            .await
+            .unwrap();
+        assert_eq!(node_of(&client, name).await.as_deref(), Some("n1"));
+    }
+    let share = |claim: &ResourceClaim| {
+        let result = claim
+            .status
+            .as_ref()
+            .unwrap()
+            .allocation
+            .as_ref()
+            .unwrap()
+            .devices
+            .as_ref()
+            .unwrap()
+            .results
+            .as_ref()
+            .unwrap()[0]
+            .clone();
+        (
+            result.device,
+            result.share_id.unwrap(),
+            result.consumed_capacity.unwrap()["bandwidth"].0.clone(),
+        )
+    };
+    let a = share(&client.get(Some("default"), "a").await.unwrap());
+    let b = share(&client.get(Some("default"), "b").await.unwrap());
+    assert_eq!((a.0.as_str(), b.0.as_str()), ("eth0", "eth0"));
+    assert_ne!(a.1, b.1);
+    assert_eq!((a.2.as_str(), b.2.as_str()), ("19531250Ki", "20G"));
+    // 20G + 20G used of 40G: a third share does not fit.
+    client
+        .create(
+            Some("default"),
+            &pod("c", json!([{"name": "net", "resourceClaimName": "c"}])),
+        )
+        .await
+        .unwrap();
+    let message = unschedulable_message(&client, "c").await;
+    assert!(message.contains("cannot allocate all claims"), "{message}");
+}

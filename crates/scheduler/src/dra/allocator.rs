@@ -9,7 +9,7 @@
 //! backtracks: an early choice that leaves a later request short is undone. Devices from a
 //! pool whose newest generation is incomplete serve counted requests but not `All` ones.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -17,12 +17,13 @@ use capstan_cel::device::{Device as CelDevice, DeviceAttribute as CelAttribute};
 use capstan_cel::{Activation, Program};
 use k8s_openapi::api::core::v1::{NodeSelector, NodeSelectorRequirement, NodeSelectorTerm};
 use k8s_openapi::api::resource::v1::{
-    AllocationResult, Device, DeviceAllocationConfiguration, DeviceAllocationResult,
-    DeviceAttribute, DeviceClass, DeviceRequestAllocationResult, DeviceToleration, ResourceClaim,
-    ResourceSlice,
+    AllocationResult, CapacityRequestPolicy, Device, DeviceAllocationConfiguration,
+    DeviceAllocationResult, DeviceAttribute, DeviceCapacity, DeviceClass,
+    DeviceRequestAllocationResult, DeviceToleration, ResourceClaim, ResourceSlice,
 };
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
-use super::{DeviceHashes, DeviceId, DraIndex, PrehashedState};
+use super::{DeviceId, DraIndex, InUse, PrehashedState};
 use crate::cache::NodeInfo;
 use crate::plugins::node_selector_matches;
 
@@ -106,6 +107,8 @@ struct Alternative<'a> {
     count: Option<usize>,
     admin: bool,
     tolerations: &'a [DeviceToleration],
+    /// The capacity asked of each device (`capacity.requests`).
+    capacity: Option<&'a BTreeMap<String, Quantity>>,
 }
 
 /// A request of a claim to allocate, with its alternatives in order of preference.
@@ -156,8 +159,8 @@ pub struct Allocator<'a> {
     claims: Vec<&'a ResourceClaim>,
     requests: Vec<Request<'a>>,
     constraints: Vec<Constraint<'a>>,
-    /// Devices of allocations made but not in the index yet.
-    in_flight: &'a DeviceHashes,
+    /// What allocations made but not in the index yet hold.
+    in_flight: &'a InUse,
     selectors: &'a Selectors,
     /// Counter room per (driver, pool, counter set, counter), computed once per pool.
     counters: Mutex<HashMap<(String, String), CounterRoom>>,
@@ -185,7 +188,7 @@ impl<'a> Allocator<'a> {
     pub fn new(
         index: &'a DraIndex,
         claims: Vec<&'a ResourceClaim>,
-        in_flight: &'a DeviceHashes,
+        in_flight: &'a InUse,
         selectors: &'a Selectors,
     ) -> Result<Self, AllocError> {
         let mut requests = Vec::new();
@@ -206,6 +209,7 @@ impl<'a> Allocator<'a> {
                         e.count,
                         e.admin_access == Some(true),
                         e.tolerations.as_deref(),
+                        e.capacity.as_ref().and_then(|c| c.requests.as_ref()),
                     )?);
                 } else if let Some(subs) = r.first_available.as_ref().filter(|s| !s.is_empty()) {
                     for s in subs {
@@ -218,6 +222,7 @@ impl<'a> Allocator<'a> {
                             s.count,
                             false,
                             s.tolerations.as_deref(),
+                            s.capacity.as_ref().and_then(|c| c.requests.as_ref()),
                         )?);
                     }
                 } else {
@@ -257,7 +262,22 @@ impl<'a> Allocator<'a> {
     /// Whether another claim holds the device hashed `hash` ([`DraIndex::device_hash`]),
     /// allocated or being allocated.
     fn held(&self, hash: u64) -> bool {
-        self.index.is_held(hash) || self.in_flight.contains(&hash)
+        self.index.is_held(hash) || self.in_flight.devices.contains(&hash)
+    }
+
+    /// The capacity `name` of the shared device hashed `hash` that allocations consume.
+    fn consumed(&self, hash: u64, name: &str) -> i128 {
+        let of = |used: Option<&HashMap<String, i128>>| {
+            used.and_then(|u| u.get(name)).copied().unwrap_or(0)
+        };
+        of(self.index.consumed(hash)) + of(self.in_flight.capacity.get(&hash))
+    }
+
+    /// Whether allocations hold the device hashed `hash`, whole or a share of it.
+    fn in_use(&self, hash: u64) -> bool {
+        self.held(hash)
+            || self.index.consumed(hash).is_some()
+            || self.in_flight.capacity.contains_key(&hash)
     }
 
     /// The claims being allocated, in order.
@@ -285,6 +305,8 @@ impl<'a> Allocator<'a> {
             values: vec![Vec::new(); self.constraints.len()],
             steps: 0,
             deadline,
+            capacity_taken: HashMap::new(),
+            shares_taken: HashMap::new(),
         };
         if !search.place(0)? {
             return Ok(None);
@@ -359,7 +381,7 @@ impl<'a> Allocator<'a> {
         for s in &current {
             for d in s.spec.devices.iter().flatten() {
                 let id = (pool.0.clone(), pool.1.clone(), d.name.clone());
-                if self.held(self.index.device_hash(&id)) {
+                if self.in_use(self.index.device_hash(&id)) {
                     for (key, amount) in consumption(d) {
                         *room.entry(key).or_default() -= amount;
                     }
@@ -412,7 +434,13 @@ impl<'a> Allocator<'a> {
                     tolerations: (!alt.tolerations.is_empty()).then(|| alt.tolerations.to_vec()),
                     binding_conditions: conditions(&cand.device.binding_conditions),
                     binding_failure_conditions: conditions(&cand.device.binding_failure_conditions),
-                    ..Default::default()
+                    share_id: pick.share.as_ref().map(|_| capstan_meta::names::uid()),
+                    consumed_capacity: pick.share.as_ref().map(|share| {
+                        share
+                            .iter()
+                            .map(|(name, q, _)| (name.clone(), q.clone()))
+                            .collect()
+                    }),
                 });
             }
             let devices = claim.spec.devices.as_ref();
@@ -517,6 +545,7 @@ fn alternative<'a>(
     count: Option<i64>,
     admin: bool,
     tolerations: Option<&'a [DeviceToleration]>,
+    capacity: Option<&'a BTreeMap<String, Quantity>>,
 ) -> Result<Alternative<'a>, AllocError> {
     if class_name.is_empty() {
         return Err(format!("request {name}: unsupported request type"));
@@ -540,7 +569,94 @@ fn alternative<'a>(
         count,
         admin,
         tolerations: tolerations.unwrap_or(&[]),
+        capacity,
     })
+}
+
+/// What a request for `asked` (none: the policy's default, else the whole capacity)
+/// consumes of `capacity`: rounded up to the policy's valid range (from its minimum, in
+/// steps) or to its next valid value. The quantity as written to the allocation, and its
+/// thousandths.
+fn consumed_capacity(asked: Option<&Quantity>, capacity: &DeviceCapacity) -> (Quantity, i128) {
+    let policy = capacity.request_policy.as_ref();
+    let Some(asked) = asked else {
+        let q = policy
+            .and_then(|p| p.default.clone())
+            .unwrap_or_else(|| capacity.value.clone());
+        let amount = quantity(&q);
+        return (q, amount);
+    };
+    let amount = quantity(asked);
+    let Some(policy) = policy else {
+        return (asked.clone(), amount);
+    };
+    if let Some(range) = policy.valid_range.as_ref() {
+        let min = quantity(&range.min);
+        if amount < min {
+            return (range.min.clone(), min);
+        }
+        let Some(step) = range.step.as_ref().map(quantity).filter(|s| *s > 0) else {
+            return (asked.clone(), amount);
+        };
+        let steps = (amount - min + step - 1) / step;
+        let rounded = min + steps * step;
+        if rounded == amount {
+            return (asked.clone(), amount);
+        }
+        return (Quantity(format_binary(rounded)), rounded);
+    }
+    if let Some(v) = policy
+        .valid_values
+        .iter()
+        .flatten()
+        .find(|v| amount <= quantity(v))
+    {
+        return (v.clone(), quantity(v));
+    }
+    (asked.clone(), amount)
+}
+
+/// Whether consuming `amount` breaks the request policy: above its range's maximum, off its
+/// steps, or not one of its valid values (its default always passes).
+fn violates_policy(amount: i128, policy: Option<&CapacityRequestPolicy>) -> bool {
+    let Some(policy) = policy else {
+        return false;
+    };
+    if policy
+        .default
+        .as_ref()
+        .is_some_and(|d| quantity(d) == amount)
+    {
+        return false;
+    }
+    if let Some(range) = policy.valid_range.as_ref() {
+        if range.max.as_ref().is_some_and(|m| amount > quantity(m)) {
+            return true;
+        }
+        let min = quantity(&range.min);
+        let step = range.step.as_ref().map(quantity).filter(|s| *s > 0);
+        return step.is_some_and(|s| (amount - min) % s != 0);
+    }
+    match policy.valid_values.as_deref() {
+        Some(valid) if !valid.is_empty() => !valid.iter().any(|v| quantity(v) == amount),
+        _ => false,
+    }
+}
+
+/// A quantity of `milli` thousandths in the binary-suffixed form (`20Gi`, `1536`, `500m`).
+fn format_binary(milli: i128) -> String {
+    if milli % 1000 != 0 {
+        return format!("{milli}m");
+    }
+    let units = milli / 1000;
+    let suffixes = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"];
+    let mut value = units;
+    let mut power = 0;
+    while value != 0 && value % 1024 == 0 && power + 1 < suffixes.len() {
+        value /= 1024;
+        power += 1;
+    }
+    format!("{value}{}", suffixes[power])
 }
 
 /// What a device consumes of its pool's counters: ((counter set, counter), amount).
@@ -633,11 +749,14 @@ fn cel_device<'d>(driver: &'d str, device: &'d Device) -> CelDevice<'d> {
 }
 
 /// A device picked for a request.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Pick {
     request: usize,
     alternative: usize,
     candidate: usize,
+    /// For a share of a shared device: the capacity it consumes (name, quantity,
+    /// thousandths).
+    share: Option<Vec<(String, Quantity, i128)>>,
 }
 
 /// One node's backtracking search.
@@ -655,6 +774,10 @@ struct Search<'s, 'a> {
     values: Vec<Vec<DeviceAttribute>>,
     steps: usize,
     deadline: Option<Instant>,
+    /// (candidate, capacity name) → what this search's shares of the shared device consume.
+    capacity_taken: HashMap<(usize, String), i128>,
+    /// Candidate → how many shares of the shared device this search took.
+    shares_taken: HashMap<usize, usize>,
 }
 
 impl Search<'_, '_> {
@@ -781,6 +904,15 @@ impl Search<'_, '_> {
             if !tolerated(cand.device, alternative.tolerations) {
                 continue;
             }
+            let capacities = cand.device.capacity.as_ref();
+            let asks_unknown = alternative.capacity.is_some_and(|asked| {
+                asked
+                    .keys()
+                    .any(|name| !capacities.is_some_and(|c| c.contains_key(name)))
+            });
+            if asks_unknown {
+                continue;
+            }
             let mut accepted = true;
             for (i, (expr, hash)) in class_selectors.iter().enumerate() {
                 let ok = self
@@ -858,7 +990,23 @@ impl Search<'_, '_> {
         if !alternative.admin && self.taken.contains(&cand) {
             return false;
         }
-        let consumed = consumption(candidate.device);
+        let shared = candidate.device.allow_multiple_allocations == Some(true);
+        let share = if shared || alternative.capacity.is_some() {
+            match self.share_of(cand, alternative, shared) {
+                Some(share) => shared.then_some(share),
+                None => return false,
+            }
+        } else {
+            None
+        };
+        // A shared device consumes its pool's counters once, with its first share.
+        let first_use =
+            !shared || (!a.in_use(candidate.hash) && !self.shares_taken.contains_key(&cand));
+        let consumed = if first_use {
+            consumption(candidate.device)
+        } else {
+            Vec::new()
+        };
         if !consumed.is_empty() && !alternative.admin {
             let room = a.counter_room(candidate.slice);
             let (driver, pool, _) = &candidate.id;
@@ -909,7 +1057,14 @@ impl Search<'_, '_> {
             self.values[k].push(value);
         }
         if !alternative.admin {
-            self.taken.insert(cand);
+            if let Some(share) = &share {
+                *self.shares_taken.entry(cand).or_default() += 1;
+                for (name, _, amount) in share {
+                    *self.capacity_taken.entry((cand, name.clone())).or_default() += amount;
+                }
+            } else {
+                self.taken.insert(cand);
+            }
             let (driver, pool, _) = &candidate.id;
             for ((set, counter), amount) in consumed {
                 *self
@@ -922,8 +1077,44 @@ impl Search<'_, '_> {
             request,
             alternative: alt,
             candidate: cand,
+            share,
         });
         true
+    }
+
+    /// What a share of candidate `cand` for `alternative` consumes of each of the device's
+    /// capacities (its request rounded up as the capacity's request policy asks), when that
+    /// is allowed and, for a `shared` device, fits beside the shares allocations hold;
+    /// `None` when it does not.
+    fn share_of(
+        &self,
+        cand: usize,
+        alternative: &Alternative<'_>,
+        shared: bool,
+    ) -> Option<Vec<(String, Quantity, i128)>> {
+        let candidate = &self.candidates[cand];
+        let mut share = Vec::new();
+        for (name, capacity) in candidate.device.capacity.iter().flatten() {
+            let asked = alternative.capacity.and_then(|c| c.get(name));
+            let (q, amount) = consumed_capacity(asked, capacity);
+            if violates_policy(amount, capacity.request_policy.as_ref()) {
+                return None;
+            }
+            let mut total = amount;
+            if shared {
+                total += self.allocator.consumed(candidate.hash, name)
+                    + self
+                        .capacity_taken
+                        .get(&(cand, name.clone()))
+                        .copied()
+                        .unwrap_or(0);
+            }
+            if total > quantity(&capacity.value) {
+                return None;
+            }
+            share.push((name.clone(), q, amount));
+        }
+        Some(share)
     }
 
     /// Undoes the last `push`.
@@ -947,9 +1138,30 @@ impl Search<'_, '_> {
             }
         }
         if !alternative.admin {
-            self.taken.remove(&pick.candidate);
+            let mut consumed = consumption(candidate.device);
+            if let Some(share) = &pick.share {
+                if let Some(n) = self.shares_taken.get_mut(&pick.candidate) {
+                    *n -= 1;
+                    if *n == 0 {
+                        self.shares_taken.remove(&pick.candidate);
+                    }
+                }
+                for (name, _, amount) in share {
+                    if let Some(t) = self.capacity_taken.get_mut(&(pick.candidate, name.clone())) {
+                        *t -= amount;
+                    }
+                }
+                // Counters were consumed with the device's first share only.
+                let first = !self.allocator.in_use(candidate.hash)
+                    && !self.shares_taken.contains_key(&pick.candidate);
+                if !first {
+                    consumed.clear();
+                }
+            } else {
+                self.taken.remove(&pick.candidate);
+            }
             let (driver, pool, _) = &candidate.id;
-            for ((set, counter), amount) in consumption(candidate.device) {
+            for ((set, counter), amount) in consumed {
                 if let Some(t) =
                     self.counters_taken
                         .get_mut(&(driver.clone(), pool.clone(), set, counter))

@@ -42,6 +42,33 @@ pub type PrehashedState = BuildHasherDefault<Prehashed>;
 /// Devices by their [`DraIndex::device_hash`].
 pub type DeviceHashes = HashSet<u64, PrehashedState>;
 
+/// Capacity consumed on devices shared between allocations (`allowMultipleAllocations`):
+/// device hash → capacity name → amount (in thousandths).
+pub type CapacityUse = HashMap<u64, HashMap<String, i128>, PrehashedState>;
+
+/// What allocations hold: whole devices, and capacity of shared ones.
+#[derive(Debug, Clone, Default)]
+pub struct InUse {
+    /// Devices held whole.
+    pub devices: DeviceHashes,
+    /// Capacity consumed on shared devices.
+    pub capacity: CapacityUse,
+}
+
+impl InUse {
+    /// Adds what `claim`'s allocation holds (devices hashed by `index`).
+    pub fn add(&mut self, claim: &ResourceClaim, index: &DraIndex) {
+        self.devices
+            .extend(allocated_devices(claim).map(|d| index.device_hash(&d)));
+        for (device, consumed) in shared_use(claim) {
+            let used = self.capacity.entry(index.device_hash(&device)).or_default();
+            for (name, amount) in consumed {
+                *used.entry(name).or_default() += amount;
+            }
+        }
+    }
+}
+
 /// The finalizer the scheduler puts on a claim it allocates (the controller manager takes
 /// it off once the claim is deallocated).
 pub const CLAIM_FINALIZER: &str = "resource.kubernetes.io/delete-protection";
@@ -122,6 +149,8 @@ struct Claims {
     /// with how many claims hold each. Two devices whose hashes collide share a count, so a
     /// collision could only make a free device look held, never the reverse.
     held: HashMap<u64, usize, PrehashedState>,
+    /// Capacity the allocated claims consume on shared devices.
+    consumed: CapacityUse,
 }
 
 /// The slices, found by name, node and pool.
@@ -144,8 +173,10 @@ fn key(ns: Option<&str>, name: Option<&str>) -> (String, String) {
     )
 }
 
-/// The devices a claim's allocation holds exclusively (admin access holds none).
-pub fn allocated_devices(claim: &ResourceClaim) -> impl Iterator<Item = DeviceId> + '_ {
+/// The allocation results of a claim (admin access excepted: it holds nothing).
+fn holding_results(
+    claim: &ResourceClaim,
+) -> impl Iterator<Item = &k8s_openapi::api::resource::v1::DeviceRequestAllocationResult> {
     claim
         .status
         .iter()
@@ -153,19 +184,61 @@ pub fn allocated_devices(claim: &ResourceClaim) -> impl Iterator<Item = DeviceId
         .flat_map(|a| a.devices.iter())
         .flat_map(|d| d.results.iter().flatten())
         .filter(|r| r.admin_access != Some(true))
+}
+
+/// The devices a claim's allocation holds exclusively (admin access and shares of shared
+/// devices hold none).
+pub fn allocated_devices(claim: &ResourceClaim) -> impl Iterator<Item = DeviceId> + '_ {
+    holding_results(claim)
+        .filter(|r| r.share_id.is_none())
         .map(|r| (r.driver.clone(), r.pool.clone(), r.device.clone()))
 }
 
+/// The shares of shared devices a claim's allocation holds, with the capacity each consumes
+/// (name, thousandths).
+pub fn shared_use(claim: &ResourceClaim) -> impl Iterator<Item = (DeviceId, Vec<(String, i128)>)> {
+    holding_results(claim)
+        .filter(|r| r.share_id.is_some())
+        .map(|r| {
+            let consumed = r
+                .consumed_capacity
+                .iter()
+                .flatten()
+                .map(|(name, q)| {
+                    let amount = capstan_meta::quantity::parse(&q.0).map_or(0, |m| m.0);
+                    (name.clone(), amount)
+                })
+                .collect();
+            (
+                (r.driver.clone(), r.pool.clone(), r.device.clone()),
+                consumed,
+            )
+        })
+}
+
 impl Claims {
-    /// Takes `claim`'s devices off the counts.
-    fn release(&mut self, claim: &ResourceClaim, hasher: &RandomState) {
+    /// Counts `claim`'s devices and capacity in (`sign` 1) or out (-1).
+    fn count(&mut self, claim: &ResourceClaim, hasher: &RandomState, sign: i128) {
         for d in allocated_devices(claim) {
             let hash = hasher.hash_one(&d);
-            if let Some(n) = self.held.get_mut(&hash) {
+            if sign > 0 {
+                *self.held.entry(hash).or_default() += 1;
+            } else if let Some(n) = self.held.get_mut(&hash) {
                 *n -= 1;
                 if *n == 0 {
                     self.held.remove(&hash);
                 }
+            }
+        }
+        for (d, consumed) in shared_use(claim) {
+            let hash = hasher.hash_one(&d);
+            let used = self.consumed.entry(hash).or_default();
+            for (name, amount) in consumed {
+                *used.entry(name).or_default() += sign * amount;
+            }
+            used.retain(|_, amount| *amount != 0);
+            if used.is_empty() {
+                self.consumed.remove(&hash);
             }
         }
     }
@@ -231,6 +304,11 @@ impl DraIndex {
         self.claims.held.contains_key(&hash)
     }
 
+    /// The capacity allocated claims consume on the shared device hashed `hash`.
+    pub fn consumed(&self, hash: u64) -> Option<&HashMap<String, i128>> {
+        self.claims.consumed.get(&hash)
+    }
+
     /// Adds or replaces a claim.
     pub fn put_claim(&mut self, claim: ResourceClaim) {
         let k = key(
@@ -240,11 +318,9 @@ impl DraIndex {
         let hasher = self.device_hasher.clone();
         let claims = Arc::make_mut(&mut self.claims);
         if let Some(old) = claims.by_name.remove(&k) {
-            claims.release(&old, &hasher);
+            claims.count(&old, &hasher, -1);
         }
-        for d in allocated_devices(&claim) {
-            *claims.held.entry(hasher.hash_one(&d)).or_default() += 1;
-        }
+        claims.count(&claim, &hasher, 1);
         claims.by_name.insert(k, Arc::new(claim));
     }
 
@@ -260,7 +336,7 @@ impl DraIndex {
         let hasher = self.device_hasher.clone();
         let claims = Arc::make_mut(&mut self.claims);
         if let Some(old) = claims.by_name.remove(&k) {
-            claims.release(&old, &hasher);
+            claims.count(&old, &hasher, -1);
         }
     }
 

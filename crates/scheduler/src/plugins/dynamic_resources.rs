@@ -21,8 +21,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use crate::cache::{Cache, NodeInfo};
 use crate::dra::allocator::{Allocator, Selectors};
 use crate::dra::{
-    CLAIM_FINALIZER, DeviceHashes, DraIndex, MAX_CONSUMERS, allocated_devices, consumers,
-    pod_claims, reserved_for,
+    CLAIM_FINALIZER, DraIndex, InUse, MAX_CONSUMERS, consumers, pod_claims, reserved_for,
 };
 use crate::framework::{
     BindContext, BoxFuture, Filter, PodInfo, PostFilter, PreBind, Rejection, Reserve, StateValue,
@@ -65,9 +64,9 @@ struct DraState {
     available_on: Vec<Option<NodeSelector>>,
     /// The claims to allocate (indexes into `claims`).
     to_allocate: Vec<usize>,
-    /// Devices of allocations this scheduler made that the index does not show yet (the
-    /// index's own allocated devices are asked of it, not copied).
-    in_flight: DeviceHashes,
+    /// What allocations this scheduler made that the index does not show yet hold (the
+    /// index's own are asked of it, not copied).
+    in_flight: InUse,
     /// The allocations found for each node that can take the pod.
     found: Mutex<HashMap<String, Vec<AllocationResult>>>,
     /// Allocated claims (indexes into `claims`) that kept a node out: their allocation is
@@ -208,7 +207,7 @@ impl DynamicResources {
         &self,
         claims: Vec<Arc<ResourceClaim>>,
         index: &DraIndex,
-    ) -> Result<(Vec<Arc<ResourceClaim>>, DeviceHashes), Rejection> {
+    ) -> Result<(Vec<Arc<ResourceClaim>>, InUse), Rejection> {
         let mut in_flight = self.in_flight();
         // Writes the informer has caught up with (or whose claim is gone) are forgotten.
         in_flight.written.retain(|_, (ns, name, _, written)| {
@@ -236,7 +235,7 @@ impl DynamicResources {
                 _ => out.push(claim),
             }
         }
-        let mut in_use = DeviceHashes::default();
+        let mut in_use = InUse::default();
         let extra = in_flight
             .pending
             .values()
@@ -249,7 +248,7 @@ impl DynamicResources {
                 }),
                 ..Default::default()
             };
-            in_use.extend(allocated_devices(&claim).map(|d| index.device_hash(&d)));
+            in_use.add(&claim, index);
         }
         Ok((out, in_use))
     }
@@ -1058,6 +1057,73 @@ mod tests {
         );
         let attached = attached_claim("n1", now, json!([condition("cxl.example.com/Attached")]));
         assert_eq!(binding_ready(&attached), Ok(true));
+    }
+
+    /// Reserves claim `name` asking `memory` of the shared NIC for a pod on n1 and records
+    /// the allocation in the index, as the informer would; the allocation result.
+    fn share_nic(
+        plugin: &DynamicResources,
+        cache: &mut Cache,
+        name: &str,
+        memory: &str,
+    ) -> Option<k8s_openapi::api::resource::v1::DeviceRequestAllocationResult> {
+        let devices = json!({"requests": [{"name": "r", "exactly": {"deviceClassName": "nic",
+            "capacity": {"requests": {"bandwidth": memory}}}}]});
+        let mut c = claim(name, devices);
+        c.metadata.uid = Some(format!("uid-{name}"));
+        cache.dra_index_mut().put_claim(c.clone());
+        let mut pod = pod_with(&[name]);
+        pod.metadata.uid = Some(format!("pod-{name}"));
+        let mut info = PodInfo::new(pod);
+        info.state.insert(plugin.pre_filter(&info, cache).unwrap()?);
+        plugin.filter(&info, cache.node("n1").unwrap()).ok()?;
+        let binding = plugin.reserve(&info, cache.node("n1").unwrap()).unwrap()?;
+        let b = binding.downcast_ref::<DraBinding>().unwrap();
+        let allocation = b.allocations[0].clone().unwrap();
+        plugin.unreserve(&info, "n1");
+        c.status = Some(k8s_openapi::api::resource::v1::ResourceClaimStatus {
+            allocation: Some(allocation.clone()),
+            ..Default::default()
+        });
+        cache.dra_index_mut().put_claim(c);
+        let results = allocation.devices.unwrap().results.unwrap();
+        Some(results[0].clone())
+    }
+
+    #[test]
+    fn a_shared_device_is_allocated_to_several_claims_while_its_capacity_lasts() {
+        let plugin = DynamicResources::default();
+        let mut cache = cache_with(vec![]);
+        let nic: ResourceSlice = serde_json::from_value(json!({"metadata": {"name": "n1-nic"},
+            "spec": {"driver": "nic.example.com", "nodeName": "n1",
+                "pool": {"name": "n1-nic", "generation": 1, "resourceSliceCount": 1},
+                "devices": [{"name": "eth0", "allowMultipleAllocations": true,
+                    "capacity": {"bandwidth": {"value": "40G", "requestPolicy": {
+                        "default": "1G",
+                        "validRange": {"min": "10G", "step": "10G"}}}}}]}}))
+        .unwrap();
+        let index = cache.dra_index_mut();
+        index.put_slice(nic);
+        index.put_class(class("nic", "device.driver == 'nic.example.com'"));
+        // 15G rounds up to the next step, 20G: a share with its own id.
+        let first = share_nic(&plugin, &mut cache, "a", "15G").unwrap();
+        assert_eq!(first.device, "eth0");
+        assert!(first.share_id.as_ref().is_some_and(|id| id.len() == 36));
+        let consumed = first.consumed_capacity.unwrap();
+        // Written as upstream writes a rounded quantity (binary suffixes).
+        assert_eq!(consumed["bandwidth"].0, "19531250Ki");
+        // 25G rounds up to 30G: with the first share's 20G, above 40G.
+        assert_eq!(share_nic(&plugin, &mut cache, "b", "25G"), None);
+        // 20G fits beside it: the same device, another share.
+        let third = share_nic(&plugin, &mut cache, "c", "20G").unwrap();
+        assert_eq!(third.device, "eth0");
+        assert_ne!(third.share_id, first.share_id);
+        assert_eq!(third.consumed_capacity.unwrap()["bandwidth"].0, "20G");
+        // Now full; and a request above the range's steps is refused whatever the room.
+        assert_eq!(share_nic(&plugin, &mut cache, "d", "10G"), None);
+        cache.dra_index_mut().remove_claim(&claim("a", json!({})));
+        assert_eq!(share_nic(&plugin, &mut cache, "e", "50G"), None);
+        assert!(share_nic(&plugin, &mut cache, "f", "10G").is_some());
     }
 
     #[test]
