@@ -466,3 +466,84 @@ async fn claims_share_a_device_while_its_capacity_lasts() {
     let message = unschedulable_message(&client, "c").await;
     assert!(message.contains("cannot allocate all claims"), "{message}");
 }
+
+/// Extended resources backed by a device class: a pod asking for `example.com/gpu: 2`
+/// lands on the node whose driver publishes the devices (no node offers the resource
+/// itself), through a claim the scheduler writes for the pod (owned by it, annotated, one
+/// request per container) and names in the pod's status; a pod asking for more than is
+/// left waits.
+#[tokio::test(flavor = "multi_thread")]
+async fn extended_resources_are_met_by_devices_of_their_class() {
+    let server = TestServer::start().await;
+    let client =
+        Client::new(Config::from_kubeconfig(&server.kubeconfig_path(), None).unwrap()).unwrap();
+    ready_nodes(&client, &["n1", "n2"]).await;
+    client
+        .create(None, &slice("n2", &["a100", "a100", "a100"]))
+        .await
+        .unwrap();
+    let class: DeviceClass = from(json!({"metadata": {"name": "gpu"},
+        "spec": {"extendedResourceName": "example.com/gpu",
+            "selectors": [{"cel": {"expression": "device.driver == 'gpu.example.com'"}}]}}));
+    client.create(None, &class).await.unwrap();
+    let _scheduler = scheduler(&server);
+    let asking = |name: &str, gpus: &str| -> Pod {
+        from(json!({"metadata": {"name": name}, "spec": {"containers": [
+            {"name": "train", "image": "app", "resources": {
+                "requests": {"example.com/gpu": gpus}, "limits": {"example.com/gpu": gpus}}}]}}))
+    };
+    client
+        .create(Some("default"), &asking("trainer", "2"))
+        .await
+        .unwrap();
+    assert_eq!(node_of(&client, "trainer").await.as_deref(), Some("n2"));
+    let trainer: Pod = client.get(Some("default"), "trainer").await.unwrap();
+    let status = trainer
+        .status
+        .unwrap()
+        .extended_resource_claim_status
+        .expect("the pod names its extended resource claim");
+    assert!(
+        status
+            .resource_claim_name
+            .starts_with("trainer-extended-resources-"),
+        "{status:?}"
+    );
+    assert_eq!(status.request_mappings.len(), 1);
+    let mapping = &status.request_mappings[0];
+    assert_eq!(
+        (
+            mapping.container_name.as_str(),
+            mapping.resource_name.as_str(),
+            mapping.request_name.as_str()
+        ),
+        ("train", "example.com/gpu", "container-0-request-0")
+    );
+    let claim: ResourceClaim = client
+        .get(Some("default"), &status.resource_claim_name)
+        .await
+        .unwrap();
+    let annotations = claim.metadata.annotations.clone().unwrap_or_default();
+    assert_eq!(
+        annotations
+            .get("resource.kubernetes.io/extended-resource-claim")
+            .map(String::as_str),
+        Some("true")
+    );
+    let owner = &claim.metadata.owner_references.clone().unwrap()[0];
+    assert_eq!(
+        (owner.kind.as_str(), owner.name.as_str(), owner.controller),
+        ("Pod", "trainer", Some(true))
+    );
+    let (devices, consumers) = allocation(&client, &status.resource_claim_name).await;
+    assert_eq!(devices.len(), 2, "{devices:?}");
+    assert!(devices.iter().all(|d| d.starts_with("n2/")));
+    assert_eq!(consumers, ["trainer"]);
+    // One device is left: a pod asking for two waits.
+    client
+        .create(Some("default"), &asking("second", "2"))
+        .await
+        .unwrap();
+    let message = unschedulable_message(&client, "second").await;
+    assert!(message.contains("cannot allocate all claims"), "{message}");
+}

@@ -4,6 +4,7 @@
 //! for a pod's unallocated claims on a node.
 
 pub mod allocator;
+pub mod extended;
 
 use std::collections::hash_map::RandomState;
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -286,6 +287,23 @@ impl DraIndex {
     /// The device class `name`.
     pub fn class(&self, name: &str) -> Option<&Arc<DeviceClass>> {
         self.classes.get(name)
+    }
+
+    /// Every device class.
+    pub fn classes(&self) -> impl Iterator<Item = &Arc<DeviceClass>> {
+        self.classes.values()
+    }
+
+    /// The claims in `namespace`.
+    pub fn claims_in<'a>(
+        &'a self,
+        namespace: &'a str,
+    ) -> impl Iterator<Item = &'a Arc<ResourceClaim>> {
+        self.claims
+            .by_name
+            .iter()
+            .filter(move |((ns, _), _)| ns == namespace)
+            .map(|(_, c)| c)
     }
 
     /// Whether `device` is held by an allocated claim (see [`DraIndex::is_held`]).

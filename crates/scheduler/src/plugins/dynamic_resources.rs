@@ -6,20 +6,22 @@
 //! (PreBind). Pods whose claims do not exist yet, are being deleted, or are reserved by as
 //! many consumers as a claim allows, wait.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use capstan_client::PatchType;
 
-use k8s_openapi::api::core::v1::NodeSelector;
+use k8s_openapi::api::core::v1::{ContainerExtendedResourceRequest, NodeSelector, Pod};
 use k8s_openapi::api::resource::v1::{
-    AllocationResult, ResourceClaim, ResourceClaimConsumerReference,
+    AllocationResult, DeviceClaim, DeviceRequest, ResourceClaim, ResourceClaimConsumerReference,
+    ResourceClaimSpec,
 };
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
 
 use crate::cache::{Cache, NodeInfo};
 use crate::dra::allocator::{Allocator, Selectors};
+use crate::dra::extended::{EXTENDED_CLAIM_ANNOTATION, backed_resources, requests_and_mappings};
 use crate::dra::{
     CLAIM_FINALIZER, DraIndex, InUse, MAX_CONSUMERS, consumers, pod_claims, reserved_for,
 };
@@ -67,12 +69,38 @@ struct DraState {
     /// What allocations this scheduler made that the index does not show yet hold (the
     /// index's own are asked of it, not copied).
     in_flight: InUse,
+    /// The pod's extended resources backed by device classes, if any.
+    extended: Option<Extended>,
     /// The allocations found for each node that can take the pod.
-    found: Mutex<HashMap<String, Vec<AllocationResult>>>,
+    found: Mutex<HashMap<String, NodeAllocation>>,
     /// Allocated claims (indexes into `claims`) that kept a node out: their allocation is
     /// for other nodes, or their devices failed (or timed out) binding. PostFilter may
     /// deallocate one.
     unavailable: Mutex<BTreeSet<usize>>,
+}
+
+/// A pod's extended resources backed by device classes.
+enum Extended {
+    /// The resources (name → units) to allocate devices for, on nodes that lack them.
+    Wanted(BTreeMap<String, i64>),
+    /// The claim an earlier attempt wrote for them (it failed after that): deleted by
+    /// PostFilter, then the pod starts afresh.
+    Stale(Arc<ResourceClaim>),
+}
+
+/// The claim for a pod's extended resources on one node, before it is written.
+#[derive(Clone)]
+struct ExtendedClaim {
+    claim: ResourceClaim,
+    /// Which request serves each container's resource (`status.extendedResourceClaimStatus`).
+    mappings: Vec<ContainerExtendedResourceRequest>,
+}
+
+/// What a node's Filter found: an allocation per claim to allocate, and the claim for the
+/// pod's extended resources with its allocation (last), if the node needs one.
+struct NodeAllocation {
+    allocations: Vec<AllocationResult>,
+    extended: Option<ExtendedClaim>,
 }
 
 /// What Reserve hands the binding cycle.
@@ -83,6 +111,48 @@ struct DraBinding {
     /// The claims PreBind reserved for the pod (indexes into `claims`), to release if the
     /// binding cycle fails.
     reserved: Mutex<Vec<usize>>,
+    /// The claim to write for the pod's extended resources, with its allocation.
+    extended: Option<(ExtendedClaim, AllocationResult)>,
+    /// That claim once written (namespace, name), to delete if the binding cycle fails.
+    created: Mutex<Option<(String, String)>>,
+}
+
+/// The name of the claim for a pod's extended resources until it is written (not a valid
+/// object name, so no real claim has it).
+const EXTENDED_IN_MEMORY: &str = "<extended-resources>";
+
+/// The claim for `pod`'s extended resources with `requests`, as it will be written.
+fn extended_claim(pod: &Pod, requests: Vec<DeviceRequest>) -> ResourceClaim {
+    let name = pod.metadata.name.clone().unwrap_or_default();
+    ResourceClaim {
+        metadata: ObjectMeta {
+            name: Some(EXTENDED_IN_MEMORY.into()),
+            generate_name: Some(format!("{name}-extended-resources-")),
+            namespace: pod.metadata.namespace.clone(),
+            // Stands for the claim in in-flight allocations until it has its own.
+            uid: Some(format!(
+                "extended-resources/{}",
+                pod.metadata.uid.as_deref().unwrap_or("")
+            )),
+            annotations: Some([(EXTENDED_CLAIM_ANNOTATION.to_string(), "true".to_string())].into()),
+            owner_references: Some(vec![OwnerReference {
+                api_version: "v1".into(),
+                kind: "Pod".into(),
+                name,
+                uid: pod.metadata.uid.clone().unwrap_or_default(),
+                controller: Some(true),
+                ..Default::default()
+            }]),
+            ..Default::default()
+        },
+        spec: ResourceClaimSpec {
+            devices: Some(DeviceClaim {
+                requests: Some(requests),
+                ..Default::default()
+            }),
+        },
+        status: None,
+    }
 }
 
 fn rv(claim: &ResourceClaim) -> u64 {
@@ -266,12 +336,21 @@ impl Filter for DynamicResources {
             .as_ref()
             .and_then(|s| s.resource_claims.as_ref())
             .is_some_and(|c| !c.is_empty());
-        if !uses_claims {
+        if !uses_claims && pod.requests.scalar.is_empty() {
             return Ok(None);
         }
         let index = cache.dra_index();
-        let claims = pod_claims(&pod.pod, &index).map_err(|p| Rejection::waiting(p.0))?;
-        if claims.is_empty() {
+        let backed = backed_resources(&pod.pod, &index);
+        let extended = match index.extended_claim_of(&pod.pod) {
+            _ if backed.is_empty() => None,
+            Some(stale) => Some(Extended::Stale(stale.clone())),
+            None => Some(Extended::Wanted(backed)),
+        };
+        let claims = match uses_claims {
+            true => pod_claims(&pod.pod, &index).map_err(|p| Rejection::waiting(p.0))?,
+            false => Vec::new(),
+        };
+        if claims.is_empty() && extended.is_none() {
             return Ok(None);
         }
         let (claims, in_flight) = self.claims_and_devices(claims, &index)?;
@@ -305,6 +384,7 @@ impl Filter for DynamicResources {
             available_on,
             to_allocate,
             in_flight,
+            extended,
             found: Mutex::default(),
             unavailable: Mutex::default(),
         })))
@@ -314,6 +394,11 @@ impl Filter for DynamicResources {
         let Some(state) = pod.state.get::<DraState>() else {
             return Ok(());
         };
+        if let Some(Extended::Stale(_)) = &state.extended {
+            return Err(Rejection::unresolvable(
+                "cannot schedule extended resource claim",
+            ));
+        }
         let mut unavailable = Vec::new();
         for (i, claim) in state.claims.iter().enumerate() {
             let elsewhere = state.available_on[i]
@@ -333,14 +418,34 @@ impl Filter for DynamicResources {
                 "resourceclaim not available on the node",
             ));
         }
-        if state.to_allocate.is_empty() {
+        // The extended resources this node does not offer itself come from devices.
+        let extended = match &state.extended {
+            Some(Extended::Wanted(backed)) => {
+                let needed: BTreeMap<String, i64> = backed
+                    .iter()
+                    .filter(|(name, _)| node.allocatable.scalar.get(*name).is_none_or(|n| *n == 0))
+                    .map(|(name, n)| (name.clone(), *n))
+                    .collect();
+                (!needed.is_empty()).then(|| {
+                    let (requests, mappings) =
+                        requests_and_mappings(&pod.pod, &needed, &state.index);
+                    ExtendedClaim {
+                        claim: extended_claim(&pod.pod, requests),
+                        mappings,
+                    }
+                })
+            }
+            _ => None,
+        };
+        if state.to_allocate.is_empty() && extended.is_none() {
             return Ok(());
         }
-        let pending: Vec<&ResourceClaim> = state
+        let mut pending: Vec<&ResourceClaim> = state
             .to_allocate
             .iter()
             .map(|i| state.claims[*i].as_ref())
             .collect();
+        pending.extend(extended.as_ref().map(|e| &e.claim));
         let allocator = Allocator::new(&state.index, pending, &state.in_flight, &self.selectors)
             .map_err(Rejection::unresolvable)?;
         let deadline = self.filter_timeout.map(|t| std::time::Instant::now() + t);
@@ -348,12 +453,18 @@ impl Filter for DynamicResources {
             .allocate(node, deadline)
             .map_err(Rejection::unresolvable)?
         {
-            Some(found) => {
+            Some(allocations) => {
                 state
                     .found
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
-                    .insert(node.name().to_string(), found);
+                    .insert(
+                        node.name().to_string(),
+                        NodeAllocation {
+                            allocations,
+                            extended,
+                        },
+                    );
                 Ok(())
             }
             None => Err(Rejection::unresolvable("cannot allocate all claims")),
@@ -371,37 +482,53 @@ impl Reserve for DynamicResources {
             return Ok(None);
         };
         let mut allocations: Vec<Option<AllocationResult>> = vec![None; state.claims.len()];
-        if !state.to_allocate.is_empty() {
-            let found = state
-                .found
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .remove(node.name())
-                .ok_or_else(|| Rejection::unresolvable("claim allocation not found for node"))?;
+        let found = state
+            .found
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(node.name());
+        let mut extended = None;
+        if let Some(found) = found {
             let mut in_flight = self.in_flight();
-            for (i, mut allocation) in state.to_allocate.iter().zip(found) {
-                allocation.allocation_timestamp = Some(Time(jiff::Timestamp::now()));
+            let mut results = found.allocations.into_iter();
+            let now = jiff::Timestamp::now();
+            for (i, mut allocation) in state.to_allocate.iter().zip(results.by_ref()) {
+                allocation.allocation_timestamp = Some(Time(now));
                 in_flight
                     .pending
                     .insert(uid(&state.claims[*i]).to_string(), allocation.clone());
                 allocations[*i] = Some(allocation);
             }
+            if let (Some(claim), Some(mut allocation)) = (found.extended, results.next()) {
+                allocation.allocation_timestamp = Some(Time(now));
+                in_flight
+                    .pending
+                    .insert(uid(&claim.claim).to_string(), allocation.clone());
+                extended = Some((claim, allocation));
+            }
+        } else if !state.to_allocate.is_empty() {
+            return Err(Rejection::unresolvable(
+                "claim allocation not found for node",
+            ));
         }
         Ok(Some(Box::new(DraBinding {
             claims: state.claims.clone(),
             allocations,
             reserved: Mutex::default(),
+            extended,
+            created: Mutex::default(),
         })))
     }
 
     fn unreserve(&self, pod: &PodInfo, _node: &str) {
-        let claims = match (pod.state.get::<DraBinding>(), pod.state.get::<DraState>()) {
-            (Some(b), _) => &b.claims,
-            (None, Some(s)) => &s.claims,
+        let (claims, extended) = match (pod.state.get::<DraBinding>(), pod.state.get::<DraState>())
+        {
+            (Some(b), _) => (&b.claims, b.extended.as_ref().map(|e| &e.0.claim)),
+            (None, Some(s)) => (&s.claims, None),
             (None, None) => return,
         };
         let mut in_flight = self.in_flight();
-        for claim in claims {
+        for claim in claims.iter().map(|c| c.as_ref()).chain(extended) {
             in_flight.pending.remove(uid(claim));
         }
     }
@@ -418,6 +545,16 @@ impl Reserve for DynamicResources {
             let Some(binding) = pod.state.get::<DraBinding>() else {
                 return;
             };
+            let created = binding
+                .created
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take();
+            if let Some((ns, name)) = created
+                && let Err(e) = delete_claim(cx, &ns, &name).await
+            {
+                tracing::warn!(claim = name, error = %e, "deleting the extended resource claim failed");
+            }
             let reserved =
                 std::mem::take(&mut *binding.reserved.lock().unwrap_or_else(|p| p.into_inner()));
             let pod_uid = pod.pod.metadata.uid.as_deref().unwrap_or("");
@@ -484,6 +621,12 @@ impl PostFilter for DynamicResources {
                     .await
                     .map_err(|e| e.to_string())?;
                 return Ok("deallocation of ResourceClaim completed".into());
+            }
+            if let Some(Extended::Stale(claim)) = &state.extended {
+                let ns = claim.metadata.namespace.as_deref().unwrap_or("");
+                let name = claim.metadata.name.as_deref().unwrap_or("");
+                delete_claim(cx, ns, name).await?;
+                return Ok("deletion of ResourceClaim completed".into());
             }
             Ok("still not schedulable".into())
         })
@@ -567,7 +710,68 @@ impl DynamicResources {
     }
 }
 
+/// Deletes claim `ns/name` once the scheduler's finalizer is off it (a claim that is gone
+/// already is no error).
+async fn delete_claim(cx: &dyn BindContext, ns: &str, name: &str) -> Result<(), String> {
+    let client = cx.client();
+    for attempt in 1.. {
+        let mut claim: ResourceClaim = match client.get(Some(ns), name).await {
+            Ok(c) => c,
+            Err(e) if e.code() == Some(404) => return Ok(()),
+            Err(e) => return Err(format!("get resourceclaim {ns}/{name}: {e}")),
+        };
+        let finalizers = claim.metadata.finalizers.get_or_insert_with(Vec::new);
+        if let Some(at) = finalizers.iter().position(|f| f == CLAIM_FINALIZER) {
+            finalizers.remove(at);
+            match client.replace(Some(ns), name, &claim).await {
+                Ok(_) => {}
+                Err(e) if e.code() == Some(409) && attempt < 5 => continue,
+                Err(e) => return Err(format!("update resourceclaim {ns}/{name}: {e}")),
+            }
+        }
+        break;
+    }
+    match client.delete::<ResourceClaim>(Some(ns), name).await {
+        Err(e) if e.code() != Some(404) => Err(format!("delete resourceclaim {ns}/{name}: {e}")),
+        _ => Ok(()),
+    }
+}
+
 impl DynamicResources {
+    /// Writes the claim for the pod's extended resources (a generated name), its allocation
+    /// and reservation, then the pod's `status.extendedResourceClaimStatus`.
+    async fn write_extended_claim(
+        &self,
+        cx: &dyn BindContext,
+        pod: &PodInfo,
+        binding: &DraBinding,
+        extended: &ExtendedClaim,
+        allocation: &AllocationResult,
+    ) -> Result<(), String> {
+        let mut claim = extended.claim.clone();
+        let in_memory = uid(&claim).to_string();
+        claim.metadata.name = None;
+        claim.metadata.uid = None;
+        let ns = claim.metadata.namespace.clone().unwrap_or_default();
+        let created = cx.client().create(Some(&ns), &claim).await;
+        self.in_flight().pending.remove(&in_memory);
+        let created: ResourceClaim = created.map_err(|e| {
+            format!("create claim for extended resources {ns}/{EXTENDED_IN_MEMORY}: {e}")
+        })?;
+        let name = created.metadata.name.clone().unwrap_or_default();
+        *binding.created.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some((ns.clone(), name.clone()));
+        self.bind_claim(cx, pod, created, Some(allocation)).await?;
+        let patch = serde_json::json!({"status": {"extendedResourceClaimStatus": {
+            "requestMappings": extended.mappings, "resourceClaimName": name}}});
+        let pod_name = pod.pod.metadata.name.as_deref().unwrap_or("");
+        cx.client()
+            .patch_status::<Pod>(Some(&ns), pod_name, PatchType::Merge, &patch)
+            .await
+            .map(|_| ())
+            .map_err(|e| format!("update pod {ns}/{pod_name} ExtendedResourceClaimStatus: {e}"))
+    }
+
     /// Waits until the devices of the pod's claims that have binding conditions are ready
     /// (every binding condition true in the claims' device status, as the scheduler's copy
     /// of the claims shows it), failing when a binding failure condition is true or after
@@ -594,9 +798,21 @@ impl DynamicResources {
         loop {
             let index = cx.dra_index();
             let mut ready = true;
-            for claim in &binding.claims {
-                let ns = claim.metadata.namespace.as_deref().unwrap_or("");
-                let name = claim.metadata.name.as_deref().unwrap_or("");
+            let created = binding
+                .created
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
+            let names = binding
+                .claims
+                .iter()
+                .map(|c| {
+                    let ns = c.metadata.namespace.clone().unwrap_or_default();
+                    (ns, c.metadata.name.clone().unwrap_or_default())
+                })
+                .chain(created);
+            for (ns, name) in names {
+                let (ns, name) = (ns.as_str(), name.as_str());
                 let Some(current) = index.claim(ns, name) else {
                     return Err(format!("resourceclaim {ns}/{name} not found"));
                 };
@@ -653,16 +869,25 @@ impl PreBind for DynamicResources {
                     .unwrap_or_else(|p| p.into_inner())
                     .push(i);
             }
+            if let Some((extended, allocation)) = &binding.extended {
+                self.write_extended_claim(cx, pod, binding, extended, allocation)
+                    .await?;
+            }
+            let conditions = |a: &AllocationResult| {
+                a.devices
+                    .iter()
+                    .flat_map(|d| d.results.iter().flatten())
+                    .any(|r| r.binding_conditions.as_ref().is_some_and(|b| !b.is_empty()))
+            };
             let waits = binding
                 .claims
                 .iter()
                 .zip(&binding.allocations)
-                .any(|(c, a)| {
-                    has_binding_conditions(c)
-                        || a.iter()
-                            .flat_map(|a| a.devices.iter().flat_map(|d| d.results.iter().flatten()))
-                            .any(|r| r.binding_conditions.as_ref().is_some_and(|b| !b.is_empty()))
-                });
+                .any(|(c, a)| has_binding_conditions(c) || a.as_ref().is_some_and(conditions))
+                || binding
+                    .extended
+                    .as_ref()
+                    .is_some_and(|(_, a)| conditions(a));
             if waits {
                 self.wait_for_binding_conditions(cx, pod, node).await?;
             }

@@ -1,8 +1,9 @@
 //! NodeResourcesFit (filter on requests against allocatable; scored by the LeastAllocated,
 //! MostAllocated or RequestedToCapacityRatio strategy) and NodeResourcesBalancedAllocation.
 
-use crate::cache::NodeInfo;
-use crate::framework::{Filter, MAX_NODE_SCORE, PodInfo, Rejection, Score};
+use crate::cache::{Cache, NodeInfo};
+use crate::dra::extended::backed_resources;
+use crate::framework::{Filter, MAX_NODE_SCORE, PodInfo, Rejection, Score, StateValue};
 
 /// CPU assumed for scoring a container that requests none (upstream's value).
 const DEFAULT_MILLI_CPU: i64 = 100;
@@ -76,9 +77,22 @@ impl NodeResourcesFit {
     }
 }
 
+/// The pod's extended resources that device classes back: a node without them in its
+/// allocatable leaves them to DynamicResources.
+struct BackedByDevices(Vec<String>);
+
 impl Filter for NodeResourcesFit {
     fn name(&self) -> &'static str {
         "NodeResourcesFit"
+    }
+
+    fn pre_filter(&self, pod: &PodInfo, cache: &Cache) -> Result<Option<StateValue>, Rejection> {
+        if pod.requests.scalar.is_empty() {
+            return Ok(None);
+        }
+        let backed = backed_resources(&pod.pod, &cache.dra_index());
+        Ok((!backed.is_empty())
+            .then(|| Box::new(BackedByDevices(backed.into_keys().collect())) as StateValue))
     }
 
     fn filter(&self, pod: &PodInfo, node: &NodeInfo) -> Result<(), Rejection> {
@@ -103,12 +117,16 @@ impl Filter for NodeResourcesFit {
         {
             return Err(r);
         }
+        let backed = pod.state.get::<BackedByDevices>();
         for (name, amount) in &want.scalar {
             if self.ignored(name) {
                 continue;
             }
             let used = used.scalar.get(name).copied().unwrap_or(0);
             let have = have.scalar.get(name).copied().unwrap_or(0);
+            if have == 0 && backed.is_some_and(|b| b.0.contains(name)) {
+                continue;
+            }
             if let Some(r) = short(name, *amount, used, have) {
                 return Err(r);
             }
