@@ -89,12 +89,8 @@ fn selectors(path: &str, list: &[DeviceSelector], errs: &mut FieldErrors) {
             errs.push(FieldError::required(expr_path, ""));
         } else if expression.len() > MAX_EXPRESSION {
             errs.push(FieldError::too_long(expr_path, MAX_EXPRESSION));
-        } else if let Err(e) = capstan_cel::Program::compile(expression) {
-            errs.push(FieldError::invalid(
-                expr_path,
-                expression,
-                format!("compilation failed: {e}"),
-            ));
+        } else if let Err(detail) = capstan_cel::check::check_device_selector(expression) {
+            errs.push(FieldError::invalid(expr_path, expression, detail));
         }
     }
 }

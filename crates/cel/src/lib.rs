@@ -5,6 +5,7 @@
 use serde_json::Value;
 use thiserror::Error;
 
+pub mod check;
 pub mod device;
 pub mod kubernetes;
 

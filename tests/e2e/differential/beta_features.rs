@@ -436,3 +436,60 @@ async fn dra_beta_fields_are_accepted_and_refused_as_upstream() {
     }
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// Device selectors are type-checked when a class or claim is written, as upstream's CEL
+/// compiler checks them: undeclared names, fields a device does not have, results that are
+/// not booleans.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn device_selectors_are_type_checked_as_upstream() {
+    let (pair, _upstream, _server) = start_pair().await;
+    let class = |expression: &str| {
+        json!({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+            "metadata": {"name": "c"},
+            "spec": {"selectors": [{"cel": {"expression": expression}}]}})
+    };
+    let expressions = [
+        "device.driver == 'gpu.example.com'",
+        "device.attributes['gpu.example.com'].model == 'a100'",
+        "device.capacity['gpu.example.com'].memory.compareTo(quantity('1Gi')) >= 0",
+        "device.allowMultipleAllocations",
+        "device.driver",
+        "device.attributes['gpu.example.com'].model",
+        "1 + 2",
+        "driver == 'x'",
+        "device.nosuch == 'x'",
+        "device.driver == 1",
+        "device.driver.startsWith('gpu')",
+        "size(device.attributes) > 0",
+        "'gpu.example.com' in device.attributes",
+        "device.attributes.exists(d, d == 'x')",
+        "has(device.attributes.x)",
+        "device.driver ==",
+        "device.attributes['x'].model == 1",
+        "device.capacity['x'].memory == 1",
+        "device.allowMultipleAllocations ? 'a' : 'b'",
+        "x.y == 1 || z",
+        "device.driver == 'a' &&\n  device.nope",
+    ];
+    let mut differences = Vec::new();
+    for expression in expressions {
+        let path = "/apis/resource.k8s.io/v1/deviceclasses?dryRun=All";
+        let [theirs, mine] = pair.send(Method::POST, path, &[], &class(expression)).await;
+        let seen = |(code, answer): &(u16, Value)| {
+            let message = if *code == 201 {
+                Value::Null
+            } else {
+                answer["message"].clone()
+            };
+            (*code, message)
+        };
+        if seen(&theirs) != seen(&mine) {
+            differences.push(format!(
+                "{expression}\n  upstream {:?}\n  capstan  {:?}",
+                seen(&theirs),
+                seen(&mine)
+            ));
+        }
+    }
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
