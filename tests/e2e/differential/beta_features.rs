@@ -414,18 +414,29 @@ async fn dra_beta_fields_are_accepted_and_refused_as_upstream() {
             ),
         ),
     ];
+    let path = "/apis/resource.k8s.io/v1/resourceslices?dryRun=All";
+    let differences = create_differences(&pair, path, cases).await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
+/// Each of `cases` (name, body) created at `path` on both servers: where the outcome (the
+/// code, and the message of a refusal) differs, the name with both outcomes.
+async fn create_differences(
+    pair: &super::authorization::Pair,
+    path: &str,
+    cases: impl IntoIterator<Item = (impl std::fmt::Display, Value)>,
+) -> Vec<String> {
+    let seen = |(code, answer): &(u16, Value)| {
+        let message = if *code == 201 {
+            Value::Null
+        } else {
+            answer["message"].clone()
+        };
+        (*code, message)
+    };
     let mut differences = Vec::new();
     for (name, body) in cases {
-        let path = "/apis/resource.k8s.io/v1/resourceslices?dryRun=All";
         let [theirs, mine] = pair.send(Method::POST, path, &[], &body).await;
-        let seen = |(code, answer): &(u16, Value)| {
-            let message = if *code == 201 {
-                Value::Null
-            } else {
-                answer["message"].clone()
-            };
-            (*code, message)
-        };
         if seen(&theirs) != seen(&mine) {
             differences.push(format!(
                 "{name}\n  upstream {:?}\n  capstan  {:?}",
@@ -434,7 +445,7 @@ async fn dra_beta_fields_are_accepted_and_refused_as_upstream() {
             ));
         }
     }
-    assert!(differences.is_empty(), "{}", differences.join("\n"));
+    differences
 }
 
 /// Device selectors are type-checked when a class or claim is written, as upstream's CEL
@@ -471,25 +482,8 @@ async fn device_selectors_are_type_checked_as_upstream() {
         "x.y == 1 || z",
         "device.driver == 'a' &&\n  device.nope",
     ];
-    let mut differences = Vec::new();
-    for expression in expressions {
-        let path = "/apis/resource.k8s.io/v1/deviceclasses?dryRun=All";
-        let [theirs, mine] = pair.send(Method::POST, path, &[], &class(expression)).await;
-        let seen = |(code, answer): &(u16, Value)| {
-            let message = if *code == 201 {
-                Value::Null
-            } else {
-                answer["message"].clone()
-            };
-            (*code, message)
-        };
-        if seen(&theirs) != seen(&mine) {
-            differences.push(format!(
-                "{expression}\n  upstream {:?}\n  capstan  {:?}",
-                seen(&theirs),
-                seen(&mine)
-            ));
-        }
-    }
+    let cases = expressions.iter().map(|e| (e, class(e)));
+    let path = "/apis/resource.k8s.io/v1/deviceclasses?dryRun=All";
+    let differences = create_differences(&pair, path, cases).await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
