@@ -14,7 +14,7 @@ use k8s_openapi::api::resource::v1::{
 };
 
 use super::DraIndex;
-use crate::resources::pod_requests;
+use crate::resources::Resources;
 
 /// The annotation marking the claim the scheduler writes for a pod's extended resources.
 pub const EXTENDED_CLAIM_ANNOTATION: &str = "resource.kubernetes.io/extended-resource-claim";
@@ -73,14 +73,15 @@ impl DraIndex {
     }
 }
 
-/// The extended resources `pod` asks for (in units) that device classes back.
-pub fn backed_resources(pod: &Pod, index: &DraIndex) -> BTreeMap<String, i64> {
-    pod_requests(pod)
+/// The extended resources of a pod's `requests` (in units) that device classes back.
+pub fn backed_resources(requests: &Resources, index: &DraIndex) -> BTreeMap<String, i64> {
+    requests
         .scalar
-        .into_iter()
+        .iter()
         .filter(|(name, amount)| {
-            *amount > 0 && is_extended_name(name) && index.class_for_extended(name).is_some()
+            **amount > 0 && is_extended_name(name) && index.class_for_extended(name).is_some()
         })
+        .map(|(name, amount)| (name.clone(), *amount))
         .collect()
 }
 
@@ -263,7 +264,7 @@ mod tests {
                     "cpu": "1", "example.com/gpu": "2"}}},
                 {"name": "side", "image": "i"}]}}))
         .unwrap();
-        let needed = backed_resources(&pod, &index);
+        let needed = backed_resources(&crate::resources::pod_requests(&pod), &index);
         assert_eq!(needed, BTreeMap::from([("example.com/gpu".to_string(), 3)]));
         let (requests, mappings) = requests_and_mappings(&pod, &needed, &index);
         let names: Vec<(&str, i64)> = requests

@@ -340,7 +340,7 @@ impl Filter for DynamicResources {
             return Ok(None);
         }
         let index = cache.dra_index();
-        let backed = backed_resources(&pod.pod, &index);
+        let backed = backed_resources(&pod.requests, &index);
         let extended = match index.extended_claim_of(&pod.pod) {
             _ if backed.is_empty() => None,
             Some(stale) => Some(Extended::Stale(stale.clone())),

@@ -90,7 +90,7 @@ impl Filter for NodeResourcesFit {
         if pod.requests.scalar.is_empty() {
             return Ok(None);
         }
-        let backed = backed_resources(&pod.pod, &cache.dra_index());
+        let backed = backed_resources(&pod.requests, &cache.dra_index());
         Ok((!backed.is_empty())
             .then(|| Box::new(BackedByDevices(backed.into_keys().collect())) as StateValue))
     }
