@@ -111,17 +111,7 @@ pub(crate) fn decode_pruned<T: DeserializeOwned>(
         return Err(ApiError::bad_request("the body of the request was empty"));
     }
     check_type(body, d)?;
-    let mut unknown = Vec::new();
-    let mut de = serde_json::Deserializer::from_slice(body);
-    let mut obj: T = serde_ignored::deserialize(&mut de, |path| {
-        let mut s = String::new();
-        format_path(&path, &mut s);
-        unknown.push(s);
-    })
-    .and_then(|obj| de.end().map(|()| obj))
-    .map_err(|e| cannot_handle(d, e))?;
-    unknown.extend(prune(&mut obj));
-    unknown_fields(unknown, validation).map(|w| (obj, w))
+    decode_checked(body, d, validation, prune, Positions::Keep)
 }
 
 /// Decodes a JSON value (a patched object) like [`decode`].
@@ -133,27 +123,68 @@ pub(crate) fn decode_value<T: DeserializeOwned>(
     decode_value_pruned(value, d, validation, |_| Vec::new())
 }
 
-/// [`decode_value`] with pruning, as [`decode_pruned`].
+/// [`decode_value`] with pruning, as [`decode_pruned`]. The document is decoded from its bytes,
+/// through the same deserializer as request bodies, so that every type's deserializing code
+/// exists once rather than once more for `serde_json::Value` (a patch pays one serialization).
 pub(crate) fn decode_value_pruned<T: DeserializeOwned>(
     value: serde_json::Value,
     d: &ResourceDescriptor,
     validation: FieldValidation,
     prune: impl FnOnce(&mut T) -> Vec<String>,
 ) -> Result<(T, Vec<String>), ApiError> {
+    let body = serde_json::to_vec(&value).map_err(|e| cannot_handle(d, &e, Positions::Omit))?;
+    decode_checked(&body, d, validation, prune, Positions::Omit)
+}
+
+/// A typed object from a JSON document (an admitted or converted object), through its bytes:
+/// see [`decode_value_pruned`] for why not `serde_json::from_value`.
+pub(crate) fn from_document<T: DeserializeOwned>(
+    doc: &serde_json::Value,
+) -> Result<T, serde_json::Error> {
+    serde_json::from_slice(&serde_json::to_vec(doc)?)
+}
+
+/// Whether a decoding error names its line and column: not for a document serialized here,
+/// whose positions mean nothing to the client.
+#[derive(Clone, Copy)]
+enum Positions {
+    Keep,
+    Omit,
+}
+
+fn decode_checked<T: DeserializeOwned>(
+    body: &[u8],
+    d: &ResourceDescriptor,
+    validation: FieldValidation,
+    prune: impl FnOnce(&mut T) -> Vec<String>,
+    positions: Positions,
+) -> Result<(T, Vec<String>), ApiError> {
     let mut unknown = Vec::new();
-    let mut obj: T = serde_ignored::deserialize(value, |path| {
+    let mut record = |path: serde_ignored::Path<'_>| {
         let mut s = String::new();
         format_path(&path, &mut s);
         unknown.push(s);
-    })
-    .map_err(|e| cannot_handle(d, e))?;
+    };
+    // One callback type for every `T`: serde_ignored's wrappers, and the deserializing code
+    // of every type nested in `T` (ObjectMeta, PodSpec, ...), are generic over it, so a
+    // closure type per `T` compiled them once per resource kind.
+    let callback: &mut dyn FnMut(serde_ignored::Path<'_>) = &mut record;
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let mut obj: T = serde_ignored::deserialize(&mut de, callback)
+        .and_then(|obj| de.end().map(|()| obj))
+        .map_err(|e| cannot_handle(d, &e, positions))?;
     unknown.extend(prune(&mut obj));
     unknown_fields(unknown, validation).map(|w| (obj, w))
 }
 
-fn cannot_handle(d: &ResourceDescriptor, e: serde_json::Error) -> ApiError {
+fn cannot_handle(d: &ResourceDescriptor, e: &serde_json::Error, positions: Positions) -> ApiError {
+    let mut message = e.to_string();
+    let position = format!(" at line {} column {}", e.line(), e.column());
+    if matches!(positions, Positions::Omit) && message.ends_with(&position) {
+        message.truncate(message.len() - position.len());
+    }
     ApiError::bad_request(format!(
-        "{} in version \"{}\" cannot be handled as a {}: {e}",
+        "{} in version \"{}\" cannot be handled as a {}: {message}",
         d.kind, d.version, d.kind
     ))
 }
@@ -266,6 +297,35 @@ mod tests {
             let err = decode::<StorageClass>(body, &desc(), FieldValidation::Warn).unwrap_err();
             assert_eq!(err.code(), 400, "{}", String::from_utf8_lossy(body));
         }
+    }
+
+    #[test]
+    fn documents_decode_as_bodies_do_without_positions() {
+        let doc = serde_json::json!({"metadata": {"name": "a", "bogus": 1}, "provisioner": "p"});
+        let (sc, warnings) =
+            decode_value::<StorageClass>(doc, &desc(), FieldValidation::Warn).unwrap();
+        assert_eq!(sc.provisioner, "p");
+        assert_eq!(warnings, [r#"unknown field "metadata.bogus""#]);
+
+        let body = br#"{"provisioner":5}"#;
+        let from_body = decode::<StorageClass>(body, &desc(), FieldValidation::Warn).unwrap_err();
+        assert!(
+            from_body.message.contains(" at line 1 column "),
+            "{}",
+            from_body.message
+        );
+        let doc = serde_json::json!({"provisioner": 5});
+        let from_doc =
+            decode_value::<StorageClass>(doc, &desc(), FieldValidation::Warn).unwrap_err();
+        assert_eq!(from_doc.code(), 400);
+        assert!(
+            from_doc
+                .message
+                .starts_with("StorageClass in version \"v1\" cannot be handled")
+                && !from_doc.message.contains(" at line "),
+            "{}",
+            from_doc.message
+        );
     }
 
     #[test]

@@ -132,7 +132,8 @@ where
         strategy.default(&mut obj);
         let errors = match old {
             Some(old) => {
-                let mut old: S::Object = serde_json::from_value(old).map_err(Error::Encode)?;
+                let mut old: S::Object =
+                    crate::codec::from_document(&old).map_err(Error::Encode)?;
                 strategy.on_read(&mut old);
                 if self.status {
                     // Only the status changes: the rest is judged as stored.

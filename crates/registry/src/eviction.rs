@@ -206,7 +206,7 @@ impl<S: Strategy<Object = Pod>> EvictionRest<S> {
         let mut out = Vec::new();
         for item in items {
             let budget: PodDisruptionBudget =
-                serde_json::from_value(item).map_err(Error::Encode)?;
+                crate::codec::from_document(&item).map_err(Error::Encode)?;
             let Some(selector) = budget.spec.as_ref().and_then(|s| s.selector.as_ref()) else {
                 continue;
             };
@@ -457,7 +457,7 @@ where
             ))
             .into());
         }
-        let eviction: Eviction = serde_json::from_value(doc).map_err(|e| {
+        let eviction: Eviction = crate::codec::from_document(&doc).map_err(|e| {
             ApiError::bad_request(format!(
                 "Eviction in version \"v1\" cannot be handled as a Eviction: {e}"
             ))

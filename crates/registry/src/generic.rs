@@ -107,7 +107,7 @@ fn to_value<T: serde::Serialize>(obj: &T) -> Result<serde_json::Value> {
 }
 
 fn from_value<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<T> {
-    serde_json::from_value(value).map_err(Error::Encode)
+    codec::from_document(&value).map_err(Error::Encode)
 }
 
 enum Attempt<T> {
@@ -1104,7 +1104,7 @@ impl<S: Strategy> GenericStore<S> {
             .and_then(|m| m.get_mut("managedFields"))
             .map(serde_json::Value::take);
         new.metadata_mut().managed_fields = fields
-            .map(serde_json::from_value)
+            .map(|fields| codec::from_document(&fields))
             .transpose()
             .map_err(|e| ApiError::internal(format!("managedFields: {e}")))?;
         Ok(())
