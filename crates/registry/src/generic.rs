@@ -43,6 +43,20 @@ const STORAGE_WATCH_QUEUE: usize = 1024;
 /// The REST store of one resource type over the shared [`Store`].
 pub struct GenericStore<S: Strategy> {
     strategy: Arc<S>,
+    /// What does not depend on the object type, with the paths that need nothing else.
+    core: StoreCore,
+    create_hooks: Vec<Arc<dyn CreateHook<S::Object>>>,
+    write_checks: Vec<Arc<dyn WriteCheck<S::Object>>>,
+    update_field_checks: Vec<Arc<dyn UpdateFieldCheck<S::Object>>>,
+    /// Takes and gives back what objects claim from shared pools.
+    allocations: Option<Arc<dyn Allocations<S::Object>>>,
+}
+
+/// The part of a [`GenericStore`] that does not depend on its object type: names, storage,
+/// the watch cache and codecs, and the reads served from them (gets and lists from the cache,
+/// freshness waits). Kept apart so that this code is compiled once, not once per kind (57
+/// built-in kinds, and again in every crate that uses a typed store).
+struct StoreCore {
     descriptor: ResourceDescriptor,
     gr: GroupResource,
     store: Arc<dyn Store>,
@@ -56,11 +70,6 @@ pub struct GenericStore<S: Strategy> {
     admission: Option<Arc<capstan_admission::Chain>>,
     /// The forms its objects are served in (its own, and converted versions').
     forms: Arc<crate::forms::StoreForms>,
-    create_hooks: Vec<Arc<dyn CreateHook<S::Object>>>,
-    write_checks: Vec<Arc<dyn WriteCheck<S::Object>>>,
-    update_field_checks: Vec<Arc<dyn UpdateFieldCheck<S::Object>>>,
-    /// Takes and gives back what objects claim from shared pools.
-    allocations: Option<Arc<dyn Allocations<S::Object>>>,
     /// Deletes a deletecollection runs at once (`--delete-collection-workers`).
     delete_workers: usize,
     /// Keeps managedFields and runs server-side apply.
@@ -175,30 +184,32 @@ where
             strategy.has_status(),
         ));
         Self {
-            tracker,
-            forms,
-            codec,
-            gr: descriptor.group_resource(),
-            descriptor,
+            core: StoreCore {
+                tracker,
+                forms,
+                codec,
+                gr: descriptor.group_resource(),
+                descriptor,
+                store,
+                prefix,
+                schema: Arc::new(|g| g.subschema_for::<S::Object>()),
+                decode,
+                cache,
+                admission: None,
+                delete_workers: 1,
+            },
             strategy,
-            store,
-            prefix,
-            schema: Arc::new(|g| g.subschema_for::<S::Object>()),
-            decode,
-            cache,
-            admission: None,
             create_hooks: Vec::new(),
             write_checks: Vec::new(),
             update_field_checks: Vec::new(),
             allocations: None,
-            delete_workers: 1,
         }
     }
 
     /// Tracks field managers (and applies) by `schema`, which knows the resource's kind (a
     /// custom resource's schema, built from its CRD).
     pub fn with_field_schema(mut self, schema: Arc<capstan_negotiation::schema::Schema>) -> Self {
-        self.tracker = self.tracker.with_schema(schema);
+        self.core.tracker = self.core.tracker.with_schema(schema);
         self
     }
 
@@ -208,13 +219,13 @@ where
         mut self,
         schema: impl Fn(&mut schemars::SchemaGenerator) -> schemars::Schema + Send + Sync + 'static,
     ) -> Self {
-        self.schema = Arc::new(schema);
+        self.core.schema = Arc::new(schema);
         self
     }
 
     /// Runs up to `workers` deletes of a deletecollection at once.
     pub fn with_delete_workers(mut self, workers: usize) -> Self {
-        self.delete_workers = workers.max(1);
+        self.core.delete_workers = workers.max(1);
         self
     }
 
@@ -249,7 +260,7 @@ where
     /// Passes every create, update and delete through `chain`: its mutating plugins after
     /// defaulting, its validating plugins after the object's own validation (dry runs too).
     pub fn with_admission(mut self, chain: Arc<capstan_admission::Chain>) -> Self {
-        self.admission = Some(chain);
+        self.core.admission = Some(chain);
         self
     }
 }
@@ -325,7 +336,9 @@ impl<S: Strategy> GenericStore<S> {
         T: serde::Serialize + serde::de::DeserializeOwned,
     {
         let attributes = || {
-            let mut a = self.attributes(operation, Target::Resource, namespace, name, options);
+            let mut a = self
+                .core
+                .attributes(operation, Target::Resource, namespace, name, options);
             a.subresource = subresource.to_string();
             a.kind = kind.to_string();
             a.kind_group_version = kind_group_version.map(|(g, v)| (g.to_string(), v.to_string()));
@@ -356,12 +369,13 @@ impl<S: Strategy> GenericStore<S> {
     where
         T: serde::Serialize + serde::de::DeserializeOwned,
     {
-        let Some(chain) = self.admission.as_deref() else {
+        let Some(chain) = self.core.admission.as_deref() else {
             return Ok(());
         };
         let admits = |gr: &GroupResource| chain.admits(a.operation, gr, &a.subresource);
-        let aliased = || self.forms.has_aliases() && self.forms.aliases().iter().any(admits);
-        if !(admits(&self.gr) || aliased()) {
+        let aliased =
+            || self.core.forms.has_aliases() && self.core.forms.aliases().iter().any(admits);
+        if !(admits(&self.core.gr) || aliased()) {
             return Ok(());
         }
         a.object = Some(to_value(&*obj)?);
@@ -384,12 +398,12 @@ impl<S: Strategy> GenericStore<S> {
         old: Option<&T>,
         warnings: &mut Vec<String>,
     ) -> Result<()> {
-        let Some(chain) = self.admission.as_deref() else {
+        let Some(chain) = self.core.admission.as_deref() else {
             return Ok(());
         };
-        let mut reads = chain.validates(a.operation, &self.gr, &a.subresource);
-        if self.forms.has_aliases() {
-            for alias in self.forms.aliases() {
+        let mut reads = chain.validates(a.operation, &self.core.gr, &a.subresource);
+        if self.core.forms.has_aliases() {
+            for alias in self.core.forms.aliases() {
                 reads = match (reads, chain.validates(a.operation, &alias, &a.subresource)) {
                     (Some(one), Some(other)) => Some(one || other),
                     (one, other) => one.or(other),
@@ -406,29 +420,6 @@ impl<S: Strategy> GenericStore<S> {
         let validated = chain.validate(&a).await;
         warnings.extend(a.feedback.take_warnings());
         validated.map_err(|e| e.with_warnings(warnings).into())
-    }
-
-    /// The admission attributes of a write of this store's objects.
-    fn attributes(
-        &self,
-        operation: Operation,
-        target: Target,
-        namespace: &str,
-        name: &str,
-        options: &impl crate::options::Writer,
-    ) -> Attributes {
-        let mut a = Attributes::new(operation, self.gr.clone(), options.user().clone());
-        a.feedback = options.feedback().clone();
-        let dry_run = options.dry_run();
-        a.version = self.descriptor.version.clone();
-        a.kind = self.descriptor.kind.clone();
-        a.subresource = target.subresource().to_string();
-        a.namespace = namespace.to_string();
-        a.name = name.to_string();
-        a.dry_run = dry_run;
-        a.forms = Some(self.forms.clone());
-        a.served_as = options.served_as().cloned();
-        a
     }
 }
 
@@ -481,7 +472,7 @@ impl<S: Strategy> GenericStore<S> {
         body: &[u8],
         validation: FieldValidation,
     ) -> std::result::Result<(S::Object, Vec<String>), ApiError> {
-        codec::decode_pruned(body, &self.descriptor, validation, |o| {
+        codec::decode_pruned(body, &self.core.descriptor, validation, |o| {
             self.strategy.prune(o)
         })
     }
@@ -492,50 +483,14 @@ impl<S: Strategy> GenericStore<S> {
         doc: serde_json::Value,
         validation: FieldValidation,
     ) -> std::result::Result<(S::Object, Vec<String>), ApiError> {
-        codec::decode_value_pruned(doc, &self.descriptor, validation, |o| {
+        codec::decode_value_pruned(doc, &self.core.descriptor, validation, |o| {
             self.strategy.prune(o)
         })
     }
 
-    fn key(&self, namespace: &str, name: &str) -> String {
-        if self.descriptor.namespaced {
-            format!("{}{namespace}/{name}", self.prefix)
-        } else {
-            format!("{}{name}", self.prefix)
-        }
-    }
-
-    fn collection_prefix(&self, namespace: &str) -> String {
-        if self.descriptor.namespaced && !namespace.is_empty() {
-            format!("{}{namespace}/", self.prefix)
-        } else {
-            self.prefix.clone()
-        }
-    }
-
-    fn storage_error(&self, err: capstan_storage::Error, name: &str) -> Error {
-        use capstan_storage::Error as E;
-        match err {
-            E::NotFound { .. } => ApiError::not_found(&self.gr, name).into(),
-            E::AlreadyExists { .. } => ApiError::already_exists(&self.gr, name).into(),
-            E::Conflict { .. } => ApiError::conflict(&self.gr, name, ApiError::MODIFIED).into(),
-            E::Compacted {
-                requested,
-                compacted,
-            } => ApiError::new(
-                Reason::Expired,
-                format!("too old resource version: {requested} ({compacted})"),
-            )
-            .into(),
-            E::FutureRevision { requested, current } => {
-                ApiError::resource_version_too_large(requested, current).into()
-            }
-            other => Error::Storage(other),
-        }
-    }
-
     fn decode_stored(&self, kv: &KeyValue) -> Result<S::Object> {
         let json = self
+            .core
             .codec
             .decode(&kv.key, &kv.value)
             .map_err(|message| Error::Unreadable {
@@ -564,6 +519,7 @@ impl<S: Strategy> GenericStore<S> {
     fn encode_stored(&self, key: &str, obj: &mut S::Object) -> Result<Bytes> {
         let json = self.stored_json(obj)?;
         let stored = self
+            .core
             .codec
             .encode(key, json)
             .map_err(|message| Error::Unreadable {
@@ -577,6 +533,7 @@ impl<S: Strategy> GenericStore<S> {
     fn encode_if_changed(&self, current: &KeyValue, obj: &mut S::Object) -> Result<Option<Bytes>> {
         let json = self.stored_json(obj)?;
         let stored = self
+            .core
             .codec
             .encode_if_changed(&current.key, json, &current.value)
             .map_err(|message| Error::Unreadable {
@@ -600,10 +557,6 @@ impl<S: Strategy> GenericStore<S> {
         })
     }
 
-    fn invalid(&self, name: &str, errors: &[FieldError]) -> Error {
-        ApiError::invalid(&self.descriptor.group, &self.descriptor.kind, name, errors).into()
-    }
-
     fn field_value(&self, obj: &S::Object, field: &str) -> Option<String> {
         let meta = obj.metadata();
         match field {
@@ -618,26 +571,6 @@ impl<S: Strategy> GenericStore<S> {
             .label_selector
             .matches(obj.metadata().labels.as_ref())
             && options.field_selector.matches(|f| self.field_value(obj, f))
-    }
-
-    /// Sets the namespace of a new object from the request, as upstream does: filled in
-    /// when absent, cleared for cluster-scoped resources, a 400 when it differs.
-    fn settle_namespace(&self, meta: &mut ObjectMeta, namespace: &str) -> Result<()> {
-        if !self.descriptor.namespaced {
-            meta.namespace = None;
-            return Ok(());
-        }
-        match meta.namespace.as_deref() {
-            None | Some("") => meta.namespace = Some(namespace.to_string()),
-            Some(ns) if ns == namespace => {}
-            Some(_) => {
-                return Err(ApiError::bad_request(
-                    "the namespace of the provided object does not match the namespace sent on the request",
-                )
-                .into());
-            }
-        }
-        Ok(())
     }
 
     /// Reserves what `new` claims, when the type has allocations.
@@ -665,11 +598,6 @@ impl<S: Strategy> GenericStore<S> {
         if let Some(a) = &self.allocations {
             a.release(removed).await;
         }
-    }
-
-    async fn current(&self, namespace: &str, name: &str) -> Result<KeyValue> {
-        let (kv, _) = self.store.get(&self.key(namespace, name)).await?;
-        kv.ok_or_else(|| ApiError::not_found(&self.gr, name).into())
     }
 
     /// The shared tail of update and patch: system fields, checks, the guarded write.
@@ -729,7 +657,7 @@ impl<S: Strategy> GenericStore<S> {
             meta.deletion_grace_period_seconds = old_meta.deletion_grace_period_seconds;
             let given = meta.resource_version.take().unwrap_or_default();
             if !given.is_empty() && Some(given.as_str()) != old_meta.resource_version.as_deref() {
-                return Err(ApiError::conflict(&self.gr, &name, ApiError::MODIFIED).into());
+                return Err(ApiError::conflict(&self.core.gr, &name, ApiError::MODIFIED).into());
             }
             if old_meta.deletion_timestamp.is_some() {
                 let before: Vec<&String> = old_meta.finalizers.iter().flatten().collect();
@@ -751,7 +679,10 @@ impl<S: Strategy> GenericStore<S> {
             self.strategy.copy_status(&mut new, old);
         }
         let namespace = old_meta.namespace.clone().unwrap_or_default();
-        let attributes = || self.attributes(Operation::Update, target, &namespace, &name, options);
+        let attributes = || {
+            self.core
+                .attributes(Operation::Update, target, &namespace, &name, options)
+        };
         if target.admitted_here() {
             self.admit_object(attributes(), &mut new, Some(old), &mut warnings)
                 .await?;
@@ -797,10 +728,13 @@ impl<S: Strategy> GenericStore<S> {
         let name = meta_name(old.metadata()).to_string();
         let old_meta = old.metadata();
         let namespace = old_meta.namespace.clone().unwrap_or_default();
-        let attributes = || self.attributes(Operation::Update, target, &namespace, &name, options);
+        let attributes = || {
+            self.core
+                .attributes(Operation::Update, target, &namespace, &name, options)
+        };
         errors.extend(validation::object_meta(
             new.metadata(),
-            self.descriptor.namespaced,
+            self.core.descriptor.namespaced,
             self.strategy.name_rule(),
         ));
         errors.extend(validation::object_meta_update(new.metadata(), old_meta));
@@ -815,7 +749,7 @@ impl<S: Strategy> GenericStore<S> {
             _ => self.strategy.validate_update(&new, old),
         });
         if !errors.is_empty() {
-            return Err(self.invalid(&name, &errors));
+            return Err(self.core.invalid(&name, &errors));
         }
         if target == Target::Resource {
             warnings.extend(self.strategy.warnings(&new, Some(old)));
@@ -834,7 +768,7 @@ impl<S: Strategy> GenericStore<S> {
         let lost_race = |err: capstan_storage::Error| -> Result<Attempt<Encoded>> {
             match err {
                 capstan_storage::Error::Conflict { .. } if !explicit_version => Ok(Attempt::Retry),
-                other => Err(self.storage_error(other, &name)),
+                other => Err(self.core.storage_error(other, &name)),
             }
         };
         if self.completes_deletion(old, &new) {
@@ -844,7 +778,12 @@ impl<S: Strategy> GenericStore<S> {
                     .encode(&new, warnings, ResponseStatus::Ok)
                     .map(Attempt::Done);
             }
-            return match self.store.delete(key, Some(current.mod_revision)).await {
+            return match self
+                .core
+                .store
+                .delete(key, Some(current.mod_revision))
+                .await
+            {
                 Ok(kv) => {
                     self.released(&new).await;
                     new.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
@@ -862,7 +801,12 @@ impl<S: Strategy> GenericStore<S> {
                 .encode(&new, warnings, ResponseStatus::Ok)
                 .map(Attempt::Done);
         };
-        match self.store.update(key, bytes, current.mod_revision).await {
+        match self
+            .core
+            .store
+            .update(key, bytes, current.mod_revision)
+            .await
+        {
             Ok(kv) => {
                 new.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
                 self.encode(&new, warnings, ResponseStatus::Ok)
@@ -889,14 +833,14 @@ impl<S: Strategy> GenericStore<S> {
             ))
             .into());
         }
-        self.settle_namespace(new.metadata_mut(), namespace)?;
+        self.core.settle_namespace(new.metadata_mut(), namespace)?;
         let explicit = new
             .metadata()
             .resource_version
             .as_deref()
             .is_some_and(|v| !v.is_empty());
         for _ in 0..MAX_RETRIES {
-            let (current, _) = self.store.get(&self.key(namespace, name)).await?;
+            let (current, _) = self.core.store.get(&self.core.key(namespace, name)).await?;
             let Some(current) = current else {
                 if self.strategy.allow_create_on_update() && target == Target::Resource {
                     options.create_check.check().await?;
@@ -905,7 +849,7 @@ impl<S: Strategy> GenericStore<S> {
                         .create_object(namespace, new, warnings, options, tracking)
                         .await;
                 }
-                return Err(ApiError::not_found(&self.gr, name).into());
+                return Err(ApiError::not_found(&self.core.gr, name).into());
             };
             let old = self.decode_stored(&current)?;
             match self
@@ -925,7 +869,7 @@ impl<S: Strategy> GenericStore<S> {
                 Attempt::Retry => continue,
             }
         }
-        Err(ApiError::conflict(&self.gr, name, ApiError::MODIFIED).into())
+        Err(ApiError::conflict(&self.core.gr, name, ApiError::MODIFIED).into())
     }
 
     /// PATCH of the resource or of its status.
@@ -965,11 +909,16 @@ impl<S: Strategy> GenericStore<S> {
         let explicit = patch::sets_resource_version(patch_type, body);
         let tracking = Tracking::Record(options.manager());
         for _ in 0..MAX_RETRIES {
-            let current = self.current(namespace, name).await?;
+            let current = self.core.current(namespace, name).await?;
             let old = self.decode_stored(&current)?;
             let mut doc = serde_json::to_value(&old).map_err(Error::Encode)?;
-            patch::apply(patch_type, self.tracker.typed().as_ref(), &mut doc, body)?;
-            codec::check_type_value(&doc, &self.descriptor)?;
+            patch::apply(
+                patch_type,
+                self.core.tracker.typed().as_ref(),
+                &mut doc,
+                body,
+            )?;
+            codec::check_type_value(&doc, &self.core.descriptor)?;
             let (new, warnings) = self.decode_doc(doc, options.field_validation)?;
             match self
                 .write_update(
@@ -981,7 +930,7 @@ impl<S: Strategy> GenericStore<S> {
                 Attempt::Retry => continue,
             }
         }
-        Err(ApiError::conflict(&self.gr, name, ApiError::MODIFIED).into())
+        Err(ApiError::conflict(&self.core.gr, name, ApiError::MODIFIED).into())
     }
 
     /// Server-side apply (PATCH with `application/apply-patch+yaml`): the applied
@@ -1016,7 +965,7 @@ impl<S: Strategy> GenericStore<S> {
                 );
             }
         }
-        codec::check_type_value(&config, &self.descriptor)?;
+        codec::check_type_value(&config, &self.core.descriptor)?;
         let meta = config
             .as_object_mut()
             .map(|m| m.entry("metadata").or_insert_with(|| serde_json::json!({})))
@@ -1038,7 +987,7 @@ impl<S: Strategy> GenericStore<S> {
             .and_then(serde_json::Value::as_str)
             .is_some_and(|v| !v.is_empty());
         for _ in 0..MAX_RETRIES {
-            let (current, _) = self.store.get(&self.key(namespace, name)).await?;
+            let (current, _) = self.core.store.get(&self.core.key(namespace, name)).await?;
             let old = current
                 .as_ref()
                 .map(|kv| self.decode_stored(kv))
@@ -1049,12 +998,13 @@ impl<S: Strategy> GenericStore<S> {
                 .transpose()
                 .map_err(Error::Encode)?;
             let merged = self
+                .core
                 .tracker
                 .apply(target, live, &config, manager, options.force)?;
             let (new, warnings) = self.decode_doc(merged, options.field_validation)?;
             let (Some(current), Some(old)) = (current, old) else {
                 if target != Target::Resource {
-                    return Err(ApiError::not_found(&self.gr, name).into());
+                    return Err(ApiError::not_found(&self.core.gr, name).into());
                 }
                 options.create_check.check().await?;
                 return self
@@ -1078,7 +1028,7 @@ impl<S: Strategy> GenericStore<S> {
                 Attempt::Retry => continue,
             }
         }
-        Err(ApiError::conflict(&self.gr, name, ApiError::MODIFIED).into())
+        Err(ApiError::conflict(&self.core.gr, name, ApiError::MODIFIED).into())
     }
 
     /// Records `manager`'s changes from `old` (`None`: a create) to `new` in `new`'s
@@ -1090,7 +1040,7 @@ impl<S: Strategy> GenericStore<S> {
         new: &mut S::Object,
         manager: &str,
     ) -> Result<()> {
-        if self.tracker.typed().is_none() {
+        if self.core.tracker.typed().is_none() {
             return Ok(());
         }
         let old = old
@@ -1098,7 +1048,7 @@ impl<S: Strategy> GenericStore<S> {
             .transpose()
             .map_err(Error::Encode)?;
         let mut doc = serde_json::to_value(&*new).map_err(Error::Encode)?;
-        self.tracker.record(target, old, &mut doc, manager)?;
+        self.core.tracker.record(target, old, &mut doc, manager)?;
         let fields = doc
             .get_mut("metadata")
             .and_then(|m| m.get_mut("managedFields"))
@@ -1142,7 +1092,7 @@ impl<S: Strategy> GenericStore<S> {
         F: FnMut(&mut S::Object) -> Result<()> + Send,
     {
         for _ in 0..MAX_RETRIES {
-            let current = self.current(namespace, name).await?;
+            let current = self.core.current(namespace, name).await?;
             let old = self.decode_stored(&current)?;
             let mut new = old.clone();
             change(&mut new)?;
@@ -1151,12 +1101,14 @@ impl<S: Strategy> GenericStore<S> {
             }
             let removes = self.completes_deletion(&old, &new);
             let written = if removes {
-                self.store
+                self.core
+                    .store
                     .delete(&current.key, Some(current.mod_revision))
                     .await
             } else {
                 let bytes = self.encode_stored(&current.key, &mut new)?;
-                self.store
+                self.core
+                    .store
                     .update(&current.key, bytes, current.mod_revision)
                     .await
             };
@@ -1169,23 +1121,23 @@ impl<S: Strategy> GenericStore<S> {
                     return Ok(new);
                 }
                 Err(capstan_storage::Error::Conflict { .. }) => continue,
-                Err(err) => return Err(self.storage_error(err, name)),
+                Err(err) => return Err(self.core.storage_error(err, name)),
             }
         }
-        Err(ApiError::conflict(&self.gr, name, ApiError::MODIFIED).into())
+        Err(ApiError::conflict(&self.core.gr, name, ApiError::MODIFIED).into())
     }
 
     /// The object's JSON as the watch cache has it (it may lag storage by the time an event
     /// takes to arrive), or as storage has it when there is no cache; `None` when there is
     /// no such object. For the server's own lookups (tokens, bound objects), not for clients.
     pub async fn cached_json(&self, namespace: &str, name: &str) -> Result<Option<Bytes>> {
-        let key = self.key(namespace, name);
-        if let Some(cache) = &self.cache
+        let key = self.core.key(namespace, name);
+        if let Some(cache) = &self.core.cache
             && let Ok(found) = cache.get(&key)
         {
             return Ok(found.map(|o| o.json.clone()));
         }
-        let (kv, _) = self.store.get(&key).await?;
+        let (kv, _) = self.core.store.get(&key).await?;
         let Some(kv) = kv else {
             return Ok(None);
         };
@@ -1197,12 +1149,12 @@ impl<S: Strategy> GenericStore<S> {
 
     /// How this store's objects are written (media type, encryption).
     pub fn storage_codec(&self) -> &StorageCodec {
-        &self.codec
+        &self.core.codec
     }
 
     /// The group and resource, for errors about this store's objects.
     pub fn group_resource(&self) -> &GroupResource {
-        &self.gr
+        &self.core.gr
     }
 
     async fn create_object(
@@ -1213,13 +1165,13 @@ impl<S: Strategy> GenericStore<S> {
         options: &WriteOptions,
         tracking: Tracking<'_>,
     ) -> Result<Encoded> {
-        self.settle_namespace(obj.metadata_mut(), namespace)?;
+        self.core.settle_namespace(obj.metadata_mut(), namespace)?;
         self.strategy.default(&mut obj);
         for hook in &self.create_hooks {
             hook.on_create(&mut obj, &options.user).await?;
         }
         let attributes = |name: &str| {
-            self.attributes(
+            self.core.attributes(
                 Operation::Create,
                 Target::Resource,
                 namespace,
@@ -1259,7 +1211,7 @@ impl<S: Strategy> GenericStore<S> {
         options: &WriteOptions,
     ) -> Result<Encoded> {
         let attributes = |name: &str| {
-            self.attributes(
+            self.core.attributes(
                 Operation::Create,
                 Target::Resource,
                 namespace,
@@ -1282,14 +1234,14 @@ impl<S: Strategy> GenericStore<S> {
             let name = meta_name(obj.metadata()).to_string();
             let mut errors = validation::object_meta(
                 obj.metadata(),
-                self.descriptor.namespaced,
+                self.core.descriptor.namespaced,
                 self.strategy.name_rule(),
             );
             errors.extend(self.strategy.validate(&obj));
             if !errors.is_empty() {
                 let invalid = ApiError::invalid(
-                    &self.descriptor.group,
-                    &self.descriptor.kind,
+                    &self.core.descriptor.group,
+                    &self.core.descriptor.kind,
                     &name,
                     &errors,
                 );
@@ -1306,9 +1258,9 @@ impl<S: Strategy> GenericStore<S> {
             if options.dry_run {
                 return self.encode(&obj, warnings, ResponseStatus::Created);
             }
-            let key = self.key(namespace, &name);
+            let key = self.core.key(namespace, &name);
             let bytes = self.encode_stored(&key, &mut obj)?;
-            match self.store.create(&key, bytes).await {
+            match self.core.store.create(&key, bytes).await {
                 Ok(kv) => {
                     obj.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
                     return self.encode(&obj, warnings, ResponseStatus::Created);
@@ -1318,7 +1270,7 @@ impl<S: Strategy> GenericStore<S> {
                 {
                     continue;
                 }
-                Err(err) => return Err(self.storage_error(err, &name)),
+                Err(err) => return Err(self.core.storage_error(err, &name)),
             }
         }
         unreachable!("the last attempt returns")
@@ -1331,7 +1283,7 @@ impl<S: Strategy> GenericStore<S> {
         options: &DeleteOptions,
     ) -> Result<Encoded> {
         for _ in 0..MAX_RETRIES {
-            let current = self.current(namespace, name).await?;
+            let current = self.core.current(namespace, name).await?;
             let mut obj = self.decode_stored(&current)?;
             let meta = obj.metadata();
             if let Some(uid) = &options.precondition_uid
@@ -1341,7 +1293,7 @@ impl<S: Strategy> GenericStore<S> {
                     "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
                     meta.uid.as_deref().unwrap_or("")
                 );
-                return Err(ApiError::conflict(&self.gr, name, &why).into());
+                return Err(ApiError::conflict(&self.core.gr, name, &why).into());
             }
             if let Some(rv) = &options.precondition_resource_version
                 && meta.resource_version.as_deref() != Some(rv.as_str())
@@ -1350,13 +1302,13 @@ impl<S: Strategy> GenericStore<S> {
                     "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
                     meta.resource_version.as_deref().unwrap_or("")
                 );
-                return Err(ApiError::conflict(&self.gr, name, &why).into());
+                return Err(ApiError::conflict(&self.core.gr, name, &why).into());
             }
             if let Some(reason) = self.strategy.forbid_delete(&obj) {
-                return Err(ApiError::forbidden_because(&self.gr, name, &reason).into());
+                return Err(ApiError::forbidden_because(&self.core.gr, name, &reason).into());
             }
             let attributes = || {
-                self.attributes(
+                self.core.attributes(
                     Operation::Delete,
                     Target::Resource,
                     namespace,
@@ -1365,8 +1317,8 @@ impl<S: Strategy> GenericStore<S> {
                 )
             };
             // A delete has no new object: the mutating phase sees the stored one only.
-            if let Some(chain) = self.admission.as_deref()
-                && chain.admits(Operation::Delete, &self.gr, "")
+            if let Some(chain) = self.core.admission.as_deref()
+                && chain.admits(Operation::Delete, &self.core.gr, "")
             {
                 let mut a = attributes();
                 a.old_object = Some(to_value(&obj)?);
@@ -1435,13 +1387,13 @@ impl<S: Strategy> GenericStore<S> {
             if mark_first && !options.dry_run {
                 // Stored marked first (watchers see it), then removed.
                 let bytes = self.encode_stored(&current.key, &mut obj)?;
-                match self.store.update(&current.key, bytes, revision).await {
+                match self.core.store.update(&current.key, bytes, revision).await {
                     Ok(kv) => {
                         revision = kv.mod_revision;
                         obj.metadata_mut().resource_version = Some(resource_version(revision));
                     }
                     Err(capstan_storage::Error::Conflict { .. }) => continue,
-                    Err(err) => return Err(self.storage_error(err, name)),
+                    Err(err) => return Err(self.core.storage_error(err, name)),
                 }
             }
             if keep {
@@ -1452,6 +1404,7 @@ impl<S: Strategy> GenericStore<S> {
                 }
                 let bytes = self.encode_stored(&current.key, &mut obj)?;
                 match self
+                    .core
                     .store
                     .update(&current.key, bytes, current.mod_revision)
                     .await
@@ -1462,23 +1415,23 @@ impl<S: Strategy> GenericStore<S> {
                         return self.encode(&obj, Vec::new(), pending);
                     }
                     Err(capstan_storage::Error::Conflict { .. }) => continue,
-                    Err(err) => return Err(self.storage_error(err, name)),
+                    Err(err) => return Err(self.core.storage_error(err, name)),
                 }
             }
             if options.dry_run {
                 return self.deleted(&obj);
             }
-            match self.store.delete(&current.key, Some(revision)).await {
+            match self.core.store.delete(&current.key, Some(revision)).await {
                 Ok(kv) => {
                     self.released(&obj).await;
                     obj.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
                     return self.deleted(&obj);
                 }
                 Err(capstan_storage::Error::Conflict { .. }) => continue,
-                Err(err) => return Err(self.storage_error(err, name)),
+                Err(err) => return Err(self.core.storage_error(err, name)),
             }
         }
-        Err(ApiError::conflict(&self.gr, name, ApiError::MODIFIED).into())
+        Err(ApiError::conflict(&self.core.gr, name, ApiError::MODIFIED).into())
     }
 
     /// The answer to a delete that removed `obj`: the object, for the kinds that return it,
@@ -1491,8 +1444,8 @@ impl<S: Strategy> GenericStore<S> {
         let mut status = capstan_meta::status::success();
         status.details = Some(capstan_meta::v1::StatusDetails {
             name: meta.name.clone(),
-            group: Some(self.gr.group.clone()),
-            kind: Some(self.gr.resource.clone()),
+            group: Some(self.core.gr.group.clone()),
+            kind: Some(self.core.gr.resource.clone()),
             uid: meta.uid.clone(),
             ..Default::default()
         });
@@ -1501,6 +1454,97 @@ impl<S: Strategy> GenericStore<S> {
             warnings: Vec::new(),
             status: ResponseStatus::Ok,
         })
+    }
+}
+
+impl StoreCore {
+    /// The admission attributes of a write of this store's objects.
+    fn attributes(
+        &self,
+        operation: Operation,
+        target: Target,
+        namespace: &str,
+        name: &str,
+        options: &impl crate::options::Writer,
+    ) -> Attributes {
+        let mut a = Attributes::new(operation, self.gr.clone(), options.user().clone());
+        a.feedback = options.feedback().clone();
+        let dry_run = options.dry_run();
+        a.version = self.descriptor.version.clone();
+        a.kind = self.descriptor.kind.clone();
+        a.subresource = target.subresource().to_string();
+        a.namespace = namespace.to_string();
+        a.name = name.to_string();
+        a.dry_run = dry_run;
+        a.forms = Some(self.forms.clone());
+        a.served_as = options.served_as().cloned();
+        a
+    }
+
+    fn key(&self, namespace: &str, name: &str) -> String {
+        if self.descriptor.namespaced {
+            format!("{}{namespace}/{name}", self.prefix)
+        } else {
+            format!("{}{name}", self.prefix)
+        }
+    }
+
+    fn collection_prefix(&self, namespace: &str) -> String {
+        if self.descriptor.namespaced && !namespace.is_empty() {
+            format!("{}{namespace}/", self.prefix)
+        } else {
+            self.prefix.clone()
+        }
+    }
+
+    fn storage_error(&self, err: capstan_storage::Error, name: &str) -> Error {
+        use capstan_storage::Error as E;
+        match err {
+            E::NotFound { .. } => ApiError::not_found(&self.gr, name).into(),
+            E::AlreadyExists { .. } => ApiError::already_exists(&self.gr, name).into(),
+            E::Conflict { .. } => ApiError::conflict(&self.gr, name, ApiError::MODIFIED).into(),
+            E::Compacted {
+                requested,
+                compacted,
+            } => ApiError::new(
+                Reason::Expired,
+                format!("too old resource version: {requested} ({compacted})"),
+            )
+            .into(),
+            E::FutureRevision { requested, current } => {
+                ApiError::resource_version_too_large(requested, current).into()
+            }
+            other => Error::Storage(other),
+        }
+    }
+
+    fn invalid(&self, name: &str, errors: &[FieldError]) -> Error {
+        ApiError::invalid(&self.descriptor.group, &self.descriptor.kind, name, errors).into()
+    }
+
+    /// Sets the namespace of a new object from the request, as upstream does: filled in
+    /// when absent, cleared for cluster-scoped resources, a 400 when it differs.
+    fn settle_namespace(&self, meta: &mut ObjectMeta, namespace: &str) -> Result<()> {
+        if !self.descriptor.namespaced {
+            meta.namespace = None;
+            return Ok(());
+        }
+        match meta.namespace.as_deref() {
+            None | Some("") => meta.namespace = Some(namespace.to_string()),
+            Some(ns) if ns == namespace => {}
+            Some(_) => {
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                )
+                .into());
+            }
+        }
+        Ok(())
+    }
+
+    async fn current(&self, namespace: &str, name: &str) -> Result<KeyValue> {
+        let (kv, _) = self.store.get(&self.key(namespace, name)).await?;
+        kv.ok_or_else(|| ApiError::not_found(&self.gr, name).into())
     }
 
     /// Which revision a list reads at and where it starts, by the rules of resourceVersion,
@@ -1741,45 +1785,48 @@ impl<S: Strategy> GenericStore<S> {
 #[async_trait]
 impl<S: Strategy> RestStorage for GenericStore<S> {
     fn descriptor(&self) -> &ResourceDescriptor {
-        &self.descriptor
+        &self.core.descriptor
     }
 
     fn forms(&self) -> Option<Arc<crate::forms::StoreForms>> {
-        Some(self.forms.clone())
+        Some(self.core.forms.clone())
     }
 
     fn schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        (self.schema)(generator)
+        (self.core.schema)(generator)
     }
 
     fn cached_count(&self) -> Option<u64> {
-        Some(self.cache.as_ref()?.object_count()? as u64)
+        Some(self.core.cache.as_ref()?.object_count()? as u64)
     }
 
     async fn get(&self, namespace: &str, name: &str, options: &GetOptions) -> Result<Encoded> {
-        if let Some(cache) = &self.cache
-            && let Some(found) = self.get_from_cache(cache, namespace, name, options).await?
+        if let Some(cache) = &self.core.cache
+            && let Some(found) = self
+                .core
+                .get_from_cache(cache, namespace, name, options)
+                .await?
         {
             return Ok(found);
         }
         if let (Some(rev), false) = (options.resource_version, options.any_version) {
-            self.wait_for_store(rev).await?;
+            self.core.wait_for_store(rev).await?;
         }
-        let kv = self.current(namespace, name).await?;
+        let kv = self.core.current(namespace, name).await?;
         let obj = self.decode_stored(&kv)?;
         self.encode(&obj, Vec::new(), ResponseStatus::Ok)
     }
 
     async fn list(&self, namespace: &str, options: &ListOptions) -> Result<Encoded> {
-        let resolved = crate::options::resolved(&self.descriptor, options)?;
+        let resolved = crate::options::resolved(&self.core.descriptor, options)?;
         let options = &*resolved;
-        let prefix = self.collection_prefix(namespace);
-        if let Some(cache) = &self.cache
-            && let Some(listed) = self.list_from_cache(cache, &prefix, options).await?
+        let prefix = self.core.collection_prefix(namespace);
+        if let Some(cache) = &self.core.cache
+            && let Some(listed) = self.core.list_from_cache(cache, &prefix, options).await?
         {
             return Ok(listed);
         }
-        let (mut revision, mut start) = self.list_start(&prefix, options).await?;
+        let (mut revision, mut start) = self.core.list_start(&prefix, options).await?;
         let mut items = Vec::new();
         let mut next: Option<String> = None;
         let fetch = if options.limit > 0 {
@@ -1789,6 +1836,7 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
         };
         let list_revision = loop {
             let resp = self
+                .core
                 .store
                 .list(ListRequest {
                     prefix: &prefix,
@@ -1804,7 +1852,7 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
                 {
                     // Offer a token that continues from the same place at the current revision,
                     // for clients that accept an inconsistent list (as upstream).
-                    let current = self.store.current_revision().await?;
+                    let current = self.core.store.current_revision().await?;
                     let relative = start
                         .strip_prefix(prefix.as_str())
                         .unwrap_or("")
@@ -1818,7 +1866,7 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
                     err.continue_token = Some(ContinueToken::new(current, relative).encode());
                     return Err(err.into());
                 }
-                Err(other) => return Err(self.storage_error(other, "")),
+                Err(other) => return Err(self.core.storage_error(other, "")),
             };
             revision = Some(resp.revision);
             let mut filled = false;
@@ -1846,7 +1894,7 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
         let rv = resource_version(list_revision);
         let token = next.map(|start| ContinueToken::new(list_revision, start).encode());
         let body = codec::encode_list(
-            &self.descriptor,
+            &self.core.descriptor,
             &rv,
             token.as_deref(),
             None,
@@ -1861,11 +1909,11 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
     }
 
     async fn watch(&self, namespace: &str, options: &WatchOptions) -> Result<EventStream> {
-        let list = crate::options::resolved(&self.descriptor, &options.list)?;
-        let prefix = self.collection_prefix(namespace);
+        let list = crate::options::resolved(&self.core.descriptor, &options.list)?;
+        let prefix = self.core.collection_prefix(namespace);
         let filter = watching::filter(&list);
         let params = StreamParams {
-            descriptor: self.descriptor.clone(),
+            descriptor: self.core.descriptor.clone(),
             bookmarks: options.allow_bookmarks,
             deadline: tokio::time::Instant::now() + options.timeout,
             initialization: options.initialization.clone(),
@@ -1877,20 +1925,20 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
         // exactly the changes after it.
         let from = match parse_resource_version(&options.list.resource_version)? {
             None => {
-                let current = self.store.current_revision().await?;
-                if let Some(cache) = &self.cache {
-                    let _ = self.wait_for_cache(cache, current).await;
+                let current = self.core.store.current_revision().await?;
+                if let Some(cache) = &self.core.cache {
+                    let _ = self.core.wait_for_cache(cache, current).await;
                 }
                 None
             }
             Some(Revision(0)) => None,
             Some(rev) => Some(rev),
         };
-        if let Some(cache) = &self.cache {
+        if let Some(cache) = &self.core.cache {
             // A revision ahead of the cache: wait for it, then refuse as storage does.
             if let Some(rev) = from
                 && let Err(capstan_watch::Error::TooLarge { requested, current }) =
-                    self.wait_for_cache(cache, rev).await
+                    self.core.wait_for_cache(cache, rev).await
             {
                 return Err(ApiError::resource_version_too_large(requested, current).into());
             }
@@ -1911,14 +1959,14 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
             }
         }
         if let Some(rev) = from {
-            self.wait_for_store(rev).await?;
+            self.core.wait_for_store(rev).await?;
         }
         match watching::storage_watch(
-            self.store.clone(),
+            self.core.store.clone(),
             prefix,
             from,
             filter,
-            self.decode.clone(),
+            self.core.decode.clone(),
             STORAGE_WATCH_QUEUE,
         )
         .await
@@ -1930,7 +1978,7 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
                 requested,
                 compacted,
             }) => Ok(error_stream(watching::expired(requested, compacted))),
-            Err(err) => Err(self.storage_error(err, "")),
+            Err(err) => Err(self.core.storage_error(err, "")),
         }
     }
 
@@ -1989,10 +2037,11 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
         list: &ListOptions,
         options: &DeleteOptions,
     ) -> Result<Encoded> {
-        let resolved = crate::options::resolved(&self.descriptor, list)?;
+        let resolved = crate::options::resolved(&self.core.descriptor, list)?;
         let list = &*resolved;
-        let prefix = self.collection_prefix(namespace);
+        let prefix = self.core.collection_prefix(namespace);
         let resp = self
+            .core
             .store
             .list(ListRequest {
                 prefix: &prefix,
@@ -2017,7 +2066,7 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
         }
         let mut deletes = futures_util::stream::iter(selected)
             .map(|(ns, name)| async move { self.delete_one(&ns, &name, options).await })
-            .buffer_unordered(self.delete_workers);
+            .buffer_unordered(self.core.delete_workers);
         while let Some(outcome) = deletes.next().await {
             match outcome {
                 Ok(_) => {}
@@ -2026,7 +2075,7 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
             }
         }
         let body = codec::encode_list(
-            &self.descriptor,
+            &self.core.descriptor,
             &resource_version(resp.revision),
             None,
             None,
