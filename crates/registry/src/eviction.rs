@@ -457,7 +457,8 @@ where
             ))
             .into());
         }
-        let eviction: Eviction = crate::codec::from_document(&doc).map_err(|e| {
+        // From the client's bytes: an error's line and column point into its body.
+        let eviction: Eviction = serde_json::from_slice(body).map_err(|e| {
             ApiError::bad_request(format!(
                 "Eviction in version \"v1\" cannot be handled as a Eviction: {e}"
             ))
