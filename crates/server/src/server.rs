@@ -24,6 +24,7 @@ use capstan_registry::rbac::Escalation;
 use capstan_registry::resource_claims::ClaimStatusAuthorization;
 use capstan_registry::{Registry, RegistryConfig};
 use capstan_storage::{EmbeddedStore, EmbeddedStoreConfig, Store, spawn_compactor};
+use futures_util::future::BoxFuture;
 use hyper_util::rt::TokioIo;
 
 use rand::Rng;
@@ -130,7 +131,15 @@ fn random_token() -> String {
 
 /// Opens the store, builds the registry and the filter chain, binds the port and starts
 /// serving in the background.
-pub async fn start(config: ServerConfig) -> Result<RunningServer> {
+///
+/// The future is boxed here so that the server's whole start-up (every store, controller and
+/// connection task it spawns) is compiled once, in this crate: an `async fn` body is compiled
+/// in the crate that first polls it, which was every binary and test that starts a server.
+pub fn start(config: ServerConfig) -> BoxFuture<'static, Result<RunningServer>> {
+    Box::pin(start_server(config))
+}
+
+async fn start_server(config: ServerConfig) -> Result<RunningServer> {
     // Options read before anything starts: a bad one fails the start at once.
     let admission_plan = config.admission.resolve()?;
 
@@ -1009,8 +1018,13 @@ async fn accept_loop(
     }
 }
 
-/// Starts the server and serves until SIGINT or SIGTERM, then shuts down gracefully.
-pub async fn run(config: ServerConfig) -> Result<()> {
+/// Starts the server and serves until SIGINT or SIGTERM, then shuts down gracefully (boxed
+/// for the reason [`start`] is).
+pub fn run(config: ServerConfig) -> BoxFuture<'static, Result<()>> {
+    Box::pin(run_server(config))
+}
+
+async fn run_server(config: ServerConfig) -> Result<()> {
     let delay = config.shutdown_delay;
     let server = start(config).await?;
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
