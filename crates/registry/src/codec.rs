@@ -96,22 +96,24 @@ pub(crate) fn decode<T: DeserializeOwned>(
     d: &ResourceDescriptor,
     validation: FieldValidation,
 ) -> Result<(T, Vec<String>), ApiError> {
-    decode_pruned(body, d, validation, |_| Vec::new())
+    decode_pruned(body, d, validation, |_| Vec::new(), checked::<T>)
 }
 
 /// [`decode`], with `prune` removing (and naming) fields the type's schema does not declare
-/// from the decoded object; they count as unknown fields too.
-pub(crate) fn decode_pruned<T: DeserializeOwned>(
+/// from the decoded object; they count as unknown fields too. `checked` decodes (see
+/// [`Checked`]).
+pub(crate) fn decode_pruned<T>(
     body: &[u8],
     d: &ResourceDescriptor,
     validation: FieldValidation,
     prune: impl FnOnce(&mut T) -> Vec<String>,
+    checked: Checked<T>,
 ) -> Result<(T, Vec<String>), ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::bad_request("the body of the request was empty"));
     }
     check_type(body, d)?;
-    decode_checked(body, d, validation, prune, Positions::Keep)
+    decode_checked(body, d, validation, prune, Positions::Keep, checked)
 }
 
 /// Decodes a JSON value (a patched object) like [`decode`].
@@ -120,20 +122,21 @@ pub(crate) fn decode_value<T: DeserializeOwned>(
     d: &ResourceDescriptor,
     validation: FieldValidation,
 ) -> Result<(T, Vec<String>), ApiError> {
-    decode_value_pruned(value, d, validation, |_| Vec::new())
+    decode_value_pruned(value, d, validation, |_| Vec::new(), checked::<T>)
 }
 
 /// [`decode_value`] with pruning, as [`decode_pruned`]. The document is decoded from its bytes,
 /// through the same deserializer as request bodies, so that every type's deserializing code
 /// exists once rather than once more for `serde_json::Value` (a patch pays one serialization).
-pub(crate) fn decode_value_pruned<T: DeserializeOwned>(
+pub(crate) fn decode_value_pruned<T>(
     value: serde_json::Value,
     d: &ResourceDescriptor,
     validation: FieldValidation,
     prune: impl FnOnce(&mut T) -> Vec<String>,
+    checked: Checked<T>,
 ) -> Result<(T, Vec<String>), ApiError> {
     let body = serde_json::to_vec(&value).map_err(|e| cannot_handle(d, &e, Positions::Omit))?;
-    decode_checked(&body, d, validation, prune, Positions::Omit)
+    decode_checked(&body, d, validation, prune, Positions::Omit, checked)
 }
 
 /// A typed object from a JSON document (an admitted or converted object), through its bytes:
@@ -152,12 +155,33 @@ enum Positions {
     Omit,
 }
 
-fn decode_checked<T: DeserializeOwned>(
+/// Decodes a whole JSON body as a `T`, telling `unknown` of every field `T` does not declare.
+/// A function pointer, so that a store can take it where it is built (see
+/// `generic::ObjectJson`).
+pub(crate) type Checked<T> =
+    fn(&[u8], &mut dyn FnMut(serde_ignored::Path<'_>)) -> serde_json::Result<T>;
+
+/// The [`Checked`] decoder of `T`.
+pub(crate) fn checked<T: DeserializeOwned>(
+    body: &[u8],
+    unknown: &mut dyn FnMut(serde_ignored::Path<'_>),
+) -> serde_json::Result<T> {
+    // One callback type for every `T`: serde_ignored's wrappers, and the deserializing code
+    // of every type nested in `T` (ObjectMeta, PodSpec, ...), are generic over it, so a
+    // closure type per `T` compiled them once per resource kind.
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let obj = serde_ignored::deserialize(&mut de, unknown)?;
+    de.end()?;
+    Ok(obj)
+}
+
+fn decode_checked<T>(
     body: &[u8],
     d: &ResourceDescriptor,
     validation: FieldValidation,
     prune: impl FnOnce(&mut T) -> Vec<String>,
     positions: Positions,
+    checked: Checked<T>,
 ) -> Result<(T, Vec<String>), ApiError> {
     let mut unknown = Vec::new();
     let mut record = |path: serde_ignored::Path<'_>| {
@@ -165,14 +189,7 @@ fn decode_checked<T: DeserializeOwned>(
         format_path(&path, &mut s);
         unknown.push(s);
     };
-    // One callback type for every `T`: serde_ignored's wrappers, and the deserializing code
-    // of every type nested in `T` (ObjectMeta, PodSpec, ...), are generic over it, so a
-    // closure type per `T` compiled them once per resource kind.
-    let callback: &mut dyn FnMut(serde_ignored::Path<'_>) = &mut record;
-    let mut de = serde_json::Deserializer::from_slice(body);
-    let mut obj: T = serde_ignored::deserialize(&mut de, callback)
-        .and_then(|obj| de.end().map(|()| obj))
-        .map_err(|e| cannot_handle(d, &e, positions))?;
+    let mut obj = checked(body, &mut record).map_err(|e| cannot_handle(d, &e, positions))?;
     unknown.extend(prune(&mut obj));
     unknown_fields(unknown, validation).map(|w| (obj, w))
 }

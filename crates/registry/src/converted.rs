@@ -125,10 +125,13 @@ where
     ) -> Result<(Value, Vec<String>)> {
         let strategy = &self.strategy;
         let d = strategy.descriptor();
-        let (mut obj, warnings): (S::Object, _) =
-            crate::codec::decode_value_pruned(object, &d, options.field_validation, |o| {
-                strategy.prune(o)
-            })?;
+        let (mut obj, warnings): (S::Object, _) = crate::codec::decode_value_pruned(
+            object,
+            &d,
+            options.field_validation,
+            |o| strategy.prune(o),
+            crate::codec::checked::<S::Object>,
+        )?;
         strategy.default(&mut obj);
         let errors = match old {
             Some(old) => {

@@ -50,6 +50,56 @@ pub struct GenericStore<S: Strategy> {
     update_field_checks: Vec<Arc<dyn UpdateFieldCheck<S::Object>>>,
     /// Takes and gives back what objects claim from shared pools.
     allocations: Option<Arc<dyn Allocations<S::Object>>>,
+    /// The object type's JSON code.
+    json: ObjectJson<S::Object>,
+}
+
+/// One object type's JSON code, as function pointers taken where its store is built.
+///
+/// A generic method that called serde directly compiled the type's whole (de)serializing
+/// code (every nested type: metadata, pod specs, ...) again in each crate that calls the
+/// method on a typed store: the controllers, the server, every test binary. Through these
+/// pointers it is compiled once per type, beside the store's constructor.
+pub(crate) struct ObjectJson<T> {
+    from_slice: fn(&[u8]) -> serde_json::Result<T>,
+    checked: codec::Checked<T>,
+    to_vec: fn(&T) -> serde_json::Result<Vec<u8>>,
+    to_value: fn(&T) -> serde_json::Result<serde_json::Value>,
+}
+
+impl<T> Clone for ObjectJson<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for ObjectJson<T> {}
+
+impl<T: serde::Serialize + serde::de::DeserializeOwned> ObjectJson<T> {
+    /// `T`'s code, compiled where this is called.
+    pub(crate) fn new() -> Self {
+        Self {
+            from_slice: |bytes: &[u8]| serde_json::from_slice(bytes),
+            checked: codec::checked::<T>,
+            to_vec: serde_json::to_vec::<T>,
+            to_value: |obj: &T| serde_json::to_value(obj),
+        }
+    }
+
+    fn value_of(&self, obj: &T) -> Result<serde_json::Value> {
+        (self.to_value)(obj).map_err(Error::Encode)
+    }
+
+    fn bytes_of(&self, obj: &T) -> Result<Vec<u8>> {
+        (self.to_vec)(obj).map_err(Error::Encode)
+    }
+
+    /// A typed object from a JSON document (an admitted one), through its bytes (see
+    /// [`codec::from_document`]).
+    fn read_document(&self, doc: &serde_json::Value) -> Result<T> {
+        let bytes = serde_json::to_vec(doc).map_err(Error::Encode)?;
+        (self.from_slice)(&bytes).map_err(Error::Encode)
+    }
 }
 
 /// The part of a [`GenericStore`] that does not depend on its object type: names, storage,
@@ -109,14 +159,6 @@ impl Target {
             Self::Scale => "scale",
         }
     }
-}
-
-fn to_value<T: serde::Serialize>(obj: &T) -> Result<serde_json::Value> {
-    serde_json::to_value(obj).map_err(Error::Encode)
-}
-
-fn from_value<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<T> {
-    codec::from_document(&value).map_err(Error::Encode)
 }
 
 enum Attempt<T> {
@@ -203,6 +245,7 @@ where
             write_checks: Vec::new(),
             update_field_checks: Vec::new(),
             allocations: None,
+            json: ObjectJson::new(),
         }
     }
 
@@ -349,10 +392,21 @@ impl<S: Strategy> GenericStore<S> {
         let mut object = object;
         // Subresource answers carry no warnings.
         let mut warnings = Vec::new();
-        self.admit_object(attributes(), &mut object, old.as_ref(), &mut warnings)
-            .await?;
-        self.validate_object(attributes(), Some(&object), old.as_ref(), &mut warnings)
-            .await?;
+        let json = ObjectJson::new();
+        self.admit_object(
+            attributes(),
+            (&mut object, old.as_ref()),
+            json,
+            &mut warnings,
+        )
+        .await?;
+        self.validate_object(
+            attributes(),
+            (Some(&object), old.as_ref()),
+            json,
+            &mut warnings,
+        )
+        .await?;
         Ok(object)
     }
 
@@ -362,8 +416,8 @@ impl<S: Strategy> GenericStore<S> {
     async fn admit_object<T>(
         &self,
         mut a: Attributes,
-        obj: &mut T,
-        old: Option<&T>,
+        (obj, old): (&mut T, Option<&T>),
+        json: ObjectJson<T>,
         warnings: &mut Vec<String>,
     ) -> Result<()>
     where
@@ -378,26 +432,29 @@ impl<S: Strategy> GenericStore<S> {
         if !(admits(&self.core.gr) || aliased()) {
             return Ok(());
         }
-        a.object = Some(to_value(&*obj)?);
-        a.old_object = old.map(to_value).transpose()?;
+        a.object = Some(json.value_of(obj)?);
+        a.old_object = old.map(|o| json.value_of(o)).transpose()?;
         let admitted = chain.admit(&mut a).await;
         warnings.extend(a.feedback.take_warnings());
         admitted?;
         if let Some(admitted) = a.object {
-            *obj = from_value(admitted)?;
+            *obj = json.read_document(&admitted)?;
         }
         Ok(())
     }
 
     /// The validating phase for `a`, with the objects as JSON only when a plugin reads them;
     /// the plugins' warnings added to `warnings`.
-    async fn validate_object<T: serde::Serialize>(
+    async fn validate_object<T>(
         &self,
         mut a: Attributes,
-        obj: Option<&T>,
-        old: Option<&T>,
+        (obj, old): (Option<&T>, Option<&T>),
+        json: ObjectJson<T>,
         warnings: &mut Vec<String>,
-    ) -> Result<()> {
+    ) -> Result<()>
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned,
+    {
         let Some(chain) = self.core.admission.as_deref() else {
             return Ok(());
         };
@@ -414,8 +471,8 @@ impl<S: Strategy> GenericStore<S> {
             return Ok(());
         };
         if reads {
-            a.object = obj.map(to_value).transpose()?;
-            a.old_object = old.map(to_value).transpose()?;
+            a.object = obj.map(|o| json.value_of(o)).transpose()?;
+            a.old_object = old.map(|o| json.value_of(o)).transpose()?;
         }
         let validated = chain.validate(&a).await;
         warnings.extend(a.feedback.take_warnings());
@@ -472,9 +529,13 @@ impl<S: Strategy> GenericStore<S> {
         body: &[u8],
         validation: FieldValidation,
     ) -> std::result::Result<(S::Object, Vec<String>), ApiError> {
-        codec::decode_pruned(body, &self.core.descriptor, validation, |o| {
-            self.strategy.prune(o)
-        })
+        codec::decode_pruned(
+            body,
+            &self.core.descriptor,
+            validation,
+            |o| self.strategy.prune(o),
+            self.json.checked,
+        )
     }
 
     /// A patched or applied document as the resource's object, pruned by the strategy.
@@ -483,9 +544,13 @@ impl<S: Strategy> GenericStore<S> {
         doc: serde_json::Value,
         validation: FieldValidation,
     ) -> std::result::Result<(S::Object, Vec<String>), ApiError> {
-        codec::decode_value_pruned(doc, &self.core.descriptor, validation, |o| {
-            self.strategy.prune(o)
-        })
+        codec::decode_value_pruned(
+            doc,
+            &self.core.descriptor,
+            validation,
+            |o| self.strategy.prune(o),
+            self.json.checked,
+        )
     }
 
     fn decode_stored(&self, kv: &KeyValue) -> Result<S::Object> {
@@ -497,7 +562,7 @@ impl<S: Strategy> GenericStore<S> {
                 key: kv.key.clone(),
                 message,
             })?;
-        let mut obj: S::Object = serde_json::from_slice(&json).map_err(|source| Error::Decode {
+        let mut obj = (self.json.from_slice)(&json).map_err(|source| Error::Decode {
             key: kv.key.clone(),
             source,
         })?;
@@ -511,7 +576,7 @@ impl<S: Strategy> GenericStore<S> {
     fn stored_json(&self, obj: &mut S::Object) -> Result<Vec<u8>> {
         omit_empty_metadata(obj.metadata_mut());
         let rv = obj.metadata_mut().resource_version.take();
-        let out = serde_json::to_vec(obj).map_err(Error::Encode);
+        let out = self.json.bytes_of(obj);
         obj.metadata_mut().resource_version = rv;
         out
     }
@@ -549,7 +614,7 @@ impl<S: Strategy> GenericStore<S> {
         warnings: Vec<String>,
         status: ResponseStatus,
     ) -> Result<Encoded> {
-        let body = serde_json::to_vec(obj).map_err(Error::Encode)?;
+        let body = self.json.bytes_of(obj)?;
         Ok(Encoded {
             body: body.into(),
             warnings,
@@ -684,8 +749,13 @@ impl<S: Strategy> GenericStore<S> {
                 .attributes(Operation::Update, target, &namespace, &name, options)
         };
         if target.admitted_here() {
-            self.admit_object(attributes(), &mut new, Some(old), &mut warnings)
-                .await?;
+            self.admit_object(
+                attributes(),
+                (&mut new, Some(old)),
+                self.json,
+                &mut warnings,
+            )
+            .await?;
         }
         self.strategy.prepare_for_update(&mut new, old);
         let reserved = if target == Target::Resource {
@@ -758,8 +828,13 @@ impl<S: Strategy> GenericStore<S> {
             check.check(&new, Some(old), &options.user).await?;
         }
         if target.admitted_here() {
-            self.validate_object(attributes(), Some(&new), Some(old), &mut warnings)
-                .await?;
+            self.validate_object(
+                attributes(),
+                (Some(&new), Some(old)),
+                self.json,
+                &mut warnings,
+            )
+            .await?;
         }
         if let Tracking::Record(manager) = tracking {
             self.record_managers(target, Some(old), &mut new, manager)?;
@@ -911,7 +986,7 @@ impl<S: Strategy> GenericStore<S> {
         for _ in 0..MAX_RETRIES {
             let current = self.core.current(namespace, name).await?;
             let old = self.decode_stored(&current)?;
-            let mut doc = serde_json::to_value(&old).map_err(Error::Encode)?;
+            let mut doc = self.json.value_of(&old)?;
             patch::apply(
                 patch_type,
                 self.core.tracker.typed().as_ref(),
@@ -992,11 +1067,7 @@ impl<S: Strategy> GenericStore<S> {
                 .as_ref()
                 .map(|kv| self.decode_stored(kv))
                 .transpose()?;
-            let live = old
-                .as_ref()
-                .map(serde_json::to_value)
-                .transpose()
-                .map_err(Error::Encode)?;
+            let live = old.as_ref().map(|o| self.json.value_of(o)).transpose()?;
             let merged = self
                 .core
                 .tracker
@@ -1043,11 +1114,8 @@ impl<S: Strategy> GenericStore<S> {
         if self.core.tracker.typed().is_none() {
             return Ok(());
         }
-        let old = old
-            .map(serde_json::to_value)
-            .transpose()
-            .map_err(Error::Encode)?;
-        let mut doc = serde_json::to_value(&*new).map_err(Error::Encode)?;
+        let old = old.map(|o| self.json.value_of(o)).transpose()?;
+        let mut doc = self.json.value_of(new)?;
         self.core.tracker.record(target, old, &mut doc, manager)?;
         let fields = doc
             .get_mut("metadata")
@@ -1142,9 +1210,7 @@ impl<S: Strategy> GenericStore<S> {
             return Ok(None);
         };
         let obj = self.decode_stored(&kv)?;
-        Ok(Some(
-            serde_json::to_vec(&obj).map_err(Error::Encode)?.into(),
-        ))
+        Ok(Some(self.json.bytes_of(&obj)?.into()))
     }
 
     /// How this store's objects are written (media type, encryption).
@@ -1180,8 +1246,13 @@ impl<S: Strategy> GenericStore<S> {
             )
         };
         let name = meta_name(obj.metadata()).to_string();
-        self.admit_object(attributes(&name), &mut obj, None, &mut warnings)
-            .await?;
+        self.admit_object(
+            attributes(&name),
+            (&mut obj, None),
+            self.json,
+            &mut warnings,
+        )
+        .await?;
         {
             let meta = obj.metadata_mut();
             meta.uid = Some(names::uid());
@@ -1253,8 +1324,13 @@ impl<S: Strategy> GenericStore<S> {
             for check in &self.write_checks {
                 check.check(&obj, None, &options.user).await?;
             }
-            self.validate_object(attributes(&name), Some(&obj), None, &mut warnings)
-                .await?;
+            self.validate_object(
+                attributes(&name),
+                (Some(&obj), None),
+                self.json,
+                &mut warnings,
+            )
+            .await?;
             if options.dry_run {
                 return self.encode(&obj, warnings, ResponseStatus::Created);
             }
@@ -1285,25 +1361,7 @@ impl<S: Strategy> GenericStore<S> {
         for _ in 0..MAX_RETRIES {
             let current = self.core.current(namespace, name).await?;
             let mut obj = self.decode_stored(&current)?;
-            let meta = obj.metadata();
-            if let Some(uid) = &options.precondition_uid
-                && meta.uid.as_deref() != Some(uid.as_str())
-            {
-                let why = format!(
-                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
-                    meta.uid.as_deref().unwrap_or("")
-                );
-                return Err(ApiError::conflict(&self.core.gr, name, &why).into());
-            }
-            if let Some(rv) = &options.precondition_resource_version
-                && meta.resource_version.as_deref() != Some(rv.as_str())
-            {
-                let why = format!(
-                    "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
-                    meta.resource_version.as_deref().unwrap_or("")
-                );
-                return Err(ApiError::conflict(&self.core.gr, name, &why).into());
-            }
+            check_delete_preconditions(&self.core.gr, name, obj.metadata(), options)?;
             if let Some(reason) = self.strategy.forbid_delete(&obj) {
                 return Err(ApiError::forbidden_because(&self.core.gr, name, &reason).into());
             }
@@ -1321,32 +1379,31 @@ impl<S: Strategy> GenericStore<S> {
                 && chain.admits(Operation::Delete, &self.core.gr, "")
             {
                 let mut a = attributes();
-                a.old_object = Some(to_value(&obj)?);
+                a.old_object = Some(self.json.value_of(&obj)?);
                 chain.admit(&mut a).await?;
             }
             // Delete answers carry no admission warnings.
-            self.validate_object(attributes(), None, Some(&obj), &mut Vec::new())
+            self.validate_object(attributes(), (None, Some(&obj)), self.json, &mut Vec::new())
                 .await?;
-            // The propagation policy becomes the garbage collector's finalizers (`orphan`,
-            // `foregroundDeletion`); Background (the default) clears them.
-            let gc_finalizers = propagation_finalizers(
+            let finalizers_change = set_propagation_finalizers(
+                obj.metadata_mut(),
                 options,
-                meta.finalizers.as_deref(),
                 self.strategy.orphans_by_default(),
             );
-            let finalizers_change = gc_finalizers.as_ref() != meta.finalizers.as_ref()
-                && !(gc_finalizers.as_ref().is_none_or(Vec::is_empty)
-                    && meta.finalizers.as_ref().is_none_or(Vec::is_empty));
-            if finalizers_change {
-                obj.metadata_mut().finalizers = gc_finalizers;
+            let rules = DeletionRules {
+                awaits_finalization: self.strategy.awaits_finalization(&obj),
+                grace: self
+                    .strategy
+                    .grace_period(&obj, options.grace_period_seconds)
+                    .max(0),
+                graceful: self.strategy.deletes_gracefully(),
+                own_rules: self.strategy.own_deletion_rules(),
+                finalizers_change,
+            };
+            let (step, newly_marked) = plan_deletion(obj.metadata_mut(), &rules);
+            if newly_marked {
+                self.strategy.prepare_for_delete(&mut obj);
             }
-            let meta = obj.metadata();
-            let has_finalizers = meta.finalizers.as_ref().is_some_and(|f| !f.is_empty());
-            let finalizing = has_finalizers || self.strategy.awaits_finalization(&obj);
-            let grace = self
-                .strategy
-                .grace_period(&obj, options.grace_period_seconds)
-                .max(0);
             // Not finished at once: 200 with the object, or 202 when the client asked for
             // `orphanDependents: false` (upstream keeps 200 otherwise for compatibility).
             let pending = if options.orphan_dependents == Some(false) {
@@ -1354,81 +1411,43 @@ impl<S: Strategy> GenericStore<S> {
             } else {
                 ResponseStatus::Ok
             };
-            let deleting = meta.deletion_timestamp.is_some();
-            let shortens = deleting
-                && meta
-                    .deletion_grace_period_seconds
-                    .is_some_and(|current| grace < current);
-            let keep = finalizing || grace > 0;
-            if deleting && keep && !shortens && !finalizers_change {
-                // Already marked: a repeated delete changes nothing.
-                return self.encode(&obj, Vec::new(), pending);
-            }
-            // A graceful kind (pods) is marked deleting even when it goes at once.
-            let mark_first = !keep && !deleting && self.strategy.deletes_gracefully();
-            if keep || mark_first {
-                let generic_marks = !self.strategy.own_deletion_rules();
-                let m = obj.metadata_mut();
-                if !deleting || shortens {
-                    m.deletion_timestamp = Some(time::seconds_from_now(grace));
-                    if generic_marks {
-                        m.deletion_grace_period_seconds = Some(grace);
-                    }
-                }
-                if !deleting {
-                    // Marking a deletion is a change of the object's intent.
-                    if let Some(generation) = m.generation.filter(|g| *g > 0 && generic_marks) {
-                        m.generation = Some(generation + 1);
-                    }
-                    self.strategy.prepare_for_delete(&mut obj);
-                }
-            }
             let mut revision = current.mod_revision;
-            if mark_first && !options.dry_run {
-                // Stored marked first (watchers see it), then removed.
-                let bytes = self.encode_stored(&current.key, &mut obj)?;
-                match self.core.store.update(&current.key, bytes, revision).await {
-                    Ok(kv) => {
+            match step {
+                DeletionStep::Unchanged => return self.encode(&obj, Vec::new(), pending),
+                DeletionStep::Keep => {
+                    // Phase one: mark for deletion; the object goes when its last finalizer
+                    // does (or when whatever honours the grace period finishes it).
+                    if options.dry_run {
+                        return self.encode(&obj, Vec::new(), pending);
+                    }
+                    let bytes = self.encode_stored(&current.key, &mut obj)?;
+                    let Some(kv) = self.core.replace(&current, bytes, revision, name).await? else {
+                        continue;
+                    };
+                    obj.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
+                    return self.encode(&obj, Vec::new(), pending);
+                }
+                DeletionStep::Remove { mark_first } => {
+                    if mark_first && !options.dry_run {
+                        // Stored marked first (watchers see it), then removed.
+                        let bytes = self.encode_stored(&current.key, &mut obj)?;
+                        let Some(kv) = self.core.replace(&current, bytes, revision, name).await?
+                        else {
+                            continue;
+                        };
                         revision = kv.mod_revision;
                         obj.metadata_mut().resource_version = Some(resource_version(revision));
                     }
-                    Err(capstan_storage::Error::Conflict { .. }) => continue,
-                    Err(err) => return Err(self.core.storage_error(err, name)),
-                }
-            }
-            if keep {
-                // Phase one: mark for deletion; the object goes when its last finalizer does
-                // (or when whatever honours the grace period finishes it).
-                if options.dry_run {
-                    return self.encode(&obj, Vec::new(), pending);
-                }
-                let bytes = self.encode_stored(&current.key, &mut obj)?;
-                match self
-                    .core
-                    .store
-                    .update(&current.key, bytes, current.mod_revision)
-                    .await
-                {
-                    Ok(kv) => {
-                        obj.metadata_mut().resource_version =
-                            Some(resource_version(kv.mod_revision));
-                        return self.encode(&obj, Vec::new(), pending);
+                    if options.dry_run {
+                        return self.deleted(&obj);
                     }
-                    Err(capstan_storage::Error::Conflict { .. }) => continue,
-                    Err(err) => return Err(self.core.storage_error(err, name)),
-                }
-            }
-            if options.dry_run {
-                return self.deleted(&obj);
-            }
-            match self.core.store.delete(&current.key, Some(revision)).await {
-                Ok(kv) => {
+                    let Some(kv) = self.core.remove(&current.key, revision, name).await? else {
+                        continue;
+                    };
                     self.released(&obj).await;
                     obj.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
                     return self.deleted(&obj);
                 }
-                Err(capstan_storage::Error::Conflict { .. }) => continue,
-                Err(err) => return Err(self.core.storage_error(err, name)),
             }
         }
         Err(ApiError::conflict(&self.core.gr, name, ApiError::MODIFIED).into())
@@ -1458,6 +1477,32 @@ impl<S: Strategy> GenericStore<S> {
 }
 
 impl StoreCore {
+    /// Writes `bytes` over `current` if it is still at `revision`; `None` when it is not
+    /// (the caller retries).
+    async fn replace(
+        &self,
+        current: &KeyValue,
+        bytes: Bytes,
+        revision: Revision,
+        name: &str,
+    ) -> Result<Option<KeyValue>> {
+        match self.store.update(&current.key, bytes, revision).await {
+            Ok(kv) => Ok(Some(kv)),
+            Err(capstan_storage::Error::Conflict { .. }) => Ok(None),
+            Err(err) => Err(self.storage_error(err, name)),
+        }
+    }
+
+    /// Deletes `key` if it is still at `revision`; `None` when it is not (the caller
+    /// retries).
+    async fn remove(&self, key: &str, revision: Revision, name: &str) -> Result<Option<KeyValue>> {
+        match self.store.delete(key, Some(revision)).await {
+            Ok(kv) => Ok(Some(kv)),
+            Err(capstan_storage::Error::Conflict { .. }) => Ok(None),
+            Err(err) => Err(self.storage_error(err, name)),
+        }
+    }
+
     /// The admission attributes of a write of this store's objects.
     fn attributes(
         &self,
@@ -1875,9 +1920,7 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
                 if !self.matches(&obj, options) {
                     continue;
                 }
-                items.push(Bytes::from(
-                    serde_json::to_vec(&obj).map_err(Error::Encode)?,
-                ));
+                items.push(Bytes::from(self.json.bytes_of(&obj)?));
                 if options.limit > 0 && items.len() == options.limit {
                     if i + 1 < resp.items.len() || resp.more {
                         next = Some(format!("{}\u{0}", &kv.key[prefix.len()..]));
@@ -2056,7 +2099,7 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
             if !self.matches(&obj, list) {
                 continue;
             }
-            items.push(serde_json::to_vec(&obj).map_err(Error::Encode)?.into());
+            items.push(self.json.bytes_of(&obj)?.into());
             let meta = obj.metadata();
             let ns = meta
                 .namespace
@@ -2097,6 +2140,120 @@ mod tests;
 pub const ORPHAN_FINALIZER: &str = "orphan";
 /// The garbage collector's finalizer for deleting dependents first.
 pub const FOREGROUND_FINALIZER: &str = "foregroundDeletion";
+
+/// A delete's preconditions (`preconditions.uid`, `preconditions.resourceVersion`) against
+/// the stored object's metadata: a 409 when one does not hold.
+fn check_delete_preconditions(
+    gr: &GroupResource,
+    name: &str,
+    meta: &ObjectMeta,
+    options: &DeleteOptions,
+) -> Result<()> {
+    if let Some(uid) = &options.precondition_uid
+        && meta.uid.as_deref() != Some(uid.as_str())
+    {
+        let why = format!(
+            "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+            meta.uid.as_deref().unwrap_or("")
+        );
+        return Err(ApiError::conflict(gr, name, &why).into());
+    }
+    if let Some(rv) = &options.precondition_resource_version
+        && meta.resource_version.as_deref() != Some(rv.as_str())
+    {
+        let why = format!(
+            "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
+            meta.resource_version.as_deref().unwrap_or("")
+        );
+        return Err(ApiError::conflict(gr, name, &why).into());
+    }
+    Ok(())
+}
+
+/// Sets the garbage collector's finalizers (`orphan`, `foregroundDeletion`) the delete's
+/// propagation policy asks for (Background, the default, clears them); whether they changed.
+fn set_propagation_finalizers(
+    meta: &mut ObjectMeta,
+    options: &DeleteOptions,
+    orphans_by_default: bool,
+) -> bool {
+    let wanted = propagation_finalizers(options, meta.finalizers.as_deref(), orphans_by_default);
+    let changes = wanted.as_ref() != meta.finalizers.as_ref()
+        && !(wanted.as_ref().is_none_or(Vec::is_empty)
+            && meta.finalizers.as_ref().is_none_or(Vec::is_empty));
+    if changes {
+        meta.finalizers = wanted;
+    }
+    changes
+}
+
+/// What a delete of one object depends on besides its metadata: its kind's rules, and what
+/// the strategy says of the object.
+struct DeletionRules {
+    /// The object waits for its own finalization (a namespace's `spec.finalizers`).
+    awaits_finalization: bool,
+    /// The grace period, in seconds (0: at once).
+    grace: i64,
+    /// The kind is deleted gracefully (pods): marked deleting even when it goes at once.
+    graceful: bool,
+    /// The kind marks only a deletionTimestamp (namespaces, CRDs).
+    own_rules: bool,
+    /// The delete changed the object's finalizers.
+    finalizers_change: bool,
+}
+
+/// What a delete does to the stored object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DeletionStep {
+    /// Already marked: a repeated delete changes nothing.
+    Unchanged,
+    /// Stored marked deleting, kept for its finalizers or grace period.
+    Keep,
+    /// Removed (stored marked first when `mark_first`, so watchers see it).
+    Remove { mark_first: bool },
+}
+
+/// Decides a delete from the stored object's metadata and `rules`, and marks the metadata
+/// for it (deletionTimestamp, grace period, generation); also whether the deletion starts
+/// now (the strategy's `prepare_for_delete` runs then).
+fn plan_deletion(meta: &mut ObjectMeta, rules: &DeletionRules) -> (DeletionStep, bool) {
+    let has_finalizers = meta.finalizers.as_ref().is_some_and(|f| !f.is_empty());
+    let finalizing = has_finalizers || rules.awaits_finalization;
+    let grace = rules.grace;
+    let deleting = meta.deletion_timestamp.is_some();
+    let shortens = deleting
+        && meta
+            .deletion_grace_period_seconds
+            .is_some_and(|current| grace < current);
+    let keep = finalizing || grace > 0;
+    if deleting && keep && !shortens && !rules.finalizers_change {
+        return (DeletionStep::Unchanged, false);
+    }
+    let mark_first = !keep && !deleting && rules.graceful;
+    let mut newly_marked = false;
+    if keep || mark_first {
+        let generic_marks = !rules.own_rules;
+        if !deleting || shortens {
+            meta.deletion_timestamp = Some(time::seconds_from_now(grace));
+            if generic_marks {
+                meta.deletion_grace_period_seconds = Some(grace);
+            }
+        }
+        if !deleting {
+            // Marking a deletion is a change of the object's intent.
+            if let Some(generation) = meta.generation.filter(|g| *g > 0 && generic_marks) {
+                meta.generation = Some(generation + 1);
+            }
+            newly_marked = true;
+        }
+    }
+    let step = if keep {
+        DeletionStep::Keep
+    } else {
+        DeletionStep::Remove { mark_first }
+    };
+    (step, newly_marked)
+}
 
 /// The finalizers an object gets when deleted with `options`: `orphan` for Orphan (or
 /// `orphanDependents: true`), `foregroundDeletion` for Foreground, neither for Background

@@ -784,3 +784,111 @@ async fn a_read_of_one_object_comes_from_the_cache_and_sees_each_acknowledged_wr
         assert_eq!(code(missing.unwrap_err()), 404);
     }
 }
+
+fn rules(grace: i64) -> DeletionRules {
+    DeletionRules {
+        awaits_finalization: false,
+        grace,
+        graceful: false,
+        own_rules: false,
+        finalizers_change: false,
+    }
+}
+
+#[test]
+fn deletion_plans_follow_finalizers_grace_and_marks() {
+    // Nothing holds it: removed at once, metadata untouched.
+    let mut meta = ObjectMeta::default();
+    assert_eq!(
+        plan_deletion(&mut meta, &rules(0)),
+        (DeletionStep::Remove { mark_first: false }, false)
+    );
+    assert!(meta.deletion_timestamp.is_none());
+
+    // A graceful kind (pods) is stored marked before it goes.
+    let graceful = DeletionRules {
+        graceful: true,
+        ..rules(0)
+    };
+    assert_eq!(
+        plan_deletion(&mut meta, &graceful),
+        (DeletionStep::Remove { mark_first: true }, true)
+    );
+    assert!(meta.deletion_timestamp.is_some());
+    assert_eq!(meta.deletion_grace_period_seconds, Some(0));
+
+    // A finalizer keeps it; the generation moves with the new intent.
+    let mut meta = ObjectMeta {
+        finalizers: Some(vec!["example.com/hold".into()]),
+        generation: Some(3),
+        ..Default::default()
+    };
+    assert_eq!(
+        plan_deletion(&mut meta, &rules(0)),
+        (DeletionStep::Keep, true)
+    );
+    assert_eq!(meta.generation, Some(4));
+    // Deleting it again changes nothing.
+    assert_eq!(
+        plan_deletion(&mut meta, &rules(0)),
+        (DeletionStep::Unchanged, false)
+    );
+    assert_eq!(meta.generation, Some(4));
+
+    // A grace period keeps it; a shorter one later moves the mark, a longer one does not.
+    let mut meta = ObjectMeta::default();
+    assert_eq!(plan_deletion(&mut meta, &rules(30)).0, DeletionStep::Keep);
+    assert_eq!(meta.deletion_grace_period_seconds, Some(30));
+    assert_eq!(
+        plan_deletion(&mut meta, &rules(60)).0,
+        DeletionStep::Unchanged
+    );
+    assert_eq!(meta.deletion_grace_period_seconds, Some(30));
+    assert_eq!(
+        plan_deletion(&mut meta, &rules(5)),
+        (DeletionStep::Keep, false)
+    );
+    assert_eq!(meta.deletion_grace_period_seconds, Some(5));
+
+    // Kinds with their own rules (namespaces) get the timestamp only.
+    let mut meta = ObjectMeta {
+        generation: Some(1),
+        ..Default::default()
+    };
+    let own = DeletionRules {
+        awaits_finalization: true,
+        own_rules: true,
+        ..rules(0)
+    };
+    assert_eq!(plan_deletion(&mut meta, &own), (DeletionStep::Keep, true));
+    assert!(meta.deletion_timestamp.is_some());
+    assert_eq!(meta.deletion_grace_period_seconds, None);
+    assert_eq!(meta.generation, Some(1));
+}
+
+#[test]
+fn propagation_policies_set_the_collectors_finalizers() {
+    let mut meta = ObjectMeta {
+        finalizers: Some(vec!["example.com/hold".into()]),
+        ..Default::default()
+    };
+    let orphan = DeleteOptions {
+        propagation_policy: Some("Orphan".into()),
+        ..Default::default()
+    };
+    assert!(set_propagation_finalizers(&mut meta, &orphan, false));
+    assert_eq!(
+        meta.finalizers.as_deref(),
+        Some(&["example.com/hold".to_string(), ORPHAN_FINALIZER.to_string()][..])
+    );
+    assert!(!set_propagation_finalizers(&mut meta, &orphan, false));
+    let background = DeleteOptions {
+        propagation_policy: Some("Background".into()),
+        ..Default::default()
+    };
+    assert!(set_propagation_finalizers(&mut meta, &background, false));
+    assert_eq!(
+        meta.finalizers.as_deref(),
+        Some(&["example.com/hold".to_string()][..])
+    );
+}
