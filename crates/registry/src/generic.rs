@@ -2149,23 +2149,24 @@ fn check_delete_preconditions(
     meta: &ObjectMeta,
     options: &DeleteOptions,
 ) -> Result<()> {
-    if let Some(uid) = &options.precondition_uid
-        && meta.uid.as_deref() != Some(uid.as_str())
-    {
-        let why = format!(
-            "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
-            meta.uid.as_deref().unwrap_or("")
-        );
-        return Err(ApiError::conflict(gr, name, &why).into());
-    }
-    if let Some(rv) = &options.precondition_resource_version
-        && meta.resource_version.as_deref() != Some(rv.as_str())
-    {
-        let why = format!(
-            "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
-            meta.resource_version.as_deref().unwrap_or("")
-        );
-        return Err(ApiError::conflict(gr, name, &why).into());
+    let checks = [
+        ("UID", &options.precondition_uid, &meta.uid),
+        (
+            "ResourceVersion",
+            &options.precondition_resource_version,
+            &meta.resource_version,
+        ),
+    ];
+    for (what, wanted, actual) in checks {
+        if let Some(wanted) = wanted
+            && actual.as_deref() != Some(wanted.as_str())
+        {
+            let why = format!(
+                "Precondition failed: {what} in precondition: {wanted}, {what} in object meta: {}",
+                actual.as_deref().unwrap_or("")
+            );
+            return Err(ApiError::conflict(gr, name, &why).into());
+        }
     }
     Ok(())
 }

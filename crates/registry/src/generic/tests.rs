@@ -892,3 +892,46 @@ fn propagation_policies_set_the_collectors_finalizers() {
         Some(&["example.com/hold".to_string()][..])
     );
 }
+
+#[test]
+fn a_failed_delete_precondition_names_both_values() {
+    let gr = GroupResource::new("storage.k8s.io", "storageclasses");
+    let meta = ObjectMeta {
+        uid: Some("u-1".into()),
+        resource_version: Some("7".into()),
+        ..Default::default()
+    };
+    let refused =
+        |options: DeleteOptions| match check_delete_preconditions(&gr, "d", &meta, &options)
+            .unwrap_err()
+        {
+            Error::Api(e) => (e.code(), e.message),
+            other => panic!("not an API error: {other}"),
+        };
+    let (code, message) = refused(DeleteOptions {
+        precondition_uid: Some("u-2".into()),
+        ..Default::default()
+    });
+    assert_eq!(code, 409);
+    assert!(
+        message.ends_with("Precondition failed: UID in precondition: u-2, UID in object meta: u-1"),
+        "{message}"
+    );
+    let (_, message) = refused(DeleteOptions {
+        precondition_uid: Some("u-1".into()),
+        precondition_resource_version: Some("6".into()),
+        ..Default::default()
+    });
+    assert!(
+        message.ends_with(
+            "Precondition failed: ResourceVersion in precondition: 6, ResourceVersion in object meta: 7"
+        ),
+        "{message}"
+    );
+    let holding = DeleteOptions {
+        precondition_uid: Some("u-1".into()),
+        precondition_resource_version: Some("7".into()),
+        ..Default::default()
+    };
+    check_delete_preconditions(&gr, "d", &meta, &holding).unwrap();
+}
