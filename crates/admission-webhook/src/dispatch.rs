@@ -272,7 +272,7 @@ impl Plugin for MutatingWebhooks {
     }
 
     async fn admit(&self, a: &mut Attributes) -> Result<(), ApiError> {
-        crate::wait_ready(|| self.0.index.is_loaded(), a).await?;
+        crate::wait_ready(self.0.index.wait_loaded(), a).await?;
         let hooks = self.0.index.snapshot(Kind::Mutating);
         let again: Option<BTreeSet<String>> = (a.reinvocation.round > 0).then(|| {
             a.reinvocation
@@ -398,7 +398,7 @@ impl Plugin for ValidatingWebhooks {
 
     /// Every matching webhook at once; the first refusal in webhook order wins.
     async fn validate(&self, a: &Attributes) -> Result<(), ApiError> {
-        crate::wait_ready(|| self.0.index.is_loaded(), a).await?;
+        crate::wait_ready(self.0.index.wait_loaded(), a).await?;
         let hooks = self.0.index.snapshot(Kind::Validating);
         let asked = hooks
             .iter()

@@ -175,7 +175,6 @@ struct Side {
     configurations: BTreeMap<String, (u64, Vec<Arc<Webhook>>)>,
     /// Every webhook in order, rebuilt at each change.
     snapshot: Arc<Vec<Arc<Webhook>>>,
-    loaded: bool,
 }
 
 impl Side {
@@ -196,6 +195,8 @@ impl Side {
 pub struct WebhookIndex {
     mutating: RwLock<Side>,
     validating: RwLock<Side>,
+    /// Whether each kind (mutating, validating) has been listed once.
+    loaded: capstan_auth::loaded::Loaded<2>,
     /// Where webhooks named by a `service` reference are (none: they cannot be called).
     services: Option<Arc<dyn ServiceResolver>>,
 }
@@ -281,17 +282,21 @@ impl WebhookIndex {
         if side.configurations.len() != before {
             side.rebuild();
         }
-        side.loaded = true;
+        drop(side);
+        self.loaded.set(match kind {
+            Kind::Mutating => 0,
+            Kind::Validating => 1,
+        });
     }
 
     /// Whether both kinds were listed once.
     pub fn is_loaded(&self) -> bool {
-        [Kind::Mutating, Kind::Validating].into_iter().all(|k| {
-            self.side(k)
-                .read()
-                .unwrap_or_else(|e| e.into_inner())
-                .loaded
-        })
+        self.loaded.is_loaded()
+    }
+
+    /// Returns once both kinds have been listed once.
+    pub async fn wait_loaded(&self) {
+        self.loaded.wait().await
     }
 
     /// The webhooks of `kind` in order.

@@ -42,22 +42,18 @@ pub use policy::{
 /// refuses a request (upstream's 10 s).
 const READY_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// Waits until `loaded` says the configurations are known, at most [`READY_WAIT`]; refuses `a`
-/// as upstream does when they are not (admitting it would skip every webhook and policy).
+/// Waits until `loaded` (the index's wait) returns, at most [`READY_WAIT`]; refuses `a` as
+/// upstream does when the configurations are not known by then (admitting it would skip
+/// every webhook and policy).
 async fn wait_ready(
-    loaded: impl Fn() -> bool,
+    loaded: impl std::future::Future<Output = ()>,
     a: &capstan_admission::Attributes,
 ) -> Result<(), capstan_meta::ApiError> {
-    let deadline = tokio::time::Instant::now() + READY_WAIT;
-    while !loaded() {
-        if tokio::time::Instant::now() >= deadline {
-            return Err(capstan_meta::ApiError::forbidden_because(
-                &a.resource,
-                &a.name,
-                "not yet ready to handle request",
-            ));
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-    Ok(())
+    tokio::time::timeout(READY_WAIT, loaded).await.map_err(|_| {
+        capstan_meta::ApiError::forbidden_because(
+            &a.resource,
+            &a.name,
+            "not yet ready to handle request",
+        )
+    })
 }

@@ -458,7 +458,7 @@ impl Plugin for MutatingAdmissionPolicies {
     /// Every binding in name order, each seeing the object as the ones before left it. In
     /// the second round only the `IfNeeded` bindings whose output changed since are run.
     async fn admit(&self, a: &mut Attributes) -> Result<(), ApiError> {
-        crate::wait_ready(|| self.index.is_loaded(), a).await?;
+        crate::wait_ready(self.index.wait_loaded(), a).await?;
         let snapshot = self.index.snapshot();
         let round = a.reinvocation.round;
         let mut namespace = None;

@@ -336,8 +336,6 @@ struct State<P, B> {
     bindings: BTreeMap<String, (u64, Arc<B>)>,
     /// Every binding whose policy exists, in binding name order.
     snapshot: Arc<Vec<Bound<P, B>>>,
-    policies_loaded: bool,
-    bindings_loaded: bool,
 }
 
 impl<P, B> Default for State<P, B> {
@@ -346,8 +344,6 @@ impl<P, B> Default for State<P, B> {
             policies: BTreeMap::new(),
             bindings: BTreeMap::new(),
             snapshot: Arc::default(),
-            policies_loaded: false,
-            bindings_loaded: false,
         }
     }
 }
@@ -373,6 +369,8 @@ impl<P: Compiled, B: CompiledBinding> State<P, B> {
 /// controllers, from the watch cache).
 pub struct Index<P, B> {
     state: RwLock<State<P, B>>,
+    /// Whether the policies and the bindings have each been listed once.
+    loaded: capstan_auth::loaded::Loaded<2>,
 }
 
 /// The index of ValidatingAdmissionPolicies and their bindings.
@@ -382,6 +380,7 @@ impl<P, B> Default for Index<P, B> {
     fn default() -> Self {
         Self {
             state: RwLock::default(),
+            loaded: Default::default(),
         }
     }
 }
@@ -440,22 +439,25 @@ impl<P: Compiled, B: CompiledBinding> Index<P, B> {
     pub fn listed(&self, kind: PolicyKind, generation: u64) {
         let mut state = self.write();
         match kind {
-            PolicyKind::Policy => {
-                state.policies.retain(|_, (g, _)| *g >= generation);
-                state.policies_loaded = true;
-            }
-            PolicyKind::Binding => {
-                state.bindings.retain(|_, (g, _)| *g >= generation);
-                state.bindings_loaded = true;
-            }
+            PolicyKind::Policy => state.policies.retain(|_, (g, _)| *g >= generation),
+            PolicyKind::Binding => state.bindings.retain(|_, (g, _)| *g >= generation),
         }
         state.rebuild();
+        drop(state);
+        self.loaded.set(match kind {
+            PolicyKind::Policy => 0,
+            PolicyKind::Binding => 1,
+        });
     }
 
     /// Whether both kinds were listed once.
     pub fn is_loaded(&self) -> bool {
-        let state = self.state.read().unwrap_or_else(|e| e.into_inner());
-        state.policies_loaded && state.bindings_loaded
+        self.loaded.is_loaded()
+    }
+
+    /// Returns once both kinds have been listed once.
+    pub async fn wait_loaded(&self) {
+        self.loaded.wait().await
     }
 
     pub(crate) fn snapshot(&self) -> Arc<Vec<Bound<P, B>>> {
@@ -909,7 +911,7 @@ impl Plugin for ValidatingAdmissionPolicies {
 
     /// Every binding; the first denial answers, after every warning and audit annotation.
     async fn validate(&self, a: &Attributes) -> Result<(), ApiError> {
-        crate::wait_ready(|| self.index.is_loaded(), a).await?;
+        crate::wait_ready(self.index.wait_loaded(), a).await?;
         let snapshot = self.index.snapshot();
         let mut request = Request {
             a,

@@ -11,6 +11,7 @@
 pub mod authn;
 pub mod authz;
 mod error;
+pub mod loaded;
 mod user;
 
 pub use error::{Error, Result};

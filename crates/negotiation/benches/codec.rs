@@ -136,5 +136,13 @@ fn list(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, single, list);
+/// Building the upstream schemas from the embedded descriptor set (once per process, at
+/// start-up).
+fn schema(c: &mut Criterion) {
+    c.bench_function("schema/load upstream", |b| {
+        b.iter(capstan_negotiation::schema::Schema::load_upstream)
+    });
+}
+
+criterion_group!(benches, single, list, schema);
 criterion_main!(benches);

@@ -460,10 +460,13 @@ impl Schema {
     /// The schemas compiled into this crate, loaded on first use.
     pub fn upstream() -> &'static Schema {
         static SCHEMA: OnceLock<Schema> = OnceLock::new();
-        SCHEMA.get_or_init(|| {
-            Schema::from_descriptors_with_markers(DESCRIPTORS, MARKERS)
-                .expect("the embedded descriptor set is valid")
-        })
+        SCHEMA.get_or_init(Schema::load_upstream)
+    }
+
+    /// Builds the compiled-in schemas anew (what [`Schema::upstream`] does once).
+    pub fn load_upstream() -> Schema {
+        Schema::from_descriptors_with_markers(DESCRIPTORS, MARKERS)
+            .expect("the embedded descriptor set is valid")
     }
 
     /// Loads a serialized `FileDescriptorSet` (without merge markers: every list atomic).
@@ -505,13 +508,14 @@ impl Schema {
                 let shape = if f.label() != Label::Repeated {
                     Shape::Single
                 } else if let FieldType::Message(i) = ty {
-                    match map_entry(&declared[i].1, &by_name)? {
+                    match map_entry(declared[i].1, &by_name)? {
                         Some((k, v)) => Shape::Map(k, v),
                         None => Shape::Repeated,
                     }
                 } else {
                     Shape::Repeated
                 };
+                let json = json_name(f.name());
                 let own = marked.get(&(name.as_str(), f.name()));
                 let marker = |key: &'static str| {
                     own.into_iter()
@@ -573,7 +577,7 @@ impl Schema {
                     } else if VERBATIM_FIELDS.contains(&(name.as_str(), f.name())) {
                         f.name().to_string()
                     } else {
-                        json_name(f.name())
+                        json.clone()
                     },
                     number: u32::try_from(f.number()).map_err(|_| "negative field number")?,
                     ty,
@@ -581,7 +585,7 @@ impl Schema {
                     inline: INLINE_FIELDS.contains(&(name.as_str(), f.name())),
                     zero_is_unset: name == "apimachinery.pkg.apis.meta.v1.ObjectMeta"
                         && f.name() == "generation",
-                    empty_is_set: pointer_string(name, &json_name(f.name())),
+                    empty_is_set: pointer_string(name, &json),
                 });
             }
             fields.sort_by_key(|f| f.number);
@@ -729,7 +733,7 @@ fn map_value(shape: Shape) -> Option<FieldType> {
 }
 
 /// Every message declared in `m` (itself and its nested types), with full names.
-fn collect(prefix: &str, m: &DescriptorProto, out: &mut Vec<(String, DescriptorProto)>) {
+fn collect<'a>(prefix: &str, m: &'a DescriptorProto, out: &mut Vec<(String, &'a DescriptorProto)>) {
     let name = if prefix.is_empty() {
         m.name().to_string()
     } else {
@@ -738,7 +742,7 @@ fn collect(prefix: &str, m: &DescriptorProto, out: &mut Vec<(String, DescriptorP
     for nested in &m.nested_type {
         collect(&name, nested, out);
     }
-    out.push((name, m.clone()));
+    out.push((name, m));
 }
 
 /// The JSON name of a proto field. go-to-protobuf names a few fields after their Go names,

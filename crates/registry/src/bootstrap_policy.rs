@@ -10,11 +10,10 @@
 //! kube-system and kube-public (leader locking, the authentication ConfigMap's reader,
 //! bootstrap tokens).
 
-use capstan_meta::Reason;
 use serde_json::{Value, json};
 
 use crate::error::{Error, Result};
-use crate::options::{GetOptions, WriteOptions};
+use crate::options::WriteOptions;
 use crate::registry::Registry;
 
 const AUTOUPDATE: &str = "rbac.authorization.kubernetes.io/autoupdate";
@@ -1456,16 +1455,11 @@ pub async fn reconcile(registry: &Registry) -> Result<()> {
         for wanted in objects {
             let name = wanted["metadata"]["name"].as_str().unwrap_or_default();
             let namespace = wanted["metadata"]["namespace"].as_str().unwrap_or_default();
-            let body = serde_json::to_vec(&wanted).map_err(Error::Encode)?;
-            match storage
-                .create(namespace, &body, &WriteOptions::server())
-                .await
-            {
-                Ok(_) => continue,
-                Err(Error::Api(e)) if e.reason == Reason::AlreadyExists => {}
-                Err(e) => return Err(e),
-            }
-            let found = storage.get(namespace, name, &GetOptions::default()).await?;
+            let Some(found) =
+                crate::builtin::create_unless_present(&**storage, namespace, name, &wanted).await?
+            else {
+                continue;
+            };
             let mut current: Value =
                 serde_json::from_slice(&found.body.into_bytes()).map_err(Error::Encode)?;
             if current["metadata"]["annotations"][AUTOUPDATE] == "false" {

@@ -142,6 +142,12 @@ pub fn start(config: ServerConfig) -> BoxFuture<'static, Result<RunningServer>> 
 async fn start_server(config: ServerConfig) -> Result<RunningServer> {
     // Options read before anything starts: a bad one fails the start at once.
     let admission_plan = config.admission.resolve()?;
+    // Every store and the watch caches' first lists need the protobuf schemas, which take
+    // milliseconds to build: build them on another core while the storage opens (whoever
+    // needs them first waits for this build rather than starting another).
+    std::thread::spawn(|| {
+        capstan_negotiation::schema::Schema::upstream();
+    });
 
     let store: Arc<dyn Store> = match &config.etcd {
         Some(etcd) => Arc::new(
@@ -471,7 +477,7 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
         ));
         // Admit nothing before the configurations are known (the post-start hooks' writes
         // go through admission too, and admission waits for them).
-        loaded(|| webhook_index.is_loaded()).await;
+        loaded(webhook_index.wait_loaded()).await;
     }
     if uses_policies {
         compactors.extend(capstan_controllers::webhooks::start_policies(
@@ -479,7 +485,7 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
             builtin.admission_policy_bindings.clone(),
             policy_index.clone(),
         ));
-        loaded(|| policy_index.is_loaded()).await;
+        loaded(policy_index.wait_loaded()).await;
     }
     if uses_mutating_policies {
         compactors.extend(capstan_controllers::webhooks::start_policies(
@@ -487,7 +493,7 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
             builtin.mutating_policy_bindings.clone(),
             mutating_policy_index.clone(),
         ));
-        loaded(|| mutating_policy_index.is_loaded()).await;
+        loaded(mutating_policy_index.wait_loaded()).await;
     }
     let (mut hooks, retrying) = start_post_start_hooks(&registry).await;
     compactors.extend(retrying);
@@ -651,10 +657,7 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
             store("resourceslices"),
             node_graph.clone(),
         ));
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        while !node_graph.is_loaded() && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        loaded(node_graph.wait_loaded()).await;
     }
     if config.authorization_modes.iter().any(|m| m == "RBAC") {
         compactors.extend(capstan_controllers::rbac::start(
@@ -663,10 +666,7 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
         ));
         // Serve with the roles and bindings loaded (as upstream waits for its informers),
         // unless the storage keeps them from loading.
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        while !rbac_index.is_loaded() && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        loaded(rbac_index.wait_loaded()).await;
     }
 
     let aggregator = Arc::new(crate::aggregator::Aggregator::new(
@@ -865,12 +865,11 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
     Ok(running_url)
 }
 
-/// Waits until `is_loaded` holds, at most 10 s (admission then waits on its own).
-async fn loaded(is_loaded: impl Fn() -> bool) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while !is_loaded() && tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+/// Waits until an index has listed what it follows (`wait_loaded`), at most 10 s: a storage
+/// that keeps it from loading does not keep the server from serving (admission and
+/// authorization then wait or refuse on their own).
+async fn loaded(wait_loaded: impl std::future::Future<Output = ()>) {
+    let _ = tokio::time::timeout(Duration::from_secs(10), wait_loaded).await;
 }
 
 /// Creates the objects every cluster has (upstream's post-start hooks of the same names).

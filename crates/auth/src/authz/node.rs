@@ -104,7 +104,6 @@ struct Graph {
     attachments: HashMap<String, (u64, String)>,
     /// Resource slice name → (generation seen, its node).
     slices: HashMap<String, (u64, String)>,
-    loaded: [bool; 5],
 }
 
 fn slot(source: Source) -> usize {
@@ -207,6 +206,7 @@ impl Graph {
 #[derive(Default)]
 pub struct NodeGraph {
     graph: RwLock<Graph>,
+    loaded: crate::loaded::Loaded<5>,
 }
 
 impl NodeGraph {
@@ -343,12 +343,18 @@ impl NodeGraph {
                 .retain(|_, (gen_seen, _)| *gen_seen >= generation),
             Source::Slices => g.slices.retain(|_, (gen_seen, _)| *gen_seen >= generation),
         }
-        g.loaded[slot(source)] = true;
+        drop(g);
+        self.loaded.set(slot(source));
     }
 
     /// Whether every collection has been listed once.
     pub fn is_loaded(&self) -> bool {
-        self.read().loaded.iter().all(|l| *l)
+        self.loaded.is_loaded()
+    }
+
+    /// Returns once every collection has been listed once.
+    pub async fn wait_loaded(&self) {
+        self.loaded.wait().await
     }
 
     /// Whether a pod bound to `node` reaches the object (through a volume for secrets named

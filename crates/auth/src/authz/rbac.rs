@@ -183,7 +183,6 @@ struct State {
     by_user: HashMap<String, Vec<Grant>>,
     /// Group name → the bindings naming it.
     by_group: HashMap<String, Vec<Grant>>,
-    loaded: [bool; KINDS],
 }
 
 impl State {
@@ -227,6 +226,7 @@ impl State {
 #[derive(Default)]
 pub struct RbacIndex {
     state: RwLock<State>,
+    loaded: crate::loaded::Loaded<KINDS>,
 }
 
 impl RbacIndex {
@@ -321,12 +321,18 @@ impl RbacIndex {
                 }
             }
         }
-        state.loaded[slot(kind)] = true;
+        drop(state);
+        self.loaded.set(slot(kind));
     }
 
     /// Whether every collection has been listed once.
     pub fn is_loaded(&self) -> bool {
-        self.read().loaded.iter().all(|l| *l)
+        self.loaded.is_loaded()
+    }
+
+    /// Returns once every collection has been listed once.
+    pub async fn wait_loaded(&self) {
+        self.loaded.wait().await
     }
 
     /// The bindings that apply to `user` in `namespace` (cluster bindings always), with
