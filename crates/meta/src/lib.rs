@@ -34,7 +34,7 @@ pub use status::{ApiError, GroupResource, Reason};
 /// The upstream apimachinery types (`meta/v1`), shared by every crate.
 pub mod v1 {
     pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
-        APIGroup, APIGroupList, APIResource, APIResourceList, APIVersions, DeleteOptions,
+        APIGroup, APIGroupList, APIResource, APIResourceList, APIVersions, DeleteOptions, FieldsV1,
         GroupVersionForDiscovery, ListMeta, ManagedFieldsEntry, ObjectMeta, OwnerReference,
         Preconditions, ServerAddressByClientCIDR, Status, StatusCause, StatusDetails, Time,
     };

@@ -199,6 +199,88 @@ impl<'s> Codec<'s> {
         Ok(encode_envelope(api_version, kind, &raw))
     }
 
+    /// Whether decoding the encoding of `doc` (an object with `apiVersion` and `kind`) gives
+    /// `doc` back. Encoding drops what the decoder cannot tell from unset, silently: empty
+    /// lists and maps, nulls, empty strings and zeros where the decoder reads them as unset,
+    /// fields the schema lacks; and some special forms are rewritten (a `Duration` comes back
+    /// canonical). A caller that keeps `doc` as the stored object asks here first.
+    pub fn round_trips(&self, doc: &Value) -> bool {
+        let api_version = doc["apiVersion"].as_str().unwrap_or("");
+        let kind = doc["kind"].as_str().unwrap_or("");
+        let (Ok(index), Value::Object(obj)) = (self.message_for(api_version, kind), doc) else {
+            return false;
+        };
+        let envelope = ["apiVersion", "kind"]
+            .iter()
+            .filter(|k| obj.contains_key(**k))
+            .count();
+        self.fields_round_trip(index, obj)
+            .is_some_and(|held| held + envelope == obj.len())
+    }
+
+    /// How many of `obj`'s keys message `index` (with its inline messages) holds, or `None`
+    /// when a value would not come back as it is.
+    fn fields_round_trip(&self, index: usize, obj: &Map<String, Value>) -> Option<usize> {
+        let message = self.schema.message(index);
+        if message.special.is_some() {
+            return None;
+        }
+        let mut held = 0;
+        for field in &message.fields {
+            if field.inline {
+                if let FieldType::Message(inner) = field.ty {
+                    held += self.fields_round_trip(inner, obj)?;
+                }
+                continue;
+            }
+            let Some(value) = obj.get(&field.name) else {
+                continue;
+            };
+            held += 1;
+            let survives = match (field.shape, value) {
+                (_, Value::Null) => false,
+                (Shape::Single, Value::String(s))
+                    if matches!(field.ty, FieldType::String | FieldType::Bytes) =>
+                {
+                    !s.is_empty() || field.empty_is_set
+                }
+                (Shape::Single, v) if field.zero_is_unset && v.as_f64() == Some(0.0) => false,
+                (Shape::Single, v) => self.value_round_trips(field.ty, v),
+                (Shape::Repeated, Value::Array(items)) => {
+                    !items.is_empty() && items.iter().all(|v| self.value_round_trips(field.ty, v))
+                }
+                (Shape::Map(_, ty), Value::Object(entries)) => {
+                    !entries.is_empty() && entries.values().all(|v| self.value_round_trips(ty, v))
+                }
+                _ => false,
+            };
+            if !survives {
+                return None;
+            }
+        }
+        Some(held)
+    }
+
+    /// Whether `v`, a value of type `ty` (a single value, a list item or a map value), comes
+    /// back as it is.
+    fn value_round_trips(&self, ty: FieldType, v: &Value) -> bool {
+        let FieldType::Message(index) = ty else {
+            return !v.is_null();
+        };
+        match (self.schema.message(index).special, v) {
+            (_, Value::Null) => false,
+            (Some(Special::Time | Special::MicroTime | Special::Quantity), Value::String(t)) => {
+                !t.is_empty()
+            }
+            (Some(Special::IntOrString | Special::RawExtension | Special::FieldsV1), _) => true,
+            (Some(_), _) => false,
+            (None, Value::Object(obj)) => self
+                .fields_round_trip(index, obj)
+                .is_some_and(|held| held == obj.len()),
+            (None, _) => false,
+        }
+    }
+
     /// An object's JSON bytes as a whole protobuf body.
     pub fn encode_object_bytes(&self, json: &[u8]) -> Result<Vec<u8>> {
         let doc: Value =

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use bytes::Bytes;
 use capstan_meta::HasMetadata;
-use capstan_meta::v1::ObjectMeta;
+use capstan_meta::v1::{FieldsV1, ManagedFieldsEntry, ObjectMeta};
 use capstan_meta::{
     ApiError, FieldError, GroupResource, Reason, ResourceDescriptor, Strategy, names, time,
     validation,
@@ -25,7 +25,7 @@ use crate::options::{
 };
 use crate::patch::{self, PatchType};
 use crate::rest::{Encoded, ResponseStatus, RestStorage, WatchOptions};
-use crate::stored::StorageCodec;
+use crate::stored::{StorageCodec, Stored};
 use crate::watching::{self, EventStream, StreamParams};
 use capstan_admission::{Attributes, Operation};
 
@@ -495,6 +495,25 @@ fn to_cached<S: Strategy>(
     let mut json = serde_json::to_vec(&obj).map_err(|e| e.to_string())?;
     // The cache keeps this for the object's lifetime: no spare capacity.
     json.shrink_to_fit();
+    Ok(cached_object(
+        strategy,
+        fields,
+        &kv.key,
+        kv.mod_revision,
+        &obj,
+        json.into(),
+    ))
+}
+
+/// `obj`, stored under `key` at `revision` and served as `json`, as the watch cache keeps it.
+fn cached_object<S: Strategy>(
+    strategy: &S,
+    fields: &[String],
+    key: &str,
+    revision: Revision,
+    obj: &S::Object,
+    json: Bytes,
+) -> CachedObject {
     let meta = obj.metadata();
     let name = meta.name.clone().unwrap_or_default();
     let namespace = meta.namespace.clone().unwrap_or_default();
@@ -503,19 +522,43 @@ fn to_cached<S: Strategy>(
         ("metadata.namespace".to_string(), namespace),
     ];
     for f in fields {
-        if let Some(v) = strategy.field(&obj, f) {
+        if let Some(v) = strategy.field(obj, f) {
             selectable.push((f.clone(), v));
         }
     }
     let labels = meta.labels.iter().flatten().collect();
-    Ok(CachedObject {
-        key: kv.key.clone(),
-        revision: kv.mod_revision,
-        json: json.into(),
+    CachedObject {
+        key: key.to_string(),
+        revision,
+        json,
         labels,
         fields: selectable.into_iter().collect(),
         protobuf: Default::default(),
-    })
+    }
+}
+
+/// managedFields as typed entries. Each entry's `fieldsV1` tree (most of an entry) is moved
+/// into it, not serialized and parsed again.
+fn managed_entries(
+    fields: serde_json::Value,
+) -> std::result::Result<Vec<ManagedFieldsEntry>, serde_json::Error> {
+    let serde_json::Value::Array(entries) = fields else {
+        return codec::from_document(&fields);
+    };
+    entries
+        .into_iter()
+        .map(|mut entry| {
+            let tree = entry
+                .as_object_mut()
+                .and_then(|e| e.remove("fieldsV1"))
+                .filter(|tree| !tree.is_null());
+            let mut typed: ManagedFieldsEntry = codec::from_document(&entry)?;
+            if tree.is_some() {
+                typed.fields_v1 = tree.map(FieldsV1);
+            }
+            Ok(typed)
+        })
+        .collect()
 }
 
 fn meta_name(meta: &ObjectMeta) -> &str {
@@ -581,31 +624,28 @@ impl<S: Strategy> GenericStore<S> {
         out
     }
 
-    fn encode_stored(&self, key: &str, obj: &mut S::Object) -> Result<Bytes> {
+    /// The stored value of `obj` under `key`, and whether it decodes back to `obj` exactly.
+    fn encode_stored(&self, key: &str, obj: &mut S::Object) -> Result<Stored> {
         let json = self.stored_json(obj)?;
-        let stored = self
-            .core
+        self.core
             .codec
-            .encode(key, json)
+            .encode_exact(key, json)
             .map_err(|message| Error::Unreadable {
                 key: key.to_string(),
                 message,
-            })?;
-        Ok(Bytes::from(stored))
+            })
     }
 
     /// [`Self::encode_stored`], or `None` when `current` already holds this object.
-    fn encode_if_changed(&self, current: &KeyValue, obj: &mut S::Object) -> Result<Option<Bytes>> {
+    fn encode_if_changed(&self, current: &KeyValue, obj: &mut S::Object) -> Result<Option<Stored>> {
         let json = self.stored_json(obj)?;
-        let stored = self
-            .core
+        self.core
             .codec
             .encode_if_changed(&current.key, json, &current.value)
             .map_err(|message| Error::Unreadable {
                 key: current.key.clone(),
                 message,
-            })?;
-        Ok(stored.map(Bytes::from))
+            })
     }
 
     fn encode(
@@ -617,6 +657,40 @@ impl<S: Strategy> GenericStore<S> {
         let body = self.json.bytes_of(obj)?;
         Ok(Encoded {
             body: body.into(),
+            warnings,
+            status,
+        })
+    }
+
+    /// The response to a write of `obj` that storage acknowledged as `kv`. When the stored
+    /// value decodes back to `obj` (`exact`), the watch cache is handed the same bytes, so
+    /// that it need not decode the stored value again.
+    fn written(
+        &self,
+        kv: &KeyValue,
+        obj: &mut S::Object,
+        exact: bool,
+        warnings: Vec<String>,
+        status: ResponseStatus,
+    ) -> Result<Encoded> {
+        self.strategy.on_read(obj);
+        obj.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
+        let mut json = self.json.bytes_of(obj)?;
+        // The cache keeps it for the object's lifetime: no spare capacity.
+        json.shrink_to_fit();
+        let json = Bytes::from(json);
+        if let Some(cache) = self.core.cache.as_ref().filter(|_| exact) {
+            cache.prime(cached_object(
+                &*self.strategy,
+                &self.core.descriptor.field_labels.fields,
+                &kv.key,
+                kv.mod_revision,
+                obj,
+                json.clone(),
+            ));
+        }
+        Ok(Encoded {
+            body: crate::payload::Payload::Whole(json),
             warnings,
             status,
         })
@@ -868,8 +942,8 @@ impl<S: Strategy> GenericStore<S> {
                 Err(err) => lost_race(err),
             };
         }
-        let bytes = self.encode_if_changed(current, &mut new)?;
-        let Some(bytes) = bytes.filter(|_| !options.dry_run) else {
+        let stored = self.encode_if_changed(current, &mut new)?;
+        let Some(Stored { value, exact }) = stored.filter(|_| !options.dry_run) else {
             // Nothing changed (no write, no new version), or a dry run.
             new.metadata_mut().resource_version = old_meta.resource_version.clone();
             return self
@@ -879,14 +953,12 @@ impl<S: Strategy> GenericStore<S> {
         match self
             .core
             .store
-            .update(key, bytes, current.mod_revision)
+            .update(key, value.into(), current.mod_revision)
             .await
         {
-            Ok(kv) => {
-                new.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
-                self.encode(&new, warnings, ResponseStatus::Ok)
-                    .map(Attempt::Done)
-            }
+            Ok(kv) => self
+                .written(&kv, &mut new, exact, warnings, ResponseStatus::Ok)
+                .map(Attempt::Done),
             Err(err) => lost_race(err),
         }
     }
@@ -1122,7 +1194,7 @@ impl<S: Strategy> GenericStore<S> {
             .and_then(|m| m.get_mut("managedFields"))
             .map(serde_json::Value::take);
         new.metadata_mut().managed_fields = fields
-            .map(|fields| codec::from_document(&fields))
+            .map(managed_entries)
             .transpose()
             .map_err(|e| ApiError::internal(format!("managedFields: {e}")))?;
         Ok(())
@@ -1174,10 +1246,10 @@ impl<S: Strategy> GenericStore<S> {
                     .delete(&current.key, Some(current.mod_revision))
                     .await
             } else {
-                let bytes = self.encode_stored(&current.key, &mut new)?;
+                let stored = self.encode_stored(&current.key, &mut new)?;
                 self.core
                     .store
-                    .update(&current.key, bytes, current.mod_revision)
+                    .update(&current.key, stored.value.into(), current.mod_revision)
                     .await
             };
             match written {
@@ -1335,11 +1407,11 @@ impl<S: Strategy> GenericStore<S> {
                 return self.encode(&obj, warnings, ResponseStatus::Created);
             }
             let key = self.core.key(namespace, &name);
-            let bytes = self.encode_stored(&key, &mut obj)?;
-            match self.core.store.create(&key, bytes).await {
+            let stored = self.encode_stored(&key, &mut obj)?;
+            match self.core.store.create(&key, stored.value.into()).await {
                 Ok(kv) => {
-                    obj.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
-                    return self.encode(&obj, warnings, ResponseStatus::Created);
+                    let exact = stored.exact;
+                    return self.written(&kv, &mut obj, exact, warnings, ResponseStatus::Created);
                 }
                 Err(capstan_storage::Error::AlreadyExists { .. })
                     if generated && attempt + 1 < attempts =>
@@ -1420,7 +1492,7 @@ impl<S: Strategy> GenericStore<S> {
                     if options.dry_run {
                         return self.encode(&obj, Vec::new(), pending);
                     }
-                    let bytes = self.encode_stored(&current.key, &mut obj)?;
+                    let bytes = self.encode_stored(&current.key, &mut obj)?.value.into();
                     let Some(kv) = self.core.replace(&current, bytes, revision, name).await? else {
                         continue;
                     };
@@ -1430,7 +1502,7 @@ impl<S: Strategy> GenericStore<S> {
                 DeletionStep::Remove { mark_first } => {
                     if mark_first && !options.dry_run {
                         // Stored marked first (watchers see it), then removed.
-                        let bytes = self.encode_stored(&current.key, &mut obj)?;
+                        let bytes = self.encode_stored(&current.key, &mut obj)?.value.into();
                         let Some(kv) = self.core.replace(&current, bytes, revision, name).await?
                         else {
                             continue;

@@ -47,8 +47,16 @@ pub struct StorageCodec {
 impl StorageCodec {
     /// The stored value of an object's JSON under `key`.
     pub fn encode(&self, key: &str, json: Vec<u8>) -> Result<Vec<u8>, String> {
-        let value = from_json(json, self.media_type)?;
-        Ok(self.seal(key, value))
+        self.encode_exact(key, json).map(|stored| stored.value)
+    }
+
+    /// [`StorageCodec::encode`], telling whether the value decodes back to exactly `json`.
+    pub fn encode_exact(&self, key: &str, json: Vec<u8>) -> Result<Stored, String> {
+        let stored = from_json_exact(json, self.media_type)?;
+        Ok(Stored {
+            value: self.seal(key, stored.value),
+            exact: stored.exact,
+        })
     }
 
     /// The stored value of an object's JSON under `key`, or `None` when `current` (a stored
@@ -58,13 +66,16 @@ impl StorageCodec {
         key: &str,
         json: Vec<u8>,
         current: &[u8],
-    ) -> Result<Option<Vec<u8>>, String> {
-        let value = from_json(json, self.media_type)?;
+    ) -> Result<Option<Stored>, String> {
+        let Stored { value, exact } = from_json_exact(json, self.media_type)?;
         let same = match &self.transformer {
             Some(t) => t.decrypt(key, current).is_ok_and(|plain| plain == value),
             None => current == value.as_slice(),
         };
-        Ok((!same).then(|| self.seal(key, value)))
+        Ok((!same).then(|| Stored {
+            value: self.seal(key, value),
+            exact,
+        }))
     }
 
     fn seal(&self, key: &str, value: Vec<u8>) -> Vec<u8> {
@@ -111,18 +122,42 @@ pub fn to_json(value: &[u8]) -> Result<Cow<'_, [u8]>, String> {
     }
 }
 
+/// A stored value, and whether it reads back as exactly the JSON it was made from (a
+/// protobuf encoding drops empty lists, for one).
+#[derive(Debug)]
+pub struct Stored {
+    /// The value to store.
+    pub value: Vec<u8>,
+    /// Whether [`StorageCodec::decode`] gives back the very JSON the value was made from.
+    pub exact: bool,
+}
+
 /// An object's JSON (with apiVersion and kind) in the stored form of `media`.
 pub fn from_json(json: Vec<u8>, media: StorageMediaType) -> Result<Vec<u8>, String> {
+    from_json_exact(json, media).map(|stored| stored.value)
+}
+
+fn from_json_exact(json: Vec<u8>, media: StorageMediaType) -> Result<Stored, String> {
+    let doc = || serde_json::from_slice::<serde_json::Value>(&json).map_err(|e| e.to_string());
     match media {
-        StorageMediaType::Json => Ok(json),
-        StorageMediaType::Yaml => {
-            let doc: serde_json::Value =
-                serde_json::from_slice(&json).map_err(|e| e.to_string())?;
-            capstan_negotiation::yaml::from_json(&doc).map_err(|e| e.to_string())
+        StorageMediaType::Json => Ok(Stored {
+            value: json,
+            exact: true,
+        }),
+        StorageMediaType::Yaml => Ok(Stored {
+            value: capstan_negotiation::yaml::from_json(&doc()?).map_err(|e| e.to_string())?,
+            exact: false,
+        }),
+        StorageMediaType::Protobuf => {
+            let doc = doc()?;
+            let codec = Codec::new(Schema::upstream());
+            Ok(Stored {
+                value: codec
+                    .encode_object(&doc)
+                    .map_err(|e| format!("protobuf: {e}"))?,
+                exact: codec.round_trips(&doc),
+            })
         }
-        StorageMediaType::Protobuf => Codec::new(Schema::upstream())
-            .encode_object_bytes(&json)
-            .map_err(|e| format!("protobuf: {e}")),
     }
 }
 

@@ -1,5 +1,5 @@
-use std::collections::{BTreeMap, VecDeque};
-use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -128,6 +128,9 @@ pub struct WatchCacheConfig {
     pub window_bytes: usize,
     /// Events a watcher may have queued before it is dropped as too slow.
     pub watcher_queue: usize,
+    /// Decode every primed change too and panic when the two differ (see
+    /// [`WatchCache::prime`]); on in debug builds, so that every test checks it.
+    pub verify_primed: bool,
 }
 
 impl Default for WatchCacheConfig {
@@ -138,6 +141,7 @@ impl Default for WatchCacheConfig {
             window_max: 100 * 1024,
             window_bytes: 64 << 20,
             watcher_queue: 1024,
+            verify_primed: cfg!(debug_assertions),
         }
     }
 }
@@ -169,6 +173,30 @@ struct Shared {
     state: RwLock<State>,
     revision: watch::Sender<u64>,
     config: WatchCacheConfig,
+    /// Objects this process wrote, by key, waiting for their change to arrive.
+    primed: Mutex<HashMap<String, CachedObject>>,
+}
+
+/// Most primed objects waiting at once; beyond it, priming is skipped (the change decodes).
+const PRIMED_MAX: usize = 4096;
+
+impl Shared {
+    /// The primed object of the change of `key` at `revision`, if there is one. An older
+    /// primed object of the key goes (its change was decoded: it lost the race).
+    fn take_primed(&self, key: &str, revision: Revision) -> Option<CachedObject> {
+        let mut primed = self.primed.lock().unwrap_or_else(|p| p.into_inner());
+        if primed.is_empty() {
+            return None;
+        }
+        match primed.get(key)?.revision.cmp(&revision) {
+            std::cmp::Ordering::Greater => None,
+            std::cmp::Ordering::Equal => primed.remove(key),
+            std::cmp::Ordering::Less => {
+                primed.remove(key);
+                None
+            }
+        }
+    }
 }
 
 /// A started watch: the events to send first (synthetic additions or replayed history), then
@@ -222,9 +250,30 @@ impl WatchCache {
             state: RwLock::new(State::default()),
             revision,
             config,
+            primed: Mutex::default(),
         });
         let task = tokio::spawn(run(store, prefix, decode, shared.clone()));
         Self { shared, task }
+    }
+
+    /// Hands the cache `object` as a write of this process just stored it (at
+    /// `object.revision`, under `object.key`): when that change arrives, the cache keeps
+    /// `object` instead of decoding the stored value again. The caller vouches that `object`
+    /// is what decoding would give; [`WatchCacheConfig::verify_primed`] checks it.
+    pub fn prime(&self, object: CachedObject) {
+        if object.revision.0 <= *self.shared.revision.borrow() {
+            return; // its change has arrived already
+        }
+        let mut primed = self.shared.primed.lock().unwrap_or_else(|p| p.into_inner());
+        if primed.len() >= PRIMED_MAX {
+            // Changes that raced ahead of their priming leave their objects behind.
+            let reached = *self.shared.revision.borrow();
+            primed.retain(|_, o| o.revision.0 > reached);
+            if primed.len() >= PRIMED_MAX {
+                return;
+            }
+        }
+        primed.insert(object.key.clone(), object);
     }
 
     /// The revision the cache has caught up to.
@@ -559,6 +608,11 @@ async fn follow(
             watchers: Vec::new(),
         };
     }
+    shared
+        .primed
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .retain(|_, o| o.revision.0 > start);
     shared.revision.send_replace(start);
     debug!(%prefix, revision = start, "watch cache loaded");
     while let Some(item) = stream.next().await {
@@ -570,14 +624,26 @@ async fn follow(
         // decoding: the cached object is its last state.
         let object = match event.kind {
             EventKind::Progress => None,
-            EventKind::Put => match decode(&event.kv) {
-                Ok(o) => Some(Arc::new(o)),
-                Err(err) => {
-                    return Err(capstan_storage::Error::Corrupt(format!(
-                        "the change of {} at revision {revision} does not decode: {err}",
-                        event.kv.key
-                    )));
+            EventKind::Put => match shared.take_primed(&event.kv.key, event.kv.mod_revision) {
+                Some(primed) => {
+                    if shared.config.verify_primed {
+                        assert_eq!(
+                            Ok(&primed),
+                            decode(&event.kv).as_ref(),
+                            "a primed object differs from its stored value"
+                        );
+                    }
+                    Some(Arc::new(primed))
                 }
+                None => match decode(&event.kv) {
+                    Ok(o) => Some(Arc::new(o)),
+                    Err(err) => {
+                        return Err(capstan_storage::Error::Corrupt(format!(
+                            "the change of {} at revision {revision} does not decode: {err}",
+                            event.kv.key
+                        )));
+                    }
+                },
             },
             EventKind::Delete => decode(&event.kv).ok().map(Arc::new),
         };

@@ -554,3 +554,47 @@ fn empty_pointer_strings_are_kept() {
             "volumes": [{"name": "h", "hostPath": {"path": "/x", "type": ""}}]}}),
     );
 }
+
+/// `round_trips` says yes exactly when decoding the encoding gives the document back.
+#[test]
+fn round_trips_tells_which_documents_come_back_as_they_are() {
+    let codec = Codec::new(Schema::upstream());
+    let pod = json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default", "labels": {"app": "web"},
+                     "creationTimestamp": "2026-12-02T05:00:00Z", "generation": 1},
+        "spec": {"containers": [{"name": "c", "image": "nginx", "args": ["-v"],
+                                 "resources": {"requests": {"cpu": "100m"}},
+                                 "ports": [{"containerPort": 80, "protocol": "TCP"}]}],
+                 "automountServiceAccountToken": false, "priority": 0}
+    });
+    let back = |doc: &Value| {
+        codec
+            .decode_object(&codec.encode_object(doc).unwrap())
+            .unwrap()
+    };
+    assert!(codec.round_trips(&pod));
+    assert_eq!(back(&pod), pod);
+    let changed = |edit: &dyn Fn(&mut Value)| {
+        let mut doc = pod.clone();
+        edit(&mut doc);
+        doc
+    };
+    for lossy in [
+        changed(&|d| d["spec"]["containers"][0]["args"] = json!([])),
+        changed(&|d| d["metadata"]["labels"] = json!({})),
+        changed(&|d| d["metadata"]["annotations"] = Value::Null),
+        changed(&|d| d["metadata"]["generateName"] = json!("")),
+        changed(&|d| d["metadata"]["generation"] = json!(0)),
+        changed(&|d| d["spec"]["notAField"] = json!("x")),
+        changed(&|d| d["spec"]["containers"][0]["resources"]["requests"] = json!({})),
+    ] {
+        assert!(!codec.round_trips(&lossy), "{lossy}");
+        assert_ne!(back(&lossy), lossy, "the encoding does lose it: {lossy}");
+    }
+    // An empty string where it is a value comes back.
+    let pvc = json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                     "metadata": {"name": "c"}, "spec": {"storageClassName": ""}});
+    assert!(codec.round_trips(&pvc));
+    assert_eq!(back(&pvc), pvc);
+}

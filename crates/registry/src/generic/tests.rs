@@ -935,3 +935,24 @@ fn a_failed_delete_precondition_names_both_values() {
     };
     check_delete_preconditions(&gr, "d", &meta, &holding).unwrap();
 }
+
+/// Typed managedFields made by moving each entry's tree are those a round trip through bytes
+/// gives.
+#[test]
+fn managed_entries_are_those_the_bytes_decode_to() {
+    let fields = json!([
+        {"manager": "kubectl", "operation": "Update", "apiVersion": "v1",
+         "time": "2026-12-02T05:00:00Z", "fieldsType": "FieldsV1",
+         "fieldsV1": {"f:metadata": {"f:labels": {"f:app": {}}}, "f:spec": {}}},
+        {"manager": "kubelet", "operation": "Update", "apiVersion": "v1",
+         "subresource": "status", "fieldsType": "FieldsV1", "fieldsV1": null},
+        {"manager": "bare", "operation": "Apply"}
+    ]);
+    let expected: Vec<ManagedFieldsEntry> = codec::from_document(&fields).unwrap();
+    assert_eq!(managed_entries(fields).unwrap(), expected);
+    assert_eq!(
+        expected[0].fields_v1.as_ref().unwrap().0["f:spec"],
+        json!({})
+    );
+    assert!(managed_entries(json!([{"manager": 3}])).is_err());
+}

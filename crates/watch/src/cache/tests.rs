@@ -595,3 +595,73 @@ async fn a_collection_of_several_pages_loads_at_one_revision() {
         .collect();
     assert_eq!(cached, stored);
 }
+
+/// A primed object is kept instead of decoding its change; one primed for an older revision
+/// of the key is not (its change was decoded already) and goes.
+#[tokio::test]
+async fn a_primed_change_is_kept_without_decoding() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> =
+        Arc::new(EmbeddedStore::open(EmbeddedStoreConfig::new(dir.path().join("db"))).unwrap());
+    let decoded = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counting: Decode = {
+        let (decoded, inner) = (decoded.clone(), decode());
+        Arc::new(move |kv: &KeyValue| {
+            decoded.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            inner(kv)
+        })
+    };
+    store
+        .create("/r/a", Bytes::from_static(b"tier=gold"))
+        .await
+        .unwrap();
+    let config = WatchCacheConfig {
+        verify_primed: false,
+        ..WatchCacheConfig::default()
+    };
+    let cache = WatchCache::start(store.clone(), "/r/".into(), counting, config);
+    let now = store.current_revision().await.unwrap();
+    cache.wait_for(now, Duration::from_secs(10)).await.unwrap();
+    let decodes = || decoded.load(std::sync::atomic::Ordering::Relaxed);
+    let primed = |revision: Revision, tier: &'static str| CachedObject {
+        key: "/r/p".into(),
+        revision,
+        json: Bytes::from(format!("tier={tier}")),
+        labels: [("tier", tier)].into_iter().collect(),
+        fields: Pairs::default(),
+        protobuf: Default::default(),
+    };
+
+    // The embedded store's next write takes the next revision.
+    let next = Revision(now.0 + 1);
+    cache.prime(primed(next, "primed"));
+    let created = store
+        .create("/r/p", Bytes::from_static(b"tier=stored"))
+        .await
+        .unwrap();
+    assert_eq!(created.mod_revision, next);
+    cache.wait_for(next, Duration::from_secs(10)).await.unwrap();
+    let kept = cache.get("/r/p").unwrap().expect("cached");
+    assert_eq!(kept.labels.get("tier"), Some("primed"));
+    assert_eq!(
+        decodes(),
+        1,
+        "only the listed object was decoded, not the primed change"
+    );
+
+    // Primed too late (the cache is past it): ignored. Primed for a revision that is not
+    // the change's: the change decodes.
+    cache.prime(primed(next, "late"));
+    cache.prime(primed(Revision(next.0 + 5), "later"));
+    let updated = store
+        .update("/r/p", Bytes::from_static(b"tier=stored"), next)
+        .await
+        .unwrap();
+    cache
+        .wait_for(updated.mod_revision, Duration::from_secs(10))
+        .await
+        .unwrap();
+    let kept = cache.get("/r/p").unwrap().expect("cached");
+    assert_eq!(kept.labels.get("tier"), Some("stored"));
+    assert_eq!(decodes(), 2);
+}
