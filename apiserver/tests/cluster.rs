@@ -23,6 +23,9 @@ const ALLOWED: &[&str] = &[
     "failed to read memory cgroup",
     "unimplemented testing mock",
     "ContainerStatus from runtime service failed",
+    // The hollow kubelet's log manager asking the fake runtime for a container it removed
+    // with its pod a moment before.
+    "Failed to get container status",
     "PLEG is not healthy",
     // A kubelet's first pod sync before its (fake) runtime's first status check has run; it
     // syncs at the next tick. Nothing of the server's.
