@@ -679,7 +679,12 @@ impl<S: Strategy> GenericStore<S> {
         // The cache keeps it for the object's lifetime: no spare capacity.
         json.shrink_to_fit();
         let json = Bytes::from(json);
-        if let Some(cache) = self.core.cache.as_ref().filter(|_| exact) {
+        if let Some(cache) = self
+            .core
+            .cache
+            .as_ref()
+            .filter(|c| exact && c.revision() < kv.mod_revision)
+        {
             cache.prime(cached_object(
                 &*self.strategy,
                 &self.core.descriptor.field_labels.fields,
