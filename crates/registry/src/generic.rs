@@ -12,7 +12,7 @@ use capstan_meta::{
     validation,
 };
 use capstan_storage::{KeyValue, ListRequest, Revision, Store};
-use capstan_watch::{CachedObject, Decode, WatchCache, WatchCacheConfig};
+use capstan_watch::{CachedObject, Decode, PrimedWrite, Priming, WatchCache, WatchCacheConfig};
 use futures_util::StreamExt;
 
 use crate::codec;
@@ -561,6 +561,20 @@ fn managed_entries(
         .collect()
 }
 
+/// A write about to be stored: its value and, when the watch cache was primed with its
+/// object, the priming (dropped, it takes the priming back).
+struct Outgoing<'a> {
+    value: Bytes,
+    priming: Option<Priming<'a>>,
+}
+
+/// The resourceVersion a primed object carries until its revision is known: random per
+/// process, so that no stored object holds it.
+fn pending_version() -> &'static str {
+    static PENDING: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PENDING.get_or_init(|| format!("capstan-pending-{:016x}", rand::random::<u64>()))
+}
+
 fn meta_name(meta: &ObjectMeta) -> &str {
     meta.name.as_deref().unwrap_or("")
 }
@@ -662,40 +676,72 @@ impl<S: Strategy> GenericStore<S> {
         })
     }
 
-    /// The response to a write of `obj` that storage acknowledged as `kv`. When the stored
-    /// value decodes back to `obj` (`exact`), the watch cache is handed the same bytes, so
-    /// that it need not decode the stored value again.
+    /// What a write of `obj` under `key` is about to store. When the stored value decodes
+    /// back to `obj` exactly, the watch cache is primed with the object as served (see
+    /// [`WatchCache::prime`]), so that it need not decode the value when the change arrives;
+    /// the priming then also gives the write's response.
+    fn outgoing(&self, key: &str, stored: Stored, obj: &mut S::Object) -> Result<Outgoing<'_>> {
+        let value = Bytes::from(stored.value);
+        let Some(cache) = self.core.cache.as_ref().filter(|_| stored.exact) else {
+            return Ok(Outgoing {
+                value,
+                priming: None,
+            });
+        };
+        self.strategy.on_read(obj);
+        let pending = pending_version();
+        obj.metadata_mut().resource_version = Some(pending.to_string());
+        let json = self.json.bytes_of(obj)?;
+        let quoted = format!("\"resourceVersion\":\"{pending}\"");
+        let Some(at) = memchr::memmem::find(&json, quoted.as_bytes()) else {
+            return Ok(Outgoing {
+                value,
+                priming: None,
+            });
+        };
+        let start = at + quoted.len() - pending.len() - 1;
+        let object = cached_object(
+            &*self.strategy,
+            &self.core.descriptor.field_labels.fields,
+            key,
+            Revision(0),
+            obj,
+            json.into(),
+        );
+        let priming = cache.prime(PrimedWrite {
+            object,
+            placeholder: start..start + pending.len(),
+            value: value.clone(),
+        });
+        Ok(Outgoing {
+            value,
+            priming: Some(priming),
+        })
+    }
+
+    /// The response to a write of `obj` that storage acknowledged as `kv`.
     fn written(
         &self,
         kv: &KeyValue,
         obj: &mut S::Object,
-        exact: bool,
+        priming: Option<Priming<'_>>,
         warnings: Vec<String>,
         status: ResponseStatus,
     ) -> Result<Encoded> {
-        self.strategy.on_read(obj);
-        obj.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
-        let mut json = self.json.bytes_of(obj)?;
-        // The cache keeps it for the object's lifetime: no spare capacity.
-        json.shrink_to_fit();
-        let json = Bytes::from(json);
-        if let Some(cache) = self
-            .core
-            .cache
-            .as_ref()
-            .filter(|c| exact && c.revision() < kv.mod_revision)
-        {
-            cache.prime(cached_object(
-                &*self.strategy,
-                &self.core.descriptor.field_labels.fields,
-                &kv.key,
-                kv.mod_revision,
-                obj,
-                json.clone(),
-            ));
-        }
+        let version = resource_version(kv.mod_revision);
+        let body = match priming {
+            Some(priming) => {
+                obj.metadata_mut().resource_version = Some(version);
+                priming.written(kv.mod_revision)
+            }
+            None => {
+                self.strategy.on_read(obj);
+                obj.metadata_mut().resource_version = Some(version);
+                self.json.bytes_of(obj)?.into()
+            }
+        };
         Ok(Encoded {
-            body: crate::payload::Payload::Whole(json),
+            body: crate::payload::Payload::Whole(body),
             warnings,
             status,
         })
@@ -948,21 +994,22 @@ impl<S: Strategy> GenericStore<S> {
             };
         }
         let stored = self.encode_if_changed(current, &mut new)?;
-        let Some(Stored { value, exact }) = stored.filter(|_| !options.dry_run) else {
+        let Some(stored) = stored.filter(|_| !options.dry_run) else {
             // Nothing changed (no write, no new version), or a dry run.
             new.metadata_mut().resource_version = old_meta.resource_version.clone();
             return self
                 .encode(&new, warnings, ResponseStatus::Ok)
                 .map(Attempt::Done);
         };
+        let Outgoing { value, priming } = self.outgoing(key, stored, &mut new)?;
         match self
             .core
             .store
-            .update(key, value.into(), current.mod_revision)
+            .update(key, value, current.mod_revision)
             .await
         {
             Ok(kv) => self
-                .written(&kv, &mut new, exact, warnings, ResponseStatus::Ok)
+                .written(&kv, &mut new, priming, warnings, ResponseStatus::Ok)
                 .map(Attempt::Done),
             Err(err) => lost_race(err),
         }
@@ -1413,10 +1460,11 @@ impl<S: Strategy> GenericStore<S> {
             }
             let key = self.core.key(namespace, &name);
             let stored = self.encode_stored(&key, &mut obj)?;
-            match self.core.store.create(&key, stored.value.into()).await {
+            let Outgoing { value, priming } = self.outgoing(&key, stored, &mut obj)?;
+            match self.core.store.create(&key, value).await {
                 Ok(kv) => {
-                    let exact = stored.exact;
-                    return self.written(&kv, &mut obj, exact, warnings, ResponseStatus::Created);
+                    let status = ResponseStatus::Created;
+                    return self.written(&kv, &mut obj, priming, warnings, status);
                 }
                 Err(capstan_storage::Error::AlreadyExists { .. })
                     if generated && attempt + 1 < attempts =>

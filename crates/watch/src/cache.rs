@@ -173,28 +173,87 @@ struct Shared {
     state: RwLock<State>,
     revision: watch::Sender<u64>,
     config: WatchCacheConfig,
-    /// Objects this process wrote, by key, waiting for their change to arrive.
-    primed: Mutex<HashMap<String, CachedObject>>,
+    /// Objects this process is writing, by key, waiting for their change to arrive.
+    primed: Mutex<HashMap<String, PrimedWrite>>,
 }
 
 /// Most primed objects waiting at once; beyond it, priming is skipped (the change decodes).
 const PRIMED_MAX: usize = 4096;
 
 impl Shared {
-    /// The primed object of the change of `key` at `revision`, if there is one. An older
-    /// primed object of the key goes (its change was decoded: it lost the race).
-    fn take_primed(&self, key: &str, revision: Revision) -> Option<CachedObject> {
-        let mut primed = self.primed.lock().unwrap_or_else(|p| p.into_inner());
-        if primed.is_empty() {
-            return None;
-        }
-        match primed.get(key)?.revision.cmp(&revision) {
-            std::cmp::Ordering::Greater => None,
-            std::cmp::Ordering::Equal => primed.remove(key),
-            std::cmp::Ordering::Less => {
-                primed.remove(key);
-                None
+    fn primed(&self) -> std::sync::MutexGuard<'_, HashMap<String, PrimedWrite>> {
+        self.primed.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The primed object of the change `kv`, if one was primed with the value it stores.
+    fn take_primed(&self, kv: &KeyValue) -> Option<CachedObject> {
+        let write = {
+            let mut primed = self.primed();
+            if primed.get(&kv.key)?.value != kv.value {
+                return None; // another write of the key, or a change this process did not make
             }
+            primed.remove(&kv.key)?
+        };
+        let mut object = write.object;
+        object.json = with_revision(&object.json, write.placeholder, kv.mod_revision);
+        object.revision = kv.mod_revision;
+        Some(object)
+    }
+}
+
+/// An object a write of this process is about to store, as the cache is to keep it once the
+/// change arrives (see [`WatchCache::prime`]).
+#[derive(Debug, Clone)]
+pub struct PrimedWrite {
+    /// The object. Its `revision` is not known yet (the cache sets it), and its `json` holds
+    /// a placeholder where the resourceVersion goes.
+    pub object: CachedObject,
+    /// Where the placeholder lies in `object.json`: the characters between the quotes.
+    pub placeholder: std::ops::Range<usize>,
+    /// The value the write stores: the change that stores it is this object.
+    pub value: Bytes,
+}
+
+/// `json` with `revision` written in place of the characters at `placeholder`.
+fn with_revision(json: &[u8], placeholder: std::ops::Range<usize>, revision: Revision) -> Bytes {
+    let version = revision.0.to_string();
+    let mut out = Vec::with_capacity(json.len() - placeholder.len() + version.len());
+    out.extend_from_slice(&json[..placeholder.start]);
+    out.extend_from_slice(version.as_bytes());
+    out.extend_from_slice(&json[placeholder.end..]);
+    out.into()
+}
+
+/// A write the cache was primed with (see [`WatchCache::prime`]). Dropped before the write
+/// is acknowledged (it failed or was given up), it takes the priming back.
+#[must_use = "dropping it takes the priming back"]
+pub struct Priming<'a> {
+    shared: Option<&'a Shared>,
+    key: String,
+    value: Bytes,
+    json: Bytes,
+    placeholder: std::ops::Range<usize>,
+}
+
+impl Priming<'_> {
+    /// The write was stored at `revision`: the priming stays for its change, and the object's
+    /// JSON at that revision (the write's response) is returned.
+    pub fn written(mut self, revision: Revision) -> Bytes {
+        self.shared = None;
+        with_revision(&self.json, self.placeholder.clone(), revision)
+    }
+}
+
+impl Drop for Priming<'_> {
+    fn drop(&mut self) {
+        let Some(shared) = self.shared else { return };
+        let mut primed = shared.primed();
+        // Only this write's priming: a later write of the key may have replaced it.
+        if primed
+            .get(&self.key)
+            .is_some_and(|w| w.value.as_ptr() == self.value.as_ptr())
+        {
+            primed.remove(&self.key);
         }
     }
 }
@@ -256,24 +315,26 @@ impl WatchCache {
         Self { shared, task }
     }
 
-    /// Hands the cache `object` as a write of this process just stored it (at
-    /// `object.revision`, under `object.key`): when that change arrives, the cache keeps
-    /// `object` instead of decoding the stored value again. The caller vouches that `object`
-    /// is what decoding would give; [`WatchCacheConfig::verify_primed`] checks it.
-    pub fn prime(&self, object: CachedObject) {
-        if object.revision.0 <= *self.shared.revision.borrow() {
-            return; // its change has arrived already
+    /// Hands the cache the object a write of this process is about to store, before it
+    /// stores it: when the change that stores exactly `write.value` under its key arrives,
+    /// the cache keeps the object (its revision filled in) instead of decoding the value. The
+    /// caller vouches that the object is what decoding the value gives;
+    /// [`WatchCacheConfig::verify_primed`] checks it. Primed before the write, the object is
+    /// there whichever comes first, the change or the write's acknowledgement.
+    pub fn prime(&self, write: PrimedWrite) -> Priming<'_> {
+        let mut priming = Priming {
+            shared: None,
+            key: write.object.key.clone(),
+            value: write.value.clone(),
+            json: write.object.json.clone(),
+            placeholder: write.placeholder.clone(),
+        };
+        let mut primed = self.shared.primed();
+        if primed.len() < PRIMED_MAX || primed.contains_key(&priming.key) {
+            primed.insert(priming.key.clone(), write);
+            priming.shared = Some(&self.shared);
         }
-        let mut primed = self.shared.primed.lock().unwrap_or_else(|p| p.into_inner());
-        if primed.len() >= PRIMED_MAX {
-            // Changes that raced ahead of their priming leave their objects behind.
-            let reached = *self.shared.revision.borrow();
-            primed.retain(|_, o| o.revision.0 > reached);
-            if primed.len() >= PRIMED_MAX {
-                return;
-            }
-        }
-        primed.insert(object.key.clone(), object);
+        priming
     }
 
     /// The revision the cache has caught up to.
@@ -608,11 +669,9 @@ async fn follow(
             watchers: Vec::new(),
         };
     }
-    shared
-        .primed
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .retain(|_, o| o.revision.0 > start);
+    // Writes whose changes the list took in would wait for them forever; those still on
+    // their way decode.
+    shared.primed().clear();
     shared.revision.send_replace(start);
     debug!(%prefix, revision = start, "watch cache loaded");
     while let Some(item) = stream.next().await {
@@ -624,7 +683,7 @@ async fn follow(
         // decoding: the cached object is its last state.
         let object = match event.kind {
             EventKind::Progress => None,
-            EventKind::Put => match shared.take_primed(&event.kv.key, event.kv.mod_revision) {
+            EventKind::Put => match shared.take_primed(&event.kv) {
                 Some(primed) => {
                     if shared.config.verify_primed {
                         assert_eq!(

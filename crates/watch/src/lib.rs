@@ -13,8 +13,8 @@ mod error;
 mod pairs;
 
 pub use cache::{
-    CachedObject, Decode, EventType, Filter, Page, Watch, WatchCache, WatchCacheConfig, WatchEvent,
-    classify,
+    CachedObject, Decode, EventType, Filter, Page, PrimedWrite, Priming, Watch, WatchCache,
+    WatchCacheConfig, WatchEvent, classify,
 };
 pub use error::{Error, Result};
 pub use pairs::Pairs;

@@ -596,8 +596,9 @@ async fn a_collection_of_several_pages_loads_at_one_revision() {
     assert_eq!(cached, stored);
 }
 
-/// A primed object is kept instead of decoding its change; one primed for an older revision
-/// of the key is not (its change was decoded already) and goes.
+/// A primed write's object is kept, its revision filled in, instead of decoding its change,
+/// whether the change arrives before the write is acknowledged or after. A priming taken back
+/// (its write failed) or made for another value is not used: those changes decode.
 #[tokio::test]
 async fn a_primed_change_is_kept_without_decoding() {
     let dir = tempfile::tempdir().unwrap();
@@ -623,45 +624,75 @@ async fn a_primed_change_is_kept_without_decoding() {
     let now = store.current_revision().await.unwrap();
     cache.wait_for(now, Duration::from_secs(10)).await.unwrap();
     let decodes = || decoded.load(std::sync::atomic::Ordering::Relaxed);
-    let primed = |revision: Revision, tier: &'static str| CachedObject {
-        key: "/r/p".into(),
-        revision,
-        json: Bytes::from(format!("tier={tier}")),
-        labels: [("tier", tier)].into_iter().collect(),
-        fields: Pairs::default(),
-        protobuf: Default::default(),
+    // The object as primed differs from what its value decodes to (its label and its JSON),
+    // so that the test sees which one the cache kept.
+    let primed = |tier: &'static str, value: &'static [u8]| PrimedWrite {
+        object: CachedObject {
+            key: "/r/p".into(),
+            revision: Revision(0),
+            json: Bytes::from(format!("{{\"rv\":\"PENDING\",\"tier\":\"{tier}\"}}")),
+            labels: [("tier", tier)].into_iter().collect(),
+            fields: Pairs::default(),
+            protobuf: Default::default(),
+        },
+        placeholder: 7..14,
+        value: Bytes::from_static(value),
     };
 
-    // The embedded store's next write takes the next revision.
-    let next = Revision(now.0 + 1);
-    cache.prime(primed(next, "primed"));
+    let priming = cache.prime(primed("primed", b"tier=stored"));
     let created = store
         .create("/r/p", Bytes::from_static(b"tier=stored"))
         .await
         .unwrap();
-    assert_eq!(created.mod_revision, next);
-    cache.wait_for(next, Duration::from_secs(10)).await.unwrap();
+    let revision = created.mod_revision;
+    let response = priming.written(revision);
+    assert_eq!(
+        response,
+        format!("{{\"rv\":\"{}\",\"tier\":\"primed\"}}", revision.0)
+    );
+    cache
+        .wait_for(revision, Duration::from_secs(10))
+        .await
+        .unwrap();
     let kept = cache.get("/r/p").unwrap().expect("cached");
     assert_eq!(kept.labels.get("tier"), Some("primed"));
+    assert_eq!((kept.revision, &kept.json), (revision, &response));
     assert_eq!(
         decodes(),
         1,
         "only the listed object was decoded, not the primed change"
     );
 
-    // Primed too late (the cache is past it): ignored. Primed for a revision that is not
-    // the change's: the change decodes.
-    cache.prime(primed(next, "late"));
-    cache.prime(primed(Revision(next.0 + 5), "later"));
-    let updated = store
-        .update("/r/p", Bytes::from_static(b"tier=stored"), next)
+    // A priming dropped before its write is acknowledged is taken back.
+    drop(cache.prime(primed("failed", b"tier=second")));
+    let second = store
+        .update("/r/p", Bytes::from_static(b"tier=second"), revision)
         .await
         .unwrap();
     cache
-        .wait_for(updated.mod_revision, Duration::from_secs(10))
+        .wait_for(second.mod_revision, Duration::from_secs(10))
         .await
         .unwrap();
     let kept = cache.get("/r/p").unwrap().expect("cached");
-    assert_eq!(kept.labels.get("tier"), Some("stored"));
+    assert_eq!(kept.labels.get("tier"), Some("second"));
     assert_eq!(decodes(), 2);
+
+    // Primed with another value than the change stores: the change decodes.
+    let other = cache.prime(primed("other", b"tier=other"));
+    let third = store
+        .update(
+            "/r/p",
+            Bytes::from_static(b"tier=third"),
+            second.mod_revision,
+        )
+        .await
+        .unwrap();
+    cache
+        .wait_for(third.mod_revision, Duration::from_secs(10))
+        .await
+        .unwrap();
+    let kept = cache.get("/r/p").unwrap().expect("cached");
+    assert_eq!(kept.labels.get("tier"), Some("third"));
+    assert_eq!(decodes(), 3);
+    drop(other);
 }
