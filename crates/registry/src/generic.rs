@@ -25,7 +25,7 @@ use crate::options::{
 };
 use crate::patch::{self, PatchType};
 use crate::rest::{Encoded, ResponseStatus, RestStorage, WatchOptions};
-use crate::stored::{StorageCodec, Stored};
+use crate::stored::{Plain, StorageCodec, Stored};
 use crate::watching::{self, EventStream, StreamParams};
 use capstan_admission::{Attributes, Operation};
 
@@ -610,7 +610,19 @@ impl<S: Strategy> GenericStore<S> {
         )
     }
 
+    /// The object `kv` stores, as served (read-time defaults, its resourceVersion). The watch
+    /// cache's JSON of it is taken when the cache holds that very revision: it is what
+    /// decoding the value gives, and reading it skips the stored form's decoding.
     fn decode_stored(&self, kv: &KeyValue) -> Result<S::Object> {
+        let cached = self
+            .core
+            .cache
+            .as_ref()
+            .and_then(|c| c.get(&kv.key).ok().flatten())
+            .filter(|o| o.revision == kv.mod_revision);
+        if let Some(obj) = cached.and_then(|o| (self.json.from_slice)(&o.json).ok()) {
+            return Ok(obj);
+        }
         let json = self
             .core
             .codec
@@ -628,12 +640,16 @@ impl<S: Strategy> GenericStore<S> {
         Ok(obj)
     }
 
-    /// The stored form: the object without its resourceVersion (the revision is the version).
-    /// The object's JSON as stored: empty metadata omitted, no resourceVersion.
-    fn stored_json(&self, obj: &mut S::Object) -> Result<Vec<u8>> {
+    /// The object's JSON as stored: empty metadata omitted, no resourceVersion (the revision is
+    /// the version); as a tree when the stored form is made from one.
+    fn stored_json(&self, obj: &mut S::Object) -> Result<Plain> {
         omit_empty_metadata(obj.metadata_mut());
         let rv = obj.metadata_mut().resource_version.take();
-        let out = self.json.bytes_of(obj);
+        let out = if self.core.codec.takes_documents() {
+            self.json.value_of(obj).map(Plain::Document)
+        } else {
+            self.json.bytes_of(obj).map(Plain::Bytes)
+        };
         obj.metadata_mut().resource_version = rv;
         out
     }

@@ -50,8 +50,14 @@ impl StorageCodec {
         self.encode_exact(key, json).map(|stored| stored.value)
     }
 
+    /// Whether the stored form is made from the JSON tree (protobuf, YAML), so that handing
+    /// [`Plain::Document`] spares the bytes.
+    pub fn takes_documents(&self) -> bool {
+        self.media_type != StorageMediaType::Json
+    }
+
     /// [`StorageCodec::encode`], telling whether the value decodes back to exactly `json`.
-    pub fn encode_exact(&self, key: &str, json: Vec<u8>) -> Result<Stored, String> {
+    pub fn encode_exact(&self, key: &str, json: impl Into<Plain>) -> Result<Stored, String> {
         let stored = from_json_exact(json, self.media_type)?;
         Ok(Stored {
             value: self.seal(key, stored.value),
@@ -64,7 +70,7 @@ impl StorageCodec {
     pub fn encode_if_changed(
         &self,
         key: &str,
-        json: Vec<u8>,
+        json: impl Into<Plain>,
         current: &[u8],
     ) -> Result<Option<Stored>, String> {
         let Stored { value, exact } = from_json_exact(json, self.media_type)?;
@@ -122,6 +128,22 @@ pub fn to_json(value: &[u8]) -> Result<Cow<'_, [u8]>, String> {
     }
 }
 
+/// An object's JSON before it is encoded for storage: its bytes, or its tree when the
+/// stored form is made from a tree (protobuf), which spares writing and parsing the bytes.
+#[derive(Debug)]
+pub enum Plain {
+    /// The JSON text.
+    Bytes(Vec<u8>),
+    /// The JSON tree.
+    Document(serde_json::Value),
+}
+
+impl From<Vec<u8>> for Plain {
+    fn from(bytes: Vec<u8>) -> Self {
+        Self::Bytes(bytes)
+    }
+}
+
 /// A stored value, and whether it reads back as exactly the JSON it was made from (a
 /// protobuf encoding drops empty lists, for one).
 #[derive(Debug)]
@@ -137,15 +159,24 @@ pub fn from_json(json: Vec<u8>, media: StorageMediaType) -> Result<Vec<u8>, Stri
     from_json_exact(json, media).map(|stored| stored.value)
 }
 
-fn from_json_exact(json: Vec<u8>, media: StorageMediaType) -> Result<Stored, String> {
-    let doc = || serde_json::from_slice::<serde_json::Value>(&json).map_err(|e| e.to_string());
+fn from_json_exact(json: impl Into<Plain>, media: StorageMediaType) -> Result<Stored, String> {
+    let json = json.into();
+    let doc = || match &json {
+        Plain::Bytes(bytes) => serde_json::from_slice(bytes)
+            .map(Cow::Owned)
+            .map_err(|e| e.to_string()),
+        Plain::Document(doc) => Ok(Cow::Borrowed(doc)),
+    };
     match media {
         StorageMediaType::Json => Ok(Stored {
-            value: json,
+            value: match json {
+                Plain::Bytes(bytes) => bytes,
+                Plain::Document(doc) => serde_json::to_vec(&doc).map_err(|e| e.to_string())?,
+            },
             exact: true,
         }),
         StorageMediaType::Yaml => Ok(Stored {
-            value: capstan_negotiation::yaml::from_json(&doc()?).map_err(|e| e.to_string())?,
+            value: capstan_negotiation::yaml::from_json(&*doc()?).map_err(|e| e.to_string())?,
             exact: false,
         }),
         StorageMediaType::Protobuf => {
@@ -180,6 +211,23 @@ mod tests {
             assert_eq!(back, expected, "{media:?}");
         }
         let protobuf = from_json(json.to_vec(), StorageMediaType::Protobuf).unwrap();
+        // The tree stores as its bytes do.
+        for media in [
+            StorageMediaType::Json,
+            StorageMediaType::Yaml,
+            StorageMediaType::Protobuf,
+        ] {
+            let from_tree = from_json_exact(Plain::Document(expected.clone()), media).unwrap();
+            let from_bytes = from_json_exact(json.to_vec(), media).unwrap();
+            let back = |v: &[u8]| -> serde_json::Value {
+                serde_json::from_slice(&to_json(v).unwrap()).unwrap()
+            };
+            assert_eq!(back(&from_tree.value), back(&from_bytes.value), "{media:?}");
+            if media == StorageMediaType::Protobuf {
+                assert_eq!(from_tree.value, from_bytes.value);
+            }
+            assert_eq!(from_tree.exact, from_bytes.exact, "{media:?}");
+        }
         assert!(protobuf.starts_with(PROTOBUF_MAGIC));
         assert!(to_json(b"k8s\x00garbage").is_err());
     }
