@@ -213,6 +213,15 @@ fn log_records(wal: &[u8]) -> Vec<(usize, usize, Vec<String>)> {
     records
 }
 
+/// How many batches of its log `capstan-storeutl check` says a restart replays.
+fn batches_to_replay(report: &str) -> usize {
+    report
+        .lines()
+        .find_map(|line| line.trim().split_once(" batches to replay"))
+        .and_then(|(count, _)| count.parse().ok())
+        .unwrap_or_else(|| panic!("no count of batches to replay in {report}"))
+}
+
 /// Runs the binary on `data` expecting it to exit on its own; returns its stderr.
 fn start_expecting_failure(data: &Path) -> String {
     let mut child = server_command(data).stderr(Stdio::piped()).spawn().unwrap();
@@ -251,8 +260,10 @@ async fn a_damaged_log_refuses_the_start_until_capstan_storeutl_salvages_it() {
     let wal_path = dir.path().join("capstan.wal");
     let mut acknowledged = Vec::new();
     let mut newest = 0u64;
-    // Writes until the kill leave a round of several records (a checkpoint right before the
-    // kill starts an empty round: then write and kill again).
+    // Writes until the kill leave a round of several records, all still to replay. A
+    // checkpoint right before the kill makes the database durable past them and starts a new
+    // round whose first record is not written yet: the old round's records stay in the file,
+    // and a restart rightly ignores them (damaged or not). Then write and kill again.
     let records = loop {
         let mut daemon = start(dir.path());
         for i in 0..60 {
@@ -273,7 +284,9 @@ async fn a_damaged_log_refuses_the_start_until_capstan_storeutl_salvages_it() {
         daemon.child.kill().unwrap();
         daemon.child.wait().unwrap();
         let records = log_records(&std::fs::read(&wal_path).unwrap());
-        if records.len() >= 8 {
+        let (code, report) = storeutl("check", dir.path());
+        assert_eq!(code, 0, "{report}");
+        if records.len() >= 8 && batches_to_replay(&report) == records.len() {
             break records;
         }
     };

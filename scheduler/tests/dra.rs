@@ -12,7 +12,7 @@ use capstan_testing::TestServer;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::api::resource::v1::{
-    DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice,
+    DeviceClass, DeviceRequestAllocationResult, ResourceClaim, ResourceClaimTemplate, ResourceSlice,
 };
 use serde_json::{Value, json};
 
@@ -41,6 +41,15 @@ fn slice(node: &str, models: &[&str]) -> ResourceSlice {
 fn pod(name: &str, claims: Value) -> Pod {
     from(json!({"metadata": {"name": name}, "spec": {
         "containers": [{"name": "c", "image": "app"}], "resourceClaims": claims}}))
+}
+
+/// The first device allocated to an allocated claim.
+fn first_result(claim: &ResourceClaim) -> &DeviceRequestAllocationResult {
+    let devices = claim.status.as_ref().and_then(|s| s.allocation.as_ref());
+    let results = devices.and_then(|a| a.devices.as_ref()?.results.as_ref());
+    results
+        .and_then(|r| r.first())
+        .expect("an allocated device")
 }
 
 /// The devices allocated to `default/name` (`pool/device`) and its consumers' names.
@@ -315,19 +324,7 @@ async fn devices_with_binding_conditions_hold_the_pod_until_the_driver_attaches_
     // Allocated and reserved for the pod, bound to one node, with the device's conditions;
     // the pod waits unbound.
     let first = claim_when(&client, "mem", "reserved", reserved).await;
-    let result = &first
-        .status
-        .as_ref()
-        .unwrap()
-        .allocation
-        .as_ref()
-        .unwrap()
-        .devices
-        .as_ref()
-        .unwrap()
-        .results
-        .as_ref()
-        .unwrap()[0];
+    let result = first_result(&first);
     assert_eq!(
         result.binding_conditions.as_deref(),
         Some(&["cxl.example.com/Attached".to_string()][..])
@@ -430,20 +427,7 @@ async fn claims_share_a_device_while_its_capacity_lasts() {
         assert_eq!(node_of(&client, name).await.as_deref(), Some("n1"));
     }
     let share = |claim: &ResourceClaim| {
-        let result = claim
-            .status
-            .as_ref()
-            .unwrap()
-            .allocation
-            .as_ref()
-            .unwrap()
-            .devices
-            .as_ref()
-            .unwrap()
-            .results
-            .as_ref()
-            .unwrap()[0]
-            .clone();
+        let result = first_result(claim).clone();
         (
             result.device,
             result.share_id.unwrap(),

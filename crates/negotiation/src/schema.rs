@@ -564,6 +564,7 @@ impl Schema {
                 let default = marker("default")
                     .next()
                     .and_then(|v| serde_json::from_str(v).ok());
+                let empty_is_set = pointer_string(name, &json);
                 fields.push(Field {
                     default,
                     list_type,
@@ -577,7 +578,7 @@ impl Schema {
                     } else if VERBATIM_FIELDS.contains(&(name.as_str(), f.name())) {
                         f.name().to_string()
                     } else {
-                        json.clone()
+                        json
                     },
                     number: u32::try_from(f.number()).map_err(|_| "negative field number")?,
                     ty,
@@ -585,7 +586,7 @@ impl Schema {
                     inline: INLINE_FIELDS.contains(&(name.as_str(), f.name())),
                     zero_is_unset: name == "apimachinery.pkg.apis.meta.v1.ObjectMeta"
                         && f.name() == "generation",
-                    empty_is_set: pointer_string(name, &json),
+                    empty_is_set,
                 });
             }
             fields.sort_by_key(|f| f.number);
