@@ -347,21 +347,22 @@ pub fn update(
             }
         }
     }
-    if !changed.is_empty()
+    let any_changed = !changed.is_empty();
+    if any_changed
         || managed
             .position(writer.manager, Operation::Update, writer.subresource)
             .is_some()
     {
         let entry = managed.entry_mut(writer, Operation::Update);
         if entry.fields.is_empty() {
-            entry.fields = changed.clone();
+            entry.fields = changed;
         } else {
             entry.fields.union_with(&changed);
         }
         if !cmp.removed.is_empty() {
             entry.fields = entry.fields.difference(&cmp.removed);
         }
-        if !changed.is_empty() {
+        if any_changed {
             entry.time = Some(writer.now.to_string());
             entry.api_version = writer.api_version.to_string();
         }

@@ -665,34 +665,35 @@ async fn a_primed_change_is_kept_without_decoding() {
 
     // A priming dropped before its write is acknowledged is taken back.
     drop(cache.prime(primed("failed", b"tier=second")));
-    let second = store
-        .update("/r/p", Bytes::from_static(b"tier=second"), revision)
-        .await
-        .unwrap();
-    cache
-        .wait_for(second.mod_revision, Duration::from_secs(10))
-        .await
-        .unwrap();
-    let kept = cache.get("/r/p").unwrap().expect("cached");
-    assert_eq!(kept.labels.get("tier"), Some("second"));
+    let (second, tier) = update_and_read(&store, &cache, b"tier=second", revision).await;
+    assert_eq!(tier, "second");
     assert_eq!(decodes(), 2);
 
     // Primed with another value than the change stores: the change decodes.
     let other = cache.prime(primed("other", b"tier=other"));
-    let third = store
-        .update(
-            "/r/p",
-            Bytes::from_static(b"tier=third"),
-            second.mod_revision,
-        )
+    let (_, tier) = update_and_read(&store, &cache, b"tier=third", second).await;
+    assert_eq!(tier, "third");
+    assert_eq!(decodes(), 3);
+    drop(other);
+}
+
+/// Updates `/r/p` to `value` over revision `over`, waits for the cache to take the change, and
+/// returns the new revision and the tier the cache holds.
+async fn update_and_read(
+    store: &Arc<dyn Store>,
+    cache: &WatchCache,
+    value: &'static [u8],
+    over: Revision,
+) -> (Revision, String) {
+    let updated = store
+        .update("/r/p", Bytes::from_static(value), over)
         .await
         .unwrap();
     cache
-        .wait_for(third.mod_revision, Duration::from_secs(10))
+        .wait_for(updated.mod_revision, Duration::from_secs(10))
         .await
         .unwrap();
     let kept = cache.get("/r/p").unwrap().expect("cached");
-    assert_eq!(kept.labels.get("tier"), Some("third"));
-    assert_eq!(decodes(), 3);
-    drop(other);
+    let tier = kept.labels.get("tier").unwrap_or_default().to_string();
+    (updated.mod_revision, tier)
 }
