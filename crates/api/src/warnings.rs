@@ -4,12 +4,14 @@
 //! label selectors that match nothing, negative grace periods. Volumes and claims, Ingresses
 //! and RuntimeClasses: their deprecated annotations, policies and labels.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use capstan_meta::quantity;
 use k8s_openapi::api::core::v1::{
     Container, ContainerPort, NodeSelectorTerm, PersistentVolume, PersistentVolumeClaim,
-    PersistentVolumeClaimSpec, PodAffinityTerm, PodSpec, PodTemplateSpec,
+    PersistentVolumeClaimSpec, PersistentVolumeSpec, PodAffinityTerm, PodSpec, PodTemplateSpec,
+    Volume,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
@@ -325,14 +327,41 @@ const DEPRECATED_VOLUMES: [(&str, &str); 9] = [
     ("rbd", "deprecated in v1.28, non-functional in v1.31+"),
 ];
 
-/// The deprecated volume plugins a volume source (a pod's volume, a PersistentVolume's spec)
-/// uses, warned about at `path`.
-fn deprecated_plugins(out: &mut Vec<String>, source: &impl serde::Serialize, path: &str) {
-    let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(source) else {
-        return;
-    };
-    for (field, why) in DEPRECATED_VOLUMES {
-        if fields.contains_key(field) {
+/// Which of [`DEPRECATED_VOLUMES`] a pod's volume sets, in that order.
+fn volume_plugins(v: &Volume) -> [bool; 9] {
+    [
+        v.photon_persistent_disk.is_some(),
+        v.git_repo.is_some(),
+        v.scale_io.is_some(),
+        v.flocker.is_some(),
+        v.storageos.is_some(),
+        v.quobyte.is_some(),
+        v.glusterfs.is_some(),
+        v.cephfs.is_some(),
+        v.rbd.is_some(),
+    ]
+}
+
+/// Which of [`DEPRECATED_VOLUMES`] a PersistentVolume's spec sets, in that order.
+fn persistent_volume_plugins(spec: &PersistentVolumeSpec) -> [bool; 9] {
+    [
+        spec.photon_persistent_disk.is_some(),
+        false,
+        spec.scale_io.is_some(),
+        spec.flocker.is_some(),
+        spec.storageos.is_some(),
+        spec.quobyte.is_some(),
+        spec.glusterfs.is_some(),
+        spec.cephfs.is_some(),
+        spec.rbd.is_some(),
+    ]
+}
+
+/// The deprecated volume plugins a volume source sets (`set`, as [`volume_plugins`] gives
+/// them), warned about at `path`.
+fn deprecated_plugins(out: &mut Vec<String>, set: [bool; 9], path: &str) {
+    for ((field, why), set) in DEPRECATED_VOLUMES.into_iter().zip(set) {
+        if set {
             // Upstream names storageos by its Go field.
             let named = if field == "storageos" {
                 "storageOS"
@@ -347,7 +376,10 @@ fn deprecated_plugins(out: &mut Vec<String>, source: &impl serde::Serialize, pat
 fn volume_warnings(out: &mut Vec<String>, spec: &PodSpec, spec_path: &str) {
     let volumes = spec.volumes.as_deref().unwrap_or_default();
     for (i, v) in volumes.iter().enumerate() {
-        deprecated_plugins(out, v, &format!("{spec_path}.volumes[{i}]"));
+        let set = volume_plugins(v);
+        if set.contains(&true) {
+            deprecated_plugins(out, set, &format!("{spec_path}.volumes[{i}]"));
+        }
         if let Some(claim) = v
             .ephemeral
             .as_ref()
@@ -398,7 +430,7 @@ pub fn persistent_volume(pv: &PersistentVolume) -> Vec<String> {
             term,
         );
     }
-    deprecated_plugins(&mut out, spec, "spec");
+    deprecated_plugins(&mut out, persistent_volume_plugins(spec), "spec");
     out
 }
 
@@ -429,20 +461,23 @@ pub fn claim_spec(out: &mut Vec<String>, path: &str, spec: &PersistentVolumeClai
 }
 
 /// Every container (init, regular, ephemeral) with its path, in upstream's order.
-fn containers(spec: &PodSpec, spec_path: &str) -> Vec<(Container, String)> {
+fn containers<'a>(spec: &'a PodSpec, spec_path: &str) -> Vec<(Cow<'a, Container>, String)> {
     let mut all = Vec::new();
     for (i, c) in spec.init_containers.iter().flatten().enumerate() {
-        all.push((c.clone(), format!("{spec_path}.initContainers[{i}]")));
+        all.push((Cow::Borrowed(c), format!("{spec_path}.initContainers[{i}]")));
     }
     for (i, c) in spec.containers.iter().enumerate() {
-        all.push((c.clone(), format!("{spec_path}.containers[{i}]")));
+        all.push((Cow::Borrowed(c), format!("{spec_path}.containers[{i}]")));
     }
     for (i, c) in spec.ephemeral_containers.iter().flatten().enumerate() {
         let common: Option<Container> = serde_json::to_value(c)
             .ok()
             .and_then(|v| serde_json::from_value(v).ok());
         if let Some(common) = common {
-            all.push((common, format!("{spec_path}.ephemeralContainers[{i}]")));
+            all.push((
+                Cow::Owned(common),
+                format!("{spec_path}.ephemeralContainers[{i}]"),
+            ));
         }
     }
     all
@@ -477,7 +512,7 @@ fn go_port(p: &ContainerPort) -> String {
     )
 }
 
-fn port_warnings(out: &mut Vec<String>, containers: &[(Container, String)]) {
+fn port_warnings(out: &mut Vec<String>, containers: &[(Cow<'_, Container>, String)]) {
     let mut by_port: BTreeMap<String, Vec<(String, &ContainerPort)>> = BTreeMap::new();
     for (c, path) in containers {
         for (i, port) in c.ports.iter().flatten().enumerate() {
@@ -560,5 +595,25 @@ mod tests {
         );
         let (plain, meta) = pod(json!({"spec": {"containers": [{"name": "c", "image": "i"}]}}));
         assert!(warnings(&plain, &meta, "").is_empty());
+    }
+
+    #[test]
+    fn a_persistent_volume_is_warned_of_each_deprecated_plugin_in_upstreams_order() {
+        let pv: PersistentVolume = serde_json::from_value(json!({
+            "metadata": {"name": "pv"},
+            "spec": {
+                "rbd": {"monitors": ["m"], "image": "i"},
+                "storageos": {"volumeName": "v"},
+                "nfs": {"server": "s", "path": "/p"},
+            },
+        }))
+        .unwrap();
+        assert_eq!(
+            persistent_volume(&pv),
+            [
+                "spec.storageOS: deprecated in v1.22, non-functional in v1.25+",
+                "spec.rbd: deprecated in v1.28, non-functional in v1.31+",
+            ]
+        );
     }
 }

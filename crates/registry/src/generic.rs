@@ -405,6 +405,7 @@ impl<S: Strategy> GenericStore<S> {
             (Some(&object), old.as_ref()),
             json,
             &mut warnings,
+            None,
         )
         .await?;
         Ok(object)
@@ -444,19 +445,22 @@ impl<S: Strategy> GenericStore<S> {
     }
 
     /// The validating phase for `a`, with the objects as JSON only when a plugin reads them;
-    /// the plugins' warnings added to `warnings`.
+    /// the plugins' warnings added to `warnings`. `tree`, when given, is `obj` as a tree: it
+    /// is used instead of serializing `obj`, and given back (or the tree made here) for the
+    /// stored encoding.
     async fn validate_object<T>(
         &self,
         mut a: Attributes,
         (obj, old): (Option<&T>, Option<&T>),
         json: ObjectJson<T>,
         warnings: &mut Vec<String>,
-    ) -> Result<()>
+        tree: Option<serde_json::Value>,
+    ) -> Result<Option<serde_json::Value>>
     where
         T: serde::Serialize + serde::de::DeserializeOwned,
     {
         let Some(chain) = self.core.admission.as_deref() else {
-            return Ok(());
+            return Ok(tree);
         };
         let mut reads = chain.validates(a.operation, &self.core.gr, &a.subresource);
         if self.core.forms.has_aliases() {
@@ -468,15 +472,22 @@ impl<S: Strategy> GenericStore<S> {
             }
         }
         let Some(reads) = reads else {
-            return Ok(());
+            return Ok(tree);
         };
+        let mut kept = None;
         if reads {
-            a.object = obj.map(|o| json.value_of(o)).transpose()?;
+            a.object = match tree {
+                Some(tree) => Some(tree),
+                None => obj.map(|o| json.value_of(o)).transpose()?,
+            };
             a.old_object = old.map(|o| json.value_of(o)).transpose()?;
+        } else {
+            kept = tree;
         }
         let validated = chain.validate(&a).await;
         warnings.extend(a.feedback.take_warnings());
-        validated.map_err(|e| e.with_warnings(warnings).into())
+        validated.map_err(|e| e.with_warnings(warnings))?;
+        Ok(kept.or_else(|| a.object.take()))
     }
 }
 
@@ -570,9 +581,24 @@ struct Outgoing<'a> {
 
 /// The resourceVersion a primed object carries until its revision is known: random per
 /// process, so that no stored object holds it.
-fn pending_version() -> &'static str {
-    static PENDING: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    PENDING.get_or_init(|| format!("capstan-pending-{:016x}", rand::random::<u64>()))
+/// The resourceVersion a primed write's object is serialized with before storage gives it
+/// its revision: random per process, so no client-chosen value can be taken for it.
+struct PendingVersion {
+    version: String,
+    /// The JSON member as the serializer writes it, found with a prepared search.
+    member: memchr::memmem::Finder<'static>,
+}
+
+fn pending_version() -> &'static PendingVersion {
+    static PENDING: std::sync::OnceLock<PendingVersion> = std::sync::OnceLock::new();
+    PENDING.get_or_init(|| {
+        let version = format!("capstan-pending-{:016x}", rand::random::<u64>());
+        let member = format!("\"resourceVersion\":\"{version}\"");
+        PendingVersion {
+            version,
+            member: memchr::memmem::Finder::new(member.as_bytes()).into_owned(),
+        }
+    })
 }
 
 fn meta_name(meta: &ObjectMeta) -> &str {
@@ -641,22 +667,37 @@ impl<S: Strategy> GenericStore<S> {
     }
 
     /// The object's JSON as stored: empty metadata omitted, no resourceVersion (the revision is
-    /// the version); as a tree when the stored form is made from one.
-    fn stored_json(&self, obj: &mut S::Object) -> Result<Plain> {
+    /// the version); as a tree when the stored form is made from one, then from `tree` (`obj`
+    /// as a tree made earlier) when given.
+    fn stored_json(&self, obj: &mut S::Object, tree: Option<serde_json::Value>) -> Result<Plain> {
         omit_empty_metadata(obj.metadata_mut());
         let rv = obj.metadata_mut().resource_version.take();
-        let out = if self.core.codec.takes_documents() {
-            self.json.value_of(obj).map(Plain::Document)
-        } else {
-            self.json.bytes_of(obj).map(Plain::Bytes)
+        let out = match tree {
+            _ if !self.core.codec.takes_documents() => self.json.bytes_of(obj).map(Plain::Bytes),
+            Some(mut tree) => {
+                stored_metadata(&mut tree);
+                debug_assert_eq!(
+                    Some(&tree),
+                    self.json.value_of(obj).ok().as_ref(),
+                    "the tree handed to the stored encoding is not the object's"
+                );
+                Ok(Plain::Document(tree))
+            }
+            None => self.json.value_of(obj).map(Plain::Document),
         };
         obj.metadata_mut().resource_version = rv;
         out
     }
 
     /// The stored value of `obj` under `key`, and whether it decodes back to `obj` exactly.
-    fn encode_stored(&self, key: &str, obj: &mut S::Object) -> Result<Stored> {
-        let json = self.stored_json(obj)?;
+    /// `tree`: `obj` as a tree, if one was made since its last change.
+    fn encode_stored(
+        &self,
+        key: &str,
+        obj: &mut S::Object,
+        tree: Option<serde_json::Value>,
+    ) -> Result<Stored> {
+        let json = self.stored_json(obj, tree)?;
         self.core
             .codec
             .encode_exact(key, json)
@@ -667,8 +708,13 @@ impl<S: Strategy> GenericStore<S> {
     }
 
     /// [`Self::encode_stored`], or `None` when `current` already holds this object.
-    fn encode_if_changed(&self, current: &KeyValue, obj: &mut S::Object) -> Result<Option<Stored>> {
-        let json = self.stored_json(obj)?;
+    fn encode_if_changed(
+        &self,
+        current: &KeyValue,
+        obj: &mut S::Object,
+        tree: Option<serde_json::Value>,
+    ) -> Result<Option<Stored>> {
+        let json = self.stored_json(obj, tree)?;
         self.core
             .codec
             .encode_if_changed(&current.key, json, &current.value)
@@ -706,16 +752,16 @@ impl<S: Strategy> GenericStore<S> {
         };
         self.strategy.on_read(obj);
         let pending = pending_version();
-        obj.metadata_mut().resource_version = Some(pending.to_string());
+        obj.metadata_mut().resource_version = Some(pending.version.clone());
         let json = self.json.bytes_of(obj)?;
-        let quoted = format!("\"resourceVersion\":\"{pending}\"");
-        let Some(at) = memchr::memmem::find(&json, quoted.as_bytes()) else {
+        let Some(at) = pending.member.find(&json) else {
             return Ok(Outgoing {
                 value,
                 priming: None,
             });
         };
-        let start = at + quoted.len() - pending.len() - 1;
+        let end = at + pending.member.needle().len() - 1;
+        let start = end - pending.version.len();
         let object = cached_object(
             &*self.strategy,
             &self.core.descriptor.field_labels.fields,
@@ -726,7 +772,7 @@ impl<S: Strategy> GenericStore<S> {
         );
         let priming = cache.prime(PrimedWrite {
             object,
-            placeholder: start..start + pending.len(),
+            placeholder: start..end,
             value: value.clone(),
         });
         Ok(Outgoing {
@@ -968,17 +1014,23 @@ impl<S: Strategy> GenericStore<S> {
         for check in &self.write_checks {
             check.check(&new, Some(old), &options.user).await?;
         }
+        // Managed fields before validating admission, which sees them (as upstream's does).
+        let mut tree = match tracking {
+            Tracking::Record(manager) => {
+                self.record_managers(target, Some(old), &mut new, manager)?
+            }
+            _ => None,
+        };
         if target.admitted_here() {
-            self.validate_object(
-                attributes(),
-                (Some(&new), Some(old)),
-                self.json,
-                &mut warnings,
-            )
-            .await?;
-        }
-        if let Tracking::Record(manager) = tracking {
-            self.record_managers(target, Some(old), &mut new, manager)?;
+            tree = self
+                .validate_object(
+                    attributes(),
+                    (Some(&new), Some(old)),
+                    self.json,
+                    &mut warnings,
+                    tree,
+                )
+                .await?;
         }
         let key = current.key.as_str();
         let lost_race = |err: capstan_storage::Error| -> Result<Attempt<Encoded>> {
@@ -1009,7 +1061,7 @@ impl<S: Strategy> GenericStore<S> {
                 Err(err) => lost_race(err),
             };
         }
-        let stored = self.encode_if_changed(current, &mut new)?;
+        let stored = self.encode_if_changed(current, &mut new, tree)?;
         let Some(stored) = stored.filter(|_| !options.dry_run) else {
             // Nothing changed (no write, no new version), or a dry run.
             new.metadata_mut().resource_version = old_meta.resource_version.clone();
@@ -1244,28 +1296,32 @@ impl<S: Strategy> GenericStore<S> {
 
     /// Records `manager`'s changes from `old` (`None`: a create) to `new` in `new`'s
     /// managedFields.
+    /// Records `manager`'s write of `new` in its managedFields; `new` as a tree (with those
+    /// managedFields), which later steps take instead of serializing the object again as
+    /// long as nothing else changes it.
     fn record_managers(
         &self,
         target: Target,
         old: Option<&S::Object>,
         new: &mut S::Object,
         manager: &str,
-    ) -> Result<()> {
+    ) -> Result<Option<serde_json::Value>> {
         if self.core.tracker.typed().is_none() {
-            return Ok(());
+            return Ok(None);
         }
         let old = old.map(|o| self.json.value_of(o)).transpose()?;
         let mut doc = self.json.value_of(new)?;
         self.core.tracker.record(target, old, &mut doc, manager)?;
         let fields = doc
-            .get_mut("metadata")
-            .and_then(|m| m.get_mut("managedFields"))
-            .map(serde_json::Value::take);
+            .get("metadata")
+            .and_then(|m| m.get("managedFields"))
+            .filter(|f| !f.is_null())
+            .cloned();
         new.metadata_mut().managed_fields = fields
             .map(managed_entries)
             .transpose()
             .map_err(|e| ApiError::internal(format!("managedFields: {e}")))?;
-        Ok(())
+        Ok(Some(doc))
     }
 
     /// Whether writing `new` over `old` finishes a deletion: `old` was being deleted without
@@ -1314,7 +1370,7 @@ impl<S: Strategy> GenericStore<S> {
                     .delete(&current.key, Some(current.mod_revision))
                     .await
             } else {
-                let stored = self.encode_stored(&current.key, &mut new)?;
+                let stored = self.encode_stored(&current.key, &mut new, None)?;
                 self.core
                     .store
                     .update(&current.key, stored.value.into(), current.mod_revision)
@@ -1402,22 +1458,30 @@ impl<S: Strategy> GenericStore<S> {
             meta.deletion_grace_period_seconds = None;
         }
         warnings.extend(self.strategy.prepare_for_create_warned(&mut obj));
-        if let Tracking::Record(manager) = tracking {
-            self.record_managers(Target::Resource, None, &mut obj, manager)?;
-        }
+        let tree = match tracking {
+            Tracking::Record(manager) => {
+                self.record_managers(Target::Resource, None, &mut obj, manager)?
+            }
+            _ => None,
+        };
         let reserved = self.reserve(&mut obj, None, options.dry_run).await?;
-        let result = self.store_new(namespace, obj, warnings, options).await;
+        // A reservation may change the object (a Service's cluster IPs): no tree made before.
+        let tree = tree.filter(|_| self.allocations.is_none());
+        let result = self
+            .store_new(namespace, obj, tree, warnings, options)
+            .await;
         self.settle(reserved, result.is_ok() && !options.dry_run)
             .await;
         result
     }
 
     /// The tail of a create once its object is complete: validation, checks, the write
-    /// (under new names while a generated one is taken).
+    /// (under new names while a generated one is taken). `tree`: `obj` as a tree, if made.
     async fn store_new(
         &self,
         namespace: &str,
         mut obj: S::Object,
+        mut tree: Option<serde_json::Value>,
         mut warnings: Vec<String>,
         options: &WriteOptions,
     ) -> Result<Encoded> {
@@ -1440,7 +1504,11 @@ impl<S: Strategy> GenericStore<S> {
         for attempt in 0..attempts {
             if generated {
                 let prefix = generate.as_deref().unwrap_or_default();
-                obj.metadata_mut().name = Some(names::generate(prefix));
+                let name = names::generate(prefix);
+                if let Some(meta) = tree.as_mut().and_then(|t| t.get_mut("metadata")) {
+                    meta["name"] = name.as_str().into();
+                }
+                obj.metadata_mut().name = Some(name);
             }
             let name = meta_name(obj.metadata()).to_string();
             let mut errors = validation::object_meta(
@@ -1464,18 +1532,20 @@ impl<S: Strategy> GenericStore<S> {
             for check in &self.write_checks {
                 check.check(&obj, None, &options.user).await?;
             }
-            self.validate_object(
-                attributes(&name),
-                (Some(&obj), None),
-                self.json,
-                &mut warnings,
-            )
-            .await?;
+            tree = self
+                .validate_object(
+                    attributes(&name),
+                    (Some(&obj), None),
+                    self.json,
+                    &mut warnings,
+                    tree,
+                )
+                .await?;
             if options.dry_run {
                 return self.encode(&obj, warnings, ResponseStatus::Created);
             }
             let key = self.core.key(namespace, &name);
-            let stored = self.encode_stored(&key, &mut obj)?;
+            let stored = self.encode_stored(&key, &mut obj, tree.take())?;
             let Outgoing { value, priming } = self.outgoing(&key, stored, &mut obj)?;
             match self.core.store.create(&key, value).await {
                 Ok(kv) => {
@@ -1524,8 +1594,15 @@ impl<S: Strategy> GenericStore<S> {
                 chain.admit(&mut a).await?;
             }
             // Delete answers carry no admission warnings.
-            self.validate_object(attributes(), (None, Some(&obj)), self.json, &mut Vec::new())
-                .await?;
+            let attributes = attributes();
+            self.validate_object(
+                attributes,
+                (None, Some(&obj)),
+                self.json,
+                &mut Vec::new(),
+                None,
+            )
+            .await?;
             let finalizers_change = set_propagation_finalizers(
                 obj.metadata_mut(),
                 options,
@@ -1561,7 +1638,10 @@ impl<S: Strategy> GenericStore<S> {
                     if options.dry_run {
                         return self.encode(&obj, Vec::new(), pending);
                     }
-                    let bytes = self.encode_stored(&current.key, &mut obj)?.value.into();
+                    let bytes = self
+                        .encode_stored(&current.key, &mut obj, None)?
+                        .value
+                        .into();
                     let Some(kv) = self.core.replace(&current, bytes, revision, name).await? else {
                         continue;
                     };
@@ -1571,7 +1651,10 @@ impl<S: Strategy> GenericStore<S> {
                 DeletionStep::Remove { mark_first } => {
                     if mark_first && !options.dry_run {
                         // Stored marked first (watchers see it), then removed.
-                        let bytes = self.encode_stored(&current.key, &mut obj)?.value.into();
+                        let bytes = self
+                            .encode_stored(&current.key, &mut obj, None)?
+                            .value
+                            .into();
                         let Some(kv) = self.core.replace(&current, bytes, revision, name).await?
                         else {
                             continue;
@@ -1862,7 +1945,6 @@ impl StoreCore {
         })
     }
 
-    /// The list served from the watch cache, when the options allow it and the cache is ready.
     /// One object from the watch cache, whose JSON is already encoded, once the cache has
     /// caught up with what the read asks for: with no resourceVersion, the store's current
     /// revision (as consistent as a read of storage, when the store knows that revision
@@ -1902,6 +1984,7 @@ impl StoreCore {
         }))
     }
 
+    /// The list served from the watch cache, when the options allow it and the cache is ready.
     async fn list_from_cache(
         &self,
         cache: &WatchCache,
@@ -2441,6 +2524,21 @@ fn propagation_finalizers(
 
 /// Empty metadata lists and maps are absent, as upstream's encoding omits them (a client that
 /// removes the last finalizer or owner reference reads the field as gone).
+/// [`omit_empty_metadata`] and no resourceVersion, on an object's tree.
+fn stored_metadata(tree: &mut serde_json::Value) {
+    let Some(meta) = tree.get_mut("metadata").and_then(|m| m.as_object_mut()) else {
+        return;
+    };
+    meta.remove("resourceVersion");
+    meta.retain(|field, value| match field.as_str() {
+        "labels" | "annotations" => value.as_object().is_none_or(|m| !m.is_empty()),
+        "finalizers" | "ownerReferences" | "managedFields" => {
+            value.as_array().is_none_or(|a| !a.is_empty())
+        }
+        _ => true,
+    });
+}
+
 fn omit_empty_metadata(meta: &mut ObjectMeta) {
     if meta.labels.as_ref().is_some_and(|l| l.is_empty()) {
         meta.labels = None;
