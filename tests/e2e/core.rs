@@ -756,7 +756,8 @@ async fn pods_take_the_priority_of_their_class() {
             .unwrap()
             .contains("computed 10")
     );
-    // A global default class applies to pods that name none.
+    // A global default class applies to pods that name none (the plugin found none for
+    // "plain" above: what it kept is read again once the classes change).
     raw.send_json(
         Method::POST,
         CLASSES,

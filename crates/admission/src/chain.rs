@@ -24,6 +24,12 @@ pub trait Lister: Send + Sync + 'static {
     async fn list(&self, resource: &GroupResource, namespace: &str)
     -> Result<Vec<Value>, ApiError>;
 
+    /// A number that changes whenever an object of the resource does, when known (`None`:
+    /// unknown, read again): what a plugin derives from a list may be kept while it stays.
+    fn changed_at(&self, _resource: &GroupResource) -> Option<u64> {
+        None
+    }
+
     /// The resource serving `kind` in `group` (a REST mapping), if one does.
     fn resource_for_kind(&self, _group: &str, _kind: &str) -> Option<GroupResource> {
         None

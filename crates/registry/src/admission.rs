@@ -111,6 +111,10 @@ impl Lister for StoreLister {
         })
     }
 
+    fn changed_at(&self, resource: &GroupResource) -> Option<u64> {
+        self.find(resource)?.changed_at()
+    }
+
     fn is_namespaced(&self, resource: &GroupResource) -> Option<bool> {
         self.find(resource).map(|s| s.descriptor().namespaced)
     }

@@ -2069,6 +2069,10 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
         Some(self.core.cache.as_ref()?.object_count()? as u64)
     }
 
+    fn changed_at(&self) -> Option<u64> {
+        Some(self.core.cache.as_ref()?.changed_at()?.0)
+    }
+
     async fn get(&self, namespace: &str, name: &str, options: &GetOptions) -> Result<Encoded> {
         if let Some(cache) = &self.core.cache
             && let Some(found) = self

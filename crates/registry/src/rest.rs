@@ -90,6 +90,13 @@ pub trait RestStorage: Send + Sync + 'static {
         None
     }
 
+    /// A revision that changes whenever an object of the collection does, when a watch cache
+    /// knows it (see [`capstan_watch::WatchCache::changed_at`]): what is derived from a list
+    /// can be kept while it stays.
+    fn changed_at(&self) -> Option<u64> {
+        None
+    }
+
     /// The forms of the store this resource's objects are kept in, when it has them.
     fn forms(&self) -> Option<std::sync::Arc<crate::forms::StoreForms>> {
         None

@@ -158,6 +158,8 @@ struct State {
     ready: bool,
     objects: BTreeMap<String, Arc<CachedObject>>,
     revision: u64,
+    /// The revision of the last change to `objects` (the load's revision after a load).
+    changed: u64,
     /// Every change after `oldest` is in `window`.
     oldest: u64,
     window: VecDeque<Arc<Change>>,
@@ -356,6 +358,14 @@ impl WatchCache {
                 current: *rx.borrow(),
             }),
         }
+    }
+
+    /// The revision of the cache's last change to its objects (or of its last load): equal
+    /// between two calls only when the cache's objects are the same. `None` before the
+    /// first load.
+    pub fn changed_at(&self) -> Option<Revision> {
+        let state = read(&self.shared);
+        state.ready.then_some(Revision(state.changed))
     }
 
     /// How many objects the cache holds now (none before it has its first list).
@@ -663,6 +673,7 @@ async fn follow(
             ready: true,
             objects,
             revision: start,
+            changed: start,
             oldest: start,
             window: VecDeque::new(),
             window_bytes: 0,
@@ -716,6 +727,9 @@ async fn follow(
                 state.objects.insert(event.kv.key.clone(), object)
             }
         };
+        if event.kind != EventKind::Progress {
+            state.changed = revision;
+        }
         if let Some(object) = object.or_else(|| deleted.then(|| previous.clone()).flatten()) {
             let change = Arc::new(Change {
                 revision,

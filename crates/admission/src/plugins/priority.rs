@@ -1,7 +1,7 @@
 //! `Priority`: a new pod gets the priority and preemption policy of its PriorityClass (the
 //! one it names, or the global default); only one class may be the global default.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use capstan_meta::{ApiError, GroupResource};
@@ -16,6 +16,9 @@ const DEFAULT_POLICY: &str = "PreemptLowerPriority";
 /// The `Priority` plugin.
 pub struct Priority {
     lister: Arc<dyn Lister>,
+    /// The global default class found at a [`Lister::changed_at`] of the classes: every pod
+    /// without a class needs it, and the classes seldom change.
+    global: Mutex<Option<(u64, Option<Value>)>>,
 }
 
 fn classes() -> GroupResource {
@@ -25,18 +28,37 @@ fn classes() -> GroupResource {
 impl Priority {
     /// Reads PriorityClasses through `lister`.
     pub fn new(lister: Arc<dyn Lister>) -> Self {
-        Self { lister }
+        Self {
+            lister,
+            global: Mutex::new(None),
+        }
     }
 
     /// The global default class with the highest value, if any.
     async fn global_default(&self) -> Result<Option<Value>, ApiError> {
-        Ok(self
+        // Read before the list: a change in between makes the next call list again.
+        let changed_at = self.lister.changed_at(&classes());
+        if let Some(at) = changed_at
+            && let Some((kept_at, class)) = &*self.kept()
+            && *kept_at == at
+        {
+            return Ok(class.clone());
+        }
+        let class = self
             .lister
             .list(&classes(), "")
             .await?
             .into_iter()
             .filter(|c| c["globalDefault"] == true)
-            .max_by_key(|c| c["value"].as_i64().unwrap_or(0)))
+            .max_by_key(|c| c["value"].as_i64().unwrap_or(0));
+        if let Some(at) = changed_at {
+            *self.kept() = Some((at, class.clone()));
+        }
+        Ok(class)
+    }
+
+    fn kept(&self) -> std::sync::MutexGuard<'_, Option<(u64, Option<Value>)>> {
+        self.global.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     async fn admit_pod(&self, a: &mut Attributes) -> Result<(), ApiError> {
@@ -162,5 +184,71 @@ impl Plugin for Priority {
             self.validate_class(a).await?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+    use capstan_auth::UserInfo;
+    use serde_json::json;
+
+    use super::*;
+
+    /// PriorityClasses as the server's watch cache would list them, with the cache's
+    /// change mark, counting the lists.
+    #[derive(Default)]
+    struct Classes {
+        items: Mutex<Vec<Value>>,
+        changed_at: AtomicU64,
+        lists: AtomicUsize,
+    }
+
+    #[async_trait]
+    impl Lister for Classes {
+        async fn get(
+            &self,
+            _: &GroupResource,
+            _: &str,
+            _: &str,
+        ) -> Result<Option<Value>, ApiError> {
+            Ok(None)
+        }
+
+        async fn list(&self, _: &GroupResource, _: &str) -> Result<Vec<Value>, ApiError> {
+            self.lists.fetch_add(1, Ordering::SeqCst);
+            Ok(self.items.lock().unwrap().clone())
+        }
+
+        fn changed_at(&self, _: &GroupResource) -> Option<u64> {
+            Some(self.changed_at.load(Ordering::SeqCst))
+        }
+    }
+
+    async fn priority_of_a_pod(plugin: &Priority) -> Value {
+        let mut a = Attributes::new(
+            Operation::Create,
+            GroupResource::new("", "pods"),
+            UserInfo::default(),
+        );
+        a.object = Some(json!({"metadata": {"name": "p"}, "spec": {"containers": []}}));
+        plugin.admit(&mut a).await.unwrap();
+        a.object.unwrap()["spec"]["priority"].clone()
+    }
+
+    #[tokio::test]
+    async fn the_global_default_is_listed_again_only_when_the_classes_change() {
+        let classes = Arc::new(Classes::default());
+        let plugin = Priority::new(classes.clone());
+        assert_eq!(priority_of_a_pod(&plugin).await, 0);
+        assert_eq!(priority_of_a_pod(&plugin).await, 0);
+        assert_eq!(classes.lists.load(Ordering::SeqCst), 1);
+        classes.items.lock().unwrap().push(json!({
+            "metadata": {"name": "normal"}, "value": 100, "globalDefault": true}));
+        classes.changed_at.store(7, Ordering::SeqCst);
+        assert_eq!(priority_of_a_pod(&plugin).await, 100);
+        assert_eq!(priority_of_a_pod(&plugin).await, 100);
+        assert_eq!(classes.lists.load(Ordering::SeqCst), 2);
     }
 }

@@ -113,6 +113,40 @@ async fn lists_and_follows_changes() {
     assert!(matches!(err, Error::TooLarge { .. }));
 }
 
+/// `changed_at` moves with the cache's own objects, not with writes elsewhere.
+#[tokio::test]
+async fn changed_at_follows_only_the_collections_changes() {
+    let f = fixture(WatchCacheConfig::default()).await;
+    let loaded = f.cache.changed_at().unwrap();
+    let b = f
+        .store
+        .create("/r/b", Bytes::from_static(b"tier=silver"))
+        .await
+        .unwrap();
+    f.cache
+        .wait_for(b.mod_revision, Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert_eq!(f.cache.changed_at(), Some(b.mod_revision));
+    assert!(b.mod_revision > loaded);
+    let elsewhere = f
+        .store
+        .create("/other/x", Bytes::from_static(b"tier=gold"))
+        .await
+        .unwrap();
+    f.cache
+        .wait_for(elsewhere.mod_revision, Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert_eq!(f.cache.changed_at(), Some(b.mod_revision));
+    let deleted = f.store.delete("/r/b", None).await.unwrap();
+    f.cache
+        .wait_for(deleted.mod_revision, Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert_eq!(f.cache.changed_at(), Some(deleted.mod_revision));
+}
+
 #[tokio::test]
 async fn watch_from_now_from_a_revision_and_too_old() {
     let f = fixture(WatchCacheConfig {
