@@ -118,33 +118,23 @@ async fn lists_and_follows_changes() {
 async fn changed_at_follows_only_the_collections_changes() {
     let f = fixture(WatchCacheConfig::default()).await;
     let loaded = f.cache.changed_at().unwrap();
-    let b = f
-        .store
-        .create("/r/b", Bytes::from_static(b"tier=silver"))
-        .await
-        .unwrap();
-    f.cache
-        .wait_for(b.mod_revision, Duration::from_secs(10))
-        .await
-        .unwrap();
-    assert_eq!(f.cache.changed_at(), Some(b.mod_revision));
-    assert!(b.mod_revision > loaded);
-    let elsewhere = f
-        .store
-        .create("/other/x", Bytes::from_static(b"tier=gold"))
-        .await
-        .unwrap();
-    f.cache
-        .wait_for(elsewhere.mod_revision, Duration::from_secs(10))
-        .await
-        .unwrap();
-    assert_eq!(f.cache.changed_at(), Some(b.mod_revision));
-    let deleted = f.store.delete("/r/b", None).await.unwrap();
-    f.cache
-        .wait_for(deleted.mod_revision, Duration::from_secs(10))
-        .await
-        .unwrap();
-    assert_eq!(f.cache.changed_at(), Some(deleted.mod_revision));
+    // Each write's revision, once the cache has caught up with it.
+    let cache = &f.cache;
+    let seen = |written: KeyValue| async move {
+        cache
+            .wait_for(written.mod_revision, Duration::from_secs(10))
+            .await
+            .unwrap();
+        written.mod_revision
+    };
+    let value = Bytes::from_static(b"tier=silver");
+    let b = seen(f.store.create("/r/b", value.clone()).await.unwrap()).await;
+    assert_eq!(f.cache.changed_at(), Some(b));
+    assert!(b > loaded);
+    seen(f.store.create("/other/x", value).await.unwrap()).await;
+    assert_eq!(f.cache.changed_at(), Some(b));
+    let deleted = seen(f.store.delete("/r/b", None).await.unwrap()).await;
+    assert_eq!(f.cache.changed_at(), Some(deleted));
 }
 
 #[tokio::test]
