@@ -6,30 +6,15 @@
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
-use capstan_admission::{Attributes, Lister, Operation, Plugin};
+use capstan_admission::{Attributes, MemoryLister, Operation, Plugin};
 use capstan_admission_webhook::{
     MutatingAdmissionPolicies, MutatingPolicyIndex, PolicyIndex, PolicyKind,
     ValidatingAdmissionPolicies,
 };
 use capstan_auth::UserInfo;
-use capstan_meta::{ApiError, GroupResource};
+use capstan_meta::GroupResource;
 use criterion::{Criterion, criterion_group, criterion_main};
-use serde_json::{Value, json};
-
-/// A cluster with no stored objects (the policy reads none).
-struct Empty;
-
-#[async_trait]
-impl Lister for Empty {
-    async fn get(&self, _: &GroupResource, _: &str, _: &str) -> Result<Option<Value>, ApiError> {
-        Ok(None)
-    }
-
-    async fn list(&self, _: &GroupResource, _: &str) -> Result<Vec<Value>, ApiError> {
-        Ok(Vec::new())
-    }
-}
+use serde_json::json;
 
 fn plugin() -> ValidatingAdmissionPolicies {
     let index = Arc::new(PolicyIndex::new());
@@ -54,7 +39,7 @@ fn plugin() -> ValidatingAdmissionPolicies {
     index.put_binding(&binding, 1);
     index.listed(PolicyKind::Policy, 1);
     index.listed(PolicyKind::Binding, 1);
-    ValidatingAdmissionPolicies::new(index, Arc::new(Empty))
+    ValidatingAdmissionPolicies::new(index, Arc::new(MemoryLister::new()))
 }
 
 /// A mutating policy on the same StorageClasses: a label and a parameter through an apply
@@ -82,7 +67,7 @@ fn mutating_plugin() -> MutatingAdmissionPolicies {
     index.put_binding(&binding, 1);
     index.listed(PolicyKind::Policy, 1);
     index.listed(PolicyKind::Binding, 1);
-    MutatingAdmissionPolicies::new(index, Arc::new(Empty))
+    MutatingAdmissionPolicies::new(index, Arc::new(MemoryLister::new()))
 }
 
 fn storage_class() -> Attributes {
@@ -110,6 +95,7 @@ fn storage_class() -> Attributes {
 
 fn bench(c: &mut Criterion) {
     let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
         .build()
         .expect("a runtime");
     let plugin = plugin();

@@ -414,27 +414,10 @@ impl Plugin for ValidatingWebhooks {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use capstan_admission::MemoryLister;
     use capstan_auth::UserInfo;
     use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
     use serde_json::json;
-
-    /// A cluster with no stored objects.
-    struct Empty;
-
-    #[async_trait]
-    impl Lister for Empty {
-        async fn get(
-            &self,
-            _: &GroupResource,
-            _: &str,
-            _: &str,
-        ) -> Result<Option<Value>, ApiError> {
-            Ok(None)
-        }
-        async fn list(&self, _: &GroupResource, _: &str) -> Result<Vec<Value>, ApiError> {
-            Ok(Vec::new())
-        }
-    }
 
     /// Validating webhooks at an address nobody listens on.
     fn plugin(side_effects: &str, failure_policy: &str) -> ValidatingWebhooks {
@@ -454,7 +437,7 @@ mod tests {
         index.put_validating(&config, 1);
         index.listed(Kind::Mutating, 1);
         index.listed(Kind::Validating, 1);
-        ValidatingWebhooks::new(index, Arc::new(Empty))
+        ValidatingWebhooks::new(index, Arc::new(MemoryLister::new()))
     }
 
     fn create(dry_run: bool) -> Attributes {
@@ -478,7 +461,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn nothing_is_admitted_before_the_configurations_are_listed() {
         let index = Arc::new(WebhookIndex::new());
-        let plugin = ValidatingWebhooks::new(index.clone(), Arc::new(Empty));
+        let plugin = ValidatingWebhooks::new(index.clone(), Arc::new(MemoryLister::new()));
         let resource = GroupResource::new("", "configmaps");
         assert!(plugin.validates(Operation::Create, &resource, ""));
         let err = plugin.validate(&create(false)).await.unwrap_err();

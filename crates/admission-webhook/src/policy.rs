@@ -988,63 +988,26 @@ fn denied(a: &Attributes, policy: &str, binding: &str, failure: &Failure) -> Api
 #[cfg(test)]
 mod tests {
     use super::*;
+    use capstan_admission::MemoryLister;
     use capstan_auth::UserInfo;
 
-    /// Namespaces and ConfigMaps held in memory.
-    struct Objects(Vec<(GroupResource, String, Value)>);
-
-    #[async_trait]
-    impl Lister for Objects {
-        async fn get(
-            &self,
-            resource: &GroupResource,
-            namespace: &str,
-            name: &str,
-        ) -> Result<Option<Value>, ApiError> {
-            Ok(self
-                .0
-                .iter()
-                .find(|(r, ns, o)| {
-                    r == resource && ns == namespace && o["metadata"]["name"] == name
-                })
-                .map(|(_, _, o)| o.clone()))
-        }
-
-        async fn list(
-            &self,
-            resource: &GroupResource,
-            namespace: &str,
-        ) -> Result<Vec<Value>, ApiError> {
-            Ok(self
-                .0
-                .iter()
-                .filter(|(r, ns, _)| r == resource && ns == namespace)
-                .map(|(_, _, o)| o.clone())
-                .collect())
-        }
-
-        fn resource_for_kind(&self, group: &str, kind: &str) -> Option<GroupResource> {
-            (group.is_empty() && kind == "ConfigMap").then(|| GroupResource::new("", "configmaps"))
-        }
-
-        fn is_namespaced(&self, _resource: &GroupResource) -> Option<bool> {
-            Some(true)
-        }
-    }
-
+    /// A namespace and a ConfigMap, with ConfigMaps served as parameters.
     fn lister() -> Arc<dyn Lister> {
-        Arc::new(Objects(vec![
-            (
-                GroupResource::new("", "namespaces"),
-                String::new(),
-                json!({"metadata": {"name": "prod", "labels": {"env": "prod"}}}),
-            ),
-            (
-                GroupResource::new("", "configmaps"),
-                "prod".into(),
-                json!({"metadata": {"name": "limits"}, "data": {"max": "3"}}),
-            ),
-        ]))
+        let configmaps = GroupResource::new("", "configmaps");
+        Arc::new(
+            MemoryLister::new()
+                .serving("", "ConfigMap", configmaps.clone(), true)
+                .with(
+                    GroupResource::new("", "namespaces"),
+                    "",
+                    json!({"metadata": {"name": "prod", "labels": {"env": "prod"}}}),
+                )
+                .with(
+                    configmaps,
+                    "prod",
+                    json!({"metadata": {"name": "limits"}, "data": {"max": "3"}}),
+                ),
+        )
     }
 
     fn policy(spec: Value) -> ValidatingAdmissionPolicy {

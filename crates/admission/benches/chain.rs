@@ -1,44 +1,16 @@
 //! What the default admission chain costs a pod create in process: the JSON round trip of
-//! the object plus NamespaceLifecycle, Priority and DefaultTolerationSeconds, with the
-//! namespace and the classes in a map (the server reads them from its watch caches).
+//! the object plus NamespaceLifecycle, ServiceAccount, Priority and DefaultTolerationSeconds,
+//! with the namespace, its account and the classes in memory (the server reads them from its
+//! watch caches).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use capstan_admission::plugins::{Context, chain};
-use capstan_admission::{AdmissionOptions, Attributes, Lister, Operation};
+use capstan_admission::{AdmissionOptions, Attributes, MemoryLister, Operation};
 use capstan_auth::UserInfo;
-use capstan_meta::{ApiError, GroupResource};
+use capstan_meta::GroupResource;
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
-
-/// Objects by (resource, namespace, name).
-struct Objects(HashMap<(String, String, String), Value>);
-
-#[async_trait]
-impl Lister for Objects {
-    async fn get(
-        &self,
-        r: &GroupResource,
-        ns: &str,
-        name: &str,
-    ) -> Result<Option<Value>, ApiError> {
-        Ok(self
-            .0
-            .get(&(r.resource.clone(), ns.into(), name.into()))
-            .cloned())
-    }
-
-    async fn list(&self, r: &GroupResource, _: &str) -> Result<Vec<Value>, ApiError> {
-        Ok(self
-            .0
-            .iter()
-            .filter(|((res, _, _), _)| *res == r.resource)
-            .map(|(_, v)| v.clone())
-            .collect())
-    }
-}
 
 fn pod() -> Value {
     json!({"apiVersion": "v1", "kind": "Pod",
@@ -53,24 +25,32 @@ fn pod() -> Value {
 
 fn bench(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
         .build()
         .expect("a runtime");
-    let mut objects = HashMap::new();
-    objects.insert(
-        ("namespaces".into(), String::new(), "default".into()),
+    let classes = GroupResource::new("scheduling.k8s.io", "priorityclasses");
+    let mut objects = MemoryLister::new().with(
+        GroupResource::new("", "namespaces"),
+        "",
         json!({"metadata": {"name": "default"}, "status": {"phase": "Active"}}),
+    );
+    objects = objects.with(
+        GroupResource::new("", "serviceaccounts"),
+        "default",
+        json!({"metadata": {"name": "default", "namespace": "default"}}),
     );
     for (name, value) in [
         ("system-cluster-critical", 2_000_000_000),
         ("system-node-critical", 2_000_001_000),
     ] {
-        objects.insert(
-            ("priorityclasses".into(), String::new(), name.into()),
+        objects = objects.with(
+            classes.clone(),
+            "",
             json!({"metadata": {"name": name}, "value": value}),
         );
     }
     let ctx = Context {
-        lister: Arc::new(Objects(objects)),
+        lister: Arc::new(objects),
         not_ready_toleration_seconds: 300,
         unreachable_toleration_seconds: 300,
         namespace_creator: None,

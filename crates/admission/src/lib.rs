@@ -5,13 +5,15 @@
 //! - [`Chain`]: the enabled plugins in upstream's order, behind the [`Plugin`] trait.
 //! - [`AdmissionOptions`]: `--enable-admission-plugins`, `--disable-admission-plugins` and
 //!   `--admission-control-config-file`.
-//! - [`plugins`]: the built-in plugins, reading what they need through a [`Lister`].
+//! - [`plugins`]: the built-in plugins, reading what they need through a [`Lister`]
+//!   ([`MemoryLister`] holds objects in memory, outside a server).
 
 mod attributes;
 mod chain;
 pub mod config;
 mod error;
 mod forms;
+mod memory;
 pub mod plugins;
 pub mod quota;
 
@@ -20,3 +22,4 @@ pub use chain::{Chain, Lister, Plugin};
 pub use config::{AdmissionOptions, Resolved};
 pub use error::{Error, Result};
 pub use forms::{Form, Forms};
+pub use memory::MemoryLister;

@@ -91,27 +91,9 @@ impl Plugin for DefaultIngressClass {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::MemoryLister;
     use capstan_auth::UserInfo;
     use serde_json::json;
-
-    /// IngressClasses held in a list (what the server's watch cache would answer).
-    struct Classes(Vec<Value>);
-
-    #[async_trait]
-    impl Lister for Classes {
-        async fn get(
-            &self,
-            _: &GroupResource,
-            _: &str,
-            _: &str,
-        ) -> Result<Option<Value>, ApiError> {
-            Ok(None)
-        }
-
-        async fn list(&self, _: &GroupResource, _: &str) -> Result<Vec<Value>, ApiError> {
-            Ok(self.0.clone())
-        }
-    }
 
     fn class(name: &str, created: &str, default: bool) -> Value {
         json!({"metadata": {"name": name, "creationTimestamp": created,
@@ -131,11 +113,21 @@ mod tests {
 
     #[tokio::test]
     async fn the_newest_default_class_is_given_to_ingresses_naming_none() {
-        let plugin = DefaultIngressClass::new(Arc::new(Classes(vec![
-            class("old", "2026-01-01T00:00:00Z", true),
-            class("new", "2026-06-01T00:00:00Z", true),
-            class("other", "2026-09-01T00:00:00Z", false),
-        ])));
+        let classes = GroupResource::new("networking.k8s.io", "ingressclasses");
+        let plugin = DefaultIngressClass::new(Arc::new(
+            MemoryLister::new()
+                .with(
+                    classes.clone(),
+                    "",
+                    class("old", "2026-01-01T00:00:00Z", true),
+                )
+                .with(
+                    classes.clone(),
+                    "",
+                    class("new", "2026-06-01T00:00:00Z", true),
+                )
+                .with(classes, "", class("other", "2026-09-01T00:00:00Z", false)),
+        ));
         let got = admitted(&plugin, json!({"metadata": {"name": "web"}, "spec": {}})).await;
         assert_eq!(got["spec"]["ingressClassName"], "new");
         let named = admitted(

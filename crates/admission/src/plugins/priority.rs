@@ -189,42 +189,11 @@ impl Plugin for Priority {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-
     use capstan_auth::UserInfo;
     use serde_json::json;
 
     use super::*;
-
-    /// PriorityClasses as the server's watch cache would list them, with the cache's
-    /// change mark, counting the lists.
-    #[derive(Default)]
-    struct Classes {
-        items: Mutex<Vec<Value>>,
-        changed_at: AtomicU64,
-        lists: AtomicUsize,
-    }
-
-    #[async_trait]
-    impl Lister for Classes {
-        async fn get(
-            &self,
-            _: &GroupResource,
-            _: &str,
-            _: &str,
-        ) -> Result<Option<Value>, ApiError> {
-            Ok(None)
-        }
-
-        async fn list(&self, _: &GroupResource, _: &str) -> Result<Vec<Value>, ApiError> {
-            self.lists.fetch_add(1, Ordering::SeqCst);
-            Ok(self.items.lock().unwrap().clone())
-        }
-
-        fn changed_at(&self, _: &GroupResource) -> Option<u64> {
-            Some(self.changed_at.load(Ordering::SeqCst))
-        }
-    }
+    use crate::MemoryLister;
 
     async fn priority_of_a_pod(plugin: &Priority) -> Value {
         let mut a = Attributes::new(
@@ -239,16 +208,18 @@ mod tests {
 
     #[tokio::test]
     async fn the_global_default_is_listed_again_only_when_the_classes_change() {
-        let classes = Arc::new(Classes::default());
-        let plugin = Priority::new(classes.clone());
+        let stored = Arc::new(MemoryLister::new());
+        let plugin = Priority::new(stored.clone());
         assert_eq!(priority_of_a_pod(&plugin).await, 0);
         assert_eq!(priority_of_a_pod(&plugin).await, 0);
-        assert_eq!(classes.lists.load(Ordering::SeqCst), 1);
-        classes.items.lock().unwrap().push(json!({
-            "metadata": {"name": "normal"}, "value": 100, "globalDefault": true}));
-        classes.changed_at.store(7, Ordering::SeqCst);
+        assert_eq!(stored.lists(), 1);
+        stored.put(
+            classes(),
+            "",
+            json!({"metadata": {"name": "normal"}, "value": 100, "globalDefault": true}),
+        );
         assert_eq!(priority_of_a_pod(&plugin).await, 100);
         assert_eq!(priority_of_a_pod(&plugin).await, 100);
-        assert_eq!(classes.lists.load(Ordering::SeqCst), 2);
+        assert_eq!(stored.lists(), 2);
     }
 }

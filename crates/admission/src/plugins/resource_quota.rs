@@ -414,6 +414,7 @@ impl Plugin for ResourceQuota {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::MemoryLister;
     use capstan_auth::UserInfo;
 
     fn pod_create(cpu: Option<&str>) -> Attributes {
@@ -495,27 +496,12 @@ mod tests {
         assert!(in_flight.charges.lock().unwrap().is_empty());
     }
 
-    /// Quotas as stored: the first read shows room, every later one a full quota, and every
+    /// Quotas as stored: the list shows room, every read a full quota, and every
     /// write loses its race. Notes what a recount would find in flight during each write.
     struct Contended {
         reads: Mutex<u32>,
         in_flight: Arc<ChargesInFlight>,
         written_during_writes: Mutex<Vec<bool>>,
-    }
-
-    #[async_trait]
-    impl Lister for Contended {
-        async fn get(
-            &self,
-            _: &GroupResource,
-            _: &str,
-            _: &str,
-        ) -> Result<Option<Value>, ApiError> {
-            Ok(None)
-        }
-        async fn list(&self, _: &GroupResource, _: &str) -> Result<Vec<Value>, ApiError> {
-            Ok(vec![quota(json!({"pods": "2"}), json!({"pods": "1"}))])
-        }
     }
 
     #[async_trait]
@@ -552,8 +538,17 @@ mod tests {
         });
         let namespaces = Arc::new(NamespaceSet::default());
         namespaces.insert("ns");
-        let plugin =
-            ResourceQuota::new(store.clone(), store.clone(), namespaces, in_flight.clone());
+        let quotas = MemoryLister::new().with(
+            GroupResource::new("", "resourcequotas"),
+            "ns",
+            quota(json!({"pods": "2"}), json!({"pods": "1"})),
+        );
+        let plugin = ResourceQuota::new(
+            Arc::new(quotas),
+            store.clone(),
+            namespaces,
+            in_flight.clone(),
+        );
         let a = pod_create(Some("100m"));
         let err = plugin.validate(&a).await.unwrap_err();
         assert_eq!(err.code(), 403, "{}", err.message);
