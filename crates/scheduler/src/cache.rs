@@ -2,8 +2,9 @@
 //! what they use. A pod is assumed on its node as soon as it is chosen, before the binding
 //! call returns, so the next pod sees the space taken; a failed binding forgets it.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 
@@ -201,10 +202,78 @@ impl NodeInfo {
     }
 }
 
+/// A pod arriving on or leaving a known node, as [`Cache::pod_changes_since`] tells it.
+#[derive(Debug, Clone)]
+pub struct PodChange {
+    /// The node's name.
+    pub node: String,
+    /// The pod's namespace.
+    pub namespace: String,
+    /// The pod's labels.
+    pub labels: BTreeMap<String, String>,
+    /// Whether the pod is being deleted.
+    pub terminating: bool,
+    /// Whether it arrived (`false`: it left).
+    pub added: bool,
+}
+
+/// A point in a cache's history: what a plugin derived from the cache there can be brought
+/// up to date with the pod changes since ([`Cache::pod_changes_since`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mark {
+    cache: u64,
+    nodes: u64,
+    changes: u64,
+}
+
+/// How many pod changes a cache keeps: a mark older than that is derived again.
+pub(crate) const KEPT_POD_CHANGES: usize = 4096;
+
+/// The recent pod changes on known nodes, and a count of the changes to the node set.
+#[derive(Debug)]
+struct History {
+    /// Tells this cache from others (a mark from another cache is never applied).
+    cache: u64,
+    /// Moves when a node arrives, leaves or changes its labels.
+    nodes: u64,
+    /// The number of the first kept change.
+    first: u64,
+    changes: VecDeque<PodChange>,
+}
+
+impl Default for History {
+    fn default() -> Self {
+        static CACHES: AtomicU64 = AtomicU64::new(0);
+        Self {
+            cache: CACHES.fetch_add(1, Ordering::Relaxed),
+            nodes: 0,
+            first: 0,
+            changes: VecDeque::new(),
+        }
+    }
+}
+
+impl History {
+    fn note(&mut self, node: &str, pod: &PlacedPod, added: bool) {
+        if self.changes.len() == KEPT_POD_CHANGES {
+            self.changes.pop_front();
+            self.first += 1;
+        }
+        self.changes.push_back(PodChange {
+            node: node.to_string(),
+            namespace: pod.namespace.clone(),
+            labels: pod.labels.clone(),
+            terminating: pod.terminating,
+            added,
+        });
+    }
+}
+
 /// Nodes and the pods placed on them.
 #[derive(Debug, Default)]
 pub struct Cache {
     nodes: BTreeMap<String, NodeInfo>,
+    history: History,
     /// Pod key → node name, for every placed pod.
     placed: HashMap<String, String>,
     /// Pods placed on nodes the cache does not know (yet, or any more), by node name: a
@@ -250,9 +319,15 @@ impl Cache {
         let pods = match self.nodes.remove(&name) {
             Some(old) => {
                 self.count_images(&old, false);
+                if old.node.metadata.labels != info.node.metadata.labels {
+                    self.history.nodes += 1;
+                }
                 old.pods
             }
-            None => self.orphans.remove(&name).unwrap_or_default(),
+            None => {
+                self.history.nodes += 1;
+                self.orphans.remove(&name).unwrap_or_default()
+            }
         };
         for (key, pod) in pods {
             info.add_pod(key, pod);
@@ -467,6 +542,7 @@ impl Cache {
     /// Removes a node (its pods stay known, waiting for a node of that name).
     pub fn remove_node(&mut self, name: &str) {
         if let Some(old) = self.nodes.remove(name) {
+            self.history.nodes += 1;
             self.count_images(&old, false);
             if !old.pods.is_empty() {
                 self.orphans.insert(name.to_string(), old.pods);
@@ -477,7 +553,10 @@ impl Cache {
     /// Places `pod` on `node`, known or not.
     fn place(&mut self, key: String, node: &str, pod: PlacedPod) {
         match self.nodes.get_mut(node) {
-            Some(info) => info.add_pod(key.clone(), pod),
+            Some(info) => {
+                self.history.note(node, &pod, true);
+                info.add_pod(key.clone(), pod);
+            }
             None => {
                 self.orphans
                     .entry(node.to_string())
@@ -543,7 +622,9 @@ impl Cache {
             return;
         };
         if let Some(info) = self.nodes.get_mut(&node) {
-            info.remove_pod(key);
+            if let Some(pod) = info.remove_pod(key) {
+                self.history.note(&node, &pod, false);
+            }
         } else if let Some(pods) = self.orphans.get_mut(&node) {
             pods.remove(key);
             if pods.is_empty() {
@@ -585,6 +666,25 @@ impl Cache {
     /// How many nodes there are.
     pub fn node_count(&self) -> usize {
         self.nodes.len()
+    }
+
+    /// This point of the cache's history.
+    pub fn mark(&self) -> Mark {
+        Mark {
+            cache: self.history.cache,
+            nodes: self.history.nodes,
+            changes: self.history.first + self.history.changes.len() as u64,
+        }
+    }
+
+    /// The pods that arrived on or left known nodes since `mark`, in order; `None` when that
+    /// is not known: the mark is another cache's, a node arrived, left or changed its labels
+    /// since, or more changes were made than the cache keeps.
+    pub fn pod_changes_since(&self, mark: Mark) -> Option<impl Iterator<Item = &PodChange>> {
+        let h = &self.history;
+        let skip = mark.changes.checked_sub(h.first)?;
+        (mark.cache == h.cache && mark.nodes == h.nodes && skip <= h.changes.len() as u64)
+            .then(|| h.changes.iter().skip(skip as usize))
     }
 }
 

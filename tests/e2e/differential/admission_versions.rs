@@ -2,7 +2,8 @@
 //! the test, called by both servers) and the same ValidatingAdmissionPolicy configured in
 //! Capstan and in upstream's kube-apiserver, the same writes made in several versions of
 //! HorizontalPodAutoscalers, Events and a custom resource; what each webhook was sent
-//! (kinds, resources, the object's version) and what the writes stored are compared.
+//! (kinds, resources, the object's version and field managers) and what the writes stored are
+//! compared.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -23,13 +24,29 @@ const HPAS_V2: &str = "/apis/autoscaling/v2/namespaces/default/horizontalpodauto
 /// What the webhooks were sent, by server: (webhook, the review's gist).
 type Seen = Arc<Mutex<BTreeMap<String, Vec<(String, Value)>>>>;
 
-/// The parts of a review that depend on versions.
+/// The parts of a review that depend on versions, and the object's field managers (which
+/// validating webhooks see with the request's own entry already recorded).
 fn gist(request: &Value) -> Value {
     let version_of = |o: &Value| {
+        let managers: Vec<Value> = o["metadata"]["managedFields"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|m| {
+                json!([
+                    m["manager"],
+                    m["operation"],
+                    m["apiVersion"],
+                    m["subresource"],
+                    m["fieldsType"]
+                ])
+            })
+            .collect();
         json!({
             "apiVersion": o["apiVersion"],
             "kind": o["kind"],
             "name": o["metadata"]["name"],
+            "managers": managers,
         })
     };
     json!({
@@ -367,6 +384,12 @@ async fn webhooks_and_policies_see_the_versions_they_ask_for() {
             format!("{HPAS}/h1/status"),
             "application/merge-patch+json",
             json!({"status": {"currentReplicas": 1, "desiredReplicas": 2}}),
+        ),
+        (
+            Method::PATCH,
+            format!("{HPAS_V2}/h1"),
+            "application/merge-patch+json",
+            json!({"spec": {"maxReplicas": 4}}),
         ),
         (Method::DELETE, format!("{HPAS}/h2"), json_type, Value::Null),
         (

@@ -526,18 +526,16 @@ pub fn inter_pod_affinity(configs: &[super::PluginConfig]) -> InterPodAffinity {
 pub fn pod_topology_spread(configs: &[super::PluginConfig]) -> PodTopologySpread {
     let a: PodTopologySpreadArgs = find(configs, "PodTopologySpread");
     if a.defaulting_type == "List" {
-        PodTopologySpread {
-            default_constraints: a
-                .default_constraints
-                .iter()
-                .map(|c| DefaultConstraint {
-                    max_skew: c.max_skew,
-                    topology_key: c.topology_key.clone(),
-                    when_unsatisfiable: c.when_unsatisfiable.clone(),
-                })
-                .collect(),
-            system_defaulted: false,
-        }
+        let defaults = a
+            .default_constraints
+            .iter()
+            .map(|c| DefaultConstraint {
+                max_skew: c.max_skew,
+                topology_key: c.topology_key.clone(),
+                when_unsatisfiable: c.when_unsatisfiable.clone(),
+            })
+            .collect();
+        PodTopologySpread::new(defaults, false)
     } else {
         PodTopologySpread::default()
     }

@@ -3,12 +3,13 @@
 //! `ScheduleAnyway` constraints (or the default constraints, for pods that declare none)
 //! prefer nodes in domains with fewer matching pods.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::{Arc, Mutex};
 
 use capstan_meta::labels::{LabelSelector, Operator, Requirement};
 use k8s_openapi::api::core::v1::TopologySpreadConstraint;
 
-use crate::cache::{Cache, NodeInfo, PlacedPod};
+use crate::cache::{Cache, Mark, NodeInfo, PlacedPod, PodChange};
 use crate::framework::{Filter, MAX_NODE_SCORE, PodInfo, Rejection, Score, StateValue};
 use crate::plugins::{required_node_affinity_matches, untolerated_taint};
 
@@ -48,18 +49,17 @@ pub fn system_default_constraints() -> Vec<DefaultConstraint> {
 #[derive(Debug, Clone)]
 pub struct PodTopologySpread {
     /// Constraints for pods that declare none.
-    pub default_constraints: Vec<DefaultConstraint>,
+    default_constraints: Vec<DefaultConstraint>,
     /// Whether those are the system defaults (`defaultingType: System`), under which nodes
     /// missing a topology label still take part in scoring.
-    pub system_defaulted: bool,
+    system_defaulted: bool,
+    /// Domain counts kept across pods.
+    kept: Arc<Mutex<KeptCounts>>,
 }
 
 impl Default for PodTopologySpread {
     fn default() -> Self {
-        Self {
-            default_constraints: system_default_constraints(),
-            system_defaulted: true,
-        }
+        Self::new(system_default_constraints(), true)
     }
 }
 
@@ -145,13 +145,147 @@ fn has_all_keys(constraints: &[Constraint], node: &NodeInfo) -> bool {
 /// Per constraint, the matching pods in each domain (by the value of its topology label).
 type DomainCounts = Vec<HashMap<String, i64>>;
 
-/// Counts per domain built while walking the cache, the label values borrowed from its
-/// nodes (no allocation per node), owned once the walk is done.
-fn owned(borrowed: Vec<HashMap<&str, i64>>) -> DomainCounts {
+/// Which nodes and constraints domain counts cover.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Coverage {
+    /// Only nodes carrying every constraint's topology label (else each constraint counts
+    /// the nodes carrying its own).
+    require_all: bool,
+    /// Whether host-name constraints are counted (scoring counts those node by node).
+    hostname: bool,
+}
+
+impl Coverage {
+    const FILTER: Self = Self {
+        require_all: true,
+        hostname: true,
+    };
+
+    fn counts_node(self, constraints: &[Constraint], node: &NodeInfo) -> bool {
+        !self.require_all || has_all_keys(constraints, node)
+    }
+
+    fn counts(self, c: &Constraint) -> bool {
+        self.hostname || c.topology_key != HOSTNAME_KEY
+    }
+}
+
+/// The matching pods per domain of each constraint, over every node of the cache.
+fn walk(pod: &PodInfo, cache: &Cache, constraints: &[Constraint], cover: Coverage) -> DomainCounts {
+    // The label values are borrowed from the nodes while walking (no allocation per node).
+    let mut borrowed: Vec<HashMap<&str, i64>> = vec![HashMap::new(); constraints.len()];
+    for node in cache.nodes() {
+        if !cover.counts_node(constraints, node) {
+            continue;
+        }
+        for (c, domains) in constraints.iter().zip(borrowed.iter_mut()) {
+            if !cover.counts(c) {
+                continue;
+            }
+            let Some(value) = node.label(&c.topology_key) else {
+                continue;
+            };
+            if c.includes(pod, node) {
+                *domains.entry(value).or_default() += c.count(pod, node);
+            }
+        }
+    }
     borrowed
         .into_iter()
         .map(|m| m.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
         .collect()
+}
+
+/// How many (namespace, constraints) pairs keep their domain counts across pods.
+const KEPT_PAIRS: usize = 64;
+
+/// Domain counts kept across pods, most recently used first. The pods of one workload
+/// share their namespace and constraints, and between two of them only the pods placed or
+/// removed meanwhile change the counts ([`Cache::pod_changes_since`]): applying those
+/// replaces a walk over every node and its pods.
+#[derive(Debug, Default)]
+struct KeptCounts {
+    pairs: VecDeque<Kept>,
+    /// How many walks the pairs took (for tests).
+    walks: usize,
+}
+
+#[derive(Debug)]
+struct Kept {
+    namespace: String,
+    /// Per constraint: its topology key and selector.
+    constraints: Vec<(String, Option<LabelSelector>)>,
+    cover: Coverage,
+    mark: Mark,
+    counts: DomainCounts,
+}
+
+impl Kept {
+    fn is_for(&self, namespace: &str, constraints: &[Constraint], cover: Coverage) -> bool {
+        self.cover == cover
+            && self.namespace == namespace
+            && self.constraints.len() == constraints.len()
+            && self
+                .constraints
+                .iter()
+                .zip(constraints)
+                .all(|((key, selector), c)| *key == c.topology_key && *selector == c.selector)
+    }
+
+    /// Counts in (or takes out) a pod that arrived on (or left) a node.
+    fn apply(&mut self, cache: &Cache, constraints: &[Constraint], change: &PodChange) {
+        if change.terminating || change.namespace != self.namespace {
+            return;
+        }
+        // The node set has not changed since the mark: the node is there.
+        let Some(node) = cache.node(&change.node) else {
+            return;
+        };
+        if !self.cover.counts_node(constraints, node) {
+            return;
+        }
+        for (c, domains) in constraints.iter().zip(&mut self.counts) {
+            if !self.cover.counts(c)
+                || !c
+                    .selector
+                    .as_ref()
+                    .is_some_and(|s| s.matches(Some(&change.labels)))
+            {
+                continue;
+            }
+            let Some(value) = node.label(&c.topology_key) else {
+                continue;
+            };
+            let delta = if change.added { 1 } else { -1 };
+            match domains.get_mut(value) {
+                Some(n) => *n += delta,
+                None => {
+                    domains.insert(value.to_string(), delta);
+                }
+            }
+        }
+    }
+}
+
+/// Whether the constraints count the same nodes whatever the pod: inclusion policies that
+/// honour the pod's node selector and required node affinity include every node when it has
+/// neither, and taints are not honoured.
+fn counts_every_node(pod: &PodInfo, constraints: &[Constraint]) -> bool {
+    let spec = pod.pod.spec.as_ref();
+    let anywhere = spec
+        .and_then(|s| s.node_selector.as_ref())
+        .is_none_or(|s| s.is_empty())
+        && spec
+            .and_then(|s| s.affinity.as_ref())
+            .and_then(|a| a.node_affinity.as_ref())
+            .and_then(|a| {
+                a.required_during_scheduling_ignored_during_execution
+                    .as_ref()
+            })
+            .is_none();
+    constraints
+        .iter()
+        .all(|c| !c.honor_taints && (anywhere || !c.honor_node_affinity))
 }
 
 /// Matching pods per domain of each hard constraint, and each constraint's minimum.
@@ -195,20 +329,7 @@ impl Filter for PodTopologySpread {
         if constraints.is_empty() {
             return Ok(None);
         }
-        let mut borrowed: Vec<HashMap<&str, i64>> = vec![HashMap::new(); constraints.len()];
-        for node in cache.nodes() {
-            if !has_all_keys(&constraints, node) {
-                continue;
-            }
-            for (c, domains) in constraints.iter().zip(borrowed.iter_mut()) {
-                if !c.includes(pod, node) {
-                    continue;
-                }
-                let value = node.label(&c.topology_key).unwrap_or_default();
-                *domains.entry(value).or_default() += c.count(pod, node);
-            }
-        }
-        let counts = owned(borrowed);
+        let counts = self.domain_counts(pod, cache, &constraints, Coverage::FILTER);
         let minimums = minimums(&constraints, &counts);
         let self_match = constraints
             .iter()
@@ -291,6 +412,72 @@ impl ScoreState {
 }
 
 impl PodTopologySpread {
+    /// The plugin with `default_constraints` for pods that declare none; `system_defaulted`
+    /// when those are the system defaults (`defaultingType: System`), under which nodes
+    /// missing a topology label still take part in scoring.
+    pub fn new(default_constraints: Vec<DefaultConstraint>, system_defaulted: bool) -> Self {
+        Self {
+            default_constraints,
+            system_defaulted,
+            kept: Arc::default(),
+        }
+    }
+
+    /// Constraints for pods that declare none.
+    pub fn default_constraints(&self) -> &[DefaultConstraint] {
+        &self.default_constraints
+    }
+
+    /// Whether those are the system defaults.
+    pub fn system_defaulted(&self) -> bool {
+        self.system_defaulted
+    }
+
+    /// The matching pods per domain of each constraint: kept from an earlier pod of the same
+    /// namespace and constraints and brought up to date, or walked.
+    fn domain_counts(
+        &self,
+        pod: &PodInfo,
+        cache: &Cache,
+        constraints: &[Constraint],
+        cover: Coverage,
+    ) -> DomainCounts {
+        if !counts_every_node(pod, constraints) {
+            return walk(pod, cache, constraints, cover);
+        }
+        let namespace = pod.namespace();
+        let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        let found = kept
+            .pairs
+            .iter()
+            .position(|k| k.is_for(namespace, constraints, cover));
+        if let Some(mut entry) = found.and_then(|i| kept.pairs.remove(i))
+            && let Some(changes) = cache.pod_changes_since(entry.mark)
+        {
+            for change in changes {
+                entry.apply(cache, constraints, change);
+            }
+            entry.mark = cache.mark();
+            let counts = entry.counts.clone();
+            kept.pairs.push_front(entry);
+            return counts;
+        }
+        let counts = walk(pod, cache, constraints, cover);
+        kept.walks += 1;
+        kept.pairs.push_front(Kept {
+            namespace: namespace.to_string(),
+            constraints: constraints
+                .iter()
+                .map(|c| (c.topology_key.clone(), c.selector.clone()))
+                .collect(),
+            cover,
+            mark: cache.mark(),
+            counts: counts.clone(),
+        });
+        kept.pairs.truncate(KEPT_PAIRS);
+        counts
+    }
+
     /// The pod's constraints with `whenUnsatisfiable` `when`, or the default ones when it
     /// declares no constraint at all (with a selector built from the workloads that own or
     /// select the pod); and whether nodes must carry every topology label to take part.
@@ -365,33 +552,17 @@ impl Score for PodTopologySpread {
             })
             .collect();
         // Domains other than single nodes count pods on every node of the domain, not only
-        // the feasible ones.
-        let wanted: Vec<HashSet<&str>> = constraints
-            .iter()
-            .map(|c| {
-                if c.topology_key == HOSTNAME_KEY {
-                    return HashSet::new();
-                }
-                scored
-                    .iter()
-                    .filter_map(|n| n.label(&c.topology_key))
-                    .collect()
-            })
-            .collect();
-        let mut borrowed: Vec<HashMap<&str, i64>> = vec![HashMap::new(); constraints.len()];
-        if wanted.iter().any(|w| !w.is_empty()) {
-            for node in cache.nodes().filter(|n| counted(n)) {
-                for ((c, wanted), domains) in constraints.iter().zip(&wanted).zip(&mut borrowed) {
-                    let Some(value) = node.label(&c.topology_key) else {
-                        continue;
-                    };
-                    if wanted.contains(value) && c.includes(pod, node) {
-                        *domains.entry(value).or_default() += c.count(pod, node);
-                    }
-                }
-            }
-        }
-        let counts = owned(borrowed);
+        // the feasible ones (host names are counted node by node in `score`).
+        let counts =
+            if scored.is_empty() || constraints.iter().all(|c| c.topology_key == HOSTNAME_KEY) {
+                vec![HashMap::new(); constraints.len()]
+            } else {
+                let cover = Coverage {
+                    require_all,
+                    hostname: false,
+                };
+                self.domain_counts(pod, cache, &constraints, cover)
+            };
         Some(Box::new(ScoreState {
             constraints,
             require_all,
@@ -614,6 +785,91 @@ mod tests {
         assert!(by_node["a1"] < by_node["b1"]);
         assert_eq!(by_node["a1"], by_node["a2"]);
         assert_eq!(by_node["none"], 0);
+    }
+
+    /// The domain counts of a pod's hard and soft constraints.
+    fn counts_of(
+        plugin: &PodTopologySpread,
+        pod: k8s_openapi::api::core::v1::Pod,
+        cache: &Cache,
+    ) -> (DomainCounts, DomainCounts) {
+        let mut info = PodInfo::new(pod);
+        let nodes: Vec<&NodeInfo> = cache.nodes().collect();
+        if let Some(state) = plugin.pre_filter(&info, cache).unwrap() {
+            info.state.insert(state);
+        }
+        if let Some(state) = plugin.pre_score(&info, cache, &nodes) {
+            info.state.insert(state);
+        }
+        let hard = info.state.get::<FilterState>().map(|s| s.counts.clone());
+        let soft = info.state.get::<ScoreState>().map(|s| s.counts.clone());
+        (hard.unwrap_or_default(), soft.unwrap_or_default())
+    }
+
+    #[test]
+    fn counts_kept_across_pods_follow_the_cache() {
+        let both = |p: &mut k8s_openapi::api::core::v1::Pod| {
+            let constraints = p
+                .spec
+                .as_mut()
+                .unwrap()
+                .topology_spread_constraints
+                .as_mut();
+            let constraints = constraints.unwrap();
+            let mut soft = constraints[0].clone();
+            soft.when_unsatisfiable = "ScheduleAnyway".into();
+            constraints.push(soft);
+        };
+        let mut incoming = spread("DoNotSchedule", json!({}));
+        both(&mut incoming);
+        let kept = PodTopologySpread::default();
+        let walks = || kept.kept.lock().unwrap().walks;
+        // Each step changes the cache, then the kept counts must equal a fresh walk's.
+        let check = |cache: &Cache, step: &str| {
+            let got = counts_of(&kept, incoming.clone(), cache);
+            let want = counts_of(&PodTopologySpread::default(), incoming.clone(), cache);
+            assert_eq!(got, want, "after {step}");
+        };
+        let mut cache = cluster(zones(), vec![(web("w1"), "a1")]);
+        check(&cache, "the first pod");
+        assert_eq!(walks(), 2, "one walk for filtering, one for scoring");
+
+        cache.assume(&web("w2"), "b1");
+        check(&cache, "an assumed pod");
+        cache.remove_pod("default/w1");
+        check(&cache, "a removed pod");
+        let mut elsewhere = web("elsewhere");
+        elsewhere.metadata.namespace = Some("other".into());
+        cache.assume(&elsewhere, "a1");
+        cache.assume(&pod("db", json!({"app": "db"}), json!({})), "a2");
+        let mut leaving = web("w2");
+        leaving.metadata.deletion_timestamp = Some(
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(jiff::Timestamp::now()),
+        );
+        leaving.spec.as_mut().unwrap().node_name = Some("b1".into());
+        cache.set_pod(leaving);
+        check(
+            &cache,
+            "pods of other namespaces or selectors, and a terminating one",
+        );
+        cache.set_node(node("a1", json!({"zone": "a", HOSTNAME_KEY: "a1"})));
+        check(&cache, "a node written again with the same labels");
+        assert_eq!(walks(), 2, "pod changes are applied, not walked");
+
+        cache.set_node(node("a2", json!({"zone": "b", HOSTNAME_KEY: "a2"})));
+        check(&cache, "a node moved to another zone");
+        assert_eq!(walks(), 4);
+        cache.set_node(node("c1", json!({"zone": "c", HOSTNAME_KEY: "c1"})));
+        check(&cache, "a new node");
+        assert_eq!(walks(), 6);
+        for i in 0..=crate::cache::KEPT_POD_CHANGES {
+            cache.assume(&web(&format!("x{i}")), "c1");
+        }
+        check(&cache, "more changes than the cache keeps");
+        assert_eq!(walks(), 8);
+        cache.assume(&web("last"), "b1");
+        check(&cache, "one more pod");
+        assert_eq!(walks(), 8);
     }
 
     #[test]
