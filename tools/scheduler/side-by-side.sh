@@ -6,12 +6,13 @@
 #
 #   tools/scheduler/side-by-side.sh     NODES="1000 5000" PODS=5000 SHAPES="plain anti-affinity spread claims"
 #                                       SCHEDULERS="capstan upstream" (the defaults)
+#                                       BUILD=dir (the binaries; target/release by default)
 #
 # Prints capstan-load's row per run, then the scheduler's CPU seconds and resident memory.
 # Needs release builds of capstan-apiserver, capstan-scheduler and capstan-load; python3, xz.
 set -euo pipefail
 source "$(dirname "$0")/../lib.sh"
-build=$top/target/release
+build=${BUILD:-$top/target/release}
 need_builds "$build" capstan-apiserver capstan-scheduler capstan-load
 ticks=$(getconf CLK_TCK)
 

@@ -269,11 +269,32 @@ impl History {
     }
 }
 
+/// The pods on known nodes with inter-pod affinity terms, and with required anti-affinity
+/// terms: while there are none, the affinity plugins need not visit every node.
+#[derive(Debug, Default)]
+struct AffinityTotals {
+    with_affinity: usize,
+    with_required_anti_affinity: usize,
+}
+
+impl AffinityTotals {
+    fn add(&mut self, node: &NodeInfo) {
+        self.with_affinity += node.pods_with_affinity;
+        self.with_required_anti_affinity += node.pods_with_required_anti_affinity;
+    }
+
+    fn sub(&mut self, node: &NodeInfo) {
+        self.with_affinity -= node.pods_with_affinity;
+        self.with_required_anti_affinity -= node.pods_with_required_anti_affinity;
+    }
+}
+
 /// Nodes and the pods placed on them.
 #[derive(Debug, Default)]
 pub struct Cache {
     nodes: BTreeMap<String, NodeInfo>,
     history: History,
+    affinity: AffinityTotals,
     /// Pod key → node name, for every placed pod.
     placed: HashMap<String, String>,
     /// Pods placed on nodes the cache does not know (yet, or any more), by node name: a
@@ -319,6 +340,7 @@ impl Cache {
         let pods = match self.nodes.remove(&name) {
             Some(old) => {
                 self.count_images(&old, false);
+                self.affinity.sub(&old);
                 if old.node.metadata.labels != info.node.metadata.labels {
                     self.history.nodes += 1;
                 }
@@ -333,6 +355,7 @@ impl Cache {
             info.add_pod(key, pod);
         }
         self.count_images(&info, true);
+        self.affinity.add(&info);
         self.nodes.insert(name, info);
     }
 
@@ -543,6 +566,7 @@ impl Cache {
     pub fn remove_node(&mut self, name: &str) {
         if let Some(old) = self.nodes.remove(name) {
             self.history.nodes += 1;
+            self.affinity.sub(&old);
             self.count_images(&old, false);
             if !old.pods.is_empty() {
                 self.orphans.insert(name.to_string(), old.pods);
@@ -555,7 +579,9 @@ impl Cache {
         match self.nodes.get_mut(node) {
             Some(info) => {
                 self.history.note(node, &pod, true);
+                self.affinity.sub(info);
                 info.add_pod(key.clone(), pod);
+                self.affinity.add(info);
             }
             None => {
                 self.orphans
@@ -622,9 +648,11 @@ impl Cache {
             return;
         };
         if let Some(info) = self.nodes.get_mut(&node) {
+            self.affinity.sub(info);
             if let Some(pod) = info.remove_pod(key) {
                 self.history.note(&node, &pod, false);
             }
+            self.affinity.add(info);
         } else if let Some(pods) = self.orphans.get_mut(&node) {
             pods.remove(key);
             if pods.is_empty() {
@@ -663,9 +691,28 @@ impl Cache {
         self.nodes.values()
     }
 
+    /// Every node once, in name order from `first` (or the first name after it) and around.
+    pub fn nodes_from<'a>(&'a self, first: &'a str) -> impl Iterator<Item = &'a NodeInfo> {
+        use std::ops::Bound::{Excluded, Included, Unbounded};
+        self.nodes
+            .range::<str, _>((Included(first), Unbounded))
+            .chain(self.nodes.range::<str, _>((Unbounded, Excluded(first))))
+            .map(|(_, node)| node)
+    }
+
     /// How many nodes there are.
     pub fn node_count(&self) -> usize {
         self.nodes.len()
+    }
+
+    /// How many pods on known nodes have inter-pod affinity terms.
+    pub fn pods_with_affinity(&self) -> usize {
+        self.affinity.with_affinity
+    }
+
+    /// How many pods on known nodes have required anti-affinity terms.
+    pub fn pods_with_required_anti_affinity(&self) -> usize {
+        self.affinity.with_required_anti_affinity
     }
 
     /// This point of the cache's history.
@@ -725,5 +772,51 @@ mod tests {
         assert_eq!(used_cpu(&cache, "n1"), Some(1000));
         cache.forget("default/assumed");
         assert_eq!(used_cpu(&cache, "n1"), Some(0));
+    }
+
+    #[test]
+    fn affinity_totals_count_the_pods_on_known_nodes() {
+        let anti = |name: &str, node: &str| {
+            let mut p = bound(name, node);
+            p.spec.as_mut().unwrap().affinity = Some(
+                serde_json::from_value(json!({"podAntiAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [{
+                        "labelSelector": {"matchLabels": {"app": "x"}},
+                        "topologyKey": "kubernetes.io/hostname"}]}}))
+                .unwrap(),
+            );
+            p
+        };
+        let totals = |cache: &Cache| {
+            let sum = |f: fn(&NodeInfo) -> usize| cache.nodes().map(f).sum::<usize>();
+            let want = (
+                sum(|n| n.pods_with_affinity),
+                sum(|n| n.pods_with_required_anti_affinity),
+            );
+            let got = (
+                cache.pods_with_affinity(),
+                cache.pods_with_required_anti_affinity(),
+            );
+            assert_eq!(got, want);
+            got
+        };
+        let mut cache = Cache::default();
+        cache.set_pod(anti("early", "n1"));
+        cache.set_pod(bound("plain", "n1"));
+        assert_eq!(totals(&cache), (0, 0), "n1 is not known yet");
+        cache.set_node(node("n1", json!({})));
+        assert_eq!(totals(&cache), (1, 1));
+        cache.assume(&anti("assumed", "n2"), "n1");
+        cache.set_pod(anti("early", "n1"));
+        assert_eq!(totals(&cache), (2, 2));
+        cache.set_node(node("n1", json!({"zone": "a"})));
+        assert_eq!(totals(&cache), (2, 2));
+        cache.remove_node("n1");
+        assert_eq!(totals(&cache), (0, 0));
+        cache.set_node(node("n1", json!({})));
+        cache.forget("default/assumed");
+        assert_eq!(totals(&cache), (1, 1));
+        cache.remove_pod("default/early");
+        assert_eq!(totals(&cache), (0, 0));
     }
 }

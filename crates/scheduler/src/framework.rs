@@ -3,6 +3,7 @@
 //! gets upstream's summary of why (`0/3 nodes are available: 1 Insufficient cpu, ...`).
 
 use std::any::{Any, TypeId};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
 use k8s_openapi::api::core::v1::Pod;
@@ -94,8 +95,9 @@ impl PodInfo {
 /// Why a node cannot take a pod.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rejection {
-    /// The reason as upstream words it (`Insufficient cpu`).
-    pub reason: String,
+    /// The reason as upstream words it (`Insufficient cpu`); most are fixed words, which
+    /// a rejection then carries without allocating.
+    pub reason: Cow<'static, str>,
     /// Whether preempting other pods could not help.
     pub unresolvable: bool,
     /// Whether the pod waits for something to be created, not for room: it is not an
@@ -105,7 +107,7 @@ pub struct Rejection {
 
 impl Rejection {
     /// A rejection preemption might resolve.
-    pub fn resolvable(reason: impl Into<String>) -> Self {
+    pub fn resolvable(reason: impl Into<Cow<'static, str>>) -> Self {
         Self {
             reason: reason.into(),
             unresolvable: false,
@@ -114,7 +116,7 @@ impl Rejection {
     }
 
     /// A rejection no preemption resolves.
-    pub fn unresolvable(reason: impl Into<String>) -> Self {
+    pub fn unresolvable(reason: impl Into<Cow<'static, str>>) -> Self {
         Self {
             reason: reason.into(),
             unresolvable: true,
@@ -123,7 +125,7 @@ impl Rejection {
     }
 
     /// The pod waits for an object to exist (a PreEnqueue rejection upstream).
-    pub fn waiting(reason: impl Into<String>) -> Self {
+    pub fn waiting(reason: impl Into<Cow<'static, str>>) -> Self {
         Self {
             reason: reason.into(),
             unresolvable: true,
@@ -412,7 +414,8 @@ pub struct Profile {
     pub post_filters: Vec<Box<dyn PostFilter>>,
     filters: Vec<Box<dyn Filter>>,
     scores: Vec<(Box<dyn Score>, i64)>,
-    next_start: std::sync::atomic::AtomicUsize,
+    /// The node the next search for feasible nodes starts at (where the last one stopped).
+    next_start: std::sync::Mutex<String>,
 }
 
 impl Profile {
@@ -434,7 +437,7 @@ impl Profile {
             post_filters: Vec::new(),
             filters,
             scores,
-            next_start: std::sync::atomic::AtomicUsize::new(0),
+            next_start: std::sync::Mutex::default(),
         }
     }
 
@@ -452,42 +455,43 @@ impl Profile {
     /// previous pod stopped, until enough feasible nodes are found), then PreScore and the
     /// best total weighted score (ties broken at random).
     pub fn select(&self, pod: &mut PodInfo, cache: &Cache) -> Result<String, FitError> {
-        use std::sync::atomic::Ordering;
         pod.state.clear();
-        let nodes: Vec<&NodeInfo> = cache.nodes().collect();
+        let node_count = cache.node_count();
         for f in &self.filters {
             match f.pre_filter(pod, cache) {
                 Ok(Some(value)) => pod.state.insert(value),
                 Ok(None) => {}
                 Err(r) => {
                     return Err(FitError {
-                        nodes: nodes.len(),
-                        reasons: [(r.reason, nodes.len())].into(),
+                        nodes: node_count,
+                        reasons: [(r.reason.into_owned(), node_count)].into(),
                         resolvable_nodes: Vec::new(),
                         waiting: r.waiting,
                     });
                 }
             }
         }
-        let wanted = feasible_nodes_to_find(self.percentage_of_nodes_to_score, nodes.len());
-        let start = match nodes.len() {
-            0 => 0,
-            n => self.next_start.load(Ordering::Relaxed) % n,
-        };
+        let wanted = feasible_nodes_to_find(self.percentage_of_nodes_to_score, node_count);
+        let start = self
+            .next_start
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let mut next_start = None;
         let mut feasible = Vec::new();
-        let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
-        let mut resolvable_nodes = Vec::new();
-        let mut processed = 0;
-        for node in nodes.iter().cycle().skip(start).take(nodes.len()) {
+        // Owned only if no node fits (most rejections carry fixed words).
+        let mut reasons: BTreeMap<Cow<'static, str>, usize> = BTreeMap::new();
+        let mut resolvable_nodes: Vec<&str> = Vec::new();
+        for node in cache.nodes_from(&start) {
             if feasible.len() >= wanted {
+                next_start = Some(node.name());
                 break;
             }
-            processed += 1;
             let verdict = match cache.nominated_on(node.name()) {
                 // Pods that preemption nominated here, of at least this pod's priority,
                 // count as placed: the room was made for them.
                 Some(nominated) => {
-                    let mut with = (*node).clone();
+                    let mut with = node.clone();
                     for (key, p) in nominated {
                         if *key != pod.key && p.priority >= pod_priority(&pod.pod) {
                             with.add_pod(key.clone(), p.clone());
@@ -498,24 +502,26 @@ impl Profile {
                 None => self.filter_node(pod, node),
             };
             match verdict {
-                Ok(()) => feasible.push(*node),
+                Ok(()) => feasible.push(node),
                 Err(r) => {
                     if !r.unresolvable {
-                        resolvable_nodes.push(node.name().to_string());
+                        resolvable_nodes.push(node.name());
                     }
                     *reasons.entry(r.reason).or_default() += 1;
                 }
             }
         }
-        if !nodes.is_empty() {
-            self.next_start
-                .store((start + processed) % nodes.len(), Ordering::Relaxed);
+        if let Some(next) = next_start {
+            *self.next_start.lock().unwrap_or_else(|p| p.into_inner()) = next.to_string();
         }
         if feasible.is_empty() {
             return Err(FitError {
-                nodes: nodes.len(),
-                reasons,
-                resolvable_nodes,
+                nodes: node_count,
+                reasons: reasons
+                    .into_iter()
+                    .map(|(r, n)| (r.into_owned(), n))
+                    .collect(),
+                resolvable_nodes: resolvable_nodes.into_iter().map(str::to_string).collect(),
                 waiting: false,
             });
         }
@@ -684,6 +690,45 @@ mod tests {
         assert_eq!(feasible_nodes_to_find(0, 200), 100);
         assert_eq!(feasible_nodes_to_find(10, 5000), 500);
         assert_eq!(feasible_nodes_to_find(100, 5000), 5000);
+    }
+
+    /// Lets every node through, noting the nodes it was asked about.
+    #[derive(Default)]
+    struct Visits(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+    impl Filter for Visits {
+        fn name(&self) -> &'static str {
+            "Visits"
+        }
+
+        fn filter(&self, _: &PodInfo, node: &NodeInfo) -> Result<(), Rejection> {
+            self.0.lock().unwrap().push(node.name().to_string());
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn each_search_for_feasible_nodes_starts_where_the_last_one_stopped() {
+        use crate::plugins::test_support::{cluster, node, pod};
+        let names: Vec<String> = (0..250).map(|i| format!("n{i:03}")).collect();
+        let nodes = names
+            .iter()
+            .map(|n| node(n, serde_json::json!({})))
+            .collect();
+        let cache = cluster(nodes, Vec::new());
+        let visits = Visits::default();
+        let seen = visits.0.clone();
+        let profile = Profile::new("default-scheduler", vec![Box::new(visits)], Vec::new());
+        // 250 nodes: 48% of them, 120, are enough.
+        let mut searched = Vec::new();
+        for _ in 0..3 {
+            let mut info = PodInfo::new(pod("p", serde_json::json!({}), serde_json::json!({})));
+            profile.select(&mut info, &cache).unwrap();
+            searched.push(std::mem::take(&mut *seen.lock().unwrap()));
+        }
+        assert_eq!(searched[0], names[..120]);
+        assert_eq!(searched[1], names[120..240]);
+        assert_eq!(searched[2], [&names[240..], &names[..110]].concat());
     }
 
     /// Counts reservations; its Permit denies, waits, or allows.

@@ -110,6 +110,9 @@ impl Filter for InterPodAffinity {
         let terms = PodAffinityTerms::of(&pod.pod).unwrap_or_default();
         let has_required =
             !terms.required_affinity.is_empty() || !terms.required_anti_affinity.is_empty();
+        if !has_required && cache.pods_with_required_anti_affinity() == 0 {
+            return Ok(None);
+        }
         let mut state = FilterState::default();
         for node in cache.nodes() {
             if !has_required && node.pods_with_required_anti_affinity == 0 {
@@ -269,6 +272,9 @@ impl Score for InterPodAffinity {
         let terms = PodAffinityTerms::of(&pod.pod).unwrap_or_default();
         let has_preferred =
             !terms.preferred_affinity.is_empty() || !terms.preferred_anti_affinity.is_empty();
+        if !has_preferred && cache.pods_with_affinity() == 0 {
+            return None;
+        }
         let mut state = ScoreState::default();
         for node in cache.nodes() {
             if !has_preferred && node.pods_with_affinity == 0 {

@@ -43,7 +43,7 @@ pub fn feasible(plugin: &dyn Filter, pod: Pod, cache: &Cache) -> Result<Vec<Stri
     match plugin.pre_filter(&info, cache) {
         Ok(Some(v)) => info.state.insert(v),
         Ok(None) => {}
-        Err(r) => return Err(r.reason),
+        Err(r) => return Err(r.reason.into_owned()),
     }
     Ok(cache
         .nodes()
@@ -59,7 +59,10 @@ pub fn rejection(plugin: &dyn Filter, pod: Pod, cache: &Cache, node: &str) -> Op
         info.state.insert(v);
     }
     let node = cache.nodes().find(|n| n.name() == node).unwrap();
-    plugin.filter(&info, node).err().map(|r| r.reason)
+    plugin
+        .filter(&info, node)
+        .err()
+        .map(|r| r.reason.into_owned())
 }
 
 /// Normalized scores of every node for `pod`, by node name.
