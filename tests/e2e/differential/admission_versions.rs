@@ -24,9 +24,12 @@ const HPAS_V2: &str = "/apis/autoscaling/v2/namespaces/default/horizontalpodauto
 /// What the webhooks were sent, by server: (webhook, the review's gist).
 type Seen = Arc<Mutex<BTreeMap<String, Vec<(String, Value)>>>>;
 
+/// A test of a rendered call, and why such calls differ.
+type Known = (fn(&str) -> bool, &'static str);
+
 /// Differences in what the webhooks are sent, known and documented (docs/api-behaviour.md,
 /// managedFields), each with a test of a rendered call and why; each must still be seen.
-const KNOWN: [(fn(&str) -> bool, &str); 2] = [
+const KNOWN: [Known; 2] = [
     (
         |call| call.starts_with("hpa-mutate "),
         "Capstan records a write's managedFields after mutating admission, upstream before: \
