@@ -207,12 +207,8 @@ impl NodeInfo {
 pub struct PodChange {
     /// The node's name.
     pub node: String,
-    /// The pod's namespace.
-    pub namespace: String,
-    /// The pod's labels.
-    pub labels: BTreeMap<String, String>,
-    /// Whether the pod is being deleted.
-    pub terminating: bool,
+    /// The pod.
+    pub pod: PlacedPod,
     /// Whether it arrived (`false`: it left).
     pub added: bool,
 }
@@ -222,20 +218,21 @@ pub struct PodChange {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Mark {
     cache: u64,
-    nodes: u64,
+    layout: u64,
     changes: u64,
 }
 
 /// How many pod changes a cache keeps: a mark older than that is derived again.
 pub(crate) const KEPT_POD_CHANGES: usize = 4096;
 
-/// The recent pod changes on known nodes, and a count of the changes to the node set.
+/// The recent pod changes on known nodes, and a count of the changes to the nodes and
+/// namespaces.
 #[derive(Debug)]
 struct History {
     /// Tells this cache from others (a mark from another cache is never applied).
     cache: u64,
-    /// Moves when a node arrives, leaves or changes its labels.
-    nodes: u64,
+    /// Moves when a node arrives, leaves or changes its labels, or a namespace's labels change.
+    layout: u64,
     /// The number of the first kept change.
     first: u64,
     changes: VecDeque<PodChange>,
@@ -246,7 +243,7 @@ impl Default for History {
         static CACHES: AtomicU64 = AtomicU64::new(0);
         Self {
             cache: CACHES.fetch_add(1, Ordering::Relaxed),
-            nodes: 0,
+            layout: 0,
             first: 0,
             changes: VecDeque::new(),
         }
@@ -261,9 +258,7 @@ impl History {
         }
         self.changes.push_back(PodChange {
             node: node.to_string(),
-            namespace: pod.namespace.clone(),
-            labels: pod.labels.clone(),
-            terminating: pod.terminating,
+            pod: pod.clone(),
             added,
         });
     }
@@ -342,12 +337,12 @@ impl Cache {
                 self.count_images(&old, false);
                 self.affinity.sub(&old);
                 if old.node.metadata.labels != info.node.metadata.labels {
-                    self.history.nodes += 1;
+                    self.history.layout += 1;
                 }
                 old.pods
             }
             None => {
-                self.history.nodes += 1;
+                self.history.layout += 1;
                 self.orphans.remove(&name).unwrap_or_default()
             }
         };
@@ -377,16 +372,21 @@ impl Cache {
     pub fn set_namespace(&mut self, namespace: &Namespace) {
         let name = namespace.metadata.name.clone().unwrap_or_default();
         let labels = namespace.metadata.labels.clone().unwrap_or_default();
-        Arc::make_mut(&mut self.namespaces).insert(name, labels);
+        if self.namespaces.get(&name) != Some(&labels) {
+            self.history.layout += 1;
+            Arc::make_mut(&mut self.namespaces).insert(name, labels);
+        }
     }
 
     /// Forgets a namespace.
     pub fn remove_namespace(&mut self, name: &str) {
+        self.history.layout += 1;
         Arc::make_mut(&mut self.namespaces).remove(name);
     }
 
     /// Replaces every namespace (after a list).
     pub fn reset_namespaces(&mut self, namespaces: &[Namespace]) {
+        self.history.layout += 1;
         Arc::make_mut(&mut self.namespaces).clear();
         namespaces.iter().for_each(|n| self.set_namespace(n));
     }
@@ -565,7 +565,7 @@ impl Cache {
     /// Removes a node (its pods stay known, waiting for a node of that name).
     pub fn remove_node(&mut self, name: &str) {
         if let Some(old) = self.nodes.remove(name) {
-            self.history.nodes += 1;
+            self.history.layout += 1;
             self.affinity.sub(&old);
             self.count_images(&old, false);
             if !old.pods.is_empty() {
@@ -719,18 +719,18 @@ impl Cache {
     pub fn mark(&self) -> Mark {
         Mark {
             cache: self.history.cache,
-            nodes: self.history.nodes,
+            layout: self.history.layout,
             changes: self.history.first + self.history.changes.len() as u64,
         }
     }
 
     /// The pods that arrived on or left known nodes since `mark`, in order; `None` when that
     /// is not known: the mark is another cache's, a node arrived, left or changed its labels
-    /// since, or more changes were made than the cache keeps.
+    /// since, a namespace's labels changed, or more changes were made than the cache keeps.
     pub fn pod_changes_since(&self, mark: Mark) -> Option<impl Iterator<Item = &PodChange>> {
         let h = &self.history;
         let skip = mark.changes.checked_sub(h.first)?;
-        (mark.cache == h.cache && mark.nodes == h.nodes && skip <= h.changes.len() as u64)
+        (mark.cache == h.cache && mark.layout == h.layout && skip <= h.changes.len() as u64)
             .then(|| h.changes.iter().skip(skip as usize))
     }
 }

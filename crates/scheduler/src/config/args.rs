@@ -516,10 +516,10 @@ pub fn balanced_allocation(configs: &[super::PluginConfig]) -> BalancedAllocatio
 /// InterPodAffinity as `configs` set it up.
 pub fn inter_pod_affinity(configs: &[super::PluginConfig]) -> InterPodAffinity {
     let a: InterPodAffinityArgs = find(configs, "InterPodAffinity");
-    InterPodAffinity {
-        hard_pod_affinity_weight: i64::from(a.hard_pod_affinity_weight),
-        ignore_preferred_terms_of_existing_pods: a.ignore_preferred_terms_of_existing_pods,
-    }
+    InterPodAffinity::new(
+        i64::from(a.hard_pod_affinity_weight),
+        a.ignore_preferred_terms_of_existing_pods,
+    )
 }
 
 /// PodTopologySpread as `configs` set it up.

@@ -2,9 +2,10 @@
 //! anti-affinity of pods already placed) filter nodes by topology domain; preferred terms, and
 //! the required affinity of placed pods weighted by `hardPodAffinityWeight`, score them.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
 
-use crate::cache::{Cache, NodeInfo, PlacedPod};
+use crate::cache::{Cache, Mark, NodeInfo, PlacedPod};
 use crate::framework::{Filter, MAX_NODE_SCORE, PodInfo, Rejection, Score, StateValue};
 use crate::terms::{AffinityTerm, NamespaceLabels, PodAffinityTerms};
 
@@ -19,39 +20,162 @@ pub struct InterPodAffinity {
     pub hard_pod_affinity_weight: i64,
     /// Leave placed pods' preferred terms out of scoring.
     pub ignore_preferred_terms_of_existing_pods: bool,
+    /// The filter's domain counts kept across pods.
+    kept: Arc<Mutex<KeptDomains>>,
 }
 
 impl Default for InterPodAffinity {
     fn default() -> Self {
+        Self::new(DEFAULT_HARD_POD_AFFINITY_WEIGHT, false)
+    }
+}
+
+impl InterPodAffinity {
+    /// The plugin with its two arguments.
+    pub fn new(
+        hard_pod_affinity_weight: i64,
+        ignore_preferred_terms_of_existing_pods: bool,
+    ) -> Self {
         Self {
-            hard_pod_affinity_weight: DEFAULT_HARD_POD_AFFINITY_WEIGHT,
-            ignore_preferred_terms_of_existing_pods: false,
+            hard_pod_affinity_weight,
+            ignore_preferred_terms_of_existing_pods,
+            kept: Arc::default(),
         }
     }
+
+    /// The filter's domains for `pod`: kept from an earlier pod of the same namespace, labels
+    /// and terms and brought up to date, or counted over every node.
+    fn domains(&self, pod: &PodInfo, terms: &PodAffinityTerms, cache: &Cache) -> Domains {
+        let namespaces = cache.namespace_labels();
+        let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        let found = kept.pairs.iter().position(|k| {
+            k.namespace == pod.namespace() && k.labels.as_ref() == pod.labels() && k.terms == *terms
+        });
+        if let Some(mut entry) = found.and_then(|i| kept.pairs.remove(i))
+            && let Some(changes) = cache.pod_changes_since(entry.mark)
+        {
+            for change in changes {
+                if let Some(node) = cache.node(&change.node) {
+                    let incoming = (pod.namespace(), pod.labels());
+                    entry.domains.count(
+                        incoming,
+                        terms,
+                        &change.pod,
+                        node,
+                        change.added,
+                        namespaces,
+                    );
+                }
+            }
+            entry.mark = cache.mark();
+            let domains = entry.domains.clone();
+            kept.pairs.push_front(entry);
+            return domains;
+        }
+        let has_required =
+            !terms.required_affinity.is_empty() || !terms.required_anti_affinity.is_empty();
+        let mut domains = Domains::default();
+        for node in cache.nodes() {
+            if !has_required && node.pods_with_required_anti_affinity == 0 {
+                continue;
+            }
+            for placed in node.pods.values() {
+                let incoming = (pod.namespace(), pod.labels());
+                domains.count(incoming, terms, placed, node, true, namespaces);
+            }
+        }
+        kept.walks += 1;
+        kept.pairs.push_front(KeptPair {
+            namespace: pod.namespace().to_string(),
+            labels: pod.labels().cloned(),
+            terms: terms.clone(),
+            mark: cache.mark(),
+            domains: domains.clone(),
+        });
+        kept.pairs.truncate(KEPT_PAIRS);
+        domains
+    }
+}
+
+/// How many (namespace, labels, terms) of incoming pods keep their domain counts.
+const KEPT_PAIRS: usize = 128;
+
+/// The filter's domain counts kept across pods, most recently used first: the pods of one
+/// workload share their namespace, labels and terms, and between two of them only the pods
+/// placed or removed meanwhile change the counts ([`Cache::pod_changes_since`]).
+#[derive(Debug, Default)]
+struct KeptDomains {
+    pairs: VecDeque<KeptPair>,
+    /// How many times the domains were counted over every node (for tests).
+    walks: usize,
+}
+
+#[derive(Debug)]
+struct KeptPair {
+    namespace: String,
+    labels: Option<BTreeMap<String, String>>,
+    terms: PodAffinityTerms,
+    mark: Mark,
+    domains: Domains,
 }
 
 /// Pods counted per topology domain: label key → label value → count (looked up by the
 /// node's borrowed label value, so counting and filtering allocate only for a new domain).
 type Counts = HashMap<String, HashMap<String, u32>>;
 
-/// What the filter needs, counted once per attempt over every placed pod.
-#[derive(Debug, Default)]
-struct FilterState {
-    terms: PodAffinityTerms,
-    namespaces: std::sync::Arc<NamespaceLabels>,
+/// The domains of the placed pods that bear on an incoming pod.
+#[derive(Debug, Default, Clone)]
+struct Domains {
     /// Domains holding a placed pod whose required anti-affinity the incoming pod matches.
     existing_anti: Counts,
     /// Domains holding a placed pod that matches all of the incoming pod's affinity terms.
     affinity: Counts,
     /// Domains holding a placed pod that one of its anti-affinity terms matches.
     anti: Counts,
+}
+
+impl Domains {
+    /// Counts `placed`, on `node`, in (`added`) or out, for an incoming pod of `namespace`
+    /// and `labels` with `terms`.
+    fn count(
+        &mut self,
+        (namespace, labels): (&str, Option<&BTreeMap<String, String>>),
+        terms: &PodAffinityTerms,
+        placed: &PlacedPod,
+        node: &NodeInfo,
+        added: bool,
+        namespaces: &NamespaceLabels,
+    ) {
+        if let Some(theirs) = &placed.affinity {
+            for term in &theirs.required_anti_affinity {
+                if term.matches(namespace, labels, namespaces) {
+                    change(&mut self.existing_anti, &term.topology_key, node, added);
+                }
+            }
+        }
+        let affinity = &terms.required_affinity;
+        if !affinity.is_empty() && affinity.iter().all(|t| matches(t, placed, namespaces)) {
+            for term in affinity {
+                change(&mut self.affinity, &term.topology_key, node, added);
+            }
+        }
+        for term in &terms.required_anti_affinity {
+            if matches(term, placed, namespaces) {
+                change(&mut self.anti, &term.topology_key, node, added);
+            }
+        }
+    }
+}
+
+/// What the filter needs, counted once per attempt over every placed pod.
+#[derive(Debug, Default)]
+struct FilterState {
+    terms: PodAffinityTerms,
+    namespaces: std::sync::Arc<NamespaceLabels>,
+    domains: Domains,
     /// Whether the incoming pod matches all of its own affinity terms (the first pod of a
     /// group that wants to be together may go anywhere).
     self_affinity: bool,
-}
-
-fn add(counts: &mut Counts, key: &str, node: &NodeInfo) {
-    change(counts, key, node, true);
 }
 
 /// Counts one more (`up`) or one less pod in the node's domain of `key`.
@@ -113,42 +237,14 @@ impl Filter for InterPodAffinity {
         if !has_required && cache.pods_with_required_anti_affinity() == 0 {
             return Ok(None);
         }
-        let mut state = FilterState::default();
-        for node in cache.nodes() {
-            if !has_required && node.pods_with_required_anti_affinity == 0 {
-                continue;
-            }
-            for placed in node.pods.values() {
-                if let Some(theirs) = &placed.affinity {
-                    for term in &theirs.required_anti_affinity {
-                        if matches_incoming(term, pod, namespaces) {
-                            add(&mut state.existing_anti, &term.topology_key, node);
-                        }
-                    }
-                }
-                if !has_required {
-                    continue;
-                }
-                if !terms.required_affinity.is_empty()
-                    && terms
-                        .required_affinity
-                        .iter()
-                        .all(|t| matches(t, placed, namespaces))
-                {
-                    for term in &terms.required_affinity {
-                        add(&mut state.affinity, &term.topology_key, node);
-                    }
-                }
-                for term in &terms.required_anti_affinity {
-                    if matches(term, placed, namespaces) {
-                        add(&mut state.anti, &term.topology_key, node);
-                    }
-                }
-            }
-        }
-        if !has_required && state.existing_anti.is_empty() {
+        let domains = self.domains(pod, &terms, cache);
+        if !has_required && domains.existing_anti.is_empty() {
             return Ok(None);
         }
+        let mut state = FilterState {
+            domains,
+            ..FilterState::default()
+        };
         state.self_affinity = terms
             .required_affinity
             .iter()
@@ -167,27 +263,13 @@ impl Filter for InterPodAffinity {
         let Some(s) = state.get_mut::<FilterState>() else {
             return;
         };
-        let namespaces = s.namespaces.clone();
-        let ns = incoming.metadata.namespace.as_deref().unwrap_or("");
-        let labels = incoming.metadata.labels.as_ref();
-        if let Some(theirs) = &placed.affinity {
-            for term in &theirs.required_anti_affinity {
-                if term.matches(ns, labels, &namespaces) {
-                    change(&mut s.existing_anti, &term.topology_key, node, added);
-                }
-            }
-        }
-        let affinity = &s.terms.required_affinity;
-        if !affinity.is_empty() && affinity.iter().all(|t| matches(t, placed, &namespaces)) {
-            for term in affinity {
-                change(&mut s.affinity, &term.topology_key, node, added);
-            }
-        }
-        for term in &s.terms.required_anti_affinity {
-            if matches(term, placed, &namespaces) {
-                change(&mut s.anti, &term.topology_key, node, added);
-            }
-        }
+        let incoming = (
+            incoming.metadata.namespace.as_deref().unwrap_or(""),
+            incoming.metadata.labels.as_ref(),
+        );
+        let (terms, namespaces) = (&s.terms, &s.namespaces);
+        s.domains
+            .count(incoming, terms, placed, node, added, namespaces);
     }
 
     fn filter(&self, pod: &PodInfo, node: &NodeInfo) -> Result<(), Rejection> {
@@ -197,10 +279,10 @@ impl Filter for InterPodAffinity {
         let affinity = &state.terms.required_affinity;
         let satisfied = affinity
             .iter()
-            .all(|t| count_of(&state.affinity, &t.topology_key, node) > 0);
+            .all(|t| count_of(&state.domains.affinity, &t.topology_key, node) > 0);
         // No pod anywhere matches yet: a pod that matches its own terms may start the group
         // on any node that has the topology labels.
-        let first_of_group = state.affinity.is_empty()
+        let first_of_group = state.domains.affinity.is_empty()
             && state.self_affinity
             && affinity
                 .iter()
@@ -214,13 +296,13 @@ impl Filter for InterPodAffinity {
             .terms
             .required_anti_affinity
             .iter()
-            .any(|t| count_of(&state.anti, &t.topology_key, node) > 0)
+            .any(|t| count_of(&state.domains.anti, &t.topology_key, node) > 0)
         {
             return Err(Rejection::resolvable(
                 "node(s) didn't match pod anti-affinity rules",
             ));
         }
-        if state.existing_anti.iter().any(|(key, values)| {
+        if state.domains.existing_anti.iter().any(|(key, values)| {
             node.label(key)
                 .and_then(|v| values.get(v))
                 .is_some_and(|n| *n > 0)
@@ -423,6 +505,79 @@ mod tests {
             .as_deref(),
             Some("node(s) didn't match pod affinity rules")
         );
+    }
+
+    /// The filter's domains for `pod`.
+    fn domains_of(
+        plugin: &InterPodAffinity,
+        pod: k8s_openapi::api::core::v1::Pod,
+        cache: &Cache,
+    ) -> Option<(Counts, Counts, Counts)> {
+        let info = PodInfo::new(pod);
+        let state = plugin.pre_filter(&info, cache).unwrap()?;
+        let d = &state.downcast_ref::<FilterState>().unwrap().domains;
+        Some((d.existing_anti.clone(), d.affinity.clone(), d.anti.clone()))
+    }
+
+    #[test]
+    fn domains_kept_across_pods_follow_the_cache() {
+        // Web pods keep apart by zone and like to be near a cache pod.
+        let web = |name: &str| {
+            let mut p = with(
+                "podAntiAffinity",
+                REQUIRED,
+                json!([term("web")]),
+                json!({"app": "web"}),
+            );
+            p.metadata.name = Some(name.into());
+            p.spec
+                .as_mut()
+                .unwrap()
+                .affinity
+                .as_mut()
+                .unwrap()
+                .pod_affinity =
+                Some(serde_json::from_value(json!({REQUIRED: [term("cache")]})).unwrap());
+            p
+        };
+        let kept = InterPodAffinity::default();
+        let walks = || kept.kept.lock().unwrap().walks;
+        let check = |cache: &Cache, step: &str| {
+            let got = domains_of(&kept, web("new"), cache);
+            let want = domains_of(&InterPodAffinity::default(), web("new"), cache);
+            assert_eq!(got, want, "after {step}");
+        };
+        let mut cache = cluster(zones(), vec![(web("w1"), "a1")]);
+        check(&cache, "the first pod");
+        assert_eq!(walks(), 1);
+        cache.assume(&web("w2"), "b1");
+        cache.assume(&pod("c1", json!({"app": "cache"}), json!({})), "a2");
+        check(&cache, "assumed pods");
+        cache.remove_pod("default/w1");
+        let loner = with(
+            "podAntiAffinity",
+            REQUIRED,
+            json!([term("web")]),
+            json!({"app": "db"}),
+        );
+        cache.assume(&loner, "none");
+        check(
+            &cache,
+            "a removed pod and one whose anti-affinity keeps web pods away",
+        );
+        assert_eq!(walks(), 1, "pod changes are applied, not walked");
+        cache.set_node(node("a2", json!({"zone": "b"})));
+        check(&cache, "a node moved to another zone");
+        assert_eq!(walks(), 2);
+        let namespace = serde_json::from_value(json!({"metadata": {"name": "default",
+            "labels": {"team": "a"}}}))
+        .unwrap();
+        cache.set_namespace(&namespace);
+        check(&cache, "a namespace's new labels");
+        assert_eq!(walks(), 3);
+        cache.set_namespace(&namespace);
+        check(&cache, "a namespace written again with the same labels");
+        assert_eq!(walks(), 3);
     }
 
     #[test]

@@ -234,7 +234,7 @@ impl Kept {
 
     /// Counts in (or takes out) a pod that arrived on (or left) a node.
     fn apply(&mut self, cache: &Cache, constraints: &[Constraint], change: &PodChange) {
-        if change.terminating || change.namespace != self.namespace {
+        if change.pod.terminating || change.pod.namespace != self.namespace {
             return;
         }
         // The node set has not changed since the mark: the node is there.
@@ -249,7 +249,7 @@ impl Kept {
                 || !c
                     .selector
                     .as_ref()
-                    .is_some_and(|s| s.matches(Some(&change.labels)))
+                    .is_some_and(|s| s.matches(Some(&change.pod.labels)))
             {
                 continue;
             }
