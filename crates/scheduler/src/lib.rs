@@ -13,6 +13,7 @@ pub mod config;
 pub mod dra;
 mod error;
 pub mod framework;
+pub mod kept;
 pub mod metrics;
 pub mod plugins;
 pub mod preemption;

@@ -2,11 +2,12 @@
 //! anti-affinity of pods already placed) filter nodes by topology domain; preferred terms, and
 //! the required affinity of placed pods weighted by `hardPodAffinityWeight`, score them.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
-use crate::cache::{Cache, Mark, NodeInfo, PlacedPod};
+use crate::cache::{Cache, NodeInfo, PlacedPod, PodChange};
 use crate::framework::{Filter, MAX_NODE_SCORE, PodInfo, Rejection, Score, StateValue};
+use crate::kept::KeptAcrossPods;
 use crate::terms::{AffinityTerm, NamespaceLabels, PodAffinityTerms};
 
 /// Upstream's default `hardPodAffinityWeight`.
@@ -21,7 +22,7 @@ pub struct InterPodAffinity {
     /// Leave placed pods' preferred terms out of scoring.
     pub ignore_preferred_terms_of_existing_pods: bool,
     /// The filter's domain counts kept across pods.
-    kept: Arc<Mutex<KeptDomains>>,
+    kept: Arc<Mutex<KeptAcrossPods<DomainsKey, Domains>>>,
 }
 
 impl Default for InterPodAffinity {
@@ -39,7 +40,7 @@ impl InterPodAffinity {
         Self {
             hard_pod_affinity_weight,
             ignore_preferred_terms_of_existing_pods,
-            kept: Arc::default(),
+            kept: Arc::new(Mutex::new(KeptAcrossPods::new(KEPT_KEYS))),
         }
     }
 
@@ -47,76 +48,53 @@ impl InterPodAffinity {
     /// and terms and brought up to date, or counted over every node.
     fn domains(&self, pod: &PodInfo, terms: &PodAffinityTerms, cache: &Cache) -> Domains {
         let namespaces = cache.namespace_labels();
-        let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
-        let found = kept.pairs.iter().position(|k| {
-            k.namespace == pod.namespace() && k.labels.as_ref() == pod.labels() && k.terms == *terms
-        });
-        if let Some(mut entry) = found.and_then(|i| kept.pairs.remove(i))
-            && let Some(changes) = cache.pod_changes_since(entry.mark)
-        {
-            for change in changes {
-                if let Some(node) = cache.node(&change.node) {
-                    let incoming = (pod.namespace(), pod.labels());
-                    entry.domains.count(
-                        incoming,
-                        terms,
-                        &change.pod,
-                        node,
-                        change.added,
-                        namespaces,
-                    );
+        let incoming = (pod.namespace(), pod.labels());
+        let walk = || {
+            let has_required =
+                !terms.required_affinity.is_empty() || !terms.required_anti_affinity.is_empty();
+            let mut domains = Domains::default();
+            for node in cache.nodes() {
+                if !has_required && node.pods_with_required_anti_affinity == 0 {
+                    continue;
+                }
+                for placed in node.pods.values() {
+                    domains.count(incoming, terms, placed, node, true, namespaces);
                 }
             }
-            entry.mark = cache.mark();
-            let domains = entry.domains.clone();
-            kept.pairs.push_front(entry);
-            return domains;
-        }
-        let has_required =
-            !terms.required_affinity.is_empty() || !terms.required_anti_affinity.is_empty();
-        let mut domains = Domains::default();
-        for node in cache.nodes() {
-            if !has_required && node.pods_with_required_anti_affinity == 0 {
-                continue;
+            let key = DomainsKey {
+                namespace: pod.namespace().to_string(),
+                labels: pod.labels().cloned(),
+                terms: terms.clone(),
+            };
+            (key, domains)
+        };
+        let apply = |domains: &mut Domains, change: &PodChange| {
+            if let Some(node) = cache.node(&change.node) {
+                domains.count(incoming, terms, &change.pod, node, change.added, namespaces);
             }
-            for placed in node.pods.values() {
-                let incoming = (pod.namespace(), pod.labels());
-                domains.count(incoming, terms, placed, node, true, namespaces);
-            }
-        }
-        kept.walks += 1;
-        kept.pairs.push_front(KeptPair {
-            namespace: pod.namespace().to_string(),
-            labels: pod.labels().cloned(),
-            terms: terms.clone(),
-            mark: cache.mark(),
-            domains: domains.clone(),
-        });
-        kept.pairs.truncate(KEPT_PAIRS);
-        domains
+        };
+        let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        kept.get(cache, |key| key.is(pod, terms), apply, walk)
     }
 }
 
 /// How many (namespace, labels, terms) of incoming pods keep their domain counts.
-const KEPT_PAIRS: usize = 128;
+const KEPT_KEYS: usize = 128;
 
-/// The filter's domain counts kept across pods, most recently used first: the pods of one
-/// workload share their namespace, labels and terms, and between two of them only the pods
-/// placed or removed meanwhile change the counts ([`Cache::pod_changes_since`]).
-#[derive(Debug, Default)]
-struct KeptDomains {
-    pairs: VecDeque<KeptPair>,
-    /// How many times the domains were counted over every node (for tests).
-    walks: usize,
-}
-
+/// What the filter's domains are kept under: the incoming pod's namespace, labels and terms.
 #[derive(Debug)]
-struct KeptPair {
+struct DomainsKey {
     namespace: String,
     labels: Option<BTreeMap<String, String>>,
     terms: PodAffinityTerms,
-    mark: Mark,
-    domains: Domains,
+}
+
+impl DomainsKey {
+    fn is(&self, pod: &PodInfo, terms: &PodAffinityTerms) -> bool {
+        self.namespace == pod.namespace()
+            && self.labels.as_ref() == pod.labels()
+            && self.terms == *terms
+    }
 }
 
 /// Pods counted per topology domain: label key → label value → count (looked up by the
@@ -541,7 +519,7 @@ mod tests {
             p
         };
         let kept = InterPodAffinity::default();
-        let walks = || kept.kept.lock().unwrap().walks;
+        let walks = || kept.kept.lock().unwrap().derived();
         let check = |cache: &Cache, step: &str| {
             let got = domains_of(&kept, web("new"), cache);
             let want = domains_of(&InterPodAffinity::default(), web("new"), cache);

@@ -3,14 +3,15 @@
 //! `ScheduleAnyway` constraints (or the default constraints, for pods that declare none)
 //! prefer nodes in domains with fewer matching pods.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use capstan_meta::labels::{LabelSelector, Operator, Requirement};
 use k8s_openapi::api::core::v1::TopologySpreadConstraint;
 
-use crate::cache::{Cache, Mark, NodeInfo, PlacedPod, PodChange};
+use crate::cache::{Cache, NodeInfo, PlacedPod, PodChange};
 use crate::framework::{Filter, MAX_NODE_SCORE, PodInfo, Rejection, Score, StateValue};
+use crate::kept::KeptAcrossPods;
 use crate::plugins::{required_node_affinity_matches, untolerated_taint};
 
 /// The label that names a node, whose domains are single nodes.
@@ -54,7 +55,7 @@ pub struct PodTopologySpread {
     /// missing a topology label still take part in scoring.
     system_defaulted: bool,
     /// Domain counts kept across pods.
-    kept: Arc<Mutex<KeptCounts>>,
+    kept: Arc<Mutex<KeptAcrossPods<CountsKey, DomainCounts>>>,
 }
 
 impl Default for PodTopologySpread {
@@ -196,32 +197,31 @@ fn walk(pod: &PodInfo, cache: &Cache, constraints: &[Constraint], cover: Coverag
         .collect()
 }
 
-/// How many (namespace, constraints) pairs keep their domain counts across pods.
-const KEPT_PAIRS: usize = 64;
+/// How many (namespace, constraints, coverage) keep their domain counts across pods.
+const KEPT_KEYS: usize = 64;
 
-/// Domain counts kept across pods, most recently used first. The pods of one workload
-/// share their namespace and constraints, and between two of them only the pods placed or
-/// removed meanwhile change the counts ([`Cache::pod_changes_since`]): applying those
-/// replaces a walk over every node and its pods.
-#[derive(Debug, Default)]
-struct KeptCounts {
-    pairs: VecDeque<Kept>,
-    /// How many walks the pairs took (for tests).
-    walks: usize,
-}
-
+/// What domain counts are kept under: the namespace, each constraint's topology key and
+/// selector, and the coverage.
 #[derive(Debug)]
-struct Kept {
+struct CountsKey {
     namespace: String,
-    /// Per constraint: its topology key and selector.
     constraints: Vec<(String, Option<LabelSelector>)>,
     cover: Coverage,
-    mark: Mark,
-    counts: DomainCounts,
 }
 
-impl Kept {
-    fn is_for(&self, namespace: &str, constraints: &[Constraint], cover: Coverage) -> bool {
+impl CountsKey {
+    fn new(namespace: &str, constraints: &[Constraint], cover: Coverage) -> Self {
+        Self {
+            namespace: namespace.to_string(),
+            constraints: constraints
+                .iter()
+                .map(|c| (c.topology_key.clone(), c.selector.clone()))
+                .collect(),
+            cover,
+        }
+    }
+
+    fn is(&self, namespace: &str, constraints: &[Constraint], cover: Coverage) -> bool {
         self.cover == cover
             && self.namespace == namespace
             && self.constraints.len() == constraints.len()
@@ -231,37 +231,41 @@ impl Kept {
                 .zip(constraints)
                 .all(|((key, selector), c)| *key == c.topology_key && *selector == c.selector)
     }
+}
 
-    /// Counts in (or takes out) a pod that arrived on (or left) a node.
-    fn apply(&mut self, cache: &Cache, constraints: &[Constraint], change: &PodChange) {
-        if change.pod.terminating || change.pod.namespace != self.namespace {
-            return;
+/// Counts in (or takes out) a pod that arrived on (or left) a node, for pods of `namespace`.
+fn apply(
+    counts: &mut DomainCounts,
+    (namespace, constraints, cover): (&str, &[Constraint], Coverage),
+    cache: &Cache,
+    change: &PodChange,
+) {
+    if change.pod.terminating || change.pod.namespace != namespace {
+        return;
+    }
+    // The node set has not changed since the counts were made: the node is there.
+    let Some(node) = cache.node(&change.node) else {
+        return;
+    };
+    if !cover.counts_node(constraints, node) {
+        return;
+    }
+    for (c, domains) in constraints.iter().zip(counts) {
+        let matched = c
+            .selector
+            .as_ref()
+            .is_some_and(|s| s.matches(Some(&change.pod.labels)));
+        if !cover.counts(c) || !matched {
+            continue;
         }
-        // The node set has not changed since the mark: the node is there.
-        let Some(node) = cache.node(&change.node) else {
-            return;
+        let Some(value) = node.label(&c.topology_key) else {
+            continue;
         };
-        if !self.cover.counts_node(constraints, node) {
-            return;
-        }
-        for (c, domains) in constraints.iter().zip(&mut self.counts) {
-            if !self.cover.counts(c)
-                || !c
-                    .selector
-                    .as_ref()
-                    .is_some_and(|s| s.matches(Some(&change.pod.labels)))
-            {
-                continue;
-            }
-            let Some(value) = node.label(&c.topology_key) else {
-                continue;
-            };
-            let delta = if change.added { 1 } else { -1 };
-            match domains.get_mut(value) {
-                Some(n) => *n += delta,
-                None => {
-                    domains.insert(value.to_string(), delta);
-                }
+        let delta = if change.added { 1 } else { -1 };
+        match domains.get_mut(value) {
+            Some(n) => *n += delta,
+            None => {
+                domains.insert(value.to_string(), delta);
             }
         }
     }
@@ -419,7 +423,7 @@ impl PodTopologySpread {
         Self {
             default_constraints,
             system_defaulted,
-            kept: Arc::default(),
+            kept: Arc::new(Mutex::new(KeptAcrossPods::new(KEPT_KEYS))),
         }
     }
 
@@ -447,35 +451,15 @@ impl PodTopologySpread {
         }
         let namespace = pod.namespace();
         let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
-        let found = kept
-            .pairs
-            .iter()
-            .position(|k| k.is_for(namespace, constraints, cover));
-        if let Some(mut entry) = found.and_then(|i| kept.pairs.remove(i))
-            && let Some(changes) = cache.pod_changes_since(entry.mark)
-        {
-            for change in changes {
-                entry.apply(cache, constraints, change);
-            }
-            entry.mark = cache.mark();
-            let counts = entry.counts.clone();
-            kept.pairs.push_front(entry);
-            return counts;
-        }
-        let counts = walk(pod, cache, constraints, cover);
-        kept.walks += 1;
-        kept.pairs.push_front(Kept {
-            namespace: namespace.to_string(),
-            constraints: constraints
-                .iter()
-                .map(|c| (c.topology_key.clone(), c.selector.clone()))
-                .collect(),
-            cover,
-            mark: cache.mark(),
-            counts: counts.clone(),
-        });
-        kept.pairs.truncate(KEPT_PAIRS);
-        counts
+        kept.get(
+            cache,
+            |key| key.is(namespace, constraints, cover),
+            |counts, change| apply(counts, (namespace, constraints, cover), cache, change),
+            || {
+                let key = CountsKey::new(namespace, constraints, cover);
+                (key, walk(pod, cache, constraints, cover))
+            },
+        )
     }
 
     /// The pod's constraints with `whenUnsatisfiable` `when`, or the default ones when it
@@ -823,7 +807,7 @@ mod tests {
         let mut incoming = spread("DoNotSchedule", json!({}));
         both(&mut incoming);
         let kept = PodTopologySpread::default();
-        let walks = || kept.kept.lock().unwrap().walks;
+        let walks = || kept.kept.lock().unwrap().derived();
         // Each step changes the cache, then the kept counts must equal a fresh walk's.
         let check = |cache: &Cache, step: &str| {
             let got = counts_of(&kept, incoming.clone(), cache);
