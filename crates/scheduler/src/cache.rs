@@ -100,6 +100,16 @@ impl PlacedPod {
         }
     }
 
+    /// Whether it has terms that score other pods: required affinity (`hardPodAffinityWeight`),
+    /// preferred affinity or anti-affinity.
+    pub fn has_scoring_terms(&self) -> bool {
+        self.affinity.as_ref().is_some_and(|a| {
+            !a.required_affinity.is_empty()
+                || !a.preferred_affinity.is_empty()
+                || !a.preferred_anti_affinity.is_empty()
+        })
+    }
+
     /// Whether it has required anti-affinity terms.
     pub fn has_required_anti_affinity(&self) -> bool {
         self.affinity
@@ -123,8 +133,9 @@ pub struct NodeInfo {
     pub used_ports: Vec<HostPort>,
     /// Image names present on the node, with their sizes.
     pub images: HashMap<String, i64>,
-    /// How many of its pods have inter-pod affinity terms.
-    pub pods_with_affinity: usize,
+    /// How many of its pods have terms that score other pods (required affinity, preferred
+    /// affinity or anti-affinity).
+    pub pods_with_scoring_terms: usize,
     /// How many of its pods have required anti-affinity terms.
     pub pods_with_required_anti_affinity: usize,
 }
@@ -144,7 +155,7 @@ impl NodeInfo {
             pods: BTreeMap::new(),
             used_ports: Vec::new(),
             images,
-            pods_with_affinity: 0,
+            pods_with_scoring_terms: 0,
             pods_with_required_anti_affinity: 0,
         }
     }
@@ -161,8 +172,9 @@ impl NodeInfo {
 
     /// Adjusts the affinity counters for `pod` arriving (`+1`) or leaving (`-1`).
     fn count_affinity(&mut self, pod: &PlacedPod, delta: isize) {
-        if pod.affinity.is_some() {
-            self.pods_with_affinity = self.pods_with_affinity.saturating_add_signed(delta);
+        if pod.has_scoring_terms() {
+            self.pods_with_scoring_terms =
+                self.pods_with_scoring_terms.saturating_add_signed(delta);
         }
         if pod.has_required_anti_affinity() {
             self.pods_with_required_anti_affinity = self
@@ -268,18 +280,18 @@ impl History {
 /// terms: while there are none, the affinity plugins need not visit every node.
 #[derive(Debug, Default)]
 struct AffinityTotals {
-    with_affinity: usize,
+    with_scoring_terms: usize,
     with_required_anti_affinity: usize,
 }
 
 impl AffinityTotals {
     fn add(&mut self, node: &NodeInfo) {
-        self.with_affinity += node.pods_with_affinity;
+        self.with_scoring_terms += node.pods_with_scoring_terms;
         self.with_required_anti_affinity += node.pods_with_required_anti_affinity;
     }
 
     fn sub(&mut self, node: &NodeInfo) {
-        self.with_affinity -= node.pods_with_affinity;
+        self.with_scoring_terms -= node.pods_with_scoring_terms;
         self.with_required_anti_affinity -= node.pods_with_required_anti_affinity;
     }
 }
@@ -705,9 +717,9 @@ impl Cache {
         self.nodes.len()
     }
 
-    /// How many pods on known nodes have inter-pod affinity terms.
-    pub fn pods_with_affinity(&self) -> usize {
-        self.affinity.with_affinity
+    /// How many pods on known nodes have terms that score other pods.
+    pub fn pods_with_scoring_terms(&self) -> usize {
+        self.affinity.with_scoring_terms
     }
 
     /// How many pods on known nodes have required anti-affinity terms.
@@ -776,25 +788,29 @@ mod tests {
 
     #[test]
     fn affinity_totals_count_the_pods_on_known_nodes() {
-        let anti = |name: &str, node: &str| {
+        let term = json!({"labelSelector": {"matchLabels": {"app": "x"}},
+            "topologyKey": "kubernetes.io/hostname"});
+        let with_terms = |name: &str, node: &str, affinity: serde_json::Value| {
             let mut p = bound(name, node);
-            p.spec.as_mut().unwrap().affinity = Some(
-                serde_json::from_value(json!({"podAntiAffinity": {
-                    "requiredDuringSchedulingIgnoredDuringExecution": [{
-                        "labelSelector": {"matchLabels": {"app": "x"}},
-                        "topologyKey": "kubernetes.io/hostname"}]}}))
-                .unwrap(),
-            );
+            p.spec.as_mut().unwrap().affinity = Some(serde_json::from_value(affinity).unwrap());
             p
+        };
+        // Required anti-affinity, and a preferred affinity term (which scores).
+        let anti = |name: &str, node: &str| {
+            let affinity = json!({
+                "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]},
+                "podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 1, "podAffinityTerm": term}]}});
+            with_terms(name, node, affinity)
         };
         let totals = |cache: &Cache| {
             let sum = |f: fn(&NodeInfo) -> usize| cache.nodes().map(f).sum::<usize>();
             let want = (
-                sum(|n| n.pods_with_affinity),
+                sum(|n| n.pods_with_scoring_terms),
                 sum(|n| n.pods_with_required_anti_affinity),
             );
             let got = (
-                cache.pods_with_affinity(),
+                cache.pods_with_scoring_terms(),
                 cache.pods_with_required_anti_affinity(),
             );
             assert_eq!(got, want);
@@ -818,5 +834,10 @@ mod tests {
         assert_eq!(totals(&cache), (1, 1));
         cache.remove_pod("default/early");
         assert_eq!(totals(&cache), (0, 0));
+        // Required anti-affinity alone scores nothing.
+        let affinity =
+            json!({"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}});
+        cache.set_pod(with_terms("apart", "n1", affinity));
+        assert_eq!(totals(&cache), (0, 1));
     }
 }

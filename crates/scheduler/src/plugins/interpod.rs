@@ -332,12 +332,12 @@ impl Score for InterPodAffinity {
         let terms = PodAffinityTerms::of(&pod.pod).unwrap_or_default();
         let has_preferred =
             !terms.preferred_affinity.is_empty() || !terms.preferred_anti_affinity.is_empty();
-        if !has_preferred && cache.pods_with_affinity() == 0 {
+        if !has_preferred && cache.pods_with_scoring_terms() == 0 {
             return None;
         }
         let mut state = ScoreState::default();
         for node in cache.nodes() {
-            if !has_preferred && node.pods_with_affinity == 0 {
+            if !has_preferred && node.pods_with_scoring_terms == 0 {
                 continue;
             }
             for placed in node.pods.values() {
