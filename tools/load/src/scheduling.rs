@@ -161,6 +161,14 @@ fn pod(i: usize, shape: Shape) -> serde_json::Value {
     pod
 }
 
+/// Notes when `pod` is first seen bound.
+fn note_bound(bound: &mut HashMap<String, Duration>, pod: &serde_json::Value, epoch: Instant) {
+    if pod["spec"]["nodeName"].is_string() {
+        let name = pod["metadata"]["name"].as_str().unwrap_or("").to_string();
+        bound.entry(name).or_insert_with(|| epoch.elapsed());
+    }
+}
+
 /// Runs the measurement and prints a table row.
 pub async fn run(target: &Arc<Target>, run: &str, nodes: usize, pods: usize, shape: Shape) {
     let namespace = format!("sched-{run}");
@@ -180,53 +188,62 @@ pub async fn run(target: &Arc<Target>, run: &str, nodes: usize, pods: usize, sha
         t.elapsed().as_secs_f64()
     );
 
-    // Watch the namespace's pods from now: the time each is first seen bound.
-    let mut conn = target.connect().await.expect("connecting");
     let list_path = format!("/api/v1/namespaces/{namespace}/pods");
-    let (_, body) = conn
-        .send(target.request(Method::GET, &list_path, None))
-        .await
-        .expect("a list");
-    let listed: serde_json::Value = serde_json::from_slice(&body).expect("JSON");
-    let rv = listed["metadata"]["resourceVersion"]
-        .as_str()
-        .unwrap_or("")
-        .to_string();
-    let watch_path = format!("{list_path}?watch=1&resourceVersion={rv}&timeoutSeconds=1800");
-    let response = conn
-        .open(target.request(Method::GET, &watch_path, None))
-        .await
-        .expect("a watch");
+    let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
+    // Watch the namespace's pods from now: the time each is first seen bound. A watch the
+    // server ends early (a consumer too slow for its buffer) is opened again after a list.
     let epoch = Instant::now();
-    let watcher = tokio::spawn(async move {
-        let mut bound: HashMap<String, Duration> = HashMap::new();
-        let mut body = response.into_body();
-        let mut buf = Vec::new();
-        while bound.len() < pods {
-            let Some(Ok(frame)) = body.frame().await else {
-                break;
-            };
-            let Ok(data) = frame.into_data() else {
-                continue;
-            };
-            buf.extend_from_slice(&data);
-            let mut start = 0;
-            while let Some(end) = memchr::memchr(b'\n', &buf[start..]) {
-                let line = &buf[start..start + end];
-                start += end + 1;
-                let Ok(event) = serde_json::from_slice::<serde_json::Value>(line) else {
-                    continue;
-                };
-                let pod = &event["object"];
-                if pod["spec"]["nodeName"].is_string() {
-                    let name = pod["metadata"]["name"].as_str().unwrap_or("").to_string();
-                    bound.entry(name).or_insert_with(|| epoch.elapsed());
+    let watcher = {
+        let target = target.clone();
+        let list_path = list_path.clone();
+        tokio::spawn(async move {
+            let mut bound: HashMap<String, Duration> = HashMap::new();
+            let mut conn = target.connect().await.expect("connecting");
+            let mut ready = Some(ready_tx);
+            while bound.len() < pods {
+                let (_, body) = conn
+                    .send(target.request(Method::GET, &list_path, None))
+                    .await
+                    .expect("a list");
+                let listed: serde_json::Value = serde_json::from_slice(&body).expect("JSON");
+                for pod in listed["items"].as_array().into_iter().flatten() {
+                    note_bound(&mut bound, pod, epoch);
+                }
+                let rv = listed["metadata"]["resourceVersion"].as_str().unwrap_or("");
+                let watch_path =
+                    format!("{list_path}?watch=1&resourceVersion={rv}&timeoutSeconds=1800");
+                let response = conn
+                    .open(target.request(Method::GET, &watch_path, None))
+                    .await
+                    .expect("a watch");
+                if let Some(ready) = ready.take() {
+                    let _ = ready.send(());
+                }
+                let mut body = response.into_body();
+                let mut buf = Vec::new();
+                while bound.len() < pods {
+                    let Some(Ok(frame)) = body.frame().await else {
+                        break;
+                    };
+                    let Ok(data) = frame.into_data() else {
+                        continue;
+                    };
+                    buf.extend_from_slice(&data);
+                    let mut start = 0;
+                    while let Some(end) = memchr::memchr(b'\n', &buf[start..]) {
+                        let line = &buf[start..start + end];
+                        start += end + 1;
+                        if let Ok(event) = serde_json::from_slice::<serde_json::Value>(line) {
+                            note_bound(&mut bound, &event["object"], epoch);
+                        }
+                    }
+                    buf.drain(..start);
                 }
             }
-            buf.drain(..start);
-        }
-        bound
-    });
+            bound
+        })
+    };
+    ready_rx.await.expect("the watch opened");
 
     // The pods: 100m CPU and 128 MiB each, shaped, from 16 clients.
     let mut tasks = Vec::new();
