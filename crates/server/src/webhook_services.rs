@@ -108,51 +108,29 @@ impl ServiceResolver for WebhookServices {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashMap;
-
-    use async_trait::async_trait;
-    use capstan_meta::ApiError;
+    use capstan_admission::MemoryLister;
     use serde_json::json;
 
     use super::*;
 
-    /// Objects by (resource, namespace, name).
-    struct Objects(HashMap<(&'static str, &'static str, &'static str), Value>);
-
-    #[async_trait]
-    impl Lister for Objects {
-        async fn get(
-            &self,
-            resource: &GroupResource,
-            namespace: &str,
-            name: &str,
-        ) -> Result<Option<Value>, ApiError> {
-            Ok(self
-                .0
-                .iter()
-                .find(|((r, ns, n), _)| *r == resource.resource && *ns == namespace && *n == name)
-                .map(|(_, v)| v.clone()))
-        }
-
-        async fn list(&self, _: &GroupResource, _: &str) -> Result<Vec<Value>, ApiError> {
-            Ok(Vec::new())
-        }
-    }
-
     fn services() -> Arc<dyn Lister> {
-        let service = json!({"spec": {"type": "ClusterIP", "clusterIP": "10.0.0.7",
+        let service = json!({"metadata": {"name": "api"},
+            "spec": {"type": "ClusterIP", "clusterIP": "10.0.0.7",
             "ports": [{"name": "https", "port": 443, "targetPort": 8443},
                 {"name": "metrics", "port": 9090}]}});
-        let endpoints = json!({"subsets": [
+        let endpoints = json!({"metadata": {"name": "api"}, "subsets": [
             {"notReadyAddresses": [{"ip": "10.1.0.9"}], "ports": [{"name": "https", "port": 8443}]},
             {"addresses": [{"ip": "10.1.0.5"}],
                 "ports": [{"name": "metrics", "port": 9100}, {"name": "https", "port": 8443}]}]});
-        let external = json!({"spec": {"type": "ExternalName", "externalName": "api.example"}});
-        Arc::new(Objects(HashMap::from([
-            (("services", "ns", "api"), service),
-            (("endpoints", "ns", "api"), endpoints),
-            (("services", "ns", "ext"), external),
-        ])))
+        let external = json!({"metadata": {"name": "ext"},
+            "spec": {"type": "ExternalName", "externalName": "api.example"}});
+        let services = GroupResource::new("", "services");
+        Arc::new(
+            MemoryLister::new()
+                .with(services.clone(), "ns", service)
+                .with(GroupResource::new("", "endpoints"), "ns", endpoints)
+                .with(services, "ns", external),
+        )
     }
 
     #[tokio::test]
