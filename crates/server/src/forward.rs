@@ -128,11 +128,9 @@ where
                 tracing::debug!("an upgraded connection was not established");
                 return;
             };
-            let mut client = TokioIo::new(client);
-            let mut backend = crate::throttle::Throttled::new(TokioIo::new(backend), bytes_per_sec);
-            if let Err(err) = tokio::io::copy_bidirectional(&mut client, &mut backend).await {
-                tracing::debug!(%err, "upgraded connection ended");
-            }
+            let client = TokioIo::new(client);
+            let backend = crate::throttle::Throttled::new(TokioIo::new(backend), bytes_per_sec);
+            splice(client, backend).await;
         });
         let (mut parts, _) = response.into_parts();
         strip(&mut parts.headers, true);
@@ -142,6 +140,37 @@ where
         ));
     }
     Ok(stream_back(response))
+}
+
+/// Carries bytes between `client` and `backend` until both directions have ended. Each
+/// direction ends on its own, at the end of what its source sends or at an error, and then
+/// ends its destination's writing: an error one way does not cut the other. (A kubelet that
+/// has closed after a command's last output makes the client's last frames fail to reach
+/// it; that output, still on its way to the client, arrives whole.)
+async fn splice<C, B>(client: C, backend: B)
+where
+    C: AsyncRead + AsyncWrite,
+    B: AsyncRead + AsyncWrite,
+{
+    use tokio::io::AsyncWriteExt;
+    let (mut client_reads, mut client_writes) = tokio::io::split(client);
+    let (mut backend_reads, mut backend_writes) = tokio::io::split(backend);
+    let up = async {
+        let copied = tokio::io::copy(&mut client_reads, &mut backend_writes).await;
+        let _ = backend_writes.shutdown().await;
+        copied
+    };
+    let down = async {
+        let copied = tokio::io::copy(&mut backend_reads, &mut client_writes).await;
+        let _ = client_writes.shutdown().await;
+        copied
+    };
+    let (up, down) = tokio::join!(up, down);
+    for (from, copied) in [("client", up), ("backend", down)] {
+        if let Err(err) = copied {
+            tracing::debug!(%err, from, "a direction of an upgraded connection ended");
+        }
+    }
 }
 
 /// A backend's response passed on: its own connection's headers dropped, its body streamed
@@ -158,6 +187,35 @@ pub(crate) fn stream_back(response: Response<Incoming>) -> Response<Body> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_backend_that_leaves_first_still_delivers_its_last_bytes() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let (mut client, client_side) = tokio::io::duplex(64 << 10);
+        let (backend_side, mut backend) = tokio::io::duplex(64 << 10);
+        let spliced = tokio::spawn(splice(client_side, backend_side));
+        let payload: Vec<u8> = (0..4_000_000u32).map(|i| (i % 251) as u8).collect();
+        let sent = payload.clone();
+        // The backend says all it has and goes away at once, reading nothing.
+        tokio::spawn(async move {
+            backend.write_all(&sent).await.unwrap();
+            drop(backend);
+        });
+        let (mut client_reads, mut client_writes) = tokio::io::split(&mut client);
+        // The client keeps talking, which the backend never hears.
+        let talking = async { while client_writes.write_all(&[7; 4096]).await.is_ok() {} };
+        let mut received = Vec::new();
+        let reading = client_reads.read_to_end(&mut received);
+        let (_, read) = tokio::join!(talking, reading);
+        read.unwrap();
+        assert!(
+            received == payload,
+            "{} of {} bytes",
+            received.len(),
+            payload.len()
+        );
+        spliced.await.unwrap();
+    }
 
     #[test]
     fn an_upgrade_needs_both_headers() {
