@@ -969,6 +969,10 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if let Err(err) = capstan_serving::memory::spawn_allocator_tidy(Duration::from_secs(1)) {
+        eprintln!("capstan-apiserver: starting the allocator's tidy thread: {err}");
+        return ExitCode::FAILURE;
+    }
     match runtime.block_on(capstan_server::run(config)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

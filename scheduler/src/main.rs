@@ -482,6 +482,8 @@ fn run(options: Options, given: &dyn Fn(&str) -> bool) -> Result<ExitCode, Strin
         return write_config(path, &config);
     }
     let client = client_for(&config, options.master.as_deref())?;
+    capstan_serving::memory::spawn_allocator_tidy(Duration::from_secs(1))
+        .map_err(|e| format!("starting the allocator's tidy thread: {e}"))?;
     let runtime =
         tokio::runtime::Runtime::new().map_err(|e| format!("starting the runtime: {e}"))?;
     runtime.block_on(async move {

@@ -80,13 +80,19 @@ pub type Built<T> = std::sync::RwLock<Option<(u64, Arc<T>)>>;
 /// `slot`'s document when it was built at `generation`, else one `build` makes now. A
 /// document built while the set changed keeps the older generation, so the next request
 /// builds again.
-fn current<T>(slot: &Built<T>, generation: u64, build: impl FnOnce() -> T) -> Arc<T> {
+fn current<T: Send>(slot: &Built<T>, generation: u64, build: impl FnOnce() -> T + Send) -> Arc<T> {
     if let Some((built_at, doc)) = &*slot.read().unwrap_or_else(|e| e.into_inner())
         && *built_at == generation
     {
         return doc.clone();
     }
-    let doc = Arc::new(build());
+    // On a thread of its own: building makes megabytes of short-lived schema trees, which
+    // the allocator hands back when the thread ends instead of keeping them in a worker's
+    // pages (docs/performance.md, "Idle memory").
+    let doc = Arc::new(std::thread::scope(|s| match s.spawn(build).join() {
+        Ok(doc) => doc,
+        Err(panic) => std::panic::resume_unwind(panic),
+    }));
     *slot.write().unwrap_or_else(|e| e.into_inner()) = Some((generation, doc.clone()));
     doc
 }

@@ -1026,6 +1026,11 @@ pub fn run(config: ServerConfig) -> BoxFuture<'static, Result<()>> {
 async fn run_server(config: ServerConfig) -> Result<()> {
     let delay = config.shutdown_delay;
     let server = start(config).await?;
+    // Start-up ran code the serving path never runs again; let its pages go.
+    match capstan_serving::memory::release_startup_code() {
+        Ok(bytes) => tracing::debug!(bytes, "released the pages of start-up code"),
+        Err(e) => warn!(error = %e, "could not release the pages of start-up code"),
+    }
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(|e| Error::Startup(format!("installing the SIGTERM handler: {e}")))?;
     tokio::select! {

@@ -7,6 +7,7 @@ mod error;
 pub mod feature_gates;
 pub mod files;
 pub mod lanes;
+pub mod memory;
 pub mod options;
 pub mod profiling;
 pub mod sni;
