@@ -19,10 +19,10 @@ use std::time::Duration;
 /// (a debugger's breakpoint makes a private copy, which would be lost). Returns the bytes of
 /// code unmapped.
 pub fn release_startup_code() -> std::io::Result<usize> {
-    let exe = std::fs::metadata("/proc/self/exe")?;
+    let exe = Executable::current()?;
     let smaps = std::fs::read_to_string("/proc/self/smaps")?;
     let mut released = 0;
-    for mapping in executable_code(&smaps, exe.dev(), exe.ino()) {
+    for mapping in executable_code(&smaps, &exe) {
         #[allow(unsafe_code)]
         // SAFETY: the range is a private, read-only mapping of the executable's file that holds
         // no page of its own (no anonymous pages): every page equals the file's content, so
@@ -77,9 +77,35 @@ struct Mapping {
     resident: usize,
 }
 
-/// The private, read-only, executable mappings of the file `(dev, ino)` in `smaps` that hold
-/// no anonymous page.
-fn executable_code(smaps: &str, dev: u64, ino: u64) -> Vec<Mapping> {
+/// This process's executable file, as mappings name it: by device and inode, or by path
+/// (on overlay filesystems, as in containers, a mapping may name the layer's device and
+/// inode where `stat` names the overlay's).
+#[derive(Debug)]
+struct Executable {
+    dev: u64,
+    ino: u64,
+    path: String,
+}
+
+impl Executable {
+    fn current() -> std::io::Result<Self> {
+        let meta = std::fs::metadata("/proc/self/exe")?;
+        let path = std::fs::read_link("/proc/self/exe")?;
+        Ok(Self {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            path: path.to_string_lossy().into_owned(),
+        })
+    }
+
+    fn is(&self, device: u64, inode: u64, path: &str) -> bool {
+        (device == self.dev && inode == self.ino) || path == self.path
+    }
+}
+
+/// The private, read-only, executable mappings of `exe` in `smaps` that hold no anonymous
+/// page.
+fn executable_code(smaps: &str, exe: &Executable) -> Vec<Mapping> {
     let mut found = Vec::new();
     // The mapping being read: its range, whether it is the executable's code, its fields.
     let mut current: Option<(usize, usize, bool)> = None;
@@ -99,8 +125,8 @@ fn executable_code(smaps: &str, dev: u64, ino: u64) -> Vec<Mapping> {
         if let Some(header) = mapping_header(line) {
             finish(current, resident, anonymous);
             (resident, anonymous) = (0, 0);
-            let (start, end, perms, device, inode) = header;
-            current = Some((start, end, perms == "r-xp" && inode == ino && device == dev));
+            let (start, end, perms, device, inode, path) = header;
+            current = Some((start, end, perms == "r-xp" && exe.is(device, inode, path)));
         } else if let Some(kb) = field_kb(line, "Rss:") {
             resident = kb * 1024;
         } else if let Some(kb) = field_kb(line, "Anonymous:") {
@@ -112,8 +138,9 @@ fn executable_code(smaps: &str, dev: u64, ino: u64) -> Vec<Mapping> {
 }
 
 /// A header line of smaps (`start-end perms offset major:minor inode path`): the range, the
-/// permissions, the device (as `stat` encodes it) and the inode.
-fn mapping_header(line: &str) -> Option<(usize, usize, &str, u64, u64)> {
+/// permissions, the device (as `stat` encodes it), the inode and the path (empty for an
+/// anonymous mapping).
+fn mapping_header(line: &str) -> Option<(usize, usize, &str, u64, u64, &str)> {
     let mut words = line.split_ascii_whitespace();
     let (start, end) = words.next()?.split_once('-')?;
     let start = usize::from_str_radix(start, 16).ok()?;
@@ -124,7 +151,8 @@ fn mapping_header(line: &str) -> Option<(usize, usize, &str, u64, u64)> {
     let major = u64::from_str_radix(major, 16).ok()?;
     let minor = u64::from_str_radix(minor, 16).ok()?;
     let inode = words.next()?.parse().ok()?;
-    Some((start, end, perms, device_number(major, minor), inode))
+    let path = line.splitn(6, ' ').nth(5).unwrap_or_default().trim();
+    Some((start, end, perms, device_number(major, minor), inode, path))
 }
 
 /// The device number `stat` reports for `major:minor` (glibc's `makedev`).
@@ -168,11 +196,19 @@ Rss:                   8 kB
 Anonymous:             4 kB
 ";
 
+    fn exe(dev: u64, ino: u64, path: &str) -> Executable {
+        Executable {
+            dev,
+            ino,
+            path: path.into(),
+        }
+    }
+
     #[test]
     fn only_the_executables_unwritten_code_is_released() {
         let dev = device_number(0xfe, 0);
         assert_eq!(
-            executable_code(SMAPS, dev, 10603903),
+            executable_code(SMAPS, &exe(dev, 10603903, "/elsewhere")),
             [Mapping {
                 start: 0x55b99beed000,
                 end: 0x55b99ee2f000,
@@ -180,17 +216,23 @@ Anonymous:             4 kB
             }]
         );
         // Another file's code, or the same inode on another device, is never released.
-        assert_eq!(executable_code(SMAPS, dev, 326279).len(), 1);
-        assert!(executable_code(SMAPS, device_number(0xfe, 1), 10603903).is_empty());
+        assert_eq!(executable_code(SMAPS, &exe(dev, 326279, "/x")).len(), 1);
+        let elsewhere = exe(device_number(0xfe, 1), 10603903, "/x");
+        assert!(executable_code(SMAPS, &elsewhere).is_empty());
+        // The path names it where device and inode differ (an overlay's layer).
+        let by_path = exe(device_number(0, 0x2f), 77, "/srv/capstan");
+        assert_eq!(executable_code(SMAPS, &by_path).len(), 1);
     }
 
     #[test]
-    fn device_numbers_match_stat() {
+    fn this_binary_is_found_by_identity_and_by_path() {
         // /proc/self/exe's device as stat reports it appears as major:minor in smaps.
-        let exe = std::fs::metadata("/proc/self/exe").unwrap();
+        let current = Executable::current().unwrap();
         let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
-        let code = executable_code(&smaps, exe.dev(), exe.ino());
-        assert!(!code.is_empty(), "this test binary's code is not found");
+        let by_identity = exe(current.dev, current.ino, "/elsewhere");
+        assert!(!executable_code(&smaps, &by_identity).is_empty());
+        let by_path = exe(0, 0, &current.path);
+        assert!(!executable_code(&smaps, &by_path).is_empty());
     }
 
     #[test]
@@ -201,8 +243,7 @@ Anonymous:             4 kB
         let sum: u64 = (1..=1000u64).map(|n| n * n).sum();
         assert_eq!(sum, 333_833_500);
         let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
-        let exe = std::fs::metadata("/proc/self/exe").unwrap();
-        let after: usize = executable_code(&smaps, exe.dev(), exe.ino())
+        let after: usize = executable_code(&smaps, &Executable::current().unwrap())
             .iter()
             .map(|m| m.resident)
             .sum();
