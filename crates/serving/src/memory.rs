@@ -40,10 +40,11 @@ pub fn release_startup_code() -> std::io::Result<usize> {
     Ok(released)
 }
 
-/// Starts a thread that, every `period`, lets mimalloc (the daemons' global allocator) hand back to the system the memory
-/// freed longer ago than its purge delay (1 s), which it otherwise does only when an
-/// allocating thread happens to look: a quiet daemon keeps it indefinitely. Memory freed and
-/// reused within the delay (the steady state under load) is not touched.
+/// Starts a thread that, every `period`, lets mimalloc (the daemons' global allocator) hand
+/// back to the system the memory freed longer ago than its purge delay (1 s), which it
+/// otherwise does only when an allocating thread happens to look: a quiet daemon keeps it
+/// indefinitely. Memory freed and reused within the delay (the steady state under load) is
+/// not touched.
 pub fn spawn_allocator_tidy(period: Duration) -> std::io::Result<()> {
     std::thread::Builder::new()
         .name("allocator-tidy".into())
