@@ -2232,11 +2232,12 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
         if let Some(rev) = from {
             self.core.wait_for_store(rev).await?;
         }
+        let selective = !list.label_selector.is_empty() || !list.field_selector.is_empty();
         match watching::storage_watch(
             self.core.store.clone(),
             prefix,
             from,
-            filter,
+            selective.then_some(filter),
             self.core.decode.clone(),
             STORAGE_WATCH_QUEUE,
         )

@@ -2,7 +2,7 @@
 //! events into wire lines, and either source of changes (the watch cache, or storage when the
 //! cache is off) into one stream of lines with bookmarks and a deadline.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashSet, VecDeque};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,7 +10,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use capstan_meta::{ApiError, Reason, ResourceDescriptor};
 use capstan_storage::{EventKind, ListRequest, Revision, Store};
-use capstan_watch::{CachedObject, Decode, EventType, Filter, WatchEvent, classify};
+use capstan_watch::{CachedObject, Decode, EventType, Filter, WatchEvent};
 use futures_util::{Stream, StreamExt};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
@@ -192,13 +192,16 @@ pub(crate) fn line_stream(
     }))
 }
 
-/// A watch served from storage (the watch cache is off): the state at the start revision is
-/// read once, so that every change can be classified against the object's previous state.
+/// A watch served from storage (the watch cache is off). A watch without selectors keeps no
+/// state: a put that created its key is ADDED, any other put MODIFIED, as etcd's watchers
+/// tell them apart. A watch with selectors keeps only the keys that match them, so that an
+/// update crossing the selector becomes ADDED or DELETED; those keys are read once, at the
+/// start revision.
 pub(crate) async fn storage_watch(
     store: Arc<dyn Store>,
     prefix: String,
     from: Option<Revision>,
-    filter: Filter,
+    filter: Option<Filter>,
     decode: Decode,
     queue: usize,
 ) -> Result<
@@ -209,29 +212,39 @@ pub(crate) async fn storage_watch(
     ),
     capstan_storage::Error,
 > {
-    let listed = store
-        .list(ListRequest {
-            prefix: &prefix,
-            revision: from,
-            ..Default::default()
-        })
-        .await?;
-    let mut state: HashMap<String, Arc<CachedObject>> = HashMap::new();
+    let mut matching: HashSet<String> = HashSet::new();
     let mut initial = Vec::new();
-    for kv in &listed.items {
-        let Ok(o) = decode(kv) else { continue };
-        let o = Arc::new(o);
-        if from.is_none() && filter(&o) {
-            initial.push(WatchEvent {
-                kind: EventType::Added,
-                object: o.clone(),
-            });
+    // A watch from a revision without selectors needs nothing from before it.
+    let start = match from {
+        Some(revision) if filter.is_none() => revision,
+        _ => {
+            let listed = store
+                .list(ListRequest {
+                    prefix: &prefix,
+                    revision: from,
+                    ..Default::default()
+                })
+                .await?;
+            for kv in &listed.items {
+                let Ok(o) = decode(kv) else { continue };
+                if filter.as_ref().is_none_or(|f| f(&o)) {
+                    if from.is_none() {
+                        initial.push(WatchEvent {
+                            kind: EventType::Added,
+                            object: Arc::new(o),
+                        });
+                    }
+                    if filter.is_some() {
+                        matching.insert(kv.key.clone());
+                    }
+                }
+            }
+            listed.revision
         }
-        state.insert(kv.key.clone(), o);
-    }
-    let mut changes = store.watch(&prefix, listed.revision).await?;
+    };
+    let mut changes = store.watch(&prefix, start).await?;
     let (tx, rx) = mpsc::channel(queue);
-    let (progress_tx, progress_rx) = watch::channel(listed.revision.0);
+    let (progress_tx, progress_rx) = watch::channel(start.0);
     tokio::spawn(async move {
         loop {
             let ev = tokio::select! {
@@ -244,15 +257,30 @@ pub(crate) async fn storage_watch(
             let revision = ev.kv.mod_revision.0;
             if ev.kind != EventKind::Progress {
                 let Ok(o) = decode(&ev.kv) else { continue };
-                let o = Arc::new(o);
+                let object = Arc::new(o);
                 let deleted = ev.kind == EventKind::Delete;
-                let previous = if deleted {
-                    state.remove(&ev.kv.key)
-                } else {
-                    state.insert(ev.kv.key.clone(), o.clone())
+                let kind = match &filter {
+                    None if deleted => Some(EventType::Deleted),
+                    None if ev.is_create() => Some(EventType::Added),
+                    None => Some(EventType::Modified),
+                    Some(filter) => {
+                        let now = filter(&object);
+                        let before = if now && !deleted {
+                            !matching.insert(ev.kv.key.clone())
+                        } else {
+                            matching.remove(&ev.kv.key)
+                        };
+                        match (deleted, before, now) {
+                            (true, _, true) => Some(EventType::Deleted),
+                            (false, false, true) => Some(EventType::Added),
+                            (false, true, true) => Some(EventType::Modified),
+                            (false, true, false) => Some(EventType::Deleted),
+                            _ => None,
+                        }
+                    }
                 };
-                if let Some(out) = classify(deleted, &o, previous.as_ref(), &filter)
-                    && tx.try_send(out).is_err()
+                if let Some(kind) = kind
+                    && tx.try_send(WatchEvent { kind, object }).is_err()
                 {
                     return;
                 }

@@ -620,6 +620,7 @@ struct CountingReads {
     inner: EmbeddedStore,
     reads: std::sync::atomic::AtomicUsize,
     gets: std::sync::atomic::AtomicUsize,
+    lists: std::sync::atomic::AtomicUsize,
     knows_revision: bool,
 }
 
@@ -629,6 +630,7 @@ impl CountingReads {
             inner: EmbeddedStore::open(EmbeddedStoreConfig::new(dir.join("db"))).unwrap(),
             reads: Default::default(),
             gets: Default::default(),
+            lists: Default::default(),
             knows_revision,
         })
     }
@@ -647,6 +649,8 @@ impl Store for CountingReads {
         &self,
         request: ListRequest<'_>,
     ) -> capstan_storage::Result<capstan_storage::ListResponse> {
+        self.lists
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.inner.list(request).await
     }
     async fn create(&self, key: &str, value: Bytes) -> capstan_storage::Result<KeyValue> {
@@ -955,4 +959,102 @@ fn managed_entries_are_those_the_bytes_decode_to() {
         json!({})
     );
     assert!(managed_entries(json!([{"manager": 3}])).is_err());
+}
+
+/// The (type, name) of every event line a watch sends until its timeout.
+async fn watched(
+    store: &GenericStore<StorageClassStrategy>,
+    query: ListQuery<'_>,
+) -> Vec<(String, String)> {
+    let options = WatchOptions {
+        list: list(query),
+        allow_bookmarks: false,
+        timeout: std::time::Duration::from_millis(300),
+        initialization: None,
+    };
+    let chunks: Vec<Bytes> = store.watch("", &options).await.unwrap().collect().await;
+    chunks
+        .iter()
+        .flat_map(|c| c.split(|b| *b == b'\n').filter(|l| !l.is_empty()))
+        .map(|line| {
+            let e: Value = serde_json::from_slice(line).unwrap();
+            let name = e["object"]["metadata"]["name"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            (e["type"].as_str().unwrap().to_string(), name)
+        })
+        .collect()
+}
+
+/// Without a watch cache, a watch from a resourceVersion and without selectors reads nothing
+/// before its start (it holds no copy of the collection): a put that created its key is
+/// ADDED, re-creations included. With a selector, the objects matching at the start are
+/// read once, so that updates crossing it become ADDED and DELETED.
+#[tokio::test]
+async fn storage_watches_hold_no_copy_of_the_collection() {
+    let dir = tempfile::tempdir().unwrap();
+    let counting = CountingReads::open(dir.path(), true);
+    let sc_store = GenericStore::new(StorageClassStrategy, counting.clone(), "/registry", None);
+    let labeled = |tier: &str| {
+        body(json!({"metadata": {"name": "a", "labels": {"tier": tier}}, "provisioner": "p"}))
+    };
+    let made = json_of(
+        &sc_store
+            .create("", &labeled("gold"), &WriteOptions::default())
+            .await
+            .unwrap(),
+    );
+    let start = made["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    sc_store
+        .delete("", "a", &DeleteOptions::default())
+        .await
+        .unwrap();
+    sc_store
+        .create("", &labeled("gold"), &WriteOptions::default())
+        .await
+        .unwrap();
+    let merge = br#"{"metadata":{"labels":{"tier":"bronze"}}}"#;
+    sc_store
+        .patch("", "a", PatchType::Merge, merge, &WriteOptions::default())
+        .await
+        .unwrap();
+    let lists = || counting.lists.load(std::sync::atomic::Ordering::Relaxed);
+
+    let before = lists();
+    let all = watched(
+        &sc_store,
+        ListQuery {
+            resource_version: Some(&start),
+            ..Default::default()
+        },
+    )
+    .await;
+    let expected = [("DELETED", "a"), ("ADDED", "a"), ("MODIFIED", "a")];
+    assert_eq!(all, expected.map(|(t, n)| (t.to_string(), n.to_string())));
+    assert_eq!(
+        lists(),
+        before,
+        "an unselective watch from a revision lists nothing"
+    );
+
+    let gold = watched(
+        &sc_store,
+        ListQuery {
+            resource_version: Some(&start),
+            label_selector: Some("tier=gold"),
+            ..Default::default()
+        },
+    )
+    .await;
+    let expected = [("DELETED", "a"), ("ADDED", "a"), ("DELETED", "a")];
+    assert_eq!(gold, expected.map(|(t, n)| (t.to_string(), n.to_string())));
+    assert_eq!(
+        lists(),
+        before + 1,
+        "a selective watch reads its start once"
+    );
 }
