@@ -613,6 +613,16 @@ pub struct DaemonSetStrategy {
 /// `spec.templateGeneration` of the older versions).
 const TEMPLATE_GENERATION: &str = "deprecated.daemonset.template.generation";
 
+/// The template generation `ds` carries (0: none, or unreadable).
+fn template_generation(ds: &DaemonSet) -> i64 {
+    ds.metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(TEMPLATE_GENERATION))
+        .and_then(|g| g.parse::<i64>().ok())
+        .unwrap_or(0)
+}
+
 fn set_template_generation(ds: &mut DaemonSet, generation: i64) {
     if generation == 0 {
         if let Some(annotations) = ds.metadata.annotations.as_mut() {
@@ -650,25 +660,28 @@ impl Strategy for DaemonSetStrategy {
         }
         spec.revision_history_limit.get_or_insert(10);
         default_template(&mut spec.template);
+        // apps/v1 always carries the template generation (upstream's conversion writes it,
+        // `0` until the server sets it): the writer's managedFields entry owns it.
+        ds.metadata
+            .annotations
+            .get_or_insert_with(Default::default)
+            .entry(TEMPLATE_GENERATION.into())
+            .or_insert_with(|| "0".into());
     }
 
     fn prepare_for_create(&self, ds: &mut DaemonSet) {
         ds.metadata.generation = Some(1);
         ds.status = Some(Default::default());
-        set_template_generation(ds, 1);
+        // A generation the client gave is kept; the first is 1.
+        let given = template_generation(ds);
+        set_template_generation(ds, given.max(1));
     }
 
     fn prepare_for_update(&self, new: &mut DaemonSet, old: &DaemonSet) {
         bump_generation(&mut new.metadata, &old.metadata, new.spec != old.spec);
         // The template's generation is the server's: kept, and counted up when the
         // template changes.
-        let before = old
-            .metadata
-            .annotations
-            .as_ref()
-            .and_then(|a| a.get(TEMPLATE_GENERATION))
-            .and_then(|g| g.parse::<i64>().ok())
-            .unwrap_or(0);
+        let before = template_generation(old);
         let template = |ds: &DaemonSet| ds.spec.as_ref().map(|s| s.template.clone());
         let changed = template(new) != template(old);
         set_template_generation(new, before + i64::from(changed));

@@ -393,13 +393,18 @@ impl<S: Strategy> GenericStore<S> {
         // Subresource answers carry no warnings.
         let mut warnings = Vec::new();
         let json = ObjectJson::new();
-        self.admit_object(
-            attributes(),
-            (&mut object, old.as_ref()),
-            json,
-            &mut warnings,
-        )
-        .await?;
+        let admitted = self
+            .admit_object(
+                attributes(),
+                (&object, old.as_ref()),
+                json,
+                &mut warnings,
+                None,
+            )
+            .await?;
+        if let Some(admitted) = admitted {
+            object = json.read_document(&admitted)?;
+        }
         self.validate_object(
             attributes(),
             (Some(&object), old.as_ref()),
@@ -417,30 +422,64 @@ impl<S: Strategy> GenericStore<S> {
     async fn admit_object<T>(
         &self,
         mut a: Attributes,
-        (obj, old): (&mut T, Option<&T>),
+        (obj, old): (&T, Option<&T>),
         json: ObjectJson<T>,
         warnings: &mut Vec<String>,
-    ) -> Result<()>
+        tree: Option<serde_json::Value>,
+    ) -> Result<Option<serde_json::Value>>
     where
         T: serde::Serialize + serde::de::DeserializeOwned,
     {
         let Some(chain) = self.core.admission.as_deref() else {
-            return Ok(());
+            return Ok(None);
         };
         let admits = |gr: &GroupResource| chain.admits(a.operation, gr, &a.subresource);
         let aliased =
             || self.core.forms.has_aliases() && self.core.forms.aliases().iter().any(admits);
         if !(admits(&self.core.gr) || aliased()) {
-            return Ok(());
+            return Ok(None);
         }
-        a.object = Some(json.value_of(obj)?);
+        a.object = match tree {
+            Some(tree) => Some(tree),
+            None => Some(json.value_of(obj)?),
+        };
         a.old_object = old.map(|o| json.value_of(o)).transpose()?;
         let admitted = chain.admit(&mut a).await;
         warnings.extend(a.feedback.take_warnings());
         admitted?;
-        if let Some(admitted) = a.object {
-            *obj = json.read_document(&admitted)?;
+        Ok(a.object)
+    }
+
+    /// The mutating phase of a write whose managedFields are recorded (`tree`: `obj` as a
+    /// tree with them, when made): the plugins see the write's own entry, and what they set
+    /// belongs to no entry, as upstream's. managedFields a plugin left invalid go back to
+    /// what was recorded, with upstream's warning.
+    async fn admit_written(
+        &self,
+        a: Attributes,
+        (obj, old): (&mut S::Object, Option<&S::Object>),
+        warnings: &mut Vec<String>,
+        tree: Option<serde_json::Value>,
+    ) -> Result<()> {
+        let admitted = self
+            .admit_object(a, (&*obj, old), self.json, warnings, tree)
+            .await?;
+        let Some(admitted) = admitted else {
+            return Ok(());
+        };
+        let mut new = self.json.read_document(&admitted)?;
+        let recorded = obj.metadata_mut().managed_fields.take();
+        if new.metadata().managed_fields != recorded {
+            let left = serde_json::to_value(&new.metadata().managed_fields)
+                .map_err(|e| ApiError::internal(e.to_string()))?;
+            if let Err(err) = capstan_merge::ManagedFields::decode(Some(&left)) {
+                new.metadata_mut().managed_fields = recorded;
+                warnings.push(format!(
+                    ".metadata.managedFields was in an invalid state after admission; this could be caused by an outdated mutating admission controller; please fix your requests: {err}"
+                ));
+            }
         }
+        *obj = new;
         Ok(())
     }
 
@@ -935,14 +974,16 @@ impl<S: Strategy> GenericStore<S> {
             self.core
                 .attributes(Operation::Update, target, &namespace, &name, options)
         };
+        // Managed fields before mutating admission, which sees them (as upstream's does).
+        let tree = match tracking {
+            Tracking::Record(manager) => {
+                self.record_managers(target, Some(old), &mut new, manager)?
+            }
+            Tracking::Done => None,
+        };
         if target.admitted_here() {
-            self.admit_object(
-                attributes(),
-                (&mut new, Some(old)),
-                self.json,
-                &mut warnings,
-            )
-            .await?;
+            self.admit_written(attributes(), (&mut new, Some(old)), &mut warnings, tree)
+                .await?;
         }
         self.strategy.prepare_for_update(&mut new, old);
         let reserved = if target == Target::Resource {
@@ -959,7 +1000,6 @@ impl<S: Strategy> GenericStore<S> {
                 explicit_version,
                 warnings,
                 options,
-                tracking,
                 errors,
             )
             .await;
@@ -979,7 +1019,6 @@ impl<S: Strategy> GenericStore<S> {
         explicit_version: bool,
         mut warnings: Vec<String>,
         options: &WriteOptions,
-        tracking: Tracking<'_>,
         mut errors: Vec<FieldError>,
     ) -> Result<Attempt<Encoded>> {
         let name = meta_name(old.metadata()).to_string();
@@ -1014,13 +1053,7 @@ impl<S: Strategy> GenericStore<S> {
         for check in &self.write_checks {
             check.check(&new, Some(old), &options.user).await?;
         }
-        // Managed fields before validating admission, which sees them (as upstream's does).
-        let mut tree = match tracking {
-            Tracking::Record(manager) => {
-                self.record_managers(target, Some(old), &mut new, manager)?
-            }
-            _ => None,
-        };
+        let mut tree = None;
         if target.admitted_here() {
             tree = self
                 .validate_object(
@@ -1442,13 +1475,15 @@ impl<S: Strategy> GenericStore<S> {
             )
         };
         let name = meta_name(obj.metadata()).to_string();
-        self.admit_object(
-            attributes(&name),
-            (&mut obj, None),
-            self.json,
-            &mut warnings,
-        )
-        .await?;
+        // Managed fields before mutating admission, which sees them (as upstream's does).
+        let tree = match tracking {
+            Tracking::Record(manager) => {
+                self.record_managers(Target::Resource, None, &mut obj, manager)?
+            }
+            Tracking::Done => None,
+        };
+        self.admit_written(attributes(&name), (&mut obj, None), &mut warnings, tree)
+            .await?;
         {
             let meta = obj.metadata_mut();
             meta.uid = Some(names::uid());
@@ -1458,30 +1493,19 @@ impl<S: Strategy> GenericStore<S> {
             meta.deletion_grace_period_seconds = None;
         }
         warnings.extend(self.strategy.prepare_for_create_warned(&mut obj));
-        let tree = match tracking {
-            Tracking::Record(manager) => {
-                self.record_managers(Target::Resource, None, &mut obj, manager)?
-            }
-            _ => None,
-        };
         let reserved = self.reserve(&mut obj, None, options.dry_run).await?;
-        // A reservation may change the object (a Service's cluster IPs): no tree made before.
-        let tree = tree.filter(|_| self.allocations.is_none());
-        let result = self
-            .store_new(namespace, obj, tree, warnings, options)
-            .await;
+        let result = self.store_new(namespace, obj, warnings, options).await;
         self.settle(reserved, result.is_ok() && !options.dry_run)
             .await;
         result
     }
 
     /// The tail of a create once its object is complete: validation, checks, the write
-    /// (under new names while a generated one is taken). `tree`: `obj` as a tree, if made.
+    /// (under new names while a generated one is taken).
     async fn store_new(
         &self,
         namespace: &str,
         mut obj: S::Object,
-        mut tree: Option<serde_json::Value>,
         mut warnings: Vec<String>,
         options: &WriteOptions,
     ) -> Result<Encoded> {
@@ -1504,11 +1528,7 @@ impl<S: Strategy> GenericStore<S> {
         for attempt in 0..attempts {
             if generated {
                 let prefix = generate.as_deref().unwrap_or_default();
-                let name = names::generate(prefix);
-                if let Some(meta) = tree.as_mut().and_then(|t| t.get_mut("metadata")) {
-                    meta["name"] = name.as_str().into();
-                }
-                obj.metadata_mut().name = Some(name);
+                obj.metadata_mut().name = Some(names::generate(prefix));
             }
             let name = meta_name(obj.metadata()).to_string();
             let mut errors = validation::object_meta(
@@ -1532,20 +1552,20 @@ impl<S: Strategy> GenericStore<S> {
             for check in &self.write_checks {
                 check.check(&obj, None, &options.user).await?;
             }
-            tree = self
+            let tree = self
                 .validate_object(
                     attributes(&name),
                     (Some(&obj), None),
                     self.json,
                     &mut warnings,
-                    tree,
+                    None,
                 )
                 .await?;
             if options.dry_run {
                 return self.encode(&obj, warnings, ResponseStatus::Created);
             }
             let key = self.core.key(namespace, &name);
-            let stored = self.encode_stored(&key, &mut obj, tree.take())?;
+            let stored = self.encode_stored(&key, &mut obj, tree)?;
             let Outgoing { value, priming } = self.outgoing(&key, stored, &mut obj)?;
             match self.core.store.create(&key, value).await {
                 Ok(kv) => {

@@ -1058,3 +1058,94 @@ async fn storage_watches_hold_no_copy_of_the_collection() {
         "a selective watch reads its start once"
     );
 }
+
+/// A mutating plugin that labels every StorageClass it admits, remembers the managedFields
+/// it was shown and, when asked, leaves them invalid.
+struct Labeler {
+    seen: std::sync::Mutex<Vec<Value>>,
+    corrupt: bool,
+}
+
+#[async_trait::async_trait]
+impl capstan_admission::Plugin for Labeler {
+    fn name(&self) -> &'static str {
+        "Labeler"
+    }
+    fn admits(&self, _: Operation, resource: &GroupResource, _: &str) -> bool {
+        resource.resource == "storageclasses"
+    }
+    async fn admit(&self, a: &mut capstan_admission::Attributes) -> Result<(), ApiError> {
+        let object = a.object.as_mut().unwrap();
+        self.seen
+            .lock()
+            .unwrap()
+            .push(object["metadata"]["managedFields"].clone());
+        object["metadata"]["labels"]["added-by"] = json!("plugin");
+        if self.corrupt {
+            object["metadata"]["managedFields"][0]["operation"] = json!("Bogus");
+        }
+        Ok(())
+    }
+}
+
+/// The fields a managedFields entry owns, as `a.b.c` paths.
+fn owned(entry: &Value) -> Vec<String> {
+    fn walk(v: &Value, prefix: &str, out: &mut Vec<String>) {
+        for (k, child) in v.as_object().into_iter().flatten() {
+            let path = format!("{prefix}{}", k.trim_start_matches("f:"));
+            out.push(path.clone());
+            walk(child, &format!("{path}."), out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(&entry["fieldsV1"], "", &mut out);
+    out
+}
+
+/// As upstream's, a write's managedFields entry is recorded before mutating admission: the
+/// plugins see it, and what they set belongs to no entry; managedFields a plugin leaves
+/// invalid go back to those recorded, with upstream's warning.
+#[tokio::test]
+async fn managed_fields_are_recorded_before_mutating_admission() {
+    for corrupt in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let store = EmbeddedStore::open(EmbeddedStoreConfig::new(dir.path().join("db"))).unwrap();
+        let labeler = Arc::new(Labeler {
+            seen: Default::default(),
+            corrupt,
+        });
+        let chain = capstan_admission::Chain::new(vec![labeler.clone()]);
+        let sc_store = GenericStore::new(StorageClassStrategy, Arc::new(store), "/registry", None)
+            .with_admission(Arc::new(chain));
+        let options = WriteOptions {
+            field_manager: Some("writer".into()),
+            ..Default::default()
+        };
+        let body = body(
+            json!({"metadata": {"name": "a", "labels": {"tier": "gold"}},
+            "provisioner": "example.com/p"}),
+        );
+        let made = sc_store.create("", &body, &options).await.unwrap();
+        let object = json_of(&made);
+        assert_eq!(object["metadata"]["labels"]["added-by"], "plugin");
+
+        let seen = labeler.seen.lock().unwrap().clone();
+        assert_eq!(seen.len(), 1);
+        assert_eq!(seen[0][0]["manager"], "writer", "the plugin saw the entry");
+        let entry = &object["metadata"]["managedFields"][0];
+        assert_eq!(entry["operation"], "Update", "{object}");
+        let fields = owned(entry);
+        assert!(
+            fields.contains(&"metadata.labels.tier".to_string()),
+            "{fields:?}"
+        );
+        assert!(
+            !fields.contains(&"metadata.labels.added-by".to_string()),
+            "{fields:?}"
+        );
+        let warned = made.warnings.iter().any(|w| {
+            w.starts_with(".metadata.managedFields was in an invalid state after admission")
+        });
+        assert_eq!(warned, corrupt, "{:?}", made.warnings);
+    }
+}
