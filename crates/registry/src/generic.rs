@@ -464,21 +464,33 @@ impl<S: Strategy> GenericStore<S> {
         let admitted = self
             .admit_object(a, (&*obj, old), self.json, warnings, tree)
             .await?;
-        let Some(admitted) = admitted else {
+        let Some(mut admitted) = admitted else {
             return Ok(());
         };
+        // The entries the plugins left are read only when they changed them.
+        let left = admitted
+            .get_mut("metadata")
+            .and_then(serde_json::Value::as_object_mut)
+            .and_then(|m| m.remove("managedFields"))
+            .filter(|f| !f.is_null());
         let mut new = self.json.read_document(&admitted)?;
         let recorded = obj.metadata_mut().managed_fields.take();
-        if new.metadata().managed_fields != recorded {
-            let left = serde_json::to_value(&new.metadata().managed_fields)
-                .map_err(|e| ApiError::internal(e.to_string()))?;
-            if let Err(err) = capstan_merge::ManagedFields::decode(Some(&left)) {
-                new.metadata_mut().managed_fields = recorded;
-                warnings.push(format!(
-                    ".metadata.managedFields was in an invalid state after admission; this could be caused by an outdated mutating admission controller; please fix your requests: {err}"
-                ));
-            }
-        }
+        new.metadata_mut().managed_fields = match left {
+            None => None,
+            Some(left) if same_entries(recorded.as_deref(), &left) => recorded,
+            Some(left) => match capstan_merge::ManagedFields::decode(Some(&left)) {
+                Ok(_) => Some(
+                    managed_entries(left)
+                        .map_err(|e| ApiError::bad_request(format!("managedFields: {e}")))?,
+                ),
+                Err(err) => {
+                    warnings.push(format!(
+                        ".metadata.managedFields was in an invalid state after admission; this could be caused by an outdated mutating admission controller; please fix your requests: {err}"
+                    ));
+                    recorded
+                }
+            },
+        };
         *obj = new;
         Ok(())
     }
@@ -589,6 +601,46 @@ fn cached_object<S: Strategy>(
 
 /// managedFields as typed entries. Each entry's `fieldsV1` tree (most of an entry) is moved
 /// into it, not serialized and parsed again.
+/// Whether `entries` are, field for field, the managedFields `json` holds.
+fn same_entries(entries: Option<&[ManagedFieldsEntry]>, json: &serde_json::Value) -> bool {
+    let Some(items) = json.as_array() else {
+        return false;
+    };
+    let entries = entries.unwrap_or_default();
+    let text = |item: &serde_json::Value, key: &str, value: &Option<String>| {
+        item.get(key).and_then(serde_json::Value::as_str) == value.as_deref()
+    };
+    items.len() == entries.len()
+        && items.iter().zip(entries).all(|(item, entry)| {
+            text(item, "manager", &entry.manager)
+                && text(item, "operation", &entry.operation)
+                && text(item, "apiVersion", &entry.api_version)
+                && text(item, "fieldsType", &entry.fields_type)
+                && text(item, "subresource", &entry.subresource)
+                && item.get("fieldsV1").filter(|f| !f.is_null())
+                    == entry.fields_v1.as_ref().map(|f| &f.0)
+                && item.get("time").filter(|t| !t.is_null()).cloned()
+                    == entry
+                        .time
+                        .as_ref()
+                        .and_then(|t| serde_json::to_value(t).ok())
+                && item
+                    .as_object()
+                    .is_some_and(|o| o.keys().all(|k| ENTRY_KEYS.contains(&k.as_str())))
+        })
+}
+
+/// The fields of a managedFields entry.
+const ENTRY_KEYS: [&str; 7] = [
+    "manager",
+    "operation",
+    "apiVersion",
+    "fieldsType",
+    "fieldsV1",
+    "subresource",
+    "time",
+];
+
 fn managed_entries(
     fields: serde_json::Value,
 ) -> std::result::Result<Vec<ManagedFieldsEntry>, serde_json::Error> {

@@ -961,6 +961,35 @@ fn managed_entries_are_those_the_bytes_decode_to() {
     assert!(managed_entries(json!([{"manager": 3}])).is_err());
 }
 
+/// Entries are the same as their JSON only when every field is.
+#[test]
+fn same_entries_compares_every_field() {
+    let fields = json!([
+        {"manager": "kubectl", "operation": "Update", "apiVersion": "v1",
+         "time": "2026-12-02T05:00:00Z", "fieldsType": "FieldsV1",
+         "fieldsV1": {"f:metadata": {"f:labels": {"f:app": {}}}}},
+        {"manager": "kubelet", "operation": "Update", "apiVersion": "v1",
+         "subresource": "status", "fieldsType": "FieldsV1"}
+    ]);
+    let entries = managed_entries(fields.clone()).unwrap();
+    assert!(same_entries(Some(&entries), &fields));
+    for (pointer, changed) in [
+        ("/0/time", json!("2026-12-02T05:00:01Z")),
+        ("/0/fieldsV1/f:metadata", json!({})),
+        ("/1/subresource", json!("resize")),
+        ("/1/operation", json!("Apply")),
+    ] {
+        let mut other = fields.clone();
+        *other.pointer_mut(pointer).unwrap() = changed;
+        assert!(!same_entries(Some(&entries), &other), "{pointer}");
+    }
+    let mut extra = fields.clone();
+    extra[1]["unknown"] = json!(1);
+    assert!(!same_entries(Some(&entries), &extra));
+    assert!(!same_entries(Some(&entries[..1]), &fields));
+    assert!(same_entries(None, &json!([])));
+}
+
 /// The (type, name) of every event line a watch sends until its timeout.
 async fn watched(
     store: &GenericStore<StorageClassStrategy>,
