@@ -85,10 +85,57 @@ impl Node {
     }
 }
 
-/// Every object with an owner or a collector finalizer, and who depends on whom.
+/// What the collector keeps of an object without owners or finalizers that is not being
+/// deleted (most objects): only that it exists, as it may own others.
+#[derive(Debug, Clone, Copy)]
+struct Plain {
+    resource: usize,
+    /// The list generation of its resource it was last seen in.
+    generation: u64,
+}
+
+/// A uid in its canonical form (a lowercase UUID) as a number, which a map keeps in 16 bytes.
+fn uid_number(uid: &str) -> Option<u128> {
+    let b = uid.as_bytes();
+    if b.len() != 36 || [8, 13, 18, 23].iter().any(|&i| b[i] != b'-') {
+        return None;
+    }
+    let mut n = 0u128;
+    for (i, &c) in b.iter().enumerate() {
+        if matches!(i, 8 | 13 | 18 | 23) {
+            continue;
+        }
+        let digit = match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'f' => c - b'a' + 10,
+            _ => return None,
+        };
+        n = n << 4 | u128::from(digit);
+    }
+    Some(n)
+}
+
+/// The uid [`uid_number`] read.
+fn uid_text(n: u128) -> String {
+    let hex = format!("{n:032x}");
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
+}
+
+/// Every object, and who depends on whom.
 #[derive(Default)]
 struct Graph {
+    /// Objects with an owner or a finalizer, or being deleted (and any whose uid is not a
+    /// canonical UUID).
     nodes: HashMap<String, Node>,
+    /// The other objects, by uid.
+    plain: HashMap<u128, Plain>,
     /// Owner uid → dependent uids.
     dependents: HashMap<String, HashSet<String>>,
     /// Owner uid → how many of its dependents block its deletion.
@@ -99,6 +146,10 @@ impl Graph {
     /// Records `node` (or its removal) and returns the uids whose case may have changed.
     fn apply(&mut self, uid: String, node: Option<Node>) -> Vec<String> {
         let mut touched = vec![uid.clone()];
+        let number = uid_number(&uid);
+        if let Some(n) = number {
+            self.plain.remove(&n);
+        }
         if let Some(old) = self.nodes.remove(&uid) {
             for o in &old.owners {
                 if let Some(d) = self.dependents.get_mut(&o.uid) {
@@ -119,6 +170,18 @@ impl Graph {
             }
         }
         match node {
+            Some(node)
+                if node.owners.is_empty()
+                    && node.finalizers.is_empty()
+                    && !node.deleting
+                    && let Some(n) = number =>
+            {
+                let plain = Plain {
+                    resource: node.resource,
+                    generation: node.generation,
+                };
+                self.plain.insert(n, plain);
+            }
             Some(node) => {
                 for o in &node.owners {
                     self.dependents
@@ -137,6 +200,35 @@ impl Graph {
             }
         }
         touched
+    }
+
+    /// Whether `owner` stands: `None` when the graph does not hold it.
+    fn standing(&self, owner: &str) -> Option<Standing> {
+        if let Some(o) = self.nodes.get(owner) {
+            return Some(if o.deleting && o.has(FOREGROUND_FINALIZER) {
+                Standing::Waiting
+            } else {
+                Standing::Solid
+            });
+        }
+        let held = uid_number(owner).is_some_and(|n| self.plain.contains_key(&n));
+        held.then_some(Standing::Solid)
+    }
+
+    /// The uids of the objects of `resource` last seen in a list before `generation` (all of
+    /// them: `u64::MAX`).
+    fn seen_before(&self, resource: usize, generation: u64) -> Vec<String> {
+        let nodes = self
+            .nodes
+            .iter()
+            .filter(|(_, n)| n.resource == resource && n.generation < generation)
+            .map(|(uid, _)| uid.clone());
+        let plain = self
+            .plain
+            .iter()
+            .filter(|(_, p)| p.resource == resource && p.generation < generation)
+            .map(|(n, _)| uid_text(*n));
+        nodes.chain(plain).collect()
     }
 }
 
@@ -237,13 +329,7 @@ pub(crate) async fn run(registry: Arc<Registry>, custom: Option<Arc<CustomResour
                 generations[i] = generations[i].max(seen.generation);
                 if seen.listed {
                     // A (re)list ended: what it did not hold is gone.
-                    let gone: Vec<String> = graph
-                        .nodes
-                        .iter()
-                        .filter(|(_, n)| n.resource == i && n.generation < seen.generation)
-                        .map(|(uid, _)| uid.clone())
-                        .collect();
-                    for uid in gone {
+                    for uid in graph.seen_before(i, seen.generation) {
                         collector.forget(&uid);
                         work.push(graph.apply(uid, None));
                     }
@@ -293,13 +379,7 @@ pub(crate) async fn run(registry: Arc<Registry>, custom: Option<Arc<CustomResour
                     let Some((slot, _)) = custom_slots.remove(&key) else { continue };
                     followers.stop(slot);
                     synced.insert(slot);
-                    let left: Vec<String> = graph
-                        .nodes
-                        .iter()
-                        .filter(|(_, n)| n.resource == slot)
-                        .map(|(uid, _)| uid.clone())
-                        .collect();
-                    for uid in left {
+                    for uid in graph.seen_before(slot, u64::MAX) {
                         collector.forget(&uid);
                         work.push(graph.apply(uid, None));
                     }
@@ -440,12 +520,8 @@ impl Collector {
         dependent: &Node,
         owner: &Owner,
     ) -> Result<Standing, Error> {
-        if let Some(o) = graph.nodes.get(&owner.uid) {
-            return Ok(if o.deleting && o.has(FOREGROUND_FINALIZER) {
-                Standing::Waiting
-            } else {
-                Standing::Solid
-            });
+        if let Some(standing) = graph.standing(&owner.uid) {
+            return Ok(standing);
         }
         let Some(storage) = self.storage_of(&owner.api_version, &owner.kind) else {
             // A kind Capstan does not serve: it cannot be judged, so it is not gone.
@@ -689,5 +765,38 @@ mod tests {
         // The owner goes: its dependent is looked at again.
         let touched = g.apply(uid, None);
         assert!(touched.contains(&"d".to_string()), "{touched:?}");
+    }
+
+    /// An object without owners and finalizers is kept as a number (its uid) and stands for
+    /// the objects it owns; a relist that misses it reports it by its uid.
+    #[test]
+    fn plain_objects_are_kept_as_their_uid() {
+        let uid = "0f8b3c2a-91d4-4e6f-b7a0-c1d2e3f4a5b6";
+        assert_eq!(uid_number(uid).map(uid_text).as_deref(), Some(uid));
+        for odd in [
+            "0F8B3C2A-91D4-4E6F-B7A0-C1D2E3F4A5B6",
+            "o",
+            "0f8b3c2a91d44e6fb7a0c1d2e3f4a5b6",
+        ] {
+            assert_eq!(uid_number(odd), None, "{odd}");
+        }
+        let mut g = Graph::default();
+        let owner = json!({"metadata": {"uid": uid, "name": "o", "namespace": "ns"}});
+        let (owner_uid, mut node) = Node::read(3, serde_json::from_value(owner).unwrap()).unwrap();
+        node.generation = 1;
+        g.apply(owner_uid.clone(), Some(node));
+        assert!(g.nodes.is_empty());
+        assert_eq!(g.standing(uid), Some(Standing::Solid));
+        assert_eq!(g.seen_before(3, 2), [uid]);
+        assert!(g.seen_before(3, 1).is_empty());
+        // Being deleted with a finalizer, it is a full node again.
+        let deleting = json!({"metadata": {"uid": uid, "name": "o", "namespace": "ns",
+            "deletionTimestamp": "2026-12-02T00:00:00Z", "finalizers": [FOREGROUND_FINALIZER]}});
+        let (_, node) = Node::read(3, serde_json::from_value(deleting).unwrap()).unwrap();
+        g.apply(owner_uid.clone(), Some(node));
+        assert!(g.plain.is_empty());
+        assert_eq!(g.standing(uid), Some(Standing::Waiting));
+        g.apply(owner_uid, None);
+        assert_eq!(g.standing(uid), None);
     }
 }
