@@ -617,6 +617,36 @@ async fn json_logs_with_a_line_per_request_and_no_credentials() {
     );
 }
 
+/// A SIGTERM the moment the server says it serves is a graceful shutdown (exit 0), not the
+/// signal's default action: the handlers are in place before the port answers.
+#[test]
+fn a_sigterm_right_after_start_is_a_graceful_shutdown() {
+    for _ in 0..3 {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = server_command(dir.path())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the binary starts");
+        let stderr = BufReader::new(child.stderr.take().expect("stderr"));
+        let mut lines = stderr.lines();
+        assert!(
+            lines
+                .by_ref()
+                .map_while(Result::ok)
+                .any(|line| line.contains("\"serving\"")),
+            "the server says it serves"
+        );
+        let status = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        std::thread::spawn(move || lines.for_each(drop));
+        let exit = child.wait().unwrap();
+        assert!(exit.success(), "{exit:?}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn log_files_per_severity_written_out_at_exit() {
     let dir = tempfile::tempdir().unwrap();

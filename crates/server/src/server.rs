@@ -1025,16 +1025,22 @@ pub fn run(config: ServerConfig) -> BoxFuture<'static, Result<()>> {
 
 async fn run_server(config: ServerConfig) -> Result<()> {
     let delay = config.shutdown_delay;
+    // The handlers come first: a signal that arrives once the server answers (or while it
+    // starts) is a shutdown, never the default action's immediate exit.
+    use tokio::signal::unix::{SignalKind, signal};
+    let handler = |kind: SignalKind, name: &str| {
+        signal(kind).map_err(|e| Error::Startup(format!("installing the {name} handler: {e}")))
+    };
+    let mut term = handler(SignalKind::terminate(), "SIGTERM")?;
+    let mut interrupt = handler(SignalKind::interrupt(), "SIGINT")?;
     let server = start(config).await?;
     // Start-up ran code the serving path never runs again; let its pages go.
     match capstan_serving::memory::release_startup_code() {
         Ok(bytes) => tracing::debug!(bytes, "released the pages of start-up code"),
         Err(e) => warn!(error = %e, "could not release the pages of start-up code"),
     }
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .map_err(|e| Error::Startup(format!("installing the SIGTERM handler: {e}")))?;
     tokio::select! {
-        _ = tokio::signal::ctrl_c() => info!("interrupted; shutting down"),
+        _ = interrupt.recv() => info!("interrupted; shutting down"),
         _ = term.recv() => info!("terminated; shutting down"),
     }
     server.begin_shutdown();
