@@ -171,9 +171,20 @@ impl ManagedFields {
         if self.entries.is_empty() {
             return None;
         }
-        let items = self
-            .entries
-            .iter()
+        // Upstream's order: by operation, time, manager, apiVersion, subresource.
+        let mut order: Vec<&Entry> = self.entries.iter().collect();
+        fn key(e: &Entry) -> (&str, &str, &str, &str, &str) {
+            (
+                e.operation.as_str(),
+                e.time.as_deref().unwrap_or_default(),
+                &e.manager,
+                &e.api_version,
+                &e.subresource,
+            )
+        }
+        order.sort_by(|p, q| key(p).cmp(&key(q)));
+        let items = order
+            .into_iter()
             .map(|e| {
                 let mut m = Map::new();
                 m.insert("manager".into(), Value::String(e.manager.clone()));

@@ -277,5 +277,56 @@ fn update_entries_are_capped() {
     assert_eq!(managed.entries.len(), MAX_UPDATE_MANAGERS);
     assert!(managed.entries.iter().any(|e| e.manager == ANCIENT_CHANGES));
     let round: Value = managed.encode().unwrap();
-    assert_eq!(ManagedFields::decode(Some(&round)).unwrap(), managed);
+    // The encoding is in upstream's order (the oldest time first): the same entries.
+    let decoded = ManagedFields::decode(Some(&round)).unwrap();
+    assert_eq!(decoded.encode().unwrap(), round);
+    assert_eq!(decoded.entries.len(), managed.entries.len());
+    assert!(managed.entries.iter().all(|e| decoded.entries.contains(e)));
+    assert_eq!(decoded.entries[0].manager, ANCIENT_CHANGES);
+}
+
+/// Entries are written in upstream's order: by operation, time, manager, apiVersion and
+/// subresource, whatever order they were recorded in.
+#[test]
+fn entries_are_encoded_in_upstreams_order() {
+    let entry = |manager: &str, operation: &str, time: &str, subresource: &str| {
+        json!({"manager": manager, "operation": operation, "apiVersion": "v1",
+            "time": time, "fieldsType": "FieldsV1", "subresource": subresource,
+            "fieldsV1": {"f:data": {"f:k": {}}}})
+    };
+    let recorded = json!([
+        entry("kubelet", "Update", "2026-11-23T16:00:00Z", "status"),
+        entry("kubectl", "Update", "2026-11-23T16:00:05Z", ""),
+        entry(
+            "debugger",
+            "Update",
+            "2026-11-23T16:00:00Z",
+            "ephemeralcontainers"
+        ),
+        entry("applier", "Apply", "2026-11-23T16:00:09Z", ""),
+        entry("kubelet", "Update", "2026-11-23T16:00:00Z", ""),
+    ]);
+    let managed = ManagedFields::decode(Some(&recorded)).unwrap();
+    let encoded = managed.encode().unwrap();
+    let order: Vec<(&str, &str)> = encoded
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["manager"].as_str().unwrap(),
+                e.get("subresource").and_then(Value::as_str).unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [
+            ("applier", ""),
+            ("debugger", "ephemeralcontainers"),
+            ("kubelet", ""),
+            ("kubelet", "status"),
+            ("kubectl", ""),
+        ]
+    );
 }
