@@ -520,6 +520,21 @@ async fn schedule(
     config: Configuration,
     client: capstan_client::Client,
 ) -> Result<ExitCode, String> {
+    // SIGTERM or SIGINT ends the scheduler with success, as upstream's (whose lease then
+    // expires); the handlers are in place before it serves.
+    let stopped = {
+        use tokio::signal::unix::{SignalKind, signal};
+        let handler = |kind| signal(kind).map_err(|e| format!("installing a signal handler: {e}"));
+        let mut term = handler(SignalKind::terminate())?;
+        let mut interrupt = handler(SignalKind::interrupt())?;
+        async move {
+            tokio::select! {
+                _ = term.recv() => tracing::info!("terminated; exiting"),
+                _ = interrupt.recv() => tracing::info!("interrupted; exiting"),
+            }
+        }
+    };
+    tokio::pin!(stopped);
     let mut profiles = Vec::new();
     for p in &config.profiles {
         let (profile, warnings) =
@@ -581,7 +596,7 @@ async fn schedule(
             () = elector.acquire() => {
                 tracing::info!(identity = %elector.config().identity, "leader election: the lease is ours");
             }
-            _ = tokio::signal::ctrl_c() => return Ok(ExitCode::SUCCESS),
+            () = &mut stopped => return Ok(ExitCode::SUCCESS),
         }
     }
     metrics.set_leader(true);
@@ -593,7 +608,7 @@ async fn schedule(
     };
     tokio::select! {
         () = scheduler.run() => Ok(ExitCode::SUCCESS),
-        _ = tokio::signal::ctrl_c() => Ok(ExitCode::SUCCESS),
+        () = &mut stopped => Ok(ExitCode::SUCCESS),
         () = lost => Err("leader election lost".into()),
     }
 }

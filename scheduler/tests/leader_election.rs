@@ -212,3 +212,32 @@ async fn the_migration_lock_keeps_a_config_map_and_a_lease_in_step() {
     renewed_past_a_lease_duration(&client).await;
     assert_eq!(holder(&client).await.as_deref(), Some(holder_id.as_str()));
 }
+
+/// SIGTERM ends the scheduler with success, as upstream's: the leader while it schedules
+/// and a standby while it waits for the lease.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_ends_leader_and_standby_with_success() {
+    let server = TestServer::start().await;
+    let client =
+        Client::new(Config::from_kubeconfig(&server.kubeconfig_path(), None).unwrap()).unwrap();
+    let mut leader = replica(&server);
+    for _ in 0..100 {
+        if holder(&client).await.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(holder(&client).await.is_some(), "a replica takes the lease");
+    let mut standby = replica(&server);
+    // Let the standby reach its wait for the lease.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    for (role, running) in [("standby", &mut standby), ("leader", &mut leader)] {
+        let status = std::process::Command::new("kill")
+            .args(["-TERM", &running.0.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let exit = running.0.wait().unwrap();
+        assert!(exit.success(), "the {role} ended with {exit:?}");
+    }
+}
