@@ -599,8 +599,6 @@ fn cached_object<S: Strategy>(
     }
 }
 
-/// managedFields as typed entries. Each entry's `fieldsV1` tree (most of an entry) is moved
-/// into it, not serialized and parsed again.
 /// Whether `entries` are, field for field, the managedFields `json` holds.
 fn same_entries(entries: Option<&[ManagedFieldsEntry]>, json: &serde_json::Value) -> bool {
     let Some(items) = json.as_array() else {
@@ -641,6 +639,8 @@ const ENTRY_KEYS: [&str; 7] = [
     "time",
 ];
 
+/// managedFields as typed entries. Each entry's `fieldsV1` tree (most of an entry) is moved
+/// into it, not serialized and parsed again.
 fn managed_entries(
     fields: serde_json::Value,
 ) -> std::result::Result<Vec<ManagedFieldsEntry>, serde_json::Error> {
