@@ -94,38 +94,18 @@ struct Plain {
     generation: u64,
 }
 
-/// A uid in its canonical form (a lowercase UUID) as a number, which a map keeps in 16 bytes.
+/// A uid in its canonical form (a lowercase hyphenated UUID, as the server makes them) as a
+/// number, which a map keeps in 16 bytes; other forms are not read (their text would not
+/// come back the same).
 fn uid_number(uid: &str) -> Option<u128> {
-    let b = uid.as_bytes();
-    if b.len() != 36 || [8, 13, 18, 23].iter().any(|&i| b[i] != b'-') {
-        return None;
-    }
-    let mut n = 0u128;
-    for (i, &c) in b.iter().enumerate() {
-        if matches!(i, 8 | 13 | 18 | 23) {
-            continue;
-        }
-        let digit = match c {
-            b'0'..=b'9' => c - b'0',
-            b'a'..=b'f' => c - b'a' + 10,
-            _ => return None,
-        };
-        n = n << 4 | u128::from(digit);
-    }
-    Some(n)
+    let parsed = uuid::Uuid::try_parse(uid).ok()?;
+    let mut text = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    (parsed.hyphenated().encode_lower(&mut text) == uid).then(|| parsed.as_u128())
 }
 
 /// The uid [`uid_number`] read.
 fn uid_text(n: u128) -> String {
-    let hex = format!("{n:032x}");
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..]
-    )
+    uuid::Uuid::from_u128(n).hyphenated().to_string()
 }
 
 /// Every object, and who depends on whom.
