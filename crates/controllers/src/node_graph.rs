@@ -140,6 +140,7 @@ fn push(list: &mut Vec<String>, name: Option<&String>) {
 #[serde(default)]
 pub(crate) struct GraphPod {
     metadata: crate::watching::Metadata,
+    #[serde(deserialize_with = "referencing_spec")]
     spec: Value,
     #[serde(deserialize_with = "crate::watching::nullable")]
     status: GraphPodStatus,
@@ -149,6 +150,60 @@ pub(crate) struct GraphPod {
 #[serde(default, rename_all = "camelCase")]
 struct GraphPodStatus {
     resource_claim_statuses: Value,
+}
+
+/// The part of a pod's spec that names other objects: its node, account, pull secrets,
+/// volumes and its containers' environment. The rest (images, probes, resources, ...) is
+/// skipped, not built into a tree.
+fn referencing_spec<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
+    struct Referencing;
+    impl<'de> serde::de::Visitor<'de> for Referencing {
+        type Value = Value;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a pod spec")
+        }
+
+        fn visit_unit<E>(self) -> Result<Value, E> {
+            Ok(Value::Null)
+        }
+
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+            let mut kept = serde_json::Map::new();
+            while let Some(key) = map.next_key::<String>()? {
+                match key.as_str() {
+                    "nodeName" | "serviceAccountName" | "imagePullSecrets" | "volumes" => {
+                        let value = map.next_value()?;
+                        kept.insert(key, value);
+                    }
+                    "initContainers" | "containers" | "ephemeralContainers" => {
+                        let list: Option<Vec<Environment>> = map.next_value()?;
+                        let list = list.into_iter().flatten().map(Environment::into_tree);
+                        kept.insert(key, Value::Array(list.collect()));
+                    }
+                    _ => {
+                        map.next_value::<serde::de::IgnoredAny>()?;
+                    }
+                }
+            }
+            Ok(Value::Object(kept))
+        }
+    }
+    d.deserialize_any(Referencing)
+}
+
+/// A container's environment, the only part of it that names other objects.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct Environment {
+    env: Value,
+    env_from: Value,
+}
+
+impl Environment {
+    fn into_tree(self) -> Value {
+        serde_json::json!({"env": self.env, "envFrom": self.env_from})
+    }
 }
 
 impl GraphPod {
@@ -241,6 +296,8 @@ mod tests {
                     "envFrom": [{"configMapRef": {"name": "all-map"}}]}],
                 "initContainers": [{"name": "i", "image": "i",
                     "envFrom": [{"secretRef": {"name": "init-secret"}}]}],
+                "ephemeralContainers": [{"name": "debug", "image": "i", "env": null,
+                    "envFrom": [{"secretRef": {"name": "debug-secret"}}]}],
                 "volumes": [
                     {"name": "s", "secret": {"secretName": "vol-secret"}},
                     {"name": "m", "configMap": {"name": "vol-map"}},
@@ -253,7 +310,10 @@ mod tests {
                 ],
             },
         });
-        let refs = serde_json::from_value::<GraphPod>(pod).unwrap().refs();
+        // Parsed from bytes, as the watch delivers pods.
+        let refs = serde_json::from_slice::<GraphPod>(&serde_json::to_vec(&pod).unwrap())
+            .unwrap()
+            .refs();
         assert_eq!(refs.node, "n1");
         assert_eq!(refs.service_account, "runner");
         let mut secrets = refs.secrets.clone();
@@ -263,6 +323,7 @@ mod tests {
             [
                 "azure-secret",
                 "csi-secret",
+                "debug-secret",
                 "env-secret",
                 "init-secret",
                 "proj-secret",
@@ -274,6 +335,17 @@ mod tests {
         maps.sort();
         assert_eq!(maps, ["all-map", "env-map", "proj-map", "vol-map"]);
         assert_eq!(refs.claims, ["data", "web-e"]);
+    }
+
+    #[test]
+    fn a_pod_without_a_spec_references_nothing() {
+        for body in [
+            r#"{"metadata": {"name": "p"}, "spec": null}"#,
+            r#"{"metadata": {"name": "p"}, "spec": {"containers": null, "volumes": null}}"#,
+        ] {
+            let refs = serde_json::from_str::<GraphPod>(body).unwrap().refs();
+            assert!(refs.node.is_empty() && refs.secrets.is_empty() && refs.claims.is_empty());
+        }
     }
 
     #[test]

@@ -9,10 +9,11 @@ use std::sync::Arc;
 use capstan_api::{PersistentVolumeClaimStrategy, PersistentVolumeStrategy, PodStrategy};
 use capstan_meta::Strategy;
 use capstan_registry::{GenericStore, RestStorage};
-use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim, Pod};
+use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
+use serde::Deserialize;
 use tokio::sync::mpsc;
 
-use crate::watching::{Seen, follow};
+use crate::watching::{Seen, follow, nullable};
 
 /// The finalizer of protected claims.
 pub const CLAIM_FINALIZER: &str = "kubernetes.io/pvc-protection";
@@ -21,16 +22,56 @@ pub const VOLUME_FINALIZER: &str = "kubernetes.io/pv-protection";
 
 type Key = (String, String);
 
+/// What the controller reads of a pod: its name, phase and volumes. The rest of the pod
+/// (containers, managed fields, most of the status) is skipped while parsing.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ClaimingPod {
+    metadata: crate::watching::Metadata,
+    #[serde(deserialize_with = "nullable")]
+    spec: ClaimingSpec,
+    #[serde(deserialize_with = "nullable")]
+    status: PodPhase,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ClaimingSpec {
+    #[serde(deserialize_with = "nullable")]
+    volumes: Vec<ClaimingVolume>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct ClaimingVolume {
+    #[serde(deserialize_with = "nullable")]
+    name: String,
+    persistent_volume_claim: Option<ClaimSource>,
+    ephemeral: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct ClaimSource {
+    #[serde(deserialize_with = "nullable")]
+    claim_name: String,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct PodPhase {
+    phase: Option<String>,
+}
+
 /// The claims a pod that has not terminated uses (volumes and ephemeral volumes).
-fn claims_of(pod: &Pod) -> Vec<String> {
-    let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
-    if matches!(phase, Some("Succeeded" | "Failed")) {
+fn claims_of(pod: &ClaimingPod) -> Vec<String> {
+    if matches!(pod.status.phase.as_deref(), Some("Succeeded" | "Failed")) {
         return Vec::new();
     }
-    let name = pod.metadata.name.clone().unwrap_or_default();
+    let name = &pod.metadata.name;
     pod.spec
+        .volumes
         .iter()
-        .flat_map(|s| s.volumes.iter().flatten())
         .filter_map(|v| match (&v.persistent_volume_claim, &v.ephemeral) {
             (Some(claim), _) => Some(claim.claim_name.clone()),
             (None, Some(_)) => Some(format!("{name}-{}", v.name)),
@@ -72,7 +113,7 @@ pub async fn run(
     claims: Arc<GenericStore<PersistentVolumeClaimStrategy>>,
     volumes: Arc<GenericStore<PersistentVolumeStrategy>>,
 ) {
-    let (pods_tx, mut pod_events) = mpsc::channel::<Seen<Pod>>(256);
+    let (pods_tx, mut pod_events) = mpsc::channel::<Seen<ClaimingPod>>(256);
     let (claims_tx, mut claim_events) = mpsc::channel::<Seen<PersistentVolumeClaim>>(256);
     let (volumes_tx, mut volume_events) = mpsc::channel::<Seen<PersistentVolume>>(256);
     let mut followers = tokio::task::JoinSet::new();
@@ -95,9 +136,8 @@ pub async fn run(
                 if seen.listed {
                     pods_listed = true;
                 } else {
-                    let ns = seen.object.metadata.namespace.clone().unwrap_or_default();
-                    let name = seen.object.metadata.name.clone().unwrap_or_default();
                     let now = if seen.deleted { Vec::new() } else { claims_of(&seen.object) };
+                    let crate::watching::Metadata { namespace: ns, name, .. } = seen.object.metadata;
                     let key = (ns.clone(), name.clone());
                     let before = used_by.remove(&key).unwrap_or_default();
                     for claim in &before {
@@ -169,7 +209,7 @@ mod tests {
 
     #[test]
     fn running_pods_use_their_claims_and_finished_ones_do_not() {
-        let pod = |phase: &str| -> Pod {
+        let pod = |phase: &str| -> ClaimingPod {
             serde_json::from_value(
                 json!({"metadata": {"name": "web"}, "spec": {"containers": [],
                 "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "db"}},
@@ -181,5 +221,10 @@ mod tests {
         };
         assert_eq!(claims_of(&pod("Running")), ["db", "web-scratch"]);
         assert!(claims_of(&pod("Succeeded")).is_empty());
+        // What a server may send as null reads as absent.
+        let bare: ClaimingPod = serde_json::from_value(json!({"metadata": {"name": "web"},
+            "spec": {"volumes": [{"name": "v", "persistentVolumeClaim": null}]}, "status": null}))
+        .unwrap();
+        assert!(claims_of(&bare).is_empty());
     }
 }
