@@ -65,8 +65,9 @@ pub struct EmbeddedStoreConfig {
     pub checkpoint_interval: Duration,
     /// Memory for redb's page cache. Reads of current objects (GETs and lists) are served by
     /// the watch cache above, leaving writes' reads of the current value and the caches'
-    /// initial lists: this stays small (redb's own default is 1 GiB; 64 MiB here held pages
-    /// the watch caches had read once at start).
+    /// initial lists: this stays small (redb's own default is 1 GiB; 64 MiB, then 16 MiB
+    /// here held pages the watch caches had read once at start, and 8 MiB writes as fast on
+    /// 33,000 stored objects).
     pub cache_bytes: usize,
 }
 
@@ -81,7 +82,7 @@ impl EmbeddedStoreConfig {
             watch_buffer_bytes: 128 << 20,
             checkpoint_bytes: 16 << 20,
             checkpoint_interval: Duration::from_secs(1),
-            cache_bytes: 16 << 20,
+            cache_bytes: 8 << 20,
         }
     }
 }
