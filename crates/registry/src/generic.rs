@@ -12,7 +12,9 @@ use capstan_meta::{
     validation,
 };
 use capstan_storage::{KeyValue, ListRequest, Revision, Store};
-use capstan_watch::{CachedObject, Decode, PrimedWrite, Priming, WatchCache, WatchCacheConfig};
+use capstan_watch::{
+    CachedObject, Decode, FieldNames, Fields, PrimedWrite, Priming, WatchCache, WatchCacheConfig,
+};
 use futures_util::StreamExt;
 
 use crate::codec;
@@ -126,6 +128,8 @@ struct StoreCore {
     tracker: FieldTracker,
     /// The form objects are stored in (media type, encryption).
     codec: StorageCodec,
+    /// The names of the selectable fields the cache keeps with each object.
+    field_names: FieldNames,
 }
 
 /// What a write addresses: the resource, or its `status` subresource.
@@ -212,11 +216,12 @@ where
             descriptor.resource
         );
         let strategy = Arc::new(strategy);
+        let field_names = selectable_names(&descriptor.field_labels.fields);
         let decode: Decode = {
             let strategy = strategy.clone();
-            let fields = descriptor.field_labels.fields.clone();
+            let names = field_names.clone();
             let codec = codec.clone();
-            Arc::new(move |kv: &KeyValue| to_cached(&*strategy, &codec, &fields, kv))
+            Arc::new(move |kv: &KeyValue| to_cached(&*strategy, &codec, &names, kv))
         };
         let cache = cache
             .map(|config| WatchCache::start(store.clone(), prefix.clone(), decode.clone(), config));
@@ -239,6 +244,7 @@ where
                 cache,
                 admission: None,
                 delete_workers: 1,
+                field_names,
             },
             strategy,
             create_hooks: Vec::new(),
@@ -547,7 +553,7 @@ impl<S: Strategy> GenericStore<S> {
 fn to_cached<S: Strategy>(
     strategy: &S,
     codec: &StorageCodec,
-    fields: &[String],
+    fields: &FieldNames,
     kv: &KeyValue,
 ) -> std::result::Result<CachedObject, String> {
     let json = codec.decode(&kv.key, &kv.value)?;
@@ -570,33 +576,33 @@ fn to_cached<S: Strategy>(
 /// `obj`, stored under `key` at `revision` and served as `json`, as the watch cache keeps it.
 fn cached_object<S: Strategy>(
     strategy: &S,
-    fields: &[String],
+    fields: &FieldNames,
     key: &str,
     revision: Revision,
     obj: &S::Object,
     json: Bytes,
 ) -> CachedObject {
     let meta = obj.metadata();
-    let name = meta.name.clone().unwrap_or_default();
-    let namespace = meta.namespace.clone().unwrap_or_default();
-    let mut selectable = vec![
-        ("metadata.name".to_string(), name),
-        ("metadata.namespace".to_string(), namespace),
-    ];
-    for f in fields {
-        if let Some(v) = strategy.field(obj, f) {
-            selectable.push((f.clone(), v));
-        }
-    }
-    let labels = meta.labels.iter().flatten().collect();
+    let values = fields.iter().map(|f| match f.as_str() {
+        "metadata.name" => Some(meta.name.clone().unwrap_or_default()),
+        "metadata.namespace" => Some(meta.namespace.clone().unwrap_or_default()),
+        f => strategy.field(obj, f),
+    });
     CachedObject {
         key: key.to_string(),
         revision,
         json,
-        labels,
-        fields: selectable.into_iter().collect(),
+        labels: meta.labels.iter().flatten().collect(),
+        fields: Fields::new(fields, values),
         protobuf: Default::default(),
     }
+}
+
+/// `metadata.name` and `metadata.namespace`, then a resource's other selectable fields.
+fn selectable_names(fields: &[String]) -> FieldNames {
+    let meta = ["metadata.name", "metadata.namespace"].map(String::from);
+    let rest = fields.iter().filter(|f| !meta.contains(f)).cloned();
+    meta.iter().cloned().chain(rest).collect()
 }
 
 /// Whether `entries` are, field for field, the managedFields `json` holds.
@@ -855,7 +861,7 @@ impl<S: Strategy> GenericStore<S> {
         let start = end - pending.version.len();
         let object = cached_object(
             &*self.strategy,
-            &self.core.descriptor.field_labels.fields,
+            &self.core.field_names,
             key,
             Revision(0),
             obj,

@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use capstan_storage::{EmbeddedStore, EmbeddedStoreConfig, KeyValue, Store};
-use capstan_watch::{CachedObject, Decode, Error, Filter, Pairs, WatchCache, WatchCacheConfig};
+use capstan_watch::{
+    CachedObject, Decode, Error, Fields, Filter, Pairs, WatchCache, WatchCacheConfig,
+};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -26,7 +28,7 @@ fn decode() -> Decode {
             revision: kv.mod_revision,
             json: kv.value.clone(),
             labels: Pairs::default(),
-            fields: Pairs::default(),
+            fields: Fields::default(),
             protobuf: Default::default(),
         })
     })

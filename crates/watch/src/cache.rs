@@ -10,6 +10,7 @@ use tokio::task::JoinHandle;
 use tracing::{debug, warn};
 
 use crate::error::{Error, Result};
+use crate::fields::Fields;
 use crate::pairs::Pairs;
 
 /// One object as the cache keeps it.
@@ -24,7 +25,7 @@ pub struct CachedObject {
     /// Its labels.
     pub labels: Pairs,
     /// Its selectable fields (`metadata.name`, `metadata.namespace`, ...).
-    pub fields: Pairs,
+    pub fields: Fields,
     /// Its protobuf encoding (the message, without the envelope), made the first time a
     /// client reads it in protobuf and kept with it from then on.
     pub protobuf: std::sync::OnceLock<Bytes>,

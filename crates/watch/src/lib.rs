@@ -10,6 +10,7 @@
 
 mod cache;
 mod error;
+mod fields;
 mod pairs;
 
 pub use cache::{
@@ -17,4 +18,5 @@ pub use cache::{
     WatchCacheConfig, WatchEvent, classify,
 };
 pub use error::{Error, Result};
+pub use fields::{FieldNames, Fields};
 pub use pairs::Pairs;

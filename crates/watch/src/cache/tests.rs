@@ -16,7 +16,7 @@ fn decode() -> Decode {
             revision: kv.mod_revision,
             json: kv.value.clone(),
             labels: [(k, v)].into_iter().collect(),
-            fields: Pairs::default(),
+            fields: Fields::default(),
             protobuf: Default::default(),
         })
     })
@@ -656,7 +656,7 @@ async fn a_primed_change_is_kept_without_decoding() {
             revision: Revision(0),
             json: Bytes::from(format!("{{\"rv\":\"PENDING\",\"tier\":\"{tier}\"}}")),
             labels: [("tier", tier)].into_iter().collect(),
-            fields: Pairs::default(),
+            fields: Fields::default(),
             protobuf: Default::default(),
         },
         placeholder: 7..14,
