@@ -12,9 +12,19 @@ fn items(v: &Value) -> impl Iterator<Item = &Value> {
     v.as_array().into_iter().flatten()
 }
 
+/// The lists of containers in a pod spec: init containers, containers, ephemeral containers.
+pub const CONTAINER_LISTS: [&str; 3] = ["initContainers", "containers", "ephemeralContainers"];
+
+/// The fields of a pod spec, besides [`CONTAINER_LISTS`], that these functions read: a reader
+/// that keeps only what they need (the Node graph) keeps these.
+pub const SPEC_FIELDS: [&str; 2] = ["imagePullSecrets", "volumes"];
+
+/// The fields of a container that these functions read.
+pub const CONTAINER_FIELDS: [&str; 2] = ["env", "envFrom"];
+
 /// Every container of a pod spec: init containers, containers, then ephemeral containers.
 pub fn containers(spec: &Value) -> impl Iterator<Item = &Value> {
-    ["initContainers", "containers", "ephemeralContainers"]
+    CONTAINER_LISTS
         .into_iter()
         .flat_map(|list| items(&spec[list]))
 }

@@ -171,19 +171,18 @@ fn referencing_spec<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Value, D::
         fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
             let mut kept = serde_json::Map::new();
             while let Some(key) = map.next_key::<String>()? {
-                match key.as_str() {
-                    "nodeName" | "serviceAccountName" | "imagePullSecrets" | "volumes" => {
-                        let value = map.next_value()?;
-                        kept.insert(key, value);
-                    }
-                    "initContainers" | "containers" | "ephemeralContainers" => {
-                        let list: Option<Vec<Environment>> = map.next_value()?;
-                        let list = list.into_iter().flatten().map(Environment::into_tree);
-                        kept.insert(key, Value::Array(list.collect()));
-                    }
-                    _ => {
-                        map.next_value::<serde::de::IgnoredAny>()?;
-                    }
+                let key_is = |names: &[&str]| names.contains(&key.as_str());
+                if key_is(&["nodeName", "serviceAccountName"])
+                    || key_is(&pod_references::SPEC_FIELDS)
+                {
+                    let value = map.next_value()?;
+                    kept.insert(key, value);
+                } else if key_is(&pod_references::CONTAINER_LISTS) {
+                    let list: Option<Vec<Environment>> = map.next_value()?;
+                    let list = list.into_iter().flatten().map(Environment::into_tree);
+                    kept.insert(key, Value::Array(list.collect()));
+                } else {
+                    map.next_value::<serde::de::IgnoredAny>()?;
                 }
             }
             Ok(Value::Object(kept))
@@ -192,7 +191,8 @@ fn referencing_spec<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Value, D::
     d.deserialize_any(Referencing)
 }
 
-/// A container's environment, the only part of it that names other objects.
+/// A container's environment ([`pod_references::CONTAINER_FIELDS`]), the only part of it
+/// that names other objects.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 struct Environment {
@@ -202,7 +202,8 @@ struct Environment {
 
 impl Environment {
     fn into_tree(self) -> Value {
-        serde_json::json!({"env": self.env, "envFrom": self.env_from})
+        let [env, env_from] = pod_references::CONTAINER_FIELDS;
+        serde_json::json!({env: self.env, env_from: self.env_from})
     }
 }
 
