@@ -42,6 +42,10 @@ pub(crate) const META_REVISION: &str = "revision";
 pub(crate) const META_COMPACTED: &str = "compacted";
 /// The epoch of the write-ahead log's current round (see [`crate::wal`]).
 pub(crate) const META_EPOCH: &str = "wal-epoch";
+/// Written by the checkpoint of a store that closes: the epoch of the round it began and
+/// never wrote to. When it matches the current epoch, the log holds nothing the database
+/// lacks and the next open does not read it; that open removes it before any new record.
+const META_CLOSED_CLEANLY: &str = "wal-closed-cleanly";
 const PUT: u8 = 0;
 const DELETE: u8 = 1;
 
@@ -170,63 +174,64 @@ impl EmbeddedStore {
             .set_cache_size(config.cache_bytes)
             .create(&config.path)?;
         let wal = Wal::open(&config.path.with_extension("wal"))?;
-        // The database and the log may have just been created: their names must survive a
-        // power loss as their contents do.
-        sync_directories(&config.path)?;
+        // A log never grown may have just been created: its name must survive a power loss
+        // as its contents will (a new database's name was synced as it was created). One that
+        // has been grown was synced by the open that created it, before its first record.
+        if wal.capacity() == 0 {
+            sync_directories(&config.path)?;
+        }
         Self::start(&config, db, wal)
     }
 
     /// Brings `db` up to the last acknowledged write from `wal` and starts the writer.
     pub(crate) fn start(config: &EmbeddedStoreConfig, db: Database, mut wal: Wal) -> Result<Self> {
-        let txn = db.begin_write()?;
-        let (mut revision, compacted, epoch) = {
-            txn.open_table(KV)?;
-            txn.open_table(LOG)?;
-            txn.open_table(HIST)?;
-            let meta = txn.open_table(META)?;
-            let rev = meta.get(META_REVISION)?.map(|g| g.value()).unwrap_or(0);
-            let compacted = meta.get(META_COMPACTED)?.map(|g| g.value()).unwrap_or(0);
-            let epoch = meta.get(META_EPOCH)?.map(|g| g.value());
-            (rev, compacted, epoch)
-        };
-        txn.commit()?;
-        // Bring the database up to the last acknowledged write, and start a new round of the
-        // log under a new epoch (durable before any record of it is written).
-        let scan = wal.scan(Revision(revision), epoch)?;
-        if !scan.stranded.is_empty() {
-            return Err(Error::Corrupt(crate::repair::damage_message(
-                &config.path,
-                revision,
-                &scan,
-            )));
-        }
-        if matches!(scan.stop, Stop::Checksum | Stop::Truncated) {
-            warn!(
-                offset = scan.end,
-                "the write-ahead log ends with {}: a write cut short by a crash, never \
-                 acknowledged",
-                scan.stop
-            );
-        }
-        let batches = scan.batches;
-        let epoch = next_epoch(epoch);
+        // One durable commit: the tables (on a new database), what the log holds beyond the
+        // database, and the next round's epoch, durable before any record of it is written.
         let mut txn = db.begin_write()?;
         txn.set_durability(Durability::Immediate)?;
-        {
+        let (revision, compacted, epoch, replayed) = {
             let mut tables = Tables::open(&txn)?;
+            let meta =
+                |key| -> Result<Option<u64>> { Ok(tables.meta.get(key)?.map(|g| g.value())) };
+            let mut revision = meta(META_REVISION)?.unwrap_or(0);
+            let compacted = meta(META_COMPACTED)?.unwrap_or(0);
+            let epoch = meta(META_EPOCH)?;
+            let closed_cleanly = epoch.is_some() && meta(META_CLOSED_CLEANLY)? == epoch;
+            // After a clean close the round is empty: nothing to replay, nothing stranded.
+            let batches = if closed_cleanly {
+                Vec::new()
+            } else {
+                let scan = wal.scan(Revision(revision), epoch)?;
+                if !scan.stranded.is_empty() {
+                    return Err(Error::Corrupt(crate::repair::damage_message(
+                        &config.path,
+                        revision,
+                        &scan,
+                    )));
+                }
+                if matches!(scan.stop, Stop::Checksum | Stop::Truncated) {
+                    warn!(
+                        offset = scan.end,
+                        "the write-ahead log ends with {}: a write cut short by a crash, \
+                         never acknowledged",
+                        scan.stop
+                    );
+                }
+                scan.batches
+            };
             for event in batches.iter().flatten() {
                 tables.apply(event)?;
                 revision = event.kv.mod_revision.0;
             }
+            let epoch = next_epoch(epoch);
             tables.meta.insert(META_REVISION, revision)?;
             tables.meta.insert(META_EPOCH, epoch)?;
-        }
+            tables.meta.remove(META_CLOSED_CLEANLY)?;
+            (revision, compacted, epoch, batches.len())
+        };
         txn.commit()?;
-        if !batches.is_empty() {
-            info!(
-                batches = batches.len(),
-                revision, "replayed the write-ahead log"
-            );
+        if replayed > 0 {
+            info!(batches = replayed, revision, "replayed the write-ahead log");
         }
         wal.reset(epoch);
         info!(path = %config.path.display(), revision, compacted, "embedded store opened");
@@ -460,11 +465,11 @@ impl Writer {
             let due =
                 self.last_checkpoint.elapsed() >= self.checkpoint_interval && self.wal.len() > 0;
             if due || self.wal.len() >= self.checkpoint_bytes {
-                self.checkpoint();
+                self.checkpoint(false);
             }
         }
         if self.fenced.is_none() {
-            self.checkpoint();
+            self.checkpoint(true);
         }
     }
 
@@ -547,13 +552,18 @@ impl Writer {
     }
 
     /// Makes every commit so far durable in the database, so the log can start over under
-    /// the next epoch.
-    fn checkpoint(&mut self) {
+    /// the next epoch; `closing`: the last one, and the next round stays empty.
+    fn checkpoint(&mut self, closing: bool) {
         let next = next_epoch(Some(self.epoch));
         let result = (|| -> Result<()> {
             let mut txn = self.shared.db.begin_write()?;
             txn.set_durability(Durability::Immediate)?;
-            txn.open_table(META)?.insert(META_EPOCH, next)?;
+            let mut meta = txn.open_table(META)?;
+            meta.insert(META_EPOCH, next)?;
+            if closing {
+                meta.insert(META_CLOSED_CLEANLY, next)?;
+            }
+            drop(meta);
             txn.commit()?;
             Ok(())
         })();

@@ -124,6 +124,11 @@ impl Wal {
         self.offset
     }
 
+    /// The file's size: the space zero-filled and synced so far (0 for a new log).
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
     /// Starts a new round at the start of the file, its records marked `epoch` (after the
     /// durable commit that recorded that epoch in the database).
     pub fn reset(&mut self, epoch: u64) {
