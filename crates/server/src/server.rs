@@ -469,15 +469,18 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
         crds,
         custom.clone(),
     )));
+    // The followers admission reads load side by side; nothing is admitted before the
+    // configurations are known (the post-start hooks' writes go through admission too, and
+    // admission waits for them).
+    let mut admission_loads: Vec<BoxFuture<'static, ()>> = Vec::new();
     if uses_webhooks {
         compactors.extend(capstan_controllers::webhooks::start(
             builtin.mutating_webhooks.clone(),
             builtin.validating_webhooks.clone(),
             webhook_index.clone(),
         ));
-        // Admit nothing before the configurations are known (the post-start hooks' writes
-        // go through admission too, and admission waits for them).
-        loaded(webhook_index.wait_loaded()).await;
+        let index = webhook_index.clone();
+        admission_loads.push(Box::pin(async move { loaded(index.wait_loaded()).await }));
     }
     if uses_policies {
         compactors.extend(capstan_controllers::webhooks::start_policies(
@@ -485,7 +488,8 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
             builtin.admission_policy_bindings.clone(),
             policy_index.clone(),
         ));
-        loaded(policy_index.wait_loaded()).await;
+        let index = policy_index.clone();
+        admission_loads.push(Box::pin(async move { loaded(index.wait_loaded()).await }));
     }
     if uses_mutating_policies {
         compactors.extend(capstan_controllers::webhooks::start_policies(
@@ -493,10 +497,122 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
             builtin.mutating_policy_bindings.clone(),
             mutating_policy_index.clone(),
         ));
-        loaded(mutating_policy_index.wait_loaded()).await;
+        let index = mutating_policy_index.clone();
+        admission_loads.push(Box::pin(async move { loaded(index.wait_loaded()).await }));
     }
-    let (mut hooks, retrying) = start_post_start_hooks(&registry).await;
+    // The Node authorizer's graph loads meanwhile; the server waits for it before serving.
+    let node_graph_loaded = if config.authorization_modes.iter().any(|m| m == "Node") {
+        let store = |resource: &str| {
+            registry
+                .resources()
+                .find(|r| {
+                    r.descriptor().resource == resource && r.descriptor().subresource.is_empty()
+                })
+                .cloned()
+        };
+        compactors.extend(capstan_controllers::node_graph::start(
+            builtin.pods.clone(),
+            store("persistentvolumeclaims"),
+            store("persistentvolumes"),
+            store("volumeattachments"),
+            store("resourceslices"),
+            node_graph.clone(),
+        ));
+        let graph = node_graph.clone();
+        Some(async move { loaded(graph.wait_loaded()).await })
+    } else {
+        None
+    };
+    futures_util::future::join_all(admission_loads).await;
+    let metrics = Arc::new(crate::metrics::Metrics::with_options(
+        config.metrics.clone(),
+    ));
+    // API Priority and Fairness divides the two in-flight limits' seats between priority
+    // levels; with no limits at all there is nothing to divide.
+    let seats = config.max_requests_inflight + config.max_mutating_requests_inflight;
+    let flowcontrol_served = registry
+        .get("flowcontrol.apiserver.k8s.io", "v1", "flowschemas", "")
+        .is_some();
+    if config.enable_priority_and_fairness && !flowcontrol_served {
+        tracing::warn!(
+            "flowcontrol.apiserver.k8s.io/v1 is turned off (--runtime-config): API Priority and Fairness is off, the max-in-flight limits apply"
+        );
+    }
+    let flow_control = (config.enable_priority_and_fairness && seats > 0 && flowcontrol_served)
+        .then(|| {
+            let wait = if config.request_timeout.is_zero() {
+                Duration::from_secs(15)
+            } else {
+                (config.request_timeout / 4).max(Duration::from_secs(1))
+            };
+            capstan_flowcontrol::FlowControl::new(
+                u32::try_from(seats).unwrap_or(u32::MAX),
+                wait,
+                metrics.flowcontrol.clone(),
+            )
+        });
+    // API Priority and Fairness's configuration: the defaults ensured, then loaded (requests
+    // are classified by the stored configuration from the first on), side by side with the
+    // post-start hooks.
+    let flow_control_stores = match &flow_control {
+        Some(_) => {
+            let group = "flowcontrol.apiserver.k8s.io";
+            Some(capstan_controllers::flowcontrol::Stores {
+                schemas: builtin.flow_schemas.clone(),
+                schema_status: registry
+                    .get(group, "v1", "flowschemas", "status")
+                    .cloned()
+                    .ok_or_else(|| Error::Startup("flowschemas/status is not served".into()))?,
+                levels: builtin.priority_levels.clone(),
+            })
+        }
+        None => None,
+    };
+    let configure_flow_control = async {
+        let (Some(control), Some(stores)) = (&flow_control, flow_control_stores) else {
+            return (None, Vec::new());
+        };
+        let mut tasks = Vec::new();
+        let producer = PostStartHook::new("priority-and-fairness-config-producer");
+        if capstan_controllers::flowcontrol::ensure_configuration(&stores)
+            .await
+            .is_ok()
+        {
+            producer.finish();
+        } else {
+            let stores = stores.clone();
+            let producer = producer.clone();
+            tasks.push(tokio::spawn(async move {
+                while capstan_controllers::flowcontrol::ensure_configuration(&stores)
+                    .await
+                    .is_err()
+                {
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+                producer.finish();
+            }));
+        }
+        let loaded = Arc::new(tokio::sync::Notify::new());
+        tasks.extend(capstan_controllers::flowcontrol::start(
+            stores,
+            control.clone(),
+            loaded.clone(),
+        ));
+        let _ = tokio::time::timeout(Duration::from_secs(10), loaded.notified()).await;
+        (Some(producer), tasks)
+    };
+    let ((mut hooks, retrying), (producer, flow_control_tasks)) =
+        tokio::join!(start_post_start_hooks(&registry), configure_flow_control);
     compactors.extend(retrying);
+    compactors.extend(flow_control_tasks);
+    // The RBAC index loads from here on, with the bootstrap policy in place (its wait is
+    // below).
+    if config.authorization_modes.iter().any(|m| m == "RBAC") {
+        compactors.extend(capstan_controllers::rbac::start(
+            &builtin.rbac,
+            rbac_index.clone(),
+        ));
+    }
     compactors.extend(authenticators.tasks);
     let repaired = PostStartHook::new("start-service-ip-repair-controllers");
     hooks.push(repaired.clone());
@@ -548,71 +664,7 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
         .await,
     );
     compactors.push(authn::keep_legacy_token_tracking(registry.clone()));
-    let metrics = Arc::new(crate::metrics::Metrics::with_options(
-        config.metrics.clone(),
-    ));
-    // API Priority and Fairness divides the two in-flight limits' seats between priority
-    // levels; with no limits at all there is nothing to divide.
-    let seats = config.max_requests_inflight + config.max_mutating_requests_inflight;
-    let flowcontrol_served = registry
-        .get("flowcontrol.apiserver.k8s.io", "v1", "flowschemas", "")
-        .is_some();
-    if config.enable_priority_and_fairness && !flowcontrol_served {
-        tracing::warn!(
-            "flowcontrol.apiserver.k8s.io/v1 is turned off (--runtime-config): API Priority and Fairness is off, the max-in-flight limits apply"
-        );
-    }
-    let flow_control = (config.enable_priority_and_fairness && seats > 0 && flowcontrol_served)
-        .then(|| {
-            let wait = if config.request_timeout.is_zero() {
-                Duration::from_secs(15)
-            } else {
-                (config.request_timeout / 4).max(Duration::from_secs(1))
-            };
-            capstan_flowcontrol::FlowControl::new(
-                u32::try_from(seats).unwrap_or(u32::MAX),
-                wait,
-                metrics.flowcontrol.clone(),
-            )
-        });
-    if let Some(control) = &flow_control {
-        let group = "flowcontrol.apiserver.k8s.io";
-        let stores = capstan_controllers::flowcontrol::Stores {
-            schemas: builtin.flow_schemas.clone(),
-            schema_status: registry
-                .get(group, "v1", "flowschemas", "status")
-                .cloned()
-                .ok_or_else(|| Error::Startup("flowschemas/status is not served".into()))?,
-            levels: builtin.priority_levels.clone(),
-        };
-        let producer = PostStartHook::new("priority-and-fairness-config-producer");
-        hooks.push(producer.clone());
-        if capstan_controllers::flowcontrol::ensure_configuration(&stores)
-            .await
-            .is_ok()
-        {
-            producer.finish();
-        } else {
-            let stores = stores.clone();
-            compactors.push(tokio::spawn(async move {
-                while capstan_controllers::flowcontrol::ensure_configuration(&stores)
-                    .await
-                    .is_err()
-                {
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                }
-                producer.finish();
-            }));
-        }
-        let loaded = Arc::new(tokio::sync::Notify::new());
-        compactors.extend(capstan_controllers::flowcontrol::start(
-            stores,
-            control.clone(),
-            loaded.clone(),
-        ));
-        // Classify by the stored configuration from the first request on.
-        let _ = tokio::time::timeout(Duration::from_secs(10), loaded.notified()).await;
-    }
+    hooks.extend(producer);
     compactors.extend(metrics.start_storage_polls(
         registry.clone(),
         config.storage_prefix.trim_end_matches('/').to_string(),
@@ -640,30 +692,10 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
         },
     );
 
-    if config.authorization_modes.iter().any(|m| m == "Node") {
-        let store = |resource: &str| {
-            registry
-                .resources()
-                .find(|r| {
-                    r.descriptor().resource == resource && r.descriptor().subresource.is_empty()
-                })
-                .cloned()
-        };
-        compactors.extend(capstan_controllers::node_graph::start(
-            builtin.pods.clone(),
-            store("persistentvolumeclaims"),
-            store("persistentvolumes"),
-            store("volumeattachments"),
-            store("resourceslices"),
-            node_graph.clone(),
-        ));
-        loaded(node_graph.wait_loaded()).await;
+    if let Some(node_graph_loaded) = node_graph_loaded {
+        node_graph_loaded.await;
     }
     if config.authorization_modes.iter().any(|m| m == "RBAC") {
-        compactors.extend(capstan_controllers::rbac::start(
-            &builtin.rbac,
-            rbac_index.clone(),
-        ));
         // Serve with the roles and bindings loaded (as upstream waits for its informers),
         // unless the storage keeps them from loading.
         loaded(rbac_index.wait_loaded()).await;
@@ -892,6 +924,7 @@ async fn start_post_start_hooks(
     ];
     let mut out = Vec::new();
     let mut retrying = Vec::new();
+    // One after another: the bootstrap policy has roles in namespaces the first hook makes.
     for (name, which) in hooks {
         let hook = PostStartHook::new(name);
         out.push(hook.clone());
@@ -1034,11 +1067,17 @@ async fn run_server(config: ServerConfig) -> Result<()> {
     let mut term = handler(SignalKind::terminate(), "SIGTERM")?;
     let mut interrupt = handler(SignalKind::interrupt(), "SIGINT")?;
     let server = start(config).await?;
-    // Start-up ran code the serving path never runs again; let its pages go.
-    match capstan_serving::memory::release_startup_code() {
-        Ok(bytes) => tracing::debug!(bytes, "released the pages of start-up code"),
-        Err(e) => warn!(error = %e, "could not release the pages of start-up code"),
-    }
+    // Start-up ran code the serving path never runs again; let its pages go, a second after
+    // the server began to serve: the first requests (readiness probes, clients that waited
+    // for the server) find the code they run still mapped, and the work is off their path.
+    tokio::spawn(async {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        match tokio::task::spawn_blocking(capstan_serving::memory::release_startup_code).await {
+            Ok(Ok(bytes)) => tracing::debug!(bytes, "released the pages of start-up code"),
+            Ok(Err(e)) => warn!(error = %e, "could not release the pages of start-up code"),
+            Err(e) => warn!(error = %e, "releasing the pages of start-up code panicked"),
+        }
+    });
     tokio::select! {
         _ = interrupt.recv() => info!("interrupted; shutting down"),
         _ = term.recv() => info!("terminated; shutting down"),
