@@ -995,7 +995,7 @@ async fn limit_ranges_default_and_bound_container_resources() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resource_quotas_charge_creates_and_release_deletions() {
-    let server = TestServer::start().await;
+    let mut server = TestServer::start().await;
     let raw = admin(&server);
     const QUOTAS: &str = "/api/v1/namespaces/default/resourcequotas";
     // The namespace's CA map comes a moment after the start (the publisher's grace).
@@ -1151,6 +1151,22 @@ async fn resource_quotas_charge_creates_and_release_deletions() {
         )
         .await;
     assert_eq!(r.status, 403);
+    // After a restart the quota holds from the first request on: the server serves once it
+    // knows which namespaces hold quotas.
+    server.restart().await;
+    let raw = admin(&server);
+    let r = raw
+        .send_json(http::Method::POST, CONFIG_MAPS, &cm("four"))
+        .await;
+    assert_eq!(r.status, 403, "{:?}", r.body);
+    assert!(
+        r.json()["message"]
+            .as_str()
+            .unwrap()
+            .contains("exceeded quota: compute"),
+        "{:?}",
+        r.body
+    );
 }
 
 /// A PEM certificate request for `cn` in `orgs`.

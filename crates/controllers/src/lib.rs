@@ -133,8 +133,12 @@ impl Controllers {
                         && r.descriptor().subresource.is_empty()
                 })
                 .cloned();
-            if let Some(ranges) = ranges {
-                tasks.push(tokio::spawn(quota::follow_namespaces(ranges, namespaces)));
+            match ranges {
+                Some(ranges) => {
+                    tasks.push(tokio::spawn(quota::follow_namespaces(ranges, namespaces)))
+                }
+                // No LimitRanges are served: none can hold a namespace.
+                None => namespaces.set_listed(),
             }
         }
         if config.garbage_collector {

@@ -236,6 +236,8 @@ pub(crate) async fn run(
     in_flight: Arc<ChargesInFlight>,
 ) {
     let Some(quotas) = store(&registry, "", "resourcequotas", "") else {
+        // No quotas are served: none can hold a namespace.
+        namespaces.set_listed();
         return;
     };
     let (quota_tx, mut quota_events) = mpsc::channel::<Seen<Quota>>(256);
@@ -262,6 +264,7 @@ pub(crate) async fn run(
                         namespaces.set(ns, names.len());
                     }
                     held.retain(|_, names| !names.is_empty());
+                    namespaces.set_listed();
                 } else {
                     let m = &seen.object.metadata;
                     let names = held.entry(m.namespace.clone()).or_default();
@@ -313,6 +316,7 @@ pub(crate) async fn follow_namespaces(
                 names.retain(|_, g| *g >= seen.generation);
                 namespaces.set(ns, names.len());
             }
+            namespaces.set_listed();
         } else {
             let m = &seen.object.metadata;
             let names = held.entry(m.namespace.clone()).or_default();

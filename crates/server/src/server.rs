@@ -258,8 +258,17 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
             .map_err(Error::Startup)?;
         webhooks.push(Arc::new(plugin));
     }
-    let quota_namespaces = Arc::new(capstan_admission::plugins::NamespaceSet::default());
-    let limit_range_namespaces = Arc::new(capstan_admission::plugins::NamespaceSet::default());
+    // The namespaces holding quotas and limit ranges: complete once their followers (started
+    // with the controllers) have listed them, which the plugins wait for.
+    let namespace_set = |plugin: &str| {
+        Arc::new(if admission_plan.enabled.contains(&plugin) {
+            capstan_admission::plugins::NamespaceSet::until_listed()
+        } else {
+            capstan_admission::plugins::NamespaceSet::default()
+        })
+    };
+    let quota_namespaces = namespace_set("ResourceQuota");
+    let limit_range_namespaces = namespace_set("LimitRanger");
     let quota_charges = Arc::new(capstan_admission::plugins::ChargesInFlight::default());
     let (admission, not_built) = capstan_admission::plugins::chain(
         &admission_plan,
@@ -695,6 +704,10 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
     if let Some(node_graph_loaded) = node_graph_loaded {
         node_graph_loaded.await;
     }
+    // Serve with the namespaces holding quotas and limit ranges known (their plugins would
+    // otherwise make the first requests wait).
+    loaded(quota_namespaces.wait_listed()).await;
+    loaded(limit_range_namespaces.wait_listed()).await;
     if config.authorization_modes.iter().any(|m| m == "RBAC") {
         // Serve with the roles and bindings loaded (as upstream waits for its informers),
         // unless the storage keeps them from loading.

@@ -31,9 +31,11 @@ impl LimitRanger {
     }
 
     /// The items of every LimitRange of the namespace.
-    async fn items(&self, namespace: &str) -> Result<Vec<Value>, ApiError> {
-        if !self.namespaces.contains(namespace) {
-            return Ok(Vec::new());
+    async fn items(&self, a: &Attributes, namespace: &str) -> Result<Vec<Value>, ApiError> {
+        match self.namespaces.may_hold(namespace).await {
+            Some(true) => {}
+            Some(false) => return Ok(Vec::new()),
+            None => return Err(super::forbidden(a, "not yet ready to handle request")),
         }
         let ranges = self.lister.list(&core("limitranges"), namespace).await?;
         Ok(ranges
@@ -293,7 +295,7 @@ impl Plugin for LimitRanger {
     }
 
     async fn admit(&self, a: &mut Attributes) -> Result<(), ApiError> {
-        let items = self.items(&a.namespace).await?;
+        let items = self.items(a, &a.namespace).await?;
         if items.is_empty() {
             return Ok(());
         }
@@ -317,7 +319,7 @@ impl Plugin for LimitRanger {
         let Some(object) = a.object.as_ref() else {
             return Ok(());
         };
-        let items = self.items(&a.namespace).await?;
+        let items = self.items(a, &a.namespace).await?;
         if items.is_empty() {
             return Ok(());
         }

@@ -41,18 +41,72 @@ pub trait StatusWriter: Send + Sync + 'static {
     ) -> Result<(), ApiError>;
 }
 
+/// How long a plugin waits for a [`NamespaceSet`]'s first list before it refuses the
+/// request (upstream's admission waits as long for its informers).
+pub const WAIT_FOR_LISTED: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The namespaces that hold objects of one kind (quotas, limit ranges), so that requests
 /// elsewhere cost the plugins that read them nothing. The registry adds a namespace as an
 /// object is created there (before it is stored: never later than the object); the
 /// controllers add and remove them as they follow the objects.
-#[derive(Debug, Default)]
-pub struct NamespaceSet(RwLock<HashMap<String, usize>>);
+///
+/// A set made by [`NamespaceSet::until_listed`] knows nothing of stored objects until its
+/// follower has listed them once ([`NamespaceSet::set_listed`]): until then
+/// [`NamespaceSet::may_hold`] waits, so that a request right after a restart is not let through
+/// a namespace whose quota was not loaded yet.
+#[derive(Debug)]
+pub struct NamespaceSet {
+    counts: RwLock<HashMap<String, usize>>,
+    listed: tokio::sync::watch::Sender<bool>,
+}
+
+impl Default for NamespaceSet {
+    /// A set that needs no first list (filled only as objects are created, or by hand).
+    fn default() -> Self {
+        Self {
+            counts: RwLock::default(),
+            listed: tokio::sync::watch::Sender::new(true),
+        }
+    }
+}
 
 impl NamespaceSet {
+    /// A set whose follower has yet to list the stored objects.
+    pub fn until_listed() -> Self {
+        Self {
+            counts: RwLock::default(),
+            listed: tokio::sync::watch::Sender::new(false),
+        }
+    }
+
+    /// The stored objects have been listed once: the set is complete from now on.
+    pub fn set_listed(&self) {
+        self.listed
+            .send_if_modified(|l| !std::mem::replace(l, true));
+    }
+
+    /// Returns once the stored objects have been listed.
+    pub async fn wait_listed(&self) {
+        let mut listed = self.listed.subscribe();
+        // The sender lives as long as `self`, so the wait cannot fail.
+        let _ = listed.wait_for(|l| *l).await;
+    }
+
+    /// Whether `namespace` may hold objects, once the set is complete; None when it is not
+    /// within [`WAIT_FOR_LISTED`].
+    pub async fn may_hold(&self, namespace: &str) -> Option<bool> {
+        if !*self.listed.borrow() {
+            tokio::time::timeout(WAIT_FOR_LISTED, self.wait_listed())
+                .await
+                .ok()?;
+        }
+        Some(self.contains(namespace))
+    }
+
     /// One more object in `namespace`.
     pub fn insert(&self, namespace: &str) {
         *self
-            .0
+            .counts
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .entry(namespace.to_string())
@@ -61,7 +115,7 @@ impl NamespaceSet {
 
     /// Sets how many objects `namespace` holds (0 removes it).
     pub fn set(&self, namespace: &str, count: usize) {
-        let mut map = self.0.write().unwrap_or_else(|e| e.into_inner());
+        let mut map = self.counts.write().unwrap_or_else(|e| e.into_inner());
         if count == 0 {
             map.remove(namespace);
         } else {
@@ -71,7 +125,7 @@ impl NamespaceSet {
 
     /// Whether `namespace` may hold objects.
     pub fn contains(&self, namespace: &str) -> bool {
-        self.0
+        self.counts
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .contains_key(namespace)
@@ -79,7 +133,10 @@ impl NamespaceSet {
 
     /// Whether no namespace holds any.
     pub fn is_empty(&self) -> bool {
-        self.0.read().unwrap_or_else(|e| e.into_inner()).is_empty()
+        self.counts
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty()
     }
 }
 
@@ -341,8 +398,13 @@ impl Plugin for ResourceQuota {
     }
 
     async fn validate(&self, a: &Attributes) -> Result<(), ApiError> {
-        if a.namespace.is_empty() || !self.namespaces.contains(&a.namespace) {
+        if a.namespace.is_empty() {
             return Ok(());
+        }
+        match self.namespaces.may_hold(&a.namespace).await {
+            Some(true) => {}
+            Some(false) => return Ok(()),
+            None => return Err(forbidden(a, "not yet ready to handle request")),
         }
         let delta = delta(a);
         if delta.is_empty() {
@@ -414,6 +476,25 @@ impl Plugin for ResourceQuota {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A set that awaits its first list answers only after it, and not at all when the list
+    /// takes longer than the plugins wait; a set that needs no list answers at once.
+    #[tokio::test(start_paused = true)]
+    async fn a_namespace_set_answers_once_listed() {
+        assert_eq!(NamespaceSet::default().may_hold("q").await, Some(false));
+        let set = Arc::new(NamespaceSet::until_listed());
+        let asking = tokio::spawn({
+            let set = set.clone();
+            async move { set.may_hold("q").await }
+        });
+        tokio::time::sleep(WAIT_FOR_LISTED / 2).await;
+        assert!(!asking.is_finished());
+        set.set("q", 1);
+        set.set_listed();
+        assert_eq!(asking.await.unwrap(), Some(true));
+        let never = NamespaceSet::until_listed();
+        assert_eq!(never.may_hold("q").await, None);
+    }
     use crate::MemoryLister;
     use capstan_auth::UserInfo;
 
