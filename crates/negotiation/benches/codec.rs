@@ -68,6 +68,13 @@ fn single(c: &mut Criterion) {
     g.bench_function("protobuf from json bytes", |b| {
         b.iter(|| codec.encode_object_bytes(&json).unwrap())
     });
+    // Stored protobuf to JSON bytes, as a watch cache loads it: through the tree, and direct.
+    g.bench_function("protobuf to json bytes through the tree", |b| {
+        b.iter(|| serde_json::to_vec(&codec.decode_object(&proto).unwrap()).unwrap())
+    });
+    g.bench_function("protobuf to json bytes direct", |b| {
+        b.iter(|| codec.decode_object_json(&proto).unwrap())
+    });
     g.finish();
     println!(
         "pod: {} bytes JSON, {} bytes protobuf",

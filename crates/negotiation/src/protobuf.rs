@@ -1098,5 +1098,7 @@ impl<'a> Reader<'a> {
     }
 }
 
+mod direct;
+
 #[cfg(test)]
 mod tests;

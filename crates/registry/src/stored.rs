@@ -109,7 +109,13 @@ impl StorageCodec {
 /// A stored value as JSON, whichever form wrote it.
 pub fn to_json(value: &[u8]) -> Result<Cow<'_, [u8]>, String> {
     if value.starts_with(PROTOBUF_MAGIC) {
-        let doc = Codec::new(Schema::upstream())
+        // Straight to JSON when the body is in field order (upstream's and our encoders
+        // write it so); through the tree otherwise, which also says what is wrong.
+        let codec = Codec::new(Schema::upstream());
+        if let Some(json) = codec.decode_object_json(value) {
+            return Ok(Cow::Owned(json));
+        }
+        let doc = codec
             .decode_object(value)
             .map_err(|e| format!("protobuf: {e}"))?;
         return serde_json::to_vec(&doc)

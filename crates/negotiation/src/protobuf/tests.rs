@@ -10,6 +10,22 @@ fn round_trip(doc: Value) {
     assert!(body.starts_with(MAGIC));
     let back = codec().decode_object(&body).unwrap();
     assert_eq!(back, doc);
+    direct_agrees(&body);
+}
+
+/// Whether the direct decoder took `body`; when it does, its JSON is the tree's document
+/// (and the tree decodes the body without error).
+fn direct_agrees(body: &[u8]) -> bool {
+    let Some(json) = codec().decode_object_json(body) else {
+        return false;
+    };
+    let direct: Value = serde_json::from_slice(&json).expect("the direct decoder writes JSON");
+    let tree = codec().decode_object(body);
+    assert!(
+        matches!(&tree, Ok(doc) if *doc == direct),
+        "direct: {direct}\ntree: {tree:?}"
+    );
+    true
 }
 
 fn big_pod() -> Value {
@@ -208,6 +224,55 @@ fn go_style_bodies_drop_empty_strings_and_zero_times() {
         json!({"kind": "ConfigMap", "apiVersion": "v1",
             "metadata": {"name": "cm"}, "data": {"k": ""}})
     );
+    assert!(direct_agrees(&body));
+}
+
+#[test]
+fn the_direct_decoder_leaves_out_of_order_bodies_to_the_tree() {
+    // metadata.name given twice (the last wins), and a list split by another field.
+    let mut meta = Vec::new();
+    put_bytes_field(&mut meta, 1, b"first");
+    put_bytes_field(&mut meta, 1, b"second");
+    let mut raw = Vec::new();
+    put_bytes_field(&mut raw, 1, &meta);
+    let body = encode_envelope("v1", "ConfigMap", &raw);
+    assert!(codec().decode_object_json(&body).is_none());
+    assert_eq!(
+        codec().decode_object(&body).unwrap()["metadata"]["name"],
+        "second"
+    );
+    let mut meta = Vec::new();
+    put_bytes_field(&mut meta, 1, b"cm");
+    put_bytes_field(&mut meta, 14, b"one"); // finalizers
+    put_bytes_field(&mut meta, 2, b"gen-");
+    put_bytes_field(&mut meta, 14, b"two");
+    let mut raw = Vec::new();
+    put_bytes_field(&mut raw, 1, &meta);
+    let body = encode_envelope("v1", "ConfigMap", &raw);
+    assert!(codec().decode_object_json(&body).is_none());
+    assert_eq!(
+        codec().decode_object(&body).unwrap()["metadata"]["finalizers"],
+        json!(["one", "two"])
+    );
+    // Map entries out of key order.
+    let mut raw = Vec::new();
+    for key in [b"b", b"a"] {
+        let mut entry = Vec::new();
+        put_bytes_field(&mut entry, 1, key);
+        put_bytes_field(&mut entry, 2, b"v");
+        put_bytes_field(&mut raw, 2, &entry);
+    }
+    let body = encode_envelope("v1", "ConfigMap", &raw);
+    assert!(codec().decode_object_json(&body).is_none());
+    // In order, the same body is taken.
+    let mut raw = Vec::new();
+    for key in [b"a", b"b"] {
+        let mut entry = Vec::new();
+        put_bytes_field(&mut entry, 1, key);
+        put_bytes_field(&mut entry, 2, b"v");
+        put_bytes_field(&mut raw, 2, &entry);
+    }
+    assert!(direct_agrees(&encode_envelope("v1", "ConfigMap", &raw)));
 }
 
 #[test]
@@ -303,6 +368,8 @@ mod oracle {
         back["kind"] = json!("Pod");
         back["apiVersion"] = json!("v1");
         assert_eq!(back, doc);
+        // The direct decoder agrees or declines (this encoder writes maps in hash order).
+        direct_agrees(&encode_envelope("v1", "Pod", &theirs));
     }
 
     #[test]
@@ -462,18 +529,21 @@ mod properties {
         fn pods_round_trip(doc in pod()) {
             let body = codec().encode_object(&doc).unwrap();
             prop_assert_eq!(codec().decode_object(&body).unwrap(), doc);
+            prop_assert!(direct_agrees(&body));
         }
 
         #[test]
         fn config_maps_round_trip(doc in config_map()) {
             let body = codec().encode_object(&doc).unwrap();
             prop_assert_eq!(codec().decode_object(&body).unwrap(), doc);
+            prop_assert!(direct_agrees(&body));
         }
 
         #[test]
         fn random_bytes_never_panic(raw in vec(any::<u8>(), 0..512)) {
             let body = encode_envelope("v1", "Pod", &raw);
             let _ = codec().decode_object(&body);
+            direct_agrees(&body);
         }
 
         #[test]
@@ -484,8 +554,10 @@ mod properties {
                 body[i] = byte;
             }
             let _ = codec().decode_object(&body);
+            direct_agrees(&body);
             let cut = body.len() / 2;
             let _ = codec().decode_object(&body[..cut]);
+            direct_agrees(&body[..cut]);
         }
     }
 }
