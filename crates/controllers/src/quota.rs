@@ -20,7 +20,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tracing::debug;
 
-use crate::watching::{Metadata, Object, Seen, follow};
+use crate::watching::{Metadata, Object, Seen, follow, follow_deletions};
 
 /// What the controller follows of a quota.
 #[derive(Debug, Default, serde::Deserialize)]
@@ -246,7 +246,7 @@ pub(crate) async fn run(
     tasks.spawn(follow::<Quota>(quotas, quota_tx));
     for resource in RELEASING {
         if let Some(s) = store(&registry, "", resource, "") {
-            tasks.spawn(follow::<Object>(s, object_tx.clone()));
+            tasks.spawn(follow_deletions::<Object>(s, object_tx.clone()));
         }
     }
     drop(object_tx);

@@ -182,6 +182,25 @@ pub(crate) async fn follow<T>(storage: Arc<dyn RestStorage>, tx: mpsc::Sender<Se
 where
     T: serde::de::DeserializeOwned + Default + Send,
 {
+    follow_with(storage, tx, false).await
+}
+
+/// Like [`follow`], for a controller that acts on deletions only: sends the end of each list
+/// and each deleted object; the listed objects and the other events are not parsed.
+pub(crate) async fn follow_deletions<T>(storage: Arc<dyn RestStorage>, tx: mpsc::Sender<Seen<T>>)
+where
+    T: serde::de::DeserializeOwned + Default + Send,
+{
+    follow_with(storage, tx, true).await
+}
+
+async fn follow_with<T>(
+    storage: Arc<dyn RestStorage>,
+    tx: mpsc::Sender<Seen<T>>,
+    deletions_only: bool,
+) where
+    T: serde::de::DeserializeOwned + Default + Send,
+{
     let mut generation = 0u64;
     let handle = async |object: T, deleted: bool, generation: u64| {
         tx.send(Seen {
@@ -213,6 +232,7 @@ where
         generation += 1;
         // One item parsed at a time, as the receiver takes them: a list of many large
         // objects never lives in memory parsed all at once.
+        let items = if deletions_only { Vec::new() } else { items };
         for item in items {
             let object = match item {
                 Item::Json(json) => match serde_json::from_slice::<T>(&json) {
@@ -257,6 +277,14 @@ where
         };
         'events: while let Some(chunk) = lines.next().await {
             for line in chunk.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+                if deletions_only
+                    && !matches!(
+                        capstan_registry::watching::event_type(line),
+                        Some("DELETED" | "ERROR") | None
+                    )
+                {
+                    continue;
+                }
                 let Ok(event) = serde_json::from_slice::<Event<T>>(line) else {
                     continue;
                 };

@@ -65,6 +65,14 @@ fn chunked(events: &[WatchEvent]) -> VecDeque<Bytes> {
     chunks
 }
 
+/// The type of an event line written by [`event_line`] (`ADDED`, `DELETED`, ...), read
+/// without parsing the object; None for a line of another form.
+pub fn event_type(line: &[u8]) -> Option<&str> {
+    let rest = line.strip_prefix(b"{\"type\":\"")?;
+    let end = rest.iter().position(|&b| b == b'"')?;
+    std::str::from_utf8(&rest[..end]).ok()
+}
+
 /// One event line.
 pub(crate) fn event_line(kind: &str, object: &[u8]) -> Bytes {
     let mut out = Vec::with_capacity(object.len() + LINE_OVERHEAD);
@@ -294,6 +302,18 @@ pub(crate) async fn storage_watch(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn event_lines_tell_their_type_unparsed() {
+        let line = event_line("DELETED", br#"{"kind":"Pod","type":"ADDED"}"#);
+        assert_eq!(event_type(&line), Some("DELETED"));
+        assert_eq!(
+            event_type(&error_line(&ApiError::bad_request("old"))),
+            Some("ERROR")
+        );
+        assert_eq!(event_type(br#"{"object":{},"type":"ADDED"}"#), None);
+        assert_eq!(event_type(b"{\"type\":\"ADD"), None);
+    }
 
     fn added(name: &str, size: usize) -> WatchEvent {
         let json = format!("{{\"n\":\"{name}{}\"}}", "x".repeat(size));
