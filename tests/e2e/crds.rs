@@ -99,6 +99,73 @@ async fn with_crd(yaml: &str, name: &str) -> (TestServer, tempfile::TempDir, std
     (server, dir, file)
 }
 
+/// The `hash` the OpenAPI v3 index gives each document.
+async fn openapi_hashes(
+    raw: &capstan_e2e::RawClient,
+) -> std::collections::BTreeMap<String, String> {
+    let index = raw.get("/openapi/v3").await.json();
+    index["paths"]
+        .as_object()
+        .expect("paths")
+        .iter()
+        .map(|(key, entry)| {
+            let url = entry["serverRelativeURL"].as_str().unwrap_or_default();
+            let hash = url.split_once("?hash=").map(|(_, h)| h.to_string());
+            (key.clone(), hash.unwrap_or_default())
+        })
+        .collect()
+}
+
+/// A CRD's new schema gives its group version's OpenAPI document a new hash in the index
+/// (clients such as kubectl cache documents by it) and the new schema; the other
+/// documents keep theirs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_crd_schema_changes_its_openapi_hash_only() {
+    let (server, _dir, _file) = with_crd(SHOP_CRD, "shops.example.com").await;
+    let raw = admin(&server);
+    let before = openapi_hashes(&raw).await;
+    assert!(before.contains_key("apis/example.com/v1"), "{before:?}");
+    let doc = raw.get("/openapi/v3/apis/example.com/v1").await.json();
+    let spec = &doc["components"]["schemas"]["com.example.v1.Shop"]["properties"]["spec"];
+    assert!(spec["properties"]["size"].is_object(), "{doc}");
+    assert!(spec["properties"]["owner"].is_null());
+
+    let patch = r#"{"spec": {"versions": [
+        {"name": "v1", "served": true, "storage": true, "subresources": {"status": {}},
+         "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+           "spec": {"type": "object", "properties": {
+             "size": {"type": "integer"}, "owner": {"type": "string"}}}}}}},
+        {"name": "v1beta1", "served": true, "storage": false,
+         "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}
+    ]}}"#;
+    let r = merge_patch(&raw, &format!("{CRDS}/shops.example.com"), patch).await;
+    assert_eq!(r.status, 200, "{:?}", String::from_utf8_lossy(&r.body));
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let after = loop {
+        let after = openapi_hashes(&raw).await;
+        if after.get("apis/example.com/v1") != before.get("apis/example.com/v1") {
+            break after;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the hash did not change: {after:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let changed: Vec<&String> = before
+        .keys()
+        .filter(|k| before.get(*k) != after.get(*k))
+        .collect();
+    assert_eq!(changed, ["apis/example.com/v1"]);
+    let url = format!(
+        "/openapi/v3/apis/example.com/v1?hash={}",
+        after["apis/example.com/v1"]
+    );
+    let doc = raw.get(&url).await.json();
+    let spec = &doc["components"]["schemas"]["com.example.v1.Shop"]["properties"]["spec"];
+    assert_eq!(spec["properties"]["owner"]["type"], "string", "{doc}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crd_serves_its_resource_with_schema_pruning_defaults_and_validation() {
     let (server, dir, file) = with_crd(SHOP_CRD, "shops.example.com").await;

@@ -80,19 +80,13 @@ pub type Built<T> = std::sync::RwLock<Option<(u64, Arc<T>)>>;
 /// `slot`'s document when it was built at `generation`, else one `build` makes now. A
 /// document built while the set changed keeps the older generation, so the next request
 /// builds again.
-fn current<T: Send>(slot: &Built<T>, generation: u64, build: impl FnOnce() -> T + Send) -> Arc<T> {
+fn current<T>(slot: &Built<T>, generation: u64, build: impl FnOnce() -> T) -> Arc<T> {
     if let Some((built_at, doc)) = &*slot.read().unwrap_or_else(|e| e.into_inner())
         && *built_at == generation
     {
         return doc.clone();
     }
-    // On a thread of its own: building makes megabytes of short-lived schema trees, which
-    // the allocator hands back when the thread ends instead of keeping them in a worker's
-    // pages (docs/performance.md, "Idle memory").
-    let doc = Arc::new(std::thread::scope(|s| match s.spawn(build).join() {
-        Ok(doc) => doc,
-        Err(panic) => std::panic::resume_unwind(panic),
-    }));
+    let doc = Arc::new(build());
     *slot.write().unwrap_or_else(|e| e.into_inner()) = Some((generation, doc.clone()));
     doc
 }
@@ -103,17 +97,20 @@ impl State {
         served(&self.registry, &self.custom)
     }
 
-    /// The OpenAPI v3 documents, built now if they are not current.
+    /// The OpenAPI v3 documents of the resources served now (each built when first asked
+    /// for).
     pub fn openapi(&self) -> Arc<OpenApi> {
         current(&self.openapi, self.custom.generation(), || {
-            OpenApi::build(&self.served())
+            OpenApi::new(self.served())
         })
     }
 
-    /// The OpenAPI v2 document, built now if it is not current.
+    /// The OpenAPI v2 document, built now if it is not current. On a thread of its own:
+    /// building makes megabytes of short-lived schema trees (docs/performance.md, "Idle
+    /// memory").
     pub fn openapi_v2(&self) -> Arc<OpenApiV2> {
         current(&self.openapi_v2, self.custom.generation(), || {
-            OpenApiV2::build(&self.served())
+            capstan_serving::memory::on_own_thread(|| OpenApiV2::build(&self.served()))
         })
     }
 
@@ -149,10 +146,58 @@ pub async fn handle(
         Ok(answer)
     } else if state.profiling && is_pprof(&info.path) {
         profile(req.method(), req.uri()).await
+    } else if is_openapi(&info.path) {
+        openapi(&state, &info.path, req.method(), req.headers(), pretty).await
     } else {
         non_resource(&state, &info, req.method(), req.headers(), pretty)
     };
     Ok(result.unwrap_or_else(|e| render::error(&e, &error_headers)))
+}
+
+fn is_openapi(path: &str) -> bool {
+    path.trim_end_matches('/') == "/openapi/v2" || path.starts_with("/openapi/v3")
+}
+
+/// `/openapi/v2` and `/openapi/v3/...`. A document not built yet is built on a blocking
+/// thread, off the runtime's workers.
+async fn openapi(
+    state: &Arc<State>,
+    path: &str,
+    method: &Method,
+    headers: &HeaderMap,
+    pretty: bool,
+) -> Result<Response<Body>, ApiError> {
+    if method != Method::GET && method != Method::HEAD {
+        return Err(ApiError::method_not_allowed());
+    }
+    enum Built {
+        V2(Arc<OpenApiV2>),
+        V3(Option<Bytes>),
+    }
+    let built = {
+        let (state, path) = (state.clone(), path.to_string());
+        tokio::task::spawn_blocking(move || {
+            if path.trim_end_matches('/') == "/openapi/v2" {
+                return Built::V2(state.aggregator.merge_openapi_v2(state.openapi_v2()));
+            }
+            let document = state.openapi().get(&path);
+            if path.trim_end_matches('/') == "/openapi/v3" {
+                return Built::V3(document.map(|d| state.aggregator.merge_openapi_index(d)));
+            }
+            Built::V3(document)
+        })
+        .await
+        .map_err(|e| ApiError::internal(format!("building the OpenAPI document: {e}")))?
+    };
+    match built {
+        Built::V2(doc) => openapi_v2_response(&doc, headers, pretty),
+        Built::V3(doc) => document(
+            doc.ok_or_else(ApiError::path_not_found)?,
+            headers,
+            pretty,
+            false,
+        ),
+    }
 }
 
 fn is_pprof(path: &str) -> bool {
@@ -275,24 +320,6 @@ fn non_resource(
                 http::HeaderValue::from_static("public, max-age=3600"),
             );
             return Ok(resp);
-        }
-        "/openapi/v2" => {
-            if method != Method::GET && method != Method::HEAD {
-                return Err(ApiError::method_not_allowed());
-            }
-            let doc = state.aggregator.merge_openapi_v2(state.openapi_v2());
-            return openapi_v2_response(&doc, headers, pretty);
-        }
-        p if p.starts_with("/openapi/v3") => {
-            let openapi = state.openapi();
-            let mut document = openapi.get(p).ok_or_else(ApiError::path_not_found)?;
-            if p.trim_end_matches('/') == "/openapi/v3" {
-                document = state.aggregator.merge_openapi_index(document);
-            }
-            if method != Method::GET && method != Method::HEAD {
-                return Err(ApiError::method_not_allowed());
-            }
-            return self::document(document, headers, pretty, false);
         }
         p @ ("/api" | "/apis") if method == Method::GET || method == Method::HEAD => {
             if let Some(version) = aggregated_discovery_version(headers) {

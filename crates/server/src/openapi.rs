@@ -4,14 +4,13 @@
 
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 use capstan_meta::ResourceDescriptor;
 use capstan_registry::{RestStorage, group_versions};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::WatchEvent;
 use k8s_openapi::apimachinery::pkg::version::Info;
-use schemars::SchemaGenerator;
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
 
@@ -22,16 +21,12 @@ pub struct OpenApi {
     /// `/openapi/v3`: the index of group-version documents.
     index: Bytes,
     /// Documents by path after `/openapi/v3/` (e.g. `apis/storage.k8s.io/v1`).
-    documents: BTreeMap<String, Bytes>,
+    documents: BTreeMap<String, Lazy>,
+    /// What the documents are made from: the resources served when the index was made.
+    resources: Vec<Arc<dyn RestStorage>>,
 }
 
 const REF_PREFIX: &str = "#/components/schemas/";
-
-fn hash_hex(bytes: &[u8]) -> String {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    bytes.hash(&mut h);
-    format!("{:016X}", h.finish())
-}
 
 fn query_param(name: &str, kind: &str, description: &str) -> Value {
     json!({"name": name, "in": "query", "description": description, "schema": {"type": kind, "uniqueItems": true}})
@@ -454,87 +449,94 @@ fn discovery_path(operation: &str, tag: &str, schema: &str) -> Value {
     }})
 }
 
+/// The issuer's two documents: the path after `/openapi/v3/`, the operation, the tag and the
+/// media type.
+const ISSUER_DOCUMENTS: [(&str, &str, &str, &str); 2] = [
+    (
+        ".well-known/openid-configuration",
+        "getServiceAccountIssuerOpenIDConfiguration",
+        "WellKnown",
+        "application/json",
+    ),
+    (
+        "openid/v1/jwks",
+        "getServiceAccountIssuerOpenIDKeyset",
+        "openid",
+        "application/jwk-set+json",
+    ),
+];
+
 /// The documents beside the group versions': `api`, `apis`, each group's, `version` and
 /// the service-account issuer's two.
-fn discovery_documents(resources: &[Arc<dyn RestStorage>]) -> Vec<(String, Bytes)> {
-    use capstan_meta::v1::{APIGroup, APIGroupList, APIVersions};
-    let mut out = Vec::new();
-    let mut add = |key: String, paths: Value, mut generator: SchemaGenerator| {
-        let schemas = generator.take_definitions(true).into_iter().collect();
-        let Value::Object(paths) = paths else {
-            return;
-        };
-        let doc = document(paths, schemas);
-        out.push((
-            key,
-            Bytes::from(serde_json::to_vec(&doc).unwrap_or_default()),
-        ));
-    };
-    let generator = || SchemaSettings::openapi3().into_generator();
-    let mut g = generator();
-    let versions = ref_name(&g.subschema_for::<APIVersions>()).unwrap_or_default();
-    add(
-        "api".into(),
-        json!({"/api/": discovery_path("getCoreAPIVersions", "core", &versions)}),
-        g,
-    );
-    let mut g = generator();
-    let list = ref_name(&g.subschema_for::<APIGroupList>()).unwrap_or_default();
-    add(
-        "apis".into(),
-        json!({"/apis/": discovery_path("getAPIVersions", "apis", &list)}),
-        g,
-    );
+fn discovery_keys(resources: &[Arc<dyn RestStorage>]) -> Vec<String> {
+    let mut keys = vec!["api".to_string(), "apis".to_string()];
     for (group, _) in group_versions(resources.iter().map(|r| r.descriptor())) {
-        if group.is_empty() {
-            continue;
+        if !group.is_empty() {
+            keys.push(format!("apis/{group}"));
         }
-        let mut g = generator();
-        let api_group = ref_name(&g.subschema_for::<APIGroup>()).unwrap_or_default();
-        let (word, tag) = tag_words(&group);
-        let path = format!("/apis/{group}/");
-        let mut paths = Map::new();
-        paths.insert(
-            path,
-            discovery_path(&format!("get{word}APIGroup"), &tag, &api_group),
-        );
-        add(format!("apis/{group}"), Value::Object(paths), g);
     }
-    let mut g = generator();
-    let info = ref_name(&g.subschema_for::<Info>()).unwrap_or_default();
-    let mut version = discovery_path("getCodeVersion", "version", &info);
-    version["get"]["description"] = "get the version information for this server".into();
-    version["get"]["responses"]["200"]["content"] =
-        json!({"application/json": {"schema": {"$ref": format!("{REF_PREFIX}{info}")}}});
-    add("version".into(), json!({"/version/": version}), g);
-    for (key, operation, tag, media) in [
-        (
-            ".well-known/openid-configuration",
-            "getServiceAccountIssuerOpenIDConfiguration",
-            "WellKnown",
-            "application/json",
-        ),
-        (
-            "openid/v1/jwks",
-            "getServiceAccountIssuerOpenIDKeyset",
-            "openid",
-            "application/jwk-set+json",
-        ),
-    ] {
-        let path = json!({"get": {
-            "tags": [tag],
-            "description": "the service account issuer's discovery document",
-            "operationId": operation,
-            "responses": {
-                "200": {"description": "OK", "content": {media: {"schema": {"type": "string"}}}},
-                "401": {"description": "Unauthorized"},
-            },
-        }});
-        let mut paths = Map::new();
-        paths.insert(format!("/{key}/"), path);
-        add(key.into(), Value::Object(paths), generator());
-    }
-    out
+    keys.push("version".into());
+    keys.extend(ISSUER_DOCUMENTS.iter().map(|(key, ..)| key.to_string()));
+    keys
+}
+
+/// The discovery document `key` names (one of [`discovery_keys`]).
+fn discovery_document(key: &str) -> Bytes {
+    use capstan_meta::v1::{APIGroup, APIGroupList, APIVersions};
+    let mut g = SchemaSettings::openapi3().into_generator();
+    let paths = match key {
+        "api" => {
+            let versions = ref_name(&g.subschema_for::<APIVersions>()).unwrap_or_default();
+            json!({"/api/": discovery_path("getCoreAPIVersions", "core", &versions)})
+        }
+        "apis" => {
+            let list = ref_name(&g.subschema_for::<APIGroupList>()).unwrap_or_default();
+            json!({"/apis/": discovery_path("getAPIVersions", "apis", &list)})
+        }
+        "version" => {
+            let info = ref_name(&g.subschema_for::<Info>()).unwrap_or_default();
+            let mut version = discovery_path("getCodeVersion", "version", &info);
+            version["get"]["description"] = "get the version information for this server".into();
+            version["get"]["responses"]["200"]["content"] =
+                json!({"application/json": {"schema": {"$ref": format!("{REF_PREFIX}{info}")}}});
+            json!({"/version/": version})
+        }
+        _ => match (
+            key.strip_prefix("apis/"),
+            ISSUER_DOCUMENTS.iter().find(|(k, ..)| *k == key),
+        ) {
+            (_, Some((_, operation, tag, media))) => {
+                let path = json!({"get": {
+                    "tags": [tag],
+                    "description": "the service account issuer's discovery document",
+                    "operationId": operation,
+                    "responses": {
+                        "200": {"description": "OK", "content": {*media: {"schema": {"type": "string"}}}},
+                        "401": {"description": "Unauthorized"},
+                    },
+                }});
+                let mut paths = Map::new();
+                paths.insert(format!("/{key}/"), path);
+                Value::Object(paths)
+            }
+            (Some(group), None) => {
+                let api_group = ref_name(&g.subschema_for::<APIGroup>()).unwrap_or_default();
+                let (word, tag) = tag_words(group);
+                let mut paths = Map::new();
+                paths.insert(
+                    format!("/apis/{group}/"),
+                    discovery_path(&format!("get{word}APIGroup"), &tag, &api_group),
+                );
+                Value::Object(paths)
+            }
+            (None, None) => Value::Object(Map::new()),
+        },
+    };
+    let Value::Object(paths) = paths else {
+        unreachable!("paths are an object")
+    };
+    let schemas = g.take_definitions(true).into_iter().collect();
+    Bytes::from(serde_json::to_vec(&document(paths, schemas)).unwrap_or_default())
 }
 
 /// The path of a group version: `/api/v1`, `/apis/apps/v1`.
@@ -885,123 +887,351 @@ fn set_gvk(schemas: &mut Map<String, Value>, name: &str, gvks: Value) {
 }
 
 impl OpenApi {
-    /// Builds the documents of every served group version.
-    pub fn build(resources: &[Arc<dyn RestStorage>]) -> Self {
-        let mut docs = BTreeMap::new();
+    /// The documents of every served group version, and the others the index lists. Only
+    /// the index is made here: each document is built the first time it is asked for.
+    pub fn new(resources: Vec<Arc<dyn RestStorage>>) -> Self {
+        let mut documents = BTreeMap::new();
         for (group, versions) in group_versions(resources.iter().map(|r| r.descriptor())) {
             for version in versions {
-                let mut generator = SchemaSettings::openapi3().into_generator();
-                let status_ref = generator.subschema_for::<capstan_meta::v1::Status>();
-                generator.subschema_for::<capstan_meta::v1::DeleteOptions>();
-                let list_meta = generator.subschema_for::<capstan_meta::v1::ListMeta>();
-                let mut paths = Map::new();
-                let mut extra_schemas = Map::new();
-                let mut kinds = Vec::new();
-                for storage in resources {
-                    let d = storage.descriptor();
-                    if d.group != group || d.version != version {
-                        continue;
-                    }
-                    let kind_schema = storage.schema(&mut generator);
-                    let Some(kind_ref) = ref_name(&kind_schema) else {
-                        match d.subresource.as_str() {
-                            "proxy" => proxy_paths(d, &mut paths),
-                            "exec" | "attach" | "portforward" | "log" => {
-                                stream_paths(d, &mut paths)
-                            }
-                            _ => {}
-                        }
-                        continue;
-                    };
-                    let list_ref = format!("{kind_ref}List");
-                    let listed = d.subresource.is_empty() && d.serves("list");
-                    if listed {
-                        extra_schemas.insert(
-                        list_ref.clone(),
-                        json!({
-                            "description": format!("{}List is a list of {} objects.", d.kind, d.kind),
-                            "type": "object",
-                            "required": ["items"],
-                            "properties": {
-                                "apiVersion": {"description": "APIVersion defines the versioned schema of this representation of an object.", "type": "string"},
-                                "items": {"description": format!("items is the list of {} objects.", d.kind), "type": "array", "items": {"$ref": format!("{REF_PREFIX}{kind_ref}")}},
-                                "kind": {"description": "Kind is a string value representing the REST resource this object represents.", "type": "string"},
-                                "metadata": list_meta.clone(),
-                            },
-                            "x-kubernetes-group-version-kind": [{"group": d.group, "kind": d.list_kind(), "version": d.version}],
-                        }),
-                    );
-                    }
-                    paths_for(d, &kind_ref, &list_ref, &mut paths);
-                    kinds.push((kind_ref, d.clone()));
-                }
-                generator.subschema_for::<WatchEvent<()>>();
-                let resources_ref = generator.subschema_for::<capstan_meta::v1::APIResourceList>();
-                let (group_word, tag) = tag_words(&group);
-                paths.insert(
-                    format!("{}/", group_version_path(&group, &version)),
-                    discovery_path(
-                        &format!("get{group_word}{}APIResources", capitalize(&version)),
-                        &format!("{tag}_{version}"),
-                        &ref_name(&resources_ref).unwrap_or_default(),
-                    ),
-                );
-                let mut schemas: Map<String, Value> =
-                    generator.take_definitions(true).into_iter().collect();
-                schemas.extend(extra_schemas);
-                schemas.insert(
-                    "io.k8s.apimachinery.pkg.apis.meta.v1.Patch".into(),
-                    json!({"description": "Patch is provided to give a concrete name and type to the Kubernetes PATCH request body.", "type": "object"}),
-                );
-                add_merge_extensions(&mut schemas);
-                for (name, d) in &kinds {
-                    set_gvk(
-                        &mut schemas,
-                        name,
-                        json!([{"group": d.group, "kind": d.kind, "version": d.version}]),
-                    );
-                }
-                if let Some(name) = ref_name(&status_ref) {
-                    set_gvk(
-                        &mut schemas,
-                        &name,
-                        json!([{"group": "", "kind": "Status", "version": "v1"}]),
-                    );
-                }
-                let doc = document(paths, schemas);
                 let key = if group.is_empty() {
                     format!("api/{version}")
                 } else {
                     format!("apis/{group}/{version}")
                 };
-                docs.insert(
-                    key,
-                    Bytes::from(serde_json::to_vec(&doc).unwrap_or_default()),
-                );
+                let source = Source::GroupVersion {
+                    group: group.clone(),
+                    version,
+                };
+                let hash = fingerprint(&key, &source, &resources);
+                documents.insert(key, Lazy::new(source, hash));
             }
         }
-        docs.extend(discovery_documents(resources));
+        for key in discovery_keys(&resources) {
+            let hash = fingerprint(&key, &Source::Discovery, &resources);
+            documents.insert(key, Lazy::new(Source::Discovery, hash));
+        }
         let mut index = Map::new();
-        for (key, doc) in &docs {
+        for (key, doc) in &documents {
             index.insert(
                 key.clone(),
-                json!({"serverRelativeURL": format!("/openapi/v3/{key}?hash={}", hash_hex(doc))}),
+                json!({"serverRelativeURL": format!("/openapi/v3/{key}?hash={}", doc.hash)}),
             );
         }
         let index = Bytes::from(serde_json::to_vec(&json!({"paths": index})).unwrap_or_default());
         Self {
+            resources,
             index,
-            documents: docs,
+            documents,
         }
     }
 
-    /// The document at `path` (`/openapi/v3` or `/openapi/v3/<group version>`).
+    /// The document at `path` (`/openapi/v3` or `/openapi/v3/<group version>`), built now if
+    /// it was not yet (on a thread of its own, see [`capstan_serving::memory::on_own_thread`]).
     pub fn get(&self, path: &str) -> Option<Bytes> {
         let rest = path.strip_prefix("/openapi/v3")?.trim_matches('/');
         if rest.is_empty() {
-            Some(self.index.clone())
-        } else {
-            self.documents.get(rest).cloned()
+            return Some(self.index.clone());
         }
+        let doc = self.documents.get(rest)?;
+        let built = doc.built.get_or_init(|| {
+            capstan_serving::memory::on_own_thread(|| match &doc.source {
+                Source::GroupVersion { group, version } => {
+                    group_version_document(&self.resources, group, version)
+                }
+                Source::Discovery => discovery_document(rest),
+            })
+        });
+        Some(built.clone())
+    }
+
+    /// How many documents were built so far.
+    #[cfg(test)]
+    fn built(&self) -> usize {
+        self.documents
+            .values()
+            .filter(|d| d.built.get().is_some())
+            .count()
+    }
+}
+
+/// A document the index lists, built on first use.
+struct Lazy {
+    source: Source,
+    /// What the index publishes as the document's `hash`.
+    hash: String,
+    built: OnceLock<Bytes>,
+}
+
+impl Lazy {
+    fn new(source: Source, hash: String) -> Self {
+        Self {
+            source,
+            hash,
+            built: OnceLock::new(),
+        }
+    }
+}
+
+/// What a document is made from.
+enum Source {
+    /// The paths and schemas of one group version's resources.
+    GroupVersion { group: String, version: String },
+    /// A discovery endpoint's (`api`, `apis`, a group's, `version`, the issuer's).
+    Discovery,
+}
+
+/// The `hash` the index gives a document: it changes whenever the document could, without
+/// building it. A document is made from the executable (the built-in types' schemas, the
+/// shapes of paths) and its group version's resources: their descriptors, and for custom
+/// resources the schema their CRD gives, which the descriptor does not tell.
+fn fingerprint(key: &str, source: &Source, resources: &[Arc<dyn RestStorage>]) -> String {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    executable_identity().hash(&mut h);
+    key.hash(&mut h);
+    if let Source::GroupVersion { group, version } = source {
+        for storage in resources {
+            let d = storage.descriptor();
+            if d.group != *group || d.version != *version {
+                continue;
+            }
+            format!("{d:?}").hash(&mut h);
+            if d.custom {
+                let mut generator = SchemaSettings::openapi3().into_generator();
+                let schema = storage.schema(&mut generator);
+                serde_json::to_string(&schema)
+                    .unwrap_or_default()
+                    .hash(&mut h);
+                for (name, definition) in generator.take_definitions(true) {
+                    name.hash(&mut h);
+                    serde_json::to_string(&definition)
+                        .unwrap_or_default()
+                        .hash(&mut h);
+                }
+            }
+        }
+    }
+    format!("{:016X}", h.finish())
+}
+
+/// What tells this build of the server from another: the crate's version and the
+/// executable file's size and modification time.
+fn executable_identity() -> &'static (String, u64, u128) {
+    static IDENTITY: OnceLock<(String, u64, u128)> = OnceLock::new();
+    IDENTITY.get_or_init(|| {
+        let file = std::env::current_exe().and_then(std::fs::metadata).ok();
+        let size = file.as_ref().map_or(0, |m| m.len());
+        let modified = file
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos());
+        (env!("CARGO_PKG_VERSION").to_string(), size, modified)
+    })
+}
+
+/// The document of one group version: its resources' paths and the schemas they reach.
+fn group_version_document(resources: &[Arc<dyn RestStorage>], group: &str, version: &str) -> Bytes {
+    let mut generator = SchemaSettings::openapi3().into_generator();
+    let status_ref = generator.subschema_for::<capstan_meta::v1::Status>();
+    generator.subschema_for::<capstan_meta::v1::DeleteOptions>();
+    let list_meta = generator.subschema_for::<capstan_meta::v1::ListMeta>();
+    let mut paths = Map::new();
+    let mut extra_schemas = Map::new();
+    let mut kinds = Vec::new();
+    for storage in resources {
+        let d = storage.descriptor();
+        if d.group != group || d.version != version {
+            continue;
+        }
+        let kind_schema = storage.schema(&mut generator);
+        let Some(kind_ref) = ref_name(&kind_schema) else {
+            match d.subresource.as_str() {
+                "proxy" => proxy_paths(d, &mut paths),
+                "exec" | "attach" | "portforward" | "log" => stream_paths(d, &mut paths),
+                _ => {}
+            }
+            continue;
+        };
+        let list_ref = format!("{kind_ref}List");
+        let listed = d.subresource.is_empty() && d.serves("list");
+        if listed {
+            extra_schemas.insert(
+                list_ref.clone(),
+                json!({
+                    "description": format!("{}List is a list of {} objects.", d.kind, d.kind),
+                    "type": "object",
+                    "required": ["items"],
+                    "properties": {
+                        "apiVersion": {"description": "APIVersion defines the versioned schema of this representation of an object.", "type": "string"},
+                        "items": {"description": format!("items is the list of {} objects.", d.kind), "type": "array", "items": {"$ref": format!("{REF_PREFIX}{kind_ref}")}},
+                        "kind": {"description": "Kind is a string value representing the REST resource this object represents.", "type": "string"},
+                        "metadata": list_meta.clone(),
+                    },
+                    "x-kubernetes-group-version-kind": [{"group": d.group, "kind": d.list_kind(), "version": d.version}],
+                }),
+            );
+        }
+        paths_for(d, &kind_ref, &list_ref, &mut paths);
+        kinds.push((kind_ref, d.clone()));
+    }
+    generator.subschema_for::<WatchEvent<()>>();
+    let resources_ref = generator.subschema_for::<capstan_meta::v1::APIResourceList>();
+    let (group_word, tag) = tag_words(group);
+    paths.insert(
+        format!("{}/", group_version_path(group, version)),
+        discovery_path(
+            &format!("get{group_word}{}APIResources", capitalize(version)),
+            &format!("{tag}_{version}"),
+            &ref_name(&resources_ref).unwrap_or_default(),
+        ),
+    );
+    let mut schemas: Map<String, Value> = generator.take_definitions(true).into_iter().collect();
+    schemas.extend(extra_schemas);
+    schemas.insert(
+            "io.k8s.apimachinery.pkg.apis.meta.v1.Patch".into(),
+            json!({"description": "Patch is provided to give a concrete name and type to the Kubernetes PATCH request body.", "type": "object"}),
+        );
+    add_merge_extensions(&mut schemas);
+    for (name, d) in &kinds {
+        set_gvk(
+            &mut schemas,
+            name,
+            json!([{"group": d.group, "kind": d.kind, "version": d.version}]),
+        );
+    }
+    if let Some(name) = ref_name(&status_ref) {
+        set_gvk(
+            &mut schemas,
+            &name,
+            json!([{"group": "", "kind": "Status", "version": "v1"}]),
+        );
+    }
+    let doc = document(paths, schemas);
+    Bytes::from(serde_json::to_vec(&doc).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A served resource whose schema is `schema` under `name` (a custom one's, when the
+    /// descriptor says custom).
+    struct Served {
+        descriptor: ResourceDescriptor,
+        name: &'static str,
+        schema: Value,
+    }
+
+    #[async_trait::async_trait]
+    impl RestStorage for Served {
+        fn descriptor(&self) -> &ResourceDescriptor {
+            &self.descriptor
+        }
+
+        fn schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+            let schema = schemars::Schema::try_from(self.schema.clone()).expect("an object");
+            generator
+                .definitions_mut()
+                .insert(self.name.into(), schema.to_value());
+            schemars::json_schema!({"$ref": format!("{REF_PREFIX}{}", self.name)})
+        }
+    }
+
+    fn served(group: &str, kind: &str, custom: bool, schema: Value) -> Arc<dyn RestStorage> {
+        let name = Box::leak(format!("com.example.{group}.v1.{kind}").into_boxed_str());
+        Arc::new(Served {
+            descriptor: ResourceDescriptor {
+                group: group.into(),
+                version: "v1".into(),
+                kind: kind.into(),
+                resource: format!("{}s", kind.to_lowercase()),
+                namespaced: true,
+                verbs: vec!["get".into(), "list".into(), "create".into()],
+                custom,
+                ..Default::default()
+            },
+            name,
+            schema,
+        })
+    }
+
+    fn hashes(openapi: &OpenApi) -> BTreeMap<String, String> {
+        let index: Value = serde_json::from_slice(&openapi.get("/openapi/v3").unwrap()).unwrap();
+        index["paths"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(key, entry)| {
+                let url = entry["serverRelativeURL"].as_str().unwrap();
+                let (path, hash) = url.split_once("?hash=").unwrap();
+                assert_eq!(path, format!("/openapi/v3/{key}"));
+                (key.clone(), hash.to_string())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn documents_are_built_when_first_asked_for() {
+        let openapi = OpenApi::new(vec![
+            served("", "Widget", false, json!({"type": "object"})),
+            served("example.com", "Gadget", true, json!({"type": "object"})),
+        ]);
+        let keys: Vec<String> = hashes(&openapi).into_keys().collect();
+        assert_eq!(
+            keys,
+            [
+                ".well-known/openid-configuration",
+                "api",
+                "api/v1",
+                "apis",
+                "apis/example.com",
+                "apis/example.com/v1",
+                "openid/v1/jwks",
+                "version"
+            ]
+        );
+        assert_eq!(openapi.built(), 0, "the index builds no document");
+        let doc: Value =
+            serde_json::from_slice(&openapi.get("/openapi/v3/apis/example.com/v1").unwrap())
+                .unwrap();
+        assert_eq!(openapi.built(), 1);
+        assert!(
+            doc["paths"]["/apis/example.com/v1/namespaces/{namespace}/gadgets"].is_object(),
+            "{doc}"
+        );
+        assert!(doc["components"]["schemas"]["com.example.example.com.v1.Gadget"].is_object());
+        let again = openapi.get("/openapi/v3/apis/example.com/v1/").unwrap();
+        assert_eq!(serde_json::from_slice::<Value>(&again).unwrap(), doc);
+        assert_eq!(openapi.built(), 1, "built once");
+        let group: Value =
+            serde_json::from_slice(&openapi.get("/openapi/v3/apis/example.com").unwrap()).unwrap();
+        assert!(group["paths"]["/apis/example.com/"].is_object(), "{group}");
+        assert!(openapi.get("/openapi/v3/apis/example.com/v2").is_none());
+    }
+
+    #[test]
+    fn hashes_change_with_what_documents_are_made_of() {
+        let widget = || served("", "Widget", false, json!({"type": "object"}));
+        let gadget = |description: &str| {
+            served(
+                "example.com",
+                "Gadget",
+                true,
+                json!({"type": "object", "description": description}),
+            )
+        };
+        let first = hashes(&OpenApi::new(vec![widget(), gadget("one")]));
+        assert_eq!(first, hashes(&OpenApi::new(vec![widget(), gadget("one")])));
+        // A CRD's new schema: its group version's document only.
+        let changed = hashes(&OpenApi::new(vec![widget(), gadget("two")]));
+        let differ: Vec<&String> = first.keys().filter(|k| first[*k] != changed[*k]).collect();
+        assert_eq!(differ, ["apis/example.com/v1"]);
+        // Another resource in a group version: that document only.
+        let more = hashes(&OpenApi::new(vec![
+            widget(),
+            served("", "Sprocket", false, json!({"type": "object"})),
+            gadget("one"),
+        ]));
+        let differ: Vec<&String> = first.keys().filter(|k| first[*k] != more[*k]).collect();
+        assert_eq!(differ, ["api/v1"]);
     }
 }

@@ -69,6 +69,16 @@ pub fn spawn_allocator_tidy(period: Duration) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Runs `work` on a thread of its own and returns its result: for a burst of short-lived
+/// allocations (megabytes of trees built to produce a smaller result), which the allocator
+/// takes back with the thread instead of keeping them in the pages of a long-lived one.
+pub fn on_own_thread<T: Send>(work: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|s| match s.spawn(work).join() {
+        Ok(result) => result,
+        Err(panic) => std::panic::resume_unwind(panic),
+    })
+}
+
 /// A mapping found in `/proc/self/smaps`.
 #[derive(Debug, PartialEq, Eq)]
 struct Mapping {
