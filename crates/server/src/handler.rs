@@ -147,7 +147,7 @@ pub async fn handle(
     } else if state.profiling && is_pprof(&info.path) {
         profile(req.method(), req.uri()).await
     } else if is_openapi(&info.path) {
-        openapi(&state, &info.path, req.method(), req.headers(), pretty).await
+        openapi(&state, &info, req.method(), req.headers(), pretty).await
     } else {
         non_resource(&state, &info, req.method(), req.headers(), pretty)
     };
@@ -159,10 +159,12 @@ fn is_openapi(path: &str) -> bool {
 }
 
 /// `/openapi/v2` and `/openapi/v3/...`. A document not built yet is built on a blocking
-/// thread, off the runtime's workers.
+/// thread, off the runtime's workers. As upstream's: a v3 document carries its hash as its
+/// `ETag`; asked for under its current hash (`?hash=`, the index's URL) it may be cached for a
+/// year, under another one it has moved to the current URL (301).
 async fn openapi(
     state: &Arc<State>,
-    path: &str,
+    info: &RequestInfo,
     method: &Method,
     headers: &HeaderMap,
     pretty: bool,
@@ -170,34 +172,111 @@ async fn openapi(
     if method != Method::GET && method != Method::HEAD {
         return Err(ApiError::method_not_allowed());
     }
-    enum Built {
+    enum Answer {
         V2(Arc<OpenApiV2>),
-        V3(Option<Bytes>),
+        Index(Bytes),
+        Document { body: Bytes, hash: String },
+        Moved { hash: String },
+        NotModified { hash: String },
+        NotFound,
     }
-    let built = {
-        let (state, path) = (state.clone(), path.to_string());
-        tokio::task::spawn_blocking(move || {
-            if path.trim_end_matches('/') == "/openapi/v2" {
-                return Built::V2(state.aggregator.merge_openapi_v2(state.openapi_v2()));
+    let asked = info.query.get("hash").map(str::to_string);
+    let matched = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let path = info.path.clone();
+    let state_ = state.clone();
+    let answer = tokio::task::spawn_blocking(move || {
+        let state = state_;
+        if path.trim_end_matches('/') == "/openapi/v2" {
+            return Answer::V2(state.aggregator.merge_openapi_v2(state.openapi_v2()));
+        }
+        let openapi = state.openapi();
+        if path.trim_end_matches('/') == "/openapi/v3" {
+            return match openapi.get(&path) {
+                Some(index) => Answer::Index(state.aggregator.merge_openapi_index(index)),
+                None => Answer::NotFound,
+            };
+        }
+        let Some(hash) = openapi.hash(&path).map(str::to_string) else {
+            return Answer::NotFound;
+        };
+        if asked.as_ref().is_some_and(|a| *a != hash) {
+            return Answer::Moved { hash };
+        }
+        if matched.is_some_and(|m| etag_matches(&m, &hash)) {
+            return Answer::NotModified { hash };
+        }
+        match openapi.get(&path) {
+            Some(body) => Answer::Document { body, hash },
+            None => Answer::NotFound,
+        }
+    })
+    .await
+    .map_err(|e| ApiError::internal(format!("building the OpenAPI document: {e}")))?;
+    let etag = |hash: &str| http::HeaderValue::from_str(&format!("\"{hash}\""));
+    match answer {
+        Answer::V2(doc) => openapi_v2_response(&doc, headers, pretty),
+        Answer::Index(index) => document(index, headers, pretty, false),
+        Answer::NotFound => Err(ApiError::path_not_found()),
+        Answer::Moved { hash } => {
+            let location = format!("{}?hash={hash}", info.path.trim_end_matches('/'));
+            let mut resp = Response::new(response::full(Bytes::new()));
+            *resp.status_mut() = StatusCode::MOVED_PERMANENTLY;
+            let headers = resp.headers_mut();
+            if let Ok(v) = http::HeaderValue::from_str(&location) {
+                headers.insert(header::LOCATION, v);
             }
-            let document = state.openapi().get(&path);
-            if path.trim_end_matches('/') == "/openapi/v3" {
-                return Built::V3(document.map(|d| state.aggregator.merge_openapi_index(d)));
+            if let Ok(v) = etag(&hash) {
+                headers.insert(header::ETAG, v);
             }
-            Built::V3(document)
-        })
-        .await
-        .map_err(|e| ApiError::internal(format!("building the OpenAPI document: {e}")))?
-    };
-    match built {
-        Built::V2(doc) => openapi_v2_response(&doc, headers, pretty),
-        Built::V3(doc) => document(
-            doc.ok_or_else(ApiError::path_not_found)?,
-            headers,
-            pretty,
-            false,
-        ),
+            Ok(resp)
+        }
+        Answer::NotModified { hash } => {
+            let mut resp = Response::new(response::full(Bytes::new()));
+            *resp.status_mut() = StatusCode::NOT_MODIFIED;
+            if let Ok(v) = etag(&hash) {
+                resp.headers_mut().insert(header::ETAG, v);
+            }
+            Ok(resp)
+        }
+        Answer::Document { body, hash } => {
+            let mut resp = document(body, headers, pretty, false)?;
+            let headers = resp.headers_mut();
+            if let Ok(v) = etag(&hash) {
+                headers.insert(header::ETAG, v);
+            }
+            if info.query.get("hash").is_some() {
+                // Found under its current hash: that URL's content never changes.
+                headers.insert(
+                    header::CACHE_CONTROL,
+                    http::HeaderValue::from_static("public, immutable"),
+                );
+                let expires = jiff::Timestamp::now()
+                    .checked_add(jiff::SignedDuration::from_hours(365 * 24))
+                    .ok()
+                    .and_then(|t| {
+                        jiff::fmt::rfc2822::DateTimePrinter::new()
+                            .timestamp_to_rfc9110_string(&t)
+                            .ok()
+                    })
+                    .and_then(|t| http::HeaderValue::from_str(&t).ok());
+                if let Some(expires) = expires {
+                    headers.insert(header::EXPIRES, expires);
+                }
+            }
+            Ok(resp)
+        }
     }
+}
+
+/// Whether an `If-None-Match` value names `hash`'s entity tag (or any, `*`).
+fn etag_matches(if_none_match: &str, hash: &str) -> bool {
+    if_none_match
+        .split(',')
+        .map(str::trim)
+        .any(|tag| tag == "*" || tag.strip_prefix("W/").unwrap_or(tag).trim_matches('"') == hash)
 }
 
 fn is_pprof(path: &str) -> bool {

@@ -944,6 +944,13 @@ impl OpenApi {
         Some(built.clone())
     }
 
+    /// The hash the index gives the document at `path` (`None` for the index itself and
+    /// for paths the index does not list).
+    pub fn hash(&self, path: &str) -> Option<&str> {
+        let rest = path.strip_prefix("/openapi/v3")?.trim_matches('/');
+        self.documents.get(rest).map(|d| d.hash.as_str())
+    }
+
     /// How many documents were built so far.
     #[cfg(test)]
     fn built(&self) -> usize {

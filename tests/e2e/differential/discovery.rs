@@ -213,11 +213,81 @@ async fn openapi(client: &RawClient, facts: &mut Facts) {
     }
 }
 
+/// How a group version's OpenAPI document answers under the index's hash, another hash, no
+/// hash, and a request naming its entity tag: what clients' caches rely on.
+async fn openapi_caching(client: &RawClient, facts: &mut Facts) {
+    let index = get_json(client, "/openapi/v3", "application/json").await;
+    for key in ["api/v1", "apis/storage.k8s.io/v1"] {
+        let url = index["paths"][key]["serverRelativeURL"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let hash = url.split_once("?hash=").map(|(_, h)| h).unwrap_or_default();
+        let etag = format!("\"{hash}\"");
+        let header = |r: &capstan_e2e::RawResponse, name: &str| {
+            r.headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_string()
+        };
+        let get = |path: String, extra: Option<(&'static str, String)>| async move {
+            let mut headers = vec![("accept", "application/json".to_string())];
+            headers.extend(extra);
+            let headers: Vec<(&str, &str)> =
+                headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            client
+                .request(Method::GET, &path, &headers, Vec::new())
+                .await
+        };
+        let current = get(url.clone(), None).await;
+        facts.insert(
+            format!("{key} under its hash [openapi caching]"),
+            format!(
+                "{} cache-control={} etag-is-hash={} expires={}",
+                current.status,
+                header(&current, "cache-control"),
+                header(&current, "etag") == etag,
+                !header(&current, "expires").is_empty()
+            ),
+        );
+        let moved = get(format!("/openapi/v3/{key}?hash=0123"), None).await;
+        facts.insert(
+            format!("{key} under another hash [openapi caching]"),
+            format!(
+                "{} location-is-index-url={} etag-is-hash={}",
+                moved.status,
+                header(&moved, "location") == url,
+                header(&moved, "etag") == etag
+            ),
+        );
+        let plain = get(format!("/openapi/v3/{key}"), None).await;
+        facts.insert(
+            format!("{key} without a hash [openapi caching]"),
+            format!(
+                "{} etag-is-hash={}",
+                plain.status,
+                header(&plain, "etag") == etag
+            ),
+        );
+        let unchanged = get(
+            format!("/openapi/v3/{key}"),
+            Some(("if-none-match", etag.clone())),
+        )
+        .await;
+        facts.insert(
+            format!("{key} if-none-match its tag [openapi caching]"),
+            format!("{}", unchanged.status),
+        );
+    }
+}
+
 async fn facts(client: &RawClient) -> Facts {
     let mut facts = Facts::new();
     aggregated(client, &mut facts).await;
     legacy(client, &mut facts).await;
     openapi(client, &mut facts).await;
+    openapi_caching(client, &mut facts).await;
     let version = get_json(client, "/version", "application/json").await;
     let mut fields: Vec<&String> = version.as_object().unwrap().keys().collect();
     fields.sort();
