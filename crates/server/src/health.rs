@@ -147,23 +147,29 @@ impl Health {
                     .map(|name| (&e[1..], Some(name)))
             }
         })?;
+        // As upstream's: plain-text errors and the endpoints' own answers say `nosniff`; a
+        // single check's success does not.
+        let nosniff = crate::filters::nosniff;
         if method != Method::GET && method != Method::HEAD {
-            return Some(response::text(
+            return Some(nosniff(response::text(
                 StatusCode::METHOD_NOT_ALLOWED,
                 "method not allowed",
-            ));
+            )));
         }
         let checks = self.checks(endpoint);
         if let Some(name) = check {
             if !checks.iter().any(|c| c == name) {
-                return Some(response::text(StatusCode::NOT_FOUND, "404 page not found"));
+                return Some(nosniff(response::text(
+                    StatusCode::NOT_FOUND,
+                    "404 page not found",
+                )));
             }
             return Some(match self.run(endpoint, name).await {
                 Ok(()) => response::text(StatusCode::OK, "ok"),
-                Err(reason) => response::text(
+                Err(reason) => nosniff(response::text(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     format!("internal server error: {reason}\n"),
-                ),
+                )),
             });
         }
         let verbose = info.query.get("verbose").is_some();
@@ -184,7 +190,7 @@ impl Health {
                 }
             }
         }
-        Some(if failed {
+        Some(nosniff(if failed {
             lines.push(format!("{endpoint} check failed"));
             response::text(StatusCode::INTERNAL_SERVER_ERROR, lines.join("\n") + "\n")
         } else if verbose {
@@ -192,7 +198,7 @@ impl Health {
             response::text(StatusCode::OK, lines.join("\n") + "\n")
         } else {
             response::text(StatusCode::OK, "ok")
-        })
+        }))
     }
 }
 

@@ -282,6 +282,73 @@ async fn openapi_caching(client: &RawClient, facts: &mut Facts) {
     }
 }
 
+/// The headers every answer carries whatever its handler: `Cache-Control` (no shared cache
+/// may keep an answer meant for one caller), and `X-Content-Type-Options` on refusals by
+/// authorization and on the health endpoints' text.
+async fn response_headers(admin: &RawClient, anonymous: &RawClient, facts: &mut Facts) {
+    let requests: [(&str, &RawClient, Method, &str, &str); 9] = [
+        (
+            "object",
+            admin,
+            Method::GET,
+            "/api/v1/namespaces/default",
+            "",
+        ),
+        ("list", admin, Method::GET, "/api/v1/namespaces", ""),
+        (
+            "missing object",
+            admin,
+            Method::GET,
+            "/api/v1/namespaces/nope",
+            "",
+        ),
+        ("version", admin, Method::GET, "/version", ""),
+        ("readyz", admin, Method::GET, "/readyz", ""),
+        ("livez check", admin, Method::GET, "/livez/ping", ""),
+        ("missing check", admin, Method::GET, "/livez/nope", ""),
+        (
+            "anonymous list",
+            anonymous,
+            Method::GET,
+            "/api/v1/namespaces",
+            "",
+        ),
+        (
+            "malformed create",
+            admin,
+            Method::POST,
+            "/api/v1/namespaces",
+            "{",
+        ),
+    ];
+    for (what, client, method, path, body) in requests {
+        let r = client
+            .request(
+                method,
+                path,
+                &[("content-type", "application/json")],
+                body.as_bytes().to_vec(),
+            )
+            .await;
+        let header = |name: &str| {
+            r.headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("(none)")
+                .to_string()
+        };
+        facts.insert(
+            format!("{what} [headers]"),
+            format!(
+                "{} cache-control={} x-content-type-options={}",
+                r.status,
+                header("cache-control"),
+                header("x-content-type-options")
+            ),
+        );
+    }
+}
+
 async fn facts(client: &RawClient) -> Facts {
     let mut facts = Facts::new();
     aggregated(client, &mut facts).await;
@@ -379,9 +446,26 @@ async fn feature_gates_are_upstreams(upstream: &RawClient) {
 async fn discovery_and_openapi_are_upstreams() {
     let upstream = Upstream::start().await;
     feature_gates_are_upstreams(&upstream.client).await;
-    let server = TestServer::start().await;
+    // Authorized as upstream's is (anonymous requests are then admitted, and refused by RBAC).
+    let server = TestServer::start_with(|c| {
+        c.authorization_modes = vec!["Node".into(), "RBAC".into()];
+    })
+    .await;
     let mut ours = facts(&capstan(&server)).await;
     let mut theirs = facts(&upstream.client).await;
+    let anonymous = |url: &str, ca: &str| RawClient::new(url, ca, None);
+    response_headers(
+        &capstan(&server),
+        &anonymous(&server.url(), server.ca_pem()),
+        &mut ours,
+    )
+    .await;
+    response_headers(
+        &upstream.client,
+        &anonymous(&upstream.url, &upstream.ca_pem),
+        &mut theirs,
+    )
+    .await;
     common_order(&mut ours, &mut theirs);
     let keys: BTreeSet<&String> = ours.keys().chain(theirs.keys()).collect();
     let mut unexplained = Vec::new();

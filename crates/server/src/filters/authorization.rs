@@ -160,7 +160,7 @@ impl Filter for Authorization {
                         with_create_check(&mut req, &chain, &attrs);
                         inner.oneshot(req).await
                     }
-                    Err(err) => Ok(response::error(&err)),
+                    Err(err) => Ok(super::nosniff(response::error(&err))),
                 };
             };
             // Audited: the decision and its reason go into the event, as upstream's.
@@ -177,12 +177,15 @@ impl Filter for Authorization {
                     && let Err(err) = decide(&chain, &attrs).await
                 {
                     audit.annotate(DECISION_ANNOTATION, "forbid");
-                    return Ok(response::error(&err));
+                    return Ok(super::nosniff(response::error(&err)));
                 }
                 with_create_check(&mut req, &chain, &attrs);
                 inner.oneshot(req).await
             } else {
-                Ok(response::error(&forbidden(&attrs, &verdict.reason)))
+                Ok(super::nosniff(response::error(&forbidden(
+                    &attrs,
+                    &verdict.reason,
+                ))))
             }
         })
     }

@@ -1,5 +1,6 @@
-//! Response headers set by configuration: HSTS (`--strict-transport-security-directives`) and
-//! CORS (`--cors-allowed-origins`, with preflight requests answered before authentication).
+//! Response headers: `Cache-Control` on every answer, and those set by configuration: HSTS
+//! (`--strict-transport-security-directives`) and CORS (`--cors-allowed-origins`, with
+//! preflight requests answered before authentication).
 
 use std::sync::Arc;
 
@@ -9,6 +10,29 @@ use tower::util::MapResponseLayer;
 
 use super::filter::{Answer, Filter, Next};
 use crate::response::{self, Body};
+
+/// Marks every response `Cache-Control: no-cache, private` unless its handler said otherwise
+/// (an OpenAPI document under its hash is immutable), as upstream does: an answer is for the
+/// caller who was authorized to get it, never for a shared cache to hand to someone else.
+pub fn cache_control() -> MapResponseLayer<impl Fn(Response<Body>) -> Response<Body> + Clone + use<>>
+{
+    MapResponseLayer::new(|mut resp: Response<Body>| {
+        resp.headers_mut()
+            .entry(header::CACHE_CONTROL)
+            .or_insert(HeaderValue::from_static("no-cache, private"));
+        resp
+    })
+}
+
+/// Adds `X-Content-Type-Options: nosniff` to `resp` (upstream's refusals by authorization and
+/// its health endpoints' text carry it).
+pub fn nosniff(mut resp: Response<Body>) -> Response<Body> {
+    resp.headers_mut().insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    resp
+}
 
 /// Adds `Strict-Transport-Security` with the configured directives (joined by `; `, as
 /// upstream does) to every response; none configured, no header.

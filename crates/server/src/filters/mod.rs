@@ -32,7 +32,7 @@ pub use authorization::Authorization;
 pub use fairness::{PriorityAndFairness, WatchSeat, Width, list_width};
 pub use filter::FilterLayer;
 pub use goaway::{CloseConnection, Goaway};
-pub use headers::{Cors, hsts};
+pub use headers::{Cors, hsts, nosniff};
 pub use impersonation::Impersonation;
 pub use instrument::Instrument;
 pub use limits::{InFlightMetrics, MaxInFlight, REQUEST_KINDS, RequestDeadline};
@@ -85,8 +85,10 @@ where
     S::Future: Send + 'static,
 {
     let service = ServiceBuilder::new()
-        // Outermost, so that a panic anywhere below becomes a 500 Status, not a dropped
-        // connection.
+        // On every response, a panic's 500 included.
+        .layer(headers::cache_control())
+        // Outermost but for that, so that a panic anywhere below becomes a 500 Status, not a
+        // dropped connection.
         .layer(FilterLayer::new(CatchPanic))
         // Sees every answer, panics turned into 500s included.
         .layer(FilterLayer::new(filters.access_log))
