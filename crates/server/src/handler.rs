@@ -712,11 +712,18 @@ async fn resource(
         return crate::connect::serve(&state.registry, &state.kubelet, info, req).await;
     }
     let storage = lookup(state, info)?;
+    // As upstream's: a large answer is compressed for a client that accepts gzip; a watch's
+    // stream is not.
+    let gzip = info.verb != "watch" && response::accepts_gzip(req.headers());
     let mut resp = resource_answer(state, &storage, info, req, pretty).await?;
     if let Some(warning) = &storage.descriptor().deprecation {
         response::add_warnings(&mut resp, std::slice::from_ref(warning));
     }
-    Ok(resp)
+    Ok(if gzip {
+        response::gzip_large(resp)
+    } else {
+        resp
+    })
 }
 
 async fn resource_answer(

@@ -17,6 +17,106 @@ pub fn full(bytes: impl Into<Bytes>) -> Body {
     Full::new(bytes.into()).boxed_unsync()
 }
 
+/// Responses larger than this are compressed for a client that accepts gzip (upstream's
+/// threshold).
+const GZIP_THRESHOLD: u64 = 128 * 1024;
+
+/// Whether the request's `Accept-Encoding` names `gzip` (as upstream reads it: one of the
+/// comma-separated codings is exactly `gzip`, without parameters).
+pub fn accepts_gzip(headers: &http::HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|coding| coding.trim() == "gzip")
+}
+
+/// `resp` gzip-compressed as it is sent (`Content-Encoding: gzip`, `Vary: Accept-Encoding`)
+/// when its body is known to be larger than upstream's threshold and is not encoded already;
+/// otherwise unchanged. Compression runs chunk by chunk as the connection takes the body, at
+/// the fastest level, as upstream's.
+pub fn gzip_large(resp: Response<Body>) -> Response<Body> {
+    let large = http_body::Body::size_hint(resp.body())
+        .exact()
+        .is_some_and(|len| len > GZIP_THRESHOLD);
+    if !large || resp.headers().contains_key(header::CONTENT_ENCODING) {
+        return resp;
+    }
+    let (mut parts, body) = resp.into_parts();
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts
+        .headers
+        .insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+    parts
+        .headers
+        .append(header::VARY, HeaderValue::from_static("Accept-Encoding"));
+    let body = GzipBody {
+        inner: body,
+        encoder: Some(flate2::write::GzEncoder::new(
+            Vec::new(),
+            flate2::Compression::fast(),
+        )),
+    };
+    Response::from_parts(parts, body.boxed_unsync())
+}
+
+/// A body compressed as it is polled.
+struct GzipBody {
+    inner: Body,
+    /// `None` once the compressed stream is finished.
+    encoder: Option<flate2::write::GzEncoder<Vec<u8>>>,
+}
+
+impl http_body::Body for GzipBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Infallible>>> {
+        use std::io::Write;
+        use std::task::Poll;
+        let this = &mut *self;
+        loop {
+            let Some(encoder) = this.encoder.as_mut() else {
+                return Poll::Ready(None);
+            };
+            let frame = match std::pin::Pin::new(&mut this.inner).poll_frame(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(frame) => frame,
+            };
+            match frame {
+                Some(Ok(frame)) => {
+                    let Ok(data) = frame.into_data() else {
+                        continue;
+                    };
+                    // Writing into a vector cannot fail.
+                    let _ = encoder.write_all(&data);
+                    let out = std::mem::take(encoder.get_mut());
+                    if !out.is_empty() {
+                        return Poll::Ready(Some(Ok(http_body::Frame::data(out.into()))));
+                    }
+                }
+                Some(Err(never)) => match never {},
+                None => {
+                    let out = this
+                        .encoder
+                        .take()
+                        .map(|e| e.finish().unwrap_or_default())
+                        .unwrap_or_default();
+                    return Poll::Ready(Some(Ok(http_body::Frame::data(out.into()))));
+                }
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.encoder.is_none()
+    }
+}
+
 /// Re-indents a JSON body for `pretty=true`; the body is returned unchanged if it is not
 /// JSON.
 pub fn prettify(body: Bytes) -> Bytes {
@@ -215,6 +315,62 @@ mod tests {
     use http_body_util::{BodyExt, StreamBody};
 
     use super::*;
+
+    #[test]
+    fn gzip_is_accepted_as_upstream_reads_it() {
+        let accepts = |value: &str| {
+            let mut headers = http::HeaderMap::new();
+            headers.insert(header::ACCEPT_ENCODING, value.parse().unwrap());
+            accepts_gzip(&headers)
+        };
+        assert!(accepts("gzip"));
+        assert!(accepts("deflate, gzip"));
+        assert!(accepts("br,gzip ,deflate"));
+        assert!(!accepts("gzip;q=0"));
+        assert!(!accepts("GZIP"));
+        assert!(!accepts("deflate, br"));
+        assert!(!accepts_gzip(&http::HeaderMap::new()));
+    }
+
+    #[tokio::test]
+    async fn large_answers_are_compressed_as_they_are_sent() {
+        use std::io::Read;
+        // An answer over the threshold.
+        let item = format!("{{\"data\":\"{}\"}}", "x".repeat(1000));
+        let chunks: Vec<Bytes> = (0..200).map(|_| Bytes::from(item.clone())).collect();
+        let whole: Vec<u8> = chunks.concat();
+        let len = whole.len() as u64;
+        assert!(len > GZIP_THRESHOLD);
+        let body = PayloadBody {
+            remaining: len,
+            chunks: Payload::Whole(Bytes::from(whole.clone())).into_chunks(4096),
+        };
+        let mut resp = Response::new(body.boxed_unsync());
+        resp.headers_mut()
+            .insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+        let resp = gzip_large(resp);
+        assert_eq!(resp.headers()[header::CONTENT_ENCODING], "gzip");
+        assert_eq!(resp.headers()[header::VARY], "Accept-Encoding");
+        assert!(!resp.headers().contains_key(header::CONTENT_LENGTH));
+        let compressed = resp.into_body().collect().await.unwrap().to_bytes();
+        assert!(compressed.len() < whole.len() / 10, "{}", compressed.len());
+        let mut plain = Vec::new();
+        flate2::read::GzDecoder::new(&compressed[..])
+            .read_to_end(&mut plain)
+            .unwrap();
+        assert_eq!(plain, whole);
+
+        // Small answers, and answers already encoded, go as they are.
+        let small = gzip_large(json(StatusCode::OK, Bytes::from_static(b"{}"), false));
+        assert!(!small.headers().contains_key(header::CONTENT_ENCODING));
+        assert_eq!(small.into_body().collect().await.unwrap().to_bytes(), "{}");
+        let mut encoded = Response::new(full(Bytes::from(whole)));
+        encoded
+            .headers_mut()
+            .insert(header::CONTENT_ENCODING, HeaderValue::from_static("br"));
+        let encoded = gzip_large(encoded);
+        assert_eq!(encoded.headers()[header::CONTENT_ENCODING], "br");
+    }
 
     #[tokio::test]
     async fn a_held_guard_lasts_until_the_last_frame_and_no_longer() {

@@ -349,6 +349,105 @@ async fn response_headers(admin: &RawClient, anonymous: &RawClient, facts: &mut 
     }
 }
 
+/// Large answers compressed for a client that accepts gzip, as upstream's: which answers
+/// (a large object, written and read, a list, not a small Table nor a watch) and what they
+/// decompress to.
+async fn compression(admin: &RawClient, facts: &mut Facts) {
+    use std::io::Read;
+    let data = "x".repeat(140 * 1024);
+    let body = serde_json::json!({"metadata": {"name": "big"}, "data": {"k": data}});
+    let configmaps = "/api/v1/namespaces/default/configmaps";
+    let created = admin
+        .request(
+            Method::POST,
+            configmaps,
+            &[
+                ("content-type", "application/json"),
+                ("accept-encoding", "gzip"),
+            ],
+            serde_json::to_vec(&body).unwrap(),
+        )
+        .await;
+    let requests: [(&str, String, &str, &str); 6] = [
+        (
+            "large object",
+            format!("{configmaps}/big"),
+            "gzip",
+            "application/json",
+        ),
+        (
+            "large object, gzip refused",
+            format!("{configmaps}/big"),
+            "deflate, gzip;q=0",
+            "application/json",
+        ),
+        (
+            "large list",
+            configmaps.to_string(),
+            "deflate, gzip",
+            "application/json",
+        ),
+        (
+            "large list as protobuf",
+            configmaps.to_string(),
+            "gzip",
+            "application/vnd.kubernetes.protobuf",
+        ),
+        (
+            "small table",
+            configmaps.to_string(),
+            "gzip",
+            "application/json;as=Table;v=v1;g=meta.k8s.io",
+        ),
+        (
+            "watch",
+            format!("{configmaps}?watch=1&timeoutSeconds=1"),
+            "gzip",
+            "application/json",
+        ),
+    ];
+    let mut answers = vec![("large create".to_string(), created)];
+    for (what, path, encoding, accept) in requests {
+        let r = admin
+            .request(
+                Method::GET,
+                &path,
+                &[("accept-encoding", encoding), ("accept", accept)],
+                Vec::new(),
+            )
+            .await;
+        answers.push((what.to_string(), r));
+    }
+    for (what, r) in answers {
+        let header = |name: &str| {
+            r.headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("(none)")
+                .to_string()
+        };
+        let encoding = header("content-encoding");
+        let mut plain = Vec::new();
+        if encoding == "gzip" {
+            flate2::read::GzDecoder::new(&r.body[..])
+                .read_to_end(&mut plain)
+                .expect("a gzip body");
+        } else {
+            plain = r.body.to_vec();
+        }
+        // Nothing but the object's data holds this many `x`s.
+        let holds_big = plain.iter().filter(|&&b| b == b'x').count() >= data.len();
+        facts.insert(
+            format!("{what} [compression]"),
+            format!(
+                "{} content-encoding={encoding} vary={} holds the object={holds_big}",
+                r.status,
+                header("vary")
+            ),
+        );
+    }
+}
+
 async fn facts(client: &RawClient) -> Facts {
     let mut facts = Facts::new();
     aggregated(client, &mut facts).await;
@@ -466,6 +565,8 @@ async fn discovery_and_openapi_are_upstreams() {
         &mut theirs,
     )
     .await;
+    compression(&capstan(&server), &mut ours).await;
+    compression(&upstream.client, &mut theirs).await;
     common_order(&mut ours, &mut theirs);
     let keys: BTreeSet<&String> = ours.keys().chain(theirs.keys()).collect();
     let mut unexplained = Vec::new();
