@@ -692,12 +692,17 @@ async fn copies_both_ways(transport: Transport) {
     std::fs::write(&local, &contents).unwrap();
     let out = dir.path().join("copied.bin");
     let (local2, out2) = (local.clone(), out.clone());
-    tokio::task::spawn_blocking(move || {
-        ok(kubectl(&kc, &["cp", local2.to_str().unwrap(), "p:/tmp/"]));
+    // kubectl's requests are logged (-v=6): a copy that lands under the wrong name is one
+    // whose `test -d` failed, and the log says how.
+    let copy_in_log = tokio::task::spawn_blocking(move || {
+        let copy_in = kubectl(&kc, &["cp", "-v=6", local2.to_str().unwrap(), "p:/tmp/"]);
+        let log = copy_in.2.clone();
+        ok(copy_in);
         ok(kubectl(
             &kc,
             &["cp", "p:/data/report.bin", out2.to_str().unwrap()],
         ));
+        log
     })
     .await
     .unwrap();
@@ -708,7 +713,10 @@ async fn copies_both_ways(transport: Transport) {
         "{:?}",
         files.iter().map(|f| &f.0).collect::<Vec<_>>()
     );
-    assert_eq!(files[0].0, "/tmp/notes.txt");
+    assert_eq!(
+        files[0].0, "/tmp/notes.txt",
+        "{transport:?}: kubectl cp said:\n{copy_in_log}"
+    );
     assert!(files[0].1 == contents, "the copy into the pod differs");
     assert!(
         std::fs::read(&out).unwrap() == capstan_e2e::kubelet::cp_content("/data/report.bin"),
