@@ -561,8 +561,8 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
             )
         });
     // API Priority and Fairness's configuration: the defaults ensured, then loaded (requests
-    // are classified by the stored configuration from the first on), side by side with the
-    // post-start hooks.
+    // are classified by the stored configuration from the first on), on a task of its own
+    // beside the post-start hooks, so that the two use both cores (about 3 ms of a start).
     let flow_control_stores = match &flow_control {
         Some(_) => {
             let group = "flowcontrol.apiserver.k8s.io";
@@ -577,41 +577,46 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
         }
         None => None,
     };
-    let configure_flow_control = async {
-        let (Some(control), Some(stores)) = (&flow_control, flow_control_stores) else {
-            return (None, Vec::new());
-        };
-        let mut tasks = Vec::new();
-        let producer = PostStartHook::new("priority-and-fairness-config-producer");
-        if capstan_controllers::flowcontrol::ensure_configuration(&stores)
-            .await
-            .is_ok()
-        {
-            producer.finish();
-        } else {
-            let stores = stores.clone();
-            let producer = producer.clone();
-            tasks.push(tokio::spawn(async move {
-                while capstan_controllers::flowcontrol::ensure_configuration(&stores)
-                    .await
-                    .is_err()
-                {
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                }
+    let configure_flow_control = tokio::spawn({
+        let flow_control = flow_control.clone();
+        async move {
+            let (Some(control), Some(stores)) = (flow_control, flow_control_stores) else {
+                return (None, Vec::new());
+            };
+            let mut tasks = Vec::new();
+            let producer = PostStartHook::new("priority-and-fairness-config-producer");
+            if capstan_controllers::flowcontrol::ensure_configuration(&stores)
+                .await
+                .is_ok()
+            {
                 producer.finish();
-            }));
+            } else {
+                let stores = stores.clone();
+                let producer = producer.clone();
+                tasks.push(tokio::spawn(async move {
+                    while capstan_controllers::flowcontrol::ensure_configuration(&stores)
+                        .await
+                        .is_err()
+                    {
+                        tokio::time::sleep(Duration::from_secs(1)).await;
+                    }
+                    producer.finish();
+                }));
+            }
+            let loaded = Arc::new(tokio::sync::Notify::new());
+            tasks.extend(capstan_controllers::flowcontrol::start(
+                stores,
+                control,
+                loaded.clone(),
+            ));
+            let _ = tokio::time::timeout(Duration::from_secs(10), loaded.notified()).await;
+            (Some(producer), tasks)
         }
-        let loaded = Arc::new(tokio::sync::Notify::new());
-        tasks.extend(capstan_controllers::flowcontrol::start(
-            stores,
-            control.clone(),
-            loaded.clone(),
-        ));
-        let _ = tokio::time::timeout(Duration::from_secs(10), loaded.notified()).await;
-        (Some(producer), tasks)
-    };
-    let ((mut hooks, retrying), (producer, flow_control_tasks)) =
-        tokio::join!(start_post_start_hooks(&registry), configure_flow_control);
+    });
+    let (mut hooks, retrying) = start_post_start_hooks(&registry).await;
+    let (producer, flow_control_tasks) = configure_flow_control.await.map_err(|e| {
+        Error::Startup(format!("configuring API Priority and Fairness failed: {e}"))
+    })?;
     compactors.extend(retrying);
     compactors.extend(flow_control_tasks);
     // The RBAC index loads from here on, with the bootstrap policy in place (its wait is
