@@ -5,9 +5,18 @@ Starts the release binary on DATA_DIR (extra options after it), polls /readyz ov
 millisecond until it answers 200, waits 3 s, reads VmRSS, stops the server; four times.
 
     python3 tools/startup.py DATA_DIR [apiserver options...]
+
+To compare builds, name them in BINARIES (space-separated): they take turns, four starts
+each, for ROUNDS rounds (default 3), after one start left out (cold caches); WAIT sets the
+seconds before the memory is read (0: no wait, no memory figure). Each build's median
+and range is printed at the end.
+
+    BINARIES="/tmp/before /tmp/after" ROUNDS=12 WAIT=0 python3 tools/startup.py DATA_DIR
 """
+import os
 import socket
 import ssl
+import statistics
 import subprocess
 import sys
 import time
@@ -16,10 +25,10 @@ BINARY = "target/release/capstan-apiserver"
 PORT = 16460
 
 
-def once(data_dir, extra):
+def once(binary, data_dir, extra, wait):
     started = time.monotonic()
     server = subprocess.Popen(
-        [BINARY, "--data-dir", data_dir, "--cert-dir", data_dir + "/pki",
+        [binary, "--data-dir", data_dir, "--cert-dir", data_dir + "/pki",
          "--bind-address", "127.0.0.1", "--secure-port", str(PORT)] + extra,
         stderr=subprocess.DEVNULL)
     context = ssl.create_default_context()
@@ -35,12 +44,15 @@ def once(data_dir, extra):
         except OSError:
             time.sleep(0.001)
     ready_ms = (time.monotonic() - started) * 1000
-    time.sleep(3)
-    with open(f"/proc/{server.pid}/status") as status:
-        rss_kb = next(int(l.split()[1]) for l in status if l.startswith("VmRSS"))
+    rss_mb = None
+    if wait > 0:
+        time.sleep(wait)
+        with open(f"/proc/{server.pid}/status") as status:
+            rss_kb = next(int(l.split()[1]) for l in status if l.startswith("VmRSS"))
+        rss_mb = rss_kb / 1024
     server.terminate()
     server.wait()
-    return ready_ms, rss_kb / 1024
+    return ready_ms, rss_mb
 
 
 def main():
@@ -49,9 +61,26 @@ def main():
     # refused, so an authorizer that lets them read /readyz is chosen unless one is given.
     if not any(a.startswith("--authorization-mode") for a in extra):
         extra = extra + ["--authorization-mode=Node,RBAC"]
-    for _ in range(4):
-        ready_ms, rss_mb = once(data_dir, extra)
-        print(f"ready {ready_ms:.1f} ms, idle RSS {rss_mb:.1f} MB")
+    wait = float(os.environ.get("WAIT", "3"))
+    binaries = os.environ.get("BINARIES", "").split()
+    if not binaries:
+        for _ in range(4):
+            ready_ms, rss_mb = once(BINARY, data_dir, extra, wait)
+            memory = f", idle RSS {rss_mb:.1f} MB" if rss_mb is not None else ""
+            print(f"ready {ready_ms:.1f} ms{memory}")
+        return
+    once(binaries[0], data_dir, extra, 0)
+    readies = {binary: [] for binary in binaries}
+    for _ in range(int(os.environ.get("ROUNDS", "3"))):
+        for binary in binaries:
+            for _ in range(4):
+                ready_ms, _ = once(binary, data_dir, extra, wait)
+                readies[binary].append(ready_ms)
+                # The stopped server's last writes and exit are not the next one's cost.
+                time.sleep(0.5)
+    for binary, times in readies.items():
+        print(f"{binary}: ready median {statistics.median(times):.1f} ms "
+              f"({min(times):.1f}-{max(times):.1f}, {len(times)} starts)")
 
 
 if __name__ == "__main__":
