@@ -548,6 +548,12 @@ async fn execute(
     out: mpsc::Sender<(u8, Bytes)>,
     seen: &Mutex<Seen>,
 ) -> i32 {
+    // A container runtime takes milliseconds to start a process, and client-go's WebSocket
+    // client relies on it: it sets up its streams on a goroutine of their own once the
+    // connection is up, and fails the command (kubectl cp's `test -d` among them) when a
+    // status and the connection's close arrive first, as an instant answer can on a
+    // loaded machine.
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     let words = command.get(1..).unwrap_or_default().join(" ");
     let args: Vec<&str> = command.iter().map(String::as_str).collect();
     match args.as_slice() {
