@@ -330,13 +330,7 @@ async fn response_headers(admin: &RawClient, anonymous: &RawClient, facts: &mut 
                 body.as_bytes().to_vec(),
             )
             .await;
-        let header = |name: &str| {
-            r.headers
-                .get(name)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("(none)")
-                .to_string()
-        };
+        let header = |name: &str| header_or_none(&r.headers, name);
         facts.insert(
             format!("{what} [headers]"),
             format!(
@@ -347,6 +341,15 @@ async fn response_headers(admin: &RawClient, anonymous: &RawClient, facts: &mut 
             ),
         );
     }
+}
+
+/// The header `name` of an answer as text, `(none)` when it is missing.
+fn header_or_none(headers: &http::HeaderMap, name: &str) -> String {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("(none)")
+        .to_string()
 }
 
 /// Large answers compressed for a client that accepts gzip, as upstream's: which answers
@@ -419,13 +422,7 @@ async fn compression(admin: &RawClient, facts: &mut Facts) {
         answers.push((what.to_string(), r));
     }
     for (what, r) in answers {
-        let header = |name: &str| {
-            r.headers
-                .get(name)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("(none)")
-                .to_string()
-        };
+        let header = |name: &str| header_or_none(&r.headers, name);
         let encoding = header("content-encoding");
         let mut plain = Vec::new();
         if encoding == "gzip" {
