@@ -153,7 +153,8 @@ impl Discovery {
             "compiler": "rustc",
             "platform": format!("{}/{}", std::env::consts::OS, go_arch()),
         });
-        documents.insert("/version".to_string(), to_bytes(&version));
+        let indented = serde_json::to_vec_pretty(&version).unwrap_or_default();
+        documents.insert("/version".to_string(), indented.into());
         Self { documents }
     }
 

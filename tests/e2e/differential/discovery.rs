@@ -445,6 +445,126 @@ async fn compression(admin: &RawClient, facts: &mut Facts) {
     }
 }
 
+/// JSON printed for a human (`pretty=true`, or a curl or browser user agent) as upstream
+/// prints it: which requests are indented, the fields in the order of a compact answer, a
+/// final newline.
+async fn pretty_printing(admin: &RawClient, facts: &mut Facts) {
+    let configmaps = "/api/v1/namespaces/default/configmaps";
+    let body = serde_json::json!({
+        "metadata": {"name": "pretty", "labels": {"b": "1", "a": "2"}},
+        "data": {"z": "last", "a": "first \"quoted\" {[,:]}", "empty": ""},
+    });
+    admin
+        .request(
+            Method::POST,
+            configmaps,
+            &[("content-type", "application/json")],
+            serde_json::to_vec(&body).unwrap(),
+        )
+        .await;
+    let object = format!("{configmaps}/pretty");
+    let list = format!("{configmaps}?fieldSelector=metadata.name%3Dpretty");
+    let requests = [
+        (
+            "object, pretty=true",
+            format!("{object}?pretty=true"),
+            "capstan-e2e",
+        ),
+        ("object, curl", object.clone(), "curl/8.14.1"),
+        (
+            "object, browser",
+            object.clone(),
+            "Mozilla/5.0 (X11; Linux x86_64)",
+        ),
+        (
+            "object, curl, pretty=false",
+            format!("{object}?pretty=false"),
+            "curl/8.14.1",
+        ),
+        (
+            "object, kubectl",
+            object.clone(),
+            "kubectl/v1.36.2 (linux/amd64)",
+        ),
+        (
+            "list, pretty=true",
+            format!("{list}&pretty=true"),
+            "capstan-e2e",
+        ),
+    ];
+    for (what, path, agent) in requests {
+        let r = admin
+            .request(
+                Method::GET,
+                &path,
+                &[("accept", "application/json"), ("user-agent", agent)],
+                Vec::new(),
+            )
+            .await;
+        let text = String::from_utf8_lossy(&r.body);
+        let indented = text.starts_with("{\n  \"");
+        // The fields' order at every level, read from the lines of an indented answer.
+        let order: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.trim_start().strip_prefix('"')?.split_once("\": "))
+            .map(|(key, _)| key)
+            .filter(|key| !key.contains(':'))
+            .collect();
+        facts.insert(
+            format!("{what} [pretty]"),
+            format!(
+                "{} indented={indented} final newline={}",
+                r.status,
+                text.ends_with('\n')
+            ),
+        );
+        if indented {
+            facts.insert(format!("pretty field order: {what}"), format!("{order:?}"));
+        }
+    }
+}
+
+/// Whether compact JSON answers end in a newline, as upstream's encoder writes them.
+async fn final_newlines(admin: &RawClient, facts: &mut Facts) {
+    let json = "application/json";
+    let table = "application/json;as=Table;v=v1;g=meta.k8s.io";
+    let requests = [
+        (
+            "object",
+            "/api/v1/namespaces/default/configmaps/pretty",
+            json,
+        ),
+        ("list", "/api/v1/namespaces/default/configmaps", json),
+        ("table", "/api/v1/namespaces/default/configmaps", table),
+        (
+            "not found",
+            "/api/v1/namespaces/default/configmaps/none",
+            json,
+        ),
+        ("core versions", "/api", json),
+        ("groups", "/apis", json),
+        ("core resources", "/api/v1", json),
+        ("group resources", "/apis/apps/v1", json),
+        ("version", "/version", json),
+        ("health", "/healthz", json),
+    ];
+    for (what, path, accept) in requests {
+        let r = admin
+            .request(Method::GET, path, &[("accept", accept)], Vec::new())
+            .await;
+        let text = String::from_utf8_lossy(&r.body);
+        facts.insert(
+            format!("{what} [final newline]"),
+            format!(
+                "{} indented={} final newline={}",
+                r.status,
+                text.starts_with("{\n"),
+                text.ends_with('\n')
+            ),
+        );
+    }
+}
+
 async fn facts(client: &RawClient) -> Facts {
     let mut facts = Facts::new();
     aggregated(client, &mut facts).await;
@@ -564,6 +684,10 @@ async fn discovery_and_openapi_are_upstreams() {
     .await;
     compression(&capstan(&server), &mut ours).await;
     compression(&upstream.client, &mut theirs).await;
+    pretty_printing(&capstan(&server), &mut ours).await;
+    pretty_printing(&upstream.client, &mut theirs).await;
+    final_newlines(&capstan(&server), &mut ours).await;
+    final_newlines(&upstream.client, &mut theirs).await;
     common_order(&mut ours, &mut theirs);
     let keys: BTreeSet<&String> = ours.keys().chain(theirs.keys()).collect();
     let mut unexplained = Vec::new();
