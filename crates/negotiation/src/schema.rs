@@ -393,13 +393,6 @@ const POINTER_STRINGS: &[(&str, &[&str])] = &[
     ("api.admissionregistration.v1.Validation", &["reason"]),
 ];
 
-/// Whether the string field `field` (JSON name) of `message` is a Go pointer.
-fn pointer_string(message: &str, field: &str) -> bool {
-    POINTER_STRINGS
-        .iter()
-        .any(|(m, fields)| *m == message && fields.contains(&field))
-}
-
 /// Fields whose JSON name is their capitalised Go name (`json:"Port"`), unlike every other.
 const VERBATIM_FIELDS: &[(&str, &str)] = &[("api.core.v1.DaemonEndpoint", "Port")];
 
@@ -477,7 +470,8 @@ impl Schema {
     /// Loads a serialized `FileDescriptorSet` and the merge markers of its types, in the
     /// format the build script writes.
     pub fn from_descriptors_with_markers(bytes: &[u8], markers: &str) -> Result<Schema, String> {
-        let mut marked: HashMap<(&str, &str), Vec<&str>> = HashMap::new();
+        // Each marked message's fields (its own markers under the empty field name).
+        let mut marked: HashMap<&str, Vec<(&str, Vec<&str>)>> = HashMap::new();
         for line in markers.lines() {
             let mut parts = line.split('\t');
             let (Some(message), Some(field), Some(list)) =
@@ -485,7 +479,10 @@ impl Schema {
             else {
                 return Err(format!("malformed marker line {line:?}"));
             };
-            marked.insert((message, field), list.split(';').collect());
+            marked
+                .entry(message)
+                .or_default()
+                .push((field, list.split(';').collect()));
         }
         let set = FileDescriptorSet::decode(bytes).map_err(|e| e.to_string())?;
         let mut declared = Vec::new();
@@ -500,8 +497,35 @@ impl Schema {
             .enumerate()
             .map(|(i, (name, _))| (name.clone(), i))
             .collect();
+        let markers_of = |message: &str, field: &str| {
+            marked
+                .get(message)
+                .and_then(|fields| fields.iter().find(|(f, _)| *f == field))
+                .map(|(_, markers)| markers)
+        };
         let mut messages = Vec::with_capacity(declared.len());
         for (name, proto) in &declared {
+            let name = name.as_str();
+            // The exceptions tables' entries for this message (most have none).
+            let inline: Vec<&str> = INLINE_FIELDS
+                .iter()
+                .filter(|(m, _)| *m == name)
+                .map(|(_, f)| *f)
+                .collect();
+            let renamed: Vec<(&str, &str)> = RENAMED_FIELDS
+                .iter()
+                .filter(|(m, _, _)| *m == name)
+                .map(|(_, f, json)| (*f, *json))
+                .collect();
+            let verbatim: Vec<&str> = VERBATIM_FIELDS
+                .iter()
+                .filter(|(m, _)| *m == name)
+                .map(|(_, f)| *f)
+                .collect();
+            let pointers: &[&str] = POINTER_STRINGS
+                .iter()
+                .find(|(m, _)| *m == name)
+                .map_or(&[], |(_, fields)| fields);
             let mut fields = Vec::with_capacity(proto.field.len());
             for f in &proto.field {
                 let ty = field_type(f, &by_name)?;
@@ -516,7 +540,7 @@ impl Schema {
                     Shape::Repeated
                 };
                 let json = json_name(f.name());
-                let own = marked.get(&(name.as_str(), f.name()));
+                let own = markers_of(name, f.name());
                 let marker = |key: &'static str| {
                     own.into_iter()
                         .flatten()
@@ -549,12 +573,10 @@ impl Schema {
                     },
                 };
                 let type_atomic = |ty: FieldType| match ty {
-                    FieldType::Message(i) => {
-                        marked.get(&(declared[i].0.as_str(), "")).is_some_and(|m| {
-                            m.iter()
-                                .any(|m| *m == "structType=atomic" || *m == "mapType=atomic")
-                        })
-                    }
+                    FieldType::Message(i) => markers_of(&declared[i].0, "").is_some_and(|m| {
+                        m.iter()
+                            .any(|m| *m == "structType=atomic" || *m == "mapType=atomic")
+                    }),
                     _ => false,
                 };
                 let atomic = match marker("structType").chain(marker("mapType")).next() {
@@ -564,18 +586,15 @@ impl Schema {
                 let default = marker("default")
                     .next()
                     .and_then(|v| serde_json::from_str(v).ok());
-                let empty_is_set = pointer_string(name, &json);
+                let empty_is_set = pointers.contains(&json.as_str());
                 fields.push(Field {
                     default,
                     list_type,
                     atomic,
                     patch,
-                    name: if let Some((_, _, json)) = RENAMED_FIELDS
-                        .iter()
-                        .find(|(m, field, _)| *m == name.as_str() && *field == f.name())
-                    {
+                    name: if let Some((_, json)) = renamed.iter().find(|(p, _)| *p == f.name()) {
                         json.to_string()
-                    } else if VERBATIM_FIELDS.contains(&(name.as_str(), f.name())) {
+                    } else if verbatim.contains(&f.name()) {
                         f.name().to_string()
                     } else {
                         json
@@ -583,7 +602,7 @@ impl Schema {
                     number: u32::try_from(f.number()).map_err(|_| "negative field number")?,
                     ty,
                     shape,
-                    inline: INLINE_FIELDS.contains(&(name.as_str(), f.name())),
+                    inline: inline.contains(&f.name()),
                     zero_is_unset: name == "apimachinery.pkg.apis.meta.v1.ObjectMeta"
                         && f.name() == "generation",
                     empty_is_set,
@@ -591,10 +610,10 @@ impl Schema {
             }
             fields.sort_by_key(|f| f.number);
             messages.push(Message {
-                name: name.clone(),
+                name: name.to_string(),
                 fields,
                 special: special(name),
-                atomic: marked.get(&(name.as_str(), "")).is_some_and(|m| {
+                atomic: markers_of(name, "").is_some_and(|m| {
                     m.contains(&"structType=atomic") || m.contains(&"mapType=atomic")
                 }),
             });
@@ -752,18 +771,22 @@ fn collect<'a>(prefix: &str, m: &'a DescriptorProto, out: &mut Vec<(String, &'a 
 /// capital second letter, so a leading acronym is lowered up to the capital that starts the
 /// next word.
 fn json_name(proto: &str) -> String {
+    let bytes = proto.as_bytes();
+    // Most names start with a lower-case word: they are their JSON name.
+    if bytes.first().is_some_and(u8::is_ascii_lowercase)
+        && !bytes.get(1).is_some_and(u8::is_ascii_uppercase)
+    {
+        return proto.to_string();
+    }
     let chars: Vec<char> = proto.chars().collect();
-    let Some(first) = chars.first() else {
+    if chars.is_empty() {
         return String::new();
-    };
+    }
     // The Go name's leading capitals (its first letter restored).
     let run = 1 + chars[1..]
         .iter()
         .take_while(|c| c.is_ascii_uppercase())
         .count();
-    if first.is_ascii_lowercase() && run == 1 {
-        return proto.to_string();
-    }
     // An acronym followed by a word keeps the word's capital.
     let lowered = if run > 1 && run < chars.len() {
         run - 1

@@ -22,8 +22,9 @@ enum SchemaRef {
 /// Tracks the field managers of one resource's objects.
 pub(crate) struct FieldTracker {
     schema: SchemaRef,
-    /// The kind's message, when the schema knows the kind.
-    root: Option<usize>,
+    /// The kind's message, when the schema knows the kind: looked up at the first write, so
+    /// that building a store does not wait for upstream's schema (built beside the start).
+    root: std::sync::OnceLock<Option<usize>>,
     api_version: String,
     kind: String,
     has_status: bool,
@@ -36,7 +37,7 @@ impl FieldTracker {
         let api_version = descriptor.api_version();
         Self {
             schema: SchemaRef::Upstream,
-            root: Schema::upstream().kind(&api_version, &descriptor.kind),
+            root: std::sync::OnceLock::new(),
             api_version,
             kind: descriptor.kind.clone(),
             has_status,
@@ -45,7 +46,7 @@ impl FieldTracker {
 
     /// The same tracker reading `schema` (a custom resource's, which knows its kind).
     pub fn with_schema(mut self, schema: std::sync::Arc<Schema>) -> Self {
-        self.root = schema.kind(&self.api_version, &self.kind);
+        self.root = schema.kind(&self.api_version, &self.kind).into();
         self.schema = SchemaRef::Custom(schema);
         self
     }
@@ -56,7 +57,10 @@ impl FieldTracker {
             SchemaRef::Upstream => Schema::upstream(),
             SchemaRef::Custom(schema) => schema,
         };
-        self.root.map(|root| Typed::at(schema, root))
+        let root = *self
+            .root
+            .get_or_init(|| schema.kind(&self.api_version, &self.kind));
+        root.map(|root| Typed::at(schema, root))
     }
 
     fn ignored(&self, target: Target) -> Ignored {
