@@ -247,6 +247,8 @@ async fn openapi(
             if let Ok(v) = etag(&hash) {
                 headers.insert(header::ETAG, v);
             }
+            // Served as JSON or protobuf by the Accept header, as upstream says.
+            headers.insert(header::VARY, http::HeaderValue::from_static("Accept"));
             if info.query.get("hash").is_some() {
                 // Found under its current hash: that URL's content never changes.
                 headers.insert(
@@ -256,12 +258,7 @@ async fn openapi(
                 let expires = jiff::Timestamp::now()
                     .checked_add(jiff::SignedDuration::from_hours(365 * 24))
                     .ok()
-                    .and_then(|t| {
-                        jiff::fmt::rfc2822::DateTimePrinter::new()
-                            .timestamp_to_rfc9110_string(&t)
-                            .ok()
-                    })
-                    .and_then(|t| http::HeaderValue::from_str(&t).ok());
+                    .and_then(http_date);
                 if let Some(expires) = expires {
                     headers.insert(header::EXPIRES, expires);
                 }
@@ -380,16 +377,24 @@ fn non_resource(
             if method != Method::GET && method != Method::HEAD {
                 return Err(ApiError::method_not_allowed());
             }
-            let accept = headers
-                .get(header::ACCEPT)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("");
-            let (page, content_type) = state.metrics.render(accept);
-            let mut resp = response::text(StatusCode::OK, page);
+            let (page, content_type) = state.metrics.render();
+            // Compressed whatever its size when the scraper accepts gzip, as upstream's.
+            let gzip = response::accepts_gzip(headers);
+            let mut resp = if gzip {
+                response::text(StatusCode::OK, response::gzip_whole(page.as_bytes()))
+            } else {
+                response::text(StatusCode::OK, page)
+            };
             resp.headers_mut().insert(
                 http::header::CONTENT_TYPE,
                 http::HeaderValue::from_static(content_type),
             );
+            if gzip {
+                resp.headers_mut().insert(
+                    header::CONTENT_ENCODING,
+                    http::HeaderValue::from_static("gzip"),
+                );
+            }
             return Ok(resp);
         }
         "/.well-known/openid-configuration" | "/openid/v1/jwks" => {
@@ -488,12 +493,26 @@ fn aggregated_discovery_version(headers: &HeaderMap) -> Option<&'static str> {
     None
 }
 
-/// `/openapi/v2` in protobuf when asked for, else JSON.
+/// `/openapi/v2` in protobuf when asked for, else JSON; as upstream's, with its `ETag` and
+/// `Last-Modified` (304 when asked with its entity tag), gzip-compressed for a client that
+/// accepts it.
 fn openapi_v2_response(
     doc: &OpenApiV2,
     headers: &HeaderMap,
     pretty: bool,
 ) -> Result<Response<Body>, ApiError> {
+    let etag = http::HeaderValue::from_str(&format!("\"{}\"", doc.etag))
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    let matched = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|m| etag_matches(m, &doc.etag));
+    if matched {
+        let mut resp = Response::new(response::full(Bytes::new()));
+        *resp.status_mut() = StatusCode::NOT_MODIFIED;
+        resp.headers_mut().insert(header::ETAG, etag);
+        return Ok(resp);
+    }
     let accept = headers
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
@@ -502,15 +521,32 @@ fn openapi_v2_response(
         let media = entry.split(';').next().unwrap_or("").trim();
         media.starts_with("application/com.github.proto-openapi.spec.v2")
     });
-    if wants_protobuf {
+    let mut resp = if wants_protobuf {
         let mut resp = Response::new(response::full(doc.protobuf.clone()));
         resp.headers_mut().insert(
             header::CONTENT_TYPE,
             http::HeaderValue::from_static(openapi_v2::PROTOBUF),
         );
-        return Ok(resp);
+        resp
+    } else {
+        self::document(doc.json.clone(), headers, pretty, false)?
+    };
+    resp.headers_mut().insert(header::ETAG, etag);
+    if let Some(v) = http_date(doc.built) {
+        resp.headers_mut().insert(header::LAST_MODIFIED, v);
     }
-    self::document(doc.json.clone(), headers, pretty, false)
+    if response::accepts_gzip(headers) {
+        resp = response::gzip_large(resp);
+    }
+    Ok(resp)
+}
+
+/// `t` as an HTTP date (`Tue, 01 Dec 2026 10:00:00 GMT`).
+fn http_date(t: jiff::Timestamp) -> Option<http::HeaderValue> {
+    let text = jiff::fmt::rfc2822::DateTimePrinter::new()
+        .timestamp_to_rfc9110_string(&t)
+        .ok()?;
+    http::HeaderValue::from_str(&text).ok()
 }
 
 async fn read_body(req: Request<Incoming>, max: usize) -> Result<Bytes, ApiError> {

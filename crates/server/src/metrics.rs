@@ -83,10 +83,9 @@ impl Registrar<'_> {
     }
 }
 
-/// The Content-Type of the Prometheus text format.
-pub const TEXT_0_0_4: &str = "text/plain; version=0.0.4; charset=utf-8";
-/// The Content-Type of OpenMetrics.
-pub const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+/// The Content-Type of the Prometheus text format, with the escaping of metric names that
+/// are not legacy Prometheus names (upstream's client names it).
+pub const TEXT_0_0_4: &str = "text/plain; version=0.0.4; charset=utf-8; escaping=underscores";
 
 /// OpenMetrics text as the Prometheus 0.0.4 text format: counter families are named after
 /// their `_total` samples in `# HELP` and `# TYPE`, and the `# EOF` and `# UNIT` lines go.
@@ -427,20 +426,15 @@ impl Metrics {
         labels
     }
 
-    /// Every metric in the format `accept` prefers: OpenMetrics 1.0 when it names
-    /// `application/openmetrics-text`, else the Prometheus text format 0.0.4 that upstream
-    /// serves by default. Returns the body and its Content-Type.
-    pub fn render(&self, accept: &str) -> (String, &'static str) {
+    /// Every metric in the Prometheus text format 0.0.4, the only one upstream serves (a
+    /// scraper asking for OpenMetrics gets it too). Returns the body and its Content-Type.
+    pub fn render(&self) -> (String, &'static str) {
         self.process.refresh();
         let mut out = String::new();
         if encode(&mut out, &self.registry).is_err() {
             out.clear();
         }
-        if accept.contains("application/openmetrics-text") {
-            (out, OPENMETRICS)
-        } else {
-            (openmetrics_to_text(&out), TEXT_0_0_4)
-        }
+        (openmetrics_to_text(&out), TEXT_0_0_4)
     }
 
     /// Starts the storage pollers; a zero period disables one. The tasks end when the
@@ -563,7 +557,7 @@ mod tests {
     #[test]
     fn process_metrics_have_upstream_types() {
         let metrics = Metrics::with_options(MetricsOptions::default());
-        let (text, content_type) = metrics.render("text/plain");
+        let (text, content_type) = metrics.render();
         assert_eq!(content_type, TEXT_0_0_4);
         assert!(
             text.contains("# TYPE process_cpu_seconds_total counter\n"),
@@ -575,8 +569,5 @@ mod tests {
             "help texts end with one period: {text}"
         );
         assert!(!text.contains("# EOF"));
-        let (open, content_type) = metrics.render("application/openmetrics-text;version=1.0.0");
-        assert_eq!(content_type, OPENMETRICS);
-        assert!(open.ends_with("# EOF\n"));
     }
 }

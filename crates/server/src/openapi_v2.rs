@@ -21,6 +21,10 @@ pub struct OpenApiV2 {
     pub json: Bytes,
     /// Protobuf (`openapi.v2.Document`).
     pub protobuf: Bytes,
+    /// The entity tag of both (unquoted): the JSON's SHA-512 in upper-case hex, as upstream's.
+    pub etag: String,
+    /// When the document was built (its `Last-Modified`).
+    pub built: jiff::Timestamp,
 }
 
 impl OpenApiV2 {
@@ -106,9 +110,14 @@ impl OpenApiV2 {
                 });
             }
         });
+        let json = serde_json::to_vec(&doc).unwrap_or_default();
+        let digest = ring::digest::digest(&ring::digest::SHA512, &json);
+        let etag = digest.as_ref().iter().map(|b| format!("{b:02X}")).collect();
         Self {
-            json: Bytes::from(serde_json::to_vec(&doc).unwrap_or_default()),
+            json: Bytes::from(json),
             protobuf: Bytes::from(pb.buf),
+            etag,
+            built: jiff::Timestamp::now(),
         }
     }
 }

@@ -61,6 +61,18 @@ pub fn gzip_large(resp: Response<Body>) -> Response<Body> {
     Response::from_parts(parts, body.boxed_unsync())
 }
 
+/// `body` gzip-compressed whole, at the fastest level.
+pub fn gzip_whole(body: &[u8]) -> Bytes {
+    use std::io::Write;
+    let mut encoder = flate2::write::GzEncoder::new(
+        Vec::with_capacity(body.len() / 4),
+        flate2::Compression::fast(),
+    );
+    // Writing into a vector cannot fail.
+    let _ = encoder.write_all(body);
+    encoder.finish().unwrap_or_default().into()
+}
+
 /// A body compressed as it is polled.
 struct GzipBody {
     inner: Body,

@@ -524,6 +524,103 @@ async fn pretty_printing(admin: &RawClient, facts: &mut Facts) {
     }
 }
 
+/// `/openapi/v2`'s caching and encoding headers, in JSON and protobuf, asked for again with
+/// the ETag it gave.
+async fn openapi_v2_headers(client: &RawClient, facts: &mut Facts) {
+    let protobuf = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
+    for (what, accept) in [("json", "application/json"), ("protobuf", protobuf)] {
+        let get = |extra: Vec<(&'static str, String)>| async move {
+            let mut headers = vec![
+                ("accept", accept.to_string()),
+                ("accept-encoding", "gzip".to_string()),
+            ];
+            headers.extend(extra);
+            let headers: Vec<(&str, &str)> =
+                headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            client
+                .request(Method::GET, "/openapi/v2", &headers, Vec::new())
+                .await
+        };
+        let first = get(Vec::new()).await;
+        let header = |r: &capstan_e2e::RawResponse, name: &str| header_or_none(&r.headers, name);
+        let etag = header(&first, "etag");
+        facts.insert(
+            format!("openapi/v2 {what} [headers]"),
+            format!(
+                "{} content-type={} content-encoding={} vary={} cache-control={} etag-quoted={} last-modified={} expires={}",
+                first.status,
+                header(&first, "content-type"),
+                header(&first, "content-encoding"),
+                header(&first, "vary"),
+                header(&first, "cache-control"),
+                etag.starts_with('"') && etag.ends_with('"') && etag.len() > 2,
+                header(&first, "last-modified") != "(none)",
+                header(&first, "expires") != "(none)",
+            ),
+        );
+        let again = get(vec![("if-none-match", etag.clone())]).await;
+        facts.insert(
+            format!("openapi/v2 {what} again with its etag [headers]"),
+            format!(
+                "{} same etag={} body bytes={}",
+                again.status,
+                header(&again, "etag") == etag,
+                again.body.len()
+            ),
+        );
+    }
+    // Which other documents are compressed for a client that accepts gzip.
+    let aggregated = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+    for (path, accept) in [
+        ("/openapi/v3", "application/json"),
+        ("/openapi/v3/api/v1", "application/json"),
+        ("/apis", aggregated),
+        ("/api/v1", "application/json"),
+        ("/version", "application/json"),
+        ("/metrics", "text/plain"),
+        ("/livez?verbose", "text/plain"),
+    ] {
+        let r = client
+            .request(
+                Method::GET,
+                path,
+                &[("accept", accept), ("accept-encoding", "gzip")],
+                Vec::new(),
+            )
+            .await;
+        facts.insert(
+            format!("{path} with gzip accepted [headers]"),
+            format!(
+                "{} content-encoding={} vary={} large={}",
+                r.status,
+                header_or_none(&r.headers, "content-encoding"),
+                header_or_none(&r.headers, "vary"),
+                r.body.len() > 128 * 1024
+            ),
+        );
+    }
+    for (what, accept) in [
+        ("text", None),
+        (
+            "openmetrics",
+            Some("application/openmetrics-text;version=1.0.0"),
+        ),
+    ] {
+        let headers: Vec<(&str, &str)> = accept.map(|a| ("accept", a)).into_iter().collect();
+        let metrics = client
+            .request(Method::GET, "/metrics", &headers, Vec::new())
+            .await;
+        facts.insert(
+            format!("metrics {what} [headers]"),
+            format!(
+                "{} content-type={}",
+                metrics.status,
+                header_or_none(&metrics.headers, "content-type")
+            ),
+        );
+    }
+}
+
 /// Whether compact JSON answers end in a newline, as upstream's encoder writes them.
 async fn final_newlines(admin: &RawClient, facts: &mut Facts) {
     let json = "application/json";
@@ -688,6 +785,8 @@ async fn discovery_and_openapi_are_upstreams() {
     pretty_printing(&upstream.client, &mut theirs).await;
     final_newlines(&capstan(&server), &mut ours).await;
     final_newlines(&upstream.client, &mut theirs).await;
+    openapi_v2_headers(&capstan(&server), &mut ours).await;
+    openapi_v2_headers(&upstream.client, &mut theirs).await;
     common_order(&mut ours, &mut theirs);
     let keys: BTreeSet<&String> = ours.keys().chain(theirs.keys()).collect();
     let mut unexplained = Vec::new();
