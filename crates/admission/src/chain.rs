@@ -24,6 +24,17 @@ pub trait Lister: Send + Sync + 'static {
     async fn list(&self, resource: &GroupResource, namespace: &str)
     -> Result<Vec<Value>, ApiError>;
 
+    /// The object as storage holds it now, where [`get`](Lister::get) may answer from a
+    /// cache that has not seen the latest write yet.
+    async fn get_current(
+        &self,
+        resource: &GroupResource,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Value>, ApiError> {
+        self.get(resource, namespace, name).await
+    }
+
     /// A number that changes whenever an object of the resource does, when known (`None`:
     /// unknown, read again): what a plugin derives from a list may be kept while it stays.
     fn changed_at(&self, _resource: &GroupResource) -> Option<u64> {

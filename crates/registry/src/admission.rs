@@ -58,23 +58,20 @@ impl StoreLister {
     }
 }
 
-#[async_trait]
-impl Lister for StoreLister {
-    async fn get(
+impl StoreLister {
+    /// The object read with each of `attempts` in turn until one finds it.
+    async fn read(
         &self,
         resource: &GroupResource,
         namespace: &str,
         name: &str,
+        attempts: &[GetOptions],
     ) -> Result<Option<Value>, ApiError> {
         let Some(store) = self.find(resource) else {
             return Ok(None);
         };
-        let cached = GetOptions {
-            any_version: true,
-            ..Default::default()
-        };
-        for options in [cached, GetOptions::default()] {
-            match store.get(namespace, name, &options).await {
+        for options in attempts {
+            match store.get(namespace, name, options).await {
                 Ok(found) => {
                     return serde_json::from_slice(&found.body.into_bytes())
                         .map(Some)
@@ -85,6 +82,34 @@ impl Lister for StoreLister {
             }
         }
         Ok(None)
+    }
+}
+
+#[async_trait]
+impl Lister for StoreLister {
+    async fn get(
+        &self,
+        resource: &GroupResource,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Value>, ApiError> {
+        let cached = GetOptions {
+            any_version: true,
+            ..Default::default()
+        };
+        // Not in the cache: perhaps created a moment ago, so storage is asked too.
+        self.read(resource, namespace, name, &[cached, GetOptions::default()])
+            .await
+    }
+
+    async fn get_current(
+        &self,
+        resource: &GroupResource,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Value>, ApiError> {
+        self.read(resource, namespace, name, &[GetOptions::default()])
+            .await
     }
 
     async fn list(

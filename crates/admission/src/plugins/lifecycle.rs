@@ -1,7 +1,9 @@
 //! `NamespaceLifecycle`: objects are created only in namespaces that exist and are not
 //! terminating; the system namespaces cannot be deleted.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use capstan_meta::v1::StatusCause;
@@ -14,15 +16,41 @@ use crate::chain::{Lister, Plugin};
 /// Namespaces that cannot be deleted.
 const IMMORTAL: &[&str] = &["default", "kube-system", "kube-public"];
 
+/// How long after admitting a namespace's deletion creates in it read the namespace from
+/// storage rather than the lister's cache, which may not have seen the deletion yet
+/// (upstream's 30 seconds).
+const READ_CURRENT_FOR: Duration = Duration::from_secs(30);
+
 /// The `NamespaceLifecycle` plugin.
 pub struct NamespaceLifecycle {
     lister: Arc<dyn Lister>,
+    /// Namespaces whose deletion was admitted, and when.
+    deleted: Mutex<HashMap<String, Instant>>,
 }
 
 impl NamespaceLifecycle {
     /// Reads namespaces through `lister`.
     pub fn new(lister: Arc<dyn Lister>) -> Self {
-        Self { lister }
+        Self {
+            lister,
+            deleted: Mutex::default(),
+        }
+    }
+
+    /// Remembers that `namespace`'s deletion was admitted.
+    fn deleting(&self, namespace: &str) {
+        let now = Instant::now();
+        let mut deleted = self.deleted.lock().unwrap_or_else(|e| e.into_inner());
+        deleted.retain(|_, at| now.duration_since(*at) < READ_CURRENT_FOR);
+        deleted.insert(namespace.to_string(), now);
+    }
+
+    /// Whether `namespace`'s deletion was admitted within [`READ_CURRENT_FOR`].
+    fn recently_deleted(&self, namespace: &str) -> bool {
+        let deleted = self.deleted.lock().unwrap_or_else(|e| e.into_inner());
+        deleted
+            .get(namespace)
+            .is_some_and(|at| at.elapsed() < READ_CURRENT_FOR)
     }
 }
 
@@ -50,19 +78,26 @@ impl Plugin for NamespaceLifecycle {
 
     async fn validate(&self, a: &Attributes) -> Result<(), ApiError> {
         if is_namespace(&a.resource) {
-            if a.operation == Operation::Delete && IMMORTAL.contains(&a.name.as_str()) {
-                return Err(forbidden(a, "this namespace may not be deleted"));
+            if a.operation == Operation::Delete {
+                if IMMORTAL.contains(&a.name.as_str()) {
+                    return Err(forbidden(a, "this namespace may not be deleted"));
+                }
+                self.deleting(&a.name);
             }
             return Ok(());
         }
         if a.namespace.is_empty() {
             return Ok(());
         }
-        let Some(namespace) = self
-            .lister
-            .get(&core("namespaces"), "", &a.namespace)
-            .await?
-        else {
+        let namespaces = core("namespaces");
+        let namespace = if self.recently_deleted(&a.namespace) {
+            self.lister
+                .get_current(&namespaces, "", &a.namespace)
+                .await?
+        } else {
+            self.lister.get(&namespaces, "", &a.namespace).await?
+        };
+        let Some(namespace) = namespace else {
             return Err(ApiError::not_found(&core("namespaces"), &a.namespace));
         };
         let terminating = namespace["status"]["phase"] == "Terminating"
@@ -87,5 +122,75 @@ impl Plugin for NamespaceLifecycle {
             return Err(err);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use capstan_auth::UserInfo;
+    use serde_json::{Value, json};
+
+    /// A lister whose cache has not seen the namespace's deletion that storage holds.
+    struct Lagging;
+
+    #[async_trait]
+    impl Lister for Lagging {
+        async fn get(
+            &self,
+            _: &GroupResource,
+            _: &str,
+            name: &str,
+        ) -> Result<Option<Value>, ApiError> {
+            Ok(Some(
+                json!({"metadata": {"name": name}, "status": {"phase": "Active"}}),
+            ))
+        }
+
+        async fn list(&self, _: &GroupResource, _: &str) -> Result<Vec<Value>, ApiError> {
+            Ok(Vec::new())
+        }
+
+        async fn get_current(
+            &self,
+            _: &GroupResource,
+            _: &str,
+            name: &str,
+        ) -> Result<Option<Value>, ApiError> {
+            Ok(Some(
+                json!({"metadata": {"name": name, "deletionTimestamp": "2026-12-03T10:00:00Z"},
+                "status": {"phase": "Terminating"}}),
+            ))
+        }
+    }
+
+    fn create_in(namespace: &str) -> Attributes {
+        let mut a = Attributes::new(
+            Operation::Create,
+            GroupResource::new("", "configmaps"),
+            UserInfo::default(),
+        );
+        a.namespace = namespace.into();
+        a.name = "new".into();
+        a
+    }
+
+    #[tokio::test]
+    async fn creates_right_after_a_namespace_deletion_read_it_from_storage() {
+        let plugin = NamespaceLifecycle::new(Arc::new(Lagging));
+        // The cache says Active: without a deletion seen here, the create goes on.
+        plugin.validate(&create_in("held")).await.unwrap();
+        let mut delete = Attributes::new(
+            Operation::Delete,
+            GroupResource::new("", "namespaces"),
+            UserInfo::default(),
+        );
+        delete.name = "held".into();
+        plugin.validate(&delete).await.unwrap();
+        let err = plugin.validate(&create_in("held")).await.unwrap_err();
+        assert_eq!(err.code(), 403);
+        assert!(err.message.contains("being terminated"), "{}", err.message);
+        // Other namespaces still read the cache.
+        plugin.validate(&create_in("other")).await.unwrap();
     }
 }
