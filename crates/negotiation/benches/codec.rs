@@ -149,11 +149,6 @@ fn schema(c: &mut Criterion) {
     c.bench_function("schema/load upstream", |b| {
         b.iter(capstan_negotiation::schema::Schema::load_upstream)
     });
-    c.bench_function("schema/decode descriptors", |b| {
-        use prost::Message;
-        let bytes = include_bytes!("../schemas/v1_35.pb");
-        b.iter(|| prost_types::FileDescriptorSet::decode(&bytes[..]).unwrap())
-    });
 }
 
 criterion_group!(benches, single, list, schema);

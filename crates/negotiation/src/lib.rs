@@ -4,6 +4,7 @@
 //! the upstream [`schema`]s, so every served kind is covered without per-kind code),
 //! server-side Tables and `PartialObjectMetadata` ([`table`]) and YAML ([`yaml`]).
 
+mod descriptors;
 mod error;
 pub mod media;
 pub mod protobuf;

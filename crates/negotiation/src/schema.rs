@@ -5,9 +5,7 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use prost::Message as _;
-use prost_types::field_descriptor_proto::{Label, Type};
-use prost_types::{DescriptorProto, FieldDescriptorProto, FileDescriptorSet};
+use crate::descriptors::{self, FieldDesc, LABEL_REPEATED, MessageDesc};
 
 /// The upstream schemas (the `generated.proto` of every API group of Kubernetes v1.35, the
 /// newest the `k8s-rs-pb` crate carries: fields first added in v1.36 have no number here and are
@@ -484,11 +482,10 @@ impl Schema {
                 .or_default()
                 .push((field, list.split(';').collect()));
         }
-        let set = FileDescriptorSet::decode(bytes).map_err(|e| e.to_string())?;
+        let files = descriptors::read_set(bytes)?;
         let mut declared = Vec::new();
-        for file in &set.file {
-            let package = file.package();
-            for m in &file.message_type {
+        for (package, messages) in &files {
+            for m in messages {
                 collect(package, m, &mut declared);
             }
         }
@@ -526,10 +523,10 @@ impl Schema {
                 .iter()
                 .find(|(m, _)| *m == name)
                 .map_or(&[], |(_, fields)| fields);
-            let mut fields = Vec::with_capacity(proto.field.len());
-            for f in &proto.field {
+            let mut fields = Vec::with_capacity(proto.fields.len());
+            for f in &proto.fields {
                 let ty = field_type(f, &by_name)?;
-                let shape = if f.label() != Label::Repeated {
+                let shape = if f.label != LABEL_REPEATED {
                     Shape::Single
                 } else if let FieldType::Message(i) = ty {
                     match map_entry(declared[i].1, &by_name)? {
@@ -539,8 +536,8 @@ impl Schema {
                 } else {
                     Shape::Repeated
                 };
-                let json = json_name(f.name());
-                let own = markers_of(name, f.name());
+                let json = json_name(f.name);
+                let own = markers_of(name, f.name);
                 let marker = |key: &'static str| {
                     own.into_iter()
                         .flatten()
@@ -592,19 +589,19 @@ impl Schema {
                     list_type,
                     atomic,
                     patch,
-                    name: if let Some((_, json)) = renamed.iter().find(|(p, _)| *p == f.name()) {
+                    name: if let Some((_, json)) = renamed.iter().find(|(p, _)| *p == f.name) {
                         json.to_string()
-                    } else if verbatim.contains(&f.name()) {
-                        f.name().to_string()
+                    } else if verbatim.contains(&f.name) {
+                        f.name.to_string()
                     } else {
                         json
                     },
-                    number: u32::try_from(f.number()).map_err(|_| "negative field number")?,
+                    number: u32::try_from(f.number).map_err(|_| "negative field number")?,
                     ty,
                     shape,
-                    inline: inline.contains(&f.name()),
+                    inline: inline.contains(&f.name),
                     zero_is_unset: name == "apimachinery.pkg.apis.meta.v1.ObjectMeta"
-                        && f.name() == "generation",
+                        && f.name == "generation",
                     empty_is_set,
                 });
             }
@@ -753,13 +750,17 @@ fn map_value(shape: Shape) -> Option<FieldType> {
 }
 
 /// Every message declared in `m` (itself and its nested types), with full names.
-fn collect<'a>(prefix: &str, m: &'a DescriptorProto, out: &mut Vec<(String, &'a DescriptorProto)>) {
+fn collect<'a, 'b>(
+    prefix: &str,
+    m: &'b MessageDesc<'a>,
+    out: &mut Vec<(String, &'b MessageDesc<'a>)>,
+) {
     let name = if prefix.is_empty() {
-        m.name().to_string()
+        m.name.to_string()
     } else {
-        format!("{prefix}.{}", m.name())
+        format!("{prefix}.{}", m.name)
     };
-    for nested in &m.nested_type {
+    for nested in &m.nested {
         collect(&name, nested, out);
     }
     out.push((name, m));
@@ -806,51 +807,51 @@ fn json_name(proto: &str) -> String {
         .collect()
 }
 
-fn field_type(
-    f: &FieldDescriptorProto,
-    by_name: &HashMap<String, usize>,
-) -> Result<FieldType, String> {
-    Ok(match f.r#type() {
-        Type::Double => FieldType::Double,
-        Type::Float => FieldType::Float,
-        Type::Int64 => FieldType::Int64,
-        Type::Uint64 => FieldType::Uint64,
-        Type::Int32 => FieldType::Int32,
-        Type::Fixed64 => FieldType::Fixed64,
-        Type::Fixed32 => FieldType::Fixed32,
-        Type::Bool => FieldType::Bool,
-        Type::String => FieldType::String,
-        Type::Bytes => FieldType::Bytes,
-        Type::Uint32 => FieldType::Uint32,
-        Type::Enum => FieldType::Enum,
-        Type::Sfixed32 => FieldType::Sfixed32,
-        Type::Sfixed64 => FieldType::Sfixed64,
-        Type::Sint32 => FieldType::Sint32,
-        Type::Sint64 => FieldType::Sint64,
-        Type::Message | Type::Group => {
-            let name = f.type_name().trim_start_matches('.');
+fn field_type(f: &FieldDesc, by_name: &HashMap<String, usize>) -> Result<FieldType, String> {
+    // The numbers of `FieldDescriptorProto.Type`.
+    Ok(match f.ty {
+        1 => FieldType::Double,
+        2 => FieldType::Float,
+        3 => FieldType::Int64,
+        4 => FieldType::Uint64,
+        5 => FieldType::Int32,
+        6 => FieldType::Fixed64,
+        7 => FieldType::Fixed32,
+        8 => FieldType::Bool,
+        9 => FieldType::String,
+        12 => FieldType::Bytes,
+        13 => FieldType::Uint32,
+        14 => FieldType::Enum,
+        15 => FieldType::Sfixed32,
+        16 => FieldType::Sfixed64,
+        17 => FieldType::Sint32,
+        18 => FieldType::Sint64,
+        // A message, or a group.
+        10 | 11 => {
+            let name = f.type_name.trim_start_matches('.');
             FieldType::Message(
                 *by_name
                     .get(name)
                     .ok_or_else(|| format!("unknown message type {name}"))?,
             )
         }
+        other => return Err(format!("unknown field type {other} of {}", f.name)),
     })
 }
 
 /// The key and value types of a map-entry message.
 fn map_entry(
-    m: &DescriptorProto,
+    m: &MessageDesc,
     by_name: &HashMap<String, usize>,
 ) -> Result<Option<(FieldType, FieldType)>, String> {
-    if !m.options.as_ref().is_some_and(|o| o.map_entry()) {
+    if !m.map_entry {
         return Ok(None);
     }
     let typed = |n: i32| {
-        m.field
+        m.fields
             .iter()
-            .find(|f| f.number() == n)
-            .ok_or_else(|| format!("map entry {} lacks field {n}", m.name()))
+            .find(|f| f.number == n)
+            .ok_or_else(|| format!("map entry {} lacks field {n}", m.name))
             .and_then(|f| field_type(f, by_name))
     };
     Ok(Some((typed(1)?, typed(2)?)))
