@@ -494,8 +494,8 @@ fn aggregated_discovery_version(headers: &HeaderMap) -> Option<&'static str> {
 }
 
 /// `/openapi/v2` in protobuf when asked for, else JSON; as upstream's, with its `ETag` and
-/// `Last-Modified` (304 when asked with its entity tag), gzip-compressed for a client that
-/// accepts it.
+/// `Last-Modified` (304 when asked with its entity tag, or since a time it has not changed),
+/// gzip-compressed for a client that accepts it.
 fn openapi_v2_response(
     doc: &OpenApiV2,
     headers: &HeaderMap,
@@ -503,11 +503,20 @@ fn openapi_v2_response(
 ) -> Result<Response<Body>, ApiError> {
     let etag = http::HeaderValue::from_str(&format!("\"{}\"", doc.etag))
         .map_err(|e| ApiError::internal(e.to_string()))?;
-    let matched = headers
-        .get(header::IF_NONE_MATCH)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|m| etag_matches(m, &doc.etag));
-    if matched {
+    let header_text = |name| headers.get(name).and_then(|v| v.to_str().ok());
+    // As Go's `http.ServeContent`: the entity tag when given, else the modification time
+    // (whole seconds, as the header carries them).
+    let unchanged = match header_text(header::IF_NONE_MATCH) {
+        Some(m) => etag_matches(m, &doc.etag),
+        None => header_text(header::IF_MODIFIED_SINCE)
+            .and_then(|t| {
+                jiff::fmt::rfc2822::DateTimeParser::new()
+                    .parse_timestamp(t)
+                    .ok()
+            })
+            .is_some_and(|since| doc.built.as_second() <= since.as_second()),
+    };
+    if unchanged {
         let mut resp = Response::new(response::full(Bytes::new()));
         *resp.status_mut() = StatusCode::NOT_MODIFIED;
         resp.headers_mut().insert(header::ETAG, etag);

@@ -558,6 +558,11 @@ async fn openapi_v2_headers(client: &RawClient, facts: &mut Facts) {
                 header(&first, "expires") != "(none)",
             ),
         );
+        let since = get(vec![("if-modified-since", header(&first, "last-modified"))]).await;
+        facts.insert(
+            format!("openapi/v2 {what} again since it was modified [headers]"),
+            format!("{} body bytes={}", since.status, since.body.len()),
+        );
         let again = get(vec![("if-none-match", etag.clone())]).await;
         facts.insert(
             format!("openapi/v2 {what} again with its etag [headers]"),
