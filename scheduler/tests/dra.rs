@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 mod common;
 
-use common::{Running, node_of, unschedulable_message};
+use common::{Running, node_of, try_unschedulable_message, unschedulable_message};
 
 fn from<T: for<'de> k8s_openapi::serde::Deserialize<'de>>(v: Value) -> T {
     serde_json::from_value(v).unwrap()
@@ -208,7 +208,27 @@ async fn pods_get_devices_from_claims_and_wait_when_they_run_out() {
         .create(Some("default"), &pod("trainer-2", from_template))
         .await
         .unwrap();
-    let message = unschedulable_message(&client, "trainer-2").await;
+    // Its claim comes from the controller manager first; a wait that ends says why.
+    let Some(message) = try_unschedulable_message(&client, "trainer-2").await else {
+        let claims: Vec<String> = client
+            .list::<ResourceClaim>(Some("default"), &ListParams::default())
+            .await
+            .map(|l| {
+                l.items
+                    .into_iter()
+                    .filter_map(|c| c.metadata.name)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let pod: Pod = client.get(Some("default"), "trainer-2").await.unwrap();
+        panic!(
+            "trainer-2 got no PodScheduled condition; claims {claims:?}; pod status {:?}; \
+             controller manager's log:\n{}",
+            pod.status,
+            std::fs::read_to_string(logs.path().join("kube-controller-manager.log"))
+                .unwrap_or_default()
+        );
+    };
     assert!(
         message.starts_with("0/3 nodes are available:")
             && message.contains("cannot allocate all claims"),

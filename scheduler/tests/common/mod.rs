@@ -32,6 +32,15 @@ pub async fn node_of(client: &Client, name: &str) -> Option<String> {
 /// The `PodScheduled=False` message of `name`, once the scheduler has set it.
 #[allow(dead_code)]
 pub async fn unschedulable_message(client: &Client, name: &str) -> String {
+    match try_unschedulable_message(client, name).await {
+        Some(message) => message,
+        None => panic!("{name} got no PodScheduled condition"),
+    }
+}
+
+/// The same, `None` when the scheduler has not set it within 20 s.
+#[allow(dead_code)]
+pub async fn try_unschedulable_message(client: &Client, name: &str) -> Option<String> {
     for _ in 0..200 {
         let p: Pod = client.get(Some("default"), name).await.unwrap();
         let condition = p
@@ -43,11 +52,11 @@ pub async fn unschedulable_message(client: &Client, name: &str) -> String {
         if let Some(c) = condition {
             assert_eq!(c.status, "False");
             assert_eq!(c.reason.as_deref(), Some("Unschedulable"));
-            return c.message.unwrap_or_default();
+            return Some(c.message.unwrap_or_default());
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    panic!("{name} got no PodScheduled condition");
+    None
 }
 
 /// A port nothing listens on now.
