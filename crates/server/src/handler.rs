@@ -366,12 +366,7 @@ fn non_resource(
                 .discovery()
                 .get("/version")
                 .ok_or_else(ApiError::path_not_found)?;
-            let mut resp = response::text(StatusCode::OK, document);
-            resp.headers_mut().insert(
-                header::CONTENT_TYPE,
-                http::HeaderValue::from_static("application/json"),
-            );
-            return Ok(resp);
+            return Ok(response::json_as_it_is(StatusCode::OK, document));
         }
         "/metrics" => {
             if method != Method::GET && method != Method::HEAD {

@@ -223,7 +223,8 @@ pub fn json(status: StatusCode, body: Bytes, pretty: bool) -> Response<Body> {
     json_as_it_is(status, body)
 }
 
-fn json_as_it_is(status: StatusCode, body: Bytes) -> Response<Body> {
+/// A JSON response whose body is sent as it is (already laid out, its newline or not).
+pub fn json_as_it_is(status: StatusCode, body: Bytes) -> Response<Body> {
     let mut resp = Response::new(full(body));
     *resp.status_mut() = status;
     resp.headers_mut().insert(
