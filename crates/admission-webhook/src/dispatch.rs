@@ -201,7 +201,7 @@ impl Dispatcher {
             Ok(endpoint) => endpoint,
             Err(reason) => return failure(reason.clone()),
         };
-        let uid = uuid::Uuid::new_v4().to_string();
+        let uid = capstan_meta::names::uid();
         let body = review::encode(a, &versioned, &uid, hook.review_version);
         let url = format!("{}?timeout={}s", endpoint.url, hook.timeout.as_secs());
         let sent = endpoint.client.request(

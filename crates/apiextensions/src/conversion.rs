@@ -84,7 +84,7 @@ impl Webhook {
             .review_version
             .ok_or("no supported conversion review versions")?;
         let (client, url) = self.endpoint.as_ref().map_err(Clone::clone)?;
-        let uid = uuid::Uuid::new_v4().to_string();
+        let uid = capstan_meta::names::uid();
         // Written straight from the objects: a JSON tree of the review would copy them all.
         let review = Review {
             api_version: format!("apiextensions.k8s.io/{review_version}"),

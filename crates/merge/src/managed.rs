@@ -346,15 +346,15 @@ pub fn update(
     ignored.strip(&mut cmp.added);
     ignored.strip(&mut cmp.modified);
     ignored.strip(&mut cmp.removed);
-    let changed = cmp.changed();
-    if changed.is_empty() && cmp.removed.is_empty() {
+    let (changed, removed) = cmp.into_changed();
+    if changed.is_empty() && removed.is_empty() {
         return Ok(());
     }
     for entry in &mut managed.entries {
         if !entry.is(writer.manager, Operation::Update, writer.subresource) {
             entry.fields = entry.fields.difference(&changed);
-            if !cmp.removed.is_empty() {
-                entry.fields = entry.fields.difference(&cmp.removed);
+            if !removed.is_empty() {
+                entry.fields = entry.fields.difference(&removed);
             }
         }
     }
@@ -370,8 +370,8 @@ pub fn update(
         } else {
             entry.fields.union_with(&changed);
         }
-        if !cmp.removed.is_empty() {
-            entry.fields = entry.fields.difference(&cmp.removed);
+        if !removed.is_empty() {
+            entry.fields = entry.fields.difference(&removed);
         }
         if any_changed {
             entry.time = Some(writer.now.to_string());

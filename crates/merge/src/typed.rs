@@ -490,9 +490,12 @@ pub struct Comparison {
 }
 
 impl Comparison {
-    /// The paths the new value sets differently: added or modified.
-    pub fn changed(&self) -> FieldSet {
-        self.added.union(&self.modified)
+    /// The paths the new value sets differently (added or modified), and the removed ones;
+    /// the sets are taken apart rather than copied (a create's added set is the whole object).
+    pub fn into_changed(self) -> (FieldSet, FieldSet) {
+        let mut changed = self.added;
+        changed.union_with(&self.modified);
+        (changed, self.removed)
     }
 }
 

@@ -28,9 +28,15 @@ fn floor_char_boundary(s: &str, mut i: usize) -> usize {
     i
 }
 
-/// A new random object uid.
+/// A new random object uid (a version 4 UUID).
+///
+/// Drawn from the thread's generator, a CSPRNG seeded from the operating system, rather
+/// than from a `getrandom` system call per uid (1.4% of a StorageClass create's CPU).
 pub fn uid() -> String {
-    uuid::Uuid::new_v4().to_string()
+    let bytes: [u8; 16] = rand::rng().random();
+    let id = uuid::Builder::from_random_bytes(bytes).into_uuid();
+    let mut text = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    id.hyphenated().encode_lower(&mut text).to_string()
 }
 
 #[cfg(test)]
@@ -45,5 +51,15 @@ mod tests {
         assert!(a[5..].bytes().all(|c| ALPHABET.contains(&c)));
         assert_ne!(generate("x-"), generate("x-"));
         assert_eq!(generate(&"p".repeat(100)).len(), 63);
+    }
+
+    #[test]
+    fn uids_are_distinct_version_4_uuids() {
+        let a = uid();
+        let parsed = uuid::Uuid::parse_str(&a).expect("a UUID");
+        assert_eq!(parsed.get_version_num(), 4);
+        assert_eq!(parsed.get_variant(), uuid::Variant::RFC4122);
+        assert_eq!(a, parsed.hyphenated().to_string(), "lower-case, hyphenated");
+        assert_ne!(a, uid());
     }
 }

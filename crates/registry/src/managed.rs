@@ -103,7 +103,7 @@ impl FieldTracker {
         let mut entries = ManagedFields::decode(base.as_ref()).map_err(|e| {
             ApiError::bad_request(format!("metadata.managedFields is invalid: {e}"))
         })?;
-        let now = now();
+        let now = time::now_text();
         let writer = Writer {
             manager,
             api_version: &self.api_version,
@@ -144,7 +144,7 @@ impl FieldTracker {
         })?;
         let mut config = config.clone();
         take_managed_fields(&mut config);
-        let now = now();
+        let now = time::now_text();
         let writer = Writer {
             manager,
             api_version: &self.api_version,
@@ -190,13 +190,6 @@ pub(crate) fn merge_error(err: MergeError) -> ApiError {
             error
         }
     }
-}
-
-fn now() -> String {
-    serde_json::to_value(time::now())
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
 }
 
 fn take_managed_fields(obj: &mut Value) -> Option<Value> {

@@ -393,7 +393,7 @@ impl ServiceAccountTokens {
             exp: Some(iat + lifetime),
             iat: Some(iat),
             iss: issuer.clone(),
-            jti: Some(uuid::Uuid::new_v4().to_string()),
+            jti: Some(capstan_meta::names::uid()),
             kubernetes: Some(Private {
                 namespace: spec.namespace.clone(),
                 serviceaccount: spec.service_account.clone(),
