@@ -15,7 +15,8 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use tokio::task::JoinHandle;
 
-type Labels = Vec<(String, String)>;
+/// A label set: (name, value) pairs in the order they are written.
+pub(crate) type Labels = Vec<(String, String)>;
 
 /// Upstream's buckets of `apiserver_request_duration_seconds`.
 const DURATION_BUCKETS: [f64; 23] = [

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use capstan_auth::UserInfo;
 use capstan_flowcontrol::{Classification, Decision, FlowControl, Ticket};
-use http::{HeaderValue, Request, Response};
+use http::{HeaderName, HeaderValue, Request, Response};
 use tower::ServiceExt;
 
 use super::filter::{Answer, Filter, Next};
@@ -67,11 +67,14 @@ pub fn list_width(info: &RequestInfo, stored: impl FnOnce() -> Option<u64>) -> u
     objects.div_ceil(OBJECTS_PER_SEAT).clamp(1, MAX_LIST_SEATS) as u32
 }
 
+const FLOW_SCHEMA_UID: HeaderName = HeaderName::from_static("x-kubernetes-pf-flowschema-uid");
+const PRIORITY_LEVEL_UID: HeaderName = HeaderName::from_static("x-kubernetes-pf-prioritylevel-uid");
+
 fn mark(resp: &mut Response<Body>, class: &Classification) {
     let headers = resp.headers_mut();
     for (name, uid) in [
-        ("x-kubernetes-pf-flowschema-uid", &class.schema_uid),
-        ("x-kubernetes-pf-prioritylevel-uid", &class.level_uid),
+        (FLOW_SCHEMA_UID, &class.schema_uid),
+        (PRIORITY_LEVEL_UID, &class.level_uid),
     ] {
         if let Ok(value) = HeaderValue::from_str(uid) {
             headers.insert(name, value);
