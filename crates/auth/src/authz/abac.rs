@@ -166,14 +166,21 @@ impl Abac {
     }
 }
 
-#[async_trait]
-impl Authorizer for Abac {
-    async fn authorize(&self, attributes: &Attributes) -> Decision {
+impl Abac {
+    /// This authorizer's decision, made in memory.
+    fn decide(&self, attributes: &Attributes) -> Decision {
         if self.policies.iter().any(|p| p.matches(attributes)) {
             Decision::Allow
         } else {
             Decision::NoOpinion("No policy matched.".into())
         }
+    }
+}
+
+#[async_trait]
+impl Authorizer for Abac {
+    fn authorize_now(&self, attributes: &Attributes) -> Option<Decision> {
+        Some(self.decide(attributes))
     }
 
     async fn rules_for(&self, user: &UserInfo, namespace: &str) -> RuleSet {

@@ -130,8 +130,18 @@ pub struct Verdict {
 /// One authorization mode.
 #[async_trait]
 pub trait Authorizer: Send + Sync + 'static {
-    /// Decides on one request.
-    async fn authorize(&self, attributes: &Attributes) -> Decision;
+    /// Decides on one request; by default [`Self::authorize_now`]'s decision (an authorizer
+    /// that has to wait, a remote webhook, implements this instead).
+    async fn authorize(&self, attributes: &Attributes) -> Decision {
+        self.authorize_now(attributes)
+            .unwrap_or_else(|| Decision::NoOpinion(String::new()))
+    }
+
+    /// The decision when it is known without waiting (an index in memory), or `None` when
+    /// only [`Self::authorize`] can tell. The request path asks this first.
+    fn authorize_now(&self, _attributes: &Attributes) -> Option<Decision> {
+        None
+    }
 
     /// What allowed a request this authorizer allows, for access reviews (not asked on the
     /// request path); by default nothing is said.
@@ -155,8 +165,8 @@ pub struct AlwaysAllow;
 
 #[async_trait]
 impl Authorizer for AlwaysAllow {
-    async fn authorize(&self, _: &Attributes) -> Decision {
-        Decision::Allow
+    fn authorize_now(&self, _: &Attributes) -> Option<Decision> {
+        Some(Decision::Allow)
     }
 
     async fn rules_for(&self, _: &UserInfo, _: &str) -> RuleSet {
@@ -170,8 +180,8 @@ pub struct AlwaysDeny;
 
 #[async_trait]
 impl Authorizer for AlwaysDeny {
-    async fn authorize(&self, _: &Attributes) -> Decision {
-        Decision::NoOpinion("Everything is forbidden.".into())
+    fn authorize_now(&self, _: &Attributes) -> Option<Decision> {
+        Some(Decision::NoOpinion("Everything is forbidden.".into()))
     }
 
     async fn rules_for(&self, _: &UserInfo, _: &str) -> RuleSet {
@@ -185,12 +195,12 @@ pub struct PrivilegedGroups;
 
 #[async_trait]
 impl Authorizer for PrivilegedGroups {
-    async fn authorize(&self, attributes: &Attributes) -> Decision {
-        if attributes.user.in_group(UserInfo::MASTERS) {
+    fn authorize_now(&self, attributes: &Attributes) -> Option<Decision> {
+        Some(if attributes.user.in_group(UserInfo::MASTERS) {
             Decision::Allow
         } else {
             Decision::NoOpinion(String::new())
-        }
+        })
     }
 
     async fn rules_for(&self, user: &UserInfo, _: &str) -> RuleSet {
@@ -294,6 +304,24 @@ impl AuthorizerChain {
         self.decide(attributes, true).await
     }
 
+    /// [`Self::authorize`]'s answer when every authorizer it asks decides without waiting
+    /// (`None` as soon as one cannot: the caller then awaits [`Self::authorize`]).
+    pub fn authorize_now(
+        &self,
+        attributes: &Attributes,
+    ) -> Option<std::result::Result<(), String>> {
+        let mut reasons = Vec::new();
+        for a in &self.authorizers {
+            match a.authorize_now(attributes)? {
+                Decision::Allow => return Some(Ok(())),
+                Decision::Deny(reason) => return Some(Err(reason)),
+                Decision::NoOpinion(why) if !why.is_empty() => reasons.push(why),
+                Decision::NoOpinion(_) => {}
+            }
+        }
+        Some(Err(reasons.join("; ")))
+    }
+
     async fn decide(&self, attributes: &Attributes, explain: bool) -> Verdict {
         let mut reasons = Vec::new();
         for a in &self.authorizers {
@@ -348,6 +376,13 @@ impl AuthorizerChain {
 /// or denied with the chain's reason.
 #[async_trait]
 impl Authorizer for AuthorizerChain {
+    fn authorize_now(&self, attributes: &Attributes) -> Option<Decision> {
+        Some(match AuthorizerChain::authorize_now(self, attributes)? {
+            Ok(()) => Decision::Allow,
+            Err(reason) => Decision::Deny(reason),
+        })
+    }
+
     async fn authorize(&self, attributes: &Attributes) -> Decision {
         match self.decide(attributes, false).await {
             verdict if verdict.allowed => Decision::Allow,
@@ -397,6 +432,46 @@ mod tests {
         assert!(
             AuthorizerChain::from_modes(&["AlwaysAllow".into(), "AlwaysAllow".into()], &index)
                 .is_err()
+        );
+    }
+
+    /// Stands for a remote authorizer: it decides only when awaited.
+    struct Remote;
+
+    #[async_trait]
+    impl Authorizer for Remote {
+        async fn authorize(&self, _: &Attributes) -> Decision {
+            Decision::Deny("remote says no".into())
+        }
+    }
+
+    #[tokio::test]
+    async fn decisions_at_once_agree_with_the_awaited_ones() {
+        let index = ModeParts::default();
+        let both =
+            AuthorizerChain::from_modes(&["AlwaysDeny".into(), "AlwaysAllow".into()], &index)
+                .unwrap();
+        let deny = AuthorizerChain::from_modes(&["AlwaysDeny".into()], &index).unwrap();
+        for chain in [&both, &deny] {
+            for groups in [&[][..], &[UserInfo::MASTERS][..]] {
+                let a = attrs(groups);
+                assert_eq!(chain.authorize_now(&a), Some(chain.authorize(&a).await));
+            }
+        }
+        let remote = AuthorizerChain::new(vec![Arc::new(AlwaysDeny), Arc::new(Remote)]);
+        assert_eq!(
+            remote.authorize_now(&attrs(&[UserInfo::MASTERS])),
+            Some(Ok(())),
+            "decided before the remote authorizer is reached"
+        );
+        assert_eq!(
+            remote.authorize_now(&attrs(&[])),
+            None,
+            "the remote one must be awaited"
+        );
+        assert_eq!(
+            remote.authorize(&attrs(&[])).await.unwrap_err(),
+            "remote says no"
         );
     }
 }

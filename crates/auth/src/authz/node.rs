@@ -620,9 +620,9 @@ impl NodeAuthorizer {
     }
 }
 
-#[async_trait]
-impl Authorizer for NodeAuthorizer {
-    async fn authorize(&self, a: &Attributes) -> Decision {
+impl NodeAuthorizer {
+    /// This authorizer's decision, made in memory.
+    fn decide(&self, a: &Attributes) -> Decision {
         let Some(node) = node_name(&a.user) else {
             return no("");
         };
@@ -655,6 +655,13 @@ impl Authorizer for NodeAuthorizer {
         } else {
             no("")
         }
+    }
+}
+
+#[async_trait]
+impl Authorizer for NodeAuthorizer {
+    fn authorize_now(&self, a: &Attributes) -> Option<Decision> {
+        Some(self.decide(a))
     }
 
     async fn rules_for(&self, user: &UserInfo, _namespace: &str) -> RuleSet {

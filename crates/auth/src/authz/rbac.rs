@@ -576,9 +576,9 @@ impl Rbac {
     }
 }
 
-#[async_trait]
-impl Authorizer for Rbac {
-    async fn authorize(&self, attributes: &Attributes) -> Decision {
+impl Rbac {
+    /// This authorizer's decision, made in memory.
+    fn decide(&self, attributes: &Attributes) -> Decision {
         let mut allowed = false;
         let mut missing = Vec::new();
         self.index.visit(
@@ -603,6 +603,13 @@ impl Authorizer for Rbac {
         } else {
             Decision::NoOpinion(format!("RBAC: {}", missing.join(", ")))
         }
+    }
+}
+
+#[async_trait]
+impl Authorizer for Rbac {
+    fn authorize_now(&self, attributes: &Attributes) -> Option<Decision> {
+        Some(self.decide(attributes))
     }
 
     async fn why_allowed(&self, attributes: &Attributes) -> String {

@@ -3,12 +3,12 @@ use std::sync::Arc;
 use capstan_auth::UserInfo;
 use capstan_auth::authz::{Attributes, AuthorizerChain};
 use capstan_meta::{ApiError, GroupResource, Reason};
-use http::Request;
+use http::{Request, Response};
 use tower::ServiceExt;
 
 use super::filter::{Answer, Filter, Next};
 use crate::request_info::RequestInfo;
-use crate::response::{self};
+use crate::response::{self, Body};
 
 /// The audit annotation of an authorization decision (`allow` or `forbid`).
 pub const DECISION_ANNOTATION: &str = "authorization.k8s.io/decision";
@@ -135,8 +135,43 @@ async fn decide(chain: &AuthorizerChain, attrs: &Attributes) -> Result<(), ApiEr
     Ok(())
 }
 
+impl Authorization {
+    /// The decision on `req` when it can be made at once: every authorizer in memory, no
+    /// audit event to annotate, no stream into a pod (which needs a second check). `None`
+    /// leaves the request to the awaited path.
+    fn decide_now<B>(&self, req: &mut Request<B>) -> Option<Result<(), Response<Body>>> {
+        let audited = req
+            .extensions()
+            .get::<Arc<capstan_audit::RequestContext>>()
+            .is_some_and(|a| a.level() != capstan_audit::Level::None);
+        if audited {
+            return None;
+        }
+        let user = req.extensions().get::<UserInfo>()?;
+        let info = req.extensions().get::<RequestInfo>()?;
+        let attrs = attributes(user.clone(), info);
+        if opens_a_stream(&attrs) {
+            return None;
+        }
+        match self.chain.authorize_now(&attrs)? {
+            Ok(()) => {
+                with_create_check(req, &self.chain, &attrs);
+                Some(Ok(()))
+            }
+            Err(why) => Some(Err(super::nosniff(response::error(&forbidden(
+                &attrs, &why,
+            ))))),
+        }
+    }
+}
+
 impl Filter for Authorization {
     fn filter<S: Next<B>, B: Send + 'static>(&self, mut req: Request<B>, next: &mut S) -> Answer {
+        match self.decide_now(&mut req) {
+            Some(Ok(())) => return Box::pin(next.call(req)),
+            Some(Err(refused)) => return Box::pin(std::future::ready(Ok(refused))),
+            None => {}
+        }
         let inner = next.clone();
         let chain = self.chain.clone();
         Box::pin(async move {
