@@ -11,8 +11,12 @@ is counted apart. Shares are of all samples.
     perf script -i perf.data --no-inline -F comm,ip,sym > perf.txt
     python3 tools/perf_layers.py perf.txt
 """
+import os
 import sys
 from collections import Counter
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from perf_steps import samples  # noqa: E402
 
 SECURITY = ("authentication", "impersonation", "authorization", "priority and fairness", "audit")
 LAYERS = (
@@ -28,23 +32,6 @@ LAYERS = (
 )
 
 
-def samples(path):
-    """Each sample's frames, innermost first, as perf names them."""
-    frames = None
-    with open(path, errors="replace") as text:
-        for line in text:
-            if not line.strip():
-                if frames:
-                    yield frames
-                frames = None
-            elif not line[0].isspace():
-                frames = []
-            elif frames is not None:
-                frames.append(line.strip().split(" ", 1)[-1])
-    if frames:
-        yield frames
-
-
 def layer_of(frames):
     for frame in frames:
         for name, markers in LAYERS:
@@ -56,7 +43,7 @@ def layer_of(frames):
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
-    counts = Counter(layer_of(frames) for frames in samples(sys.argv[1]))
+    counts = Counter(layer_of(frames) for frames in samples(sys.argv[1], strip=False))
     total = sum(counts.values()) or 1
     print(f"{total} samples")
     for name, count in counts.most_common():

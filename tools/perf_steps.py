@@ -26,8 +26,9 @@ DEFAULT_STEPS = (
 )
 
 
-def samples(path):
-    """Each sample's frames, innermost first, generic arguments left out."""
+def samples(path, strip=True):
+    """Each sample's frames, innermost first, generic arguments left out unless `strip` is
+    false (then as perf names them)."""
     frames = None
     with open(path, errors="replace") as text:
         for line in text:
@@ -39,8 +40,10 @@ def samples(path):
                 frames = []
             elif frames is not None:
                 symbol = line.strip().split(" ", 1)[-1]
-                symbol = re.sub(r"\+0x[0-9a-f]+$", "", symbol)
-                frames.append(re.sub(r"<[^<>]*>", "", symbol))
+                if strip:
+                    symbol = re.sub(r"\+0x[0-9a-f]+$", "", symbol)
+                    symbol = re.sub(r"<[^<>]*>", "", symbol)
+                frames.append(symbol)
     if frames:
         yield frames
 
