@@ -91,7 +91,7 @@ impl SeriesKey<'_> {
         hasher.finish()
     }
 
-    /// The label set as the families key it (names in upstream's order, allowed values).
+    /// The label set, names in upstream's order (the caller applies the allow list).
     fn labels(&self) -> Labels {
         [
             ("component", "apiserver"),
@@ -122,6 +122,7 @@ struct Series {
 
 impl Series {
     fn same(&self, key: &SeriesKey<'_>) -> bool {
+        // The values at the positions `SeriesKey::labels` writes them.
         let value = |i: usize| self.labels[i].1.as_str();
         (
             value(1),
@@ -143,22 +144,19 @@ impl Series {
     }
 
     fn count(&self, metrics: &Metrics, code: u16) {
-        let known = read(&self.counts)
-            .iter()
-            .find(|(c, _)| *c == code)
-            .map(|(_, counter)| counter.clone());
-        let counter = known.unwrap_or_else(|| {
-            let mut labels = self.labels.clone();
-            labels.push(("code".into(), code.to_string()));
-            let labels = metrics.allowed("apiserver_request_total", labels);
-            let counter = metrics.requests.get_or_create(&labels).clone();
-            let mut counts = self.counts.write().unwrap_or_else(|p| p.into_inner());
-            if !counts.iter().any(|(c, _)| *c == code) {
-                counts.push((code, counter.clone()));
-            }
-            counter
-        });
+        if let Some((_, counter)) = read(&self.counts).iter().find(|(c, _)| *c == code) {
+            counter.inc();
+            return;
+        }
+        let mut labels = self.labels.clone();
+        labels.push(("code".into(), code.to_string()));
+        let labels = metrics.allowed("apiserver_request_total", labels);
+        let counter = metrics.requests.get_or_create(&labels).clone();
         counter.inc();
+        let mut counts = self.counts.write().unwrap_or_else(|p| p.into_inner());
+        if !counts.iter().any(|(c, _)| *c == code) {
+            counts.push((code, counter));
+        }
     }
 }
 
