@@ -162,6 +162,16 @@ impl Rule {
         }
     }
 
+    /// Whether the rule can match resource requests.
+    pub(crate) fn has_resource_rules(&self) -> bool {
+        !self.resource_rules.is_empty()
+    }
+
+    /// Whether the rule can match non-resource requests.
+    pub(crate) fn has_non_resource_rules(&self) -> bool {
+        !self.non_resource_rules.is_empty()
+    }
+
     pub(crate) fn matches(&self, req: &RequestAttributes) -> bool {
         self.subjects.iter().any(|s| s.matches(req))
             && (self.resource_rules.iter().any(|r| r.matches(req))

@@ -8,6 +8,7 @@ use k8s_openapi::api::flowcontrol::v1 as api;
 
 use capstan_meta::RequestAttributes;
 
+use crate::Classification;
 use crate::classify::{Distinguisher, Rule};
 use crate::metrics::{FlowSeries, Metrics};
 
@@ -46,24 +47,33 @@ pub struct LevelConfig {
 /// A compiled FlowSchema.
 pub(crate) struct Schema {
     pub name: Arc<str>,
-    pub uid: Arc<str>,
     pub precedence: i32,
     pub level: usize,
     pub distinguisher: Distinguisher,
     pub rules: Vec<Rule>,
+    /// Whether a rule has resource rules, and whether one has non-resource rules.
+    pub resource_rules: bool,
+    pub non_resource_rules: bool,
     pub series: Arc<FlowSeries>,
+    /// What a request classified here is told.
+    pub classification: Arc<Classification>,
 }
 
 /// The configuration requests are classified and dispatched by.
+#[derive(Default)]
 pub(crate) struct Config {
     pub schemas: Vec<Schema>,
     pub levels: Vec<LevelConfig>,
+    /// The dispatch slot of each level (set when the configuration is installed).
+    pub slots: Vec<usize>,
 }
 
 /// The outcome of classification.
 pub(crate) struct Classified<'c> {
     pub schema: &'c Schema,
     pub level: &'c LevelConfig,
+    /// The level's dispatch slot when the configuration was installed.
+    pub slot: usize,
 }
 
 impl Config {
@@ -113,9 +123,20 @@ impl Config {
                     .iter()
                     .position(|l| *l.name == *spec.priority_level_configuration.name)?;
                 let name: Arc<str> = fs.metadata.name.as_deref().unwrap_or_default().into();
-                let series = Arc::new(metrics.flow(&name, &compiled_levels[level].name));
+                let uid: Arc<str> = fs.metadata.uid.as_deref().unwrap_or_default().into();
+                let level_config = &compiled_levels[level];
+                let series = Arc::new(metrics.flow(&name, &level_config.name));
+                let rules: Vec<Rule> = spec.rules.iter().flatten().map(Rule::from_api).collect();
                 Some(Schema {
-                    uid: fs.metadata.uid.as_deref().unwrap_or_default().into(),
+                    classification: Arc::new(Classification {
+                        schema: name.clone(),
+                        schema_uid: uid.clone(),
+                        level: level_config.name.clone(),
+                        level_uid: level_config.uid.clone(),
+                        exempt: level_config.exempt,
+                    }),
+                    resource_rules: rules.iter().any(Rule::has_resource_rules),
+                    non_resource_rules: rules.iter().any(Rule::has_non_resource_rules),
                     precedence: spec.matching_precedence.unwrap_or(1000),
                     level,
                     distinguisher: match spec
@@ -127,7 +148,7 @@ impl Config {
                         Some("ByNamespace") => Distinguisher::ByNamespace,
                         _ => Distinguisher::None,
                     },
-                    rules: spec.rules.iter().flatten().map(Rule::from_api).collect(),
+                    rules,
                     series,
                     name,
                 })
@@ -137,19 +158,25 @@ impl Config {
         Config {
             schemas: compiled,
             levels: compiled_levels,
+            slots: Vec::new(),
         }
     }
 
     /// The schema and level of `req`; `None` only when no schema matches (the mandatory
     /// catch-all matches every user, so only a request without the usual groups).
     pub fn classify(&self, req: &RequestAttributes) -> Option<Classified<'_>> {
-        let schema = self
-            .schemas
-            .iter()
-            .find(|s| s.rules.iter().any(|r| r.matches(req)))?;
+        let schema = self.schemas.iter().find(|s| {
+            let kind = if req.resource_request {
+                s.resource_rules
+            } else {
+                s.non_resource_rules
+            };
+            kind && s.rules.iter().any(|r| r.matches(req))
+        })?;
         Some(Classified {
             schema,
             level: &self.levels[schema.level],
+            slot: self.slots.get(schema.level).copied().unwrap_or(usize::MAX),
         })
     }
 }

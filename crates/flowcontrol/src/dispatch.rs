@@ -121,10 +121,10 @@ impl Level {
             return 0;
         };
         let deck = self.queues.len() as u32;
-        let mut hand = [0usize; MAX_HAND];
+        let mut hand = [0u32; MAX_HAND];
         deal(hash, deck, q.hand_size, &mut hand)
             .iter()
-            .copied()
+            .map(|&i| i as usize)
             .min_by_key(|&i| {
                 let queue = &self.queues[i];
                 queue.waiting_seats() + queue.executing_seats
@@ -138,13 +138,13 @@ const MAX_HAND: usize = 64;
 
 /// Deals `hand` distinct queues out of `deck` from the entropy in `hash`, into `out`
 /// (returned as the dealt part).
-pub(crate) fn deal(mut hash: u64, deck: u32, hand: u32, out: &mut [usize; MAX_HAND]) -> &[usize] {
+pub(crate) fn deal(mut hash: u64, deck: u32, hand: u32, out: &mut [u32; MAX_HAND]) -> &[u32] {
     let hand = (hand as usize).min(MAX_HAND).min(deck as usize);
     // The cards dealt so far, in ascending order, to map each new card past them.
-    let mut sorted = [0usize; MAX_HAND];
+    let mut sorted = [0u32; MAX_HAND];
     for (i, slot) in out.iter_mut().enumerate().take(hand) {
         let remaining = u64::from(deck) - i as u64;
-        let mut card = (hash % remaining) as usize;
+        let mut card = (hash % remaining) as u32;
         hash /= remaining;
         // The card-th queue not yet dealt.
         let mut at = 0;
@@ -159,22 +159,29 @@ pub(crate) fn deal(mut hash: u64, deck: u32, hand: u32, out: &mut [usize; MAX_HA
     &out[..hand]
 }
 
-/// All levels' seats, under one lock: lending ties them together.
+/// All levels' seats, under one lock: lending ties them together. Levels sit in slots that
+/// stay put while any request refers to them, so that a request's seats are found again
+/// without looking its level up by name.
 #[derive(Default)]
 pub(crate) struct Dispatch {
-    pub levels: HashMap<Arc<str>, Level>,
+    slots: Vec<Option<Level>>,
+    by_name: HashMap<Arc<str>, usize>,
+    /// Requests waiting on all levels.
+    waiting: usize,
 }
 
 impl Dispatch {
-    /// Installs a new configuration's levels; levels no longer configured keep running
-    /// their requests and are dropped when idle.
-    pub fn configure(&mut self, levels: &[LevelConfig]) {
-        for level in self.levels.values_mut() {
+    /// Installs a new configuration's levels, returning the slot of each; levels no longer
+    /// configured keep running their requests and are dropped when idle.
+    pub fn configure(&mut self, levels: &[LevelConfig]) -> Vec<usize> {
+        for level in self.slots.iter_mut().flatten() {
             level.retired = true;
         }
+        let mut placed = Vec::with_capacity(levels.len());
         for config in levels {
-            match self.levels.get_mut(&config.name) {
-                Some(level) => {
+            let slot = match self.by_name.get(&config.name) {
+                Some(&slot) => {
+                    let level = self.slots[slot].as_mut().expect("a named slot is taken");
                     level.retired = false;
                     let queues = config.queuing.map_or(1, |q| q.queues as usize);
                     if queues != level.queues.len() {
@@ -186,20 +193,73 @@ impl Dispatch {
                         }
                     }
                     level.config = config.clone();
+                    slot
                 }
                 None => {
-                    self.levels
-                        .insert(config.name.clone(), Level::new(config.clone()));
+                    let level = Some(Level::new(config.clone()));
+                    let slot = match self.slots.iter().position(Option::is_none) {
+                        Some(free) => {
+                            self.slots[free] = level;
+                            free
+                        }
+                        None => {
+                            self.slots.push(level);
+                            self.slots.len() - 1
+                        }
+                    };
+                    self.by_name.insert(config.name.clone(), slot);
+                    slot
                 }
-            }
+            };
+            placed.push(slot);
         }
-        self.levels
-            .retain(|_, l| !l.retired || l.executing_requests > 0 || l.waiting > 0);
+        for slot in 0..self.slots.len() {
+            self.drop_if_done(slot);
+        }
+        placed
     }
 
-    /// Takes `width` seats for `level`, if free now: `Some(borrowed)`.
-    pub fn try_take(&mut self, name: &str, width: u32) -> Option<bool> {
-        let level = self.levels.get_mut(name)?;
+    /// The slot of `config`'s level: `hint` (from the configuration `config` belongs to)
+    /// unless the configuration has changed since.
+    pub fn slot_of(&self, config: &LevelConfig, hint: usize) -> Option<usize> {
+        match self.level(hint) {
+            Some(level) if Arc::ptr_eq(&level.config.name, &config.name) => Some(hint),
+            _ => self.by_name.get(&config.name).copied(),
+        }
+    }
+
+    /// The level in `slot`.
+    pub fn level(&self, slot: usize) -> Option<&Level> {
+        self.slots.get(slot)?.as_ref()
+    }
+
+    /// The level in `slot`, to change.
+    pub fn level_mut(&mut self, slot: usize) -> Option<&mut Level> {
+        self.slots.get_mut(slot)?.as_mut()
+    }
+
+    /// Every level, with its name.
+    pub fn levels(&self) -> impl Iterator<Item = (&str, &Level)> {
+        self.slots.iter().flatten().map(|l| (&*l.config.name, l))
+    }
+
+    /// A retired level's slot is freed once its last request is done.
+    fn drop_if_done(&mut self, slot: usize) {
+        let Some(level) = self.level(slot) else {
+            return;
+        };
+        if level.retired && level.executing_requests == 0 && level.waiting == 0 {
+            let name = level.config.name.clone();
+            self.slots[slot] = None;
+            if self.by_name.get(&name) == Some(&slot) {
+                self.by_name.remove(&name);
+            }
+        }
+    }
+
+    /// Takes `width` seats for the level in `slot`, if free now: `Some(borrowed)`.
+    pub fn try_take(&mut self, slot: usize, width: u32) -> Option<bool> {
+        let level = self.level_mut(slot)?;
         if level.config.exempt {
             return Some(false);
         }
@@ -211,13 +271,15 @@ impl Dispatch {
             return Some(false);
         }
         let (idle_elsewhere, borrowed_total) = self
-            .levels
+            .slots
             .iter()
-            .filter(|(n, _)| &***n != name)
-            .fold((0u32, 0u32), |(idle, borrowed), (_, l)| {
+            .enumerate()
+            .filter(|(i, _)| *i != slot)
+            .filter_map(|(_, l)| l.as_ref())
+            .fold((0u32, 0u32), |(idle, borrowed), l| {
                 (idle + l.idle_lendable(), borrowed + l.borrowed)
             });
-        let level = self.levels.get_mut(name)?;
+        let level = self.level_mut(slot)?;
         let borrowed_total = borrowed_total + level.borrowed;
         if level.own + width <= nominal {
             // Its lendable seats: free unless lent out.
@@ -239,8 +301,8 @@ impl Dispatch {
     }
 
     /// Gives back seats taken by [`Self::try_take`].
-    pub fn give_back(&mut self, name: &str, width: u32, borrowed: bool) {
-        if let Some(level) = self.levels.get_mut(name) {
+    pub fn give_back(&mut self, slot: usize, width: u32, borrowed: bool) {
+        if let Some(level) = self.level_mut(slot) {
             if level.config.exempt {
                 return;
             }
@@ -254,8 +316,8 @@ impl Dispatch {
 
     /// Starts the execution of a request of `width` from `queue`: its accounting and the
     /// fair-queuing charge; the virtual cost charged.
-    pub fn start(&mut self, name: &str, queue: usize, width: u32) -> f64 {
-        let Some(level) = self.levels.get_mut(name) else {
+    pub fn start(&mut self, slot: usize, queue: usize, width: u32) -> f64 {
+        let Some(level) = self.level_mut(slot) else {
             return 0.0;
         };
         level.executing_requests += 1;
@@ -275,15 +337,15 @@ impl Dispatch {
     /// duration.
     pub fn finish(
         &mut self,
-        name: &str,
+        slot: usize,
         queue: usize,
         width: u32,
         borrowed: bool,
         charged: f64,
         ran: Duration,
     ) {
-        self.give_back(name, width, borrowed);
-        let Some(level) = self.levels.get_mut(name) else {
+        self.give_back(slot, width, borrowed);
+        let Some(level) = self.level_mut(slot) else {
             return;
         };
         level.executing_requests = level.executing_requests.saturating_sub(1);
@@ -294,22 +356,35 @@ impl Dispatch {
             q.executing_seats = q.executing_seats.saturating_sub(width);
             q.virtual_finish += f64::from(width) * seconds - charged;
         }
-        if level.retired && level.executing_requests == 0 && level.waiting == 0 {
-            self.levels.remove(name);
+        if level.retired {
+            self.drop_if_done(slot);
         }
+    }
+
+    /// Puts `waiter` in `queue` of the level in `slot`.
+    pub fn enqueue(&mut self, slot: usize, queue: usize, waiter: Waiter) {
+        let Some(level) = self.level_mut(slot) else {
+            return;
+        };
+        let q = &mut level.queues[queue];
+        if q.waiting.is_empty() && q.executing_requests == 0 {
+            // A queue coming back to life starts at the present, not its old credit.
+            q.virtual_finish = q.virtual_finish.max(level.virtual_now);
+        }
+        waiter.series.inqueue.inc();
+        q.waiting.push_back(waiter);
+        level.waiting += 1;
+        self.waiting += 1;
     }
 
     /// Hands free seats to waiting requests, fairest queue first, on every level that has
     /// any (seats freed on one level may be lent to another).
     pub fn dispatch_waiting(&mut self) {
-        let names: Vec<Arc<str>> = self
-            .levels
-            .iter()
-            .filter(|(_, l)| l.waiting > 0)
-            .map(|(n, _)| n.clone())
-            .collect();
-        for name in names {
-            while let Some(level) = self.levels.get(&name) {
+        if self.waiting == 0 {
+            return;
+        }
+        for slot in 0..self.slots.len() {
+            while let Some(level) = self.level(slot).filter(|l| l.waiting > 0) {
                 let Some((queue, width)) = level
                     .queues
                     .iter()
@@ -320,25 +395,26 @@ impl Dispatch {
                 else {
                     break;
                 };
-                let Some(borrowed) = self.try_take(&name, width) else {
+                let Some(borrowed) = self.try_take(slot, width) else {
                     break;
                 };
-                let level = self.levels.get_mut(&name).expect("the level just read");
+                let level = self.level_mut(slot).expect("the level just read");
                 let waiter = level.queues[queue]
                     .waiting
                     .pop_front()
                     .expect("the queue just read");
                 level.waiting -= 1;
+                self.waiting -= 1;
                 waiter.series.inqueue.dec();
-                let virtual_cost = self.start(&name, queue, width);
+                let virtual_cost = self.start(slot, queue, width);
                 let grant = Grant {
                     borrowed,
                     virtual_cost,
                 };
                 if waiter.tx.send(grant).is_err() {
                     // The request went away in the meantime.
-                    self.finish(&name, queue, width, borrowed, virtual_cost, Duration::ZERO);
-                    if let Some(level) = self.levels.get_mut(&name) {
+                    self.finish(slot, queue, width, borrowed, virtual_cost, Duration::ZERO);
+                    if let Some(level) = self.level_mut(slot) {
                         level.counters.dispatched -= 1;
                     }
                 } else {
@@ -355,13 +431,18 @@ impl Dispatch {
     }
 
     /// Removes a waiting request (timed out or gone); whether it was still waiting.
-    pub fn withdraw(&mut self, name: &str, queue: usize, id: u64) -> Option<Waiter> {
-        let level = self.levels.get_mut(name)?;
+    pub fn withdraw(&mut self, slot: usize, queue: usize, id: u64) -> Option<Waiter> {
+        let level = self.level_mut(slot)?;
         let q = level.queues.get_mut(queue)?;
         let at = q.waiting.iter().position(|w| w.id == id)?;
         let waiter = q.waiting.remove(at)?;
         level.waiting -= 1;
+        let retired = level.retired;
+        self.waiting -= 1;
         waiter.series.inqueue.dec();
+        if retired {
+            self.drop_if_done(slot);
+        }
         Some(waiter)
     }
 }
@@ -387,7 +468,7 @@ mod tests {
     fn deals_distinct_queues_spread_over_the_deck() {
         let mut seen = vec![0u32; 64];
         for hash in 0..2000u64 {
-            let mut out = [0usize; MAX_HAND];
+            let mut out = [0u32; MAX_HAND];
             let hand = deal(hash.wrapping_mul(0x9e37_79b9_7f4a_7c15), 64, 6, &mut out).to_vec();
             let mut sorted = hand.clone();
             sorted.sort_unstable();
@@ -395,7 +476,7 @@ mod tests {
             assert_eq!(sorted.len(), 6, "{hand:?}");
             assert!(hand.iter().all(|&q| q < 64));
             for q in hand {
-                seen[q] += 1;
+                seen[q as usize] += 1;
             }
         }
         // 12,000 cards over 64 queues: every queue gets a fair part.
@@ -405,33 +486,64 @@ mod tests {
     #[test]
     fn idle_lendable_seats_are_borrowed_and_returned_to_their_owner() {
         let mut d = Dispatch::default();
-        d.configure(&[limited("a", 4, 2, None), limited("b", 2, 0, Some(2))]);
+        let &[a, b] = &d.configure(&[limited("a", 4, 2, None), limited("b", 2, 0, Some(2))])[..]
+        else {
+            panic!("two slots")
+        };
         // b: its 2 own seats, then 2 borrowed from a's lendable ones.
-        assert_eq!(d.try_take("b", 1), Some(false));
-        assert_eq!(d.try_take("b", 1), Some(false));
-        assert_eq!(d.try_take("b", 1), Some(true));
-        assert_eq!(d.try_take("b", 1), Some(true));
+        assert_eq!(d.try_take(b, 1), Some(false));
+        assert_eq!(d.try_take(b, 1), Some(false));
+        assert_eq!(d.try_take(b, 1), Some(true));
+        assert_eq!(d.try_take(b, 1), Some(true));
         // Its borrowing limit.
-        assert_eq!(d.try_take("b", 1), None);
+        assert_eq!(d.try_take(b, 1), None);
         // a keeps its 2 guaranteed seats; the lent ones are not there.
-        assert_eq!(d.try_take("a", 1), Some(false));
-        assert_eq!(d.try_take("a", 1), Some(false));
-        assert_eq!(d.try_take("a", 1), None);
+        assert_eq!(d.try_take(a, 1), Some(false));
+        assert_eq!(d.try_take(a, 1), Some(false));
+        assert_eq!(d.try_take(a, 1), None);
         // Returned by b, they are a's again.
-        d.give_back("b", 1, true);
-        assert_eq!(d.try_take("a", 1), Some(false));
-        assert_eq!(d.try_take("a", 1), None);
+        d.give_back(b, 1, true);
+        assert_eq!(d.try_take(a, 1), Some(false));
+        assert_eq!(d.try_take(a, 1), None);
     }
 
     #[test]
     fn a_level_that_lends_nothing_is_never_borrowed_from() {
         let mut d = Dispatch::default();
-        d.configure(&[limited("a", 3, 0, None), limited("b", 1, 0, None)]);
-        assert_eq!(d.try_take("b", 1), Some(false));
-        assert_eq!(d.try_take("b", 1), None);
+        let &[a, b] = &d.configure(&[limited("a", 3, 0, None), limited("b", 1, 0, None)])[..]
+        else {
+            panic!("two slots")
+        };
+        assert_eq!(d.try_take(b, 1), Some(false));
+        assert_eq!(d.try_take(b, 1), None);
         for _ in 0..3 {
-            assert_eq!(d.try_take("a", 1), Some(false));
+            assert_eq!(d.try_take(a, 1), Some(false));
         }
-        assert_eq!(d.try_take("a", 1), None);
+        assert_eq!(d.try_take(a, 1), None);
+    }
+
+    #[test]
+    fn a_retired_level_keeps_its_slot_until_its_last_request_is_done() {
+        let mut d = Dispatch::default();
+        let old = limited("a", 2, 0, None);
+        let slots = d.configure(std::slice::from_ref(&old));
+        let a = slots[0];
+        assert_eq!(d.try_take(a, 1), Some(false));
+        d.start(a, 0, 1);
+        // Reconfigured without "a": it stays while its request runs; "b" gets a new slot.
+        let b = d.configure(&[limited("b", 2, 0, None)])[0];
+        assert_ne!(a, b);
+        assert!(d.level(a).is_some_and(|l| l.retired));
+        assert_eq!(d.slot_of(&old, a), Some(a));
+        d.finish(a, 0, 1, false, 0.0, Duration::ZERO);
+        assert!(d.level(a).is_none(), "freed when idle");
+        assert_eq!(d.slot_of(&old, a), None);
+        // A new level takes the free slot; a request classified by the old configuration
+        // does not find its seats there.
+        let c = d.configure(&[limited("b", 2, 0, None), limited("c", 2, 0, None)]);
+        assert_eq!(c, vec![b, a]);
+        assert_eq!(d.slot_of(&old, a), None);
+        let b_config = limited("b", 2, 0, None);
+        assert_eq!(d.slot_of(&b_config, 99), Some(b), "found by name");
     }
 }

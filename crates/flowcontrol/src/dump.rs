@@ -6,7 +6,7 @@ use std::fmt::Write;
 use crate::dispatch::Dispatch;
 
 fn sorted(d: &Dispatch) -> Vec<(&str, &crate::dispatch::Level)> {
-    let mut levels: Vec<_> = d.levels.iter().map(|(n, l)| (&**n, l)).collect();
+    let mut levels: Vec<_> = d.levels().collect();
     levels.sort_by_key(|(n, _)| *n);
     levels
 }

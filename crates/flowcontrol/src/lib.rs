@@ -88,7 +88,7 @@ pub struct FlowControl {
 /// A request admitted to run; its seats are given back when it is dropped.
 pub struct Ticket {
     control: Arc<FlowControl>,
-    level: Arc<str>,
+    slot: usize,
     queue: usize,
     width: u32,
     borrowed: bool,
@@ -106,7 +106,7 @@ impl Drop for Ticket {
             .dec_by(i64::from(if self.exempt { 1 } else { self.width }));
         let mut dispatch = self.control.lock_dispatch();
         dispatch.finish(
-            &self.level,
+            self.slot,
             self.queue,
             self.width,
             self.borrowed,
@@ -129,7 +129,7 @@ pub enum Decision {
 
 /// A request on its way to a seat: run at once, rejected, or waiting in a queue.
 pub struct Pending {
-    classification: Classification,
+    classification: Arc<Classification>,
     state: PendingState,
 }
 
@@ -141,7 +141,7 @@ enum PendingState {
 /// A request waiting in a queue; dropped before it gets its seats, it leaves the queue.
 struct Wait {
     control: Arc<FlowControl>,
-    level: Arc<str>,
+    slot: usize,
     queue: usize,
     id: u64,
     width: u32,
@@ -153,7 +153,7 @@ impl Wait {
     fn ticket(&self, grant: Grant) -> Ticket {
         Ticket {
             control: self.control.clone(),
-            level: self.level.clone(),
+            slot: self.slot,
             queue: self.queue,
             width: self.width,
             borrowed: grant.borrowed,
@@ -179,8 +179,8 @@ impl Wait {
             }
             Err(_) => {
                 let mut dispatch = self.control.lock_dispatch();
-                if let Some(waiter) = dispatch.withdraw(&self.level, self.queue, self.id) {
-                    if let Some(level) = dispatch.levels.get_mut(&self.level) {
+                if let Some(waiter) = dispatch.withdraw(self.slot, self.queue, self.id) {
+                    if let Some(level) = dispatch.level_mut(self.slot) {
                         level.counters.timed_out += 1;
                         level.counters.rejected += 1;
                     }
@@ -211,8 +211,8 @@ impl Drop for Wait {
             return;
         };
         let mut dispatch = self.control.lock_dispatch();
-        if let Some(waiter) = dispatch.withdraw(&self.level, self.queue, self.id) {
-            if let Some(level) = dispatch.levels.get_mut(&self.level) {
+        if let Some(waiter) = dispatch.withdraw(self.slot, self.queue, self.id) {
+            if let Some(level) = dispatch.level_mut(self.slot) {
                 level.counters.cancelled += 1;
             }
             waiter.series.rejected[3].inc();
@@ -221,7 +221,7 @@ impl Drop for Wait {
             self.series.executing.dec();
             self.series.executing_seats.dec_by(i64::from(self.width));
             dispatch.finish(
-                &self.level,
+                self.slot,
                 self.queue,
                 self.width,
                 grant.borrowed,
@@ -235,7 +235,7 @@ impl Drop for Wait {
 
 impl Pending {
     /// Where the request was classified (for the response headers).
-    pub fn classification(&self) -> &Classification {
+    pub fn classification(&self) -> &Arc<Classification> {
         &self.classification
     }
 
@@ -267,10 +267,7 @@ impl FlowControl {
     /// [`Self::put_schema`] and [`Self::put_level`] bring the stored one.
     pub fn new(server_seats: u32, wait_limit: Duration, metrics: Metrics) -> Arc<Self> {
         let control = Arc::new(FlowControl {
-            config: RwLock::new(Arc::new(Config {
-                schemas: Vec::new(),
-                levels: Vec::new(),
-            })),
+            config: RwLock::new(Arc::new(Config::default())),
             objects: Mutex::new(Objects::default()),
             dispatch: Mutex::new(Dispatch::default()),
             metrics,
@@ -305,14 +302,14 @@ impl FlowControl {
     }
 
     fn rebuild(&self, objects: &Objects) {
-        let config = Config::build(
+        let mut config = Config::build(
             &objects.schemas,
             &objects.levels,
             self.server_seats,
             &self.metrics,
         );
         let mut dispatch = self.lock_dispatch();
-        dispatch.configure(&config.levels);
+        config.slots = dispatch.configure(&config.levels);
         dispatch.dispatch_waiting();
         *self.config.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(config);
     }
@@ -354,15 +351,11 @@ impl FlowControl {
     }
 
     /// The schema and level of `req`, without taking seats (for long-running requests).
-    pub fn classify(&self, req: &RequestAttributes) -> Option<Classification> {
+    pub fn classify(&self, req: &RequestAttributes) -> Option<Arc<Classification>> {
         let config = self.current();
-        config.classify(req).map(|c| Classification {
-            schema: c.schema.name.clone(),
-            schema_uid: c.schema.uid.clone(),
-            level: c.level.name.clone(),
-            level_uid: c.level.uid.clone(),
-            exempt: c.level.exempt,
-        })
+        config
+            .classify(req)
+            .map(|c| c.schema.classification.clone())
     }
 
     /// Classifies `req` and takes `width` seats for it: at once when free, else after
@@ -374,25 +367,20 @@ impl FlowControl {
         let classified = config.classify(req)?;
         let schema = classified.schema;
         let level_config = classified.level;
-        let classification = Classification {
-            schema: schema.name.clone(),
-            schema_uid: schema.uid.clone(),
-            level: level_config.name.clone(),
-            level_uid: level_config.uid.clone(),
-            exempt: level_config.exempt,
-        };
+        let classification = schema.classification.clone();
         let series = &schema.series;
+        let mut dispatch = self.lock_dispatch();
+        let slot = dispatch.slot_of(level_config, classified.slot)?;
         if level_config.exempt {
+            let charged = dispatch.start(slot, 0, 1);
+            drop(dispatch);
             series.dispatched.inc();
             series.executing.inc();
             series.executing_seats.inc();
             series.waited.observe(0.0);
-            let mut dispatch = self.lock_dispatch();
-            let charged = dispatch.start(&level_config.name, 0, 1);
-            drop(dispatch);
             let ticket = Ticket {
                 control: self.clone(),
-                level: level_config.name.clone(),
+                slot,
                 queue: 0,
                 width: 1,
                 borrowed: false,
@@ -408,14 +396,13 @@ impl FlowControl {
         }
         let distinguisher = schema.distinguisher.of(req);
         let hash = classify::flow_hash(&schema.name, distinguisher);
-        let mut dispatch = self.lock_dispatch();
-        let level = dispatch.levels.get(&level_config.name)?;
+        let level = dispatch.level(slot)?;
         let width = width.clamp(1, level.max_width());
         let queue = level.choose_queue(hash);
         let queuing = level.config.queuing;
         let nobody_waiting = level.waiting == 0;
-        if nobody_waiting && let Some(borrowed) = dispatch.try_take(&level_config.name, width) {
-            let charged = dispatch.start(&level_config.name, queue, width);
+        if nobody_waiting && let Some(borrowed) = dispatch.try_take(slot, width) {
+            let charged = dispatch.start(slot, queue, width);
             drop(dispatch);
             series.dispatched.inc();
             series.executing.inc();
@@ -423,7 +410,7 @@ impl FlowControl {
             series.waited.observe(0.0);
             let ticket = Ticket {
                 control: self.clone(),
-                level: level_config.name.clone(),
+                slot,
                 queue,
                 width,
                 borrowed,
@@ -438,7 +425,7 @@ impl FlowControl {
             });
         }
         let reject = |dispatch: &mut Dispatch, why: Rejection| {
-            if let Some(level) = dispatch.levels.get_mut(&level_config.name) {
+            if let Some(level) = dispatch.level_mut(slot) {
                 level.counters.rejected += 1;
             }
             series.rejected[if why == Rejection::QueueFull { 0 } else { 1 }].inc();
@@ -451,22 +438,13 @@ impl FlowControl {
         let Some(queuing) = queuing else {
             return reject(&mut dispatch, Rejection::ConcurrencyLimit);
         };
-        let level = dispatch
-            .levels
-            .get_mut(&level_config.name)
-            .expect("the level just read");
+        let level = dispatch.level(slot).expect("the level just read");
         if level.queues[queue].waiting.len() >= queuing.queue_length_limit as usize {
             return reject(&mut dispatch, Rejection::QueueFull);
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
-        if level.queues[queue].waiting.is_empty() && level.queues[queue].executing_requests == 0 {
-            // A queue coming back to life starts at the present, not its old credit.
-            let now = level.virtual_now;
-            let q = &mut level.queues[queue];
-            q.virtual_finish = q.virtual_finish.max(now);
-        }
-        level.queues[queue].waiting.push_back(Waiter {
+        let waiter = Waiter {
             id,
             width,
             arrived: Instant::now(),
@@ -479,16 +457,15 @@ impl FlowControl {
                 verb: req.verb.to_string(),
                 path: req.path.to_string(),
             },
-        });
-        level.waiting += 1;
-        series.inqueue.inc();
+        };
+        dispatch.enqueue(slot, queue, waiter);
         // Seats may have been freed by a level that lends, with nobody to pick them up.
         dispatch.dispatch_waiting();
         Some(Pending {
             classification,
             state: PendingState::Waiting(Wait {
                 control: self.clone(),
-                level: level_config.name.clone(),
+                slot,
                 queue,
                 id,
                 width,
