@@ -97,6 +97,14 @@ impl Outcome {
 pub trait Authenticator: Send + Sync + 'static {
     /// Identifies the caller, or says why not.
     async fn authenticate(&self, credentials: &Credentials<'_>) -> Outcome;
+
+    /// The outcome of [`Self::authenticate`] when it is known without waiting (credentials
+    /// checked in memory, or not this authenticator's kind); `None` when finding it out
+    /// means waiting (a lookup in the store, a remote call).
+    fn authenticate_now(&self, credentials: &Credentials<'_>) -> Option<Outcome> {
+        let _ = credentials;
+        None
+    }
 }
 
 /// The authenticators in order, plus the anonymous fallback.
@@ -130,7 +138,39 @@ impl AuthenticatorChain {
         &self,
         credentials: &Credentials<'_>,
     ) -> std::result::Result<UserInfo, String> {
-        if let Some((user, _)) = self.identify(credentials).await? {
+        let found = self.identify(credentials).await?;
+        self.user_or_anonymous(found, credentials)
+    }
+
+    /// [`Self::authenticate`]'s answer when every authenticator it asks can give its
+    /// outcome without waiting; `None` otherwise.
+    pub fn authenticate_now(
+        &self,
+        credentials: &Credentials<'_>,
+    ) -> Option<std::result::Result<UserInfo, String>> {
+        let mut search = Search::default();
+        for a in &self.authenticators {
+            if let Some(found) =
+                self.settle(a.authenticate_now(credentials)?, credentials, &mut search)
+            {
+                return Some(self.user_or_anonymous(Some(found), credentials));
+            }
+        }
+        Some(
+            search
+                .end()
+                .and_then(|found| self.user_or_anonymous(found, credentials)),
+        )
+    }
+
+    /// The user found, else the anonymous one when the request carries no token and
+    /// anonymous requests are allowed.
+    fn user_or_anonymous(
+        &self,
+        found: Option<(UserInfo, Vec<String>)>,
+        credentials: &Credentials<'_>,
+    ) -> std::result::Result<UserInfo, String> {
+        if let Some((user, _)) = found {
             return Ok(user);
         }
         // A bearer token nobody accepts is refused (as upstream's bearer-token wrapper does);
@@ -171,40 +211,73 @@ impl AuthenticatorChain {
         &self,
         credentials: &Credentials<'_>,
     ) -> std::result::Result<Option<(UserInfo, Vec<String>)>, String> {
-        let mut rejection = None;
+        let mut search = Search::default();
         for a in &self.authenticators {
-            match a.authenticate(credentials).await {
-                Outcome::Authenticated {
-                    mut user,
-                    mut audiences,
-                } => {
-                    // A credential valid for any audience is valid for the server's own: asked
-                    // for others, it is not this authenticator's (the next may know it).
-                    if let Some(asked) = credentials.audiences
-                        && audiences.is_empty()
-                        && !self.implicit_audiences.is_empty()
-                    {
-                        audiences = asked
-                            .iter()
-                            .filter(|a| self.implicit_audiences.contains(a))
-                            .cloned()
-                            .collect();
-                        if audiences.is_empty() {
-                            continue;
-                        }
-                    }
-                    if !user.in_group(UserInfo::AUTHENTICATED)
-                        && !user.in_group(UserInfo::UNAUTHENTICATED)
-                    {
-                        user.groups.push(UserInfo::AUTHENTICATED.into());
-                    }
-                    return Ok(Some((user, audiences)));
-                }
-                Outcome::Rejected(why) => rejection = Some(why),
-                Outcome::NoOpinion => {}
+            let outcome = a.authenticate(credentials).await;
+            if let Some(found) = self.settle(outcome, credentials, &mut search) {
+                return Ok(Some(found));
             }
         }
-        match rejection {
+        search.end()
+    }
+
+    /// What one authenticator's `outcome` means for the search: the user with the
+    /// audiences it is valid for (the search ends), or the search goes on (a rejection is
+    /// kept in `search`).
+    fn settle(
+        &self,
+        outcome: Outcome,
+        credentials: &Credentials<'_>,
+        search: &mut Search,
+    ) -> Option<(UserInfo, Vec<String>)> {
+        match outcome {
+            Outcome::Authenticated {
+                mut user,
+                mut audiences,
+            } => {
+                // A credential valid for any audience is valid for the server's own: asked
+                // for others, it is not this authenticator's (the next may know it).
+                if let Some(asked) = credentials.audiences
+                    && audiences.is_empty()
+                    && !self.implicit_audiences.is_empty()
+                {
+                    audiences = asked
+                        .iter()
+                        .filter(|a| self.implicit_audiences.contains(a))
+                        .cloned()
+                        .collect();
+                    if audiences.is_empty() {
+                        return None;
+                    }
+                }
+                if !user.in_group(UserInfo::AUTHENTICATED)
+                    && !user.in_group(UserInfo::UNAUTHENTICATED)
+                {
+                    user.groups.push(UserInfo::AUTHENTICATED.into());
+                }
+                Some((user, audiences))
+            }
+            Outcome::Rejected(why) => {
+                search.rejection = Some(why);
+                None
+            }
+            Outcome::NoOpinion => None,
+        }
+    }
+}
+
+/// A search through the chain that has found nobody yet.
+#[derive(Default)]
+struct Search {
+    /// The last authenticator's refusal.
+    rejection: Option<String>,
+}
+
+impl Search {
+    /// The end of a search without a user: `None` when no authenticator had an opinion,
+    /// else the last refusal.
+    fn end<T>(self) -> std::result::Result<Option<T>, String> {
+        match self.rejection {
             // An invalid credential is refused even when anonymous requests are allowed.
             Some(why) => Err(why),
             None => Ok(None),
@@ -239,6 +312,59 @@ mod tests {
         );
         let closed = AuthenticatorChain::new(vec![Arc::new(tokens)], false);
         assert!(closed.authenticate(&Credentials::default()).await.is_err());
+    }
+
+    /// Knows one token, and only by waiting.
+    struct Remote;
+
+    #[async_trait]
+    impl Authenticator for Remote {
+        async fn authenticate(&self, credentials: &Credentials<'_>) -> Outcome {
+            match credentials.bearer_token {
+                Some("remote") => Outcome::authenticated(UserInfo {
+                    name: "bob".into(),
+                    ..Default::default()
+                }),
+                _ => Outcome::NoOpinion,
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn answers_at_once_agree_with_the_awaited_ones() {
+        let tokens = StaticTokens::parse("good,alice,u1,dev").unwrap();
+        for anonymous in [true, false] {
+            let chain = AuthenticatorChain::new(vec![Arc::new(tokens.clone())], anonymous);
+            for credentials in [
+                Credentials::bearer("good"),
+                Credentials::bearer("bad"),
+                Credentials::default(),
+            ] {
+                let now = chain.authenticate_now(&credentials).expect("in memory");
+                assert_eq!(
+                    now,
+                    chain.authenticate(&credentials).await,
+                    "{credentials:?}"
+                );
+            }
+        }
+        // An authenticator that must wait is waited for, unless an earlier one decided.
+        let chain = AuthenticatorChain::new(vec![Arc::new(tokens), Arc::new(Remote)], false);
+        let alice = chain.authenticate_now(&Credentials::bearer("good"));
+        assert_eq!(alice.unwrap().unwrap().name, "alice");
+        assert!(
+            chain
+                .authenticate_now(&Credentials::bearer("remote"))
+                .is_none()
+        );
+        assert_eq!(
+            chain
+                .authenticate(&Credentials::bearer("remote"))
+                .await
+                .unwrap()
+                .groups,
+            [UserInfo::AUTHENTICATED]
+        );
     }
 
     #[tokio::test]

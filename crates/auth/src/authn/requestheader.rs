@@ -160,6 +160,17 @@ fn unescape(key: &str) -> String {
 #[async_trait]
 impl Authenticator for RequestHeader {
     async fn authenticate(&self, credentials: &Credentials<'_>) -> Outcome {
+        self.check(credentials)
+    }
+
+    fn authenticate_now(&self, credentials: &Credentials<'_>) -> Option<Outcome> {
+        Some(self.check(credentials))
+    }
+}
+
+impl RequestHeader {
+    /// The user the front proxy names, when the request comes from it.
+    fn check(&self, credentials: &Credentials<'_>) -> Outcome {
         let (Some(peer), Some(headers)) = (credentials.client_certificates, credentials.headers)
         else {
             return Outcome::NoOpinion;

@@ -654,6 +654,19 @@ impl Authenticator for ServiceAccountTokens {
         };
         result.unwrap_or_else(Outcome::Rejected)
     }
+
+    /// Known at once for tokens that are not this issuer's (or do not verify); a token that
+    /// does needs its service account (and pod or secret) looked up.
+    fn authenticate_now(&self, credentials: &Credentials<'_>) -> Option<Outcome> {
+        let Some(token) = credentials.bearer_token else {
+            return Some(Outcome::NoOpinion);
+        };
+        match self.verified(token) {
+            Ok(None) => Some(Outcome::NoOpinion),
+            Ok(Some(_)) => None,
+            Err(why) => Some(Outcome::Rejected(why)),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -359,6 +359,17 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 #[async_trait]
 impl Authenticator for ClientCa {
     async fn authenticate(&self, credentials: &Credentials<'_>) -> Outcome {
+        self.check(credentials)
+    }
+
+    fn authenticate_now(&self, credentials: &Credentials<'_>) -> Option<Outcome> {
+        Some(self.check(credentials))
+    }
+}
+
+impl ClientCa {
+    /// The user of the client's certificate, when this authority signed it.
+    fn check(&self, credentials: &Credentials<'_>) -> Outcome {
         let Some(peer) = credentials.client_certificates else {
             return Outcome::NoOpinion;
         };
