@@ -126,10 +126,11 @@ impl State {
 /// Serves one request.
 pub async fn handle(
     state: Arc<State>,
-    req: Request<Incoming>,
+    mut req: Request<Incoming>,
 ) -> Result<Response<Body>, Infallible> {
-    let info = match req.extensions().get::<RequestInfo>() {
-        Some(info) => info.clone(),
+    // The filters above have read it; the handler takes it over.
+    let info = match req.extensions_mut().remove::<RequestInfo>() {
+        Some(info) => info,
         None => RequestInfo::parse(req.method(), req.uri().path(), req.uri().query()),
     };
     let pretty = wants_pretty(&info, req.headers());
@@ -137,17 +138,19 @@ pub async fn handle(
     if let Some(accept) = req.headers().get(header::ACCEPT) {
         error_headers.insert(header::ACCEPT, accept.clone());
     }
+    // Only the resource path's future is kept inline: the others, rarer and larger, are
+    // boxed so that every request's future is not as large as theirs.
     let result = if let Some(route) = state.aggregator.route(&info.path) {
         let user = req.extensions().get::<capstan_auth::UserInfo>().cloned();
-        state.aggregator.proxy(route, req, user.as_ref()).await
+        Box::pin(state.aggregator.proxy(route, req, user.as_ref())).await
     } else if info.is_resource_request {
         resource(&state, &info, req, pretty).await
-    } else if let Some(answer) = state.health.serve(&info, req.method()).await {
+    } else if let Some(answer) = Box::pin(state.health.serve(&info, req.method())).await {
         Ok(answer)
     } else if state.profiling && is_pprof(&info.path) {
-        profile(req.method(), req.uri()).await
+        Box::pin(profile(req.method(), req.uri())).await
     } else if is_openapi(&info.path) {
-        openapi(&state, &info, req.method(), req.headers(), pretty).await
+        Box::pin(openapi(&state, &info, req.method(), req.headers(), pretty)).await
     } else {
         non_resource(&state, &info, req.method(), req.headers(), pretty)
     };
@@ -755,17 +758,25 @@ async fn resource(
     req: Request<Incoming>,
     pretty: bool,
 ) -> Result<Response<Body>, ApiError> {
+    // Rare requests with large futures go in boxes of their own, so that the future of every
+    // request is not as large as theirs.
     if crate::proxy::is_proxy(info) {
-        return crate::proxy::serve(
+        let proxied = crate::proxy::serve(
             &state.registry,
             info,
             req,
             state.max_connection_bytes_per_sec,
-        )
-        .await;
+        );
+        return Box::pin(proxied).await;
     }
     if crate::connect::is_connect(info) {
-        return crate::connect::serve(&state.registry, &state.kubelet, info, req).await;
+        return Box::pin(crate::connect::serve(
+            &state.registry,
+            &state.kubelet,
+            info,
+            req,
+        ))
+        .await;
     }
     let storage = lookup(state, info)?;
     // As upstream's: a large answer is compressed for a client that accepts gzip; a watch's
@@ -818,7 +829,6 @@ async fn resource_answer(
         include: IncludeObject::parse(info.query.get("includeObject"))?,
         pretty,
     };
-    let headers = req.headers().clone();
     let ns = info.namespace.as_str();
     let name = info.name.as_str();
     let q = &info.query;
@@ -849,10 +859,10 @@ async fn resource_answer(
             // Taken from the cache and rendered on the bulk lane: milliseconds of work (tens
             // of them for a Table) that would hold up every small request on its worker.
             let (storage, ns, options) = (storage.clone(), ns.to_string(), list_options(info)?);
-            return capstan_serving::lanes::on_bulk(async move {
+            let listed = capstan_serving::lanes::on_bulk(async move {
                 answer(storage.list(&ns, &options).await?, audit, &renderer)
-            })
-            .await;
+            });
+            return Box::pin(listed).await;
         }
         "list" => storage.list(ns, &list_options(info)?).await?,
         "watch" => {
@@ -884,6 +894,7 @@ async fn resource_answer(
         "create" | "update" => {
             let options = write_options(info, &req)?;
             let feedback = options.feedback.clone();
+            let headers = req.headers().clone();
             let body = render::body_to_json(&headers, read_body(req, state.max_body).await?)?;
             if let Some(a) = &req_audit {
                 a.complete_object_ref(&body);
@@ -934,6 +945,7 @@ async fn resource_answer(
                 .unwrap_or_default();
             let grace = q.get("gracePeriodSeconds").map(str::to_string);
             let propagation = q.get("propagationPolicy").map(str::to_string);
+            let headers = req.headers().clone();
             let body = read_body(req, state.max_body).await?;
             let body = if body.is_empty() {
                 body
@@ -970,4 +982,36 @@ fn answer(
         a.log_response_object(&encoded.body.clone().into_bytes());
     }
     respond(encoded, renderer)
+}
+
+#[cfg(test)]
+mod future_size {
+    use super::*;
+
+    /// The size of the futures `f` returns.
+    fn size<A, B, F: Future>(_: impl Fn(A, B) -> F) -> usize {
+        std::mem::size_of::<F>()
+    }
+
+    fn info() -> &'static RequestInfo {
+        Box::leak(Box::new(RequestInfo::parse(&http::Method::GET, "/", None)))
+    }
+
+    /// Every request's future is moved into a box by the filters: the rare requests' large
+    /// futures (a proxy to a node or service, a stream into a pod) are boxed apart so that
+    /// the others' stay small.
+    #[test]
+    fn the_handlers_future_is_smaller_than_the_rare_requests_ones() {
+        let handle = size(handle);
+        let proxy = size(|s: &'static State, r: Request<Incoming>| {
+            crate::proxy::serve(&s.registry, info(), r, 0)
+        });
+        let connect = size(|s: &'static State, r: Request<Incoming>| {
+            crate::connect::serve(&s.registry, &s.kubelet, info(), r)
+        });
+        assert!(
+            handle < proxy && handle < connect,
+            "{handle} {proxy} {connect}"
+        );
+    }
 }
