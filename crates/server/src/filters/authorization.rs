@@ -45,6 +45,39 @@ pub(crate) fn attributes(user: UserInfo, info: &RequestInfo) -> Attributes {
     }
 }
 
+/// The request's facts lent to a decision made at once: `user` and `info`'s strings move
+/// into the attributes, and [`give_back`] returns them, so nothing is copied.
+fn lend(user: UserInfo, info: &mut RequestInfo) -> Attributes {
+    use std::mem::take;
+    Attributes {
+        user,
+        verb: take(&mut info.verb),
+        resource_request: info.is_resource_request,
+        api_group: take(&mut info.api_group),
+        api_version: take(&mut info.api_version),
+        resource: take(&mut info.resource),
+        subresource: take(&mut info.subresource),
+        namespace: take(&mut info.namespace),
+        name: take(&mut info.name),
+        path: take(&mut info.path),
+        field_selector: take(&mut info.field_selector),
+    }
+}
+
+/// Returns what [`lend`] took to `info`; the user back to the caller.
+fn give_back(attrs: Attributes, info: &mut RequestInfo) -> UserInfo {
+    info.verb = attrs.verb;
+    info.api_group = attrs.api_group;
+    info.api_version = attrs.api_version;
+    info.resource = attrs.resource;
+    info.subresource = attrs.subresource;
+    info.namespace = attrs.namespace;
+    info.name = attrs.name;
+    info.path = attrs.path;
+    info.field_selector = attrs.field_selector;
+    attrs.user
+}
+
 pub(crate) fn forbidden(attrs: &Attributes, why: &str) -> ApiError {
     if attrs.resource_request {
         let gr = GroupResource::new(attrs.api_group.clone(), attrs.resource.clone());
@@ -88,8 +121,18 @@ impl capstan_registry::CreateAuthorization for CreateOnWrite {
 
 /// Leaves the create check of an update or a patch of a resource for the store.
 fn with_create_check<B>(req: &mut Request<B>, chain: &Arc<AuthorizerChain>, attrs: &Attributes) {
+    if let Some(check) = create_check(chain, attrs) {
+        req.extensions_mut().insert(check);
+    }
+}
+
+/// The create check an update or a patch of a resource leaves for the store.
+fn create_check(
+    chain: &Arc<AuthorizerChain>,
+    attrs: &Attributes,
+) -> Option<capstan_registry::CreateCheck> {
     let writes = matches!(attrs.verb.as_str(), "update" | "patch");
-    if attrs.resource_request && writes && attrs.subresource.is_empty() {
+    (attrs.resource_request && writes && attrs.subresource.is_empty()).then(|| {
         let check = CreateOnWrite {
             chain: chain.clone(),
             attrs: Attributes {
@@ -97,9 +140,8 @@ fn with_create_check<B>(req: &mut Request<B>, chain: &Arc<AuthorizerChain>, attr
                 ..attrs.clone()
             },
         };
-        req.extensions_mut()
-            .insert(capstan_registry::CreateCheck(Some(Arc::new(check))));
-    }
+        capstan_registry::CreateCheck(Some(Arc::new(check)))
+    })
 }
 
 /// Whether the request opens a stream into a pod (exec, attach, port-forward), which needs
@@ -147,20 +189,35 @@ impl Authorization {
         if audited {
             return None;
         }
-        let user = req.extensions().get::<UserInfo>()?;
-        let info = req.extensions().get::<RequestInfo>()?;
-        let attrs = attributes(user.clone(), info);
-        if opens_a_stream(&attrs) {
-            return None;
-        }
-        match self.chain.authorize_now(&attrs)? {
-            Ok(()) => {
-                with_create_check(req, &self.chain, &attrs);
-                Some(Ok(()))
-            }
-            Err(why) => Some(Err(super::nosniff(response::error(&forbidden(
+        // Looked for before the user is taken, so that a request without it keeps its user.
+        req.extensions().get::<RequestInfo>()?;
+        let user = std::mem::take(req.extensions_mut().get_mut::<UserInfo>()?);
+        let info = req.extensions_mut().get_mut::<RequestInfo>()?;
+        let attrs = lend(user, info);
+        let decision = if opens_a_stream(&attrs) {
+            None
+        } else {
+            self.chain.authorize_now(&attrs)
+        };
+        let outcome = match decision {
+            None => None,
+            Some(Ok(())) => Some(Ok(create_check(&self.chain, &attrs))),
+            Some(Err(why)) => Some(Err(super::nosniff(response::error(&forbidden(
                 &attrs, &why,
             ))))),
+        };
+        let user = give_back(attrs, info);
+        if let Some(lent) = req.extensions_mut().get_mut::<UserInfo>() {
+            *lent = user;
+        }
+        match outcome? {
+            Ok(check) => {
+                if let Some(check) = check {
+                    req.extensions_mut().insert(check);
+                }
+                Some(Ok(()))
+            }
+            Err(refused) => Some(Err(refused)),
         }
     }
 }
@@ -223,5 +280,61 @@ impl Filter for Authorization {
                 ))))
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use capstan_auth::authz::{AlwaysAllow, AlwaysDeny};
+    use http::Method;
+
+    use super::*;
+
+    fn request(method: Method, path: &str) -> Request<()> {
+        let mut req = Request::builder()
+            .method(method.clone())
+            .uri(path)
+            .body(())
+            .unwrap();
+        let user = UserInfo {
+            name: "alice".into(),
+            groups: vec![UserInfo::AUTHENTICATED.into()],
+            ..Default::default()
+        };
+        req.extensions_mut().insert(user);
+        req.extensions_mut()
+            .insert(RequestInfo::parse(&method, path, Some("fieldSelector=a=b")));
+        req
+    }
+
+    /// What the filters below read of a request.
+    fn facts(req: &Request<()>) -> (UserInfo, String) {
+        let info = req.extensions().get::<RequestInfo>().unwrap();
+        let user = req.extensions().get::<UserInfo>().unwrap().clone();
+        (user, format!("{info:?}"))
+    }
+
+    #[test]
+    fn a_decision_made_at_once_leaves_the_request_as_it_was() {
+        let path = "/apis/apps/v1/namespaces/ns/deployments/web";
+        for (authorizer, allowed) in [
+            (
+                Arc::new(AlwaysAllow) as Arc<dyn capstan_auth::authz::Authorizer>,
+                true,
+            ),
+            (Arc::new(AlwaysDeny), false),
+        ] {
+            let filter = Authorization::new(Arc::new(AuthorizerChain::new(vec![authorizer])));
+            for method in [Method::GET, Method::PUT] {
+                let mut req = request(method.clone(), path);
+                let before = facts(&req);
+                let decision = filter.decide_now(&mut req).expect("decided at once");
+                assert_eq!(decision.is_ok(), allowed);
+                assert_eq!(facts(&req), before, "{method}");
+                assert!(!before.1.contains("verb: \"\""));
+                let check = req.extensions().get::<capstan_registry::CreateCheck>();
+                assert_eq!(check.is_some(), allowed && method == Method::PUT);
+            }
+        }
     }
 }
