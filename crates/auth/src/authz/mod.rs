@@ -225,6 +225,24 @@ pub struct ModeParts {
     pub webhook: Option<Arc<dyn Authorizer>>,
 }
 
+/// One authorizer's part in the chain's decision: allowed (`Ok`) or denied with its reason,
+/// which ends the chain; or no opinion, whose reason, if any, joins `reasons`.
+fn settle(
+    decision: Decision,
+    reasons: &mut Vec<String>,
+) -> Option<std::result::Result<(), String>> {
+    match decision {
+        Decision::Allow => Some(Ok(())),
+        Decision::Deny(reason) => Some(Err(reason)),
+        Decision::NoOpinion(why) => {
+            if !why.is_empty() {
+                reasons.push(why);
+            }
+            None
+        }
+    }
+}
+
 /// The configured modes, asked in order: the first allow or deny decides.
 #[derive(Clone)]
 pub struct AuthorizerChain {
@@ -312,11 +330,8 @@ impl AuthorizerChain {
     ) -> Option<std::result::Result<(), String>> {
         let mut reasons = Vec::new();
         for a in &self.authorizers {
-            match a.authorize_now(attributes)? {
-                Decision::Allow => return Some(Ok(())),
-                Decision::Deny(reason) => return Some(Err(reason)),
-                Decision::NoOpinion(why) if !why.is_empty() => reasons.push(why),
-                Decision::NoOpinion(_) => {}
+            if let Some(decided) = settle(a.authorize_now(attributes)?, &mut reasons) {
+                return Some(decided);
             }
         }
         Some(Err(reasons.join("; ")))
@@ -325,8 +340,8 @@ impl AuthorizerChain {
     async fn decide(&self, attributes: &Attributes, explain: bool) -> Verdict {
         let mut reasons = Vec::new();
         for a in &self.authorizers {
-            match a.authorize(attributes).await {
-                Decision::Allow => {
+            match settle(a.authorize(attributes).await, &mut reasons) {
+                Some(Ok(())) => {
                     return Verdict {
                         allowed: true,
                         reason: if explain {
@@ -337,15 +352,14 @@ impl AuthorizerChain {
                         ..Default::default()
                     };
                 }
-                Decision::Deny(reason) => {
+                Some(Err(reason)) => {
                     return Verdict {
                         denied: true,
                         reason,
                         ..Default::default()
                     };
                 }
-                Decision::NoOpinion(why) if !why.is_empty() => reasons.push(why),
-                Decision::NoOpinion(_) => {}
+                None => {}
             }
         }
         Verdict {
