@@ -140,6 +140,7 @@ pub fn start(config: ServerConfig) -> BoxFuture<'static, Result<RunningServer>> 
 }
 
 async fn start_server(config: ServerConfig) -> Result<RunningServer> {
+    step("options read, runtime started");
     // Options read before anything starts: a bad one fails the start at once.
     let admission_plan = config.admission.resolve()?;
     // Every store and the watch caches' first lists need the protobuf schemas, which take
@@ -166,6 +167,7 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
         }
     };
     let store_for_health = store.clone();
+    step("store opened");
     let terminating = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let compactor = (!config.compaction_interval.is_zero())
         .then(|| spawn_compactor(store.clone(), config.compaction_interval));
@@ -290,6 +292,7 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
         warn!(plugins = ?not_built, "enabled admission plugins without effect (see --help)");
     }
     registry.set_admission(Arc::new(admission));
+    step("admission chain built");
     let mut compactors: Vec<JoinHandle<()>> = compactor.into_iter().collect();
     let main_cluster = match &config.etcd {
         Some(etcd) => etcd.endpoints.join(","),
@@ -410,6 +413,7 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
         },
     );
     let lookup: Arc<dyn ObjectLookup> = Arc::new(builtin.lookup());
+    step("built-in kinds registered");
     let service_accounts = Arc::new(ServiceAccountTokens::new(sa_config, lookup.clone()));
     let mut tokens = match &config.token_auth_file {
         Some(path) => StaticTokens::load(path)?,
@@ -533,6 +537,7 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
         None
     };
     futures_util::future::join_all(admission_loads).await;
+    step("admission's indexes loaded");
     let metrics = Arc::new(crate::metrics::Metrics::with_options(
         config.metrics.clone(),
     ));
@@ -614,11 +619,13 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
         }
     });
     let (mut hooks, retrying) = start_post_start_hooks(&registry).await;
+    step("post-start hooks started");
     let (producer, flow_control_tasks) = configure_flow_control.await.map_err(|e| {
         Error::Startup(format!("configuring API Priority and Fairness failed: {e}"))
     })?;
     compactors.extend(retrying);
     compactors.extend(flow_control_tasks);
+    step("flow control configured");
     // The RBAC index loads from here on, with the bootstrap policy in place (its wait is
     // below).
     if config.authorization_modes.iter().any(|m| m == "RBAC") {
@@ -677,6 +684,7 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
         )
         .await,
     );
+    step("authentication info published");
     compactors.push(authn::keep_legacy_token_tracking(registry.clone()));
     hooks.extend(producer);
     compactors.extend(metrics.start_storage_polls(
@@ -709,6 +717,7 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
     if let Some(node_graph_loaded) = node_graph_loaded {
         node_graph_loaded.await;
     }
+    step("node graph loaded");
     // Serve with the namespaces holding quotas and limit ranges known (their plugins would
     // otherwise make the first requests wait).
     loaded(quota_namespaces.wait_listed()).await;
@@ -718,6 +727,7 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
         // unless the storage keeps them from loading.
         loaded(rbac_index.wait_loaded()).await;
     }
+    step("quota, limit ranges and RBAC loaded");
 
     let aggregator = Arc::new(crate::aggregator::Aggregator::new(
         aggregator_services,
@@ -765,6 +775,7 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
     }
 
     let (shutdown, shutdown_rx) = watch::channel(false);
+    step("APIServices synced");
     let state = Arc::new(State {
         aggregator,
         discovery: std::sync::RwLock::new(Arc::new(Discovery::build(
@@ -913,6 +924,12 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
     }
     info!(address = %local_addr, "serving");
     Ok(running_url)
+}
+
+/// Notes a step of the start (`--v=4`): the log's time stamps say where a start's time goes
+/// (docs/performance.md).
+fn step(done: &'static str) {
+    debug!(step = done, "start-up");
 }
 
 /// Waits until an index has listed what it follows (`wait_loaded`), at most 10 s: a storage
