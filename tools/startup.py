@@ -12,12 +12,21 @@ seconds before the memory is read (0: no wait, no memory figure). Each build's m
 and range is printed at the end.
 
     BINARIES="/tmp/before /tmp/after" ROUNDS=12 WAIT=0 python3 tools/startup.py DATA_DIR
+
+STEPS=N starts the server N times at --v=4 instead and prints where a start's time goes:
+the median time, since the process was started, at which each step the server notes
+("start-up" lines) was done, and of the first /readyz 200.
+
+    STEPS=9 python3 tools/startup.py DATA_DIR
 """
+import datetime
 import os
+import re
 import socket
 import ssl
 import statistics
 import subprocess
+import tempfile
 import sys
 import time
 
@@ -32,12 +41,12 @@ CONTEXT.check_hostname = False
 CONTEXT.verify_mode = ssl.CERT_NONE
 
 
-def once(binary, data_dir, extra, wait):
+def once(binary, data_dir, extra, wait, log=None):
     started = time.monotonic()
     server = subprocess.Popen(
         [binary, "--data-dir", data_dir, "--cert-dir", data_dir + "/pki",
          "--bind-address", "127.0.0.1", "--secure-port", str(PORT)] + extra,
-        stderr=subprocess.DEVNULL)
+        stderr=log or subprocess.DEVNULL)
     while True:
         try:
             with socket.create_connection(("127.0.0.1", PORT), timeout=1) as raw:
@@ -59,6 +68,34 @@ def once(binary, data_dir, extra, wait):
     return ready_ms, rss_mb
 
 
+# A klog line's time of day, and the step a "start-up" line names.
+KLOG_TIME = re.compile(r"^[IWE]\d{4} (\d\d):(\d\d):(\d\d\.\d+)")
+STEP = re.compile(r'"start-up" step="([^"]+)"|"(serving)"')
+
+
+def steps(binary, data_dir, extra, starts):
+    """The median time of each noted step over `starts` starts, in ms since the process
+    was started (the log's wall-clock stamps against the launch's)."""
+    done = {}
+    for _ in range(starts):
+        with tempfile.TemporaryFile("w+") as log:
+            launched = time.time()
+            ready_ms, _ = once(binary, data_dir, extra + ["--v=4"], 0, log)
+            log.seek(0)
+            midnight = datetime.datetime.fromtimestamp(launched, datetime.timezone.utc).replace(
+                hour=0, minute=0, second=0, microsecond=0).timestamp()
+            for line in log:
+                stamp, step = KLOG_TIME.match(line), STEP.search(line)
+                if stamp and step:
+                    h, m, sec = int(stamp[1]), int(stamp[2]), float(stamp[3])
+                    at = (midnight + h * 3600 + m * 60 + sec - launched) * 1000
+                    done.setdefault(step[1] or step[2], []).append(at)
+        done.setdefault("first /readyz 200", []).append(ready_ms)
+        time.sleep(0.5)
+    for step, times in sorted(done.items(), key=lambda kv: statistics.median(kv[1])):
+        print(f"{statistics.median(times):7.1f} ms  {step}")
+
+
 def main():
     data_dir, extra = sys.argv[1], sys.argv[2:]
     # The poll is anonymous: with the default AlwaysAllow authorizer anonymous requests are
@@ -67,6 +104,9 @@ def main():
         extra = extra + ["--authorization-mode=Node,RBAC"]
     wait = float(os.environ.get("WAIT", "3"))
     binaries = os.environ.get("BINARIES", "").split()
+    if os.environ.get("STEPS"):
+        steps((binaries or [BINARY])[0], data_dir, extra, int(os.environ["STEPS"]))
+        return
     if not binaries:
         for _ in range(4):
             ready_ms, rss_mb = once(BINARY, data_dir, extra, wait)
