@@ -29,6 +29,7 @@ impl Authorization {
     }
 }
 
+/// A copy of the request's facts for `user` (impersonation's checks keep theirs).
 pub(crate) fn attributes(user: UserInfo, info: &RequestInfo) -> Attributes {
     Attributes {
         user,
@@ -45,11 +46,16 @@ pub(crate) fn attributes(user: UserInfo, info: &RequestInfo) -> Attributes {
     }
 }
 
-/// The request's facts lent to a decision made at once: `user` and `info`'s strings move
-/// into the attributes, and [`give_back`] returns them, so nothing is copied.
-fn lend(user: UserInfo, info: &mut RequestInfo) -> Attributes {
+/// The request's user and facts lent as the attributes of its decision: they move into
+/// the attributes, and [`give_back`] returns them, so nothing is copied. `None` when the
+/// request has no user or no request info.
+fn lend<B>(req: &mut Request<B>) -> Option<Attributes> {
     use std::mem::take;
-    Attributes {
+    // Looked for before the user is taken, so that a request without it keeps its user.
+    req.extensions().get::<RequestInfo>()?;
+    let user = take(req.extensions_mut().get_mut::<UserInfo>()?);
+    let info = req.extensions_mut().get_mut::<RequestInfo>()?;
+    Some(Attributes {
         user,
         verb: take(&mut info.verb),
         resource_request: info.is_resource_request,
@@ -61,21 +67,47 @@ fn lend(user: UserInfo, info: &mut RequestInfo) -> Attributes {
         name: take(&mut info.name),
         path: take(&mut info.path),
         field_selector: take(&mut info.field_selector),
+    })
+}
+
+/// Returns to `req` what [`lend`] took from it.
+fn give_back<B>(req: &mut Request<B>, attrs: Attributes) {
+    if let Some(info) = req.extensions_mut().get_mut::<RequestInfo>() {
+        info.verb = attrs.verb;
+        info.api_group = attrs.api_group;
+        info.api_version = attrs.api_version;
+        info.resource = attrs.resource;
+        info.subresource = attrs.subresource;
+        info.namespace = attrs.namespace;
+        info.name = attrs.name;
+        info.path = attrs.path;
+        info.field_selector = attrs.field_selector;
+    }
+    if let Some(user) = req.extensions_mut().get_mut::<UserInfo>() {
+        *user = attrs.user;
     }
 }
 
-/// Returns what [`lend`] took to `info`; the user back to the caller.
-fn give_back(attrs: Attributes, info: &mut RequestInfo) -> UserInfo {
-    info.verb = attrs.verb;
-    info.api_group = attrs.api_group;
-    info.api_version = attrs.api_version;
-    info.resource = attrs.resource;
-    info.subresource = attrs.subresource;
-    info.namespace = attrs.namespace;
-    info.name = attrs.name;
-    info.path = attrs.path;
-    info.field_selector = attrs.field_selector;
-    attrs.user
+/// What becomes of a request once decided.
+enum Verdict {
+    /// It goes on, with the create check an update or a patch leaves for the store.
+    Pass(Option<capstan_registry::CreateCheck>),
+    /// It is answered with this refusal.
+    Refuse(Response<Body>),
+}
+
+impl Verdict {
+    /// The verdict of `decision` on `attrs`.
+    fn of(
+        chain: &Arc<AuthorizerChain>,
+        attrs: &Attributes,
+        decision: Result<(), ApiError>,
+    ) -> Self {
+        match decision {
+            Ok(()) => Verdict::Pass(create_check(chain, attrs)),
+            Err(err) => Verdict::Refuse(super::nosniff(response::error(&err))),
+        }
+    }
 }
 
 pub(crate) fn forbidden(attrs: &Attributes, why: &str) -> ApiError {
@@ -116,13 +148,6 @@ impl capstan_registry::CreateAuthorization for CreateOnWrite {
             .authorize(&self.attrs)
             .await
             .map_err(|why| forbidden(&self.attrs, &why))
-    }
-}
-
-/// Leaves the create check of an update or a patch of a resource for the store.
-fn with_create_check<B>(req: &mut Request<B>, chain: &Arc<AuthorizerChain>, attrs: &Attributes) {
-    if let Some(check) = create_check(chain, attrs) {
-        req.extensions_mut().insert(check);
     }
 }
 
@@ -177,11 +202,51 @@ async fn decide(chain: &AuthorizerChain, attrs: &Attributes) -> Result<(), ApiEr
     Ok(())
 }
 
+/// The decision of an audited request: the decision and its reason go into the event, as
+/// upstream's.
+async fn audited(
+    chain: &AuthorizerChain,
+    attrs: &Attributes,
+    audit: &capstan_audit::RequestContext,
+) -> Result<(), ApiError> {
+    let verdict = chain.review(attrs).await;
+    audit.annotate(
+        DECISION_ANNOTATION,
+        if verdict.allowed { "allow" } else { "forbid" },
+    );
+    if !verdict.reason.is_empty() {
+        audit.annotate(REASON_ANNOTATION, verdict.reason.clone());
+    }
+    if !verdict.allowed {
+        return Err(forbidden(attrs, &verdict.reason));
+    }
+    if opens_a_stream(attrs)
+        && let Err(err) = decide(chain, attrs).await
+    {
+        audit.annotate(DECISION_ANNOTATION, "forbid");
+        return Err(err);
+    }
+    Ok(())
+}
+
+/// Sends `req` on with its create check, or answers it.
+fn carry_out<B>(req: &mut Request<B>, verdict: Verdict) -> Option<Response<Body>> {
+    match verdict {
+        Verdict::Pass(check) => {
+            if let Some(check) = check {
+                req.extensions_mut().insert(check);
+            }
+            None
+        }
+        Verdict::Refuse(refused) => Some(refused),
+    }
+}
+
 impl Authorization {
-    /// The decision on `req` when it can be made at once: every authorizer in memory, no
+    /// The verdict on `req` when it can be made at once: every authorizer in memory, no
     /// audit event to annotate, no stream into a pod (which needs a second check). `None`
     /// leaves the request to the awaited path.
-    fn decide_now<B>(&self, req: &mut Request<B>) -> Option<Result<(), Response<Body>>> {
+    fn decide_now<B>(&self, req: &mut Request<B>) -> Option<Verdict> {
         let audited = req
             .extensions()
             .get::<Arc<capstan_audit::RequestContext>>()
@@ -189,95 +254,51 @@ impl Authorization {
         if audited {
             return None;
         }
-        // Looked for before the user is taken, so that a request without it keeps its user.
-        req.extensions().get::<RequestInfo>()?;
-        let user = std::mem::take(req.extensions_mut().get_mut::<UserInfo>()?);
-        let info = req.extensions_mut().get_mut::<RequestInfo>()?;
-        let attrs = lend(user, info);
+        let attrs = lend(req)?;
         let decision = if opens_a_stream(&attrs) {
             None
         } else {
             self.chain.authorize_now(&attrs)
         };
-        let outcome = match decision {
-            None => None,
-            Some(Ok(())) => Some(Ok(create_check(&self.chain, &attrs))),
-            Some(Err(why)) => Some(Err(super::nosniff(response::error(&forbidden(
-                &attrs, &why,
-            ))))),
-        };
-        let user = give_back(attrs, info);
-        if let Some(lent) = req.extensions_mut().get_mut::<UserInfo>() {
-            *lent = user;
-        }
-        match outcome? {
-            Ok(check) => {
-                if let Some(check) = check {
-                    req.extensions_mut().insert(check);
-                }
-                Some(Ok(()))
-            }
-            Err(refused) => Some(Err(refused)),
-        }
+        let verdict = decision.map(|decision| {
+            let decision = decision.map_err(|why| forbidden(&attrs, &why));
+            Verdict::of(&self.chain, &attrs, decision)
+        });
+        give_back(req, attrs);
+        verdict
     }
 }
 
 impl Filter for Authorization {
     fn filter<S: Next<B>, B: Send + 'static>(&self, mut req: Request<B>, next: &mut S) -> Answer {
-        match self.decide_now(&mut req) {
-            Some(Ok(())) => return Box::pin(next.call(req)),
-            Some(Err(refused)) => return Box::pin(std::future::ready(Ok(refused))),
-            None => {}
+        if let Some(verdict) = self.decide_now(&mut req) {
+            return match carry_out(&mut req, verdict) {
+                None => Box::pin(next.call(req)),
+                Some(refused) => Box::pin(std::future::ready(Ok(refused))),
+            };
         }
         let inner = next.clone();
         let chain = self.chain.clone();
         Box::pin(async move {
-            let (Some(user), Some(info)) = (
-                req.extensions().get::<UserInfo>(),
-                req.extensions().get::<RequestInfo>(),
-            ) else {
-                return Ok(response::error(&ApiError::internal(
-                    "the request reached authorization unauthenticated",
-                )));
-            };
-            let attrs = attributes(user.clone(), info);
             let audit = req
                 .extensions()
                 .get::<Arc<capstan_audit::RequestContext>>()
                 .filter(|a| a.level() != capstan_audit::Level::None)
                 .cloned();
-            let Some(audit) = audit else {
-                return match decide(&chain, &attrs).await {
-                    Ok(()) => {
-                        with_create_check(&mut req, &chain, &attrs);
-                        inner.oneshot(req).await
-                    }
-                    Err(err) => Ok(super::nosniff(response::error(&err))),
-                };
+            let Some(attrs) = lend(&mut req) else {
+                return Ok(response::error(&ApiError::internal(
+                    "the request reached authorization unauthenticated",
+                )));
             };
-            // Audited: the decision and its reason go into the event, as upstream's.
-            let verdict = chain.review(&attrs).await;
-            audit.annotate(
-                DECISION_ANNOTATION,
-                if verdict.allowed { "allow" } else { "forbid" },
-            );
-            if !verdict.reason.is_empty() {
-                audit.annotate(REASON_ANNOTATION, verdict.reason.clone());
-            }
-            if verdict.allowed {
-                if opens_a_stream(&attrs)
-                    && let Err(err) = decide(&chain, &attrs).await
-                {
-                    audit.annotate(DECISION_ANNOTATION, "forbid");
-                    return Ok(super::nosniff(response::error(&err)));
-                }
-                with_create_check(&mut req, &chain, &attrs);
-                inner.oneshot(req).await
-            } else {
-                Ok(super::nosniff(response::error(&forbidden(
-                    &attrs,
-                    &verdict.reason,
-                ))))
+            let decision = match &audit {
+                Some(audit) => audited(&chain, &attrs, audit).await,
+                None => decide(&chain, &attrs).await,
+            };
+            let verdict = Verdict::of(&chain, &attrs, decision);
+            give_back(&mut req, attrs);
+            match carry_out(&mut req, verdict) {
+                None => inner.oneshot(req).await,
+                Some(refused) => Ok(refused),
             }
         })
     }
@@ -328,8 +349,9 @@ mod tests {
             for method in [Method::GET, Method::PUT] {
                 let mut req = request(method.clone(), path);
                 let before = facts(&req);
-                let decision = filter.decide_now(&mut req).expect("decided at once");
-                assert_eq!(decision.is_ok(), allowed);
+                let verdict = filter.decide_now(&mut req).expect("decided at once");
+                assert_eq!(matches!(verdict, Verdict::Pass(_)), allowed);
+                assert!(carry_out(&mut req, verdict).is_some() != allowed);
                 assert_eq!(facts(&req), before, "{method}");
                 assert!(!before.1.contains("verb: \"\""));
                 let check = req.extensions().get::<capstan_registry::CreateCheck>();
