@@ -1570,10 +1570,17 @@ async fn a_permission_on_one_name_reaches_only_that_object() {
             .collect()
     };
 
-    // The one name, by field selector: that object only.
-    let r = bob
-        .get(&format!("{secrets}?fieldSelector=metadata.name%3Dallowed"))
-        .await;
+    // The one name, by field selector: that object only (once the new binding has reached
+    // the authorizer, which follows the roles and bindings as they are written).
+    let by_name = format!("{secrets}?fieldSelector=metadata.name%3Dallowed");
+    let mut r = bob.get(&by_name).await;
+    for _ in 0..50 {
+        if r.status != 403 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        r = bob.get(&by_name).await;
+    }
     assert_eq!(r.status, 200, "{:?}", r.body);
     assert_eq!(names(&r.body), ["allowed"]);
     // `metadata.name != "x,metadata.name=allowed"`: one term that names nothing, so a list
@@ -1855,6 +1862,66 @@ async fn nodes_read_only_what_their_pods_use() {
         !kubectl(&n1, &["get", "secret", "creds"]).0
     })
     .await;
+}
+
+/// Every start reconciles the default policy: a default role that lost rules gets them back,
+/// a deleted default binding is made again, extras are kept, and a role annotated
+/// `rbac.authorization.kubernetes.io/autoupdate: "false"` stays as it was edited.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_restores_the_default_policy_unless_a_role_opts_out() {
+    let mut server = TestServer::start().await;
+    let raw = crate::admin(&server);
+    const ROLES: &str = "/apis/rbac.authorization.k8s.io/v1/clusterroles";
+    const BINDING: &str = "/apis/rbac.authorization.k8s.io/v1/namespaces/kube-system/rolebindings/system::leader-locking-kube-scheduler";
+    let extra = json!({"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["get"]});
+    const KEPT: &str = "system:kube-scheduler";
+    const OPTED_OUT: &str = "system:kube-dns";
+    let default_rules = raw.get(&format!("{ROLES}/{KEPT}")).await.json()["rules"].clone();
+    assert!(
+        default_rules.as_array().unwrap().len() > 3,
+        "{default_rules}"
+    );
+    // One loses all but its first rule and gains one; the other loses its rules and opts out.
+    for (name, opt_out) in [(KEPT, false), (OPTED_OUT, true)] {
+        let mut role = raw.get(&format!("{ROLES}/{name}")).await.json();
+        role["rules"] = if opt_out {
+            json!([extra])
+        } else {
+            json!([role["rules"][0], extra])
+        };
+        if opt_out {
+            role["metadata"]["annotations"]["rbac.authorization.kubernetes.io/autoupdate"] =
+                json!("false");
+        }
+        let r = raw
+            .send_json(Method::PUT, &format!("{ROLES}/{name}"), &role)
+            .await;
+        assert_eq!(r.status, 200, "{}", r.message());
+    }
+    assert_eq!(raw.get(BINDING).await.status, 200);
+    let r = raw.request(Method::DELETE, BINDING, &[], Vec::new()).await;
+    assert_eq!(r.status, 200, "{}", r.message());
+
+    server.restart().await;
+    let raw = crate::admin(&server);
+    let kept = raw.get(&format!("{ROLES}/{KEPT}")).await.json();
+    let rules = kept["rules"].as_array().unwrap();
+    for rule in default_rules.as_array().unwrap() {
+        assert!(
+            rules.contains(rule),
+            "{KEPT} lacks {rule} after the restart"
+        );
+    }
+    assert!(rules.contains(&extra), "{KEPT} lost its extra rule");
+    assert_eq!(rules.len(), default_rules.as_array().unwrap().len() + 1);
+    let opted_out = raw.get(&format!("{ROLES}/{OPTED_OUT}")).await.json();
+    assert_eq!(opted_out["rules"], json!([extra]), "{OPTED_OUT} opted out");
+    let binding = raw.get(BINDING).await;
+    assert_eq!(binding.status, 200, "the deleted default binding is back");
+    assert_eq!(
+        binding.json()["roleRef"]["name"],
+        "system::leader-locking-kube-scheduler"
+    );
 }
 
 /// The default policy's component, controller and namespaced grants, asked as each subject.
