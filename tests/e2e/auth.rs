@@ -1902,8 +1902,44 @@ async fn a_restart_restores_the_default_policy_unless_a_role_opts_out() {
     let r = raw.request(Method::DELETE, BINDING, &[], Vec::new()).await;
     assert_eq!(r.status, 200, "{}", r.message());
 
+    // Every default object's version, to see that the restart rewrites none it need not.
+    let versions = async |raw: &RawClient| {
+        let mut versions = std::collections::BTreeMap::new();
+        for kind in [
+            "clusterroles",
+            "clusterrolebindings",
+            "roles",
+            "rolebindings",
+        ] {
+            let list = raw
+                .get(&format!("/apis/rbac.authorization.k8s.io/v1/{kind}"))
+                .await
+                .json();
+            for item in list["items"].as_array().unwrap() {
+                let meta = &item["metadata"];
+                versions.insert(
+                    format!("{kind}/{}/{}", meta["namespace"], meta["name"]),
+                    meta["resourceVersion"].as_str().unwrap().to_owned(),
+                );
+            }
+        }
+        versions
+    };
+    let before = versions(&raw).await;
+
     server.restart().await;
     let raw = crate::admin(&server);
+    let mut after = versions(&raw).await;
+    let restored = format!("clusterroles/null/\"{KEPT}\"");
+    assert_ne!(after.remove(&restored), before.get(&restored).cloned());
+    let recreated = "rolebindings/\"kube-system\"/\"system::leader-locking-kube-scheduler\"";
+    assert!(after.remove(recreated).is_some() && !before.contains_key(recreated));
+    let mut unchanged = before.clone();
+    unchanged.remove(&restored);
+    assert_eq!(
+        after, unchanged,
+        "a restart rewrote default objects that were in place"
+    );
     let kept = raw.get(&format!("{ROLES}/{KEPT}")).await.json();
     let rules = kept["rules"].as_array().unwrap();
     for rule in default_rules.as_array().unwrap() {

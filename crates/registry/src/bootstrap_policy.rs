@@ -12,10 +12,13 @@
 
 use std::collections::HashMap;
 
+use bytes::Bytes;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::error::{Error, Result};
 use crate::options::{ListOptions, WriteOptions};
+use crate::payload::Payload;
 use crate::registry::Registry;
 
 const AUTOUPDATE: &str = "rbac.authorization.kubernetes.io/autoupdate";
@@ -1458,7 +1461,7 @@ pub async fn reconcile(registry: &Registry) -> Result<()> {
         for wanted in objects {
             let name = wanted["metadata"]["name"].as_str().unwrap_or_default();
             let namespace = wanted["metadata"]["namespace"].as_str().unwrap_or_default();
-            let mut current = match stored.remove(&(namespace.to_owned(), name.to_owned())) {
+            let current = match stored.remove(&(namespace.to_owned(), name.to_owned())) {
                 Some(current) => current,
                 None => {
                     let created =
@@ -1466,12 +1469,14 @@ pub async fn reconcile(registry: &Registry) -> Result<()> {
                             .await?;
                     // Created now, or by another server since the list.
                     let Some(found) = created else { continue };
-                    serde_json::from_slice(&found.body.into_bytes()).map_err(Error::Encode)?
+                    Stored::read(found.body.into_bytes())?.1
                 }
             };
-            if current["metadata"]["annotations"][AUTOUPDATE] == "false" {
+            if !current.autoupdate || holds_all(&current.json, &wanted[field]) {
                 continue;
             }
+            let mut current: Value =
+                serde_json::from_slice(&current.json).map_err(Error::Encode)?;
             if add_missing(&mut current, &wanted, field) {
                 let body = serde_json::to_vec(&current).map_err(Error::Encode)?;
                 storage
@@ -1484,28 +1489,75 @@ pub async fn reconcile(registry: &Registry) -> Result<()> {
     Ok(())
 }
 
-/// The objects `storage` holds, by namespace and name: one list of the collection, where a
-/// read of each default object cost about 30 µs of every start (they are all there after
-/// the first).
+/// A stored role or binding as the reconciliation first reads it: its JSON, and whether it
+/// may be completed (its autoupdate annotation is not `"false"`).
+struct Stored {
+    json: Bytes,
+    autoupdate: bool,
+}
+
+impl Stored {
+    /// `json`'s namespace and name, and the object; only its metadata is parsed.
+    fn read(json: Bytes) -> Result<((String, String), Stored)> {
+        #[derive(Deserialize)]
+        struct Object {
+            #[serde(default)]
+            metadata: Metadata,
+        }
+        #[derive(Default, Deserialize)]
+        #[serde(default)]
+        struct Metadata {
+            name: String,
+            namespace: String,
+            annotations: HashMap<String, String>,
+        }
+        let object: Object = serde_json::from_slice(&json).map_err(Error::Encode)?;
+        let meta = object.metadata;
+        let autoupdate = meta.annotations.get(AUTOUPDATE).map(String::as_str) != Some("false");
+        Ok(((meta.namespace, meta.name), Stored { json, autoupdate }))
+    }
+}
+
+/// The objects `storage` holds, by namespace and name: one list of the collection (after the
+/// first start every default object is there), each item parsed no further than its
+/// metadata.
 async fn stored_by_name(
     storage: &dyn crate::RestStorage,
-) -> Result<HashMap<(String, String), Value>> {
-    #[derive(serde::Deserialize)]
-    struct List {
-        #[serde(default)]
-        items: Vec<Value>,
-    }
-    let listed = storage.list("", &ListOptions::default()).await?;
-    let list: List = serde_json::from_slice(&listed.body.into_bytes()).map_err(Error::Encode)?;
-    Ok(list
-        .items
-        .into_iter()
-        .map(|item| {
-            let meta = &item["metadata"];
-            let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
-            ((text(&meta["namespace"]), text(&meta["name"])), item)
-        })
-        .collect())
+) -> Result<HashMap<(String, String), Stored>> {
+    let items = match storage.list("", &ListOptions::default()).await?.body {
+        Payload::List { items, .. } => items,
+        Payload::Whole(body) => {
+            #[derive(Deserialize)]
+            struct List<'a> {
+                #[serde(borrow, default)]
+                items: Vec<&'a serde_json::value::RawValue>,
+            }
+            let list: List = serde_json::from_slice(&body).map_err(Error::Encode)?;
+            list.items
+                .iter()
+                .map(|item| Bytes::copy_from_slice(item.get().as_bytes()))
+                .collect()
+        }
+    };
+    items.into_iter().map(Stored::read).collect()
+}
+
+/// Whether `json`, a stored object as the server writes it (compact, keys in order), holds
+/// each of `items` as written. Each item is one whole JSON object whose text begins with its
+/// first key, so text found as written is one of the object's rules or subjects, equal to
+/// the item; text not found sends the object to the exact comparison ([`add_missing`]),
+/// which also takes items the object holds in another form.
+fn holds_all(json: &[u8], items: &Value) -> bool {
+    let Some(items) = items.as_array() else {
+        return true;
+    };
+    let mut text = Vec::with_capacity(256);
+    items.iter().all(|item| {
+        text.clear();
+        item.is_object()
+            && serde_json::to_writer(&mut text, item).is_ok()
+            && memchr::memmem::find(json, &text).is_some()
+    })
 }
 
 #[cfg(test)]
@@ -1521,6 +1573,76 @@ mod tests {
             text(&object["metadata"]["namespace"]),
             text(&object["metadata"]["name"]),
         )
+    }
+
+    /// The text check finds an item only where the object holds that very item: not a rule
+    /// with more verbs or another key, not a subject of another kind.
+    #[test]
+    fn holds_all_finds_only_whole_equal_items() {
+        let typed = |v: Value| serde_json::to_vec(&v).unwrap();
+        let role = typed(
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": "r", "annotations": {"note": "{\"apiGroups\":[\"\"]}"}},
+            "rules": [
+                {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]},
+                {"apiGroups": ["apps"], "resourceNames": ["x"], "resources": ["deployments"], "verbs": ["get"]},
+            ]}),
+        );
+        let held = rule(&[""], &["pods"], &["get", "list"]);
+        assert!(holds_all(&role, &json!([held])));
+        assert!(holds_all(&role, &json!(null)), "nothing wanted");
+        for missing in [
+            rule(&[""], &["pods"], &["get"]),
+            rule(&["apps"], &["deployments"], &["get"]),
+            rule(&[""], &[""], &["get"]),
+        ] {
+            assert!(!holds_all(&role, &json!([held, missing])), "{missing}");
+        }
+        let binding = typed(json!({"roleRef": {"apiGroup": "rbac.authorization.k8s.io",
+            "kind": "ClusterRole", "name": "system:node"},
+            "subjects": [{"kind": "ServiceAccount", "name": "a", "namespace": "kube-system"}]}));
+        assert!(holds_all(
+            &binding,
+            &service_accounts("kube-system", &["a"])
+        ));
+        assert!(!holds_all(
+            &binding,
+            &service_accounts("kube-system", &["b"])
+        ));
+        assert!(!holds_all(&binding, &users(&["system:node"])));
+    }
+
+    /// Every default object, as the server stores and serves it (through its type), holds
+    /// its own rules or subjects as the text check looks for them: a restart reads no more
+    /// than the metadata of what is in place.
+    #[test]
+    fn served_default_objects_hold_their_items_as_written() {
+        use k8s_openapi::api::rbac::v1 as rbac;
+        fn served<T: serde::de::DeserializeOwned + serde::Serialize>(v: &Value) -> Vec<u8> {
+            serde_json::to_vec(&serde_json::from_value::<T>(v.clone()).unwrap()).unwrap()
+        }
+        for role in cluster_roles() {
+            assert!(
+                holds_all(&served::<rbac::ClusterRole>(&role), &role["rules"]),
+                "{role}"
+            );
+        }
+        for role in roles() {
+            assert!(
+                holds_all(&served::<rbac::Role>(&role), &role["rules"]),
+                "{role}"
+            );
+        }
+        for b in cluster_role_bindings() {
+            let json = served::<rbac::ClusterRoleBinding>(&b);
+            assert!(holds_all(&json, &b["subjects"]), "{b}");
+        }
+        for b in role_bindings() {
+            assert!(
+                holds_all(&served::<rbac::RoleBinding>(&b), &b["subjects"]),
+                "{b}"
+            );
+        }
     }
 
     #[test]

@@ -618,22 +618,14 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
             (Some(producer), tasks)
         }
     });
-    let (mut hooks, retrying) = start_post_start_hooks(&registry).await;
+    let (mut hooks, hook_tasks, policy_tried) = start_post_start_hooks(&registry).await;
     step("post-start hooks started");
     let (producer, flow_control_tasks) = configure_flow_control.await.map_err(|e| {
         Error::Startup(format!("configuring API Priority and Fairness failed: {e}"))
     })?;
-    compactors.extend(retrying);
+    compactors.extend(hook_tasks);
     compactors.extend(flow_control_tasks);
     step("flow control configured");
-    // The RBAC index loads from here on, with the bootstrap policy in place (its wait is
-    // below).
-    if config.authorization_modes.iter().any(|m| m == "RBAC") {
-        compactors.extend(capstan_controllers::rbac::start(
-            &builtin.rbac,
-            rbac_index.clone(),
-        ));
-    }
     compactors.extend(authenticators.tasks);
     let repaired = PostStartHook::new("start-service-ip-repair-controllers");
     hooks.push(repaired.clone());
@@ -714,21 +706,6 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
         },
     );
 
-    if let Some(node_graph_loaded) = node_graph_loaded {
-        node_graph_loaded.await;
-    }
-    step("node graph loaded");
-    // Serve with the namespaces holding quotas and limit ranges known (their plugins would
-    // otherwise make the first requests wait).
-    loaded(quota_namespaces.wait_listed()).await;
-    loaded(limit_range_namespaces.wait_listed()).await;
-    if config.authorization_modes.iter().any(|m| m == "RBAC") {
-        // Serve with the roles and bindings loaded (as upstream waits for its informers),
-        // unless the storage keeps them from loading.
-        loaded(rbac_index.wait_loaded()).await;
-    }
-    step("quota, limit ranges and RBAC loaded");
-
     let aggregator = Arc::new(crate::aggregator::Aggregator::new(
         aggregator_services,
         proxy_identity,
@@ -742,6 +719,7 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
             .get("apiregistration.k8s.io", "v1", "apiservices", "status")
             .cloned(),
     );
+    // Synced while the indexes below load.
     if let (Some(api_services), Some(status)) = api_service_stores.clone() {
         // The Local APIServices of what is served now (custom resources' follow below), and
         // every APIService's availability.
@@ -774,14 +752,46 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
         ));
     }
 
-    let (shutdown, shutdown_rx) = watch::channel(false);
     step("APIServices synced");
+    // Discovery is built on another thread while the indexes below load (it is about 1.5 ms
+    // of a start). Custom resources that change from here on rebuild it (the follower below
+    // starts from this subscription, so no change is missed between).
+    let custom_changes = custom.changes();
+    let discovery = tokio::task::spawn_blocking({
+        let served = handler::served(&registry, &custom);
+        let advertised = advertised.clone();
+        move || Discovery::build(&served, &advertised)
+    });
+    // The RBAC index loads from here on, with the bootstrap policy in place (its wait is
+    // below).
+    let _ = policy_tried.await;
+    step("default RBAC policy reconciled");
+    if config.authorization_modes.iter().any(|m| m == "RBAC") {
+        compactors.extend(capstan_controllers::rbac::start(
+            &builtin.rbac,
+            rbac_index.clone(),
+        ));
+    }
+    if let Some(node_graph_loaded) = node_graph_loaded {
+        node_graph_loaded.await;
+    }
+    step("node graph loaded");
+    // Serve with the namespaces holding quotas and limit ranges known (their plugins would
+    // otherwise make the first requests wait).
+    loaded(quota_namespaces.wait_listed()).await;
+    loaded(limit_range_namespaces.wait_listed()).await;
+    if config.authorization_modes.iter().any(|m| m == "RBAC") {
+        // Serve with the roles and bindings loaded (as upstream waits for its informers),
+        // unless the storage keeps them from loading.
+        loaded(rbac_index.wait_loaded()).await;
+    }
+    step("quota, limit ranges and RBAC loaded");
+    let (shutdown, shutdown_rx) = watch::channel(false);
     let state = Arc::new(State {
         aggregator,
-        discovery: std::sync::RwLock::new(Arc::new(Discovery::build(
-            &handler::served(&registry, &custom),
-            &advertised,
-        ))),
+        discovery: std::sync::RwLock::new(Arc::new(discovery.await.map_err(|e| {
+            Error::Startup(format!("building the discovery documents failed: {e}"))
+        })?)),
         custom: custom.clone(),
         openapi: Default::default(),
         openapi_v2: Default::default(),
@@ -805,7 +815,7 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
     // Discovery follows the custom resources.
     compactors.push(tokio::spawn({
         let state = state.clone();
-        let mut changes = custom.changes();
+        let mut changes = custom_changes;
         async move {
             while changes.changed().await.is_ok() {
                 let rebuilt = Discovery::build(&state.served(), &advertised);
@@ -939,14 +949,23 @@ async fn loaded(wait_loaded: impl std::future::Future<Output = ()>) {
     let _ = tokio::time::timeout(Duration::from_secs(10), wait_loaded).await;
 }
 
-/// Creates the objects every cluster has (upstream's post-start hooks of the same names).
-/// The first attempt finishes before the server serves; when the storage refuses, the
-/// server serves anyway and the hooks keep trying in the background, failing
+/// Creates the objects every cluster has (upstream's post-start hooks of the same names):
+/// the namespaces, then the priority classes, then the default RBAC policy (it has roles in
+/// namespaces the first makes). The policy's reconciliation (about 3 ms of a start) runs on
+/// a task of its own beside the rest of the start; the returned signal says that its first
+/// attempt is over. Every first attempt finishes before the server serves; when the storage
+/// refuses, the server serves anyway and the hooks keep trying in the background, failing
 /// `/readyz` (and, after `--livez-grace-period`, `/livez`) until they succeed.
 async fn start_post_start_hooks(
     registry: &Arc<Registry>,
-) -> (Vec<PostStartHook>, Vec<JoinHandle<()>>) {
-    let hooks = [
+) -> (
+    Vec<PostStartHook>,
+    Vec<JoinHandle<()>>,
+    tokio::sync::oneshot::Receiver<()>,
+) {
+    let mut hooks = Vec::new();
+    let mut tasks = Vec::new();
+    for (name, which) in [
         (
             "start-system-namespaces-controller",
             InitialObjects::Namespaces,
@@ -955,38 +974,57 @@ async fn start_post_start_hooks(
             "scheduling/bootstrap-system-priority-classes",
             InitialObjects::PriorityClasses,
         ),
-        ("rbac/bootstrap-roles", InitialObjects::RbacPolicy),
-    ];
-    let mut out = Vec::new();
-    let mut retrying = Vec::new();
-    // One after another: the bootstrap policy has roles in namespaces the first hook makes.
-    for (name, which) in hooks {
+    ] {
         let hook = PostStartHook::new(name);
-        out.push(hook.clone());
+        hooks.push(hook.clone());
         if ensure_initial_objects(registry, which).await.is_ok() {
             hook.finish();
-            continue;
+        } else {
+            tasks.push(tokio::spawn(retry_hook(
+                registry.clone(),
+                name,
+                which,
+                hook,
+            )));
         }
-        let registry = registry.clone();
-        retrying.push(tokio::spawn(async move {
-            let mut backoff = Duration::from_millis(100);
-            loop {
-                match ensure_initial_objects(&registry, which).await {
-                    Ok(()) => {
-                        tracing::info!(hook = name, "post-start hook finished");
-                        hook.finish();
-                        return;
-                    }
-                    Err(e) => {
-                        tracing::warn!(hook = name, error = %e, "post-start hook failed; retrying")
-                    }
-                }
-                tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(Duration::from_secs(5));
-            }
-        }));
     }
-    (out, retrying)
+    let (name, which) = ("rbac/bootstrap-roles", InitialObjects::RbacPolicy);
+    let hook = PostStartHook::new(name);
+    hooks.push(hook.clone());
+    let (tried, policy_tried) = tokio::sync::oneshot::channel();
+    let registry = registry.clone();
+    tasks.push(tokio::spawn(async move {
+        let done = ensure_initial_objects(&registry, which).await.is_ok();
+        let _ = tried.send(());
+        if done {
+            hook.finish();
+        } else {
+            retry_hook(registry, name, which, hook).await;
+        }
+    }));
+    (hooks, tasks, policy_tried)
+}
+
+/// Tries the post-start hook `name` again, with a growing pause, until it succeeds.
+async fn retry_hook(
+    registry: Arc<Registry>,
+    name: &'static str,
+    which: InitialObjects,
+    hook: PostStartHook,
+) {
+    let mut backoff = Duration::from_millis(100);
+    loop {
+        match ensure_initial_objects(&registry, which).await {
+            Ok(()) => {
+                tracing::info!(hook = name, "post-start hook finished");
+                hook.finish();
+                return;
+            }
+            Err(e) => tracing::warn!(hook = name, error = %e, "post-start hook failed; retrying"),
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(Duration::from_secs(5));
+    }
 }
 
 async fn accept_loop(
