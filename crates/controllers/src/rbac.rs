@@ -11,7 +11,9 @@ use k8s_openapi::api::rbac::v1 as api;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use crate::watching::{Seen, follow};
+use serde::Deserialize;
+
+use crate::watching::{Seen, follow, nullable};
 
 /// Feeds one collection into the index: `apply` for what is seen, then `listed`.
 fn feed<T>(
@@ -31,19 +33,46 @@ where
     )
 }
 
-fn meta(m: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> (String, String) {
-    (m.namespace.unwrap_or_default(), m.name.unwrap_or_default())
+/// A Role or ClusterRole as the index reads it: the rest of the object (its labels,
+/// annotations and managedFields) is skipped unparsed.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Role {
+    metadata: Named,
+    rules: Option<Vec<api::PolicyRule>>,
+}
+
+/// A RoleBinding or ClusterRoleBinding as the index reads it.
+#[derive(Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct Binding {
+    metadata: Named,
+    role_ref: api::RoleRef,
+    subjects: Option<Vec<api::Subject>>,
+}
+
+/// An object's namespace and name.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Named {
+    #[serde(deserialize_with = "nullable")]
+    namespace: String,
+    #[serde(deserialize_with = "nullable")]
+    name: String,
 }
 
 /// Starts following the four collections of `stores` into `index`.
 pub fn start(stores: &Rbac, index: Arc<RbacIndex>) -> Vec<JoinHandle<()>> {
     let mut tasks = Vec::new();
-    tasks.extend(feed::<api::Role>(
+    tasks.extend(feed::<Role>(
         stores.roles.clone(),
         index.clone(),
         Kind::Role,
         |index, role, deleted, generation| {
-            let (ns, name) = meta(role.metadata);
+            let Named {
+                namespace: ns,
+                name,
+            } = role.metadata;
             if deleted {
                 index.remove_role(&ns, &name);
             } else {
@@ -51,12 +80,12 @@ pub fn start(stores: &Rbac, index: Arc<RbacIndex>) -> Vec<JoinHandle<()>> {
             }
         },
     ));
-    tasks.extend(feed::<api::ClusterRole>(
+    tasks.extend(feed::<Role>(
         stores.cluster_roles.clone(),
         index.clone(),
         Kind::ClusterRole,
         |index, role, deleted, generation| {
-            let (_, name) = meta(role.metadata);
+            let name = role.metadata.name;
             if deleted {
                 index.remove_role("", &name);
             } else {
@@ -64,12 +93,15 @@ pub fn start(stores: &Rbac, index: Arc<RbacIndex>) -> Vec<JoinHandle<()>> {
             }
         },
     ));
-    tasks.extend(feed::<api::RoleBinding>(
+    tasks.extend(feed::<Binding>(
         stores.role_bindings.clone(),
         index.clone(),
         Kind::RoleBinding,
         |index, b, deleted, generation| {
-            let (ns, name) = meta(b.metadata);
+            let Named {
+                namespace: ns,
+                name,
+            } = b.metadata;
             if deleted {
                 index.remove_binding(&ns, &name);
             } else if !ns.is_empty() {
@@ -80,12 +112,12 @@ pub fn start(stores: &Rbac, index: Arc<RbacIndex>) -> Vec<JoinHandle<()>> {
             }
         },
     ));
-    tasks.extend(feed::<api::ClusterRoleBinding>(
+    tasks.extend(feed::<Binding>(
         stores.cluster_role_bindings.clone(),
         index,
         Kind::ClusterRoleBinding,
         |index, b, deleted, generation| {
-            let (_, name) = meta(b.metadata);
+            let name = b.metadata.name;
             if deleted {
                 index.remove_binding("", &name);
             } else {
