@@ -1146,10 +1146,13 @@ fn controller_roles() -> Vec<Value> {
 }
 
 /// Each controller role bound to the controller's service account in kube-system.
-fn controller_role_bindings() -> Vec<Value> {
-    controller_roles()
+/// Each controller's role (the `system:controller:` ClusterRoles of `cluster_roles`) bound
+/// to its service account.
+fn controller_role_bindings(cluster_roles: &[Value]) -> Vec<Value> {
+    cluster_roles
         .iter()
         .filter_map(|role| role["metadata"]["name"].as_str())
+        .filter(|name| name.starts_with(CONTROLLER_PREFIX))
         .map(|name| {
             let account = &name[CONTROLLER_PREFIX.len()..];
             cluster_role_binding(name, name, service_accounts("kube-system", &[account]))
@@ -1360,6 +1363,12 @@ pub fn cluster_roles() -> Vec<Value> {
 
 /// The default cluster role bindings.
 pub fn cluster_role_bindings() -> Vec<Value> {
+    cluster_role_bindings_for(&cluster_roles())
+}
+
+/// [`cluster_role_bindings`], the controllers' named by `cluster_roles` (built once at a
+/// start for both).
+fn cluster_role_bindings_for(cluster_roles: &[Value]) -> Vec<Value> {
     let mut bindings = vec![
         cluster_role_binding(
             "cluster-admin",
@@ -1419,7 +1428,7 @@ pub fn cluster_role_bindings() -> Vec<Value> {
             groups(&["system:serviceaccounts"]),
         ),
     ];
-    bindings.extend(controller_role_bindings());
+    bindings.extend(controller_role_bindings(cluster_roles));
     bindings
 }
 
@@ -1444,9 +1453,11 @@ fn add_missing(current: &mut Value, wanted: &Value, field: &str) -> bool {
 
 /// Creates or completes the default policy.
 pub async fn reconcile(registry: &Registry) -> Result<()> {
+    let cluster_roles = cluster_roles();
+    let cluster_role_bindings = cluster_role_bindings_for(&cluster_roles);
     let sets = [
-        ("clusterroles", cluster_roles(), "rules"),
-        ("clusterrolebindings", cluster_role_bindings(), "subjects"),
+        ("clusterroles", cluster_roles, "rules"),
+        ("clusterrolebindings", cluster_role_bindings, "subjects"),
         ("roles", roles(), "rules"),
         ("rolebindings", role_bindings(), "subjects"),
     ];
@@ -1509,11 +1520,16 @@ impl Stored {
         struct Metadata {
             name: String,
             namespace: String,
-            annotations: HashMap<String, String>,
+            annotations: Annotations,
+        }
+        #[derive(Default, Deserialize)]
+        struct Annotations {
+            #[serde(rename = "rbac.authorization.kubernetes.io/autoupdate")]
+            autoupdate: Option<String>,
         }
         let object: Object = serde_json::from_slice(&json).map_err(Error::Encode)?;
         let meta = object.metadata;
-        let autoupdate = meta.annotations.get(AUTOUPDATE).map(String::as_str) != Some("false");
+        let autoupdate = meta.annotations.autoupdate.as_deref() != Some("false");
         Ok(((meta.namespace, meta.name), Stored { json, autoupdate }))
     }
 }
@@ -1554,9 +1570,11 @@ fn holds_all(json: &[u8], items: &Value) -> bool {
     let mut text = Vec::with_capacity(256);
     items.iter().all(|item| {
         text.clear();
+        // Looked for where an object opens (a searcher built for each short item would cost
+        // more than the search).
         item.is_object()
             && serde_json::to_writer(&mut text, item).is_ok()
-            && memchr::memmem::find(json, &text).is_some()
+            && memchr::memchr_iter(b'{', json).any(|at| json[at..].starts_with(&text))
     })
 }
 
