@@ -152,13 +152,17 @@ async fn ensure_default_account(
     service_accounts: &GenericStore<ServiceAccountStrategy>,
     namespace: &str,
 ) -> bool {
-    let body = br#"{"metadata":{"name":"default"}}"#;
-    match service_accounts
-        .create(namespace, body, &WriteOptions::server())
-        .await
+    // Read first: a restart finds every namespace's account there.
+    let body = serde_json::json!({"metadata": {"name": "default"}});
+    match capstan_registry::builtin::create_unless_present(
+        service_accounts,
+        namespace,
+        "default",
+        &body,
+    )
+    .await
     {
         Ok(_) => true,
-        Err(Error::Api(e)) if e.reason == Reason::AlreadyExists => true,
         Err(err) => {
             debug!(%err, namespace, "namespace controller: no default service account yet");
             false

@@ -5,9 +5,8 @@
 use std::sync::Arc;
 
 use capstan_api::{ServiceCidrStrategy, ServiceStrategy};
-use capstan_meta::Reason;
 use capstan_registry::services::{REPAIR_INTERVAL, ServiceAllocator};
-use capstan_registry::{Error, GenericStore, RestStorage, WriteOptions};
+use capstan_registry::{Error, GenericStore};
 use tracing::{info, warn};
 
 /// The name of the default ServiceCIDR.
@@ -41,13 +40,14 @@ async fn ensure_default_cidr(stores: &Stores) -> capstan_registry::Result<()> {
         "metadata": {"name": DEFAULT_SERVICE_CIDR},
         "spec": {"cidrs": cidrs},
     });
-    let bytes = serde_json::to_vec(&body).map_err(Error::Encode)?;
-    let options = WriteOptions::server();
-    match stores.cidrs.create("", &bytes, &options).await {
-        Ok(_) => {}
-        Err(Error::Api(e)) if e.reason == Reason::AlreadyExists => {}
-        Err(e) => return Err(e),
-    }
+    // Read first: a restart finds it there.
+    capstan_registry::builtin::create_unless_present(
+        &*stores.cidrs,
+        "",
+        DEFAULT_SERVICE_CIDR,
+        &body,
+    )
+    .await?;
     stores
         .cidrs
         .update_with("", DEFAULT_SERVICE_CIDR, false, |cidr| {

@@ -381,7 +381,7 @@ pub async fn ensure_initial_objects(registry: &Registry, which: InitialObjects) 
 /// Creates `namespace/name` from `body` unless it is stored; returns the stored object when
 /// it was (read first: on a restart every initial object is there, and a read from the watch
 /// cache costs a fraction of a refused create).
-pub(crate) async fn create_unless_present(
+pub async fn create_unless_present(
     storage: &dyn crate::RestStorage,
     namespace: &str,
     name: &str,
@@ -442,6 +442,13 @@ pub async fn create_config_map(
     let Some((storage, body)) = config_map(registry, namespace, name, data)? else {
         return Ok(false);
     };
+    // Read first: after the first start it is there, and a read costs a fraction of a
+    // refused create.
+    match storage.get(namespace, name, &GetOptions::default()).await {
+        Ok(_) => return Ok(false),
+        Err(Error::Api(e)) if e.reason == Reason::NotFound => {}
+        Err(e) => return Err(e),
+    }
     match storage
         .create(namespace, &body, &WriteOptions::server())
         .await
@@ -465,14 +472,23 @@ pub async fn publish_config_map(
         return Ok(false);
     };
     let options = WriteOptions::server();
-    match storage.create(namespace, &body, &options).await {
-        Ok(_) => return Ok(true),
-        Err(Error::Api(e)) if e.reason == Reason::AlreadyExists => {}
+    let read = GetOptions::default();
+    // Read first: after the first start it is there, and a read costs a fraction of a
+    // refused create.
+    let current = match storage.get(namespace, name, &read).await {
+        Ok(current) => current,
+        Err(Error::Api(e)) if e.reason == Reason::NotFound => {
+            match storage.create(namespace, &body, &options).await {
+                Ok(_) => return Ok(true),
+                // Created meanwhile (by another server sharing the storage).
+                Err(Error::Api(e)) if e.reason == Reason::AlreadyExists => {
+                    storage.get(namespace, name, &read).await?
+                }
+                Err(e) => return Err(e),
+            }
+        }
         Err(e) => return Err(e),
-    }
-    let current = storage
-        .get(namespace, name, &crate::options::GetOptions::default())
-        .await?;
+    };
     #[derive(serde::Deserialize)]
     struct Data {
         #[serde(default)]
