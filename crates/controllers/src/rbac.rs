@@ -13,7 +13,7 @@ use tokio::task::JoinHandle;
 
 use serde::Deserialize;
 
-use crate::watching::{Seen, follow, nullable};
+use crate::watching::{Metadata, Seen, follow};
 
 /// Feeds one collection into the index: `apply` for what is seen, then `listed`.
 fn feed<T>(
@@ -38,7 +38,7 @@ where
 #[derive(Default, Deserialize)]
 #[serde(default)]
 struct Role {
-    metadata: Named,
+    metadata: Metadata,
     rules: Option<Vec<api::PolicyRule>>,
 }
 
@@ -46,19 +46,9 @@ struct Role {
 #[derive(Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 struct Binding {
-    metadata: Named,
+    metadata: Metadata,
     role_ref: api::RoleRef,
     subjects: Option<Vec<api::Subject>>,
-}
-
-/// An object's namespace and name.
-#[derive(Default, Deserialize)]
-#[serde(default)]
-struct Named {
-    #[serde(deserialize_with = "nullable")]
-    namespace: String,
-    #[serde(deserialize_with = "nullable")]
-    name: String,
 }
 
 /// Starts following the four collections of `stores` into `index`.
@@ -69,9 +59,10 @@ pub fn start(stores: &Rbac, index: Arc<RbacIndex>) -> Vec<JoinHandle<()>> {
         index.clone(),
         Kind::Role,
         |index, role, deleted, generation| {
-            let Named {
+            let Metadata {
                 namespace: ns,
                 name,
+                ..
             } = role.metadata;
             if deleted {
                 index.remove_role(&ns, &name);
@@ -98,9 +89,10 @@ pub fn start(stores: &Rbac, index: Arc<RbacIndex>) -> Vec<JoinHandle<()>> {
         index.clone(),
         Kind::RoleBinding,
         |index, b, deleted, generation| {
-            let Named {
+            let Metadata {
                 namespace: ns,
                 name,
+                ..
             } = b.metadata;
             if deleted {
                 index.remove_binding(&ns, &name);

@@ -408,7 +408,7 @@ pub async fn create_unless_present(
 }
 
 /// The served `configmaps` storage and a ConfigMap's body to write to it.
-type ConfigMapWrite = (Arc<dyn crate::RestStorage>, Vec<u8>);
+type ConfigMapWrite = (Arc<dyn crate::RestStorage>, serde_json::Value);
 
 /// The served `configmaps` storage, and the body of ConfigMap `namespace/name` with `data`.
 fn config_map(
@@ -416,20 +416,16 @@ fn config_map(
     namespace: &str,
     name: &str,
     data: &std::collections::BTreeMap<String, String>,
-) -> Result<Option<ConfigMapWrite>> {
-    let Some(storage) = registry
-        .resources()
-        .find(|r| r.descriptor().resource == "configmaps" && r.descriptor().subresource.is_empty())
-    else {
-        return Ok(None);
-    };
-    let body = serde_json::to_vec(&serde_json::json!({
+) -> Option<ConfigMapWrite> {
+    let storage = registry.resources().find(|r| {
+        r.descriptor().resource == "configmaps" && r.descriptor().subresource.is_empty()
+    })?;
+    let body = serde_json::json!({
         "apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": name, "namespace": namespace},
         "data": data,
-    }))
-    .map_err(Error::Encode)?;
-    Ok(Some((storage.clone(), body)))
+    });
+    Some((storage.clone(), body))
 }
 
 /// Creates the ConfigMap `namespace/name` with `data` unless it exists; whether it wrote.
@@ -439,24 +435,11 @@ pub async fn create_config_map(
     name: &str,
     data: &std::collections::BTreeMap<String, String>,
 ) -> Result<bool> {
-    let Some((storage, body)) = config_map(registry, namespace, name, data)? else {
+    let Some((storage, body)) = config_map(registry, namespace, name, data) else {
         return Ok(false);
     };
-    // Read first: after the first start it is there, and a read costs a fraction of a
-    // refused create.
-    match storage.get(namespace, name, &GetOptions::default()).await {
-        Ok(_) => return Ok(false),
-        Err(Error::Api(e)) if e.reason == Reason::NotFound => {}
-        Err(e) => return Err(e),
-    }
-    match storage
-        .create(namespace, &body, &WriteOptions::server())
-        .await
-    {
-        Ok(_) => Ok(true),
-        Err(Error::Api(e)) if e.reason == Reason::AlreadyExists => Ok(false),
-        Err(e) => Err(e),
-    }
+    let found = create_unless_present(&*storage, namespace, name, &body).await?;
+    Ok(found.is_none())
 }
 
 /// Makes the ConfigMap `namespace/name` hold exactly `data` (created, or replaced when its
@@ -468,26 +451,11 @@ pub async fn publish_config_map(
     name: &str,
     data: &std::collections::BTreeMap<String, String>,
 ) -> Result<bool> {
-    let Some((storage, body)) = config_map(registry, namespace, name, data)? else {
+    let Some((storage, body)) = config_map(registry, namespace, name, data) else {
         return Ok(false);
     };
-    let options = WriteOptions::server();
-    let read = GetOptions::default();
-    // Read first: after the first start it is there, and a read costs a fraction of a
-    // refused create.
-    let current = match storage.get(namespace, name, &read).await {
-        Ok(current) => current,
-        Err(Error::Api(e)) if e.reason == Reason::NotFound => {
-            match storage.create(namespace, &body, &options).await {
-                Ok(_) => return Ok(true),
-                // Created meanwhile (by another server sharing the storage).
-                Err(Error::Api(e)) if e.reason == Reason::AlreadyExists => {
-                    storage.get(namespace, name, &read).await?
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        Err(e) => return Err(e),
+    let Some(current) = create_unless_present(&*storage, namespace, name, &body).await? else {
+        return Ok(true);
     };
     #[derive(serde::Deserialize)]
     struct Data {
@@ -499,6 +467,9 @@ pub async fn publish_config_map(
     if &current.data == data {
         return Ok(false);
     }
-    storage.update(namespace, name, &body, &options).await?;
+    let body = serde_json::to_vec(&body).map_err(Error::Encode)?;
+    storage
+        .update(namespace, name, &body, &WriteOptions::server())
+        .await?;
     Ok(true)
 }

@@ -766,7 +766,8 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
     // below).
     let _ = policy_tried.await;
     step("default RBAC policy reconciled");
-    if config.authorization_modes.iter().any(|m| m == "RBAC") {
+    let rbac_authorizes = config.authorization_modes.iter().any(|m| m == "RBAC");
+    if rbac_authorizes {
         compactors.extend(capstan_controllers::rbac::start(
             &builtin.rbac,
             rbac_index.clone(),
@@ -780,7 +781,7 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
     // otherwise make the first requests wait).
     loaded(quota_namespaces.wait_listed()).await;
     loaded(limit_range_namespaces.wait_listed()).await;
-    if config.authorization_modes.iter().any(|m| m == "RBAC") {
+    if rbac_authorizes {
         // Serve with the roles and bindings loaded (as upstream waits for its informers),
         // unless the storage keeps them from loading.
         loaded(rbac_index.wait_loaded()).await;
