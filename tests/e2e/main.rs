@@ -61,4 +61,17 @@ fn admin(server: &TestServer) -> RawClient {
     RawClient::new(&server.url(), server.ca_pem(), Some(server.token()))
 }
 
+/// Waits until `/readyz` answers 200: every post-start hook has run once (a server serves
+/// before its hooks finish, as upstream's does).
+async fn wait_ready(server: &TestServer) {
+    let raw = admin(server);
+    for _ in 0..300 {
+        if raw.get("/readyz").await.status == 200 {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    panic!("the server is not ready after six seconds");
+}
+
 const SC: &str = "/apis/storage.k8s.io/v1/storageclasses";

@@ -255,6 +255,8 @@ async fn a_lost_record_is_repaired_at_start() {
         .await
         .unwrap();
     server.restart().await;
+    // The repair is the post-start hook `start-service-ip-repair-controllers`.
+    crate::wait_ready(&server).await;
     let addresses: Api<IPAddress> = Api::all(server.client().await);
     let record = addresses.get(&ip).await.unwrap();
     assert_eq!(record.spec.parent_ref.name, "kept");
