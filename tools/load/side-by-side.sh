@@ -4,6 +4,7 @@
 # the same flags, each measured in turn by capstan-load over HTTP/2 with a client certificate.
 #
 #   tools/load/side-by-side.sh      SERVERS="upstream capstan" DURATION=5s (the defaults)
+#                                   BUILD=<dir> (the release builds; target/release)
 #
 # For each server: resident memory idle (kube-apiserver's plus its etcd's), StorageClass and Pod
 # creates, GETs and updates at 16 and 64 clients as a system:masters caller, GETs as a user
@@ -15,7 +16,7 @@
 set -euo pipefail
 export RUST_BACKTRACE=0
 source "$(dirname "$0")/../lib.sh"
-build=$top/target/release
+build=${BUILD:-$top/target/release}
 need_builds "$build" capstan-apiserver capstan-load
 new_ca ca
 sign ca apiserver /CN=apiserver "subjectAltName=IP:127.0.0.1

@@ -74,16 +74,92 @@ struct Change {
     revision: u64,
     /// When the cache saw it.
     at: Instant,
-    deleted: bool,
+    /// The object after the change; for a deletion, its last state (at its own revision).
     object: Arc<CachedObject>,
-    previous: Option<Arc<CachedObject>>,
+    what: What,
+}
+
+/// What a change did.
+#[derive(Debug)]
+enum What {
+    /// A creation or an update, with the state before it if there was one.
+    Put(Option<Arc<CachedObject>>),
+    /// A deletion. Its event serves the last state at the deletion's revision, made from
+    /// `object` when asked for (the window holds one copy of a deleted object, not two); the
+    /// decoded form is kept only when it cannot be made so.
+    Deleted(Option<Arc<CachedObject>>),
 }
 
 impl Change {
+    /// The state before the change (absent when it created the object).
+    fn before(&self) -> Option<&Arc<CachedObject>> {
+        match &self.what {
+            What::Put(previous) => previous.as_ref(),
+            What::Deleted(_) => Some(&self.object),
+        }
+    }
+
+    /// The object a deletion's event carries.
+    fn deleted_object(&self) -> Arc<CachedObject> {
+        match &self.what {
+            What::Deleted(Some(kept)) => kept.clone(),
+            _ => deleted_at(&self.object, self.revision)
+                .map(Arc::new)
+                .unwrap_or_else(|| self.object.clone()),
+        }
+    }
+
+    /// What this change means to a watcher with `filter`; `deleted` gives the object a
+    /// deletion's event carries.
+    fn for_watcher_with(
+        &self,
+        filter: &Filter,
+        deleted: impl FnOnce() -> Arc<CachedObject>,
+    ) -> Option<WatchEvent> {
+        match &self.what {
+            What::Put(previous) => classify(false, &self.object, previous.as_ref(), filter),
+            What::Deleted(_) => filter(&self.object).then(|| WatchEvent {
+                kind: EventType::Deleted,
+                object: deleted(),
+            }),
+        }
+    }
+
     /// What this change means to a watcher with `filter`.
     fn for_watcher(&self, filter: &Filter) -> Option<WatchEvent> {
-        classify(self.deleted, &self.object, self.previous.as_ref(), filter)
+        self.for_watcher_with(filter, || self.deleted_object())
     }
+
+    /// The bytes of objects only the window holds for this change.
+    fn bytes(&self) -> usize {
+        let kept = match &self.what {
+            What::Deleted(Some(kept)) => kept.json.len(),
+            _ => 0,
+        };
+        self.object.json.len() + kept
+    }
+}
+
+/// `object`, the last state of a deleted object, as its deletion at `revision` serves it:
+/// the same with the deletion's resourceVersion. `None` unless its JSON holds its
+/// resourceVersion (`"resourceVersion":"<revision>"`) exactly once.
+fn deleted_at(object: &CachedObject, revision: u64) -> Option<CachedObject> {
+    let needle = format!("\"resourceVersion\":\"{}\"", object.revision.0);
+    let json = &object.json[..];
+    let mut found = memchr::memmem::find_iter(json, needle.as_bytes());
+    let at = found.next()?;
+    if found.next().is_some() {
+        return None;
+    }
+    let digits = at + needle.len() - 1 - object.revision.0.to_string().len()..at + needle.len() - 1;
+    Some(CachedObject {
+        key: object.key.clone(),
+        revision: Revision(revision),
+        json: with_revision(json, digits, Revision(revision)),
+        labels: object.labels.clone(),
+        fields: object.fields.clone(),
+        protobuf: Default::default(),
+    })
 }
 
 /// What a change means to a watcher with `filter`, as upstream defines it: an update that
@@ -560,7 +636,7 @@ fn at_revision<'s>(
     for change in state.window.range(first_later..) {
         let key = change.object.key.as_str();
         if key >= start && key.starts_with(prefix) {
-            before.entry(key).or_insert(change.previous.as_ref());
+            before.entry(key).or_insert(change.before());
         }
     }
     let prefix = prefix.to_string();
@@ -716,10 +792,10 @@ async fn follow(
                     }
                 },
             },
-            EventKind::Delete => decode(&event.kv).ok().map(Arc::new),
+            // A deletion's object is the cached last state (below).
+            EventKind::Delete => None,
         };
         let mut state = lock(shared);
-        let deleted = event.kind == EventKind::Delete;
         let previous = match event.kind {
             EventKind::Progress => None,
             EventKind::Delete => state.objects.remove(&event.kv.key),
@@ -731,47 +807,75 @@ async fn follow(
         if event.kind != EventKind::Progress {
             state.changed = revision;
         }
-        if let Some(object) = object.or_else(|| deleted.then(|| previous.clone()).flatten()) {
+        let change = match (event.kind, object, previous) {
+            (EventKind::Put, Some(object), previous) => Some((object, What::Put(previous), None)),
+            (EventKind::Delete, _, Some(last)) => {
+                let served = deleted_at(&last, revision).map(Arc::new);
+                if let (Some(served), true) = (&served, shared.config.verify_primed) {
+                    assert_eq!(
+                        Ok(&**served),
+                        decode(&event.kv).as_ref(),
+                        "a deleted object differs from its stored last state"
+                    );
+                }
+                let kept = match served {
+                    Some(_) => None,
+                    None => decode(&event.kv).ok().map(Arc::new),
+                };
+                Some((last, What::Deleted(kept), served))
+            }
+            // A deletion of an object the cache did not hold: its stored last state.
+            (EventKind::Delete, _, None) => decode(&event.kv)
+                .ok()
+                .map(|o| (Arc::new(o), What::Deleted(None), None)),
+            _ => None,
+        };
+        if let Some((object, what, served)) = change {
             let change = Arc::new(Change {
                 revision,
                 at: Instant::now(),
-                deleted,
                 object,
-                previous,
+                what,
             });
+            // A deletion's object is made once for every watcher.
+            let deleted = || served.clone().unwrap_or_else(|| change.deleted_object());
             state.watchers.retain(|w| {
                 if revision <= w.after || !change.object.key.starts_with(&w.prefix) {
                     return !w.tx.is_closed();
                 }
-                match change.for_watcher(&w.filter) {
+                match change.for_watcher_with(&w.filter, deleted) {
                     None => true,
                     // A full queue drops the watcher: it must not hold up the others.
                     Some(ev) => w.tx.try_send(ev).is_ok(),
                 }
             });
-            state.window_bytes += change.object.json.len();
+            state.window_bytes += change.bytes();
             state.window.push_back(change);
-            let config = &shared.config;
-            let now = Instant::now();
-            while let Some(front) = state.window.front() {
-                let over = state.window.len() > config.window_max
-                    || state.window_bytes > config.window_bytes
-                    || (state.window.len() > config.window
-                        && now.duration_since(front.at) > config.fresh);
-                if !over {
-                    break;
-                }
-                let (revision, bytes) = (front.revision, front.object.json.len());
-                state.window.pop_front();
-                state.window_bytes -= bytes;
-                state.oldest = revision;
-            }
         }
+        // Progress reports trim too: a resource whose writes stopped lets its aged changes go.
+        trim(&mut state, &shared.config);
         state.revision = state.revision.max(revision);
         drop(state);
         shared.revision.send_replace(revision);
     }
     Ok(())
+}
+
+/// Drops the window's oldest changes beyond its sizes (see [`WatchCacheConfig`]).
+fn trim(state: &mut State, config: &WatchCacheConfig) {
+    let now = Instant::now();
+    while let Some(front) = state.window.front() {
+        let over = state.window.len() > config.window_max
+            || state.window_bytes > config.window_bytes
+            || (state.window.len() > config.window && now.duration_since(front.at) > config.fresh);
+        if !over {
+            break;
+        }
+        let (revision, bytes) = (front.revision, front.bytes());
+        state.window.pop_front();
+        state.window_bytes -= bytes;
+        state.oldest = revision;
+    }
 }
 
 #[cfg(test)]

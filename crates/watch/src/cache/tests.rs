@@ -37,6 +37,26 @@ struct Fixture {
 }
 
 async fn fixture(config: WatchCacheConfig) -> Fixture {
+    fixture_decoding(config, decode()).await
+}
+
+/// As [`decode`], served as JSON that holds the object's resourceVersion, as the API's do.
+fn decode_to_json() -> Decode {
+    Arc::new(|kv: &KeyValue| {
+        let plain = decode()(kv)?;
+        let (k, v) = plain.labels.iter().next().ok_or("a label")?;
+        let json = format!(
+            r#"{{"metadata":{{"resourceVersion":"{}","labels":{{"{k}":"{v}"}}}}}}"#,
+            kv.mod_revision.0
+        );
+        Ok(CachedObject {
+            json: json.into(),
+            ..plain
+        })
+    })
+}
+
+async fn fixture_decoding(config: WatchCacheConfig, decode: Decode) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> =
         Arc::new(EmbeddedStore::open(EmbeddedStoreConfig::new(dir.path().join("db"))).unwrap());
@@ -44,7 +64,7 @@ async fn fixture(config: WatchCacheConfig) -> Fixture {
         .create("/r/a", Bytes::from_static(b"tier=gold"))
         .await
         .unwrap();
-    let cache = WatchCache::start(store.clone(), "/r/".into(), decode(), config);
+    let cache = WatchCache::start(store.clone(), "/r/".into(), decode, config);
     let now = store.current_revision().await.unwrap();
     cache.wait_for(now, Duration::from_secs(10)).await.unwrap();
     Fixture {
@@ -720,4 +740,104 @@ async fn update_and_read(
     let kept = cache.get("/r/p").unwrap().expect("cached");
     let tier = kept.labels.get("tier").unwrap_or_default().to_string();
     (updated.mod_revision, tier)
+}
+
+/// A deletion's event carries the last state at the deletion's resourceVersion, live and
+/// replayed, made from the one copy the window keeps; a page before the deletion still
+/// shows the object at its own resourceVersion.
+#[tokio::test]
+async fn deletions_serve_the_last_state_at_their_revision_from_one_copy() {
+    let f = fixture_decoding(WatchCacheConfig::default(), decode_to_json()).await;
+    let json = |o: &CachedObject| String::from_utf8(o.json.to_vec()).unwrap();
+    let (a, _) = f.store.get("/r/a").await.unwrap();
+    let created = a.unwrap().mod_revision;
+    let mut live = f.cache.watch("/r/", Some(created), all()).unwrap();
+    let before = f.cache.get("/r/a").unwrap().unwrap();
+    let deleted = f.store.delete("/r/a", None).await.unwrap().mod_revision;
+    let expected = format!(
+        r#"{{"metadata":{{"resourceVersion":"{}","labels":{{"tier":"gold"}}}}}}"#,
+        deleted.0
+    );
+
+    let event = next(&mut live).await;
+    assert_eq!(event.kind, EventType::Deleted);
+    assert_eq!(
+        (json(&event.object), event.object.revision),
+        (expected.clone(), deleted)
+    );
+    let replayed = f.cache.watch("/r/", Some(created), tier("gold")).unwrap();
+    assert_eq!(
+        kinds(&replayed.initial),
+        [(EventType::Deleted, "/r/a".into())]
+    );
+    assert_eq!(json(&replayed.initial[0].object), expected);
+    assert_eq!(replayed.initial[0].object.labels.get("tier"), Some("gold"));
+
+    let page = f
+        .cache
+        .page_at("/r/", "/r/", created, 0, None)
+        .unwrap()
+        .unwrap();
+    assert!(
+        Arc::ptr_eq(&page.items[0], &before),
+        "the window's copy is the last state"
+    );
+    assert_eq!(json(&page.items[0]), json(&before));
+}
+
+/// An object whose JSON does not show its resourceVersion once is served as decoded from
+/// the deletion's stored value.
+#[tokio::test]
+async fn deletions_of_objects_without_a_findable_version_decode() {
+    let f = fixture(WatchCacheConfig::default()).await;
+    let (a, _) = f.store.get("/r/a").await.unwrap();
+    let mut live = f
+        .cache
+        .watch("/r/", Some(a.unwrap().mod_revision), all())
+        .unwrap();
+    let deleted = f.store.delete("/r/a", None).await.unwrap().mod_revision;
+    let event = next(&mut live).await;
+    assert_eq!(
+        (event.kind, event.object.revision),
+        (EventType::Deleted, deleted)
+    );
+    assert_eq!(&event.object.json[..], b"tier=gold");
+}
+
+/// Aged changes leave the window when other prefixes' writes report progress, not only when
+/// the resource changes again.
+#[tokio::test]
+async fn progress_reports_trim_aged_changes() {
+    let f = fixture(WatchCacheConfig {
+        window: 1,
+        fresh: Duration::from_millis(50),
+        ..WatchCacheConfig::default()
+    })
+    .await;
+    let first = f
+        .store
+        .create("/r/b", Bytes::from_static(b"tier=gold"))
+        .await
+        .unwrap();
+    f.store
+        .create("/r/c", Bytes::from_static(b"tier=gold"))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let from = Revision(first.mod_revision.0 - 1);
+    let before = f.cache.watch("/r/", Some(from), all()).unwrap();
+    assert_eq!(before.initial.len(), 2, "both changes are still kept");
+    let elsewhere = f
+        .store
+        .create("/other/x", Bytes::from_static(b"tier=gold"))
+        .await
+        .unwrap();
+    f.cache
+        .wait_for(elsewhere.mod_revision, Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert!(matches!(
+        f.cache.watch("/r/", Some(from), all()),
+        Err(Error::Expired { .. })
+    ));
 }
