@@ -71,7 +71,11 @@ async fn wait_ready(server: &TestServer) {
         }
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
-    panic!("the server is not ready after six seconds");
+    let why = raw.get("/readyz?verbose").await;
+    panic!(
+        "the server is not ready after six seconds:\n{}",
+        String::from_utf8_lossy(&why.body)
+    );
 }
 
 const SC: &str = "/apis/storage.k8s.io/v1/storageclasses";

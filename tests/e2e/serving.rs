@@ -244,12 +244,23 @@ async fn two_instances_share_a_port_with_port_sharing() {
     .await;
     assert_eq!(second.url(), first.url());
     assert_eq!(second.ca_pem(), first.ca_pem());
-    // Both answer on the port (the kernel spreads connections between them); anonymous
-    // requests, since each instance knows only its own admin token.
+    // Both answer on the port (the kernel spreads connections between them), each ready
+    // once its post-start hooks have run; anonymous requests, since each instance knows
+    // only its own admin token.
     let anonymous = RawClient::new(&first.url(), first.ca_pem(), None);
-    for _ in 0..8 {
-        assert_eq!(anonymous.get("/readyz").await.status.as_u16(), 200);
+    let mut in_a_row = 0;
+    for _ in 0..300 {
+        if anonymous.get("/readyz").await.status.as_u16() == 200 {
+            in_a_row += 1;
+            if in_a_row == 8 {
+                break;
+            }
+        } else {
+            in_a_row = 0;
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
     }
+    assert_eq!(in_a_row, 8, "both instances ready");
     // Without the option the port is taken.
     let taken = tokio::spawn(async move {
         TestServer::start_with(move |config| config.secure_port = port).await
