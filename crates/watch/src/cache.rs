@@ -1,4 +1,4 @@
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
@@ -230,10 +230,44 @@ struct Watcher {
     tx: mpsc::Sender<WatchEvent>,
 }
 
+/// A cached object in [`Objects`], ordered and found by its key (which the object holds: the
+/// map keeps no copy of it).
+#[derive(Debug, Clone)]
+struct Entry(Arc<CachedObject>);
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.key == other.0.key
+    }
+}
+
+impl Eq for Entry {}
+
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Entry {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.key.cmp(&other.0.key)
+    }
+}
+
+impl std::borrow::Borrow<str> for Entry {
+    fn borrow(&self) -> &str {
+        &self.0.key
+    }
+}
+
+/// The current objects, in key order.
+type Objects = BTreeSet<Entry>;
+
 #[derive(Default)]
 struct State {
     ready: bool,
-    objects: BTreeMap<String, Arc<CachedObject>>,
+    objects: Objects,
     revision: u64,
     /// The revision of the last change to `objects` (the load's revision after a load).
     changed: u64,
@@ -457,7 +491,7 @@ impl WatchCache {
         if !state.ready {
             return Err(Error::NotReady);
         }
-        Ok(state.objects.get(key).cloned())
+        Ok(state.objects.get(key).map(|e| e.0.clone()))
     }
 
     /// The selected objects under `prefix`, in key order, and the revision they are at.
@@ -643,8 +677,8 @@ fn at_revision<'s>(
     let current = state
         .objects
         .range::<str, _>((std::ops::Bound::Included(start), std::ops::Bound::Unbounded))
-        .take_while(move |(k, _)| k.starts_with(&prefix))
-        .map(|(k, o)| (k.as_str(), Some(o)));
+        .take_while(move |e| e.0.key.starts_with(&prefix))
+        .map(|e| (e.0.key.as_str(), Some(&e.0)));
     let mut current = current.peekable();
     let mut undone = before.into_iter().peekable();
     std::iter::from_fn(move || {
@@ -670,14 +704,17 @@ fn at_revision<'s>(
 }
 
 /// The objects under `prefix`, in key order (cheap clones of their `Arc`s).
-fn in_range(objects: &BTreeMap<String, Arc<CachedObject>>, prefix: &str) -> Vec<Arc<CachedObject>> {
+// An entry is ordered by its object's key, which never changes; the interior mutability the
+// lint sees is the object's protobuf form, made once when first asked for.
+#[allow(clippy::mutable_key_type)]
+fn in_range(objects: &Objects, prefix: &str) -> Vec<Arc<CachedObject>> {
     objects
         .range::<str, _>((
             std::ops::Bound::Included(prefix),
             std::ops::Bound::Unbounded,
         ))
-        .take_while(|(k, _)| k.starts_with(prefix))
-        .map(|(_, o)| o.clone())
+        .take_while(|e| e.0.key.starts_with(prefix))
+        .map(|e| e.0.clone())
         .collect()
 }
 
@@ -713,7 +750,8 @@ async fn follow(
 ) -> capstan_storage::Result<()> {
     // Read in pages at the first page's revision: the stored values of a large collection
     // are never all in memory at once beside their decoded forms.
-    let mut objects = BTreeMap::new();
+    #[allow(clippy::mutable_key_type)] // ordered by key alone (see `in_range`)
+    let mut objects = Objects::new();
     let mut from: Option<String> = None;
     let mut listed_at = None;
     loop {
@@ -729,7 +767,7 @@ async fn follow(
         for kv in &page.items {
             match decode(kv) {
                 Ok(o) => {
-                    objects.insert(kv.key.clone(), Arc::new(o));
+                    objects.replace(Entry(Arc::new(o)));
                 }
                 Err(err) => {
                     warn!(key = %kv.key, %err, "watch cache: skipping an object that does not decode")
@@ -798,10 +836,10 @@ async fn follow(
         let mut state = lock(shared);
         let previous = match event.kind {
             EventKind::Progress => None,
-            EventKind::Delete => state.objects.remove(&event.kv.key),
+            EventKind::Delete => state.objects.take(event.kv.key.as_str()).map(|e| e.0),
             EventKind::Put => {
                 let object = object.clone().expect("decoded above");
-                state.objects.insert(event.kv.key.clone(), object)
+                state.objects.replace(Entry(object)).map(|e| e.0)
             }
         };
         if event.kind != EventKind::Progress {
