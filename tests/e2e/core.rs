@@ -765,10 +765,23 @@ async fn pods_take_the_priority_of_their_class() {
         "metadata": {"name": "normal"}, "value": 100, "globalDefault": true}),
     )
     .await;
-    let defaulted = raw
-        .send_json(Method::POST, PODS, &pod("defaulted", None, None))
-        .await
-        .json();
+    // The plugin reads the classes as the watch cache follows them (as upstream's reads its
+    // informer): a pod created at once may still miss the new class.
+    let mut defaulted = Value::Null;
+    for attempt in 0..100 {
+        defaulted = raw
+            .send_json(
+                Method::POST,
+                PODS,
+                &pod(&format!("defaulted-{attempt}"), None, None),
+            )
+            .await
+            .json();
+        if defaulted["spec"]["priority"] == 100 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     assert_eq!(defaulted["spec"]["priority"], 100);
     assert_eq!(defaulted["spec"]["priorityClassName"], "normal");
     // The built-in classes exist as objects.
