@@ -118,10 +118,12 @@ impl Change {
     ) -> Option<WatchEvent> {
         match &self.what {
             What::Put(previous) => classify(false, &self.object, previous.as_ref(), filter),
-            What::Deleted(_) => filter(&self.object).then(|| WatchEvent {
-                kind: EventType::Deleted,
-                object: deleted(),
-            }),
+            What::Deleted(_) => {
+                classify(true, &self.object, None, filter).map(|event| WatchEvent {
+                    object: deleted(),
+                    ..event
+                })
+            }
         }
     }
 
@@ -130,7 +132,8 @@ impl Change {
         self.for_watcher_with(filter, || self.deleted_object())
     }
 
-    /// The bytes of objects only the window holds for this change.
+    /// The JSON bytes this change counts against the window's size: its object's, and a
+    /// deletion's decoded form when one is kept.
     fn bytes(&self) -> usize {
         let kept = match &self.what {
             What::Deleted(Some(kept)) => kept.json.len(),
@@ -833,6 +836,10 @@ async fn follow(
             // A deletion's object is the cached last state (below).
             EventKind::Delete => None,
         };
+        let deletion = match event.kind {
+            EventKind::Delete => deletion_of(shared, decode, &event.kv),
+            _ => None,
+        };
         let mut state = lock(shared);
         let previous = match event.kind {
             EventKind::Progress => None,
@@ -845,28 +852,10 @@ async fn follow(
         if event.kind != EventKind::Progress {
             state.changed = revision;
         }
-        let change = match (event.kind, object, previous) {
-            (EventKind::Put, Some(object), previous) => Some((object, What::Put(previous), None)),
-            (EventKind::Delete, _, Some(last)) => {
-                let served = deleted_at(&last, revision).map(Arc::new);
-                if let (Some(served), true) = (&served, shared.config.verify_primed) {
-                    assert_eq!(
-                        Ok(&**served),
-                        decode(&event.kv).as_ref(),
-                        "a deleted object differs from its stored last state"
-                    );
-                }
-                let kept = match served {
-                    Some(_) => None,
-                    None => decode(&event.kv).ok().map(Arc::new),
-                };
-                Some((last, What::Deleted(kept), served))
-            }
-            // A deletion of an object the cache did not hold: its stored last state.
-            (EventKind::Delete, _, None) => decode(&event.kv)
-                .ok()
-                .map(|o| (Arc::new(o), What::Deleted(None), None)),
-            _ => None,
+        let change = match (object, deletion) {
+            (Some(object), _) => Some((object, What::Put(previous), None)),
+            (None, Some(d)) => Some((d.last, What::Deleted(d.kept), Some(d.served))),
+            (None, None) => None,
         };
         if let Some((object, what, served)) = change {
             let change = Arc::new(Change {
@@ -897,6 +886,56 @@ async fn follow(
         shared.revision.send_replace(revision);
     }
     Ok(())
+}
+
+/// A deletion's change, made before the cache's lock is taken (only the cache's own task
+/// changes its objects, so the last state read here is the one the change removes).
+struct Deletion {
+    /// The last state: the cached object, or the stored value decoded when the cache did
+    /// not hold it.
+    last: Arc<CachedObject>,
+    /// The stored value decoded, when the last state's resourceVersion cannot be rewritten.
+    kept: Option<Arc<CachedObject>>,
+    /// What the event carries: the last state at the deletion's resourceVersion.
+    served: Arc<CachedObject>,
+}
+
+/// The change of the deletion `kv` (its value is the last stored one); `None` when the cache
+/// held no state of it and the value does not decode.
+fn deletion_of(shared: &Shared, decode: &Decode, kv: &KeyValue) -> Option<Deletion> {
+    let cached = read(shared)
+        .objects
+        .get(kv.key.as_str())
+        .map(|e| e.0.clone());
+    let Some(last) = cached else {
+        let decoded = Arc::new(decode(kv).ok()?);
+        return Some(Deletion {
+            last: decoded.clone(),
+            kept: None,
+            served: decoded,
+        });
+    };
+    match deleted_at(&last, kv.mod_revision.0) {
+        Some(served) => {
+            if shared.config.verify_primed {
+                assert_eq!(
+                    Ok(&served),
+                    decode(kv).as_ref(),
+                    "a deleted object differs from its stored last state"
+                );
+            }
+            Some(Deletion {
+                last,
+                kept: None,
+                served: Arc::new(served),
+            })
+        }
+        None => {
+            let kept = decode(kv).ok().map(Arc::new);
+            let served = kept.clone().unwrap_or_else(|| last.clone());
+            Some(Deletion { last, kept, served })
+        }
+    }
 }
 
 /// Drops the window's oldest changes beyond its sizes (see [`WatchCacheConfig`]).
