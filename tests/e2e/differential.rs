@@ -350,6 +350,28 @@ async fn protobuf_watch_frames_are_upstreams() {
         summary(&mine),
         [("ADDED".to_string(), "watched".to_string(), "v".to_string())]
     );
+
+    // A deletion replayed from before it carries the last state at the deletion's
+    // resourceVersion (later than the object's own), on both.
+    for (client, created) in [(&upstream.client, &theirs), (&ours, &mine)] {
+        let before = created[0].1.metadata.resourceVersion().to_string();
+        let deleted = client
+            .request(Method::DELETE, &format!("{path}/watched"), &[], Vec::new())
+            .await;
+        assert_eq!(deleted.status, 200);
+        let replay = format!("{watch}&resourceVersion={before}");
+        let events = watch_frames(client, &replay).await;
+        assert_eq!(
+            summary(&events),
+            [(
+                "DELETED".to_string(),
+                "watched".to_string(),
+                "v".to_string()
+            )]
+        );
+        let at: u64 = events[0].1.metadata.resourceVersion().parse().unwrap();
+        assert!(at > before.parse().unwrap(), "{at} after {before}");
+    }
 }
 
 /// capstan-client (the scheduler's client) reads upstream's protobuf lists and watches.
