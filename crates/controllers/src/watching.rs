@@ -110,7 +110,7 @@ struct ListMeta {
 /// A listed item: its JSON (a list from the watch cache, whose items are kept encoded), or
 /// already parsed (a list that came as one document).
 enum Item<T> {
-    Json(bytes::Bytes),
+    Json(capstan_registry::CachedJson),
     Parsed(Box<T>),
 }
 
@@ -235,7 +235,7 @@ async fn follow_with<T>(
         let items = if deletions_only { Vec::new() } else { items };
         for item in items {
             let object = match item {
-                Item::Json(json) => match serde_json::from_slice::<T>(&json) {
+                Item::Json(json) => match serde_json::from_slice::<T>(&json.contiguous()) {
                     Ok(object) => object,
                     Err(err) => {
                         warn!(%err, resource = %storage.descriptor().resource, "controller: unreadable list");
@@ -336,7 +336,7 @@ mod tests {
         let names = items
             .into_iter()
             .map(|item| match item {
-                Item::Json(json) => serde_json::from_slice::<Object>(&json).unwrap(),
+                Item::Json(json) => serde_json::from_slice::<Object>(&json.contiguous()).unwrap(),
                 Item::Parsed(object) => *object,
             })
             .map(|o| o.metadata.name)
@@ -355,7 +355,7 @@ mod tests {
             head: bytes::Bytes::from_static(
                 br#"{"kind":"PodList","metadata":{"resourceVersion":"12"},"items":["#,
             ),
-            items: vec![item("a"), item("b")],
+            items: vec![item("a").into(), item("b").into()],
             cached: Vec::new(),
             bare_items: true,
         };

@@ -1551,11 +1551,11 @@ async fn stored_by_name(
             let list: List = serde_json::from_slice(&body).map_err(Error::Encode)?;
             list.items
                 .iter()
-                .map(|item| Bytes::copy_from_slice(item.get().as_bytes()))
+                .map(|item| Bytes::copy_from_slice(item.get().as_bytes()).into())
                 .collect()
         }
     };
-    items.into_iter().map(Stored::read).collect()
+    items.iter().map(|i| Stored::read(i.to_bytes())).collect()
 }
 
 /// Whether `json`, a stored object as the server writes it (compact, keys in order), holds

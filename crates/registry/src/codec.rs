@@ -3,9 +3,8 @@
 
 use std::sync::Arc;
 
-use bytes::Bytes;
 use capstan_meta::{ApiError, ResourceDescriptor};
-use capstan_watch::CachedObject;
+use capstan_watch::{CachedJson, CachedObject};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
@@ -234,7 +233,7 @@ pub(crate) fn encode_list(
     resource_version: &str,
     continue_token: Option<&str>,
     remaining: Option<usize>,
-    items: Vec<Bytes>,
+    items: Vec<CachedJson>,
     cached: Vec<Arc<CachedObject>>,
 ) -> Payload {
     let mut head = Vec::with_capacity(160);
@@ -352,7 +351,7 @@ mod tests {
             "7",
             Some("tok\"en"),
             Some(3),
-            vec![Bytes::from_static(b"{\"a\":1}"), Bytes::from_static(b"{}")],
+            vec!["{\"a\":1}".into(), "{}".into()],
             Vec::new(),
         );
         let v: serde_json::Value = serde_json::from_slice(&list.into_bytes()).unwrap();

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use bytes::Bytes;
 use capstan_meta::{ApiError, HasMetadata, ResourceDescriptor, Strategy};
+use capstan_watch::CachedJson;
 use futures_util::StreamExt;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -42,7 +43,7 @@ impl<F: Fn(Value) -> Value + Send + Sync> Converter for PerObject<F> {
 /// A list's encoded items in the served form, converted a batch at a time: each batch
 /// is parsed, converted and written out again before the next is parsed, so a large
 /// list is never held as JSON trees whole (and a webhook gets reviews of bounded size).
-async fn items_out(converter: &dyn Converter, items: &[Bytes]) -> Result<Vec<Bytes>> {
+async fn items_out(converter: &dyn Converter, items: &[CachedJson]) -> Result<Vec<CachedJson>> {
     let mut out = Vec::with_capacity(items.len());
     let mut rest = items;
     while !rest.is_empty() {
@@ -60,12 +61,10 @@ async fn items_out(converter: &dyn Converter, items: &[Bytes]) -> Result<Vec<Byt
         rest = next;
         let docs = batch
             .iter()
-            .map(|item| serde_json::from_slice(item).map_err(Error::Encode))
+            .map(|item| serde_json::from_slice(&item.contiguous()).map_err(Error::Encode))
             .collect::<Result<Vec<Value>>>()?;
         for doc in converter.convert(docs).await? {
-            out.push(Bytes::from(
-                serde_json::to_vec(&doc).map_err(Error::Encode)?,
-            ));
+            out.push(serde_json::to_vec(&doc).map_err(Error::Encode)?.into());
         }
     }
     Ok(out)
@@ -671,7 +670,7 @@ mod tests {
         }
     }
 
-    fn item(i: usize, padding: usize) -> Bytes {
+    fn item(i: usize, padding: usize) -> CachedJson {
         let doc = serde_json::json!({"apiVersion": "example.com/v1", "kind": "Widget",
             "metadata": {"name": format!("w{i}")}, "data": "x".repeat(padding)});
         serde_json::to_vec(&doc).unwrap().into()
@@ -680,11 +679,11 @@ mod tests {
     #[tokio::test]
     async fn lists_are_converted_in_bounded_batches_in_order() {
         let converter = Recording::default();
-        let items: Vec<Bytes> = (0..1203).map(|i| item(i, 10)).collect();
+        let items: Vec<CachedJson> = (0..1203).map(|i| item(i, 10)).collect();
         let out = items_out(&converter, &items).await.unwrap();
         assert_eq!(*converter.0.lock().unwrap(), [500, 500, 203]);
         assert_eq!(out.len(), 1203);
-        let last: Value = serde_json::from_slice(&out[1202]).unwrap();
+        let last: Value = serde_json::from_slice(&out[1202].contiguous()).unwrap();
         assert_eq!(
             (
                 last["apiVersion"].as_str(),
@@ -695,7 +694,7 @@ mod tests {
 
         // Large objects: a batch stops at 1 MiB, and an object larger than that goes alone.
         let converter = Recording::default();
-        let items: Vec<Bytes> = [300_000, 300_000, 300_000, 300_000, 2_000_000, 10]
+        let items: Vec<CachedJson> = [300_000, 300_000, 300_000, 300_000, 2_000_000, 10]
             .iter()
             .enumerate()
             .map(|(i, &n)| item(i, n))

@@ -13,7 +13,8 @@ use capstan_meta::{
 };
 use capstan_storage::{KeyValue, ListRequest, Revision, Store};
 use capstan_watch::{
-    CachedObject, Decode, FieldNames, Fields, PrimedWrite, Priming, WatchCache, WatchCacheConfig,
+    CachedJson, CachedObject, Decode, FieldNames, Fields, PrimedWrite, Priming, WatchCache,
+    WatchCacheConfig,
 };
 use futures_util::StreamExt;
 
@@ -591,7 +592,7 @@ fn cached_object<S: Strategy>(
     CachedObject {
         key: key.to_string(),
         revision,
-        json,
+        json: json.into(),
         labels: meta.labels.iter().flatten().collect(),
         fields: Fields::new(fields, values),
         protobuf: Default::default(),
@@ -743,7 +744,7 @@ impl<S: Strategy> GenericStore<S> {
             .as_ref()
             .and_then(|c| c.get(&kv.key).ok().flatten())
             .filter(|o| o.revision == kv.mod_revision);
-        if let Some(obj) = cached.and_then(|o| (self.json.from_slice)(&o.json).ok()) {
+        if let Some(obj) = cached.and_then(|o| (self.json.from_slice)(&o.json.contiguous()).ok()) {
             return Ok(obj);
         }
         let json = self
@@ -1490,7 +1491,7 @@ impl<S: Strategy> GenericStore<S> {
         if let Some(cache) = &self.core.cache
             && let Ok(found) = cache.get(&key)
         {
-            return Ok(found.map(|o| o.json.clone()));
+            return Ok(found.map(|o| o.json.to_bytes()));
         }
         let (kv, _) = self.core.store.get(&key).await?;
         let Some(kv) = kv else {
@@ -2007,7 +2008,7 @@ impl StoreCore {
         });
         // Counted without selectors only, as on the first page.
         let remaining = (next.is_some() && !selected).then_some(page.remaining);
-        let jsons: Vec<Bytes> = page.items.iter().map(|o| o.json.clone()).collect();
+        let jsons = page.items.iter().map(|o| o.json.clone()).collect();
         let body = codec::encode_list(
             &self.descriptor,
             &resource_version(revision),
@@ -2056,7 +2057,7 @@ impl StoreCore {
         };
         let object = found.ok_or_else(|| ApiError::not_found(&self.gr, name))?;
         Ok(Some(Encoded {
-            body: crate::payload::Payload::Whole(object.json.clone()),
+            body: crate::payload::Payload::Whole(object.json.to_bytes()),
             warnings: Vec::new(),
             status: ResponseStatus::Ok,
         }))
@@ -2107,7 +2108,7 @@ impl StoreCore {
         } else {
             (&items[..], None)
         };
-        let jsons: Vec<Bytes> = page.iter().map(|o| o.json.clone()).collect();
+        let jsons = page.iter().map(|o| o.json.clone()).collect();
         // Exact from the cache; reported without selectors only, as upstream.
         let remaining = (token.is_some()
             && options.label_selector.is_empty()
@@ -2226,7 +2227,7 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
                 if !self.matches(&obj, options) {
                     continue;
                 }
-                items.push(Bytes::from(self.json.bytes_of(&obj)?));
+                items.push(Bytes::from(self.json.bytes_of(&obj)?).into());
                 if options.limit > 0 && items.len() == options.limit {
                     if i + 1 < resp.items.len() || resp.more {
                         next = Some(format!("{}\u{0}", &kv.key[prefix.len()..]));
@@ -2400,7 +2401,7 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
             .await?;
         let mut selected = Vec::new();
         // The answer, as upstream's: the list of what was selected, as it was listed.
-        let mut items: Vec<Bytes> = Vec::new();
+        let mut items: Vec<CachedJson> = Vec::new();
         for kv in &resp.items {
             let obj = self.decode_stored(kv)?;
             if !self.matches(&obj, list) {

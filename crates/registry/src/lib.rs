@@ -33,7 +33,7 @@ pub mod stored;
 pub mod subresources;
 pub mod watching;
 
-pub use capstan_watch::CachedObject;
+pub use capstan_watch::{CachedJson, CachedObject};
 pub use error::{Error, Result};
 pub use generic::{FOREGROUND_FINALIZER, GenericStore, ORPHAN_FINALIZER};
 pub use options::{

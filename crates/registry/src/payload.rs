@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
-use capstan_watch::CachedObject;
+use capstan_watch::{CachedJson, CachedObject};
 
 /// How a list body ends.
 const LIST_TAIL: &[u8] = b"]}";
@@ -20,7 +20,7 @@ pub enum Payload {
         /// The list's opening, up to the items.
         head: Bytes,
         /// Each item's JSON.
-        items: Vec<Bytes>,
+        items: Vec<CachedJson>,
         /// The cached objects the items are, when the list comes from the watch cache (in
         /// the same order): they keep other encodings of the items.
         cached: Vec<Arc<CachedObject>>,
@@ -57,7 +57,7 @@ impl Payload {
             } => {
                 let items_len: usize = items
                     .iter()
-                    .map(|i| i.len() - skipped(i, *bare_items))
+                    .map(|i| i.len() - skipped(i.head(), *bare_items))
                     .sum();
                 head.len() + items_len + items.len().saturating_sub(1) + LIST_TAIL.len()
             }
@@ -133,7 +133,8 @@ impl Payload {
     }
 }
 
-/// How many bytes after an item's opening brace hold its `"apiVersion":"…","kind":"…",`
+/// How many bytes after an item's opening brace (`item` is its text up to its first shared
+/// value at least) hold its `"apiVersion":"…","kind":"…",`
 /// (in either order), when `bare` asks them left out; 0 when not, or when the item does
 /// not start with them (it is then sent as it is).
 fn skipped(item: &[u8], bare: bool) -> usize {
@@ -176,7 +177,7 @@ fn skipped(item: &[u8], bare: bool) -> usize {
 #[derive(Debug)]
 pub struct Chunks {
     head: Option<Bytes>,
-    items: std::vec::IntoIter<Bytes>,
+    items: std::vec::IntoIter<CachedJson>,
     first_item: bool,
     tail: bool,
     bare_items: bool,
@@ -205,12 +206,15 @@ impl Iterator for Chunks {
                         out.extend_from_slice(b",");
                     }
                     self.first_item = false;
-                    match skipped(&item, self.bare_items) {
-                        0 => out.extend_from_slice(&item),
+                    let from = match skipped(item.head(), self.bare_items) {
+                        0 => 0,
                         n => {
                             out.extend_from_slice(b"{");
-                            out.extend_from_slice(&item[1 + n..]);
+                            1 + n
                         }
+                    };
+                    for piece in item.chunks_from(from) {
+                        out.extend_from_slice(piece);
                     }
                 }
                 None => {
@@ -231,7 +235,7 @@ mod tests {
     fn list(items: &[&str]) -> Payload {
         Payload::List {
             head: Bytes::from_static(b"{\"items\":["),
-            items: items.iter().map(|i| Bytes::from(i.to_string())).collect(),
+            items: items.iter().map(|i| i.to_string().into()).collect(),
             cached: Vec::new(),
             bare_items: false,
         }

@@ -10,7 +10,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use capstan_meta::{ApiError, Reason, ResourceDescriptor};
 use capstan_storage::{EventKind, ListRequest, Revision, Store};
-use capstan_watch::{CachedObject, Decode, EventType, Filter, WatchEvent};
+use capstan_watch::{CachedJson, CachedObject, Decode, EventType, Filter, WatchEvent};
 use futures_util::{Stream, StreamExt};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
@@ -38,12 +38,14 @@ const MAX_CHUNK: usize = 64 * 1024;
 /// What an event line adds to its object, at most (`{"type":"MODIFIED","object":` ... `}\n`).
 const LINE_OVERHEAD: usize = 32;
 
-/// Appends one event line.
-fn push_event(out: &mut Vec<u8>, kind: &str, object: &[u8]) {
+/// Appends one event line; the object comes in pieces.
+fn push_event<'a>(out: &mut Vec<u8>, kind: &str, object: impl IntoIterator<Item = &'a [u8]>) {
     out.extend_from_slice(b"{\"type\":\"");
     out.extend_from_slice(kind.as_bytes());
     out.extend_from_slice(b"\",\"object\":");
-    out.extend_from_slice(object);
+    for piece in object {
+        out.extend_from_slice(piece);
+    }
     out.extend_from_slice(b"}\n");
 }
 
@@ -57,7 +59,7 @@ fn chunked(events: &[WatchEvent]) -> VecDeque<Bytes> {
         if !chunk.is_empty() && chunk.len() + line_len > MAX_CHUNK {
             chunks.push_back(std::mem::take(&mut chunk).into());
         }
-        push_event(&mut chunk, e.kind.as_str(), &e.object.json);
+        push_event(&mut chunk, e.kind.as_str(), e.object.json.chunks());
     }
     if !chunk.is_empty() {
         chunks.push_back(chunk.into());
@@ -76,7 +78,14 @@ pub fn event_type(line: &[u8]) -> Option<&str> {
 /// One event line.
 pub(crate) fn event_line(kind: &str, object: &[u8]) -> Bytes {
     let mut out = Vec::with_capacity(object.len() + LINE_OVERHEAD);
-    push_event(&mut out, kind, object);
+    push_event(&mut out, kind, [object]);
+    out.into()
+}
+
+/// The event line of a cached object.
+fn object_line(kind: &str, object: &CachedJson) -> Bytes {
+    let mut out = Vec::with_capacity(object.len() + LINE_OVERHEAD);
+    push_event(&mut out, kind, object.chunks());
     out.into()
 }
 
@@ -167,10 +176,10 @@ pub(crate) fn line_stream(
                         // Events already queued go out in the same chunk: one write, one
                         // frame, one wake-up for a burst instead of one per event.
                         let mut chunk = Vec::with_capacity(ev.object.json.len() + 32);
-                        push_event(&mut chunk, ev.kind.as_str(), &ev.object.json);
+                        push_event(&mut chunk, ev.kind.as_str(), ev.object.json.chunks());
                         while chunk.len() < MAX_CHUNK {
                             match st.events.try_recv() {
-                                Ok(ev) => push_event(&mut chunk, ev.kind.as_str(), &ev.object.json),
+                                Ok(ev) => push_event(&mut chunk, ev.kind.as_str(), ev.object.json.chunks()),
                                 Err(_) => break,
                             }
                         }
@@ -185,7 +194,7 @@ pub(crate) fn line_stream(
                         // change up to it has been sent.
                         let revision = *st.progress.borrow();
                         match st.events.try_recv() {
-                            Ok(ev) => st.pending.push_back(event_line(ev.kind.as_str(), &ev.object.json)),
+                            Ok(ev) => st.pending.push_back(object_line(ev.kind.as_str(), &ev.object.json)),
                             Err(_) if revision > 0 => st.pending.push_back(bookmark_line(&st.params.descriptor, revision)),
                             Err(_) => {}
                         }
@@ -339,7 +348,7 @@ mod tests {
         let chunks = chunked(&events);
         let lines: Vec<Bytes> = events
             .iter()
-            .map(|e| event_line(e.kind.as_str(), &e.object.json))
+            .map(|e| object_line(e.kind.as_str(), &e.object.json))
             .collect();
         // Nothing lost, nothing reordered, every chunk whole lines.
         let bytes = |all: &mut dyn Iterator<Item = &Bytes>| {

@@ -12,7 +12,7 @@ use capstan_negotiation::media::{self, Format};
 use capstan_negotiation::protobuf::Codec;
 use capstan_negotiation::table::{self, IncludeObject, Tables};
 use capstan_negotiation::{Choice, Endpoint, Transform, yaml};
-use capstan_registry::{CachedObject, EventStream, Payload};
+use capstan_registry::{CachedJson, CachedObject, EventStream, Payload};
 use http::{HeaderMap, HeaderValue, Response, StatusCode, header};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
@@ -195,7 +195,7 @@ impl Renderer {
 /// is encoded once and its encoding kept there for the next lists.
 fn protobuf_list(
     head: &Bytes,
-    items: &[Bytes],
+    items: &[CachedJson],
     cached: &[Arc<CachedObject>],
 ) -> Result<Bytes, ApiError> {
     let mut head_doc = head.to_vec();
@@ -219,7 +219,7 @@ fn protobuf_list(
         }
         let raw = Bytes::from(
             codec
-                .encode_item(api_version, item_kind, json)
+                .encode_item(api_version, item_kind, &json.contiguous())
                 .map_err(failed)?,
         );
         if let Some(slot) = slot {

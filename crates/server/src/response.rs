@@ -443,7 +443,7 @@ mod tests {
         // A list sent in chunks: its length counts the newline.
         let list = Payload::List {
             head: Bytes::from_static(b"{\"kind\":\"List\",\"items\":["),
-            items: vec![Bytes::from_static(b"{\"a\":1}"); 3],
+            items: vec!["{\"a\":1}".into(); 3],
             bare_items: false,
             cached: Vec::new(),
         };

@@ -26,7 +26,7 @@ fn decode() -> Decode {
         Ok(CachedObject {
             key: kv.key.clone(),
             revision: kv.mod_revision,
-            json: kv.value.clone(),
+            json: kv.value.clone().into(),
             labels: Pairs::default(),
             fields: Fields::default(),
             protobuf: Default::default(),

@@ -11,6 +11,7 @@ use tracing::{debug, warn};
 
 use crate::error::{Error, Result};
 use crate::fields::Fields;
+use crate::json::{CachedJson, SharedValues};
 use crate::pairs::Pairs;
 
 /// One object as the cache keeps it.
@@ -20,8 +21,9 @@ pub struct CachedObject {
     pub key: String,
     /// The revision of the object's last change (its resourceVersion).
     pub revision: Revision,
-    /// The object as the API serves it, resourceVersion included.
-    pub json: Bytes,
+    /// The object as the API serves it, resourceVersion included (long values it holds
+    /// alike with other objects of the cache are shared with them).
+    pub json: CachedJson,
     /// Its labels.
     pub labels: Pairs,
     /// Its selectable fields (`metadata.name`, `metadata.namespace`, ...).
@@ -147,18 +149,14 @@ impl Change {
 /// the same with the deletion's resourceVersion. `None` unless its JSON holds its
 /// resourceVersion (`"resourceVersion":"<revision>"`) exactly once.
 fn deleted_at(object: &CachedObject, revision: u64) -> Option<CachedObject> {
-    let needle = format!("\"resourceVersion\":\"{}\"", object.revision.0);
-    let json = &object.json[..];
-    let mut found = memchr::memmem::find_iter(json, needle.as_bytes());
-    let at = found.next()?;
-    if found.next().is_some() {
-        return None;
-    }
-    let digits = at + needle.len() - 1 - object.revision.0.to_string().len()..at + needle.len() - 1;
+    let version = object.revision.0.to_string();
+    let needle = format!("\"resourceVersion\":\"{version}\"");
+    let at = object.json.find_once(needle.as_bytes())?;
+    let digits = at + needle.len() - 1 - version.len()..at + needle.len() - 1;
     Some(CachedObject {
         key: object.key.clone(),
         revision: Revision(revision),
-        json: with_revision(json, digits, Revision(revision)),
+        json: with_revision(&object.json, digits, Revision(revision)),
         labels: object.labels.clone(),
         fields: object.fields.clone(),
         protobuf: Default::default(),
@@ -331,13 +329,12 @@ pub struct PrimedWrite {
 }
 
 /// `json` with `revision` written in place of the characters at `placeholder`.
-fn with_revision(json: &[u8], placeholder: std::ops::Range<usize>, revision: Revision) -> Bytes {
-    let version = revision.0.to_string();
-    let mut out = Vec::with_capacity(json.len() - placeholder.len() + version.len());
-    out.extend_from_slice(&json[..placeholder.start]);
-    out.extend_from_slice(version.as_bytes());
-    out.extend_from_slice(&json[placeholder.end..]);
-    out.into()
+fn with_revision(
+    json: &CachedJson,
+    placeholder: std::ops::Range<usize>,
+    revision: Revision,
+) -> CachedJson {
+    json.replaced(placeholder, revision.0.to_string().as_bytes())
 }
 
 /// A write the cache was primed with (see [`WatchCache::prime`]). Dropped before the write
@@ -347,7 +344,7 @@ pub struct Priming<'a> {
     shared: Option<&'a Shared>,
     key: String,
     value: Bytes,
-    json: Bytes,
+    json: CachedJson,
     placeholder: std::ops::Range<usize>,
 }
 
@@ -356,7 +353,7 @@ impl Priming<'_> {
     /// JSON at that revision (the write's response) is returned.
     pub fn written(mut self, revision: Revision) -> Bytes {
         self.shared = None;
-        with_revision(&self.json, self.placeholder.clone(), revision)
+        with_revision(&self.json, self.placeholder.clone(), revision).to_bytes()
     }
 }
 
@@ -724,8 +721,9 @@ fn in_range(objects: &Objects, prefix: &str) -> Vec<Arc<CachedObject>> {
 /// Loads the state, then follows the store's watch; starts over when the watch fails.
 async fn run(store: Arc<dyn Store>, prefix: String, decode: Decode, shared: Arc<Shared>) {
     let mut backoff = Duration::from_millis(100);
+    let mut values = SharedValues::default();
     loop {
-        match follow(&store, &prefix, &decode, &shared).await {
+        match follow(&store, &prefix, &decode, &shared, &mut values).await {
             Ok(()) => backoff = Duration::from_millis(100),
             Err(err) => {
                 warn!(%prefix, %err, "watch cache: reloading");
@@ -750,6 +748,7 @@ async fn follow(
     prefix: &str,
     decode: &Decode,
     shared: &Shared,
+    values: &mut SharedValues,
 ) -> capstan_storage::Result<()> {
     // Read in pages at the first page's revision: the stored values of a large collection
     // are never all in memory at once beside their decoded forms.
@@ -770,7 +769,7 @@ async fn follow(
         for kv in &page.items {
             match decode(kv) {
                 Ok(o) => {
-                    objects.replace(Entry(Arc::new(o)));
+                    objects.replace(Entry(Arc::new(sharing(values, o))));
                 }
                 Err(err) => {
                     warn!(key = %kv.key, %err, "watch cache: skipping an object that does not decode")
@@ -821,10 +820,10 @@ async fn follow(
                             "a primed object differs from its stored value"
                         );
                     }
-                    Some(Arc::new(primed))
+                    Some(Arc::new(sharing(values, primed)))
                 }
                 None => match decode(&event.kv) {
-                    Ok(o) => Some(Arc::new(o)),
+                    Ok(o) => Some(Arc::new(sharing(values, o))),
                     Err(err) => {
                         return Err(capstan_storage::Error::Corrupt(format!(
                             "the change of {} at revision {revision} does not decode: {err}",
@@ -886,6 +885,12 @@ async fn follow(
         shared.revision.send_replace(revision);
     }
     Ok(())
+}
+
+/// `object` with the long values of its JSON shared through `values`.
+fn sharing(values: &mut SharedValues, mut object: CachedObject) -> CachedObject {
+    object.json = values.share(std::mem::take(&mut object.json));
+    object
 }
 
 /// A deletion's change, made before the cache's lock is taken (only the cache's own task

@@ -11,6 +11,7 @@
 mod cache;
 mod error;
 mod fields;
+mod json;
 mod pairs;
 
 pub use cache::{
@@ -19,4 +20,5 @@ pub use cache::{
 };
 pub use error::{Error, Result};
 pub use fields::{FieldNames, Fields};
+pub use json::{CachedJson, SharedValues};
 pub use pairs::Pairs;

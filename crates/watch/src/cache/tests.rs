@@ -14,7 +14,7 @@ fn decode() -> Decode {
         Ok(CachedObject {
             key: kv.key.clone(),
             revision: kv.mod_revision,
-            json: kv.value.clone(),
+            json: kv.value.clone().into(),
             labels: [(k, v)].into_iter().collect(),
             fields: Fields::default(),
             protobuf: Default::default(),
@@ -189,7 +189,7 @@ async fn watch_from_now_from_a_revision_and_too_old() {
         ]
     );
     assert_eq!(
-        &got[2].object.json[..],
+        &got[2].object.json.to_bytes()[..],
         b"tier=gold",
         "a deletion carries the last state"
     );
@@ -235,7 +235,11 @@ async fn selectors_turn_updates_into_additions_and_deletions() {
         .unwrap();
     let ev = next(&mut gold).await;
     assert_eq!(ev.kind, EventType::Deleted, "stops matching");
-    assert_eq!(&ev.object.json[..], b"tier=silver", "with the new state");
+    assert_eq!(
+        &ev.object.json.to_bytes()[..],
+        b"tier=silver",
+        "with the new state"
+    );
     f.store
         .update(
             "/r/a",
@@ -535,7 +539,11 @@ async fn pages_at_an_earlier_revision_undo_later_changes() {
         .unwrap()
         .unwrap();
     assert_eq!(keys(&second), ["n3", "n4", "n5", "n6"]);
-    assert_eq!(&second.items[2].json[..], b"tier=gold", "n5 as it was");
+    assert_eq!(
+        &second.items[2].json.to_bytes()[..],
+        b"tier=gold",
+        "n5 as it was"
+    );
     assert_eq!(
         (second.next.as_deref(), second.remaining),
         (Some("/r/n7"), 3)
@@ -630,7 +638,7 @@ async fn a_collection_of_several_pages_loads_at_one_revision() {
     assert_eq!(cached.len(), count + 200);
     let cached: Vec<_> = cached
         .iter()
-        .map(|o| (o.key.clone(), o.json.clone()))
+        .map(|o| (o.key.clone(), o.json.to_bytes()))
         .collect();
     let stored: Vec<_> = stored
         .items
@@ -674,7 +682,7 @@ async fn a_primed_change_is_kept_without_decoding() {
         object: CachedObject {
             key: "/r/p".into(),
             revision: Revision(0),
-            json: Bytes::from(format!("{{\"rv\":\"PENDING\",\"tier\":\"{tier}\"}}")),
+            json: format!("{{\"rv\":\"PENDING\",\"tier\":\"{tier}\"}}").into(),
             labels: [("tier", tier)].into_iter().collect(),
             fields: Fields::default(),
             protobuf: Default::default(),
@@ -700,7 +708,7 @@ async fn a_primed_change_is_kept_without_decoding() {
         .unwrap();
     let kept = cache.get("/r/p").unwrap().expect("cached");
     assert_eq!(kept.labels.get("tier"), Some("primed"));
-    assert_eq!((kept.revision, &kept.json), (revision, &response));
+    assert_eq!((kept.revision, kept.json.to_bytes()), (revision, response));
     assert_eq!(
         decodes(),
         1,
@@ -748,7 +756,7 @@ async fn update_and_read(
 #[tokio::test]
 async fn deletions_serve_the_last_state_at_their_revision_from_one_copy() {
     let f = fixture_decoding(WatchCacheConfig::default(), decode_to_json()).await;
-    let json = |o: &CachedObject| String::from_utf8(o.json.to_vec()).unwrap();
+    let json = |o: &CachedObject| String::from_utf8(o.json.contiguous().into_owned()).unwrap();
     let (a, _) = f.store.get("/r/a").await.unwrap();
     let created = a.unwrap().mod_revision;
     let mut live = f.cache.watch("/r/", Some(created), all()).unwrap();
@@ -801,7 +809,7 @@ async fn deletions_of_objects_without_a_findable_version_decode() {
         (event.kind, event.object.revision),
         (EventType::Deleted, deleted)
     );
-    assert_eq!(&event.object.json[..], b"tier=gold");
+    assert_eq!(&event.object.json.to_bytes()[..], b"tier=gold");
 }
 
 /// Aged changes leave the window when other prefixes' writes report progress, not only when
@@ -840,4 +848,76 @@ async fn progress_reports_trim_aged_changes() {
         f.cache.watch("/r/", Some(from), all()),
         Err(Error::Expired { .. })
     ));
+}
+
+/// As [`decode_to_json`], with managedFields whose `fieldsV1` is the same for every object of
+/// a label value.
+fn decode_with_managed_fields() -> Decode {
+    Arc::new(|kv: &KeyValue| {
+        let plain = decode()(kv)?;
+        let (k, v) = plain.labels.iter().next().ok_or("a label")?;
+        let json = format!(
+            r#"{{"metadata":{{"resourceVersion":"{}","labels":{{"{k}":"{v}"}},"managedFields":[{{"manager":"m","fieldsType":"FieldsV1","fieldsV1":{{"f:metadata":{{"f:labels":{{".":{{}},"f:{k}":{{}}}}}},"f:spec":{{"f:{v}":{{}}}}}}}}]}}}}"#,
+            kv.mod_revision.0
+        );
+        Ok(CachedObject {
+            json: json.into(),
+            ..plain
+        })
+    })
+}
+
+/// Objects whose managedFields hold the same `fieldsV1` keep it once, read back whole, and
+/// a deletion's event still carries the deletion's resourceVersion.
+#[tokio::test]
+async fn alike_managed_fields_are_kept_once() {
+    let decode = decode_with_managed_fields();
+    let f = fixture_decoding(WatchCacheConfig::default(), decode.clone()).await;
+    let b = f
+        .store
+        .create("/r/b", Bytes::from_static(b"tier=gold"))
+        .await
+        .unwrap();
+    f.cache
+        .wait_for(b.mod_revision, Duration::from_secs(10))
+        .await
+        .unwrap();
+    let (items, _) = f.cache.list("/r/", &all()).unwrap();
+    assert_eq!(items.len(), 2);
+    for item in &items {
+        let (kv, _) = f.store.get(&item.key).await.unwrap();
+        assert_eq!(
+            item.json,
+            decode(&kv.unwrap()).unwrap().json,
+            "read back whole"
+        );
+        assert!(
+            item.json.own_len() + 64 < item.json.len(),
+            "{} of {} bytes its own",
+            item.json.own_len(),
+            item.json.len()
+        );
+    }
+
+    let mut live = f.cache.watch("/r/", Some(b.mod_revision), all()).unwrap();
+    let deleted = f.store.delete("/r/b", None).await.unwrap().mod_revision;
+    let event = next(&mut live).await;
+    let created = String::from_utf8(decode(&b).unwrap().json.contiguous().into_owned()).unwrap();
+    let expected = created.replace(
+        &format!("\"resourceVersion\":\"{}\"", b.mod_revision.0),
+        &format!("\"resourceVersion\":\"{}\"", deleted.0),
+    );
+    assert_eq!(
+        (event.kind, event.object.revision),
+        (EventType::Deleted, deleted)
+    );
+    assert_eq!(
+        event.object.json,
+        *expected.as_bytes(),
+        "the deletion's resourceVersion"
+    );
+    assert!(
+        event.object.json.own_len() < event.object.json.len(),
+        "still shared"
+    );
 }
