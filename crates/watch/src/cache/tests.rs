@@ -74,6 +74,22 @@ async fn fixture_decoding(config: WatchCacheConfig, decode: Decode) -> Fixture {
     }
 }
 
+impl Fixture {
+    /// Creates `key` and waits for the cache to hold it.
+    async fn created(&self, key: &str, value: &'static [u8]) -> KeyValue {
+        let kv = self
+            .store
+            .create(key, Bytes::from_static(value))
+            .await
+            .unwrap();
+        self.cache
+            .wait_for(kv.mod_revision, Duration::from_secs(10))
+            .await
+            .unwrap();
+        kv
+    }
+}
+
 async fn next(w: &mut Watch) -> WatchEvent {
     tokio::time::timeout(Duration::from_secs(10), w.events.recv())
         .await
@@ -113,15 +129,7 @@ async fn lists_and_follows_changes() {
     let (gold, _) = f.cache.list("/r/", &tier("gold")).unwrap();
     assert_eq!(gold.len(), 1);
     // A write elsewhere advances the cache (progress) without changing its objects.
-    let elsewhere = f
-        .store
-        .create("/other/y", Bytes::from_static(b"tier=x"))
-        .await
-        .unwrap();
-    f.cache
-        .wait_for(elsewhere.mod_revision, Duration::from_secs(10))
-        .await
-        .unwrap();
+    let elsewhere = f.created("/other/y", b"tier=x").await;
     let err = f
         .cache
         .wait_for(
@@ -201,15 +209,7 @@ async fn watch_from_now_from_a_revision_and_too_old() {
         .create("/r/c", Bytes::from_static(b"tier=gold"))
         .await
         .unwrap();
-    let last = f
-        .store
-        .create("/r/d", Bytes::from_static(b"tier=gold"))
-        .await
-        .unwrap();
-    f.cache
-        .wait_for(last.mod_revision, Duration::from_secs(10))
-        .await
-        .unwrap();
+    f.created("/r/d", b"tier=gold").await;
     assert!(matches!(
         f.cache.watch("/r/", Some(start), all()),
         Err(Error::Expired { .. })
@@ -523,15 +523,7 @@ async fn pages_at_an_earlier_revision_undo_later_changes() {
         .create("/r/n45", Bytes::from_static(b"tier=gold"))
         .await
         .unwrap();
-    let last = f
-        .store
-        .create("/r/n99", Bytes::from_static(b"tier=gold"))
-        .await
-        .unwrap();
-    f.cache
-        .wait_for(last.mod_revision, Duration::from_secs(10))
-        .await
-        .unwrap();
+    let last = f.created("/r/n99", b"tier=gold").await;
 
     let second = f
         .cache
@@ -835,15 +827,7 @@ async fn progress_reports_trim_aged_changes() {
     let from = Revision(first.mod_revision.0 - 1);
     let before = f.cache.watch("/r/", Some(from), all()).unwrap();
     assert_eq!(before.initial.len(), 2, "both changes are still kept");
-    let elsewhere = f
-        .store
-        .create("/other/x", Bytes::from_static(b"tier=gold"))
-        .await
-        .unwrap();
-    f.cache
-        .wait_for(elsewhere.mod_revision, Duration::from_secs(10))
-        .await
-        .unwrap();
+    f.created("/other/x", b"tier=gold").await;
     assert!(matches!(
         f.cache.watch("/r/", Some(from), all()),
         Err(Error::Expired { .. })
@@ -873,15 +857,7 @@ fn decode_with_managed_fields() -> Decode {
 async fn alike_managed_fields_are_kept_once() {
     let decode = decode_with_managed_fields();
     let f = fixture_decoding(WatchCacheConfig::default(), decode.clone()).await;
-    let b = f
-        .store
-        .create("/r/b", Bytes::from_static(b"tier=gold"))
-        .await
-        .unwrap();
-    f.cache
-        .wait_for(b.mod_revision, Duration::from_secs(10))
-        .await
-        .unwrap();
+    let b = f.created("/r/b", b"tier=gold").await;
     let (items, _) = f.cache.list("/r/", &all()).unwrap();
     assert_eq!(items.len(), 2);
     for item in &items {
