@@ -16,6 +16,12 @@ cleanup() {
   sleep 1
   kill -9 "${pids[@]}" 2>/dev/null || true
   wait 2>/dev/null || true
+  # A hollow kubelet keeps its root directory in /tmp whatever TMPDIR says; its log names it.
+  local root
+  for root in $(sed -n 's/.*Using \(\/tmp\/hollow-kubelet\.[0-9]*\) as root dir.*/\1/p' \
+    "$work"/*.log 2>/dev/null); do
+    rm -rf "$root"
+  done
   rm -rf "$work"
 }
 trap cleanup EXIT

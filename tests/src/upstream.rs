@@ -119,7 +119,20 @@ impl Process {
 impl Drop for Process {
     fn drop(&mut self) {
         self.kill();
+        if let Some(root) = hollow_kubelet_root(&self.log) {
+            let _ = std::fs::remove_dir_all(root);
+        }
     }
+}
+
+/// The root directory a hollow kubelet (kubemark) made for itself, which its log names: it
+/// makes it in `/tmp` whatever `TMPDIR` says, so it outlives the test's own directory.
+fn hollow_kubelet_root(log: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(log).ok()?;
+    let (_, rest) = text.split_once("Using /tmp/hollow-kubelet.")?;
+    let (suffix, _) = rest.split_once(" as root dir")?;
+    let digits = !suffix.is_empty() && suffix.bytes().all(|b| b.is_ascii_digit());
+    digits.then(|| PathBuf::from(format!("/tmp/hollow-kubelet.{suffix}")))
 }
 
 /// Upstream's etcd (from [`binaries`] in `bin`) on free loopback ports, its data in `dir`;
@@ -238,4 +251,33 @@ pub fn wait_until(what: &str, timeout: Duration, mut check: impl FnMut() -> bool
         std::thread::sleep(Duration::from_millis(200));
     }
     start.elapsed()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The root directory is read from the line that names it, and nothing else is taken for
+    /// one.
+    #[test]
+    fn a_hollow_kubelets_root_is_read_from_its_log() {
+        let dir = std::env::temp_dir().join(format!("capstan-log-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let log = dir.join("hollow-1.log");
+        let read = |text: &str| {
+            std::fs::write(&log, text).unwrap();
+            hollow_kubelet_root(&log)
+        };
+        assert_eq!(
+            read(
+                "I1205 hollow_kubelet.go:150] Using /tmp/hollow-kubelet.4008460308 as root dir for hollow-kubelet\n"
+            ),
+            Some(PathBuf::from("/tmp/hollow-kubelet.4008460308"))
+        );
+        assert_eq!(read("Using /tmp/hollow-kubelet./.. as root dir\n"), None);
+        assert_eq!(read("Using /tmp/hollow-kubelet. as root dir\n"), None);
+        assert_eq!(read("nothing about it\n"), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(hollow_kubelet_root(&log), None, "no log");
+    }
 }
