@@ -542,11 +542,13 @@ impl WatchCache {
                 None => {
                     for object in objects {
                         if limit > 0 && page.items.len() == limit {
-                            page.next.get_or_insert_with(|| object.key.clone());
-                            page.remaining += 1;
-                        } else {
-                            page.items.push(object.clone());
+                            page.next = Some(object.key.clone());
+                            break;
                         }
+                        page.items.push(object.clone());
+                    }
+                    if let Some(next) = &page.next {
+                        page.remaining = count_at_revision(&state, prefix, next, revision.0);
                     }
                     return Ok(Some(page));
                 }
@@ -701,6 +703,41 @@ fn at_revision<'s>(
             }
         }
     })
+}
+
+/// How many objects under `prefix` from `start` on there were at `revision`. Without later
+/// changes in that range, the map's entries are counted without reading the objects (a page
+/// of a large list counts the rest of it); otherwise the objects at `revision` are walked.
+// See `in_range` on the lint.
+#[allow(clippy::mutable_key_type)]
+fn count_at_revision(state: &State, prefix: &str, start: &str, revision: u64) -> usize {
+    let first_later = state.window.partition_point(|c| c.revision <= revision);
+    let changed_since = state.window.range(first_later..).any(|c| {
+        let key = c.object.key.as_str();
+        key >= start && key.starts_with(prefix)
+    });
+    match prefix_end(prefix) {
+        Some(end) if !changed_since && start < end.as_str() => state
+            .objects
+            .range::<str, _>((
+                std::ops::Bound::Included(start),
+                std::ops::Bound::Excluded(end.as_str()),
+            ))
+            .count(),
+        _ => at_revision(state, prefix, start, revision).count(),
+    }
+}
+
+/// The first key after every key under `prefix`, when the prefix's last character is ASCII
+/// (the resources' prefixes end in `/`).
+fn prefix_end(prefix: &str) -> Option<String> {
+    let last = *prefix.as_bytes().last()?;
+    if !last.is_ascii() || last == 0x7f {
+        return None;
+    }
+    let mut end = prefix[..prefix.len() - 1].to_string();
+    end.push(char::from(last + 1));
+    Some(end)
 }
 
 /// The objects under `prefix`, in key order (cheap clones of their `Arc`s).

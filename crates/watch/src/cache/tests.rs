@@ -548,6 +548,34 @@ async fn pages_at_an_earlier_revision_undo_later_changes() {
     assert_eq!(keys(&rest), ["n7", "n8", "n9"]);
     assert_eq!((rest.next, rest.remaining), (None, 0));
 
+    // At the cache's revision (no later change to undo) the rest is counted from the map,
+    // only what lies under the prefix.
+    let current = f
+        .cache
+        .page_at("/r/", "/r/n3", last.mod_revision, 4, None)
+        .unwrap()
+        .unwrap();
+    assert_eq!(keys(&current), ["n3", "n45", "n5", "n6"]);
+    assert_eq!(
+        (current.next.as_deref(), current.remaining),
+        (Some("/r/n7"), 4)
+    );
+    let narrower = f
+        .cache
+        .page_at("/r/n4", "/r/n4", last.mod_revision, 0, None)
+        .unwrap()
+        .unwrap();
+    assert_eq!(keys(&narrower), ["n45"]);
+    let narrower = f
+        .cache
+        .page_at("/r/n", "/r/n", last.mod_revision, 2, None)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (keys(&narrower), narrower.remaining),
+        (vec!["n0".to_string(), "n1".into()], 9)
+    );
+
     // Selectors see the old states; now, the same page shows the changes.
     let gold = f
         .cache
@@ -896,4 +924,16 @@ async fn alike_managed_fields_are_kept_once() {
         event.object.json.own_len() < event.object.json.len(),
         "still shared"
     );
+}
+
+/// The bound after a prefix's keys.
+#[test]
+fn a_prefix_ends_at_its_last_character_plus_one() {
+    assert_eq!(
+        prefix_end("/registry/pods/").as_deref(),
+        Some("/registry/pods0")
+    );
+    assert_eq!(prefix_end("/r/n").as_deref(), Some("/r/o"));
+    assert_eq!(prefix_end("/r/é"), None);
+    assert_eq!(prefix_end(""), None);
 }
