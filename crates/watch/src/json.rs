@@ -23,8 +23,9 @@ const SHARED_KEY: &[u8] = b"\"fieldsV1\":";
 pub struct CachedJson {
     /// The text without the shared values.
     own: Bytes,
-    /// The shared values and where each goes in `own`, in order.
-    shared: Box<[(usize, Arc<[u8]>)]>,
+    /// The shared values and where each goes in `own`, in order (behind an `Arc`: a list
+    /// clones every item's text).
+    shared: Arc<[(usize, Arc<[u8]>)]>,
 }
 
 impl CachedJson {
@@ -181,7 +182,7 @@ impl From<Bytes> for CachedJson {
     fn from(own: Bytes) -> Self {
         Self {
             own,
-            shared: Box::default(),
+            shared: Arc::default(),
         }
     }
 }
