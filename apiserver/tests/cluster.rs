@@ -100,11 +100,13 @@ const TOLERATION_SECONDS: u32 = 2;
 /// The cluster's files and the components' logs; kept after the test when `CAPSTAN_KEEP_LOGS`
 /// is set.
 struct Cluster {
+    /// Declared first, so dropped first: the processes stop (and a hollow kubelet's root
+    /// directory, which its log names, goes) before `dir` and their logs are removed.
+    processes: Vec<Process>,
     dir: tempfile::TempDir,
     pki: Pki,
     url: String,
     admin: PathBuf,
-    processes: Vec<Process>,
     bin: PathBuf,
 }
 
