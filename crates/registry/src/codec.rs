@@ -156,7 +156,7 @@ enum Positions {
 
 /// Decodes a whole JSON body as a `T`, telling `unknown` of every field `T` does not declare.
 /// A function pointer, so that a store can take it where it is built (see
-/// `generic::ObjectJson`).
+/// `kind::KindJson`).
 pub(crate) type Checked<T> =
     fn(&[u8], &mut dyn FnMut(serde_ignored::Path<'_>)) -> serde_json::Result<T>;
 

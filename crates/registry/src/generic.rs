@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use capstan_meta::HasMetadata;
 use capstan_meta::v1::{FieldsV1, ManagedFieldsEntry, ObjectMeta};
 use capstan_meta::{
     ApiError, FieldError, GroupResource, Reason, ResourceDescriptor, Strategy, names, time,
@@ -20,7 +19,8 @@ use futures_util::StreamExt;
 
 use crate::codec;
 use crate::error::{Error, Result};
-use crate::hooks::{Allocations, CreateHook, Reserved, UpdateFieldCheck, WriteCheck};
+use crate::hooks::{Allocations, CreateHook, OnKind, Reserved, UpdateFieldCheck, WriteCheck};
+use crate::kind::{self, AsJson, Foreign, KindJson, KindStrategy, Obj};
 use crate::managed::FieldTracker;
 use crate::options::{
     ContinueToken, DeleteOptions, FieldValidation, GetOptions, ListOptions, ResourceVersionMatch,
@@ -43,66 +43,46 @@ const PROGRESS_REQUEST_EVERY: std::time::Duration = std::time::Duration::from_mi
 /// Events a watch served from storage may have queued before it is ended as too slow.
 const STORAGE_WATCH_QUEUE: usize = 1024;
 
-/// The REST store of one resource type over the shared [`Store`].
+/// The REST store of one resource type over the shared [`Store`]: the typed face of a
+/// [`KindStore`], which does the work for every kind alike.
 pub struct GenericStore<S: Strategy> {
-    strategy: Arc<S>,
+    kind: KindStore,
+    strategy: std::marker::PhantomData<fn() -> S>,
+}
+
+/// A store's verbs over objects of any kind, shaped by its [`KindStrategy`]: compiled once,
+/// not once per kind (see [`crate::kind`]).
+pub(crate) struct KindStore {
+    strategy: Arc<dyn KindStrategy>,
     /// What does not depend on the object type, with the paths that need nothing else.
     core: StoreCore,
-    create_hooks: Vec<Arc<dyn CreateHook<S::Object>>>,
-    write_checks: Vec<Arc<dyn WriteCheck<S::Object>>>,
-    update_field_checks: Vec<Arc<dyn UpdateFieldCheck<S::Object>>>,
+    create_hooks: Vec<Arc<dyn CreateHook<Obj>>>,
+    write_checks: Vec<Arc<dyn WriteCheck<Obj>>>,
+    update_field_checks: Vec<Arc<dyn UpdateFieldCheck<Obj>>>,
     /// Takes and gives back what objects claim from shared pools.
-    allocations: Option<Arc<dyn Allocations<S::Object>>>,
-    /// The object type's JSON code.
-    json: ObjectJson<S::Object>,
+    allocations: Option<Arc<dyn Allocations<Obj>>>,
+    /// The object type's decoders.
+    json: KindJson,
 }
 
-/// One object type's JSON code, as function pointers taken where its store is built.
-///
-/// A generic method that called serde directly compiled the type's whole (de)serializing
-/// code (every nested type: metadata, pod specs, ...) again in each crate that calls the
-/// method on a typed store: the controllers, the server, every test binary. Through these
-/// pointers it is compiled once per type, beside the store's constructor.
-pub(crate) struct ObjectJson<T> {
-    from_slice: fn(&[u8]) -> serde_json::Result<T>,
-    checked: codec::Checked<T>,
-    to_vec: fn(&T) -> serde_json::Result<Vec<u8>>,
-    to_value: fn(&T) -> serde_json::Result<serde_json::Value>,
+/// `obj` as a JSON tree.
+fn value_of(obj: &Obj) -> Result<serde_json::Value> {
+    obj.to_value().map_err(Error::Encode)
 }
 
-impl<T> Clone for ObjectJson<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
+/// What admission reads of `obj`.
+fn as_json(obj: &Obj) -> &dyn AsJson {
+    obj
 }
 
-impl<T> Copy for ObjectJson<T> {}
+/// What admission reads of an object, as JSON.
+fn json_of(obj: &dyn AsJson) -> Result<serde_json::Value> {
+    obj.as_json().map_err(Error::Encode)
+}
 
-impl<T: serde::Serialize + serde::de::DeserializeOwned> ObjectJson<T> {
-    /// `T`'s code, compiled where this is called.
-    pub(crate) fn new() -> Self {
-        Self {
-            from_slice: |bytes: &[u8]| serde_json::from_slice(bytes),
-            checked: codec::checked::<T>,
-            to_vec: serde_json::to_vec::<T>,
-            to_value: |obj: &T| serde_json::to_value(obj),
-        }
-    }
-
-    fn value_of(&self, obj: &T) -> Result<serde_json::Value> {
-        (self.to_value)(obj).map_err(Error::Encode)
-    }
-
-    fn bytes_of(&self, obj: &T) -> Result<Vec<u8>> {
-        (self.to_vec)(obj).map_err(Error::Encode)
-    }
-
-    /// A typed object from a JSON document (an admitted one), through its bytes (see
-    /// [`codec::from_document`]).
-    fn read_document(&self, doc: &serde_json::Value) -> Result<T> {
-        let bytes = serde_json::to_vec(doc).map_err(Error::Encode)?;
-        (self.from_slice)(&bytes).map_err(Error::Encode)
-    }
+/// `obj`'s JSON text.
+fn bytes_of(obj: &Obj) -> Result<Vec<u8>> {
+    obj.to_vec().map_err(Error::Encode)
 }
 
 /// The part of a [`GenericStore`] that does not depend on its object type: names, storage,
@@ -216,13 +196,14 @@ where
             registry_prefix.trim_end_matches('/'),
             descriptor.resource
         );
-        let strategy = Arc::new(strategy);
+        let strategy: Arc<dyn KindStrategy> = Arc::new(strategy);
+        let json = KindJson::of::<S::Object>();
         let field_names = selectable_names(&descriptor.field_labels.fields);
         let decode: Decode = {
             let strategy = strategy.clone();
             let names = field_names.clone();
             let codec = codec.clone();
-            Arc::new(move |kv: &KeyValue| to_cached(&*strategy, &codec, &names, kv))
+            Arc::new(move |kv: &KeyValue| to_cached(&*strategy, json, &codec, &names, kv))
         };
         let cache = cache
             .map(|config| WatchCache::start(store.clone(), prefix.clone(), decode.clone(), config));
@@ -231,7 +212,7 @@ where
             &descriptor,
             strategy.has_status(),
         ));
-        Self {
+        let kind = KindStore {
             core: StoreCore {
                 tracker,
                 forms,
@@ -252,14 +233,18 @@ where
             write_checks: Vec::new(),
             update_field_checks: Vec::new(),
             allocations: None,
-            json: ObjectJson::new(),
+            json,
+        };
+        Self {
+            kind,
+            strategy: std::marker::PhantomData,
         }
     }
 
     /// Tracks field managers (and applies) by `schema`, which knows the resource's kind (a
     /// custom resource's schema, built from its CRD).
     pub fn with_field_schema(mut self, schema: Arc<capstan_negotiation::schema::Schema>) -> Self {
-        self.core.tracker = self.core.tracker.with_schema(schema);
+        self.kind.core.tracker = self.kind.core.tracker.with_schema(schema);
         self
     }
 
@@ -269,48 +254,48 @@ where
         mut self,
         schema: impl Fn(&mut schemars::SchemaGenerator) -> schemars::Schema + Send + Sync + 'static,
     ) -> Self {
-        self.core.schema = Arc::new(schema);
+        self.kind.core.schema = Arc::new(schema);
         self
     }
 
     /// Runs up to `workers` deletes of a deletecollection at once.
     pub fn with_delete_workers(mut self, workers: usize) -> Self {
-        self.core.delete_workers = workers.max(1);
+        self.kind.core.delete_workers = workers.max(1);
         self
     }
 
     /// Runs `hook` on every new object after defaulting and before validation (it may
     /// change the object or refuse it). Hooks run in the order they were added.
     pub fn with_create_hook(mut self, hook: Arc<dyn CreateHook<S::Object>>) -> Self {
-        self.create_hooks.push(hook);
+        self.kind.create_hooks.push(Arc::new(OnKind(hook)));
         self
     }
 
     /// Runs `check` on every valid new or changed object, with its author, before it is
     /// written (dry runs included): RBAC's escalation checks.
     pub fn with_write_check(mut self, check: Arc<dyn WriteCheck<S::Object>>) -> Self {
-        self.write_checks.push(check);
+        self.kind.write_checks.push(Arc::new(OnKind(check)));
         self
     }
 
     /// Runs `check` on every update (dry runs included), its refusals reported with the
     /// object's validation errors, before them: a ResourceClaim's status permissions.
     pub fn with_update_field_check(mut self, check: Arc<dyn UpdateFieldCheck<S::Object>>) -> Self {
-        self.update_field_checks.push(check);
+        self.kind.update_field_checks.push(Arc::new(OnKind(check)));
         self
     }
 
     /// Reserves what new and changed objects claim with `allocations` (after admission's
     /// mutating phase, before validation), and gives it back when an object is removed.
     pub fn with_allocations(mut self, allocations: Arc<dyn Allocations<S::Object>>) -> Self {
-        self.allocations = Some(allocations);
+        self.kind.allocations = Some(Arc::new(OnKind(allocations)));
         self
     }
 
     /// Passes every create, update and delete through `chain`: its mutating plugins after
     /// defaulting, its validating plugins after the object's own validation (dry runs too).
     pub fn with_admission(mut self, chain: Arc<capstan_admission::Chain>) -> Self {
-        self.core.admission = Some(chain);
+        self.kind.core.admission = Some(chain);
         self
     }
 }
@@ -332,17 +317,18 @@ impl<S: Strategy> GenericStore<S> {
         options: &WriteOptions,
     ) -> Result<T>
     where
-        T: serde::Serialize + serde::de::DeserializeOwned,
+        T: serde::Serialize + serde::de::DeserializeOwned + Sync,
     {
-        self.admit_subresource_write(
-            Operation::Create,
-            (subresource, kind, kind_group_version),
-            namespace,
-            name,
-            (object, None),
-            options,
-        )
-        .await
+        self.kind
+            .admit_subresource_write(
+                Operation::Create,
+                (subresource, kind, kind_group_version),
+                namespace,
+                name,
+                (object, None),
+                options,
+            )
+            .await
     }
 
     /// Admits an update through a subresource whose object is not the stored one (a
@@ -360,19 +346,91 @@ impl<S: Strategy> GenericStore<S> {
         options: &WriteOptions,
     ) -> Result<T>
     where
-        T: serde::Serialize + serde::de::DeserializeOwned,
+        T: serde::Serialize + serde::de::DeserializeOwned + Sync,
     {
-        self.admit_subresource_write(
-            Operation::Update,
-            (subresource, kind, kind_group_version),
-            namespace,
-            name,
-            (object, Some(old)),
-            options,
-        )
-        .await
+        self.kind
+            .admit_subresource_write(
+                Operation::Update,
+                (subresource, kind, kind_group_version),
+                namespace,
+                name,
+                (object, Some(old)),
+                options,
+            )
+            .await
     }
 
+    /// Changes one object with `change` and writes it, retrying when the write loses a race.
+    /// No strategy hook runs: this is for the server's own writes that bypass the update
+    /// rules (a binding setting `spec.nodeName`, a namespace's finalize), as upstream's
+    /// guaranteed updates do. A change that leaves a deleted object with nothing to wait for
+    /// removes it.
+    pub async fn update_with<F>(
+        &self,
+        namespace: &str,
+        name: &str,
+        dry_run: bool,
+        mut change: F,
+    ) -> Result<S::Object>
+    where
+        F: FnMut(&mut S::Object) -> Result<()> + Send,
+    {
+        let mut change = |obj: &mut Obj| change(kind::typed_mut(obj));
+        let obj = self
+            .kind
+            .update_with(namespace, name, dry_run, &mut change)
+            .await?;
+        Ok(kind::into_typed(obj))
+    }
+
+    /// The object's JSON as the watch cache has it (it may lag storage by the time an event
+    /// takes to arrive), or as storage has it when there is no cache; `None` when there is
+    /// no such object. For the server's own lookups (tokens, bound objects), not for clients.
+    pub async fn cached_json(&self, namespace: &str, name: &str) -> Result<Option<Bytes>> {
+        self.kind.cached_json(namespace, name).await
+    }
+
+    /// How this store's objects are written (media type, encryption).
+    pub fn storage_codec(&self) -> &StorageCodec {
+        &self.kind.core.codec
+    }
+
+    /// The group and resource, for errors about this store's objects.
+    pub fn group_resource(&self) -> &GroupResource {
+        &self.kind.core.gr
+    }
+
+    /// PUT of the resource or of a subresource.
+    pub(crate) async fn update_target(
+        &self,
+        target: Target,
+        namespace: &str,
+        name: &str,
+        body: &[u8],
+        options: &WriteOptions,
+    ) -> Result<Encoded> {
+        self.kind
+            .update_target(target, namespace, name, body, options)
+            .await
+    }
+
+    /// PATCH of the resource or of a subresource.
+    pub(crate) async fn patch_target(
+        &self,
+        target: Target,
+        namespace: &str,
+        name: &str,
+        patch_type: PatchType,
+        body: &[u8],
+        options: &WriteOptions,
+    ) -> Result<Encoded> {
+        self.kind
+            .patch_target(target, namespace, name, patch_type, body, options)
+            .await
+    }
+}
+
+impl KindStore {
     async fn admit_subresource_write<T>(
         &self,
         operation: Operation,
@@ -383,7 +441,7 @@ impl<S: Strategy> GenericStore<S> {
         options: &WriteOptions,
     ) -> Result<T>
     where
-        T: serde::Serialize + serde::de::DeserializeOwned,
+        T: serde::Serialize + serde::de::DeserializeOwned + Sync,
     {
         let attributes = || {
             let mut a = self
@@ -396,47 +454,32 @@ impl<S: Strategy> GenericStore<S> {
             a.forms = None;
             a
         };
-        let mut object = object;
+        let mut object = Foreign(object);
+        let old = old.map(Foreign);
+        let old = old.as_ref().map(|o| o as &dyn AsJson);
         // Subresource answers carry no warnings.
         let mut warnings = Vec::new();
-        let json = ObjectJson::new();
         let admitted = self
-            .admit_object(
-                attributes(),
-                (&object, old.as_ref()),
-                json,
-                &mut warnings,
-                None,
-            )
+            .admit_object(attributes(), (&object, old), &mut warnings, None)
             .await?;
         if let Some(admitted) = admitted {
-            object = json.read_document(&admitted)?;
+            object = Foreign(codec::from_document(&admitted).map_err(Error::Encode)?);
         }
-        self.validate_object(
-            attributes(),
-            (Some(&object), old.as_ref()),
-            json,
-            &mut warnings,
-            None,
-        )
-        .await?;
-        Ok(object)
+        self.validate_object(attributes(), (Some(&object), old), &mut warnings, None)
+            .await?;
+        Ok(object.0)
     }
 
     /// The mutating phase for `a` (its object as JSON, changed by the plugins, back in
     /// `obj`; their warnings added to `warnings`); nothing when no mutating plugin looks at
     /// the request.
-    async fn admit_object<T>(
+    async fn admit_object(
         &self,
         mut a: Attributes,
-        (obj, old): (&T, Option<&T>),
-        json: ObjectJson<T>,
+        (obj, old): (&dyn AsJson, Option<&dyn AsJson>),
         warnings: &mut Vec<String>,
         tree: Option<serde_json::Value>,
-    ) -> Result<Option<serde_json::Value>>
-    where
-        T: serde::Serialize + serde::de::DeserializeOwned,
-    {
+    ) -> Result<Option<serde_json::Value>> {
         let Some(chain) = self.core.admission.as_deref() else {
             return Ok(None);
         };
@@ -448,9 +491,9 @@ impl<S: Strategy> GenericStore<S> {
         }
         a.object = match tree {
             Some(tree) => Some(tree),
-            None => Some(json.value_of(obj)?),
+            None => Some(json_of(obj)?),
         };
-        a.old_object = old.map(|o| json.value_of(o)).transpose()?;
+        a.old_object = old.map(json_of).transpose()?;
         let admitted = chain.admit(&mut a).await;
         warnings.extend(a.feedback.take_warnings());
         admitted?;
@@ -464,12 +507,12 @@ impl<S: Strategy> GenericStore<S> {
     async fn admit_written(
         &self,
         a: Attributes,
-        (obj, old): (&mut S::Object, Option<&S::Object>),
+        (obj, old): (&mut Obj, Option<&Obj>),
         warnings: &mut Vec<String>,
         tree: Option<serde_json::Value>,
     ) -> Result<()> {
         let admitted = self
-            .admit_object(a, (&*obj, old), self.json, warnings, tree)
+            .admit_object(a, (&*obj, old.map(as_json)), warnings, tree)
             .await?;
         let Some(mut admitted) = admitted else {
             return Ok(());
@@ -480,7 +523,7 @@ impl<S: Strategy> GenericStore<S> {
             .and_then(serde_json::Value::as_object_mut)
             .and_then(|m| m.remove("managedFields"))
             .filter(|f| !f.is_null());
-        let mut new = self.json.read_document(&admitted)?;
+        let mut new = self.read_document(&admitted)?;
         let recorded = obj.metadata_mut().managed_fields.take();
         new.metadata_mut().managed_fields = match left {
             None => None,
@@ -506,17 +549,13 @@ impl<S: Strategy> GenericStore<S> {
     /// the plugins' warnings added to `warnings`. `tree`, when given, is `obj` as a tree: it
     /// is used instead of serializing `obj`, and given back (or the tree made here) for the
     /// stored encoding.
-    async fn validate_object<T>(
+    async fn validate_object(
         &self,
         mut a: Attributes,
-        (obj, old): (Option<&T>, Option<&T>),
-        json: ObjectJson<T>,
+        (obj, old): (Option<&dyn AsJson>, Option<&dyn AsJson>),
         warnings: &mut Vec<String>,
         tree: Option<serde_json::Value>,
-    ) -> Result<Option<serde_json::Value>>
-    where
-        T: serde::Serialize + serde::de::DeserializeOwned,
-    {
+    ) -> Result<Option<serde_json::Value>> {
         let Some(chain) = self.core.admission.as_deref() else {
             return Ok(tree);
         };
@@ -536,9 +575,9 @@ impl<S: Strategy> GenericStore<S> {
         if reads {
             a.object = match tree {
                 Some(tree) => Some(tree),
-                None => obj.map(|o| json.value_of(o)).transpose()?,
+                None => obj.map(json_of).transpose()?,
             };
-            a.old_object = old.map(|o| json.value_of(o)).transpose()?;
+            a.old_object = old.map(json_of).transpose()?;
         } else {
             kept = tree;
         }
@@ -551,17 +590,18 @@ impl<S: Strategy> GenericStore<S> {
 
 /// A stored object as the watch cache keeps it: the served JSON (with its resourceVersion),
 /// its labels and its selectable fields.
-fn to_cached<S: Strategy>(
-    strategy: &S,
+fn to_cached(
+    strategy: &dyn KindStrategy,
+    json: KindJson,
     codec: &StorageCodec,
     fields: &FieldNames,
     kv: &KeyValue,
 ) -> std::result::Result<CachedObject, String> {
-    let json = codec.decode(&kv.key, &kv.value)?;
-    let mut obj: S::Object = serde_json::from_slice(&json).map_err(|e| e.to_string())?;
+    let text = codec.decode(&kv.key, &kv.value)?;
+    let mut obj = (json.from_slice)(&text).map_err(|e| e.to_string())?;
     strategy.on_read(&mut obj);
     obj.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
-    let mut json = serde_json::to_vec(&obj).map_err(|e| e.to_string())?;
+    let mut json = obj.to_vec().map_err(|e| e.to_string())?;
     // The cache keeps this for the object's lifetime: no spare capacity.
     json.shrink_to_fit();
     Ok(cached_object(
@@ -575,12 +615,12 @@ fn to_cached<S: Strategy>(
 }
 
 /// `obj`, stored under `key` at `revision` and served as `json`, as the watch cache keeps it.
-fn cached_object<S: Strategy>(
-    strategy: &S,
+fn cached_object(
+    strategy: &dyn KindStrategy,
     fields: &FieldNames,
     key: &str,
     revision: Revision,
-    obj: &S::Object,
+    obj: &Obj,
     json: Bytes,
 ) -> CachedObject {
     let meta = obj.metadata();
@@ -703,13 +743,13 @@ fn meta_name(meta: &ObjectMeta) -> &str {
     meta.name.as_deref().unwrap_or("")
 }
 
-impl<S: Strategy> GenericStore<S> {
+impl KindStore {
     /// A request body as the resource's object, pruned by the strategy.
     fn decode_body(
         &self,
         body: &[u8],
         validation: FieldValidation,
-    ) -> std::result::Result<(S::Object, Vec<String>), ApiError> {
+    ) -> std::result::Result<(Obj, Vec<String>), ApiError> {
         codec::decode_pruned(
             body,
             &self.core.descriptor,
@@ -724,7 +764,7 @@ impl<S: Strategy> GenericStore<S> {
         &self,
         doc: serde_json::Value,
         validation: FieldValidation,
-    ) -> std::result::Result<(S::Object, Vec<String>), ApiError> {
+    ) -> std::result::Result<(Obj, Vec<String>), ApiError> {
         codec::decode_value_pruned(
             doc,
             &self.core.descriptor,
@@ -737,7 +777,7 @@ impl<S: Strategy> GenericStore<S> {
     /// The object `kv` stores, as served (read-time defaults, its resourceVersion). The watch
     /// cache's JSON of it is taken when the cache holds that very revision: it is what
     /// decoding the value gives, and reading it skips the stored form's decoding.
-    fn decode_stored(&self, kv: &KeyValue) -> Result<S::Object> {
+    fn decode_stored(&self, kv: &KeyValue) -> Result<Obj> {
         let cached = self
             .core
             .cache
@@ -767,21 +807,21 @@ impl<S: Strategy> GenericStore<S> {
     /// The object's JSON as stored: empty metadata omitted, no resourceVersion (the revision is
     /// the version); as a tree when the stored form is made from one, then from `tree` (`obj`
     /// as a tree made earlier) when given.
-    fn stored_json(&self, obj: &mut S::Object, tree: Option<serde_json::Value>) -> Result<Plain> {
+    fn stored_json(&self, obj: &mut Obj, tree: Option<serde_json::Value>) -> Result<Plain> {
         omit_empty_metadata(obj.metadata_mut());
         let rv = obj.metadata_mut().resource_version.take();
         let out = match tree {
-            _ if !self.core.codec.takes_documents() => self.json.bytes_of(obj).map(Plain::Bytes),
+            _ if !self.core.codec.takes_documents() => bytes_of(obj).map(Plain::Bytes),
             Some(mut tree) => {
                 stored_metadata(&mut tree);
                 debug_assert_eq!(
                     Some(&tree),
-                    self.json.value_of(obj).ok().as_ref(),
+                    value_of(obj).ok().as_ref(),
                     "the tree handed to the stored encoding is not the object's"
                 );
                 Ok(Plain::Document(tree))
             }
-            None => self.json.value_of(obj).map(Plain::Document),
+            None => value_of(obj).map(Plain::Document),
         };
         obj.metadata_mut().resource_version = rv;
         out
@@ -792,7 +832,7 @@ impl<S: Strategy> GenericStore<S> {
     fn encode_stored(
         &self,
         key: &str,
-        obj: &mut S::Object,
+        obj: &mut Obj,
         tree: Option<serde_json::Value>,
     ) -> Result<Stored> {
         let json = self.stored_json(obj, tree)?;
@@ -809,7 +849,7 @@ impl<S: Strategy> GenericStore<S> {
     fn encode_if_changed(
         &self,
         current: &KeyValue,
-        obj: &mut S::Object,
+        obj: &mut Obj,
         tree: Option<serde_json::Value>,
     ) -> Result<Option<Stored>> {
         let json = self.stored_json(obj, tree)?;
@@ -822,13 +862,8 @@ impl<S: Strategy> GenericStore<S> {
             })
     }
 
-    fn encode(
-        &self,
-        obj: &S::Object,
-        warnings: Vec<String>,
-        status: ResponseStatus,
-    ) -> Result<Encoded> {
-        let body = self.json.bytes_of(obj)?;
+    fn encode(&self, obj: &Obj, warnings: Vec<String>, status: ResponseStatus) -> Result<Encoded> {
+        let body = bytes_of(obj)?;
         Ok(Encoded {
             body: body.into(),
             warnings,
@@ -840,7 +875,7 @@ impl<S: Strategy> GenericStore<S> {
     /// back to `obj` exactly, the watch cache is primed with the object as served (see
     /// [`WatchCache::prime`]), so that it need not decode the value when the change arrives;
     /// the priming then also gives the write's response.
-    fn outgoing(&self, key: &str, stored: Stored, obj: &mut S::Object) -> Result<Outgoing<'_>> {
+    fn outgoing(&self, key: &str, stored: Stored, obj: &mut Obj) -> Result<Outgoing<'_>> {
         let value = Bytes::from(stored.value);
         let Some(cache) = self.core.cache.as_ref().filter(|_| stored.exact) else {
             return Ok(Outgoing {
@@ -851,7 +886,7 @@ impl<S: Strategy> GenericStore<S> {
         self.strategy.on_read(obj);
         let pending = pending_version();
         obj.metadata_mut().resource_version = Some(pending.version.clone());
-        let json = self.json.bytes_of(obj)?;
+        let json = bytes_of(obj)?;
         let Some(at) = pending.member.find(&json) else {
             return Ok(Outgoing {
                 value,
@@ -883,7 +918,7 @@ impl<S: Strategy> GenericStore<S> {
     fn written(
         &self,
         kv: &KeyValue,
-        obj: &mut S::Object,
+        obj: &mut Obj,
         priming: Option<Priming<'_>>,
         warnings: Vec<String>,
         status: ResponseStatus,
@@ -897,7 +932,7 @@ impl<S: Strategy> GenericStore<S> {
             None => {
                 self.strategy.on_read(obj);
                 obj.metadata_mut().resource_version = Some(version);
-                self.json.bytes_of(obj)?.into()
+                bytes_of(obj)?.into()
             }
         };
         Ok(Encoded {
@@ -907,7 +942,7 @@ impl<S: Strategy> GenericStore<S> {
         })
     }
 
-    fn field_value(&self, obj: &S::Object, field: &str) -> Option<String> {
+    fn field_value(&self, obj: &Obj, field: &str) -> Option<String> {
         let meta = obj.metadata();
         match field {
             "metadata.name" => Some(meta.name.clone().unwrap_or_default()),
@@ -916,7 +951,7 @@ impl<S: Strategy> GenericStore<S> {
         }
     }
 
-    fn matches(&self, obj: &S::Object, options: &ListOptions) -> bool {
+    fn matches(&self, obj: &Obj, options: &ListOptions) -> bool {
         options
             .label_selector
             .matches(obj.metadata().labels.as_ref())
@@ -926,8 +961,8 @@ impl<S: Strategy> GenericStore<S> {
     /// Reserves what `new` claims, when the type has allocations.
     async fn reserve(
         &self,
-        new: &mut S::Object,
-        old: Option<&S::Object>,
+        new: &mut Obj,
+        old: Option<&Obj>,
         dry_run: bool,
     ) -> Result<Option<Reserved>> {
         match &self.allocations {
@@ -944,7 +979,7 @@ impl<S: Strategy> GenericStore<S> {
     }
 
     /// Gives back what an object removed from storage held.
-    async fn released(&self, removed: &S::Object) {
+    async fn released(&self, removed: &Obj) {
         if let Some(a) = &self.allocations {
             a.release(removed).await;
         }
@@ -956,8 +991,8 @@ impl<S: Strategy> GenericStore<S> {
         &self,
         target: Target,
         current: &KeyValue,
-        old: &S::Object,
-        mut new: S::Object,
+        old: &Obj,
+        mut new: Obj,
         explicit_version: bool,
         mut warnings: Vec<String>,
         options: &WriteOptions,
@@ -1073,8 +1108,8 @@ impl<S: Strategy> GenericStore<S> {
         &self,
         target: Target,
         current: &KeyValue,
-        old: &S::Object,
-        mut new: S::Object,
+        old: &Obj,
+        mut new: Obj,
         explicit_version: bool,
         mut warnings: Vec<String>,
         options: &WriteOptions,
@@ -1115,13 +1150,7 @@ impl<S: Strategy> GenericStore<S> {
         let mut tree = None;
         if target.admitted_here() {
             tree = self
-                .validate_object(
-                    attributes(),
-                    (Some(&new), Some(old)),
-                    self.json,
-                    &mut warnings,
-                    tree,
-                )
+                .validate_object(attributes(), (Some(&new), Some(old)), &mut warnings, tree)
                 .await?;
         }
         let key = current.key.as_str();
@@ -1176,7 +1205,7 @@ impl<S: Strategy> GenericStore<S> {
     }
 
     /// PUT of the resource or of its status.
-    pub(crate) async fn update_target(
+    async fn update_target(
         &self,
         target: Target,
         namespace: &str,
@@ -1232,7 +1261,7 @@ impl<S: Strategy> GenericStore<S> {
     }
 
     /// PATCH of the resource or of its status.
-    pub(crate) async fn patch_target(
+    async fn patch_target(
         &self,
         target: Target,
         namespace: &str,
@@ -1270,7 +1299,7 @@ impl<S: Strategy> GenericStore<S> {
         for _ in 0..MAX_RETRIES {
             let current = self.core.current(namespace, name).await?;
             let old = self.decode_stored(&current)?;
-            let mut doc = self.json.value_of(&old)?;
+            let mut doc = value_of(&old)?;
             patch::apply(
                 patch_type,
                 self.core.tracker.typed().as_ref(),
@@ -1351,7 +1380,7 @@ impl<S: Strategy> GenericStore<S> {
                 .as_ref()
                 .map(|kv| self.decode_stored(kv))
                 .transpose()?;
-            let live = old.as_ref().map(|o| self.json.value_of(o)).transpose()?;
+            let live = old.as_ref().map(value_of).transpose()?;
             let merged = self
                 .core
                 .tracker
@@ -1394,15 +1423,15 @@ impl<S: Strategy> GenericStore<S> {
     fn record_managers(
         &self,
         target: Target,
-        old: Option<&S::Object>,
-        new: &mut S::Object,
+        old: Option<&Obj>,
+        new: &mut Obj,
         manager: &str,
     ) -> Result<Option<serde_json::Value>> {
         if self.core.tracker.typed().is_none() {
             return Ok(None);
         }
-        let old = old.map(|o| self.json.value_of(o)).transpose()?;
-        let mut doc = self.json.value_of(new)?;
+        let old = old.map(value_of).transpose()?;
+        let mut doc = value_of(new)?;
         self.core.tracker.record(target, old, &mut doc, manager)?;
         let fields = doc
             .get("metadata")
@@ -1419,7 +1448,7 @@ impl<S: Strategy> GenericStore<S> {
     /// Whether writing `new` over `old` finishes a deletion: `old` was being deleted without
     /// a pending grace period, and nothing is left to finalize (upstream deletes during the
     /// update then).
-    fn completes_deletion(&self, old: &S::Object, new: &S::Object) -> bool {
+    fn completes_deletion(&self, old: &Obj, new: &Obj) -> bool {
         let old_meta = old.metadata();
         let finalizers_left = new
             .metadata()
@@ -1432,21 +1461,14 @@ impl<S: Strategy> GenericStore<S> {
             && !self.strategy.awaits_finalization(new)
     }
 
-    /// Changes one object with `change` and writes it, retrying when the write loses a race.
-    /// No strategy hook runs: this is for the server's own writes that bypass the update
-    /// rules (a binding setting `spec.nodeName`, a namespace's finalize), as upstream's
-    /// guaranteed updates do. A change that leaves a deleted object with nothing to wait for
-    /// removes it.
-    pub async fn update_with<F>(
+    /// [`GenericStore::update_with`].
+    async fn update_with(
         &self,
         namespace: &str,
         name: &str,
         dry_run: bool,
-        mut change: F,
-    ) -> Result<S::Object>
-    where
-        F: FnMut(&mut S::Object) -> Result<()> + Send,
-    {
+        change: &mut (dyn FnMut(&mut Obj) -> Result<()> + Send),
+    ) -> Result<Obj> {
         for _ in 0..MAX_RETRIES {
             let current = self.core.current(namespace, name).await?;
             let old = self.decode_stored(&current)?;
@@ -1483,10 +1505,8 @@ impl<S: Strategy> GenericStore<S> {
         Err(ApiError::conflict(&self.core.gr, name, ApiError::MODIFIED).into())
     }
 
-    /// The object's JSON as the watch cache has it (it may lag storage by the time an event
-    /// takes to arrive), or as storage has it when there is no cache; `None` when there is
-    /// no such object. For the server's own lookups (tokens, bound objects), not for clients.
-    pub async fn cached_json(&self, namespace: &str, name: &str) -> Result<Option<Bytes>> {
+    /// [`GenericStore::cached_json`].
+    async fn cached_json(&self, namespace: &str, name: &str) -> Result<Option<Bytes>> {
         let key = self.core.key(namespace, name);
         if let Some(cache) = &self.core.cache
             && let Ok(found) = cache.get(&key)
@@ -1498,23 +1518,20 @@ impl<S: Strategy> GenericStore<S> {
             return Ok(None);
         };
         let obj = self.decode_stored(&kv)?;
-        Ok(Some(self.json.bytes_of(&obj)?.into()))
+        Ok(Some(bytes_of(&obj)?.into()))
     }
 
-    /// How this store's objects are written (media type, encryption).
-    pub fn storage_codec(&self) -> &StorageCodec {
-        &self.core.codec
-    }
-
-    /// The group and resource, for errors about this store's objects.
-    pub fn group_resource(&self) -> &GroupResource {
-        &self.core.gr
+    /// A typed object from a JSON document (an admitted one), through its bytes (see
+    /// [`codec::from_document`]).
+    fn read_document(&self, doc: &serde_json::Value) -> Result<Obj> {
+        let bytes = serde_json::to_vec(doc).map_err(Error::Encode)?;
+        (self.json.from_slice)(&bytes).map_err(Error::Encode)
     }
 
     async fn create_object(
         &self,
         namespace: &str,
-        mut obj: S::Object,
+        mut obj: Obj,
         mut warnings: Vec<String>,
         options: &WriteOptions,
         tracking: Tracking<'_>,
@@ -1564,7 +1581,7 @@ impl<S: Strategy> GenericStore<S> {
     async fn store_new(
         &self,
         namespace: &str,
-        mut obj: S::Object,
+        mut obj: Obj,
         mut warnings: Vec<String>,
         options: &WriteOptions,
     ) -> Result<Encoded> {
@@ -1612,13 +1629,7 @@ impl<S: Strategy> GenericStore<S> {
                 check.check(&obj, None, &options.user).await?;
             }
             let tree = self
-                .validate_object(
-                    attributes(&name),
-                    (Some(&obj), None),
-                    self.json,
-                    &mut warnings,
-                    None,
-                )
+                .validate_object(attributes(&name), (Some(&obj), None), &mut warnings, None)
                 .await?;
             if options.dry_run {
                 return self.encode(&obj, warnings, ResponseStatus::Created);
@@ -1669,19 +1680,13 @@ impl<S: Strategy> GenericStore<S> {
                 && chain.admits(Operation::Delete, &self.core.gr, "")
             {
                 let mut a = attributes();
-                a.old_object = Some(self.json.value_of(&obj)?);
+                a.old_object = Some(value_of(&obj)?);
                 chain.admit(&mut a).await?;
             }
             // Delete answers carry no admission warnings.
             let attributes = attributes();
-            self.validate_object(
-                attributes,
-                (None, Some(&obj)),
-                self.json,
-                &mut Vec::new(),
-                None,
-            )
-            .await?;
+            self.validate_object(attributes, (None, Some(&obj)), &mut Vec::new(), None)
+                .await?;
             let finalizers_change = set_propagation_finalizers(
                 obj.metadata_mut(),
                 options,
@@ -1758,7 +1763,7 @@ impl<S: Strategy> GenericStore<S> {
 
     /// The answer to a delete that removed `obj`: the object, for the kinds that return it,
     /// else a `Status` of success naming it (upstream's `finalizeDelete`).
-    fn deleted(&self, obj: &S::Object) -> Result<Encoded> {
+    fn deleted(&self, obj: &Obj) -> Result<Encoded> {
         if self.strategy.returns_deleted_object() {
             return self.encode(obj, Vec::new(), ResponseStatus::Ok);
         }
@@ -2131,7 +2136,7 @@ impl StoreCore {
 }
 
 #[async_trait]
-impl<S: Strategy> RestStorage for GenericStore<S> {
+impl RestStorage for KindStore {
     fn descriptor(&self) -> &ResourceDescriptor {
         &self.core.descriptor
     }
@@ -2227,7 +2232,7 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
                 if !self.matches(&obj, options) {
                     continue;
                 }
-                items.push(Bytes::from(self.json.bytes_of(&obj)?).into());
+                items.push(Bytes::from(bytes_of(&obj)?).into());
                 if options.limit > 0 && items.len() == options.limit {
                     if i + 1 < resp.items.len() || resp.more {
                         next = Some(format!("{}\u{0}", &kv.key[prefix.len()..]));
@@ -2407,7 +2412,7 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
             if !self.matches(&obj, list) {
                 continue;
             }
-            items.push(self.json.bytes_of(&obj)?.into());
+            items.push(bytes_of(&obj)?.into());
             let meta = obj.metadata();
             let ns = meta
                 .namespace
@@ -2438,6 +2443,92 @@ impl<S: Strategy> RestStorage for GenericStore<S> {
             warnings: Vec::new(),
             status: ResponseStatus::Ok,
         })
+    }
+}
+
+/// The typed store serves as its [`KindStore`] does.
+#[async_trait]
+impl<S: Strategy> RestStorage for GenericStore<S> {
+    fn descriptor(&self) -> &ResourceDescriptor {
+        self.kind.descriptor()
+    }
+
+    fn forms(&self) -> Option<Arc<crate::forms::StoreForms>> {
+        self.kind.forms()
+    }
+
+    fn schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        self.kind.schema(generator)
+    }
+
+    fn cached_count(&self) -> Option<u64> {
+        self.kind.cached_count()
+    }
+
+    fn changed_at(&self) -> Option<u64> {
+        self.kind.changed_at()
+    }
+
+    async fn get(&self, namespace: &str, name: &str, options: &GetOptions) -> Result<Encoded> {
+        self.kind.get(namespace, name, options).await
+    }
+
+    async fn list(&self, namespace: &str, options: &ListOptions) -> Result<Encoded> {
+        self.kind.list(namespace, options).await
+    }
+
+    async fn watch(&self, namespace: &str, options: &WatchOptions) -> Result<EventStream> {
+        self.kind.watch(namespace, options).await
+    }
+
+    async fn create(
+        &self,
+        namespace: &str,
+        body: &[u8],
+        options: &WriteOptions,
+    ) -> Result<Encoded> {
+        self.kind.create(namespace, body, options).await
+    }
+
+    async fn update(
+        &self,
+        namespace: &str,
+        name: &str,
+        body: &[u8],
+        options: &WriteOptions,
+    ) -> Result<Encoded> {
+        self.kind.update(namespace, name, body, options).await
+    }
+
+    async fn patch(
+        &self,
+        namespace: &str,
+        name: &str,
+        patch_type: PatchType,
+        body: &[u8],
+        options: &WriteOptions,
+    ) -> Result<Encoded> {
+        self.kind
+            .patch(namespace, name, patch_type, body, options)
+            .await
+    }
+
+    async fn delete(
+        &self,
+        namespace: &str,
+        name: &str,
+        options: &DeleteOptions,
+    ) -> Result<Encoded> {
+        self.kind.delete(namespace, name, options).await
+    }
+
+    async fn delete_collection(
+        &self,
+        namespace: &str,
+        list: &ListOptions,
+        options: &DeleteOptions,
+    ) -> Result<Encoded> {
+        self.kind.delete_collection(namespace, list, options).await
     }
 }
 

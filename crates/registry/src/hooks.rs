@@ -5,6 +5,7 @@
 use async_trait::async_trait;
 
 use crate::error::Result;
+use crate::kind::{Obj, typed, typed_mut};
 
 /// Refuses a valid write of an object of type `T` by its author (`old` is the stored object
 /// of an update), e.g. RBAC's escalation checks.
@@ -97,5 +98,56 @@ impl CreateHook<k8s_openapi::api::certificates::v1::CertificateSigningRequest> f
         spec.groups = Some(user.groups.clone()).filter(|g| !g.is_empty());
         spec.extra = Some(user.extra.clone()).filter(|e| !e.is_empty());
         Ok(())
+    }
+}
+
+/// A hook on objects of type `T`, run on a store's objects (`T`s in [`Obj`]s).
+pub(crate) struct OnKind<H: ?Sized>(pub(crate) std::sync::Arc<H>);
+
+#[async_trait]
+impl<T: 'static> WriteCheck<Obj> for OnKind<dyn WriteCheck<T>> {
+    async fn check(
+        &self,
+        new: &Obj,
+        old: Option<&Obj>,
+        user: &capstan_auth::UserInfo,
+    ) -> Result<()> {
+        self.0.check(typed(new), old.map(typed), user).await
+    }
+}
+
+#[async_trait]
+impl<T: 'static> UpdateFieldCheck<Obj> for OnKind<dyn UpdateFieldCheck<T>> {
+    async fn field_errors(
+        &self,
+        new: &Obj,
+        old: &Obj,
+        writer: &crate::options::WriteOptions,
+    ) -> Vec<capstan_meta::FieldError> {
+        self.0.field_errors(typed(new), typed(old), writer).await
+    }
+}
+
+#[async_trait]
+impl<T: 'static> CreateHook<Obj> for OnKind<dyn CreateHook<T>> {
+    async fn on_create(&self, obj: &mut Obj, user: &capstan_auth::UserInfo) -> Result<()> {
+        self.0.on_create(typed_mut(obj), user).await
+    }
+}
+
+#[async_trait]
+impl<T: 'static> Allocations<Obj> for OnKind<dyn Allocations<T>> {
+    async fn reserve(&self, new: &mut Obj, old: Option<&Obj>, dry_run: bool) -> Result<Reserved> {
+        self.0
+            .reserve(typed_mut(new), old.map(typed), dry_run)
+            .await
+    }
+
+    async fn settle(&self, reserved: Reserved, written: bool) {
+        self.0.settle(reserved, written).await
+    }
+
+    async fn release(&self, removed: &Obj) {
+        self.0.release(typed(removed)).await
     }
 }

@@ -19,6 +19,7 @@ pub mod eviction;
 pub mod forms;
 mod generic;
 pub mod hooks;
+mod kind;
 mod managed;
 pub mod options;
 pub mod patch;
