@@ -13,13 +13,21 @@ use std::time::Duration;
 use capstan_e2e::kubectl;
 use capstan_e2e::upstream::{self, Pki, Process, free_port, wait_until};
 
-/// Error lines allowed when they hold both parts: races between a controller and the
-/// garbage collector, whose 404 is the right answer.
+/// Error lines allowed when they hold both parts: races between two components over one
+/// object (a controller and the garbage collector, the scheduler and a ReplicaSet), whose
+/// 404 or 409 is the right answer.
 const RACES: &[(&str, &str)] = &[
     // The ReplicaSet controller syncing the deleted Deployment's ReplicaSet as the garbage
     // collector deletes it: its next read or status write finds it gone (seen once in CI;
     // the same race on upstream's server).
     ("failed with replicasets.apps \\\"web-", "not found\""),
+    // The scheduler binding a pending pod as its ReplicaSet deletes it: the delete marks the
+    // pod first and removes it after (upstream's graceful delete with a zero grace period does
+    // the same), so the binding finds it being deleted, then gone, and the scheduler's status
+    // write finds it gone too. The same race on upstream's server.
+    ("pod web-", "is being deleted, cannot be assigned to a host"),
+    ("DefaultBinder", "not found\""),
+    ("\"Error updating pod\" err=\"pods \\\"web-", "not found\""),
 ];
 
 /// Error lines that are not the server's doing, each with why.
