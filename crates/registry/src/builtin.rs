@@ -143,7 +143,7 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
     let pod_strategy = PodStrategy {
         allow_privileged: registry.config().allow_privileged,
     };
-    let pods = registry.register(pod_strategy);
+    let pods = registry.register_with(pod_strategy, GenericStore::reading_trees);
     registry.add(Arc::new(BindingRest::subresource(pods.clone())));
     registry.add(Arc::new(BindingRest::resource(pods.clone())));
     registry.add(Arc::new(PartRest::ephemeral_containers(pods.clone())));

@@ -288,6 +288,10 @@ pub(crate) struct KindJson {
     pub(crate) from_slice: fn(&[u8]) -> serde_json::Result<Obj>,
     /// A request body's JSON, telling of the fields the type does not declare.
     pub(crate) checked: crate::codec::Checked<Obj>,
+    /// An admitted document straight from its tree, for the kinds that compile a deserializer
+    /// of `serde_json::Value` for it (see [`crate::GenericStore::reading_trees`]); the others
+    /// read the tree's bytes with `from_slice`.
+    pub(crate) from_tree: Option<fn(serde_json::Value) -> serde_json::Result<Obj>>,
 }
 
 impl KindJson {
@@ -296,6 +300,7 @@ impl KindJson {
         Self {
             from_slice: |bytes| Ok(Obj::new(serde_json::from_slice::<T>(bytes)?)),
             checked: |bytes, unknown| Ok(Obj::new(crate::codec::checked::<T>(bytes, unknown)?)),
+            from_tree: None,
         }
     }
 }

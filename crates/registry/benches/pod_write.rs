@@ -1,0 +1,111 @@
+//! The conversions a Pod create makes between a ~2.5 KB pod's typed form and its JSON, each
+//! timed alone: the request body read, the tree made for managedFields and admission, the
+//! admitted tree read back (through its bytes, as most kinds do, or straight from the tree,
+//! as pods do), the tree stored as protobuf, and the response written.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use k8s_openapi::api::core::v1::Pod;
+use serde_json::{Value, json};
+
+/// The load harness's pod as mutating admission leaves it (service account token volume,
+/// default tolerations, priority).
+fn admitted_pod() -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "load-1-64-3-17", "namespace": "default",
+            "labels": {"app": "load", "pod-template-hash": "5d8f7c9b6", "capstan-load": "1",
+                "generation": "0"},
+            "annotations": {"example.com/owner": "capstan-load", "example.com/revision": "3"}},
+        "spec": {
+            "containers": [{
+                "name": "app", "image": "registry.example.com/team/app:1.27.3",
+                "args": ["--port=8080", "--log-level=info", "--config=/etc/app/config.yaml"],
+                "ports": [{"containerPort": 8080, "name": "http", "protocol": "TCP"},
+                    {"containerPort": 9090, "name": "metrics", "protocol": "TCP"}],
+                "env": [
+                    {"name": "POD_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}},
+                    {"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}},
+                    {"name": "GOMAXPROCS", "value": "2"}],
+                "resources": {"requests": {"cpu": "250m", "memory": "256Mi"}, "limits": {"cpu": "1", "memory": "512Mi"}},
+                "livenessProbe": {"httpGet": {"path": "/healthz", "port": 8080, "scheme": "HTTP"},
+                    "initialDelaySeconds": 10, "timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3},
+                "readinessProbe": {"httpGet": {"path": "/ready", "port": 8080, "scheme": "HTTP"},
+                    "timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3},
+                "volumeMounts": [{"name": "config", "mountPath": "/etc/app"}, {"name": "tmp", "mountPath": "/tmp"},
+                    {"name": "kube-api-access-x7k2p", "readOnly": true, "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}],
+                "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File",
+                "imagePullPolicy": "IfNotPresent",
+                "securityContext": {"runAsNonRoot": true, "allowPrivilegeEscalation": false, "capabilities": {"drop": ["ALL"]}}
+            }],
+            "volumes": [{"name": "config", "configMap": {"name": "app-config", "defaultMode": 420}},
+                {"name": "tmp", "emptyDir": {}},
+                {"name": "kube-api-access-x7k2p", "projected": {"defaultMode": 420, "sources": [
+                    {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                    {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+                    {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}}]}}],
+            "affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 100, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "load"}}, "topologyKey": "kubernetes.io/hostname"}}]}},
+            "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "load", "effect": "NoSchedule"},
+                {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+                {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}],
+            "restartPolicy": "Always", "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst",
+            "serviceAccountName": "default", "serviceAccount": "default", "securityContext": {},
+            "schedulerName": "default-scheduler", "priority": 0, "enableServiceLinks": true,
+            "preemptionPolicy": "PreemptLowerPriority"
+        },
+        "status": {"phase": "Pending", "qosClass": "Burstable"}
+    })
+}
+
+fn bench(c: &mut Criterion) {
+    let tree = admitted_pod();
+    let bytes = serde_json::to_vec(&tree).unwrap();
+    let typed: Pod = serde_json::from_slice(&bytes).unwrap();
+    eprintln!("pod: {} bytes of JSON", bytes.len());
+    let mut group = c.benchmark_group("pod_write_2kb");
+    group.bench_function("body_to_typed", |b| {
+        b.iter(|| serde_json::from_slice::<Pod>(&bytes).unwrap())
+    });
+    group.bench_function("typed_to_tree", |b| {
+        b.iter(|| serde_json::to_value(&typed).unwrap())
+    });
+    group.bench_function("admitted_tree_to_typed_through_bytes", |b| {
+        b.iter_batched(
+            || tree.clone(),
+            |tree| serde_json::from_slice::<Pod>(&serde_json::to_vec(&tree).unwrap()).unwrap(),
+            criterion::BatchSize::SmallInput,
+        )
+    });
+    group.bench_function("admitted_tree_to_typed_straight", |b| {
+        b.iter_batched(
+            || tree.clone(),
+            |tree| serde_json::from_value::<Pod>(tree).unwrap(),
+            criterion::BatchSize::SmallInput,
+        )
+    });
+    group.bench_function("typed_to_response_bytes", |b| {
+        b.iter(|| serde_json::to_vec(&typed).unwrap())
+    });
+    let codec = capstan_registry::stored::StorageCodec {
+        media_type: capstan_registry::StorageMediaType::Protobuf,
+        transformer: None,
+    };
+    group.bench_function("tree_to_stored_protobuf", |b| {
+        b.iter_batched(
+            || tree.clone(),
+            |tree| {
+                codec
+                    .encode_exact(
+                        "/registry/pods/default/p",
+                        capstan_registry::stored::Plain::Document(tree),
+                    )
+                    .unwrap()
+            },
+            criterion::BatchSize::SmallInput,
+        )
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
