@@ -13,7 +13,7 @@ use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
 use serde::Deserialize;
 use tokio::sync::mpsc;
 
-use crate::watching::{Seen, follow, nullable};
+use crate::watching::{Seen, follow, follow_mentioning, nullable};
 
 /// The finalizer of protected claims.
 pub const CLAIM_FINALIZER: &str = "kubernetes.io/pvc-protection";
@@ -118,7 +118,13 @@ pub async fn run(
     let (volumes_tx, mut volume_events) = mpsc::channel::<Seen<PersistentVolume>>(256);
     let mut followers = tokio::task::JoinSet::new();
     let source: Arc<dyn RestStorage> = pods.clone();
-    followers.spawn(follow(source, pods_tx));
+    // Only pods that use claims matter, and their volumes never change: the others'
+    // events (most of a create burst) are not parsed.
+    followers.spawn(follow_mentioning(
+        source,
+        pods_tx,
+        &["\"persistentVolumeClaim\"", "\"ephemeral\""],
+    ));
     let source: Arc<dyn RestStorage> = claims.clone();
     followers.spawn(follow(source, claims_tx));
     let source: Arc<dyn RestStorage> = volumes.clone();

@@ -182,7 +182,21 @@ pub(crate) async fn follow<T>(storage: Arc<dyn RestStorage>, tx: mpsc::Sender<Se
 where
     T: serde::de::DeserializeOwned + Default + Send,
 {
-    follow_with(storage, tx, false).await
+    follow_with(storage, tx, Interest::All).await
+}
+
+/// Like [`follow`], for a controller that cares only for objects whose JSON has one of
+/// `needles` (pods that use claims, say): the others are not parsed, as if they did not
+/// exist. A needle must be in the JSON of every object the controller needs, before and
+/// after each of its changes.
+pub(crate) async fn follow_mentioning<T>(
+    storage: Arc<dyn RestStorage>,
+    tx: mpsc::Sender<Seen<T>>,
+    needles: &'static [&'static str],
+) where
+    T: serde::de::DeserializeOwned + Default + Send,
+{
+    follow_with(storage, tx, Interest::Mentioning(needles)).await
 }
 
 /// Like [`follow`], for a controller that acts on deletions only: sends the end of each list
@@ -191,13 +205,34 @@ pub(crate) async fn follow_deletions<T>(storage: Arc<dyn RestStorage>, tx: mpsc:
 where
     T: serde::de::DeserializeOwned + Default + Send,
 {
-    follow_with(storage, tx, true).await
+    follow_with(storage, tx, Interest::Deletions).await
+}
+
+/// Which objects and events a follower parses and sends.
+#[derive(Clone, Copy)]
+enum Interest {
+    All,
+    /// Deleted objects only (and the end of each list).
+    Deletions,
+    /// Objects whose JSON has one of these strings.
+    Mentioning(&'static [&'static str]),
+}
+
+impl Interest {
+    fn wants(self, json: &[u8]) -> bool {
+        match self {
+            Interest::All | Interest::Deletions => true,
+            Interest::Mentioning(needles) => needles
+                .iter()
+                .any(|n| memchr::memmem::find(json, n.as_bytes()).is_some()),
+        }
+    }
 }
 
 async fn follow_with<T>(
     storage: Arc<dyn RestStorage>,
     tx: mpsc::Sender<Seen<T>>,
-    deletions_only: bool,
+    interest: Interest,
 ) where
     T: serde::de::DeserializeOwned + Default + Send,
 {
@@ -232,9 +267,11 @@ async fn follow_with<T>(
         generation += 1;
         // One item parsed at a time, as the receiver takes them: a list of many large
         // objects never lives in memory parsed all at once.
+        let deletions_only = matches!(interest, Interest::Deletions);
         let items = if deletions_only { Vec::new() } else { items };
         for item in items {
             let object = match item {
+                Item::Json(json) if !interest.wants(&json.contiguous()) => continue,
                 Item::Json(json) => match serde_json::from_slice::<T>(&json.contiguous()) {
                     Ok(object) => object,
                     Err(err) => {
@@ -277,12 +314,13 @@ async fn follow_with<T>(
         };
         'events: while let Some(chunk) = lines.next().await {
             for line in chunk.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
-                if deletions_only
-                    && !matches!(
-                        capstan_registry::watching::event_type(line),
-                        Some("DELETED" | "ERROR") | None
-                    )
-                {
+                let kind = capstan_registry::watching::event_type(line);
+                let wanted = match kind {
+                    Some("ERROR") | None => true,
+                    Some("DELETED") => interest.wants(line),
+                    Some(_) => !deletions_only && interest.wants(line),
+                };
+                if !wanted {
                     continue;
                 }
                 let Ok(event) = serde_json::from_slice::<Event<T>>(line) else {
@@ -306,6 +344,20 @@ async fn follow_with<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_follower_mentioning_needles_skips_only_objects_without_them() {
+        let claims = Interest::Mentioning(&["\"persistentVolumeClaim\"", "\"ephemeral\""]);
+        let uses = br#"{"type":"DELETED","object":{"spec":{"volumes":[{"name":"d","persistentVolumeClaim":{"claimName":"c"}}]}}}"#;
+        let generic =
+            br#"{"spec":{"volumes":[{"name":"e","ephemeral":{"volumeClaimTemplate":{}}}]}}"#;
+        let neither = br#"{"spec":{"ephemeralContainers":[],"containers":[{"resources":{"limits":{"ephemeral-storage":"1Gi"}}}]}}"#;
+        assert!(claims.wants(uses));
+        assert!(claims.wants(generic));
+        assert!(!claims.wants(neither));
+        assert!(Interest::All.wants(neither));
+        assert!(Interest::Deletions.wants(neither));
+    }
 
     #[test]
     fn objects_read_only_what_controllers_use_and_tolerate_nulls() {
