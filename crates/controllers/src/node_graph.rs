@@ -23,9 +23,24 @@ fn feed<T>(
 where
     T: serde::de::DeserializeOwned + Default + Send + 'static,
 {
+    feed_mentioning(storage, &[], graph, source, apply)
+}
+
+/// [`feed`], of the objects whose JSON has one of `needles` only.
+fn feed_mentioning<T>(
+    storage: Arc<dyn RestStorage>,
+    needles: &'static [&'static str],
+    graph: Arc<NodeGraph>,
+    source: Source,
+    apply: fn(&NodeGraph, T, bool, u64),
+) -> [JoinHandle<()>; 2]
+where
+    T: serde::de::DeserializeOwned + Default + Send + 'static,
+{
     let listing = graph.clone();
-    crate::watching::feed(
+    crate::watching::feed_mentioning(
         storage,
+        needles,
         move |generation| listing.listed(source, generation),
         move |object, deleted, generation| apply(&graph, object, deleted, generation),
     )
@@ -42,8 +57,11 @@ pub fn start(
     graph: Arc<NodeGraph>,
 ) -> Vec<JoinHandle<()>> {
     let mut tasks = Vec::new();
-    tasks.extend(feed::<GraphPod>(
+    // A pod reaches nothing before it is bound to a node, and its node never changes once
+    // set: pods without `nodeName` (a create burst, pending pods) are not parsed or kept.
+    tasks.extend(feed_mentioning::<GraphPod>(
         pods,
+        &["\"nodeName\""],
         graph.clone(),
         Source::Pods,
         |graph, pod, deleted, generation| {

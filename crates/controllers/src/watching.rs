@@ -162,8 +162,26 @@ pub(crate) fn feed<T>(
 where
     T: serde::de::DeserializeOwned + Default + Send + 'static,
 {
+    feed_mentioning(storage, &[], listed, apply)
+}
+
+/// [`feed`], of the objects whose JSON has one of `needles` only (see
+/// [`follow_mentioning`]); no needles: every object.
+pub(crate) fn feed_mentioning<T>(
+    storage: Arc<dyn RestStorage>,
+    needles: &'static [&'static str],
+    listed: impl Fn(u64) + Send + 'static,
+    apply: impl Fn(T, bool, u64) + Send + 'static,
+) -> [tokio::task::JoinHandle<()>; 2]
+where
+    T: serde::de::DeserializeOwned + Default + Send + 'static,
+{
     let (tx, mut rx) = mpsc::channel::<Seen<T>>(256);
-    let follower = tokio::spawn(follow(storage, tx));
+    let interest = match needles {
+        [] => Interest::All,
+        needles => Interest::Mentioning(needles),
+    };
+    let follower = tokio::spawn(follow_with(storage, tx, interest));
     let applier = tokio::spawn(async move {
         while let Some(seen) = rx.recv().await {
             if seen.listed {
