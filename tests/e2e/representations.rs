@@ -232,6 +232,15 @@ async fn every_accept_form_and_its_fallbacks() {
         }
         if *status == 406 {
             assert_eq!(resp.json()["reason"], "NotAcceptable");
+            // What is offered, protobuf included, even when the client did not name it.
+            let message = resp.json()["message"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            assert!(
+                message.contains("application/vnd.kubernetes.protobuf"),
+                "{accept}: {message}"
+            );
         }
     }
     // A table: columns from the descriptor, rows with metadata (includeObject picks).

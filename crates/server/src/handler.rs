@@ -814,11 +814,20 @@ async fn resource_answer(
         _ => Endpoint::Object,
     };
     let descriptor = storage.descriptor();
-    let offer = Offer {
-        endpoint,
-        protobuf: Codec::default().knows(&descriptor.api_version(), &descriptor.kind),
+    // Whether the kind has a protobuf form is a schema lookup: asked only when the client
+    // names protobuf, or when nothing it accepts fits (the 406 lists what is offered).
+    let accept = render::accept(req.headers());
+    let names_protobuf = accept.is_some_and(|a| {
+        a.as_bytes()
+            .windows(b"protobuf".len())
+            .any(|w| w.eq_ignore_ascii_case(b"protobuf"))
+    });
+    let knows = || Codec::default().knows(&descriptor.api_version(), &descriptor.kind);
+    let offer = |protobuf| Offer { endpoint, protobuf };
+    let choice = match media::negotiate(accept, offer(names_protobuf && knows())) {
+        Err(_) if !names_protobuf => media::negotiate(accept, offer(knows()))?,
+        chosen => chosen?,
     };
-    let choice = media::negotiate(render::accept(req.headers()), offer)?;
     let renderer = Renderer {
         choice,
         endpoint,
