@@ -289,15 +289,20 @@ async fn follow_with<T>(
         let items = if deletions_only { Vec::new() } else { items };
         for item in items {
             let object = match item {
-                Item::Json(json) if !interest.wants(&json.contiguous()) => continue,
-                Item::Json(json) => match serde_json::from_slice::<T>(&json.contiguous()) {
-                    Ok(object) => object,
-                    Err(err) => {
-                        warn!(%err, resource = %storage.descriptor().resource, "controller: unreadable list");
-                        tokio::time::sleep(Duration::from_secs(1)).await;
-                        continue 'relist;
+                Item::Json(json) => {
+                    let json = json.contiguous();
+                    if !interest.wants(&json) {
+                        continue;
                     }
-                },
+                    match serde_json::from_slice::<T>(&json) {
+                        Ok(object) => object,
+                        Err(err) => {
+                            warn!(%err, resource = %storage.descriptor().resource, "controller: unreadable list");
+                            tokio::time::sleep(Duration::from_secs(1)).await;
+                            continue 'relist;
+                        }
+                    }
+                }
                 Item::Parsed(object) => *object,
             };
             if !handle(object, false, generation).await {
