@@ -483,7 +483,6 @@ async fn measure(
             let mut latencies = Vec::new();
             let mut errors = 0;
             let mut refused = 0;
-            let mut created = Vec::new();
             let mut list_size = None;
             let mut i = 0u64;
             while start.elapsed() < duration {
@@ -491,7 +490,6 @@ async fn measure(
                     "create" => {
                         let name = format!("load-{run}-{clients}-{w}-{i}");
                         let body = target.resource.object(&run, &name, 0);
-                        created.push(name);
                         (
                             target.request(Method::POST, target.resource.path(), Some(body)),
                             StatusCode::CREATED,
@@ -605,15 +603,7 @@ async fn measure(
                 }
             }
             let stopped = start.elapsed();
-            (
-                latencies,
-                errors,
-                refused,
-                created,
-                list_size,
-                stopped,
-                (conn, mine),
-            )
+            (latencies, errors, refused, list_size, stopped, (conn, mine))
         }));
     }
     let mut latencies = Vec::new();
@@ -623,7 +613,7 @@ async fn measure(
     let mut elapsed = Duration::ZERO;
     let mut held_back = Vec::with_capacity(clients);
     for t in tasks {
-        let (l, e, r, _, size, stopped, held) = t.await.expect("a worker");
+        let (l, e, r, size, stopped, held) = t.await.expect("a worker");
         held_back.push(held);
         latencies.extend(l);
         errors += e;
