@@ -1,7 +1,9 @@
 //! The embedded backend: one redb file, one writer thread that group-commits.
 //!
 //! Layout (four tables):
-//! - `kv`: key → (create revision, mod revision, value): the current state, for fast reads.
+//! - `live`: key → (create revision, mod revision): the keys that exist now. A key's value is
+//!   the `log` entry at its mod revision (compaction always keeps a live key's last revision),
+//!   so each value is written once.
 //! - `log`: revision → (key, kind, create revision, value): every change, for watches and for
 //!   reads at older revisions. A delete records the last value.
 //! - `hist`: (key, revision) → (): which revisions touched a key, for reads at a revision.
@@ -22,7 +24,9 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinition};
+use redb::{
+    Database, Durability, ReadableDatabase, ReadableTable, TableDefinition, TableHandle,
+};
 use tokio::sync::{mpsc, oneshot};
 use tracing::{error, info, warn};
 
@@ -33,7 +37,10 @@ use crate::store::{
 };
 use crate::wal::{Stop, Wal};
 
-const KV: TableDefinition<&str, (u64, u64, &[u8])> = TableDefinition::new("kv");
+const LIVE: TableDefinition<&str, (u64, u64)> = TableDefinition::new("live");
+/// The layout before `live` (kept each current value a second time); [`Tables::upgrade`]
+/// moves a database off it.
+const KV_WITH_VALUES: TableDefinition<&str, (u64, u64, &[u8])> = TableDefinition::new("kv");
 const LOG: TableDefinition<u64, (&str, u8, u64, &[u8])> = TableDefinition::new("log");
 const HIST: TableDefinition<(&str, u64), ()> = TableDefinition::new("hist");
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
@@ -189,6 +196,7 @@ impl EmbeddedStore {
         // database, and the next round's epoch, durable before any record of it is written.
         let mut txn = db.begin_write()?;
         txn.set_durability(Durability::Immediate)?;
+        Tables::upgrade(&txn)?;
         let (revision, compacted, epoch, replayed) = {
             let mut tables = Tables::open(&txn)?;
             let meta =
@@ -330,32 +338,62 @@ fn error_for_writer(err: &Error) -> Error {
 
 /// The four tables, open in one write transaction.
 pub(crate) struct Tables<'t> {
-    pub(crate) kv: redb::Table<'t, &'static str, (u64, u64, &'static [u8])>,
+    pub(crate) live: redb::Table<'t, &'static str, (u64, u64)>,
     pub(crate) log: redb::Table<'t, u64, (&'static str, u8, u64, &'static [u8])>,
     pub(crate) hist: redb::Table<'t, (&'static str, u64), ()>,
     pub(crate) meta: redb::Table<'t, &'static str, u64>,
 }
 
 impl<'t> Tables<'t> {
+    /// Opens the tables of a database in the current layout (see [`Tables::upgrade`]).
     pub(crate) fn open(txn: &'t redb::WriteTransaction) -> Result<Self> {
         Ok(Self {
-            kv: txn.open_table(KV)?,
+            live: txn.open_table(LIVE)?,
             log: txn.open_table(LOG)?,
             hist: txn.open_table(HIST)?,
             meta: txn.open_table(META)?,
         })
     }
 
-    fn current(&self, key: &str) -> Result<Option<KeyValue>> {
-        Ok(self.kv.get(key)?.map(|g| {
-            let (c, m, v) = g.value();
-            KeyValue {
-                key: key.to_string(),
-                value: Bytes::copy_from_slice(v),
-                create_revision: Revision(c),
-                mod_revision: Revision(m),
+    /// Moves a database written before the `live` table (each current value kept in `kv`
+    /// as well as in the log) to the current layout, in `txn`; nothing to do on a database
+    /// already there. A current value the log lacks (compacted away by a version that did
+    /// not keep live keys' last revisions) is logged at its revision.
+    pub(crate) fn upgrade(txn: &redb::WriteTransaction) -> Result<()> {
+        let old = KV_WITH_VALUES.name();
+        if !txn.list_tables()?.any(|t| t.name() == old) {
+            return Ok(());
+        }
+        {
+            let kv = txn.open_table(KV_WITH_VALUES)?;
+            let mut t = Tables::open(txn)?;
+            for entry in kv.iter()? {
+                let (k, v) = entry?;
+                let (key, (create, rev, value)) = (k.value(), v.value());
+                t.live.insert(key, (create, rev))?;
+                if t.log.get(rev)?.is_none() {
+                    t.log.insert(rev, (key, PUT, create, value))?;
+                    t.hist.insert((key, rev), ())?;
+                }
             }
-        }))
+        }
+        txn.delete_table(KV_WITH_VALUES)?;
+        info!("the embedded store's current values now live in its log only");
+        Ok(())
+    }
+
+    /// `key`'s current value.
+    fn current(&self, key: &str) -> Result<Option<KeyValue>> {
+        let Some(found) = self.live.get(key)? else {
+            return Ok(None);
+        };
+        let (create, rev) = found.value();
+        current_value(&self.log, key, create, rev).map(Some)
+    }
+
+    /// The create and mod revisions of `key`'s current value.
+    fn revisions(&self, key: &str) -> Result<Option<(u64, u64)>> {
+        Ok(self.live.get(key)?.map(|g| g.value()))
     }
 
     /// Writes one change: the live path and log replay share this.
@@ -369,11 +407,11 @@ impl<'t> Tables<'t> {
         );
         match event.kind {
             EventKind::Put => {
-                self.kv.insert(key, (create, rev, value))?;
+                self.live.insert(key, (create, rev))?;
                 self.log.insert(rev, (key, PUT, create, value))?;
             }
             EventKind::Delete => {
-                self.kv.remove(key)?;
+                self.live.remove(key)?;
                 self.log.insert(rev, (key, DELETE, create, value))?;
             }
             EventKind::Progress => return Ok(()),
@@ -652,7 +690,7 @@ impl Writer {
                     continue;
                 }
                 let event = match &req.op {
-                    Op::Create { key, value } => match t.current(key)? {
+                    Op::Create { key, value } => match t.revisions(key)? {
                         Some(_) => Err(Error::AlreadyExists { key: key.clone() }),
                         None => Ok(Event {
                             kind: EventKind::Put,
@@ -668,18 +706,20 @@ impl Writer {
                         key,
                         value,
                         expected,
-                    } => match t.current(key)? {
+                    } => match t.revisions(key)? {
                         None => Err(Error::NotFound { key: key.clone() }),
-                        Some(cur) if cur.mod_revision != *expected => Err(Error::Conflict {
+                        Some((_, current)) if current != expected.0 => Err(Error::Conflict {
                             key: key.clone(),
-                            current: Box::new(cur),
+                            current: Box::new(t.current(key)?.ok_or_else(|| {
+                                Error::Corrupt(format!("{key} vanished in the writer"))
+                            })?),
                         }),
-                        Some(cur) => Ok(Event {
+                        Some((create, _)) => Ok(Event {
                             kind: EventKind::Put,
                             kv: KeyValue {
                                 key: key.clone(),
                                 value: value.clone(),
-                                create_revision: cur.create_revision,
+                                create_revision: Revision(create),
                                 mod_revision: Revision(rev + 1),
                             },
                         }),
@@ -806,6 +846,7 @@ struct Compaction {
 
 /// Removes history entries in `(from, to]` that no read after `to` needs: for each key touched
 /// there, every revision but the last at or before `to`, and that one too if it is a delete.
+/// So a live key's last revision, which holds its current value, is never removed.
 pub(crate) fn compact_range(
     log: &mut redb::Table<u64, (&str, u8, u64, &[u8])>,
     hist: &mut redb::Table<(&str, u64), ()>,
@@ -838,6 +879,26 @@ pub(crate) fn compact_range(
     Ok(())
 }
 
+/// The current value of `key`, last written at `rev`: the log's entry there.
+fn current_value(
+    log: &impl ReadableTable<u64, (&'static str, u8, u64, &'static [u8])>,
+    key: &str,
+    create: u64,
+    rev: u64,
+) -> Result<KeyValue> {
+    let entry = log.get(rev)?.ok_or_else(|| {
+        Error::Corrupt(format!(
+            "the log has no entry at revision {rev}, where {key} was last written"
+        ))
+    })?;
+    Ok(KeyValue {
+        key: key.to_string(),
+        value: Bytes::copy_from_slice(entry.value().3),
+        create_revision: Revision(create),
+        mod_revision: Revision(rev),
+    })
+}
+
 fn read_revision(meta: &impl ReadableTable<&'static str, u64>) -> Result<(u64, u64)> {
     let rev = meta.get(META_REVISION)?.map(|g| g.value()).unwrap_or(0);
     let compacted = meta.get(META_COMPACTED)?.map(|g| g.value()).unwrap_or(0);
@@ -853,11 +914,12 @@ impl EmbeddedStore {
         {
             return self.list_at(req, at.0, revision, compacted, &txn);
         }
-        let kv = txn.open_table(KV)?;
+        let live = txn.open_table(LIVE)?;
+        let log = txn.open_table(LOG)?;
         let start = req.start.filter(|s| *s > req.prefix).unwrap_or(req.prefix);
         let mut items = Vec::new();
         let mut more = false;
-        for entry in kv.range(start..)? {
+        for entry in live.range(start..)? {
             let (k, v) = entry?;
             let key = k.value();
             if !key.starts_with(req.prefix) {
@@ -867,13 +929,8 @@ impl EmbeddedStore {
                 more = true;
                 break;
             }
-            let (c, m, value) = v.value();
-            items.push(KeyValue {
-                key: key.to_string(),
-                value: Bytes::copy_from_slice(value),
-                create_revision: Revision(c),
-                mod_revision: Revision(m),
-            });
+            let (create, rev) = v.value();
+            items.push(current_value(&log, key, create, rev)?);
         }
         Ok(ListResponse {
             items,
@@ -1013,16 +1070,13 @@ impl Store for EmbeddedStore {
     async fn get(&self, key: &str) -> Result<(Option<KeyValue>, Revision)> {
         let txn = self.shared.db.begin_read()?;
         let (revision, _) = read_revision(&txn.open_table(META)?)?;
-        let kv = txn.open_table(KV)?;
-        let found = kv.get(key)?.map(|g| {
-            let (c, m, v) = g.value();
-            KeyValue {
-                key: key.to_string(),
-                value: Bytes::copy_from_slice(v),
-                create_revision: Revision(c),
-                mod_revision: Revision(m),
+        let found = match txn.open_table(LIVE)?.get(key)? {
+            Some(g) => {
+                let (create, rev) = g.value();
+                Some(current_value(&txn.open_table(LOG)?, key, create, rev)?)
             }
-        });
+            None => None,
+        };
         Ok((found, Revision(revision)))
     }
 
@@ -1032,9 +1086,9 @@ impl Store for EmbeddedStore {
 
     async fn count(&self, prefix: &str) -> Result<u64> {
         let txn = self.shared.db.begin_read()?;
-        let kv = txn.open_table(KV)?;
+        let live = txn.open_table(LIVE)?;
         let mut n = 0;
-        for entry in kv.range(prefix..)? {
+        for entry in live.range(prefix..)? {
             let (k, _) = entry?;
             if !k.value().starts_with(prefix) {
                 break;
@@ -1681,5 +1735,106 @@ mod tests {
         );
         let next = store.create("/c", Bytes::from_static(b"3")).await.unwrap();
         assert_eq!(next.mod_revision, Revision(4));
+    }
+
+    /// A database written in the earlier layout (each current value in `kv` too): `/a` at
+    /// revision 1, updated at 2, `/b` at 3 with its log entry compacted away, `/c` created at 4
+    /// and deleted at 5.
+    fn write_earlier_layout(path: &Path) {
+        create_database(path).unwrap();
+        let db = Database::create(path).unwrap();
+        let txn = db.begin_write().unwrap();
+        {
+            let mut kv = txn.open_table(KV_WITH_VALUES).unwrap();
+            let mut log = txn.open_table(LOG).unwrap();
+            let mut hist = txn.open_table(HIST).unwrap();
+            let mut meta = txn.open_table(META).unwrap();
+            kv.insert("/k/a", (1, 2, b"a2".as_slice())).unwrap();
+            kv.insert("/k/b", (3, 3, b"b3".as_slice())).unwrap();
+            for (rev, key, kind, create, value) in [
+                (1, "/k/a", PUT, 1, b"a1".as_slice()),
+                (2, "/k/a", PUT, 1, b"a2"),
+                (4, "/k/c", PUT, 4, b"c4"),
+                (5, "/k/c", DELETE, 4, b"c4"),
+            ] {
+                log.insert(rev, (key, kind, create, value)).unwrap();
+                hist.insert((key, rev), ()).unwrap();
+            }
+            meta.insert(META_REVISION, 5).unwrap();
+        }
+        txn.commit().unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_database_of_the_earlier_layout_is_upgraded_at_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db.redb");
+        write_earlier_layout(&path);
+        // The check reads it as the start will upgrade it, and changes nothing.
+        let report = check(&path).unwrap();
+        assert_eq!((report.keys, report.revision), (2, 5));
+        {
+            let store = open(&dir);
+            let (a, rev) = store.get("/k/a").await.unwrap();
+            assert_eq!(rev, Revision(5));
+            let a = a.unwrap();
+            assert_eq!(
+                (a.value, a.create_revision, a.mod_revision),
+                (value("a2"), Revision(1), Revision(2))
+            );
+            // Its value only in the old table: logged at its revision.
+            let b = store.get("/k/b").await.unwrap().0.unwrap();
+            assert_eq!((b.value, b.mod_revision), (value("b3"), Revision(3)));
+            assert!(store.get("/k/c").await.unwrap().0.is_none());
+            let all = store
+                .list(ListRequest {
+                    prefix: "/k/",
+                    ..Default::default()
+                })
+                .await
+                .unwrap();
+            let keys: Vec<_> = all.items.iter().map(|kv| kv.key.as_str()).collect();
+            assert_eq!(keys, ["/k/a", "/k/b"]);
+            assert_eq!(store.count("/k/").await.unwrap(), 2);
+            let at_3 = store
+                .list(ListRequest {
+                    prefix: "/k/",
+                    revision: Some(Revision(3)),
+                    ..Default::default()
+                })
+                .await
+                .unwrap();
+            assert_eq!(at_3.items.len(), 2, "{at_3:?}");
+            let next = store.update("/k/b", value("b6"), Revision(3)).await.unwrap();
+            assert_eq!(next.mod_revision, Revision(6));
+        }
+        // The old table is gone, and the upgraded store opens again as it was left.
+        let db = Database::open(&path).unwrap();
+        let txn = db.begin_read().unwrap();
+        assert!(txn.list_tables().unwrap().all(|t| t.name() != "kv"));
+        drop((txn, db));
+        let store = open(&dir);
+        let b = store.get("/k/b").await.unwrap().0.unwrap();
+        assert_eq!((b.value, b.create_revision), (value("b6"), Revision(3)));
+    }
+
+    #[tokio::test]
+    async fn a_value_logged_once_survives_compaction_past_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(&dir);
+        store.create("/k/a", value("1")).await.unwrap();
+        store.create("/k/b", value("2")).await.unwrap();
+        store.update("/k/b", value("3"), Revision(2)).await.unwrap();
+        store.delete("/k/a", None).await.unwrap();
+        store.compact(Revision(4)).await.unwrap();
+        let b = store.get("/k/b").await.unwrap().0.unwrap();
+        assert_eq!((b.value, b.mod_revision), (value("3"), Revision(3)));
+        let err = store.update("/k/b", value("4"), Revision(2)).await.unwrap_err();
+        match err {
+            Error::Conflict { current, .. } => assert_eq!(current.value, value("3")),
+            other => panic!("expected a conflict, got {other:?}"),
+        }
+        let gone = store.delete("/k/b", None).await.unwrap();
+        assert_eq!(gone.value, value("3"));
     }
 }

@@ -229,6 +229,9 @@ pub fn check(path: &Path) -> Result<StoreReport> {
 
 fn inspect(path: &Path, db: &Database) -> Result<(StoreReport, LogScan, Option<u64>)> {
     let txn = db.begin_write()?;
+    // In this transaction only (it is aborted): a database of the earlier layout is read as
+    // the next start will upgrade it.
+    Tables::upgrade(&txn)?;
     let (durable_revision, compacted, epoch, keys, history) = {
         let t = Tables::open(&txn)?;
         let get = |name| -> Result<Option<u64>> { Ok(t.meta.get(name)?.map(|g| g.value())) };
@@ -239,7 +242,7 @@ fn inspect(path: &Path, db: &Database) -> Result<(StoreReport, LogScan, Option<u
         );
         // Every entry is read, so that a damaged page shows here.
         let mut keys = 0;
-        for entry in t.kv.iter()? {
+        for entry in t.live.iter()? {
             entry?;
             keys += 1;
         }
@@ -302,6 +305,7 @@ pub fn salvage(path: &Path) -> Result<SalvageReport> {
     let mut revision = before.durable_revision;
     let mut txn = db.begin_write()?;
     txn.set_durability(Durability::Immediate)?;
+    Tables::upgrade(&txn)?;
     {
         let mut t = Tables::open(&txn)?;
         let stranded = scan.stranded.iter().map(|(_, events)| events);
