@@ -275,6 +275,25 @@ impl Cluster {
         self.kubectl(&["-n", namespace, "rollout", "status", what, "--timeout=180s"]);
     }
 
+    /// What the nodes say of their readiness, and the last lines of every component's log
+    /// but the API server's: why nodes did not turn Ready in time.
+    fn node_report(&self) -> String {
+        let mut report = self.get(
+            &["get", "nodes"],
+            r#"{range .items[*]}{.metadata.name}{": "}{.status.conditions[?(@.type=="Ready")].reason}{" "}{.status.conditions[?(@.type=="Ready")].message}{"\n"}{end}"#,
+        );
+        for p in self.processes.iter().filter(|p| p.name != "etcd") {
+            let log = std::fs::read_to_string(&p.log).unwrap_or_default();
+            let lines: Vec<&str> = log.lines().collect();
+            report.push_str(&format!("--- last lines of {}:\n", p.name));
+            for line in &lines[lines.len().saturating_sub(15)..] {
+                report.push_str(line);
+                report.push('\n');
+            }
+        }
+        report
+    }
+
     /// Every component's error lines that are not on the allow-list.
     fn server_caused_errors(&self) -> Vec<String> {
         self.processes
@@ -337,13 +356,22 @@ fn run_scenario(api: ApiServer, upstream_scheduler: bool) {
     c.start_proxy();
     let long = Duration::from_secs(180);
 
-    wait_until("three Ready nodes", long, || {
+    let start = std::time::Instant::now();
+    loop {
         let ready = c.get(
             &["get", "nodes"],
             r#"{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{" "}{end}"#,
         );
-        ready.split_whitespace().filter(|s| *s == "True").count() == 3
-    });
+        if ready.split_whitespace().filter(|s| *s == "True").count() == 3 {
+            break;
+        }
+        assert!(
+            start.elapsed() < long,
+            "timed out waiting for three Ready nodes\n{}",
+            c.node_report()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
     // Node leases, renewed by each kubelet.
     wait_until("three node leases", long, || {
         let leases = c.get(

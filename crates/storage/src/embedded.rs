@@ -24,9 +24,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use redb::{
-    Database, Durability, ReadableDatabase, ReadableTable, TableDefinition, TableHandle,
-};
+use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinition, TableHandle};
 use tokio::sync::{mpsc, oneshot};
 use tracing::{error, info, warn};
 
@@ -1805,7 +1803,10 @@ mod tests {
                 .await
                 .unwrap();
             assert_eq!(at_3.items.len(), 2, "{at_3:?}");
-            let next = store.update("/k/b", value("b6"), Revision(3)).await.unwrap();
+            let next = store
+                .update("/k/b", value("b6"), Revision(3))
+                .await
+                .unwrap();
             assert_eq!(next.mod_revision, Revision(6));
         }
         // The old table is gone, and the upgraded store opens again as it was left.
@@ -1829,7 +1830,10 @@ mod tests {
         store.compact(Revision(4)).await.unwrap();
         let b = store.get("/k/b").await.unwrap().0.unwrap();
         assert_eq!((b.value, b.mod_revision), (value("3"), Revision(3)));
-        let err = store.update("/k/b", value("4"), Revision(2)).await.unwrap_err();
+        let err = store
+            .update("/k/b", value("4"), Revision(2))
+            .await
+            .unwrap_err();
         match err {
             Error::Conflict { current, .. } => assert_eq!(current.value, value("3")),
             other => panic!("expected a conflict, got {other:?}"),
