@@ -9,6 +9,9 @@ use capstan_watch::{CachedJson, CachedObject};
 /// How a list body ends.
 const LIST_TAIL: &[u8] = b"]}";
 
+/// Bytes a chunk is allotted beyond its size: most items end within them.
+const CHUNK_SLACK: usize = 8 * 1024;
+
 /// A JSON response body.
 #[derive(Debug, Clone)]
 pub enum Payload {
@@ -54,13 +57,7 @@ impl Payload {
                 items,
                 bare_items,
                 ..
-            } => {
-                let items_len: usize = items
-                    .iter()
-                    .map(|i| i.len() - skipped(i.head(), *bare_items))
-                    .sum();
-                head.len() + items_len + items.len().saturating_sub(1) + LIST_TAIL.len()
-            }
+            } => list_len(head, items, *bare_items),
         }
     }
 
@@ -109,6 +106,7 @@ impl Payload {
     pub fn into_chunks(self, size: usize) -> Chunks {
         match self {
             Payload::Whole(b) => Chunks {
+                left: b.len(),
                 head: Some(b),
                 items: Vec::new().into_iter(),
                 first_item: true,
@@ -122,6 +120,7 @@ impl Payload {
                 bare_items,
                 ..
             } => Chunks {
+                left: list_len(&head, &items, bare_items),
                 head: Some(head),
                 items: items.into_iter(),
                 first_item: true,
@@ -133,44 +132,17 @@ impl Payload {
     }
 }
 
-/// How many bytes after an item's opening brace (`item` is its text up to its first shared
-/// value at least) hold its `"apiVersion":"…","kind":"…",`
-/// (in either order), when `bare` asks them left out; 0 when not, or when the item does
-/// not start with them (it is then sent as it is).
-fn skipped(item: &[u8], bare: bool) -> usize {
-    /// The length of `"name":"value"` at the start of `text`, for a value without escapes.
-    fn field(text: &[u8], name: &[u8]) -> Option<usize> {
-        let rest = text
-            .strip_prefix(b"\"")?
-            .strip_prefix(name)?
-            .strip_prefix(b"\":\"")?;
-        let end = rest.iter().position(|&c| c == b'"' || c == b'\\')?;
-        (rest[end] == b'"').then_some(name.len() + 4 + end + 1)
-    }
-    if !bare || item.first() != Some(&b'{') {
-        return 0;
-    }
-    let body = &item[1..];
-    let (first, second): (&[u8], &[u8]) = if body.starts_with(b"\"kind\"") {
-        (b"kind", b"apiVersion")
-    } else {
-        (b"apiVersion", b"kind")
-    };
-    let Some(a) = field(body, first) else {
-        return 0;
-    };
-    let Some(b) = body[a..]
-        .strip_prefix(b",")
-        .and_then(|rest| field(rest, second))
-    else {
-        return 0;
-    };
-    let end = a + 1 + b;
-    match body.get(end) {
-        Some(b',') => end + 1,
-        Some(b'}') => end,
-        _ => 0,
-    }
+/// The length of a list's body as clients get it (its items' lengths are kept: their text
+/// is not read).
+fn list_len(head: &[u8], items: &[CachedJson], bare: bool) -> usize {
+    let items_len: usize = items.iter().map(|i| i.len() - skipped(i, bare)).sum();
+    head.len() + items_len + items.len().saturating_sub(1) + LIST_TAIL.len()
+}
+
+/// How many bytes after an item's opening brace are left out: its `apiVersion` and `kind`
+/// when `bare` asks for that (0 when it does not start with them: it is sent as it is).
+fn skipped(item: &CachedJson, bare: bool) -> usize {
+    if bare { item.type_fields_len() } else { 0 }
 }
 
 /// The chunks of a [`Payload`] (see [`Payload::into_chunks`]).
@@ -182,22 +154,22 @@ pub struct Chunks {
     tail: bool,
     bare_items: bool,
     size: usize,
+    /// Bytes not yet given out.
+    left: usize,
 }
 
 impl Iterator for Chunks {
     type Item = Bytes;
 
     fn next(&mut self) -> Option<Bytes> {
-        let mut out = BytesMut::new();
-        if let Some(head) = self.head.take() {
-            if !self.tail {
-                return Some(head);
-            }
-            out.reserve(self.size.max(head.len()));
-            out.extend_from_slice(&head);
-        }
         if !self.tail {
-            return None;
+            return self.head.take();
+        }
+        // Room for the chunk and the item that ends it (or what is left), so that it is not
+        // grown and copied item by item.
+        let mut out = BytesMut::with_capacity(self.left.min(self.size + CHUNK_SLACK));
+        if let Some(head) = self.head.take() {
+            out.extend_from_slice(&head);
         }
         while out.len() < self.size {
             match self.items.next() {
@@ -206,7 +178,7 @@ impl Iterator for Chunks {
                         out.extend_from_slice(b",");
                     }
                     self.first_item = false;
-                    let from = match skipped(item.head(), self.bare_items) {
+                    let from = match skipped(&item, self.bare_items) {
                         0 => 0,
                         n => {
                             out.extend_from_slice(b"{");
@@ -224,6 +196,7 @@ impl Iterator for Chunks {
                 }
             }
         }
+        self.left = self.left.saturating_sub(out.len());
         Some(out.freeze())
     }
 }

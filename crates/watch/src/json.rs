@@ -26,12 +26,36 @@ pub struct CachedJson {
     /// The shared values and where each goes in `own`, in order (behind an `Arc`: a list
     /// clones every item's text).
     shared: Arc<[(usize, Arc<[u8]>)]>,
+    /// The text's length. Kept, like `type_fields`, so that sizing a list of thousands of
+    /// items reads neither their text nor their shared values.
+    len: usize,
+    /// See [`CachedJson::type_fields_len`].
+    type_fields: usize,
 }
 
 impl CachedJson {
+    fn new(own: Bytes, shared: Arc<[(usize, Arc<[u8]>)]>) -> Self {
+        let len = own.len() + shared.iter().map(|(_, v)| v.len()).sum::<usize>();
+        let head = &own[..shared.first().map_or(own.len(), |(at, _)| *at)];
+        let type_fields = type_fields_len(head);
+        Self {
+            own,
+            shared,
+            len,
+            type_fields,
+        }
+    }
+
     /// The text's length in bytes.
     pub fn len(&self) -> usize {
-        self.own.len() + self.shared.iter().map(|(_, v)| v.len()).sum::<usize>()
+        self.len
+    }
+
+    /// How many bytes after the opening brace hold `"apiVersion":"…","kind":"…",` (in either
+    /// order, with the comma after them when more follows): what a list item of a built-in
+    /// kind leaves out. 0 when the text does not start with both.
+    pub fn type_fields_len(&self) -> usize {
+        self.type_fields
     }
 
     /// Whether the text is empty.
@@ -171,19 +195,50 @@ impl CachedJson {
                 (at, value.clone())
             })
             .collect();
-        CachedJson {
-            own: own.into(),
-            shared,
-        }
+        CachedJson::new(own.into(), shared)
+    }
+}
+
+/// [`CachedJson::type_fields_len`] of an object's text (`text` reaching at least past its
+/// `kind`).
+fn type_fields_len(text: &[u8]) -> usize {
+    /// The length of `"name":"value"` at the start of `text`, for a value without escapes.
+    fn field(text: &[u8], name: &[u8]) -> Option<usize> {
+        let rest = text
+            .strip_prefix(b"\"")?
+            .strip_prefix(name)?
+            .strip_prefix(b"\":\"")?;
+        let end = rest.iter().position(|&c| c == b'"' || c == b'\\')?;
+        (rest[end] == b'"').then_some(name.len() + 4 + end + 1)
+    }
+    let Some(body) = text.strip_prefix(b"{") else {
+        return 0;
+    };
+    let (first, second): (&[u8], &[u8]) = if body.starts_with(b"\"kind\"") {
+        (b"kind", b"apiVersion")
+    } else {
+        (b"apiVersion", b"kind")
+    };
+    let Some(a) = field(body, first) else {
+        return 0;
+    };
+    let Some(b) = body[a..]
+        .strip_prefix(b",")
+        .and_then(|rest| field(rest, second))
+    else {
+        return 0;
+    };
+    let end = a + 1 + b;
+    match body.get(end) {
+        Some(b',') => end + 1,
+        Some(b'}') => end,
+        _ => 0,
     }
 }
 
 impl From<Bytes> for CachedJson {
     fn from(own: Bytes) -> Self {
-        Self {
-            own,
-            shared: Arc::default(),
-        }
+        Self::new(own, Arc::default())
     }
 }
 
@@ -258,10 +313,7 @@ impl SharedValues {
             from = span.end;
         }
         own.extend_from_slice(&text[from..]);
-        CachedJson {
-            own: own.into(),
-            shared: shared.into(),
-        }
+        CachedJson::new(own.into(), shared.into())
     }
 
     /// The kept copy of `value`, kept now if it was not.
@@ -394,6 +446,38 @@ mod tests {
 
     /// A replaced range keeps the shared values (shifted) unless it touches one; text found
     /// once is found wherever it lies.
+    /// The kept length and type fields are the text's, however the text was made: whole,
+    /// with shared values, or replaced in part.
+    #[test]
+    fn length_and_type_fields_are_kept_with_the_text() {
+        let mut values = SharedValues::default();
+        let full = format!(
+            r#"{{"apiVersion":"v1","kind":"Pod",{}"#,
+            &pod("a", 7)["{\"kind\":\"Pod\",".len()..]
+        );
+        let type_fields = r#""apiVersion":"v1","kind":"Pod","#.len();
+        let whole = CachedJson::from(full.clone());
+        let shared = values.share(whole.clone());
+        assert_eq!(shared.shared.len(), 2);
+        let at = full.find("7").unwrap();
+        let replaced = shared.replaced(at..at + 1, b"12345");
+        for (json, expected) in [(&whole, &full), (&shared, &full)] {
+            assert_eq!(json.len(), expected.len());
+            assert_eq!(json.type_fields_len(), type_fields);
+        }
+        assert_eq!(replaced.len(), full.len() + 4);
+        assert_eq!(replaced.type_fields_len(), type_fields);
+        let cases = [
+            (r#"{"kind":"Pod","apiVersion":"v1"}"#, 30),
+            (r#"{"apiVersion":"v1","metadata":{}}"#, 0),
+            (r#"{"apiVersion":"v\"1","kind":"Pod"}"#, 0),
+            ("", 0),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(CachedJson::from(text).type_fields_len(), expected, "{text}");
+        }
+    }
+
     #[test]
     fn replacing_keeps_the_shared_values() {
         let mut values = SharedValues::default();
