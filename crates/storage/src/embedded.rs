@@ -382,11 +382,9 @@ impl<'t> Tables<'t> {
 
     /// `key`'s current value.
     fn current(&self, key: &str) -> Result<Option<KeyValue>> {
-        let Some(found) = self.live.get(key)? else {
-            return Ok(None);
-        };
-        let (create, rev) = found.value();
-        current_value(&self.log, key, create, rev).map(Some)
+        self.revisions(key)?
+            .map(|(create, rev)| current_value(&self.log, key, create, rev))
+            .transpose()
     }
 
     /// The create and mod revisions of `key`'s current value.
@@ -706,11 +704,9 @@ impl Writer {
                         expected,
                     } => match t.revisions(key)? {
                         None => Err(Error::NotFound { key: key.clone() }),
-                        Some((_, current)) if current != expected.0 => Err(Error::Conflict {
+                        Some((create, current)) if current != expected.0 => Err(Error::Conflict {
                             key: key.clone(),
-                            current: Box::new(t.current(key)?.ok_or_else(|| {
-                                Error::Corrupt(format!("{key} vanished in the writer"))
-                            })?),
+                            current: Box::new(current_value(&t.log, key, create, current)?),
                         }),
                         Some((create, _)) => Ok(Event {
                             kind: EventKind::Put,
