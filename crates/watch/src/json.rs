@@ -36,14 +36,14 @@ pub struct CachedJson {
 impl CachedJson {
     fn new(own: Bytes, shared: Arc<[(usize, Arc<[u8]>)]>) -> Self {
         let len = own.len() + shared.iter().map(|(_, v)| v.len()).sum::<usize>();
-        let head = &own[..shared.first().map_or(own.len(), |(at, _)| *at)];
-        let type_fields = type_fields_len(head);
-        Self {
+        let mut json = Self {
             own,
             shared,
             len,
-            type_fields,
-        }
+            type_fields: 0,
+        };
+        json.type_fields = type_fields_len(json.head());
+        json
     }
 
     /// The text's length in bytes.
