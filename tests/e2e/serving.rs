@@ -313,6 +313,99 @@ async fn goaway_closes_http2_connections_gracefully() {
     assert!(send.send_request(request()).await.is_err());
 }
 
+/// Many watches and the requests beside them on one HTTP/2 connection: the server holds a
+/// connection's output back for a turn while several responses are in flight (to write the
+/// frames of one event to all its watchers at once); every event still reaches every watch,
+/// and each create on the same connection is answered.
+#[tokio::test]
+async fn watches_sharing_an_http2_connection_each_get_every_event() {
+    const WATCHES: usize = 40;
+    const EVENTS: usize = 25;
+    let server = TestServer::start().await;
+    let addr = server.url().trim_start_matches("https://").to_string();
+    let connector =
+        tokio_rustls::TlsConnector::from(Arc::new(tls_config(server.ca_pem(), &[b"h2"])));
+    let tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let tls = connector
+        .connect(ServerName::try_from("127.0.0.1").unwrap(), tcp)
+        .await
+        .unwrap();
+    let (send, conn) =
+        hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(tls))
+            .await
+            .unwrap();
+    tokio::spawn(conn);
+    let request = |method: http::Method, path: String, body: Option<serde_json::Value>| {
+        let body = body.map_or_else(Bytes::new, |b| Bytes::from(serde_json::to_vec(&b).unwrap()));
+        http::Request::builder()
+            .method(method)
+            .uri(format!("https://{addr}{path}"))
+            .header("authorization", format!("Bearer {}", server.token()))
+            .header("content-type", "application/json")
+            .body(http_body_util::Full::new(body))
+            .unwrap()
+    };
+    let mut watches = Vec::new();
+    for _ in 0..WATCHES {
+        let mut send = send.clone();
+        let path = format!("{SC}?watch=1&labelSelector=shared%3Dh2&timeoutSeconds=60");
+        let resp = send
+            .send_request(request(http::Method::GET, path, None))
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 200);
+        watches.push(tokio::spawn(async move {
+            let mut body = resp.into_body();
+            let mut names = Vec::new();
+            let mut buf = Vec::new();
+            while names.len() < EVENTS {
+                let Some(frame) = body.frame().await else {
+                    break;
+                };
+                buf.extend_from_slice(&frame.unwrap().into_data().unwrap_or_default());
+                while let Some(end) = buf.iter().position(|&b| b == b'\n') {
+                    let line: Vec<u8> = buf.drain(..=end).collect();
+                    let event: serde_json::Value = serde_json::from_slice(&line).unwrap();
+                    assert_eq!(event["type"], "ADDED");
+                    names.push(
+                        event["object"]["metadata"]["name"]
+                            .as_str()
+                            .unwrap()
+                            .to_owned(),
+                    );
+                }
+            }
+            names
+        }));
+    }
+    let mut expected = Vec::new();
+    for i in 0..EVENTS {
+        let name = format!("shared-h2-{i:02}");
+        let object = serde_json::json!({
+            "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+            "metadata": {"name": name, "labels": {"shared": "h2"}},
+            "provisioner": "example.com/shared",
+        });
+        let mut send = send.clone();
+        let resp = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            send.send_request(request(http::Method::POST, SC.to_string(), Some(object))),
+        )
+        .await
+        .expect("a create beside the watches is answered")
+        .unwrap();
+        assert_eq!(resp.status(), 201);
+        expected.push(name);
+    }
+    for watch in watches {
+        let names = tokio::time::timeout(std::time::Duration::from_secs(20), watch)
+            .await
+            .expect("every event reaches the watch")
+            .unwrap();
+        assert_eq!(names, expected);
+    }
+}
+
 /// Whether a TLS handshake with `server` succeeds for a client limited to `version` and (if
 /// given) one suite.
 async fn handshake(

@@ -2,6 +2,7 @@
 //! accepts connections (TLS or plain) and answers them with HTTP/1.1 or HTTP/2; the
 //! `/debug/pprof/` endpoints ([`profiling`]).
 
+mod coalesce;
 mod connections;
 mod error;
 pub mod feature_gates;
@@ -198,7 +199,10 @@ where
     TokioExecutor: auto::HttpServerConnExec<S::Future, B>,
 {
     let activity = meter.activity().clone();
-    let io = lanes::Metered::new(io, meter.clone());
+    let io = lanes::Metered::new(
+        coalesce::Coalescing::new(io, activity.clone()),
+        meter.clone(),
+    );
     let task = async move {
         let conn = builder.serve_connection_with_upgrades(io, service);
         tokio::pin!(conn);
