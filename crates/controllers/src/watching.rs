@@ -326,6 +326,7 @@ async fn follow_with<T>(
             allow_bookmarks: false,
             timeout: Duration::from_secs(3600),
             initialization: None,
+            connection: 0,
         };
         let mut lines = match storage.watch("", &options).await {
             Ok(lines) => lines,

@@ -2311,7 +2311,7 @@ impl RestStorage for KindStore {
             {
                 return Err(ApiError::resource_version_too_large(requested, current).into());
             }
-            match cache.watch(&prefix, from, filter.clone()) {
+            match cache.watch_in_group(&prefix, from, filter.clone(), options.connection) {
                 Ok(w) => {
                     return Ok(watching::line_stream(
                         w.initial,

@@ -20,6 +20,10 @@ pub struct WatchOptions {
     /// watch holds while it initializes (upstream's watch initialization in API Priority and
     /// Fairness).
     pub initialization: Option<InitializationGuard>,
+    /// The client connection the watch came on (0: none known). A change is sent to the
+    /// watches of one connection one after another, so the connection writes their frames
+    /// together.
+    pub connection: u64,
 }
 
 /// Whatever a watch holds while it sends its initial events ([`WatchOptions::initialization`]).

@@ -670,6 +670,15 @@ fn list_options(info: &RequestInfo) -> Result<ListOptions, ApiError> {
 
 /// `timeoutSeconds`, or a random time between the minimum and twice it, so that clients that
 /// set none do not all reconnect at once.
+/// A watch's group in the watch cache: its client's address and port, which name one
+/// connection (never 0, which means none).
+fn connection_group(peer: std::net::SocketAddr) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+    BuildHasherDefault::<DefaultHasher>::default()
+        .hash_one(peer)
+        .max(1)
+}
+
 fn watch_timeout(
     info: &RequestInfo,
     min: std::time::Duration,
@@ -883,6 +892,10 @@ async fn resource_answer(
                     .extensions()
                     .get::<crate::filters::WatchSeat>()
                     .map(|seat| seat.0.clone()),
+                connection: req
+                    .extensions()
+                    .get::<crate::filters::ClientAddr>()
+                    .map_or(0, |addr| connection_group(addr.0)),
             };
             let lines = storage.watch(ns, &options).await?;
             let labels = state.metrics.allowed(

@@ -225,6 +225,9 @@ impl Default for WatchCacheConfig {
 }
 
 struct Watcher {
+    /// Watches of one group (one client connection) are kept together, in the order they
+    /// came ([`WatchCache::watch_in_group`]).
+    group: u64,
     prefix: String,
     filter: Filter,
     after: u64,
@@ -574,6 +577,19 @@ impl WatchCache {
     /// addition for every selected object; with `from`, it replays the changes after it (an
     /// [`Error::Expired`] when they are no longer in the window).
     pub fn watch(&self, prefix: &str, from: Option<Revision>, filter: Filter) -> Result<Watch> {
+        self.watch_in_group(prefix, from, filter, 0)
+    }
+
+    /// [`watch`](Self::watch), sent each change right after the other watches of `group`
+    /// (0: none), e.g. the watches sharing one HTTP/2 connection: their stream tasks are
+    /// woken one after another, so the connection writes their frames together.
+    pub fn watch_in_group(
+        &self,
+        prefix: &str,
+        from: Option<Revision>,
+        filter: Filter,
+        group: u64,
+    ) -> Result<Watch> {
         let mut state = lock(&self.shared);
         if !state.ready {
             return Err(Error::NotReady);
@@ -612,12 +628,21 @@ impl WatchCache {
         };
         let (tx, events) = mpsc::channel(self.shared.config.watcher_queue);
         let revision = Revision(state.revision.max(from.map_or(0, |r| r.0)));
-        state.watchers.push(Watcher {
+        let watcher = Watcher {
+            group,
             prefix: prefix.to_string(),
             filter: filter.clone(),
             after,
             tx,
-        });
+        };
+        let last_of_group = match group {
+            0 => None,
+            _ => state.watchers.iter().rposition(|w| w.group == group),
+        };
+        match last_of_group {
+            Some(last) => state.watchers.insert(last + 1, watcher),
+            None => state.watchers.push(watcher),
+        }
         drop(state);
         initial.extend(
             snapshot

@@ -1000,6 +1000,7 @@ async fn watched(
         allow_bookmarks: false,
         timeout: std::time::Duration::from_millis(300),
         initialization: None,
+        connection: 0,
     };
     let chunks: Vec<Bytes> = store.watch("", &options).await.unwrap().collect().await;
     chunks

@@ -937,3 +937,45 @@ fn a_prefix_ends_at_its_last_character_plus_one() {
     assert_eq!(prefix_end("/r/é"), None);
     assert_eq!(prefix_end(""), None);
 }
+
+#[tokio::test]
+async fn watches_of_one_group_are_sent_a_change_one_after_another() {
+    let f = fixture(WatchCacheConfig::default()).await;
+    // Each watch's filter notes when the cache offers it the change.
+    let offered = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let noting = |id: &'static str| -> Filter {
+        let offered = offered.clone();
+        Arc::new(move |_| {
+            offered.lock().unwrap().push(id);
+            true
+        })
+    };
+    let mut watches = Vec::new();
+    for (id, group) in [
+        ("a1", 7),
+        ("b1", 9),
+        ("none", 0),
+        ("a2", 7),
+        ("b2", 9),
+        ("a3", 7),
+    ] {
+        watches.push(
+            f.cache
+                .watch_in_group("/r/", None, noting(id), group)
+                .unwrap(),
+        );
+    }
+    offered.lock().unwrap().clear();
+    f.store
+        .create("/r/b", Bytes::from_static(b"tier=gold"))
+        .await
+        .unwrap();
+    for w in &mut watches {
+        assert_eq!(kinds(&[next(w).await]), [(EventType::Added, "/r/b".into())]);
+    }
+    assert_eq!(
+        *offered.lock().unwrap(),
+        ["a1", "a2", "a3", "b1", "b2", "none"],
+        "a group's watches in the order they came, the ungrouped one where it came"
+    );
+}
