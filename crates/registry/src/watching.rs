@@ -3,6 +3,7 @@
 //! cache is off) into one stream of lines with bookmarks and a deadline.
 
 use std::collections::{HashSet, VecDeque};
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
@@ -121,14 +122,101 @@ pub(crate) struct StreamParams {
     pub initialization: Option<crate::InitializationGuard>,
 }
 
-struct StreamState {
+/// The stream [`line_stream`] returns: polled directly (one timer kept for the bookmarks and
+/// the deadline, moved only when they change), since a watch of a busy collection is polled
+/// once per change per watcher.
+struct LineStream {
     pending: VecDeque<Bytes>,
     events: mpsc::Receiver<WatchEvent>,
     /// Every change up to this revision has been queued (see `WatchCache::revision_receiver`).
     progress: watch::Receiver<u64>,
     params: StreamParams,
     next_bookmark: Instant,
+    /// Fires at the next bookmark or the deadline, whichever comes first.
+    timer: Pin<Box<tokio::time::Sleep>>,
     finished: bool,
+}
+
+impl LineStream {
+    fn wake_at(&self) -> Instant {
+        if self.params.bookmarks {
+            self.next_bookmark.min(self.params.deadline)
+        } else {
+            self.params.deadline
+        }
+    }
+
+    /// The bookmark or deadline is due: queue what it calls for.
+    fn on_timer(&mut self) {
+        let now = Instant::now();
+        let at_end = now >= self.params.deadline;
+        if self.params.bookmarks {
+            // Read the revision first: if the queue is empty afterwards, every change up to
+            // it has been sent.
+            let revision = *self.progress.borrow();
+            match self.events.try_recv() {
+                Ok(ev) => self
+                    .pending
+                    .push_back(object_line(ev.kind.as_str(), &ev.object.json)),
+                Err(_) if revision > 0 => self
+                    .pending
+                    .push_back(bookmark_line(&self.params.descriptor, revision)),
+                Err(_) => {}
+            }
+            self.next_bookmark = now + BOOKMARK_INTERVAL;
+        }
+        if at_end {
+            self.finished = true;
+        } else {
+            let at = self.wake_at();
+            self.timer.as_mut().reset(at);
+        }
+    }
+}
+
+impl Stream for LineStream {
+    type Item = Bytes;
+
+    fn poll_next(
+        self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Bytes>> {
+        use std::task::Poll;
+        let st = self.get_mut();
+        loop {
+            if let Some(chunk) = st.pending.pop_front() {
+                if st.pending.is_empty() {
+                    st.params.initialization = None;
+                }
+                return Poll::Ready(Some(chunk));
+            }
+            if st.finished {
+                return Poll::Ready(None);
+            }
+            match st.events.poll_recv(cx) {
+                Poll::Ready(Some(ev)) => {
+                    // Events already queued go out in the same chunk: one write, one frame,
+                    // one wake-up for a burst instead of one per event.
+                    let mut chunk = Vec::with_capacity(ev.object.json.len() + LINE_OVERHEAD);
+                    push_event(&mut chunk, ev.kind.as_str(), ev.object.json.chunks());
+                    while chunk.len() < MAX_CHUNK {
+                        match st.events.try_recv() {
+                            Ok(ev) => {
+                                push_event(&mut chunk, ev.kind.as_str(), ev.object.json.chunks())
+                            }
+                            Err(_) => break,
+                        }
+                    }
+                    return Poll::Ready(Some(chunk.into()));
+                }
+                Poll::Ready(None) => st.finished = true,
+                Poll::Pending => match st.timer.as_mut().poll(cx) {
+                    Poll::Ready(()) => st.on_timer(),
+                    Poll::Pending => return Poll::Pending,
+                },
+            }
+        }
+    }
 }
 
 /// The lines of a watch: `initial` first, then live events, bookmarks every
@@ -146,67 +234,19 @@ pub(crate) fn line_stream(
     if pending.is_empty() {
         params.initialization = None;
     }
-    let state = StreamState {
+    let next_bookmark = Instant::now() + BOOKMARK_INTERVAL;
+    let mut stream = LineStream {
         pending,
         events,
         progress,
-        next_bookmark: Instant::now() + BOOKMARK_INTERVAL,
         params,
+        next_bookmark,
+        timer: Box::pin(tokio::time::sleep_until(next_bookmark)),
         finished: false,
     };
-    Box::pin(futures_util::stream::unfold(state, |mut st| async move {
-        loop {
-            if let Some(chunk) = st.pending.pop_front() {
-                if st.pending.is_empty() {
-                    st.params.initialization = None;
-                }
-                return Some((chunk, st));
-            }
-            if st.finished {
-                return None;
-            }
-            let wake = if st.params.bookmarks {
-                st.next_bookmark.min(st.params.deadline)
-            } else {
-                st.params.deadline
-            };
-            tokio::select! {
-                ev = st.events.recv() => match ev {
-                    Some(ev) => {
-                        // Events already queued go out in the same chunk: one write, one
-                        // frame, one wake-up for a burst instead of one per event.
-                        let mut chunk = Vec::with_capacity(ev.object.json.len() + 32);
-                        push_event(&mut chunk, ev.kind.as_str(), ev.object.json.chunks());
-                        while chunk.len() < MAX_CHUNK {
-                            match st.events.try_recv() {
-                                Ok(ev) => push_event(&mut chunk, ev.kind.as_str(), ev.object.json.chunks()),
-                                Err(_) => break,
-                            }
-                        }
-                        return Some((chunk.into(), st));
-                    }
-                    None => st.finished = true,
-                },
-                _ = tokio::time::sleep_until(wake) => {
-                    let at_end = Instant::now() >= st.params.deadline;
-                    if st.params.bookmarks {
-                        // Read the revision first: if the queue is empty afterwards, every
-                        // change up to it has been sent.
-                        let revision = *st.progress.borrow();
-                        match st.events.try_recv() {
-                            Ok(ev) => st.pending.push_back(object_line(ev.kind.as_str(), &ev.object.json)),
-                            Err(_) if revision > 0 => st.pending.push_back(bookmark_line(&st.params.descriptor, revision)),
-                            Err(_) => {}
-                        }
-                        st.next_bookmark = Instant::now() + BOOKMARK_INTERVAL;
-                    }
-                    if at_end {
-                        st.finished = true;
-                    }
-                }
-            }
-        }
-    }))
+    let at = stream.wake_at();
+    stream.timer.as_mut().reset(at);
+    Box::pin(stream)
 }
 
 /// A watch served from storage (the watch cache is off). A watch without selectors keeps no
