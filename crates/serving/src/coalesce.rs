@@ -4,12 +4,13 @@
 //! in turn; each one hands its frame to the connection task, which runs right after it (the
 //! runtime runs a task woken by the running one next) and flushes that one frame: one TLS
 //! record and one `writev` per watcher per event, and as many reads on the client's side.
-//! [`Coalescing`] holds such output back for one turn of the scheduler instead: a flush
+//! [`Coalescing`] holds such output back for two turns of the scheduler instead: a flush
 //! while other requests are in flight on the connection only wakes the connection task
 //! again, so the frames of the other streams woken by the same event join the buffer before
-//! it is written, in one record and one system call. The held output is written the next
-//! time the connection reads (the connection task reads on every poll, and the wake makes
-//! sure it is polled), writes more than a record's worth, or shuts down.
+//! it is written, in one record and one system call. The held output is written when the
+//! connection reads after a second turn (the connection task reads on every poll, and each
+//! turn's wake makes sure it is polled), when it writes more than a record's worth, or when it
+//! shuts down.
 //!
 //! A connection with at most one request in flight (HTTP/1.1, a client's single GET)
 //! writes through as before: nothing could join its output.
@@ -19,6 +20,12 @@ use std::task::{Context, Poll, ready};
 
 use crate::connections::Activity;
 
+/// Turns a due flush waits after the first, while requests are still in flight: stream tasks
+/// woken by one event also sit on the other worker's queue or in the runtime's overflow
+/// queue, behind the connection task's first wake-up (one more turn: 500 watchers on 50
+/// connections, 112 writes per event before, 61 after).
+const EXTRA_TURNS: u8 = 1;
+
 /// Output held back beyond which it is written at once (a TLS record's worth of plaintext).
 const HOLD_LIMIT: usize = 16 << 10;
 
@@ -26,7 +33,7 @@ const HOLD_LIMIT: usize = 16 << 10;
 /// little memory.
 const KEPT_CAPACITY: usize = 4 << 10;
 
-/// A connection's I/O whose flushes are held for one scheduler turn while more than one
+/// A connection's I/O whose flushes are held for two scheduler turns while more than one
 /// request is in flight on it (see the module's documentation).
 #[derive(Debug)]
 pub struct Coalescing<I> {
@@ -38,6 +45,8 @@ pub struct Coalescing<I> {
     written: usize,
     /// A flush was asked for and put off: `held` (and then `io`) is flushed next time.
     flush_due: bool,
+    /// Extra turns the due flush has waited.
+    turns: u8,
     /// `io` took output but has not been flushed since.
     io_dirty: bool,
 }
@@ -51,6 +60,7 @@ impl<I> Coalescing<I> {
             held: Vec::new(),
             written: 0,
             flush_due: false,
+            turns: 0,
             io_dirty: false,
         }
     }
@@ -83,6 +93,7 @@ impl<I: hyper::rt::Write + Unpin> Coalescing<I> {
     fn poll_flush_all(&mut self, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         ready!(self.poll_write_held(cx))?;
         self.flush_due = false;
+        self.turns = 0;
         if self.io_dirty {
             ready!(Pin::new(&mut self.io).poll_flush(cx))?;
             self.io_dirty = false;
@@ -116,7 +127,10 @@ impl<I: hyper::rt::Read + hyper::rt::Write + Unpin> hyper::rt::Read for Coalesci
         cx: &mut Context<'_>,
         buf: hyper::rt::ReadBufCursor<'_>,
     ) -> Poll<std::io::Result<()>> {
-        if self.flush_due || !self.held.is_empty() {
+        if self.flush_due && self.turns < EXTRA_TURNS && self.may_hold() {
+            self.turns += 1;
+            cx.waker().wake_by_ref();
+        } else if self.flush_due || !self.held.is_empty() {
             // A full socket is no reason not to read: its writability wakes the task.
             if let Poll::Ready(Err(e)) = self.poll_flush_all(cx) {
                 return Poll::Ready(Err(e));
@@ -163,7 +177,7 @@ impl<I: hyper::rt::Write + Unpin> hyper::rt::Write for Coalescing<I> {
             return Poll::Ready(Ok(()));
         }
         if !self.held.is_empty() && self.may_hold() {
-            // Put off for one turn: the task runs again after the tasks already queued.
+            // Put off: the task runs again after the tasks already queued.
             self.flush_due = true;
             cx.waker().wake_by_ref();
             return Poll::Ready(Ok(()));
@@ -301,7 +315,7 @@ mod tests {
     }
 
     #[test]
-    fn output_of_concurrent_responses_is_written_together_on_the_next_poll() {
+    fn output_of_concurrent_responses_is_written_together_two_turns_later() {
         let (mut h, requests) = Harness::new(3);
         h.write(b"frame 1;");
         h.flush();
@@ -310,21 +324,25 @@ mod tests {
         // Other streams add frames before the task runs again; their flushes wake no more.
         h.write(b"frame 2;");
         h.flush();
+        assert_eq!(h.wakes(), 1);
+        // The next poll waits one more turn; streams queued further back add theirs.
+        h.read();
+        assert!(h.writes().is_empty());
+        assert_eq!(h.wakes(), 2);
         h.write(b"frame 3;");
         h.flush();
-        assert!(h.writes().is_empty());
-        assert_eq!(h.wakes(), 1);
         h.read();
         assert_eq!(h.writes(), [b"frame 1;frame 2;frame 3;".to_vec()]);
         assert_eq!(h.io.io.flushes, 1);
-        // The next round is held again, even once the requests are done (a flush is due).
+        assert_eq!(h.wakes(), 2);
+        // Once the requests are done, a due flush waits no further turn.
         h.write(b"frame 4;");
         h.flush();
         drop(requests);
         h.write(b"frame 5;");
         h.read();
         assert_eq!(h.writes()[1], b"frame 4;frame 5;");
-        assert_eq!(h.wakes(), 2);
+        assert_eq!(h.wakes(), 3);
         // Nothing due and one request or none: written through.
         h.write(b"frame 6;");
         h.flush();
@@ -356,6 +374,7 @@ mod tests {
         let polled = Pin::new(&mut h.io).poll_write_vectored(&mut cx, &bufs);
         assert!(matches!(polled, Poll::Ready(Ok(6))));
         h.flush();
+        h.read();
         h.read();
         assert_eq!(h.writes(), [b"abcdef".to_vec()]);
     }
