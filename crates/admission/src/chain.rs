@@ -20,6 +20,18 @@ pub trait Lister: Send + Sync + 'static {
         namespace: &str,
         name: &str,
     ) -> Result<Option<Value>, ApiError>;
+    /// [`get`](Lister::get)'s object, shared: a lister that keeps the objects it has parsed
+    /// hands them out without a copy (plugins reading a namespace or a service account on
+    /// every pod create use this).
+    async fn get_shared(
+        &self,
+        resource: &GroupResource,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Arc<Value>>, ApiError> {
+        Ok(self.get(resource, namespace, name).await?.map(Arc::new))
+    }
+
     /// Every object of the resource in `namespace` (every namespace when empty).
     async fn list(&self, resource: &GroupResource, namespace: &str)
     -> Result<Vec<Value>, ApiError>;

@@ -3,9 +3,10 @@
 //! yet, so a namespace created a moment ago is found).
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock, Weak};
+use std::sync::{Arc, Mutex, RwLock, Weak};
 
 use async_trait::async_trait;
+use bytes::Bytes;
 use capstan_admission::Lister;
 use capstan_meta::{ApiError, GroupResource};
 use serde_json::Value;
@@ -19,7 +20,14 @@ use crate::rest::RestStorage;
 #[derive(Default)]
 pub struct StoreLister {
     stores: RwLock<Stores>,
+    /// Objects parsed for plugins by resource, namespace and name, with the JSON they were
+    /// parsed from: while a read returns the same JSON, the parsed object is handed out again
+    /// (a pod create reads its namespace and service account in three plugins).
+    parsed: Mutex<HashMap<String, (Bytes, Arc<Value>)>>,
 }
+
+/// Parsed objects [`StoreLister`] keeps at most (all are let go when it is full).
+const PARSED_KEPT: usize = 1024;
 
 /// The stores in the order they were added, and by resource name (a pod create looks up a
 /// namespace and a service account three times: a scan of a hundred stores showed in its
@@ -79,22 +87,46 @@ impl StoreLister {
         namespace: &str,
         name: &str,
         attempts: &[GetOptions],
-    ) -> Result<Option<Value>, ApiError> {
+    ) -> Result<Option<Arc<Value>>, ApiError> {
         let Some(store) = self.find(resource) else {
             return Ok(None);
         };
         for options in attempts {
             match store.get(namespace, name, options).await {
                 Ok(found) => {
-                    return serde_json::from_slice(&found.body.into_bytes())
-                        .map(Some)
-                        .map_err(ApiError::internal);
+                    return self.parsed(resource, namespace, name, found.body.into_bytes());
                 }
                 Err(Error::Api(e)) if e.code() == 404 => continue,
                 Err(e) => return Err(e.into()),
             }
         }
         Ok(None)
+    }
+
+    /// `json` parsed, or the object parsed from the same JSON before.
+    fn parsed(
+        &self,
+        resource: &GroupResource,
+        namespace: &str,
+        name: &str,
+        json: Bytes,
+    ) -> Result<Option<Arc<Value>>, ApiError> {
+        let key = format!(
+            "{}/{}/{namespace}/{name}",
+            resource.group, resource.resource
+        );
+        let mut parsed = self.parsed.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((seen, object)) = parsed.get(&key)
+            && *seen == json
+        {
+            return Ok(Some(object.clone()));
+        }
+        let object = Arc::new(serde_json::from_slice::<Value>(&json).map_err(ApiError::internal)?);
+        if parsed.len() >= PARSED_KEPT {
+            parsed.clear();
+        }
+        parsed.insert(key, (json, object.clone()));
+        Ok(Some(object))
     }
 }
 
@@ -106,6 +138,16 @@ impl Lister for StoreLister {
         namespace: &str,
         name: &str,
     ) -> Result<Option<Value>, ApiError> {
+        let shared = self.get_shared(resource, namespace, name).await?;
+        Ok(shared.map(Arc::unwrap_or_clone))
+    }
+
+    async fn get_shared(
+        &self,
+        resource: &GroupResource,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Arc<Value>>, ApiError> {
         let cached = GetOptions {
             any_version: true,
             ..Default::default()
@@ -121,8 +163,10 @@ impl Lister for StoreLister {
         namespace: &str,
         name: &str,
     ) -> Result<Option<Value>, ApiError> {
-        self.read(resource, namespace, name, &[GetOptions::default()])
-            .await
+        let current = self
+            .read(resource, namespace, name, &[GetOptions::default()])
+            .await?;
+        Ok(current.map(Arc::unwrap_or_clone))
     }
 
     async fn list(
@@ -226,5 +270,88 @@ impl capstan_admission::plugins::StatusWriter for StoreLister {
             .await
             .map(|_| ())
             .map_err(ApiError::from)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use capstan_api::StorageClassStrategy;
+    use capstan_storage::{EmbeddedStore, EmbeddedStoreConfig};
+    use serde_json::json;
+
+    use super::*;
+    use crate::generic::GenericStore;
+
+    #[tokio::test]
+    async fn a_parsed_object_is_shared_until_it_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = EmbeddedStore::open(EmbeddedStoreConfig::new(dir.path().join("db"))).unwrap();
+        let classes: Arc<dyn RestStorage> = Arc::new(GenericStore::new(
+            StorageClassStrategy,
+            Arc::new(store),
+            "/registry",
+            None,
+        ));
+        let lister = StoreLister::new();
+        lister.add(classes.clone());
+        let resource = GroupResource::new("storage.k8s.io", "storageclasses");
+        let class = |provisioner: &str| {
+            serde_json::to_vec(&json!({
+                "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                "metadata": {"name": "fast"}, "provisioner": provisioner,
+            }))
+            .unwrap()
+        };
+        assert!(
+            lister
+                .get_shared(&resource, "", "fast")
+                .await
+                .unwrap()
+                .is_none()
+        );
+        classes
+            .create("", &class("example.com/a"), &WriteOptions::default())
+            .await
+            .unwrap();
+        let first = lister
+            .get_shared(&resource, "", "fast")
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(first["provisioner"], "example.com/a");
+        let again = lister
+            .get_shared(&resource, "", "fast")
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(Arc::ptr_eq(&first, &again), "parsed once while unchanged");
+        // An owned copy is the same object.
+        let owned = lister.get(&resource, "", "fast").await.unwrap().unwrap();
+        assert_eq!(owned, *first);
+
+        let mut changed: Value = serde_json::from_slice(&class("example.com/a")).unwrap();
+        changed["metadata"]["labels"] = json!({"tier": "gold"});
+        classes
+            .update(
+                "",
+                "fast",
+                &serde_json::to_vec(&changed).unwrap(),
+                &WriteOptions::default(),
+            )
+            .await
+            .unwrap();
+        let current = lister
+            .get_current(&resource, "", "fast")
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(current["metadata"]["labels"]["tier"], "gold");
+        let shared = lister
+            .get_shared(&resource, "", "fast")
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(!Arc::ptr_eq(&first, &shared), "a change is parsed anew");
+        assert_eq!(*shared, current);
     }
 }

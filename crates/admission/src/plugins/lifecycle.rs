@@ -94,8 +94,11 @@ impl Plugin for NamespaceLifecycle {
             self.lister
                 .get_current(&namespaces, "", &a.namespace)
                 .await?
+                .map(std::sync::Arc::new)
         } else {
-            self.lister.get(&namespaces, "", &a.namespace).await?
+            self.lister
+                .get_shared(&namespaces, "", &a.namespace)
+                .await?
         };
         let Some(namespace) = namespace else {
             return Err(ApiError::not_found(&core("namespaces"), &a.namespace));

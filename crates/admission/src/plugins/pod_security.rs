@@ -110,7 +110,10 @@ impl PodSecurity {
 
     /// The namespace's levels (enforce, audit, warn).
     async fn levels(&self, namespace: &str) -> std::result::Result<[Level; 3], ApiError> {
-        let ns = self.lister.get(&core("namespaces"), "", namespace).await?;
+        let ns = self
+            .lister
+            .get_shared(&core("namespaces"), "", namespace)
+            .await?;
         let labels = ns.as_ref().map(|n| &n["metadata"]["labels"]);
         let mut levels = self.defaults;
         for (i, mode) in MODES.iter().enumerate() {

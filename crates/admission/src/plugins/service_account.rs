@@ -47,7 +47,7 @@ impl ServiceAccount {
     /// The account, looked up again for a while when it is the `default` one; a missing
     /// namespace is upstream's 404 (NamespaceLifecycle says so first upstream, where it
     /// takes part in the mutating phase; here it validates, so as to cost nothing there).
-    async fn account(&self, namespace: &str, name: &str) -> Result<Option<Value>, ApiError> {
+    async fn account(&self, namespace: &str, name: &str) -> Result<Option<Arc<Value>>, ApiError> {
         let attempts = if name == "default" {
             DEFAULT_ATTEMPTS
         } else {
@@ -59,14 +59,19 @@ impl ServiceAccount {
             }
             if let Some(account) = self
                 .lister
-                .get(&core("serviceaccounts"), namespace, name)
+                .get_shared(&core("serviceaccounts"), namespace, name)
                 .await?
             {
                 return Ok(Some(account));
             }
             if attempt == 0 {
                 let namespaces = core("namespaces");
-                if self.lister.get(&namespaces, "", namespace).await?.is_none() {
+                if self
+                    .lister
+                    .get_shared(&namespaces, "", namespace)
+                    .await?
+                    .is_none()
+                {
                     return Err(ApiError::not_found(&namespaces, namespace));
                 }
             }
