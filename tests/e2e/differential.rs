@@ -221,42 +221,80 @@ async fn error_statuses_are_byte_identical() {
     let server = TestServer::start().await;
     let ours = capstan(&server);
     let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a<b>&c"}});
-    let requests: Vec<(Method, &str, Vec<u8>)> = vec![
+    /// A request: method, path, body and headers.
+    type Request<'a> = (Method, &'a str, Vec<u8>, &'a [(&'a str, &'a str)]);
+    const JSON: &[(&str, &str)] = &[("content-type", "application/json")];
+    let requests: Vec<Request> = vec![
         (
             Method::GET,
             "/api/v1/namespaces/default/configmaps/missing",
             Vec::new(),
+            JSON,
         ),
         (
             Method::GET,
             "/apis/apps/v1/namespaces/default/deployments/missing",
             Vec::new(),
+            JSON,
         ),
         (
             Method::GET,
             "/api/v1/pods?fieldSelector=spec.nodeName%3E1",
             Vec::new(),
+            JSON,
         ),
         (
             Method::GET,
             "/api/v1/pods?labelSelector=a%20in%20(",
             Vec::new(),
+            JSON,
         ),
         (
             Method::POST,
             "/api/v1/namespaces/default/configmaps",
             serde_json::to_vec(&cm).unwrap(),
+            JSON,
         ),
-        (Method::DELETE, "/api/v1/namespaces/nowhere", Vec::new()),
+        (
+            Method::DELETE,
+            "/api/v1/namespaces/nowhere",
+            Vec::new(),
+            JSON,
+        ),
+        // 406: no representation the client accepts (the Status lists the ones offered).
+        (
+            Method::GET,
+            "/api/v1/namespaces/default/secrets",
+            Vec::new(),
+            &[("accept", "text/html")],
+        ),
+        (
+            Method::GET,
+            "/apis/storage.k8s.io/v1/storageclasses",
+            Vec::new(),
+            &[("accept", "application/json;as=Table;g=meta.k8s.io;v=v2")],
+        ),
+        // 415: a body in a form the server does not read, created or patched.
+        (
+            Method::POST,
+            "/api/v1/namespaces/default/configmaps",
+            serde_json::to_vec(&cm).unwrap(),
+            &[("content-type", "text/plain")],
+        ),
+        (
+            Method::PATCH,
+            "/api/v1/namespaces/default/configmaps/missing",
+            b"{}".to_vec(),
+            &[("content-type", "text/plain")],
+        ),
     ];
     let mut differences = Vec::new();
-    for (method, path, body) in requests {
-        let headers = [("content-type", "application/json")];
+    for (method, path, body, headers) in requests {
         let theirs = upstream
             .client
-            .request(method.clone(), path, &headers, body.clone())
+            .request(method.clone(), path, headers, body.clone())
             .await;
-        let mine = ours.request(method.clone(), path, &headers, body).await;
+        let mine = ours.request(method.clone(), path, headers, body).await;
         let same = theirs.status == mine.status && theirs.body == mine.body;
         if known(&method, path) {
             assert!(
@@ -267,7 +305,7 @@ async fn error_statuses_are_byte_identical() {
         }
         if !same {
             differences.push(format!(
-                "{method} {path}:\n  upstream {} {}\n  capstan  {} {}",
+                "{method} {path} {headers:?}:\n  upstream {} {}\n  capstan  {} {}",
                 theirs.status,
                 String::from_utf8_lossy(&theirs.body),
                 mine.status,

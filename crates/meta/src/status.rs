@@ -350,15 +350,24 @@ impl ApiError {
         )
     }
 
-    /// 415 for a body media type the server does not decode here.
-    pub fn unsupported_media_type(got: &str, accepted: &[&str]) -> Self {
+    /// 415 for a body media type the server does not decode here (upstream's message names
+    /// only the `accepted` ones).
+    pub fn unsupported_media_type(accepted: &[&str]) -> Self {
         Self::new(
             Reason::UnsupportedMediaType,
             format!(
-                "the body of the request was in an unknown format ({got}) - accepted media types include: {}",
+                "the body of the request was in an unknown format - accepted media types include: {}",
                 accepted.join(", ")
             ),
         )
+    }
+
+    /// 415 as upstream's router words it when a built-in resource's route for the verb does
+    /// not take the body's media type (a PATCH of an unknown patch type), with empty details.
+    pub fn unsupported_media_type_by_route() -> Self {
+        let mut err = Self::new(Reason::UnsupportedMediaType, "415: Unsupported Media Type");
+        err.details = Some(Box::default());
+        err
     }
 
     /// 406 when no acceptable representation exists.

@@ -51,12 +51,9 @@ impl From<Error> for ApiError {
                 let offered: Vec<&str> = offered.iter().map(String::as_str).collect();
                 ApiError::not_acceptable(&offered)
             }
-            Error::UnsupportedMediaType {
-                content_type,
-                supported,
-            } => {
+            Error::UnsupportedMediaType { supported, .. } => {
                 let supported: Vec<&str> = supported.iter().map(String::as_str).collect();
-                ApiError::unsupported_media_type(&content_type, &supported)
+                ApiError::unsupported_media_type(&supported)
             }
             Error::BadRequest(message) => ApiError::bad_request(message),
             other => ApiError::bad_request(format!("the request body is invalid: {other}")),

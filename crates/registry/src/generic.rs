@@ -1286,16 +1286,7 @@ impl KindStore {
                 .await;
         }
         if patch_type == PatchType::Strategic && !self.strategy.strategic_merge() {
-            let accepted: Vec<&str> = PatchType::MEDIA_TYPES
-                .iter()
-                .copied()
-                .filter(|t| *t != "application/strategic-merge-patch+json")
-                .collect();
-            return Err(ApiError::unsupported_media_type(
-                "application/strategic-merge-patch+json",
-                &accepted,
-            )
-            .into());
+            return Err(ApiError::unsupported_media_type(PatchType::CUSTOM_MEDIA_TYPES).into());
         }
         if options.force {
             return Err(ApiError::new(

@@ -28,6 +28,13 @@ impl PatchType {
         "application/apply-patch+yaml",
     ];
 
+    /// The media types of the patches a custom resource takes (no strategic merge patch).
+    pub const CUSTOM_MEDIA_TYPES: &'static [&'static str] = &[
+        "application/json-patch+json",
+        "application/merge-patch+json",
+        "application/apply-patch+yaml",
+    ];
+
     /// The patch type of a `Content-Type` (parameters ignored).
     pub fn from_content_type(content_type: &str) -> Option<Self> {
         let essence = content_type.split(';').next().unwrap_or("").trim();

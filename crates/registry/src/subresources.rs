@@ -604,14 +604,11 @@ where
         options: &WriteOptions,
     ) -> Result<Encoded> {
         if patch_type == PatchType::Apply {
-            return Err(ApiError::unsupported_media_type(
-                "application/apply-patch+yaml",
-                &[
-                    "application/json-patch+json",
-                    "application/merge-patch+json",
-                    "application/strategic-merge-patch+json",
-                ],
-            )
+            return Err(ApiError::unsupported_media_type(&[
+                "application/json-patch+json",
+                "application/merge-patch+json",
+                "application/strategic-merge-patch+json",
+            ])
             .into());
         }
         let obj = self.object(namespace, name).await?;
