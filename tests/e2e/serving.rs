@@ -5,7 +5,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use capstan_e2e::{RawClient, tls_config};
 use capstan_testing::TestServer;
-use http_body_util::{BodyExt, Empty};
+use http_body_util::{BodyExt, Empty, Full};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use rustls_pki_types::ServerName;
 use rustls_pki_types::pem::PemObject;
@@ -276,10 +276,15 @@ async fn two_instances_share_a_port_with_port_sharing() {
     drop(second);
 }
 
-#[tokio::test]
-async fn goaway_closes_http2_connections_gracefully() {
-    // Every request (chance 1; the command line allows at most 0.02) closes its connection.
-    let server = TestServer::start_with(|config| config.goaway_chance = 1.0).await;
+/// An HTTP/2 connection to `server` over TLS (ALPN offering h2 only), driven by a spawned
+/// task; with the address it dialed.
+async fn http2_connection(
+    server: &TestServer,
+) -> (
+    hyper::client::conn::http2::SendRequest<Full<Bytes>>,
+    String,
+    tokio::task::JoinHandle<hyper::Result<()>>,
+) {
     let addr = server.url().trim_start_matches("https://").to_string();
     let connector =
         tokio_rustls::TlsConnector::from(Arc::new(tls_config(server.ca_pem(), &[b"h2"])));
@@ -288,15 +293,22 @@ async fn goaway_closes_http2_connections_gracefully() {
         .connect(ServerName::try_from("127.0.0.1").unwrap(), tcp)
         .await
         .unwrap();
-    let (mut send, conn) =
+    let (send, conn) =
         hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(tls))
             .await
             .unwrap();
-    let connection = tokio::spawn(conn);
+    (send, addr, tokio::spawn(conn))
+}
+
+#[tokio::test]
+async fn goaway_closes_http2_connections_gracefully() {
+    // Every request (chance 1; the command line allows at most 0.02) closes its connection.
+    let server = TestServer::start_with(|config| config.goaway_chance = 1.0).await;
+    let (mut send, addr, connection) = http2_connection(&server).await;
     let request = || {
         http::Request::get(format!("https://{addr}/api"))
             .header("authorization", format!("Bearer {}", server.token()))
-            .body(Empty::<Bytes>::new())
+            .body(Full::new(Bytes::new()))
             .unwrap()
     };
     // The first request is answered in full...
@@ -322,19 +334,7 @@ async fn watches_sharing_an_http2_connection_each_get_every_event() {
     const WATCHES: usize = 40;
     const EVENTS: usize = 25;
     let server = TestServer::start().await;
-    let addr = server.url().trim_start_matches("https://").to_string();
-    let connector =
-        tokio_rustls::TlsConnector::from(Arc::new(tls_config(server.ca_pem(), &[b"h2"])));
-    let tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
-    let tls = connector
-        .connect(ServerName::try_from("127.0.0.1").unwrap(), tcp)
-        .await
-        .unwrap();
-    let (send, conn) =
-        hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(tls))
-            .await
-            .unwrap();
-    tokio::spawn(conn);
+    let (send, addr, _connection) = http2_connection(&server).await;
     let request = |method: http::Method, path: String, body: Option<serde_json::Value>| {
         let body = body.map_or_else(Bytes::new, |b| Bytes::from(serde_json::to_vec(&b).unwrap()));
         http::Request::builder()
@@ -342,7 +342,7 @@ async fn watches_sharing_an_http2_connection_each_get_every_event() {
             .uri(format!("https://{addr}{path}"))
             .header("authorization", format!("Bearer {}", server.token()))
             .header("content-type", "application/json")
-            .body(http_body_util::Full::new(body))
+            .body(Full::new(body))
             .unwrap()
     };
     let mut watches = Vec::new();

@@ -479,6 +479,17 @@ pub fn status_json(status: &Status) -> Vec<u8> {
     out
 }
 
+/// `status` indented by two spaces, without a final newline: what upstream writes when not
+/// even its error could be given in a form the client accepts (a 406), Go's
+/// `json.MarshalIndent`.
+pub fn status_json_indented(status: &Status) -> Vec<u8> {
+    let mut out = Vec::with_capacity(320);
+    let formatter = GoIndented(serde_json::ser::PrettyFormatter::new());
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, formatter);
+    let _ = serde::Serialize::serialize(&InGoOrder(status), &mut ser);
+    out
+}
+
 struct InGoOrder<'a>(&'a Status);
 
 impl serde::Serialize for InGoOrder<'_> {
@@ -606,10 +617,74 @@ impl serde_json::ser::Formatter for GoFormatter {
     }
 }
 
+/// [`GoFormatter`]'s strings, indented as serde_json's pretty printer indents (two spaces,
+/// `"key": value`, `{}` and `[]` when empty), which is how Go indents too.
+struct GoIndented(serde_json::ser::PrettyFormatter<'static>);
+
+impl serde_json::ser::Formatter for GoIndented {
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        GoFormatter.write_string_fragment(writer, fragment)
+    }
+
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_array(w)
+    }
+
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array(w)
+    }
+
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_array_value(w, first)
+    }
+
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array_value(w)
+    }
+
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object(w)
+    }
+
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object(w)
+    }
+
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_object_key(w, first)
+    }
+
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object_value(w)
+    }
+
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object_value(w)
+    }
+}
+
 impl ApiError {
     /// The `Status` body of this error, as upstream writes it (see [`status_json`]).
     pub fn to_json(&self) -> Vec<u8> {
         status_json(&self.to_status())
+    }
+
+    /// The `Status` body indented, as upstream writes an error it cannot negotiate a form
+    /// for (see [`status_json_indented`]).
+    pub fn to_indented_json(&self) -> Vec<u8> {
+        status_json_indented(&self.to_status())
     }
 }
 
@@ -624,6 +699,17 @@ pub fn success() -> Status {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_status_is_indented_as_go_indents_it() {
+        let mut err = ApiError::not_acceptable(&["application/json", "a<b>"]);
+        err.details = Some(Box::default());
+        let written = String::from_utf8(err.to_indented_json()).unwrap();
+        assert_eq!(
+            written,
+            "{\n  \"kind\": \"Status\",\n  \"apiVersion\": \"v1\",\n  \"metadata\": {},\n  \"status\": \"Failure\",\n  \"message\": \"only the following media types are accepted: application/json, a\\u003cb\\u003e\",\n  \"reason\": \"NotAcceptable\",\n  \"details\": {},\n  \"code\": 406\n}"
+        );
+    }
 
     #[test]
     fn status_bodies_are_written_as_upstream_writes_them() {

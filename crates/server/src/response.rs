@@ -296,9 +296,15 @@ impl http_body::Body for PayloadBody {
 
 /// The `Status` response of an error, with `Retry-After` when the error carries one.
 pub fn error(err: &ApiError) -> Response<Body> {
-    let body = with_newline(err.to_json().into());
+    // A 406 cannot be given in a form the client accepts either: upstream writes it as
+    // indented JSON without the serializer's final newline.
+    let body = if err.code() == 406 {
+        Bytes::from(err.to_indented_json())
+    } else {
+        with_newline(err.to_json().into())
+    };
     let status = StatusCode::from_u16(err.code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let mut resp = json(status, body.clone(), false);
+    let mut resp = json_as_it_is(status, body.clone());
     add_warnings(&mut resp, &err.warnings);
     resp.extensions_mut().insert(ErrorStatus(body));
     if let Some(secs) = err.retry_after_seconds {
