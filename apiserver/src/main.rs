@@ -589,6 +589,12 @@ struct Options {
     )]
     data_dir: PathBuf,
 
+    /// How long the embedded store may hold a group commit for write requests that have
+    /// arrived and not yet reached it, so that they share its sync (0s: never). A write
+    /// while no other is on its way is never held.
+    #[arg(long, default_value = "1ms", value_parser = parse_duration, help_heading = "Capstan flags")]
+    storage_commit_delay: Duration,
+
     /// At start, generate an admin token (group system:masters) and write a kubeconfig
     /// using it (server URL, serving CA, token) to this path.
     #[arg(long, help_heading = "Capstan flags")]
@@ -801,6 +807,7 @@ fn main() -> ExitCode {
     config.tls_private_key_file = options.tls_private_key_file;
     config.storage_prefix = options.etcd_prefix;
     config.compaction_interval = options.etcd_compaction_interval;
+    config.storage_commit_delay = options.storage_commit_delay;
     config.etcd_healthcheck_timeout = options.etcd_healthcheck_timeout;
     if let Some(path) = &options.encryption_provider_config {
         match capstan_encryption::EncryptionConfig::load(path) {

@@ -744,3 +744,63 @@ async fn served_raw(server: &TestServer, ip: &str) -> Vec<u8> {
         .unwrap();
     tls.get_ref().1.peer_certificates().unwrap()[0].to_vec()
 }
+
+/// Write requests are announced to the embedded store as they arrive, and each notice is
+/// withdrawn when its write is handed over (or when the request ends without one): with a
+/// commit delay of two minutes, writes one after another, writes side by side, a refused
+/// write, a delete and a POST that stores nothing are all answered at once.
+#[tokio::test]
+async fn announced_writes_do_not_hold_the_commit_they_join() {
+    let server = TestServer::start_with(|c| {
+        c.storage_commit_delay = std::time::Duration::from_secs(120);
+    })
+    .await;
+    let c = crate::admin(&server);
+    let sc = |name: &str| serde_json::json!({"metadata": {"name": name}, "provisioner": "p"});
+    let post = http::Method::POST;
+    let soon = std::time::Duration::from_secs(60);
+    tokio::time::timeout(soon, async {
+        for i in 0..3 {
+            let created = c
+                .send_json(post.clone(), SC, &sc(&format!("one-{i}")))
+                .await;
+            assert_eq!(created.status, 201, "{}", created.message());
+        }
+        let side_by_side = (0..8).map(|i| {
+            let c = c.clone();
+            let body = sc(&format!("many-{i}"));
+            async move { c.send_json(http::Method::POST, SC, &body).await }
+        });
+        for created in futures_util::future::join_all(side_by_side).await {
+            assert_eq!(created.status, 201, "{}", created.message());
+        }
+        let refused = c.send_json(post.clone(), SC, &sc("one-0")).await;
+        assert_eq!(refused.status, 409);
+        let review = serde_json::json!({
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SelfSubjectAccessReview",
+            "spec": {"resourceAttributes": {"verb": "get", "resource": "pods"}},
+        });
+        let reviewed = c
+            .send_json(
+                post.clone(),
+                "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+                &review,
+            )
+            .await;
+        assert_eq!(reviewed.status, 201, "{}", reviewed.message());
+        let deleted = c
+            .request(
+                http::Method::DELETE,
+                &format!("{SC}/one-1"),
+                &[],
+                Vec::new(),
+            )
+            .await;
+        assert_eq!(deleted.status, 200, "{}", deleted.message());
+        let last = c.send_json(post.clone(), SC, &sc("last")).await;
+        assert_eq!(last.status, 201, "{}", last.message());
+    })
+    .await
+    .expect("no write waited for the commit delay");
+}

@@ -97,6 +97,9 @@ pub struct ServerConfig {
     pub storage_prefix: String,
     /// How often old history is compacted away (`--etcd-compaction-interval`); zero disables.
     pub compaction_interval: Duration,
+    /// How long the embedded store may hold a group commit while write requests that have
+    /// arrived are still on their way to it (`--storage-commit-delay`; zero: never).
+    pub storage_commit_delay: Duration,
     /// Serving certificate (`--tls-cert-file`), with `tls_private_key_file`.
     pub tls_cert_file: Option<PathBuf>,
     /// Serving key (`--tls-private-key-file`).
@@ -237,6 +240,7 @@ impl ServerConfig {
             etcd_healthcheck_timeout: Duration::from_secs(2),
             storage_prefix: "/registry".into(),
             compaction_interval: Duration::from_secs(300),
+            storage_commit_delay: Duration::from_millis(1),
             tls_cert_file: None,
             tls_private_key_file: None,
             token_auth_file: None,

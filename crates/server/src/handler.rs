@@ -133,6 +133,12 @@ pub async fn handle(
         Some(info) => info,
         None => RequestInfo::parse(req.method(), req.uri().path(), req.uri().query()),
     };
+    let route = state.aggregator.route(&info.path);
+    if route.is_some() || !may_store(&info) {
+        // Only a write of stored objects keeps its notice to the store: an exec or a proxied
+        // request may stay open for minutes (see `announce_write`).
+        capstan_storage::WriteNotice::withdraw_current();
+    }
     let pretty = wants_pretty(&info, req.headers());
     let mut error_headers = HeaderMap::new();
     if let Some(accept) = req.headers().get(header::ACCEPT) {
@@ -140,7 +146,7 @@ pub async fn handle(
     }
     // Only the resource path's future is kept inline: the others, rarer and larger, are
     // boxed so that every request's future is not as large as theirs.
-    let result = if let Some(route) = state.aggregator.route(&info.path) {
+    let result = if let Some(route) = route {
         let user = req.extensions().get::<capstan_auth::UserInfo>().cloned();
         Box::pin(state.aggregator.proxy(route, req, user.as_ref())).await
     } else if info.is_resource_request {
@@ -155,6 +161,20 @@ pub async fn handle(
         non_resource(&state, &info, req.method(), req.headers(), pretty)
     };
     Ok(result.unwrap_or_else(|e| render::error(&e, &error_headers)))
+}
+
+/// Whether the request may write stored objects: a write verb on a resource, other than
+/// the streams (exec, attach, port-forward) and proxies.
+fn may_store(info: &RequestInfo) -> bool {
+    info.is_resource_request
+        && matches!(
+            info.verb.as_str(),
+            "create" | "update" | "patch" | "delete" | "deletecollection"
+        )
+        && !matches!(
+            info.subresource.as_str(),
+            "exec" | "attach" | "portforward" | "proxy"
+        )
 }
 
 fn is_openapi(path: &str) -> bool {

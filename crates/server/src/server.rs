@@ -23,7 +23,7 @@ use capstan_registry::builtin::{
 use capstan_registry::rbac::Escalation;
 use capstan_registry::resource_claims::ClaimStatusAuthorization;
 use capstan_registry::{Registry, RegistryConfig};
-use capstan_storage::{EmbeddedStore, EmbeddedStoreConfig, Store, spawn_compactor};
+use capstan_storage::{EmbeddedStore, EmbeddedStoreConfig, Store, WriteNotice, spawn_compactor};
 use futures_util::future::BoxFuture;
 use hyper_util::rt::TokioIo;
 
@@ -157,12 +157,11 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
                 .map_err(|e| Error::Startup(e.to_string()))?,
         ),
         None => {
-            let db_path = config.data_dir.join("capstan.redb");
-            let store = tokio::task::spawn_blocking(move || {
-                EmbeddedStore::open(EmbeddedStoreConfig::new(db_path))
-            })
-            .await
-            .map_err(|e| Error::Startup(format!("opening the store panicked: {e}")))??;
+            let mut store_config = EmbeddedStoreConfig::new(config.data_dir.join("capstan.redb"));
+            store_config.commit_delay = config.storage_commit_delay;
+            let store = tokio::task::spawn_blocking(move || EmbeddedStore::open(store_config))
+                .await
+                .map_err(|e| Error::Startup(format!("opening the store panicked: {e}")))??;
             Arc::new(store)
         }
     };
@@ -172,6 +171,8 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
     let compactor = (!config.compaction_interval.is_zero())
         .then(|| spawn_compactor(store.clone(), config.compaction_interval));
 
+    // Write requests are announced to the store as they arrive (see `announce_write`).
+    let writes = store.clone();
     let mut registry = Registry::new(
         store,
         RegistryConfig {
@@ -917,6 +918,7 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
                 None => capstan_serving::ConnectionLimit::from_open_files(),
             },
             config.http2_max_streams_per_connection,
+            writes,
         )),
         background: compactors
             .into_iter()
@@ -1028,6 +1030,21 @@ async fn retry_hook(
     }
 }
 
+/// The notice to `store` of a write `req` may bring, taken as the request arrives (a task per
+/// request is spawned then, and may wait for a turn on a busy server): the store may then
+/// hold a group commit until such writes join it. Served under [`WriteNotice::scope`], the
+/// request withdraws it when it hands a write over; one that ends without writing drops it.
+fn announce_write<B>(store: &dyn Store, req: &http::Request<B>) -> Option<Arc<WriteNotice>> {
+    let writes = matches!(
+        *req.method(),
+        http::Method::POST | http::Method::PUT | http::Method::PATCH | http::Method::DELETE
+    );
+    writes.then(|| Arc::new(store.expect_write()))
+}
+
+/// Serves the connections `listener` accepts. `writes`: the store that write requests are
+/// announced to as they arrive ([`announce_write`]).
+#[allow(clippy::too_many_arguments)]
 async fn accept_loop(
     listener: TcpListener,
     acceptor: capstan_serving::sni::Acceptor,
@@ -1036,6 +1053,7 @@ async fn accept_loop(
     timeouts: capstan_serving::ConnectionTimeouts,
     limit: capstan_serving::ConnectionLimit,
     max_streams: u32,
+    writes: Arc<dyn Store>,
 ) {
     let mut builder = capstan_serving::http_builder(timeouts, max_streams);
     // Large windows: request and response bodies flow without waiting for WINDOW_UPDATEs.
@@ -1062,6 +1080,7 @@ async fn accept_loop(
             Err(_) => continue,
         };
         let service = service.clone();
+        let writes = writes.clone();
         let builder = builder.clone();
         let mut shutdown = shutdown.clone();
         let alive = alive.clone();
@@ -1095,8 +1114,15 @@ async fn accept_loop(
                     if let Some(certificates) = &certificates {
                         req.extensions_mut().insert(certificates.clone());
                     }
+                    let notice = announce_write(&*writes, &req);
                     let answer = tower::ServiceExt::oneshot(service.clone(), req);
-                    async move { answer.await.map(|resp| in_flight.hold(resp)) }
+                    async move {
+                        let answer = match notice {
+                            Some(notice) => notice.scope(answer).await,
+                            None => answer.await,
+                        };
+                        answer.map(|resp| in_flight.hold(resp))
+                    }
                 })
             };
             let stop = async move {

@@ -19,7 +19,7 @@
 use std::collections::{BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -32,6 +32,7 @@ use crate::error::{Error, Result};
 use crate::fanout::{Bounds, Ended, Fanout, Subscription};
 use crate::store::{
     Event, EventKind, KeyValue, ListRequest, ListResponse, Revision, Store, WatchStream,
+    WriteNotice,
 };
 use crate::wal::{Stop, Wal};
 
@@ -78,6 +79,10 @@ pub struct EmbeddedStoreConfig {
     /// here held pages the watch caches had read once at start, and 8 MiB writes as fast on
     /// 33,000 stored objects).
     pub cache_bytes: usize,
+    /// How long a batch may wait, while writes announced with [`Store::expect_write`] are
+    /// still being prepared, for them to join it (and share its sync). A batch waits only
+    /// while such writes are out, so a lone writer never waits; zero turns the wait off.
+    pub commit_delay: Duration,
 }
 
 impl EmbeddedStoreConfig {
@@ -92,6 +97,7 @@ impl EmbeddedStoreConfig {
             checkpoint_bytes: 16 << 20,
             checkpoint_interval: Duration::from_secs(1),
             cache_bytes: 8 << 20,
+            commit_delay: Duration::from_millis(1),
         }
     }
 }
@@ -141,6 +147,8 @@ struct Shared {
     revision: AtomicU64,
     compacted: AtomicU64,
     events: Fanout,
+    /// Writes announced and not yet handed over ([`WriteNotice`]).
+    announced: Arc<AtomicUsize>,
     #[cfg(test)]
     faults: tests::Faults,
 }
@@ -250,6 +258,7 @@ impl EmbeddedStore {
             revision: AtomicU64::new(revision),
             compacted: AtomicU64::new(compacted),
             events,
+            announced: Arc::default(),
             #[cfg(test)]
             faults: tests::Faults::default(),
         });
@@ -262,6 +271,7 @@ impl EmbeddedStore {
             max_batch_bytes: config.max_batch_bytes,
             checkpoint_bytes: config.checkpoint_bytes,
             checkpoint_interval: config.checkpoint_interval,
+            commit_delay: config.commit_delay,
             last_checkpoint: Instant::now(),
             fenced: None,
             epoch,
@@ -280,6 +290,8 @@ impl EmbeddedStore {
     }
 
     async fn submit(&self, op: Op) -> Result<Option<KeyValue>> {
+        // The request's write is here: the batch it joins need not wait for it.
+        WriteNotice::withdraw_current();
         let (reply, rx) = oneshot::channel();
         let writer = self.writer.as_ref().ok_or(Error::Closed)?;
         writer
@@ -298,6 +310,7 @@ struct Writer {
     max_batch_bytes: u64,
     checkpoint_bytes: u64,
     checkpoint_interval: Duration,
+    commit_delay: Duration,
     last_checkpoint: Instant,
     /// Why the writer refuses writes: a batch failed after its log record may have been
     /// written, so it may reappear after a restart and no later batch may reuse its
@@ -441,15 +454,8 @@ impl Writer {
             };
             let mut bytes = first.op.bytes();
             batch.push(first);
-            while batch.len() < self.max_batch && bytes < self.max_batch_bytes {
-                match rx.try_recv() {
-                    Ok(req) => {
-                        bytes += req.op.bytes();
-                        batch.push(req);
-                    }
-                    Err(_) => break,
-                }
-            }
+            self.take_waiting(&mut rx, &mut batch, &mut bytes);
+            self.await_announced(&mut rx, &mut batch, &mut bytes);
             #[cfg(test)]
             if self.shared.faults.kill_writer.load(Ordering::Acquire) {
                 panic!("the writer thread was killed by a test");
@@ -504,6 +510,55 @@ impl Writer {
         }
         if self.fenced.is_none() {
             self.checkpoint(true);
+        }
+    }
+
+    /// Adds the operations waiting in `rx` to `batch`, up to the batch limits.
+    fn take_waiting(
+        &self,
+        rx: &mut mpsc::Receiver<Request>,
+        batch: &mut Vec<Request>,
+        bytes: &mut u64,
+    ) {
+        while batch.len() < self.max_batch && *bytes < self.max_batch_bytes {
+            match rx.try_recv() {
+                Ok(req) => {
+                    *bytes += req.op.bytes();
+                    batch.push(req);
+                }
+                Err(_) => break,
+            }
+        }
+    }
+
+    /// While writes announced with [`Store::expect_write`] are still being prepared, waits up
+    /// to the commit delay for them, adding what arrives to `batch`: under concurrent writes
+    /// one sync then serves many of them, where it served the one or two that arrived
+    /// during the previous sync.
+    fn await_announced(
+        &self,
+        rx: &mut mpsc::Receiver<Request>,
+        batch: &mut Vec<Request>,
+        bytes: &mut u64,
+    ) {
+        /// How often the queue is looked at while waiting.
+        const STEP: Duration = Duration::from_micros(100);
+        let announced = || self.shared.announced.load(Ordering::Acquire) > 0;
+        if !announced() {
+            return;
+        }
+        let deadline = Instant::now() + self.commit_delay;
+        // Writes keep coming while some are announced, or while the last look found some.
+        let mut arriving = true;
+        while batch.len() < self.max_batch && *bytes < self.max_batch_bytes && arriving {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            std::thread::sleep(left.min(STEP));
+            let before = batch.len();
+            self.take_waiting(rx, batch, bytes);
+            arriving = announced() || batch.len() > before;
         }
     }
 
@@ -1061,6 +1116,10 @@ struct WatchState {
 
 #[async_trait]
 impl Store for EmbeddedStore {
+    fn expect_write(&self) -> WriteNotice {
+        WriteNotice::counted(self.shared.announced.clone())
+    }
+
     async fn get(&self, key: &str) -> Result<(Option<KeyValue>, Revision)> {
         let txn = self.shared.db.begin_read()?;
         let (revision, _) = read_revision(&txn.open_table(META)?)?;
@@ -1236,6 +1295,61 @@ mod tests {
 
     fn value(s: &'static str) -> Bytes {
         Bytes::from_static(s.as_bytes())
+    }
+
+    /// A batch waits for writes announced with `expect_write` (up to the commit delay), and
+    /// only for them: a lone write, or one whose own notice is out, is answered at once
+    /// whatever the delay.
+    #[tokio::test]
+    async fn a_batch_waits_for_announced_writes_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = EmbeddedStoreConfig::new(dir.path().join("db"));
+        config.commit_delay = Duration::from_secs(120);
+        let store = Arc::new(EmbeddedStore::open(config).unwrap());
+        let soon = Duration::from_secs(30);
+        tokio::time::timeout(soon, store.create("/k/alone", value("0")))
+            .await
+            .expect("a write with nothing announced is not held")
+            .unwrap();
+        // A request's own notice is withdrawn as its write is handed over.
+        let own = Arc::new(store.expect_write());
+        tokio::time::timeout(soon, own.scope(store.create("/k/own", value("o"))))
+            .await
+            .expect("a request's own notice does not hold its write")
+            .unwrap();
+
+        let notice = store.expect_write();
+        let first = tokio::spawn({
+            let store = store.clone();
+            async move { store.create("/k/first", value("1")).await }
+        });
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(
+            !first.is_finished(),
+            "held while another write is announced"
+        );
+        notice.withdraw();
+        let second = tokio::time::timeout(soon, store.create("/k/second", value("2")))
+            .await
+            .expect("the announced write is not held once it is handed over")
+            .unwrap();
+        let first = tokio::time::timeout(soon, first)
+            .await
+            .expect("the held write is answered once the announced one came")
+            .unwrap()
+            .unwrap();
+        assert!(first.mod_revision < second.mod_revision);
+
+        // A notice that never turns into a write holds a batch no longer than the delay.
+        drop(store);
+        let mut config = EmbeddedStoreConfig::new(dir.path().join("db"));
+        config.commit_delay = Duration::from_millis(200);
+        let store = EmbeddedStore::open(config).unwrap();
+        let _never = store.expect_write();
+        tokio::time::timeout(soon, store.create("/k/third", value("3")))
+            .await
+            .expect("held no longer than the commit delay")
+            .unwrap();
     }
 
     /// A commit that fails once its batch is logged has an unknown outcome: the writer

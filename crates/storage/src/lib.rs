@@ -26,5 +26,5 @@ pub use error::{Error, Result};
 pub use repair::{Damage, SalvageReport, StoreReport, check, salvage};
 pub use store::{
     CompactionTurn, Event, EventKind, KeyValue, ListRequest, ListResponse, Revision, Store,
-    WatchStream,
+    WatchStream, WriteNotice,
 };

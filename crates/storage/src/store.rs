@@ -1,5 +1,7 @@
 use std::fmt;
 use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -98,6 +100,60 @@ pub struct ListResponse {
     pub more: bool,
 }
 
+tokio::task_local! {
+    /// The notice of the request this task serves ([`WriteNotice::scope`]).
+    static REQUEST_NOTICE: Arc<WriteNotice>;
+}
+
+/// A write on its way to a store: taken when a write request arrives, withdrawn when the
+/// request hands a write to the store (or ends without one). A store that commits writes in
+/// groups may hold a commit briefly while notices are out, so that the writes they announce
+/// share its sync ([`Store::expect_write`]). Dropping a notice withdraws it.
+#[derive(Debug, Default)]
+pub struct WriteNotice {
+    outstanding: Option<Arc<AtomicUsize>>,
+    withdrawn: AtomicBool,
+}
+
+impl WriteNotice {
+    /// A notice counted in `outstanding` until it is withdrawn.
+    pub fn counted(outstanding: Arc<AtomicUsize>) -> Self {
+        outstanding.fetch_add(1, Ordering::AcqRel);
+        Self {
+            outstanding: Some(outstanding),
+            withdrawn: AtomicBool::new(false),
+        }
+    }
+
+    /// Withdraws the notice. Later calls do nothing.
+    pub fn withdraw(&self) {
+        if let Some(outstanding) = &self.outstanding
+            && !self.withdrawn.swap(true, Ordering::AcqRel)
+        {
+            outstanding.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+
+    /// Runs `request` (a request's whole handling) with `self` as its notice: the first write
+    /// it hands to a store withdraws it ([`WriteNotice::withdraw_current`]), whichever path
+    /// the write takes; the notice goes at the latest with the request.
+    pub async fn scope<F: std::future::Future>(self: Arc<Self>, request: F) -> F::Output {
+        REQUEST_NOTICE.scope(self, request).await
+    }
+
+    /// Withdraws the notice of the request being served, if any: stores call it as a write
+    /// is handed to them, handlers for a request that turns out to write nothing.
+    pub fn withdraw_current() {
+        let _ = REQUEST_NOTICE.try_with(|notice| notice.withdraw());
+    }
+}
+
+impl Drop for WriteNotice {
+    fn drop(&mut self) {
+        self.withdraw();
+    }
+}
+
 /// A stream of changes, in revision order. It ends with an error when the watcher can not be
 /// kept up to date (for example [`Error::WatchLagged`](crate::Error::WatchLagged)).
 pub type WatchStream = Pin<Box<dyn Stream<Item = Result<Event>> + Send>>;
@@ -113,6 +169,12 @@ pub trait Store: Send + Sync + 'static {
     /// `Compacted` for a revision older than the history, `FutureRevision` for one newer
     /// than the store.
     async fn list(&self, request: ListRequest<'_>) -> Result<ListResponse>;
+
+    /// Announces a write on its way (see [`WriteNotice`]). Stores that do not group commits
+    /// return an inert notice (the default).
+    fn expect_write(&self) -> WriteNotice {
+        WriteNotice::default()
+    }
 
     /// Writes `key` if it does not exist. Fails with `AlreadyExists` otherwise.
     async fn create(&self, key: &str, value: Bytes) -> Result<KeyValue>;
