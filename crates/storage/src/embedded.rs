@@ -79,9 +79,10 @@ pub struct EmbeddedStoreConfig {
     /// here held pages the watch caches had read once at start, and 8 MiB writes as fast on
     /// 33,000 stored objects).
     pub cache_bytes: usize,
-    /// How long a batch may wait, while writes announced with [`Store::expect_write`] are
-    /// still being prepared, for them to join it (and share its sync). A batch waits only
-    /// while such writes are out, so a lone writer never waits; zero turns the wait off.
+    /// How long a batch may wait for writes announced with [`Store::expect_write`] to join
+    /// it (and share its sync). A batch starts waiting only when such writes are out, and
+    /// goes on while they are or while its last look found new operations; a lone writer
+    /// never waits. Zero turns the wait off.
     pub commit_delay: Duration,
 }
 
