@@ -242,12 +242,13 @@ where
     }
 
     /// Reads the objects mutating admission gives back straight from their JSON tree,
-    /// rather than through the tree's bytes: a deserializer of `serde_json::Value` is then
+    /// rather than through the tree's bytes, and brings that tree up to date for validating
+    /// admission and the stored encoding rather than making it again: the code for it is then
     /// compiled for this kind, worth its build time for the kinds written most (pods: 7.5% of
-    /// the server's work on a create went to reading the admitted pod back).
+    /// the server's work on a create went to reading the admitted pod back, 5.9% to making
+    /// its tree again).
     pub fn reading_trees(mut self) -> Self {
-        self.kind.json.from_tree =
-            Some(|tree| Ok(Obj::new(serde_json::from_value::<S::Object>(tree)?)));
+        self.kind.json.trees = Some(crate::kind::Trees::of::<S::Object>());
         self
     }
 
@@ -469,37 +470,40 @@ impl KindStore {
         let old = old.as_ref().map(|o| o as &dyn AsJson);
         // Subresource answers carry no warnings.
         let mut warnings = Vec::new();
-        let admitted = self
-            .admit_object(attributes(), (&object, old), &mut warnings, None)
-            .await?;
-        if let Some(admitted) = admitted {
-            object = Foreign(codec::from_document(&admitted).map_err(Error::Encode)?);
+        let mut admitted = None;
+        if self
+            .admit_object(attributes(), (&object, old), &mut warnings, &mut admitted)
+            .await?
+            && let Some(admitted) = &admitted
+        {
+            object = Foreign(codec::from_document(admitted).map_err(Error::Encode)?);
         }
         self.validate_object(attributes(), (Some(&object), old), &mut warnings, None)
             .await?;
         Ok(object.0)
     }
 
-    /// The mutating phase for `a` (its object as JSON, changed by the plugins, back in
-    /// `obj`; their warnings added to `warnings`); nothing when no mutating plugin looks at
-    /// the request.
+    /// The mutating phase for `a`; `false` when no mutating plugin looks at the request.
+    /// `tree`: `obj` as a tree when one was made (used instead of serializing `obj`), and
+    /// the object as the plugins left it when they ran; their warnings are added to
+    /// `warnings`.
     async fn admit_object(
         &self,
         mut a: Attributes,
         (obj, old): (&dyn AsJson, Option<&dyn AsJson>),
         warnings: &mut Vec<String>,
-        tree: Option<serde_json::Value>,
-    ) -> Result<Option<serde_json::Value>> {
+        tree: &mut Option<serde_json::Value>,
+    ) -> Result<bool> {
         let Some(chain) = self.core.admission.as_deref() else {
-            return Ok(None);
+            return Ok(false);
         };
         let admits = |gr: &GroupResource| chain.admits(a.operation, gr, &a.subresource);
         let aliased =
             || self.core.forms.has_aliases() && self.core.forms.aliases().iter().any(admits);
         if !(admits(&self.core.gr) || aliased()) {
-            return Ok(None);
+            return Ok(false);
         }
-        a.object = match tree {
+        a.object = match tree.take() {
             Some(tree) => Some(tree),
             None => Some(json_of(obj)?),
         };
@@ -507,40 +511,47 @@ impl KindStore {
         let admitted = chain.admit(&mut a).await;
         warnings.extend(a.feedback.take_warnings());
         admitted?;
-        Ok(a.object)
+        *tree = a.object;
+        Ok(true)
     }
 
     /// The mutating phase of a write whose managedFields are recorded (`tree`: `obj` as a
     /// tree with them, when made): the plugins see the write's own entry, and what they set
     /// belongs to no entry, as upstream's. managedFields a plugin left invalid go back to
-    /// what was recorded, with upstream's warning.
+    /// what was recorded, with upstream's warning. Gives back a tree close to the object
+    /// (the given one, or the plugins' result), to be brought up to date before it is used
+    /// (see [`KindStore::synced`]).
     async fn admit_written(
         &self,
         a: Attributes,
         (obj, old): (&mut Obj, Option<&Obj>),
         warnings: &mut Vec<String>,
-        tree: Option<serde_json::Value>,
-    ) -> Result<()> {
+        mut tree: Option<serde_json::Value>,
+    ) -> Result<Option<serde_json::Value>> {
         let admitted = self
-            .admit_object(a, (&*obj, old.map(as_json)), warnings, tree)
+            .admit_object(a, (&*obj, old.map(as_json)), warnings, &mut tree)
             .await?;
-        let Some(mut admitted) = admitted else {
-            return Ok(());
+        if !admitted {
+            return Ok(tree);
+        }
+        let Some(mut admitted) = tree else {
+            return Ok(None);
         };
         // The entries the plugins left are read only when they changed them.
-        let left = admitted
+        let meta = admitted
             .get_mut("metadata")
-            .and_then(serde_json::Value::as_object_mut)
+            .and_then(serde_json::Value::as_object_mut);
+        let left = meta
             .and_then(|m| m.remove("managedFields"))
             .filter(|f| !f.is_null());
-        let mut new = self.read_document(admitted)?;
+        let mut new = self.read_document(&admitted)?;
         let recorded = obj.metadata_mut().managed_fields.take();
-        new.metadata_mut().managed_fields = match left {
+        new.metadata_mut().managed_fields = match &left {
             None => None,
-            Some(left) if same_entries(recorded.as_deref(), &left) => recorded,
-            Some(left) => match capstan_merge::ManagedFields::decode(Some(&left)) {
+            Some(left) if same_entries(recorded.as_deref(), left) => recorded,
+            Some(left) => match capstan_merge::ManagedFields::decode(Some(left)) {
                 Ok(_) => Some(
-                    managed_entries(left)
+                    managed_entries(left.clone())
                         .map_err(|e| ApiError::bad_request(format!("managedFields: {e}")))?,
                 ),
                 Err(err) => {
@@ -552,7 +563,15 @@ impl KindStore {
             },
         };
         *obj = new;
-        Ok(())
+        if let (Some(left), Some(meta)) = (
+            left,
+            admitted
+                .get_mut("metadata")
+                .and_then(serde_json::Value::as_object_mut),
+        ) {
+            meta.insert("managedFields".into(), left);
+        }
+        Ok(Some(admitted))
     }
 
     /// The validating phase for `a`, with the objects as JSON only when a plugin reads them;
@@ -1085,10 +1104,12 @@ impl KindStore {
             }
             Tracking::Done => None,
         };
-        if target.admitted_here() {
+        let tree = if target.admitted_here() {
             self.admit_written(attributes(), (&mut new, Some(old)), &mut warnings, tree)
-                .await?;
-        }
+                .await?
+        } else {
+            tree
+        };
         self.strategy.prepare_for_update(&mut new, old);
         let reserved = if target == Target::Resource {
             self.reserve(&mut new, Some(old), options.dry_run).await?
@@ -1105,6 +1126,7 @@ impl KindStore {
                 warnings,
                 options,
                 errors,
+                tree,
             )
             .await;
         let written = matches!(result, Ok(Attempt::Done(_))) && !options.dry_run;
@@ -1113,6 +1135,7 @@ impl KindStore {
     }
 
     /// The tail of an update once its object is complete: validation, checks, the write.
+    /// `tree`: a tree close to `new`, to be brought up to date rather than made anew.
     #[allow(clippy::too_many_arguments)]
     async fn store_update(
         &self,
@@ -1124,6 +1147,7 @@ impl KindStore {
         mut warnings: Vec<String>,
         options: &WriteOptions,
         mut errors: Vec<FieldError>,
+        tree: Option<serde_json::Value>,
     ) -> Result<Attempt<Encoded>> {
         let name = meta_name(old.metadata()).to_string();
         let old_meta = old.metadata();
@@ -1157,7 +1181,7 @@ impl KindStore {
         for check in &self.write_checks {
             check.check(&new, Some(old), &options.user).await?;
         }
-        let mut tree = None;
+        let mut tree = self.synced(&new, tree);
         if target.admitted_here() {
             tree = self
                 .validate_object(attributes(), (Some(&new), Some(old)), &mut warnings, tree)
@@ -1525,12 +1549,21 @@ impl KindStore {
     /// A typed object from a JSON document (an admitted one): straight from the tree for
     /// the kinds that read trees, through its bytes for the others (see
     /// [`codec::from_document`]).
-    fn read_document(&self, doc: serde_json::Value) -> Result<Obj> {
-        if let Some(from_tree) = self.json.from_tree {
-            return from_tree(doc).map_err(Error::Encode);
+    fn read_document(&self, doc: &serde_json::Value) -> Result<Obj> {
+        if let Some(trees) = self.json.trees {
+            return (trees.read)(doc).map_err(Error::Encode);
         }
-        let bytes = serde_json::to_vec(&doc).map_err(Error::Encode)?;
+        let bytes = serde_json::to_vec(doc).map_err(Error::Encode)?;
         (self.json.from_slice)(&bytes).map_err(Error::Encode)
+    }
+
+    /// `tree`, a tree made of `obj` before its last changes, brought up to date with it: for
+    /// the kinds that keep trees; `None` for the others (the tree is made anew where needed).
+    fn synced(&self, obj: &Obj, tree: Option<serde_json::Value>) -> Option<serde_json::Value> {
+        let (Some(trees), Some(mut tree)) = (self.json.trees, tree) else {
+            return None;
+        };
+        (trees.sync)(obj, &mut tree).ok().map(|()| tree)
     }
 
     async fn create_object(
@@ -1563,7 +1596,8 @@ impl KindStore {
             }
             Tracking::Done => None,
         };
-        self.admit_written(attributes(&name), (&mut obj, None), &mut warnings, tree)
+        let tree = self
+            .admit_written(attributes(&name), (&mut obj, None), &mut warnings, tree)
             .await?;
         {
             let meta = obj.metadata_mut();
@@ -1575,20 +1609,24 @@ impl KindStore {
         }
         warnings.extend(self.strategy.prepare_for_create_warned(&mut obj));
         let reserved = self.reserve(&mut obj, None, options.dry_run).await?;
-        let result = self.store_new(namespace, obj, warnings, options).await;
+        let result = self
+            .store_new(namespace, obj, warnings, options, tree)
+            .await;
         self.settle(reserved, result.is_ok() && !options.dry_run)
             .await;
         result
     }
 
     /// The tail of a create once its object is complete: validation, checks, the write
-    /// (under new names while a generated one is taken).
+    /// (under new names while a generated one is taken). `tree`: a tree close to `obj`, to
+    /// be brought up to date rather than made anew.
     async fn store_new(
         &self,
         namespace: &str,
         mut obj: Obj,
         mut warnings: Vec<String>,
         options: &WriteOptions,
+        mut tree: Option<serde_json::Value>,
     ) -> Result<Encoded> {
         let attributes = |name: &str| {
             self.core.attributes(
@@ -1633,8 +1671,9 @@ impl KindStore {
             for check in &self.write_checks {
                 check.check(&obj, None, &options.user).await?;
             }
+            let tree = self.synced(&obj, tree.take());
             let tree = self
-                .validate_object(attributes(&name), (Some(&obj), None), &mut warnings, None)
+                .validate_object(attributes(&name), (Some(&obj), None), &mut warnings, tree)
                 .await?;
             if options.dry_run {
                 return self.encode(&obj, warnings, ResponseStatus::Created);

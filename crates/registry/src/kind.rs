@@ -288,10 +288,30 @@ pub(crate) struct KindJson {
     pub(crate) from_slice: fn(&[u8]) -> serde_json::Result<Obj>,
     /// A request body's JSON, telling of the fields the type does not declare.
     pub(crate) checked: crate::codec::Checked<Obj>,
-    /// An admitted document straight from its tree, for the kinds that compile a deserializer
-    /// of `serde_json::Value` for it (see [`crate::GenericStore::reading_trees`]); the others
-    /// read the tree's bytes with `from_slice`.
-    pub(crate) from_tree: Option<fn(serde_json::Value) -> serde_json::Result<Obj>>,
+    /// Trees read and kept up to date, for the kinds that compile the code for it (see
+    /// [`crate::GenericStore::reading_trees`]); the others read a tree's bytes with
+    /// `from_slice` and make each tree anew.
+    pub(crate) trees: Option<Trees>,
+}
+
+/// A kind's code between its objects and their JSON trees.
+#[derive(Clone, Copy)]
+pub(crate) struct Trees {
+    /// An admitted document straight from its tree.
+    pub(crate) read: fn(&serde_json::Value) -> serde_json::Result<Obj>,
+    /// Brings a tree made earlier up to date with the object (see
+    /// [`crate::tree_sync::sync_tree`]).
+    pub(crate) sync: fn(&Obj, &mut serde_json::Value) -> serde_json::Result<()>,
+}
+
+impl Trees {
+    /// `T`'s tree code, compiled where this is called.
+    pub(crate) fn of<T: capstan_meta::ApiObject>() -> Self {
+        Self {
+            read: |tree| Ok(Obj::new(T::deserialize(tree)?)),
+            sync: |obj, tree| crate::tree_sync::sync_tree(typed::<T>(obj), tree),
+        }
+    }
 }
 
 impl KindJson {
@@ -300,7 +320,7 @@ impl KindJson {
         Self {
             from_slice: |bytes| Ok(Obj::new(serde_json::from_slice::<T>(bytes)?)),
             checked: |bytes, unknown| Ok(Obj::new(crate::codec::checked::<T>(bytes, unknown)?)),
-            from_tree: None,
+            trees: None,
         }
     }
 }

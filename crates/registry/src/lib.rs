@@ -32,6 +32,7 @@ pub mod runtime_config;
 pub mod services;
 pub mod stored;
 pub mod subresources;
+pub mod tree_sync;
 pub mod watching;
 
 pub use capstan_watch::{CachedJson, CachedObject};
