@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use crate::Error;
 use crate::fieldset::{FieldSet, Path, PathElement};
-use crate::typed::Typed;
+use crate::typed::{Ty, Typed};
 
 /// The most Update entries kept; older ones are merged into one `ancient-changes` entry.
 pub const MAX_UPDATE_MANAGERS: usize = 10;
@@ -296,6 +296,16 @@ impl Ignored {
         self
     }
 
+    /// Whether the top-level field `name` is ignored as a whole.
+    fn drops_top_level(&self, name: &str) -> bool {
+        matches!(name, "apiVersion" | "kind")
+            || self.top_level.iter().any(|f| f == name)
+            || self
+                .keep_only
+                .as_ref()
+                .is_some_and(|keep| !keep.iter().any(|f| f == name))
+    }
+
     /// `set` without the ignored paths.
     pub fn strip(&self, set: &mut FieldSet) {
         let field = |name: &str| PathElement::Field(name.to_string());
@@ -315,21 +325,24 @@ impl Ignored {
                 set.remove_subtree(&[element]);
             }
         }
-        for name in [
-            "name",
-            "namespace",
-            "creationTimestamp",
-            "selfLink",
-            "uid",
-            "generation",
-            "managedFields",
-            "resourceVersion",
-        ] {
+        for name in IDENTITY_METADATA {
             set.remove_subtree(&[field("metadata"), field(name)]);
         }
         set.clear_member(&[field("metadata")]);
     }
 }
+
+/// The fields of `metadata` no manager owns.
+const IDENTITY_METADATA: [&str; 8] = [
+    "name",
+    "namespace",
+    "creationTimestamp",
+    "selfLink",
+    "uid",
+    "generation",
+    "managedFields",
+    "resourceVersion",
+];
 
 /// Records a write of `new` over `old` (`None`: a create) by `writer`, both objects in JSON
 /// without their managedFields.
@@ -380,6 +393,74 @@ pub fn update(
     }
     managed.tidy();
     Ok(())
+}
+
+/// The managedFields of `new`, created by `writer` with no managedFields given: what
+/// [`update`] from no object and no entries, then [`ManagedFields::encode`], give, written
+/// straight in `FieldsV1` form. `None` when the write sets nothing owned.
+pub fn created(
+    typed: &Typed<'_>,
+    new: &Value,
+    ignored: &Ignored,
+    writer: &Writer<'_>,
+) -> Result<Option<Value>, Error> {
+    let root = typed.root();
+    let mut fields = Map::new();
+    for (key, value) in new.as_object().into_iter().flatten() {
+        if ignored.drops_top_level(key) {
+            continue;
+        }
+        let ty = typed.child(root, key);
+        let mut inner = Map::new();
+        // The struct fields [`update`] compares with an empty struct (see [`skeleton`]): the
+        // struct itself is no change of its own.
+        let in_skeleton = typed
+            .message()
+            .fields
+            .iter()
+            .any(|f| f.name == *key && matches!(typed.field_type(f), Ty::Struct(_)));
+        if in_skeleton {
+            if crate::typed::is_empty(value) {
+                // Not `{}`: changed as a whole (metadata is never owned as a whole).
+                if key != "metadata" && value.as_object().is_none_or(|m| !m.is_empty()) {
+                    fields.insert(format!("f:{key}"), Value::Object(inner));
+                }
+                continue;
+            }
+            typed.added_fields_v1(ty, value, &mut inner)?;
+        } else if !matches!(ty, Ty::Leaf) && !crate::typed::is_empty(value) {
+            typed.added_fields_v1(ty, value, &mut inner)?;
+            if !inner.is_empty() {
+                inner.insert(".".into(), Value::Object(Map::new()));
+            }
+        }
+        if key == "metadata" {
+            for name in IDENTITY_METADATA {
+                inner.remove(&format!("f:{name}"));
+            }
+            inner.remove(".");
+            if inner.is_empty() {
+                continue;
+            }
+        } else if in_skeleton && inner.is_empty() {
+            continue;
+        }
+        fields.insert(format!("f:{key}"), Value::Object(inner));
+    }
+    if fields.is_empty() {
+        return Ok(None);
+    }
+    let mut entry = Map::new();
+    entry.insert("manager".into(), writer.manager.into());
+    entry.insert("operation".into(), Operation::Update.as_str().into());
+    entry.insert("apiVersion".into(), writer.api_version.into());
+    entry.insert("time".into(), writer.now.into());
+    entry.insert("fieldsType".into(), "FieldsV1".into());
+    entry.insert("fieldsV1".into(), Value::Object(fields));
+    if !writer.subresource.is_empty() {
+        entry.insert("subresource".into(), writer.subresource.into());
+    }
+    Ok(Some(Value::Array(vec![Value::Object(entry)])))
 }
 
 /// Applies `config` over `live` (`None`: the object does not exist yet) for `writer`:

@@ -336,6 +336,42 @@ impl<'s> Typed<'s> {
         Ok(())
     }
 
+    /// [`Self::added_below`] written straight in `FieldsV1` form (the paths below a new value
+    /// of type `ty`, every one a member), without the set between.
+    pub(crate) fn added_fields_v1(
+        &self,
+        ty: Ty<'s>,
+        value: &Value,
+        out: &mut Map<String, Value>,
+    ) -> Result<(), Error> {
+        let add = |out: &mut Map<String, Value>, key: String, child_ty, child: &Value| {
+            let mut inner = Map::new();
+            if !matches!(child_ty, Ty::Leaf) && !is_empty(child) {
+                self.added_fields_v1(child_ty, child, &mut inner)?;
+            }
+            if !inner.is_empty() {
+                inner.insert(".".into(), Value::Object(Map::new()));
+            }
+            out.insert(key, Value::Object(inner));
+            Ok(())
+        };
+        match ty {
+            Ty::Leaf => {}
+            Ty::Struct(_) | Ty::Map(_) => {
+                for (key, child) in value.as_object().into_iter().flatten() {
+                    add(out, format!("f:{key}"), self.child(ty, key), child)?;
+                }
+            }
+            Ty::List(field) => {
+                let item_ty = self.item_type(field);
+                for (element, item) in self.items(field, Some(value))? {
+                    add(out, element.encode(), item_ty, item)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// `live` with `config` applied over it: the config's values win, structs and maps merge
     /// by field, associative lists and sets by item (the live order kept, new items after).
     /// Also returns the paths whose value the merge changed or added (what `compare` of live
@@ -469,7 +505,7 @@ impl<'s> Typed<'s> {
 }
 
 /// Null, or an empty object or list: what upstream treats as an unset struct, map or list.
-fn is_empty(v: &Value) -> bool {
+pub(crate) fn is_empty(v: &Value) -> bool {
     match v {
         Value::Null => true,
         Value::Object(m) => m.is_empty(),

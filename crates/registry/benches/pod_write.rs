@@ -2,7 +2,8 @@
 //! timed alone: the request body read, the tree made for managedFields and admission, the
 //! admitted tree read back (through its bytes, as most kinds do, or straight from the tree,
 //! as pods do), the admitted tree brought up to date after the create's own changes (rather
-//! than made again), the tree stored as protobuf, and the response written.
+//! than made again), the managedFields of a create, the tree stored as protobuf, and the
+//! response written.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::Pod;
@@ -108,6 +109,34 @@ fn bench(c: &mut Criterion) {
             },
             criterion::BatchSize::SmallInput,
         )
+    });
+    // managedFields of a create: every field the pod sets, as one entry's fieldsV1.
+    let schema = capstan_negotiation::schema::Schema::upstream();
+    let typed_schema = capstan_merge::Typed::at(schema, schema.kind("v1", "Pod").unwrap());
+    let ignored = capstan_merge::managed::Ignored::identity().with_top_level(&["status"]);
+    let writer = capstan_merge::managed::Writer {
+        manager: "capstan-load",
+        api_version: "v1",
+        subresource: "",
+        now: "2026-12-06T01:00:00Z",
+    };
+    group.bench_function("managed_fields_of_a_create", |b| {
+        b.iter(|| {
+            let mut entries = capstan_merge::ManagedFields::decode(None).unwrap();
+            capstan_merge::managed::update(
+                &typed_schema,
+                &mut entries,
+                None,
+                &tree,
+                &ignored,
+                &writer,
+            )
+            .unwrap();
+            entries.encode()
+        })
+    });
+    group.bench_function("managed_fields_of_a_create_straight", |b| {
+        b.iter(|| capstan_merge::managed::created(&typed_schema, &tree, &ignored, &writer).unwrap())
     });
     group.bench_function("typed_to_response_bytes", |b| {
         b.iter(|| serde_json::to_vec(&typed).unwrap())

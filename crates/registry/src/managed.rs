@@ -100,9 +100,6 @@ impl FieldTracker {
             Some(given) if Some(&given) != stored.as_ref() => Some(given),
             _ => stored,
         };
-        let mut entries = ManagedFields::decode(base.as_ref()).map_err(|e| {
-            ApiError::bad_request(format!("metadata.managedFields is invalid: {e}"))
-        })?;
         let now = time::now_text();
         let writer = Writer {
             manager,
@@ -111,6 +108,17 @@ impl FieldTracker {
             now: &now,
         };
         let ignored = self.ignored(target);
+        if old.is_none() && base.is_none() {
+            // A create with no entries given: its own entry, written straight.
+            match managed::created(&typed, new, &ignored, &writer) {
+                Ok(fields) => put_managed_fields(new, fields),
+                Err(err) => tracing::debug!(%err, "managedFields left as they were"),
+            }
+            return Ok(());
+        }
+        let mut entries = ManagedFields::decode(base.as_ref()).map_err(|e| {
+            ApiError::bad_request(format!("metadata.managedFields is invalid: {e}"))
+        })?;
         match managed::update(&typed, &mut entries, old.as_ref(), new, &ignored, &writer) {
             Ok(()) => put_managed_fields(new, entries.encode()),
             Err(err) => {

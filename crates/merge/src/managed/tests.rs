@@ -330,3 +330,86 @@ fn entries_are_encoded_in_upstreams_order() {
         ]
     );
 }
+
+/// [`created`] writes what [`update`] from nothing, then [`ManagedFields::encode`], write.
+#[test]
+fn a_create_is_recorded_as_an_update_from_nothing_would_be() {
+    let pod = Typed::for_kind(Schema::upstream(), "v1", "Pod").unwrap();
+    let status_apart = Ignored::identity().with_top_level(&["status"]);
+    let status_only = Ignored::identity().keeping_only(&["status"]);
+    let through_update = |t: &Typed<'_>, new: &Value, ignored: &Ignored, w: &Writer<'_>| {
+        let mut managed = ManagedFields::default();
+        update(t, &mut managed, None, new, ignored, w).map(|()| managed.encode())
+    };
+    let docs = [
+        json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "d", "uid": "u", "generateName": "p-",
+                "labels": {"app": "web", "": "empty key"}, "annotations": {},
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs",
+                    "uid": "r1", "controller": true}],
+                "finalizers": ["a", "b", "a"]},
+            "spec": {
+                "containers": [
+                    {"name": "app", "image": "nginx", "args": ["-v", "-v"],
+                        "ports": [{"containerPort": 80, "protocol": "TCP"},
+                            {"containerPort": 80, "protocol": "UDP"}, {"containerPort": 81}],
+                        "env": [{"name": "A", "valueFrom": {"fieldRef": {"fieldPath": "x"}}},
+                            {"name": "A", "value": "dup"}],
+                        "resources": {"limits": {"cpu": "1"}, "requests": {}},
+                        "securityContext": {}, "volumeMounts": []},
+                    {"name": "side", "image": "busybox", "stdin": null}],
+                "volumes": [{"name": "v", "projected": {"sources": [{"configMap": {"name": "c",
+                    "items": [{"key": "k", "path": "p"}]}}]}}],
+                "tolerations": [{"key": "k", "operator": "Exists"}, {"operator": "Exists"}],
+                "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": [{"key": "z", "operator": "In",
+                        "values": ["a"]}]}]}}},
+                "nodeSelector": {"disk": "ssd"},
+                "securityContext": {},
+                "restartPolicy": "Always"},
+            "status": {"phase": "Pending"},
+            "unknownTop": {"a": 1}}),
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bare"}}),
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": null, "spec": null,
+            "status": [], "extra": null}),
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {},
+            "status": {}}),
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"a": "b"}},
+            "spec": "not a struct", "status": {"conditions": [{"type": "Ready"}]}}),
+        json!({"kind": "Pod", "metadata": {}, "spec": {"containers": "not a list"}}),
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": [], "spec": {"containers": []}}),
+        json!("not an object"),
+    ];
+    let writers = [
+        writer("kubectl"),
+        Writer {
+            subresource: "status",
+            ..writer("kubelet")
+        },
+    ];
+    for doc in &docs {
+        for ignored in [&Ignored::identity(), &status_apart, &status_only] {
+            for w in &writers {
+                let expected = through_update(&pod, doc, ignored, w).unwrap();
+                assert_eq!(created(&pod, doc, ignored, w).unwrap(), expected, "{doc}");
+            }
+        }
+    }
+    let t = cm();
+    let doc = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
+        "data": {"x": "1"}, "binaryData": {}, "immutable": false});
+    let w = writer("kubectl");
+    let expected = through_update(&t, &doc, &Ignored::identity(), &w).unwrap();
+    assert!(expected.is_some());
+    assert_eq!(
+        created(&t, &doc, &Ignored::identity(), &w).unwrap(),
+        expected
+    );
+    // A list rule broken: both refuse.
+    let broken = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+        "spec": {"containers": [{"image": "no name"}, 5]}});
+    assert_eq!(
+        through_update(&pod, &broken, &status_apart, &w).is_err(),
+        created(&pod, &broken, &status_apart, &w).is_err()
+    );
+}

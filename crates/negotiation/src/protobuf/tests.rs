@@ -670,3 +670,41 @@ fn round_trips_tells_which_documents_come_back_as_they_are() {
     assert!(codec.round_trips(&pvc));
     assert_eq!(back(&pvc), pvc);
 }
+
+/// Fields are written in field-number order in every message (as upstream writes them),
+/// whatever the order of the JSON object's keys.
+#[test]
+fn fields_are_written_in_number_order() {
+    fn check(schema: &Schema, index: usize, raw: &[u8]) {
+        let message = schema.message(index);
+        let mut r = Reader::new(raw);
+        let mut last = 0;
+        while let Some((number, wire)) = r.key().unwrap() {
+            assert!(
+                number >= last,
+                "{}: field {number} after {last}",
+                message.name
+            );
+            last = number;
+            let field = message.field(number).unwrap();
+            if wire != 2 {
+                r.skip(wire).unwrap();
+                continue;
+            }
+            let bytes = r.bytes().unwrap();
+            if let (FieldType::Message(inner), Shape::Single | Shape::Repeated) =
+                (field.ty, field.shape)
+                && schema.message(inner).special.is_none()
+            {
+                check(schema, inner, bytes);
+            }
+        }
+    }
+    let schema = Schema::upstream();
+    let doc = big_pod();
+    let raw = decode_envelope(&codec().encode_object(&doc).unwrap())
+        .unwrap()
+        .raw;
+    let pod = schema.kind("v1", "Pod").unwrap();
+    check(schema, pod, &raw);
+}
