@@ -4,7 +4,8 @@
 //! admission, validating admission, the stored encoding) with little changing in between.
 //! [`sync_tree`] walks the object with serde beside the tree it had, and allocates only for
 //! what differs: the result is exactly `serde_json::to_value(value)`, for a fraction of its
-//! cost when the tree is close.
+//! cost when the tree is close. A tree holding members the object no longer has is refused
+//! (found by counting, which is what keeps the walk cheap): it is made again then.
 
 use serde::ser::{self, Serialize, Serializer};
 use serde_json::value::Serializer as Build;
@@ -13,7 +14,8 @@ use serde_json::{Map, Value};
 type Error = serde_json::Error;
 
 /// Makes `tree` equal to `serde_json::to_value(value)`, keeping the parts that already are.
-/// On an error `tree` is left partly updated: make it again.
+/// An error (also when an object in `tree` has a member `value` does not write) leaves `tree`
+/// partly updated: make it again.
 pub fn sync_tree<T: Serialize + ?Sized>(value: &T, tree: &mut Value) -> Result<(), Error> {
     value.serialize(Sync(tree))
 }
@@ -205,8 +207,8 @@ impl<'a> Serializer for Sync<'a> {
     fn serialize_map(self, _len: Option<usize>) -> Result<SyncMap<'a>, Error> {
         Ok(SyncMap {
             map: map_of(self.0),
-            seen: Vec::new(),
-            key: None,
+            seen: 0,
+            key: String::new(),
         })
     }
 
@@ -221,7 +223,7 @@ impl<'a> Serializer for Sync<'a> {
         }
         Ok(SyncStruct::Fields {
             map: map_of(self.0),
-            seen: Vec::with_capacity(len),
+            seen: 0,
         })
     }
 
@@ -301,14 +303,19 @@ impl ser::SerializeTupleStruct for SyncSeq<'_> {
     }
 }
 
-/// A struct synced field by field; fields the tree has and the struct no longer writes are
-/// removed at the end.
+/// A struct synced field by field. The fields written are counted: the tree's object must
+/// have no others.
 enum SyncStruct<'a> {
     Fields {
         map: &'a mut Map<String, Value>,
-        seen: Vec<&'static str>,
+        seen: usize,
     },
     Built(Built<'a, <Build as Serializer>::SerializeStruct>),
+}
+
+/// The error of a tree with members the object does not write.
+fn stale() -> Error {
+    ser::Error::custom("the tree has members the object does not write")
 }
 
 impl ser::SerializeStruct for SyncStruct<'_> {
@@ -322,7 +329,7 @@ impl ser::SerializeStruct for SyncStruct<'_> {
     ) -> Result<(), Error> {
         match self {
             SyncStruct::Fields { map, seen } => {
-                seen.push(key);
+                *seen += 1;
                 match map.get_mut(key) {
                     Some(node) => value.serialize(Sync(node)),
                     None => {
@@ -337,12 +344,8 @@ impl ser::SerializeStruct for SyncStruct<'_> {
 
     fn end(self) -> Result<(), Error> {
         match self {
-            SyncStruct::Fields { map, seen } => {
-                if map.len() != seen.len() {
-                    map.retain(|key, _| seen.contains(&key.as_str()));
-                }
-                Ok(())
-            }
+            SyncStruct::Fields { map, seen } if map.len() == seen => Ok(()),
+            SyncStruct::Fields { .. } => Err(stale()),
             SyncStruct::Built(Built { tree, inner }) => {
                 *tree = ser::SerializeStruct::end(inner)?;
                 Ok(())
@@ -351,35 +354,197 @@ impl ser::SerializeStruct for SyncStruct<'_> {
     }
 }
 
-/// A map synced entry by entry; entries the map no longer has are removed at the end.
+/// A map synced entry by entry. The entries written are counted: the tree's object must have
+/// no others.
 struct SyncMap<'a> {
     map: &'a mut Map<String, Value>,
-    seen: Vec<String>,
-    /// The key of the entry whose value comes next.
-    key: Option<String>,
+    seen: usize,
+    /// The key of the entry whose value comes next (one buffer for them all).
+    key: String,
 }
 
-impl SyncMap<'_> {
-    fn entry<V: Serialize + ?Sized>(&mut self, key: String, value: &V) -> Result<(), Error> {
-        match self.map.get_mut(&key) {
-            Some(node) => value.serialize(Sync(node))?,
-            None => {
-                self.map.insert(key.clone(), serde_json::to_value(value)?);
-            }
-        }
-        self.seen.push(key);
+/// Writes a map key as serde_json writes it (a string, or a number or bool as its text) into
+/// a buffer.
+struct KeyText<'a>(&'a mut String);
+
+impl KeyText<'_> {
+    fn text(self, text: impl std::fmt::Display) -> Result<(), Error> {
+        use std::fmt::Write;
+        write!(self.0, "{text}").map_err(ser::Error::custom)
+    }
+}
+
+impl Serializer for KeyText<'_> {
+    type Ok = ();
+    type Error = Error;
+    type SerializeSeq = ser::Impossible<(), Error>;
+    type SerializeTuple = ser::Impossible<(), Error>;
+    type SerializeTupleStruct = ser::Impossible<(), Error>;
+    type SerializeTupleVariant = ser::Impossible<(), Error>;
+    type SerializeMap = ser::Impossible<(), Error>;
+    type SerializeStruct = ser::Impossible<(), Error>;
+    type SerializeStructVariant = ser::Impossible<(), Error>;
+
+    fn serialize_str(self, v: &str) -> Result<(), Error> {
+        self.0.push_str(v);
         Ok(())
     }
+
+    fn serialize_char(self, v: char) -> Result<(), Error> {
+        self.0.push(v);
+        Ok(())
+    }
+
+    fn serialize_bool(self, v: bool) -> Result<(), Error> {
+        self.text(v)
+    }
+
+    fn serialize_i8(self, v: i8) -> Result<(), Error> {
+        self.text(v)
+    }
+
+    fn serialize_i16(self, v: i16) -> Result<(), Error> {
+        self.text(v)
+    }
+
+    fn serialize_i32(self, v: i32) -> Result<(), Error> {
+        self.text(v)
+    }
+
+    fn serialize_i64(self, v: i64) -> Result<(), Error> {
+        self.text(v)
+    }
+
+    fn serialize_i128(self, v: i128) -> Result<(), Error> {
+        self.text(v)
+    }
+
+    fn serialize_u8(self, v: u8) -> Result<(), Error> {
+        self.text(v)
+    }
+
+    fn serialize_u16(self, v: u16) -> Result<(), Error> {
+        self.text(v)
+    }
+
+    fn serialize_u32(self, v: u32) -> Result<(), Error> {
+        self.text(v)
+    }
+
+    fn serialize_u64(self, v: u64) -> Result<(), Error> {
+        self.text(v)
+    }
+
+    fn serialize_u128(self, v: u128) -> Result<(), Error> {
+        self.text(v)
+    }
+
+    fn serialize_f32(self, _v: f32) -> Result<(), Error> {
+        Err(key_error())
+    }
+
+    fn serialize_f64(self, _v: f64) -> Result<(), Error> {
+        Err(key_error())
+    }
+
+    fn serialize_bytes(self, _v: &[u8]) -> Result<(), Error> {
+        Err(key_error())
+    }
+
+    fn serialize_none(self) -> Result<(), Error> {
+        Err(key_error())
+    }
+
+    fn serialize_some<T: Serialize + ?Sized>(self, _value: &T) -> Result<(), Error> {
+        Err(key_error())
+    }
+
+    fn serialize_unit(self) -> Result<(), Error> {
+        Err(key_error())
+    }
+
+    fn serialize_unit_struct(self, _name: &'static str) -> Result<(), Error> {
+        Err(key_error())
+    }
+
+    fn serialize_unit_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+    ) -> Result<(), Error> {
+        self.serialize_str(variant)
+    }
+
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        value: &T,
+    ) -> Result<(), Error> {
+        value.serialize(self)
+    }
+
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _value: &T,
+    ) -> Result<(), Error> {
+        Err(key_error())
+    }
+
+    fn serialize_seq(self, _len: Option<usize>) -> Result<Self::SerializeSeq, Error> {
+        Err(key_error())
+    }
+
+    fn serialize_tuple(self, _len: usize) -> Result<Self::SerializeTuple, Error> {
+        Err(key_error())
+    }
+
+    fn serialize_tuple_struct(
+        self,
+        _name: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeTupleStruct, Error> {
+        Err(key_error())
+    }
+
+    fn serialize_tuple_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeTupleVariant, Error> {
+        Err(key_error())
+    }
+
+    fn serialize_map(self, _len: Option<usize>) -> Result<Self::SerializeMap, Error> {
+        Err(key_error())
+    }
+
+    fn serialize_struct(
+        self,
+        _name: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeStruct, Error> {
+        Err(key_error())
+    }
+
+    fn serialize_struct_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeStructVariant, Error> {
+        Err(key_error())
+    }
 }
 
-/// A map key as serde_json writes it: a string, or a number or bool as its text.
-fn key_text<K: Serialize + ?Sized>(key: &K) -> Result<String, Error> {
-    match serde_json::to_value(key)? {
-        Value::String(text) => Ok(text),
-        Value::Number(n) => Ok(n.to_string()),
-        Value::Bool(b) => Ok(b.to_string()),
-        _ => Err(ser::Error::custom("key must be a string")),
-    }
+fn key_error() -> Error {
+    ser::Error::custom("key must be a string")
 }
 
 impl ser::SerializeMap for SyncMap<'_> {
@@ -387,24 +552,28 @@ impl ser::SerializeMap for SyncMap<'_> {
     type Error = Error;
 
     fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), Error> {
-        self.key = Some(key_text(key)?);
-        Ok(())
+        self.key.clear();
+        key.serialize(KeyText(&mut self.key))
     }
 
     fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        let key = self
-            .key
-            .take()
-            .ok_or_else(|| ser::Error::custom("a map value without its key"))?;
-        self.entry(key, value)
+        self.seen += 1;
+        match self.map.get_mut(self.key.as_str()) {
+            Some(node) => value.serialize(Sync(node)),
+            None => {
+                self.map
+                    .insert(self.key.clone(), serde_json::to_value(value)?);
+                Ok(())
+            }
+        }
     }
 
     fn end(self) -> Result<(), Error> {
-        if self.map.len() != self.seen.len() {
-            let seen = self.seen;
-            self.map.retain(|key, _| seen.contains(key));
+        if self.map.len() == self.seen {
+            Ok(())
+        } else {
+            Err(stale())
         }
-        Ok(())
     }
 }
 
@@ -506,6 +675,11 @@ mod tests {
         assert_eq!(start, serde_json::to_value(obj).unwrap());
     }
 
+    /// A tree with a member `obj` does not write is refused.
+    fn refused<T: Serialize>(obj: &T, mut start: Value) {
+        assert!(sync_tree(obj, &mut start).is_err(), "{start}");
+    }
+
     #[test]
     fn a_tree_synced_from_anything_equals_one_made_anew() {
         let pod = pod();
@@ -514,10 +688,8 @@ mod tests {
         check(&pod, Value::Null);
         check(&pod, json!([1, 2]));
         check(&pod, json!({}));
-        // Extra fields, wrong types, longer and shorter lists, other numbers.
+        // Wrong types, longer and shorter lists, other numbers.
         let mut other = made.clone();
-        other["metadata"]["uid"] = json!("stale");
-        other["metadata"]["labels"]["gone"] = json!("1");
         other["metadata"]["labels"]["app"] = json!(7);
         other["spec"]["containers"][0]["ports"][0]["containerPort"] = json!(80.0);
         other["spec"]["containers"][0]["env"] = json!([{"name": "A"}]);
@@ -526,36 +698,53 @@ mod tests {
             .unwrap()
             .push(json!({"name": "third"}));
         other["spec"]["activeDeadlineSeconds"] = json!(5);
-        other["spec"]["securityContext"] = json!({"runAsUser": 1});
         other["spec"]["tolerations"] = json!({"not": "a list"});
         other["status"] = json!(null);
-        other["unknown"] = json!({"a": [1]});
         check(&pod, other);
         // A shorter tree grows.
-        let mut short = made;
+        let mut short = made.clone();
         short["spec"]["containers"]
             .as_array_mut()
             .unwrap()
             .truncate(1);
         short["metadata"].as_object_mut().unwrap().remove("labels");
         check(&pod, short);
+        // Members the object does not write, in a struct or a map, at any depth.
+        let extra = |path: &[&str], key: &str| {
+            let mut tree = made.clone();
+            let mut node = &mut tree;
+            for step in path {
+                node = &mut node[*step];
+            }
+            node[key] = json!("stale");
+            tree
+        };
+        refused(&pod, extra(&[], "unknown"));
+        refused(&pod, extra(&["metadata"], "uid"));
+        refused(&pod, extra(&["metadata", "labels"], "gone"));
+        refused(&pod, extra(&["spec", "securityContext"], "runAsUser"));
     }
 
     #[test]
     fn a_changed_object_is_synced_into_its_old_tree() {
         let mut pod = pod();
-        let mut tree = serde_json::to_value(&pod).unwrap();
+        let tree = serde_json::to_value(&pod).unwrap();
         pod.metadata.uid = Some("4c0a".into());
-        pod.metadata.labels.as_mut().unwrap().remove("tier");
-        pod.metadata.managed_fields = None;
+        let labels = pod.metadata.labels.as_mut().unwrap();
+        labels.insert("tier".into(), "back".into());
+        labels.insert("zone".into(), "a".into());
         let spec = pod.spec.as_mut().unwrap();
         spec.containers.pop();
         spec.containers[0].image = Some("nginx:1.28".into());
-        spec.termination_grace_period_seconds = None;
         spec.node_name = Some("node-1".into());
-        pod.status = None;
-        sync_tree(&pod, &mut tree).unwrap();
-        assert_eq!(tree, serde_json::to_value(&pod).unwrap());
+        pod.status.as_mut().unwrap().phase = Some("Running".into());
+        check(&pod, tree.clone());
+        // What the object no longer sets is refused.
+        pod.spec.as_mut().unwrap().termination_grace_period_seconds = None;
+        refused(&pod, tree.clone());
+        pod = self::pod();
+        pod.metadata.labels.as_mut().unwrap().remove("tier");
+        refused(&pod, tree);
     }
 
     #[derive(serde::Serialize)]
@@ -612,9 +801,12 @@ mod tests {
         check(&odd, Value::Null);
         let mut made = serde_json::to_value(&odd).unwrap();
         check(&odd, made.clone());
-        made["by_number"]["3"] = json!(true);
+        made["by_number"]["1"] = json!(false);
+        made["by_flag"]["true"] = json!("n");
         made["shapes"][3] = json!({"Struct": {"side": 2.5, "extra": 1}});
         made["raw"] = json!({"b": 1});
-        check(&odd, made);
+        check(&odd, made.clone());
+        made["by_number"]["3"] = json!(true);
+        refused(&odd, made);
     }
 }
