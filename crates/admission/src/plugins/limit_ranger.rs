@@ -93,7 +93,9 @@ fn apply_defaults(spec: &mut Value, items: &[Value]) -> Option<String> {
     }
     let mut notes = Vec::new();
     for (list, kind) in container_lists() {
-        for c in spec[list].as_array_mut().into_iter().flatten() {
+        // Looked up, not indexed: indexing would add the absent lists as nulls.
+        let containers = spec.get_mut(list).and_then(Value::as_array_mut);
+        for c in containers.into_iter().flatten() {
             let name = c["name"].as_str().unwrap_or_default().to_string();
             for (field, default_field, word) in [
                 ("requests", "defaultRequest", "request"),

@@ -62,7 +62,12 @@ impl Plugin for AlwaysPullImages {
             return Ok(());
         };
         for list in CONTAINER_LISTS {
-            let Some(containers) = pod["spec"][list].as_array_mut() else {
+            // Looked up, not indexed: indexing would add the absent lists as nulls.
+            let Some(containers) = pod
+                .get_mut("spec")
+                .and_then(|s| s.get_mut(*list))
+                .and_then(Value::as_array_mut)
+            else {
                 continue;
             };
             for c in containers.iter_mut() {

@@ -183,7 +183,8 @@ fn mount_token(spec: &mut Value) {
         .unwrap_or_else(|| capstan_meta::names::generate(VOLUME_PREFIX));
     let mut mounted = false;
     for list in ["initContainers", "containers"] {
-        let Some(containers) = spec[list].as_array_mut() else {
+        // Looked up, not indexed: indexing would add the absent lists as nulls.
+        let Some(containers) = spec.get_mut(list).and_then(Value::as_array_mut) else {
             continue;
         };
         for c in containers {
@@ -323,6 +324,19 @@ mod tests {
         let before = spec.clone();
         mount_token(&mut spec);
         assert_eq!(spec, before);
+    }
+
+    #[test]
+    fn lists_the_pod_lacks_are_not_added() {
+        let mut spec = json!({"containers": [{"name": "a"}]});
+        mount_token(&mut spec);
+        let keys: Vec<&str> = spec
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(keys, ["containers", "volumes"]);
     }
 
     #[test]
