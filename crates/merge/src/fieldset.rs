@@ -126,6 +126,29 @@ pub fn canonical(value: &Value) -> String {
     out
 }
 
+/// The child of a `FieldsV1` node at `element`: under its own key, or (for a list item or
+/// value written in another form, e.g. by a client) under the key that reads as it.
+fn fields_v1_child<'v>(map: &'v Map<String, Value>, element: &PathElement) -> Option<&'v Value> {
+    let found = map.get(&element.encode());
+    if found.is_some() || matches!(element, PathElement::Field(_)) {
+        // `f:` keys have one spelling.
+        return found;
+    }
+    map.iter()
+        .find(|(k, _)| *k != "." && PathElement::decode(k).is_ok_and(|e| e == *element))
+        .map(|(_, v)| v)
+}
+
+/// How one set's members meet another's: whether any is in both, whether all of the first
+/// are in the second.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Overlap {
+    /// Some member is in both.
+    pub any: bool,
+    /// Every member of the first is in the second (true for an empty first set).
+    pub all: bool,
+}
+
 /// One node of a set: whether its own path is a member, and the paths below it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Node {
@@ -333,6 +356,32 @@ impl FieldSet {
             map.insert(element.encode(), Value::Object(inner));
         }
         Value::Object(map)
+    }
+
+    /// How this set's members meet the members of a `FieldsV1` document (`encoded`, as
+    /// [`Self::to_fields_v1`] writes it; `None`: the empty set), without reading it into a set.
+    pub fn overlap_fields_v1(&self, encoded: Option<&Value>) -> Overlap {
+        let mut overlap = Overlap {
+            any: false,
+            all: true,
+        };
+        self.overlap_at(encoded, &mut overlap);
+        overlap
+    }
+
+    fn overlap_at(&self, encoded: Option<&Value>, out: &mut Overlap) {
+        let map = encoded.and_then(Value::as_object);
+        for (element, node) in &self.entries {
+            let child = map.and_then(|map| fields_v1_child(map, element));
+            if node.member {
+                let member = child
+                    .and_then(Value::as_object)
+                    .is_some_and(|c| c.contains_key(".") || c.keys().all(|k| k == "."));
+                out.any |= member;
+                out.all &= member;
+            }
+            node.children.overlap_at(child, out);
+        }
     }
 
     /// Reads a `FieldsV1` document.

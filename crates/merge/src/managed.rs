@@ -354,45 +354,144 @@ pub fn update(
     ignored: &Ignored,
     writer: &Writer<'_>,
 ) -> Result<(), Error> {
-    let skeleton = skeleton(typed);
-    let mut cmp = typed.compare(old.unwrap_or(&skeleton), new)?;
-    ignored.strip(&mut cmp.added);
-    ignored.strip(&mut cmp.modified);
-    ignored.strip(&mut cmp.removed);
-    let (changed, removed) = cmp.into_changed();
-    if changed.is_empty() && removed.is_empty() {
-        return Ok(());
+    Changes::of(typed, old, new, ignored)?.record(managed, writer);
+    Ok(())
+}
+
+/// What a write changes, as managedFields count it: the paths it adds or modifies, and the
+/// paths it removes, the ignored ones left out.
+#[derive(Debug)]
+pub struct Changes {
+    changed: FieldSet,
+    removed: FieldSet,
+}
+
+impl Changes {
+    /// The changes of a write of `new` over `old` (`None`: a create), both without their
+    /// managedFields.
+    pub fn of(
+        typed: &Typed<'_>,
+        old: Option<&Value>,
+        new: &Value,
+        ignored: &Ignored,
+    ) -> Result<Self, Error> {
+        let skeleton;
+        let old = match old {
+            Some(old) => old,
+            None => {
+                skeleton = self::skeleton(typed);
+                &skeleton
+            }
+        };
+        let mut cmp = typed.compare(old, new)?;
+        ignored.strip(&mut cmp.added);
+        ignored.strip(&mut cmp.modified);
+        ignored.strip(&mut cmp.removed);
+        let (changed, removed) = cmp.into_changed();
+        Ok(Self { changed, removed })
     }
-    for entry in &mut managed.entries {
-        if !entry.is(writer.manager, Operation::Update, writer.subresource) {
-            entry.fields = entry.fields.difference(&changed);
+
+    /// Records the changes by `writer` in `managed` (see [`update`]).
+    pub fn record(self, managed: &mut ManagedFields, writer: &Writer<'_>) {
+        let Changes { changed, removed } = self;
+        if changed.is_empty() && removed.is_empty() {
+            return;
+        }
+        for entry in &mut managed.entries {
+            if !entry.is(writer.manager, Operation::Update, writer.subresource) {
+                entry.fields = entry.fields.difference(&changed);
+                if !removed.is_empty() {
+                    entry.fields = entry.fields.difference(&removed);
+                }
+            }
+        }
+        let any_changed = !changed.is_empty();
+        if any_changed
+            || managed
+                .position(writer.manager, Operation::Update, writer.subresource)
+                .is_some()
+        {
+            let entry = managed.entry_mut(writer, Operation::Update);
+            if entry.fields.is_empty() {
+                entry.fields = changed;
+            } else {
+                entry.fields.union_with(&changed);
+            }
             if !removed.is_empty() {
                 entry.fields = entry.fields.difference(&removed);
             }
+            if any_changed {
+                entry.time = Some(writer.now.to_string());
+                entry.api_version = writer.api_version.to_string();
+            }
         }
+        managed.tidy();
     }
-    let any_changed = !changed.is_empty();
-    if any_changed
-        || managed
-            .position(writer.manager, Operation::Update, writer.subresource)
-            .is_some()
-    {
-        let entry = managed.entry_mut(writer, Operation::Update);
-        if entry.fields.is_empty() {
-            entry.fields = changed;
-        } else {
-            entry.fields.union_with(&changed);
+
+    /// What [`Self::record`] makes of `stored` (managedFields as written here: valid, every
+    /// entry owning something), worked out on the stored form when the write moves no field
+    /// between entries: the writer's Update entry already owns every changed field, no other
+    /// entry owns one, and no entry owns a removed one. Then only the writer's entry's time
+    /// and version change, and nothing is read into sets or written again. `None` otherwise.
+    pub fn record_in_place(&self, stored: &Value, writer: &Writer<'_>) -> Option<Value> {
+        let items = stored.as_array()?;
+        if self.changed.is_empty() && self.removed.is_empty() {
+            return Some(stored.clone());
         }
-        if !removed.is_empty() {
-            entry.fields = entry.fields.difference(&removed);
+        fn text<'v>(item: &'v Value, key: &str) -> &'v str {
+            item.get(key).and_then(Value::as_str).unwrap_or_default()
         }
-        if any_changed {
-            entry.time = Some(writer.now.to_string());
-            entry.api_version = writer.api_version.to_string();
+        let is_writers = |item: &Value| {
+            text(item, "manager") == writer.manager
+                && text(item, "operation") == Operation::Update.as_str()
+                && text(item, "subresource") == writer.subresource
+        };
+        let updates = items
+            .iter()
+            .filter(|item| text(item, "operation") == Operation::Update.as_str())
+            .count();
+        if updates > MAX_UPDATE_MANAGERS {
+            return None;
         }
+        let mut own = None;
+        for (i, item) in items.iter().enumerate() {
+            let fields = item.get("fieldsV1");
+            if !fields
+                .and_then(Value::as_object)
+                .is_some_and(|f| f.keys().any(|k| k != "."))
+            {
+                return None;
+            }
+            if self.removed.overlap_fields_v1(fields).any {
+                return None;
+            }
+            let overlap = self.changed.overlap_fields_v1(fields);
+            if is_writers(item) {
+                if !overlap.all {
+                    return None;
+                }
+                own = Some(i);
+            } else if overlap.any {
+                return None;
+            }
+        }
+        let own = own?;
+        let mut out = items.clone();
+        if !self.changed.is_empty() {
+            let entry = out[own].as_object_mut()?;
+            entry.insert("time".into(), Value::String(writer.now.to_string()));
+            entry.insert(
+                "apiVersion".into(),
+                Value::String(writer.api_version.to_string()),
+            );
+        }
+        // The order [`ManagedFields::encode`] writes.
+        fn key(e: &Value) -> [&str; 5] {
+            ["operation", "time", "manager", "apiVersion", "subresource"].map(|k| text(e, k))
+        }
+        out.sort_by(|p, q| key(p).cmp(&key(q)));
+        Some(Value::Array(out))
     }
-    managed.tidy();
-    Ok(())
 }
 
 /// The managedFields of `new`, created by `writer` with no managedFields given: what

@@ -247,6 +247,12 @@ impl<'s> Typed<'s> {
             }
             return Ok(());
         }
+        if let (Some(old), Some(new)) = (old, new)
+            && old == new
+        {
+            // Nothing below changed: an equality test walks it without building paths.
+            return Ok(());
+        }
         if let (None, Some(new)) = (old, new) {
             // A whole new struct, map or list: everything in it is added, built in one walk.
             let node = out.added.node_mut(path);

@@ -2,8 +2,8 @@
 //! timed alone: the request body read, the tree made for managedFields and admission, the
 //! admitted tree read back (through its bytes, as most kinds do, or straight from the tree,
 //! as pods do), the admitted tree brought up to date after the create's own changes (rather
-//! than made again), the managedFields of a create, the tree stored as protobuf, and the
-//! response written.
+//! than made again), the managedFields of a create and of an update, the tree stored as
+//! protobuf, and the response written.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::Pod;
@@ -158,6 +158,39 @@ fn bench(c: &mut Criterion) {
             },
             criterion::BatchSize::SmallInput,
         )
+    });
+    // managedFields of an update that relabels a stored pod (as controllers write one back):
+    // the stored entries read, old and new compared, the entries written again.
+    let mut stored = tree.clone();
+    stored["metadata"]["managedFields"] =
+        capstan_merge::managed::created(&typed_schema, &tree, &ignored, &writer)
+            .unwrap()
+            .unwrap();
+    let mut relabelled = stored.clone();
+    relabelled["metadata"]["labels"]["generation"] = "1".into();
+    let stored_entries = stored["metadata"]["managedFields"].clone();
+    group.bench_function("managed_fields_of_a_relabelling_update", |b| {
+        b.iter(|| {
+            let mut entries = capstan_merge::ManagedFields::decode(Some(&stored_entries)).unwrap();
+            capstan_merge::managed::update(
+                &typed_schema,
+                &mut entries,
+                Some(&stored),
+                &relabelled,
+                &ignored,
+                &writer,
+            )
+            .unwrap();
+            entries.encode()
+        })
+    });
+    group.bench_function("managed_fields_of_a_relabelling_update_in_place", |b| {
+        b.iter(|| {
+            capstan_merge::managed::Changes::of(&typed_schema, Some(&stored), &relabelled, &ignored)
+                .unwrap()
+                .record_in_place(&stored_entries, &writer)
+                .unwrap()
+        })
     });
     group.finish();
 }

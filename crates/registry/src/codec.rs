@@ -11,11 +11,98 @@ use serde::de::DeserializeOwned;
 use crate::options::FieldValidation;
 use crate::payload::Payload;
 
-#[derive(Deserialize)]
+/// A body's `apiVersion` and `kind`.
+#[derive(Default)]
 struct TypePeek {
-    #[serde(rename = "apiVersion")]
     api_version: Option<String>,
     kind: Option<String>,
+}
+
+impl TypePeek {
+    /// Reads `body`'s `apiVersion` and `kind` members, stopping once both are read: clients
+    /// write them first, and the decode that follows reads (and judges) the rest.
+    fn read(body: &[u8]) -> serde_json::Result<Self> {
+        let mut peek = TypePeek::default();
+        let mut complete = false;
+        let read = serde::de::Deserializer::deserialize_map(
+            &mut serde_json::Deserializer::from_slice(body),
+            PeekVisitor {
+                peek: &mut peek,
+                complete: &mut complete,
+            },
+        );
+        match read {
+            // Stopping early leaves the object open, which the parser reports.
+            Err(_) if complete => Ok(peek),
+            Err(err) => Err(err),
+            Ok(()) => Ok(peek),
+        }
+    }
+}
+
+/// Fills a [`TypePeek`]; `complete` once both members were read.
+struct PeekVisitor<'p> {
+    peek: &'p mut TypePeek,
+    complete: &'p mut bool,
+}
+
+/// A member name of a body's top level, as [`PeekVisitor`] tells them apart.
+enum PeekKey {
+    ApiVersion,
+    Kind,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for PeekKey {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl serde::de::Visitor<'_> for KeyVisitor {
+            type Value = PeekKey;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E>(self, key: &str) -> Result<PeekKey, E> {
+                Ok(match key {
+                    "apiVersion" => PeekKey::ApiVersion,
+                    "kind" => PeekKey::Kind,
+                    _ => PeekKey::Other,
+                })
+            }
+        }
+        d.deserialize_identifier(KeyVisitor)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for PeekVisitor<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let (mut api_version, mut kind) = (false, false);
+        while let Some(key) = map.next_key::<PeekKey>()? {
+            match key {
+                PeekKey::ApiVersion => {
+                    self.peek.api_version = map.next_value()?;
+                    api_version = true;
+                }
+                PeekKey::Kind => {
+                    self.peek.kind = map.next_value()?;
+                    kind = true;
+                }
+                PeekKey::Other => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+            if api_version && kind {
+                *self.complete = true;
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
 }
 
 fn format_path(path: &serde_ignored::Path<'_>, out: &mut String) {
@@ -41,7 +128,7 @@ fn format_path(path: &serde_ignored::Path<'_>, out: &mut String) {
 
 /// Checks that a body's `apiVersion` and `kind`, when present, are those of the resource.
 pub(crate) fn check_type(body: &[u8], d: &ResourceDescriptor) -> Result<(), ApiError> {
-    let peek: TypePeek = serde_json::from_slice(body).map_err(|e| {
+    let peek = TypePeek::read(body).map_err(|e| {
         ApiError::bad_request(format!("the request body is not a valid JSON object: {e}"))
     })?;
     check_type_meta(peek.api_version.as_deref(), peek.kind.as_deref(), d)
@@ -298,6 +385,42 @@ mod tests {
             err.message
                 .starts_with("strict decoding error: unknown field")
         );
+    }
+
+    #[test]
+    fn the_type_is_read_from_the_leading_members() {
+        let d = desc();
+        // Read wherever they are; the members after them are left to the decode.
+        for body in [
+            &br#"{"apiVersion":"storage.k8s.io/v1","kind":"StorageClass","provisioner":"p"}"#[..],
+            br#"{"provisioner":"p","kind":"StorageClass","x":[1,{"y":2}],"apiVersion":"storage.k8s.io/v1"}"#,
+            br#"{"kind":"StorageClass","apiVersion":"storage.k8s.io/v1", not json"#,
+            br#"{"provisioner":"p"}"#,
+            br#"{"kind":null,"apiVersion":""}"#,
+        ] {
+            check_type(body, &d).unwrap_or_else(|e| panic!("{}: {e:?}", String::from_utf8_lossy(body)));
+        }
+        let refused = |body: &[u8]| check_type(body, &d).unwrap_err().message;
+        assert_eq!(
+            refused(br#"{"x":{"kind":"Pod"},"kind":"Pod","apiVersion":"storage.k8s.io/v1"}"#),
+            "the kind in the data (Pod) does not match the expected kind (StorageClass)"
+        );
+        assert_eq!(
+            refused(br#"{"apiVersion":"v1","provisioner":"p"}"#),
+            "the API version in the data (v1) does not match the expected API version (storage.k8s.io/v1)"
+        );
+        for body in [
+            &b"{not json"[..],
+            br#"{"provisioner":"p","apiVersion":"v1""#,
+            br#"{"kind":5,"apiVersion":"v1"}"#,
+            b"[]",
+        ] {
+            assert!(
+                refused(body).starts_with("the request body is not a valid JSON object: "),
+                "{}",
+                String::from_utf8_lossy(body)
+            );
+        }
     }
 
     #[test]

@@ -70,14 +70,42 @@ fn value_of(obj: &Obj) -> Result<serde_json::Value> {
     obj.to_value().map_err(Error::Encode)
 }
 
-/// What admission reads of `obj`.
-fn as_json(obj: &Obj) -> &dyn AsJson {
-    obj
-}
-
 /// What admission reads of an object, as JSON.
 fn json_of(obj: &dyn AsJson) -> Result<serde_json::Value> {
     obj.as_json().map_err(Error::Encode)
+}
+
+/// The object a write replaces, as admission and managedFields read it: its tree is made
+/// at most once per write and lent to each step that reads it.
+struct Prior<'a> {
+    object: &'a dyn AsJson,
+    tree: Option<serde_json::Value>,
+}
+
+impl<'a> Prior<'a> {
+    fn new(object: &'a dyn AsJson) -> Self {
+        Prior { object, tree: None }
+    }
+
+    /// The tree, made now unless it was made before; give it back with [`Self::give_back`].
+    fn lend(&mut self) -> Result<serde_json::Value> {
+        match self.tree.take() {
+            Some(tree) => {
+                debug_assert_eq!(
+                    Some(&tree),
+                    json_of(self.object).ok().as_ref(),
+                    "a tree given back differs from the old object"
+                );
+                Ok(tree)
+            }
+            None => json_of(self.object),
+        }
+    }
+
+    /// Takes back a tree [`Self::lend`] gave, unchanged.
+    fn give_back(&mut self, tree: serde_json::Value) {
+        self.tree = Some(tree);
+    }
 }
 
 /// `obj`'s JSON text.
@@ -467,19 +495,29 @@ impl KindStore {
         };
         let mut object = Foreign(object);
         let old = old.map(Foreign);
-        let old = old.as_ref().map(|o| o as &dyn AsJson);
+        let mut old = old.as_ref().map(|o| Prior::new(o));
         // Subresource answers carry no warnings.
         let mut warnings = Vec::new();
         let mut admitted = None;
         if self
-            .admit_object(attributes(), (&object, old), &mut warnings, &mut admitted)
+            .admit_object(
+                attributes(),
+                (&object, old.as_mut()),
+                &mut warnings,
+                &mut admitted,
+            )
             .await?
             && let Some(admitted) = &admitted
         {
             object = Foreign(codec::from_document(admitted).map_err(Error::Encode)?);
         }
-        self.validate_object(attributes(), (Some(&object), old), &mut warnings, None)
-            .await?;
+        self.validate_object(
+            attributes(),
+            (Some(&object), old.as_mut()),
+            &mut warnings,
+            None,
+        )
+        .await?;
         Ok(object.0)
     }
 
@@ -490,7 +528,7 @@ impl KindStore {
     async fn admit_object(
         &self,
         mut a: Attributes,
-        (obj, old): (&dyn AsJson, Option<&dyn AsJson>),
+        (obj, mut old): (&dyn AsJson, Option<&mut Prior<'_>>),
         warnings: &mut Vec<String>,
         tree: &mut Option<serde_json::Value>,
     ) -> Result<bool> {
@@ -507,10 +545,13 @@ impl KindStore {
             Some(tree) => Some(tree),
             None => Some(json_of(obj)?),
         };
-        a.old_object = old.map(json_of).transpose()?;
+        a.old_object = old.as_deref_mut().map(Prior::lend).transpose()?;
         let admitted = chain.admit(&mut a).await;
         warnings.extend(a.feedback.take_warnings());
         admitted?;
+        if let (Some(old), Some(tree)) = (old, a.old_object.take()) {
+            old.give_back(tree);
+        }
         *tree = a.object;
         Ok(true)
     }
@@ -524,12 +565,12 @@ impl KindStore {
     async fn admit_written(
         &self,
         a: Attributes,
-        (obj, old): (&mut Obj, Option<&Obj>),
+        (obj, old): (&mut Obj, Option<&mut Prior<'_>>),
         warnings: &mut Vec<String>,
         mut tree: Option<serde_json::Value>,
     ) -> Result<Option<serde_json::Value>> {
         let admitted = self
-            .admit_object(a, (&*obj, old.map(as_json)), warnings, &mut tree)
+            .admit_object(a, (&*obj, old), warnings, &mut tree)
             .await?;
         if !admitted {
             return Ok(tree);
@@ -581,7 +622,7 @@ impl KindStore {
     async fn validate_object(
         &self,
         mut a: Attributes,
-        (obj, old): (Option<&dyn AsJson>, Option<&dyn AsJson>),
+        (obj, mut old): (Option<&dyn AsJson>, Option<&mut Prior<'_>>),
         warnings: &mut Vec<String>,
         tree: Option<serde_json::Value>,
     ) -> Result<Option<serde_json::Value>> {
@@ -606,13 +647,16 @@ impl KindStore {
                 Some(tree) => Some(tree),
                 None => obj.map(json_of).transpose()?,
             };
-            a.old_object = old.map(json_of).transpose()?;
+            a.old_object = old.as_deref_mut().map(Prior::lend).transpose()?;
         } else {
             kept = tree;
         }
         let validated = chain.validate(&a).await;
         warnings.extend(a.feedback.take_warnings());
         validated.map_err(|e| e.with_warnings(warnings))?;
+        if let (Some(old), Some(tree)) = (old, a.old_object.take()) {
+            old.give_back(tree);
+        }
         Ok(kept.or_else(|| a.object.take()))
     }
 }
@@ -1097,16 +1141,22 @@ impl KindStore {
             self.core
                 .attributes(Operation::Update, target, &namespace, &name, options)
         };
+        let mut prior = Prior::new(old);
         // Managed fields before mutating admission, which sees them (as upstream's does).
         let tree = match tracking {
             Tracking::Record(manager) => {
-                self.record_managers(target, Some(old), &mut new, manager)?
+                self.record_managers(target, Some(&mut prior), &mut new, manager)?
             }
             Tracking::Done => None,
         };
         let tree = if target.admitted_here() {
-            self.admit_written(attributes(), (&mut new, Some(old)), &mut warnings, tree)
-                .await?
+            self.admit_written(
+                attributes(),
+                (&mut new, Some(&mut prior)),
+                &mut warnings,
+                tree,
+            )
+            .await?
         } else {
             tree
         };
@@ -1120,7 +1170,7 @@ impl KindStore {
             .store_update(
                 target,
                 current,
-                old,
+                (old, prior.tree),
                 new,
                 explicit_version,
                 warnings,
@@ -1141,7 +1191,7 @@ impl KindStore {
         &self,
         target: Target,
         current: &KeyValue,
-        old: &Obj,
+        (old, old_tree): (&Obj, Option<serde_json::Value>),
         mut new: Obj,
         explicit_version: bool,
         mut warnings: Vec<String>,
@@ -1183,8 +1233,17 @@ impl KindStore {
         }
         let mut tree = self.synced(&new, tree);
         if target.admitted_here() {
+            let mut prior = Prior {
+                object: old,
+                tree: old_tree,
+            };
             tree = self
-                .validate_object(attributes(), (Some(&new), Some(old)), &mut warnings, tree)
+                .validate_object(
+                    attributes(),
+                    (Some(&new), Some(&mut prior)),
+                    &mut warnings,
+                    tree,
+                )
                 .await?;
         }
         let key = current.key.as_str();
@@ -1247,21 +1306,31 @@ impl KindStore {
         body: &[u8],
         options: &WriteOptions,
     ) -> Result<Encoded> {
-        let (mut new, warnings) = self.decode_body(body, options.field_validation)?;
-        let body_name = meta_name(new.metadata());
-        if body_name != name {
-            return Err(ApiError::bad_request(format!(
-                "the name of the object ({body_name}) does not match the name on the URL ({name})"
-            ))
-            .into());
-        }
-        self.core.settle_namespace(new.metadata_mut(), namespace)?;
-        let explicit = new
-            .metadata()
-            .resource_version
-            .as_deref()
-            .is_some_and(|v| !v.is_empty());
+        let decode = || -> Result<(Obj, Vec<String>)> {
+            let (mut new, warnings) = self.decode_body(body, options.field_validation)?;
+            let body_name = meta_name(new.metadata());
+            if body_name != name {
+                return Err(ApiError::bad_request(format!(
+                    "the name of the object ({body_name}) does not match the name on the URL ({name})"
+                ))
+                .into());
+            }
+            self.core.settle_namespace(new.metadata_mut(), namespace)?;
+            Ok((new, warnings))
+        };
+        // The body is decoded again for a retry (rare) rather than copied for every attempt.
+        let mut decoded = Some(decode()?);
+        let explicit = decoded.as_ref().is_some_and(|(new, _)| {
+            new.metadata()
+                .resource_version
+                .as_deref()
+                .is_some_and(|v| !v.is_empty())
+        });
         for _ in 0..MAX_RETRIES {
+            let (new, warnings) = match decoded.take() {
+                Some(decoded) => decoded,
+                None => decode()?,
+            };
             let (current, _) = self.core.store.get(&self.core.key(namespace, name)).await?;
             let Some(current) = current else {
                 if self.strategy.allow_create_on_update() && target == Target::Resource {
@@ -1279,9 +1348,9 @@ impl KindStore {
                     target,
                     &current,
                     &old,
-                    new.clone(),
+                    new,
                     explicit,
-                    warnings.clone(),
+                    warnings,
                     options,
                     Tracking::Record(options.manager()),
                 )
@@ -1448,16 +1517,26 @@ impl KindStore {
     fn record_managers(
         &self,
         target: Target,
-        old: Option<&Obj>,
+        old: Option<&mut Prior<'_>>,
         new: &mut Obj,
         manager: &str,
     ) -> Result<Option<serde_json::Value>> {
         if self.core.tracker.typed().is_none() {
             return Ok(None);
         }
-        let old = old.map(value_of).transpose()?;
         let mut doc = value_of(new)?;
-        self.core.tracker.record(target, old, &mut doc, manager)?;
+        match old {
+            Some(old) => {
+                let mut tree = old.lend()?;
+                let recorded = self
+                    .core
+                    .tracker
+                    .record(target, Some(&mut tree), &mut doc, manager);
+                old.give_back(tree);
+                recorded?;
+            }
+            None => self.core.tracker.record(target, None, &mut doc, manager)?,
+        }
         let fields = doc
             .get("metadata")
             .and_then(|m| m.get("managedFields"))
@@ -1720,16 +1799,20 @@ impl KindStore {
                 )
             };
             // A delete has no new object: the mutating phase sees the stored one only.
+            let mut prior = Prior::new(&obj);
             if let Some(chain) = self.core.admission.as_deref()
                 && chain.admits(Operation::Delete, &self.core.gr, "")
             {
                 let mut a = attributes();
-                a.old_object = Some(value_of(&obj)?);
+                a.old_object = Some(prior.lend()?);
                 chain.admit(&mut a).await?;
+                if let Some(tree) = a.old_object.take() {
+                    prior.give_back(tree);
+                }
             }
             // Delete answers carry no admission warnings.
             let attributes = attributes();
-            self.validate_object(attributes, (None, Some(&obj)), &mut Vec::new(), None)
+            self.validate_object(attributes, (None, Some(&mut prior)), &mut Vec::new(), None)
                 .await?;
             let finalizers_change = set_propagation_finalizers(
                 obj.metadata_mut(),

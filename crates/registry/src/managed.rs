@@ -83,21 +83,46 @@ impl FieldTracker {
 
     /// Records a create (`old` `None`) or an update by `manager` in `new`'s managedFields.
     /// `new` comes as the client sent it: managedFields it carries that differ from the
-    /// stored ones replace them (that is how a client hands over ownership).
+    /// stored ones replace them (that is how a client hands over ownership). `old` is read
+    /// only: it is given back as it came.
     pub fn record(
         &self,
         target: Target,
-        mut old: Option<Value>,
+        mut old: Option<&mut Value>,
         new: &mut Value,
         manager: &str,
     ) -> Result<(), ApiError> {
         let Some(typed) = self.typed() else {
             return Ok(());
         };
-        let stored = old.as_mut().and_then(take_managed_fields);
+        let stored = old.as_deref_mut().and_then(take_managed_fields);
+        let recorded = self.record_over(
+            &typed,
+            target,
+            old.as_deref(),
+            stored.as_ref(),
+            new,
+            manager,
+        );
+        if let Some(old) = old {
+            put_managed_fields(old, stored);
+        }
+        recorded
+    }
+
+    /// [`Self::record`] with the stored entries apart from `old`.
+    fn record_over(
+        &self,
+        typed: &Typed<'_>,
+        target: Target,
+        old: Option<&Value>,
+        stored: Option<&Value>,
+        new: &mut Value,
+        manager: &str,
+    ) -> Result<(), ApiError> {
         let given = take_managed_fields(new);
-        let base = match given {
-            Some(given) if Some(&given) != stored.as_ref() => Some(given),
+        let base = match &given {
+            Some(given) if Some(given) != stored => Some(given),
             _ => stored,
         };
         let now = time::now_text();
@@ -110,23 +135,46 @@ impl FieldTracker {
         let ignored = self.ignored(target);
         if old.is_none() && base.is_none() {
             // A create with no entries given: its own entry, written straight.
-            match managed::created(&typed, new, &ignored, &writer) {
+            match managed::created(typed, new, &ignored, &writer) {
                 Ok(fields) => put_managed_fields(new, fields),
                 Err(err) => tracing::debug!(%err, "managedFields left as they were"),
             }
             return Ok(());
         }
-        let mut entries = ManagedFields::decode(base.as_ref()).map_err(|e| {
-            ApiError::bad_request(format!("metadata.managedFields is invalid: {e}"))
-        })?;
-        match managed::update(&typed, &mut entries, old.as_ref(), new, &ignored, &writer) {
-            Ok(()) => put_managed_fields(new, entries.encode()),
+        let decode = || {
+            ManagedFields::decode(base).map_err(|e| {
+                ApiError::bad_request(format!("metadata.managedFields is invalid: {e}"))
+            })
+        };
+        // The stored entries (written here, so valid) are read only when the write moves
+        // fields between managers; others' are read (and judged) first.
+        let from_store = base.zip(stored).is_some_and(|(b, s)| std::ptr::eq(b, s));
+        let given = if from_store { None } else { Some(decode()?) };
+        let changes = match managed::Changes::of(typed, old, new, &ignored) {
+            Ok(changes) => changes,
             Err(err) => {
                 // The object breaks a list rule (validation reports it); ownership stays.
                 tracing::debug!(%err, "managedFields left as they were");
+                let base = base.cloned();
                 put_managed_fields(new, base);
+                return Ok(());
             }
-        }
+        };
+        let in_place = base
+            .filter(|_| from_store)
+            .and_then(|stored| changes.record_in_place(stored, &writer));
+        let fields = match in_place {
+            Some(fields) => Some(fields),
+            None => {
+                let mut entries = match given {
+                    Some(entries) => entries,
+                    None => decode()?,
+                };
+                changes.record(&mut entries, &writer);
+                entries.encode()
+            }
+        };
+        put_managed_fields(new, fields);
         Ok(())
     }
 
@@ -212,5 +260,58 @@ fn put_managed_fields(obj: &mut Value, fields: Option<Value>) {
         fields,
     ) {
         meta.insert("managedFields".into(), fields);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn pods() -> FieldTracker {
+        let descriptor = ResourceDescriptor {
+            version: "v1".into(),
+            kind: "Pod".into(),
+            resource: "pods".into(),
+            namespaced: true,
+            ..Default::default()
+        };
+        FieldTracker::new(&descriptor, true)
+    }
+
+    #[test]
+    fn an_update_reads_the_old_object_and_gives_it_back_as_it_came() {
+        let entry = json!({
+            "manager": "kubectl", "operation": "Update", "apiVersion": "v1",
+            "time": "2026-12-06T01:00:00Z", "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:metadata": {"f:labels": {".": {}, "f:app": {}}}}
+        });
+        let old = json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "default", "labels": {"app": "a"},
+                "managedFields": [entry]},
+            "spec": {"containers": [{"name": "c", "image": "i"}]}
+        });
+        let mut new = old.clone();
+        new["metadata"]["labels"]["tier"] = "web".into();
+        let mut lent = old.clone();
+        pods()
+            .record(Target::Resource, Some(&mut lent), &mut new, "editor")
+            .unwrap();
+        assert_eq!(
+            lent, old,
+            "the old object comes back with its managedFields"
+        );
+        let managers: Vec<&str> = new["metadata"]["managedFields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["manager"].as_str().unwrap())
+            .collect();
+        assert_eq!(managers, ["kubectl", "editor"], "the stored entry was read");
+        assert_eq!(
+            new["metadata"]["managedFields"][1]["fieldsV1"],
+            json!({"f:metadata": {"f:labels": {"f:tier": {}}}})
+        );
     }
 }

@@ -413,3 +413,114 @@ fn a_create_is_recorded_as_an_update_from_nothing_would_be() {
         created(&pod, &broken, &status_apart, &w).is_err()
     );
 }
+
+#[test]
+fn an_update_worked_out_in_place_matches_the_sets() {
+    // Stored entries: a creator owning the pod's spec and labels, a controller owning one
+    // annotation and a list item of its own, and the updater's own earlier entry.
+    let t = Typed::for_kind(Schema::upstream(), "v1", "Pod").unwrap();
+    let ignored = Ignored::identity().with_top_level(&["status"]);
+    let stored = json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "p", "labels": {"app": "a", "gen": "1"},
+            "annotations": {"owner": "ctl"}},
+        "spec": {"containers": [{"name": "web", "image": "i:1"}, {"name": "side", "image": "s:1"}]},
+        "status": {"phase": "Pending"}});
+    let mut managed = ManagedFields::default();
+    let mut creation = stored.clone();
+    creation["metadata"]["annotations"] = json!(null);
+    creation["spec"]["containers"] = json!([{"name": "web", "image": "i:1"}]);
+    update(
+        &t,
+        &mut managed,
+        None,
+        &creation,
+        &ignored,
+        &writer("creator"),
+    )
+    .unwrap();
+    let mut step = creation.clone();
+    step["metadata"]["annotations"] = json!({"owner": "ctl"});
+    step["spec"]["containers"] = stored["spec"]["containers"].clone();
+    update(
+        &t,
+        &mut managed,
+        Some(&creation),
+        &step,
+        &ignored,
+        &writer("ctl"),
+    )
+    .unwrap();
+    let mut own = step.clone();
+    own["metadata"]["labels"]["gen"] = json!("0");
+    update(
+        &t,
+        &mut managed,
+        Some(&step),
+        &own,
+        &ignored,
+        &writer("updater"),
+    )
+    .unwrap();
+    let entries = managed.encode().unwrap();
+    let stored = own;
+
+    let edit = |f: &dyn Fn(&mut Value)| {
+        let mut new = stored.clone();
+        f(&mut new);
+        new
+    };
+    let cases: Vec<(&str, Value, bool)> = vec![
+        (
+            "relabel what it owns",
+            edit(&|n| n["metadata"]["labels"]["gen"] = json!("2")),
+            true,
+        ),
+        (
+            "status only",
+            edit(&|n| n["status"]["phase"] = json!("Running")),
+            true,
+        ),
+        ("nothing", stored.clone(), true),
+        (
+            "a label the creator owns",
+            edit(&|n| n["metadata"]["labels"]["app"] = json!("b")),
+            false,
+        ),
+        (
+            "a new label",
+            edit(&|n| n["metadata"]["labels"]["new"] = json!("x")),
+            false,
+        ),
+        (
+            "another's list item",
+            edit(&|n| n["spec"]["containers"][1]["image"] = json!("s:2")),
+            false,
+        ),
+        (
+            "a removal",
+            edit(&|n| n["metadata"]["annotations"] = json!(null)),
+            false,
+        ),
+    ];
+    for manager in ["updater", "stranger"] {
+        for (what, new, fast) in &cases {
+            let w = Writer {
+                now: "2026-11-24T00:00:00Z",
+                ..writer(manager)
+            };
+            let changes = Changes::of(&t, Some(&stored), new, &ignored).unwrap();
+            let in_place = changes.record_in_place(&entries, &w);
+            let mut expected = ManagedFields::decode(Some(&entries)).unwrap();
+            Changes::of(&t, Some(&stored), new, &ignored)
+                .unwrap()
+                .record(&mut expected, &w);
+            let expected = expected.encode();
+            // The stranger has no entry: only writes changing nothing stay in place.
+            let fast = *fast && (manager == "updater" || *new == stored || what == &"status only");
+            assert_eq!(in_place.is_some(), fast, "{manager}: {what}");
+            if let Some(in_place) = in_place {
+                assert_eq!(Some(in_place), expected, "{manager}: {what}");
+            }
+        }
+    }
+}
