@@ -196,6 +196,10 @@ impl Strategy for PodStrategy {
         let (Some(new_spec), Some(old_spec)) = (&new.spec, &old.spec) else {
             return errs;
         };
+        if new_spec == old_spec {
+            // Most updates leave the spec as it was (labels, annotations, ...).
+            return errs;
+        }
         // Only images, activeDeadlineSeconds, added tolerations and removed scheduling gates
         // may change.
         let mut comparable = new_spec.clone();

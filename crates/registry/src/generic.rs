@@ -1145,7 +1145,7 @@ impl KindStore {
         // Managed fields before mutating admission, which sees them (as upstream's does).
         let tree = match tracking {
             Tracking::Record(manager) => {
-                self.record_managers(target, Some(&mut prior), &mut new, manager)?
+                self.record_managers(target, Some((old, &mut prior)), &mut new, manager)?
             }
             Tracking::Done => None,
         };
@@ -1517,16 +1517,29 @@ impl KindStore {
     fn record_managers(
         &self,
         target: Target,
-        old: Option<&mut Prior<'_>>,
+        old: Option<(&Obj, &mut Prior<'_>)>,
         new: &mut Obj,
         manager: &str,
     ) -> Result<Option<serde_json::Value>> {
         if self.core.tracker.typed().is_none() {
             return Ok(None);
         }
+        // The entries the client sent are replaced below: they go into the tree only when
+        // they differ from the stored ones (a hand-over of ownership), as the tracker reads
+        // them then.
+        let given = new.metadata_mut().managed_fields.take();
+        let stored = old
+            .as_ref()
+            .and_then(|(o, _)| o.metadata().managed_fields.as_ref());
         let mut doc = value_of(new)?;
+        if let Some(given) = given.filter(|g| Some(g) != stored) {
+            let given = serde_json::to_value(given).map_err(Error::Encode)?;
+            if let Some(meta) = doc.get_mut("metadata").and_then(|m| m.as_object_mut()) {
+                meta.insert("managedFields".into(), given);
+            }
+        }
         match old {
-            Some(old) => {
+            Some((_, old)) => {
                 let mut tree = old.lend()?;
                 let recorded = self
                     .core

@@ -1179,3 +1179,87 @@ async fn managed_fields_are_recorded_before_mutating_admission() {
         assert_eq!(warned, corrupt, "{:?}", made.warnings);
     }
 }
+
+/// Updates move the fields they change to their manager; entries a client sends that differ
+/// from the stored ones replace them, and sending the stored ones back changes nothing.
+#[tokio::test]
+async fn updates_record_their_managers_over_the_stored_or_the_given_entries() {
+    let f = fixture();
+    let by = |manager: &str| WriteOptions {
+        field_manager: Some(manager.into()),
+        ..Default::default()
+    };
+    let managers = |obj: &Value| -> Vec<(String, Vec<String>)> {
+        obj["metadata"]["managedFields"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|e| (e["manager"].as_str().unwrap().to_string(), owned(e)))
+            .collect()
+    };
+    let labelled = |obj: &Value, value: &str| {
+        let mut next = obj.clone();
+        next["metadata"]["labels"]["tier"] = json!(value);
+        body(next)
+    };
+    let created = body(
+        json!({"metadata": {"name": "a", "labels": {"tier": "gold", "keep": "x"}},
+        "provisioner": "example.com/p"}),
+    );
+    let created = json_of(&f.sc.create("", &created, &by("creator")).await.unwrap());
+
+    // The label moves to the editor; a second change of it keeps the entries' fields.
+    let first = json_of(
+        &f.sc
+            .update("", "a", &labelled(&created, "silver"), &by("editor"))
+            .await
+            .unwrap(),
+    );
+    let moved = managers(&first);
+    assert_eq!(moved[0].0, "creator");
+    assert!(!moved[0].1.contains(&"metadata.labels.tier".to_string()));
+    assert!(moved[0].1.contains(&"metadata.labels.keep".to_string()));
+    assert_eq!(moved[1].0, "editor");
+    assert!(moved[1].1.contains(&"metadata.labels.tier".to_string()));
+    let second = json_of(
+        &f.sc
+            .update("", "a", &labelled(&first, "bronze"), &by("editor"))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(managers(&second), moved);
+
+    // Entries given that differ from the stored ones replace them.
+    let mut renamed = second.clone();
+    renamed["metadata"]["managedFields"][0]["manager"] = json!("renamed");
+    let handed = json_of(
+        &f.sc
+            .update("", "a", &labelled(&renamed, "iron"), &by("editor"))
+            .await
+            .unwrap(),
+    );
+    let mut names: Vec<String> = managers(&handed).into_iter().map(|(m, _)| m).collect();
+    names.sort();
+    assert_eq!(names, ["editor", "renamed"]);
+
+    // An empty list clears them: only what this update changed is owned, by its manager.
+    let mut cleared = handed.clone();
+    cleared["metadata"]["managedFields"] = json!([]);
+    let reset = json_of(
+        &f.sc
+            .update("", "a", &labelled(&cleared, "tin"), &by("other"))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(
+        managers(&reset),
+        [(
+            "other".to_string(),
+            vec![
+                "metadata".to_string(),
+                "metadata.labels".to_string(),
+                "metadata.labels.tier".to_string()
+            ]
+        )]
+    );
+}
