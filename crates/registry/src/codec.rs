@@ -175,6 +175,49 @@ fn check_type_meta(
     Ok(())
 }
 
+/// Where a JSON object's `metadata.managedFields` lie in its text (`None`: absent, `null`,
+/// or the text is no object).
+fn managed_fields_span(json: &[u8]) -> Option<std::ops::Range<usize>> {
+    #[derive(Deserialize)]
+    struct Object<'a> {
+        #[serde(borrow)]
+        metadata: Option<Metadata<'a>>,
+    }
+    #[derive(Deserialize)]
+    struct Metadata<'a> {
+        #[serde(borrow, rename = "managedFields")]
+        managed_fields: Option<&'a serde_json::value::RawValue>,
+    }
+    let object: Object<'_> = serde_json::from_slice(json).ok()?;
+    let raw = object.metadata?.managed_fields?.get().as_bytes();
+    let start = raw.as_ptr() as usize - json.as_ptr() as usize;
+    Some(start..start + raw.len())
+}
+
+/// `body` (an update's) with its managedFields replaced by `null` when they are, byte for
+/// byte, those of `stored` (the stored object's JSON): a client that sends the object back
+/// as it read it (kubectl's unstructured objects, kube-rs, the Python client) then costs no
+/// reading of them, and the update records its manager over the stored entries as it does
+/// for equal entries read (see `FieldTracker::record`). Any other body is kept.
+pub(crate) fn without_echoed_managed_fields<'b>(
+    body: &'b [u8],
+    stored: &[u8],
+) -> std::borrow::Cow<'b, [u8]> {
+    let echoed = managed_fields_span(body).filter(|sent| {
+        managed_fields_span(stored).is_some_and(|kept| body[sent.clone()] == stored[kept])
+    });
+    match echoed {
+        Some(sent) => {
+            let mut out = Vec::with_capacity(body.len());
+            out.extend_from_slice(&body[..sent.start]);
+            out.extend_from_slice(b"null");
+            out.extend_from_slice(&body[sent.end..]);
+            std::borrow::Cow::Owned(out)
+        }
+        None => std::borrow::Cow::Borrowed(body),
+    }
+}
+
 /// Decodes `body` as the resource's object type. Unknown fields become warnings or, with
 /// `Strict`, a 400; type errors are a 400 naming the kind.
 pub(crate) fn decode<T: DeserializeOwned>(
@@ -421,6 +464,33 @@ mod tests {
                 String::from_utf8_lossy(body)
             );
         }
+    }
+
+    #[test]
+    fn managed_fields_sent_back_as_stored_are_not_read() {
+        let stored = br#"{"apiVersion":"v1","kind":"Pod","metadata":{"annotations":{"note":"\"managedFields\":[1]"},"managedFields":[{"fieldsV1":{"f:metadata":{}},"manager":"m"}],"name":"p"},"spec":{}}"#;
+        let echoed = without_echoed_managed_fields(stored, stored);
+        assert_eq!(
+            std::str::from_utf8(&echoed).unwrap(),
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"annotations":{"note":"\"managedFields\":[1]"},"managedFields":null,"name":"p"},"spec":{}}"#
+        );
+        // Anything else is read as sent: other entries, another order, none, broken text,
+        // none stored.
+        let other = br#"{"metadata":{"managedFields":[{"manager":"n"}],"name":"p"}}"#;
+        let reordered = br#"{"metadata":{"managedFields":[{"manager":"m","fieldsV1":{"f:metadata":{}}}],"name":"p"}}"#;
+        let none = br#"{"metadata":{"name":"p"}}"#;
+        let broken =
+            br#"{"metadata":{"managedFields":[{"fieldsV1":{"f:metadata":{}},"manager":"m"}]"#;
+        for body in [&other[..], reordered, none, broken] {
+            assert!(matches!(
+                without_echoed_managed_fields(body, stored),
+                std::borrow::Cow::Borrowed(_)
+            ));
+        }
+        assert!(matches!(
+            without_echoed_managed_fields(stored, none),
+            std::borrow::Cow::Borrowed(_)
+        ));
     }
 
     #[test]

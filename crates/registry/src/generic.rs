@@ -851,14 +851,26 @@ impl KindStore {
     /// cache's JSON of it is taken when the cache holds that very revision: it is what
     /// decoding the value gives, and reading it skips the stored form's decoding.
     fn decode_stored(&self, kv: &KeyValue) -> Result<Obj> {
+        self.decode_stored_seen(kv, |_| ()).map(|(obj, ())| obj)
+    }
+
+    /// [`Self::decode_stored`], also showing the object's JSON to `look`.
+    fn decode_stored_seen<R>(
+        &self,
+        kv: &KeyValue,
+        look: impl FnOnce(&[u8]) -> R,
+    ) -> Result<(Obj, R)> {
         let cached = self
             .core
             .cache
             .as_ref()
             .and_then(|c| c.get(&kv.key).ok().flatten())
             .filter(|o| o.revision == kv.mod_revision);
-        if let Some(obj) = cached.and_then(|o| (self.json.from_slice)(&o.json.contiguous()).ok()) {
-            return Ok(obj);
+        if let Some(cached) = cached {
+            let json = cached.json.contiguous();
+            if let Ok(obj) = (self.json.from_slice)(&json) {
+                return Ok((obj, look(&json)));
+            }
         }
         let json = self
             .core
@@ -874,7 +886,7 @@ impl KindStore {
         })?;
         self.strategy.on_read(&mut obj);
         obj.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
-        Ok(obj)
+        Ok((obj, look(&json)))
     }
 
     /// The object's JSON as stored: empty metadata omitted, no resourceVersion (the revision is
@@ -1306,7 +1318,8 @@ impl KindStore {
         body: &[u8],
         options: &WriteOptions,
     ) -> Result<Encoded> {
-        let decode = || -> Result<(Obj, Vec<String>)> {
+        let original = body;
+        let decode = |body: &[u8]| -> Result<(Obj, Vec<String>)> {
             let (mut new, warnings) = self.decode_body(body, options.field_validation)?;
             let body_name = meta_name(new.metadata());
             if body_name != name {
@@ -1318,21 +1331,27 @@ impl KindStore {
             self.core.settle_namespace(new.metadata_mut(), namespace)?;
             Ok((new, warnings))
         };
-        // The body is decoded again for a retry (rare) rather than copied for every attempt.
-        let mut decoded = Some(decode()?);
-        let explicit = decoded.as_ref().is_some_and(|(new, _)| {
-            new.metadata()
-                .resource_version
-                .as_deref()
-                .is_some_and(|v| !v.is_empty())
-        });
         for _ in 0..MAX_RETRIES {
-            let (new, warnings) = match decoded.take() {
-                Some(decoded) => decoded,
-                None => decode()?,
-            };
             let (current, _) = self.core.store.get(&self.core.key(namespace, name)).await?;
-            let Some(current) = current else {
+            // The body is decoded once the stored object is known (again for a retry, which
+            // is rare, rather than copied for every attempt): managedFields sent back as
+            // stored are not read (see `codec::without_echoed_managed_fields`).
+            let (old, body) = match &current {
+                Some(kv) => {
+                    let (old, body) = self.decode_stored_seen(kv, |stored| {
+                        codec::without_echoed_managed_fields(original, stored)
+                    })?;
+                    (Some(old), body)
+                }
+                None => (None, std::borrow::Cow::Borrowed(original)),
+            };
+            let (new, warnings) = match decode(&body) {
+                Ok(decoded) => decoded,
+                // The error as the client's own text places it.
+                Err(_) if matches!(body, std::borrow::Cow::Owned(_)) => decode(original)?,
+                Err(err) => return Err(err),
+            };
+            let (Some(current), Some(old)) = (current, old) else {
                 if self.strategy.allow_create_on_update() && target == Target::Resource {
                     options.create_check.check().await?;
                     let tracking = Tracking::Record(options.manager());
@@ -1342,7 +1361,11 @@ impl KindStore {
                 }
                 return Err(ApiError::not_found(&self.core.gr, name).into());
             };
-            let old = self.decode_stored(&current)?;
+            let explicit = new
+                .metadata()
+                .resource_version
+                .as_deref()
+                .is_some_and(|v| !v.is_empty());
             match self
                 .write_update(
                     target,
