@@ -337,7 +337,7 @@ async fn follow_with<T>(
             }
         };
         'events: while let Some(chunk) = lines.next().await {
-            for line in chunk.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+            for line in capstan_registry::watching::event_lines(&chunk) {
                 let kind = capstan_registry::watching::event_type(line);
                 let wanted = match kind {
                     Some("ERROR") | None => true,

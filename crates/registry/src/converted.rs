@@ -590,7 +590,7 @@ async fn watch_chunk_out(
     // they are.
     let mut lines: Vec<Result<(Value, bool), &[u8]>> = Vec::new();
     let mut objects = Vec::new();
-    for line in chunk.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+    for line in crate::watching::event_lines(chunk) {
         let Ok(mut event) = serde_json::from_slice::<Value>(line) else {
             lines.push(Err(line));
             continue;

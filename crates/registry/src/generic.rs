@@ -587,30 +587,41 @@ impl KindStore {
             .filter(|f| !f.is_null());
         let mut new = self.read_document(&admitted)?;
         let recorded = obj.metadata_mut().managed_fields.take();
-        new.metadata_mut().managed_fields = match &left {
-            None => None,
-            Some(left) if same_entries(recorded.as_deref(), left) => recorded,
-            Some(left) => match capstan_merge::ManagedFields::decode(Some(left)) {
-                Ok(_) => Some(
-                    managed_entries(left.clone())
-                        .map_err(|e| ApiError::bad_request(format!("managedFields: {e}")))?,
-                ),
-                Err(err) => {
-                    warnings.push(format!(
-                        ".metadata.managedFields was in an invalid state after admission; this could be caused by an outdated mutating admission controller; please fix your requests: {err}"
-                    ));
-                    recorded
-                }
-            },
+        // The tree goes on with the entries the typed object has, in their serialized form
+        // (see `KindStore::synced`, which relies on it).
+        let (entries, tree_entries) = match left {
+            None => (None, None),
+            Some(left) if same_entries(recorded.as_deref(), &left) => (recorded, Some(left)),
+            Some(left) => {
+                let entries = match capstan_merge::ManagedFields::decode(Some(&left)) {
+                    Ok(_) => Some(
+                        managed_entries(left)
+                            .map_err(|e| ApiError::bad_request(format!("managedFields: {e}")))?,
+                    ),
+                    Err(err) => {
+                        warnings.push(format!(
+                            ".metadata.managedFields was in an invalid state after admission; this could be caused by an outdated mutating admission controller; please fix your requests: {err}"
+                        ));
+                        recorded
+                    }
+                };
+                let tree_entries = entries
+                    .as_ref()
+                    .map(serde_json::to_value)
+                    .transpose()
+                    .map_err(Error::Encode)?;
+                (entries, tree_entries)
+            }
         };
+        new.metadata_mut().managed_fields = entries;
         *obj = new;
-        if let (Some(left), Some(meta)) = (
-            left,
+        if let (Some(entries), Some(meta)) = (
+            tree_entries,
             admitted
                 .get_mut("metadata")
                 .and_then(serde_json::Value::as_object_mut),
         ) {
-            meta.insert("managedFields".into(), left);
+            meta.insert("managedFields".into(), entries);
         }
         Ok(Some(admitted))
     }
@@ -742,9 +753,10 @@ fn same_entries(entries: Option<&[ManagedFieldsEntry]>, json: &serde_json::Value
                         .time
                         .as_ref()
                         .and_then(|t| serde_json::to_value(t).ok())
-                && item
-                    .as_object()
-                    .is_some_and(|o| o.keys().all(|k| ENTRY_KEYS.contains(&k.as_str())))
+                && item.as_object().is_some_and(|o| {
+                    o.iter()
+                        .all(|(k, v)| ENTRY_KEYS.contains(&k.as_str()) && !v.is_null())
+                })
         })
 }
 
@@ -1243,7 +1255,7 @@ impl KindStore {
         for check in &self.write_checks {
             check.check(&new, Some(old), &options.user).await?;
         }
-        let mut tree = self.synced(&new, tree);
+        let mut tree = self.synced(&mut new, tree);
         if target.admitted_here() {
             let mut prior = Prior {
                 object: old,
@@ -1674,11 +1686,37 @@ impl KindStore {
 
     /// `tree`, a tree made of `obj` before its last changes, brought up to date with it: for
     /// the kinds that keep trees; `None` for the others (the tree is made anew where needed).
-    fn synced(&self, obj: &Obj, tree: Option<serde_json::Value>) -> Option<serde_json::Value> {
+    ///
+    /// The managedFields are left out of the walk: the tree has had the typed object's own, in
+    /// serialized form, since the managedFields step (`record_managers`, `admit_written`), and
+    /// nothing after changes them.
+    fn synced(&self, obj: &mut Obj, tree: Option<serde_json::Value>) -> Option<serde_json::Value> {
         let (Some(trees), Some(mut tree)) = (self.json.trees, tree) else {
             return None;
         };
-        (trees.sync)(obj, &mut tree).ok().map(|()| tree)
+        let typed = obj.metadata_mut().managed_fields.take();
+        let kept = tree
+            .get_mut("metadata")
+            .and_then(serde_json::Value::as_object_mut)
+            .and_then(|m| m.remove("managedFields"));
+        debug_assert_eq!(
+            kept,
+            typed.as_ref().and_then(|t| serde_json::to_value(t).ok()),
+            "the tree's managedFields are not the object's"
+        );
+        if kept.is_some() != typed.is_some() {
+            obj.metadata_mut().managed_fields = typed;
+            return None;
+        }
+        let synced = (trees.sync)(obj, &mut tree);
+        obj.metadata_mut().managed_fields = typed;
+        synced.ok()?;
+        if let Some(kept) = kept {
+            tree.get_mut("metadata")?
+                .as_object_mut()?
+                .insert("managedFields".into(), kept);
+        }
+        Some(tree)
     }
 
     async fn create_object(
@@ -1786,7 +1824,7 @@ impl KindStore {
             for check in &self.write_checks {
                 check.check(&obj, None, &options.user).await?;
             }
-            let tree = self.synced(&obj, tree.take());
+            let tree = self.synced(&mut obj, tree.take());
             let tree = self
                 .validate_object(attributes(&name), (Some(&obj), None), &mut warnings, tree)
                 .await?;

@@ -76,6 +76,20 @@ pub fn event_type(line: &[u8]) -> Option<&str> {
     std::str::from_utf8(&rest[..end]).ok()
 }
 
+/// The non-empty lines of a chunk of an [`EventStream`] (one event each), found with a
+/// vectorized search: an event's object runs to kilobytes.
+pub fn event_lines(chunk: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut start = 0;
+    memchr::memchr_iter(b'\n', chunk)
+        .chain(std::iter::once(chunk.len()))
+        .map(move |end| {
+            let line = &chunk[start..end];
+            start = end + 1;
+            line
+        })
+        .filter(|line| !line.is_empty())
+}
+
 /// One event line.
 pub(crate) fn event_line(kind: &str, object: &[u8]) -> Bytes {
     let mut out = Vec::with_capacity(object.len() + LINE_OVERHEAD);
@@ -362,6 +376,20 @@ mod tests {
         );
         assert_eq!(event_type(br#"{"object":{},"type":"ADDED"}"#), None);
         assert_eq!(event_type(b"{\"type\":\"ADD"), None);
+    }
+
+    #[test]
+    fn a_chunk_splits_into_its_non_empty_lines() {
+        fn lines(chunk: &[u8]) -> Vec<&[u8]> {
+            event_lines(chunk).collect()
+        }
+        assert_eq!(
+            lines(b"{\"a\":1}\n{\"b\":2}\n"),
+            [&b"{\"a\":1}"[..], b"{\"b\":2}"]
+        );
+        assert_eq!(lines(b"\n\none\n\ntwo"), [&b"one"[..], b"two"]);
+        assert!(lines(b"").is_empty());
+        assert!(lines(b"\n").is_empty());
     }
 
     fn added(name: &str, size: usize) -> WatchEvent {

@@ -138,7 +138,7 @@ impl Renderer {
             .map(move |chunk| {
                 // A chunk holds one or more complete event lines.
                 let mut out = Vec::with_capacity(chunk.len());
-                for line in chunk.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+                for line in capstan_registry::watching::event_lines(&chunk) {
                     out.extend_from_slice(&self.watch_event(line, &mut first)?);
                 }
                 Ok::<Bytes, String>(out.into())

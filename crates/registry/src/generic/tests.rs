@@ -1263,3 +1263,108 @@ async fn updates_record_their_managers_over_the_stored_or_the_given_entries() {
         )]
     );
 }
+
+/// What [`EntryEditor`] does to the managedFields mutating admission shows it.
+#[derive(Clone, Copy, Debug)]
+enum EntryEdit {
+    Leave,
+    Rename,
+    AddNull,
+    Corrupt,
+}
+
+struct EntryEditor(EntryEdit);
+
+#[async_trait::async_trait]
+impl capstan_admission::Plugin for EntryEditor {
+    fn name(&self) -> &'static str {
+        "EntryEditor"
+    }
+    fn admits(&self, _: Operation, resource: &GroupResource, _: &str) -> bool {
+        resource.resource == "pods"
+    }
+    async fn admit(&self, a: &mut capstan_admission::Attributes) -> Result<(), ApiError> {
+        let entry = &mut a.object.as_mut().unwrap()["metadata"]["managedFields"][0];
+        match self.0 {
+            EntryEdit::Leave => {}
+            EntryEdit::Rename => entry["manager"] = json!("renamed"),
+            EntryEdit::AddNull => entry["subresource"] = json!(null),
+            EntryEdit::Corrupt => entry["operation"] = json!("Bogus"),
+        }
+        Ok(())
+    }
+}
+
+/// Pods keep one tree through a write (`reading_trees`): whatever mutating admission does to
+/// the managedFields, the tree that is stored carries the entries the answer shows (debug
+/// builds also compare the tree with the object at each step).
+#[tokio::test]
+async fn a_pods_tree_keeps_the_entries_admission_left() {
+    for edit in [
+        EntryEdit::Leave,
+        EntryEdit::Rename,
+        EntryEdit::AddNull,
+        EntryEdit::Corrupt,
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let store = EmbeddedStore::open(EmbeddedStoreConfig::new(dir.path().join("db"))).unwrap();
+        let chain = capstan_admission::Chain::new(vec![Arc::new(EntryEditor(edit))]);
+        let pods = GenericStore::new(
+            capstan_api::PodStrategy {
+                allow_privileged: false,
+            },
+            Arc::new(store),
+            "/registry",
+            None,
+        )
+        .reading_trees()
+        .with_admission(Arc::new(chain));
+        let options = WriteOptions {
+            field_manager: Some("writer".into()),
+            ..Default::default()
+        };
+        let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "c", "image": "i"}]}});
+        let made = json_of(
+            &pods
+                .create("default", &body(pod), &options)
+                .await
+                .unwrap_or_else(|e| panic!("{edit:?}: {e:?}")),
+        );
+        let entries = &made["metadata"]["managedFields"];
+        let manager = match edit {
+            EntryEdit::Rename => "renamed",
+            _ => "writer",
+        };
+        assert_eq!(entries[0]["manager"], manager, "{edit:?}: {made}");
+        assert_eq!(entries[0]["operation"], "Update", "{edit:?}");
+        assert!(entries[0].get("subresource").is_none(), "{edit:?}");
+        let stored = json_of(
+            &pods
+                .get("default", "p", &GetOptions::default())
+                .await
+                .unwrap(),
+        );
+        assert_eq!(stored["metadata"]["managedFields"], *entries, "{edit:?}");
+
+        // An update through the same steps.
+        let mut next = made.clone();
+        next["metadata"]["labels"] = json!({"a": "b"});
+        let updated = json_of(
+            &pods
+                .update("default", "p", &body(next), &options)
+                .await
+                .unwrap_or_else(|e| panic!("{edit:?}: {e:?}")),
+        );
+        let stored = json_of(
+            &pods
+                .get("default", "p", &GetOptions::default())
+                .await
+                .unwrap(),
+        );
+        assert_eq!(
+            stored["metadata"]["managedFields"], updated["metadata"]["managedFields"],
+            "{edit:?}"
+        );
+    }
+}
