@@ -196,9 +196,9 @@ fn managed_fields_span(json: &[u8]) -> Option<std::ops::Range<usize>> {
 
 /// `body` (an update's) with its managedFields replaced by `null` when they are, byte for
 /// byte, those of `stored` (the stored object's JSON): a client that sends the object back
-/// as it read it (kubectl's unstructured objects, kube-rs, the Python client) then costs no
-/// reading of them, and the update records its manager over the stored entries as it does
-/// for equal entries read (see `FieldTracker::record`). Any other body is kept.
+/// as it read it (kube-rs, the Python client) then costs no reading of them, and the update
+/// records its manager over the stored entries as it does for equal entries read (see
+/// `FieldTracker::record`). Any other body is kept.
 pub(crate) fn without_echoed_managed_fields<'b>(
     body: &'b [u8],
     stored: &[u8],
