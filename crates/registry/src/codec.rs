@@ -176,20 +176,41 @@ fn check_type_meta(
 }
 
 /// Where a JSON object's `metadata.managedFields` lie in its text (`None`: absent, `null`,
-/// or the text is no object).
+/// or the text is no object). Reading stops after `metadata` (which clients write before the
+/// spec and status).
 fn managed_fields_span(json: &[u8]) -> Option<std::ops::Range<usize>> {
-    #[derive(Deserialize)]
-    struct Object<'a> {
-        #[serde(borrow)]
-        metadata: Option<Metadata<'a>>,
-    }
     #[derive(Deserialize)]
     struct Metadata<'a> {
         #[serde(borrow, rename = "managedFields")]
         managed_fields: Option<&'a serde_json::value::RawValue>,
     }
-    let object: Object<'_> = serde_json::from_slice(json).ok()?;
-    let raw = object.metadata?.managed_fields?.get().as_bytes();
+    /// Reads the top level's members up to `metadata`.
+    struct Visitor<'o, 'a>(&'o mut Option<Option<&'a serde_json::value::RawValue>>);
+    impl<'de> serde::de::Visitor<'de> for Visitor<'_, 'de> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                if key == "metadata" {
+                    let metadata: Option<Metadata<'de>> = map.next_value()?;
+                    *self.0 = Some(metadata.and_then(|m| m.managed_fields));
+                    return Ok(());
+                }
+                map.next_value::<serde::de::IgnoredAny>()?;
+            }
+            Ok(())
+        }
+    }
+    let mut found = None;
+    // Stopping after `metadata` leaves the object open, which the parser reports: what was
+    // read stands.
+    let _ = serde::de::Deserializer::deserialize_map(
+        &mut serde_json::Deserializer::from_slice(json),
+        Visitor(&mut found),
+    );
+    let raw = found??.get().as_bytes();
     let start = raw.as_ptr() as usize - json.as_ptr() as usize;
     Some(start..start + raw.len())
 }
