@@ -1348,13 +1348,19 @@ impl KindStore {
             // The body is decoded once the stored object is known (again for a retry, which
             // is rare, rather than copied for every attempt): managedFields sent back as
             // stored are not read (see `codec::without_echoed_managed_fields`).
+            // Only where managedFields are recorded: elsewhere the entries sent are kept as sent.
+            let tracked = self.core.tracker.typed().is_some();
             let (old, body) = match &current {
-                Some(kv) => {
+                Some(kv) if tracked => {
                     let (old, body) = self.decode_stored_seen(kv, |stored| {
                         codec::without_echoed_managed_fields(original, stored)
                     })?;
                     (Some(old), body)
                 }
+                Some(kv) => (
+                    Some(self.decode_stored(kv)?),
+                    std::borrow::Cow::Borrowed(original),
+                ),
                 None => (None, std::borrow::Cow::Borrowed(original)),
             };
             let (new, warnings) = match decode(&body) {
