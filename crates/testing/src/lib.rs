@@ -118,9 +118,16 @@ impl TestServer {
 
     /// Writes the admin kubeconfig into the server's temporary directory and returns its path
     /// (for kubectl's `--kubeconfig`).
+    ///
+    /// The file is replaced whole (written aside, then renamed): a process started by an
+    /// earlier call may be reading it while a later call writes it again.
     pub fn kubeconfig_path(&self) -> std::path::PathBuf {
+        static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let path = self.dir.path().join("admin.kubeconfig");
-        std::fs::write(&path, self.kubeconfig()).expect("writing the kubeconfig");
+        let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let aside = self.dir.path().join(format!(".admin.kubeconfig.{n}"));
+        std::fs::write(&aside, self.kubeconfig()).expect("writing the kubeconfig");
+        std::fs::rename(&aside, &path).expect("putting the kubeconfig in place");
         path
     }
 
@@ -148,5 +155,35 @@ impl TestServer {
         if let Some(server) = self.server.take() {
             server.shutdown().await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TestServer;
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_kubeconfig_written_again_is_never_read_half_written() {
+        let server = TestServer::start().await;
+        let path = server.kubeconfig_path();
+        let whole = server.kubeconfig();
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let reader = {
+            let (path, done) = (path.clone(), done.clone());
+            std::thread::spawn(move || {
+                let mut torn = 0;
+                while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    if std::fs::read_to_string(&path).unwrap() != whole {
+                        torn += 1;
+                    }
+                }
+                torn
+            })
+        };
+        for _ in 0..2_000 {
+            assert_eq!(server.kubeconfig_path(), path);
+        }
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(reader.join().unwrap(), 0, "reads saw a partly written file");
     }
 }
