@@ -50,6 +50,7 @@ fn message(schema: &mut Schema, name: &str, props: &JSONSchemaProps, meta: Optio
         fields,
         special: None,
         atomic: props.x_kubernetes_map_type.as_deref() == Some("atomic"),
+        members: Default::default(),
     })
 }
 

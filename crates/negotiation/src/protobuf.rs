@@ -145,14 +145,17 @@ fn put_nested(
     let at = out.len();
     out.push(0);
     fill(out)?;
-    let len = out.len() - at - 1;
+    let end = out.len();
+    let len = end - at - 1;
     let width = varint_len(len as u64);
-    if width == 1 {
-        out[at] = len as u8;
-    } else {
-        let mut prefix = Vec::with_capacity(width);
-        put_varint(&mut prefix, len as u64);
-        out.splice(at..at + 1, prefix);
+    if width > 1 {
+        out.resize(end + width - 1, 0);
+        out.copy_within(at + 1..end, at + width);
+    }
+    let mut v = len as u64;
+    for byte in &mut out[at..at + width] {
+        *byte = (v as u8 & 0x7f) | if v >= 0x80 { 0x80 } else { 0 };
+        v >>= 7;
     }
     Ok(())
 }
@@ -191,94 +194,28 @@ impl<'s> Codec<'s> {
 
     /// An object's JSON (carrying apiVersion and kind) as a whole protobuf body.
     pub fn encode_object(&self, doc: &Value) -> Result<Vec<u8>> {
+        self.encode_object_exact(doc).map(|(body, _)| body)
+    }
+
+    /// [`Codec::encode_object`], and whether decoding the body gives `doc` back. Encoding
+    /// drops what the decoder cannot tell from unset, silently: empty lists and maps, nulls,
+    /// empty strings and zeros where the decoder reads them as unset, members the schema
+    /// lacks; and some special forms are rewritten (a `Duration` comes back canonical). A
+    /// caller that keeps `doc` as the stored object needs to know.
+    pub fn encode_object_exact(&self, doc: &Value) -> Result<(Vec<u8>, bool)> {
         let api_version = doc["apiVersion"].as_str().unwrap_or("");
         let kind = doc["kind"].as_str().unwrap_or("");
         let index = self.message_for(api_version, kind)?;
         let mut raw = Vec::with_capacity(256);
-        self.encode_message(index, doc, &mut raw, &Path::Root)?;
-        Ok(encode_envelope(api_version, kind, &raw))
+        let mut exact = true;
+        self.encode_message(index, doc, &mut raw, (&Path::Root, Scope::Root), &mut exact)?;
+        Ok((encode_envelope(api_version, kind, &raw), exact))
     }
 
     /// Whether decoding the encoding of `doc` (an object with `apiVersion` and `kind`) gives
-    /// `doc` back. Encoding drops what the decoder cannot tell from unset, silently: empty
-    /// lists and maps, nulls, empty strings and zeros where the decoder reads them as unset,
-    /// fields the schema lacks; and some special forms are rewritten (a `Duration` comes back
-    /// canonical). A caller that keeps `doc` as the stored object asks here first.
+    /// `doc` back (see [`Codec::encode_object_exact`]); `false` when it cannot be encoded.
     pub fn round_trips(&self, doc: &Value) -> bool {
-        let api_version = doc["apiVersion"].as_str().unwrap_or("");
-        let kind = doc["kind"].as_str().unwrap_or("");
-        let (Ok(index), Value::Object(obj)) = (self.message_for(api_version, kind), doc) else {
-            return false;
-        };
-        let envelope = ["apiVersion", "kind"]
-            .iter()
-            .filter(|k| obj.contains_key(**k))
-            .count();
-        self.fields_round_trip(index, obj)
-            .is_some_and(|held| held + envelope == obj.len())
-    }
-
-    /// How many of `obj`'s keys message `index` (with its inline messages) holds, or `None`
-    /// when a value would not come back as it is.
-    fn fields_round_trip(&self, index: usize, obj: &Map<String, Value>) -> Option<usize> {
-        let message = self.schema.message(index);
-        if message.special.is_some() {
-            return None;
-        }
-        let mut held = 0;
-        for field in &message.fields {
-            if field.inline {
-                if let FieldType::Message(inner) = field.ty {
-                    held += self.fields_round_trip(inner, obj)?;
-                }
-                continue;
-            }
-            let Some(value) = obj.get(&field.name) else {
-                continue;
-            };
-            held += 1;
-            let survives = match (field.shape, value) {
-                (_, Value::Null) => false,
-                (Shape::Single, Value::String(s))
-                    if matches!(field.ty, FieldType::String | FieldType::Bytes) =>
-                {
-                    !s.is_empty() || field.empty_is_set
-                }
-                (Shape::Single, v) if field.zero_is_unset && v.as_f64() == Some(0.0) => false,
-                (Shape::Single, v) => self.value_round_trips(field.ty, v),
-                (Shape::Repeated, Value::Array(items)) => {
-                    !items.is_empty() && items.iter().all(|v| self.value_round_trips(field.ty, v))
-                }
-                (Shape::Map(_, ty), Value::Object(entries)) => {
-                    !entries.is_empty() && entries.values().all(|v| self.value_round_trips(ty, v))
-                }
-                _ => false,
-            };
-            if !survives {
-                return None;
-            }
-        }
-        Some(held)
-    }
-
-    /// Whether `v`, a value of type `ty` (a single value, a list item or a map value), comes
-    /// back as it is.
-    fn value_round_trips(&self, ty: FieldType, v: &Value) -> bool {
-        let FieldType::Message(index) = ty else {
-            return !v.is_null();
-        };
-        match (self.schema.message(index).special, v) {
-            (_, Value::Null) => false,
-            (Some(Special::Time | Special::MicroTime | Special::Quantity), Value::String(t)) => {
-                !t.is_empty()
-            }
-            (Some(Special::IntOrString | Special::RawExtension | Special::FieldsV1), _) => true,
-            (Some(_), _) => false,
-            (None, Value::Object(obj)) => self
-                .fields_round_trip(index, obj)
-                .is_some_and(|held| held == obj.len()),
-            (None, _) => false,
-        }
+        self.encode_object_exact(doc).is_ok_and(|(_, exact)| exact)
     }
 
     /// An object's JSON bytes as a whole protobuf body.
@@ -292,7 +229,7 @@ impl<'s> Codec<'s> {
     pub fn encode_raw(&self, api_version: &str, kind: &str, doc: &Value) -> Result<Vec<u8>> {
         let index = self.message_for(api_version, kind)?;
         let mut raw = Vec::new();
-        self.encode_message(index, doc, &mut raw, &Path::Root)?;
+        self.encode_message(index, doc, &mut raw, (&Path::Root, Scope::Root), &mut true)?;
         Ok(raw)
     }
 
@@ -319,7 +256,7 @@ impl<'s> Codec<'s> {
         let doc: Value =
             serde_json::from_slice(json).map_err(|e| Error::Decode(format!("JSON: {e}")))?;
         let mut raw = Vec::with_capacity(json.len());
-        self.encode_message(index, &doc, &mut raw, &Path::Root)?;
+        self.encode_message(index, &doc, &mut raw, (&Path::Root, Scope::Root), &mut true)?;
         Ok(raw)
     }
 
@@ -335,11 +272,13 @@ impl<'s> Codec<'s> {
         let list = self.message_for(api_version, list_kind)?;
         let mut meta = Vec::new();
         if let Some(FieldType::Message(index)) = self.schema.message(list).field(1).map(|f| f.ty) {
+            let path = Path::Field(&Path::Root, "metadata");
             self.encode_message(
                 index,
                 list_meta,
                 &mut meta,
-                &Path::Field(&Path::Root, "metadata"),
+                (&path, Scope::Nested),
+                &mut true,
             )?;
         }
         let item_len = |len: usize| 1 + varint_len(len as u64) + len;
@@ -406,12 +345,16 @@ impl<'s> Codec<'s> {
         self.decode_message(index, raw, 0)
     }
 
+    /// Writes `doc` as message `index`, member by member in field-number order; members the
+    /// message lacks are left out. `exact` is cleared when decoding what is written would not
+    /// give `doc` back (see [`Codec::encode_object_exact`]).
     fn encode_message(
         &self,
         index: usize,
         doc: &Value,
         out: &mut Vec<u8>,
-        path: &Path<'_>,
+        (path, scope): (&Path<'_>, Scope),
+        exact: &mut bool,
     ) -> Result<()> {
         let message = self.schema.message(index);
         match message.special {
@@ -419,78 +362,170 @@ impl<'s> Codec<'s> {
                 special @ (Special::SchemaOrBool
                 | Special::SchemaOrArray
                 | Special::SchemaOrStringArray),
-            ) => return self.encode_schema_or(special, message, doc, out, path),
-            Some(special) => return encode_special(special, doc, out, path),
+            ) => {
+                *exact = false;
+                return self.encode_schema_or(special, message, doc, out, (path, exact));
+            }
+            Some(special) => {
+                *exact &= match (special, doc) {
+                    (Special::Time | Special::MicroTime | Special::Quantity, Value::String(t)) => {
+                        !t.is_empty()
+                    }
+                    (Special::IntOrString | Special::RawExtension | Special::FieldsV1, _) => true,
+                    _ => false,
+                };
+                return encode_special(special, doc, out, path);
+            }
             None => {}
         }
         let Value::Object(obj) = doc else {
             return Err(bad(path, "expected an object"));
         };
-        for field in &message.fields {
-            if field.inline {
-                if let FieldType::Message(inner) = field.ty {
-                    put_nested(out, field.number, |out| {
-                        self.encode_message(inner, doc, out, path)
-                    })?;
-                }
-                continue;
+        let fields = &message.fields;
+        let mut write = |position: usize, value: Option<&Value>, exact: &mut bool| {
+            let field = &fields[position];
+            match (field.inline, field.ty, value) {
+                (true, FieldType::Message(inner), _) => put_nested(out, field.number, |out| {
+                    self.encode_message(inner, doc, out, (path, Scope::Inline), exact)
+                }),
+                (_, _, Some(value)) => self.encode_field(field, value, out, path, exact),
+                _ => Ok(()),
             }
-            let Some(value) = obj.get(&field.name) else {
-                continue;
-            };
-            if value.is_null() {
-                continue;
+        };
+        let mut unknown = |key: &str| match scope {
+            Scope::Inline => {}
+            Scope::Root if matches!(key, "apiVersion" | "kind") => {}
+            Scope::Root | Scope::Nested => *exact = false,
+        };
+        let members = self.schema.members(index);
+        if fields.len() <= 64 {
+            // Inline structs are written always, even empty (as Go writes embedded structs).
+            let mut present = members.inline_bits();
+            let mut values: [Option<&Value>; 64] = [None; 64];
+            for (key, value) in obj {
+                match members.position(key) {
+                    Some(position) => {
+                        present |= 1 << position;
+                        values[position] = Some(value);
+                    }
+                    None => unknown(key),
+                }
             }
-            let inner_path = Path::Field(path, &field.name);
-            match field.shape {
-                Shape::Single => {
-                    self.encode_value(field.number, field.ty, value, out, &inner_path)?
-                }
-                Shape::Repeated => {
-                    let Value::Array(items) = value else {
-                        return Err(bad(&inner_path, "expected an array"));
-                    };
-                    for (i, item) in items.iter().enumerate() {
-                        if item.is_null() && matches!(field.ty, FieldType::Message(_)) {
-                            return Err(bad(&Path::Index(&inner_path, i), "expected an object"));
-                        }
-                        self.encode_value(
-                            field.number,
-                            field.ty,
-                            item,
-                            out,
-                            &Path::Index(&inner_path, i),
-                        )?;
+            while present != 0 {
+                let position = present.trailing_zeros() as usize;
+                present &= present - 1;
+                write(position, values[position], exact)?;
+            }
+        } else {
+            let mut present: Vec<(usize, Option<&Value>)> = fields
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.inline)
+                .map(|(i, _)| (i, None))
+                .collect();
+            for (key, value) in obj {
+                match members.position(key) {
+                    Some(position) if !fields[position].inline => {
+                        present.push((position, Some(value)));
                     }
+                    Some(_) => {}
+                    None => unknown(key),
                 }
-                Shape::Map(key_ty, value_ty) => {
-                    let Value::Object(entries) = value else {
-                        return Err(bad(&inner_path, "expected an object"));
-                    };
-                    // Entries in key order, as upstream writes them.
-                    let mut sorted: Vec<(&String, &Value)> = entries.iter().collect();
-                    sorted.sort_by(|a, b| a.0.cmp(b.0));
-                    for (key, item) in sorted {
-                        let item_path = Path::Key(&inner_path, key);
-                        put_nested(out, field.number, |out| {
-                            let key_value = match key_ty {
-                                FieldType::String => Value::String(key.clone()),
-                                _ => key
-                                    .parse::<i64>()
-                                    .map(Value::from)
-                                    .map_err(|_| bad(&item_path, "expected an integer key"))?,
-                            };
-                            self.encode_value(1, key_ty, &key_value, out, &item_path)?;
-                            if !item.is_null() {
-                                self.encode_value(2, value_ty, item, out, &item_path)?;
-                            }
-                            Ok(())
-                        })?;
-                    }
-                }
+            }
+            present.sort_unstable_by_key(|(position, _)| *position);
+            for (position, value) in present {
+                write(position, value, exact)?;
             }
         }
         Ok(())
+    }
+
+    /// Writes member `value` of `field` (of the message at `path`).
+    fn encode_field(
+        &self,
+        field: &crate::schema::Field,
+        value: &Value,
+        out: &mut Vec<u8>,
+        path: &Path<'_>,
+        exact: &mut bool,
+    ) -> Result<()> {
+        if value.is_null() {
+            *exact = false;
+            return Ok(());
+        }
+        let path = &Path::Field(path, &field.name);
+        match field.shape {
+            Shape::Single => {
+                let unset = match value {
+                    Value::String(s)
+                        if matches!(field.ty, FieldType::String | FieldType::Bytes) =>
+                    {
+                        s.is_empty() && !field.empty_is_set
+                    }
+                    v => field.zero_is_unset && v.as_f64() == Some(0.0),
+                };
+                if unset {
+                    *exact = false;
+                }
+                self.encode_value(field.number, field.ty, value, out, path, exact)
+            }
+            Shape::Repeated => {
+                let Value::Array(items) = value else {
+                    return Err(bad(path, "expected an array"));
+                };
+                if items.is_empty() {
+                    *exact = false;
+                }
+                for (i, item) in items.iter().enumerate() {
+                    let path = &Path::Index(path, i);
+                    if item.is_null() && matches!(field.ty, FieldType::Message(_)) {
+                        return Err(bad(path, "expected an object"));
+                    }
+                    self.encode_value(field.number, field.ty, item, out, path, exact)?;
+                }
+                Ok(())
+            }
+            Shape::Map(key_ty, value_ty) => {
+                let Value::Object(entries) = value else {
+                    return Err(bad(path, "expected an object"));
+                };
+                if entries.is_empty() {
+                    *exact = false;
+                }
+                let mut entry = |key: &String, item: &Value| {
+                    let path = &Path::Key(path, key);
+                    put_nested(out, field.number, |out| {
+                        match key_ty {
+                            FieldType::String => put_bytes_field(out, 1, key.as_bytes()),
+                            _ => {
+                                let key = key
+                                    .parse::<i64>()
+                                    .map(Value::from)
+                                    .map_err(|_| bad(path, "expected an integer key"))?;
+                                self.encode_value(1, key_ty, &key, out, path, exact)?;
+                            }
+                        }
+                        if item.is_null() {
+                            *exact = false;
+                        } else {
+                            self.encode_value(2, value_ty, item, out, path, exact)?;
+                        }
+                        Ok(())
+                    })
+                };
+                // Entries in key order, as upstream writes them: a JSON object's own order
+                // unless serde_json keeps insertion order (its `preserve_order`).
+                if entries.keys().is_sorted() {
+                    entries.iter().try_for_each(|(key, item)| entry(key, item))
+                } else {
+                    let mut sorted: Vec<(&String, &Value)> = entries.iter().collect();
+                    sorted.sort_by(|a, b| a.0.cmp(b.0));
+                    sorted
+                        .into_iter()
+                        .try_for_each(|(key, item)| entry(key, item))
+                }
+            }
+        }
     }
 
     /// apiextensions' either-or messages: field 1 holds the schema (or, for `OrBool`, the
@@ -501,7 +536,7 @@ impl<'s> Codec<'s> {
         message: &crate::schema::Message,
         doc: &Value,
         out: &mut Vec<u8>,
-        path: &Path<'_>,
+        (path, exact): (&Path<'_>, &mut bool),
     ) -> Result<()> {
         let ty = |number: u32| {
             message
@@ -518,15 +553,15 @@ impl<'s> Codec<'s> {
             (Special::SchemaOrBool, Value::Object(_)) => {
                 put_key(out, 1, 0);
                 put_varint(out, 1);
-                self.encode_value(2, ty(2)?, doc, out, path)
+                self.encode_value(2, ty(2)?, doc, out, path, exact)
             }
             (Special::SchemaOrArray | Special::SchemaOrStringArray, Value::Object(_)) => {
-                self.encode_value(1, ty(1)?, doc, out, path)
+                self.encode_value(1, ty(1)?, doc, out, path, exact)
             }
             (Special::SchemaOrArray | Special::SchemaOrStringArray, Value::Array(items)) => {
                 let item_ty = ty(2)?;
                 for (i, item) in items.iter().enumerate() {
-                    self.encode_value(2, item_ty, item, out, &Path::Index(path, i))?;
+                    self.encode_value(2, item_ty, item, out, &Path::Index(path, i), exact)?;
                 }
                 Ok(())
             }
@@ -573,6 +608,7 @@ impl<'s> Codec<'s> {
         v: &Value,
         out: &mut Vec<u8>,
         path: &Path<'_>,
+        exact: &mut bool,
     ) -> Result<()> {
         let int = || -> Result<i64> {
             v.as_i64()
@@ -591,7 +627,9 @@ impl<'s> Codec<'s> {
         let float = || v.as_f64().ok_or_else(|| bad(path, "expected a number"));
         match ty {
             FieldType::Message(index) => {
-                return put_nested(out, number, |out| self.encode_message(index, v, out, path));
+                return put_nested(out, number, |out| {
+                    self.encode_message(index, v, out, (path, Scope::Nested), exact)
+                });
             }
             FieldType::String => {
                 let s = v.as_str().ok_or_else(|| bad(path, "expected a string"))?;
@@ -822,6 +860,17 @@ fn check_wire(wire: u8, expected: u8, message: &str, number: u32) -> Result<()> 
     }
 }
 
+/// Which members of an object a message leaves out without loss.
+#[derive(Clone, Copy)]
+enum Scope {
+    /// A whole object: its `apiVersion` and `kind` are the envelope's.
+    Root,
+    /// A value inside an object.
+    Nested,
+    /// An inline struct's members, which sit among its parent's (those are the parent's).
+    Inline,
+}
+
 /// Where a value sits in the document; rendered (`spec.containers[0].name`) only for errors,
 /// so encoding allocates nothing for it.
 #[derive(Debug, Clone, Copy)]
@@ -879,8 +928,8 @@ fn encode_special(special: Special, doc: &Value, out: &mut Vec<u8>, path: &Path<
         }
         Special::Quantity => {
             let text = match doc {
-                Value::String(s) => s.clone(),
-                Value::Number(n) => n.to_string(),
+                Value::String(s) => std::borrow::Cow::Borrowed(s.as_str()),
+                Value::Number(n) => n.to_string().into(),
                 _ => return Err(bad(path, "expected a quantity")),
             };
             put_bytes_field(out, 1, text.as_bytes());

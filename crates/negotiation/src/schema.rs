@@ -175,6 +175,48 @@ pub struct Message {
     pub special: Option<Special>,
     /// `+structType=atomic` on the type: fields of this type are owned and replaced whole.
     pub atomic: bool,
+    /// The JSON members this message holds, made on first use (see [`Schema::members`]):
+    /// left empty when the message is made, and `fields` is not changed once it is used.
+    pub members: OnceLock<Members>,
+}
+
+/// The JSON members a message holds, for finding the field of an object's member.
+#[derive(Debug, Clone, Default)]
+pub struct Members {
+    /// A cheap key per member, ascending (see [`Members::tag`]).
+    tags: Box<[u32]>,
+    /// Per tag: the position in the message's `fields` of the field that holds the member
+    /// (itself, or the inline struct it sits in), and the member's name.
+    entries: Box<[(u16, Box<str>)]>,
+    /// The inline fields among the first 64, one bit per position.
+    inline: u64,
+}
+
+impl Members {
+    /// A sort key that tells most names apart: the length and the first and last bytes.
+    fn tag(name: &str) -> u32 {
+        let bytes = name.as_bytes();
+        let end = |b: Option<&u8>| u32::from(b.copied().unwrap_or(0));
+        (u32::try_from(bytes.len()).unwrap_or(u32::MAX) << 16)
+            | end(bytes.first()) << 8
+            | end(bytes.last())
+    }
+
+    /// The position in the message's `fields` of the field that holds member `name`.
+    pub fn position(&self, name: &str) -> Option<usize> {
+        let tag = Self::tag(name);
+        let first = self.tags.partition_point(|t| *t < tag);
+        let same = self.tags[first..].iter().take_while(|t| **t == tag).count();
+        self.entries[first..first + same]
+            .iter()
+            .find(|(_, member)| **member == *name)
+            .map(|(position, _)| usize::from(*position))
+    }
+
+    /// The positions of the inline fields among the first 64, one bit each.
+    pub fn inline_bits(&self) -> u64 {
+        self.inline
+    }
 }
 
 impl Message {
@@ -613,6 +655,7 @@ impl Schema {
                 atomic: markers_of(name, "").is_some_and(|m| {
                     m.contains(&"structType=atomic") || m.contains(&"mapType=atomic")
                 }),
+                members: OnceLock::new(),
             });
         }
         Ok(Schema {
@@ -692,6 +735,43 @@ impl Schema {
     /// The message at `index`.
     pub fn message(&self, index: usize) -> &Message {
         &self.messages[index]
+    }
+
+    /// The JSON members of message `index`: which field holds each.
+    pub fn members(&self, index: usize) -> &Members {
+        let message = &self.messages[index];
+        message.members.get_or_init(|| {
+            let mut members: Vec<(u32, u16, Box<str>)> = Vec::with_capacity(message.fields.len());
+            let mut inline = 0u64;
+            for (position, field) in message.fields.iter().enumerate() {
+                let at = u16::try_from(position).expect("a message has under 65,536 fields");
+                match (field.inline, field.ty) {
+                    (true, FieldType::Message(inner)) => {
+                        if position < 64 {
+                            inline |= 1 << position;
+                        }
+                        let of_inner = self.members(inner);
+                        members.extend(
+                            of_inner
+                                .tags
+                                .iter()
+                                .zip(&of_inner.entries)
+                                .map(|(tag, (_, name))| (*tag, at, name.clone())),
+                        );
+                    }
+                    _ => members.push((Members::tag(&field.name), at, field.name.as_str().into())),
+                }
+            }
+            members.sort_unstable_by_key(|m| m.0);
+            Members {
+                tags: members.iter().map(|m| m.0).collect(),
+                entries: members
+                    .into_iter()
+                    .map(|(_, at, name)| (at, name))
+                    .collect(),
+                inline,
+            }
+        })
     }
 
     /// The index of the message with this full name.

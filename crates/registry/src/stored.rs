@@ -186,14 +186,10 @@ fn from_json_exact(json: impl Into<Plain>, media: StorageMediaType) -> Result<St
             exact: false,
         }),
         StorageMediaType::Protobuf => {
-            let doc = doc()?;
-            let codec = Codec::new(Schema::upstream());
-            Ok(Stored {
-                value: codec
-                    .encode_object(&doc)
-                    .map_err(|e| format!("protobuf: {e}"))?,
-                exact: codec.round_trips(&doc),
-            })
+            let (value, exact) = Codec::new(Schema::upstream())
+                .encode_object_exact(&*doc()?)
+                .map_err(|e| format!("protobuf: {e}"))?;
+            Ok(Stored { value, exact })
         }
     }
 }
