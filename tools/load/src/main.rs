@@ -164,21 +164,37 @@ impl Resource {
     }
 
     /// The body of an update of `stored` (as listed) to `generation`: a new object of the
-    /// collection, except Pods, whose spec the server completes on create (the service
-    /// account's token volume) and then refuses to change: the stored pod, relabelled, as
-    /// controllers write one back (unconditionally: no resourceVersion).
-    fn changed(self, run: &str, stored: &serde_json::Value, generation: u64) -> Vec<u8> {
-        if self != Self::Pods {
-            return self.object(run, name_of(stored), generation);
+    /// collection, except Pods (see [`Resource::pod_update`]).
+    fn changed(
+        self,
+        run: &str,
+        stored: &serde_json::Value,
+        pod: Option<&pods::Template>,
+        generation: u64,
+    ) -> Vec<u8> {
+        match pod {
+            Some(pod) => pod.fill(&[&generation.to_string()]),
+            None => self.object(run, name_of(stored), generation),
         }
-        let mut pod = stored.clone();
-        pod["apiVersion"] = "v1".into();
-        pod["kind"] = "Pod".into();
-        pod["metadata"]["labels"]["generation"] = generation.to_string().into();
-        if let Some(meta) = pod["metadata"].as_object_mut() {
-            meta.remove("resourceVersion");
-        }
-        serde_json::to_vec(&pod).expect("JSON")
+    }
+
+    /// The updates of Pods, whose spec the server completes on create (the service account's
+    /// token volume) and then refuses to change: the stored pod, relabelled, as controllers
+    /// write one back (unconditionally: no resourceVersion); a template with the label's
+    /// value as its hole, made before the measured time.
+    fn pod_update(self, stored: &serde_json::Value) -> Option<pods::Template> {
+        (self == Self::Pods).then(|| {
+            pods::Template::new(|holes| {
+                let mut pod = stored.clone();
+                pod["apiVersion"] = "v1".into();
+                pod["kind"] = "Pod".into();
+                pod["metadata"]["labels"]["generation"] = holes[0].into();
+                if let Some(meta) = pod["metadata"].as_object_mut() {
+                    meta.remove("resourceVersion");
+                }
+                pod
+            })
+        })
     }
 
     /// A new object of the collection, labelled with the run.
@@ -473,9 +489,16 @@ async fn measure(
                 .expect("connecting to the server"),
         );
     }
+    let updates: Vec<Vec<Option<pods::Template>>> = shares
+        .iter()
+        .map(|mine| match op {
+            "update" => mine.iter().map(|s| target.resource.pod_update(s)).collect(),
+            _ => Vec::new(),
+        })
+        .collect();
     let start = Instant::now();
     let mut tasks = Vec::new();
-    for ((w, mine), mut conn) in shares.into_iter().enumerate().zip(conns) {
+    for (((w, mine), updates), mut conn) in shares.into_iter().enumerate().zip(updates).zip(conns) {
         let target = target.clone();
         let op = op.to_string();
         let run = run.to_string();
@@ -507,9 +530,11 @@ async fn measure(
                         )
                     }
                     "update" if !mine.is_empty() => {
-                        let stored = &mine[i as usize % mine.len()];
+                        let at = i as usize % mine.len();
+                        let stored = &mine[at];
                         let name = name_of(stored);
-                        let body = target.resource.changed(&run, stored, i + 1);
+                        let pod = updates.get(at).and_then(Option::as_ref);
+                        let body = target.resource.changed(&run, stored, pod, i + 1);
                         (
                             target.request(
                                 Method::PUT,
@@ -603,7 +628,7 @@ async fn measure(
                 }
             }
             let stopped = start.elapsed();
-            (latencies, errors, refused, list_size, stopped, (conn, mine))
+            (latencies, errors, refused, list_size, stopped, (conn, mine, updates))
         }));
     }
     let mut latencies = Vec::new();

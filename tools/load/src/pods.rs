@@ -30,7 +30,7 @@ pub(crate) fn pod(name: &str, node: Option<&str>, run: &str, generation: u64) ->
 }
 
 /// A JSON body written once with placeholder strings, then filled by copying.
-struct Template {
+pub(crate) struct Template {
     /// The text between the holes.
     parts: Vec<Vec<u8>>,
     /// Which value fills each hole.
@@ -39,7 +39,7 @@ struct Template {
 
 impl Template {
     /// The placeholders: strings no manifest holds.
-    const HOLES: [&'static str; 4] = [
+    pub(crate) const HOLES: [&'static str; 4] = [
         "capstan-load-hole-0",
         "capstan-load-hole-1",
         "capstan-load-hole-2",
@@ -47,7 +47,7 @@ impl Template {
     ];
 
     /// The template of the tree `make` builds from the placeholders.
-    fn new(make: impl Fn(&[&str]) -> serde_json::Value) -> Self {
+    pub(crate) fn new(make: impl Fn(&[&str]) -> serde_json::Value) -> Self {
         let text = serde_json::to_vec(&make(&Self::HOLES)).expect("JSON");
         let (mut parts, mut holes, mut rest) = (Vec::new(), Vec::new(), &text[..]);
         loop {
@@ -66,7 +66,7 @@ impl Template {
     }
 
     /// The body with `values[i]` (as JSON strings) where placeholder `i` was.
-    fn fill(&self, values: &[&str]) -> Vec<u8> {
+    pub(crate) fn fill(&self, values: &[&str]) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.parts.iter().map(Vec::len).sum::<usize>() + 128);
         for (part, hole) in self.parts.iter().zip(&self.holes) {
             out.extend_from_slice(part);
