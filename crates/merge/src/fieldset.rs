@@ -29,9 +29,9 @@ impl PathElement {
     /// The element's `FieldsV1` key (`f:name`, `k:{…}`, `v:…`, `i:N`).
     pub fn encode(&self) -> String {
         match self {
-            PathElement::Field(name) => format!("f:{name}"),
-            PathElement::Key(keys) => format!("k:{keys}"),
-            PathElement::Value(value) => format!("v:{value}"),
+            PathElement::Field(name) => prefixed("f:", name),
+            PathElement::Key(keys) => prefixed("k:", keys),
+            PathElement::Value(value) => prefixed("v:", value),
             PathElement::Index(i) => format!("i:{i}"),
         }
     }
@@ -91,39 +91,67 @@ impl fmt::Display for Path {
     }
 }
 
+/// `prefix` then `text`, in a string of that size.
+pub fn prefixed(prefix: &str, text: &str) -> String {
+    let mut out = String::with_capacity(prefix.len() + text.len());
+    out.push_str(prefix);
+    out.push_str(text);
+    out
+}
+
 /// JSON with object keys sorted and no spaces: the form keys and values take in paths.
 pub fn canonical(value: &Value) -> String {
-    fn write(value: &Value, out: &mut String) {
-        match value {
-            Value::Object(map) => {
-                let sorted: BTreeMap<&String, &Value> = map.iter().collect();
-                out.push('{');
-                for (i, (k, v)) in sorted.into_iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    out.push_str(&Value::String(k.clone()).to_string());
-                    out.push(':');
-                    write(v, out);
-                }
-                out.push('}');
-            }
-            Value::Array(items) => {
-                out.push('[');
-                for (i, v) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    write(v, out);
-                }
-                out.push(']');
-            }
-            scalar => out.push_str(&scalar.to_string()),
+    let mut out = Vec::new();
+    write_canonical(value, &mut out);
+    String::from_utf8(out).expect("JSON text is UTF-8")
+}
+
+/// [`canonical`] of an object of `members`, sorted here.
+pub fn canonical_object(mut members: Vec<(&str, &Value)>) -> String {
+    members.sort_by_key(|(name, _)| *name);
+    members.dedup_by_key(|(name, _)| *name);
+    let mut out = Vec::with_capacity(32);
+    write_members(members.into_iter(), &mut out);
+    String::from_utf8(out).expect("JSON text is UTF-8")
+}
+
+fn write_canonical(value: &Value, out: &mut Vec<u8>) {
+    match value {
+        // serde_json's objects iterate in key order unless it keeps insertion order.
+        Value::Object(map) if map.keys().is_sorted() => {
+            write_members(map.iter().map(|(k, v)| (k.as_str(), v)), out);
         }
+        Value::Object(map) => {
+            let mut sorted: Vec<(&str, &Value)> =
+                map.iter().map(|(k, v)| (k.as_str(), v)).collect();
+            sorted.sort_unstable_by_key(|(name, _)| *name);
+            write_members(sorted.into_iter(), out);
+        }
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, v) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_canonical(v, out);
+            }
+            out.push(b']');
+        }
+        scalar => serde_json::to_writer(out, scalar).expect("writing JSON to memory"),
     }
-    let mut out = String::new();
-    write(value, &mut out);
-    out
+}
+
+fn write_members<'v>(members: impl Iterator<Item = (&'v str, &'v Value)>, out: &mut Vec<u8>) {
+    out.push(b'{');
+    for (i, (k, v)) in members.enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        serde_json::to_writer(&mut *out, k).expect("writing JSON to memory");
+        out.push(b':');
+        write_canonical(v, out);
+    }
+    out.push(b'}');
 }
 
 /// The child of a `FieldsV1` node at `element`: under its own key, or (for a list item or

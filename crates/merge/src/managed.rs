@@ -13,7 +13,7 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 use crate::Error;
-use crate::fieldset::{FieldSet, Path, PathElement};
+use crate::fieldset::{FieldSet, Path, PathElement, prefixed};
 use crate::typed::{Ty, Typed};
 
 /// The most Update entries kept; older ones are merged into one `ancient-changes` entry.
@@ -522,7 +522,7 @@ pub fn created(
             if crate::typed::is_empty(value) {
                 // Not `{}`: changed as a whole (metadata is never owned as a whole).
                 if key != "metadata" && value.as_object().is_none_or(|m| !m.is_empty()) {
-                    fields.insert(format!("f:{key}"), Value::Object(inner));
+                    fields.insert(prefixed("f:", key), Value::Object(inner));
                 }
                 continue;
             }
@@ -535,7 +535,7 @@ pub fn created(
         }
         if key == "metadata" {
             for name in IDENTITY_METADATA {
-                inner.remove(&format!("f:{name}"));
+                inner.remove(&prefixed("f:", name));
             }
             inner.remove(".");
             if inner.is_empty() {
@@ -544,7 +544,7 @@ pub fn created(
         } else if in_skeleton && inner.is_empty() {
             continue;
         }
-        fields.insert(format!("f:{key}"), Value::Object(inner));
+        fields.insert(prefixed("f:", key), Value::Object(inner));
     }
     if fields.is_empty() {
         return Ok(None);

@@ -7,7 +7,7 @@ use capstan_negotiation::schema::{Field, FieldType, ListType, Message, Schema, S
 use serde_json::{Map, Value};
 
 use crate::Error;
-use crate::fieldset::{FieldSet, PathElement, canonical};
+use crate::fieldset::{FieldSet, PathElement, canonical, canonical_object, prefixed};
 
 /// How a value at some place in an object merges.
 #[derive(Debug, Clone, Copy)]
@@ -139,24 +139,24 @@ impl<'s> Typed<'s> {
         match &field.list_type {
             ListType::Set => Ok(PathElement::Value(canonical(item))),
             ListType::Map(keys) => {
-                let mut named = Map::new();
+                let mut named = Vec::with_capacity(keys.len());
                 for key in keys {
-                    let value = item.get(key).cloned().or_else(|| {
+                    let value = item.get(key).or_else(|| {
                         let FieldType::Message(i) = field.ty else {
                             return None;
                         };
                         self.lookup(self.schema.message(i), key)
-                            .and_then(|f| f.default.clone())
+                            .and_then(|f| f.default.as_ref())
                     });
                     // A key field left out (and without a default) is left out of the
                     // item's key, as upstream v1.36 does: validation reports it where it is
                     // required (a container's name), and optional keys (a device status's
                     // `shareID`) may be absent.
                     if let Some(value) = value {
-                        named.insert(key.clone(), value);
+                        named.push((key.as_str(), value));
                     }
                 }
-                Ok(PathElement::Key(canonical(&Value::Object(named))))
+                Ok(PathElement::Key(canonical_object(named)))
             }
             ListType::Atomic => Err(Error::Invalid(format!(
                 "{}: an atomic list has no item paths",
@@ -365,7 +365,7 @@ impl<'s> Typed<'s> {
             Ty::Leaf => {}
             Ty::Struct(_) | Ty::Map(_) => {
                 for (key, child) in value.as_object().into_iter().flatten() {
-                    add(out, format!("f:{key}"), self.child(ty, key), child)?;
+                    add(out, prefixed("f:", key), self.child(ty, key), child)?;
                 }
             }
             Ty::List(field) => {

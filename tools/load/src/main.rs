@@ -628,7 +628,14 @@ async fn measure(
                 }
             }
             let stopped = start.elapsed();
-            (latencies, errors, refused, list_size, stopped, (conn, mine, updates))
+            (
+                latencies,
+                errors,
+                refused,
+                list_size,
+                stopped,
+                (conn, mine, updates),
+            )
         }));
     }
     let mut latencies = Vec::new();
