@@ -434,14 +434,21 @@ impl Conn {
 }
 
 fn object(run: &str, name: &str, generation: u64) -> Vec<u8> {
-    serde_json::to_vec(&serde_json::json!({
+    static TEMPLATE: std::sync::OnceLock<pods::Template> = std::sync::OnceLock::new();
+    TEMPLATE
+        .get_or_init(|| pods::Template::new(|holes| storage_class(holes[0], holes[1], holes[2])))
+        .fill(&[name, run, &generation.to_string()])
+}
+
+/// [`object`] as a tree.
+fn storage_class(name: &str, run: &str, generation: &str) -> serde_json::Value {
+    serde_json::json!({
         "apiVersion": "storage.k8s.io/v1",
         "kind": "StorageClass",
-        "metadata": {"name": name, "labels": {"capstan-load": run, "generation": generation.to_string()}},
+        "metadata": {"name": name, "labels": {"capstan-load": run, "generation": generation}},
         "provisioner": "example.com/load",
         "parameters": {"type": "ssd", "iops": "3000"},
-    }))
-    .expect("JSON")
+    })
 }
 
 struct Outcome {

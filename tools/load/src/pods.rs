@@ -314,5 +314,8 @@ mod tests {
             );
             assert_eq!(filled, serde_json::to_vec(&tree).unwrap());
         }
+        let filled = crate::object("r", "sc-1", 7);
+        let tree = crate::storage_class("sc-1", "r", "7");
+        assert_eq!(filled, serde_json::to_vec(&tree).unwrap());
     }
 }
