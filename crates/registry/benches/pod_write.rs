@@ -68,6 +68,17 @@ fn bench(c: &mut Criterion) {
     group.bench_function("body_to_typed", |b| {
         b.iter(|| serde_json::from_slice::<Pod>(&bytes).unwrap())
     });
+    group.bench_function("body_to_typed_checked", |b| {
+        b.iter(|| {
+            let mut de = serde_json::Deserializer::from_slice(&bytes);
+            let mut n = 0;
+            let pod: Pod = serde_ignored::deserialize(&mut de, |_| n += 1).unwrap();
+            (pod, n)
+        })
+    });
+    group.bench_function("body_to_tree", |b| {
+        b.iter(|| serde_json::from_slice::<Value>(&bytes).unwrap())
+    });
     group.bench_function("typed_to_tree", |b| {
         b.iter(|| serde_json::to_value(&typed).unwrap())
     });

@@ -177,6 +177,47 @@ impl Target {
 enum Attempt<T> {
     Done(T),
     Retry,
+    /// The write was tried (it may have gone through) and failed, or its answer could not be
+    /// made: an error not to be tried again from the store.
+    Final(Error),
+}
+
+impl<T> Attempt<T> {
+    /// The answer of a write that went through.
+    fn answered(answer: Result<T>) -> Self {
+        answer.map_or_else(Self::Final, Self::Done)
+    }
+}
+
+/// The stored object an update starts from.
+enum Base {
+    /// The store's current value, as read.
+    Read(KeyValue),
+    /// The watch cache's copy, with the CRC of the value it stands for: current unless a
+    /// write has just overtaken the cache. The write is guarded by its revision, and an
+    /// attempt that comes to anything else (an error, a lost race, no change) is made again
+    /// from the store, as upstream's update from its cached object is.
+    Cached(Arc<CachedObject>, u32),
+}
+
+impl Base {
+    fn key(&self) -> &str {
+        match self {
+            Self::Read(kv) => &kv.key,
+            Self::Cached(copy, _) => &copy.key,
+        }
+    }
+
+    fn revision(&self) -> Revision {
+        match self {
+            Self::Read(kv) => kv.mod_revision,
+            Self::Cached(copy, _) => copy.revision,
+        }
+    }
+
+    fn is_cached(&self) -> bool {
+        matches!(self, Self::Cached(..))
+    }
 }
 
 /// Whether a write still has to record its field manager in managedFields.
@@ -720,6 +761,7 @@ fn cached_object(
         labels: meta.labels.iter().flatten().collect(),
         fields: Fields::new(fields, values),
         protobuf: Default::default(),
+        stored_crc: None,
     }
 }
 
@@ -942,21 +984,59 @@ impl KindStore {
             })
     }
 
-    /// [`Self::encode_stored`], or `None` when `current` already holds this object.
+    /// [`Self::encode_stored`], or `None` when `current` already holds this object (from
+    /// the cache's copy: most likely holds it).
     fn encode_if_changed(
         &self,
-        current: &KeyValue,
+        current: &Base,
         obj: &mut Obj,
         tree: Option<serde_json::Value>,
     ) -> Result<Option<Stored>> {
         let json = self.stored_json(obj, tree)?;
-        self.core
-            .codec
-            .encode_if_changed(&current.key, json, &current.value)
-            .map_err(|message| Error::Unreadable {
-                key: current.key.clone(),
-                message,
-            })
+        let key = current.key();
+        match current {
+            Base::Read(kv) => self.core.codec.encode_if_changed(key, json, &kv.value),
+            Base::Cached(_, crc) => self.core.codec.encode_unless_crc(key, json, *crc),
+        }
+        .map_err(|message| Error::Unreadable {
+            key: key.to_string(),
+            message,
+        })
+    }
+
+    /// Where an update of `key` starts: the watch cache's copy when `cached` allows one and
+    /// the write can check it (values stored unsealed, so that their CRCs compare), else
+    /// the store's current value; `None` when there is no object.
+    async fn update_base(&self, key: &str, cached: bool) -> Result<Option<Base>> {
+        if cached && !self.core.codec.seals() {
+            let copy = self
+                .core
+                .cache
+                .as_ref()
+                .and_then(|c| c.get(key).ok().flatten());
+            if let Some(copy) = copy
+                && let Some(crc) = copy.stored_crc
+            {
+                return Ok(Some(Base::Cached(copy, crc)));
+            }
+        }
+        let (kv, _) = self.core.store.get(key).await?;
+        Ok(kv.map(Base::Read))
+    }
+
+    /// [`Self::decode_stored_seen`] of where an update starts.
+    fn decode_base_seen<R>(&self, base: &Base, look: impl FnOnce(&[u8]) -> R) -> Result<(Obj, R)> {
+        match base {
+            Base::Read(kv) => self.decode_stored_seen(kv, look),
+            Base::Cached(copy, _) => {
+                let json = copy.json.contiguous();
+                let obj = (self.json.from_slice)(&json).map_err(|source| Error::Decode {
+                    key: copy.key.clone(),
+                    source,
+                })?;
+                Ok((obj, look(&json)))
+            }
+        }
     }
 
     fn encode(&self, obj: &Obj, warnings: Vec<String>, status: ResponseStatus) -> Result<Encoded> {
@@ -1087,7 +1167,7 @@ impl KindStore {
     async fn write_update(
         &self,
         target: Target,
-        current: &KeyValue,
+        current: &Base,
         old: &Obj,
         mut new: Obj,
         explicit_version: bool,
@@ -1214,7 +1294,7 @@ impl KindStore {
     async fn store_update(
         &self,
         target: Target,
-        current: &KeyValue,
+        current: &Base,
         (old, old_tree): (&Obj, Option<serde_json::Value>),
         mut new: Obj,
         explicit_version: bool,
@@ -1270,11 +1350,17 @@ impl KindStore {
                 )
                 .await?;
         }
-        let key = current.key.as_str();
+        let key = current.key();
+        // A lost race is run again, from the store (an explicit resourceVersion then fails
+        // unless it came from a cached copy that was behind).
         let lost_race = |err: capstan_storage::Error| -> Result<Attempt<Encoded>> {
             match err {
-                capstan_storage::Error::Conflict { .. } if !explicit_version => Ok(Attempt::Retry),
-                other => Err(self.core.storage_error(other, &name)),
+                capstan_storage::Error::Conflict { .. }
+                    if !explicit_version || current.is_cached() =>
+                {
+                    Ok(Attempt::Retry)
+                }
+                other => Ok(Attempt::Final(self.core.storage_error(other, &name))),
             }
         };
         if self.completes_deletion(old, &new) {
@@ -1284,23 +1370,25 @@ impl KindStore {
                     .encode(&new, warnings, ResponseStatus::Ok)
                     .map(Attempt::Done);
             }
-            return match self
-                .core
-                .store
-                .delete(key, Some(current.mod_revision))
-                .await
-            {
+            return match self.core.store.delete(key, Some(current.revision())).await {
                 Ok(kv) => {
                     self.released(&new).await;
                     new.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
-                    self.encode(&new, warnings, ResponseStatus::Ok)
-                        .map(Attempt::Done)
+                    Ok(Attempt::answered(self.encode(
+                        &new,
+                        warnings,
+                        ResponseStatus::Ok,
+                    )))
                 }
                 Err(err) => lost_race(err),
             };
         }
         let stored = self.encode_if_changed(current, &mut new, tree)?;
         let Some(stored) = stored.filter(|_| !options.dry_run) else {
+            if current.is_cached() {
+                // Only the store's value tells whether nothing changed.
+                return Ok(Attempt::Retry);
+            }
             // Nothing changed (no write, no new version), or a dry run.
             new.metadata_mut().resource_version = old_meta.resource_version.clone();
             return self
@@ -1308,15 +1396,14 @@ impl KindStore {
                 .map(Attempt::Done);
         };
         let Outgoing { value, priming } = self.outgoing(key, stored, &mut new)?;
-        match self
-            .core
-            .store
-            .update(key, value, current.mod_revision)
-            .await
-        {
-            Ok(kv) => self
-                .written(&kv, &mut new, priming, warnings, ResponseStatus::Ok)
-                .map(Attempt::Done),
+        match self.core.store.update(key, value, current.revision()).await {
+            Ok(kv) => Ok(Attempt::answered(self.written(
+                &kv,
+                &mut new,
+                priming,
+                warnings,
+                ResponseStatus::Ok,
+            ))),
             Err(err) => lost_race(err),
         }
     }
@@ -1343,62 +1430,70 @@ impl KindStore {
             self.core.settle_namespace(new.metadata_mut(), namespace)?;
             Ok((new, warnings))
         };
-        for _ in 0..MAX_RETRIES {
-            let (current, _) = self.core.store.get(&self.core.key(namespace, name)).await?;
-            // The body is decoded once the stored object is known (again for a retry, which
-            // is rare, rather than copied for every attempt): managedFields sent back as
-            // stored are not read (see `codec::without_echoed_managed_fields`).
-            // Only where managedFields are recorded: elsewhere the entries sent are kept as sent.
-            let tracked = self.core.tracker.typed().is_some();
-            let (old, body) = match &current {
-                Some(kv) if tracked => {
-                    let (old, body) = self.decode_stored_seen(kv, |stored| {
-                        codec::without_echoed_managed_fields(original, stored)
-                    })?;
-                    (Some(old), body)
-                }
-                Some(kv) => (
-                    Some(self.decode_stored(kv)?),
-                    std::borrow::Cow::Borrowed(original),
-                ),
-                None => (None, std::borrow::Cow::Borrowed(original)),
-            };
-            let (new, warnings) = match decode(&body) {
-                Ok(decoded) => decoded,
-                // The error as the client's own text places it.
-                Err(_) if matches!(body, std::borrow::Cow::Owned(_)) => decode(original)?,
-                Err(err) => return Err(err),
-            };
-            let (Some(current), Some(old)) = (current, old) else {
-                if self.strategy.allow_create_on_update() && target == Target::Resource {
-                    options.create_check.check().await?;
-                    let tracking = Tracking::Record(options.manager());
-                    return self
-                        .create_object(namespace, new, warnings, options, tracking)
-                        .await;
-                }
-                return Err(ApiError::not_found(&self.core.gr, name).into());
-            };
-            let explicit = new
-                .metadata()
-                .resource_version
-                .as_deref()
-                .is_some_and(|v| !v.is_empty());
-            match self
-                .write_update(
-                    target,
-                    &current,
-                    &old,
-                    new,
-                    explicit,
-                    warnings,
-                    options,
-                    Tracking::Record(options.manager()),
+        let key = self.core.key(namespace, name);
+        for attempt in 0..MAX_RETRIES {
+            // The first attempt starts from the watch cache's copy (a dry run is not
+            // checked by a write: from the store).
+            let current = self
+                .update_base(&key, attempt == 0 && !options.dry_run)
+                .await?;
+            let cached = current.as_ref().is_some_and(Base::is_cached);
+            let outcome: Result<Attempt<Encoded>> = async {
+                // The body is decoded once the stored object is known (again for a retry,
+                // which is rare, rather than copied for every attempt): managedFields sent
+                // back as stored are not read (see `codec::without_echoed_managed_fields`).
+                // Only where managedFields are recorded: elsewhere the entries sent are kept
+                // as sent.
+                let tracked = self.core.tracker.typed().is_some();
+                let (old, body) = match &current {
+                    Some(base) if tracked => {
+                        let (old, body) = self.decode_base_seen(base, |stored| {
+                            codec::without_echoed_managed_fields(original, stored)
+                        })?;
+                        (Some(old), body)
+                    }
+                    Some(base) => (
+                        Some(self.decode_base_seen(base, |_| ())?.0),
+                        std::borrow::Cow::Borrowed(original),
+                    ),
+                    None => (None, std::borrow::Cow::Borrowed(original)),
+                };
+                let (new, warnings) = match decode(&body) {
+                    Ok(decoded) => decoded,
+                    // The error as the client's own text places it.
+                    Err(_) if matches!(body, std::borrow::Cow::Owned(_)) => decode(original)?,
+                    Err(err) => return Err(err),
+                };
+                let (Some(current), Some(old)) = (&current, old) else {
+                    if self.strategy.allow_create_on_update() && target == Target::Resource {
+                        options.create_check.check().await?;
+                        let tracking = Tracking::Record(options.manager());
+                        return self
+                            .create_object(namespace, new, warnings, options, tracking)
+                            .await
+                            .map(Attempt::Done);
+                    }
+                    return Err(ApiError::not_found(&self.core.gr, name).into());
+                };
+                let explicit = new
+                    .metadata()
+                    .resource_version
+                    .as_deref()
+                    .is_some_and(|v| !v.is_empty());
+                let tracking = Tracking::Record(options.manager());
+                self.write_update(
+                    target, current, &old, new, explicit, warnings, options, tracking,
                 )
-                .await?
-            {
-                Attempt::Done(out) => return Ok(out),
-                Attempt::Retry => continue,
+                .await
+            }
+            .await;
+            match outcome {
+                Ok(Attempt::Done(out)) => return Ok(out),
+                Ok(Attempt::Retry) => continue,
+                Ok(Attempt::Final(err)) => return Err(err),
+                // Made from a cached copy that may have been behind: again from the store.
+                Err(_) if cached => continue,
+                Err(err) => return Err(err),
             }
         }
         Err(ApiError::conflict(&self.core.gr, name, ApiError::MODIFIED).into())
@@ -1431,26 +1526,40 @@ impl KindStore {
         }
         let explicit = patch::sets_resource_version(patch_type, body);
         let tracking = Tracking::Record(options.manager());
-        for _ in 0..MAX_RETRIES {
-            let current = self.core.current(namespace, name).await?;
-            let old = self.decode_stored(&current)?;
-            let mut doc = value_of(&old)?;
-            patch::apply(
-                patch_type,
-                self.core.tracker.typed().as_ref(),
-                &mut doc,
-                body,
-            )?;
-            codec::check_type_value(&doc, &self.core.descriptor)?;
-            let (new, warnings) = self.decode_doc(doc, options.field_validation)?;
-            match self
-                .write_update(
+        let key = self.core.key(namespace, name);
+        for attempt in 0..MAX_RETRIES {
+            // As for an update: first from the watch cache's copy.
+            let Some(current) = self
+                .update_base(&key, attempt == 0 && !options.dry_run)
+                .await?
+            else {
+                return Err(ApiError::not_found(&self.core.gr, name).into());
+            };
+            let outcome: Result<Attempt<Encoded>> = async {
+                let (old, ()) = self.decode_base_seen(&current, |_| ())?;
+                let mut doc = value_of(&old)?;
+                patch::apply(
+                    patch_type,
+                    self.core.tracker.typed().as_ref(),
+                    &mut doc,
+                    body,
+                )?;
+                codec::check_type_value(&doc, &self.core.descriptor)?;
+                let (new, warnings) = self.decode_doc(doc, options.field_validation)?;
+                self.write_update(
                     target, &current, &old, new, explicit, warnings, options, tracking,
                 )
-                .await?
-            {
-                Attempt::Done(out) => return Ok(out),
-                Attempt::Retry => continue,
+                .await
+            }
+            .await;
+            match outcome {
+                Ok(Attempt::Done(out)) => return Ok(out),
+                Ok(Attempt::Retry) => continue,
+                Ok(Attempt::Final(err)) => return Err(err),
+                // A patch made over a cached copy that may have been behind (a failed test
+                // of a JSON patch, say): again from the store.
+                Err(_) if current.is_cached() => continue,
+                Err(err) => return Err(err),
             }
         }
         Err(ApiError::conflict(&self.core.gr, name, ApiError::MODIFIED).into())
@@ -1521,7 +1630,7 @@ impl KindStore {
                 .tracker
                 .apply(target, live, &config, manager, options.force)?;
             let (new, warnings) = self.decode_doc(merged, options.field_validation)?;
-            let (Some(current), Some(old)) = (current, old) else {
+            let (Some(current), Some(old)) = (current.map(Base::Read), old) else {
                 if target != Target::Resource {
                     return Err(ApiError::not_found(&self.core.gr, name).into());
                 }
@@ -1545,6 +1654,7 @@ impl KindStore {
             {
                 Attempt::Done(out) => return Ok(out),
                 Attempt::Retry => continue,
+                Attempt::Final(err) => return Err(err),
             }
         }
         Err(ApiError::conflict(&self.core.gr, name, ApiError::MODIFIED).into())

@@ -84,6 +84,24 @@ impl StorageCodec {
         }))
     }
 
+    /// [`StorageCodec::encode_if_changed`] against a value known by its CRC-32 only, for
+    /// values stored unsealed (a sealed value differs at every write): `None` when the CRCs
+    /// are equal, which tells only that the values are most likely the same.
+    pub fn encode_unless_crc(
+        &self,
+        key: &str,
+        json: impl Into<Plain>,
+        crc: u32,
+    ) -> Result<Option<Stored>, String> {
+        let stored = self.encode_exact(key, json)?;
+        Ok((crc32fast::hash(&stored.value) != crc).then_some(stored))
+    }
+
+    /// Whether values are sealed (encrypted at rest) before they are stored.
+    pub fn seals(&self) -> bool {
+        self.transformer.is_some()
+    }
+
     fn seal(&self, key: &str, value: Vec<u8>) -> Vec<u8> {
         match &self.transformer {
             Some(t) => t.encrypt(key, &value),

@@ -403,6 +403,7 @@ mod tests {
                 labels: Default::default(),
                 fields: Default::default(),
                 protobuf: Default::default(),
+                stored_crc: None,
             }),
         }
     }

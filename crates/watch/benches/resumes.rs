@@ -30,6 +30,7 @@ fn decode() -> Decode {
             labels: Pairs::default(),
             fields: Fields::default(),
             protobuf: Default::default(),
+            stored_crc: None,
         })
     })
 }

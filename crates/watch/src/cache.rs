@@ -31,6 +31,10 @@ pub struct CachedObject {
     /// Its protobuf encoding (the message, without the envelope), made the first time a
     /// client reads it in protobuf and kept with it from then on.
     pub protobuf: std::sync::OnceLock<Bytes>,
+    /// The CRC-32 of the stored value the object stands for, set by the cache as it takes
+    /// the object in (`None` before): a write that starts from the cached object tells by
+    /// it that its own value differs (equal CRCs tell nothing for sure).
+    pub stored_crc: Option<u32>,
 }
 
 /// Turns a stored value into a [`CachedObject`] (the registry knows the type).
@@ -160,6 +164,7 @@ fn deleted_at(object: &CachedObject, revision: u64) -> Option<CachedObject> {
         labels: object.labels.clone(),
         fields: object.fields.clone(),
         protobuf: Default::default(),
+        stored_crc: None,
     })
 }
 
@@ -831,7 +836,7 @@ async fn follow(
         for kv in &page.items {
             match decode(kv) {
                 Ok(o) => {
-                    objects.replace(Entry(Arc::new(sharing(values, o))));
+                    objects.replace(Entry(Arc::new(taken_in(values, kv, o))));
                 }
                 Err(err) => {
                     warn!(key = %kv.key, %err, "watch cache: skipping an object that does not decode")
@@ -882,10 +887,10 @@ async fn follow(
                             "a primed object differs from its stored value"
                         );
                     }
-                    Some(Arc::new(sharing(values, primed)))
+                    Some(Arc::new(taken_in(values, &event.kv, primed)))
                 }
                 None => match decode(&event.kv) {
-                    Ok(o) => Some(Arc::new(sharing(values, o))),
+                    Ok(o) => Some(Arc::new(taken_in(values, &event.kv, o))),
                     Err(err) => {
                         return Err(capstan_storage::Error::Corrupt(format!(
                             "the change of {} at revision {revision} does not decode: {err}",
@@ -949,9 +954,11 @@ async fn follow(
     Ok(())
 }
 
-/// `object` with the long values of its JSON shared through `values`.
-fn sharing(values: &mut SharedValues, mut object: CachedObject) -> CachedObject {
+/// `object`, decoded from (or primed with) `kv`, as the cache keeps it: the long values of
+/// its JSON shared through `values`, the CRC of `kv`'s value with it.
+fn taken_in(values: &mut SharedValues, kv: &KeyValue, mut object: CachedObject) -> CachedObject {
     object.json = values.share(std::mem::take(&mut object.json));
+    object.stored_crc = Some(crc32fast::hash(&kv.value));
     object
 }
 

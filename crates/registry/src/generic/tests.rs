@@ -615,13 +615,15 @@ async fn cached_chunks_report_remaining_items() {
 }
 
 /// The embedded store, counting how often the current revision and single keys are read;
-/// whether it says it knows its current revision is the test's choice.
+/// whether it says it knows its current revision is the test's choice. Its watches hold
+/// their changes back while `flowing` is false.
 struct CountingReads {
     inner: EmbeddedStore,
     reads: std::sync::atomic::AtomicUsize,
     gets: std::sync::atomic::AtomicUsize,
     lists: std::sync::atomic::AtomicUsize,
     knows_revision: bool,
+    flowing: tokio::sync::watch::Sender<bool>,
 }
 
 impl CountingReads {
@@ -632,6 +634,7 @@ impl CountingReads {
             gets: Default::default(),
             lists: Default::default(),
             knows_revision,
+            flowing: tokio::sync::watch::Sender::new(true),
         })
     }
 }
@@ -681,7 +684,15 @@ impl Store for CountingReads {
         prefix: &str,
         from: Revision,
     ) -> capstan_storage::Result<capstan_storage::WatchStream> {
-        self.inner.watch(prefix, from).await
+        let flowing = self.flowing.subscribe();
+        let changes = self.inner.watch(prefix, from).await?;
+        Ok(Box::pin(changes.then(move |change| {
+            let mut flowing = flowing.clone();
+            async move {
+                let _ = flowing.wait_for(|f| *f).await;
+                change
+            }
+        })))
     }
     async fn compact(&self, revision: Revision) -> capstan_storage::Result<()> {
         self.inner.compact(revision).await
@@ -787,6 +798,116 @@ async fn a_read_of_one_object_comes_from_the_cache_and_sees_each_acknowledged_wr
         let missing = cached.get("", "ghost", &GetOptions::default()).await;
         assert_eq!(code(missing.unwrap_err()), 404);
     }
+}
+
+/// An update or a patch starts from the watch cache's copy, reading nothing from the store
+/// when the copy is current; from a copy that is behind (the cache held back while the store
+/// moved on) it comes to what it would from the store: an explicit resourceVersion of the
+/// newest state passes, a JSON patch testing the newest state passes, and a change back to
+/// the copy's very value is still written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn updates_start_from_the_cached_copy_and_never_from_one_behind() {
+    use std::sync::atomic::Ordering::Relaxed;
+    let dir = tempfile::tempdir().unwrap();
+    let counting = CountingReads::open(dir.path(), true);
+    let cached = GenericStore::new(
+        StorageClassStrategy,
+        counting.clone(),
+        "/registry",
+        Some(Default::default()),
+    );
+    let cache = cached.kind.core.cache.as_ref().unwrap();
+    let labelled = |round: &str, rv: Option<&str>| {
+        let mut meta = json!({"name": "s", "labels": {"round": round}});
+        if let Some(rv) = rv {
+            meta["resourceVersion"] = json!(rv);
+        }
+        body(
+            json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+            "metadata": meta, "provisioner": "example.com/p"}),
+        )
+    };
+    let rv = |o: &Value| -> u64 {
+        o["metadata"]["resourceVersion"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let round = |o: &Value| {
+        o["metadata"]["labels"]["round"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let caught_up = |o: &Value| {
+        let at = Revision(rv(o));
+        async move {
+            cache
+                .wait_for(at, std::time::Duration::from_secs(10))
+                .await
+                .unwrap()
+        }
+    };
+    let options = WriteOptions::default();
+    let update = |round: &'static str, rv: Option<String>| {
+        let body = labelled(round, rv.as_deref());
+        let cached = &cached;
+        let options = &options;
+        async move { json_of(&cached.update("", "s", &body, options).await.unwrap()) }
+    };
+
+    let made = json_of(
+        &cached
+            .create("", &labelled("0", None), &options)
+            .await
+            .unwrap(),
+    );
+    caught_up(&made).await;
+    let gets = counting.gets.load(Relaxed);
+    let first = update("1", None).await;
+    assert_eq!(round(&first), "1");
+    assert_eq!(
+        counting.gets.load(Relaxed),
+        gets,
+        "a current copy is not read again"
+    );
+    caught_up(&first).await;
+
+    // The cache stops at `first`; the store goes on.
+    counting.flowing.send_replace(false);
+    let second = update("2", None).await;
+    assert!(rv(&second) > rv(&first));
+    let gets = counting.gets.load(Relaxed);
+    let third = update("3", Some(rv(&second).to_string())).await;
+    assert_eq!(round(&third), "3", "the newest resourceVersion is taken");
+    assert!(counting.gets.load(Relaxed) > gets, "the store was read");
+
+    let patch = br#"[{"op": "test", "path": "/metadata/labels/round", "value": "3"},
+        {"op": "replace", "path": "/metadata/labels/round", "value": "4"}]"#;
+    let fourth = json_of(
+        &cached
+            .patch("", "s", PatchType::Json, patch, &options)
+            .await
+            .unwrap(),
+    );
+    assert_eq!(round(&fourth), "4", "the patch tested the newest state");
+    assert!(rv(&fourth) > rv(&third));
+
+    // Back to what the cache's copy holds: a change all the same.
+    let back = update("1", None).await;
+    assert_eq!(round(&back), "1");
+    assert!(
+        rv(&back) > rv(&fourth),
+        "written, not taken for unchanged: {back}"
+    );
+    let (stored, _) = counting.get("/registry/storageclasses/s").await.unwrap();
+    assert_eq!(stored.unwrap().mod_revision, Revision(rv(&back)));
+
+    counting.flowing.send_replace(true);
+    caught_up(&back).await;
+    let held = cache.get("/registry/storageclasses/s").unwrap().unwrap();
+    assert_eq!(held.revision, Revision(rv(&back)));
 }
 
 fn rules(grace: i64) -> DeletionRules {

@@ -18,6 +18,7 @@ fn decode() -> Decode {
             labels: [(k, v)].into_iter().collect(),
             fields: Fields::default(),
             protobuf: Default::default(),
+            stored_crc: None,
         })
     })
 }
@@ -671,6 +672,30 @@ async fn a_collection_of_several_pages_loads_at_one_revision() {
 /// A primed write's object is kept, its revision filled in, instead of decoding its change,
 /// whether the change arrives before the write is acknowledged or after. A priming taken back
 /// (its write failed) or made for another value is not used: those changes decode.
+/// A cached object carries the CRC of the value it stands for: loaded, changed, or changed
+/// again to a value it had before.
+#[tokio::test]
+async fn cached_objects_carry_the_crc_of_their_stored_value() {
+    let f = fixture(WatchCacheConfig::default()).await;
+    let crc_of = |key: &str| f.cache.get(key).unwrap().expect("cached").stored_crc;
+    assert_eq!(crc_of("/r/a"), Some(crc32fast::hash(b"tier=gold")));
+    let a = f.store.get("/r/a").await.unwrap().0.unwrap();
+    let mut over = a.mod_revision;
+    for value in [&b"tier=silver"[..], b"tier=gold"] {
+        let kv = f
+            .store
+            .update("/r/a", Bytes::from_static(value), over)
+            .await
+            .unwrap();
+        f.cache
+            .wait_for(kv.mod_revision, Duration::from_secs(10))
+            .await
+            .unwrap();
+        assert_eq!(crc_of("/r/a"), Some(crc32fast::hash(value)));
+        over = kv.mod_revision;
+    }
+}
+
 #[tokio::test]
 async fn a_primed_change_is_kept_without_decoding() {
     let dir = tempfile::tempdir().unwrap();
@@ -706,6 +731,7 @@ async fn a_primed_change_is_kept_without_decoding() {
             labels: [("tier", tier)].into_iter().collect(),
             fields: Fields::default(),
             protobuf: Default::default(),
+            stored_crc: None,
         },
         placeholder: 7..14,
         value: Bytes::from_static(value),
@@ -728,6 +754,7 @@ async fn a_primed_change_is_kept_without_decoding() {
         .unwrap();
     let kept = cache.get("/r/p").unwrap().expect("cached");
     assert_eq!(kept.labels.get("tier"), Some("primed"));
+    assert_eq!(kept.stored_crc, Some(crc32fast::hash(b"tier=stored")));
     assert_eq!((kept.revision, kept.json.to_bytes()), (revision, response));
     assert_eq!(
         decodes(),
