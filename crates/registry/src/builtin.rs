@@ -203,8 +203,10 @@ pub fn register_builtin(registry: &mut Registry, config: BuiltinConfig) -> Built
         registry.register(capstan_api::ReplicationControllerStrategy { allow_privileged });
     registry.add(Arc::new(ScaleRest::new(controllers)));
     registry.register(capstan_api::CronJobStrategy { allow_privileged });
-    registry.register(LeaseStrategy);
-    registry.register(StorageClassStrategy);
+    // Small kinds written often (node heartbeats; the load suite's StorageClasses) keep
+    // their trees too: little code to compile.
+    registry.register_with(LeaseStrategy, GenericStore::reading_trees);
+    registry.register_with(StorageClassStrategy, GenericStore::reading_trees);
     registry.register(CsiNodeStrategy);
     registry.register(capstan_api::CsiDriverStrategy);
     registry.register(capstan_api::VolumeAttachmentStrategy);
