@@ -187,6 +187,20 @@ impl<T> Attempt<T> {
     fn answered(answer: Result<T>) -> Self {
         answer.map_or_else(Self::Final, Self::Done)
     }
+
+    /// What a write's retry loop does with an attempt's `outcome`: stop with an answer, or
+    /// try again from the store (after a lost race, or any error of an attempt made from a
+    /// `cached` copy, which may have been behind).
+    fn next(outcome: Result<Self>, cached: bool) -> std::ops::ControlFlow<Result<T>> {
+        use std::ops::ControlFlow::{Break, Continue};
+        match outcome {
+            Ok(Self::Done(out)) => Break(Ok(out)),
+            Ok(Self::Retry) => Continue(()),
+            Ok(Self::Final(err)) => Break(Err(err)),
+            Err(_) if cached => Continue(()),
+            Err(err) => Break(Err(err)),
+        }
+    }
 }
 
 /// The stored object an update starts from.
@@ -1487,13 +1501,8 @@ impl KindStore {
                 .await
             }
             .await;
-            match outcome {
-                Ok(Attempt::Done(out)) => return Ok(out),
-                Ok(Attempt::Retry) => continue,
-                Ok(Attempt::Final(err)) => return Err(err),
-                // Made from a cached copy that may have been behind: again from the store.
-                Err(_) if cached => continue,
-                Err(err) => return Err(err),
+            if let std::ops::ControlFlow::Break(answer) = Attempt::next(outcome, cached) {
+                return answer;
             }
         }
         Err(ApiError::conflict(&self.core.gr, name, ApiError::MODIFIED).into())
@@ -1552,14 +1561,11 @@ impl KindStore {
                 .await
             }
             .await;
-            match outcome {
-                Ok(Attempt::Done(out)) => return Ok(out),
-                Ok(Attempt::Retry) => continue,
-                Ok(Attempt::Final(err)) => return Err(err),
-                // A patch made over a cached copy that may have been behind (a failed test
-                // of a JSON patch, say): again from the store.
-                Err(_) if current.is_cached() => continue,
-                Err(err) => return Err(err),
+            // From a cached copy, a failed JSON patch `test` (say) is tried on the store's.
+            if let std::ops::ControlFlow::Break(answer) =
+                Attempt::next(outcome, current.is_cached())
+            {
+                return answer;
             }
         }
         Err(ApiError::conflict(&self.core.gr, name, ApiError::MODIFIED).into())
@@ -1639,7 +1645,7 @@ impl KindStore {
                     .create_object(namespace, new, warnings, options, Tracking::Done)
                     .await;
             };
-            match self
+            let outcome = self
                 .write_update(
                     target,
                     &current,
@@ -1650,11 +1656,9 @@ impl KindStore {
                     options,
                     Tracking::Done,
                 )
-                .await?
-            {
-                Attempt::Done(out) => return Ok(out),
-                Attempt::Retry => continue,
-                Attempt::Final(err) => return Err(err),
+                .await;
+            if let std::ops::ControlFlow::Break(answer) = Attempt::next(outcome, false) {
+                return answer;
             }
         }
         Err(ApiError::conflict(&self.core.gr, name, ApiError::MODIFIED).into())
