@@ -1366,12 +1366,16 @@ impl KindStore {
         }
         let key = current.key();
         // A lost race is run again, from the store (an explicit resourceVersion then fails
-        // unless it came from a cached copy that was behind).
+        // unless it came from a cached copy that was behind; an object deleted behind such a
+        // copy is then missing, or created by a kind that creates on update).
         let lost_race = |err: capstan_storage::Error| -> Result<Attempt<Encoded>> {
             match err {
                 capstan_storage::Error::Conflict { .. }
                     if !explicit_version || current.is_cached() =>
                 {
+                    Ok(Attempt::Retry)
+                }
+                capstan_storage::Error::NotFound { .. } if current.is_cached() => {
                     Ok(Attempt::Retry)
                 }
                 other => Ok(Attempt::Final(self.core.storage_error(other, &name))),

@@ -910,6 +910,55 @@ async fn updates_start_from_the_cached_copy_and_never_from_one_behind() {
     assert_eq!(held.revision, Revision(rv(&back)));
 }
 
+/// An update from a cached copy of an object deleted since is made again from the store: a
+/// kind that creates on update (a Lease) creates it, as it would without the copy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_update_over_a_copy_of_a_deleted_object_creates_it_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let counting = CountingReads::open(dir.path(), true);
+    let leases = GenericStore::new(
+        capstan_api::LeaseStrategy,
+        counting.clone(),
+        "/registry",
+        Some(Default::default()),
+    );
+    let cache = leases.kind.core.cache.as_ref().unwrap();
+    let lease = body(
+        json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": "node-1", "namespace": "default"},
+        "spec": {"holderIdentity": "node-1"}}),
+    );
+    let options = WriteOptions::default();
+    let made = json_of(&leases.create("default", &lease, &options).await.unwrap());
+    let rv: u64 = made["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let soon = std::time::Duration::from_secs(10);
+    cache.wait_for(Revision(rv), soon).await.unwrap();
+    counting.flowing.send_replace(false);
+    leases
+        .delete("default", "node-1", &DeleteOptions::default())
+        .await
+        .unwrap();
+    // A change (the same lease again would tell nothing: equal CRCs go to the store).
+    let changed = body(
+        json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": "node-1", "namespace": "default"},
+        "spec": {"holderIdentity": "node-2"}}),
+    );
+    let again = leases
+        .update("default", "node-1", &changed, &options)
+        .await
+        .unwrap();
+    assert_eq!(again.status, ResponseStatus::Created);
+    let again = json_of(&again);
+    assert_ne!(again["metadata"]["uid"], made["metadata"]["uid"]);
+    assert_eq!(again["spec"]["holderIdentity"], "node-2");
+    counting.flowing.send_replace(true);
+}
+
 fn rules(grace: i64) -> DeletionRules {
     DeletionRules {
         awaits_finalization: false,
