@@ -207,25 +207,25 @@ impl<T> Attempt<T> {
 enum Base {
     /// The store's current value, as read.
     Read(KeyValue),
-    /// The watch cache's copy, with the CRC of the value it stands for: current unless a
-    /// write has just overtaken the cache. The write is guarded by its revision, and an
-    /// attempt that comes to anything else (an error, a lost race, no change) is made again
-    /// from the store, as upstream's update from its cached object is.
-    Cached(Arc<CachedObject>, u32),
+    /// The watch cache's copy (which knows the CRC of the value it stands for): current
+    /// unless a write has just overtaken the cache. The write is guarded by its revision, and
+    /// an attempt that comes to anything else (an error, a lost race, no change) is made
+    /// again from the store, as upstream's update from its cached object is.
+    Cached(Arc<CachedObject>),
 }
 
 impl Base {
     fn key(&self) -> &str {
         match self {
             Self::Read(kv) => &kv.key,
-            Self::Cached(copy, _) => &copy.key,
+            Self::Cached(copy) => &copy.key,
         }
     }
 
     fn revision(&self) -> Revision {
         match self {
             Self::Read(kv) => kv.mod_revision,
-            Self::Cached(copy, _) => copy.revision,
+            Self::Cached(copy) => copy.revision,
         }
     }
 
@@ -934,11 +934,8 @@ impl KindStore {
             .as_ref()
             .and_then(|c| c.get(&kv.key).ok().flatten())
             .filter(|o| o.revision == kv.mod_revision);
-        if let Some(cached) = cached {
-            let json = cached.json.contiguous();
-            if let Ok(obj) = (self.json.from_slice)(&json) {
-                return Ok((obj, look(&json)));
-            }
+        if let Some(Ok((obj, json))) = cached.as_deref().map(|c| self.read_copy(c)) {
+            return Ok((obj, look(&json)));
         }
         let json = self
             .core
@@ -1010,7 +1007,10 @@ impl KindStore {
         let key = current.key();
         match current {
             Base::Read(kv) => self.core.codec.encode_if_changed(key, json, &kv.value),
-            Base::Cached(_, crc) => self.core.codec.encode_unless_crc(key, json, *crc),
+            Base::Cached(copy) => self
+                .core
+                .codec
+                .encode_unless_crc(key, json, copy.stored_crc),
         }
         .map_err(|message| Error::Unreadable {
             key: key.to_string(),
@@ -1028,10 +1028,8 @@ impl KindStore {
                 .cache
                 .as_ref()
                 .and_then(|c| c.get(key).ok().flatten());
-            if let Some(copy) = copy
-                && let Some(crc) = copy.stored_crc
-            {
-                return Ok(Some(Base::Cached(copy, crc)));
+            if let Some(copy) = copy.filter(|c| c.stored_crc.is_some()) {
+                return Ok(Some(Base::Cached(copy)));
             }
         }
         let (kv, _) = self.core.store.get(key).await?;
@@ -1042,15 +1040,23 @@ impl KindStore {
     fn decode_base_seen<R>(&self, base: &Base, look: impl FnOnce(&[u8]) -> R) -> Result<(Obj, R)> {
         match base {
             Base::Read(kv) => self.decode_stored_seen(kv, look),
-            Base::Cached(copy, _) => {
-                let json = copy.json.contiguous();
-                let obj = (self.json.from_slice)(&json).map_err(|source| Error::Decode {
+            Base::Cached(copy) => {
+                let (obj, json) = self.read_copy(copy).map_err(|source| Error::Decode {
                     key: copy.key.clone(),
                     source,
                 })?;
                 Ok((obj, look(&json)))
             }
         }
+    }
+
+    /// The object of the watch cache's `copy`, and the JSON it was read from.
+    fn read_copy<'c>(
+        &self,
+        copy: &'c CachedObject,
+    ) -> serde_json::Result<(Obj, std::borrow::Cow<'c, [u8]>)> {
+        let json = copy.json.contiguous();
+        Ok(((self.json.from_slice)(&json)?, json))
     }
 
     fn encode(&self, obj: &Obj, warnings: Vec<String>, status: ResponseStatus) -> Result<Encoded> {

@@ -86,15 +86,17 @@ impl StorageCodec {
 
     /// [`StorageCodec::encode_if_changed`] against a value known by its CRC-32 only, for
     /// values stored unsealed (a sealed value differs at every write): `None` when the CRCs
-    /// are equal, which tells only that the values are most likely the same.
+    /// are equal (or the value's is not known), which tells only that the values may be
+    /// the same.
     pub fn encode_unless_crc(
         &self,
         key: &str,
         json: impl Into<Plain>,
-        crc: u32,
+        crc: Option<u32>,
     ) -> Result<Option<Stored>, String> {
         let stored = self.encode_exact(key, json)?;
-        Ok((crc32fast::hash(&stored.value) != crc).then_some(stored))
+        let differs = crc.is_some_and(|crc| crc32fast::hash(&stored.value) != crc);
+        Ok(differs.then_some(stored))
     }
 
     /// Whether values are sealed (encrypted at rest) before they are stored.
