@@ -52,6 +52,10 @@ const LOG: TableDefinition<u64, (&str, u8, u64, &[u8])> = TableDefinition::new("
 const KV_WITH_VALUES: TableDefinition<&str, (u64, u64, &[u8])> = TableDefinition::new("kv");
 const LIVE: TableDefinition<&str, (u64, u64)> = TableDefinition::new("live");
 const HIST: TableDefinition<(&str, u64), ()> = TableDefinition::new("hist");
+/// Takes the earlier layout's `live` name with another type: a version that kept its key
+/// index on disk, opening a database of this layout, stops at the mismatch instead of
+/// taking the missing `live` table for an empty store.
+const DOWNGRADE_GUARD: TableDefinition<&str, &str> = TableDefinition::new("live");
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 
 pub(crate) const META_REVISION: &str = "revision";
@@ -405,7 +409,8 @@ impl<'t> Tables<'t> {
     /// Moves a database of an earlier layout to the current one, in `txn`; nothing to do on a
     /// database already there. A current value that only the `kv` table holds (its log entry
     /// compacted away by a version that did not keep live keys' last revisions) is logged at
-    /// its revision; the key index on disk (`live`, `hist`) is dropped, the log tells it.
+    /// its revision; the key index on disk (`live`, `hist`) is dropped, the log tells it, and
+    /// [`DOWNGRADE_GUARD`] takes its place.
     pub(crate) fn upgrade(txn: &redb::WriteTransaction) -> Result<()> {
         let tables: Vec<String> = txn.list_tables()?.map(|t| t.name().to_string()).collect();
         let has = |table: &dyn TableHandle| tables.iter().any(|t| t == table.name());
@@ -424,10 +429,21 @@ impl<'t> Tables<'t> {
             txn.delete_table(KV_WITH_VALUES)?;
             info!("the embedded store's current values now live in its log only");
         }
-        if has(&LIVE) || has(&HIST) {
-            txn.delete_table(LIVE)?;
-            txn.delete_table(HIST)?;
-            info!("the embedded store's key index is now kept in memory");
+        let guarded = has(&LIVE)
+            && matches!(
+                txn.open_table(LIVE),
+                Err(redb::TableError::TableTypeMismatch { .. })
+            );
+        if !guarded {
+            if has(&LIVE) || has(&HIST) {
+                txn.delete_table(LIVE)?;
+                txn.delete_table(HIST)?;
+                info!("the embedded store's key index is now kept in memory");
+            }
+            txn.open_table(DOWNGRADE_GUARD)?.insert(
+                "layout",
+                "the key index is kept in memory: versions that kept it on disk cannot read this",
+            )?;
         }
         Ok(())
     }
@@ -2075,10 +2091,12 @@ mod tests {
             .unwrap()
             .map(|t| t.name().to_string())
             .collect();
-        assert!(
-            !names.iter().any(|n| n == "live" || n == "hist"),
-            "{names:?}"
-        );
+        assert!(!names.iter().any(|n| n == "hist"), "{names:?}");
+        // A version with its key index on disk stops at `live` instead of finding no keys.
+        assert!(matches!(
+            txn.open_table(LIVE),
+            Err(redb::TableError::TableTypeMismatch { .. })
+        ));
         drop((txn, db));
         let store = open(&dir);
         assert_eq!(
@@ -2092,6 +2110,26 @@ mod tests {
         let (events, _) = store.history_since("/k/", 4).unwrap();
         let revisions: Vec<_> = events.iter().map(|e| e.kv.mod_revision.0).collect();
         assert_eq!(revisions, [5, 6]);
+    }
+
+    /// A version that kept the key index on disk, opening a new database, would find no keys:
+    /// it finds `live` of another type and stops.
+    #[tokio::test]
+    async fn a_new_database_stops_versions_with_the_key_index_on_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        drop(open(&dir));
+        let db = Database::open(dir.path().join("db.redb")).unwrap();
+        let txn = db.begin_write().unwrap();
+        assert!(matches!(
+            txn.open_table(LIVE),
+            Err(redb::TableError::TableTypeMismatch { .. })
+        ));
+        txn.abort().unwrap();
+        drop(db);
+        // The guard is left alone by later opens.
+        let store = open(&dir);
+        store.create("/k/a", value("1")).await.unwrap();
+        assert_eq!(store.count("/k/").await.unwrap(), 1);
     }
 
     /// Readers running beside writes and compactions never find a revision the log lacks:
