@@ -355,14 +355,14 @@ async fn apply_patch(
             return Ok(false);
         };
         let before = object.clone();
-        json_patch::patch(object, patch).map_err(unappliable)?;
+        capstan_merge::json_patch::apply(object, &patch.0).map_err(unappliable)?;
         return Ok(*object != before);
     }
     let Some(mut object) = versioned.take_object() else {
         return Ok(false);
     };
     let before = object.clone();
-    json_patch::patch(&mut object, patch).map_err(unappliable)?;
+    capstan_merge::json_patch::apply(&mut object, &patch.0).map_err(unappliable)?;
     if object == before {
         return Ok(false);
     }

@@ -394,7 +394,7 @@ fn json_patch_result(mut object: Value, operations: Value) -> Result<Value, Stri
     }
     let patch: json_patch::Patch =
         serde_json::from_value(operations).map_err(|e| format!("JSON Patch: {e}"))?;
-    match json_patch::patch(&mut object, &patch) {
+    match capstan_merge::json_patch::apply(&mut object, &patch.0) {
         Ok(()) => Ok(object),
         Err(e)
             if matches!(

@@ -7,6 +7,7 @@
 //! of every write with apply's conflicts ([`managed`]).
 
 pub mod fieldset;
+pub mod json_patch;
 pub mod managed;
 pub mod strategic;
 pub mod typed;

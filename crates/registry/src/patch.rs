@@ -105,8 +105,9 @@ fn apply_json_patch(doc: &mut Value, ops: &[json_patch::PatchOperation]) -> Resu
             ),
         ));
     }
-    // A refused patch changes nothing: the document is put back on an error (json_patch
-    // does not undo every operation, e.g. a move whose target is invalid).
+    // A refused patch changes nothing: the document is put back on an error. (json_patch's
+    // own `patch` takes operations back one by one, and panics when one cannot be: see
+    // `capstan_merge::json_patch`.)
     let original = doc.clone();
     let result = if ops
         .iter()
@@ -114,7 +115,7 @@ fn apply_json_patch(doc: &mut Value, ops: &[json_patch::PatchOperation]) -> Resu
     {
         apply_counting_copies(doc, ops)
     } else {
-        json_patch::patch(doc, ops).map_err(|e| unprocessable(e.to_string()))
+        json_patch::patch_unsafe(doc, ops).map_err(|e| unprocessable(e.to_string()))
     };
     if result.is_err() {
         *doc = original;
@@ -139,7 +140,7 @@ fn apply_counting_copies(
                 )));
             }
         }
-        json_patch::patch(doc, std::slice::from_ref(op))
+        json_patch::patch_unsafe(doc, std::slice::from_ref(op))
             .map_err(|e| unprocessable(e.to_string()))?;
     }
     Ok(())
