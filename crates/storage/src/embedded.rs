@@ -1,34 +1,25 @@
 //! The embedded backend: one redb file, one writer thread that group-commits.
 //!
-//! Layout (two tables):
+//! Layout (four tables):
+//! - `live`: key → (create revision, mod revision): the keys that exist now. A key's value is
+//!   the `log` entry at its mod revision (compaction always keeps a live key's last revision),
+//!   so each value is written once.
 //! - `log`: revision → (key, kind, create revision, value): every change, for watches and for
-//!   reads at older revisions. A delete records the last value. A key's current value is the
-//!   entry at its newest revision (compaction always keeps a live key's newest revision), so
-//!   each value is written once, and each write adds one entry at the end of one B-tree.
+//!   reads at older revisions. A delete records the last value.
+//! - `hist`: (key, revision) → (): which revisions touched a key, for reads at a revision.
 //! - `meta`: `revision` (last committed) and `compacted`.
-//!
-//! Which revisions touched each key is kept in memory ([`KeyIndex`], made from the log at
-//! open), as etcd keeps its key index beside bbolt: the earlier layout's `live` (key →
-//! revisions) and `hist` ((key, revision) → ()) tables made every write three B-tree inserts
-//! at scattered keys, five times the cost of the log's one. An open removes them.
 //!
 //! Writers send their operation to the writer thread and wait. The thread takes every
 //! operation that is waiting (up to a batch limit), applies them in one write transaction,
 //! appends their effects to the write-ahead log with one `fdatasync` (see [`crate::wal`]),
-//! commits the transaction, records them in the index, publishes the events, and only then
-//! answers each writer. So an acknowledged write is on disk, and concurrent writers share the
-//! cost of the sync. A durable checkpoint of the database every few seconds lets the log start
-//! over.
-//!
-//! Readers take the index's read lock while they begin their read transaction and look keys
-//! up: the index is brought forward only after the log entries it names are committed, and a
-//! compaction commits and forgets under the write lock, so every revision a reader finds in
-//! the index is in its snapshot.
+//! commits the transaction, publishes the events, and only then answers each writer. So an
+//! acknowledged write is on disk, and concurrent writers share the cost of the sync. A
+//! durable checkpoint of the database every few seconds lets the log start over.
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -39,23 +30,18 @@ use tracing::{error, info, warn};
 
 use crate::error::{Error, Result};
 use crate::fanout::{Bounds, Ended, Fanout, Subscription};
-use crate::index::KeyIndex;
 use crate::store::{
     Event, EventKind, KeyValue, ListRequest, ListResponse, Revision, Store, WatchStream,
     WriteNotice,
 };
 use crate::wal::{Stop, Wal};
 
-const LOG: TableDefinition<u64, (&str, u8, u64, &[u8])> = TableDefinition::new("log");
-/// Tables of earlier layouts, which [`Tables::upgrade`] moves a database off: each current
-/// value kept a second time (`kv`), and the key index on disk (`live`, `hist`).
-const KV_WITH_VALUES: TableDefinition<&str, (u64, u64, &[u8])> = TableDefinition::new("kv");
 const LIVE: TableDefinition<&str, (u64, u64)> = TableDefinition::new("live");
+/// The layout before `live` (kept each current value a second time); [`Tables::upgrade`]
+/// moves a database off it.
+const KV_WITH_VALUES: TableDefinition<&str, (u64, u64, &[u8])> = TableDefinition::new("kv");
+const LOG: TableDefinition<u64, (&str, u8, u64, &[u8])> = TableDefinition::new("log");
 const HIST: TableDefinition<(&str, u64), ()> = TableDefinition::new("hist");
-/// Takes the earlier layout's `live` name with another type: a version that kept its key
-/// index on disk, opening a database of this layout, stops at the mismatch instead of
-/// taking the missing `live` table for an empty store.
-const DOWNGRADE_GUARD: TableDefinition<&str, &str> = TableDefinition::new("live");
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 
 pub(crate) const META_REVISION: &str = "revision";
@@ -140,14 +126,6 @@ enum Op {
 }
 
 impl Op {
-    /// The key a write changes.
-    fn key(&self) -> &str {
-        match self {
-            Op::Create { key, .. } | Op::Update { key, .. } | Op::Delete { key, .. } => key,
-            Op::Compact { .. } | Op::Ping => "",
-        }
-    }
-
     /// The key and value bytes the operation writes.
     fn bytes(&self) -> u64 {
         match self {
@@ -167,8 +145,6 @@ struct Request {
 
 struct Shared {
     db: Database,
-    /// Every key's revisions in the log (see the module's note on locking).
-    index: RwLock<KeyIndex>,
     revision: AtomicU64,
     compacted: AtomicU64,
     events: Fanout,
@@ -176,22 +152,6 @@ struct Shared {
     announced: Arc<AtomicUsize>,
     #[cfg(test)]
     faults: tests::Faults,
-}
-
-impl Shared {
-    /// The key index, for reading (a panic elsewhere while it was written leaves it as the
-    /// last commit left it: it is only written after one).
-    fn index(&self) -> RwLockReadGuard<'_, KeyIndex> {
-        self.index
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    fn index_mut(&self) -> RwLockWriteGuard<'_, KeyIndex> {
-        self.index
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
 }
 
 /// The default backend: a crash-safe database file on local disk with group commit.
@@ -288,8 +248,6 @@ impl EmbeddedStore {
         if replayed > 0 {
             info!(batches = replayed, revision, "replayed the write-ahead log");
         }
-        let mut index = index_log(&db.begin_read()?.open_table(LOG)?)?;
-        index.revision = revision;
         wal.reset(epoch);
         info!(path = %config.path.display(), revision, compacted, "embedded store opened");
         let events = Fanout::new(Bounds {
@@ -298,7 +256,6 @@ impl EmbeddedStore {
         });
         let shared = Arc::new(Shared {
             db,
-            index: RwLock::new(index),
             revision: AtomicU64::new(revision),
             compacted: AtomicU64::new(compacted),
             events,
@@ -391,9 +348,11 @@ fn error_for_writer(err: &Error) -> Error {
     }
 }
 
-/// The tables, open in one write transaction.
+/// The four tables, open in one write transaction.
 pub(crate) struct Tables<'t> {
+    pub(crate) live: redb::Table<'t, &'static str, (u64, u64)>,
     pub(crate) log: redb::Table<'t, u64, (&'static str, u8, u64, &'static [u8])>,
+    pub(crate) hist: redb::Table<'t, (&'static str, u64), ()>,
     pub(crate) meta: redb::Table<'t, &'static str, u64>,
 }
 
@@ -401,97 +360,74 @@ impl<'t> Tables<'t> {
     /// Opens the tables of a database in the current layout (see [`Tables::upgrade`]).
     pub(crate) fn open(txn: &'t redb::WriteTransaction) -> Result<Self> {
         Ok(Self {
+            live: txn.open_table(LIVE)?,
             log: txn.open_table(LOG)?,
+            hist: txn.open_table(HIST)?,
             meta: txn.open_table(META)?,
         })
     }
 
-    /// Moves a database of an earlier layout to the current one, in `txn`; nothing to do on a
-    /// database already there. A current value that only the `kv` table holds (its log entry
-    /// compacted away by a version that did not keep live keys' last revisions) is logged at
-    /// its revision; the key index on disk (`live`, `hist`) is dropped, the log tells it, and
-    /// [`DOWNGRADE_GUARD`] takes its place.
+    /// Moves a database written before the `live` table (each current value kept in `kv`
+    /// as well as in the log) to the current layout, in `txn`; nothing to do on a database
+    /// already there. A current value the log lacks (compacted away by a version that did
+    /// not keep live keys' last revisions) is logged at its revision.
     pub(crate) fn upgrade(txn: &redb::WriteTransaction) -> Result<()> {
-        let tables: Vec<String> = txn.list_tables()?.map(|t| t.name().to_string()).collect();
-        let has = |table: &dyn TableHandle| tables.iter().any(|t| t == table.name());
-        if has(&KV_WITH_VALUES) {
-            {
-                let kv = txn.open_table(KV_WITH_VALUES)?;
-                let mut t = Tables::open(txn)?;
-                for entry in kv.iter()? {
-                    let (k, v) = entry?;
-                    let (key, (create, rev, value)) = (k.value(), v.value());
-                    if t.log.get(rev)?.is_none() {
-                        t.log.insert(rev, (key, PUT, create, value))?;
-                    }
+        let old = KV_WITH_VALUES.name();
+        if !txn.list_tables()?.any(|t| t.name() == old) {
+            return Ok(());
+        }
+        {
+            let kv = txn.open_table(KV_WITH_VALUES)?;
+            let mut t = Tables::open(txn)?;
+            for entry in kv.iter()? {
+                let (k, v) = entry?;
+                let (key, (create, rev, value)) = (k.value(), v.value());
+                t.live.insert(key, (create, rev))?;
+                if t.log.get(rev)?.is_none() {
+                    t.log.insert(rev, (key, PUT, create, value))?;
+                    t.hist.insert((key, rev), ())?;
                 }
             }
-            txn.delete_table(KV_WITH_VALUES)?;
-            info!("the embedded store's current values now live in its log only");
         }
-        let guarded = has(&LIVE)
-            && matches!(
-                txn.open_table(LIVE),
-                Err(redb::TableError::TableTypeMismatch { .. })
-            );
-        if !guarded {
-            if has(&LIVE) || has(&HIST) {
-                txn.delete_table(LIVE)?;
-                txn.delete_table(HIST)?;
-                info!("the embedded store's key index is now kept in memory");
-            }
-            txn.open_table(DOWNGRADE_GUARD)?.insert(
-                "layout",
-                "the key index is kept in memory: versions that kept it on disk cannot read this",
-            )?;
-        }
+        txn.delete_table(KV_WITH_VALUES)?;
+        info!("the embedded store's current values now live in its log only");
         Ok(())
+    }
+
+    /// `key`'s current value.
+    fn current(&self, key: &str) -> Result<Option<KeyValue>> {
+        self.revisions(key)?
+            .map(|(create, rev)| current_value(&self.log, key, create, rev))
+            .transpose()
+    }
+
+    /// The create and mod revisions of `key`'s current value.
+    fn revisions(&self, key: &str) -> Result<Option<(u64, u64)>> {
+        Ok(self.live.get(key)?.map(|g| g.value()))
     }
 
     /// Writes one change: the live path and log replay share this.
     pub(crate) fn apply(&mut self, event: &Event) -> Result<()> {
         let kv = &event.kv;
-        let kind = match event.kind {
-            EventKind::Put => PUT,
-            EventKind::Delete => DELETE,
-            EventKind::Progress => return Ok(()),
-        };
-        self.log.insert(
+        let (rev, create, key, value) = (
             kv.mod_revision.0,
-            (
-                kv.key.as_str(),
-                kind,
-                kv.create_revision.0,
-                kv.value.as_ref(),
-            ),
-        )?;
+            kv.create_revision.0,
+            kv.key.as_str(),
+            kv.value.as_ref(),
+        );
+        match event.kind {
+            EventKind::Put => {
+                self.live.insert(key, (create, rev))?;
+                self.log.insert(rev, (key, PUT, create, value))?;
+            }
+            EventKind::Delete => {
+                self.live.remove(key)?;
+                self.log.insert(rev, (key, DELETE, create, value))?;
+            }
+            EventKind::Progress => return Ok(()),
+        }
+        self.hist.insert((key, rev), ())?;
         Ok(())
-    }
-}
-
-/// The key index of the changes `log` holds.
-pub(crate) fn index_log(
-    log: &impl ReadableTable<u64, (&'static str, u8, u64, &'static [u8])>,
-) -> Result<KeyIndex> {
-    let mut index = KeyIndex::default();
-    for entry in log.iter()? {
-        let (rev, v) = entry?;
-        let (key, kind, create, _) = v.value();
-        index.record(key, rev.value(), create, kind == DELETE);
-    }
-    Ok(index)
-}
-
-/// Records the committed `events` in `index`.
-fn record_events(index: &mut KeyIndex, events: &[Event]) {
-    for event in events {
-        let kv = &event.kv;
-        let delete = match event.kind {
-            EventKind::Put => false,
-            EventKind::Delete => true,
-            EventKind::Progress => continue,
-        };
-        index.record(&kv.key, kv.mod_revision.0, kv.create_revision.0, delete);
     }
 }
 
@@ -539,7 +475,6 @@ impl Writer {
             let start = self.shared.revision.load(Ordering::Acquire);
             match self.commit_batch(&batch, start) {
                 Ok((results, events, revision)) => {
-                    record_events(&mut self.shared.index_mut(), &events);
                     self.shared.revision.store(revision, Ordering::Release);
                     if !events.is_empty() {
                         self.shared.events.publish(events.into());
@@ -678,18 +613,12 @@ impl Writer {
         let result = (|| -> Result<()> {
             let mut txn = self.shared.db.begin_write()?;
             txn.set_durability(Durability::None)?;
-            let forgotten = {
+            {
                 let mut t = Tables::open(&txn)?;
-                let forgotten = compact_range(&mut t.log, &self.shared.index(), from, to)?;
+                compact_range(&mut t.log, &mut t.hist, from, to)?;
                 t.meta.insert(META_COMPACTED, to)?;
-                forgotten
-            };
-            // Committed and forgotten together: no reader finds a revision its snapshot lacks.
-            let mut index = self.shared.index_mut();
-            txn.commit()?;
-            for (key, count) in forgotten {
-                index.forget(&key, count);
             }
+            txn.commit()?;
             Ok(())
         })();
         match result {
@@ -803,15 +732,6 @@ impl Writer {
         let mut rev = start;
         {
             let mut t = Tables::open(&txn)?;
-            // The index as the last commit left it, and what this batch changed so far.
-            let index = shared.index();
-            let mut changed: HashMap<&str, Option<(u64, u64)>> = HashMap::new();
-            let revisions = |changed: &HashMap<&str, Option<(u64, u64)>>, key: &str| {
-                changed
-                    .get(key)
-                    .copied()
-                    .unwrap_or_else(|| index.current(key))
-            };
             for req in batch {
                 let bytes = req.op.bytes();
                 if bytes > self.max_batch_bytes {
@@ -822,7 +742,7 @@ impl Writer {
                     continue;
                 }
                 let event = match &req.op {
-                    Op::Create { key, value } => match revisions(&changed, key) {
+                    Op::Create { key, value } => match t.revisions(key)? {
                         Some(_) => Err(Error::AlreadyExists { key: key.clone() }),
                         None => Ok(Event {
                             kind: EventKind::Put,
@@ -838,7 +758,7 @@ impl Writer {
                         key,
                         value,
                         expected,
-                    } => match revisions(&changed, key) {
+                    } => match t.revisions(key)? {
                         None => Err(Error::NotFound { key: key.clone() }),
                         Some((create, current)) if current != expected.0 => Err(Error::Conflict {
                             key: key.clone(),
@@ -854,10 +774,7 @@ impl Writer {
                             },
                         }),
                     },
-                    Op::Delete { key, expected } => match revisions(&changed, key)
-                        .map(|(create, rev)| current_value(&t.log, key, create, rev))
-                        .transpose()?
-                    {
+                    Op::Delete { key, expected } => match t.current(key)? {
                         None => Err(Error::NotFound { key: key.clone() }),
                         Some(cur) if expected.is_some_and(|e| e != cur.mod_revision) => {
                             Err(Error::Conflict {
@@ -886,10 +803,6 @@ impl Writer {
                 results.push(match event {
                     Ok(event) => {
                         t.apply(&event)?;
-                        let kv = &event.kv;
-                        let now = (event.kind == EventKind::Put)
-                            .then_some((kv.create_revision.0, kv.mod_revision.0));
-                        changed.insert(req.op.key(), now);
                         rev += 1;
                         let kv = event.kv.clone();
                         events.push(event);
@@ -981,32 +894,39 @@ struct Compaction {
     waiting: Vec<oneshot::Sender<Result<Option<KeyValue>>>>,
 }
 
-/// Removes the log entries that no read after `to` needs of the keys changed in `(from, to]`
-/// (see [`KeyIndex::compactable`]); what `index` should forget of each key, once the removals
-/// are committed.
+/// Removes history entries in `(from, to]` that no read after `to` needs: for each key touched
+/// there, every revision but the last at or before `to`, and that one too if it is a delete.
+/// So a live key's last revision, which holds its current value, is never removed.
 pub(crate) fn compact_range(
     log: &mut redb::Table<u64, (&str, u8, u64, &[u8])>,
-    index: &KeyIndex,
+    hist: &mut redb::Table<(&str, u64), ()>,
     from: u64,
     to: u64,
-) -> Result<Vec<(String, usize)>> {
+) -> Result<()> {
     let mut keys = BTreeSet::new();
     for entry in log.range(from + 1..=to)? {
         let (_, v) = entry?;
         keys.insert(v.value().0.to_string());
     }
-    let mut forgotten = Vec::new();
     for key in keys {
-        let revs = index.compactable(&key, to);
-        if revs.is_empty() {
+        let revs: Vec<u64> = hist
+            .range((key.as_str(), 0)..=(key.as_str(), to))?
+            .map(|e| e.map(|(k, _)| k.value().1))
+            .collect::<Result<_, _>>()?;
+        let Some((&last, older)) = revs.split_last() else {
             continue;
-        }
-        for &r in &revs {
+        };
+        for &r in older {
+            hist.remove((key.as_str(), r))?;
             log.remove(r)?;
         }
-        forgotten.push((key, revs.len()));
+        let last_is_delete = log.get(last)?.is_some_and(|g| g.value().1 == DELETE);
+        if last_is_delete {
+            hist.remove((key.as_str(), last))?;
+            log.remove(last)?;
+        }
     }
-    Ok(forgotten)
+    Ok(())
 }
 
 /// The current value of `key`, last written at `rev`: the log's entry there.
@@ -1016,23 +936,13 @@ fn current_value(
     create: u64,
     rev: u64,
 ) -> Result<KeyValue> {
-    logged_value(log, key.to_string(), create, rev)
-}
-
-/// [`current_value`] for a key already owned.
-fn logged_value(
-    log: &impl ReadableTable<u64, (&'static str, u8, u64, &'static [u8])>,
-    key: String,
-    create: u64,
-    rev: u64,
-) -> Result<KeyValue> {
     let entry = log.get(rev)?.ok_or_else(|| {
         Error::Corrupt(format!(
             "the log has no entry at revision {rev}, where {key} was last written"
         ))
     })?;
     Ok(KeyValue {
-        key,
+        key: key.to_string(),
         value: Bytes::copy_from_slice(entry.value().3),
         create_revision: Revision(create),
         mod_revision: Revision(rev),
@@ -1046,37 +956,32 @@ fn read_revision(meta: &impl ReadableTable<&'static str, u64>) -> Result<(u64, u
 }
 
 impl EmbeddedStore {
-    /// A read transaction and the index, consistent with each other (see the module's note).
-    fn snapshot(&self) -> Result<(redb::ReadTransaction, RwLockReadGuard<'_, KeyIndex>)> {
-        let index = self.shared.index();
-        Ok((self.shared.db.begin_read()?, index))
-    }
-
     fn list_current(&self, req: &ListRequest<'_>) -> Result<ListResponse> {
-        let (txn, index) = self.snapshot()?;
-        let revision = index.revision;
+        let txn = self.shared.db.begin_read()?;
+        let (revision, compacted) = read_revision(&txn.open_table(META)?)?;
         if let Some(at) = req.revision
             && at.0 != revision
         {
-            let compacted = read_revision(&txn.open_table(META)?)?.1;
-            return self.list_at(req, at.0, (revision, compacted), &txn, index);
+            return self.list_at(req, at.0, revision, compacted, &txn);
         }
-        let start = req.start.unwrap_or_default();
-        let mut found = Vec::new();
+        let live = txn.open_table(LIVE)?;
+        let log = txn.open_table(LOG)?;
+        let start = req.start.filter(|s| *s > req.prefix).unwrap_or(req.prefix);
+        let mut items = Vec::new();
         let mut more = false;
-        for (key, create, rev) in index.live(req.prefix, start) {
-            if req.limit > 0 && found.len() == req.limit {
+        for entry in live.range(start..)? {
+            let (k, v) = entry?;
+            let key = k.value();
+            if !key.starts_with(req.prefix) {
+                break;
+            }
+            if req.limit > 0 && items.len() == req.limit {
                 more = true;
                 break;
             }
-            found.push((key.to_string(), create, rev));
+            let (create, rev) = v.value();
+            items.push(current_value(&log, key, create, rev)?);
         }
-        drop(index);
-        let log = txn.open_table(LOG)?;
-        let items = found
-            .into_iter()
-            .map(|(key, create, rev)| logged_value(&log, key, create, rev))
-            .collect::<Result<_>>()?;
         Ok(ListResponse {
             items,
             revision: Revision(revision),
@@ -1088,9 +993,9 @@ impl EmbeddedStore {
         &self,
         req: &ListRequest<'_>,
         at: u64,
-        (current, compacted): (u64, u64),
+        current: u64,
+        compacted: u64,
         txn: &redb::ReadTransaction,
-        index: RwLockReadGuard<'_, KeyIndex>,
     ) -> Result<ListResponse> {
         if at > current {
             return Err(Error::FutureRevision {
@@ -1104,30 +1009,58 @@ impl EmbeddedStore {
                 compacted,
             });
         }
-        let start = req.start.unwrap_or_default();
-        let mut found = Vec::new();
+        let hist = txn.open_table(HIST)?;
+        let log = txn.open_table(LOG)?;
+        let start = req.start.filter(|s| *s > req.prefix).unwrap_or(req.prefix);
+        let mut items = Vec::new();
         let mut more = false;
-        for (_, rev) in index.live_at(req.prefix, start, at) {
-            if req.limit > 0 && found.len() == req.limit {
-                more = true;
+        // Walk (key, revision) in order; for each key remember the last revision <= at.
+        let mut current_key: Option<String> = None;
+        let mut best: Option<u64> = None;
+        let emit = |key: &str, best: Option<u64>, items: &mut Vec<KeyValue>| -> Result<()> {
+            if let Some(r) = best
+                && let Some(g) = log.get(r)?
+            {
+                let (_, kind, c, value) = g.value();
+                if kind == PUT {
+                    items.push(KeyValue {
+                        key: key.to_string(),
+                        value: Bytes::copy_from_slice(value),
+                        create_revision: Revision(c),
+                        mod_revision: Revision(r),
+                    });
+                }
+            }
+            Ok(())
+        };
+        for entry in hist.range((start, 0)..)? {
+            let (k, _) = entry?;
+            let (key, r) = k.value();
+            if !key.starts_with(req.prefix) {
                 break;
             }
-            found.push(rev);
+            if current_key.as_deref() != Some(key) {
+                if let Some(prev) = current_key.take() {
+                    emit(&prev, best.take(), &mut items)?;
+                    if req.limit > 0 && items.len() > req.limit {
+                        break;
+                    }
+                }
+                current_key = Some(key.to_string());
+                best = None;
+            }
+            if r <= at {
+                best = Some(r);
+            }
         }
-        drop(index);
-        let log = txn.open_table(LOG)?;
-        let mut items = Vec::with_capacity(found.len());
-        for rev in found {
-            let entry = log
-                .get(rev)?
-                .ok_or_else(|| Error::Corrupt(format!("the log has no entry at revision {rev}")))?;
-            let (key, _, create, value) = entry.value();
-            items.push(KeyValue {
-                key: key.to_string(),
-                value: Bytes::copy_from_slice(value),
-                create_revision: Revision(create),
-                mod_revision: Revision(rev),
-            });
+        if let Some(prev) = current_key.take()
+            && (req.limit == 0 || items.len() <= req.limit)
+        {
+            emit(&prev, best, &mut items)?;
+        }
+        if req.limit > 0 && items.len() > req.limit {
+            items.truncate(req.limit);
+            more = true;
         }
         Ok(ListResponse {
             items,
@@ -1189,11 +1122,13 @@ impl Store for EmbeddedStore {
     }
 
     async fn get(&self, key: &str) -> Result<(Option<KeyValue>, Revision)> {
-        let (txn, index) = self.snapshot()?;
-        let (revision, current) = (index.revision, index.current(key));
-        drop(index);
-        let found = match current {
-            Some((create, rev)) => Some(current_value(&txn.open_table(LOG)?, key, create, rev)?),
+        let txn = self.shared.db.begin_read()?;
+        let (revision, _) = read_revision(&txn.open_table(META)?)?;
+        let found = match txn.open_table(LIVE)?.get(key)? {
+            Some(g) => {
+                let (create, rev) = g.value();
+                Some(current_value(&txn.open_table(LOG)?, key, create, rev)?)
+            }
             None => None,
         };
         Ok((found, Revision(revision)))
@@ -1204,7 +1139,17 @@ impl Store for EmbeddedStore {
     }
 
     async fn count(&self, prefix: &str) -> Result<u64> {
-        Ok(self.shared.index().count(prefix))
+        let txn = self.shared.db.begin_read()?;
+        let live = txn.open_table(LIVE)?;
+        let mut n = 0;
+        for entry in live.range(prefix..)? {
+            let (k, _) = entry?;
+            if !k.value().starts_with(prefix) {
+                break;
+            }
+            n += 1;
+        }
+        Ok(n)
     }
 
     async fn size_bytes(&self) -> Result<Option<u64>> {
@@ -2008,132 +1953,8 @@ mod tests {
         assert_eq!(gone.value, value("3"));
     }
 
-    /// A database of the layout before the key index moved to memory: `live` and `hist`
-    /// beside the log. `/k/a` created at 1 and updated at 3, `/k/b` created at 2 and deleted
-    /// at 4, `/k/c` created at 5; compacted at 1.
-    fn write_layout_with_key_tables(path: &Path) {
-        create_database(path).unwrap();
-        let db = Database::create(path).unwrap();
-        let txn = db.begin_write().unwrap();
-        {
-            let mut live = txn.open_table(LIVE).unwrap();
-            let mut log = txn.open_table(LOG).unwrap();
-            let mut hist = txn.open_table(HIST).unwrap();
-            let mut meta = txn.open_table(META).unwrap();
-            live.insert("/k/a", (1, 3)).unwrap();
-            live.insert("/k/c", (5, 5)).unwrap();
-            for (rev, key, kind, create, value) in [
-                (1, "/k/a", PUT, 1, b"a1".as_slice()),
-                (2, "/k/b", PUT, 2, b"b2"),
-                (3, "/k/a", PUT, 1, b"a3"),
-                (4, "/k/b", DELETE, 2, b"b2"),
-                (5, "/k/c", PUT, 5, b"c5"),
-            ] {
-                log.insert(rev, (key, kind, create, value)).unwrap();
-                hist.insert((key, rev), ()).unwrap();
-            }
-            meta.insert(META_REVISION, 5).unwrap();
-            meta.insert(META_COMPACTED, 1).unwrap();
-        }
-        txn.commit().unwrap();
-    }
-
-    #[tokio::test]
-    async fn a_database_with_its_key_index_on_disk_is_upgraded_at_open() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("db.redb");
-        write_layout_with_key_tables(&path);
-        let report = check(&path).unwrap();
-        assert_eq!((report.keys, report.revision), (2, 5));
-        let list = |store: &EmbeddedStore, revision: Option<u64>| {
-            let req = ListRequest {
-                prefix: "/k/",
-                revision: revision.map(Revision),
-                ..Default::default()
-            };
-            let listed = store.list_current(&req).unwrap();
-            let items: Vec<_> = listed
-                .items
-                .into_iter()
-                .map(|kv| (kv.key, kv.value, kv.create_revision.0, kv.mod_revision.0))
-                .collect();
-            items
-        };
-        let kv = |k: &str, v: &'static str, c, m| (k.to_string(), value(v), c, m);
-        {
-            let store = open(&dir);
-            assert_eq!(store.current_revision().await.unwrap(), Revision(5));
-            assert_eq!(
-                list(&store, None),
-                [kv("/k/a", "a3", 1, 3), kv("/k/c", "c5", 5, 5)]
-            );
-            assert_eq!(
-                list(&store, Some(2)),
-                [kv("/k/a", "a1", 1, 1), kv("/k/b", "b2", 2, 2)]
-            );
-            assert!(store.get("/k/b").await.unwrap().0.is_none());
-            assert_eq!(store.count("/k/").await.unwrap(), 2);
-            let err = store.create("/k/a", value("again")).await.unwrap_err();
-            assert!(matches!(err, Error::AlreadyExists { .. }), "{err:?}");
-            let b = store.create("/k/b", value("b6")).await.unwrap();
-            assert_eq!(
-                (b.create_revision, b.mod_revision),
-                (Revision(6), Revision(6))
-            );
-            // Compaction goes on from the index made of the log.
-            store.compact(Revision(4)).await.unwrap();
-            assert_eq!(list(&store, Some(4)), [kv("/k/a", "a3", 1, 3)]);
-        }
-        let db = Database::open(&path).unwrap();
-        let txn = db.begin_read().unwrap();
-        let names: Vec<_> = txn
-            .list_tables()
-            .unwrap()
-            .map(|t| t.name().to_string())
-            .collect();
-        assert!(!names.iter().any(|n| n == "hist"), "{names:?}");
-        // A version with its key index on disk stops at `live` instead of finding no keys.
-        assert!(matches!(
-            txn.open_table(LIVE),
-            Err(redb::TableError::TableTypeMismatch { .. })
-        ));
-        drop((txn, db));
-        let store = open(&dir);
-        assert_eq!(
-            list(&store, None),
-            [
-                kv("/k/a", "a3", 1, 3),
-                kv("/k/b", "b6", 6, 6),
-                kv("/k/c", "c5", 5, 5)
-            ]
-        );
-        let (events, _) = store.history_since("/k/", 4).unwrap();
-        let revisions: Vec<_> = events.iter().map(|e| e.kv.mod_revision.0).collect();
-        assert_eq!(revisions, [5, 6]);
-    }
-
-    /// A version that kept the key index on disk, opening a new database, would find no keys:
-    /// it finds `live` of another type and stops.
-    #[tokio::test]
-    async fn a_new_database_stops_versions_with_the_key_index_on_disk() {
-        let dir = tempfile::tempdir().unwrap();
-        drop(open(&dir));
-        let db = Database::open(dir.path().join("db.redb")).unwrap();
-        let txn = db.begin_write().unwrap();
-        assert!(matches!(
-            txn.open_table(LIVE),
-            Err(redb::TableError::TableTypeMismatch { .. })
-        ));
-        txn.abort().unwrap();
-        drop(db);
-        // The guard is left alone by later opens.
-        let store = open(&dir);
-        store.create("/k/a", value("1")).await.unwrap();
-        assert_eq!(store.count("/k/").await.unwrap(), 1);
-    }
-
-    /// Readers running beside writes and compactions never find a revision the log lacks:
-    /// the index and the read transaction they take agree.
+    /// Readers running beside writes and compactions see one state: every revision a read
+    /// is given is in its snapshot.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn reads_beside_writes_and_compactions_see_one_state() {
         let dir = tempfile::tempdir().unwrap();

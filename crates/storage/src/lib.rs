@@ -14,7 +14,6 @@ pub mod conformance;
 mod embedded;
 mod error;
 mod fanout;
-mod index;
 #[cfg(test)]
 mod power_loss;
 mod repair;

@@ -13,9 +13,7 @@ use std::path::{Path, PathBuf};
 
 use redb::{Database, Durability, ReadableTable};
 
-use crate::embedded::{
-    META_COMPACTED, META_EPOCH, META_REVISION, Tables, compact_range, index_log,
-};
+use crate::embedded::{META_COMPACTED, META_EPOCH, META_REVISION, Tables, compact_range};
 use crate::error::{Error, Result};
 use crate::store::Event;
 use crate::wal::{LogScan, Wal};
@@ -243,12 +241,16 @@ fn inspect(path: &Path, db: &Database) -> Result<(StoreReport, LogScan, Option<u
             get(META_EPOCH)?,
         );
         // Every entry is read, so that a damaged page shows here.
+        let mut keys = 0;
+        for entry in t.live.iter()? {
+            entry?;
+            keys += 1;
+        }
         let mut history = 0;
         for entry in t.log.iter()? {
             entry?;
             history += 1;
         }
-        let keys = index_log(&t.log)?.len();
         (revision, compacted, epoch, keys, history)
     };
     txn.abort()?;
@@ -313,8 +315,7 @@ pub fn salvage(path: &Path) -> Result<SalvageReport> {
                 revision = event.kv.mod_revision.0;
             }
         }
-        let index = index_log(&t.log)?;
-        compact_range(&mut t.log, &index, before.compacted, revision)?;
+        compact_range(&mut t.log, &mut t.hist, before.compacted, revision)?;
         t.meta.insert(META_REVISION, revision)?;
         t.meta.insert(META_COMPACTED, revision)?;
         t.meta
