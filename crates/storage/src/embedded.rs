@@ -1,12 +1,15 @@
 //! The embedded backend: one redb file, one writer thread that group-commits.
 //!
-//! Layout (four tables):
+//! Layout (three tables):
 //! - `live`: key → (create revision, mod revision): the keys that exist now. A key's value is
 //!   the `log` entry at its mod revision (compaction always keeps a live key's last revision),
 //!   so each value is written once.
-//! - `log`: revision → (key, kind, create revision, value): every change, for watches and for
-//!   reads at older revisions. A delete records the last value.
-//! - `hist`: (key, revision) → (): which revisions touched a key, for reads at a revision.
+//! - `log`: revision → (key, kind, create revision, previous revision, value): every change,
+//!   for watches and for reads at older revisions. A delete records the last value. The
+//!   previous revision is the key's change before this one (0 for a create): each key's
+//!   changes form a chain back through the log, which reads at a revision and compaction
+//!   follow, so a write inserts at two places (its key in `live`, the log's end) instead of
+//!   keeping a third index of every key's revisions.
 //! - `meta`: `revision` (last committed) and `compacted`.
 //!
 //! Writers send their operation to the writer thread and wait. The thread takes every
@@ -16,7 +19,7 @@
 //! acknowledged write is on disk, and concurrent writers share the cost of the sync. A
 //! durable checkpoint of the database every few seconds lets the log start over.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -40,8 +43,18 @@ const LIVE: TableDefinition<&str, (u64, u64)> = TableDefinition::new("live");
 /// The layout before `live` (kept each current value a second time); [`Tables::upgrade`]
 /// moves a database off it.
 const KV_WITH_VALUES: TableDefinition<&str, (u64, u64, &[u8])> = TableDefinition::new("kv");
-const LOG: TableDefinition<u64, (&str, u8, u64, &[u8])> = TableDefinition::new("log");
+/// A log entry: key, kind, create revision, the key's previous revision (0 for a create),
+/// value.
+type LogEntry = (&'static str, u8, u64, u64, &'static [u8]);
+const LOG: TableDefinition<u64, LogEntry> = TableDefinition::new("log");
+/// The log of the layout before the chains (its entries without the previous revision),
+/// and the index of every key's revisions it needed; [`Tables::upgrade`] moves a database
+/// off both. Keeping the name `log` for the new type makes versions of that layout stop
+/// (the table's type does not match) instead of reading a database they do not know.
+const UNCHAINED_LOG: TableDefinition<u64, (&str, u8, u64, &[u8])> = TableDefinition::new("log");
 const HIST: TableDefinition<(&str, u64), ()> = TableDefinition::new("hist");
+/// Where the upgrade writes the chained log before it takes the name `log`.
+const CHAINED_LOG_STAGED: TableDefinition<u64, LogEntry> = TableDefinition::new("log-chained");
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 
 pub(crate) const META_REVISION: &str = "revision";
@@ -348,11 +361,10 @@ fn error_for_writer(err: &Error) -> Error {
     }
 }
 
-/// The four tables, open in one write transaction.
+/// The three tables, open in one write transaction.
 pub(crate) struct Tables<'t> {
     pub(crate) live: redb::Table<'t, &'static str, (u64, u64)>,
-    pub(crate) log: redb::Table<'t, u64, (&'static str, u8, u64, &'static [u8])>,
-    pub(crate) hist: redb::Table<'t, (&'static str, u64), ()>,
+    pub(crate) log: redb::Table<'t, u64, LogEntry>,
     pub(crate) meta: redb::Table<'t, &'static str, u64>,
 }
 
@@ -362,35 +374,78 @@ impl<'t> Tables<'t> {
         Ok(Self {
             live: txn.open_table(LIVE)?,
             log: txn.open_table(LOG)?,
-            hist: txn.open_table(HIST)?,
             meta: txn.open_table(META)?,
         })
     }
 
-    /// Moves a database written before the `live` table (each current value kept in `kv`
-    /// as well as in the log) to the current layout, in `txn`; nothing to do on a database
-    /// already there. A current value the log lacks (compacted away by a version that did
-    /// not keep live keys' last revisions) is logged at its revision.
+    /// Moves a database of an earlier layout to the current one, in `txn`; nothing to do on
+    /// a database already there.
     pub(crate) fn upgrade(txn: &redb::WriteTransaction) -> Result<()> {
+        Self::upgrade_values_kept_twice(txn)?;
+        Self::upgrade_unchained_log(txn)
+    }
+
+    /// The layout before `live` kept each current value in `kv` as well as in the log: moved
+    /// to the unchained layout ([`UNCHAINED_LOG`]). A current value the log lacks (compacted
+    /// away by a version that did not keep live keys' last revisions) is logged at its
+    /// revision.
+    fn upgrade_values_kept_twice(txn: &redb::WriteTransaction) -> Result<()> {
         let old = KV_WITH_VALUES.name();
         if !txn.list_tables()?.any(|t| t.name() == old) {
             return Ok(());
         }
         {
             let kv = txn.open_table(KV_WITH_VALUES)?;
-            let mut t = Tables::open(txn)?;
+            let mut live = txn.open_table(LIVE)?;
+            let mut log = txn.open_table(UNCHAINED_LOG)?;
+            let mut hist = txn.open_table(HIST)?;
             for entry in kv.iter()? {
                 let (k, v) = entry?;
                 let (key, (create, rev, value)) = (k.value(), v.value());
-                t.live.insert(key, (create, rev))?;
-                if t.log.get(rev)?.is_none() {
-                    t.log.insert(rev, (key, PUT, create, value))?;
-                    t.hist.insert((key, rev), ())?;
+                live.insert(key, (create, rev))?;
+                if log.get(rev)?.is_none() {
+                    log.insert(rev, (key, PUT, create, value))?;
+                    hist.insert((key, rev), ())?;
                 }
             }
         }
         txn.delete_table(KV_WITH_VALUES)?;
         info!("the embedded store's current values now live in its log only");
+        Ok(())
+    }
+
+    /// The unchained layout's log entries get their key's previous revision (the entry
+    /// before in the log for the same key, unless that one was a delete), and its index of
+    /// every key's revisions goes.
+    fn upgrade_unchained_log(txn: &redb::WriteTransaction) -> Result<()> {
+        if !txn.list_tables()?.any(|t| t.name() == HIST.name()) {
+            return Ok(());
+        }
+        let mut entries = 0u64;
+        {
+            let old = txn.open_table(UNCHAINED_LOG)?;
+            let mut chained = txn.open_table(CHAINED_LOG_STAGED)?;
+            // Each key's last revision so far, while it exists.
+            let mut last: HashMap<String, u64> = HashMap::new();
+            for entry in old.iter()? {
+                let (r, v) = entry?;
+                let (rev, (key, kind, create, value)) = (r.value(), v.value());
+                let prev = if kind == DELETE {
+                    last.remove(key)
+                } else {
+                    last.insert(key.to_string(), rev)
+                };
+                chained.insert(rev, (key, kind, create, prev.unwrap_or(0), value))?;
+                entries += 1;
+            }
+        }
+        txn.delete_table(UNCHAINED_LOG)?;
+        txn.delete_table(HIST)?;
+        txn.rename_table(CHAINED_LOG_STAGED, LOG)?;
+        info!(
+            entries,
+            "the embedded store's log entries now name the revision each follows"
+        );
         Ok(())
     }
 
@@ -415,18 +470,13 @@ impl<'t> Tables<'t> {
             kv.key.as_str(),
             kv.value.as_ref(),
         );
-        match event.kind {
-            EventKind::Put => {
-                self.live.insert(key, (create, rev))?;
-                self.log.insert(rev, (key, PUT, create, value))?;
-            }
-            EventKind::Delete => {
-                self.live.remove(key)?;
-                self.log.insert(rev, (key, DELETE, create, value))?;
-            }
+        let (kind, prev) = match event.kind {
+            EventKind::Put => (PUT, self.live.insert(key, (create, rev))?),
+            EventKind::Delete => (DELETE, self.live.remove(key)?),
             EventKind::Progress => return Ok(()),
-        }
-        self.hist.insert((key, rev), ())?;
+        };
+        let prev = prev.map_or(0, |g| g.value().1);
+        self.log.insert(rev, (key, kind, create, prev, value))?;
         Ok(())
     }
 }
@@ -615,7 +665,7 @@ impl Writer {
             txn.set_durability(Durability::None)?;
             {
                 let mut t = Tables::open(&txn)?;
-                compact_range(&mut t.log, &mut t.hist, from, to)?;
+                compact_range(&mut t.log, from, to)?;
                 t.meta.insert(META_COMPACTED, to)?;
             }
             txn.commit()?;
@@ -894,59 +944,76 @@ struct Compaction {
     waiting: Vec<oneshot::Sender<Result<Option<KeyValue>>>>,
 }
 
-/// Removes history entries in `(from, to]` that no read after `to` needs: for each key touched
-/// there, every revision but the last at or before `to`, and that one too if it is a delete.
-/// So a live key's last revision, which holds its current value, is never removed.
+/// Removes history entries in `(from, to]` that no read after `to` needs: the entry each
+/// change there follows (the key's previous revision, before `to`), and each delete there
+/// with it. So a key's last revision at or before `to` stays unless it deleted the key, and
+/// a live key's last revision, which holds its current value, is never removed.
 pub(crate) fn compact_range(
-    log: &mut redb::Table<u64, (&str, u8, u64, &[u8])>,
-    hist: &mut redb::Table<(&str, u64), ()>,
+    log: &mut redb::Table<u64, LogEntry>,
     from: u64,
     to: u64,
 ) -> Result<()> {
-    let mut keys = BTreeSet::new();
+    let mut gone = Vec::new();
     for entry in log.range(from + 1..=to)? {
-        let (_, v) = entry?;
-        keys.insert(v.value().0.to_string());
+        let (r, v) = entry?;
+        let (_, kind, _, prev, _) = v.value();
+        if prev != 0 {
+            gone.push(prev);
+        }
+        if kind == DELETE {
+            gone.push(r.value());
+        }
     }
-    for key in keys {
-        let revs: Vec<u64> = hist
-            .range((key.as_str(), 0)..=(key.as_str(), to))?
-            .map(|e| e.map(|(k, _)| k.value().1))
-            .collect::<Result<_, _>>()?;
-        let Some((&last, older)) = revs.split_last() else {
-            continue;
-        };
-        for &r in older {
-            hist.remove((key.as_str(), r))?;
-            log.remove(r)?;
-        }
-        let last_is_delete = log.get(last)?.is_some_and(|g| g.value().1 == DELETE);
-        if last_is_delete {
-            hist.remove((key.as_str(), last))?;
-            log.remove(last)?;
-        }
+    for rev in gone {
+        log.remove(rev)?;
     }
     Ok(())
 }
 
 /// The current value of `key`, last written at `rev`: the log's entry there.
 fn current_value(
-    log: &impl ReadableTable<u64, (&'static str, u8, u64, &'static [u8])>,
+    log: &impl ReadableTable<u64, LogEntry>,
     key: &str,
     create: u64,
     rev: u64,
 ) -> Result<KeyValue> {
-    let entry = log.get(rev)?.ok_or_else(|| {
-        Error::Corrupt(format!(
-            "the log has no entry at revision {rev}, where {key} was last written"
-        ))
-    })?;
+    let entry = log.get(rev)?.ok_or_else(|| missing_entry(key, rev))?;
     Ok(KeyValue {
         key: key.to_string(),
-        value: Bytes::copy_from_slice(entry.value().3),
+        value: Bytes::copy_from_slice(entry.value().4),
         create_revision: Revision(create),
         mod_revision: Revision(rev),
     })
+}
+
+fn missing_entry(key: &str, rev: u64) -> Error {
+    Error::Corrupt(format!(
+        "the log has no entry at revision {rev}, where {key} was written"
+    ))
+}
+
+/// The value `key` had at revision `at`, following its chain back from its change at `rev`;
+/// `None` when it did not exist then.
+fn value_at(
+    log: &impl ReadableTable<u64, LogEntry>,
+    key: &str,
+    mut rev: u64,
+    at: u64,
+) -> Result<Option<KeyValue>> {
+    while rev != 0 {
+        let entry = log.get(rev)?.ok_or_else(|| missing_entry(key, rev))?;
+        let (_, kind, create, prev, value) = entry.value();
+        if rev <= at {
+            return Ok((kind == PUT).then(|| KeyValue {
+                key: key.to_string(),
+                value: Bytes::copy_from_slice(value),
+                create_revision: Revision(create),
+                mod_revision: Revision(rev),
+            }));
+        }
+        rev = prev;
+    }
+    Ok(None)
 }
 
 fn read_revision(meta: &impl ReadableTable<&'static str, u64>) -> Result<(u64, u64)> {
@@ -1009,58 +1076,63 @@ impl EmbeddedStore {
                 compacted,
             });
         }
-        let hist = txn.open_table(HIST)?;
+        let live = txn.open_table(LIVE)?;
         let log = txn.open_table(LOG)?;
         let start = req.start.filter(|s| *s > req.prefix).unwrap_or(req.prefix);
+        let wanted = |key: &str| key.starts_with(req.prefix) && key >= start;
+        // The keys deleted since `at` that existed then (at most one of a key's deletes
+        // since follows a value from before).
+        let mut deleted_since = BTreeMap::new();
+        for entry in log.range(at + 1..)? {
+            let (r, v) = entry?;
+            let (key, kind, ..) = v.value();
+            if kind == DELETE
+                && wanted(key)
+                && let Some(kv) = value_at(&log, key, r.value(), at)?
+            {
+                deleted_since.insert(kv.key.clone(), kv);
+            }
+        }
+        let mut deleted_since = deleted_since.into_values().peekable();
+        // Merged in key order with the keys that exist now, at their value then.
+        let full = |items: &Vec<KeyValue>| req.limit > 0 && items.len() == req.limit;
         let mut items = Vec::new();
         let mut more = false;
-        // Walk (key, revision) in order; for each key remember the last revision <= at.
-        let mut current_key: Option<String> = None;
-        let mut best: Option<u64> = None;
-        let emit = |key: &str, best: Option<u64>, items: &mut Vec<KeyValue>| -> Result<()> {
-            if let Some(r) = best
-                && let Some(g) = log.get(r)?
-            {
-                let (_, kind, c, value) = g.value();
-                if kind == PUT {
-                    items.push(KeyValue {
-                        key: key.to_string(),
-                        value: Bytes::copy_from_slice(value),
-                        create_revision: Revision(c),
-                        mod_revision: Revision(r),
-                    });
-                }
-            }
-            Ok(())
-        };
-        for entry in hist.range((start, 0)..)? {
-            let (k, _) = entry?;
-            let (key, r) = k.value();
+        'keys: for entry in live.range(start..)? {
+            let (k, v) = entry?;
+            let key = k.value();
             if !key.starts_with(req.prefix) {
                 break;
             }
-            if current_key.as_deref() != Some(key) {
-                if let Some(prev) = current_key.take() {
-                    emit(&prev, best.take(), &mut items)?;
-                    if req.limit > 0 && items.len() > req.limit {
-                        break;
-                    }
+            while let Some(gone) = deleted_since.next_if(|kv| kv.key.as_str() < key) {
+                if full(&items) {
+                    more = true;
+                    break 'keys;
                 }
-                current_key = Some(key.to_string());
-                best = None;
+                items.push(gone);
             }
-            if r <= at {
-                best = Some(r);
+            let (create, rev) = v.value();
+            let then = if rev <= at {
+                Some(current_value(&log, key, create, rev)?)
+            } else {
+                value_at(&log, key, rev, at)?
+            };
+            if let Some(kv) = then {
+                if full(&items) {
+                    more = true;
+                    break;
+                }
+                items.push(kv);
             }
         }
-        if let Some(prev) = current_key.take()
-            && (req.limit == 0 || items.len() <= req.limit)
-        {
-            emit(&prev, best, &mut items)?;
-        }
-        if req.limit > 0 && items.len() > req.limit {
-            items.truncate(req.limit);
-            more = true;
+        if !more {
+            for gone in deleted_since {
+                if full(&items) {
+                    more = true;
+                    break;
+                }
+                items.push(gone);
+            }
         }
         Ok(ListResponse {
             items,
@@ -1082,7 +1154,7 @@ impl EmbeddedStore {
         let mut events = Vec::new();
         for entry in log.range(from + 1..)? {
             let (r, v) = entry?;
-            let (key, kind, c, value) = v.value();
+            let (key, kind, c, _, value) = v.value();
             if key.starts_with(prefix) {
                 events.push(Event {
                     kind: if kind == PUT {
@@ -1818,7 +1890,7 @@ mod tests {
                     .unwrap()
             }));
         }
-        let mut revs = BTreeSet::new();
+        let mut revs = std::collections::BTreeSet::new();
         for t in tasks {
             revs.insert(t.await.unwrap().mod_revision.0);
         }
@@ -1855,7 +1927,7 @@ mod tests {
         let txn = db.begin_write().unwrap();
         {
             let mut kv = txn.open_table(KV_WITH_VALUES).unwrap();
-            let mut log = txn.open_table(LOG).unwrap();
+            let mut log = txn.open_table(UNCHAINED_LOG).unwrap();
             let mut hist = txn.open_table(HIST).unwrap();
             let mut meta = txn.open_table(META).unwrap();
             kv.insert("/k/a", (1, 2, b"a2".as_slice())).unwrap();
@@ -2033,5 +2105,259 @@ mod tests {
             assert!(reader.await.unwrap() > 0);
         }
         assert!(rounds > 5, "{rounds} rounds of writes");
+    }
+}
+
+#[cfg(test)]
+mod chain_tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    /// The keys and values at every revision, kept beside the store: revision → key →
+    /// (value, create revision, mod revision).
+    type Model = Vec<BTreeMap<String, (Bytes, u64, u64)>>;
+
+    async fn list_at(store: &EmbeddedStore, at: u64, limit: usize) -> Vec<KeyValue> {
+        let mut items = Vec::new();
+        let mut start = None::<String>;
+        loop {
+            let page = store
+                .list(ListRequest {
+                    prefix: "/k/",
+                    start: start.as_deref(),
+                    limit,
+                    revision: Some(Revision(at)),
+                })
+                .await
+                .unwrap();
+            assert_eq!(page.revision, Revision(at));
+            assert!(limit == 0 || page.items.len() <= limit);
+            let more = page.more;
+            items.extend(page.items);
+            if !more {
+                return items;
+            }
+            start = Some(format!("{}\0", items.last().unwrap().key));
+        }
+    }
+
+    async fn check_every_revision(store: &EmbeddedStore, model: &Model, from: u64) {
+        for at in from..model.len() as u64 {
+            let want: Vec<_> = model[at as usize]
+                .iter()
+                .map(|(k, (v, c, m))| (k.clone(), v.clone(), *c, *m))
+                .collect();
+            for limit in [0, 1, 3] {
+                let got: Vec<_> = list_at(store, at, limit)
+                    .await
+                    .into_iter()
+                    .map(|kv| (kv.key, kv.value, kv.create_revision.0, kv.mod_revision.0))
+                    .collect();
+                assert_eq!(got, want, "at revision {at}, pages of {limit}");
+            }
+        }
+    }
+
+    /// Creates, updates, deletes and creates again over a few keys, compacting now and then:
+    /// every revision not compacted away reads as it was, whole and in pages, and the
+    /// current state as it is.
+    #[tokio::test]
+    async fn reads_at_every_revision_follow_the_chains_through_compactions() {
+        let dir = tempfile::tempdir().unwrap();
+        let store =
+            EmbeddedStore::open(EmbeddedStoreConfig::new(dir.path().join("db.redb"))).unwrap();
+        // Outside the prefix: reads at a revision must skip it.
+        store
+            .create("/j/x", Bytes::from_static(b"x"))
+            .await
+            .unwrap();
+        let mut model: Model = vec![BTreeMap::new(), BTreeMap::new()];
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut compacted = 0;
+        for step in 0..240 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let key = format!("/k/{}", (seed >> 33) % 6);
+            let now = model.last().unwrap().clone();
+            let value = Bytes::from(format!("{key}@{step}"));
+            let mut next = now.clone();
+            let kv = match now.get(&key) {
+                None => store.create(&key, value.clone()).await.unwrap(),
+                Some((_, _, m)) if (seed >> 20).is_multiple_of(3) => {
+                    let gone = store.delete(&key, Some(Revision(*m))).await.unwrap();
+                    next.remove(&key);
+                    model.push(next);
+                    assert_eq!(gone.mod_revision.0, model.len() as u64 - 1);
+                    continue;
+                }
+                Some((_, _, m)) => store
+                    .update(&key, value.clone(), Revision(*m))
+                    .await
+                    .unwrap(),
+            };
+            next.insert(key, (value, kv.create_revision.0, kv.mod_revision.0));
+            model.push(next);
+            assert_eq!(kv.mod_revision.0, model.len() as u64 - 1);
+            if step % 60 == 59 {
+                check_every_revision(&store, &model, compacted.max(1)).await;
+                compacted = model.len() as u64 - 1 - (seed >> 40) % 8;
+                store.compact(Revision(compacted)).await.unwrap();
+            }
+        }
+        check_every_revision(&store, &model, compacted).await;
+        let err = store
+            .list(ListRequest {
+                prefix: "/k/",
+                revision: Some(Revision(compacted - 1)),
+                ..Default::default()
+            })
+            .await
+            .unwrap_err();
+        assert!(matches!(err, Error::Compacted { .. }), "{err:?}");
+        // Compaction left what the reads after it need, and nothing more of a key than its
+        // last value at the compacted revision and its changes since.
+        let txn = store.shared.db.begin_read().unwrap();
+        let log = txn.open_table(LOG).unwrap();
+        let kept = log.range(..=compacted).unwrap().count();
+        let live_then = model[compacted as usize].len() + 1;
+        assert_eq!(kept, live_then, "entries at or before {compacted}");
+    }
+}
+
+#[cfg(test)]
+mod unchained_layout_tests {
+    use super::*;
+
+    fn value(s: &'static str) -> Bytes {
+        Bytes::from_static(s.as_bytes())
+    }
+
+    /// A database of the layout before the chains: `/k/a` created at 1, updated at 2 and 4;
+    /// `/k/b` created at 3, deleted at 5, created again at 6; `/k/c` created at 7; `/j/x`
+    /// at 8. Compacted at 2 (so `/k/a`'s entry at 1 is gone).
+    fn write_unchained_layout(path: &Path) {
+        create_database(path).unwrap();
+        let db = Database::create(path).unwrap();
+        let txn = db.begin_write().unwrap();
+        {
+            let mut live = txn.open_table(LIVE).unwrap();
+            let mut log = txn.open_table(UNCHAINED_LOG).unwrap();
+            let mut hist = txn.open_table(HIST).unwrap();
+            let mut meta = txn.open_table(META).unwrap();
+            for (rev, key, kind, create, value) in [
+                (2, "/k/a", PUT, 1, b"a2".as_slice()),
+                (3, "/k/b", PUT, 3, b"b3"),
+                (4, "/k/a", PUT, 1, b"a4"),
+                (5, "/k/b", DELETE, 3, b"b3"),
+                (6, "/k/b", PUT, 6, b"b6"),
+                (7, "/k/c", PUT, 7, b"c7"),
+                (8, "/j/x", PUT, 8, b"x8"),
+            ] {
+                log.insert(rev, (key, kind, create, value)).unwrap();
+                hist.insert((key, rev), ()).unwrap();
+            }
+            for (key, create, rev) in [
+                ("/k/a", 1, 4),
+                ("/k/b", 6, 6),
+                ("/k/c", 7, 7),
+                ("/j/x", 8, 8),
+            ] {
+                live.insert(key, (create, rev)).unwrap();
+            }
+            meta.insert(META_REVISION, 8).unwrap();
+            meta.insert(META_COMPACTED, 2).unwrap();
+        }
+        txn.commit().unwrap();
+    }
+
+    async fn at(store: &EmbeddedStore, rev: u64) -> Vec<(String, Bytes)> {
+        let list = store
+            .list(ListRequest {
+                prefix: "/k/",
+                revision: Some(Revision(rev)),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        list.items
+            .into_iter()
+            .map(|kv| (kv.key, kv.value))
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_database_of_the_unchained_layout_is_upgraded_at_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db.redb");
+        write_unchained_layout(&path);
+        let report = crate::repair::check(&path).unwrap();
+        assert_eq!((report.keys, report.history, report.revision), (4, 7, 8));
+        {
+            let store = EmbeddedStore::open(EmbeddedStoreConfig::new(&path)).unwrap();
+            let k = |s: &str| s.to_string();
+            assert_eq!(at(&store, 2).await, [(k("/k/a"), value("a2"))]);
+            assert_eq!(
+                at(&store, 3).await,
+                [(k("/k/a"), value("a2")), (k("/k/b"), value("b3"))]
+            );
+            assert_eq!(at(&store, 5).await, [(k("/k/a"), value("a4"))]);
+            assert_eq!(
+                at(&store, 8).await,
+                [
+                    (k("/k/a"), value("a4")),
+                    (k("/k/b"), value("b6")),
+                    (k("/k/c"), value("c7"))
+                ]
+            );
+            let b = store.get("/k/b").await.unwrap().0.unwrap();
+            assert_eq!(
+                (b.create_revision, b.mod_revision),
+                (Revision(6), Revision(6))
+            );
+            // The chains the upgrade made are what compaction follows.
+            store.compact(Revision(6)).await.unwrap();
+            assert_eq!(
+                at(&store, 6).await,
+                [(k("/k/a"), value("a4")), (k("/k/b"), value("b6"))]
+            );
+            let txn = store.shared.db.begin_read().unwrap();
+            let revs: Vec<u64> = txn
+                .open_table(LOG)
+                .unwrap()
+                .iter()
+                .unwrap()
+                .map(|e| e.unwrap().0.value())
+                .collect();
+            assert_eq!(revs, [4, 6, 7, 8]);
+            drop(txn);
+            store
+                .update("/k/a", value("a9"), Revision(4))
+                .await
+                .unwrap();
+        }
+        let db = Database::open(&path).unwrap();
+        let txn = db.begin_write().unwrap();
+        let names: Vec<String> = txn
+            .list_tables()
+            .unwrap()
+            .map(|t| t.name().to_string())
+            .collect();
+        assert!(
+            names.iter().all(|n| n != "hist" && n != "log-chained"),
+            "{names:?}"
+        );
+        // A version of the earlier layout stops at the log instead of reading it wrongly.
+        let err = txn.open_table(UNCHAINED_LOG).map(|_| ()).unwrap_err();
+        assert!(
+            matches!(err, redb::TableError::TableTypeMismatch { .. }),
+            "{err:?}"
+        );
+        txn.abort().unwrap();
+        drop(db);
+        let store = EmbeddedStore::open(EmbeddedStoreConfig::new(&path)).unwrap();
+        let a = store.get("/k/a").await.unwrap().0.unwrap();
+        assert_eq!((a.value, a.create_revision), (value("a9"), Revision(1)));
     }
 }

@@ -315,7 +315,7 @@ pub fn salvage(path: &Path) -> Result<SalvageReport> {
                 revision = event.kv.mod_revision.0;
             }
         }
-        compact_range(&mut t.log, &mut t.hist, before.compacted, revision)?;
+        compact_range(&mut t.log, before.compacted, revision)?;
         t.meta.insert(META_REVISION, revision)?;
         t.meta.insert(META_COMPACTED, revision)?;
         t.meta
