@@ -1,16 +1,19 @@
 //! The embedded backend: one redb file, one writer thread that group-commits.
 //!
-//! Layout (three tables):
-//! - `live`: key → (create revision, mod revision): the keys that exist now. A key's value is
-//!   the `log` entry at its mod revision (compaction always keeps a live key's last revision),
-//!   so each value is written once.
+//! Layout (two tables):
 //! - `log`: revision → (key, kind, create revision, previous revision, value): every change,
 //!   for watches and for reads at older revisions. A delete records the last value. The
 //!   previous revision is the key's change before this one (0 for a create): each key's
 //!   changes form a chain back through the log, which reads at a revision and compaction
-//!   follow, so a write inserts at two places (its key in `live`, the log's end) instead of
-//!   keeping a third index of every key's revisions.
+//!   follow.
 //! - `meta`: `revision` (last committed) and `compacted`.
+//!
+//! The keys that exist now, with their create and mod revisions, are kept in memory
+//! ([`LiveKeys`], made from the log at open). A key's value is the `log` entry at its mod
+//! revision (compaction always keeps a live key's last revision), so each value is written
+//! once, and a write adds one entry at the log's end. Readers take the live keys' read lock
+//! while they begin their read transaction and the writer records a batch there after its
+//! commit, so every revision a reader finds in memory is in its snapshot.
 //!
 //! Writers send their operation to the writer thread and wait. The thread takes every
 //! operation that is waiting (up to a batch limit), applies them in one write transaction,
@@ -21,8 +24,8 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -33,19 +36,21 @@ use tracing::{error, info, warn};
 
 use crate::error::{Error, Result};
 use crate::fanout::{Bounds, Ended, Fanout, Subscription};
+use crate::live::LiveKeys;
 use crate::store::{
     Event, EventKind, KeyValue, ListRequest, ListResponse, Revision, Store, WatchStream,
     WriteNotice,
 };
 use crate::wal::{Stop, Wal};
 
+/// The live keys on disk, in the layouts before [`LiveKeys`]; dropped by the upgrade.
 const LIVE: TableDefinition<&str, (u64, u64)> = TableDefinition::new("live");
 /// The layout before `live` (kept each current value a second time); [`Tables::upgrade`]
 /// moves a database off it.
 const KV_WITH_VALUES: TableDefinition<&str, (u64, u64, &[u8])> = TableDefinition::new("kv");
 /// A log entry: key, kind, create revision, the key's previous revision (0 for a create),
 /// value.
-type LogEntry = (&'static str, u8, u64, u64, &'static [u8]);
+pub(crate) type LogEntry = (&'static str, u8, u64, u64, &'static [u8]);
 const LOG: TableDefinition<u64, LogEntry> = TableDefinition::new("log");
 /// The log of the layout before the chains (its entries without the previous revision),
 /// and the index of every key's revisions it needed; [`Tables::upgrade`] moves a database
@@ -66,7 +71,7 @@ pub(crate) const META_EPOCH: &str = "wal-epoch";
 /// lacks and the next open does not read it; that open removes it before any new record.
 const META_CLOSED_CLEANLY: &str = "wal-closed-cleanly";
 const PUT: u8 = 0;
-const DELETE: u8 = 1;
+pub(crate) const DELETE: u8 = 1;
 
 /// Tuning of the embedded store.
 #[derive(Debug, Clone)]
@@ -139,6 +144,14 @@ enum Op {
 }
 
 impl Op {
+    /// The key the operation writes ("" for those that write none).
+    fn key(&self) -> &str {
+        match self {
+            Op::Create { key, .. } | Op::Update { key, .. } | Op::Delete { key, .. } => key,
+            Op::Compact { .. } | Op::Ping => "",
+        }
+    }
+
     /// The key and value bytes the operation writes.
     fn bytes(&self) -> u64 {
         match self {
@@ -158,6 +171,8 @@ struct Request {
 
 struct Shared {
     db: Database,
+    /// The keys that exist, as of the last commit recorded (see the module's notes).
+    live: RwLock<LiveKeys>,
     revision: AtomicU64,
     compacted: AtomicU64,
     events: Fanout,
@@ -165,6 +180,22 @@ struct Shared {
     announced: Arc<AtomicUsize>,
     #[cfg(test)]
     faults: tests::Faults,
+}
+
+impl Shared {
+    /// The live keys, for a reader: its read transaction, begun while this is held, holds
+    /// every revision found here.
+    fn live(&self) -> RwLockReadGuard<'_, LiveKeys> {
+        self.live.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Records a committed batch's changes in the live keys.
+    fn record(&self, events: &[Event]) {
+        let mut live = self.live.write().unwrap_or_else(PoisonError::into_inner);
+        for event in events {
+            live.record(event);
+        }
+    }
 }
 
 /// The default backend: a crash-safe database file on local disk with group commit.
@@ -217,7 +248,7 @@ impl EmbeddedStore {
         let mut txn = db.begin_write()?;
         txn.set_durability(Durability::Immediate)?;
         Tables::upgrade(&txn)?;
-        let (revision, compacted, epoch, replayed) = {
+        let (revision, compacted, epoch, replayed, live) = {
             let mut tables = Tables::open(&txn)?;
             let meta =
                 |key| -> Result<Option<u64>> { Ok(tables.meta.get(key)?.map(|g| g.value())) };
@@ -247,28 +278,36 @@ impl EmbeddedStore {
                 }
                 scan.batches
             };
+            let mut live = LiveKeys::load(&tables.log, revision)?;
             for event in batches.iter().flatten() {
-                tables.apply(event)?;
+                tables.replay(&mut live, event)?;
                 revision = event.kv.mod_revision.0;
             }
             let epoch = next_epoch(epoch);
             tables.meta.insert(META_REVISION, revision)?;
             tables.meta.insert(META_EPOCH, epoch)?;
             tables.meta.remove(META_CLOSED_CLEANLY)?;
-            (revision, compacted, epoch, batches.len())
+            (revision, compacted, epoch, batches.len(), live)
         };
         txn.commit()?;
         if replayed > 0 {
             info!(batches = replayed, revision, "replayed the write-ahead log");
         }
         wal.reset(epoch);
-        info!(path = %config.path.display(), revision, compacted, "embedded store opened");
+        info!(
+            path = %config.path.display(),
+            revision,
+            compacted,
+            keys = live.len(),
+            "embedded store opened"
+        );
         let events = Fanout::new(Bounds {
             batches: config.watch_buffer,
             bytes: config.watch_buffer_bytes,
         });
         let shared = Arc::new(Shared {
             db,
+            live: RwLock::new(live),
             revision: AtomicU64::new(revision),
             compacted: AtomicU64::new(compacted),
             events,
@@ -361,9 +400,8 @@ fn error_for_writer(err: &Error) -> Error {
     }
 }
 
-/// The three tables, open in one write transaction.
+/// The tables, open in one write transaction.
 pub(crate) struct Tables<'t> {
-    pub(crate) live: redb::Table<'t, &'static str, (u64, u64)>,
     pub(crate) log: redb::Table<'t, u64, LogEntry>,
     pub(crate) meta: redb::Table<'t, &'static str, u64>,
 }
@@ -372,7 +410,6 @@ impl<'t> Tables<'t> {
     /// Opens the tables of a database in the current layout (see [`Tables::upgrade`]).
     pub(crate) fn open(txn: &'t redb::WriteTransaction) -> Result<Self> {
         Ok(Self {
-            live: txn.open_table(LIVE)?,
             log: txn.open_table(LOG)?,
             meta: txn.open_table(META)?,
         })
@@ -382,7 +419,10 @@ impl<'t> Tables<'t> {
     /// a database already there.
     pub(crate) fn upgrade(txn: &redb::WriteTransaction) -> Result<()> {
         Self::upgrade_values_kept_twice(txn)?;
-        Self::upgrade_unchained_log(txn)
+        Self::upgrade_unchained_log(txn)?;
+        // The live keys are made from the log at open now.
+        txn.delete_table(LIVE)?;
+        Ok(())
     }
 
     /// The layout before `live` kept each current value in `kv` as well as in the log: moved
@@ -396,13 +436,11 @@ impl<'t> Tables<'t> {
         }
         {
             let kv = txn.open_table(KV_WITH_VALUES)?;
-            let mut live = txn.open_table(LIVE)?;
             let mut log = txn.open_table(UNCHAINED_LOG)?;
             let mut hist = txn.open_table(HIST)?;
             for entry in kv.iter()? {
                 let (k, v) = entry?;
                 let (key, (create, rev, value)) = (k.value(), v.value());
-                live.insert(key, (create, rev))?;
                 if log.get(rev)?.is_none() {
                     log.insert(rev, (key, PUT, create, value))?;
                     hist.insert((key, rev), ())?;
@@ -449,34 +487,57 @@ impl<'t> Tables<'t> {
         Ok(())
     }
 
-    /// `key`'s current value.
-    fn current(&self, key: &str) -> Result<Option<KeyValue>> {
-        self.revisions(key)?
-            .map(|(create, rev)| current_value(&self.log, key, create, rev))
-            .transpose()
-    }
-
-    /// The create and mod revisions of `key`'s current value.
-    fn revisions(&self, key: &str) -> Result<Option<(u64, u64)>> {
-        Ok(self.live.get(key)?.map(|g| g.value()))
-    }
-
-    /// Writes one change: the live path and log replay share this.
-    pub(crate) fn apply(&mut self, event: &Event) -> Result<()> {
+    /// Writes one change at the log's end; `prev`: the key's revision before it (0 for a
+    /// create).
+    fn log(&mut self, event: &Event, prev: u64) -> Result<()> {
         let kv = &event.kv;
-        let (rev, create, key, value) = (
-            kv.mod_revision.0,
-            kv.create_revision.0,
-            kv.key.as_str(),
-            kv.value.as_ref(),
-        );
-        let (kind, prev) = match event.kind {
-            EventKind::Put => (PUT, self.live.insert(key, (create, rev))?),
-            EventKind::Delete => (DELETE, self.live.remove(key)?),
+        let kind = match event.kind {
+            EventKind::Put => PUT,
+            EventKind::Delete => DELETE,
             EventKind::Progress => return Ok(()),
         };
-        let prev = prev.map_or(0, |g| g.value().1);
-        self.log.insert(rev, (key, kind, create, prev, value))?;
+        let entry = (
+            kv.key.as_str(),
+            kind,
+            kv.create_revision.0,
+            prev,
+            kv.value.as_ref(),
+        );
+        self.log.insert(kv.mod_revision.0, entry)?;
+        Ok(())
+    }
+
+    /// Writes a change replayed from the write-ahead log, and records it in `live`.
+    pub(crate) fn replay(&mut self, live: &mut LiveKeys, event: &Event) -> Result<()> {
+        let prev = live.get(&event.kv.key).map_or(0, |(_, rev)| rev);
+        self.log(event, prev)?;
+        live.record(event);
+        Ok(())
+    }
+}
+
+/// The live keys as a batch sees them: the store's, with the batch's own changes over them.
+struct BatchView<'a> {
+    live: &'a LiveKeys,
+    changed: HashMap<&'a str, Option<(u64, u64)>>,
+}
+
+impl<'a> BatchView<'a> {
+    /// The create and mod revisions of `key`'s current value.
+    fn revisions(&self, key: &str) -> Option<(u64, u64)> {
+        match self.changed.get(key) {
+            Some(revs) => *revs,
+            None => self.live.get(key),
+        }
+    }
+
+    /// Logs `event` and sees it from here on.
+    fn apply(&mut self, t: &mut Tables<'_>, key: &'a str, event: &Event) -> Result<()> {
+        let prev = self.revisions(key).map_or(0, |(_, rev)| rev);
+        t.log(event, prev)?;
+        let now = (event.kind == EventKind::Put)
+            .then_some((event.kv.create_revision.0, event.kv.mod_revision.0));
+        self.changed.insert(key, now);
         Ok(())
     }
 }
@@ -766,6 +827,7 @@ impl Writer {
             }
             txn.commit()
                 .map_err(|e| BatchError::Indeterminate(Error::from(e)))?;
+            self.shared.record(&events);
         }
         Ok((results, events, rev))
     }
@@ -782,6 +844,11 @@ impl Writer {
         let mut rev = start;
         {
             let mut t = Tables::open(&txn)?;
+            let live = shared.live();
+            let mut view = BatchView {
+                live: &live,
+                changed: HashMap::new(),
+            };
             for req in batch {
                 let bytes = req.op.bytes();
                 if bytes > self.max_batch_bytes {
@@ -792,7 +859,7 @@ impl Writer {
                     continue;
                 }
                 let event = match &req.op {
-                    Op::Create { key, value } => match t.revisions(key)? {
+                    Op::Create { key, value } => match view.revisions(key) {
                         Some(_) => Err(Error::AlreadyExists { key: key.clone() }),
                         None => Ok(Event {
                             kind: EventKind::Put,
@@ -808,7 +875,7 @@ impl Writer {
                         key,
                         value,
                         expected,
-                    } => match t.revisions(key)? {
+                    } => match view.revisions(key) {
                         None => Err(Error::NotFound { key: key.clone() }),
                         Some((create, current)) if current != expected.0 => Err(Error::Conflict {
                             key: key.clone(),
@@ -824,7 +891,11 @@ impl Writer {
                             },
                         }),
                     },
-                    Op::Delete { key, expected } => match t.current(key)? {
+                    Op::Delete { key, expected } => match view
+                        .revisions(key)
+                        .map(|(create, rev)| current_value(&t.log, key, create, rev))
+                        .transpose()?
+                    {
                         None => Err(Error::NotFound { key: key.clone() }),
                         Some(cur) if expected.is_some_and(|e| e != cur.mod_revision) => {
                             Err(Error::Conflict {
@@ -852,7 +923,7 @@ impl Writer {
                 };
                 results.push(match event {
                     Ok(event) => {
-                        t.apply(&event)?;
+                        view.apply(&mut t, req.op.key(), &event)?;
                         rev += 1;
                         let kv = event.kv.clone();
                         events.push(event);
@@ -973,13 +1044,14 @@ pub(crate) fn compact_range(
 /// The current value of `key`, last written at `rev`: the log's entry there.
 fn current_value(
     log: &impl ReadableTable<u64, LogEntry>,
-    key: &str,
+    key: impl Into<String>,
     create: u64,
     rev: u64,
 ) -> Result<KeyValue> {
-    let entry = log.get(rev)?.ok_or_else(|| missing_entry(key, rev))?;
+    let key = key.into();
+    let entry = log.get(rev)?.ok_or_else(|| missing_entry(&key, rev))?;
     Ok(KeyValue {
-        key: key.to_string(),
+        key,
         value: Bytes::copy_from_slice(entry.value().4),
         create_revision: Revision(create),
         mod_revision: Revision(rev),
@@ -1024,123 +1096,128 @@ fn read_revision(meta: &impl ReadableTable<&'static str, u64>) -> Result<(u64, u
 
 impl EmbeddedStore {
     fn list_current(&self, req: &ListRequest<'_>) -> Result<ListResponse> {
-        let txn = self.shared.db.begin_read()?;
-        let (revision, compacted) = read_revision(&txn.open_table(META)?)?;
-        if let Some(at) = req.revision
-            && at.0 != revision
-        {
-            return self.list_at(req, at.0, revision, compacted, &txn);
-        }
-        let live = txn.open_table(LIVE)?;
+        let at = req.revision.map(|r| r.0);
+        // The keys, and a snapshot holding their values, as of one revision.
+        let (txn, revision, keys) = {
+            let live = self.shared.live();
+            if let Some(at) = at
+                && at > live.revision
+            {
+                return Err(Error::FutureRevision {
+                    requested: at,
+                    current: live.revision,
+                });
+            }
+            let txn = self.shared.db.begin_read()?;
+            let past = at.is_some_and(|at| at != live.revision);
+            // A page takes one key past its limit, to tell whether more follow; a read at an
+            // older revision takes them all (some did not exist then).
+            let take = match req.limit {
+                0 => usize::MAX,
+                _ if past => usize::MAX,
+                limit => limit + 1,
+            };
+            let keys: Vec<_> = live
+                .under(req.prefix, req.start)
+                .take(take)
+                .map(|(key, create, rev)| (key.to_string(), create, rev))
+                .collect();
+            (txn, live.revision, keys)
+        };
         let log = txn.open_table(LOG)?;
-        let start = req.start.filter(|s| *s > req.prefix).unwrap_or(req.prefix);
-        let mut items = Vec::new();
-        let mut more = false;
-        for entry in live.range(start..)? {
-            let (k, v) = entry?;
-            let key = k.value();
-            if !key.starts_with(req.prefix) {
-                break;
+        if let Some(at) = at
+            && at != revision
+        {
+            let (_, compacted) = read_revision(&txn.open_table(META)?)?;
+            if at < compacted {
+                return Err(Error::Compacted {
+                    requested: at,
+                    compacted,
+                });
             }
-            if req.limit > 0 && items.len() == req.limit {
-                more = true;
-                break;
-            }
-            let (create, rev) = v.value();
-            items.push(current_value(&log, key, create, rev)?);
+            return list_at(req, at, revision, &log, keys);
         }
+        let more = req.limit > 0 && keys.len() > req.limit;
+        let items = keys
+            .into_iter()
+            .take(if more { req.limit } else { usize::MAX })
+            .map(|(key, create, rev)| current_value(&log, key, create, rev))
+            .collect::<Result<_>>()?;
         Ok(ListResponse {
             items,
             revision: Revision(revision),
             more,
         })
     }
+}
 
-    fn list_at(
-        &self,
-        req: &ListRequest<'_>,
-        at: u64,
-        current: u64,
-        compacted: u64,
-        txn: &redb::ReadTransaction,
-    ) -> Result<ListResponse> {
-        if at > current {
-            return Err(Error::FutureRevision {
-                requested: at,
-                current,
-            });
+/// A read at `at`, before `current`: `live`, the keys under the prefix from the request's
+/// start on as of `current`, and `log` a snapshot holding every revision up to it.
+fn list_at(
+    req: &ListRequest<'_>,
+    at: u64,
+    current: u64,
+    log: &redb::ReadOnlyTable<u64, LogEntry>,
+    live: Vec<(String, u64, u64)>,
+) -> Result<ListResponse> {
+    let start = req.start.filter(|s| *s > req.prefix).unwrap_or(req.prefix);
+    let wanted = |key: &str| key.starts_with(req.prefix) && key >= start;
+    // The keys deleted since `at` that existed then (at most one of a key's deletes since
+    // follows a value from before).
+    let mut deleted_since = BTreeMap::new();
+    for entry in log.range(at + 1..=current)? {
+        let (r, v) = entry?;
+        let (key, kind, ..) = v.value();
+        if kind == DELETE
+            && wanted(key)
+            && let Some(kv) = value_at(log, key, r.value(), at)?
+        {
+            deleted_since.insert(kv.key.clone(), kv);
         }
-        if at < compacted {
-            return Err(Error::Compacted {
-                requested: at,
-                compacted,
-            });
-        }
-        let live = txn.open_table(LIVE)?;
-        let log = txn.open_table(LOG)?;
-        let start = req.start.filter(|s| *s > req.prefix).unwrap_or(req.prefix);
-        let wanted = |key: &str| key.starts_with(req.prefix) && key >= start;
-        // The keys deleted since `at` that existed then (at most one of a key's deletes
-        // since follows a value from before).
-        let mut deleted_since = BTreeMap::new();
-        for entry in log.range(at + 1..)? {
-            let (r, v) = entry?;
-            let (key, kind, ..) = v.value();
-            if kind == DELETE
-                && wanted(key)
-                && let Some(kv) = value_at(&log, key, r.value(), at)?
-            {
-                deleted_since.insert(kv.key.clone(), kv);
+    }
+    let mut deleted_since = deleted_since.into_values().peekable();
+    // Merged in key order with the keys that exist now, at their value then.
+    let full = |items: &Vec<KeyValue>| req.limit > 0 && items.len() == req.limit;
+    let mut items = Vec::new();
+    let mut more = false;
+    'keys: for (key, create, rev) in live {
+        while let Some(gone) = deleted_since.next_if(|kv| kv.key < key) {
+            if full(&items) {
+                more = true;
+                break 'keys;
             }
+            items.push(gone);
         }
-        let mut deleted_since = deleted_since.into_values().peekable();
-        // Merged in key order with the keys that exist now, at their value then.
-        let full = |items: &Vec<KeyValue>| req.limit > 0 && items.len() == req.limit;
-        let mut items = Vec::new();
-        let mut more = false;
-        'keys: for entry in live.range(start..)? {
-            let (k, v) = entry?;
-            let key = k.value();
-            if !key.starts_with(req.prefix) {
+        let then = if rev <= at {
+            Some(current_value(log, key, create, rev)?)
+        } else {
+            value_at(log, &key, rev, at)?
+        };
+        if let Some(kv) = then {
+            if full(&items) {
+                more = true;
                 break;
             }
-            while let Some(gone) = deleted_since.next_if(|kv| kv.key.as_str() < key) {
-                if full(&items) {
-                    more = true;
-                    break 'keys;
-                }
-                items.push(gone);
-            }
-            let (create, rev) = v.value();
-            let then = if rev <= at {
-                Some(current_value(&log, key, create, rev)?)
-            } else {
-                value_at(&log, key, rev, at)?
-            };
-            if let Some(kv) = then {
-                if full(&items) {
-                    more = true;
-                    break;
-                }
-                items.push(kv);
-            }
+            items.push(kv);
         }
-        if !more {
-            for gone in deleted_since {
-                if full(&items) {
-                    more = true;
-                    break;
-                }
-                items.push(gone);
-            }
-        }
-        Ok(ListResponse {
-            items,
-            revision: Revision(at),
-            more,
-        })
     }
+    if !more {
+        for gone in deleted_since {
+            if full(&items) {
+                more = true;
+                break;
+            }
+            items.push(gone);
+        }
+    }
+    Ok(ListResponse {
+        items,
+        revision: Revision(at),
+        more,
+    })
+}
 
+impl EmbeddedStore {
     pub(crate) fn history_since(&self, prefix: &str, from: u64) -> Result<(Vec<Event>, u64)> {
         let txn = self.shared.db.begin_read()?;
         let (revision, compacted) = read_revision(&txn.open_table(META)?)?;
@@ -1194,13 +1271,13 @@ impl Store for EmbeddedStore {
     }
 
     async fn get(&self, key: &str) -> Result<(Option<KeyValue>, Revision)> {
-        let txn = self.shared.db.begin_read()?;
-        let (revision, _) = read_revision(&txn.open_table(META)?)?;
-        let found = match txn.open_table(LIVE)?.get(key)? {
-            Some(g) => {
-                let (create, rev) = g.value();
-                Some(current_value(&txn.open_table(LOG)?, key, create, rev)?)
-            }
+        let (txn, found, revision) = {
+            let live = self.shared.live();
+            let txn = self.shared.db.begin_read()?;
+            (txn, live.get(key), live.revision)
+        };
+        let found = match found {
+            Some((create, rev)) => Some(current_value(&txn.open_table(LOG)?, key, create, rev)?),
             None => None,
         };
         Ok((found, Revision(revision)))
@@ -1211,17 +1288,7 @@ impl Store for EmbeddedStore {
     }
 
     async fn count(&self, prefix: &str) -> Result<u64> {
-        let txn = self.shared.db.begin_read()?;
-        let live = txn.open_table(LIVE)?;
-        let mut n = 0;
-        for entry in live.range(prefix..)? {
-            let (k, _) = entry?;
-            if !k.value().starts_with(prefix) {
-                break;
-            }
-            n += 1;
-        }
-        Ok(n)
+        Ok(self.shared.live().under(prefix, None).count() as u64)
     }
 
     async fn size_bytes(&self) -> Result<Option<u64>> {

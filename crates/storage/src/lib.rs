@@ -14,6 +14,7 @@ pub mod conformance;
 mod embedded;
 mod error;
 mod fanout;
+mod live;
 #[cfg(test)]
 mod power_loss;
 mod repair;

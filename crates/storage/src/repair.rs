@@ -15,6 +15,7 @@ use redb::{Database, Durability, ReadableTable};
 
 use crate::embedded::{META_COMPACTED, META_EPOCH, META_REVISION, Tables, compact_range};
 use crate::error::{Error, Result};
+use crate::live::LiveKeys;
 use crate::store::Event;
 use crate::wal::{LogScan, Wal};
 
@@ -241,11 +242,7 @@ fn inspect(path: &Path, db: &Database) -> Result<(StoreReport, LogScan, Option<u
             get(META_EPOCH)?,
         );
         // Every entry is read, so that a damaged page shows here.
-        let mut keys = 0;
-        for entry in t.live.iter()? {
-            entry?;
-            keys += 1;
-        }
+        let keys = LiveKeys::load(&t.log, revision)?.len() as u64;
         let mut history = 0;
         for entry in t.log.iter()? {
             entry?;
@@ -308,10 +305,11 @@ pub fn salvage(path: &Path) -> Result<SalvageReport> {
     Tables::upgrade(&txn)?;
     {
         let mut t = Tables::open(&txn)?;
+        let mut live = LiveKeys::load(&t.log, revision)?;
         let stranded = scan.stranded.iter().map(|(_, events)| events);
         for event in scan.batches.iter().chain(stranded).flatten() {
             if event.kv.mod_revision.0 > revision {
-                t.apply(event)?;
+                t.replay(&mut live, event)?;
                 revision = event.kv.mod_revision.0;
             }
         }
