@@ -46,8 +46,9 @@ pub(crate) struct Subject {
     /// The user's UID from the subject's UID attribute (empty without one), or why the
     /// subject's UIDs name nobody.
     pub uid: std::result::Result<String, String>,
-    /// The leaf's SHA-256, hex.
-    pub sha256: String,
+    /// The credential ID the user's `extra` carries: `X509SHA256=` and the leaf's SHA-256 in
+    /// hex, made once per connection rather than per request.
+    pub credential_id: String,
 }
 
 /// The subject attribute carrying a user's UID (upstream's `AllowParsingUserUIDFromCertAuth`,
@@ -347,7 +348,7 @@ pub(crate) fn verify(
         common_name,
         organizations,
         uid: subject_uid(subject),
-        sha256: hex(digest.as_ref()),
+        credential_id: format!("X509SHA256={}", hex(digest.as_ref())),
     };
     (Ok(found), until)
 }
@@ -388,10 +389,8 @@ impl ClientCa {
                     groups: subject.organizations.clone(),
                     ..Default::default()
                 };
-                user.extra.insert(
-                    CREDENTIAL_ID.into(),
-                    vec![format!("X509SHA256={}", subject.sha256)],
-                );
+                user.extra
+                    .insert(CREDENTIAL_ID.into(), vec![subject.credential_id.clone()]);
                 Outcome::authenticated(user)
             }
             Err(why) => Outcome::Rejected(why),
