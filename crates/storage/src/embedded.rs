@@ -1985,32 +1985,46 @@ mod tests {
         assert_eq!(next.mod_revision, Revision(4));
     }
 
+    /// Log entries of the layout before the chains: (revision, key, kind, create revision,
+    /// value), each in `hist` too.
+    fn log_unchained(txn: &redb::WriteTransaction, entries: &[(u64, &str, u8, u64, &[u8])]) {
+        let mut log = txn.open_table(UNCHAINED_LOG).unwrap();
+        let mut hist = txn.open_table(HIST).unwrap();
+        for &(rev, key, kind, create, value) in entries {
+            log.insert(rev, (key, kind, create, value)).unwrap();
+            hist.insert((key, rev), ()).unwrap();
+        }
+    }
+
+    /// A new database with what `fill` writes in one transaction.
+    fn write_database(path: &Path, fill: impl FnOnce(&redb::WriteTransaction)) {
+        create_database(path).unwrap();
+        let db = Database::create(path).unwrap();
+        let txn = db.begin_write().unwrap();
+        fill(&txn);
+        txn.commit().unwrap();
+    }
+
     /// A database written in the earlier layout (each current value in `kv` too): `/a` at
     /// revision 1, updated at 2, `/b` at 3 with its log entry compacted away, `/c` created at 4
     /// and deleted at 5.
     fn write_earlier_layout(path: &Path) {
-        create_database(path).unwrap();
-        let db = Database::create(path).unwrap();
-        let txn = db.begin_write().unwrap();
-        {
+        write_database(path, |txn| {
             let mut kv = txn.open_table(KV_WITH_VALUES).unwrap();
-            let mut log = txn.open_table(UNCHAINED_LOG).unwrap();
-            let mut hist = txn.open_table(HIST).unwrap();
-            let mut meta = txn.open_table(META).unwrap();
             kv.insert("/k/a", (1, 2, b"a2".as_slice())).unwrap();
             kv.insert("/k/b", (3, 3, b"b3".as_slice())).unwrap();
-            for (rev, key, kind, create, value) in [
-                (1, "/k/a", PUT, 1, b"a1".as_slice()),
-                (2, "/k/a", PUT, 1, b"a2"),
-                (4, "/k/c", PUT, 4, b"c4"),
-                (5, "/k/c", DELETE, 4, b"c4"),
-            ] {
-                log.insert(rev, (key, kind, create, value)).unwrap();
-                hist.insert((key, rev), ()).unwrap();
-            }
+            log_unchained(
+                txn,
+                &[
+                    (1, "/k/a", PUT, 1, b"a1".as_slice()),
+                    (2, "/k/a", PUT, 1, b"a2"),
+                    (4, "/k/c", PUT, 4, b"c4"),
+                    (5, "/k/c", DELETE, 4, b"c4"),
+                ],
+            );
+            let mut meta = txn.open_table(META).unwrap();
             meta.insert(META_REVISION, 5).unwrap();
-        }
-        txn.commit().unwrap();
+        });
     }
 
     #[tokio::test]
@@ -2173,13 +2187,6 @@ mod tests {
         }
         assert!(rounds > 5, "{rounds} rounds of writes");
     }
-}
-
-#[cfg(test)]
-mod chain_tests {
-    use std::collections::BTreeMap;
-
-    use super::*;
 
     /// The keys and values at every revision, kept beside the store: revision → key →
     /// (value, create revision, mod revision).
@@ -2232,13 +2239,9 @@ mod chain_tests {
     #[tokio::test]
     async fn reads_at_every_revision_follow_the_chains_through_compactions() {
         let dir = tempfile::tempdir().unwrap();
-        let store =
-            EmbeddedStore::open(EmbeddedStoreConfig::new(dir.path().join("db.redb"))).unwrap();
+        let store = open(&dir);
         // Outside the prefix: reads at a revision must skip it.
-        store
-            .create("/j/x", Bytes::from_static(b"x"))
-            .await
-            .unwrap();
+        store.create("/j/x", value("x")).await.unwrap();
         let mut model: Model = vec![BTreeMap::new(), BTreeMap::new()];
         let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
         let mut compacted = 0;
@@ -2291,40 +2294,26 @@ mod chain_tests {
         let live_then = model[compacted as usize].len() + 1;
         assert_eq!(kept, live_then, "entries at or before {compacted}");
     }
-}
-
-#[cfg(test)]
-mod unchained_layout_tests {
-    use super::*;
-
-    fn value(s: &'static str) -> Bytes {
-        Bytes::from_static(s.as_bytes())
-    }
 
     /// A database of the layout before the chains: `/k/a` created at 1, updated at 2 and 4;
     /// `/k/b` created at 3, deleted at 5, created again at 6; `/k/c` created at 7; `/j/x`
     /// at 8. Compacted at 2 (so `/k/a`'s entry at 1 is gone).
     fn write_unchained_layout(path: &Path) {
-        create_database(path).unwrap();
-        let db = Database::create(path).unwrap();
-        let txn = db.begin_write().unwrap();
-        {
+        write_database(path, |txn| {
             let mut live = txn.open_table(LIVE).unwrap();
-            let mut log = txn.open_table(UNCHAINED_LOG).unwrap();
-            let mut hist = txn.open_table(HIST).unwrap();
+            log_unchained(
+                txn,
+                &[
+                    (2, "/k/a", PUT, 1, b"a2".as_slice()),
+                    (3, "/k/b", PUT, 3, b"b3"),
+                    (4, "/k/a", PUT, 1, b"a4"),
+                    (5, "/k/b", DELETE, 3, b"b3"),
+                    (6, "/k/b", PUT, 6, b"b6"),
+                    (7, "/k/c", PUT, 7, b"c7"),
+                    (8, "/j/x", PUT, 8, b"x8"),
+                ],
+            );
             let mut meta = txn.open_table(META).unwrap();
-            for (rev, key, kind, create, value) in [
-                (2, "/k/a", PUT, 1, b"a2".as_slice()),
-                (3, "/k/b", PUT, 3, b"b3"),
-                (4, "/k/a", PUT, 1, b"a4"),
-                (5, "/k/b", DELETE, 3, b"b3"),
-                (6, "/k/b", PUT, 6, b"b6"),
-                (7, "/k/c", PUT, 7, b"c7"),
-                (8, "/j/x", PUT, 8, b"x8"),
-            ] {
-                log.insert(rev, (key, kind, create, value)).unwrap();
-                hist.insert((key, rev), ()).unwrap();
-            }
             for (key, create, rev) in [
                 ("/k/a", 1, 4),
                 ("/k/b", 6, 6),
@@ -2335,8 +2324,7 @@ mod unchained_layout_tests {
             }
             meta.insert(META_REVISION, 8).unwrap();
             meta.insert(META_COMPACTED, 2).unwrap();
-        }
-        txn.commit().unwrap();
+        });
     }
 
     async fn at(store: &EmbeddedStore, rev: u64) -> Vec<(String, Bytes)> {
@@ -2359,10 +2347,10 @@ mod unchained_layout_tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("db.redb");
         write_unchained_layout(&path);
-        let report = crate::repair::check(&path).unwrap();
+        let report = check(&path).unwrap();
         assert_eq!((report.keys, report.history, report.revision), (4, 7, 8));
         {
-            let store = EmbeddedStore::open(EmbeddedStoreConfig::new(&path)).unwrap();
+            let store = open(&dir);
             let k = |s: &str| s.to_string();
             assert_eq!(at(&store, 2).await, [(k("/k/a"), value("a2"))]);
             assert_eq!(
@@ -2423,7 +2411,7 @@ mod unchained_layout_tests {
         );
         txn.abort().unwrap();
         drop(db);
-        let store = EmbeddedStore::open(EmbeddedStoreConfig::new(&path)).unwrap();
+        let store = open(&dir);
         let a = store.get("/k/a").await.unwrap().0.unwrap();
         assert_eq!((a.value, a.create_revision), (value("a9"), Revision(1)));
     }
