@@ -105,18 +105,16 @@ fn apply_json_patch(doc: &mut Value, ops: &[json_patch::PatchOperation]) -> Resu
             ),
         ));
     }
-    // A refused patch changes nothing: the document is put back on an error. (json_patch's
-    // own `patch` takes operations back one by one, and panics when one cannot be: see
-    // `capstan_merge::json_patch`.)
-    let original = doc.clone();
-    let result = if ops
+    // A refused patch changes nothing (see `capstan_merge::json_patch`).
+    if !ops
         .iter()
         .any(|op| matches!(op, json_patch::PatchOperation::Copy(_)))
     {
-        apply_counting_copies(doc, ops)
-    } else {
-        json_patch::patch_unsafe(doc, ops).map_err(|e| unprocessable(e.to_string()))
-    };
+        return capstan_merge::json_patch::apply(doc, ops)
+            .map_err(|e| unprocessable(e.to_string()));
+    }
+    let original = doc.clone();
+    let result = apply_counting_copies(doc, ops);
     if result.is_err() {
         *doc = original;
     }
