@@ -2053,24 +2053,24 @@ impl KindStore {
                     if options.dry_run {
                         return self.encode(&obj, Vec::new(), pending);
                     }
-                    let bytes = self
-                        .encode_stored(&current.key, &mut obj, None)?
-                        .value
-                        .into();
-                    let Some(kv) = self.core.replace(&current, bytes, revision, name).await? else {
+                    let Some((kv, body)) = self.mark_deleting(&current, &mut obj, name).await?
+                    else {
                         continue;
                     };
                     obj.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
-                    return self.encode(&obj, Vec::new(), pending);
+                    return match body {
+                        Some(body) => Ok(Encoded {
+                            body: crate::payload::Payload::Whole(body),
+                            warnings: Vec::new(),
+                            status: pending,
+                        }),
+                        None => self.encode(&obj, Vec::new(), pending),
+                    };
                 }
                 DeletionStep::Remove { mark_first } => {
                     if mark_first && !options.dry_run {
                         // Stored marked first (watchers see it), then removed.
-                        let bytes = self
-                            .encode_stored(&current.key, &mut obj, None)?
-                            .value
-                            .into();
-                        let Some(kv) = self.core.replace(&current, bytes, revision, name).await?
+                        let Some((kv, _)) = self.mark_deleting(&current, &mut obj, name).await?
                         else {
                             continue;
                         };
@@ -2090,6 +2090,29 @@ impl KindStore {
             }
         }
         Err(ApiError::conflict(&self.core.gr, name, ApiError::MODIFIED).into())
+    }
+
+    /// Stores `obj`, marked for deletion, over `current` (`None` when it changed meanwhile:
+    /// the caller retries). The watch cache is primed with the marked object as for any
+    /// write, so the change needs no decoding; the object's JSON at the new revision comes
+    /// back when it was primed.
+    async fn mark_deleting(
+        &self,
+        current: &KeyValue,
+        obj: &mut Obj,
+        name: &str,
+    ) -> Result<Option<(KeyValue, Option<Bytes>)>> {
+        let stored = self.encode_stored(&current.key, obj, None)?;
+        let Outgoing { value, priming } = self.outgoing(&current.key, stored, obj)?;
+        let Some(kv) = self
+            .core
+            .replace(current, value, current.mod_revision, name)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let body = priming.map(|p| p.written(kv.mod_revision));
+        Ok(Some((kv, body)))
     }
 
     /// The answer to a delete that removed `obj`: the object, for the kinds that return it,
