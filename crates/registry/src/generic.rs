@@ -2053,27 +2053,24 @@ impl KindStore {
                     if options.dry_run {
                         return self.encode(&obj, Vec::new(), pending);
                     }
-                    let Some((kv, body)) = self.mark_deleting(&current, &mut obj, name).await?
+                    let Some((kv, priming)) = self.mark_deleting(&current, &mut obj, name).await?
                     else {
                         continue;
                     };
-                    obj.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
-                    return match body {
-                        Some(body) => Ok(Encoded {
-                            body: crate::payload::Payload::Whole(body),
-                            warnings: Vec::new(),
-                            status: pending,
-                        }),
-                        None => self.encode(&obj, Vec::new(), pending),
-                    };
+                    return self.written(&kv, &mut obj, priming, Vec::new(), pending);
                 }
                 DeletionStep::Remove { mark_first } => {
                     if mark_first && !options.dry_run {
                         // Stored marked first (watchers see it), then removed.
-                        let Some((kv, _)) = self.mark_deleting(&current, &mut obj, name).await?
+                        let Some((kv, priming)) =
+                            self.mark_deleting(&current, &mut obj, name).await?
                         else {
                             continue;
                         };
+                        // The removal answers: the marked object's JSON is not needed.
+                        if let Some(priming) = priming {
+                            priming.kept();
+                        }
                         revision = kv.mod_revision;
                         obj.metadata_mut().resource_version = Some(resource_version(revision));
                     }
@@ -2094,14 +2091,14 @@ impl KindStore {
 
     /// Stores `obj`, marked for deletion, over `current` (`None` when it changed meanwhile:
     /// the caller retries). The watch cache is primed with the marked object as for any
-    /// write, so the change needs no decoding; the object's JSON at the new revision comes
-    /// back when it was primed.
+    /// write, so the change needs no decoding; the priming comes back for the caller to
+    /// answer with ([`Self::written`]) or keep.
     async fn mark_deleting(
         &self,
         current: &KeyValue,
         obj: &mut Obj,
         name: &str,
-    ) -> Result<Option<(KeyValue, Option<Bytes>)>> {
+    ) -> Result<Option<(KeyValue, Option<Priming<'_>>)>> {
         let stored = self.encode_stored(&current.key, obj, None)?;
         let Outgoing { value, priming } = self.outgoing(&current.key, stored, obj)?;
         let Some(kv) = self
@@ -2111,8 +2108,7 @@ impl KindStore {
         else {
             return Ok(None);
         };
-        let body = priming.map(|p| p.written(kv.mod_revision));
-        Ok(Some((kv, body)))
+        Ok(Some((kv, priming)))
     }
 
     /// The answer to a delete that removed `obj`: the object, for the kinds that return it,

@@ -363,6 +363,12 @@ impl Priming<'_> {
         self.shared = None;
         with_revision(&self.json, self.placeholder.clone(), revision).to_bytes()
     }
+
+    /// The write was stored, and its answer is not needed (a deletion's marking write, say,
+    /// whose removal answers): the priming stays for its change.
+    pub fn kept(mut self) {
+        self.shared = None;
+    }
 }
 
 impl Drop for Priming<'_> {
