@@ -799,7 +799,10 @@ fn main() -> ExitCode {
     };
     capstan_serving::options::warn_no_effect(&matches, NO_EFFECT);
     capstan_serving::feature_gates::warn_settings(&options.feature_gates);
-    let mut config = capstan_server::ServerConfig::new(&options.data_dir);
+    let mut config = capstan_server::ServerConfig::new(
+        &options.data_dir,
+        std::sync::Arc::new(capstan_controllers::InProcess),
+    );
     config.bind_address = options.bind_address;
     config.secure_port = options.secure_port;
     config.cert_dir = options.cert_dir;

@@ -422,7 +422,10 @@ async fn an_admission_configuration_file_is_read_and_checked() {
         "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: EventRateLimit\n  path: missing.yaml\n",
     )
     .unwrap();
-    let mut config = capstan_server::ServerConfig::new(dir.path());
+    let mut config = capstan_server::ServerConfig::new(
+        dir.path(),
+        std::sync::Arc::new(capstan_controllers::InProcess),
+    );
     config.bind_address = std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
     config.secure_port = 0;
     config.admission = capstan_admission::AdmissionOptions {

@@ -321,7 +321,10 @@ async fn runtime_config_turns_group_versions_and_resources_off() {
     let config = pairs(&[("batch/v2alpha1", true)]);
     let dir = tempfile::tempdir().unwrap();
     let refused = capstan_server::start({
-        let mut c = capstan_server::ServerConfig::new(dir.path());
+        let mut c = capstan_server::ServerConfig::new(
+            dir.path(),
+            std::sync::Arc::new(capstan_controllers::InProcess),
+        );
         c.runtime_config = config;
         c.secure_port = 0;
         c.bind_address = "127.0.0.1".parse().unwrap();

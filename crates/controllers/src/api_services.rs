@@ -16,7 +16,6 @@ use std::time::Duration;
 use capstan_meta::Reason;
 use capstan_registry::options::GetOptions;
 use capstan_registry::{Error, ListOptions, RestStorage, WriteOptions};
-use futures_util::future::BoxFuture;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::{
     APIService, APIServiceCondition, APIServiceSpec, APIServiceStatus,
@@ -178,48 +177,7 @@ pub async fn sync_local(
     Ok(())
 }
 
-/// An APIService's availability, as its `Available` condition says it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Availability {
-    /// Whether the group version can be served.
-    pub available: bool,
-    /// The condition's reason (`Local`, `Passed`, `ServiceNotFound`, `MissingEndpoints`,
-    /// `FailedDiscoveryCheck`, ...).
-    pub reason: String,
-    /// The condition's message.
-    pub message: String,
-}
-
-impl Availability {
-    /// Available, for `reason`, saying `message`.
-    pub fn available(reason: &str, message: impl Into<String>) -> Self {
-        Self {
-            available: true,
-            reason: reason.into(),
-            message: message.into(),
-        }
-    }
-
-    /// Unavailable, for `reason`, saying `message`.
-    pub fn unavailable(reason: &str, message: impl Into<String>) -> Self {
-        Self {
-            available: false,
-            reason: reason.into(),
-            message: message.into(),
-        }
-    }
-}
-
-/// The aggregator, as the availability controller sees it: told of every APIService, asked
-/// whether a service-backed one's backend can serve it.
-pub trait Probe: Send + Sync {
-    /// The availability of `api_service`, which names a service.
-    fn check<'a>(&'a self, api_service: &'a APIService) -> BoxFuture<'a, Availability>;
-    /// `api_service` as stored now (added or changed, its status included).
-    fn seen(&self, api_service: &APIService);
-    /// The APIService `name` was deleted.
-    fn gone(&self, name: &str);
-}
+pub use capstan_control::{Availability, Probe};
 
 /// The availability an APIService has now: `Local` ones without asking.
 async fn availability(probe: &dyn Probe, api_service: &APIService) -> Availability {

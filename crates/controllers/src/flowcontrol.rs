@@ -22,15 +22,7 @@ use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
 /// The stores the configuration lives in.
-#[derive(Clone)]
-pub struct Stores {
-    /// `flowschemas`.
-    pub schemas: Arc<dyn RestStorage>,
-    /// `flowschemas/status`.
-    pub schema_status: Arc<dyn RestStorage>,
-    /// `prioritylevelconfigurations`.
-    pub levels: Arc<dyn RestStorage>,
-}
+pub use capstan_control::FlowControlStores as Stores;
 
 async fn read<T: DeserializeOwned>(
     store: &dyn RestStorage,

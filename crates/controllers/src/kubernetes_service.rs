@@ -16,14 +16,12 @@
 //! emptied, as upstream's reconcilers refuse to.
 
 use std::net::IpAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use capstan_api::{EndpointSliceStrategy, EndpointsStrategy, ServiceStrategy};
 use capstan_meta::Reason;
-use capstan_registry::{Error, GenericStore, RestStorage, WriteOptions};
-use capstan_storage::{ListRequest, Store};
+use capstan_registry::{Error, RestStorage, WriteOptions};
+use capstan_storage::ListRequest;
 use serde_json::{Value, json};
 use tracing::warn;
 
@@ -36,64 +34,9 @@ const INTERVAL: Duration = Duration::from_secs(10);
 /// How long a server's lease lasts after its last renewal.
 const LEASE_TTL: Duration = Duration::from_secs(15);
 
-/// How the endpoints are kept (`--endpoint-reconciler-type`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Reconciler {
-    /// Expiring records per server.
-    #[default]
-    Lease,
-    /// Up to `--apiserver-count` addresses.
-    MasterCount(u32),
-    /// Not at all.
-    None,
-}
-
-/// What the controller is told.
-#[derive(Debug, Clone)]
-pub struct Config {
-    /// `--master-service-namespace`.
-    pub namespace: String,
-    /// `--kubernetes-service-node-port` (0: a ClusterIP Service).
-    pub node_port: u16,
-    /// `--endpoint-reconciler-type` (and `--apiserver-count`).
-    pub reconciler: Reconciler,
-    /// The address other servers and pods reach this one at; none: no endpoints.
-    pub address: Option<IpAddr>,
-    /// The secure port.
-    pub port: u16,
-    /// The Service's cluster IP: the primary range's first address.
-    pub cluster_ip: Option<IpAddr>,
-}
-
-/// The stores the controller writes.
-#[derive(Clone)]
-pub struct Stores {
-    /// Namespaces (`--master-service-namespace` is created when missing).
-    pub namespaces: Arc<dyn RestStorage>,
-    /// Services.
-    pub services: Arc<GenericStore<ServiceStrategy>>,
-    /// Endpoints.
-    pub endpoints: Arc<GenericStore<EndpointsStrategy>>,
-    /// EndpointSlices.
-    pub slices: Arc<GenericStore<EndpointSliceStrategy>>,
-    /// Where the lease records are.
-    pub store: Arc<dyn Store>,
-    /// The registry's key prefix.
-    pub prefix: String,
-}
-
-/// The address a server bound to `bind` is reached at when none is advertised: the bound
-/// address, or for a wildcard or loopback bind the address of the interface of the default
-/// route (no packet is sent), as upstream picks it (a loopback address is no endpoint pods
-/// can reach, and Endpoints refuse it).
-pub fn default_address(bind: IpAddr) -> Option<IpAddr> {
-    if !bind.is_unspecified() && !bind.is_loopback() {
-        return Some(bind);
-    }
-    let probe = std::net::UdpSocket::bind("0.0.0.0:0").ok()?;
-    probe.connect("192.0.2.1:9").ok()?;
-    Some(probe.local_addr().ok()?.ip()).filter(|ip| !ip.is_unspecified())
-}
+pub use capstan_control::{
+    KubernetesService as Config, KubernetesServiceStores as Stores, Reconciler, default_address,
+};
 
 fn json<T: serde::Serialize>(value: &T) -> capstan_registry::Result<Vec<u8>> {
     serde_json::to_vec(value).map_err(Error::Encode)
@@ -355,25 +298,28 @@ async fn write_endpoints(
     .await
 }
 
-/// The running controller; [`Running::stop`] takes this server out of the endpoints.
+/// The running controller; stopping it ([`capstan_control::Stoppable`]) takes this server out
+/// of the endpoints.
 pub struct Running {
     task: tokio::task::JoinHandle<()>,
     config: Config,
     stores: Stores,
 }
 
-impl Running {
+impl capstan_control::Stoppable for Running {
     /// Stops reconciling and removes this server from the endpoints (given at most two
     /// intervals, as upstream).
-    pub async fn stop(self) {
-        self.task.abort();
-        match tokio::time::timeout(2 * INTERVAL, remove(&self.config, &self.stores)).await {
-            Ok(Ok(())) => {}
-            Ok(Err(err)) => {
-                warn!(%err, "this server could not be removed from the kubernetes endpoints")
+    fn stop(self: Box<Self>) -> futures_util::future::BoxFuture<'static, ()> {
+        Box::pin(async move {
+            self.task.abort();
+            match tokio::time::timeout(2 * INTERVAL, remove(&self.config, &self.stores)).await {
+                Ok(Ok(())) => {}
+                Ok(Err(err)) => {
+                    warn!(%err, "this server could not be removed from the kubernetes endpoints")
+                }
+                Err(_) => warn!("removing this server from the kubernetes endpoints timed out"),
             }
-            Err(_) => warn!("removing this server from the kubernetes endpoints timed out"),
-        }
+        })
     }
 }
 

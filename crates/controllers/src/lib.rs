@@ -29,6 +29,7 @@
 //!   are deleted; `Orphan` and `Foreground` deletions are carried out.
 
 pub mod api_services;
+mod control_loops;
 pub mod crds;
 mod events;
 pub mod flowcontrol;
@@ -45,7 +46,6 @@ mod watching;
 pub mod webhooks;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use capstan_registry::Registry;
 use capstan_registry::builtin::Builtin;
@@ -54,107 +54,62 @@ use tokio::task::JoinHandle;
 pub use events::expire_events;
 pub use namespaces::finalize_namespace;
 
-/// Settings of the controllers.
-#[derive(Debug, Clone)]
-pub struct ControllerConfig {
-    /// How long an event lives after its last activity (`--event-ttl`).
-    pub event_ttl: Duration,
-    /// Whether the garbage collector runs (`--enable-garbage-collector`).
-    pub garbage_collector: bool,
-    /// The CA (PEM) published in every namespace as `kube-root-ca.crt`; none publishes
-    /// nothing.
-    pub root_ca: Option<String>,
-    /// Where the quota controller says which namespaces hold quotas (the ResourceQuota
-    /// admission plugin reads it); none runs no quota controller.
-    pub quota_namespaces: Option<Arc<capstan_admission::plugins::NamespaceSet>>,
-    /// The ResourceQuota plugin's charges in flight (a recount adds those not stored yet).
-    pub quota_charges: Arc<capstan_admission::plugins::ChargesInFlight>,
-    /// Kept to the namespaces that hold LimitRanges (the LimitRanger plugin reads it).
-    pub limit_range_namespaces: Option<Arc<capstan_admission::plugins::NamespaceSet>>,
-    /// The custom resources served (a deleted namespace's custom objects go with it).
-    pub custom: Option<Arc<capstan_apiextensions::CustomResources>>,
-}
+pub use capstan_control::ControllerConfig;
+pub use control_loops::InProcess;
 
-impl Default for ControllerConfig {
-    fn default() -> Self {
-        Self {
-            event_ttl: Duration::from_secs(3600),
-            garbage_collector: true,
-            root_ca: None,
-            quota_namespaces: None,
-            quota_charges: Default::default(),
-            limit_range_namespaces: None,
-            custom: None,
+/// Starts every controller that needs nothing but the stores; they run on the tasks
+/// returned.
+pub fn start(
+    registry: Arc<Registry>,
+    builtin: &Builtin,
+    config: ControllerConfig,
+) -> Vec<JoinHandle<()>> {
+    let mut tasks = vec![
+        tokio::spawn(namespaces::run(
+            registry.clone(),
+            config.custom.clone(),
+            builtin.namespaces.clone(),
+            builtin.service_accounts.clone(),
+            config
+                .root_ca
+                .clone()
+                .map(|ca| (builtin.config_maps.clone(), ca)),
+        )),
+        tokio::spawn(events::run(builtin.events.clone(), config.event_ttl)),
+        tokio::spawn(rbac::aggregate(builtin.rbac.cluster_roles.clone())),
+        tokio::spawn(node_taints::run(builtin.nodes.clone())),
+        tokio::spawn(protection::run(
+            builtin.pods.clone(),
+            builtin.claims.clone(),
+            builtin.volumes.clone(),
+        )),
+    ];
+    if let Some(namespaces) = config.quota_namespaces {
+        tasks.push(tokio::spawn(quota::run(
+            registry.clone(),
+            config.custom.clone(),
+            namespaces,
+            config.quota_charges.clone(),
+        )));
+    }
+    if let Some(namespaces) = config.limit_range_namespaces {
+        let ranges = registry
+            .resources()
+            .find(|r| {
+                r.descriptor().resource == "limitranges" && r.descriptor().subresource.is_empty()
+            })
+            .cloned();
+        match ranges {
+            Some(ranges) => tasks.push(tokio::spawn(quota::follow_namespaces(ranges, namespaces))),
+            // No LimitRanges are served: none can hold a namespace.
+            None => namespaces.set_listed(),
         }
     }
-}
-
-/// The running controllers; they stop when this is dropped.
-pub struct Controllers {
-    tasks: Vec<JoinHandle<()>>,
-}
-
-impl Controllers {
-    /// Starts every controller.
-    pub fn start(registry: Arc<Registry>, builtin: &Builtin, config: ControllerConfig) -> Self {
-        let mut tasks = vec![
-            tokio::spawn(namespaces::run(
-                registry.clone(),
-                config.custom.clone(),
-                builtin.namespaces.clone(),
-                builtin.service_accounts.clone(),
-                config
-                    .root_ca
-                    .clone()
-                    .map(|ca| (builtin.config_maps.clone(), ca)),
-            )),
-            tokio::spawn(events::run(builtin.events.clone(), config.event_ttl)),
-            tokio::spawn(rbac::aggregate(builtin.rbac.cluster_roles.clone())),
-            tokio::spawn(node_taints::run(builtin.nodes.clone())),
-            tokio::spawn(protection::run(
-                builtin.pods.clone(),
-                builtin.claims.clone(),
-                builtin.volumes.clone(),
-            )),
-        ];
-        if let Some(namespaces) = config.quota_namespaces {
-            tasks.push(tokio::spawn(quota::run(
-                registry.clone(),
-                config.custom.clone(),
-                namespaces,
-                config.quota_charges.clone(),
-            )));
-        }
-        if let Some(namespaces) = config.limit_range_namespaces {
-            let ranges = registry
-                .resources()
-                .find(|r| {
-                    r.descriptor().resource == "limitranges"
-                        && r.descriptor().subresource.is_empty()
-                })
-                .cloned();
-            match ranges {
-                Some(ranges) => {
-                    tasks.push(tokio::spawn(quota::follow_namespaces(ranges, namespaces)))
-                }
-                // No LimitRanges are served: none can hold a namespace.
-                None => namespaces.set_listed(),
-            }
-        }
-        if config.garbage_collector {
-            tasks.push(tokio::spawn(gc::run(
-                registry.clone(),
-                config.custom.clone(),
-            )));
-        }
-        Self { tasks }
+    if config.garbage_collector {
+        tasks.push(tokio::spawn(gc::run(
+            registry.clone(),
+            config.custom.clone(),
+        )));
     }
-}
-
-impl Drop for Controllers {
-    fn drop(&mut self) {
-        for t in &self.tasks {
-            t.abort();
-        }
-    }
+    tasks
 }

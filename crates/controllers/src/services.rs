@@ -2,26 +2,15 @@
 //! `--service-cluster-ip-range`, and the allocations are repaired from the Services at start
 //! and every three minutes (upstream's `start-service-ip-repair-controllers`).
 
-use std::sync::Arc;
-
-use capstan_api::{ServiceCidrStrategy, ServiceStrategy};
-use capstan_registry::services::{REPAIR_INTERVAL, ServiceAllocator};
-use capstan_registry::{Error, GenericStore};
+use capstan_registry::Error;
+use capstan_registry::services::REPAIR_INTERVAL;
 use tracing::{info, warn};
 
 /// The name of the default ServiceCIDR.
 pub const DEFAULT_SERVICE_CIDR: &str = "kubernetes";
 
 /// What the repair works with.
-#[derive(Clone)]
-pub struct Stores {
-    /// Services.
-    pub services: Arc<GenericStore<ServiceStrategy>>,
-    /// ServiceCIDRs.
-    pub cidrs: Arc<GenericStore<ServiceCidrStrategy>>,
-    /// The allocator whose records are repaired.
-    pub allocator: Arc<ServiceAllocator>,
-}
+pub use capstan_control::ServiceStores as Stores;
 
 /// Creates the default ServiceCIDR (Ready) unless it exists; an existing one with other
 /// ranges is left as it is, with a warning, as upstream does when the flags change.

@@ -5,7 +5,7 @@
 //! `--proxy-client-cert-file`, with the caller's identity in `X-Remote-*` headers and none of
 //! its credentials; upgrades (exec, port-forward, attach) are spliced through. Discovery lists
 //! the extension servers' groups beside the built-in ones, and the availability controller
-//! ([`capstan_controllers::api_services`]) asks this module whether a backend answers.
+//! (one of the [`capstan_control::ControlLoops`]) asks this module whether a backend answers.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, HashMap};
@@ -16,7 +16,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use capstan_auth::UserInfo;
 use capstan_client::ServiceResolver;
-use capstan_controllers::api_services::{Availability, Probe};
+use capstan_control::{Availability, Probe};
 use capstan_meta::ApiError;
 use futures_util::future::BoxFuture;
 use http::{HeaderName, HeaderValue, Request, Response, StatusCode, header};

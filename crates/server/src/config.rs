@@ -1,5 +1,6 @@
 use std::net::IpAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Everything the server needs to start, as the binary's options produce it.
@@ -54,7 +55,7 @@ pub struct ServerConfig {
     pub kubernetes_service_node_port: u16,
     /// How the `kubernetes` Service's endpoints are kept (`--endpoint-reconciler-type`,
     /// `--apiserver-count`).
-    pub endpoint_reconciler: capstan_controllers::kubernetes_service::Reconciler,
+    pub endpoint_reconciler: capstan_control::Reconciler,
     /// The host name put in generated URLs, before the advertised address
     /// (`--external-hostname`).
     pub external_hostname: Option<String>,
@@ -190,14 +191,21 @@ pub struct ServerConfig {
     /// Deletes one deletecollection (and so a namespace's cleanup) runs at once
     /// (`--delete-collection-workers`).
     pub delete_collection_workers: usize,
+    /// The control loops started with the server (`capstan_controllers::InProcess` in
+    /// `capstan-apiserver`).
+    pub control_loops: Arc<dyn capstan_control::ControlLoops>,
 }
 
 impl ServerConfig {
     /// The upstream defaults, with the store under `data_dir` and certificates in
-    /// `data_dir/pki` unless set otherwise.
-    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+    /// `data_dir/pki` unless set otherwise, running `control_loops`.
+    pub fn new(
+        data_dir: impl Into<PathBuf>,
+        control_loops: Arc<dyn capstan_control::ControlLoops>,
+    ) -> Self {
         let data_dir = data_dir.into();
         Self {
+            control_loops,
             bind_address: IpAddr::from([0, 0, 0, 0]),
             secure_port: 6443,
             cert_dir: data_dir.join("pki"),
@@ -336,7 +344,10 @@ mod tests {
 
     #[test]
     fn debug_output_keeps_the_admin_token_secret() {
-        let mut config = ServerConfig::new("/tmp/capstan-data");
+        let mut config = ServerConfig::new(
+            "/tmp/capstan-data",
+            Arc::new(capstan_controllers::InProcess),
+        );
         config.admin_token_value = Some(capstan_meta::Redacted("s3cret-admin".into()));
         let printed = format!("{config:?}");
         assert!(!printed.contains("s3cret-admin"), "{printed}");

@@ -37,7 +37,7 @@ mod webhook_services;
 pub use authn::{AUTHENTICATION_INFO, DEFAULT_ISSUER};
 pub use capstan_auth::authn::RequestHeaderConfig;
 pub use capstan_auth_remote::{AuthorizationWebhookConfig, OidcConfig, TokenWebhookConfig};
-pub use capstan_controllers::kubernetes_service::Reconciler;
+pub use capstan_control::{ControlLoops, Reconciler};
 pub use config::{AuditConfig, ServerConfig, ServiceAccountOptions};
 pub use error::{Error, Result};
 pub use request_info::RequestInfo;

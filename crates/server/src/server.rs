@@ -11,7 +11,10 @@ use capstan_auth::authz::abac::Abac;
 use capstan_auth::authz::rbac::RbacIndex;
 use capstan_auth::authz::{AuthorizerChain, ModeParts};
 use capstan_auth_remote::AuthorizationWebhook;
-use capstan_controllers::{ControllerConfig, Controllers};
+use capstan_control::{
+    ControllerConfig, FlowControlStores, KubernetesService, KubernetesServiceStores, ServiceStores,
+    Stoppable,
+};
 use capstan_registry::authentication::{SelfSubjectReviewRest, TokenRequestRest, TokenReviewRest};
 use capstan_registry::authorization::{
     LocalSubjectAccessReviewRest, SelfSubjectAccessReviewRest, SelfSubjectRulesReviewRest,
@@ -59,8 +62,20 @@ pub struct RunningServer {
     auditor: Option<Arc<filters::Auditor>>,
     /// The kubernetes Service's controller, which takes this server out of the endpoints
     /// at shutdown.
-    kubernetes_service: Option<capstan_controllers::kubernetes_service::Running>,
-    _controllers: Controllers,
+    kubernetes_service: Option<Box<dyn Stoppable>>,
+    /// The control loops' tasks, aborted when the server goes.
+    _controllers: AbortOnDrop,
+}
+
+/// Tasks aborted when this is dropped.
+struct AbortOnDrop(Vec<JoinHandle<()>>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        for task in &self.0 {
+            task.abort();
+        }
+    }
 }
 
 impl RunningServer {
@@ -479,16 +494,14 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
     let custom = Arc::new(
         capstan_apiextensions::CustomResources::new(registry.clone()).with_services(services),
     );
-    compactors.push(tokio::spawn(capstan_controllers::crds::run(
-        crds,
-        custom.clone(),
-    )));
+    let loops = config.control_loops.clone();
+    compactors.push(loops.serve_custom_resources(crds, custom.clone()));
     // The followers admission reads load side by side; nothing is admitted before the
     // configurations are known (the post-start hooks' writes go through admission too, and
     // admission waits for them).
     let mut admission_loads: Vec<BoxFuture<'static, ()>> = Vec::new();
     if uses_webhooks {
-        compactors.extend(capstan_controllers::webhooks::start(
+        compactors.extend(loops.follow_webhooks(
             builtin.mutating_webhooks.clone(),
             builtin.validating_webhooks.clone(),
             webhook_index.clone(),
@@ -497,7 +510,7 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
         admission_loads.push(Box::pin(async move { loaded(index.wait_loaded()).await }));
     }
     if uses_policies {
-        compactors.extend(capstan_controllers::webhooks::start_policies(
+        compactors.extend(loops.follow_validating_policies(
             builtin.admission_policies.clone(),
             builtin.admission_policy_bindings.clone(),
             policy_index.clone(),
@@ -506,7 +519,7 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
         admission_loads.push(Box::pin(async move { loaded(index.wait_loaded()).await }));
     }
     if uses_mutating_policies {
-        compactors.extend(capstan_controllers::webhooks::start_policies(
+        compactors.extend(loops.follow_mutating_policies(
             builtin.mutating_policies.clone(),
             builtin.mutating_policy_bindings.clone(),
             mutating_policy_index.clone(),
@@ -524,7 +537,7 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
                 })
                 .cloned()
         };
-        compactors.extend(capstan_controllers::node_graph::start(
+        compactors.extend(loops.follow_node_graph(
             builtin.pods.clone(),
             store("persistentvolumeclaims"),
             store("persistentvolumes"),
@@ -572,7 +585,7 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
     let flow_control_stores = match &flow_control {
         Some(_) => {
             let group = "flowcontrol.apiserver.k8s.io";
-            Some(capstan_controllers::flowcontrol::Stores {
+            Some(FlowControlStores {
                 schemas: builtin.flow_schemas.clone(),
                 schema_status: registry
                     .get(group, "v1", "flowschemas", "status")
@@ -585,36 +598,28 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
     };
     let configure_flow_control = tokio::spawn({
         let flow_control = flow_control.clone();
+        let loops = loops.clone();
         async move {
             let (Some(control), Some(stores)) = (flow_control, flow_control_stores) else {
                 return (None, Vec::new());
             };
             let mut tasks = Vec::new();
             let producer = PostStartHook::new("priority-and-fairness-config-producer");
-            if capstan_controllers::flowcontrol::ensure_configuration(&stores)
-                .await
-                .is_ok()
-            {
+            if loops.ensure_flow_control(&stores).await.is_ok() {
                 producer.finish();
             } else {
                 let stores = stores.clone();
                 let producer = producer.clone();
+                let loops = loops.clone();
                 tasks.push(tokio::spawn(async move {
-                    while capstan_controllers::flowcontrol::ensure_configuration(&stores)
-                        .await
-                        .is_err()
-                    {
+                    while loops.ensure_flow_control(&stores).await.is_err() {
                         tokio::time::sleep(Duration::from_secs(1)).await;
                     }
                     producer.finish();
                 }));
             }
             let loaded = Arc::new(tokio::sync::Notify::new());
-            tasks.extend(capstan_controllers::flowcontrol::start(
-                stores,
-                control,
-                loaded.clone(),
-            ));
+            tasks.extend(loops.follow_flow_control(stores, control, loaded.clone()));
             let _ = tokio::time::timeout(Duration::from_secs(10), loaded.notified()).await;
             (Some(producer), tasks)
         }
@@ -630,42 +635,42 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
     compactors.extend(authenticators.tasks);
     let repaired = PostStartHook::new("start-service-ip-repair-controllers");
     hooks.push(repaired.clone());
-    compactors.push(capstan_controllers::services::start(
-        capstan_controllers::services::Stores {
+    compactors.push(loops.repair_services(
+        ServiceStores {
             services: builtin.services.clone(),
             cidrs: builtin.service_cidrs.clone(),
             allocator: builtin.service_allocator.clone(),
         },
-        move || repaired.finish(),
+        Box::new(move || repaired.finish()),
     ));
-    let kubernetes_service;
-    {
-        use capstan_controllers::kubernetes_service as kubernetes;
+    let kubernetes_service = {
         let namespaces = registry
             .get("", "v1", "namespaces", "")
             .cloned()
             .ok_or_else(|| Error::Startup("namespaces are not served".into()))?;
-        kubernetes_service = Some(kubernetes::start(
-            kubernetes::Config {
-                namespace: config.master_service_namespace.clone(),
-                node_port: config.kubernetes_service_node_port,
-                reconciler: config.endpoint_reconciler,
-                address: config
-                    .advertise_address
-                    .or_else(|| kubernetes::default_address(config.bind_address)),
-                port: local_addr.port(),
-                cluster_ip: config.service_network.first_address(),
-            },
-            kubernetes::Stores {
-                namespaces,
-                services: builtin.services.clone(),
-                endpoints: builtin.endpoints.clone(),
-                slices: builtin.endpoint_slices.clone(),
-                store: registry.store_for("", "endpoints"),
-                prefix: registry.config().prefix.clone(),
-            },
-        ));
-    }
+        Some(
+            loops.keep_kubernetes_service(
+                KubernetesService {
+                    namespace: config.master_service_namespace.clone(),
+                    node_port: config.kubernetes_service_node_port,
+                    reconciler: config.endpoint_reconciler,
+                    address: config
+                        .advertise_address
+                        .or_else(|| capstan_control::default_address(config.bind_address)),
+                    port: local_addr.port(),
+                    cluster_ip: config.service_network.first_address(),
+                },
+                KubernetesServiceStores {
+                    namespaces,
+                    services: builtin.services.clone(),
+                    endpoints: builtin.endpoints.clone(),
+                    slices: builtin.endpoint_slices.clone(),
+                    store: registry.store_for("", "endpoints"),
+                    prefix: registry.config().prefix.clone(),
+                },
+            ),
+        )
+    };
     let published = PostStartHook::new("start-cluster-authentication-info-controller");
     hooks.push(published.clone());
     compactors.push(
@@ -687,7 +692,7 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
         config.etcd_db_metric_poll_interval,
         clusters,
     ));
-    let controllers = Controllers::start(
+    let controllers = loops.start_controllers(
         registry.clone(),
         &builtin,
         ControllerConfig {
@@ -727,29 +732,27 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
         let wanted = local_group_versions(&registry, &custom);
         let registered = PostStartHook::new("apiservice-registration-controller");
         hooks.push(registered.clone());
-        if capstan_controllers::api_services::sync_local(&*api_services, &wanted)
+        if loops
+            .sync_local_api_services(&*api_services, &wanted)
             .await
             .is_ok()
         {
             registered.finish();
         } else {
             let api_services = api_services.clone();
+            let loops = loops.clone();
             compactors.push(tokio::spawn(async move {
-                while let Err(e) =
-                    capstan_controllers::api_services::sync_local(&*api_services, &wanted).await
-                {
+                while let Err(e) = loops.sync_local_api_services(&*api_services, &wanted).await {
                     tracing::warn!(error = %e, "could not keep the local APIServices");
                     tokio::time::sleep(Duration::from_secs(1)).await;
                 }
                 registered.finish();
             }));
         }
-        compactors.push(tokio::spawn(
-            capstan_controllers::api_services::keep_available(
-                api_services,
-                status,
-                aggregator.clone(),
-            ),
+        compactors.push(loops.keep_api_services_available(
+            api_services,
+            status,
+            aggregator.clone(),
         ));
     }
 
@@ -769,10 +772,7 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
     step("default RBAC policy reconciled");
     let rbac_authorizes = config.authorization_modes.iter().any(|m| m == "RBAC");
     if rbac_authorizes {
-        compactors.extend(capstan_controllers::rbac::start(
-            &builtin.rbac,
-            rbac_index.clone(),
-        ));
+        compactors.extend(loops.follow_rbac(&builtin.rbac, rbac_index.clone()));
     }
     if let Some(node_graph_loaded) = node_graph_loaded {
         node_graph_loaded.await;
@@ -824,9 +824,9 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
                 *state.discovery.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(rebuilt);
                 if let (Some(api_services), _) = &api_service_stores {
                     let wanted = local_group_versions(&state.registry, &state.custom);
-                    if let Err(e) =
-                        capstan_controllers::api_services::sync_local(&**api_services, &wanted)
-                            .await
+                    if let Err(e) = loops
+                        .sync_local_api_services(&**api_services, &wanted)
+                        .await
                     {
                         tracing::warn!(error = %e, "could not keep the local APIServices");
                     }
@@ -927,7 +927,7 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
         terminating,
         auditor,
         kubernetes_service,
-        _controllers: controllers,
+        _controllers: AbortOnDrop(controllers),
     };
     if let Some(path) = &config.admin_kubeconfig
         && let Some(contents) = running_url.admin_kubeconfig()

@@ -42,7 +42,10 @@ impl TestServer {
     /// When the server can not start (a test failure).
     pub async fn start_with(configure: impl FnOnce(&mut ServerConfig)) -> Self {
         let dir = tempfile::tempdir().expect("a temporary directory");
-        let mut config = ServerConfig::new(dir.path());
+        let mut config = ServerConfig::new(
+            dir.path(),
+            std::sync::Arc::new(capstan_controllers::InProcess),
+        );
         config.bind_address = IpAddr::V4(Ipv4Addr::LOCALHOST);
         config.secure_port = 0;
         config.admin_token = true;
