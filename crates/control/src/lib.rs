@@ -29,7 +29,7 @@ use tokio::task::JoinHandle;
 
 /// The control loops an API server runs in its process, each started by the server when its
 /// start-up reaches it. Every method returns at once: the loops run on the tasks it returns
-/// (aborted when the server stops).
+/// (aborted when the server stops). `Debug`, so that the server's configuration prints.
 pub trait ControlLoops: Send + Sync + std::fmt::Debug {
     /// Serves the custom resources the CRDs in `crds` define, through `served`, and carries out
     /// their deletion.
