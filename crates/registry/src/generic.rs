@@ -737,7 +737,7 @@ fn to_cached(
     kv: &KeyValue,
 ) -> std::result::Result<CachedObject, String> {
     let text = codec.decode(&kv.key, &kv.value)?;
-    let mut obj = json.from_slice(&text).map_err(|e| e.to_string())?;
+    let mut obj = json.decode(&text).map_err(|e| e.to_string())?;
     strategy.on_read(&mut obj);
     obj.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
     let mut json = obj.to_vec().map_err(|e| e.to_string())?;
@@ -945,13 +945,10 @@ impl KindStore {
                 key: kv.key.clone(),
                 message,
             })?;
-        let mut obj = self
-            .json
-            .from_slice(&json)
-            .map_err(|source| Error::Decode {
-                key: kv.key.clone(),
-                source,
-            })?;
+        let mut obj = self.json.decode(&json).map_err(|source| Error::Decode {
+            key: kv.key.clone(),
+            source,
+        })?;
         self.strategy.on_read(&mut obj);
         obj.metadata_mut().resource_version = Some(resource_version(kv.mod_revision));
         Ok((obj, look(&json)))
@@ -1059,7 +1056,7 @@ impl KindStore {
         copy: &'c CachedObject,
     ) -> serde_json::Result<(Obj, std::borrow::Cow<'c, [u8]>)> {
         let json = copy.json.contiguous();
-        Ok((self.json.from_slice(&json)?, json))
+        Ok((self.json.decode(&json)?, json))
     }
 
     fn encode(&self, obj: &Obj, warnings: Vec<String>, status: ResponseStatus) -> Result<Encoded> {
@@ -1814,7 +1811,7 @@ impl KindStore {
             return (trees.read)(doc).map_err(Error::Encode);
         }
         let bytes = serde_json::to_vec(doc).map_err(Error::Encode)?;
-        self.json.from_slice(&bytes).map_err(Error::Encode)
+        self.json.decode(&bytes).map_err(Error::Encode)
     }
 
     /// `tree`, a tree made of `obj` before its last changes, brought up to date with it: for

@@ -285,11 +285,11 @@ impl<S: Strategy> KindStrategy for S {
 #[derive(Clone, Copy)]
 pub(crate) struct KindJson {
     /// A request body's JSON, telling of the fields the type does not declare; with a callback
-    /// that does nothing, any JSON of the kind ([`Self::from_slice`]).
+    /// that does nothing, any JSON of the kind ([`Self::decode`]).
     pub(crate) checked: crate::codec::Checked<Obj>,
     /// Trees read and kept up to date, for the kinds that compile the code for it (see
     /// [`crate::GenericStore::reading_trees`]); the others read a tree's bytes with
-    /// `from_slice` and make each tree anew.
+    /// `decode` and make each tree anew.
     pub(crate) trees: Option<Trees>,
 }
 
@@ -317,7 +317,7 @@ impl KindJson {
     /// A stored or cached object's JSON, decoded by the body decoder with no one told of
     /// unknown fields: a second, plain decoder was every built-in type's deserializing code
     /// compiled once more (a tenth of the registry's code), for a decode ~5% faster.
-    pub(crate) fn from_slice(&self, bytes: &[u8]) -> serde_json::Result<Obj> {
+    pub(crate) fn decode(&self, bytes: &[u8]) -> serde_json::Result<Obj> {
         (self.checked)(bytes, &mut |_| {})
     }
 
