@@ -8,7 +8,7 @@ use capstan_auth::authz::node::NodeGraph;
 use capstan_auth::authz::rbac::RbacIndex;
 use capstan_control::{
     ControlLoops, ControllerConfig, FlowControlStores, KubernetesService, KubernetesServiceStores,
-    NodeGraphStores, Probe, ServiceStores, Stoppable,
+    Probe, ServiceStores, Stoppable,
 };
 use capstan_flowcontrol::FlowControl;
 use capstan_registry::builtin::{Builtin, Rbac};
@@ -60,10 +60,14 @@ impl ControlLoops for InProcess {
 
     fn follow_node_graph(
         &self,
-        stores: NodeGraphStores,
+        pods: Arc<dyn RestStorage>,
+        claims: Option<Arc<dyn RestStorage>>,
+        volumes: Option<Arc<dyn RestStorage>>,
+        attachments: Option<Arc<dyn RestStorage>>,
+        slices: Option<Arc<dyn RestStorage>>,
         graph: Arc<NodeGraph>,
     ) -> Vec<JoinHandle<()>> {
-        crate::node_graph::start(stores, graph)
+        crate::node_graph::start(pods, claims, volumes, attachments, slices, graph)
     }
 
     fn ensure_flow_control<'a>(
