@@ -1960,6 +1960,56 @@ async fn a_restart_restores_the_default_policy_unless_a_role_opts_out() {
     );
 }
 
+/// A new cluster's first start writes the default policy while the RBAC index loads beside
+/// it: the index loads again after those writes, so the very first requests, as soon as the
+/// server serves, are authorized by the whole policy (and again after a restart, which
+/// writes nothing).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_requests_of_a_new_cluster_are_authorized_by_the_default_policy() {
+    let mut server =
+        TestServer::start_with(|c| c.authorization_modes = vec!["Node".into(), "RBAC".into()])
+            .await;
+    for start in ["first start", "restart"] {
+        let raw = crate::admin(&server);
+        let asked = [
+            // system:discovery, bound to system:authenticated.
+            (Method::GET, "/apis", "someone"),
+            // system:kube-scheduler's own role, and the bindings of the last kinds listed.
+            (Method::GET, "/api/v1/pods", "system:kube-scheduler"),
+            (
+                Method::GET,
+                "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases",
+                "system:kube-scheduler",
+            ),
+            // A controller's role, through its namespaced binding in kube-system.
+            (
+                Method::GET,
+                "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication",
+                "system:kube-controller-manager",
+            ),
+        ];
+        let headers: Vec<[(&str, &str); 1]> = asked
+            .iter()
+            .map(|(_, _, user)| [("impersonate-user", *user)])
+            .collect();
+        let answers = futures_util::future::join_all(asked.iter().zip(&headers).map(
+            |((method, path, _), headers)| raw.request(method.clone(), path, headers, Vec::new()),
+        ))
+        .await;
+        for ((_, path, user), answer) in asked.iter().zip(answers) {
+            assert_eq!(
+                answer.status,
+                200,
+                "{start}: {user} GET {path}: {}",
+                answer.message()
+            );
+        }
+        if start == "first start" {
+            server.restart().await;
+        }
+    }
+}
+
 /// The default policy's component, controller and namespaced grants, asked as each subject.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_default_policy_grants_components_and_controllers_their_parts() {

@@ -3,7 +3,8 @@
 
 use tokio::sync::watch;
 
-/// One flag per followed collection; loaded when all are set. Flags are only ever set.
+/// One flag per followed collection; loaded when all are set. Flags are set as collections
+/// are listed, and cleared only all at once, for a load that starts over.
 #[derive(Debug)]
 pub struct Loaded<const N: usize> {
     listed: watch::Sender<[bool; N]>,
@@ -22,6 +23,11 @@ impl<const N: usize> Loaded<N> {
     pub fn set(&self, slot: usize) {
         self.listed
             .send_if_modified(|listed| !std::mem::replace(&mut listed[slot], true));
+    }
+
+    /// No collection has been listed: the index loads again from the start.
+    pub fn clear(&self) {
+        self.listed.send_replace([false; N]);
     }
 
     /// Whether every collection has been listed once.
@@ -64,5 +70,10 @@ mod tests {
             .unwrap();
         // Waiting on a loaded index returns at once.
         loaded.wait().await;
+        loaded.clear();
+        assert!(!loaded.is_loaded());
+        loaded.set(0);
+        loaded.set(1);
+        assert!(loaded.is_loaded());
     }
 }

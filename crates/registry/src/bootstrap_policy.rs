@@ -1451,8 +1451,10 @@ fn add_missing(current: &mut Value, wanted: &Value, field: &str) -> bool {
     changed
 }
 
-/// Creates or completes the default policy.
-pub async fn reconcile(registry: &Registry) -> Result<()> {
+/// Creates or completes the default policy; returns whether it wrote anything (on a restart
+/// of a server whose policy is complete, nothing).
+pub async fn reconcile(registry: &Registry) -> Result<bool> {
+    let mut wrote = false;
     let cluster_roles = cluster_roles();
     let cluster_role_bindings = cluster_role_bindings_for(&cluster_roles);
     let sets = [
@@ -1479,7 +1481,10 @@ pub async fn reconcile(registry: &Registry) -> Result<()> {
                         crate::builtin::create_unless_present(&**storage, namespace, name, &wanted)
                             .await?;
                     // Created now, or by another server since the list.
-                    let Some(found) = created else { continue };
+                    let Some(found) = created else {
+                        wrote = true;
+                        continue;
+                    };
                     Stored::read(found.body.into_bytes())?.1
                 }
             };
@@ -1493,11 +1498,12 @@ pub async fn reconcile(registry: &Registry) -> Result<()> {
                 storage
                     .update(namespace, name, &body, &WriteOptions::server())
                     .await?;
+                wrote = true;
                 tracing::info!(resource, namespace, name, "completed a default RBAC object");
             }
         }
     }
-    Ok(())
+    Ok(wrote)
 }
 
 /// A stored role or binding as the reconciliation first reads it: its JSON, and whether it

@@ -345,8 +345,9 @@ pub enum InitialObjects {
     RbacPolicy,
 }
 
-/// Creates `which` initial objects unless they are there already.
-pub async fn ensure_initial_objects(registry: &Registry, which: InitialObjects) -> Result<()> {
+/// Creates `which` initial objects unless they are there already; returns whether it wrote
+/// any (on a restart, none).
+pub async fn ensure_initial_objects(registry: &Registry, which: InitialObjects) -> Result<bool> {
     if which == InitialObjects::RbacPolicy {
         return crate::bootstrap_policy::reconcile(registry).await;
     }
@@ -367,6 +368,7 @@ pub async fn ensure_initial_objects(registry: &Registry, which: InitialObjects) 
             ));
         }
     }
+    let mut wrote = false;
     for (resource, body) in wanted {
         let Some(storage) = registry
             .resources()
@@ -375,9 +377,11 @@ pub async fn ensure_initial_objects(registry: &Registry, which: InitialObjects) 
             continue;
         };
         let name = body["metadata"]["name"].as_str().unwrap_or_default();
-        create_unless_present(&**storage, "", name, &body).await?;
+        wrote |= create_unless_present(&**storage, "", name, &body)
+            .await?
+            .is_none();
     }
-    Ok(())
+    Ok(wrote)
 }
 
 /// Creates `namespace/name` from `body` unless it is stored; returns the stored object when

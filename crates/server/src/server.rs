@@ -624,6 +624,13 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
             (Some(producer), tasks)
         }
     });
+    // The RBAC index loads beside the default policy's reconciliation (see below).
+    let rbac_authorizes = config.authorization_modes.iter().any(|m| m == "RBAC");
+    let mut rbac_tasks = if rbac_authorizes {
+        loops.follow_rbac(&builtin.rbac, rbac_index.clone())
+    } else {
+        Vec::new()
+    };
     let (mut hooks, hook_tasks, policy_tried) = start_post_start_hooks(&registry).await;
     step("post-start hooks started");
     let (producer, flow_control_tasks) = configure_flow_control.await.map_err(|e| {
@@ -766,14 +773,22 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
         let advertised = advertised.clone();
         move || Discovery::build(&served, &advertised)
     });
-    // The RBAC index loads from here on, with the bootstrap policy in place (its wait is
-    // below).
-    let _ = policy_tried.await;
+    // A reconciliation that wrote (a new cluster's first start, a new version's roles) may
+    // have done so after the index listed: the index then loads again, so that the server
+    // serves with the whole policy in it (on a restart nothing is written).
+    let policy_changed = policy_tried.await.unwrap_or(true);
     step("default RBAC policy reconciled");
-    let rbac_authorizes = config.authorization_modes.iter().any(|m| m == "RBAC");
-    if rbac_authorizes {
-        compactors.extend(loops.follow_rbac(&builtin.rbac, rbac_index.clone()));
+    if rbac_authorizes && policy_changed {
+        for task in &rbac_tasks {
+            task.abort();
+        }
+        for task in rbac_tasks.drain(..) {
+            let _ = task.await;
+        }
+        rbac_index.reset();
+        rbac_tasks = loops.follow_rbac(&builtin.rbac, rbac_index.clone());
     }
+    compactors.extend(rbac_tasks);
     if let Some(node_graph_loaded) = node_graph_loaded {
         node_graph_loaded.await;
     }
@@ -956,7 +971,7 @@ async fn loaded(wait_loaded: impl std::future::Future<Output = ()>) {
 /// the namespaces, then the priority classes, then the default RBAC policy (it has roles in
 /// namespaces the first makes). The policy's reconciliation (about 3 ms of a start) runs on
 /// a task of its own beside the rest of the start; the returned signal says that its first
-/// attempt is over. Every first attempt finishes before the server serves; when the storage
+/// attempt is over, and whether it may have written (it wrote, or it failed). Every first attempt finishes before the server serves; when the storage
 /// refuses, the server serves anyway and the hooks keep trying in the background, failing
 /// `/readyz` (and, after `--livez-grace-period`, `/livez`) until they succeed.
 async fn start_post_start_hooks(
@@ -964,7 +979,7 @@ async fn start_post_start_hooks(
 ) -> (
     Vec<PostStartHook>,
     Vec<JoinHandle<()>>,
-    tokio::sync::oneshot::Receiver<()>,
+    tokio::sync::oneshot::Receiver<bool>,
 ) {
     let mut hooks = Vec::new();
     let mut tasks = Vec::new();
@@ -997,9 +1012,9 @@ async fn start_post_start_hooks(
     let (tried, policy_tried) = tokio::sync::oneshot::channel();
     let registry = registry.clone();
     tasks.push(tokio::spawn(async move {
-        let done = ensure_initial_objects(&registry, which).await.is_ok();
-        let _ = tried.send(());
-        if done {
+        let result = ensure_initial_objects(&registry, which).await;
+        let _ = tried.send(!matches!(result, Ok(false)));
+        if result.is_ok() {
             hook.finish();
         } else {
             retry_hook(registry, name, which, hook).await;
@@ -1018,7 +1033,7 @@ async fn retry_hook(
     let mut backoff = Duration::from_millis(100);
     loop {
         match ensure_initial_objects(&registry, which).await {
-            Ok(()) => {
+            Ok(_) => {
                 tracing::info!(hook = name, "post-start hook finished");
                 hook.finish();
                 return;

@@ -325,6 +325,13 @@ impl RbacIndex {
         self.loaded.set(slot(kind));
     }
 
+    /// Forgets every role and binding, for a load that starts over: nothing is allowed until
+    /// the collections are listed again.
+    pub fn reset(&self) {
+        *self.write() = State::default();
+        self.loaded.clear();
+    }
+
     /// Whether every collection has been listed once.
     pub fn is_loaded(&self) -> bool {
         self.loaded.is_loaded()
@@ -805,6 +812,58 @@ mod tests {
                 "RBAC: role.rbac.authorization.k8s.io \"deployer\" not found".into()
             )
         );
+    }
+
+    #[tokio::test]
+    async fn a_reset_index_forgets_everything_until_listed_again() {
+        let index = Arc::new(RbacIndex::new());
+        index.put_role("", "pod-reader", vec![rule(&["get"], &[""], &["pods"])], 1);
+        index.put_binding(
+            Binding {
+                namespace: "".into(),
+                name: "readers".into(),
+                role: RoleRef::ClusterRole("pod-reader".into()),
+                subjects: vec![Subject::User("ann".into())],
+            },
+            1,
+        );
+        for kind in [
+            Kind::Role,
+            Kind::ClusterRole,
+            Kind::RoleBinding,
+            Kind::ClusterRoleBinding,
+        ] {
+            index.listed(kind, 1);
+        }
+        let rbac = Rbac::new(index.clone());
+        let get = request("ann", &[], "get", "pods", "any");
+        assert!(index.is_loaded());
+        assert!(allowed(&rbac, &get).await);
+
+        index.reset();
+        assert!(!index.is_loaded());
+        assert!(!allowed(&rbac, &get).await);
+        // A new load (its generations counted from 1 again) restores it.
+        index.put_role("", "pod-reader", vec![rule(&["get"], &[""], &["pods"])], 1);
+        index.put_binding(
+            Binding {
+                namespace: "".into(),
+                name: "readers".into(),
+                role: RoleRef::ClusterRole("pod-reader".into()),
+                subjects: vec![Subject::User("ann".into())],
+            },
+            1,
+        );
+        for kind in [
+            Kind::Role,
+            Kind::ClusterRole,
+            Kind::RoleBinding,
+            Kind::ClusterRoleBinding,
+        ] {
+            index.listed(kind, 1);
+        }
+        assert!(index.is_loaded());
+        assert!(allowed(&rbac, &get).await);
     }
 
     #[test]
