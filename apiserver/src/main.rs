@@ -786,6 +786,8 @@ fn main() -> ExitCode {
     if capstan_serving::options::print_version("capstan-apiserver", options.version.as_deref()) {
         return ExitCode::SUCCESS;
     }
+    // On the other core while the rest of the options are read and the runtime starts.
+    capstan_server::prepare();
     if let Err(err) = capstan_serving::feature_gates::check_settings(&options.feature_gates) {
         eprintln!("capstan-apiserver: --feature-gates: {err}");
         return ExitCode::FAILURE;

@@ -496,6 +496,21 @@ impl Schema {
         SCHEMA.get_or_init(Schema::load_upstream)
     }
 
+    /// Starts building the compiled-in schemas on a thread of their own, once per process
+    /// (later calls do nothing): [`Schema::upstream`] then waits for that build rather than
+    /// starting another. For a process that will need them soon and has a core to spare.
+    pub fn build_upstream_in_background() {
+        static STARTED: std::sync::Once = std::sync::Once::new();
+        STARTED.call_once(|| {
+            // Without a thread, the first use builds them.
+            let _ = std::thread::Builder::new()
+                .name("capstan-schema".into())
+                .spawn(|| {
+                    Schema::upstream();
+                });
+        });
+    }
+
     /// Builds the compiled-in schemas anew (what [`Schema::upstream`] does once).
     pub fn load_upstream() -> Schema {
         Schema::from_descriptors_with_markers(DESCRIPTORS, MARKERS)

@@ -41,7 +41,7 @@ pub use capstan_control::{ControlLoops, Reconciler};
 pub use config::{AuditConfig, ServerConfig, ServiceAccountOptions};
 pub use error::{Error, Result};
 pub use request_info::RequestInfo;
-pub use server::{RunningServer, run, start};
+pub use server::{RunningServer, prepare, run, start};
 
 /// The Kubernetes version whose API Capstan serves.
 pub use capstan_serving::options::KUBERNETES_VERSION;

@@ -144,6 +144,14 @@ fn random_token() -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 
+/// Begins, on a thread of its own, the work every start needs that no option changes: the
+/// protobuf schemas, which every store and the watch caches' first loads need and which take
+/// milliseconds to build. A binary calls it first thing, so that the build runs on the other
+/// core while the options are read and the runtime starts; [`start`] calls it too.
+pub fn prepare() {
+    capstan_negotiation::schema::Schema::build_upstream_in_background();
+}
+
 /// Opens the store, builds the registry and the filter chain, binds the port and starts
 /// serving in the background.
 ///
@@ -158,12 +166,8 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
     step("options read, runtime started");
     // Options read before anything starts: a bad one fails the start at once.
     let admission_plan = config.admission.resolve()?;
-    // Every store and the watch caches' first lists need the protobuf schemas, which take
-    // milliseconds to build: build them on another core while the storage opens (whoever
-    // needs them first waits for this build rather than starting another).
-    std::thread::spawn(|| {
-        capstan_negotiation::schema::Schema::upstream();
-    });
+    // Unless `prepare` began it already.
+    prepare();
 
     let store: Arc<dyn Store> = match &config.etcd {
         Some(etcd) => Arc::new(
