@@ -2,7 +2,8 @@
 //! fields in field-number order, their wire types, and the few types whose JSON form is not
 //! their message.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
+use foldhash::HashMapExt;
 use std::sync::OnceLock;
 
 use crate::descriptors::{self, FieldDesc, LABEL_REPEATED, MessageDesc};
