@@ -556,6 +556,16 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
     };
     futures_util::future::join_all(admission_loads).await;
     step("admission's indexes loaded");
+    // Discovery is built on another thread while the post-start hooks run and the indexes
+    // below load (it is about 1.5 ms of a start). Custom resources that change from here on
+    // rebuild it (the follower below starts from this subscription, so no change is missed
+    // between).
+    let custom_changes = custom.changes();
+    let discovery = tokio::task::spawn_blocking({
+        let served = handler::served(&registry, &custom);
+        let advertised = advertised.clone();
+        move || Discovery::build(&served, &advertised)
+    });
     let metrics = Arc::new(crate::metrics::Metrics::with_options(
         config.metrics.clone(),
     ));
@@ -768,15 +778,6 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
     }
 
     step("APIServices synced");
-    // Discovery is built on another thread while the indexes below load (it is about 1.5 ms
-    // of a start). Custom resources that change from here on rebuild it (the follower below
-    // starts from this subscription, so no change is missed between).
-    let custom_changes = custom.changes();
-    let discovery = tokio::task::spawn_blocking({
-        let served = handler::served(&registry, &custom);
-        let advertised = advertised.clone();
-        move || Discovery::build(&served, &advertised)
-    });
     // A reconciliation that wrote (a new cluster's first start, a new version's roles) may
     // have done so after the index listed: the index then loads again, so that the server
     // serves with the whole policy in it (on a restart nothing is written).
