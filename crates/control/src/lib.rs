@@ -63,15 +63,10 @@ pub trait ControlLoops: Send + Sync + std::fmt::Debug {
         index: Arc<MutatingPolicyIndex>,
     ) -> Vec<JoinHandle<()>>;
 
-    /// Follows what the Node authorizer reasons about into `graph`; a missing store leaves its
-    /// part empty.
+    /// Follows what the Node authorizer reasons about into `graph`.
     fn follow_node_graph(
         &self,
-        pods: Arc<dyn RestStorage>,
-        claims: Option<Arc<dyn RestStorage>>,
-        volumes: Option<Arc<dyn RestStorage>>,
-        attachments: Option<Arc<dyn RestStorage>>,
-        slices: Option<Arc<dyn RestStorage>>,
+        stores: NodeGraphStores,
         graph: Arc<NodeGraph>,
     ) -> Vec<JoinHandle<()>>;
 
@@ -140,6 +135,22 @@ pub trait ControlLoops: Send + Sync + std::fmt::Debug {
 pub trait Stoppable: Send + Sync {
     /// Stops the loop and does its last work.
     fn stop(self: Box<Self>) -> BoxFuture<'static, ()>;
+}
+
+/// What the Node authorizer's graph is made of; a missing store (its resource not served)
+/// leaves its part empty.
+#[derive(Clone)]
+pub struct NodeGraphStores {
+    /// Pods.
+    pub pods: Arc<dyn RestStorage>,
+    /// PersistentVolumeClaims.
+    pub claims: Option<Arc<dyn RestStorage>>,
+    /// PersistentVolumes.
+    pub volumes: Option<Arc<dyn RestStorage>>,
+    /// VolumeAttachments.
+    pub attachments: Option<Arc<dyn RestStorage>>,
+    /// ResourceSlices.
+    pub slices: Option<Arc<dyn RestStorage>>,
 }
 
 /// The stores API Priority and Fairness's configuration lives in.

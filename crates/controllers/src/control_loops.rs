@@ -8,7 +8,7 @@ use capstan_auth::authz::node::NodeGraph;
 use capstan_auth::authz::rbac::RbacIndex;
 use capstan_control::{
     ControlLoops, ControllerConfig, FlowControlStores, KubernetesService, KubernetesServiceStores,
-    Probe, ServiceStores, Stoppable,
+    NodeGraphStores, Probe, ServiceStores, Stoppable,
 };
 use capstan_flowcontrol::FlowControl;
 use capstan_registry::builtin::{Builtin, Rbac};
@@ -60,14 +60,10 @@ impl ControlLoops for InProcess {
 
     fn follow_node_graph(
         &self,
-        pods: Arc<dyn RestStorage>,
-        claims: Option<Arc<dyn RestStorage>>,
-        volumes: Option<Arc<dyn RestStorage>>,
-        attachments: Option<Arc<dyn RestStorage>>,
-        slices: Option<Arc<dyn RestStorage>>,
+        stores: NodeGraphStores,
         graph: Arc<NodeGraph>,
     ) -> Vec<JoinHandle<()>> {
-        crate::node_graph::start(pods, claims, volumes, attachments, slices, graph)
+        crate::node_graph::start(stores, graph)
     }
 
     fn ensure_flow_control<'a>(

@@ -35,7 +35,7 @@ const INTERVAL: Duration = Duration::from_secs(10);
 const LEASE_TTL: Duration = Duration::from_secs(15);
 
 pub use capstan_control::{
-    KubernetesService as Config, KubernetesServiceStores as Stores, Reconciler, default_address,
+    KubernetesService as Config, KubernetesServiceStores as Stores, Reconciler,
 };
 
 fn json<T: serde::Serialize>(value: &T) -> capstan_registry::Result<Vec<u8>> {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use capstan_api::pod_references;
 use capstan_auth::authz::node::{NodeGraph, PodRefs, Source};
+use capstan_control::NodeGraphStores;
 use capstan_registry::RestStorage;
 use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use serde::Deserialize;
@@ -48,14 +49,14 @@ where
 
 /// Starts following pods, claims, volumes, volume attachments and resource slices into `graph`; a missing
 /// store leaves its part empty (and counts as listed).
-pub fn start(
-    pods: Arc<dyn RestStorage>,
-    claims: Option<Arc<dyn RestStorage>>,
-    volumes: Option<Arc<dyn RestStorage>>,
-    attachments: Option<Arc<dyn RestStorage>>,
-    slices: Option<Arc<dyn RestStorage>>,
-    graph: Arc<NodeGraph>,
-) -> Vec<JoinHandle<()>> {
+pub fn start(stores: NodeGraphStores, graph: Arc<NodeGraph>) -> Vec<JoinHandle<()>> {
+    let NodeGraphStores {
+        pods,
+        claims,
+        volumes,
+        attachments,
+        slices,
+    } = stores;
     let mut tasks = Vec::new();
     // A pod reaches nothing before it is bound to a node, and its node never changes once
     // set: pods without `nodeName` (a create burst, pending pods) are not parsed or kept.

@@ -12,8 +12,8 @@ use capstan_auth::authz::rbac::RbacIndex;
 use capstan_auth::authz::{AuthorizerChain, ModeParts};
 use capstan_auth_remote::AuthorizationWebhook;
 use capstan_control::{
-    ControllerConfig, FlowControlStores, KubernetesService, KubernetesServiceStores, ServiceStores,
-    Stoppable,
+    ControllerConfig, FlowControlStores, KubernetesService, KubernetesServiceStores,
+    NodeGraphStores, ServiceStores, Stoppable,
 };
 use capstan_registry::authentication::{SelfSubjectReviewRest, TokenRequestRest, TokenReviewRest};
 use capstan_registry::authorization::{
@@ -542,11 +542,13 @@ async fn start_server(config: ServerConfig) -> Result<RunningServer> {
                 .cloned()
         };
         compactors.extend(loops.follow_node_graph(
-            builtin.pods.clone(),
-            store("persistentvolumeclaims"),
-            store("persistentvolumes"),
-            store("volumeattachments"),
-            store("resourceslices"),
+            NodeGraphStores {
+                pods: builtin.pods.clone(),
+                claims: store("persistentvolumeclaims"),
+                volumes: store("persistentvolumes"),
+                attachments: store("volumeattachments"),
+                slices: store("resourceslices"),
+            },
             node_graph.clone(),
         ));
         let graph = node_graph.clone();
