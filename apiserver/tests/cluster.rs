@@ -28,6 +28,15 @@ const RACES: &[(&str, &str)] = &[
     ("pod web-", "is being deleted, cannot be assigned to a host"),
     ("DefaultBinder", "not found\""),
     ("\"Error updating pod\" err=\"pods \\\"web-", "not found\""),
+    // A kubelet's CSI plugin writes its CSINode as soon as the API server answers, on a
+    // backoff of its own (15 ms, then six times longer each try, about 140 s in all) beside
+    // the node's registration, logging each failed try: on a busy machine the first tries
+    // come before the Node exists, whatever the server. The last try's failure ("after
+    // retrying", which stops the kubelet) is not allowed.
+    (
+        "Failed to initialize CSINode: error updating CSINode annotation",
+        "not found",
+    ),
 ];
 
 /// Error lines that are not the server's doing, each with why.
