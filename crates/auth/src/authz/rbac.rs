@@ -816,25 +816,29 @@ mod tests {
 
     #[tokio::test]
     async fn a_reset_index_forgets_everything_until_listed_again() {
+        // One load: a role, a binding of it, then the end of each kind's list.
+        let load = |index: &RbacIndex| {
+            index.put_role("", "pod-reader", vec![rule(&["get"], &[""], &["pods"])], 1);
+            index.put_binding(
+                Binding {
+                    namespace: "".into(),
+                    name: "readers".into(),
+                    role: RoleRef::ClusterRole("pod-reader".into()),
+                    subjects: vec![Subject::User("ann".into())],
+                },
+                1,
+            );
+            for kind in [
+                Kind::Role,
+                Kind::ClusterRole,
+                Kind::RoleBinding,
+                Kind::ClusterRoleBinding,
+            ] {
+                index.listed(kind, 1);
+            }
+        };
         let index = Arc::new(RbacIndex::new());
-        index.put_role("", "pod-reader", vec![rule(&["get"], &[""], &["pods"])], 1);
-        index.put_binding(
-            Binding {
-                namespace: "".into(),
-                name: "readers".into(),
-                role: RoleRef::ClusterRole("pod-reader".into()),
-                subjects: vec![Subject::User("ann".into())],
-            },
-            1,
-        );
-        for kind in [
-            Kind::Role,
-            Kind::ClusterRole,
-            Kind::RoleBinding,
-            Kind::ClusterRoleBinding,
-        ] {
-            index.listed(kind, 1);
-        }
+        load(&index);
         let rbac = Rbac::new(index.clone());
         let get = request("ann", &[], "get", "pods", "any");
         assert!(index.is_loaded());
@@ -844,24 +848,7 @@ mod tests {
         assert!(!index.is_loaded());
         assert!(!allowed(&rbac, &get).await);
         // A new load (its generations counted from 1 again) restores it.
-        index.put_role("", "pod-reader", vec![rule(&["get"], &[""], &["pods"])], 1);
-        index.put_binding(
-            Binding {
-                namespace: "".into(),
-                name: "readers".into(),
-                role: RoleRef::ClusterRole("pod-reader".into()),
-                subjects: vec![Subject::User("ann".into())],
-            },
-            1,
-        );
-        for kind in [
-            Kind::Role,
-            Kind::ClusterRole,
-            Kind::RoleBinding,
-            Kind::ClusterRoleBinding,
-        ] {
-            index.listed(kind, 1);
-        }
+        load(&index);
         assert!(index.is_loaded());
         assert!(allowed(&rbac, &get).await);
     }
