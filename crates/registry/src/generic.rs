@@ -2626,6 +2626,12 @@ impl RestStorage for KindStore {
         let error_stream = |err: ApiError| -> EventStream {
             Box::pin(futures_util::stream::iter([watching::error_line(&err)]))
         };
+        // A watch opened while the cache loads (a control loop's, as the server starts)
+        // waits for it: served from storage it would decode every change on its own for as
+        // long as it lasts.
+        if let Some(cache) = &self.core.cache {
+            cache.wait_ready(FRESHNESS_WAIT).await;
+        }
         // Unset: state at the most recent revision first; "0": any state first; other:
         // exactly the changes after it.
         let from = match parse_resource_version(&options.list.resource_version)? {
@@ -2659,8 +2665,8 @@ impl RestStorage for KindStore {
                 Err(capstan_watch::Error::Expired { requested, oldest }) => {
                     return Ok(error_stream(watching::expired(requested, oldest)));
                 }
-                // Not loaded yet: serve this watch from storage.
-                Err(_) => {}
+                // Still not loaded (or reloading): serve this watch from storage.
+                Err(err) => tracing::debug!(%prefix, %err, "a watch served from storage"),
             }
         }
         if let Some(rev) = from {

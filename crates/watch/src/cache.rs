@@ -485,6 +485,16 @@ impl WatchCache {
         }
     }
 
+    /// Waits until the cache has loaded (or reloaded), at most `timeout`; whether it has.
+    pub async fn wait_ready(&self, timeout: Duration) -> bool {
+        // Subscribed before the state is read: a load that ends in between still wakes it.
+        let mut rx = self.shared.revision.subscribe();
+        let loaded = rx.wait_for(|_| read(&self.shared).ready);
+        tokio::time::timeout(timeout, loaded)
+            .await
+            .is_ok_and(|r| r.is_ok())
+    }
+
     /// The revision of the cache's last change to its objects (or of its last load): equal
     /// between two calls only when the cache's objects are the same. `None` before the
     /// first load.

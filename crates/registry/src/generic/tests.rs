@@ -616,14 +616,16 @@ async fn cached_chunks_report_remaining_items() {
 
 /// The embedded store, counting how often the current revision and single keys are read;
 /// whether it says it knows its current revision is the test's choice. Its watches hold
-/// their changes back while `flowing` is false.
+/// their changes back while `flowing` is false, its lists wait while `listing` is false.
 struct CountingReads {
     inner: EmbeddedStore,
     reads: std::sync::atomic::AtomicUsize,
     gets: std::sync::atomic::AtomicUsize,
     lists: std::sync::atomic::AtomicUsize,
+    watches: std::sync::atomic::AtomicUsize,
     knows_revision: bool,
     flowing: tokio::sync::watch::Sender<bool>,
+    listing: tokio::sync::watch::Sender<bool>,
 }
 
 impl CountingReads {
@@ -633,8 +635,10 @@ impl CountingReads {
             reads: Default::default(),
             gets: Default::default(),
             lists: Default::default(),
+            watches: Default::default(),
             knows_revision,
             flowing: tokio::sync::watch::Sender::new(true),
+            listing: tokio::sync::watch::Sender::new(true),
         })
     }
 }
@@ -654,6 +658,7 @@ impl Store for CountingReads {
     ) -> capstan_storage::Result<capstan_storage::ListResponse> {
         self.lists
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let _ = self.listing.subscribe().wait_for(|l| *l).await;
         self.inner.list(request).await
     }
     async fn create(&self, key: &str, value: Bytes) -> capstan_storage::Result<KeyValue> {
@@ -684,6 +689,8 @@ impl Store for CountingReads {
         prefix: &str,
         from: Revision,
     ) -> capstan_storage::Result<capstan_storage::WatchStream> {
+        self.watches
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let flowing = self.flowing.subscribe();
         let changes = self.inner.watch(prefix, from).await?;
         Ok(Box::pin(changes.then(move |change| {
@@ -1185,6 +1192,56 @@ async fn watched(
             (e["type"].as_str().unwrap().to_string(), name)
         })
         .collect()
+}
+
+/// A watch opened while the watch cache is still loading (a control loop's, as the server
+/// starts) waits for the load and is served by the cache, not by a watch of its own on
+/// storage that would decode every change again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_opened_while_the_cache_loads_is_served_by_the_cache() {
+    // The unset resourceVersion, and "0" (what a list answers on a new store).
+    for version in [None, Some("0")] {
+        let dir = tempfile::tempdir().unwrap();
+        let counting = CountingReads::open(dir.path(), true);
+        counting.listing.send_replace(false);
+        let cached = Arc::new(GenericStore::new(
+            StorageClassStrategy,
+            counting.clone(),
+            "/registry",
+            Some(Default::default()),
+        ));
+        let opening = tokio::spawn({
+            let cached = cached.clone();
+            async move {
+                let options = WatchOptions {
+                    list: list(ListQuery {
+                        resource_version: version,
+                        ..Default::default()
+                    }),
+                    allow_bookmarks: false,
+                    timeout: std::time::Duration::from_secs(10),
+                    initialization: None,
+                    connection: 0,
+                };
+                cached.watch("", &options).await.unwrap()
+            }
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        counting.listing.send_replace(true);
+        let mut lines = opening.await.unwrap();
+        let cache = cached.kind.core.cache.as_ref().unwrap();
+        assert!(cache.wait_ready(std::time::Duration::from_secs(10)).await);
+        let watches = counting.watches.load(std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(watches, 1, "only the cache watches storage ({version:?})");
+        cached
+            .create("", &sc("later"), &WriteOptions::default())
+            .await
+            .unwrap();
+        let chunk = lines.next().await.unwrap();
+        let event: Value = serde_json::from_slice(&chunk).unwrap();
+        assert_eq!(event["type"], "ADDED");
+        assert_eq!(event["object"]["metadata"]["name"], "later");
+    }
 }
 
 /// Without a watch cache, a watch from a resourceVersion and without selectors reads nothing
