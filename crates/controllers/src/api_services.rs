@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use capstan_meta::Reason;
+use capstan_registry::builtin::write_each;
 use capstan_registry::options::GetOptions;
 use capstan_registry::{Error, ListOptions, RestStorage, WriteOptions};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -115,57 +116,60 @@ pub async fn sync_local(
         .iter()
         .map(|a| (a.metadata.name.clone().unwrap_or_default(), a))
         .collect();
-    let mut keep = std::collections::BTreeSet::new();
-    for (group, version, custom) in wanted {
-        let want = local_api_service(group, version, *custom);
+    let wanted: Vec<APIService> = wanted
+        .iter()
+        .map(|(group, version, custom)| local_api_service(group, version, *custom))
+        .collect();
+    let keep: std::collections::BTreeSet<String> = wanted
+        .iter()
+        .map(|want| want.metadata.name.clone().unwrap_or_default())
+        .collect();
+    let (by_name, options) = (&by_name, &options);
+    write_each(wanted, |want| async move {
         let name = want.metadata.name.clone().unwrap_or_default();
-        keep.insert(name.clone());
-        match by_name.get(&name) {
-            None => {
-                let body = serde_json::to_vec(&want).map_err(Error::Encode)?;
-                match store.create("", &body, &options).await {
-                    Ok(_) => {}
-                    Err(Error::Api(e)) if e.reason == Reason::AlreadyExists => {}
-                    Err(e) => return Err(e),
-                }
-            }
-            Some(current) => {
-                let label = current
-                    .metadata
-                    .labels
-                    .as_ref()
-                    .and_then(|l| l.get(AUTOMANAGED));
-                let wanted_label = want
-                    .metadata
-                    .labels
-                    .as_ref()
-                    .and_then(|l| l.get(AUTOMANAGED));
-                // A user's own APIService for a served group version wins (upstream leaves
-                // an unlabelled one alone).
-                if label.is_none() || (label == wanted_label && current.spec == want.spec) {
-                    continue;
-                }
-                let mut replaced = (*current).clone();
-                replaced.spec = want.spec;
-                replaced
-                    .metadata
-                    .labels
-                    .get_or_insert_with(Default::default)
-                    .extend(want.metadata.labels.unwrap_or_default());
-                let body = serde_json::to_vec(&replaced).map_err(Error::Encode)?;
-                store.update("", &name, &body, &options).await?;
-            }
+        let Some(current) = by_name.get(&name) else {
+            let body = serde_json::to_vec(&want).map_err(Error::Encode)?;
+            return match store.create("", &body, options).await {
+                Ok(_) => Ok(()),
+                Err(Error::Api(e)) if e.reason == Reason::AlreadyExists => Ok(()),
+                Err(e) => Err(e),
+            };
+        };
+        let label = current
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(AUTOMANAGED));
+        let wanted_label = want
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(AUTOMANAGED));
+        // A user's own APIService for a served group version wins (upstream leaves an
+        // unlabelled one alone).
+        if label.is_none() || (label == wanted_label && current.spec == want.spec) {
+            return Ok(());
         }
-    }
+        let mut replaced = (*current).clone();
+        replaced.spec = want.spec;
+        replaced
+            .metadata
+            .labels
+            .get_or_insert_with(Default::default)
+            .extend(want.metadata.labels.unwrap_or_default());
+        let body = serde_json::to_vec(&replaced).map_err(Error::Encode)?;
+        store.update("", &name, &body, options).await.map(drop)
+    })
+    .await?;
     for (name, current) in by_name {
         let managed = current
             .metadata
             .labels
             .as_ref()
             .is_some_and(|l| l.contains_key(AUTOMANAGED));
-        if managed && !keep.contains(&name) {
+        if managed && !keep.contains(name) {
             match store
-                .delete("", &name, &capstan_registry::DeleteOptions::default())
+                .delete("", name, &capstan_registry::DeleteOptions::default())
                 .await
             {
                 Ok(_) => {}

@@ -11,6 +11,7 @@ use std::time::Duration;
 use capstan_flowcontrol::FlowControl;
 use capstan_flowcontrol::bootstrap::{self, server_keeps_spec};
 use capstan_meta::{Reason, Strategy};
+use capstan_registry::builtin::write_each;
 use capstan_registry::options::GetOptions;
 use capstan_registry::{Error, RestStorage, WriteOptions};
 use k8s_openapi::Metadata;
@@ -52,29 +53,32 @@ where
 {
     let options = WriteOptions::server();
     let spec = |object: &T| serde_json::to_value(object).map(|mut v| v["spec"].take());
+    let spec = &spec;
+    let (strategy, options) = (&strategy, &options);
     let wanted = mandatory.into_iter().map(|o| (o, true));
-    for (mut object, mandatory) in wanted.chain(suggested.into_iter().map(|o| (o, false))) {
+    let wanted = wanted.chain(suggested.into_iter().map(|o| (o, false)));
+    write_each(wanted, |(mut object, mandatory)| async move {
         strategy.default(&mut object);
         let name = object.metadata().name.clone().unwrap_or_default();
         let Some(current) = read::<T>(store, &name).await? else {
             let body = serde_json::to_vec(&object).map_err(Error::Encode)?;
-            match store.create("", &body, &options).await {
-                Ok(_) => {}
-                Err(Error::Api(e)) if e.reason == Reason::AlreadyExists => {}
-                Err(e) => return Err(e),
-            }
-            continue;
+            return match store.create("", &body, options).await {
+                Ok(_) => Ok(()),
+                Err(Error::Api(e)) if e.reason == Reason::AlreadyExists => Ok(()),
+                Err(e) => Err(e),
+            };
         };
         let owned = mandatory || server_keeps_spec(current.metadata().annotations.as_ref());
         let wanted_spec = spec(&object).map_err(Error::Encode)?;
         if !owned || spec(&current).map_err(Error::Encode)? == wanted_spec {
-            continue;
+            return Ok(());
         }
         let mut replaced = serde_json::to_value(&current).map_err(Error::Encode)?;
         replaced["spec"] = wanted_spec;
         let body = serde_json::to_vec(&replaced).map_err(Error::Encode)?;
-        store.update("", &name, &body, &options).await?;
-    }
+        store.update("", &name, &body, options).await.map(drop)
+    })
+    .await?;
     Ok(())
 }
 

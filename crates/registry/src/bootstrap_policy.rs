@@ -1470,33 +1470,47 @@ pub async fn reconcile(registry: &Registry) -> Result<bool> {
         else {
             continue;
         };
-        let mut stored = stored_by_name(&**storage).await?;
+        let storage = &**storage;
+        let mut stored = stored_by_name(storage).await?;
+        let key = |wanted: &Value| {
+            let text = |field: &str| wanted["metadata"][field].as_str().unwrap_or_default();
+            (text("namespace").to_owned(), text("name").to_owned())
+        };
+        let mut present = Vec::new();
+        let mut missing = Vec::new();
         for wanted in objects {
-            let name = wanted["metadata"]["name"].as_str().unwrap_or_default();
-            let namespace = wanted["metadata"]["namespace"].as_str().unwrap_or_default();
-            let current = match stored.remove(&(namespace.to_owned(), name.to_owned())) {
-                Some(current) => current,
-                None => {
-                    let created =
-                        crate::builtin::create_unless_present(&**storage, namespace, name, &wanted)
-                            .await?;
-                    // Created now, or by another server since the list.
-                    let Some(found) = created else {
-                        wrote = true;
-                        continue;
-                    };
-                    Stored::read(found.body.into_bytes())?.1
-                }
-            };
+            match stored.remove(&key(&wanted)) {
+                Some(current) => present.push((current, wanted)),
+                None => missing.push(wanted),
+            }
+        }
+        let created = crate::builtin::write_each(missing, |wanted| {
+            let (namespace, name) = key(&wanted);
+            async move {
+                crate::builtin::create_unless_present(storage, &namespace, &name, &wanted)
+                    .await
+                    .map(|found| (found, wanted))
+            }
+        })
+        .await?;
+        for (found, wanted) in created {
+            match found {
+                None => wrote = true,
+                // Created by another server since the list.
+                Some(found) => present.push((Stored::read(found.body.into_bytes())?.1, wanted)),
+            }
+        }
+        for (current, wanted) in present {
             if !current.autoupdate || holds_all(&current.json, &wanted[field]) {
                 continue;
             }
+            let (namespace, name) = key(&wanted);
             let mut current: Value =
                 serde_json::from_slice(&current.json).map_err(Error::Encode)?;
             if add_missing(&mut current, &wanted, field) {
                 let body = serde_json::to_vec(&current).map_err(Error::Encode)?;
                 storage
-                    .update(namespace, name, &body, &WriteOptions::server())
+                    .update(&namespace, &name, &body, &WriteOptions::server())
                     .await?;
                 wrote = true;
                 tracing::info!(resource, namespace, name, "completed a default RBAC object");

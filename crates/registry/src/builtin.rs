@@ -348,40 +348,60 @@ pub enum InitialObjects {
 /// Creates `which` initial objects unless they are there already; returns whether it wrote
 /// any (on a restart, none).
 pub async fn ensure_initial_objects(registry: &Registry, which: InitialObjects) -> Result<bool> {
-    if which == InitialObjects::RbacPolicy {
-        return crate::bootstrap_policy::reconcile(registry).await;
-    }
-    let mut wanted: Vec<(&str, serde_json::Value)> = Vec::new();
-    if which == InitialObjects::Namespaces {
-        wanted.extend(capstan_api::core::INITIAL_NAMESPACES.iter().map(|name| {
-            (
-                "namespaces",
-                serde_json::json!({"metadata": {"name": name}}),
-            )
-        }));
-    }
-    if which == InitialObjects::PriorityClasses {
-        for pc in capstan_api::scheduling::system_priority_classes() {
-            wanted.push((
-                "priorityclasses",
-                serde_json::to_value(pc).map_err(Error::Encode)?,
-            ));
-        }
-    }
-    let mut wrote = false;
-    for (resource, body) in wanted {
-        let Some(storage) = registry
-            .resources()
-            .find(|r| r.descriptor().resource == resource && r.descriptor().subresource.is_empty())
-        else {
-            continue;
-        };
+    let (resource, wanted) = match which {
+        InitialObjects::RbacPolicy => return crate::bootstrap_policy::reconcile(registry).await,
+        InitialObjects::Namespaces => (
+            "namespaces",
+            capstan_api::core::INITIAL_NAMESPACES
+                .iter()
+                .map(|name| serde_json::json!({"metadata": {"name": name}}))
+                .collect(),
+        ),
+        InitialObjects::PriorityClasses => (
+            "priorityclasses",
+            capstan_api::scheduling::system_priority_classes()
+                .into_iter()
+                .map(serde_json::to_value)
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(Error::Encode)?,
+        ),
+    };
+    let Some(storage) = registry
+        .resources()
+        .find(|r| r.descriptor().resource == resource && r.descriptor().subresource.is_empty())
+    else {
+        return Ok(false);
+    };
+    let created = write_each(wanted, |body| async move {
         let name = body["metadata"]["name"].as_str().unwrap_or_default();
-        wrote |= create_unless_present(&**storage, "", name, &body)
-            .await?
-            .is_none();
-    }
-    Ok(wrote)
+        create_unless_present(&**storage, "", name, &body)
+            .await
+            .map(|found| found.is_none())
+    })
+    .await?;
+    Ok(created.contains(&true))
+}
+
+/// Default objects written at once at start-up.
+const CONCURRENT_WRITES: usize = 32;
+
+/// `write` for each of `items`, up to 32 at once, and their results (in no particular order);
+/// the first error ends it. For the default objects a new cluster's first start writes (the
+/// namespaces, the RBAC policy, API Priority and Fairness's configuration, the APIServices):
+/// written together, their durable writes share the store's commits instead of waiting for
+/// one each.
+pub async fn write_each<I, F, Fut, T, E>(items: I, write: F) -> std::result::Result<Vec<T>, E>
+where
+    I: IntoIterator,
+    F: FnMut(I::Item) -> Fut,
+    Fut: std::future::Future<Output = std::result::Result<T, E>>,
+{
+    use futures_util::{StreamExt, TryStreamExt};
+    futures_util::stream::iter(items)
+        .map(write)
+        .buffer_unordered(CONCURRENT_WRITES)
+        .try_collect()
+        .await
 }
 
 /// Creates `namespace/name` from `body` unless it is stored; returns the stored object when
