@@ -51,10 +51,9 @@ where
     T: Metadata<Ty = ObjectMeta> + Serialize + DeserializeOwned,
     S: Strategy<Object = T>,
 {
-    let options = WriteOptions::server();
-    let spec = |object: &T| serde_json::to_value(object).map(|mut v| v["spec"].take());
-    let spec = &spec;
-    let (strategy, options) = (&strategy, &options);
+    let options = &WriteOptions::server();
+    let spec = &|object: &T| serde_json::to_value(object).map(|mut v| v["spec"].take());
+    let strategy = &strategy;
     let wanted = mandatory.into_iter().map(|o| (o, true));
     let wanted = wanted.chain(suggested.into_iter().map(|o| (o, false)));
     write_each(wanted, |(mut object, mandatory)| async move {

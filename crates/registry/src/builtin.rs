@@ -385,7 +385,8 @@ pub async fn ensure_initial_objects(registry: &Registry, which: InitialObjects) 
 /// Default objects written at once at start-up.
 const CONCURRENT_WRITES: usize = 32;
 
-/// `write` for each of `items`, up to 32 at once, and their results (in no particular order);
+/// `write` for each of `items`, up to [`CONCURRENT_WRITES`] at once, and their results (in no
+/// particular order);
 /// the first error ends it. For the default objects a new cluster's first start writes (the
 /// namespaces, the RBAC policy, API Priority and Fairness's configuration, the APIServices):
 /// written together, their durable writes share the store's commits instead of waiting for
@@ -498,4 +499,51 @@ pub async fn publish_config_map(
         .update(namespace, name, &body, &WriteOptions::server())
         .await?;
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    #[tokio::test]
+    async fn write_each_runs_the_writes_together_up_to_its_bound() {
+        let (running, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let mut done = write_each(0..100, |i| {
+            let (running, most) = (&running, &most);
+            async move {
+                let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                most.fetch_max(now, Ordering::SeqCst);
+                tokio::task::yield_now().await;
+                running.fetch_sub(1, Ordering::SeqCst);
+                Ok::<_, ()>(i)
+            }
+        })
+        .await
+        .unwrap();
+        done.sort_unstable();
+        assert_eq!(done, (0..100).collect::<Vec<_>>());
+        assert_eq!(most.load(Ordering::SeqCst), CONCURRENT_WRITES);
+    }
+
+    #[tokio::test]
+    async fn write_each_ends_at_the_first_error() {
+        let started = AtomicUsize::new(0);
+        let result = write_each(0..1000, |i| {
+            let started = &started;
+            async move {
+                started.fetch_add(1, Ordering::SeqCst);
+                tokio::task::yield_now().await;
+                if i == 3 {
+                    Err(format!("write {i} failed"))
+                } else {
+                    Ok(i)
+                }
+            }
+        })
+        .await;
+        assert_eq!(result, Err("write 3 failed".to_string()));
+        assert!(started.load(Ordering::SeqCst) < 1000);
+    }
 }

@@ -976,11 +976,13 @@ async fn loaded(wait_loaded: impl std::future::Future<Output = ()>) {
 
 /// Creates the objects every cluster has (upstream's post-start hooks of the same names):
 /// the namespaces, then the priority classes, then the default RBAC policy (it has roles in
-/// namespaces the first makes). The policy's reconciliation (about 3 ms of a start) runs on
-/// a task of its own beside the rest of the start; the returned signal says that its first
-/// attempt is over, and whether it may have written (it wrote, or it failed). Every first attempt finishes before the server serves; when the storage
-/// refuses, the server serves anyway and the hooks keep trying in the background, failing
-/// `/readyz` (and, after `--livez-grace-period`, `/livez`) until they succeed.
+/// namespaces the first makes); the objects of each are written together. The policy's
+/// reconciliation (about 3 ms of a restart) runs on a task of its own beside the rest of the
+/// start; the returned signal says that its first attempt is over, and whether it may have
+/// written (it wrote, or it failed). Every first attempt finishes before the server serves;
+/// when the storage refuses, the server serves anyway and the hooks keep trying in the
+/// background, failing `/readyz` (and, after `--livez-grace-period`, `/livez`) until they
+/// succeed.
 async fn start_post_start_hooks(
     registry: &Arc<Registry>,
 ) -> (
