@@ -7,7 +7,8 @@
 #                                   BUILD=<dir> (the release builds; target/release)
 #
 # For each server: resident memory idle (kube-apiserver's plus its etcd's), StorageClass and Pod
-# creates, GETs and updates at 16 and 64 clients as a system:masters caller, GETs as a user
+# creates, GETs and updates at 16 and 64 clients as a system:masters caller (each row with the
+# CPU time per request of the server, etcd included, and of the harness), GETs as a user
 # bound by RBAC to a role, the watch fan-out (500 watchers, 1,000 events created as fast as
 # the server takes them, then at 200/s for both), 22,000
 # StorageClasses listed in pages of 500, and resident memory with 22,000 StorageClasses and
@@ -67,10 +68,15 @@ run() { # server
   sleep 5
   echo "== $1"
   echo "resident memory, idle: $(resident "${watched[@]}") MB"
+  # Each operation's row ends with the CPU time per request of the server (with its etcd)
+  # and of the harness.
+  local cpu_of
+  cpu_of=$(IFS=,; echo "${watched[*]}")
   load() { # user options...
     local user=$1; shift
     "$build/capstan-load" --kubeconfig "$dir/$user.kubeconfig" --token "" \
-      --client-certificate "$pki/$user.crt" --client-key "$pki/$user.key" "$@" | grep '^| [a-z]'
+      --client-certificate "$pki/$user.crt" --client-key "$pki/$user.key" --cpu-of "$cpu_of" \
+      "$@" | grep '^| [a-z]'
   }
   local d=${DURATION:-5s}
   for resource in storageclasses pods; do

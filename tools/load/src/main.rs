@@ -18,6 +18,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, ServerName};
 
+mod cpu;
 mod custom;
 mod deletion;
 mod fanout;
@@ -53,6 +54,11 @@ struct Options {
     /// Use HTTP/1.1 instead of HTTP/2.
     #[arg(long)]
     http1: bool,
+    /// Processes whose CPU time (user and system, read from /proc) each measured operation
+    /// counts per request, comma-separated pids: the server's, with its etcd's for an
+    /// etcd-backed one. The harness's own is counted too.
+    #[arg(long, value_delimiter = ',')]
+    cpu_of: Vec<u32>,
     /// Bearer token to send instead of the kubeconfig's (e.g. a service-account token from
     /// `kubectl create token`); empty: none.
     #[arg(long)]
@@ -253,6 +259,8 @@ struct Target {
     authorization: Option<http::HeaderValue>,
     connector: tokio_rustls::TlsConnector,
     http1: bool,
+    /// The processes whose CPU time is counted (`--cpu-of`).
+    cpu_of: Vec<u32>,
 }
 
 enum Conn {
@@ -335,6 +343,7 @@ impl Target {
                 .map_err(|_| "the token is not a header value")?,
             connector: tokio_rustls::TlsConnector::from(Arc::new(config)),
             http1,
+            cpu_of: options.cpu_of.clone(),
         })
     }
 
@@ -479,6 +488,8 @@ fn storage_class(name: &str, run: &str, generation: &str) -> serde_json::Value {
 
 struct Outcome {
     latencies: Vec<Duration>,
+    /// CPU microseconds per request: the servers' (`--cpu-of`) and the harness's.
+    cpu: (Option<f64>, Option<f64>),
     errors: usize,
     /// 429s, after each of which the worker waited as `Retry-After` asked (as client-go).
     refused: usize,
@@ -541,6 +552,7 @@ async fn measure(
         })
         .collect();
     let collection = target.uri(target.resource.path());
+    let cpu_before = cpu::Sample::take(&target.cpu_of);
     let start = Instant::now();
     let mut tasks = Vec::new();
     let workers = shares.into_iter().zip(updates).zip(uris).zip(conns);
@@ -688,9 +700,11 @@ async fn measure(
         list_size = list_size.or(size);
         elapsed = elapsed.max(stopped);
     }
+    let cpu = cpu_before.per_request(&cpu::Sample::take(&target.cpu_of), latencies.len());
     // Connections closed and objects freed only now, outside the measured time.
     drop(held_back);
     Outcome {
+        cpu,
         latencies,
         errors,
         refused,
@@ -863,9 +877,9 @@ async fn main() {
         None
     };
     println!(
-        "| operation | clients | requests | errors | 429s | ops/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms |"
+        "| operation | clients | requests | errors | 429s | ops/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | server CPU µs/req | harness CPU µs/req |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for &clients in &options.clients {
         for op in &options.ops {
             let objects = existing_objects(&target, &run).await;
@@ -885,7 +899,7 @@ async fn main() {
                 None => op.clone(),
             };
             println!(
-                "| {label} | {clients} | {n} | {} | {} | {:.0} | {} | {} | {} | {} | {} |",
+                "| {label} | {clients} | {n} | {} | {} | {:.0} | {} | {} | {} | {} | {} | {} | {} |",
                 out.errors,
                 out.refused,
                 n as f64 / out.elapsed.as_secs_f64(),
@@ -894,6 +908,8 @@ async fn main() {
                 ms(percentile(&out.latencies, 0.99)),
                 ms(percentile(&out.latencies, 0.999)),
                 ms(out.latencies.last().copied().unwrap_or_default()),
+                cpu::cell(out.cpu.0),
+                cpu::cell(out.cpu.1),
             );
         }
     }
