@@ -828,27 +828,57 @@ const ENTRY_KEYS: [&str; 7] = [
 ];
 
 /// managedFields as typed entries. Each entry's `fieldsV1` tree (most of an entry) is moved
-/// into it, not serialized and parsed again.
+/// into it, not serialized and parsed again, and so are its strings when they are all it
+/// has (as entries recorded here always are).
 fn managed_entries(
     fields: serde_json::Value,
 ) -> std::result::Result<Vec<ManagedFieldsEntry>, serde_json::Error> {
     let serde_json::Value::Array(entries) = fields else {
         return codec::from_document(&fields);
     };
-    entries
-        .into_iter()
-        .map(|mut entry| {
-            let tree = entry
-                .as_object_mut()
-                .and_then(|e| e.remove("fieldsV1"))
-                .filter(|tree| !tree.is_null());
-            let mut typed: ManagedFieldsEntry = codec::from_document(&entry)?;
-            if tree.is_some() {
-                typed.fields_v1 = tree.map(FieldsV1);
-            }
-            Ok(typed)
+    entries.into_iter().map(managed_entry).collect()
+}
+
+/// One managedFields entry as a typed entry (see [`managed_entries`]). An entry with any
+/// other member, or a member of another type, is decoded as a document instead, for the same
+/// outcome (an error included).
+fn managed_entry(
+    mut entry: serde_json::Value,
+) -> std::result::Result<ManagedFieldsEntry, serde_json::Error> {
+    let tree = entry
+        .as_object_mut()
+        .and_then(|e| e.remove("fieldsV1"))
+        .filter(|tree| !tree.is_null());
+    let strings_only = entry.as_object().is_some_and(|members| {
+        members.iter().all(|(key, value)| {
+            ENTRY_KEYS.contains(&key.as_str()) && (value.is_string() || value.is_null())
         })
-        .collect()
+    });
+    let mut typed = match entry {
+        serde_json::Value::Object(members) if strings_only => {
+            let mut typed = ManagedFieldsEntry::default();
+            for (key, value) in members {
+                let serde_json::Value::String(text) = value else {
+                    continue;
+                };
+                match key.as_str() {
+                    "manager" => typed.manager = Some(text),
+                    "operation" => typed.operation = Some(text),
+                    "apiVersion" => typed.api_version = Some(text),
+                    "fieldsType" => typed.fields_type = Some(text),
+                    "subresource" => typed.subresource = Some(text),
+                    "time" => typed.time = Some(serde_json::from_value(text.into())?),
+                    _ => {}
+                }
+            }
+            typed
+        }
+        entry => codec::from_document(&entry)?,
+    };
+    if tree.is_some() {
+        typed.fields_v1 = tree.map(FieldsV1);
+    }
+    Ok(typed)
 }
 
 /// A write about to be stored: its value and, when the watch cache was primed with its

@@ -1127,7 +1127,11 @@ fn managed_entries_are_those_the_bytes_decode_to() {
          "fieldsV1": {"f:metadata": {"f:labels": {"f:app": {}}}, "f:spec": {}}},
         {"manager": "kubelet", "operation": "Update", "apiVersion": "v1",
          "subresource": "status", "fieldsType": "FieldsV1", "fieldsV1": null},
-        {"manager": "bare", "operation": "Apply"}
+        {"manager": "bare", "operation": "Apply"},
+        // Strings moved, a null left out; an unknown member takes the decoder's way.
+        {"manager": "m", "operation": null, "time": null, "subresource": ""},
+        {"manager": "m", "extra": {"x": 1}, "time": "2026-12-02T05:00:01Z"},
+        {}
     ]);
     let expected: Vec<ManagedFieldsEntry> = codec::from_document(&fields).unwrap();
     assert_eq!(managed_entries(fields).unwrap(), expected);
@@ -1135,7 +1139,18 @@ fn managed_entries_are_those_the_bytes_decode_to() {
         expected[0].fields_v1.as_ref().unwrap().0["f:spec"],
         json!({})
     );
-    assert!(managed_entries(json!([{"manager": 3}])).is_err());
+    assert_eq!(expected[3].subresource.as_deref(), Some(""));
+    for bad in [
+        json!([{"manager": 3}]),
+        json!([{"manager": "m", "time": "yesterday"}]),
+        json!([{"time": 5}]),
+        json!([5]),
+        json!({"manager": "m"}),
+    ] {
+        let decoded: std::result::Result<Vec<ManagedFieldsEntry>, _> = codec::from_document(&bad);
+        assert!(decoded.is_err(), "{bad}");
+        assert!(managed_entries(bad.clone()).is_err(), "{bad}");
+    }
 }
 
 /// Entries are the same as their JSON only when every field is.
