@@ -166,7 +166,11 @@ pub fn warnings(spec: &PodSpec, meta: &ObjectMeta, root: &str) -> Vec<String> {
     }
     for resource in ["memory", "ephemeral-storage"] {
         if let Some(q) = spec.overhead.as_ref().and_then(|o| o.get(resource)) {
-            fractional_bytes(&mut out, &format!("{spec_path}.overhead[{resource}]"), &q.0);
+            fractional_bytes(
+                &mut out,
+                || format!("{spec_path}.overhead[{resource}]"),
+                &q.0,
+            );
         }
     }
     let pod_seccomp = spec
@@ -183,22 +187,30 @@ pub fn warnings(spec: &PodSpec, meta: &ObjectMeta, root: &str) -> Vec<String> {
         .as_ref()
         .is_some_and(|s| s.app_armor_profile.is_some());
     let containers = containers(spec, &spec_path);
+    // A container's annotation key is made only when some annotation could be one.
+    let annotated = |prefix: &str| annotations.keys().any(|k| k.starts_with(prefix));
+    let (seccomp_annotated, app_armor_annotated) =
+        (annotated(SECCOMP_CONTAINER), annotated(APPARMOR_CONTAINER));
     for (c, path) in &containers {
         let context = c.security_context.as_ref();
-        let key = format!("{SECCOMP_CONTAINER}{}", c.name);
-        if context.is_none_or(|s| s.seccomp_profile.is_none()) && annotations.contains_key(&key) {
-            out.push(format!("{annotations_path}[{key}]: {SECCOMP_FIELD}"));
+        if seccomp_annotated && context.is_none_or(|s| s.seccomp_profile.is_none()) {
+            let key = format!("{SECCOMP_CONTAINER}{}", c.name);
+            if annotations.contains_key(&key) {
+                out.push(format!("{annotations_path}[{key}]: {SECCOMP_FIELD}"));
+            }
         }
         // Pods have theirs turned into fields on create (with no warning); templates warn.
-        let key = format!("{APPARMOR_CONTAINER}{}", c.name);
         if template
+            && app_armor_annotated
             && !pod_app_armor
             && context.is_none_or(|s| s.app_armor_profile.is_none())
-            && annotations.contains_key(&key)
         {
-            out.push(format!(
-                "{annotations_path}[{key}]: deprecated since v1.30; use the \"appArmorProfile\" field instead"
-            ));
+            let key = format!("{APPARMOR_CONTAINER}{}", c.name);
+            if annotations.contains_key(&key) {
+                out.push(format!(
+                    "{annotations_path}[{key}]: deprecated since v1.30; use the \"appArmorProfile\" field instead"
+                ));
+            }
         }
         if let Some(resources) = &c.resources {
             for (kind, list) in [
@@ -209,7 +221,7 @@ pub fn warnings(spec: &PodSpec, meta: &ObjectMeta, root: &str) -> Vec<String> {
                     if let Some(q) = list.as_ref().and_then(|l| l.get(resource)) {
                         fractional_bytes(
                             &mut out,
-                            &format!("{path}.resources.{kind}[{resource}]"),
+                            || format!("{path}.resources.{kind}[{resource}]"),
                             &q.0,
                         );
                     }
@@ -455,7 +467,7 @@ pub fn claim_spec(out: &mut Vec<String>, path: &str, spec: &PersistentVolumeClai
         ("limits", &resources.limits),
     ] {
         if let Some(q) = list.as_ref().and_then(|l| l.get("storage")) {
-            fractional_bytes(out, &format!("{path}.resources.{kind}[storage]"), &q.0);
+            fractional_bytes(out, || format!("{path}.resources.{kind}[storage]"), &q.0);
         }
     }
 }
@@ -492,10 +504,12 @@ fn duplicates<'a>(items: impl Iterator<Item = &'a str>) -> Vec<(usize, &'a str)>
         .collect()
 }
 
-fn fractional_bytes(out: &mut Vec<String>, path: &str, text: &str) {
+/// Warns when `text`, the quantity at `path` (made only then), is a fraction of a byte.
+fn fractional_bytes(out: &mut Vec<String>, path: impl FnOnce() -> String, text: &str) {
     if quantity::parse(text).is_some_and(|m| m.0 % 1000 != 0) {
         out.push(format!(
-            "{path}: fractional byte value \"{text}\" is invalid, must be an integer"
+            "{}: fractional byte value \"{text}\" is invalid, must be an integer",
+            path()
         ));
     }
 }
@@ -512,41 +526,46 @@ fn go_port(p: &ContainerPort) -> String {
     )
 }
 
+/// The ports seen so far by container port and protocol, each with its (container, port)
+/// indexes.
+type PortsSeen<'a> = BTreeMap<(i32, &'a str), Vec<((usize, usize), &'a ContainerPort)>>;
+
 fn port_warnings(out: &mut Vec<String>, containers: &[(Cow<'_, Container>, String)]) {
-    let mut by_port: BTreeMap<String, Vec<(String, &ContainerPort)>> = BTreeMap::new();
-    for (c, path) in containers {
-        for (i, port) in c.ports.iter().flatten().enumerate() {
-            let at = format!("{path}.ports[{i}]");
+    // A port's path is made only for a warning: (container, port) indexes until then.
+    let at = |(c, i): (usize, usize)| format!("{}.ports[{i}]", containers[c].1);
+    let mut by_port = PortsSeen::new();
+    for (c, (container, _)) in containers.iter().enumerate() {
+        for (i, port) in container.ports.iter().flatten().enumerate() {
+            let here = (c, i);
             let host_ip = port.host_ip.as_deref().unwrap_or_default();
             let host_port = port.host_port.unwrap_or_default();
             if !host_ip.is_empty() && host_port == 0 {
                 out.push(format!(
-                    "{at}: hostIP set without hostPort: {}",
+                    "{}: hostIP set without hostPort: {}",
+                    at(here),
                     go_port(port)
                 ));
             }
-            let key = format!(
-                "{}/{}",
+            let key = (
                 port.container_port,
-                port.protocol.as_deref().unwrap_or_default()
+                port.protocol.as_deref().unwrap_or_default(),
             );
             let others = by_port.entry(key).or_default();
-            for (other_path, other) in others.iter() {
+            for &(other_at, other) in others.iter() {
                 let other_ip = other.host_ip.as_deref().unwrap_or_default();
                 let other_port = other.host_port.unwrap_or_default();
+                let (here, there) = (at(here), at(other_at));
                 if host_ip == other_ip && host_port == other_port {
-                    out.push(format!("{at}: duplicate port definition with {other_path}"));
+                    out.push(format!("{here}: duplicate port definition with {there}"));
                 } else if host_port == 0 || other_port == 0 {
-                    out.push(format!(
-                        "{at}: overlapping port definition with {other_path}"
-                    ));
+                    out.push(format!("{here}: overlapping port definition with {there}"));
                 } else if host_port == other_port && (host_ip.is_empty() != other_ip.is_empty()) {
                     out.push(format!(
-                        "{at}: dangerously ambiguous port definition with {other_path}"
+                        "{here}: dangerously ambiguous port definition with {there}"
                     ));
                 }
             }
-            others.push((at, port));
+            others.push((here, port));
         }
     }
 }
