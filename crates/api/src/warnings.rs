@@ -91,7 +91,8 @@ pub fn warnings(spec: &PodSpec, meta: &ObjectMeta, root: &str) -> Vec<String> {
     let template = !root.is_empty();
     let spec_path = format!("{root}spec");
     let annotations_path = format!("{root}metadata.annotations");
-    let annotations = meta.annotations.clone().unwrap_or_default();
+    let no_annotations = BTreeMap::new();
+    let annotations = meta.annotations.as_ref().unwrap_or(&no_annotations);
     let mut out = Vec::new();
 
     for key in spec.node_selector.iter().flatten().map(|(k, _)| k) {
