@@ -555,16 +555,20 @@ fn port_warnings(out: &mut Vec<String>, containers: &[(Cow<'_, Container>, Strin
             for &(other_at, other) in others.iter() {
                 let other_ip = other.host_ip.as_deref().unwrap_or_default();
                 let other_port = other.host_port.unwrap_or_default();
-                let (here, there) = (at(here), at(other_at));
-                if host_ip == other_ip && host_port == other_port {
-                    out.push(format!("{here}: duplicate port definition with {there}"));
+                let conflict = if host_ip == other_ip && host_port == other_port {
+                    "duplicate"
                 } else if host_port == 0 || other_port == 0 {
-                    out.push(format!("{here}: overlapping port definition with {there}"));
+                    "overlapping"
                 } else if host_port == other_port && (host_ip.is_empty() != other_ip.is_empty()) {
-                    out.push(format!(
-                        "{here}: dangerously ambiguous port definition with {there}"
-                    ));
-                }
+                    "dangerously ambiguous"
+                } else {
+                    continue;
+                };
+                out.push(format!(
+                    "{}: {conflict} port definition with {}",
+                    at(here),
+                    at(other_at)
+                ));
             }
             others.push((here, port));
         }

@@ -54,9 +54,10 @@ struct Options {
     /// Use HTTP/1.1 instead of HTTP/2.
     #[arg(long)]
     http1: bool,
-    /// Processes whose CPU time (user and system, read from /proc) each measured operation
+    /// Processes whose CPU time (user and system, read from /proc) each row of `--ops`
     /// counts per request, comma-separated pids: the server's, with its etcd's for an
-    /// etcd-backed one. The harness's own is counted too.
+    /// etcd-backed one. The harness's own is counted too. The other runs (`--watchers`,
+    /// `--pods`, `--schedule-nodes`, `--delete-objects`) do not count it.
     #[arg(long, value_delimiter = ',')]
     cpu_of: Vec<u32>,
     /// Bearer token to send instead of the kubeconfig's (e.g. a service-account token from
