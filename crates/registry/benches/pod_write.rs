@@ -180,6 +180,31 @@ fn bench(c: &mut Criterion) {
     let mut relabelled = stored.clone();
     relabelled["metadata"]["labels"]["generation"] = "1".into();
     let stored_entries = stored["metadata"]["managedFields"].clone();
+    // The stored pod (managedFields included) read back from the watch cache's JSON, as an
+    // update reads the object it replaces: with and without the unknown-field tracking a
+    // request body gets.
+    let stored_bytes = serde_json::to_vec(&stored).unwrap();
+    group.bench_function("stored_to_typed", |b| {
+        b.iter(|| serde_json::from_slice::<Pod>(&stored_bytes).unwrap())
+    });
+    let stored_typed: Pod = serde_json::from_slice(&stored_bytes).unwrap();
+    group.bench_function("stored_typed_to_tree", |b| {
+        b.iter(|| serde_json::to_value(&stored_typed).unwrap())
+    });
+    group.bench_function("stored_to_tree", |b| {
+        b.iter(|| serde_json::from_slice::<Value>(&stored_bytes).unwrap())
+    });
+    let stored_tree: Value = serde_json::from_slice(&stored_bytes).unwrap();
+    group.bench_function("stored_tree_to_typed_by_reference", |b| {
+        b.iter(|| <Pod as serde::Deserialize>::deserialize(&stored_tree).unwrap())
+    });
+    group.bench_function("stored_to_typed_checked", |b| {
+        b.iter(|| {
+            let mut de = serde_json::Deserializer::from_slice(&stored_bytes);
+            let pod: Pod = serde_ignored::deserialize(&mut de, |_| {}).unwrap();
+            pod
+        })
+    });
     group.bench_function("managed_fields_of_a_relabelling_update", |b| {
         b.iter(|| {
             let mut entries = capstan_merge::ManagedFields::decode(Some(&stored_entries)).unwrap();

@@ -329,7 +329,8 @@ where
     /// admission and the stored encoding rather than making it again: the code for it is then
     /// compiled for this kind, worth its build time for the kinds written most (pods: 7.5% of
     /// the server's work on a create went to reading the admitted pod back, 5.9% to making
-    /// its tree again).
+    /// its tree again). Such kinds also read their stored and cached JSON with a decoder of
+    /// their own (see [`crate::kind::KindJson::decode`]).
     pub fn reading_trees(mut self) -> Self {
         self.kind.json.trees = Some(crate::kind::Trees::of::<S::Object>());
         self
