@@ -267,21 +267,23 @@ impl FieldSet {
         }
     }
 
-    /// Takes the path itself out of the set, keeping what is below it.
-    pub fn clear_member(&mut self, path: &[PathElement]) {
-        let Some((first, rest)) = path.split_first() else {
+    /// Keeps the entries directly below the root that `keep` accepts (with what is below
+    /// them), removing the others.
+    pub fn retain(&mut self, mut keep: impl FnMut(&PathElement) -> bool) {
+        self.entries.retain(|element, _| keep(element));
+    }
+
+    /// Keeps the entries below field `name` (directly below the root) that `keep` accepts;
+    /// the field itself stops being a member, and goes when nothing is left below it.
+    pub fn retain_below(&mut self, name: &str, keep: impl FnMut(&PathElement) -> bool) {
+        let element = PathElement::Field(name.to_string());
+        let Some(node) = self.entries.get_mut(&element) else {
             return;
         };
-        let Some(node) = self.entries.get_mut(first) else {
-            return;
-        };
-        if rest.is_empty() {
-            node.member = false;
-        } else {
-            node.children.clear_member(rest);
-        }
+        node.children.retain(keep);
+        node.member = false;
         if node.is_empty() {
-            self.entries.remove(first);
+            self.entries.remove(&element);
         }
     }
 

@@ -308,27 +308,17 @@ impl Ignored {
 
     /// `set` without the ignored paths.
     pub fn strip(&self, set: &mut FieldSet) {
-        let field = |name: &str| PathElement::Field(name.to_string());
-        for name in ["apiVersion", "kind"] {
-            set.remove_subtree(&[field(name)]);
+        if set.is_empty() {
+            return;
         }
-        for name in &self.top_level {
-            set.remove_subtree(&[field(name)]);
-        }
-        if let Some(keep) = &self.keep_only {
-            let drop: Vec<PathElement> = set
-                .entries()
-                .map(|(e, _)| e.clone())
-                .filter(|e| !matches!(e, PathElement::Field(f) if keep.contains(f)))
-                .collect();
-            for element in drop {
-                set.remove_subtree(&[element]);
-            }
-        }
-        for name in IDENTITY_METADATA {
-            set.remove_subtree(&[field("metadata"), field(name)]);
-        }
-        set.clear_member(&[field("metadata")]);
+        set.retain(|element| match element {
+            PathElement::Field(name) => !self.drops_top_level(name),
+            // Only fields are named at the top level; anything else goes with `keep_only`.
+            _ => self.keep_only.is_none(),
+        });
+        set.retain_below("metadata", |element| {
+            !matches!(element, PathElement::Field(name) if IDENTITY_METADATA.contains(&name.as_str()))
+        });
     }
 }
 

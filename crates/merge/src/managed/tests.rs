@@ -524,3 +524,52 @@ fn an_update_worked_out_in_place_matches_the_sets() {
         }
     }
 }
+
+#[test]
+fn stripping_drops_identity_type_and_ignored_fields_only() {
+    let field = |name: &str| PathElement::Field(name.to_string());
+    let set_of = |paths: &[&[&str]]| {
+        let mut set = FieldSet::new();
+        for path in paths {
+            let path: Vec<PathElement> = path.iter().map(|p| field(p)).collect();
+            set.insert(&path);
+        }
+        set
+    };
+    let paths =
+        |set: &FieldSet| -> Vec<String> { set.paths().iter().map(|p| p.to_string()).collect() };
+    let all: &[&[&str]] = &[
+        &["apiVersion"],
+        &["kind"],
+        &["metadata"],
+        &["metadata", "name"],
+        &["metadata", "uid"],
+        &["metadata", "managedFields"],
+        &["metadata", "labels", "a"],
+        &["spec", "x"],
+        &["status", "phase"],
+    ];
+    let mut set = set_of(all);
+    Ignored::identity()
+        .with_top_level(&["status"])
+        .strip(&mut set);
+    assert_eq!(
+        paths(&set),
+        paths(&set_of(&[&["metadata", "labels", "a"], &["spec", "x"]]))
+    );
+
+    let mut set = set_of(all);
+    Ignored::identity()
+        .keeping_only(&["status"])
+        .strip(&mut set);
+    assert_eq!(paths(&set), paths(&set_of(&[&["status", "phase"]])));
+
+    // Nothing of metadata left but its own membership: it goes.
+    let mut set = set_of(&[&["metadata"], &["metadata", "resourceVersion"], &["spec"]]);
+    Ignored::identity().strip(&mut set);
+    assert_eq!(paths(&set), paths(&set_of(&[&["spec"]])));
+
+    let mut empty = FieldSet::new();
+    Ignored::identity().strip(&mut empty);
+    assert!(empty.is_empty());
+}
