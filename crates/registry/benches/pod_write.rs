@@ -3,7 +3,7 @@
 //! admitted tree read back (through its bytes, as most kinds do, or straight from the tree,
 //! as pods do), the admitted tree brought up to date after the create's own changes (rather
 //! than made again), the managedFields of a create and of an update, the tree stored as
-//! protobuf, and the response written.
+//! protobuf, the response written, and the stored pod an update replaces read back.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::Pod;
