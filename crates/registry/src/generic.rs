@@ -1081,6 +1081,30 @@ impl KindStore {
         }
     }
 
+    /// [`Self::decode_base_seen`], with the object as a tree too when the kind keeps trees and
+    /// the base is the watch cache's copy: its JSON read into the tree, the object read from
+    /// the tree (a stored pod with its managedFields: 49.4 µs, against 53.9 µs for the object
+    /// from the JSON and then a tree of it, as the field tracker would make it).
+    fn decode_base_tree<R>(
+        &self,
+        base: &Base,
+        look: impl FnOnce(&[u8]) -> R,
+    ) -> Result<(Obj, Option<serde_json::Value>, R)> {
+        if let (Base::Cached(copy), Some(trees)) = (base, self.json.trees) {
+            let json = copy.json.contiguous();
+            let read = serde_json::from_slice(&json)
+                .and_then(|tree| Ok(((trees.read)(&tree)?, tree)))
+                .map_err(|source| Error::Decode {
+                    key: copy.key.clone(),
+                    source,
+                })?;
+            let (obj, tree) = read;
+            return Ok((obj, Some(tree), look(&json)));
+        }
+        let (obj, seen) = self.decode_base_seen(base, look)?;
+        Ok((obj, None, seen))
+    }
+
     /// The object of the watch cache's `copy`, and the JSON it was read from.
     fn read_copy<'c>(
         &self,
@@ -1219,7 +1243,7 @@ impl KindStore {
         &self,
         target: Target,
         current: &Base,
-        old: &Obj,
+        (old, old_tree): (&Obj, Option<serde_json::Value>),
         mut new: Obj,
         explicit_version: bool,
         mut warnings: Vec<String>,
@@ -1296,7 +1320,10 @@ impl KindStore {
             self.core
                 .attributes(Operation::Update, target, &namespace, &name, options)
         };
-        let mut prior = Prior::new(old);
+        let mut prior = Prior {
+            object: old,
+            tree: old_tree,
+        };
         // Managed fields before mutating admission, which sees them (as upstream's does).
         let tree = match tracking {
             Tracking::Record(manager) => {
@@ -1500,18 +1527,19 @@ impl KindStore {
                 // Only where managedFields are recorded: elsewhere the entries sent are kept
                 // as sent.
                 let tracked = self.core.tracker.typed().is_some();
-                let (old, body) = match &current {
+                let (old, old_tree, body) = match &current {
                     Some(base) if tracked => {
-                        let (old, body) = self.decode_base_seen(base, |stored| {
+                        let (old, tree, body) = self.decode_base_tree(base, |stored| {
                             codec::without_echoed_managed_fields(original, stored)
                         })?;
-                        (Some(old), body)
+                        (Some(old), tree, body)
                     }
                     Some(base) => (
                         Some(self.decode_base_seen(base, |_| ())?.0),
+                        None,
                         std::borrow::Cow::Borrowed(original),
                     ),
-                    None => (None, std::borrow::Cow::Borrowed(original)),
+                    None => (None, None, std::borrow::Cow::Borrowed(original)),
                 };
                 let (new, warnings) = match decode(&body) {
                     Ok(decoded) => decoded,
@@ -1537,7 +1565,14 @@ impl KindStore {
                     .is_some_and(|v| !v.is_empty());
                 let tracking = Tracking::Record(options.manager());
                 self.write_update(
-                    target, current, &old, new, explicit, warnings, options, tracking,
+                    target,
+                    current,
+                    (&old, old_tree),
+                    new,
+                    explicit,
+                    warnings,
+                    options,
+                    tracking,
                 )
                 .await
             }
@@ -1597,7 +1632,14 @@ impl KindStore {
                 codec::check_type_value(&doc, &self.core.descriptor)?;
                 let (new, warnings) = self.decode_doc(doc, options.field_validation)?;
                 self.write_update(
-                    target, &current, &old, new, explicit, warnings, options, tracking,
+                    target,
+                    &current,
+                    (&old, None),
+                    new,
+                    explicit,
+                    warnings,
+                    options,
+                    tracking,
                 )
                 .await
             }
@@ -1690,7 +1732,7 @@ impl KindStore {
                 .write_update(
                     target,
                     &current,
-                    &old,
+                    (&old, None),
                     new,
                     explicit,
                     warnings,
