@@ -1621,8 +1621,11 @@ impl KindStore {
                 return Err(ApiError::not_found(&self.core.gr, name).into());
             };
             let outcome: Result<Attempt<Encoded>> = async {
-                let (old, ()) = self.decode_base_seen(&current, |_| ())?;
-                let mut doc = value_of(&old)?;
+                let (old, old_tree, ()) = self.decode_base_tree(&current, |_| ())?;
+                let mut doc = match &old_tree {
+                    Some(tree) => tree.clone(),
+                    None => value_of(&old)?,
+                };
                 patch::apply(
                     patch_type,
                     self.core.tracker.typed().as_ref(),
@@ -1634,7 +1637,7 @@ impl KindStore {
                 self.write_update(
                     target,
                     &current,
-                    (&old, None),
+                    (&old, old_tree),
                     new,
                     explicit,
                     warnings,
