@@ -1092,13 +1092,12 @@ impl KindStore {
     ) -> Result<(Obj, Option<serde_json::Value>, R)> {
         if let (Base::Cached(copy), Some(trees)) = (base, self.json.trees) {
             let json = copy.json.contiguous();
-            let read = serde_json::from_slice(&json)
+            let (obj, tree) = serde_json::from_slice(&json)
                 .and_then(|tree| Ok(((trees.read)(&tree)?, tree)))
                 .map_err(|source| Error::Decode {
                     key: copy.key.clone(),
                     source,
                 })?;
-            let (obj, tree) = read;
             return Ok((obj, Some(tree), look(&json)));
         }
         let (obj, seen) = self.decode_base_seen(base, look)?;

@@ -320,10 +320,12 @@ impl Trees {
 impl KindJson {
     /// A stored or cached object's JSON. The kinds that keep trees (written most) have a
     /// plain decoder for it: a pod with its managedFields read 15% faster than through the
-    /// body decoder (`cargo bench -p capstan-registry --bench pod_write`, `stored_to_*`),
-    /// the object an update replaces read so each time. The others use the body decoder
-    /// with no one told of unknown fields: a second decoder for every built-in type was its
-    /// deserializing code compiled once more (a tenth of the registry's code).
+    /// body decoder (`cargo bench -p capstan-registry --bench pod_write`, `stored_to_*`), for
+    /// the values the watch cache takes in that no write here primed it with and the reads
+    /// from the store (an update or patch from the cache's copy reads it into a tree instead,
+    /// see `KindStore::decode_base_tree`). The others use the body decoder with no one told
+    /// of unknown fields: a second decoder for every built-in type was its deserializing code
+    /// compiled once more (a tenth of the registry's code).
     pub(crate) fn decode(&self, bytes: &[u8]) -> serde_json::Result<Obj> {
         match self.trees {
             Some(trees) => (trees.plain)(bytes),
