@@ -893,6 +893,7 @@ mod pod_security;
 mod streams;
 mod subresources;
 mod warnings;
+mod writes;
 
 /// A chunked list whose revision etcd has compacted behind the server's back (another client
 /// compacting): upstream v1.36 serves the next page from its watch cache (the snapshot is
