@@ -91,9 +91,8 @@ impl<'a> Prior<'a> {
     fn lend(&mut self) -> Result<serde_json::Value> {
         match self.tree.take() {
             Some(tree) => {
-                debug_assert_eq!(
-                    Some(&tree),
-                    json_of(self.object).ok().as_ref(),
+                debug_assert!(
+                    tree_of(&tree, self.object),
                     "a tree given back differs from the old object"
                 );
                 Ok(tree)
@@ -106,6 +105,29 @@ impl<'a> Prior<'a> {
     fn give_back(&mut self, tree: serde_json::Value) {
         self.tree = Some(tree);
     }
+}
+
+/// Whether `tree` is `object`'s, but for managedFields it may hold where the object has none
+/// (see `KindStore::decode_base_tree`).
+fn tree_of(tree: &serde_json::Value, object: &dyn AsJson) -> bool {
+    let Ok(made) = json_of(object) else {
+        return false;
+    };
+    if made
+        .get("metadata")
+        .and_then(|m| m.get("managedFields"))
+        .is_some()
+    {
+        return *tree == made;
+    }
+    let mut bare = tree.clone();
+    if let Some(meta) = bare
+        .get_mut("metadata")
+        .and_then(serde_json::Value::as_object_mut)
+    {
+        meta.remove("managedFields");
+    }
+    bare == made
 }
 
 /// `obj`'s JSON text.
@@ -1100,6 +1122,10 @@ impl KindStore {
     /// the base is the watch cache's copy: its JSON read into the tree, the object read from
     /// the tree (a stored pod with its managedFields: 49.4 µs, against 53.9 µs for the object
     /// from the JSON and then a tree of it, as the field tracker would make it).
+    ///
+    /// The managedFields stay in the tree only, where the field tracker and admission read
+    /// them: the object has none (reading them into it too took 10.5 of the 19.0 µs of a
+    /// stored pod's read from its tree). A write puts its own entries on the new object.
     fn decode_base_tree<R>(
         &self,
         base: &Base,
@@ -1108,7 +1134,21 @@ impl KindStore {
         if let (Base::Cached(copy), Some(trees)) = (base, self.json.trees) {
             let json = copy.json.contiguous();
             let (obj, tree) = serde_json::from_slice(&json)
-                .and_then(|tree| Ok(((trees.read)(&tree)?, tree)))
+                .and_then(|mut tree: serde_json::Value| {
+                    let meta = tree
+                        .get_mut("metadata")
+                        .and_then(serde_json::Value::as_object_mut);
+                    let entries = meta.and_then(|m| m.remove_entry("managedFields"));
+                    let obj = (trees.read)(&tree);
+                    if let (Some((key, entries)), Some(meta)) = (
+                        entries,
+                        tree.get_mut("metadata")
+                            .and_then(serde_json::Value::as_object_mut),
+                    ) {
+                        meta.insert(key, entries);
+                    }
+                    Ok((obj?, tree))
+                })
                 .map_err(|source| Error::Decode {
                     key: copy.key.clone(),
                     source,
@@ -1793,11 +1833,21 @@ impl KindStore {
         // they differ from the stored ones (a hand-over of ownership), as the tracker reads
         // them then.
         let given = new.metadata_mut().managed_fields.take();
-        let stored = old
-            .as_ref()
-            .and_then(|(o, _)| o.metadata().managed_fields.as_ref());
+        // An old object read with its tree has its entries in the tree only (see
+        // `KindStore::decode_base_tree`).
+        let stored_again = |given: &Vec<ManagedFieldsEntry>| match &old {
+            Some((o, prior)) => match &o.metadata().managed_fields {
+                Some(stored) => stored == given,
+                None => prior
+                    .tree
+                    .as_ref()
+                    .and_then(|t| t.get("metadata")?.get("managedFields"))
+                    .is_some_and(|stored| same_entries(Some(given), stored)),
+            },
+            None => false,
+        };
         let mut doc = value_of(new)?;
-        if let Some(given) = given.filter(|g| Some(g) != stored) {
+        if let Some(given) = given.filter(|g| !stored_again(g)) {
             let given = serde_json::to_value(given).map_err(Error::Encode)?;
             if let Some(meta) = doc.get_mut("metadata").and_then(|m| m.as_object_mut()) {
                 meta.insert("managedFields".into(), given);
