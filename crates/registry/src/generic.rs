@@ -21,7 +21,7 @@ use crate::codec;
 use crate::error::{Error, Result};
 use crate::hooks::{Allocations, CreateHook, OnKind, Reserved, UpdateFieldCheck, WriteCheck};
 use crate::kind::{self, AsJson, Foreign, KindJson, KindStrategy, Obj};
-use crate::managed::FieldTracker;
+use crate::managed::{FieldTracker, put_managed_fields, take_managed_fields};
 use crate::options::{
     ContinueToken, DeleteOptions, FieldValidation, GetOptions, ListOptions, ResourceVersionMatch,
     WriteOptions, parse_resource_version, resource_version,
@@ -121,12 +121,7 @@ fn tree_of(tree: &serde_json::Value, object: &dyn AsJson) -> bool {
         return *tree == made;
     }
     let mut bare = tree.clone();
-    if let Some(meta) = bare
-        .get_mut("metadata")
-        .and_then(serde_json::Value::as_object_mut)
-    {
-        meta.remove("managedFields");
-    }
+    take_managed_fields(&mut bare);
     bare == made
 }
 
@@ -1135,18 +1130,9 @@ impl KindStore {
             let json = copy.json.contiguous();
             let (obj, tree) = serde_json::from_slice(&json)
                 .and_then(|mut tree: serde_json::Value| {
-                    let meta = tree
-                        .get_mut("metadata")
-                        .and_then(serde_json::Value::as_object_mut);
-                    let entries = meta.and_then(|m| m.remove_entry("managedFields"));
+                    let entries = take_managed_fields(&mut tree);
                     let obj = (trees.read)(&tree);
-                    if let (Some((key, entries)), Some(meta)) = (
-                        entries,
-                        tree.get_mut("metadata")
-                            .and_then(serde_json::Value::as_object_mut),
-                    ) {
-                        meta.insert(key, entries);
-                    }
+                    put_managed_fields(&mut tree, entries);
                     Ok((obj?, tree))
                 })
                 .map_err(|source| Error::Decode {
@@ -1975,10 +1961,7 @@ impl KindStore {
             return None;
         };
         let typed = obj.metadata_mut().managed_fields.take();
-        let kept = tree
-            .get_mut("metadata")
-            .and_then(serde_json::Value::as_object_mut)
-            .and_then(|m| m.remove("managedFields"));
+        let kept = take_managed_fields(&mut tree);
         debug_assert_eq!(
             kept,
             typed.as_ref().and_then(|t| serde_json::to_value(t).ok()),

@@ -248,13 +248,15 @@ pub(crate) fn merge_error(err: MergeError) -> ApiError {
     }
 }
 
-fn take_managed_fields(obj: &mut Value) -> Option<Value> {
+/// Takes `metadata.managedFields` out of `obj`.
+pub(crate) fn take_managed_fields(obj: &mut Value) -> Option<Value> {
     obj.get_mut("metadata")
         .and_then(Value::as_object_mut)
         .and_then(|m| m.remove("managedFields"))
 }
 
-fn put_managed_fields(obj: &mut Value, fields: Option<Value>) {
+/// Puts `fields` (when given) in `obj` as its `metadata.managedFields`.
+pub(crate) fn put_managed_fields(obj: &mut Value, fields: Option<Value>) {
     if let (Some(meta), Some(fields)) = (
         obj.get_mut("metadata").and_then(Value::as_object_mut),
         fields,
