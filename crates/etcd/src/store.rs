@@ -12,8 +12,8 @@ use capstan_storage::{
 };
 use etcd_client::{
     Certificate, Client, CompactionOptions, Compare, CompareOp, ConnectOptions, DeleteOptions,
-    EventType, GetOptions, Identity, PutOptions, TlsOptions, Txn, TxnOp, TxnOpResponse,
-    WatchOptions,
+    EventType, GetOptions, Identity, KvClient, PutOptions, TlsOptions, Txn, TxnOp, TxnOpResponse,
+    WatchClient, WatchOptions,
 };
 use futures_util::StreamExt;
 use tokio::sync::{Notify, mpsc};
@@ -78,10 +78,18 @@ impl Drop for Forget<'_> {
     }
 }
 
+/// The largest answer taken from etcd: its Go client's default (`math.MaxInt32`), which
+/// upstream's kube-apiserver keeps. gRPC's own default, 4 MiB, refuses a range read of a few
+/// thousand pods, and with it the watch cache's list of them.
+const MAX_ANSWER_BYTES: usize = i32::MAX as usize;
+
 /// A [`Store`] on an etcd v3 cluster.
 #[derive(Clone)]
 pub struct EtcdStore {
     client: Client,
+    /// The client's key-value and watch services, taking answers up to [`MAX_ANSWER_BYTES`].
+    kv: KvClient,
+    watch: WatchClient,
     /// The newest compaction this process made or observed.
     compacted: Arc<AtomicU64>,
     /// Woken when a reader wants every watch to report its progress.
@@ -141,6 +149,12 @@ impl EtcdStore {
                 message: e.to_string(),
             })?;
         let mut store = Self {
+            kv: client
+                .kv_client()
+                .max_decoding_message_size(MAX_ANSWER_BYTES),
+            watch: client
+                .watch_client()
+                .max_decoding_message_size(MAX_ANSWER_BYTES),
             client,
             compacted: Arc::new(AtomicU64::new(0)),
             progress_wanted: Arc::new(Notify::new()),
@@ -275,7 +289,7 @@ impl EtcdStore {
     }
 
     async fn current_revision_quiet(&self) -> Result<Revision> {
-        let mut kv = self.client.kv_client();
+        let mut kv = self.kv.clone();
         let response = self
             .call(
                 "reading the revision",
@@ -345,7 +359,7 @@ fn prefix_end(prefix: &str) -> Vec<u8> {
 #[async_trait]
 impl Store for EtcdStore {
     async fn get(&self, key: &str) -> Result<(Option<KeyValue>, Revision)> {
-        let mut kv = self.client.kv_client();
+        let mut kv = self.kv.clone();
         let response = self.call("get", kv.get(key, None)).await?;
         let value = response.kvs().first().map(Self::key_value).transpose()?;
         Ok((value, Self::revision_of(response.header())))
@@ -360,7 +374,7 @@ impl Store for EtcdStore {
             options = options.with_revision(revision.0 as i64);
         }
         let start = request.start.unwrap_or(request.prefix);
-        let mut kv = self.client.kv_client();
+        let mut kv = self.kv.clone();
         let response = match self.call("list", kv.get(start, Some(options))).await {
             Ok(response) => response,
             Err(err) => {
@@ -388,7 +402,7 @@ impl Store for EtcdStore {
         let txn = Txn::new()
             .when([Compare::create_revision(key, CompareOp::Equal, 0)])
             .and_then([TxnOp::put(key, value.to_vec(), None)]);
-        let mut kv = self.client.kv_client();
+        let mut kv = self.kv.clone();
         let response = self.call("create", kv.txn(txn)).await?;
         if !response.succeeded() {
             return Err(StoreError::AlreadyExists { key: key.into() });
@@ -412,7 +426,7 @@ impl Store for EtcdStore {
                 leases.grant(ttl.as_secs().max(1) as i64, None),
             )
             .await?;
-        let mut kv = self.client.kv_client();
+        let mut kv = self.kv.clone();
         let options = PutOptions::new().with_lease(lease.id()).with_prev_key();
         let response = self
             .call("put", kv.put(key, value.to_vec(), Some(options)))
@@ -445,7 +459,7 @@ impl Store for EtcdStore {
                 TxnOp::get(key, Some(GetOptions::new().with_keys_only())),
             ])
             .or_else([TxnOp::get(key, None)]);
-        let mut kv = self.client.kv_client();
+        let mut kv = self.kv.clone();
         let response = self.call("update", kv.txn(txn)).await?;
         let revision = Self::revision_of(response.header());
         if !response.succeeded() {
@@ -472,7 +486,7 @@ impl Store for EtcdStore {
                 Some(DeleteOptions::new().with_prev_key()),
             )])
             .or_else([TxnOp::get(key, None)]);
-        let mut kv = self.client.kv_client();
+        let mut kv = self.kv.clone();
         let response = self.call("delete", kv.txn(txn)).await?;
         let revision = Self::revision_of(response.header());
         if !response.succeeded() {
@@ -504,7 +518,7 @@ impl Store for EtcdStore {
         let options = GetOptions::new()
             .with_range(prefix_end(prefix))
             .with_count_only();
-        let mut kv = self.client.kv_client();
+        let mut kv = self.kv.clone();
         let response = self.call("count", kv.get(prefix, Some(options))).await?;
         Ok(response.count().max(0) as u64)
     }
@@ -533,7 +547,7 @@ impl Store for EtcdStore {
         // etcd reports a compacted start only after the watch is created: a read at `from`
         // answers the same question up front (it fails exactly when `from` is compacted).
         if from.0 > 0 {
-            let mut kv = self.client.kv_client();
+            let mut kv = self.kv.clone();
             let probe = GetOptions::new()
                 .with_count_only()
                 .with_revision(from.0 as i64);
@@ -546,7 +560,7 @@ impl Store for EtcdStore {
             .with_start_revision(from.0 as i64 + 1)
             .with_prev_key()
             .with_progress_notify();
-        let mut client = self.client.watch_client();
+        let mut client = self.watch.clone();
         let stream = self
             .call("watch", client.watch(prefix, Some(options)))
             .await?;
@@ -672,7 +686,7 @@ impl Store for EtcdStore {
     }
 
     async fn compact(&self, revision: Revision) -> Result<()> {
-        let mut kv = self.client.kv_client();
+        let mut kv = self.kv.clone();
         match self
             .call(
                 "compact",
@@ -708,7 +722,7 @@ impl Store for EtcdStore {
             )])
             .and_then([TxnOp::put(COMPACT_REV_KEY, target.0.to_string(), None)])
             .or_else([TxnOp::get(COMPACT_REV_KEY, None)]);
-        let mut kv = self.client.kv_client();
+        let mut kv = self.kv.clone();
         let response = self.call("taking the compaction turn", kv.txn(txn)).await?;
         let current = Self::revision_of(response.header());
         if response.succeeded() {
