@@ -9,12 +9,24 @@ pki=$work/pki
 mkdir -p "$pki"
 pids=()
 
-# kube-apiserver does not exit on SIGTERM once its etcd is gone: what is left after a second
-# is killed.
+# Stops the given processes: SIGTERM, then SIGKILL for those still there after $GRACE seconds
+# (1 by default: kube-apiserver does not exit on SIGTERM once its etcd is gone). A server built
+# to collect a profile (tools/pgo/train.sh) writes it as it exits, so that script waits longer.
+stop() { # pid...
+  kill "$@" 2>/dev/null || true
+  local waited=0 p alive
+  while [ "$waited" -lt "$((${GRACE:-1} * 10))" ]; do
+    alive=0
+    for p in "$@"; do kill -0 "$p" 2>/dev/null && alive=1; done
+    [ "$alive" = 1 ] || break
+    sleep 0.1
+    waited=$((waited + 1))
+  done
+  kill -9 "$@" 2>/dev/null || true
+}
+
 cleanup() {
-  kill "${pids[@]}" 2>/dev/null || true
-  sleep 1
-  kill -9 "${pids[@]}" 2>/dev/null || true
+  [ ${#pids[@]} -eq 0 ] || stop "${pids[@]}"
   wait 2>/dev/null || true
   # A hollow kubelet keeps its root directory in /tmp whatever TMPDIR says; its log names it.
   local root

@@ -12,8 +12,9 @@
 # bound by RBAC to a role, the watch fan-out (500 watchers, 1,000 events created as fast as
 # the server takes them, then at 200/s for both), 22,000
 # StorageClasses listed in pages of 500, and resident memory with 22,000 StorageClasses and
-# 11,000 Pods stored. Needs release builds of capstan-apiserver and capstan-load; openssl,
-# kubectl, python3, xz.
+# 11,000 Pods stored. Needs release builds of capstan-apiserver and capstan-load, made as
+# scripts/run.sh makes them (`. scripts/pgo.sh && cargo build --release -p capstan-apiserver
+# -p capstan-load`: with the profile of tools/pgo); openssl, kubectl, python3, xz.
 set -euo pipefail
 export RUST_BACKTRACE=0
 source "$(dirname "$0")/../lib.sh"
@@ -97,10 +98,7 @@ run() { # server
     > /dev/null
   sleep 5
   echo "resident memory, 22,000 StorageClasses and 11,000 Pods: $(resident "${watched[@]}") MB"
-  # kube-apiserver may outlive its etcd on SIGTERM: what is left after two seconds is killed.
-  kill "${watched[@]}"
-  sleep 2
-  kill -9 "${watched[@]}" 2>/dev/null || true
+  GRACE=${GRACE:-2} stop "${watched[@]}"
   wait "${watched[@]}" 2>/dev/null || true
 }
 

@@ -1,0 +1,40 @@
+# Sourced by scripts/run.sh, and by whoever builds release binaries to measure them
+# (`. scripts/pgo.sh && cargo build --release ...`): when tools/pgo holds a profile this
+# toolchain reads, RUSTFLAGS gains `-Cprofile-use` with it, so that the build is optimized for
+# the paths the profile found hot (profile-guided optimization, tools/pgo/train.sh;
+# docs/performance.md, session 71). PGO=0 leaves RUSTFLAGS alone; PGO=check fails when the
+# profile cannot be used (CI). Changing RUSTFLAGS makes cargo build every crate again: builds
+# with and without the profile should not take turns in one target directory.
+pgo_flags() {
+  local profile=tools/pgo/capstan.profdata.gz out=target/pgo/capstan.profdata made have
+  local flags
+  [ "${PGO:-1}" != 0 ] && [ -f "$profile" ] || return 0
+  made=$(cat tools/pgo/llvm-version)
+  have=$(rustc -vV | sed -n 's/^LLVM version: \([0-9]*\).*/\1/p')
+  if [ -z "$have" ] || [ "$have" -lt "$made" ]; then
+    echo "note: rustc's LLVM (${have:-?}) is older than tools/pgo's profile (LLVM $made): building without it" >&2
+    [ "${PGO:-1}" != check ]
+    return
+  fi
+  # Functions changed since the profile was made are optimized as without one; LLVM would
+  # warn of each.
+  flags="-Cprofile-use=$PWD/$out -Cllvm-args=-no-pgo-warn-mismatch"
+  if [ ! "$out" -nt "$profile" ] || [ "${PGO:-1}" = check ]; then
+    mkdir -p target/pgo
+    gzip -dc "$profile" > "$out"
+    # rustc only warns of a profile it cannot read, in every crate: try it once here.
+    echo 'fn main() {}' > target/pgo/probe.rs
+    # shellcheck disable=SC2086 # the flags are words, as cargo splits RUSTFLAGS
+    if ! rustc -O $flags target/pgo/probe.rs -o target/pgo/probe 2> target/pgo/probe.log ||
+      grep -q . target/pgo/probe.log; then
+      echo "note: tools/pgo's profile is not usable here: building without it" >&2
+      cat target/pgo/probe.log >&2
+      rm -f "$out" target/pgo/probe*
+      [ "${PGO:-1}" != check ]
+      return
+    fi
+    rm -f target/pgo/probe*
+  fi
+  export RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }$flags"
+}
+pgo_flags
