@@ -38,42 +38,55 @@ impl Upstream {
         let bin = upstream::binaries();
         let dir = tempfile::tempdir().unwrap();
         let pki = Pki::new(&dir.path().join("pki"));
-        let port = free_port();
         let (etcd, etcd_url) = upstream::start_etcd(&bin, dir.path());
-        let mut flags = pki.apiserver_flags(port, 300);
-        flags.push(format!("--etcd-servers={etcd_url}"));
-        flags.extend(extra.iter().map(|f| f.to_string()));
-        let apiserver = Process::start(
-            "kube-apiserver",
-            &bin.join("kube-apiserver"),
-            &flags,
-            &[],
-            dir.path(),
-        );
-        let url = format!("https://127.0.0.1:{port}");
         let (cert, key) = pki.ca.client("admin", &["system:masters"]);
-        let client = RawClient::new(&url, &pki.ca.pem, None).with_client_certificate(
-            &pki.ca.pem,
-            &cert,
-            &key,
-        );
-        let mut ready = false;
-        for _ in 0..300 {
-            if let Ok(r) = client
-                .try_request(Method::GET, "/readyz", &[], Vec::new())
-                .await
-                && r.status == 200
-            {
-                ready = true;
-                break;
+        // The port is free when chosen, but a test running beside this one may take it
+        // before kube-apiserver binds it: then it starts again on another.
+        let mut attempts = 0;
+        let (apiserver, url, client) = loop {
+            attempts += 1;
+            let port = free_port();
+            let mut flags = pki.apiserver_flags(port, 300);
+            flags.push(format!("--etcd-servers={etcd_url}"));
+            flags.extend(extra.iter().map(|f| f.to_string()));
+            let mut apiserver = Process::start(
+                "kube-apiserver",
+                &bin.join("kube-apiserver"),
+                &flags,
+                &[],
+                dir.path(),
+            );
+            let url = format!("https://127.0.0.1:{port}");
+            let client = RawClient::new(&url, &pki.ca.pem, None).with_client_certificate(
+                &pki.ca.pem,
+                &cert,
+                &key,
+            );
+            let mut ready = false;
+            for _ in 0..300 {
+                if let Ok(r) = client
+                    .try_request(Method::GET, "/readyz", &[], Vec::new())
+                    .await
+                    && r.status == 200
+                {
+                    ready = true;
+                    break;
+                }
+                if !apiserver.running() {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
             }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-        assert!(
-            ready,
-            "kube-apiserver did not become ready:\n{}",
-            apiserver.log_text()
-        );
+            if ready {
+                break (apiserver, url, client);
+            }
+            let taken = apiserver.log_text().contains("address already in use");
+            assert!(
+                taken && attempts < 3,
+                "kube-apiserver did not become ready:\n{}",
+                apiserver.log_text()
+            );
+        };
         let kubeconfig = pki.kubeconfig(&url, "admin", &["system:masters"]);
         Self {
             client,
