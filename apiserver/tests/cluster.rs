@@ -126,6 +126,8 @@ struct Cluster {
     /// Declared first, so dropped first: the processes stop (and a hollow kubelet's root
     /// directory, which its log names, goes) before `dir` and their logs are removed.
     processes: Vec<Process>,
+    /// Upstream's API server's etcd (after the API server, which stops first).
+    etcd: Option<upstream::EtcdCluster>,
     dir: tempfile::TempDir,
     pki: Pki,
     url: String,
@@ -153,6 +155,7 @@ impl Cluster {
         let mut cluster = Self {
             admin: pki.kubeconfig(&url, "admin", &["system:masters"]),
             processes: Vec::new(),
+            etcd: None,
             dir,
             pki,
             url,
@@ -167,8 +170,8 @@ impl Cluster {
                 cluster.start_process("capstan-apiserver", apiserver, &flags, &[]);
             }
             ApiServer::Upstream => {
-                let (etcd, url) = upstream::start_etcd(&cluster.bin, cluster.dir.path());
-                cluster.processes.push(etcd);
+                let (etcd, url) = upstream::start_etcd(&cluster.bin);
+                cluster.etcd = Some(etcd);
                 let mut flags = flags;
                 flags.push(format!("--etcd-servers={url}"));
                 let apiserver = cluster.bin.join("kube-apiserver");
@@ -302,7 +305,7 @@ impl Cluster {
             &["get", "nodes"],
             r#"{range .items[*]}{.metadata.name}{": "}{.status.conditions[?(@.type=="Ready")].reason}{" "}{.status.conditions[?(@.type=="Ready")].message}{"\n"}{end}"#,
         );
-        for p in self.processes.iter().filter(|p| p.name != "etcd") {
+        for p in &self.processes {
             let log = std::fs::read_to_string(&p.log).unwrap_or_default();
             let lines: Vec<&str> = log.lines().collect();
             report.push_str(&format!("--- last lines of {}:\n", p.name));
@@ -318,7 +321,7 @@ impl Cluster {
     fn server_caused_errors(&self) -> Vec<String> {
         self.processes
             .iter()
-            .filter(|p| p.name != "kube-apiserver" && p.name != "etcd")
+            .filter(|p| p.name != "kube-apiserver")
             .flat_map(|p| {
                 p.errors(ALLOWED)
                     .into_iter()

@@ -146,7 +146,7 @@ async fn sample_apiserver_serves_flunders_through_capstan() {
 
     // The extension server: its own etcd, a serving certificate for the Service's name.
     let bin = binaries();
-    let (_etcd, etcd_url) = start_etcd(&bin, dir.path());
+    let (_etcd, etcd_url) = start_etcd(&bin);
     let serving_ca = TestCa::new("wardle-ca");
     let mut params = rcgen::CertificateParams::new(vec!["api.wardle.svc".to_string()]).unwrap();
     params

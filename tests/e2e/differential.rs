@@ -24,7 +24,9 @@ struct Upstream {
     /// Its URL and the CA its serving certificate chains to.
     url: String,
     ca_pem: String,
+    /// The API server and the components beside it; dropped before their etcd.
     _processes: Vec<Process>,
+    _etcd: upstream::EtcdCluster,
     _dir: tempfile::TempDir,
 }
 
@@ -38,7 +40,7 @@ impl Upstream {
         let bin = upstream::binaries();
         let dir = tempfile::tempdir().unwrap();
         let pki = Pki::new(&dir.path().join("pki"));
-        let (etcd, etcd_url) = upstream::start_etcd(&bin, dir.path());
+        let (etcd, etcd_url) = upstream::start_etcd(&bin);
         let (cert, key) = pki.ca.client("admin", &["system:masters"]);
         // The port is free when chosen, but a test running beside this one may take it
         // before kube-apiserver binds it: then it starts again on another.
@@ -94,7 +96,8 @@ impl Upstream {
             etcd_url,
             ca_pem: pki.ca.pem.clone(),
             url,
-            _processes: vec![etcd, apiserver],
+            _processes: vec![apiserver],
+            _etcd: etcd,
             _dir: dir,
         }
     }

@@ -684,7 +684,7 @@ async fn master_leases_are_shared_with_upstreams_kube_apiserver() {
     use capstan_e2e::upstream::{self, Pki, Process, free_port};
     let bin = upstream::binaries();
     let dir = tempfile::tempdir().unwrap();
-    let (_etcd, etcd_url) = upstream::start_etcd(&bin, dir.path());
+    let (_etcd, etcd_url) = upstream::start_etcd(&bin);
     let pki = Pki::new(&dir.path().join("pki"));
     let mut flags = pki.apiserver_flags(free_port(), 300);
     flags.push(format!("--etcd-servers={etcd_url}"));

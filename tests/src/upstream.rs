@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+pub use capstan_etcd::testing::EtcdCluster;
+
 use crate::{TestCa, certificate_kubeconfig};
 
 /// Where upstream's binaries are unpacked: `$CAPSTAN_K8S_BIN` when it holds them, else what
@@ -135,26 +137,12 @@ fn hollow_kubelet_root(log: &Path) -> Option<PathBuf> {
     digits.then(|| PathBuf::from(format!("/tmp/hollow-kubelet.{suffix}")))
 }
 
-/// Upstream's etcd (from [`binaries`] in `bin`) on free loopback ports, its data in `dir`;
-/// the process and its client URL.
-pub fn start_etcd(bin: &Path, dir: &Path) -> (Process, String) {
-    let (client_port, peer_port) = (free_port(), free_port());
-    let url = format!("http://127.0.0.1:{client_port}");
-    let peer = format!("http://127.0.0.1:{peer_port}");
-    let etcd = Process::start(
-        "etcd",
-        &bin.join("etcd"),
-        &[
-            format!("--data-dir={}", dir.join("etcd").display()),
-            format!("--listen-client-urls={url}"),
-            format!("--advertise-client-urls={url}"),
-            format!("--listen-peer-urls={peer}"),
-            format!("--initial-advertise-peer-urls={peer}"),
-            format!("--initial-cluster=default={peer}"),
-        ],
-        &[],
-        dir,
-    );
+/// Upstream's etcd (from [`binaries`] in `bin`) on free loopback ports, healthy (started
+/// again on other ports when a test beside this one takes one before etcd binds it); the
+/// member, removed with its data when dropped, and its client URL.
+pub fn start_etcd(bin: &Path) -> (EtcdCluster, String) {
+    let etcd = EtcdCluster::start_binary(&bin.join("etcd"));
+    let url = etcd.endpoints().remove(0);
     (etcd, url)
 }
 
