@@ -213,11 +213,15 @@ impl EtcdMember {
         format!("{scheme}://127.0.0.1:{}", self.client_port)
     }
 
-    /// Whether `/health` answers healthy (over TLS: whether the member says it serves).
+    /// Whether this member serves its client port (its own log says so) and, without TLS,
+    /// `/health` there answers healthy. The log is what tells this member from another etcd
+    /// that took the port first (a test beside this one): that one answers `/health` too,
+    /// while this one fails to bind and exits.
     pub fn healthy(&self) -> bool {
-        if self.tls {
-            return std::fs::read_to_string(self.dir.join("etcd.log"))
-                .is_ok_and(|log| log.contains("serving client traffic securely"));
+        let serving = std::fs::read_to_string(self.dir.join("etcd.log"))
+            .is_ok_and(|log| log.contains("serving client traffic"));
+        if !serving || self.tls {
+            return serving;
         }
         let Ok(mut conn) = TcpStream::connect(("127.0.0.1", self.client_port)) else {
             return false;
@@ -342,5 +346,34 @@ impl Drop for EtcdMember {
         if let Some(run) = self.dir.parent() {
             let _ = std::fs::remove_dir(run);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A member whose port another etcd took first is not taken for healthy because that one
+    /// answers `/health`.
+    #[test]
+    fn a_member_is_healthy_only_when_it_serves_its_port_itself() {
+        let cluster = EtcdCluster::start(1);
+        let serving = &cluster.members[0];
+        assert!(serving.healthy());
+        let dir =
+            std::env::temp_dir().join(format!("capstan-etcd-impostor-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // Its process failed to bind the port: its log says so, and nothing about serving.
+        std::fs::write(dir.join("etcd.log"), "listen tcp: address already in use\n").unwrap();
+        let beaten = EtcdMember {
+            name: "beaten".into(),
+            child: None,
+            dir,
+            client_port: serving.client_port,
+            args: Vec::new(),
+            tls: false,
+            binary: binary(),
+        };
+        assert!(!beaten.healthy());
     }
 }
