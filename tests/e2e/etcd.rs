@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
+use capstan_etcd::EtcdConfig;
 use capstan_etcd::testing::EtcdCluster;
-use capstan_etcd::{EtcdConfig, EtcdStore};
 use capstan_storage::Store;
 use capstan_testing::TestServer;
 use futures_util::StreamExt;
@@ -94,9 +94,7 @@ async fn two_servers_share_one_etcd() {
     assert_eq!(item.data.as_ref().unwrap()["k"], "2");
 
     // The keys are upstream's: <prefix>/<resource>/<namespace>/<name>.
-    let raw = EtcdStore::connect(&EtcdConfig::new(cluster.endpoints()))
-        .await
-        .unwrap();
+    let raw = cluster.store().await;
     let (kv, _) = raw
         .get("/registry/configmaps/default/shared")
         .await
@@ -417,9 +415,7 @@ async fn encrypted(cluster: &EtcdCluster, providers: &str) -> TestServer {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn secrets_are_encrypted_at_rest_and_keys_rotate() {
     let cluster = EtcdCluster::start(1);
-    let raw_etcd = EtcdStore::connect(&EtcdConfig::new(cluster.endpoints()))
-        .await
-        .unwrap();
+    let raw_etcd = cluster.store().await;
     let stored = |name: &'static str| {
         let raw_etcd = raw_etcd.clone();
         async move {
@@ -556,12 +552,8 @@ async fn a_resource_overridden_to_its_own_etcd() {
         )
         .await;
     assert_eq!(res.status.as_u16(), 201);
-    let in_main = EtcdStore::connect(&EtcdConfig::new(main.endpoints()))
-        .await
-        .unwrap();
-    let in_events = EtcdStore::connect(&EtcdConfig::new(events.endpoints()))
-        .await
-        .unwrap();
+    let in_main = main.store().await;
+    let in_events = events.store().await;
     assert!(
         in_events
             .get("/registry/configmaps/default/apart")

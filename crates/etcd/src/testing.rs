@@ -174,6 +174,13 @@ impl EtcdCluster {
         self.members.iter().map(EtcdMember::endpoint).collect()
     }
 
+    /// A store on every member, with the default settings (panics when it cannot connect).
+    pub async fn store(&self) -> crate::EtcdStore {
+        crate::EtcdStore::connect(&crate::EtcdConfig::new(self.endpoints()))
+            .await
+            .expect("a store on the test cluster")
+    }
+
     /// The index of the member that leads, as the running members report it.
     pub fn leader(&self) -> Option<usize> {
         let statuses: Vec<Option<(String, String)>> =

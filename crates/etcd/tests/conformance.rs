@@ -7,9 +7,7 @@ use capstan_storage::Store;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn etcd_passes_the_storage_conformance_suite() {
     let cluster = EtcdCluster::start(1);
-    let store = EtcdStore::connect(&EtcdConfig::new(cluster.endpoints()))
-        .await
-        .unwrap();
+    let store = cluster.store().await;
     capstan_storage::conformance::run_all(&store).await;
     // The keys are etcd's own: another client sees them as written.
     let (kv, _) = store.get("/cgae/a").await.unwrap();

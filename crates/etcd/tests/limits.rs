@@ -2,7 +2,6 @@
 
 use bytes::Bytes;
 use capstan_etcd::testing::EtcdCluster;
-use capstan_etcd::{EtcdConfig, EtcdStore};
 use capstan_storage::{ListRequest, Store};
 
 /// A range read of more than 4 MiB (gRPC's default limit on a message received) is answered
@@ -11,9 +10,7 @@ use capstan_storage::{ListRequest, Store};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_range_read_larger_than_four_mebibytes_is_answered_whole() {
     let cluster = EtcdCluster::start(1);
-    let store = EtcdStore::connect(&EtcdConfig::new(cluster.endpoints()))
-        .await
-        .unwrap();
+    let store = cluster.store().await;
     // Six values of 1 MiB: each write stays under etcd's own limit on a request (1.5 MiB).
     let value = Bytes::from(vec![b'x'; 1 << 20]);
     for i in 0..6 {
