@@ -25,6 +25,10 @@ profdata=$sysroot/lib/rustlib/$host/bin/llvm-profdata
 [ -x "$profdata" ] || rustup component add llvm-tools
 llvm=$(rustc -vV | sed -n 's/^LLVM version: \([0-9]*\).*/\1/p')
 
+# Flags from a shell that sourced scripts/pgo.sh would take the place of the instrumenting
+# ones below (cargo reads CARGO_ENCODED_RUSTFLAGS before RUSTFLAGS): the builds here set their
+# own.
+unset CARGO_ENCODED_RUSTFLAGS RUSTFLAGS
 # The harness stays uninstrumented: only the servers' counts go into the profile.
 cargo build --release --locked -p capstan-load
 profiles=$top/target/pgo-train/profiles
