@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use capstan_e2e::RawClient;
-use capstan_e2e::upstream::{self, Pki, Process, free_port};
+use capstan_e2e::upstream::{self, Pki, Process};
 use capstan_testing::TestServer;
 use http::Method;
 use k8s_rs_pb::api::core::v1 as core;
@@ -42,53 +42,35 @@ impl Upstream {
         let pki = Pki::new(&dir.path().join("pki"));
         let (etcd, etcd_url) = upstream::start_etcd(&bin);
         let (cert, key) = pki.ca.client("admin", &["system:masters"]);
-        // The port is free when chosen, but a test running beside this one may take it
-        // before kube-apiserver binds it: then it starts again on another.
-        let mut attempts = 0;
-        let (apiserver, url, client) = loop {
-            attempts += 1;
-            let port = free_port();
-            let mut flags = pki.apiserver_flags(port, 300);
-            flags.push(format!("--etcd-servers={etcd_url}"));
-            flags.extend(extra.iter().map(|f| f.to_string()));
-            let mut apiserver = Process::start(
-                "kube-apiserver",
-                &bin.join("kube-apiserver"),
-                &flags,
-                &[],
-                dir.path(),
-            );
-            let url = format!("https://127.0.0.1:{port}");
-            let client = RawClient::new(&url, &pki.ca.pem, None).with_client_certificate(
-                &pki.ca.pem,
-                &cert,
-                &key,
-            );
-            let mut ready = false;
-            for _ in 0..300 {
-                if let Ok(r) = client
-                    .try_request(Method::GET, "/readyz", &[], Vec::new())
-                    .await
-                    && r.status == 200
-                {
-                    ready = true;
-                    break;
-                }
-                if !apiserver.running() {
-                    break;
-                }
-                tokio::time::sleep(Duration::from_millis(200)).await;
+        let mut flags = vec![format!("--etcd-servers={etcd_url}")];
+        flags.extend(extra.iter().map(|f| f.to_string()));
+        let (mut apiserver, port) = upstream::start_apiserver(&bin, &pki, 300, &flags, dir.path());
+        let url = format!("https://127.0.0.1:{port}");
+        let client = RawClient::new(&url, &pki.ca.pem, None).with_client_certificate(
+            &pki.ca.pem,
+            &cert,
+            &key,
+        );
+        let mut ready = false;
+        for _ in 0..300 {
+            if let Ok(r) = client
+                .try_request(Method::GET, "/readyz", &[], Vec::new())
+                .await
+                && r.status == 200
+            {
+                ready = true;
+                break;
             }
-            if ready {
-                break (apiserver, url, client);
+            if !apiserver.running() {
+                break;
             }
-            let taken = apiserver.log_text().contains("address already in use");
-            assert!(
-                taken && attempts < 3,
-                "kube-apiserver did not become ready:\n{}",
-                apiserver.log_text()
-            );
-        };
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        assert!(
+            ready,
+            "kube-apiserver did not become ready:\n{}",
+            apiserver.log_text()
+        );
         let kubeconfig = pki.kubeconfig(&url, "admin", &["system:masters"]);
         Self {
             client,

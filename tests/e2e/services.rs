@@ -681,22 +681,17 @@ async fn service_cidrs_users_create_add_addresses() {
 /// addresses for longer than a lease lasts; when Capstan stops, upstream's address stays.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn master_leases_are_shared_with_upstreams_kube_apiserver() {
-    use capstan_e2e::upstream::{self, Pki, Process, free_port};
+    use capstan_e2e::upstream::{self, Pki};
     let bin = upstream::binaries();
     let dir = tempfile::tempdir().unwrap();
     let (_etcd, etcd_url) = upstream::start_etcd(&bin);
     let pki = Pki::new(&dir.path().join("pki"));
-    let mut flags = pki.apiserver_flags(free_port(), 300);
-    flags.push(format!("--etcd-servers={etcd_url}"));
-    flags.push("--advertise-address=192.0.2.20".into());
-    flags.push("--endpoint-reconciler-type=lease".into());
-    let apiserver = Process::start(
-        "kube-apiserver",
-        &bin.join("kube-apiserver"),
-        &flags,
-        &[],
-        dir.path(),
-    );
+    let flags = [
+        format!("--etcd-servers={etcd_url}"),
+        "--advertise-address=192.0.2.20".into(),
+        "--endpoint-reconciler-type=lease".into(),
+    ];
+    let (apiserver, _) = upstream::start_apiserver(&bin, &pki, 300, &flags, dir.path());
     let capstan = TestServer::start_with(move |config| {
         config.etcd = Some(capstan_etcd::EtcdConfig::new(vec![etcd_url]));
         config.advertise_address = Some("192.0.2.10".parse().unwrap());

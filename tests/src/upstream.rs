@@ -146,6 +146,45 @@ pub fn start_etcd(bin: &Path) -> (EtcdCluster, String) {
     (etcd, url)
 }
 
+/// Upstream's kube-apiserver (from [`binaries`] in `bin`) with `pki`'s flags, the pods'
+/// `toleration_seconds` and `extra`, its log in `log_dir`, on a free loopback port: the process
+/// and the port, once it serves it (its log says so; readiness is the caller's to wait for). A
+/// port found free may be taken by a test beside this one before kube-apiserver binds it: then
+/// it starts again on another (three tries). Waits blocking, a few seconds at most.
+pub fn start_apiserver(
+    bin: &Path,
+    pki: &Pki,
+    toleration_seconds: u32,
+    extra: &[String],
+    log_dir: &Path,
+) -> (Process, u16) {
+    for attempt in 1..=3 {
+        let port = free_port();
+        let mut flags = pki.apiserver_flags(port, toleration_seconds);
+        flags.extend_from_slice(extra);
+        let mut apiserver = Process::start(
+            "kube-apiserver",
+            &bin.join("kube-apiserver"),
+            &flags,
+            &[],
+            log_dir,
+        );
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while apiserver.running() && Instant::now() < deadline {
+            if apiserver.log_text().contains("Serving securely on") {
+                return (apiserver, port);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let log = apiserver.log_text();
+        assert!(
+            log.contains("address already in use") && attempt < 3,
+            "kube-apiserver did not serve its port:\n{log}"
+        );
+    }
+    unreachable!("the last attempt returns or panics")
+}
+
 /// A cluster's PKI in a directory: one CA for serving and clients, the API server's serving
 /// certificate for 127.0.0.1, and the service-account key pair.
 pub struct Pki {
