@@ -127,7 +127,7 @@ struct Cluster {
     /// directory, which its log names, goes) before `dir` and their logs are removed.
     processes: Vec<Process>,
     /// Upstream's API server's etcd (after the API server, which stops first).
-    etcd: Option<upstream::EtcdCluster>,
+    _etcd: Option<upstream::EtcdCluster>,
     dir: tempfile::TempDir,
     pki: Pki,
     url: String,
@@ -149,35 +149,43 @@ impl Cluster {
             );
         }
         let pki = Pki::new(&dir.path().join("pki"));
-        let port = free_port();
+        // On a port of its own (again on another when a test beside this one took it first).
+        let mut etcd = None;
+        let (apiserver, port) = match api {
+            ApiServer::Capstan => {
+                let data = format!("--data-dir={}", dir.path().join("data").display());
+                let flags = |port| {
+                    let mut flags = pki.apiserver_flags(port, TOLERATION_SECONDS);
+                    flags.push(data.clone());
+                    flags
+                };
+                let program = Path::new(env!("CARGO_BIN_EXE_capstan-apiserver"));
+                let serving = "\"serving\" address=";
+                upstream::start_on_free_port(
+                    "capstan-apiserver",
+                    program,
+                    flags,
+                    serving,
+                    dir.path(),
+                )
+            }
+            ApiServer::Upstream => {
+                let (started, url) = upstream::start_etcd(&bin);
+                etcd = Some(started);
+                let flags = [format!("--etcd-servers={url}")];
+                upstream::start_apiserver(&bin, &pki, TOLERATION_SECONDS, &flags, dir.path())
+            }
+        };
         let url = format!("https://127.0.0.1:{port}");
-        let flags = pki.apiserver_flags(port, TOLERATION_SECONDS);
         let mut cluster = Self {
             admin: pki.kubeconfig(&url, "admin", &["system:masters"]),
-            processes: Vec::new(),
-            etcd: None,
+            processes: vec![apiserver],
+            _etcd: etcd,
             dir,
             pki,
             url,
             bin,
         };
-        match api {
-            ApiServer::Capstan => {
-                let mut flags = flags;
-                let data = cluster.dir.path().join("data");
-                flags.push(format!("--data-dir={}", data.display()));
-                let apiserver = Path::new(env!("CARGO_BIN_EXE_capstan-apiserver"));
-                cluster.start_process("capstan-apiserver", apiserver, &flags, &[]);
-            }
-            ApiServer::Upstream => {
-                let (etcd, url) = upstream::start_etcd(&cluster.bin);
-                cluster.etcd = Some(etcd);
-                let mut flags = flags;
-                flags.push(format!("--etcd-servers={url}"));
-                let apiserver = cluster.bin.join("kube-apiserver");
-                cluster.start_process("kube-apiserver", &apiserver, &flags, &[]);
-            }
-        }
         wait_until("the API server", Duration::from_secs(60), || {
             kubectl(&cluster.admin, &["get", "--raw", "/readyz"]).0
         });

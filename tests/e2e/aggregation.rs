@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use capstan_e2e::upstream::{Process, binaries, free_port, start_etcd};
+use capstan_e2e::upstream::{Process, binaries, start_etcd, start_on_free_port};
 use capstan_e2e::{RawClient, TestCa, kubectl};
 use http::Method;
 use serde_json::{Value, json};
@@ -89,34 +89,30 @@ async fn touch(admin: &RawClient, value: &str) {
     assert_eq!(resp.status, 200, "{}", resp.json());
 }
 
-/// sample-apiserver serving on `port` with a certificate for `api.wardle.svc`, trusting
-/// Capstan (its kubeconfig) for delegated authentication and authorization.
-fn start_sample_apiserver(
+/// sample-apiserver's arguments for serving on a port with a certificate for
+/// `api.wardle.svc`, trusting Capstan (its kubeconfig) for delegated authentication and
+/// authorization.
+fn sample_apiserver_args(
     dir: &std::path::Path,
     etcd_url: &str,
-    port: u16,
     kubeconfig: &std::path::Path,
-) -> Process {
-    let bin = binaries();
-    Process::start(
-        "sample-apiserver",
-        &bin.join("sample-apiserver"),
-        &[
+) -> impl Fn(u16) -> Vec<String> {
+    let file = |name: &str| dir.join(name).display().to_string();
+    let (cert, key) = (file("wardle.crt"), file("wardle.key"));
+    let kubeconfig = kubeconfig.display().to_string();
+    let etcd_url = etcd_url.to_string();
+    move |port| {
+        vec![
             format!("--etcd-servers={etcd_url}"),
             "--bind-address=127.0.0.1".into(),
             format!("--secure-port={port}"),
-            format!("--tls-cert-file={}", dir.join("wardle.crt").display()),
-            format!(
-                "--tls-private-key-file={}",
-                dir.join("wardle.key").display()
-            ),
-            format!("--kubeconfig={}", kubeconfig.display()),
-            format!("--authentication-kubeconfig={}", kubeconfig.display()),
-            format!("--authorization-kubeconfig={}", kubeconfig.display()),
-        ],
-        &[],
-        dir,
-    )
+            format!("--tls-cert-file={cert}"),
+            format!("--tls-private-key-file={key}"),
+            format!("--kubeconfig={kubeconfig}"),
+            format!("--authentication-kubeconfig={kubeconfig}"),
+            format!("--authorization-kubeconfig={kubeconfig}"),
+        ]
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -155,8 +151,19 @@ async fn sample_apiserver_serves_flunders_through_capstan() {
     let (cert, key) = serving_ca.sign(params);
     std::fs::write(dir.path().join("wardle.crt"), cert).unwrap();
     std::fs::write(dir.path().join("wardle.key"), key).unwrap();
-    let port = free_port();
-    let mut sample = start_sample_apiserver(dir.path(), &etcd_url, port, &kubeconfig);
+    let args = sample_apiserver_args(dir.path(), &etcd_url, &kubeconfig);
+    let program = binaries().join("sample-apiserver");
+    // On a free port (another when a test beside this one takes it first), blocking this
+    // worker while the other serves Capstan, which sample-apiserver reads as it starts.
+    let (mut sample, port) = tokio::task::block_in_place(|| {
+        start_on_free_port(
+            "sample-apiserver",
+            &program,
+            &args,
+            "Serving securely on",
+            dir.path(),
+        )
+    });
 
     // Registered as upstream's docs do: a Service (here an ExternalName naming this machine,
     // so that traffic stays on loopback) and an APIService trusting the serving CA.
@@ -282,7 +289,8 @@ async fn sample_apiserver_serves_flunders_through_capstan() {
     assert_eq!(down.status, 503);
     let (listed_down, _, _) = kubectl(&kubeconfig, &["get", "flunders"]);
     assert!(!listed_down);
-    let _sample = start_sample_apiserver(dir.path(), &etcd_url, port, &kubeconfig);
+    // Again on its port, which the APIService names.
+    let _sample = Process::start("sample-apiserver", &program, &args(port), &[], dir.path());
     let mut round = 2;
     loop {
         touch(&admin, &round.to_string()).await;

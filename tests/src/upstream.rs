@@ -148,9 +148,7 @@ pub fn start_etcd(bin: &Path) -> (EtcdCluster, String) {
 
 /// Upstream's kube-apiserver (from [`binaries`] in `bin`) with `pki`'s flags, the pods'
 /// `toleration_seconds` and `extra`, its log in `log_dir`, on a free loopback port: the process
-/// and the port, once it serves it (its log says so; readiness is the caller's to wait for). A
-/// port found free may be taken by a test beside this one before kube-apiserver binds it: then
-/// it starts again on another (three tries). Waits blocking, a few seconds at most.
+/// and the port, once it serves it (see [`start_on_free_port`]).
 pub fn start_apiserver(
     bin: &Path,
     pki: &Pki,
@@ -158,28 +156,47 @@ pub fn start_apiserver(
     extra: &[String],
     log_dir: &Path,
 ) -> (Process, u16) {
-    for attempt in 1..=3 {
-        let port = free_port();
+    let flags = |port| {
         let mut flags = pki.apiserver_flags(port, toleration_seconds);
         flags.extend_from_slice(extra);
-        let mut apiserver = Process::start(
-            "kube-apiserver",
-            &bin.join("kube-apiserver"),
-            &flags,
-            &[],
-            log_dir,
-        );
+        flags
+    };
+    let program = bin.join("kube-apiserver");
+    start_on_free_port(
+        "kube-apiserver",
+        &program,
+        flags,
+        "Serving securely on",
+        log_dir,
+    )
+}
+
+/// A server (`name`, run from `program` with the arguments `args(port)`, its log in
+/// `log_dir`) on a free loopback port: the process and the port, once its log has `serving`
+/// in it (readiness is the caller's to wait for). A port found free may be taken by a test
+/// beside this one before the server binds it: then it starts again on another (three
+/// tries). Waits blocking, a minute at most.
+pub fn start_on_free_port(
+    name: &str,
+    program: &Path,
+    args: impl Fn(u16) -> Vec<String>,
+    serving: &str,
+    log_dir: &Path,
+) -> (Process, u16) {
+    for attempt in 1..=3 {
+        let port = free_port();
+        let mut server = Process::start(name, program, &args(port), &[], log_dir);
         let deadline = Instant::now() + Duration::from_secs(60);
-        while apiserver.running() && Instant::now() < deadline {
-            if apiserver.log_text().contains("Serving securely on") {
-                return (apiserver, port);
+        while server.running() && Instant::now() < deadline {
+            if server.log_text().contains(serving) {
+                return (server, port);
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        let log = apiserver.log_text();
+        let log = server.log_text();
         assert!(
-            log.contains("address already in use") && attempt < 3,
-            "kube-apiserver did not serve its port:\n{log}"
+            log.to_ascii_lowercase().contains("address already in use") && attempt < 3,
+            "{name} did not serve its port:\n{log}"
         );
     }
     unreachable!("the last attempt returns or panics")
