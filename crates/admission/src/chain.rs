@@ -1,6 +1,7 @@
 //! The plugin traits and the ordered chain: every mutating plugin in order, then (after the
 //! object's own validation) every validating plugin in order.
 
+use std::any::Any;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -64,6 +65,19 @@ pub trait Lister: Send + Sync + 'static {
     }
 }
 
+/// The request's object in its typed form (a `Pod`), lent to the mutating phase by the
+/// caller: plugins that can work on it ([`Plugin::admits_typed`]) change it without a JSON
+/// tree of it being made, and read back. The chain asks for the tree when the first plugin
+/// that cannot comes; from then on [`Attributes::object`] is the object.
+pub trait TypedObject: Send {
+    /// The object, to downcast.
+    fn as_any(&self) -> &dyn Any;
+    /// The object, to downcast and change.
+    fn as_any_mut(&mut self) -> &mut (dyn Any + Send);
+    /// The object as a JSON tree (asked for once, when a plugin needs the tree).
+    fn to_tree(&mut self) -> Result<Value, ApiError>;
+}
+
 /// One admission plugin. A plugin takes part in the mutating phase, the validating phase,
 /// or both; the chain asks [`Plugin::admits`] and [`Plugin::validates`] first, so that
 /// requests no plugin cares about cost nothing (not even the object's JSON form).
@@ -94,6 +108,23 @@ pub trait Plugin: Send + Sync + 'static {
 
     /// Changes the request's object, or refuses the request.
     async fn admit(&self, _attributes: &mut Attributes) -> Result<(), ApiError> {
+        Ok(())
+    }
+
+    /// Whether [`Plugin::admit_typed`] does this plugin's part on `object`, the request's
+    /// object in its typed form (see [`TypedObject`]), rather than [`Plugin::admit`] on its
+    /// tree.
+    fn admits_typed(&self, _attributes: &Attributes, _object: &dyn Any) -> bool {
+        false
+    }
+
+    /// [`Plugin::admit`] on the typed object, which it may change ([`Attributes::object`]
+    /// is not set).
+    async fn admit_typed(
+        &self,
+        _attributes: &mut Attributes,
+        _object: &mut (dyn Any + Send),
+    ) -> Result<(), ApiError> {
         Ok(())
     }
 
@@ -159,7 +190,32 @@ impl Chain {
     /// first refusal ends it. When a plugin asks for reinvocation, or a later plugin changed
     /// what a watching one produced, every mutating plugin runs once more.
     pub async fn admit(&self, attributes: &mut Attributes) -> Result<(), ApiError> {
-        self.admit_once(attributes).await?;
+        self.admit_held(attributes, None).await
+    }
+
+    /// [`Chain::admit`] of a request whose object is `typed` ([`Attributes::object`] unset):
+    /// when it ends with [`Attributes::object`] unset, no plugin needed the tree and `typed`
+    /// holds the result; otherwise the tree does.
+    pub async fn admit_typed(
+        &self,
+        attributes: &mut Attributes,
+        typed: &mut dyn TypedObject,
+    ) -> Result<(), ApiError> {
+        self.admit_held(attributes, Some(typed)).await
+    }
+
+    async fn admit_held<'t>(
+        &self,
+        attributes: &mut Attributes,
+        mut typed: Option<&mut (dyn TypedObject + 't)>,
+    ) -> Result<(), ApiError> {
+        self.admit_once(attributes, typed.as_deref_mut()).await?;
+        if !attributes.reinvocation.watched.is_empty()
+            && attributes.object.is_none()
+            && let Some(typed) = typed.as_deref_mut()
+        {
+            attributes.object = Some(typed.to_tree()?);
+        }
         if attributes.reinvocation.requested
             || attributes
                 .reinvocation
@@ -167,19 +223,38 @@ impl Chain {
         {
             attributes.reinvocation.requested = false;
             attributes.reinvocation.round = 1;
-            self.admit_once(attributes).await?;
+            self.admit_once(attributes, typed).await?;
         }
         Ok(())
     }
 
-    async fn admit_once(&self, attributes: &mut Attributes) -> Result<(), ApiError> {
+    async fn admit_once<'t>(
+        &self,
+        attributes: &mut Attributes,
+        mut typed: Option<&mut (dyn TypedObject + 't)>,
+    ) -> Result<(), ApiError> {
         for plugin in &self.plugins {
-            if plugin.admits(
+            if !plugin.admits(
                 attributes.operation,
                 &attributes.resource,
                 &attributes.subresource,
             ) {
-                plugin.admit(attributes).await?;
+                continue;
+            }
+            match typed.as_deref_mut() {
+                Some(object)
+                    if attributes.object.is_none()
+                        && plugin.admits_typed(attributes, object.as_any()) =>
+                {
+                    plugin.admit_typed(attributes, object.as_any_mut()).await?;
+                }
+                Some(object) => {
+                    if attributes.object.is_none() {
+                        attributes.object = Some(object.to_tree()?);
+                    }
+                    plugin.admit(attributes).await?;
+                }
+                None => plugin.admit(attributes).await?,
             }
         }
         Ok(())

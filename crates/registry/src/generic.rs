@@ -30,7 +30,7 @@ use crate::patch::{self, PatchType};
 use crate::rest::{Encoded, ResponseStatus, RestStorage, WatchOptions};
 use crate::stored::{Plain, StorageCodec, Stored};
 use crate::watching::{self, EventStream, StreamParams};
-use capstan_admission::{Attributes, Operation};
+use capstan_admission::{Attributes, Operation, TypedObject};
 
 /// How many times a write that lost a race is retried before the client gets a 409.
 const MAX_RETRIES: usize = 16;
@@ -104,6 +104,33 @@ impl<'a> Prior<'a> {
     /// Takes back a tree [`Self::lend`] gave, unchanged.
     fn give_back(&mut self, tree: serde_json::Value) {
         self.tree = Some(tree);
+    }
+}
+
+/// A write's new object lent to the mutating plugins in its typed form (see
+/// [`TypedObject`]), with the tree made of it for managedFields: the first plugin that needs
+/// a tree gets that one, unless a plugin changed the object before (then it is made anew).
+struct Lent<'o> {
+    obj: &'o mut Obj,
+    tree: Option<serde_json::Value>,
+    changed: bool,
+}
+
+impl TypedObject for Lent<'_> {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self.obj.as_any()
+    }
+
+    fn as_any_mut(&mut self) -> &mut (dyn std::any::Any + Send) {
+        self.changed = true;
+        self.obj.as_any_mut()
+    }
+
+    fn to_tree(&mut self) -> std::result::Result<serde_json::Value, ApiError> {
+        match self.tree.take() {
+            Some(tree) if !self.changed => Ok(tree),
+            _ => Ok(json_of(&*self.obj)?),
+        }
     }
 }
 
@@ -594,6 +621,15 @@ impl KindStore {
         Ok(object.0)
     }
 
+    /// The admission chain when one of its mutating plugins looks at `a`.
+    fn mutating_chain(&self, a: &Attributes) -> Option<&capstan_admission::Chain> {
+        let chain = self.core.admission.as_deref()?;
+        let admits = |gr: &GroupResource| chain.admits(a.operation, gr, &a.subresource);
+        let aliased =
+            || self.core.forms.has_aliases() && self.core.forms.aliases().iter().any(admits);
+        (admits(&self.core.gr) || aliased()).then_some(chain)
+    }
+
     /// The mutating phase for `a`; `false` when no mutating plugin looks at the request.
     /// `tree`: `obj` as a tree when one was made (used instead of serializing `obj`), and
     /// the object as the plugins left it when they ran; their warnings are added to
@@ -605,15 +641,9 @@ impl KindStore {
         warnings: &mut Vec<String>,
         tree: &mut Option<serde_json::Value>,
     ) -> Result<bool> {
-        let Some(chain) = self.core.admission.as_deref() else {
+        let Some(chain) = self.mutating_chain(&a) else {
             return Ok(false);
         };
-        let admits = |gr: &GroupResource| chain.admits(a.operation, gr, &a.subresource);
-        let aliased =
-            || self.core.forms.has_aliases() && self.core.forms.aliases().iter().any(admits);
-        if !(admits(&self.core.gr) || aliased()) {
-            return Ok(false);
-        }
         a.object = match tree.take() {
             Some(tree) => Some(tree),
             None => Some(json_of(obj)?),
@@ -635,21 +665,35 @@ impl KindStore {
     /// what was recorded, with upstream's warning. Gives back a tree close to the object
     /// (the given one, or the plugins' result), to be brought up to date before it is used
     /// (see [`KindStore::synced`]).
+    ///
+    /// The plugins get the object typed (see [`TypedObject`]): when none of them needs its
+    /// tree, the object is changed in place and the tree given back is the one made before
+    /// (the admitted tree is not read back into the object).
     async fn admit_written(
         &self,
-        a: Attributes,
-        (obj, old): (&mut Obj, Option<&mut Prior<'_>>),
+        mut a: Attributes,
+        (obj, mut old): (&mut Obj, Option<&mut Prior<'_>>),
         warnings: &mut Vec<String>,
-        mut tree: Option<serde_json::Value>,
+        tree: Option<serde_json::Value>,
     ) -> Result<Option<serde_json::Value>> {
-        let admitted = self
-            .admit_object(a, (&*obj, old), warnings, &mut tree)
-            .await?;
-        if !admitted {
+        let Some(chain) = self.mutating_chain(&a) else {
             return Ok(tree);
+        };
+        a.old_object = old.as_deref_mut().map(Prior::lend).transpose()?;
+        let mut lent = Lent {
+            obj,
+            tree,
+            changed: false,
+        };
+        let admitted = chain.admit_typed(&mut a, &mut lent).await;
+        warnings.extend(a.feedback.take_warnings());
+        admitted?;
+        if let (Some(old), Some(tree)) = (old, a.old_object.take()) {
+            old.give_back(tree);
         }
-        let Some(mut admitted) = tree else {
-            return Ok(None);
+        let Lent { obj, tree, .. } = lent;
+        let Some(mut admitted) = a.object else {
+            return Ok(tree);
         };
         // The entries the plugins left are read only when they changed them.
         let meta = admitted

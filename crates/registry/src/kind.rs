@@ -23,7 +23,7 @@ pub(crate) trait AnyObject: HasMetadata + Send + Sync + 'static {
     /// The object, for downcasting to its type.
     fn as_any(&self) -> &dyn Any;
     /// The object, for downcasting to its type.
-    fn as_any_mut(&mut self) -> &mut dyn Any;
+    fn as_any_mut(&mut self) -> &mut (dyn Any + Send);
     /// The object, for downcasting to its type.
     fn into_any(self: Box<Self>) -> Box<dyn Any>;
 }
@@ -71,7 +71,7 @@ impl<T: capstan_meta::ApiObject> AnyObject for T {
         self
     }
 
-    fn as_any_mut(&mut self) -> &mut dyn Any {
+    fn as_any_mut(&mut self) -> &mut (dyn Any + Send) {
         self
     }
 

@@ -3,15 +3,17 @@
 //! what containers, pods (with their overhead) and claims ask for: minimum, maximum and the
 //! largest limit-to-request ratio.
 
+use std::any::Any;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use capstan_meta::quantity::{self, Milli};
 use capstan_meta::{ApiError, GroupResource};
+use k8s_openapi::api::core::v1::Pod;
 use serde_json::{Value, json};
 
-use super::{core, forbidden};
+use super::{core, forbidden, put_pod, take_pod};
 use crate::attributes::{Attributes, Operation};
 use crate::chain::{Lister, Plugin};
 
@@ -46,6 +48,23 @@ impl LimitRanger {
             })
             .collect())
     }
+}
+
+/// Sets the `items`' defaults on `pod`'s containers, and notes them in an annotation (not
+/// on a resize, which writes the resources only).
+fn default_pod(a: &Attributes, pod: &mut Pod, items: &[Value]) -> Result<(), ApiError> {
+    let mut spec = serde_json::to_value(&pod.spec).map_err(ApiError::internal)?;
+    let note = apply_defaults(&mut spec, items);
+    pod.spec = serde_json::from_value(spec).map_err(ApiError::internal)?;
+    if let Some(note) = note
+        && a.subresource.is_empty()
+    {
+        pod.metadata
+            .annotations
+            .get_or_insert_with(Default::default)
+            .insert(ANNOTATION.into(), note);
+    }
+    Ok(())
 }
 
 /// Pods on create and on resize (the only way their containers' resources change), claims
@@ -301,20 +320,28 @@ impl Plugin for LimitRanger {
         if items.is_empty() {
             return Ok(());
         }
-        let Some(pod) = a.object.as_mut() else {
+        let Some(mut pod) = take_pod(a)? else {
             return Ok(());
         };
-        // A resize writes the resources only: defaults are set, no annotation notes them.
-        if let Some(note) = apply_defaults(&mut pod["spec"], &items)
-            && a.subresource.is_empty()
-        {
-            let meta = &mut pod["metadata"];
-            if !meta["annotations"].is_object() {
-                meta["annotations"] = json!({});
-            }
-            meta["annotations"][ANNOTATION] = json!(note);
+        let defaulted = default_pod(a, &mut pod, &items);
+        put_pod(a, &pod)?;
+        defaulted
+    }
+
+    fn admits_typed(&self, _: &Attributes, object: &dyn Any) -> bool {
+        object.is::<Pod>()
+    }
+
+    async fn admit_typed(
+        &self,
+        a: &mut Attributes,
+        object: &mut (dyn Any + Send),
+    ) -> Result<(), ApiError> {
+        let items = self.items(a, &a.namespace).await?;
+        match object.downcast_mut::<Pod>() {
+            Some(pod) if !items.is_empty() => default_pod(a, pod, &items),
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     async fn validate(&self, a: &Attributes) -> Result<(), ApiError> {

@@ -1,11 +1,14 @@
 //! Plugins that change or check one pod (or node) by itself: `AlwaysPullImages`,
 //! `DefaultTolerationSeconds`, `LimitPodHardAntiAffinityTopology`, `TaintNodesByCondition`.
 
+use std::any::Any;
+
 use async_trait::async_trait;
 use capstan_meta::{ApiError, GroupResource};
+use k8s_openapi::api::core::v1::{Pod, Toleration};
 use serde_json::{Value, json};
 
-use super::forbidden;
+use super::{forbidden, put_pod, take_pod};
 use crate::attributes::{Attributes, Operation};
 use crate::chain::Plugin;
 
@@ -128,36 +131,58 @@ impl Plugin for DefaultTolerationSeconds {
     }
 
     async fn admit(&self, a: &mut Attributes) -> Result<(), ApiError> {
-        let Some(spec) = a.object.as_mut().and_then(|p| p["spec"].as_object_mut()) else {
+        let Some(mut pod) = take_pod(a)? else {
             return Ok(());
         };
-        let tolerations = spec.entry("tolerations").or_insert_with(|| json!([]));
-        if tolerations.is_null() {
-            *tolerations = json!([]);
+        self.tolerate(&mut pod);
+        put_pod(a, &pod)
+    }
+
+    fn admits_typed(&self, _: &Attributes, object: &dyn Any) -> bool {
+        object.is::<Pod>()
+    }
+
+    async fn admit_typed(
+        &self,
+        _: &mut Attributes,
+        object: &mut (dyn Any + Send),
+    ) -> Result<(), ApiError> {
+        if let Some(pod) = object.downcast_mut::<Pod>() {
+            self.tolerate(pod);
         }
-        let Some(list) = tolerations.as_array_mut() else {
-            return Ok(());
+        Ok(())
+    }
+}
+
+impl DefaultTolerationSeconds {
+    /// Adds the tolerations `pod` lacks.
+    fn tolerate(&self, pod: &mut Pod) {
+        let Some(spec) = pod.spec.as_mut() else {
+            return;
         };
+        let list = spec.tolerations.get_or_insert_with(Vec::new);
         for (key, seconds) in [
             ("node.kubernetes.io/not-ready", self.not_ready),
             ("node.kubernetes.io/unreachable", self.unreachable),
         ] {
             // Any toleration of the taint's NoExecute effect (or of every effect) counts.
             let tolerated = list.iter().any(|t| {
-                let effect = t["effect"].as_str().unwrap_or_default();
-                let key_matches = t["key"] == key
-                    || (t["key"].as_str().unwrap_or_default().is_empty()
-                        && t["operator"] == "Exists");
+                let effect = t.effect.as_deref().unwrap_or_default();
+                let own_key = t.key.as_deref().unwrap_or_default();
+                let key_matches = own_key == key
+                    || (own_key.is_empty() && t.operator.as_deref() == Some("Exists"));
                 key_matches && (effect.is_empty() || effect == "NoExecute")
             });
             if !tolerated {
-                list.push(
-                    json!({"key": key, "operator": "Exists", "effect": "NoExecute",
-                    "tolerationSeconds": seconds}),
-                );
+                list.push(Toleration {
+                    key: Some(key.into()),
+                    operator: Some("Exists".into()),
+                    effect: Some("NoExecute".into()),
+                    toleration_seconds: Some(seconds),
+                    value: None,
+                });
             }
         }
-        Ok(())
     }
 }
 
@@ -239,6 +264,8 @@ impl Plugin for TaintNodesByCondition {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
     use capstan_auth::UserInfo;
 
@@ -311,6 +338,87 @@ mod tests {
                 {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
             ])
         );
+    }
+
+    /// A pod held typed, counting the trees the chain asks of it.
+    struct HeldPod {
+        pod: Pod,
+        trees: usize,
+    }
+
+    impl crate::TypedObject for HeldPod {
+        fn as_any(&self) -> &dyn Any {
+            &self.pod
+        }
+
+        fn as_any_mut(&mut self) -> &mut (dyn Any + Send) {
+            &mut self.pod
+        }
+
+        fn to_tree(&mut self) -> Result<Value, ApiError> {
+            self.trees += 1;
+            Ok(serde_json::to_value(&self.pod).unwrap())
+        }
+    }
+
+    /// A plugin that reads the tree: it labels the pod with its number of tolerations.
+    struct CountsTolerations;
+
+    #[async_trait]
+    impl Plugin for CountsTolerations {
+        fn name(&self) -> &'static str {
+            "CountsTolerations"
+        }
+
+        fn admits(&self, _: Operation, resource: &GroupResource, _: &str) -> bool {
+            resource.resource == "pods"
+        }
+
+        async fn admit(&self, a: &mut Attributes) -> Result<(), ApiError> {
+            let pod = a.object.as_mut().unwrap();
+            let n = pod["spec"]["tolerations"].as_array().map_or(0, Vec::len);
+            pod["metadata"]["labels"] = json!({"tolerations": n.to_string()});
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn a_typed_pod_stays_typed_until_a_plugin_needs_its_tree() {
+        let defaults = || -> Arc<dyn Plugin> {
+            Arc::new(DefaultTolerationSeconds {
+                not_ready: 300,
+                unreachable: 60,
+            })
+        };
+        let held = || HeldPod {
+            pod: serde_json::from_value(
+                json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]}}),
+            )
+            .unwrap(),
+            trees: 0,
+        };
+        let typed_only = crate::Chain::new(vec![defaults()]);
+        let mut a = create("pods", Value::Null);
+        a.object = None;
+        let mut pod = held();
+        typed_only.admit_typed(&mut a, &mut pod).await.unwrap();
+        assert!(a.object.is_none(), "no plugin needed the tree");
+        assert_eq!(pod.trees, 0);
+        let tolerations = pod.pod.spec.as_ref().unwrap().tolerations.as_ref().unwrap();
+        assert_eq!(tolerations.len(), 2);
+        assert_eq!(tolerations[1].toleration_seconds, Some(60));
+
+        // A plugin that reads the tree after it sees the typed plugin's changes; one that
+        // changes pods typed after it works on the tree (which stays the object).
+        let mixed = crate::Chain::new(vec![defaults(), Arc::new(CountsTolerations), defaults()]);
+        let mut a = create("pods", Value::Null);
+        a.object = None;
+        let mut pod = held();
+        mixed.admit_typed(&mut a, &mut pod).await.unwrap();
+        assert_eq!(pod.trees, 1);
+        let tree = a.object.expect("the tree is the object");
+        assert_eq!(tree["metadata"]["labels"]["tolerations"], "2");
+        assert_eq!(tree["spec"]["tolerations"].as_array().unwrap().len(), 2);
     }
 
     #[tokio::test]

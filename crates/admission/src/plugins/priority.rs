@@ -1,13 +1,15 @@
 //! `Priority`: a new pod gets the priority and preemption policy of its PriorityClass (the
 //! one it names, or the global default); only one class may be the global default.
 
+use std::any::Any;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use capstan_meta::{ApiError, GroupResource};
+use k8s_openapi::api::core::v1::Pod;
 use serde_json::Value;
 
-use super::forbidden;
+use super::{forbidden, put_pod, take_pod};
 use crate::attributes::{Attributes, Operation};
 use crate::chain::{Lister, Plugin};
 
@@ -61,13 +63,11 @@ impl Priority {
         self.global.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    async fn admit_pod(&self, a: &mut Attributes) -> Result<(), ApiError> {
-        let Some(pod) = a.object.as_ref() else {
-            return Ok(());
-        };
-        let spec = &pod["spec"];
-        let named = spec["priorityClassName"]
-            .as_str()
+    /// Sets `pod`'s priority and preemption policy from its class, or the global default.
+    async fn admit_pod(&self, a: &Attributes, pod: &mut Pod) -> Result<(), ApiError> {
+        let spec = pod.spec.as_ref();
+        let named = spec
+            .and_then(|s| s.priority_class_name.as_deref())
             .filter(|n| !n.is_empty())
             .map(String::from);
         let class = match &named {
@@ -85,15 +85,12 @@ impl Priority {
         let (value, policy) = match &class {
             Some(c) => (
                 c["value"].as_i64().unwrap_or(0),
-                c["preemptionPolicy"]
-                    .as_str()
-                    .unwrap_or(DEFAULT_POLICY)
-                    .to_string(),
+                c["preemptionPolicy"].as_str().unwrap_or(DEFAULT_POLICY),
             ),
-            None => (0, DEFAULT_POLICY.to_string()),
+            None => (0, DEFAULT_POLICY),
         };
-        if let Some(given) = spec["priority"].as_i64()
-            && given != value
+        if let Some(given) = spec.and_then(|s| s.priority)
+            && i64::from(given) != value
         {
             return Err(forbidden(
                 a,
@@ -102,7 +99,7 @@ impl Priority {
                 ),
             ));
         }
-        if let Some(given) = spec["preemptionPolicy"].as_str()
+        if let Some(given) = spec.and_then(|s| s.preemption_policy.as_deref())
             && class.is_some()
             && given != policy
         {
@@ -113,17 +110,16 @@ impl Priority {
                 ),
             ));
         }
-        let class_name = class
-            .as_ref()
-            .and_then(|c| c["metadata"]["name"].as_str().map(String::from));
-        if let Some(spec) = a.object.as_mut().and_then(|p| p["spec"].as_object_mut()) {
-            spec.insert("priority".into(), value.into());
-            spec.insert("preemptionPolicy".into(), policy.into());
-            if named.is_none()
-                && let Some(name) = class_name
-            {
-                spec.insert("priorityClassName".into(), name.into());
-            }
+        let Some(spec) = pod.spec.as_mut() else {
+            return Ok(());
+        };
+        // A class's value is an int32 (validated so when it is written).
+        spec.priority = Some(i32::try_from(value).unwrap_or_default());
+        spec.preemption_policy = Some(policy.to_string());
+        if named.is_none()
+            && let Some(name) = class.as_ref().and_then(|c| c["metadata"]["name"].as_str())
+        {
+            spec.priority_class_name = Some(name.to_string());
         }
         Ok(())
     }
@@ -173,10 +169,27 @@ impl Plugin for Priority {
     }
 
     async fn admit(&self, a: &mut Attributes) -> Result<(), ApiError> {
-        if a.resource.resource == "pods" {
-            self.admit_pod(a).await?;
+        let Some(mut pod) = take_pod(a)? else {
+            return Ok(());
+        };
+        let admitted = self.admit_pod(a, &mut pod).await;
+        put_pod(a, &pod)?;
+        admitted
+    }
+
+    fn admits_typed(&self, _: &Attributes, object: &dyn Any) -> bool {
+        object.is::<Pod>()
+    }
+
+    async fn admit_typed(
+        &self,
+        a: &mut Attributes,
+        object: &mut (dyn Any + Send),
+    ) -> Result<(), ApiError> {
+        match object.downcast_mut::<Pod>() {
+            Some(pod) => self.admit_pod(a, pod).await,
+            None => Ok(()),
         }
-        Ok(())
     }
 
     async fn validate(&self, a: &Attributes) -> Result<(), ApiError> {

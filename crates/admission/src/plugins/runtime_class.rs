@@ -4,10 +4,12 @@
 //! here changes it after this one, so the mutating phase alone decides, and pod creates pay
 //! for no second serialization.)
 
+use std::any::Any;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use capstan_meta::{ApiError, GroupResource};
+use k8s_openapi::api::core::v1::Pod;
 use serde_json::{Value, json};
 
 use super::forbidden;
@@ -69,6 +71,16 @@ impl Plugin for RuntimeClass {
 
     fn admits(&self, operation: Operation, resource: &GroupResource, subresource: &str) -> bool {
         is_pod_create(operation, resource, subresource)
+    }
+
+    /// A pod naming no class is left as it is, typed or not.
+    fn admits_typed(&self, _: &Attributes, object: &dyn Any) -> bool {
+        object.downcast_ref::<Pod>().is_some_and(|pod| {
+            pod.spec
+                .as_ref()
+                .and_then(|s| s.runtime_class_name.as_deref())
+                .is_none_or(str::is_empty)
+        })
     }
 
     async fn admit(&self, a: &mut Attributes) -> Result<(), ApiError> {

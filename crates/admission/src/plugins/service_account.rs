@@ -9,14 +9,20 @@
 //! plugin built here adds secrets or accounts after this one, so the mutating phase decides
 //! alone and pod creates pay for no second serialization.
 
+use std::any::Any;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use capstan_meta::{ApiError, GroupResource};
-use serde_json::{Value, json};
+use k8s_openapi::api::core::v1::{
+    ConfigMapProjection, DownwardAPIProjection, DownwardAPIVolumeFile, KeyToPath,
+    ObjectFieldSelector, Pod, PodSpec, ProjectedVolumeSource, ServiceAccountTokenProjection,
+    Volume, VolumeMount, VolumeProjection,
+};
+use serde_json::Value;
 
-use super::{core, forbidden};
+use super::{core, forbidden, put_pod, take_pod};
 use crate::attributes::{Attributes, Operation};
 use crate::chain::{Lister, Plugin};
 
@@ -173,52 +179,78 @@ fn unlisted_secret(spec: &Value, account: &Value, account_name: &str) -> Option<
 
 /// Adds the projected credentials volume and its mount in every container (not ephemeral
 /// ones) that has nothing mounted at [`TOKEN_MOUNT_PATH`].
-fn mount_token(spec: &mut Value) {
-    let existing = items(&spec["volumes"])
-        .filter_map(|v| v["name"].as_str())
+fn mount_token(spec: &mut PodSpec) {
+    let existing = spec
+        .volumes
+        .iter()
+        .flatten()
+        .map(|v| &v.name)
         .find(|n| n.starts_with(VOLUME_PREFIX))
-        .map(str::to_string);
+        .cloned();
     let volume_name = existing
         .clone()
         .unwrap_or_else(|| capstan_meta::names::generate(VOLUME_PREFIX));
     let mut mounted = false;
-    for list in ["initContainers", "containers"] {
-        // Looked up, not indexed: indexing would add the absent lists as nulls.
-        let Some(containers) = spec.get_mut(list).and_then(Value::as_array_mut) else {
+    let lists = [spec.init_containers.as_mut(), Some(&mut spec.containers)];
+    for c in lists.into_iter().flatten().flatten() {
+        let mounts = c.volume_mounts.get_or_insert_with(Vec::new);
+        if mounts.iter().any(|m| m.mount_path == TOKEN_MOUNT_PATH) {
             continue;
-        };
-        for c in containers {
-            let has_mount = items(&c["volumeMounts"]).any(|m| m["mountPath"] == TOKEN_MOUNT_PATH);
-            if has_mount {
-                continue;
-            }
-            let mount =
-                json!({"name": volume_name, "readOnly": true, "mountPath": TOKEN_MOUNT_PATH});
-            match c["volumeMounts"].as_array_mut() {
-                Some(mounts) => mounts.push(mount),
-                None => c["volumeMounts"] = json!([mount]),
-            }
-            mounted = true;
         }
+        mounts.push(VolumeMount {
+            name: volume_name.clone(),
+            read_only: Some(true),
+            mount_path: TOKEN_MOUNT_PATH.into(),
+            ..Default::default()
+        });
+        mounted = true;
     }
     if !mounted || existing.is_some() {
         return;
     }
-    let volume = json!({
-        "name": volume_name,
-        "projected": {
-            "defaultMode": 0o644,
-            "sources": [
-                {"serviceAccountToken": {"expirationSeconds": TOKEN_SECONDS, "path": "token"}},
-                {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
-                {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}},
-            ],
+    let sources = vec![
+        VolumeProjection {
+            service_account_token: Some(ServiceAccountTokenProjection {
+                expiration_seconds: Some(TOKEN_SECONDS),
+                path: "token".into(),
+                audience: None,
+            }),
+            ..Default::default()
         },
+        VolumeProjection {
+            config_map: Some(ConfigMapProjection {
+                name: "kube-root-ca.crt".into(),
+                items: Some(vec![KeyToPath {
+                    key: "ca.crt".into(),
+                    path: "ca.crt".into(),
+                    mode: None,
+                }]),
+                optional: None,
+            }),
+            ..Default::default()
+        },
+        VolumeProjection {
+            downward_api: Some(DownwardAPIProjection {
+                items: Some(vec![DownwardAPIVolumeFile {
+                    path: "namespace".into(),
+                    field_ref: Some(ObjectFieldSelector {
+                        api_version: Some("v1".into()),
+                        field_path: "metadata.namespace".into(),
+                    }),
+                    ..Default::default()
+                }]),
+            }),
+            ..Default::default()
+        },
+    ];
+    spec.volumes.get_or_insert_with(Vec::new).push(Volume {
+        name: volume_name,
+        projected: Some(ProjectedVolumeSource {
+            default_mode: Some(0o644),
+            sources: Some(sources),
+        }),
+        ..Default::default()
     });
-    match spec["volumes"].as_array_mut() {
-        Some(volumes) => volumes.push(volume),
-        None => spec["volumes"] = json!([volume]),
-    }
 }
 
 #[async_trait]
@@ -232,22 +264,53 @@ impl Plugin for ServiceAccount {
     }
 
     async fn admit(&self, a: &mut Attributes) -> Result<(), ApiError> {
-        let Some(pod) = a.object.as_ref() else {
+        let Some(mut pod) = take_pod(a)? else {
             return Ok(());
         };
-        let mirror = !pod["metadata"]["annotations"]["kubernetes.io/config.mirror"].is_null();
-        let spec = &pod["spec"];
+        let admitted = self.admit_pod(a, &mut pod).await;
+        put_pod(a, &pod)?;
+        admitted
+    }
+
+    fn admits_typed(&self, _: &Attributes, object: &dyn Any) -> bool {
+        object.is::<Pod>()
+    }
+
+    async fn admit_typed(
+        &self,
+        a: &mut Attributes,
+        object: &mut (dyn Any + Send),
+    ) -> Result<(), ApiError> {
+        match object.downcast_mut::<Pod>() {
+            Some(pod) => self.admit_pod(a, pod).await,
+            None => Ok(()),
+        }
+    }
+}
+
+impl ServiceAccount {
+    /// Checks `pod`'s account and secrets, and mounts the account's credentials.
+    async fn admit_pod(&self, a: &Attributes, pod: &mut Pod) -> Result<(), ApiError> {
+        // The checks of mirror pods and of enforced accounts read the spec as JSON: they
+        // are seldom needed, so the common create pays for no tree of it.
+        let spec_tree = |pod: &Pod| serde_json::to_value(&pod.spec).map_err(ApiError::internal);
+        let mirror = pod
+            .metadata
+            .annotations
+            .as_ref()
+            .is_some_and(|m| m.contains_key("kubernetes.io/config.mirror"));
         if mirror {
-            return match mirror_refusal(spec) {
+            return match mirror_refusal(&spec_tree(pod)?) {
                 Some(why) => Err(forbidden(a, why)),
                 None => Ok(()),
             };
         }
-        let name = ["serviceAccountName", "serviceAccount"]
-            .iter()
-            .filter_map(|f| spec[*f].as_str())
+        let spec = pod.spec.get_or_insert_with(Default::default);
+        let name = [&spec.service_account_name, &spec.service_account]
+            .into_iter()
+            .flatten()
             .find(|s| !s.is_empty())
-            .unwrap_or("default")
+            .map_or("default", String::as_str)
             .to_string();
         let Some(account) = self.account(&a.namespace, &name).await? else {
             return Err(forbidden(
@@ -259,25 +322,26 @@ impl Plugin for ServiceAccount {
             ));
         };
         if account["metadata"]["annotations"][ENFORCE_MOUNTABLE_SECRETS] == "true"
-            && let Some(why) = unlisted_secret(spec, &account, &name)
+            && let Some(why) = unlisted_secret(&spec_tree(pod)?, &account, &name)
         {
             return Err(forbidden(a, &why));
         }
-        let automount = spec["automountServiceAccountToken"]
-            .as_bool()
+        let spec = pod.spec.get_or_insert_with(Default::default);
+        let automount = spec
+            .automount_service_account_token
             .or_else(|| account["automountServiceAccountToken"].as_bool())
             .unwrap_or(true);
-        let Some(spec) = a.object.as_mut().map(|p| &mut p["spec"]) else {
-            return Ok(());
-        };
-        spec["serviceAccountName"] = json!(name);
+        spec.service_account_name = Some(name);
         if automount {
             mount_token(spec);
         }
-        let pull_secrets = &account["imagePullSecrets"];
-        if items(&spec["imagePullSecrets"]).next().is_none() && items(pull_secrets).next().is_some()
+        if spec.image_pull_secrets.as_ref().is_none_or(Vec::is_empty)
+            && items(&account["imagePullSecrets"]).next().is_some()
         {
-            spec["imagePullSecrets"] = pull_secrets.clone();
+            spec.image_pull_secrets = serde_json::from_value(account["imagePullSecrets"].clone())
+                .map_err(|e| {
+                ApiError::internal(format!("the account's imagePullSecrets: {e}"))
+            })?;
         }
         Ok(())
     }
@@ -285,40 +349,49 @@ impl Plugin for ServiceAccount {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+
+    fn spec_of(tree: Value) -> PodSpec {
+        serde_json::from_value(tree).unwrap()
+    }
 
     #[test]
     fn the_token_volume_is_added_once_and_mounted_where_nothing_is() {
-        let mut spec = json!({
+        let mut spec = spec_of(json!({
             "initContainers": [{"name": "i"}],
             "containers": [
                 {"name": "a"},
                 {"name": "b", "volumeMounts": [{"name": "own", "mountPath": TOKEN_MOUNT_PATH}]},
             ],
-        });
+        }));
         mount_token(&mut spec);
-        let volumes = spec["volumes"].as_array().unwrap();
+        let tree = serde_json::to_value(&spec).unwrap();
+        let volumes = tree["volumes"].as_array().unwrap();
         assert_eq!(volumes.len(), 1);
         let name = volumes[0]["name"].as_str().unwrap().to_string();
         assert!(
             name.starts_with(VOLUME_PREFIX) && name.len() == VOLUME_PREFIX.len() + 5,
             "{name}"
         );
-        assert_eq!(volumes[0]["projected"]["defaultMode"], 420);
         assert_eq!(
-            volumes[0]["projected"]["sources"][0]["serviceAccountToken"]["expirationSeconds"],
-            3607
+            volumes[0]["projected"],
+            json!({"defaultMode": 420, "sources": [
+                {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+                {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}},
+            ]})
         );
         for c in ["initContainers", "containers"] {
-            assert_eq!(spec[c][0]["volumeMounts"][0]["name"], name.as_str());
-            assert_eq!(spec[c][0]["volumeMounts"][0]["readOnly"], true);
+            assert_eq!(
+                tree[c][0]["volumeMounts"],
+                json!([{"name": name, "readOnly": true, "mountPath": TOKEN_MOUNT_PATH}])
+            );
         }
         assert_eq!(
-            spec["containers"][1]["volumeMounts"]
-                .as_array()
-                .unwrap()
-                .len(),
-            1
+            tree["containers"][1]["volumeMounts"],
+            json!([{"name": "own", "mountPath": TOKEN_MOUNT_PATH}])
         );
         // A second pass (reinvocation) changes nothing.
         let before = spec.clone();
@@ -328,9 +401,10 @@ mod tests {
 
     #[test]
     fn lists_the_pod_lacks_are_not_added() {
-        let mut spec = json!({"containers": [{"name": "a"}]});
+        let mut spec = spec_of(json!({"containers": [{"name": "a"}]}));
         mount_token(&mut spec);
-        let keys: Vec<&str> = spec
+        let tree = serde_json::to_value(&spec).unwrap();
+        let keys: Vec<&str> = tree
             .as_object()
             .unwrap()
             .keys()
