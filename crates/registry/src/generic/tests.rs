@@ -1610,3 +1610,20 @@ async fn a_pods_tree_keeps_the_entries_admission_left() {
         );
     }
 }
+
+#[test]
+fn own_json_reads_as_from_slice_reads_it() {
+    let text = r#"{"a":"\u00e9t\u00e9 \"x\" é","b":[1,2.5,{"c":null,"d":true}]}"#.as_bytes();
+    assert_eq!(
+        parse_own_json(text).unwrap(),
+        serde_json::from_slice::<Value>(text).unwrap()
+    );
+    // Not UTF-8: from_slice's error, where it finds it.
+    let bad = b"{\"a\":\"ok\",\n\"b\":\"\xff\"}";
+    assert_eq!(
+        parse_own_json(bad).unwrap_err().to_string(),
+        serde_json::from_slice::<Value>(bad)
+            .unwrap_err()
+            .to_string()
+    );
+}
