@@ -27,6 +27,18 @@ fn pod() -> Value {
             "volumes": [{"name": "config", "configMap": {"name": "app-config"}}]}})
 }
 
+/// The create's attributes, without its object.
+fn create() -> Attributes {
+    let mut a = Attributes::new(
+        Operation::Create,
+        GroupResource::new("", "pods"),
+        UserInfo::default(),
+    );
+    a.namespace = "default".into();
+    a.name = "web-5d8f7c9b6-x2x7q".into();
+    a
+}
+
 /// The pod lent typed.
 struct Typed(Pod);
 
@@ -88,13 +100,7 @@ fn bench(c: &mut Criterion) {
     c.bench_function("default chain: admit and validate a pod create", |b| {
         b.iter(|| {
             rt.block_on(async {
-                let mut a = Attributes::new(
-                    Operation::Create,
-                    GroupResource::new("", "pods"),
-                    UserInfo::default(),
-                );
-                a.namespace = "default".into();
-                a.name = "web-5d8f7c9b6-x2x7q".into();
+                let mut a = create();
                 a.object = Some(base.clone());
                 chain.admit(&mut a).await.expect("admitted");
                 chain.validate(&a).await.expect("valid");
@@ -108,13 +114,7 @@ fn bench(c: &mut Criterion) {
         |b| {
             b.iter(|| {
                 rt.block_on(async {
-                    let mut a = Attributes::new(
-                        Operation::Create,
-                        GroupResource::new("", "pods"),
-                        UserInfo::default(),
-                    );
-                    a.namespace = "default".into();
-                    a.name = "web-5d8f7c9b6-x2x7q".into();
+                    let mut a = create();
                     let mut pod = Typed(typed.clone());
                     chain.admit_typed(&mut a, &mut pod).await.expect("admitted");
                     assert!(a.object.is_none(), "no plugin read the tree");

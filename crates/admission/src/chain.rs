@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use capstan_meta::{ApiError, GroupResource};
+use k8s_openapi::api::core::v1::Pod;
 use serde_json::Value;
 
 use crate::attributes::{Attributes, Operation};
@@ -78,6 +79,13 @@ pub trait TypedObject: Send {
     fn to_tree(&mut self) -> Result<Value, ApiError>;
 }
 
+/// A plugin's changes to pods, made on the typed `Pod` (see [`Plugin::pod_mutator`]).
+#[async_trait]
+pub trait PodMutator: Send + Sync {
+    /// Changes `pod`, or refuses the request.
+    async fn mutate(&self, attributes: &Attributes, pod: &mut Pod) -> Result<(), ApiError>;
+}
+
 /// One admission plugin. A plugin takes part in the mutating phase, the validating phase,
 /// or both; the chain asks [`Plugin::admits`] and [`Plugin::validates`] first, so that
 /// requests no plugin cares about cost nothing (not even the object's JSON form).
@@ -106,26 +114,46 @@ pub trait Plugin: Send + Sync + 'static {
         true
     }
 
+    /// The plugin's changes to pods when it makes them on the typed `Pod`: then the
+    /// defaults of [`Plugin::admit`], [`Plugin::admits_typed`] and [`Plugin::admit_typed`]
+    /// run it, on the typed pod or on the tree read as one and written back.
+    fn pod_mutator(&self) -> Option<&dyn PodMutator> {
+        None
+    }
+
     /// Changes the request's object, or refuses the request.
-    async fn admit(&self, _attributes: &mut Attributes) -> Result<(), ApiError> {
-        Ok(())
+    async fn admit(&self, attributes: &mut Attributes) -> Result<(), ApiError> {
+        let Some(mutator) = self.pod_mutator() else {
+            return Ok(());
+        };
+        let Some(tree) = attributes.object.take() else {
+            return Ok(());
+        };
+        let mut pod: Pod = serde_json::from_value(tree)
+            .map_err(|e| ApiError::bad_request(format!("the pod admitted is not a Pod: {e}")))?;
+        let mutated = mutator.mutate(attributes, &mut pod).await;
+        attributes.object = Some(serde_json::to_value(&pod).map_err(ApiError::internal)?);
+        mutated
     }
 
     /// Whether [`Plugin::admit_typed`] does this plugin's part on `object`, the request's
     /// object in its typed form (see [`TypedObject`]), rather than [`Plugin::admit`] on its
     /// tree.
-    fn admits_typed(&self, _attributes: &Attributes, _object: &dyn Any) -> bool {
-        false
+    fn admits_typed(&self, _attributes: &Attributes, object: &dyn Any) -> bool {
+        self.pod_mutator().is_some() && object.is::<Pod>()
     }
 
     /// [`Plugin::admit`] on the typed object, which it may change ([`Attributes::object`]
     /// is not set).
     async fn admit_typed(
         &self,
-        _attributes: &mut Attributes,
-        _object: &mut (dyn Any + Send),
+        attributes: &mut Attributes,
+        object: &mut (dyn Any + Send),
     ) -> Result<(), ApiError> {
-        Ok(())
+        match (self.pod_mutator(), object.downcast_mut::<Pod>()) {
+            (Some(mutator), Some(pod)) => mutator.mutate(attributes, pod).await,
+            _ => Ok(()),
+        }
     }
 
     /// Refuses the request, or lets it through, without changing it.

@@ -18,7 +18,7 @@ pub mod plugins;
 pub mod quota;
 
 pub use attributes::{Attributes, Feedback, Operation, Reinvocation};
-pub use chain::{Chain, Lister, Plugin, TypedObject};
+pub use chain::{Chain, Lister, Plugin, PodMutator, TypedObject};
 pub use config::{AdmissionOptions, Resolved};
 pub use error::{Error, Result};
 pub use forms::{Form, Forms};

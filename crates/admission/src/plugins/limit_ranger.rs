@@ -3,7 +3,6 @@
 //! what containers, pods (with their overhead) and claims ask for: minimum, maximum and the
 //! largest limit-to-request ratio.
 
-use std::any::Any;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -13,9 +12,9 @@ use capstan_meta::{ApiError, GroupResource};
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::{Value, json};
 
-use super::{core, forbidden, put_pod, take_pod};
+use super::{core, forbidden};
 use crate::attributes::{Attributes, Operation};
-use crate::chain::{Lister, Plugin};
+use crate::chain::{Lister, Plugin, PodMutator};
 
 /// The annotation that says which defaults were set.
 const ANNOTATION: &str = "kubernetes.io/limit-ranger";
@@ -315,33 +314,8 @@ impl Plugin for LimitRanger {
         covered(operation, resource, subresource)
     }
 
-    async fn admit(&self, a: &mut Attributes) -> Result<(), ApiError> {
-        let items = self.items(a, &a.namespace).await?;
-        if items.is_empty() {
-            return Ok(());
-        }
-        let Some(mut pod) = take_pod(a)? else {
-            return Ok(());
-        };
-        let defaulted = default_pod(a, &mut pod, &items);
-        put_pod(a, &pod)?;
-        defaulted
-    }
-
-    fn admits_typed(&self, _: &Attributes, object: &dyn Any) -> bool {
-        object.is::<Pod>()
-    }
-
-    async fn admit_typed(
-        &self,
-        a: &mut Attributes,
-        object: &mut (dyn Any + Send),
-    ) -> Result<(), ApiError> {
-        let items = self.items(a, &a.namespace).await?;
-        match object.downcast_mut::<Pod>() {
-            Some(pod) if !items.is_empty() => default_pod(a, pod, &items),
-            _ => Ok(()),
-        }
+    fn pod_mutator(&self) -> Option<&dyn PodMutator> {
+        Some(self)
     }
 
     async fn validate(&self, a: &Attributes) -> Result<(), ApiError> {
@@ -361,6 +335,18 @@ impl Plugin for LimitRanger {
             return Ok(());
         }
         Err(forbidden(a, &aggregate(&errors)))
+    }
+}
+
+/// Nothing to do in a namespace without LimitRanges (the common case).
+#[async_trait]
+impl PodMutator for LimitRanger {
+    async fn mutate(&self, a: &Attributes, pod: &mut Pod) -> Result<(), ApiError> {
+        let items = self.items(a, &a.namespace).await?;
+        if items.is_empty() {
+            return Ok(());
+        }
+        default_pod(a, pod, &items)
     }
 }
 

@@ -27,7 +27,6 @@ pub use resource_quota::{Charge, ChargesInFlight, NamespaceSet, StatusWriter};
 use std::sync::Arc;
 
 use capstan_meta::{ApiError, GroupResource};
-use k8s_openapi::api::core::v1::Pod;
 use serde_json::Value;
 
 use crate::attributes::Attributes;
@@ -169,24 +168,6 @@ pub fn chain(
 /// 403 `<resource> "<name>" is forbidden: <why>` for the request.
 pub(crate) fn forbidden(a: &Attributes, why: &str) -> ApiError {
     ApiError::forbidden_because(&a.resource, a.display_name(), why)
-}
-
-/// The request's pod, typed, taken out of its tree, for a plugin that changes pods on the
-/// typed `Pod` (see [`Plugin::admits_typed`]) when the chain holds the pod as a tree; put
-/// back with [`put_pod`]. `None` without an object.
-pub(crate) fn take_pod(a: &mut Attributes) -> std::result::Result<Option<Pod>, ApiError> {
-    let Some(tree) = a.object.take() else {
-        return Ok(None);
-    };
-    serde_json::from_value(tree)
-        .map(Some)
-        .map_err(|e| ApiError::bad_request(format!("the pod admitted is not a Pod: {e}")))
-}
-
-/// Puts the pod [`take_pod`] took back as the request's object.
-pub(crate) fn put_pod(a: &mut Attributes, pod: &Pod) -> std::result::Result<(), ApiError> {
-    a.object = Some(serde_json::to_value(pod).map_err(ApiError::internal)?);
-    Ok(())
 }
 
 /// The core group's `resource`.

@@ -1,16 +1,14 @@
 //! Plugins that change or check one pod (or node) by itself: `AlwaysPullImages`,
 //! `DefaultTolerationSeconds`, `LimitPodHardAntiAffinityTopology`, `TaintNodesByCondition`.
 
-use std::any::Any;
-
 use async_trait::async_trait;
 use capstan_meta::{ApiError, GroupResource};
 use k8s_openapi::api::core::v1::{Pod, Toleration};
 use serde_json::{Value, json};
 
-use super::{forbidden, put_pod, take_pod};
+use super::forbidden;
 use crate::attributes::{Attributes, Operation};
-use crate::chain::Plugin;
+use crate::chain::{Plugin, PodMutator};
 
 fn is_pods(resource: &GroupResource, subresource: &str) -> bool {
     resource.group.is_empty() && resource.resource == "pods" && subresource.is_empty()
@@ -130,26 +128,15 @@ impl Plugin for DefaultTolerationSeconds {
         operation == Operation::Create && is_pods(resource, subresource)
     }
 
-    async fn admit(&self, a: &mut Attributes) -> Result<(), ApiError> {
-        let Some(mut pod) = take_pod(a)? else {
-            return Ok(());
-        };
-        self.tolerate(&mut pod);
-        put_pod(a, &pod)
+    fn pod_mutator(&self) -> Option<&dyn PodMutator> {
+        Some(self)
     }
+}
 
-    fn admits_typed(&self, _: &Attributes, object: &dyn Any) -> bool {
-        object.is::<Pod>()
-    }
-
-    async fn admit_typed(
-        &self,
-        _: &mut Attributes,
-        object: &mut (dyn Any + Send),
-    ) -> Result<(), ApiError> {
-        if let Some(pod) = object.downcast_mut::<Pod>() {
-            self.tolerate(pod);
-        }
+#[async_trait]
+impl PodMutator for DefaultTolerationSeconds {
+    async fn mutate(&self, _: &Attributes, pod: &mut Pod) -> Result<(), ApiError> {
+        self.tolerate(pod);
         Ok(())
     }
 }
@@ -264,6 +251,7 @@ impl Plugin for TaintNodesByCondition {
 
 #[cfg(test)]
 mod tests {
+    use std::any::Any;
     use std::sync::Arc;
 
     use super::*;

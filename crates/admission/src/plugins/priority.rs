@@ -1,7 +1,6 @@
 //! `Priority`: a new pod gets the priority and preemption policy of its PriorityClass (the
 //! one it names, or the global default); only one class may be the global default.
 
-use std::any::Any;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -9,9 +8,9 @@ use capstan_meta::{ApiError, GroupResource};
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::Value;
 
-use super::{forbidden, put_pod, take_pod};
+use super::forbidden;
 use crate::attributes::{Attributes, Operation};
-use crate::chain::{Lister, Plugin};
+use crate::chain::{Lister, Plugin, PodMutator};
 
 const DEFAULT_POLICY: &str = "PreemptLowerPriority";
 
@@ -62,9 +61,12 @@ impl Priority {
     fn kept(&self) -> std::sync::MutexGuard<'_, Option<(u64, Option<Value>)>> {
         self.global.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
 
+#[async_trait]
+impl PodMutator for Priority {
     /// Sets `pod`'s priority and preemption policy from its class, or the global default.
-    async fn admit_pod(&self, a: &Attributes, pod: &mut Pod) -> Result<(), ApiError> {
+    async fn mutate(&self, a: &Attributes, pod: &mut Pod) -> Result<(), ApiError> {
         let spec = pod.spec.as_ref();
         let named = spec
             .and_then(|s| s.priority_class_name.as_deref())
@@ -123,7 +125,9 @@ impl Priority {
         }
         Ok(())
     }
+}
 
+impl Priority {
     /// A second global default is refused.
     async fn validate_class(&self, a: &Attributes) -> Result<(), ApiError> {
         let Some(class) = &a.object else {
@@ -168,28 +172,8 @@ impl Plugin for Priority {
             && resource.resource == "priorityclasses"
     }
 
-    async fn admit(&self, a: &mut Attributes) -> Result<(), ApiError> {
-        let Some(mut pod) = take_pod(a)? else {
-            return Ok(());
-        };
-        let admitted = self.admit_pod(a, &mut pod).await;
-        put_pod(a, &pod)?;
-        admitted
-    }
-
-    fn admits_typed(&self, _: &Attributes, object: &dyn Any) -> bool {
-        object.is::<Pod>()
-    }
-
-    async fn admit_typed(
-        &self,
-        a: &mut Attributes,
-        object: &mut (dyn Any + Send),
-    ) -> Result<(), ApiError> {
-        match object.downcast_mut::<Pod>() {
-            Some(pod) => self.admit_pod(a, pod).await,
-            None => Ok(()),
-        }
+    fn pod_mutator(&self) -> Option<&dyn PodMutator> {
+        Some(self)
     }
 
     async fn validate(&self, a: &Attributes) -> Result<(), ApiError> {

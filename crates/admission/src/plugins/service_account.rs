@@ -9,7 +9,6 @@
 //! plugin built here adds secrets or accounts after this one, so the mutating phase decides
 //! alone and pod creates pay for no second serialization.
 
-use std::any::Any;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,9 +21,9 @@ use k8s_openapi::api::core::v1::{
 };
 use serde_json::Value;
 
-use super::{core, forbidden, put_pod, take_pod};
+use super::{core, forbidden};
 use crate::attributes::{Attributes, Operation};
-use crate::chain::{Lister, Plugin};
+use crate::chain::{Lister, Plugin, PodMutator};
 
 /// Where containers find the account's credentials.
 pub const TOKEN_MOUNT_PATH: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
@@ -263,34 +262,15 @@ impl Plugin for ServiceAccount {
         is_pod_create(operation, resource, subresource)
     }
 
-    async fn admit(&self, a: &mut Attributes) -> Result<(), ApiError> {
-        let Some(mut pod) = take_pod(a)? else {
-            return Ok(());
-        };
-        let admitted = self.admit_pod(a, &mut pod).await;
-        put_pod(a, &pod)?;
-        admitted
-    }
-
-    fn admits_typed(&self, _: &Attributes, object: &dyn Any) -> bool {
-        object.is::<Pod>()
-    }
-
-    async fn admit_typed(
-        &self,
-        a: &mut Attributes,
-        object: &mut (dyn Any + Send),
-    ) -> Result<(), ApiError> {
-        match object.downcast_mut::<Pod>() {
-            Some(pod) => self.admit_pod(a, pod).await,
-            None => Ok(()),
-        }
+    fn pod_mutator(&self) -> Option<&dyn PodMutator> {
+        Some(self)
     }
 }
 
-impl ServiceAccount {
+#[async_trait]
+impl PodMutator for ServiceAccount {
     /// Checks `pod`'s account and secrets, and mounts the account's credentials.
-    async fn admit_pod(&self, a: &Attributes, pod: &mut Pod) -> Result<(), ApiError> {
+    async fn mutate(&self, a: &Attributes, pod: &mut Pod) -> Result<(), ApiError> {
         // The checks of mirror pods and of enforced accounts read the spec as JSON: they
         // are seldom needed, so the common create pays for no tree of it.
         let spec_tree = |pod: &Pod| serde_json::to_value(&pod.spec).map_err(ApiError::internal);
