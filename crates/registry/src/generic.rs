@@ -134,6 +134,31 @@ impl TypedObject for Lent<'_> {
     }
 }
 
+/// A subresource's object (a Binding, a Scale, ...) lent to the mutating plugins.
+impl<T: serde::Serialize + Send + 'static> TypedObject for Foreign<T> {
+    fn as_any(&self) -> &dyn std::any::Any {
+        &self.0
+    }
+
+    fn as_any_mut(&mut self) -> &mut (dyn std::any::Any + Send) {
+        &mut self.0
+    }
+
+    fn to_tree(&mut self) -> std::result::Result<serde_json::Value, ApiError> {
+        Ok(serde_json::to_value(&self.0).map_err(Error::Encode)?)
+    }
+}
+
+/// How the mutating phase left a write's object.
+enum Admitted {
+    /// No mutating plugin looks at the request.
+    Skipped,
+    /// The plugins changed the typed object, if anything, and made no tree of it.
+    InPlace,
+    /// A plugin needed the tree: the object as the plugins left it.
+    Tree(serde_json::Value),
+}
+
 /// Whether `tree` is `object`'s, but for managedFields it may hold where the object has none
 /// (see `KindStore::decode_base_tree`).
 fn tree_of(tree: &serde_json::Value, object: &dyn AsJson) -> bool {
@@ -456,7 +481,7 @@ impl<S: Strategy> GenericStore<S> {
         options: &WriteOptions,
     ) -> Result<T>
     where
-        T: serde::Serialize + serde::de::DeserializeOwned + Sync,
+        T: serde::Serialize + serde::de::DeserializeOwned + Send + Sync + 'static,
     {
         self.kind
             .admit_subresource_write(
@@ -485,7 +510,7 @@ impl<S: Strategy> GenericStore<S> {
         options: &WriteOptions,
     ) -> Result<T>
     where
-        T: serde::Serialize + serde::de::DeserializeOwned + Sync,
+        T: serde::Serialize + serde::de::DeserializeOwned + Send + Sync + 'static,
     {
         self.kind
             .admit_subresource_write(
@@ -580,7 +605,7 @@ impl KindStore {
         options: &WriteOptions,
     ) -> Result<T>
     where
-        T: serde::Serialize + serde::de::DeserializeOwned + Sync,
+        T: serde::Serialize + serde::de::DeserializeOwned + Send + Sync + 'static,
     {
         let attributes = || {
             let mut a = self
@@ -598,18 +623,11 @@ impl KindStore {
         let mut old = old.as_ref().map(|o| Prior::new(o));
         // Subresource answers carry no warnings.
         let mut warnings = Vec::new();
-        let mut admitted = None;
-        if self
-            .admit_object(
-                attributes(),
-                (&object, old.as_mut()),
-                &mut warnings,
-                &mut admitted,
-            )
-            .await?
-            && let Some(admitted) = &admitted
+        let lent = (&mut object as &mut dyn TypedObject, old.as_mut());
+        if let Admitted::Tree(admitted) =
+            self.admit_object(attributes(), lent, &mut warnings).await?
         {
-            object = Foreign(codec::from_document(admitted).map_err(Error::Encode)?);
+            object = Foreign(codec::from_document(&admitted).map_err(Error::Encode)?);
         }
         self.validate_object(
             attributes(),
@@ -630,33 +648,25 @@ impl KindStore {
         (admits(&self.core.gr) || aliased()).then_some(chain)
     }
 
-    /// The mutating phase for `a`; `false` when no mutating plugin looks at the request.
-    /// `tree`: `obj` as a tree when one was made (used instead of serializing `obj`), and
-    /// the object as the plugins left it when they ran; their warnings are added to
-    /// `warnings`.
+    /// The mutating phase for `a` on `object`, lent to the plugins typed (see
+    /// [`TypedObject`]); their warnings are added to `warnings`.
     async fn admit_object(
         &self,
         mut a: Attributes,
-        (obj, mut old): (&dyn AsJson, Option<&mut Prior<'_>>),
+        (object, mut old): (&mut dyn TypedObject, Option<&mut Prior<'_>>),
         warnings: &mut Vec<String>,
-        tree: &mut Option<serde_json::Value>,
-    ) -> Result<bool> {
+    ) -> Result<Admitted> {
         let Some(chain) = self.mutating_chain(&a) else {
-            return Ok(false);
-        };
-        a.object = match tree.take() {
-            Some(tree) => Some(tree),
-            None => Some(json_of(obj)?),
+            return Ok(Admitted::Skipped);
         };
         a.old_object = old.as_deref_mut().map(Prior::lend).transpose()?;
-        let admitted = chain.admit(&mut a).await;
+        let admitted = chain.admit_typed(&mut a, object).await;
         warnings.extend(a.feedback.take_warnings());
         admitted?;
         if let (Some(old), Some(tree)) = (old, a.old_object.take()) {
             old.give_back(tree);
         }
-        *tree = a.object;
-        Ok(true)
+        Ok(a.object.map_or(Admitted::InPlace, Admitted::Tree))
     }
 
     /// The mutating phase of a write whose managedFields are recorded (`tree`: `obj` as a
@@ -671,28 +681,19 @@ impl KindStore {
     /// (the admitted tree is not read back into the object).
     async fn admit_written(
         &self,
-        mut a: Attributes,
-        (obj, mut old): (&mut Obj, Option<&mut Prior<'_>>),
+        a: Attributes,
+        (obj, old): (&mut Obj, Option<&mut Prior<'_>>),
         warnings: &mut Vec<String>,
         tree: Option<serde_json::Value>,
     ) -> Result<Option<serde_json::Value>> {
-        let Some(chain) = self.mutating_chain(&a) else {
-            return Ok(tree);
-        };
-        a.old_object = old.as_deref_mut().map(Prior::lend).transpose()?;
         let mut lent = Lent {
             obj,
             tree,
             changed: false,
         };
-        let admitted = chain.admit_typed(&mut a, &mut lent).await;
-        warnings.extend(a.feedback.take_warnings());
-        admitted?;
-        if let (Some(old), Some(tree)) = (old, a.old_object.take()) {
-            old.give_back(tree);
-        }
+        let admitted = self.admit_object(a, (&mut lent, old), warnings).await?;
         let Lent { obj, tree, .. } = lent;
-        let Some(mut admitted) = a.object else {
+        let Admitted::Tree(mut admitted) = admitted else {
             return Ok(tree);
         };
         // The entries the plugins left are read only when they changed them.
