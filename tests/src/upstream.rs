@@ -44,14 +44,7 @@ pub fn binaries() -> PathBuf {
     PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
 }
 
-/// A port nothing listens on now.
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+pub use capstan_etcd::testing::free_port;
 
 /// A child process writing its log to a file; killed (and reaped) when dropped.
 pub struct Process {

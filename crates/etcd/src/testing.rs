@@ -39,7 +39,33 @@ pub struct EtcdCluster {
     pub members: Vec<EtcdMember>,
 }
 
-fn free_port() -> u16 {
+/// A port nothing listens on now, for a server a test is about to start.
+///
+/// Chosen at random below the kernel's range of ephemeral ports where there is room: the
+/// local ports of the suite's own outgoing connections come from that range, so none of
+/// them can take this port before the server binds it, as one could take a port `bind(0)`
+/// gave (it lies in the range). Elsewhere (a range that starts low) it is `bind(0)`'s.
+pub fn free_port() -> u16 {
+    /// Ports below this are left to well-known services.
+    const LOWEST: u16 = 10_000;
+    let below = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32_768);
+    if below > LOWEST + 1_000 {
+        static DRAWS: AtomicU64 = AtomicU64::new(0);
+        for _ in 0..64 {
+            let draw = std::hash::BuildHasher::hash_one(
+                &std::collections::hash_map::RandomState::new(),
+                (std::process::id(), DRAWS.fetch_add(1, Ordering::Relaxed)),
+            );
+            let port = LOWEST + (draw % u64::from(below - LOWEST)) as u16;
+            let free = |host: &str| TcpListener::bind((host, port)).is_ok();
+            if free("0.0.0.0") && free("127.0.0.1") {
+                return port;
+            }
+        }
+    }
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
@@ -382,5 +408,25 @@ mod tests {
             binary: binary(),
         };
         assert!(!beaten.healthy());
+    }
+
+    /// A free port can be bound on every address, and lies below the ephemeral ports when
+    /// the range leaves room (so no outgoing connection holds it meanwhile).
+    #[test]
+    fn a_free_port_binds_and_lies_below_the_ephemeral_range() {
+        let below = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+            .ok()
+            .and_then(|r| r.split_whitespace().next()?.parse::<u16>().ok());
+        let ports: std::collections::HashSet<u16> = (0..20).map(|_| free_port()).collect();
+        assert!(ports.len() > 1, "drawn at random: {ports:?}");
+        for port in ports {
+            TcpListener::bind(("0.0.0.0", port)).expect("the port binds");
+            if let Some(below) = below.filter(|b| *b > 11_000) {
+                assert!(
+                    (10_000..below).contains(&port),
+                    "{port} is not below {below}"
+                );
+            }
+        }
     }
 }

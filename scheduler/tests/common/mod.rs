@@ -60,15 +60,8 @@ pub async fn try_unschedulable_message(client: &Client, name: &str) -> Option<St
     None
 }
 
-/// A port nothing listens on now.
-#[allow(dead_code)]
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+#[allow(unused_imports)]
+pub use capstan_e2e::upstream::free_port;
 
 /// A plain HTTP/1.1 GET: (status line, body).
 #[allow(dead_code)]
