@@ -4,6 +4,7 @@
 //! The binary is `$ETCD_BIN`, else `etcd` on the `PATH` (Debian's `etcd-server`, which
 //! `scripts/test.sh` installs).
 
+use std::hash::BuildHasher;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -39,6 +40,17 @@ pub struct EtcdCluster {
     pub members: Vec<EtcdMember>,
 }
 
+/// Ports below this are left to well-known services ([`free_port`] draws above it).
+const LOWEST_DRAWN_PORT: u16 = 10_000;
+
+/// The first of the kernel's ephemeral ports, where there is room to draw ports below it.
+fn ephemeral_start() -> Option<u16> {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u16>().ok())
+        .filter(|start| *start > LOWEST_DRAWN_PORT + 1_000)
+}
+
 /// A port nothing listens on now, for a server a test is about to start.
 ///
 /// Chosen at random below the kernel's range of ephemeral ports where there is room: the
@@ -46,22 +58,13 @@ pub struct EtcdCluster {
 /// them can take this port before the server binds it, as one could take a port `bind(0)`
 /// gave (it lies in the range). Elsewhere (a range that starts low) it is `bind(0)`'s.
 pub fn free_port() -> u16 {
-    /// Ports below this are left to well-known services.
-    const LOWEST: u16 = 10_000;
-    let below = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
-        .ok()
-        .and_then(|range| range.split_whitespace().next()?.parse::<u16>().ok())
-        .unwrap_or(32_768);
-    if below > LOWEST + 1_000 {
-        static DRAWS: AtomicU64 = AtomicU64::new(0);
+    if let Some(start) = ephemeral_start() {
         for _ in 0..64 {
-            let draw = std::hash::BuildHasher::hash_one(
-                &std::collections::hash_map::RandomState::new(),
-                (std::process::id(), DRAWS.fetch_add(1, Ordering::Relaxed)),
-            );
-            let port = LOWEST + (draw % u64::from(below - LOWEST)) as u16;
-            let free = |host: &str| TcpListener::bind((host, port)).is_ok();
-            if free("0.0.0.0") && free("127.0.0.1") {
+            // Each `RandomState` is seeded anew: its hash of anything is a fresh draw.
+            let draw = std::collections::hash_map::RandomState::new().hash_one(());
+            let port = LOWEST_DRAWN_PORT + (draw % u64::from(start - LOWEST_DRAWN_PORT)) as u16;
+            // Free on every address is free on loopback too.
+            if TcpListener::bind(("0.0.0.0", port)).is_ok() {
                 return port;
             }
         }
@@ -414,17 +417,14 @@ mod tests {
     /// the range leaves room (so no outgoing connection holds it meanwhile).
     #[test]
     fn a_free_port_binds_and_lies_below_the_ephemeral_range() {
-        let below = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
-            .ok()
-            .and_then(|r| r.split_whitespace().next()?.parse::<u16>().ok());
         let ports: std::collections::HashSet<u16> = (0..20).map(|_| free_port()).collect();
         assert!(ports.len() > 1, "drawn at random: {ports:?}");
         for port in ports {
             TcpListener::bind(("0.0.0.0", port)).expect("the port binds");
-            if let Some(below) = below.filter(|b| *b > 11_000) {
+            if let Some(start) = ephemeral_start() {
                 assert!(
-                    (10_000..below).contains(&port),
-                    "{port} is not below {below}"
+                    (LOWEST_DRAWN_PORT..start).contains(&port),
+                    "{port} is not below {start}"
                 );
             }
         }
